@@ -1,0 +1,158 @@
+//! The CTRL SPAD image: each collective's chain of op entries, laid out in
+//! slots with CONTINUE and END marks (`docs/wire-format.md` §2).
+//!
+//! ```text
+//!  slot 0 (64 B)                         slot 1
+//!  +----+----+----+----+----+----+----+------+ +----+-----+-----+ ...
+//!  | op | op | op | op | op | op | op | CONT | | op | END |  0  |
+//!  +----+----+----+----+----+----+----+------+ +----+-----+-----+
+//!   collective 0 spills into slot 1;            collective 1 starts at slot 2
+//! ```
+
+use super::bytes::{DecodeError, DecodeErrorKind, EncodeError};
+use super::slot::{CcOp, SlotWord, WORD_BYTES};
+
+/// Bytes per slot [project].
+pub const SLOT_BYTES: usize = 64;
+/// Words per slot.
+pub const SLOT_WORDS: usize = SLOT_BYTES / WORD_BYTES;
+
+/// One collective's part of a TOP_SP's chain.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Segment {
+    /// The op entries, in chain order.
+    pub records: Vec<CcOp>,
+    /// The END mark's completion address.
+    pub compl_addr: u64,
+}
+
+/// Where a record landed in the image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Index of the segment (collective) in the image.
+    pub segment: usize,
+    /// Index of the record in its segment.
+    pub record: usize,
+    /// Byte offset of the record's word.
+    pub offset: u64,
+}
+
+/// Lays the segments out into slots and packs every word.
+///
+/// Returns the image and where each record landed.
+///
+/// # Errors
+///
+/// [`EncodeError::RegionFull`] when the image exceeds `capacity` bytes, or
+/// a word's own encode error.
+pub fn encode(segments: &[Segment], capacity: u32) -> Result<(Vec<u8>, Vec<Placement>), EncodeError> {
+    let mut words: Vec<SlotWord> = Vec::new();
+    let mut placements = Vec::new();
+    for (s, segment) in segments.iter().enumerate() {
+        // Every collective starts at a fresh slot.
+        words.resize(words.len().next_multiple_of(SLOT_WORDS), SlotWord::Empty);
+        for (record, &op) in segment.records.iter().enumerate() {
+            if words.len() % SLOT_WORDS == SLOT_WORDS - 1 {
+                // The last word of a slot, and the chain goes on after this
+                // record: the slot ends with a CONTINUE mark.
+                words.push(SlotWord::Continue);
+            }
+            placements.push(Placement { segment: s, record, offset: (words.len() * WORD_BYTES) as u64 });
+            words.push(SlotWord::Op(op));
+        }
+        // The END mark closes the chain, so it may take a slot's last word.
+        words.push(SlotWord::End { compl_addr: segment.compl_addr });
+    }
+    words.resize(words.len().next_multiple_of(SLOT_WORDS), SlotWord::Empty);
+    let needed = (words.len() * WORD_BYTES) as u64;
+    if needed > u64::from(capacity) {
+        return Err(EncodeError::RegionFull { region: "ctrl_spad", needed, capacity: u64::from(capacity) });
+    }
+    let mut image = Vec::with_capacity(words.len() * WORD_BYTES);
+    for word in &words {
+        image.extend_from_slice(&word.encode()?);
+    }
+    Ok((image, placements))
+}
+
+/// Parses an image back into its segments, checking the slot structure:
+/// a segment starts at a slot boundary, a CONTINUE mark sits only in a
+/// slot's last word and is followed by more of the chain, an END mark closes
+/// each segment, and only empty words follow an END within its slot.
+///
+/// `trigger_next` is returned as found: whether it is consistent is the
+/// verifier's question, not the decoder's.
+///
+/// # Errors
+///
+/// A word's decode error, [`DecodeErrorKind::BadLength`] for a length that
+/// is not a whole number of slots, or [`DecodeErrorKind::Chain`] naming the
+/// structural fault.
+pub fn decode(image: &[u8]) -> Result<Vec<Segment>, DecodeError> {
+    if !image.len().is_multiple_of(SLOT_BYTES) {
+        return Err(DecodeError {
+            offset: (image.len() - image.len() % SLOT_BYTES) as u64,
+            kind: DecodeErrorKind::BadLength { len: image.len() as u64, expected: "a whole number of 64-byte slots" },
+        });
+    }
+    let words = super::slot::decode_words(image)?;
+    let mut segments = Vec::new();
+    let mut open: Option<Vec<CcOp>> = None;
+    let mut after_end = false;
+    for (i, &(offset, word)) in words.iter().enumerate() {
+        let slot_word = i % SLOT_WORDS;
+        let chain_err = |msg| DecodeError { offset, kind: DecodeErrorKind::Chain(msg) };
+        if slot_word == 0 {
+            after_end = false;
+        }
+        match word {
+            SlotWord::Empty => {
+                if open.is_some() {
+                    return Err(chain_err("empty word inside a chain: expected an op entry, END or CONTINUE"));
+                }
+            }
+            SlotWord::Op(op) => {
+                if after_end {
+                    return Err(chain_err("op entry after an END mark in the same slot"));
+                }
+                if slot_word == SLOT_WORDS - 1 {
+                    return Err(chain_err(
+                        "op entry in the last word of a slot, where a CONTINUE mark or the END mark belongs",
+                    ));
+                }
+                match open.as_mut() {
+                    Some(records) => records.push(op),
+                    None if slot_word == 0 => open = Some(vec![op]),
+                    None => return Err(chain_err("a chain must start at the first word of a slot")),
+                }
+            }
+            SlotWord::Continue => {
+                if open.is_none() {
+                    return Err(chain_err("CONTINUE mark outside a chain"));
+                }
+                if slot_word != SLOT_WORDS - 1 {
+                    return Err(chain_err("CONTINUE mark before the last word of its slot"));
+                }
+            }
+            SlotWord::End { compl_addr } => match open.take() {
+                Some(records) => {
+                    segments.push(Segment { records, compl_addr });
+                    after_end = true;
+                }
+                None if slot_word == 0 => {
+                    // A collective with no records is not something ccc emits.
+                    return Err(chain_err("END mark with no op entry before it"));
+                }
+                None => return Err(chain_err("END mark outside a chain")),
+            },
+        }
+    }
+    if open.is_some() {
+        let offset = image.len() as u64;
+        return Err(DecodeError {
+            offset,
+            kind: DecodeErrorKind::Chain("chain runs off the end of the image without an END mark"),
+        });
+    }
+    Ok(segments)
+}
