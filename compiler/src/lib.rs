@@ -1,1 +1,31 @@
-//! stub
+//! # ccc-compiler: from a collective spec to the bytes every rank loads
+//!
+//! The pipeline, one pass per file, a typed value between passes:
+//!
+//! ```text
+//!  &str ──parse──▶ Program ──validate──▶ ValidProgram ──build──▶ Schedule
+//!                                                                  │
+//!        images ◀──encode── Lowered ◀──lower── (Schedule, ranks) ◀─┘
+//!          │                   │
+//!          │                   └──verify──▶ Proof (postcondition + protocol + round trip)
+//!          └──sign──▶ Signature
+//! ```
+//!
+//! - [`parse`] reads RON into the spec types of [`ccc_ir::spec`], with
+//!   line/column errors.
+//! - [`validate`] checks every rule of the spec at once and resolves
+//!   defaults into a [`valid::ValidProgram`].
+//! - [`algorithms`] knows which op each algorithm serves and what structure
+//!   it needs.
+//!
+//! Library code never panics, prints or exits: every failure is a typed
+//! error that names what was wrong and where.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout))]
+
+pub mod algorithms;
+pub mod parse;
+pub mod valid;
+pub mod validate;

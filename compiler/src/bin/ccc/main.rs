@@ -1,1 +1,51 @@
-fn main() {}
+//! The `ccc` binary: the process edge. It parses the command line, runs one
+//! verb, renders errors (miette) and sets the exit code. The libraries know
+//! nothing of terminals; everything printed is decided here.
+//!
+//! Exit codes (interface.md): 0 success; 1 a mismatch (`diagnose`) or a
+//! defect found (`verify`, `compile`); 2 bad input.
+
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
+mod args;
+mod check;
+mod decode;
+mod report;
+
+use args::{Cli, Command};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// A verb's failure: the report to print on stderr and the exit code.
+pub struct Failure {
+    /// The exit code (1 or 2).
+    pub code: u8,
+    /// What to print.
+    pub report: miette::Report,
+}
+
+impl Failure {
+    /// A bad-input failure (exit 2).
+    pub fn input(report: impl Into<miette::Report>) -> Self {
+        Failure { code: 2, report: report.into() }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    report::install_handler();
+    let result = match cli.command {
+        Command::Check(a) => check::run(&a),
+        Command::Decode(a) => decode::run(&a),
+        Command::Compile(_) | Command::Sign(_) | Command::Diagnose(_) | Command::Verify(_) | Command::Graph(_) => {
+            Err(Failure::input(miette::miette!("this verb is not built yet")))
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("{:?}", failure.report);
+            ExitCode::from(failure.code)
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The command line, as clap sees it. Verbs and their flags follow
+//! `shared/spec/interface.md`; `check` is ccc's own addition.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// ccc: a collective schedule compiler for Trainium-class accelerators.
+///
+/// Compiles a collective spec (RON) into the exact bytes each rank's TOP_SPs
+/// load, proves the schedule correct and deadlock-free first, signs it, and
+/// explains signature mismatches between ranks.
+#[derive(Debug, Parser)]
+#[command(name = "ccc", version, propagate_version = true)]
+pub struct Cli {
+    /// The verb.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The verbs.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse, check, lower, verify, encode, sign and write every rank's images.
+    Compile(CompileArgs),
+    /// Print the collective signature: 32 lower-case hex digits.
+    Sign(SpecArg),
+    /// Decode an emitted image (ctrl_spad, slot_spad or neff_configs).
+    Decode(DecodeArgs),
+    /// Compare the signatures of specs or manifests and explain differences.
+    Diagnose(DiagnoseArgs),
+    /// Everything compile does short of writing, then print the proof summary.
+    Verify(SpecArg),
+    /// Print the step graph in Graphviz DOT.
+    Graph(GraphArgs),
+    /// Parse and validate a spec only; print what it resolves to.
+    Check(SpecArg),
+}
+
+/// A verb that takes one spec.
+#[derive(Debug, clap::Args)]
+pub struct SpecArg {
+    /// The collective spec (`.ron`).
+    pub spec: PathBuf,
+}
+
+/// `ccc compile`.
+#[derive(Debug, clap::Args)]
+pub struct CompileArgs {
+    /// The collective spec (`.ron`).
+    pub spec: PathBuf,
+    /// The output folder (written atomically: complete or not at all).
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Compile only this rank (repeatable); default: every rank.
+    #[arg(long = "rank", value_name = "R")]
+    pub ranks: Vec<u32>,
+    /// Skip the proof (large worlds compiled one rank at a time).
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+/// `ccc decode`.
+#[derive(Debug, clap::Args)]
+pub struct DecodeArgs {
+    /// The image: any multiple of 8 bytes for a CTRL SPAD image.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DecodeFormat::Text)]
+    pub format: DecodeFormat,
+    /// Which region the image is; default: from the file name
+    /// (`slot_spad*` → slot, `neff_configs*` → neff, anything else → ctrl).
+    #[arg(long, value_enum)]
+    pub region: Option<Region>,
+    /// Device index printed in `--format log` lines.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    /// TOP_SP index printed in `--format log` lines.
+    #[arg(long, default_value_t = 0)]
+    pub topsp: u32,
+}
+
+/// `ccc decode --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DecodeFormat {
+    /// A JSON array in the vendor dumper's shape.
+    Json,
+    /// One line per op entry in the runtime's CTRL-mark wording.
+    Log,
+    /// An annotated hexdump: offset | bytes | meaning.
+    Text,
+}
+
+/// `ccc decode --region`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Region {
+    /// A CTRL SPAD image (`ctrl_spad.bin`): 8-byte words.
+    Ctrl,
+    /// A SLOT SPAD image (`slot_spad.bin`): tp_inc_steps.
+    Slot,
+    /// An EXEC config block (`neff_configs.bin`): 3592 bytes.
+    Neff,
+}
+
+/// `ccc diagnose`.
+#[derive(Debug, clap::Args)]
+pub struct DiagnoseArgs {
+    /// Two or more specs (`.ron`) or manifests (`manifest.json`).
+    #[arg(required = true, num_args = 2..)]
+    pub inputs: Vec<PathBuf>,
+    /// Print the report as JSON instead of prose.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ccc graph`.
+#[derive(Debug, clap::Args)]
+pub struct GraphArgs {
+    /// The collective spec (`.ron`).
+    pub spec: PathBuf,
+    /// Only this rank's steps (repeatable); default: every rank.
+    #[arg(long = "rank", value_name = "R")]
+    pub ranks: Vec<u32>,
+}

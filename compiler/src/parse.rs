@@ -1,0 +1,1 @@
+//! parse: RON text into a [`ccc_ir::spec::Program`] (stub; being written).

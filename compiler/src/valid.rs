@@ -1,0 +1,252 @@
+//! The validated program: what `validate` proves about a spec and resolves
+//! from it. Only [`crate::validate::validate`] constructs these values, so a
+//! function that takes a [`ValidProgram`] may rely on every invariant below.
+
+use ccc_ir::arch::Arch;
+use ccc_ir::enums::{AlgType, OpType};
+use ccc_ir::id::Rank;
+use ccc_ir::spec::{Barrier, DType, Leg, Program, ReduceOp};
+use serde::Serialize;
+
+/// The default initial send credits per channel.
+pub const DEFAULT_SEND_CREDITS: u16 = 2;
+
+/// A program whose every collective has been checked.
+///
+/// Invariants: at least one collective; every collective shares `arch`,
+/// `topology`, `barrier` and `send_credits`; see [`ValidCollective`].
+#[derive(Clone, Debug)]
+pub struct ValidProgram {
+    /// The spec as the user wrote it (after parsing).
+    pub(crate) spec: Program,
+    /// The collectives, in program order.
+    pub(crate) collectives: Vec<ValidCollective>,
+    /// The architecture.
+    pub(crate) arch: Arch,
+    /// The machine shape.
+    pub(crate) topology: Shape,
+    /// The barrier the EXEC config carries.
+    pub(crate) barrier: Barrier,
+    /// Initial send credits per channel, 1..=511.
+    pub(crate) send_credits: u16,
+}
+
+impl ValidProgram {
+    /// The spec as written.
+    pub fn spec(&self) -> &Program {
+        &self.spec
+    }
+    /// The collectives in order.
+    pub fn collectives(&self) -> &[ValidCollective] {
+        &self.collectives
+    }
+    /// The architecture.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+    /// The machine shape.
+    pub fn topology(&self) -> Shape {
+        self.topology
+    }
+    /// The barrier kind.
+    pub fn barrier(&self) -> Barrier {
+        self.barrier
+    }
+    /// Initial send credits per channel.
+    pub fn send_credits(&self) -> u16 {
+        self.send_credits
+    }
+}
+
+/// The machine shape, with the derived counts.
+///
+/// Invariants: `rank_n = node_n * local_rank_n`, `node_n = pod_n * nodes_per_pod`,
+/// every count at least 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Shape {
+    /// Ranks in the world.
+    pub rank_n: u32,
+    /// Ranks per node.
+    pub local_rank_n: u32,
+    /// Pods.
+    pub pod_n: u32,
+    /// Nodes (`rank_n / local_rank_n`).
+    pub node_n: u32,
+    /// Nodes per pod (`node_n / pod_n`).
+    pub nodes_per_pod: u32,
+}
+
+impl Shape {
+    /// The node of a global rank.
+    pub const fn node(&self, rank: u32) -> u32 {
+        rank / self.local_rank_n
+    }
+    /// The pod of a global rank.
+    pub const fn pod(&self, rank: u32) -> u32 {
+        rank / (self.local_rank_n * self.nodes_per_pod)
+    }
+}
+
+/// One checked collective.
+///
+/// Invariants: `channels` in 1..=32; `reduce` is `Some` exactly for reducing
+/// ops; `root` is `Some` (and below the group size) exactly for rooted ops;
+/// `peers` is non-empty exactly for peer-map ops, its entries below the
+/// group size, no source or target repeated; `counts` is `Some` exactly for
+/// AllToAllV, a `group size`-square matrix whose rows each sum to `count`;
+/// the algorithm serves the op and the groups have the structure it needs.
+#[derive(Clone, Debug)]
+pub struct ValidCollective {
+    /// Position in the program.
+    pub(crate) index: u32,
+    /// The op as written (implicit permutes included).
+    pub(crate) op: OpType,
+    /// Element type.
+    pub(crate) dtype: DType,
+    /// Reduce operator of a reducing op.
+    pub(crate) reduce: Option<ReduceOp>,
+    /// Elements per rank's input buffer.
+    pub(crate) count: u64,
+    /// Ring channels, 1..=32.
+    pub(crate) channels: u8,
+    /// The resolved algorithm.
+    pub(crate) algorithm: ResolvedAlgorithm,
+    /// The replica groups.
+    pub(crate) groups: Groups,
+    /// Root of a rooted op, as a group-local index.
+    pub(crate) root: Option<u32>,
+    /// (source, target) pairs of a peer-map op, group-local indices, in the
+    /// order given (the `peer: k` shorthand expanded in member order).
+    pub(crate) peers: Vec<(u32, u32)>,
+    /// AllToAllV sizes, `counts[i][j]` from member i to member j.
+    pub(crate) counts: Option<Vec<Vec<u64>>>,
+}
+
+impl ValidCollective {
+    /// Position in the program.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+    /// The op as written.
+    pub fn op(&self) -> OpType {
+        self.op
+    }
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    /// Reduce operator.
+    pub fn reduce(&self) -> Option<ReduceOp> {
+        self.reduce
+    }
+    /// Elements per rank's input buffer.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+    /// Ring channels.
+    pub fn channels(&self) -> u8 {
+        self.channels
+    }
+    /// The resolved algorithm.
+    pub fn algorithm(&self) -> &ResolvedAlgorithm {
+        &self.algorithm
+    }
+    /// The replica groups.
+    pub fn groups(&self) -> &Groups {
+        &self.groups
+    }
+    /// Root (group-local).
+    pub fn root(&self) -> Option<u32> {
+        self.root
+    }
+    /// Peer pairs (group-local).
+    pub fn peers(&self) -> &[(u32, u32)] {
+        &self.peers
+    }
+    /// AllToAllV sizes.
+    pub fn counts(&self) -> Option<&[Vec<u64>]> {
+        self.counts.as_deref()
+    }
+}
+
+/// The algorithm after validation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum ResolvedAlgorithm {
+    /// One algorithm over the whole group.
+    Flat(AlgType),
+    /// One algorithm per leg, in the order the legs run.
+    Hier(Vec<(Leg, AlgType)>),
+}
+
+/// Replica groups: the collective runs independently inside each.
+///
+/// Invariants: every rank of the world is in exactly one group; all groups
+/// have the same size (at least 1). Without explicit groups, the whole world
+/// is one group in rank order, stored in O(1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Groups {
+    rank_n: u32,
+    /// `None`: one group, the world in rank order.
+    explicit: Option<Vec<Vec<u32>>>,
+    /// For explicit groups: global rank → (group, index in group).
+    slots: Vec<(u32, u32)>,
+}
+
+impl Groups {
+    /// The whole world, one group in rank order.
+    pub(crate) fn world(rank_n: u32) -> Self {
+        Groups { rank_n, explicit: None, slots: Vec::new() }
+    }
+
+    /// Explicit groups. The caller (validation) has checked the invariants.
+    pub(crate) fn explicit(rank_n: u32, groups: Vec<Vec<u32>>) -> Self {
+        let mut slots = vec![(0, 0); rank_n as usize];
+        for (g, members) in groups.iter().enumerate() {
+            for (i, &r) in members.iter().enumerate() {
+                if let Some(slot) = slots.get_mut(r as usize) {
+                    *slot = (g as u32, i as u32);
+                }
+            }
+        }
+        Groups { rank_n, explicit: Some(groups), slots }
+    }
+
+    /// Are the groups explicit (given in the spec)?
+    pub fn is_explicit(&self) -> bool {
+        self.explicit.is_some()
+    }
+
+    /// Number of groups.
+    pub fn group_n(&self) -> u32 {
+        self.explicit.as_ref().map_or(1, |g| g.len() as u32)
+    }
+
+    /// Members per group.
+    pub fn size(&self) -> u32 {
+        match &self.explicit {
+            None => self.rank_n,
+            Some(g) => g.first().map_or(0, |m| m.len() as u32),
+        }
+    }
+
+    /// The global rank of member `index` of group `group`.
+    pub fn member(&self, group: u32, index: u32) -> Rank {
+        match &self.explicit {
+            None => Rank(index),
+            Some(g) => Rank(g.get(group as usize).and_then(|m| m.get(index as usize)).copied().unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// The (group, index) of a global rank.
+    pub fn locate(&self, rank: Rank) -> (u32, u32) {
+        match &self.explicit {
+            None => (0, rank.0),
+            Some(_) => self.slots.get(rank.0 as usize).copied().unwrap_or((u32::MAX, u32::MAX)),
+        }
+    }
+
+    /// The explicit groups, if any.
+    pub fn as_explicit(&self) -> Option<&[Vec<u32>]> {
+        self.explicit.as_deref()
+    }
+}

@@ -1,0 +1,1 @@
+//! validate: a parsed spec into a [`crate::valid::ValidProgram`] (stub; being written).
