@@ -26,6 +26,11 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout))]
 
 pub mod algorithms;
+pub mod build;
 pub mod parse;
+pub mod schedule;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod valid;
 pub mod validate;
+pub mod verify;

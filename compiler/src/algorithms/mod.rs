@@ -135,3 +135,240 @@ mod tests {
         }
     }
 }
+
+mod mesh;
+mod rdh;
+mod ring;
+mod step_gen;
+
+use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, RdhMode, Scope, Transfer};
+use crate::valid::Shape;
+use ccc_ir::enums::ReductionType;
+
+/// The collective a composition step performs over its scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LegOp {
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+    Broadcast { root: u32 },
+    Reduce { root: u32 },
+    AllToAll,
+    PointToPoint,
+}
+
+/// Accumulates the phases of one collective.
+pub(crate) struct Composer<'a> {
+    pub radices: &'a Radices,
+    pub phases: Vec<Phase>,
+    pub step: u64,
+}
+
+/// The composition asked for something no algorithm here provides: a
+/// pairing validation should have refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unsupported {
+    pub alg: AlgType,
+    pub op: LegOp,
+}
+
+impl Composer<'_> {
+    fn push(&mut self, kind: PhaseKind, alg: AlgType, leg: Option<Leg>, scope: Scope, narrow: &[Scope]) {
+        let k = scope.size(self.radices);
+        let step_n = match kind {
+            PhaseKind::RingAllToAll => (k.saturating_sub(1)).max(1),
+            PhaseKind::DirectAllToAll => 1,
+            _ if k <= 1 => 0,
+            PhaseKind::RingReduceScatter { .. } | PhaseKind::RingAllGather { .. } => k - 1,
+            PhaseKind::RingAllReduceFused | PhaseKind::RingBroadcast { .. } | PhaseKind::RingReduce { .. } => {
+                2 * (k - 1)
+            }
+            _ => 1,
+        };
+        if step_n == 0 {
+            return;
+        }
+        self.phases.push(Phase {
+            kind,
+            alg,
+            leg,
+            scope,
+            narrow: narrow.to_vec(),
+            step_n,
+            first_step: u32::try_from(self.step).unwrap_or(u32::MAX),
+        });
+        self.step += u64::from(step_n);
+    }
+
+    /// Appends the phases of `alg` performing `op` over `scope`.
+    pub(crate) fn compose(
+        &mut self,
+        op: LegOp,
+        alg: AlgType,
+        scope: Scope,
+        narrow: &[Scope],
+        leg: Option<Leg>,
+    ) -> Result<(), Unsupported> {
+        use PhaseKind as K;
+        let unsupported = Err(Unsupported { alg, op });
+        let with = |extra: Scope| -> Vec<Scope> { narrow.iter().copied().chain(std::iter::once(extra)).collect() };
+        match alg {
+            AlgType::Ring | AlgType::Kangaring => {
+                let bidir = alg == AlgType::Kangaring;
+                match op {
+                    LegOp::AllReduce => {
+                        self.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow);
+                        self.push(K::RingAllGather { bidir }, alg, leg, scope, narrow);
+                    }
+                    LegOp::ReduceScatter => self.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow),
+                    LegOp::AllGather => self.push(K::RingAllGather { bidir }, alg, leg, scope, narrow),
+                    LegOp::Broadcast { root } if !bidir => {
+                        self.push(K::RingBroadcast { root }, alg, leg, scope, narrow)
+                    }
+                    LegOp::Reduce { root } if !bidir => self.push(K::RingReduce { root }, alg, leg, scope, narrow),
+                    LegOp::AllToAll if !bidir => self.push(K::RingAllToAll, alg, leg, scope, narrow),
+                    LegOp::PointToPoint if !bidir => self.push(K::PointToPoint, alg, leg, scope, narrow),
+                    _ => return unsupported,
+                }
+            }
+            AlgType::SingleCycleRing => match op {
+                LegOp::AllReduce => self.push(K::RingAllReduceFused, alg, leg, scope, narrow),
+                _ => return unsupported,
+            },
+            AlgType::IntraRdh | AlgType::InterRdh => {
+                let k = scope.size(self.radices);
+                let (_, r) = rdh::split_pow2(k);
+                let m = rdh::rounds(k);
+                let halving =
+                    |c: &mut Self| (0..m).for_each(|t| c.push(K::RdhHalving { round: t }, alg, leg, scope, narrow));
+                let doubling =
+                    |c: &mut Self| (0..m).for_each(|t| c.push(K::RdhDoubling { round: t }, alg, leg, scope, narrow));
+                let (pro, epi) = match op {
+                    LegOp::AllReduce => (RdhMode::ReduceAll, RdhMode::CopyAll),
+                    LegOp::ReduceScatter => (RdhMode::ReduceAll, RdhMode::ScatterPiece),
+                    LegOp::AllGather => (RdhMode::GatherPiece, RdhMode::CopyAll),
+                    LegOp::Broadcast { root } => {
+                        for t in 0..rdh::tree_rounds(k) {
+                            self.push(K::BinomialBroadcast { root, round: t }, alg, leg, scope, narrow);
+                        }
+                        return Ok(());
+                    }
+                    LegOp::Reduce { root } => {
+                        for t in 0..rdh::tree_rounds(k) {
+                            self.push(K::BinomialReduce { root, round: t }, alg, leg, scope, narrow);
+                        }
+                        return Ok(());
+                    }
+                    LegOp::AllToAll | LegOp::PointToPoint => return unsupported,
+                };
+                if r > 0 {
+                    self.push(K::RdhPrologue { mode: pro }, alg, leg, scope, narrow);
+                }
+                if op != LegOp::AllGather {
+                    halving(self);
+                }
+                if op != LegOp::ReduceScatter {
+                    doubling(self);
+                }
+                if r > 0 {
+                    self.push(K::RdhEpilogue { mode: epi }, alg, leg, scope, narrow);
+                }
+            }
+            AlgType::Mesh => match op {
+                LegOp::AllReduce => {
+                    self.push(K::DirectReduceScatter, alg, leg, scope, narrow);
+                    self.push(K::DirectAllGather, alg, leg, scope, narrow);
+                }
+                LegOp::ReduceScatter => self.push(K::DirectReduceScatter, alg, leg, scope, narrow),
+                LegOp::AllGather => self.push(K::DirectAllGather, alg, leg, scope, narrow),
+                LegOp::Broadcast { root } => self.push(K::DirectBroadcast { root }, alg, leg, scope, narrow),
+                LegOp::Reduce { root } => self.push(K::DirectReduce { root }, alg, leg, scope, narrow),
+                LegOp::AllToAll => self.push(K::DirectAllToAll, alg, leg, scope, narrow),
+                LegOp::PointToPoint => self.push(K::PointToPoint, alg, leg, scope, narrow),
+            },
+            AlgType::SingleStepMesh => match op {
+                LegOp::AllReduce => self.push(K::DirectAllReduce, alg, leg, scope, narrow),
+                _ => return unsupported,
+            },
+            AlgType::LatencyOptMesh => match op {
+                LegOp::AllReduce => {
+                    self.push(K::DirectAllReduce, alg, leg, scope.node_part(), narrow);
+                    self.push(K::DirectAllReduce, alg, leg, scope.cross_part(), narrow);
+                }
+                _ => return unsupported,
+            },
+            AlgType::TwoStepPodMesh => match op {
+                LegOp::AllReduce => {
+                    self.push(K::DirectAllReduce, alg, leg, scope.pod_part(), narrow);
+                    self.push(K::DirectAllReduce, alg, leg, scope.cross_pod_part(), narrow);
+                }
+                _ => return unsupported,
+            },
+            AlgType::BwOptMesh => {
+                let (node, cross) = (scope.node_part(), scope.cross_part());
+                let inner = with(node);
+                match op {
+                    LegOp::AllReduce => {
+                        self.push(K::DirectReduceScatter, alg, leg, node, narrow);
+                        self.push(K::DirectReduceScatter, alg, leg, cross, &inner);
+                        self.push(K::DirectAllGather, alg, leg, cross, &inner);
+                        self.push(K::DirectAllGather, alg, leg, node, narrow);
+                    }
+                    LegOp::ReduceScatter => {
+                        self.push(K::DirectReduceScatter, alg, leg, node, narrow);
+                        self.push(K::DirectReduceScatter, alg, leg, cross, &inner);
+                    }
+                    LegOp::AllGather => {
+                        self.push(K::DirectAllGather, alg, leg, cross, &inner);
+                        self.push(K::DirectAllGather, alg, leg, node, narrow);
+                    }
+                    _ => return unsupported,
+                }
+            }
+            AlgType::Hier => return unsupported,
+        }
+        Ok(())
+    }
+}
+
+/// Appends to `out` every transfer that member `index` of `group` sends or
+/// receives at step `t` of `phase`.
+pub(crate) fn transfers(
+    plan: &CollectivePlan,
+    shape: &Shape,
+    group: u32,
+    phase: &Phase,
+    inst: PhaseInstance,
+    t: u32,
+    out: &mut Vec<Transfer>,
+) {
+    use PhaseKind as K;
+    let mut g = step_gen::Gen { plan, shape, group, inst, out };
+    match phase.kind {
+        K::RingReduceScatter { bidir } => {
+            let fold = if bidir { ReductionType::KangaringNR1W } else { ReductionType::Ring2R1W };
+            ring::reduce_scatter(&mut g, t, bidir, fold);
+        }
+        K::RingAllGather { bidir } => ring::all_gather(&mut g, t, bidir),
+        K::RingAllReduceFused => ring::all_reduce_fused(&mut g, t),
+        K::RingBroadcast { root } => ring::broadcast(&mut g, t, root),
+        K::RingReduce { root } => ring::reduce(&mut g, t, root),
+        K::RingAllToAll => ring::all_to_all(&mut g, t),
+        K::DirectReduceScatter => mesh::reduce_scatter(&mut g),
+        K::DirectAllGather => mesh::all_gather(&mut g),
+        K::DirectAllReduce => mesh::all_reduce(&mut g),
+        K::DirectBroadcast { root } => mesh::broadcast(&mut g, root),
+        K::DirectReduce { root } => mesh::reduce(&mut g, root),
+        K::DirectAllToAll => mesh::all_to_all(&mut g),
+        K::PointToPoint => {
+            let reduce = matches!(plan.kind, crate::schedule::OpKind::Permute { reduce: true });
+            mesh::point_to_point(&mut g, reduce);
+        }
+        K::RdhPrologue { mode } => rdh::prologue(&mut g, mode),
+        K::RdhHalving { round } => rdh::halving(&mut g, round),
+        K::RdhDoubling { round } => rdh::doubling(&mut g, round),
+        K::RdhEpilogue { mode } => rdh::epilogue(&mut g, mode),
+        K::BinomialBroadcast { root, round } => rdh::tree_broadcast(&mut g, root, round),
+        K::BinomialReduce { root, round } => rdh::tree_reduce(&mut g, root, round),
+    }
+}

@@ -1,0 +1,117 @@
+//! The ring family: Ring, Kangaring, SingleCycleRing, and the ring forms of
+//! broadcast, reduce and all-to-all. See `docs/algorithms.md`.
+//!
+//! With `k` members at positions `0..k` and the universe cut into `k`
+//! interleaved pieces, member `p` at step `t` of a reduce-scatter sends piece
+//! `p - t - 1` to `p + 1` and folds piece `p - t - 2` arriving from `p - 1`;
+//! after `k - 1` steps it holds piece `p` reduced over every member. The
+//! all-gather then circulates the finished pieces for `k - 1` more steps.
+//! Kangaring runs the same in both directions at once: half H0 clockwise,
+//! half H1 counter-clockwise.
+
+use super::step_gen::{Gen, md};
+use crate::schedule::{BlockSet, Halves};
+use ccc_ir::enums::{HalfChunk, Neigh, ReductionType};
+
+/// One step of a ring reduce-scatter.
+pub(crate) fn reduce_scatter(g: &mut Gen<'_>, t: u32, bidir: bool, fold: ReductionType) {
+    let (p, t) = (i64::from(g.p()), i64::from(t));
+    let cw = if bidir { Halves::Only(HalfChunk::H0) } else { Halves::Both };
+    let (next, prev) = (g.at(1), g.at(-1));
+    let send = g.piece(md(p - t - 1, g.k()));
+    let recv = g.piece(md(p - t - 2, g.k()));
+    g.push(g.p(), next, send, cw, Some(fold), Neigh::Next);
+    g.push(prev, g.p(), recv, cw, Some(fold), Neigh::Next);
+    if bidir {
+        let ccw = Halves::Only(HalfChunk::H1);
+        let send = g.piece(md(p + t + 1, g.k()));
+        let recv = g.piece(md(p + t + 2, g.k()));
+        g.push(g.p(), prev, send, ccw, Some(fold), Neigh::Prev);
+        g.push(next, g.p(), recv, ccw, Some(fold), Neigh::Prev);
+    }
+}
+
+/// One step of a ring all-gather.
+pub(crate) fn all_gather(g: &mut Gen<'_>, t: u32, bidir: bool) {
+    let (p, t) = (i64::from(g.p()), i64::from(t));
+    let cw = if bidir { Halves::Only(HalfChunk::H0) } else { Halves::Both };
+    let (next, prev) = (g.at(1), g.at(-1));
+    let send = g.piece(md(p - t, g.k()));
+    let recv = g.piece(md(p - t - 1, g.k()));
+    g.push(g.p(), next, send, cw, None, Neigh::Next);
+    g.push(prev, g.p(), recv, cw, None, Neigh::Next);
+    if bidir {
+        let ccw = Halves::Only(HalfChunk::H1);
+        let send = g.piece(md(p + t, g.k()));
+        let recv = g.piece(md(p + t + 1, g.k()));
+        g.push(g.p(), prev, send, ccw, None, Neigh::Prev);
+        g.push(next, g.p(), recv, ccw, None, Neigh::Prev);
+    }
+}
+
+/// One step of the single-cycle ring all-reduce: the reduce-scatter steps,
+/// then the all-gather steps, in one cycle, folding 2R2W.
+pub(crate) fn all_reduce_fused(g: &mut Gen<'_>, t: u32) {
+    let rs_steps = g.k() - 1;
+    if t < rs_steps {
+        reduce_scatter(g, t, false, ReductionType::Ring2R2W);
+    } else {
+        all_gather(g, t - rs_steps, false);
+    }
+}
+
+/// One step of the pipelined ring broadcast: the chain runs from the root
+/// along NEXT; the member at chain position `j` forwards piece `t - j`.
+pub(crate) fn broadcast(g: &mut Gen<'_>, t: u32, root: u32) {
+    let k = g.k();
+    let j = i64::from(md(i64::from(g.p()) - i64::from(root), k));
+    chain_step(g, t, j, None);
+}
+
+/// One step of the pipelined ring reduce: the chain starts after the root
+/// and ends at it; each member folds what arrives and forwards it.
+pub(crate) fn reduce(g: &mut Gen<'_>, t: u32, root: u32) {
+    let k = g.k();
+    let j = i64::from(md(i64::from(g.p()) - i64::from(root) - 1, k));
+    chain_step(g, t, j, Some(ReductionType::Ring2R1W));
+}
+
+/// A pipelined chain of `k` members over `k` pieces: chain position `j`
+/// sends piece `t - j` to `j + 1` while it has one.
+fn chain_step(g: &mut Gen<'_>, t: u32, j: i64, fold: Option<ReductionType>) {
+    let k = i64::from(g.k());
+    let t = i64::from(t);
+    let (next, prev) = (g.at(1), g.at(-1));
+    let in_range = |c: i64| (0..k).contains(&c);
+    if j <= k - 2 && in_range(t - j) {
+        let piece = g.piece(md(t - j, g.k()));
+        g.push(g.p(), next, piece, Halves::Both, fold, Neigh::Next);
+    }
+    if j >= 1 && in_range(t - (j - 1)) {
+        let piece = g.piece(md(t - (j - 1), g.k()));
+        g.push(prev, g.p(), piece, Halves::Both, fold, Neigh::Next);
+    }
+}
+
+/// One step of the shifted pairwise all-to-all over the whole group: at
+/// step `t` member `p` sends its input block for `p + t + 1` there and
+/// receives from `p - t - 1`; step 0 also copies its own block locally.
+/// Input blocks are positions `0..n`, output blocks `n..2n`.
+pub(crate) fn all_to_all(g: &mut Gen<'_>, t: u32) {
+    let n = g.plan.groups.size();
+    let me = g.idx(g.p());
+    if t == 0 {
+        g.push_moved(me, me, BlockSet::one(me), BlockSet::one(n + me), Neigh::Local);
+    }
+    if g.k() == 1 {
+        return;
+    }
+    let s = i64::from(t) + 1;
+    let to = g.at(s);
+    let from = g.at(-s);
+    let (to_idx, from_idx) = (g.idx(to), g.idx(from));
+    let neigh_to = g.rel(g.p(), to);
+    let neigh_from = g.rel(from, g.p());
+    g.push_moved(me, to_idx, BlockSet::one(to_idx), BlockSet::one(n + me), neigh_to);
+    g.push_moved(from_idx, me, BlockSet::one(me), BlockSet::one(n + from_idx), neigh_from);
+}

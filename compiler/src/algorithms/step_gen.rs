@@ -1,0 +1,81 @@
+//! The context every phase generator writes its transfers through.
+
+use crate::schedule::{BlockSet, CollectivePlan, Halves, PhaseInstance, Transfer, relation};
+use crate::valid::Shape;
+use ccc_ir::enums::{Neigh, ReductionType};
+
+/// One member's view of one phase at one step.
+pub(crate) struct Gen<'a> {
+    pub plan: &'a CollectivePlan,
+    pub shape: &'a Shape,
+    pub group: u32,
+    pub inst: PhaseInstance,
+    pub out: &'a mut Vec<Transfer>,
+}
+
+/// `x mod k` for a signed `x`, in `0..k`.
+pub(crate) fn md(x: i64, k: u32) -> u32 {
+    // rem_euclid of a positive modulus is in 0..k, so it fits in u32.
+    x.rem_euclid(i64::from(k.max(1))) as u32
+}
+
+impl Gen<'_> {
+    /// Scope size.
+    pub fn k(&self) -> u32 {
+        self.inst.scope.k
+    }
+    /// The member's position in the scope.
+    pub fn p(&self) -> u32 {
+        self.inst.scope.pos
+    }
+    /// Position `p + d` around the scope.
+    pub fn at(&self, d: i64) -> u32 {
+        md(i64::from(self.p()) + d, self.k())
+    }
+    /// Piece `q` of the universe.
+    pub fn piece(&self, q: u32) -> BlockSet {
+        self.inst.universe.piece(self.k(), q)
+    }
+    /// The whole universe.
+    pub fn universe(&self) -> BlockSet {
+        self.inst.universe
+    }
+    /// Group index of scope position `q`.
+    pub fn idx(&self, q: u32) -> u32 {
+        self.inst.scope.member(q)
+    }
+    /// The relation between two scope positions' ranks.
+    pub fn rel(&self, from: u32, to: u32) -> Neigh {
+        let a = self.plan.rank(self.group, self.idx(from));
+        let b = self.plan.rank(self.group, self.idx(to));
+        relation(self.shape, a, b)
+    }
+
+    /// Records a transfer between scope positions that moves the same
+    /// positions on both sides.
+    pub fn push(
+        &mut self,
+        from: u32,
+        to: u32,
+        blocks: BlockSet,
+        halves: Halves,
+        fold: Option<ReductionType>,
+        neigh: Neigh,
+    ) {
+        let (from, to) = (self.idx(from), self.idx(to));
+        self.out.push(Transfer { from, to, src: blocks, dst: blocks, halves, fold, neigh });
+    }
+
+    /// Records a transfer between scope positions with a non-ring neighbour
+    /// kind derived from the ranks' relation.
+    pub fn push_rel(&mut self, from: u32, to: u32, blocks: BlockSet, fold: Option<ReductionType>) {
+        let neigh = self.rel(from, to);
+        self.push(from, to, blocks, Halves::Both, fold, neigh);
+    }
+
+    /// Records a transfer between group indices with distinct source and
+    /// destination positions.
+    pub fn push_moved(&mut self, from: u32, to: u32, src: BlockSet, dst: BlockSet, neigh: Neigh) {
+        self.out.push(Transfer { from, to, src, dst, halves: Halves::Both, fold: None, neigh });
+    }
+}

@@ -1,0 +1,103 @@
+//! Test helpers: validated programs built directly, without RON.
+
+use crate::valid::{Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
+use ccc_ir::arch::Arch;
+use ccc_ir::enums::{AlgType, OpType};
+use ccc_ir::spec::{Barrier, DType, Leg, Program, ReduceOp};
+
+/// A one-collective program description for tests.
+#[derive(Clone, Debug)]
+pub(crate) struct Case {
+    pub op: OpType,
+    pub alg: ResolvedAlgorithm,
+    pub rank_n: u32,
+    pub local_rank_n: u32,
+    pub pod_n: u32,
+    pub channels: u8,
+    pub count: u64,
+    pub root: Option<u32>,
+    pub peers: Vec<(u32, u32)>,
+    pub counts: Option<Vec<Vec<u64>>>,
+    pub groups: Option<Vec<Vec<u32>>>,
+    pub arch: Arch,
+}
+
+impl Case {
+    pub(crate) fn flat(op: OpType, alg: AlgType, rank_n: u32, local_rank_n: u32) -> Case {
+        Case {
+            op,
+            alg: ResolvedAlgorithm::Flat(alg),
+            rank_n,
+            local_rank_n,
+            pod_n: 1,
+            channels: 2,
+            count: 4096 + 7,
+            root: op.is_rooted().then_some(rank_n.saturating_sub(1) / 2),
+            peers: Vec::new(),
+            counts: None,
+            groups: None,
+            arch: Arch::Cayman,
+        }
+    }
+
+    pub(crate) fn hier(op: OpType, legs: &[(Leg, AlgType)], rank_n: u32, local_rank_n: u32) -> Case {
+        Case { alg: ResolvedAlgorithm::Hier(legs.to_vec()), ..Case::flat(op, AlgType::Ring, rank_n, local_rank_n) }
+    }
+
+    pub(crate) fn group_size(&self) -> u32 {
+        self.groups.as_ref().and_then(|g| g.first()).map_or(self.rank_n, |g| g.len() as u32)
+    }
+
+    pub(crate) fn valid(&self) -> ValidProgram {
+        let node_n = self.rank_n / self.local_rank_n;
+        let shape = Shape {
+            rank_n: self.rank_n,
+            local_rank_n: self.local_rank_n,
+            pod_n: self.pod_n,
+            node_n,
+            nodes_per_pod: node_n / self.pod_n,
+        };
+        let groups = match &self.groups {
+            None => Groups::world(self.rank_n),
+            Some(g) => Groups::explicit(self.rank_n, g.clone()),
+        };
+        let n = self.group_size();
+        let peers = if self.op.takes_peers() && self.peers.is_empty() {
+            (0..n).map(|i| (i, (i + 1) % n)).collect()
+        } else {
+            self.peers.clone()
+        };
+        let counts = if self.op == OpType::AllToAllV && self.counts.is_none() {
+            let row = |i: u64| (0..u64::from(n)).map(move |j| (i * 7 + j * 3) % 11 + u64::from(i == j)).collect();
+            Some((0..u64::from(n)).map(row).collect::<Vec<Vec<u64>>>())
+        } else {
+            self.counts.clone()
+        };
+        let count = match (&counts, self.op) {
+            (Some(c), _) => c.first().map_or(0, |r| r.iter().sum()),
+            (None, OpType::ReduceScatter | OpType::AllToAll) => self.count - self.count % u64::from(n) + u64::from(n),
+            _ => self.count,
+        };
+        let collective = ValidCollective {
+            index: 0,
+            op: self.op,
+            dtype: DType::Bf16,
+            reduce: self.op.is_reducing().then_some(ReduceOp::Add),
+            count,
+            channels: self.channels,
+            algorithm: self.alg.clone(),
+            groups,
+            root: self.root,
+            peers,
+            counts,
+        };
+        ValidProgram {
+            spec: Program { collectives: Vec::new() },
+            collectives: vec![collective],
+            arch: self.arch,
+            topology: shape,
+            barrier: Barrier::Host,
+            send_credits: 2,
+        }
+    }
+}

@@ -1,0 +1,536 @@
+//! The postcondition proof: execute the schedule symbolically and check
+//! that every collective does what its op promises.
+//!
+//! Each group runs in bulk-synchronous steps: at step `s` every member
+//! lists its transfers; the values it sends are read from its buffer as it
+//! stood before the step, then every receive is matched to exactly one send
+//! of the same transfer by the sender and applied (copied, or folded in
+//! with a check that no contribution arrives twice). At the end every cell
+//! the op defines is compared with what it must hold. A cell's value is the
+//! set of members whose contribution it carries ([`Sets`]); for all-to-all,
+//! also which chunk it is.
+//!
+//! Every transfer moves data on all channels alike, so channels need no
+//! separate run; the two halves of a chunk do when some transfer moves only
+//! one (Kangaring), and then each half is proven on its own.
+
+use super::sets::{EMPTY, SetId, Sets};
+use super::{Defect, DefectKind, VerifyError};
+use crate::schedule::{CollectivePlan, Halves, OpKind, PhaseKind, Schedule, Transfer};
+use ccc_ir::enums::HalfChunk;
+use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step};
+use serde::Serialize;
+
+/// The largest symbolic buffer (members x blocks of one group) the prover
+/// takes on; 2^27 cells is about 1 GiB.
+pub const MAX_PROOF_CELLS: u64 = 1 << 27;
+
+/// Where transfers come from: the schedule itself, or, in tests, a mutated
+/// view of it.
+pub trait TransferSource {
+    /// Appends every transfer member `index` of `group` sends or receives at
+    /// `step` of `plan`.
+    fn transfers(
+        &self,
+        schedule: &Schedule,
+        plan: &CollectivePlan,
+        group: u32,
+        index: u32,
+        step: u32,
+        out: &mut Vec<Transfer>,
+    );
+}
+
+/// The schedule as built.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsBuilt;
+
+impl TransferSource for AsBuilt {
+    fn transfers(
+        &self,
+        schedule: &Schedule,
+        plan: &CollectivePlan,
+        group: u32,
+        index: u32,
+        step: u32,
+        out: &mut Vec<Transfer>,
+    ) {
+        schedule.transfers(plan, group, index, step, out);
+    }
+}
+
+/// What the postcondition proof established for one collective.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CollectivePostcondition {
+    /// The collective.
+    pub collective: u32,
+    /// The postcondition that was checked, in words.
+    pub claim: String,
+    /// Groups executed.
+    pub groups: u32,
+    /// Members per group.
+    pub members: u32,
+    /// Steps executed.
+    pub steps: u32,
+    /// Halves executed separately (1 when every transfer moves both).
+    pub halves: u32,
+    /// Transfers matched and applied, summed over groups and halves.
+    pub transfers: u64,
+}
+
+/// Proves every collective's postcondition.
+///
+/// # Errors
+///
+/// [`VerifyError::Defect`] with the first violation (rank, step, chunk);
+/// [`VerifyError::TooLarge`] when a group's symbolic buffer exceeds
+/// [`MAX_PROOF_CELLS`].
+pub fn prove(schedule: &Schedule, source: &dyn TransferSource) -> Result<Vec<CollectivePostcondition>, VerifyError> {
+    schedule.collectives.iter().map(|plan| prove_collective(schedule, plan, source)).collect()
+}
+
+fn prove_collective(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    source: &dyn TransferSource,
+) -> Result<CollectivePostcondition, VerifyError> {
+    let n = plan.groups.size();
+    let block_n = plan.layout().block_n();
+    let cells = u64::from(n) * u64::from(block_n);
+    if cells > MAX_PROOF_CELLS {
+        return Err(VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS });
+    }
+    let split_halves = plan.phases.iter().any(|p| {
+        matches!(p.kind, PhaseKind::RingReduceScatter { bidir: true } | PhaseKind::RingAllGather { bidir: true })
+    });
+    let halves: &[HalfChunk] = if split_halves { &[HalfChunk::H0, HalfChunk::H1] } else { &[HalfChunk::H0] };
+    let mut transfers = 0u64;
+    for group in 0..plan.groups.group_n() {
+        for &half in halves {
+            let mut run = Run::new(schedule, plan, group, half);
+            run.execute(source)?;
+            run.check_final()?;
+            transfers += run.transfers;
+        }
+    }
+    Ok(CollectivePostcondition {
+        collective: plan.index,
+        claim: claim(plan),
+        groups: plan.groups.group_n(),
+        members: n,
+        steps: plan.step_n,
+        halves: halves.len() as u32,
+        transfers,
+    })
+}
+
+fn claim(plan: &CollectivePlan) -> String {
+    match plan.kind {
+        OpKind::AllReduce => "every rank holds every chunk reduced over every rank, each contribution once".into(),
+        OpKind::AllGather => "every rank holds every rank's chunk".into(),
+        OpKind::ReduceScatter => "rank i holds chunk i reduced over every rank, each contribution once".into(),
+        OpKind::Broadcast => "every rank holds the root's chunks".into(),
+        OpKind::Reduce => "the root holds every chunk reduced over every rank, each contribution once".into(),
+        OpKind::AllToAll => "rank i's output chunk j is rank j's input chunk i, with its size".into(),
+        OpKind::Permute { reduce: false } => "every target holds its source's buffer".into(),
+        OpKind::Permute { reduce: true } => "every target holds its own and its source's buffer, folded once".into(),
+    }
+}
+
+/// One group, one half: the symbolic buffers and the step loop.
+struct Run<'a> {
+    schedule: &'a Schedule,
+    plan: &'a CollectivePlan,
+    group: u32,
+    half: HalfChunk,
+    n: u32,
+    block_n: u32,
+    sets: Sets,
+    cells: Vec<SetId>,
+    /// The chunk each cell holds (all-to-all only; elsewhere a cell's chunk is its position).
+    chunks: Option<Vec<u32>>,
+    transfers: u64,
+}
+
+/// A send waiting for its receive: the transfer and where its values start.
+struct Outgoing {
+    transfer: Transfer,
+    values: usize,
+    matched: bool,
+}
+
+impl<'a> Run<'a> {
+    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, group: u32, half: HalfChunk) -> Self {
+        let n = plan.groups.size();
+        let block_n = plan.layout().block_n();
+        let sets = Sets::new(n);
+        let mut cells = vec![EMPTY; (n as usize) * (block_n as usize)];
+        let moves = plan.kind == OpKind::AllToAll;
+        let mut chunks = moves.then(|| (0..n).flat_map(|_| 0..block_n).collect::<Vec<u32>>());
+        for m in 0..n {
+            let own = sets.single(m);
+            let row = (m as usize) * (block_n as usize);
+            match plan.kind {
+                OpKind::AllReduce | OpKind::ReduceScatter | OpKind::Reduce | OpKind::Permute { .. } => {
+                    cells[row..row + block_n as usize].fill(own);
+                }
+                OpKind::AllGather => cells[row + m as usize] = own,
+                OpKind::Broadcast => {
+                    if Some(m) == plan.root {
+                        cells[row..row + block_n as usize].fill(own);
+                    }
+                }
+                OpKind::AllToAll => {
+                    cells[row..row + n as usize].fill(own);
+                    if let Some(c) = chunks.as_mut() {
+                        for b in 0..block_n {
+                            c[row + b as usize] = b % n;
+                        }
+                    }
+                }
+            }
+        }
+        Run { schedule, plan, group, half, n, block_n, sets, cells, chunks, transfers: 0 }
+    }
+
+    fn rank(&self, m: u32) -> Rank {
+        self.plan.rank(self.group, m)
+    }
+
+    fn defect(&self, rank: Option<u32>, step: Option<u32>, chunk: Option<u32>, kind: DefectKind) -> VerifyError {
+        VerifyError::Defect(Box::new(Defect {
+            collective: CollectiveIdx(self.plan.index),
+            group: self.group,
+            rank: rank.map(|m| self.rank(m)),
+            topsp: None,
+            step: step.map(Step),
+            chunk: chunk.map(Chunk),
+            kind,
+        }))
+    }
+
+    fn cell(&self, m: u32, b: u32) -> usize {
+        (m as usize) * (self.block_n as usize) + b as usize
+    }
+
+    fn moves_half(&self, t: &Transfer) -> bool {
+        match t.halves {
+            Halves::Both => true,
+            Halves::Only(h) => h == self.half,
+        }
+    }
+
+    fn execute(&mut self, source: &dyn TransferSource) -> Result<(), VerifyError> {
+        let mut listed = Vec::new();
+        let mut outgoing: Vec<Outgoing> = Vec::new();
+        let mut send_start = vec![0usize; self.n as usize + 1];
+        let mut incoming: Vec<(u32, Transfer)> = Vec::new();
+        let mut values: Vec<(SetId, u32)> = Vec::new();
+        for step in 0..self.plan.step_n {
+            outgoing.clear();
+            incoming.clear();
+            values.clear();
+            for m in 0..self.n {
+                send_start[m as usize] = outgoing.len();
+                listed.clear();
+                source.transfers(self.schedule, self.plan, self.group, m, step, &mut listed);
+                for t in &listed {
+                    self.check_shape(m, step, t)?;
+                    if !self.moves_half(t) {
+                        continue;
+                    }
+                    if t.from == m {
+                        let at = values.len();
+                        for j in 0..t.src.count {
+                            let c = self.cell(m, t.src.get(j));
+                            let chunk = self.chunks.as_ref().map_or(t.src.get(j), |ch| ch[c]);
+                            values.push((self.cells[c], chunk));
+                        }
+                        outgoing.push(Outgoing { transfer: *t, values: at, matched: false });
+                    }
+                    if t.to == m {
+                        incoming.push((m, *t));
+                    }
+                }
+            }
+            send_start[self.n as usize] = outgoing.len();
+            for &(m, t) in &incoming {
+                let range = send_start[t.from as usize]..send_start[t.from as usize + 1];
+                let Some(i) = range.into_iter().find(|&i| !outgoing[i].matched && outgoing[i].transfer == t) else {
+                    return Err(self.defect(
+                        Some(m),
+                        Some(step),
+                        Some(t.dst.start),
+                        DefectKind::UnmatchedReceive { from: self.rank(t.from) },
+                    ));
+                };
+                outgoing[i].matched = true;
+                let at = outgoing[i].values;
+                self.apply(step, &t, &values[at..at + t.src.count as usize])?;
+                self.transfers += 1;
+            }
+            if let Some(o) = outgoing.iter().find(|o| !o.matched) {
+                let t = o.transfer;
+                return Err(self.defect(
+                    Some(t.from),
+                    Some(step),
+                    Some(t.src.start),
+                    DefectKind::UnmatchedSend { to: self.rank(t.to) },
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A listed transfer must involve the member, stay inside the buffers,
+    /// and (except for all-to-all) keep each chunk at its position.
+    fn check_shape(&self, m: u32, step: u32, t: &Transfer) -> Result<(), VerifyError> {
+        let out_of_range = |what, value: u32, limit: u32| {
+            self.defect(Some(m), Some(step), None, DefectKind::OutOfRange { what, value, limit })
+        };
+        if t.from >= self.n {
+            return Err(out_of_range("sending member", t.from, self.n));
+        }
+        if t.to >= self.n {
+            return Err(out_of_range("receiving member", t.to, self.n));
+        }
+        if t.from != m && t.to != m {
+            return Err(self.defect(
+                Some(m),
+                Some(step),
+                None,
+                DefectKind::Stranger { from: self.rank(t.from), to: self.rank(t.to) },
+            ));
+        }
+        if t.src.count != t.dst.count {
+            return Err(out_of_range("destination chunk count", t.dst.count, t.src.count));
+        }
+        if t.src.count > 0 {
+            let last = |s: crate::schedule::BlockSet| s.get(s.count - 1);
+            if last(t.src) >= self.block_n {
+                return Err(out_of_range("source chunk", last(t.src), self.block_n));
+            }
+            if last(t.dst) >= self.block_n {
+                return Err(out_of_range("destination chunk", last(t.dst), self.block_n));
+            }
+        }
+        if self.chunks.is_none() && t.src != t.dst {
+            return Err(self.defect(
+                Some(m),
+                Some(step),
+                Some(t.src.start),
+                DefectKind::Moved { to: Chunk(t.dst.start) },
+            ));
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, step: u32, t: &Transfer, values: &[(SetId, u32)]) -> Result<(), VerifyError> {
+        let layout = self.plan.layout();
+        for (j, &(value, chunk)) in values.iter().enumerate() {
+            let (sb, db) = (t.src.get(j as u32), t.dst.get(j as u32));
+            if t.src != t.dst {
+                for channel in 0..self.plan.channels {
+                    let sent = layout.elems(t.from, channel, sb, self.half);
+                    let expected = layout.elems(t.to, channel, db, self.half);
+                    if sent != expected {
+                        return Err(self.defect(
+                            Some(t.to),
+                            Some(step),
+                            Some(db),
+                            DefectKind::SizeMismatch { from: self.rank(t.from), channel, sent, expected },
+                        ));
+                    }
+                }
+            }
+            let c = self.cell(t.to, db);
+            match t.fold {
+                None => {
+                    self.cells[c] = value;
+                    if let Some(ch) = self.chunks.as_mut() {
+                        ch[c] = chunk;
+                    }
+                }
+                Some(_) => {
+                    if let Some(ch) = self.chunks.as_ref()
+                        && ch[c] != chunk
+                    {
+                        let found = ch[c];
+                        return Err(self.defect(
+                            Some(t.to),
+                            Some(step),
+                            Some(db),
+                            DefectKind::WrongChunk { found, chunk },
+                        ));
+                    }
+                    match self.sets.union(self.cells[c], value) {
+                        Ok(u) => self.cells[c] = u,
+                        Err(twice) => {
+                            return Err(self.defect(
+                                Some(t.to),
+                                Some(step),
+                                Some(db),
+                                DefectKind::Duplicate { from: self.rank(t.from), contributor: self.rank(twice) },
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Compares every cell the op defines with what it must hold.
+    fn check_final(&mut self) -> Result<(), VerifyError> {
+        let full = self.sets.full();
+        for m in 0..self.n {
+            // What a receiving member of a permute must hold.
+            let permuted = match self.plan.kind {
+                OpKind::Permute { reduce } => match self.plan.peers.of(m).1 {
+                    Some((s, _)) if reduce => {
+                        Some(self.sets.union(self.sets.single(s), self.sets.single(m)).unwrap_or(EMPTY))
+                    }
+                    Some((s, _)) => Some(self.sets.single(s)),
+                    None => None,
+                },
+                _ => None,
+            };
+            for b in 0..self.block_n {
+                let want: Option<(SetId, u32)> = match self.plan.kind {
+                    OpKind::AllReduce => Some((full, b)),
+                    OpKind::ReduceScatter => (b == m).then_some((full, b)),
+                    OpKind::AllGather => Some((self.sets.single(b), b)),
+                    OpKind::Broadcast => self.plan.root.map(|r| (self.sets.single(r), b)),
+                    OpKind::Reduce => (Some(m) == self.plan.root).then_some((full, b)),
+                    OpKind::AllToAll => (b >= self.n).then(|| (self.sets.single(b - self.n), m)),
+                    OpKind::Permute { .. } => permuted.map(|w| (w, b)),
+                };
+                let Some((want, want_chunk)) = want else { continue };
+                let c = self.cell(m, b);
+                let have = self.cells[c];
+                if let Some(ch) = &self.chunks
+                    && ch[c] != want_chunk
+                {
+                    return Err(self.defect(
+                        Some(m),
+                        None,
+                        Some(b),
+                        DefectKind::WrongChunk { found: ch[c], chunk: want_chunk },
+                    ));
+                }
+                // Set handles are canonical: equal sets have equal handles.
+                if have != want {
+                    let (missing, extra) = self.sets.difference(have, want);
+                    let ranks = |v: Vec<u32>| v.into_iter().map(|x| self.rank(x)).collect::<Vec<_>>();
+                    let kind = if missing.is_empty() {
+                        DefectKind::Extra { contributors: ranks(extra) }
+                    } else {
+                        DefectKind::Missing { contributors: ranks(missing) }
+                    };
+                    return Err(self.defect(Some(m), None, Some(b), kind));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{flat_ops, hier_legs, leg_choices};
+    use crate::build::build;
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+
+    fn prove_case(case: &Case) -> Result<Vec<CollectivePostcondition>, VerifyError> {
+        let schedule = build(&case.valid()).map_err(|e| panic!("{case:?}: {e}")).unwrap();
+        prove(&schedule, &AsBuilt)
+    }
+
+    fn assert_proven(case: &Case) {
+        if let Err(e) = prove_case(case) {
+            panic!("{:?} {:?} n={} local={}: {e}", case.op, case.alg, case.rank_n, case.local_rank_n);
+        }
+    }
+
+    /// Every flat algorithm on every op it serves, over many group sizes,
+    /// including sizes that are not powers of two.
+    #[test]
+    fn every_flat_pairing_is_proven() {
+        for &alg in AlgType::ALL {
+            if alg == AlgType::Hier {
+                continue;
+            }
+            for &op in flat_ops(alg) {
+                for n in 1..=13u32 {
+                    if op.takes_peers() && n < 2 {
+                        continue; // a rank cannot be its own peer
+                    }
+                    let local = match alg {
+                        AlgType::Kangaring | AlgType::IntraRdh => n,
+                        AlgType::LatencyOptMesh | AlgType::BwOptMesh if n % 2 == 0 => 2,
+                        _ => 1,
+                    };
+                    let mut case = Case::flat(op, alg, n, local);
+                    if alg == AlgType::TwoStepPodMesh {
+                        if n % 2 != 0 {
+                            continue;
+                        }
+                        case.pod_n = 2;
+                        case.local_rank_n = 1;
+                    }
+                    assert_proven(&case);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_hier_composition_is_proven() {
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
+            let legs = hier_legs(op).unwrap_or(&[]);
+            // Every choice on every leg, the other legs on Ring.
+            for (i, &leg) in legs.iter().enumerate() {
+                for &alg in leg_choices(leg) {
+                    let choice: Vec<_> =
+                        legs.iter().enumerate().map(|(j, &l)| (l, if i == j { alg } else { AlgType::Ring })).collect();
+                    for (rank_n, local, pods) in [(12, 4, 1), (8, 2, 2), (24, 4, 2), (6, 3, 1), (5, 1, 1)] {
+                        if alg == AlgType::TwoStepPodMesh && pods < 2 {
+                            continue;
+                        }
+                        let mut case = Case::hier(op, &choice, rank_n, local);
+                        case.pod_n = pods;
+                        assert_proven(&case);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn replica_groups_are_proven_independently() {
+        let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+        case.groups = Some(vec![vec![0, 2, 4, 6], vec![7, 5, 3, 1]]);
+        assert_proven(&case);
+        let mut case = Case::hier(
+            OpType::AllReduce,
+            &[
+                (ccc_ir::spec::Leg::IntraReduceScatter, AlgType::Kangaring),
+                (ccc_ir::spec::Leg::InterAllReduce, AlgType::InterRdh),
+                (ccc_ir::spec::Leg::IntraAllGather, AlgType::Ring),
+            ],
+            16,
+            4,
+        );
+        case.groups = Some(vec![vec![0, 1, 4, 5, 8, 9, 12, 13], vec![2, 3, 6, 7, 10, 11, 14, 15]]);
+        assert_proven(&case);
+    }
+
+    #[test]
+    fn a_large_ring_is_proven() {
+        let case = Case::flat(OpType::AllReduce, AlgType::Ring, 256, 16);
+        let proof = prove_case(&case).unwrap();
+        assert_eq!(proof[0].transfers, 2 * 255 * 256);
+    }
+}

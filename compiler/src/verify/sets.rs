@@ -1,0 +1,232 @@
+//! Sets of contributing members, as the symbolic executor sees them.
+//!
+//! A buffer cell holds the set of group members whose contribution it
+//! carries. Ring-shaped algorithms only ever build cyclic intervals of
+//! members, so a set is a packed `u64`: empty, a cyclic interval stored
+//! inline, or a handle to an interned bitset for anything else (direct
+//! exchanges, recursive halving). Unions are memoized, so a pattern that
+//! folds the same two sets into many cells costs one real union.
+
+use std::collections::HashMap;
+
+/// A packed set handle.
+pub(crate) type SetId = u64;
+
+/// The empty set.
+pub(crate) const EMPTY: SetId = 0;
+const TAG_SHIFT: u32 = 62;
+const TAG_INTERVAL: u64 = 1 << TAG_SHIFT;
+const TAG_BITS: u64 = 2 << TAG_SHIFT;
+const TAG_MASK: u64 = 3 << TAG_SHIFT;
+const LEN_SHIFT: u32 = 32;
+const LOW_MASK: u64 = 0xFFFF_FFFF;
+const LEN_MASK: u64 = (1 << (TAG_SHIFT - LEN_SHIFT)) - 1;
+
+/// Interned sets over the members `0..n` of one group.
+pub(crate) struct Sets {
+    n: u32,
+    words: usize,
+    bits: Vec<u64>,
+    interned: HashMap<Box<[u64]>, u64>,
+    unions: HashMap<(SetId, SetId), Result<SetId, u32>>,
+}
+
+/// What a set is.
+enum View<'a> {
+    Empty,
+    Interval { start: u32, len: u32 },
+    Bits(&'a [u64]),
+}
+
+impl Sets {
+    /// Sets over `n` members.
+    pub(crate) fn new(n: u32) -> Sets {
+        Sets { n, words: (n as usize).div_ceil(64), bits: Vec::new(), interned: HashMap::new(), unions: HashMap::new() }
+    }
+
+    /// `{m}`.
+    pub(crate) fn single(&self, m: u32) -> SetId {
+        interval(m, 1)
+    }
+
+    /// Every member.
+    pub(crate) fn full(&self) -> SetId {
+        interval(0, self.n)
+    }
+
+    fn view(&self, s: SetId) -> View<'_> {
+        match s & TAG_MASK {
+            TAG_INTERVAL => View::Interval { start: (s & LOW_MASK) as u32, len: ((s >> LEN_SHIFT) & LEN_MASK) as u32 },
+            TAG_BITS => {
+                let at = (s & LOW_MASK) as usize * self.words;
+                View::Bits(self.bits.get(at..at + self.words).unwrap_or(&[]))
+            }
+            _ => View::Empty,
+        }
+    }
+
+    fn to_bits(&self, s: SetId) -> Vec<u64> {
+        let mut out = vec![0u64; self.words];
+        match self.view(s) {
+            View::Empty => {}
+            View::Bits(b) => out.copy_from_slice(b),
+            View::Interval { start, len } => {
+                for j in 0..len {
+                    let m = ((u64::from(start) + u64::from(j)) % u64::from(self.n)) as usize;
+                    out[m / 64] |= 1 << (m % 64);
+                }
+            }
+        }
+        out
+    }
+
+    fn intern(&mut self, bits: Vec<u64>) -> SetId {
+        let count: u32 = bits.iter().map(|w| w.count_ones()).sum();
+        if count == 0 {
+            return EMPTY;
+        }
+        if count == self.n {
+            return self.full();
+        }
+        // Canonical form: a set that is a cyclic interval is stored as one,
+        // so that equal sets always have equal handles.
+        if let Some(start) = self.interval_start(&bits, count) {
+            return interval(start, count);
+        }
+        if let Some(&id) = self.interned.get(bits.as_slice()) {
+            return id;
+        }
+        let index = (self.bits.len() / self.words.max(1)) as u64;
+        self.bits.extend_from_slice(&bits);
+        let id = TAG_BITS | index;
+        self.interned.insert(bits.into_boxed_slice(), id);
+        id
+    }
+
+    /// The start of the cyclic run of `count` members `bits` holds, if it
+    /// is one run.
+    fn interval_start(&self, bits: &[u64], count: u32) -> Option<u32> {
+        let has = |m: u32| bits[(m / 64) as usize] >> (m % 64) & 1 == 1;
+        let start = (0..self.n).find(|&m| has(m) && !has((m + self.n - 1) % self.n))?;
+        (0..count).all(|j| has((start + j) % self.n)).then_some(start)
+    }
+
+    /// `a ∪ b`, or `Err(m)` naming a member both already hold.
+    pub(crate) fn union(&mut self, a: SetId, b: SetId) -> Result<SetId, u32> {
+        if a == EMPTY {
+            return Ok(b);
+        }
+        if b == EMPTY {
+            return Ok(a);
+        }
+        let key = if a <= b { (a, b) } else { (b, a) };
+        if let Some(&r) = self.unions.get(&key) {
+            return r;
+        }
+        let r = self.union_uncached(a, b);
+        self.unions.insert(key, r);
+        r
+    }
+
+    fn union_uncached(&mut self, a: SetId, b: SetId) -> Result<SetId, u32> {
+        let n = self.n;
+        if let (View::Interval { start: s1, len: l1 }, View::Interval { start: s2, len: l2 }) =
+            (self.view(a), self.view(b))
+        {
+            let ahead = |from: u32, to: u32| (to + n - from) % n;
+            let d = ahead(s1, s2);
+            if d < l1 {
+                return Err(s2);
+            }
+            if ahead(s2, s1) < l2 {
+                return Err(s1);
+            }
+            let joined = |start| if l1 + l2 == n { interval(0, n) } else { interval(start, l1 + l2) };
+            if d == l1 {
+                return Ok(joined(s1));
+            }
+            if ahead(s2, s1) == l2 {
+                return Ok(joined(s2));
+            }
+        }
+        let (x, y) = (self.to_bits(a), self.to_bits(b));
+        if let Some((w, common)) = x.iter().zip(&y).map(|(p, q)| p & q).enumerate().find(|(_, c)| *c != 0) {
+            return Err((w * 64) as u32 + common.trailing_zeros());
+        }
+        let merged = x.iter().zip(&y).map(|(p, q)| p | q).collect();
+        Ok(self.intern(merged))
+    }
+
+    /// Members in the set, ascending.
+    pub(crate) fn members(&self, s: SetId) -> Vec<u32> {
+        let bits = self.to_bits(s);
+        (0..self.n).filter(|&m| bits[(m / 64) as usize] >> (m % 64) & 1 == 1).collect()
+    }
+
+    /// Is `m` in the set?
+    pub(crate) fn contains(&self, s: SetId, m: u32) -> bool {
+        match self.view(s) {
+            View::Empty => false,
+            View::Interval { start, len } => (m + self.n - start) % self.n < len,
+            View::Bits(b) => b.get((m / 64) as usize).is_some_and(|w| w >> (m % 64) & 1 == 1),
+        }
+    }
+
+    /// Members in `want` but not in `have`, and in `have` but not in `want`.
+    pub(crate) fn difference(&self, have: SetId, want: SetId) -> (Vec<u32>, Vec<u32>) {
+        let (h, w) = (self.to_bits(have), self.to_bits(want));
+        let pick = |a: &[u64], b: &[u64]| -> Vec<u32> {
+            (0..self.n).filter(|&m| (a[(m / 64) as usize] & !b[(m / 64) as usize]) >> (m % 64) & 1 == 1).collect()
+        };
+        (pick(&w, &h), pick(&h, &w))
+    }
+}
+
+fn interval(start: u32, len: u32) -> SetId {
+    TAG_INTERVAL | (u64::from(len) << LEN_SHIFT) | u64::from(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjacent_intervals_stay_intervals() {
+        let mut s = Sets::new(8);
+        let a = s.single(6);
+        let b = s.union(a, s.single(7)).unwrap();
+        let c = s.union(b, s.single(0)).unwrap();
+        assert_eq!(c & TAG_MASK, TAG_INTERVAL);
+        assert_eq!(s.members(c), vec![0, 6, 7]);
+        let d = s.union(s.single(5), c).unwrap();
+        assert_eq!(s.members(d), vec![0, 5, 6, 7]);
+    }
+
+    #[test]
+    fn overlaps_name_a_shared_member() {
+        let mut s = Sets::new(8);
+        let a = s.union(s.single(2), s.single(3)).unwrap();
+        assert_eq!(s.union(a, s.single(3)), Err(3));
+        let far = s.union(s.single(0), s.single(4)).unwrap();
+        assert_eq!(far & TAG_MASK, TAG_BITS);
+        assert_eq!(s.union(far, s.single(4)), Err(4));
+        assert_eq!(s.union(far, a).map(|x| s.members(x)), Ok(vec![0, 2, 3, 4]));
+    }
+
+    #[test]
+    fn full_sets_are_canonical() {
+        let mut s = Sets::new(4);
+        let mut acc = EMPTY;
+        for m in [0, 2, 1, 3] {
+            acc = s.union(acc, s.single(m)).unwrap();
+        }
+        assert_eq!(acc, s.full());
+        let mut ring = s.single(2);
+        for m in [3, 0, 1] {
+            ring = s.union(ring, s.single(m)).unwrap();
+        }
+        assert_eq!(ring, s.full());
+        assert!(s.contains(ring, 1));
+        assert_eq!(s.difference(s.single(1), s.full()), (vec![0, 2, 3], vec![]));
+    }
+}
