@@ -238,6 +238,81 @@ mod tests {
         }
     }
 
+    // docs/wire-format.md §6 by hand: address = base + window + 4 * idx.
+    #[test]
+    fn every_window_is_its_offset_plus_four_per_index() {
+        let p = Arch::Cayman.params();
+        #[rustfmt::skip]
+        let rows: &[(SemWindow, u32, u64)] = &[
+            // window          idx   address
+            (SemWindow::Read,  1,    0x82_8000_1004),
+            (SemWindow::Read,  255,  0x82_8000_13FC),
+            (SemWindow::Set,   1,    0x82_8000_1404),
+            (SemWindow::Set,   255,  0x82_8000_17FC),
+            (SemWindow::Inc,   0,    0x82_8000_1800),
+            (SemWindow::Inc,   255,  0x82_8000_1BFC),
+            (SemWindow::Dec,   0,    0x82_8000_1C00),
+            (SemWindow::Dec,   1,    0x82_8000_1C04),
+        ];
+        for &(window, index, addr) in rows {
+            assert_eq!(p.sem_addr(0, window, index), Ok(addr), "{window:?} {index}");
+        }
+        for window in [SemWindow::Set, SemWindow::Inc, SemWindow::Dec] {
+            assert_eq!(p.sem_addr(0, window, 256), Err(SemIndexError { window, index: 256, limit: 256 }));
+        }
+    }
+
+    // docs §9: the other arches reuse Cayman's windows and region sizes
+    // [project]; arch ids, core labels and mesh limits are [seed], TOP_SP
+    // counts [project].
+    #[test]
+    fn every_arch_has_its_counts_and_the_cayman_windows() {
+        #[rustfmt::skip]
+        let rows: &[(Arch, &str, &str, u8)] = &[
+            // arch               name            core      TOP_SPs
+            (Arch::Sunda,         "Sunda",        "NC-v2",  4),
+            (Arch::Cayman,        "Cayman",       "NC-v3",  8),
+            (Arch::Mariana,       "Mariana",      "NC-v4",  16),
+            (Arch::MarianaPlus,   "MarianaPlus",  "NC-v4+", 16),
+        ];
+        for &(arch, name, core, topsp_n) in rows {
+            let p = arch.params();
+            assert_eq!((arch.to_string().as_str(), p.neuron_core, p.topsp_n), (name, core, topsp_n));
+            assert_eq!((p.ctrl_spad_size, p.slot_spad_size, p.sem_n), (0x1000, 0x8000, 256), "{arch}");
+            assert_eq!(p.sem_addr(0, SemWindow::Read, 0), Ok(0x82_8000_1000), "{arch}");
+            assert_eq!(p.sem_addr(0, SemWindow::Set, 0), Ok(0x82_8000_1400), "{arch}");
+            assert_eq!(p.sem_addr(0, SemWindow::Inc, 1), Ok(0x82_8000_1804), "{arch}");
+            assert_eq!(p.sem_addr(0, SemWindow::Dec, 0), Ok(0x82_8000_1C00), "{arch}");
+        }
+    }
+
+    // docs §6: TOPSP_STRIDE = 0x10_0000; CTRL SPAD, SLOT SPAD and the
+    // persistent ring at base + 0x2_0000, 0x4_0000, 0x8_0000 [project].
+    #[test]
+    fn topsp_stride_and_load_addresses() {
+        let p = Arch::Cayman.params();
+        assert_eq!(p.sem_addr(1, SemWindow::Inc, 1), Ok(0x82_8010_1804));
+        assert_eq!(p.sem_addr(7, SemWindow::Read, 0), Ok(0x82_8070_1000));
+        assert_eq!(p.ctrl_spad_addr(0), 0x82_8002_0000);
+        assert_eq!(p.slot_spad_addr(0), 0x82_8004_0000);
+        assert_eq!(p.pring_addr(0), 0x82_8008_0000);
+        assert_eq!(p.ctrl_spad_addr(3), 0x82_8032_0000);
+        assert_eq!(p.slot_spad_addr(3), 0x82_8034_0000);
+        assert_eq!(p.pring_addr(3), 0x82_8038_0000);
+    }
+
+    #[test]
+    fn addresses_between_semaphores_name_none() {
+        let p = Arch::Cayman.params();
+        assert_eq!(p.sem_of_addr(0x82_8000_1002), None, "not 4-byte aligned");
+        assert_eq!(p.sem_of_addr(0x82_8000_0FFC), None, "below the READ window");
+        assert_eq!(p.sem_of_addr(0x82_8000_2000), None, "past the DEC window");
+        assert_eq!(p.sem_of_addr(0x82_7FFF_FFFC), None, "below the SP base");
+        assert_eq!(p.sem_of_addr(0x82_8080_1000), None, "TOP_SP 8 of 8");
+        assert_eq!(p.sem_of_addr(0x82_8000_1400), Some((0, SemWindow::Set, 0)), "READ 255 + 4 is SET 0");
+        assert_eq!(Arch::Sunda.params().sem_of_addr(0x82_8040_1000), None, "TOP_SP 4 of 4");
+    }
+
     #[test]
     fn addresses_map_back_to_their_semaphore() {
         for a in Arch::ALL {

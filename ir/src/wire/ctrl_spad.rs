@@ -43,12 +43,22 @@ pub struct Placement {
 ///
 /// # Errors
 ///
-/// [`EncodeError::RegionFull`] when the image exceeds `capacity` bytes, or
-/// a word's own encode error.
+/// [`EncodeError::RegionFull`] when the image exceeds `capacity` bytes,
+/// [`EncodeError::BadValue`] for a segment with no records (a collective
+/// with no work on a TOP_SP contributes nothing to its image, and an END
+/// with no op entry before it would not decode), or a word's own encode
+/// error.
 pub fn encode(segments: &[Segment], capacity: u32) -> Result<(Vec<u8>, Vec<Placement>), EncodeError> {
     let mut words: Vec<SlotWord> = Vec::new();
     let mut placements = Vec::new();
     for (s, segment) in segments.iter().enumerate() {
+        if segment.records.is_empty() {
+            return Err(EncodeError::BadValue {
+                field: "ctrl_spad segment records",
+                value: 0,
+                expected: "at least one op entry per collective on this TOP_SP",
+            });
+        }
         // Every collective starts at a fresh slot.
         words.resize(words.len().next_multiple_of(SLOT_WORDS), SlotWord::Empty);
         for (record, &op) in segment.records.iter().enumerate() {
@@ -77,7 +87,7 @@ pub fn encode(segments: &[Segment], capacity: u32) -> Result<(Vec<u8>, Vec<Place
 
 /// Parses an image back into its segments, checking the slot structure:
 /// a segment starts at a slot boundary, a CONTINUE mark sits only in a
-/// slot's last word and is followed by more of the chain, an END mark closes
+/// slot's last word and is followed by an op entry, an END mark closes
 /// each segment, and only empty words follow an END within its slot.
 ///
 /// `trigger_next` is returned as found: whether it is consistent is the
@@ -99,6 +109,7 @@ pub fn decode(image: &[u8]) -> Result<Vec<Segment>, DecodeError> {
     let mut segments = Vec::new();
     let mut open: Option<Vec<CcOp>> = None;
     let mut after_end = false;
+    let mut after_continue = false;
     for (i, &(offset, word)) in words.iter().enumerate() {
         let slot_word = i % SLOT_WORDS;
         let chain_err = |msg| DecodeError { offset, kind: DecodeErrorKind::Chain(msg) };
@@ -134,6 +145,13 @@ pub fn decode(image: &[u8]) -> Result<Vec<Segment>, DecodeError> {
                     return Err(chain_err("CONTINUE mark before the last word of its slot"));
                 }
             }
+            // The END would have taken the CONTINUE mark's word: a CONTINUE
+            // is written only while records remain (docs §1.2, §2).
+            SlotWord::End { .. } if after_continue => {
+                return Err(chain_err(
+                    "END mark right after a CONTINUE mark: a CONTINUE must be followed by an op entry",
+                ));
+            }
             SlotWord::End { compl_addr } => match open.take() {
                 Some(records) => {
                     segments.push(Segment { records, compl_addr });
@@ -146,6 +164,7 @@ pub fn decode(image: &[u8]) -> Result<Vec<Segment>, DecodeError> {
                 None => return Err(chain_err("END mark outside a chain")),
             },
         }
+        after_continue = word == SlotWord::Continue;
     }
     if open.is_some() {
         let offset = image.len() as u64;

@@ -271,7 +271,8 @@ impl NeffConfigs {
     ///
     /// [`EncodeError::FieldOverflow`] for more than 108 mesh events, more
     /// than 32 channel ids, or a device barrier of more than 4 steps;
-    /// [`EncodeError::BadValue`] for a device barrier with no step.
+    /// [`EncodeError::BadValue`] for a device barrier with no step, or a
+    /// `channel_n` that is not the number of `channel_ids`.
     pub fn encode(&self) -> Result<Box<[u8; NEFF_CONFIGS_BYTES]>, EncodeError> {
         let NeffConfigs {
             trigger,
@@ -303,6 +304,14 @@ impl NeffConfigs {
         }
         if channel_ids.len() > CHANNEL_IDS_N {
             return Err(overflow("channel_ids", channel_ids.len(), CHANNEL_IDS_N));
+        }
+        // The decoder reads exactly `channel_n` ids and wants 0xFF after them.
+        if usize::from(*channel_n) != channel_ids.len() {
+            return Err(EncodeError::BadValue {
+                field: "channel_n",
+                value: u64::from(*channel_n),
+                expected: "the number of channel_ids",
+            });
         }
         let mut block = Box::new([0u8; NEFF_CONFIGS_BYTES]);
         let mut w = Writer::new(&mut block[..]);
