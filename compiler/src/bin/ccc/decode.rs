@@ -1,10 +1,134 @@
-//! `ccc decode` (stub; being written).
+//! `ccc decode FILE [--format json|log|text] [--region ctrl|slot|neff]`:
+//! read an image, decode it with the `ir` decoders, render it with a
+//! `ccc_backends` view, print it.
+//!
+//! The region comes from `--region`, else from the file name (`slot_spad*`
+//! → slot, `neff_configs*` → neff, anything else → ctrl). A CTRL SPAD image
+//! is decoded word by word (any multiple of 8 bytes), not as a chain, so
+//! that any raw image can be looked at. A decode error exits 2 with the
+//! file, the byte offset and what was wrong; so does an unreadable file.
 
 use crate::Failure;
-use crate::args::DecodeArgs;
+use crate::args::{DecodeArgs, DecodeFormat, Region};
+use ccc_backends::{hexdump, json, text_log};
+use ccc_ir::arch::{Arch, ArchParams};
+use ccc_ir::wire::neff_configs::NeffConfigs;
+use ccc_ir::wire::slot;
+use ccc_ir::wire::slot_spad::SlotSpad;
+use ccc_ir::wire::{DecodeError, DecodeErrorKind};
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Runs `ccc decode`.
-pub fn run(_args: &DecodeArgs) -> Result<ExitCode, Failure> {
-    Err(Failure::input(miette::miette!("ccc decode is not built yet")))
+pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
+    let path = args.file.display();
+    let image = std::fs::read(&args.file).map_err(|e| Failure::input(miette::miette!("cannot read {path}: {e}")))?;
+    let region = args.region.unwrap_or_else(|| region_of(&args.file));
+    let arch = naming_arch();
+    let text = match region {
+        Region::Ctrl => {
+            let words = slot::decode_words(&image).map_err(|e| decode_failure(args, region, &e))?;
+            match args.format {
+                DecodeFormat::Json => json::ctrl(&words).map_err(|e| Failure::input(miette::miette!("{e}")))?,
+                DecodeFormat::Log => text_log::ctrl(&words, args.device, args.topsp),
+                DecodeFormat::Text => hexdump::ctrl(&words, arch),
+            }
+        }
+        Region::Slot => {
+            let spad = SlotSpad::decode(&image).map_err(|e| decode_failure(args, region, &e))?;
+            match args.format {
+                DecodeFormat::Json => json::slot(&spad).map_err(|e| Failure::input(miette::miette!("{e}")))?,
+                DecodeFormat::Log => text_log::slot(&spad),
+                DecodeFormat::Text => hexdump::slot(&spad),
+            }
+        }
+        Region::Neff => {
+            let cfg = NeffConfigs::decode(&image).map_err(|e| decode_failure(args, region, &e))?;
+            match args.format {
+                DecodeFormat::Json => json::neff(&cfg).map_err(|e| Failure::input(miette::miette!("{e}")))?,
+                // The runtime has no log wording for this block: the dump is its log.
+                DecodeFormat::Log | DecodeFormat::Text => hexdump::neff(&cfg, arch),
+            }
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::input(miette::miette!("cannot write to stdout: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The region a file name suggests.
+fn region_of(file: &Path) -> Region {
+    let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    if name.starts_with("slot_spad") {
+        Region::Slot
+    } else if name.starts_with("neff_configs") {
+        Region::Neff
+    } else {
+        Region::Ctrl
+    }
+}
+
+/// The table that names semaphore and load addresses in the dumps. Every
+/// arch shares Cayman's numbers (`docs/wire-format.md` §9) and differs only
+/// in how many TOP_SPs it has, so the arch with the most TOP_SPs names the
+/// addresses of any image without being told which arch it came from.
+fn naming_arch() -> &'static ArchParams {
+    let mut best = Arch::Cayman.params();
+    for arch in Arch::ALL {
+        if arch.params().topsp_n > best.topsp_n {
+            best = arch.params();
+        }
+    }
+    best
+}
+
+fn region_name(region: Region) -> &'static str {
+    match region {
+        Region::Ctrl => "CTRL SPAD",
+        Region::Slot => "SLOT SPAD",
+        Region::Neff => "neff_configs",
+    }
+}
+
+fn region_help(region: Region) -> &'static str {
+    match region {
+        Region::Ctrl => "a CTRL SPAD image is 8-byte words: op entries, END and CONTINUE marks, empty words",
+        Region::Slot => "a SLOT SPAD image is record_n, entry_n, the per-record index, then the tp_inc_steps entries",
+        Region::Neff => "a neff_configs block is exactly 3592 bytes with every reserved byte zero",
+    }
+}
+
+/// The report for an image the decoder refused: the file, the region, what
+/// was wrong and the byte offset.
+fn decode_failure(args: &DecodeArgs, region: Region, err: &DecodeError) -> Failure {
+    let path = args.file.display();
+    let at = err.offset;
+    let what = match &err.kind {
+        // The ir messages name what would be accepted; say that it is what
+        // is expected.
+        DecodeErrorKind::BadLength { len, expected } => {
+            format!("image is {len} bytes, not {expected} (at offset {at:#x})")
+        }
+        DecodeErrorKind::BadValue { field, value, expected } => {
+            format!("{field} is {value}, expected {expected} (at offset {at:#x})")
+        }
+        _ => err.to_string(),
+    };
+    let mut help = format!("{}; see docs/wire-format.md", region_help(region));
+    if args.region.is_none() {
+        help.push_str(&format!(
+            "\nthe region ({}) was taken from the file name; --region chooses another: ctrl, slot or neff",
+            region_name(region)
+        ));
+    }
+    Failure::input(miette::miette!(
+        code = "ccc::decode",
+        help = help,
+        "{path}: not a valid {} image: {what}",
+        region_name(region)
+    ))
 }
