@@ -1,10 +1,78 @@
-//! `ccc check` (stub; being written).
+//! `ccc check SPEC`: parse and validate a spec, print what it resolves to.
+//!
+//! On success it prints one line for the machine and one per collective
+//! (op, dtype, count, groups, channels, the resolved algorithm) and exits 0;
+//! a bad spec exits 2 with the rendered report on stderr.
 
 use crate::Failure;
 use crate::args::SpecArg;
+use crate::load::load_spec;
+use ccc_compiler::parse::SpecForm;
+use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective};
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// Runs `ccc check`.
-pub fn run(_args: &SpecArg) -> Result<ExitCode, Failure> {
-    Err(Failure::input(miette::miette!("ccc check is not built yet")))
+pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
+    let (parsed, program) = load_spec(&args.spec)?;
+    let shape = program.topology();
+    let n = program.collectives().len();
+    let what = match parsed.form {
+        SpecForm::Collective => "a valid collective".to_owned(),
+        SpecForm::Program => format!("a valid program of {n} collective{}", if n == 1 { "" } else { "s" }),
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{}: {what}", args.spec.display());
+    let _ = writeln!(
+        out,
+        "  {}: {} ranks, {} per node, {} node{}, {} pod{}; barrier {:?}, send_credits {}",
+        program.arch(),
+        shape.rank_n,
+        shape.local_rank_n,
+        shape.node_n,
+        if shape.node_n == 1 { "" } else { "s" },
+        shape.pod_n,
+        if shape.pod_n == 1 { "" } else { "s" },
+        program.barrier(),
+        program.send_credits(),
+    );
+    for c in program.collectives() {
+        let _ = writeln!(out, "  {}", summary(c));
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One collective on one line.
+fn summary(c: &ValidCollective) -> String {
+    let mut s = format!("collective {}: {} {} x {}", c.index(), c.op(), c.dtype(), c.count());
+    if let Some(reduce) = c.reduce() {
+        let _ = write!(s, ", reduce {reduce}");
+    }
+    if let Some(root) = c.root() {
+        let _ = write!(s, ", root {root}");
+    }
+    if !c.peers().is_empty() {
+        let _ = write!(s, ", {} peer pairs", c.peers().len());
+    }
+    let groups = c.groups();
+    let _ = write!(
+        s,
+        ", {} group{} of {}, {} channel{}, ",
+        groups.group_n(),
+        if groups.group_n() == 1 { "" } else { "s" },
+        groups.size(),
+        c.channels(),
+        if c.channels() == 1 { "" } else { "s" },
+    );
+    match c.algorithm() {
+        ResolvedAlgorithm::Flat(alg) => {
+            let _ = write!(s, "{alg}");
+        }
+        ResolvedAlgorithm::Hier(legs) => {
+            let legs: Vec<String> = legs.iter().map(|(leg, alg)| format!("{leg} {alg}")).collect();
+            let _ = write!(s, "Hier ({})", legs.join(", "));
+        }
+    }
+    s
 }

@@ -10,6 +10,7 @@
 mod args;
 mod check;
 mod decode;
+mod load;
 mod report;
 
 use args::{Cli, Command};
