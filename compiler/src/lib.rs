@@ -15,8 +15,14 @@
 //!   line/column errors.
 //! - [`validate`] checks every rule of the spec at once and resolves
 //!   defaults into a [`valid::ValidProgram`].
-//! - [`algorithms`] knows which op each algorithm serves and what structure
-//!   it needs.
+//! - [`algorithms`] knows which op each algorithm serves, what structure it
+//!   needs, and composes it into phases; [`build`] makes the [`schedule::Schedule`].
+//! - [`step_graph`] is the data-flow graph of the schedule; [`lower`] walks
+//!   one rank's nodes into typed records per TOP_SP; [`encode`] packs them.
+//! - [`verify`] proves the postcondition of every collective on the step
+//!   graph and the protocol of the lowered records, and round-trips images.
+//! - [`sign`] computes the collective signature.
+//! - [`pipeline::compile`] runs them in order; it is the library entry point.
 //!
 //! Library code never panics, prints or exits: every failure is a typed
 //! error that names what was wrong and where.
@@ -27,8 +33,13 @@
 
 pub mod algorithms;
 pub mod build;
+pub mod encode;
+pub mod lower;
 pub mod parse;
+pub mod pipeline;
 pub mod schedule;
+pub mod sign;
+pub mod step_graph;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod valid;

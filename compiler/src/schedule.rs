@@ -430,6 +430,9 @@ pub struct PhaseInstance {
     pub universe: BlockSet,
 }
 
+/// A `(source, target)` pair of group-local indices.
+pub type Pair = (u32, u32);
+
 /// The peer pairs of a peer-map op, indexed by member.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PeerMap {
@@ -458,7 +461,7 @@ impl PeerMap {
     }
 
     /// The pair member `m` sends in, and the one it receives in.
-    pub fn of(&self, m: u32) -> (Option<(u32, u32)>, Option<(u32, u32)>) {
+    pub fn of(&self, m: u32) -> (Option<Pair>, Option<Pair>) {
         let (s, r) = self.by_member.get(m as usize).copied().unwrap_or((None, None));
         let pair = |i: Option<u32>| i.and_then(|i| self.pairs.get(i as usize).copied());
         (pair(s), pair(r))
@@ -599,6 +602,17 @@ fn within_node_mesh(arch: Arch) -> MeshType {
     }
 }
 
+impl Schedule {
+    /// Appends to `out` every transfer member `index` of `group` sends or
+    /// receives at `step` of collective `collective`.
+    pub fn transfers(&self, collective: &CollectivePlan, group: u32, index: u32, step: u32, out: &mut Vec<Transfer>) {
+        let Some((p, t)) = collective.phase_at(step) else { return };
+        let Some(phase) = collective.phases.get(p) else { return };
+        let inst = collective.instance(phase, index);
+        crate::algorithms::transfers(collective, &self.shape, group, phase, inst, t, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,16 +654,5 @@ mod tests {
         assert_eq!(parts, vec![3, 3, 2, 2]);
         assert_eq!(parts.iter().sum::<u64>(), 10);
         assert_eq!(split(5, 0, 0), 0);
-    }
-}
-
-impl Schedule {
-    /// Appends to `out` every transfer member `index` of `group` sends or
-    /// receives at `step` of collective `collective`.
-    pub fn transfers(&self, collective: &CollectivePlan, group: u32, index: u32, step: u32, out: &mut Vec<Transfer>) {
-        let Some((p, t)) = collective.phase_at(step) else { return };
-        let Some(phase) = collective.phases.get(p) else { return };
-        let inst = collective.instance(phase, index);
-        crate::algorithms::transfers(collective, &self.shape, group, phase, inst, t, out);
     }
 }

@@ -1784,7 +1784,7 @@ mod tests {
             }
         );
         // Uneven: 2 members on node 0, 1 on node 1 — groups of 3 cannot be even.
-        let uneven = vec![vec![0, 1, 16], vec![2, 3, 17]];
+        let uneven = [vec![0, 1, 16], vec![2, 3, 17]];
         let fault = aligned(&uneven[0], |r| r / 16).unwrap_err();
         assert_eq!(fault, AlignFault::Uneven { first: 0, first_len: 2, other: 1, other_len: 1 });
         ok(with(|c| {

@@ -63,7 +63,7 @@ pub(crate) fn prologue(g: &mut Gen<'_>, mode: RdhMode) {
     if q >= 2 * r {
         return;
     }
-    let (from, to) = if q % 2 == 0 { (q, q + 1) } else { (q - 1, q) };
+    let (from, to) = if q.is_multiple_of(2) { (q, q + 1) } else { (q - 1, q) };
     match mode {
         RdhMode::ReduceAll => {
             let all = g.universe();
@@ -149,7 +149,7 @@ pub(crate) fn tree_reduce(g: &mut Gen<'_>, root: u32, round: u8) {
     if rel % (2 * d) == d {
         g.push_rel(g.p(), pos(rel - d), all, FOLD);
     }
-    if rel % (2 * d) == 0 && rel + d < k {
+    if rel.is_multiple_of(2 * d) && rel + d < k {
         g.push_rel(pos(rel + d), g.p(), all, FOLD);
     }
 }

@@ -3,14 +3,19 @@
 //!
 //! - [`postcondition`]: symbolic execution of the step graph: every op's
 //!   postcondition holds, each contribution folded exactly once.
+//! - [`protocol`]: replay of the waits and signals the lowered records imply,
+//!   per TOP_SP and across peers: no wait is left unsatisfied.
+//! - [`roundtrip`]: every image decodes back to the records lowered.
 //!
 //! A failed proof is a [`Defect`] that names the collective, the rank, the
 //! step and the chunk (or TOP_SP and record) where things go wrong.
 
 pub mod postcondition;
+pub mod protocol;
+pub mod roundtrip;
 pub(crate) mod sets;
 
-use ccc_ir::id::{Channel, Chunk, CollectiveIdx, Rank, Step, TopSp};
+use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step, TopSp};
 use serde::Serialize;
 
 /// Why a schedule was not proven.
@@ -45,6 +50,8 @@ pub struct Defect {
     pub rank: Option<Rank>,
     /// The TOP_SP, for protocol defects.
     pub topsp: Option<TopSp>,
+    /// The record (index in its collective's chain on the TOP_SP).
+    pub record: Option<u32>,
     /// The step, when the defect happens during the run.
     pub step: Option<Step>,
     /// The chunk (block position) concerned.
@@ -61,6 +68,9 @@ impl std::fmt::Display for Defect {
         }
         if let Some(t) = self.topsp {
             write!(f, ", {t}")?;
+        }
+        if let Some(r) = self.record {
+            write!(f, ", record {r}")?;
         }
         if let Some(s) = self.step {
             write!(f, ", {s}")?;
@@ -174,10 +184,145 @@ pub enum DefectKind {
         /// The bound.
         limit: u32,
     },
-    /// A protocol defect on the lowered records (see `protocol`).
-    #[error("{0}")]
-    Protocol(String),
+    /// A record's `trigger_next` is clear but another record follows.
+    #[error("trigger_next is 0 but record {next} follows: the chain stops here and the records after it never run")]
+    ChainBroken {
+        /// The record that never runs.
+        next: u32,
+    },
+    /// The last record's `trigger_next` is set.
+    #[error("trigger_next is 1 on the collective's last record: the device would run on into the END mark")]
+    ChainOverrun,
+    /// A record waits for a predecessor that never signals.
+    #[error(
+        "ring_wait_complete makes it wait for record {previous}'s completion, which never signals          (ring_send_complete is 0): deadlock"
+    )]
+    WaitWithoutSignal {
+        /// The predecessor (or "none" as u32::MAX for the first record).
+        previous: u32,
+    },
+    /// The first record waits for a predecessor that does not exist.
+    #[error("ring_wait_complete makes the collective's first record wait for a completion no record signals: deadlock")]
+    FirstRecordWaits,
+    /// A record signals a completion nothing waits for.
+    #[error(
+        "ring_send_complete signals a completion that no record waits for (the next record's ring_wait_complete is 0)"
+    )]
+    SignalWithoutWait,
+    /// The END mark's completion address is not the TOP_SP's completion semaphore.
+    #[error(
+        "the END mark carries completion address {found:#x}, but this TOP_SP's completion semaphore is {expected:#x}"
+    )]
+    WrongCompletionAddress {
+        /// The address found.
+        found: u64,
+        /// The INC address of the completion semaphore.
+        expected: u64,
+    },
+    /// A channel with transfers is missing from the record's channel list.
+    #[error(
+        "channel {channel} carries this collective's transfers on this TOP_SP, but channel_list {channel_list:#010x} leaves it out"
+    )]
+    ChannelMissing {
+        /// The channel.
+        channel: u8,
+        /// The record's bitmap.
+        channel_list: u32,
+    },
+    /// The record lists a channel that is not this collective's on this TOP_SP.
+    #[error(
+        "channel_list {channel_list:#010x} lists channel {channel}, which this collective does not run on this TOP_SP"
+    )]
+    ChannelExtra {
+        /// The channel.
+        channel: u8,
+        /// The record's bitmap.
+        channel_list: u32,
+    },
+    /// A record's descriptor count disagrees with the step graph.
+    #[error("the record posts {posted} {queue} descriptors at this step; the step graph's transfers need {needed}")]
+    CountMismatch {
+        /// `M2S` or `S2M`.
+        queue: &'static str,
+        /// Posted by the record.
+        posted: u64,
+        /// Needed by the transfers.
+        needed: u64,
+    },
+    /// A semaphore wait that not enough signals reach.
+    #[error("waits for {expected} increments of semaphore {sema} (channel {channel}); only {arrived} arrive: deadlock")]
+    SignalsMissing {
+        /// The semaphore index.
+        sema: u32,
+        /// The channel.
+        channel: u8,
+        /// Increments the wait needs.
+        expected: u64,
+        /// Increments that arrive.
+        arrived: u64,
+    },
+    /// Signals nobody consumes.
+    #[error("semaphore {sema} (channel {channel}) receives {arrived} increments but the step consumes {expected}")]
+    SignalsUnconsumed {
+        /// The semaphore index.
+        sema: u32,
+        /// The channel.
+        channel: u8,
+        /// Increments consumed.
+        expected: u64,
+        /// Increments that arrive.
+        arrived: u64,
+    },
+    /// A mesh event whose target differs from the increments its peer sends.
+    #[error("mesh event for {peer} waits for {target} increments; the peer sends {arrived}")]
+    EventMismatch {
+        /// The peer.
+        peer: Rank,
+        /// The event's target.
+        target: u64,
+        /// Increments sent.
+        arrived: u64,
+    },
+    /// The record's shape disagrees with its phase.
+    #[error("{field} is {found}, but the schedule needs {expected}")]
+    FieldMismatch {
+        /// The field.
+        field: &'static str,
+        /// The value found.
+        found: u64,
+        /// The value needed.
+        expected: u64,
+    },
+    /// A semaphore index outside its window.
+    #[error("semaphore index {index} is outside its window ({window})")]
+    SemaphoreOutOfWindow {
+        /// The index.
+        index: u32,
+        /// The window's description.
+        window: &'static str,
+    },
+    /// Initial send credits outside 1..=511.
+    #[error("initial send credits are {credits}; they must be in 1..=511")]
+    CreditsOutOfRange {
+        /// The credits.
+        credits: u16,
+    },
+    /// The host would count a different number of notifications.
+    #[error(
+        "the TOP_SP posts {posted} TOPSP_CC_STATUS notifications (one per record run) but op_num tells the host to expect {op_num}"
+    )]
+    NotificationCount {
+        /// Notifications posted in the replay.
+        posted: u64,
+        /// `op_num`.
+        op_num: u32,
+    },
+    /// Images that do not decode back to the lowered records.
+    #[error("the {image} image does not decode back to the lowered records: {detail}")]
+    RoundTrip {
+        /// Which image.
+        image: &'static str,
+        /// What differs.
+        detail: String,
+    },
 }
-
-#[allow(unused)]
-fn _ids(_: Channel) {}

@@ -203,6 +203,7 @@ impl<'a> Run<'a> {
             group: self.group,
             rank: rank.map(|m| self.rank(m)),
             topsp: None,
+            record: None,
             step: step.map(Step),
             chunk: chunk.map(Chunk),
             kind,

@@ -1,0 +1,553 @@
+//! lower: one rank's step graph into typed records, per TOP_SP
+//! (`docs/wire-format.md` §2–§8).
+//!
+//! Channel `c` lives on TOP_SP `c % topsp_n`. For each collective, every
+//! TOP_SP that hosts one of its channels gets one cc_op record per phase
+//! (step group), chained with `trigger_next` and closed by an END mark; each
+//! record's `tp_inc_steps` counts, step by step, the DMA descriptors the
+//! rank posts for the channels of that TOP_SP, run-length folded. Mesh
+//! records also get their events in the TOP_SP's mesh event table. The
+//! `neff_configs` block of each TOP_SP is filled last.
+//!
+//! Lowering a rank walks only that rank's nodes: its cost is its own step
+//! count, not the world's.
+
+use crate::schedule::{CollectivePlan, Halves, Schedule, Transfer, mesh_type};
+use crate::step_graph::collective_nodes;
+use ccc_ir::arch::{ArchParams, SemWindow};
+use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
+use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
+use ccc_ir::spec::Barrier;
+use ccc_ir::wire::neff_configs::{
+    BarrierConfigs, BarrierStep, BasicBlockConfigs, MeshEvent, NeffConfigs, NeffFlags, SLOT_SPAD_BASE_N,
+};
+use ccc_ir::wire::slot::CcOp;
+use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
+use serde::Serialize;
+use std::fmt;
+
+/// Semaphore indices on every TOP_SP (`docs/wire-format.md` §6).
+pub mod sema {
+    /// `trigger`.
+    pub const TRIGGER: u32 = 0;
+    /// `complete`: END marks increment it.
+    pub const COMPLETE: u32 = 1;
+    /// `trigger_next`.
+    pub const TRIGGER_NEXT: u32 = 2;
+    /// `complete_prev`.
+    pub const COMPLETE_PREV: u32 = 3;
+    /// `tpb_stop_sema`.
+    pub const TPB_STOP: u32 = 4;
+    /// Host barrier `barrier_start`.
+    pub const BARRIER_START: u32 = 5;
+    /// Host barrier `barrier_done`.
+    pub const BARRIER_DONE: u32 = 6;
+    /// Basic block `switch_completed`.
+    pub const SWITCH_COMPLETED: u32 = 7;
+    /// Device barrier: step s, slot i is `DEVICE_BARRIER + 4 * s + i`.
+    pub const DEVICE_BARRIER: u32 = 8;
+    /// Hosted channel j: recv semaphore `CHANNEL + 2 * j`, send credit `+ 1`.
+    pub const CHANNEL: u32 = 24;
+    /// Mesh event e of a record: `MESH + ((shift + e) & MESH_MASK)`.
+    pub const MESH: u32 = 88;
+    /// The mesh event wrap mask (`sema_mask`).
+    pub const MESH_MASK: u16 = 0x7F;
+}
+
+/// Fan-out per device-barrier step: a radix-5 dissemination barrier.
+pub const DEVICE_BARRIER_FANOUT: u32 = 4;
+
+/// One cc_op record with what it drives.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Record {
+    /// The op entry.
+    pub op: CcOp,
+    /// Its DMA schedule.
+    pub tp: Vec<TpIncStep>,
+    /// The phase it runs.
+    pub phase: u32,
+    /// The collective step of its first step.
+    pub first_step: u32,
+    /// Its step count.
+    pub step_n: u32,
+    /// Its mesh events (MESH records).
+    pub events: Vec<MeshEvent>,
+}
+
+/// One collective's chain on one TOP_SP.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Segment {
+    /// The collective.
+    pub collective: u32,
+    /// The records, in chain order.
+    pub records: Vec<Record>,
+    /// The END mark's completion address.
+    pub compl_addr: u64,
+}
+
+/// Everything one TOP_SP of one rank loads, typed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TopSpProgram {
+    /// The TOP_SP.
+    pub topsp: TopSp,
+    /// The absolute channels it hosts, ascending.
+    pub channels: Vec<u8>,
+    /// The chain, one segment per collective that uses this TOP_SP.
+    pub segments: Vec<Segment>,
+    /// The EXEC config block.
+    pub neff: NeffConfigs,
+}
+
+impl TopSpProgram {
+    /// Every record, in chain order.
+    pub fn records(&self) -> impl Iterator<Item = &Record> {
+        self.segments.iter().flat_map(|s| &s.records)
+    }
+}
+
+/// One rank's lowered program.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RankProgram {
+    /// The rank.
+    pub rank: Rank,
+    /// Its TOP_SPs, `0..used`.
+    pub topsps: Vec<TopSpProgram>,
+}
+
+/// A limit of the device that a schedule exceeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Limit {
+    /// Mesh events per TOP_SP.
+    MeshEvents,
+    /// Increments one mesh event counts (u16).
+    MeshEventTarget,
+    /// Descriptors one tp_inc_steps increment posts (`VAL_MASK`).
+    TpIncrement,
+    /// END marks per TOP_SP (`tpb_compl_addr_num` is a u8).
+    CompletionAddresses,
+    /// Collectives per program (`function_n` is a u16).
+    Functions,
+    /// Records per TOP_SP (`op_num` is a u32).
+    Records,
+    /// Semaphores per EVT_SEM window.
+    SemaphoreIndex,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::MeshEvents => "mesh events per TOP_SP",
+            Limit::MeshEventTarget => "increments per mesh event",
+            Limit::TpIncrement => "descriptors per tp_inc_steps increment (VAL_MASK)",
+            Limit::CompletionAddresses => "END marks per TOP_SP (tpb_compl_addr_num)",
+            Limit::Functions => "collectives per program (function_n)",
+            Limit::Records => "records per TOP_SP (op_num)",
+            Limit::SemaphoreIndex => "semaphores per EVT_SEM window",
+        })
+    }
+}
+
+/// Why a rank could not be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{rank}{}{}{}: {kind}",
+    .topsp.map(|t| format!(", {t}")).unwrap_or_default(),
+    .collective.map(|c| format!(", {c}")).unwrap_or_default(),
+    .step.map(|s| format!(", {s}")).unwrap_or_default())]
+pub struct LowerError {
+    /// The rank.
+    pub rank: Rank,
+    /// The TOP_SP.
+    pub topsp: Option<TopSp>,
+    /// The collective.
+    pub collective: Option<CollectiveIdx>,
+    /// The step.
+    pub step: Option<Step>,
+    /// What went wrong.
+    pub kind: LowerErrorKind,
+}
+
+/// The kinds of lowering failure.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LowerErrorKind {
+    /// A device limit exceeded.
+    #[error("{limit} is at most {max} on {arch}; this schedule needs {value}")]
+    Limit {
+        /// The limit.
+        limit: Limit,
+        /// What the schedule needs.
+        value: u64,
+        /// The most the device takes.
+        max: u64,
+        /// The architecture.
+        arch: ccc_ir::arch::Arch,
+    },
+    /// The rank is not in the world.
+    #[error("no such rank: the world has {rank_n} ranks")]
+    NoSuchRank {
+        /// Ranks in the world.
+        rank_n: u32,
+    },
+    /// The device barrier does not reach every rank in four steps.
+    #[error("a device barrier covers at most 625 ranks in its 4 steps; the world has {rank_n}")]
+    DeviceBarrierTooLarge {
+        /// Ranks in the world.
+        rank_n: u32,
+    },
+}
+
+/// The TOP_SPs a program uses: `min(max channels, topsp_n)`.
+pub fn topsps_used(schedule: &Schedule) -> u8 {
+    let channels = schedule.collectives.iter().map(|c| c.channels).max().unwrap_or(1);
+    channels.min(schedule.arch.params().topsp_n)
+}
+
+/// The TOP_SP hosting channel `c`, and its hosted index there.
+pub fn channel_home(params: &ArchParams, channel: u8) -> (TopSp, u8) {
+    (TopSp(channel % params.topsp_n), channel / params.topsp_n)
+}
+
+/// Lowers rank `rank`.
+///
+/// # Errors
+///
+/// [`LowerError`] naming the limit, the value, the rank and the TOP_SP when
+/// the schedule does not fit.
+pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError> {
+    let params = schedule.arch.params();
+    let err = |topsp: Option<TopSp>, collective: Option<u32>, step: Option<u32>, kind| LowerError {
+        rank,
+        topsp,
+        collective: collective.map(CollectiveIdx),
+        step: step.map(Step),
+        kind,
+    };
+    if rank.0 >= schedule.shape.rank_n {
+        return Err(err(None, None, None, LowerErrorKind::NoSuchRank { rank_n: schedule.shape.rank_n }));
+    }
+    let limit = |limit, value: u64, max: u64| LowerErrorKind::Limit { limit, value, max, arch: schedule.arch };
+    let used = topsps_used(schedule);
+    let mut topsps: Vec<TopSpProgram> = (0..used)
+        .map(|t| {
+            let channels = (0..32u8)
+                .filter(|&c| schedule.collectives.iter().any(|p| c < p.channels) && c % params.topsp_n == t)
+                .collect();
+            TopSpProgram { topsp: TopSp(t), channels, segments: Vec::new(), neff: empty_neff() }
+        })
+        .collect();
+    let mut events_used = vec![0u32; usize::from(used)];
+    for plan in &schedule.collectives {
+        let plan_used = plan.channels.min(params.topsp_n);
+        let mut records: Vec<Vec<Record>> = vec![Vec::new(); usize::from(plan_used)];
+        let mut folders: Vec<Folder> = (0..plan_used).map(|_| Folder::new()).collect();
+        let mut events: Vec<Vec<MeshEvent>> = vec![Vec::new(); usize::from(plan_used)];
+        let hosted: Vec<Vec<u8>> =
+            (0..plan_used).map(|t| (0..plan.channels).filter(|c| c % params.topsp_n == t).collect()).collect();
+        let mut current_phase: Option<u32> = None;
+        for node in collective_nodes(schedule, plan, rank) {
+            if current_phase != Some(node.phase) {
+                if let Some(p) = current_phase {
+                    finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
+                }
+                current_phase = Some(node.phase);
+            }
+            for t in 0..usize::from(plan_used) {
+                let (m2s, s2m) = step_counts(plan, node.member, &node.transfers, &hosted[t]);
+                for v in [m2s, s2m] {
+                    if v > u64::from(VAL_MASK) {
+                        return Err(err(
+                            Some(TopSp(t as u8)),
+                            Some(plan.index),
+                            Some(node.step.0),
+                            limit(Limit::TpIncrement, v, u64::from(VAL_MASK)),
+                        ));
+                    }
+                }
+                // Checked against VAL_MASK just above.
+                folders[t].push(m2s as u32, s2m as u32);
+                if plan_phase_is_mesh(plan, node.phase) {
+                    collect_events(plan, &node, &hosted[t], &mut events[t]);
+                }
+            }
+        }
+        if let Some(p) = current_phase {
+            finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
+        }
+        for (t, mut recs) in records.into_iter().enumerate() {
+            if recs.is_empty() {
+                continue;
+            }
+            let topsp = TopSp(t as u8);
+            let n = recs.len();
+            for (i, r) in recs.iter_mut().enumerate() {
+                r.op.trigger_next = i + 1 < n;
+                r.op.ring_wait_complete = i > 0;
+                r.op.ring_send_complete = i + 1 < n;
+                r.op.reporter = t == 0;
+                if r.op.algo_type == DevicePattern::Mesh.raw() {
+                    let shift = events_used[t];
+                    let event_n = r.events.len() as u32;
+                    let max = u32::from(params.mesh_event_max);
+                    if shift + event_n > max {
+                        return Err(err(
+                            Some(topsp),
+                            Some(plan.index),
+                            Some(r.first_step),
+                            limit(Limit::MeshEvents, u64::from(shift + event_n), u64::from(max)),
+                        ));
+                    }
+                    for (e, ev) in r.events.iter_mut().enumerate() {
+                        ev.sema_index = mesh_sema(shift + e as u32);
+                        if ev.target == u16::MAX {
+                            return Err(err(
+                                Some(topsp),
+                                Some(plan.index),
+                                Some(r.first_step),
+                                limit(Limit::MeshEventTarget, u64::from(u16::MAX), u64::from(u16::MAX - 1)),
+                            ));
+                        }
+                    }
+                    // shift + event_n <= mesh_event_max <= 108.
+                    r.op.operand = CcOp::mesh_operand(shift as u16, sema::MESH_MASK);
+                    events_used[t] += event_n;
+                } else {
+                    r.op.operand = hosted[t].iter().fold(0u32, |acc, &c| acc | (1u32 << c));
+                }
+            }
+            let compl_addr = sem(params, topsp, SemWindow::Inc, sema::COMPLETE);
+            topsps[t].segments.push(Segment { collective: plan.index, records: recs, compl_addr });
+        }
+    }
+    for tp in &mut topsps {
+        tp.neff = neff_configs(schedule, tp).map_err(|kind| err(Some(tp.topsp), None, None, kind))?;
+    }
+    Ok(RankProgram { rank, topsps })
+}
+
+fn plan_phase_is_mesh(plan: &CollectivePlan, phase: u32) -> bool {
+    plan.phases.get(phase as usize).and_then(|p| p.alg.pattern()) == Some(DevicePattern::Mesh)
+}
+
+/// The semaphore of mesh event number `e` on a TOP_SP.
+pub fn mesh_sema(e: u32) -> u16 {
+    // MESH + (e & 0x7F) <= 88 + 127 < 256.
+    (sema::MESH + (e & u32::from(sema::MESH_MASK))) as u16
+}
+
+fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> u64 {
+    // Every index used here is a named constant below 256.
+    params.sem_addr(topsp.0, window, index).unwrap_or(0)
+}
+
+/// Descriptors member `me` posts at one step for the channels `hosted`:
+/// `(m2s, s2m)`.
+pub(crate) fn step_counts(plan: &CollectivePlan, me: u32, transfers: &[Transfer], hosted: &[u8]) -> (u64, u64) {
+    let layout = plan.layout();
+    let (mut m2s, mut s2m) = (0u64, 0u64);
+    for t in transfers {
+        let count = |blocks: crate::schedule::BlockSet, halves: Halves| -> u64 {
+            let mut d = 0u64;
+            for &c in hosted {
+                for b in blocks.iter() {
+                    for h in halves.iter() {
+                        d = d.saturating_add(layout.descriptors(me, c, b, h));
+                    }
+                }
+            }
+            d
+        };
+        if t.from == me {
+            m2s = m2s.saturating_add(count(t.src, t.halves));
+        }
+        if t.to == me {
+            s2m = s2m.saturating_add(count(t.dst, t.halves));
+        }
+    }
+    (m2s, s2m)
+}
+
+/// Adds this step's incoming transfers to the record's events: one event
+/// per sending peer, counting one increment per half-transfer per channel.
+fn collect_events(
+    plan: &CollectivePlan,
+    node: &crate::step_graph::StepNode,
+    hosted: &[u8],
+    events: &mut Vec<MeshEvent>,
+) {
+    let layout = plan.layout();
+    for t in node.transfers.iter().filter(|t| t.to == node.member && t.from != node.member) {
+        let peer = plan.rank(node.group, t.from).0;
+        let increments = u64::from(t.dst.count) * u64::from(t.halves.count()) * hosted.len() as u64;
+        let mut bytes = 0u64;
+        for &c in hosted {
+            for b in t.dst.iter() {
+                for h in t.halves.iter() {
+                    bytes = bytes.saturating_add(layout.bytes(node.member, c, b, h));
+                }
+            }
+        }
+        let event = match events.iter_mut().find(|e| e.peer == peer) {
+            Some(e) => e,
+            None => {
+                events.push(MeshEvent { peer, sema_index: 0, target: 0, bytes: 0 });
+                let last = events.len() - 1;
+                &mut events[last]
+            }
+        };
+        // Saturates at u16::MAX, which lowering refuses as a limit.
+        event.target = u16::try_from(u64::from(event.target) + increments).unwrap_or(u16::MAX);
+        event.bytes = event.bytes.saturating_add(bytes);
+    }
+}
+
+/// Closes the records of `phase` on every TOP_SP.
+fn finish_records(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    rank: Rank,
+    phase: u32,
+    folders: &mut [Folder],
+    events: &mut [Vec<MeshEvent>],
+    records: &mut [Vec<Record>],
+) {
+    let Some(p) = plan.phases.get(phase as usize) else { return };
+    let (group, member) = plan.groups.locate(rank);
+    let pattern = p.alg.pattern().unwrap_or(DevicePattern::Ring);
+    let sub_type = match pattern {
+        DevicePattern::Ring => MetaringType::from_alg(p.alg).map_or(0, MetaringType::raw),
+        DevicePattern::Mesh => {
+            let inst = plan.instance(p, member);
+            let ranks = (0..inst.scope.k).map(|q| plan.rank(group, inst.scope.member(q)));
+            mesh_type(schedule.arch, &schedule.shape, ranks).raw()
+        }
+    };
+    let safe_mode = matches!(
+        plan.op,
+        OpType::Permute | OpType::PermuteReduce | OpType::PermuteImplicit | OpType::PermuteReduceImplicit
+    );
+    let unique_tensors =
+        matches!(plan.op, OpType::AllGather | OpType::ReduceScatter | OpType::AllToAll | OpType::AllToAllV);
+    for (t, folder) in folders.iter_mut().enumerate() {
+        let tp = std::mem::take(folder).finish();
+        records[t].push(Record {
+            op: CcOp {
+                algo_type: pattern.raw(),
+                algo_sub_type: sub_type,
+                safe_mode,
+                unique_tensors,
+                ..CcOp::default()
+            },
+            tp,
+            phase,
+            first_step: p.first_step,
+            step_n: p.step_n,
+            events: std::mem::take(&mut events[t]),
+        });
+    }
+}
+
+fn empty_neff() -> NeffConfigs {
+    NeffConfigs {
+        trigger: 0,
+        trigger_next: 0,
+        complete: 0,
+        complete_prev: 0,
+        tpb_stop_sema: 0,
+        ctrl_spad: 0,
+        slot_spad_base: [0; SLOT_SPAD_BASE_N],
+        op_num: 0,
+        function_n: 0,
+        tpb_compl_addr_num: 0,
+        channel_n: 0,
+        topsp_index: 0,
+        send_credits: 0,
+        channel_ids: Vec::new(),
+        mesh_events: Vec::new(),
+        barrier: BarrierConfigs::Host { barrier_start: 0, barrier_done: 0 },
+        basic_block: BasicBlockConfigs::default(),
+        flags: NeffFlags::default(),
+    }
+}
+
+/// The EXEC config block of one TOP_SP.
+fn neff_configs(schedule: &Schedule, tp: &TopSpProgram) -> Result<NeffConfigs, LowerErrorKind> {
+    let params = schedule.arch.params();
+    let t = tp.topsp;
+    let read = |i| sem(params, t, SemWindow::Read, i);
+    let limit = |limit, value: u64, max: u64| LowerErrorKind::Limit { limit, value, max, arch: schedule.arch };
+    let records = tp.records().count() as u64;
+    let op_num = u32::try_from(records).map_err(|_| limit(Limit::Records, records, u64::from(u32::MAX)))?;
+    let functions = schedule.collectives.len() as u64;
+    let function_n = u16::try_from(functions).map_err(|_| limit(Limit::Functions, functions, u64::from(u16::MAX)))?;
+    let ends = tp.segments.len() as u64;
+    let tpb_compl_addr_num =
+        u8::try_from(ends).map_err(|_| limit(Limit::CompletionAddresses, ends, u64::from(u8::MAX)))?;
+    let mut slot_spad_base = [0u64; SLOT_SPAD_BASE_N];
+    slot_spad_base[0] = params.slot_spad_addr(t.0);
+    let barrier = match schedule.barrier {
+        Barrier::Host => {
+            BarrierConfigs::Host { barrier_start: read(sema::BARRIER_START), barrier_done: read(sema::BARRIER_DONE) }
+        }
+        Barrier::Device => BarrierConfigs::Device { steps: device_barrier(schedule, t)? },
+    };
+    let pring_total_desc_num =
+        tp.records().flat_map(|r| &r.tp).fold(0u64, |acc, e| acc.saturating_add(e.total_descriptors()));
+    Ok(NeffConfigs {
+        trigger: read(sema::TRIGGER),
+        trigger_next: read(sema::TRIGGER_NEXT),
+        complete: read(sema::COMPLETE),
+        complete_prev: read(sema::COMPLETE_PREV),
+        tpb_stop_sema: read(sema::TPB_STOP),
+        ctrl_spad: params.ctrl_spad_addr(t.0),
+        slot_spad_base,
+        op_num,
+        function_n,
+        tpb_compl_addr_num,
+        // At most 32 channels in all.
+        channel_n: tp.channels.len() as u8,
+        topsp_index: t.0,
+        send_credits: schedule.send_credits,
+        channel_ids: tp.channels.clone(),
+        mesh_events: tp.records().flat_map(|r| r.events.iter().copied()).collect(),
+        barrier,
+        basic_block: BasicBlockConfigs {
+            switch_completed: read(sema::SWITCH_COMPLETED),
+            pring_base_addr: params.pring_addr(t.0),
+            pring_total_desc_num,
+        },
+        flags: NeffFlags { leader: t.0 == 0, dbg_cc_nop: false, host_cc: false },
+    })
+}
+
+/// The radix-5 dissemination barrier over every rank (`docs/wire-format.md` §8.2).
+fn device_barrier(schedule: &Schedule, t: TopSp) -> Result<Vec<BarrierStep>, LowerErrorKind> {
+    let params = schedule.arch.params();
+    let rank_n = schedule.shape.rank_n;
+    let radix = DEVICE_BARRIER_FANOUT + 1;
+    let mut steps = Vec::new();
+    let mut span = 1u64;
+    while span < u64::from(rank_n) {
+        if steps.len() == 4 {
+            return Err(LowerErrorKind::DeviceBarrierTooLarge { rank_n });
+        }
+        let s = steps.len() as u32;
+        let mut step = BarrierStep::default();
+        let mut used = 0u16;
+        for i in 1..=DEVICE_BARRIER_FANOUT {
+            if u64::from(i) * span < u64::from(rank_n) {
+                let slot = (i - 1) as usize;
+                step.barrier_sema[slot] = sem(params, t, SemWindow::Read, sema::DEVICE_BARRIER + 4 * s + i - 1);
+                step.target_sema_val[slot] = 1;
+                used += 1;
+            }
+        }
+        step.m2s_val = used;
+        step.s2m_val = used;
+        steps.push(step);
+        span *= u64::from(radix);
+    }
+    if steps.is_empty() {
+        // A single rank still runs one (empty) step: the block needs 1..=4.
+        steps.push(BarrierStep::default());
+    }
+    Ok(steps)
+}

@@ -1,0 +1,146 @@
+//! The step graph: the data-flow schedule of a program, one node per
+//! (collective, step, rank) holding the transfers the rank takes part in at
+//! that step, with dependency edges.
+//!
+//! A node stands for the *completion* of a rank's step. Its dependencies
+//! are the completion of the same rank's previous step (program order) and,
+//! for every transfer that arrives at the step, the completion of the
+//! sender's previous step (the sender issues the step's sends only once its
+//! previous step has completed). Every edge therefore goes from step `s - 1`
+//! to step `s`, the graph is acyclic by construction, and the canonical node
+//! order — by collective, then step, then rank — is a topological order.
+//!
+//! [`rank_nodes`] walks one rank's nodes in that order without building
+//! anything world-sized: lowering uses it. [`StepGraph`] materializes the
+//! nodes and edges of chosen ranks with petgraph, for DOT output and tests;
+//! petgraph types never leave this file.
+
+use crate::schedule::{CollectivePlan, Schedule, Transfer};
+use ccc_ir::id::{CollectiveIdx, Rank, Step};
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use std::collections::BTreeMap;
+
+/// One rank's share of one step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepNode {
+    /// The collective.
+    pub collective: CollectiveIdx,
+    /// The step within the collective.
+    pub step: Step,
+    /// The rank.
+    pub rank: Rank,
+    /// The rank's replica group and its index in it.
+    pub group: u32,
+    /// The rank's group-local index.
+    pub member: u32,
+    /// The phase running at this step.
+    pub phase: u32,
+    /// Every transfer the rank sends or receives at this step.
+    pub transfers: Vec<Transfer>,
+}
+
+/// Why an edge exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EdgeKind {
+    /// The same rank's previous step.
+    Program,
+    /// A transfer's sender finished its previous step.
+    Data,
+}
+
+/// One rank's nodes of one collective, in step order.
+pub fn collective_nodes<'a>(
+    schedule: &'a Schedule,
+    plan: &'a CollectivePlan,
+    rank: Rank,
+) -> impl Iterator<Item = StepNode> + 'a {
+    let (group, member) = plan.groups.locate(rank);
+    (0..plan.step_n).map(move |step| {
+        let mut transfers = Vec::new();
+        schedule.transfers(plan, group, member, step, &mut transfers);
+        let phase = plan.phase_at(step).map_or(0, |(p, _)| p as u32);
+        StepNode { collective: CollectiveIdx(plan.index), step: Step(step), rank, group, member, phase, transfers }
+    })
+}
+
+/// Every node of one rank, in canonical order (collective, then step).
+pub fn rank_nodes(schedule: &Schedule, rank: Rank) -> impl Iterator<Item = StepNode> + '_ {
+    schedule.collectives.iter().flat_map(move |plan| collective_nodes(schedule, plan, rank))
+}
+
+/// The nodes and edges of a chosen set of ranks.
+#[derive(Debug)]
+pub struct StepGraph {
+    graph: DiGraph<StepNode, EdgeKind>,
+}
+
+impl StepGraph {
+    /// Builds the graph of `ranks` (sorted and deduplicated; data edges only
+    /// between ranks in the set).
+    pub fn build(schedule: &Schedule, ranks: &[Rank]) -> StepGraph {
+        let mut ranks = ranks.to_vec();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let mut graph = DiGraph::new();
+        // (collective, step, rank) -> node, to place edges.
+        let mut index: BTreeMap<(u32, u32, Rank), NodeIndex> = BTreeMap::new();
+        for plan in &schedule.collectives {
+            let mut iters: Vec<_> = ranks.iter().map(|&r| collective_nodes(schedule, plan, r)).collect();
+            for step in 0..plan.step_n {
+                for it in &mut iters {
+                    let Some(node) = it.next() else { continue };
+                    let key = (plan.index, step, node.rank);
+                    let senders: Vec<Rank> = node
+                        .transfers
+                        .iter()
+                        .filter(|t| t.to == node.member && t.from != node.member)
+                        .map(|t| plan.rank(node.group, t.from))
+                        .collect();
+                    let rank = node.rank;
+                    let id = graph.add_node(node);
+                    index.insert(key, id);
+                    if step > 0 {
+                        if let Some(&prev) = index.get(&(plan.index, step - 1, rank)) {
+                            graph.add_edge(prev, id, EdgeKind::Program);
+                        }
+                        let mut senders = senders;
+                        senders.sort_unstable();
+                        senders.dedup();
+                        for s in senders {
+                            if let Some(&from) = index.get(&(plan.index, step - 1, s)) {
+                                graph.add_edge(from, id, EdgeKind::Data);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        StepGraph { graph }
+    }
+
+    /// Nodes in canonical order.
+    pub fn nodes(&self) -> impl Iterator<Item = &StepNode> {
+        self.graph.node_weights()
+    }
+
+    /// Edges as (from, to, kind) over node positions in [`StepGraph::nodes`],
+    /// sorted.
+    pub fn edges(&self) -> Vec<(usize, usize, EdgeKind)> {
+        let mut edges: Vec<_> =
+            self.graph.edge_references().map(|e| (e.source().index(), e.target().index(), *e.weight())).collect();
+        edges.sort_unstable();
+        edges
+    }
+
+    /// Is the graph acyclic, with every edge going forward in canonical order?
+    pub fn is_forward(&self) -> bool {
+        self.graph.edge_references().all(|e| e.source().index() < e.target().index())
+            && petgraph::algo::toposort(&self.graph, None).is_ok()
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.graph.node_count()
+    }
+}

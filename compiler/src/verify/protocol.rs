@@ -1,0 +1,569 @@
+//! The protocol proof: replay the waits and signals the lowered records
+//! imply, per TOP_SP and across peers, and show every wait is satisfied.
+//!
+//! Two parts:
+//!
+//! 1. **The chain of each (rank, TOP_SP).** Every collective that uses the
+//!    TOP_SP has one record per phase, in order, covering its steps
+//!    exactly; `trigger_next` runs each record into the next and stops at
+//!    the last; every `ring_wait_complete` has an earlier
+//!    `ring_send_complete` to wait for and every signal a waiter; the END
+//!    mark carries the TOP_SP's completion semaphore; `channel_list` holds
+//!    exactly the collective's channels on the TOP_SP; mesh records address
+//!    their events inside the mesh window; credits are in 1..=511; the
+//!    host's counts (`op_num`, END marks) match the chain.
+//! 2. **The replay.** All ranks advance in lockstep, step by step. At each
+//!    step every record posts the descriptors its `tp_inc_steps` says, which
+//!    must be what the step graph's transfers need; every send increments the
+//!    receiver's semaphore for the channel (or its mesh event); after the
+//!    step every semaphore must have received exactly the increments its
+//!    owner consumes — fewer is a wait that is never satisfied (deadlock),
+//!    more is a signal nobody consumes — and fewer than 512 of them, since
+//!    net indices wrap at 512. Every record that runs to its end posts one
+//!    TOPSP_CC_STATUS notification; per TOP_SP they must add up to `op_num`.
+//!
+//! Steps only ever wait on the previous step of their own rank and on
+//! transfers of the same step (the step graph's edges go from step `s - 1`
+//! to `s`), so when every count balances at every step, induction over the
+//! steps shows that no wait is left unsatisfied and no cycle of waits exists.
+
+use super::{Defect, DefectKind, VerifyError};
+use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, step_counts, topsps_used};
+use crate::schedule::{CollectivePlan, Schedule, Transfer};
+use ccc_ir::arch::SemWindow;
+use ccc_ir::enums::{DevicePattern, MetaringType};
+use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
+use ccc_ir::wire::tp::TpIncStep;
+use serde::Serialize;
+
+/// Net indices wrap at 512 (`NET_INDEX_LOOP_SIZE`).
+pub const NET_INDEX_LOOP: u64 = 512;
+/// The largest initial send credit.
+pub const MAX_SEND_CREDITS: u16 = 511;
+
+/// What the protocol proof established.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProtocolProof {
+    /// (rank, TOP_SP) chains checked.
+    pub chains: u64,
+    /// Records checked and replayed.
+    pub records: u64,
+    /// (rank, TOP_SP, step) points replayed.
+    pub steps: u64,
+    /// Semaphore increments matched to a wait.
+    pub signals: u64,
+}
+
+struct Place {
+    collective: u32,
+    rank: Rank,
+    topsp: TopSp,
+    record: Option<u32>,
+    step: Option<u32>,
+}
+
+fn defect(p: Place, kind: DefectKind) -> VerifyError {
+    VerifyError::Defect(Box::new(Defect {
+        collective: CollectiveIdx(p.collective),
+        group: 0,
+        rank: Some(p.rank),
+        topsp: Some(p.topsp),
+        record: p.record,
+        step: p.step.map(Step),
+        chunk: None,
+        kind,
+    }))
+}
+
+fn mismatch(field: &'static str, found: u64, expected: u64) -> DefectKind {
+    DefectKind::FieldMismatch { field, found, expected }
+}
+
+/// Proves the protocol of every rank's lowered program. `programs[r]` must
+/// be rank `r`'s, for every rank of the world.
+///
+/// # Errors
+///
+/// [`VerifyError::Defect`] naming the rank, TOP_SP, record and step.
+pub fn prove(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolProof, VerifyError> {
+    let mut proof = ProtocolProof { chains: 0, records: 0, steps: 0, signals: 0 };
+    let used = topsps_used(schedule);
+    for (r, program) in programs.iter().enumerate() {
+        let rank = Rank(r as u32);
+        let at = |topsp| Place { collective: 0, rank, topsp, record: None, step: None };
+        if program.rank != rank {
+            return Err(defect(at(TopSp(0)), mismatch("rank of the program", u64::from(program.rank.0), r as u64)));
+        }
+        if program.topsps.len() != usize::from(used) {
+            return Err(defect(at(TopSp(0)), mismatch("TOP_SPs", program.topsps.len() as u64, u64::from(used))));
+        }
+        for tp in &program.topsps {
+            check_chain(schedule, rank, tp)?;
+            proof.chains += 1;
+            proof.records += tp.records().count() as u64;
+        }
+    }
+    if programs.len() != schedule.shape.rank_n as usize {
+        let at = Place { collective: 0, rank: Rank(programs.len() as u32), topsp: TopSp(0), record: None, step: None };
+        return Err(defect(at, mismatch("ranks lowered", programs.len() as u64, u64::from(schedule.shape.rank_n))));
+    }
+    let mut notified = vec![0u64; programs.len() * usize::from(used)];
+    for plan in &schedule.collectives {
+        replay(schedule, plan, programs, &mut notified, &mut proof)?;
+    }
+    for (r, program) in programs.iter().enumerate() {
+        for tp in &program.topsps {
+            let posted = notified[r * usize::from(used) + usize::from(tp.topsp.0)];
+            if posted != u64::from(tp.neff.op_num) {
+                let at = Place { collective: 0, rank: program.rank, topsp: tp.topsp, record: None, step: None };
+                return Err(defect(at, DefectKind::NotificationCount { posted, op_num: tp.neff.op_num }));
+            }
+        }
+    }
+    Ok(proof)
+}
+
+/// Channels of `plan` on TOP_SP `t`, ascending.
+fn hosted(schedule: &Schedule, plan: &CollectivePlan, t: u8) -> Vec<u8> {
+    let n = schedule.arch.params().topsp_n;
+    (0..plan.channels).filter(|c| c % n == t).collect()
+}
+
+fn check_chain(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(), VerifyError> {
+    let params = schedule.arch.params();
+    let t = tp.topsp;
+    let place = |collective, record| Place { collective, rank, topsp: t, record, step: None };
+    let credits = tp.neff.send_credits;
+    if credits == 0 || credits > MAX_SEND_CREDITS {
+        return Err(defect(place(0, None), DefectKind::CreditsOutOfRange { credits }));
+    }
+    let expected_segments: Vec<&CollectivePlan> =
+        schedule.collectives.iter().filter(|p| t.0 < p.channels.min(params.topsp_n)).collect();
+    let found: Vec<u32> = tp.segments.iter().map(|s| s.collective).collect();
+    let want: Vec<u32> = expected_segments.iter().map(|p| p.index).collect();
+    if found != want {
+        let c = found.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(found.len().min(want.len()));
+        return Err(defect(
+            place(want.get(c).copied().unwrap_or(0), None),
+            mismatch("collectives in the chain", found.len() as u64, want.len() as u64),
+        ));
+    }
+    let compl = params.sem_addr(t.0, SemWindow::Inc, sema::COMPLETE).unwrap_or(0);
+    let mut events = 0u32;
+    let mut event_sema = Vec::new();
+    for (segment, plan) in tp.segments.iter().zip(expected_segments) {
+        check_segment(schedule, rank, t, plan, segment, &mut events)?;
+        if segment.compl_addr != compl {
+            return Err(defect(
+                place(plan.index, None),
+                DefectKind::WrongCompletionAddress { found: segment.compl_addr, expected: compl },
+            ));
+        }
+        event_sema.extend(segment.records.iter().flat_map(|r| r.events.iter().copied()));
+    }
+    if events > u32::from(params.mesh_event_max) {
+        return Err(defect(
+            place(0, None),
+            mismatch("mesh events", u64::from(events), u64::from(params.mesh_event_max)),
+        ));
+    }
+    let neff = &tp.neff;
+    let records = tp.records().count() as u64;
+    let checks: [(&'static str, u64, u64); 5] = [
+        ("op_num", u64::from(neff.op_num), records),
+        ("tpb_compl_addr_num", u64::from(neff.tpb_compl_addr_num), tp.segments.len() as u64),
+        ("mesh_event_n", neff.mesh_events.len() as u64, event_sema.len() as u64),
+        ("leader flag", u64::from(neff.flags.leader), u64::from(t.0 == 0)),
+        ("topsp_index", u64::from(neff.topsp_index), u64::from(t.0)),
+    ];
+    for (field, found, expected) in checks {
+        if found != expected {
+            return Err(defect(place(0, None), mismatch(field, found, expected)));
+        }
+    }
+    if neff.mesh_events != event_sema {
+        return Err(defect(place(0, None), mismatch("mesh event table entries equal to the records' events", 0, 1)));
+    }
+    for (j, _) in tp.channels.iter().enumerate() {
+        let recv = sema::CHANNEL + 2 * j as u32;
+        if recv + 1 >= sema::MESH {
+            return Err(defect(
+                place(0, None),
+                DefectKind::SemaphoreOutOfWindow { index: recv + 1, window: "channel semaphores 24..=87" },
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_segment(
+    schedule: &Schedule,
+    rank: Rank,
+    t: TopSp,
+    plan: &CollectivePlan,
+    segment: &Segment,
+    events: &mut u32,
+) -> Result<(), VerifyError> {
+    let place = |record: Option<u32>| Place { collective: plan.index, rank, topsp: t, record, step: None };
+    let n = segment.records.len();
+    if n != plan.phases.len() {
+        return Err(defect(place(None), mismatch("records in the chain", n as u64, plan.phases.len() as u64)));
+    }
+    let channel_list = hosted(schedule, plan, t.0).iter().fold(0u32, |acc, &c| acc | (1 << c));
+    for (i, (record, phase)) in segment.records.iter().zip(&plan.phases).enumerate() {
+        let at = place(Some(i as u32));
+        let op = &record.op;
+        let last = i + 1 == n;
+        if !op.trigger_next && !last {
+            return Err(defect(at, DefectKind::ChainBroken { next: i as u32 + 1 }));
+        }
+        if op.trigger_next && last {
+            return Err(defect(at, DefectKind::ChainOverrun));
+        }
+        if op.ring_wait_complete {
+            match i.checked_sub(1).and_then(|p| segment.records.get(p)) {
+                None => return Err(defect(at, DefectKind::FirstRecordWaits)),
+                Some(prev) if !prev.op.ring_send_complete => {
+                    return Err(defect(at, DefectKind::WaitWithoutSignal { previous: i as u32 - 1 }));
+                }
+                Some(_) => {}
+            }
+        }
+        if op.ring_send_complete && !segment.records.get(i + 1).is_some_and(|next| next.op.ring_wait_complete) {
+            return Err(defect(at, DefectKind::SignalWithoutWait));
+        }
+        let pattern = phase.alg.pattern().unwrap_or(DevicePattern::Ring);
+        let steps: u64 = record.tp.iter().map(|e| u64::from(e.repeat)).sum();
+        let fields: [(&'static str, u64, u64); 5] = [
+            ("algo_type", u64::from(op.algo_type), u64::from(pattern.raw())),
+            ("first step", u64::from(record.first_step), u64::from(phase.first_step)),
+            ("steps in the record", u64::from(record.step_n), u64::from(phase.step_n)),
+            ("steps its tp_inc_steps cover", steps, u64::from(phase.step_n)),
+            ("reporter", u64::from(op.reporter), u64::from(t.0 == 0)),
+        ];
+        for (field, found, expected) in fields {
+            if found != expected {
+                return Err(defect(at, mismatch(field, found, expected)));
+            }
+        }
+        match pattern {
+            DevicePattern::Ring => {
+                let want = MetaringType::from_alg(phase.alg).map_or(0, MetaringType::raw);
+                if op.algo_sub_type != want {
+                    return Err(defect(at, mismatch("algo_sub_type", u64::from(op.algo_sub_type), u64::from(want))));
+                }
+                let list = op.channel_list();
+                if let Some(c) = (0..32u8).find(|c| channel_list & !list & (1 << c) != 0) {
+                    return Err(defect(at, DefectKind::ChannelMissing { channel: c, channel_list: list }));
+                }
+                if let Some(c) = (0..32u8).find(|c| list & !channel_list & (1 << c) != 0) {
+                    return Err(defect(at, DefectKind::ChannelExtra { channel: c, channel_list: list }));
+                }
+                if !record.events.is_empty() {
+                    return Err(defect(at, mismatch("mesh events of a RING record", record.events.len() as u64, 0)));
+                }
+            }
+            DevicePattern::Mesh => {
+                let fields: [(&'static str, u64, u64); 2] = [
+                    ("sema_shift_offset", u64::from(op.sema_shift_offset()), u64::from(*events)),
+                    ("sema_mask", u64::from(op.sema_mask()), u64::from(sema::MESH_MASK)),
+                ];
+                for (field, found, expected) in fields {
+                    if found != expected {
+                        return Err(defect(at, mismatch(field, found, expected)));
+                    }
+                }
+                for (e, event) in record.events.iter().enumerate() {
+                    let index = u32::from(event.sema_index);
+                    let want = u32::from(mesh_sema(*events + e as u32));
+                    if !(sema::MESH..sema::MESH + u32::from(sema::MESH_MASK) + 1).contains(&index) {
+                        return Err(defect(
+                            at,
+                            DefectKind::SemaphoreOutOfWindow { index, window: "mesh event semaphores 88..=215" },
+                        ));
+                    }
+                    if index != want {
+                        return Err(defect(at, mismatch("mesh event semaphore", u64::from(index), u64::from(want))));
+                    }
+                }
+                *events += record.events.len() as u32;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A (rank, TOP_SP)'s position in its records' `tp_inc_steps`.
+struct Cursor<'a> {
+    records: &'a [crate::lower::Record],
+    record: usize,
+    entry: usize,
+    done: u16,
+}
+
+impl Cursor<'_> {
+    /// The next step's `(record, m2s, s2m)`.
+    fn next(&mut self) -> Option<(u32, u32, u32)> {
+        loop {
+            let record = self.records.get(self.record)?;
+            match record.tp.get(self.entry) {
+                Some(&TpIncStep { m2s, s2m, repeat }) if self.done < repeat => {
+                    self.done += 1;
+                    return Some((self.record as u32, m2s, s2m));
+                }
+                Some(_) => {
+                    self.entry += 1;
+                    self.done = 0;
+                }
+                None => {
+                    self.record += 1;
+                    self.entry = 0;
+                    self.done = 0;
+                }
+            }
+        }
+    }
+}
+
+fn replay(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    programs: &[RankProgram],
+    notified: &mut [u64],
+    proof: &mut ProtocolProof,
+) -> Result<(), VerifyError> {
+    let params = schedule.arch.params();
+    let used_all = usize::from(topsps_used(schedule));
+    let used = usize::from(plan.channels.min(params.topsp_n));
+    let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
+    let width = hosted.iter().map(Vec::len).max().unwrap_or(0);
+    let rank_n = programs.len();
+    let slot = |r: usize, t: usize, j: usize| (r * used + t) * width + j;
+    let mut cursors: Vec<Cursor<'_>> = Vec::with_capacity(rank_n * used);
+    for program in programs {
+        for t in 0..used {
+            let records = program
+                .topsps
+                .get(t)
+                .and_then(|tp| tp.segments.iter().find(|s| s.collective == plan.index))
+                .map_or(&[][..], |s| &s.records[..]);
+            cursors.push(Cursor { records, record: 0, entry: 0, done: 0 });
+        }
+    }
+    let mut arrived = vec![0u64; rank_n * used * width];
+    let mut consumed = vec![0u64; rank_n * used * width];
+    let mut event_in: Vec<Vec<(u32, u64)>> = vec![Vec::new(); rank_n * used];
+    let mut transfers: Vec<Transfer> = Vec::new();
+    for step in 0..plan.step_n {
+        let Some((phase_index, t_in_phase)) = plan.phase_at(step) else { break };
+        let phase = &plan.phases[phase_index];
+        let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
+        let place = |r: usize, t: usize, record| Place {
+            collective: plan.index,
+            rank: Rank(r as u32),
+            topsp: TopSp(t as u8),
+            record,
+            step: Some(step),
+        };
+        for r in 0..rank_n {
+            let (group, member) = plan.groups.locate(Rank(r as u32));
+            transfers.clear();
+            schedule.transfers(plan, group, member, step, &mut transfers);
+            for t in 0..used {
+                let (m2s, s2m) = step_counts(plan, member, &transfers, &hosted[t]);
+                let Some((record, posted_m2s, posted_s2m)) = cursors[r * used + t].next() else {
+                    return Err(defect(
+                        place(r, t, None),
+                        mismatch("steps its records cover", u64::from(step), u64::from(plan.step_n)),
+                    ));
+                };
+                if record as usize != phase_index {
+                    return Err(defect(
+                        place(r, t, Some(record)),
+                        mismatch("phase of the record running this step", u64::from(record), phase_index as u64),
+                    ));
+                }
+                for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
+                    if u64::from(posted) != needed {
+                        return Err(defect(
+                            place(r, t, Some(record)),
+                            DefectKind::CountMismatch { queue, posted: u64::from(posted), needed },
+                        ));
+                    }
+                }
+                for tr in &transfers {
+                    let increments = u64::from(tr.src.count) * u64::from(tr.halves.count());
+                    if tr.from == member {
+                        let to = plan.rank(group, tr.to).0 as usize;
+                        for j in 0..hosted[t].len() {
+                            arrived[slot(to, t, j)] += increments;
+                        }
+                        if mesh && tr.to != tr.from {
+                            let total = increments * hosted[t].len() as u64;
+                            let list = &mut event_in[to * used + t];
+                            match list.iter_mut().find(|(p, _)| *p == r as u32) {
+                                Some(e) => e.1 += total,
+                                None => list.push((r as u32, total)),
+                            }
+                        }
+                    }
+                    if tr.to == member {
+                        for j in 0..hosted[t].len() {
+                            consumed[slot(r, t, j)] += increments;
+                        }
+                    }
+                }
+                proof.steps += 1;
+            }
+        }
+        for r in 0..rank_n {
+            for (t, channels) in hosted.iter().enumerate() {
+                for (j, &channel) in channels.iter().enumerate() {
+                    let s = slot(r, t, j);
+                    let (got, want) = (arrived[s], consumed[s]);
+                    let sema = sema::CHANNEL + 2 * (u32::from(channel) / u32::from(params.topsp_n));
+                    let at = place(r, t, Some(phase_index as u32));
+                    if got < want {
+                        return Err(defect(
+                            at,
+                            DefectKind::SignalsMissing { sema, channel, expected: want, arrived: got },
+                        ));
+                    }
+                    if got > want {
+                        return Err(defect(
+                            at,
+                            DefectKind::SignalsUnconsumed { sema, channel, expected: want, arrived: got },
+                        ));
+                    }
+                    if got >= NET_INDEX_LOOP {
+                        return Err(defect(
+                            at,
+                            mismatch(
+                                "increments of one semaphore in one step (net index wraps at 512)",
+                                got,
+                                NET_INDEX_LOOP - 1,
+                            ),
+                        ));
+                    }
+                    proof.signals += got;
+                    arrived[s] = 0;
+                    consumed[s] = 0;
+                }
+            }
+        }
+        if t_in_phase + 1 == phase.step_n {
+            for r in 0..rank_n {
+                for t in 0..used {
+                    let incoming = std::mem::take(&mut event_in[r * used + t]);
+                    notified[r * used_all + t] += 1;
+                    if !mesh {
+                        continue;
+                    }
+                    let record = &cursors[r * used + t].records[phase_index];
+                    let at = place(r, t, Some(phase_index as u32));
+                    for &(peer, sent) in &incoming {
+                        let target = record.events.iter().find(|e| e.peer == peer).map_or(0, |e| u64::from(e.target));
+                        if target != sent {
+                            return Err(defect(
+                                at,
+                                DefectKind::EventMismatch { peer: Rank(peer), target, arrived: sent },
+                            ));
+                        }
+                    }
+                    for e in &record.events {
+                        if !incoming.iter().any(|&(p, _)| p == e.peer) {
+                            return Err(defect(
+                                at,
+                                DefectKind::EventMismatch {
+                                    peer: Rank(e.peer),
+                                    target: u64::from(e.target),
+                                    arrived: 0,
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{flat_ops, hier_legs, leg_choices};
+    use crate::build::build;
+    use crate::encode::encode;
+    use crate::lower::lower;
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+
+    fn lower_all(case: &Case) -> (Schedule, Vec<RankProgram>) {
+        let schedule = build(&case.valid()).unwrap();
+        let programs: Vec<RankProgram> =
+            (0..case.rank_n).map(|r| lower(&schedule, Rank(r)).unwrap_or_else(|e| panic!("{case:?}: {e}"))).collect();
+        (schedule, programs)
+    }
+
+    fn assert_protocol(case: &Case) {
+        let (schedule, programs) = lower_all(case);
+        if let Err(e) = prove(&schedule, &programs) {
+            panic!(
+                "{:?} {:?} n={} local={} channels={}: {e}",
+                case.op, case.alg, case.rank_n, case.local_rank_n, case.channels
+            );
+        }
+        for p in &programs {
+            let images = encode(p, schedule.arch).unwrap();
+            crate::verify::roundtrip::prove(p, &images).unwrap();
+        }
+    }
+
+    #[test]
+    fn every_flat_pairing_replays() {
+        for &alg in AlgType::ALL {
+            if alg == AlgType::Hier {
+                continue;
+            }
+            for &op in flat_ops(alg) {
+                for n in [2u32, 3, 4, 5, 8, 12] {
+                    let local = match alg {
+                        AlgType::Kangaring | AlgType::IntraRdh => n,
+                        AlgType::LatencyOptMesh | AlgType::BwOptMesh if n % 2 == 0 => 2,
+                        _ => 1,
+                    };
+                    for channels in [1u8, 3, 9] {
+                        let mut case = Case::flat(op, alg, n, local);
+                        case.channels = channels;
+                        if alg == AlgType::TwoStepPodMesh {
+                            if n % 2 != 0 {
+                                continue;
+                            }
+                            case.pod_n = 2;
+                            case.local_rank_n = 1;
+                        }
+                        assert_protocol(&case);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_hier_composition_replays() {
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
+            let legs = hier_legs(op).unwrap_or(&[]);
+            for (i, &leg) in legs.iter().enumerate() {
+                for &alg in leg_choices(leg) {
+                    let choice: Vec<_> =
+                        legs.iter().enumerate().map(|(j, &l)| (l, if i == j { alg } else { AlgType::Ring })).collect();
+                    let mut case = Case::hier(op, &choice, 24, 4);
+                    case.pod_n = 2;
+                    case.channels = 4;
+                    assert_protocol(&case);
+                }
+            }
+        }
+    }
+}
