@@ -11,6 +11,8 @@
 //! | [`json`] | the vendor dumper's JSON shape, keys in its order | [`json::ctrl`] | [`json::slot`] | [`json::neff`] |
 //! | [`text_log`] | the vendor runtime's log lines, byte for byte | [`text_log::ctrl`] | [`text_log::slot`] | — |
 //!
+//! [`dot`] renders the compiler's step graph (not an image) in Graphviz DOT.
+//!
 //! Every renderer has the same small shape: a pure function from a decoded
 //! value (plus the few options the view needs: the arch table that names
 //! semaphore addresses, the device and TOP_SP a log line carries) to a
@@ -29,6 +31,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod dot;
 pub mod hexdump;
 pub mod json;
 pub mod text_log;

@@ -35,6 +35,7 @@ pub mod algorithms;
 pub mod build;
 pub mod encode;
 pub mod lower;
+pub mod manifest;
 pub mod parse;
 pub mod pipeline;
 pub mod schedule;

@@ -9,9 +9,12 @@
 
 mod args;
 mod check;
+mod compile;
 mod decode;
+mod graph;
 mod load;
 mod report;
+mod sign;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -38,9 +41,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(a) => check::run(&a),
         Command::Decode(a) => decode::run(&a),
-        Command::Compile(_) | Command::Sign(_) | Command::Diagnose(_) | Command::Verify(_) | Command::Graph(_) => {
-            Err(Failure::input(miette::miette!("this verb is not built yet")))
-        }
+        Command::Compile(a) => compile::run(&a),
+        Command::Verify(a) => compile::run_verify(&a),
+        Command::Sign(a) => sign::run(&a),
+        Command::Graph(a) => graph::run(&a),
+        Command::Diagnose(_) => Err(Failure::input(miette::miette!("ccc diagnose is not built yet"))),
     };
     match result {
         Ok(code) => code,
