@@ -195,7 +195,7 @@ pub enum DefectKind {
     ChainOverrun,
     /// A record waits for a predecessor that never signals.
     #[error(
-        "ring_wait_complete makes it wait for record {previous}'s completion, which never signals          (ring_send_complete is 0): deadlock"
+        "ring_wait_complete makes it wait for record {previous}'s completion, which never signals (ring_send_complete is 0): deadlock"
     )]
     WaitWithoutSignal {
         /// The predecessor (or "none" as u32::MAX for the first record).
@@ -282,6 +282,18 @@ pub enum DefectKind {
         target: u64,
         /// Increments sent.
         arrived: u64,
+    },
+    /// The EXEC config's mesh event table disagrees with the records' events.
+    #[error(
+        "mesh event table entry {entry} is not the event the records lower (the table has {table} entries, the records {records})"
+    )]
+    EventTable {
+        /// The first differing entry.
+        entry: u32,
+        /// Entries in the table.
+        table: u32,
+        /// Events in the records.
+        records: u32,
     },
     /// The record's shape disagrees with its phase.
     #[error("{field} is {found}, but the schedule needs {expected}")]

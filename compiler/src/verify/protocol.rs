@@ -182,7 +182,13 @@ fn check_chain(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(),
         }
     }
     if neff.mesh_events != event_sema {
-        return Err(defect(place(0, None), mismatch("mesh event table entries equal to the records' events", 0, 1)));
+        let entry = neff.mesh_events.iter().zip(&event_sema).position(|(a, b)| a != b).unwrap_or(event_sema.len());
+        let kind = DefectKind::EventTable {
+            entry: entry as u32,
+            table: neff.mesh_events.len() as u32,
+            records: event_sema.len() as u32,
+        };
+        return Err(defect(place(0, None), kind));
     }
     for (j, _) in tp.channels.iter().enumerate() {
         let recv = sema::CHANNEL + 2 * j as u32;
