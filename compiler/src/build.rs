@@ -187,7 +187,13 @@ fn group_radices(members: &[u32], shape: &Shape) -> [u32; 3] {
     let n = u32::try_from(members.len()).unwrap_or(u32::MAX);
     let nodes: Vec<u32> = members.iter().map(|&r| shape.node(r)).collect();
     let Some(per_node) = run_length(&nodes) else {
-        return [n, 1, 1];
+        // Not listed node by node, but maybe pod by pod: then the first
+        // digit spans a pod (only pod-level algorithms use this shape).
+        let pods: Vec<u32> = members.iter().map(|&r| shape.pod(r)).collect();
+        return match run_length(&pods) {
+            Some(per_pod) => [per_pod, 1, n / per_pod.max(1)],
+            None => [n, 1, 1],
+        };
     };
     let node_n = n / per_node.max(1);
     // One pod key per node run.
@@ -216,7 +222,10 @@ mod tests {
         // Two locals on each of the 8 nodes, listed node by node.
         let members: Vec<u32> = (0..8).flat_map(|node| [node * 4, node * 4 + 1]).collect();
         assert_eq!(group_radices(&members, &shape), [2, 4, 2]);
-        // Interleaved nodes: no node structure.
+        // Interleaved nodes of one pod: no structure at all.
         assert_eq!(group_radices(&[0, 4, 1, 5], &shape), [4, 1, 1]);
+        // Three members of one node and one of another, on each of two
+        // pods: not node by node, but pod by pod.
+        assert_eq!(group_radices(&[0, 1, 2, 4, 16, 17, 18, 20], &shape), [4, 1, 2]);
     }
 }

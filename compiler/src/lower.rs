@@ -12,8 +12,8 @@
 //! Lowering a rank walks only that rank's nodes: its cost is its own step
 //! count, not the world's.
 
-use crate::schedule::{CollectivePlan, Halves, Schedule, Transfer, mesh_type};
-use crate::step_graph::collective_nodes;
+use crate::schedule::{CollectivePlan, DescTable, Schedule, mesh_type};
+use crate::step_graph::{NodeView, walk_collective};
 use ccc_ir::arch::{ArchParams, SemWindow};
 use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
@@ -242,33 +242,36 @@ pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError>
         let mut events: Vec<Vec<MeshEvent>> = vec![Vec::new(); usize::from(plan_used)];
         let hosted: Vec<Vec<u8>> =
             (0..plan_used).map(|t| (0..plan.channels).filter(|c| c % params.topsp_n == t).collect()).collect();
+        let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
         let mut current_phase: Option<u32> = None;
-        for node in collective_nodes(schedule, plan, rank) {
+        walk_collective(schedule, plan, rank, |node| {
             if current_phase != Some(node.phase) {
                 if let Some(p) = current_phase {
                     finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
                 }
                 current_phase = Some(node.phase);
             }
+            let mesh = plan_phase_is_mesh(plan, node.phase);
             for t in 0..usize::from(plan_used) {
-                let (m2s, s2m) = step_counts(plan, node.member, &node.transfers, &hosted[t]);
+                let (m2s, s2m) = tables[t].step(node.member, node.transfers);
                 for v in [m2s, s2m] {
                     if v > u64::from(VAL_MASK) {
                         return Err(err(
                             Some(TopSp(t as u8)),
                             Some(plan.index),
-                            Some(node.step.0),
+                            Some(node.step),
                             limit(Limit::TpIncrement, v, u64::from(VAL_MASK)),
                         ));
                     }
                 }
                 // Checked against VAL_MASK just above.
                 folders[t].push(m2s as u32, s2m as u32);
-                if plan_phase_is_mesh(plan, node.phase) {
+                if mesh {
                     collect_events(plan, &node, &hosted[t], &mut events[t]);
                 }
             }
-        }
+            Ok(())
+        })?;
         if let Some(p) = current_phase {
             finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
         }
@@ -338,41 +341,9 @@ fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> u64 
     params.sem_addr(topsp.0, window, index).unwrap_or(0)
 }
 
-/// Descriptors member `me` posts at one step for the channels `hosted`:
-/// `(m2s, s2m)`.
-pub(crate) fn step_counts(plan: &CollectivePlan, me: u32, transfers: &[Transfer], hosted: &[u8]) -> (u64, u64) {
-    let layout = plan.layout();
-    let (mut m2s, mut s2m) = (0u64, 0u64);
-    for t in transfers {
-        let count = |blocks: crate::schedule::BlockSet, halves: Halves| -> u64 {
-            let mut d = 0u64;
-            for &c in hosted {
-                for b in blocks.iter() {
-                    for h in halves.iter() {
-                        d = d.saturating_add(layout.descriptors(me, c, b, h));
-                    }
-                }
-            }
-            d
-        };
-        if t.from == me {
-            m2s = m2s.saturating_add(count(t.src, t.halves));
-        }
-        if t.to == me {
-            s2m = s2m.saturating_add(count(t.dst, t.halves));
-        }
-    }
-    (m2s, s2m)
-}
-
 /// Adds this step's incoming transfers to the record's events: one event
 /// per sending peer, counting one increment per half-transfer per channel.
-fn collect_events(
-    plan: &CollectivePlan,
-    node: &crate::step_graph::StepNode,
-    hosted: &[u8],
-    events: &mut Vec<MeshEvent>,
-) {
+fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], events: &mut Vec<MeshEvent>) {
     let layout = plan.layout();
     for t in node.transfers.iter().filter(|t| t.to == node.member && t.from != node.member) {
         let peer = plan.rank(node.group, t.from).0;
@@ -424,8 +395,10 @@ fn finish_records(
         plan.op,
         OpType::Permute | OpType::PermuteReduce | OpType::PermuteImplicit | OpType::PermuteReduceImplicit
     );
-    let unique_tensors =
-        matches!(plan.op, OpType::AllGather | OpType::ReduceScatter | OpType::AllToAll | OpType::AllToAllV);
+    // All-gather and reduce-scatter run in place in the output buffer (the
+    // rank's input sits at its own chunk of it); only all-to-all keeps its
+    // input and output apart (docs/algorithms.md).
+    let unique_tensors = matches!(plan.op, OpType::AllToAll | OpType::AllToAllV);
     for (t, folder) in folders.iter_mut().enumerate() {
         let tp = std::mem::take(folder).finish();
         records[t].push(Record {

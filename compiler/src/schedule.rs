@@ -428,6 +428,8 @@ pub struct PhaseInstance {
     pub scope: ScopeInstance,
     /// The blocks the phase works on.
     pub universe: BlockSet,
+    /// Blocks per piece: the universe's blocks over the scope's members.
+    pub per_piece: u32,
 }
 
 /// A `(source, target)` pair of group-local indices.
@@ -516,8 +518,34 @@ impl<'a> Layout<'a> {
 
     /// Elements of one half of block `b` on `channel`.
     pub fn elems(&self, member: u32, channel: u8, b: u32, half: HalfChunk) -> u64 {
-        let per_channel = split(self.block_elems(member, b), u64::from(self.plan.channels), u64::from(channel));
+        self.half_of(self.block_elems(member, b), channel, half)
+    }
+
+    /// Elements of one half, on `channel`, of a block of `elems` elements.
+    fn half_of(&self, elems: u64, channel: u8, half: HalfChunk) -> u64 {
+        let per_channel = split(elems, u64::from(self.plan.channels), u64::from(channel));
         split(per_channel, u64::from(HalfChunk::SPLIT_N), u64::from(half.raw()))
+    }
+
+    /// Descriptors for one half, on `channel`, of a block of `elems` elements.
+    fn descriptors_of_elems(&self, elems: u64, channel: u8, half: HalfChunk) -> u64 {
+        self.half_of(elems, channel, half).saturating_mul(self.plan.dtype.size()).div_ceil(MAX_DESC_BYTES) + 1
+    }
+
+    /// `(small, big_below)` when every block of every member holds `small`
+    /// elements, or `small + 1` below position `big_below`; `None` when sizes
+    /// depend on the member (AllToAllV).
+    fn uniform(&self) -> Option<(u64, u32)> {
+        let p = self.plan;
+        let n = u64::from(p.groups.size()).max(1);
+        match p.kind {
+            OpKind::AllReduce | OpKind::ReduceScatter | OpKind::Broadcast | OpKind::Reduce => {
+                Some((p.count / n, u32::try_from(p.count % n).unwrap_or(u32::MAX)))
+            }
+            OpKind::AllGather | OpKind::Permute { .. } => Some((p.count, 0)),
+            OpKind::AllToAll if p.counts.is_none() => Some((p.count / n, 0)),
+            OpKind::AllToAll => None,
+        }
     }
 
     /// Bytes of one half of block `b` on `channel`.
@@ -528,7 +556,100 @@ impl<'a> Layout<'a> {
     /// DMA descriptors for one half-transfer of block `b` on `channel`: the
     /// data descriptors plus the trailing semaphore increment.
     pub fn descriptors(&self, member: u32, channel: u8, b: u32, half: HalfChunk) -> u64 {
-        self.bytes(member, channel, b, half).div_ceil(MAX_DESC_BYTES) + 1
+        self.descriptors_of_elems(self.block_elems(member, b), channel, half)
+    }
+}
+
+/// DMA descriptor counts of one collective on one set of channels,
+/// tabulated once so that counting a transfer costs O(1) instead of a walk
+/// over its blocks, channels and halves.
+#[derive(Clone, Debug)]
+pub struct DescTable<'a> {
+    layout: Layout<'a>,
+    channels: Vec<u8>,
+    uniform: Option<Uniform>,
+}
+
+/// Blocks hold `small` elements, or one more below position `big_below`.
+#[derive(Clone, Copy, Debug)]
+struct Uniform {
+    big_below: u32,
+    /// Descriptors per block: `[small, big]` x `[Both, H0, H1]`.
+    cost: [[u64; 3]; 2],
+}
+
+fn halves_index(h: Halves) -> usize {
+    match h {
+        Halves::Both => 0,
+        Halves::Only(HalfChunk::H0) => 1,
+        Halves::Only(HalfChunk::H1) => 2,
+    }
+}
+
+impl<'a> DescTable<'a> {
+    /// The table of `plan` on `channels`.
+    pub fn new(plan: &'a CollectivePlan, channels: &[u8]) -> Self {
+        let layout = plan.layout();
+        let uniform = layout.uniform().map(|(small, big_below)| {
+            let mut cost = [[0u64; 3]; 2];
+            for (size, row) in cost.iter_mut().enumerate() {
+                let elems = small + size as u64;
+                for (i, halves) in
+                    [Halves::Both, Halves::Only(HalfChunk::H0), Halves::Only(HalfChunk::H1)].into_iter().enumerate()
+                {
+                    row[i] = channels
+                        .iter()
+                        .flat_map(|&c| halves.iter().map(move |h| layout.descriptors_of_elems(elems, c, h)))
+                        .sum();
+                }
+            }
+            Uniform { big_below, cost }
+        });
+        DescTable { layout, channels: channels.to_vec(), uniform }
+    }
+
+    /// Descriptors to move `halves` of `blocks` of `member`'s buffer on the
+    /// table's channels: data descriptors plus one semaphore increment per
+    /// half-transfer.
+    pub fn count(&self, member: u32, blocks: BlockSet, halves: Halves) -> u64 {
+        match self.uniform {
+            Some(u) => {
+                let big = if blocks.count == 0 || blocks.start >= u.big_below {
+                    0
+                } else if blocks.count == 1 || blocks.stride == 0 {
+                    blocks.count
+                } else {
+                    blocks.count.min((u.big_below - blocks.start).div_ceil(blocks.stride))
+                };
+                let h = halves_index(halves);
+                u64::from(big) * u.cost[1][h] + u64::from(blocks.count - big) * u.cost[0][h]
+            }
+            None => {
+                let mut d = 0u64;
+                for &c in &self.channels {
+                    for b in blocks.iter() {
+                        for h in halves.iter() {
+                            d = d.saturating_add(self.layout.descriptors(member, c, b, h));
+                        }
+                    }
+                }
+                d
+            }
+        }
+    }
+
+    /// `(m2s, s2m)` member `me` posts for `transfers`.
+    pub fn step(&self, me: u32, transfers: &[Transfer]) -> (u64, u64) {
+        let (mut m2s, mut s2m) = (0u64, 0u64);
+        for t in transfers {
+            if t.from == me {
+                m2s = m2s.saturating_add(self.count(me, t.src, t.halves));
+            }
+            if t.to == me {
+                s2m = s2m.saturating_add(self.count(me, t.dst, t.halves));
+            }
+        }
+        (m2s, s2m)
     }
 }
 
@@ -545,7 +666,8 @@ impl CollectivePlan {
             let s = narrow.around(&self.radices, index);
             universe = universe.piece(s.k, s.pos);
         }
-        PhaseInstance { scope: phase.scope.around(&self.radices, index), universe }
+        let scope = phase.scope.around(&self.radices, index);
+        PhaseInstance { scope, universe, per_piece: universe.count / scope.k.max(1) }
     }
 
     /// The phase running at collective step `step`, and the step within it.
@@ -595,14 +717,31 @@ pub fn mesh_type(arch: Arch, shape: &Shape, ranks: impl IntoIterator<Item = Rank
     }
 }
 
+/// Inside one node: MESH_TRN2 on Cayman (NeuronCore-v3 is Trainium2's
+/// core), FULL_MESH on the others.
 fn within_node_mesh(arch: Arch) -> MeshType {
     match arch {
-        Arch::Sunda | Arch::Cayman => MeshType::FullMesh,
-        Arch::Mariana | Arch::MarianaPlus => MeshType::MeshTrn2,
+        Arch::Cayman => MeshType::MeshTrn2,
+        Arch::Sunda | Arch::Mariana | Arch::MarianaPlus => MeshType::FullMesh,
     }
 }
 
 impl Schedule {
+    /// Appends to `out` every transfer of step `t` of `phase`, for the member
+    /// `inst` was placed around (see [`CollectivePlan::instance`]): the form
+    /// for callers that walk a phase step by step.
+    pub fn phase_transfers(
+        &self,
+        collective: &CollectivePlan,
+        group: u32,
+        phase: &Phase,
+        inst: PhaseInstance,
+        t: u32,
+        out: &mut Vec<Transfer>,
+    ) {
+        crate::algorithms::transfers(collective, &self.shape, group, phase, inst, t, out);
+    }
+
     /// Appends to `out` every transfer member `index` of `group` sends or
     /// receives at `step` of collective `collective`.
     pub fn transfers(&self, collective: &CollectivePlan, group: u32, index: u32, step: u32, out: &mut Vec<Transfer>) {
@@ -646,6 +785,48 @@ mod tests {
         assert_eq!(p.iter().collect::<Vec<_>>(), vec![1, 5, 9]);
         assert_eq!(p.piece(3, 2).iter().collect::<Vec<_>>(), vec![9]);
         assert_eq!(all.range(3, 6).iter().collect::<Vec<_>>(), vec![3, 4, 5]);
+    }
+
+    /// The tabulated count equals the walk over every block, channel and
+    /// half it replaces, for every op's layout (uniform or not).
+    #[test]
+    fn descriptor_tables_count_as_the_block_walk_does() {
+        use crate::testing::Case;
+        use ccc_ir::enums::{AlgType, OpType};
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll, OpType::AllToAllV] {
+            for (count, channels) in [(4096 + 7, 3u8), (10, 4), (1 << 20, 1), (3 * 65536 + 5, 2)] {
+                let mut case = Case::flat(op, AlgType::Mesh, 6, 6);
+                case.count = count;
+                case.channels = channels;
+                let schedule = crate::build::build(&case.valid()).unwrap();
+                let plan = &schedule.collectives[0];
+                let layout = plan.layout();
+                let block_n = layout.block_n();
+                for hosted in [vec![0u8], (0..channels).collect::<Vec<_>>()] {
+                    let table = DescTable::new(plan, &hosted);
+                    for member in 0..6 {
+                        for (start, stride, n) in [(0, 1, block_n), (1, 2, block_n / 2), (block_n - 1, 1, 1), (2, 3, 1)]
+                        {
+                            let blocks = BlockSet { start, stride, count: n };
+                            for halves in [Halves::Both, Halves::Only(HalfChunk::H0), Halves::Only(HalfChunk::H1)] {
+                                let walk: u64 = hosted
+                                    .iter()
+                                    .flat_map(|&c| {
+                                        blocks.iter().flat_map(move |b| halves.iter().map(move |h| (c, b, h)))
+                                    })
+                                    .map(|(c, b, h)| layout.descriptors(member, c, b, h))
+                                    .sum();
+                                assert_eq!(
+                                    table.count(member, blocks, halves),
+                                    walk,
+                                    "{op:?} {count} {blocks:?} {halves:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

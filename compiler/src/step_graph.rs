@@ -64,6 +64,48 @@ pub fn collective_nodes<'a>(
     })
 }
 
+/// A borrowed view of one node, as [`walk_collective`] hands it out.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeView<'a> {
+    /// The step within the collective.
+    pub step: u32,
+    /// The phase running at this step.
+    pub phase: u32,
+    /// The rank's replica group.
+    pub group: u32,
+    /// The rank's group-local index.
+    pub member: u32,
+    /// Every transfer the rank sends or receives at this step.
+    pub transfers: &'a [Transfer],
+}
+
+/// Visits one rank's nodes of one collective in step order, reusing one
+/// buffer for the transfers (the allocation-free form of
+/// [`collective_nodes`], for lowering and replay).
+///
+/// # Errors
+///
+/// The first error `visit` returns; the walk stops there.
+pub fn walk_collective<E>(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    rank: Rank,
+    mut visit: impl FnMut(NodeView<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let (group, member) = plan.groups.locate(rank);
+    let mut transfers = Vec::new();
+    for (phase, p) in plan.phases.iter().enumerate() {
+        let inst = plan.instance(p, member);
+        for t in 0..p.step_n {
+            transfers.clear();
+            schedule.phase_transfers(plan, group, p, inst, t, &mut transfers);
+            let step = p.first_step + t;
+            visit(NodeView { step, phase: phase as u32, group, member, transfers: &transfers })?;
+        }
+    }
+    Ok(())
+}
+
 /// Every node of one rank, in canonical order (collective, then step).
 pub fn rank_nodes(schedule: &Schedule, rank: Rank) -> impl Iterator<Item = StepNode> + '_ {
     schedule.collectives.iter().flat_map(move |plan| collective_nodes(schedule, plan, rank))

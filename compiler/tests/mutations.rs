@@ -14,7 +14,7 @@ use ccc_compiler::parse::parse;
 use ccc_compiler::pipeline::lower_ranks;
 use ccc_compiler::schedule::{CollectivePlan, Schedule, Transfer};
 use ccc_compiler::validate::validate;
-use ccc_compiler::verify::postcondition::{AsBuilt, TransferSource, prove as prove_postcondition};
+use ccc_compiler::verify::postcondition::{AsBuilt, Site, TransferSource, prove as prove_postcondition};
 use ccc_compiler::verify::protocol::prove as prove_protocol;
 use ccc_compiler::verify::{Defect, DefectKind, VerifyError};
 use ccc_ir::id::{Chunk, Rank, Step, TopSp};
@@ -43,21 +43,13 @@ fn defect(result: Result<impl std::fmt::Debug, VerifyError>) -> Defect {
     }
 }
 
-/// Wraps the schedule's transfers with an edit.
-struct Mutated<F: Fn(u32, u32, &mut Vec<Transfer>)>(F);
+/// Wraps the schedule's transfers with an edit of (member, step, list).
+struct Mutated<F: Fn(u32, u32, &mut Vec<Transfer>) + Sync>(F);
 
-impl<F: Fn(u32, u32, &mut Vec<Transfer>)> TransferSource for Mutated<F> {
-    fn transfers(
-        &self,
-        s: &Schedule,
-        plan: &CollectivePlan,
-        group: u32,
-        index: u32,
-        step: u32,
-        out: &mut Vec<Transfer>,
-    ) {
-        s.transfers(plan, group, index, step, out);
-        (self.0)(index, step, out);
+impl<F: Fn(u32, u32, &mut Vec<Transfer>) + Sync> TransferSource for Mutated<F> {
+    fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+        AsBuilt.transfers(s, plan, site, out);
+        (self.0)(site.index, site.step, out);
     }
 }
 

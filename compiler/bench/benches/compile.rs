@@ -1,1 +1,81 @@
-fn main() {}
+//! `cargo bench -p ccc-bench`: compile and proof cost of ring all-reduces,
+//! each beside the MD5 time of the bytes it emitted.
+//!
+//! `CCC_BENCH_QUICK=1` skips the largest cases (for a smoke run).
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use ccc_bench::{emitted_bytes, human, md5_time, median, ring_allreduce};
+use ccc_compiler::pipeline::{Options, compile};
+use ccc_ir::id::Rank;
+use std::time::Duration;
+
+fn main() {
+    let quick = std::env::var_os("CCC_BENCH_QUICK").is_some();
+    let budget = Duration::from_secs(2);
+    println!("ccc benchmarks: ring all-reduce, Bf16 x 16777216, 1 channel; {} threads", rayon::current_num_threads());
+    println!();
+    println!(
+        "{:<44} {:>10} {:>12} {:>10} {:>16} {:>9}",
+        "case", "median", "per step", "bytes", "md5 same bytes", "ratio"
+    );
+
+    // One rank, growing world: cost must follow the rank's own steps, 2(n-1).
+    for rank_n in [8u32, 64, 1024, 8192, 65536] {
+        if quick && rank_n > 8192 {
+            continue;
+        }
+        let valid = ring_allreduce(rank_n, 1);
+        let options = Options { ranks: vec![Rank(0)], verify: false };
+        let (t, compiled) = median(budget, || compile(&valid, &options).unwrap());
+        let bytes = emitted_bytes(&compiled);
+        let steps = u64::from(compiled.schedule.collectives[0].step_n);
+        report(&format!("compile rank 0 of {rank_n} ranks"), t, Some(steps), &bytes);
+    }
+
+    // The whole world.
+    let valid = ring_allreduce(1024, 1);
+    let all = Options { ranks: Vec::new(), verify: false };
+    let (t, compiled) = median(budget, || compile(&valid, &all).unwrap());
+    report("compile all 1024 ranks (no proof)", t, None, &emitted_bytes(&compiled));
+
+    // The proof, and its share of a verified compile.
+    println!();
+    println!(
+        "{:<44} {:>10} {:>12} {:>12} {:>12} {:>9}",
+        "verified compile, all ranks", "total", "postcond.", "protocol", "round trip", "proof"
+    );
+    for rank_n in [1024u32, 8192] {
+        if quick && rank_n > 1024 {
+            continue;
+        }
+        let valid = ring_allreduce(rank_n, 1);
+        let verified = Options { ranks: Vec::new(), verify: true };
+        let run_budget = if rank_n > 1024 { Duration::ZERO } else { budget };
+        let (t, compiled) = median(run_budget, || compile(&valid, &verified).unwrap());
+        let proof = compiled.proof.as_ref().unwrap();
+        println!(
+            "{:<44} {:>10} {:>12} {:>12} {:>12} {:>8.0}%",
+            format!("ring all-reduce, {rank_n} ranks"),
+            human(t),
+            human(proof.postcondition_time),
+            human(proof.protocol_time),
+            human(proof.roundtrip_time),
+            100.0 * proof.time().as_secs_f64() / t.as_secs_f64()
+        );
+    }
+}
+
+fn report(case: &str, t: Duration, steps: Option<u64>, bytes: &[u8]) {
+    let md5 = md5_time(bytes);
+    let per_step = steps.map(|s| human(t / u32::try_from(s).unwrap_or(u32::MAX))).unwrap_or_else(|| "-".into());
+    println!(
+        "{:<44} {:>10} {:>12} {:>10} {:>16} {:>8.0}x",
+        case,
+        human(t),
+        per_step,
+        bytes.len(),
+        human(md5),
+        t.as_secs_f64() / md5.as_secs_f64()
+    );
+}

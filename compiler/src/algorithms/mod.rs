@@ -85,14 +85,17 @@ pub fn hier_legs(op: OpType) -> Option<&'static [Leg]> {
 /// take Ring or Kangaring; inter legs take Ring, InterRdh and the mesh
 /// family, restricted to the algorithms that serve the leg's op; the inter
 /// all-reduce also takes SingleCycleRing.
+///
+/// LatencyOptMesh and BwOptMesh are not inter-leg choices: they split their
+/// members into a node level and a cross-node level, and an inter leg has
+/// one member per node, so on it they would silently be SingleStepMesh and
+/// Mesh. TwoStepPodMesh keeps its meaning there (nodes of a pod, then pods).
 pub fn leg_choices(leg: Leg) -> &'static [AlgType] {
     use AlgType::*;
     match leg {
         Leg::IntraReduceScatter | Leg::IntraAllGather => &[Ring, Kangaring],
-        Leg::InterAllReduce => {
-            &[Ring, InterRdh, SingleCycleRing, Mesh, SingleStepMesh, TwoStepPodMesh, LatencyOptMesh, BwOptMesh]
-        }
-        Leg::InterReduceScatter | Leg::InterAllGather => &[Ring, InterRdh, Mesh, BwOptMesh],
+        Leg::InterAllReduce => &[Ring, InterRdh, SingleCycleRing, Mesh, SingleStepMesh, TwoStepPodMesh],
+        Leg::InterReduceScatter | Leg::InterAllGather => &[Ring, InterRdh, Mesh],
     }
 }
 
@@ -345,10 +348,8 @@ pub(crate) fn transfers(
     use PhaseKind as K;
     let mut g = step_gen::Gen { plan, shape, group, inst, out };
     match phase.kind {
-        K::RingReduceScatter { bidir } => {
-            let fold = if bidir { ReductionType::KangaringNR1W } else { ReductionType::Ring2R1W };
-            ring::reduce_scatter(&mut g, t, bidir, fold);
-        }
+        // Each fold of either ring reads the local piece and one incoming half.
+        K::RingReduceScatter { bidir } => ring::reduce_scatter(&mut g, t, bidir, ReductionType::Ring2R1W),
         K::RingAllGather { bidir } => ring::all_gather(&mut g, t, bidir),
         K::RingAllReduceFused => ring::all_reduce_fused(&mut g, t),
         K::RingBroadcast { root } => ring::broadcast(&mut g, t, root),

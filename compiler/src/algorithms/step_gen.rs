@@ -13,10 +13,24 @@ pub(crate) struct Gen<'a> {
     pub out: &'a mut Vec<Transfer>,
 }
 
-/// `x mod k` for a signed `x`, in `0..k`.
+/// `x mod k` for a signed `x`, in `0..k`. Generators only ask for
+/// positions a few scope sizes away from `0..k`, so a couple of additions or
+/// subtractions replace the division on the hot path.
 pub(crate) fn md(x: i64, k: u32) -> u32 {
+    let k = i64::from(k.max(1));
+    let mut v = x;
+    for _ in 0..4 {
+        if v < 0 {
+            v += k;
+        } else if v >= k {
+            v -= k;
+        } else {
+            // 0 <= v < k <= u32::MAX.
+            return v as u32;
+        }
+    }
     // rem_euclid of a positive modulus is in 0..k, so it fits in u32.
-    x.rem_euclid(i64::from(k.max(1))) as u32
+    x.rem_euclid(k) as u32
 }
 
 impl Gen<'_> {
@@ -32,17 +46,18 @@ impl Gen<'_> {
     pub fn at(&self, d: i64) -> u32 {
         md(i64::from(self.p()) + d, self.k())
     }
-    /// Piece `q` of the universe.
+    /// Piece `q` (in `0..k`) of the universe.
     pub fn piece(&self, q: u32) -> BlockSet {
-        self.inst.universe.piece(self.k(), q)
+        let u = self.inst.universe;
+        BlockSet { start: u.start + q * u.stride, stride: u.stride * self.k(), count: self.inst.per_piece }
     }
     /// The whole universe.
     pub fn universe(&self) -> BlockSet {
         self.inst.universe
     }
-    /// Group index of scope position `q`.
+    /// Group index of scope position `q` (in `0..k`).
     pub fn idx(&self, q: u32) -> u32 {
-        self.inst.scope.member(q)
+        self.inst.scope.base + q * self.inst.scope.stride
     }
     /// The relation between two scope positions' ranks.
     pub fn rel(&self, from: u32, to: u32) -> Neigh {

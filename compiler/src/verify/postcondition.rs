@@ -16,29 +16,38 @@
 
 use super::sets::{EMPTY, SetId, Sets};
 use super::{Defect, DefectKind, VerifyError};
-use crate::schedule::{CollectivePlan, Halves, OpKind, PhaseKind, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, Transfer};
 use ccc_ir::enums::HalfChunk;
 use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step};
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// The largest symbolic buffer (members x blocks of one group) the prover
 /// takes on; 2^27 cells is about 1 GiB.
 pub const MAX_PROOF_CELLS: u64 = 1 << 27;
 
+/// One member at one step: where a [`TransferSource`] is asked for transfers.
+#[derive(Clone, Copy, Debug)]
+pub struct Site<'a> {
+    /// The replica group.
+    pub group: u32,
+    /// The member's group-local index.
+    pub index: u32,
+    /// The phase running.
+    pub phase: &'a Phase,
+    /// The phase placed around the member.
+    pub inst: PhaseInstance,
+    /// The collective step.
+    pub step: u32,
+    /// The step within the phase.
+    pub t: u32,
+}
+
 /// Where transfers come from: the schedule itself, or, in tests, a mutated
 /// view of it.
-pub trait TransferSource {
-    /// Appends every transfer member `index` of `group` sends or receives at
-    /// `step` of `plan`.
-    fn transfers(
-        &self,
-        schedule: &Schedule,
-        plan: &CollectivePlan,
-        group: u32,
-        index: u32,
-        step: u32,
-        out: &mut Vec<Transfer>,
-    );
+pub trait TransferSource: Sync {
+    /// Appends every transfer the member at `site` sends or receives.
+    fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>);
 }
 
 /// The schedule as built.
@@ -46,16 +55,8 @@ pub trait TransferSource {
 pub struct AsBuilt;
 
 impl TransferSource for AsBuilt {
-    fn transfers(
-        &self,
-        schedule: &Schedule,
-        plan: &CollectivePlan,
-        group: u32,
-        index: u32,
-        step: u32,
-        out: &mut Vec<Transfer>,
-    ) {
-        schedule.transfers(plan, group, index, step, out);
+    fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+        schedule.phase_transfers(plan, site.group, site.phase, site.inst, site.t, out);
     }
 }
 
@@ -152,12 +153,26 @@ struct Run<'a> {
     transfers: u64,
 }
 
+/// One member's share of a step: what it listed, what it sends (with the
+/// values read before the step), what it expects. Reused across steps.
+#[derive(Default)]
+struct Member {
+    listed: Vec<Transfer>,
+    values: Vec<(SetId, u32)>,
+    outgoing: Vec<Outgoing>,
+    incoming: Vec<Transfer>,
+    error: Option<VerifyError>,
+}
+
 /// A send waiting for its receive: the transfer and where its values start.
 struct Outgoing {
     transfer: Transfer,
     values: usize,
     matched: bool,
 }
+
+/// Members per step above which listing runs on every core.
+const PARALLEL_MEMBERS: u32 = 64;
 
 impl<'a> Run<'a> {
     fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, group: u32, half: HalfChunk) -> Self {
@@ -222,63 +237,104 @@ impl<'a> Run<'a> {
     }
 
     fn execute(&mut self, source: &dyn TransferSource) -> Result<(), VerifyError> {
-        let mut listed = Vec::new();
-        let mut outgoing: Vec<Outgoing> = Vec::new();
-        let mut send_start = vec![0usize; self.n as usize + 1];
-        let mut incoming: Vec<(u32, Transfer)> = Vec::new();
-        let mut values: Vec<(SetId, u32)> = Vec::new();
-        for step in 0..self.plan.step_n {
-            outgoing.clear();
-            incoming.clear();
-            values.clear();
-            for m in 0..self.n {
-                send_start[m as usize] = outgoing.len();
-                listed.clear();
-                source.transfers(self.schedule, self.plan, self.group, m, step, &mut listed);
-                for t in &listed {
-                    self.check_shape(m, step, t)?;
-                    if !self.moves_half(t) {
-                        continue;
+        let plan = self.plan;
+        let mut insts: Vec<PhaseInstance> = Vec::with_capacity(self.n as usize);
+        let mut members: Vec<Member> = (0..self.n).map(|_| Member::default()).collect();
+        for phase in &plan.phases {
+            // Each member's place in the phase, once per phase.
+            insts.clear();
+            insts.extend((0..self.n).map(|m| plan.instance(phase, m)));
+            for t in 0..phase.step_n {
+                self.list(source, phase, &insts, t, &mut members);
+                self.exchange(phase.first_step + t, &mut members)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// First half of a bulk-synchronous step, member by member and in
+    /// parallel (the buffers are only read): every member lists its
+    /// transfers, and its sends read the buffers as they stood.
+    fn list(
+        &self,
+        source: &dyn TransferSource,
+        phase: &Phase,
+        insts: &[PhaseInstance],
+        t: u32,
+        members: &mut [Member],
+    ) {
+        let step = phase.first_step + t;
+        let one = |(m, b): (usize, &mut Member)| {
+            let m = m as u32;
+            b.listed.clear();
+            b.values.clear();
+            b.outgoing.clear();
+            b.incoming.clear();
+            b.error = None;
+            let site = Site { group: self.group, index: m, phase, inst: insts[m as usize], step, t };
+            source.transfers(self.schedule, self.plan, &site, &mut b.listed);
+            for tr in &b.listed {
+                if let Err(e) = self.check_shape(m, step, tr) {
+                    b.error = Some(e);
+                    return;
+                }
+                if !self.moves_half(tr) {
+                    continue;
+                }
+                if tr.from == m {
+                    let at = b.values.len();
+                    for j in 0..tr.src.count {
+                        let c = self.cell(m, tr.src.get(j));
+                        let chunk = self.chunks.as_ref().map_or(tr.src.get(j), |ch| ch[c]);
+                        b.values.push((self.cells[c], chunk));
                     }
-                    if t.from == m {
-                        let at = values.len();
-                        for j in 0..t.src.count {
-                            let c = self.cell(m, t.src.get(j));
-                            let chunk = self.chunks.as_ref().map_or(t.src.get(j), |ch| ch[c]);
-                            values.push((self.cells[c], chunk));
-                        }
-                        outgoing.push(Outgoing { transfer: *t, values: at, matched: false });
-                    }
-                    if t.to == m {
-                        incoming.push((m, *t));
-                    }
+                    b.outgoing.push(Outgoing { transfer: *tr, values: at, matched: false });
+                }
+                if tr.to == m {
+                    b.incoming.push(*tr);
                 }
             }
-            send_start[self.n as usize] = outgoing.len();
-            for &(m, t) in &incoming {
-                let range = send_start[t.from as usize]..send_start[t.from as usize + 1];
-                let Some(i) = range.into_iter().find(|&i| !outgoing[i].matched && outgoing[i].transfer == t) else {
+        };
+        if self.n >= PARALLEL_MEMBERS {
+            members.par_iter_mut().enumerate().with_min_len(16).for_each(one);
+        } else {
+            members.iter_mut().enumerate().for_each(one);
+        }
+    }
+
+    /// Second half of the step, in member order: every receive is matched to
+    /// one send of the same transfer and applied; no send may go unmatched.
+    fn exchange(&mut self, step: u32, members: &mut [Member]) -> Result<(), VerifyError> {
+        if let Some(e) = members.iter_mut().find_map(|b| b.error.take()) {
+            return Err(e);
+        }
+        for m in 0..members.len() {
+            for k in 0..members[m].incoming.len() {
+                let tr = members[m].incoming[k];
+                let from = &mut members[tr.from as usize];
+                let Some(o) = from.outgoing.iter_mut().find(|o| !o.matched && o.transfer == tr) else {
                     return Err(self.defect(
-                        Some(m),
+                        Some(m as u32),
                         Some(step),
-                        Some(t.dst.start),
-                        DefectKind::UnmatchedReceive { from: self.rank(t.from) },
+                        Some(tr.dst.start),
+                        DefectKind::UnmatchedReceive { from: self.rank(tr.from) },
                     ));
                 };
-                outgoing[i].matched = true;
-                let at = outgoing[i].values;
-                self.apply(step, &t, &values[at..at + t.src.count as usize])?;
+                o.matched = true;
+                let at = o.values;
+                let values = &members[tr.from as usize].values[at..at + tr.src.count as usize];
+                self.apply(step, &tr, values)?;
                 self.transfers += 1;
             }
-            if let Some(o) = outgoing.iter().find(|o| !o.matched) {
-                let t = o.transfer;
-                return Err(self.defect(
-                    Some(t.from),
-                    Some(step),
-                    Some(t.src.start),
-                    DefectKind::UnmatchedSend { to: self.rank(t.to) },
-                ));
-            }
+        }
+        if let Some(o) = members.iter().flat_map(|b| &b.outgoing).find(|o| !o.matched) {
+            let tr = o.transfer;
+            return Err(self.defect(
+                Some(tr.from),
+                Some(step),
+                Some(tr.src.start),
+                DefectKind::UnmatchedSend { to: self.rank(tr.to) },
+            ));
         }
         Ok(())
     }

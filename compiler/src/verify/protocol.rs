@@ -28,12 +28,13 @@
 //! steps shows that no wait is left unsatisfied and no cycle of waits exists.
 
 use super::{Defect, DefectKind, VerifyError};
-use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, step_counts, topsps_used};
-use crate::schedule::{CollectivePlan, Schedule, Transfer};
+use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, topsps_used};
+use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::wire::tp::TpIncStep;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// Net indices wrap at 512 (`NET_INDEX_LOOP_SIZE`).
@@ -137,8 +138,10 @@ fn check_chain(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(),
     if credits == 0 || credits > MAX_SEND_CREDITS {
         return Err(defect(place(0, None), DefectKind::CreditsOutOfRange { credits }));
     }
+    // A collective has a chain on the TOP_SPs of its channels, unless it
+    // has no phase at all (groups of one rank: nothing to move).
     let expected_segments: Vec<&CollectivePlan> =
-        schedule.collectives.iter().filter(|p| t.0 < p.channels.min(params.topsp_n)).collect();
+        schedule.collectives.iter().filter(|p| t.0 < p.channels.min(params.topsp_n) && !p.phases.is_empty()).collect();
     let found: Vec<u32> = tp.segments.iter().map(|s| s.collective).collect();
     let want: Vec<u32> = expected_segments.iter().map(|p| p.index).collect();
     if found != want {
@@ -331,6 +334,20 @@ impl Cursor<'_> {
     }
 }
 
+/// One rank's share of the replay: its chains' cursors, the increments it
+/// consumes this step, and what it sends. Reused across steps.
+struct RankState<'a> {
+    cursors: Vec<Cursor<'a>>,
+    consumed: Vec<u64>,
+    transfers: Vec<Transfer>,
+    /// (receiving rank, increments per channel, a mesh event) for each send.
+    sends: Vec<(usize, u64, bool)>,
+    error: Option<VerifyError>,
+}
+
+/// Ranks above which each step's per-rank work runs on every core.
+const PARALLEL_RANKS: usize = 64;
+
 fn replay(
     schedule: &Schedule,
     plan: &CollectivePlan,
@@ -342,27 +359,40 @@ fn replay(
     let used_all = usize::from(topsps_used(schedule));
     let used = usize::from(plan.channels.min(params.topsp_n));
     let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
+    let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
     let width = hosted.iter().map(Vec::len).max().unwrap_or(0);
     let rank_n = programs.len();
     let slot = |r: usize, t: usize, j: usize| (r * used + t) * width + j;
-    let mut cursors: Vec<Cursor<'_>> = Vec::with_capacity(rank_n * used);
-    for program in programs {
-        for t in 0..used {
-            let records = program
-                .topsps
-                .get(t)
-                .and_then(|tp| tp.segments.iter().find(|s| s.collective == plan.index))
-                .map_or(&[][..], |s| &s.records[..]);
-            cursors.push(Cursor { records, record: 0, entry: 0, done: 0 });
-        }
-    }
+    let mut states: Vec<RankState<'_>> = programs
+        .iter()
+        .map(|program| RankState {
+            cursors: (0..used)
+                .map(|t| {
+                    let records = program
+                        .topsps
+                        .get(t)
+                        .and_then(|tp| tp.segments.iter().find(|s| s.collective == plan.index))
+                        .map_or(&[][..], |s| &s.records[..]);
+                    Cursor { records, record: 0, entry: 0, done: 0 }
+                })
+                .collect(),
+            consumed: vec![0; used * width],
+            transfers: Vec::new(),
+            sends: Vec::new(),
+            error: None,
+        })
+        .collect();
     let mut arrived = vec![0u64; rank_n * used * width];
-    let mut consumed = vec![0u64; rank_n * used * width];
     let mut event_in: Vec<Vec<(u32, u64)>> = vec![Vec::new(); rank_n * used];
-    let mut transfers: Vec<Transfer> = Vec::new();
+    let located: Vec<(u32, u32)> = (0..rank_n).map(|r| plan.groups.locate(Rank(r as u32))).collect();
+    let mut insts = Vec::with_capacity(rank_n);
     for step in 0..plan.step_n {
         let Some((phase_index, t_in_phase)) = plan.phase_at(step) else { break };
         let phase = &plan.phases[phase_index];
+        if t_in_phase == 0 {
+            insts.clear();
+            insts.extend(located.iter().map(|&(_, member)| plan.instance(phase, member)));
+        }
         let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
         let place = |r: usize, t: usize, record| Place {
             collective: plan.index,
@@ -371,62 +401,88 @@ fn replay(
             record,
             step: Some(step),
         };
-        for r in 0..rank_n {
-            let (group, member) = plan.groups.locate(Rank(r as u32));
-            transfers.clear();
-            schedule.transfers(plan, group, member, step, &mut transfers);
+        // Every rank, in parallel: post what its records say, check it
+        // against the step graph, and note what it sends and consumes.
+        let one = |(r, st): (usize, &mut RankState<'_>)| {
+            let (group, member) = located[r];
+            st.transfers.clear();
+            st.sends.clear();
+            st.error = None;
+            schedule.phase_transfers(plan, group, phase, insts[r], t_in_phase, &mut st.transfers);
             for t in 0..used {
-                let (m2s, s2m) = step_counts(plan, member, &transfers, &hosted[t]);
-                let Some((record, posted_m2s, posted_s2m)) = cursors[r * used + t].next() else {
-                    return Err(defect(
+                let (m2s, s2m) = tables[t].step(member, &st.transfers);
+                let Some((record, posted_m2s, posted_s2m)) = st.cursors[t].next() else {
+                    st.error = Some(defect(
                         place(r, t, None),
                         mismatch("steps its records cover", u64::from(step), u64::from(plan.step_n)),
                     ));
+                    return;
                 };
                 if record as usize != phase_index {
-                    return Err(defect(
+                    st.error = Some(defect(
                         place(r, t, Some(record)),
                         mismatch("phase of the record running this step", u64::from(record), phase_index as u64),
                     ));
+                    return;
                 }
                 for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
                     if u64::from(posted) != needed {
-                        return Err(defect(
+                        st.error = Some(defect(
                             place(r, t, Some(record)),
                             DefectKind::CountMismatch { queue, posted: u64::from(posted), needed },
                         ));
+                        return;
                     }
                 }
-                for tr in &transfers {
-                    let increments = u64::from(tr.src.count) * u64::from(tr.halves.count());
-                    if tr.from == member {
-                        let to = plan.rank(group, tr.to).0 as usize;
-                        for j in 0..hosted[t].len() {
-                            arrived[slot(to, t, j)] += increments;
-                        }
-                        if mesh && tr.to != tr.from {
-                            let total = increments * hosted[t].len() as u64;
-                            let list = &mut event_in[to * used + t];
-                            match list.iter_mut().find(|(p, _)| *p == r as u32) {
-                                Some(e) => e.1 += total,
-                                None => list.push((r as u32, total)),
-                            }
-                        }
-                    }
-                    if tr.to == member {
-                        for j in 0..hosted[t].len() {
-                            consumed[slot(r, t, j)] += increments;
+            }
+            for tr in &st.transfers {
+                let increments = u64::from(tr.src.count) * u64::from(tr.halves.count());
+                if tr.from == member {
+                    let to = plan.rank(group, tr.to).0 as usize;
+                    st.sends.push((to, increments, mesh && tr.to != tr.from));
+                }
+                if tr.to == member {
+                    for (t, channels) in hosted.iter().enumerate() {
+                        for j in 0..channels.len() {
+                            st.consumed[t * width + j] += increments;
                         }
                     }
                 }
-                proof.steps += 1;
+            }
+        };
+        if rank_n >= PARALLEL_RANKS {
+            states.par_iter_mut().enumerate().with_min_len(16).for_each(one);
+        } else {
+            states.iter_mut().enumerate().for_each(one);
+        }
+        // Then, in rank order: deliver every send's increments.
+        for (r, st) in states.iter_mut().enumerate() {
+            if let Some(e) = st.error.take() {
+                return Err(e);
+            }
+            proof.steps += used as u64;
+            for &(to, increments, event) in &st.sends {
+                for (t, channels) in hosted.iter().enumerate() {
+                    for j in 0..channels.len() {
+                        arrived[slot(to, t, j)] += increments;
+                    }
+                    if event {
+                        let total = increments * channels.len() as u64;
+                        let list = &mut event_in[to * used + t];
+                        match list.iter_mut().find(|(p, _)| *p == r as u32) {
+                            Some(e) => e.1 += total,
+                            None => list.push((r as u32, total)),
+                        }
+                    }
+                }
             }
         }
-        for r in 0..rank_n {
+        // Every semaphore got exactly what its owner consumes.
+        for (r, st) in states.iter_mut().enumerate() {
             for (t, channels) in hosted.iter().enumerate() {
                 for (j, &channel) in channels.iter().enumerate() {
                     let s = slot(r, t, j);
-                    let (got, want) = (arrived[s], consumed[s]);
+                    let (got, want) = (arrived[s], st.consumed[t * width + j]);
                     let sema = sema::CHANNEL + 2 * (u32::from(channel) / u32::from(params.topsp_n));
                     let at = place(r, t, Some(phase_index as u32));
                     if got < want {
@@ -453,19 +509,19 @@ fn replay(
                     }
                     proof.signals += got;
                     arrived[s] = 0;
-                    consumed[s] = 0;
+                    st.consumed[t * width + j] = 0;
                 }
             }
         }
         if t_in_phase + 1 == phase.step_n {
-            for r in 0..rank_n {
+            for (r, st) in states.iter().enumerate() {
                 for t in 0..used {
                     let incoming = std::mem::take(&mut event_in[r * used + t]);
                     notified[r * used_all + t] += 1;
                     if !mesh {
                         continue;
                     }
-                    let record = &cursors[r * used + t].records[phase_index];
+                    let Some(record) = st.cursors[t].records.get(phase_index) else { continue };
                     let at = place(r, t, Some(phase_index as u32));
                     for &(peer, sent) in &incoming {
                         let target = record.events.iter().find(|e| e.peer == peer).map_or(0, |e| u64::from(e.target));
@@ -554,6 +610,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Groups of one rank have nothing to move: no record, no END mark,
+    /// and the proof still holds (all-to-all keeps its local copy).
+    #[test]
+    fn groups_of_one_rank_have_empty_chains() {
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll] {
+            let mut case = Case::flat(op, AlgType::Ring, 4, 4);
+            case.groups = Some(vec![vec![0], vec![1], vec![2], vec![3]]);
+            assert_protocol(&case);
+            let (_, programs) = lower_all(&case);
+            let records = programs[0].topsps[0].records().count();
+            assert_eq!(records, usize::from(op == OpType::AllToAll), "{op:?}");
+        }
+        assert_protocol(&Case::flat(OpType::AllReduce, AlgType::Mesh, 1, 1));
     }
 
     #[test]

@@ -119,16 +119,25 @@ impl Sets {
         if b == EMPTY {
             return Ok(a);
         }
+        // Two intervals: a few comparisons, no memo needed. The ring
+        // algorithms only ever take this path.
+        if a & TAG_MASK == TAG_INTERVAL
+            && b & TAG_MASK == TAG_INTERVAL
+            && let Some(r) = self.union_intervals(a, b)
+        {
+            return r;
+        }
         let key = if a <= b { (a, b) } else { (b, a) };
         if let Some(&r) = self.unions.get(&key) {
             return r;
         }
-        let r = self.union_uncached(a, b);
+        let r = self.union_bits(a, b);
         self.unions.insert(key, r);
         r
     }
 
-    fn union_uncached(&mut self, a: SetId, b: SetId) -> Result<SetId, u32> {
+    /// The union of two intervals when it is an interval (or an overlap).
+    fn union_intervals(&self, a: SetId, b: SetId) -> Option<Result<SetId, u32>> {
         let n = self.n;
         if let (View::Interval { start: s1, len: l1 }, View::Interval { start: s2, len: l2 }) =
             (self.view(a), self.view(b))
@@ -136,19 +145,24 @@ impl Sets {
             let ahead = |from: u32, to: u32| (to + n - from) % n;
             let d = ahead(s1, s2);
             if d < l1 {
-                return Err(s2);
+                return Some(Err(s2));
             }
             if ahead(s2, s1) < l2 {
-                return Err(s1);
+                return Some(Err(s1));
             }
             let joined = |start| if l1 + l2 == n { interval(0, n) } else { interval(start, l1 + l2) };
             if d == l1 {
-                return Ok(joined(s1));
+                return Some(Ok(joined(s1)));
             }
             if ahead(s2, s1) == l2 {
-                return Ok(joined(s2));
+                return Some(Ok(joined(s2)));
             }
         }
+        None
+    }
+
+    /// The union as bitsets, interned.
+    fn union_bits(&mut self, a: SetId, b: SetId) -> Result<SetId, u32> {
         let (x, y) = (self.to_bits(a), self.to_bits(b));
         if let Some((w, common)) = x.iter().zip(&y).map(|(p, q)| p & q).enumerate().find(|(_, c)| *c != 0) {
             return Err((w * 64) as u32 + common.trailing_zeros());
