@@ -359,11 +359,16 @@ pub enum PhaseKind {
     RdhHalving {
         /// Round, from 0.
         round: u8,
+        /// All-reduce: participants hold balanced ranges of the blocks
+        /// instead of the blocks of the members they speak for.
+        balanced: bool,
     },
     /// RDH all-gather round: exchange with the partner at distance `1 << round`.
     RdhDoubling {
         /// Round, from 0.
         round: u8,
+        /// As in [`PhaseKind::RdhHalving`].
+        balanced: bool,
     },
     /// RDH epilogue: the odd member of each of the first `r` pairs hands
     /// the result back to the even one.

@@ -242,10 +242,17 @@ impl Composer<'_> {
                 let k = scope.size(self.radices);
                 let (_, r) = rdh::split_pow2(k);
                 let m = rdh::rounds(k);
-                let halving =
-                    |c: &mut Self| (0..m).for_each(|t| c.push(K::RdhHalving { round: t }, alg, leg, scope, narrow));
-                let doubling =
-                    |c: &mut Self| (0..m).for_each(|t| c.push(K::RdhDoubling { round: t }, alg, leg, scope, narrow));
+                // All-reduce ends with every block everywhere, so its rounds
+                // may split the blocks evenly over the participants (MPICH's
+                // split); reduce-scatter and all-gather keep each member's
+                // block with the participant that speaks for it.
+                let balanced = op == LegOp::AllReduce;
+                let halving = |c: &mut Self| {
+                    (0..m).for_each(|t| c.push(K::RdhHalving { round: t, balanced }, alg, leg, scope, narrow))
+                };
+                let doubling = |c: &mut Self| {
+                    (0..m).for_each(|t| c.push(K::RdhDoubling { round: t, balanced }, alg, leg, scope, narrow))
+                };
                 let (pro, epi) = match op {
                     LegOp::AllReduce => (RdhMode::ReduceAll, RdhMode::CopyAll),
                     LegOp::ReduceScatter => (RdhMode::ReduceAll, RdhMode::ScatterPiece),
@@ -366,8 +373,8 @@ pub(crate) fn transfers(
             mesh::point_to_point(&mut g, reduce);
         }
         K::RdhPrologue { mode } => rdh::prologue(&mut g, mode),
-        K::RdhHalving { round } => rdh::halving(&mut g, round),
-        K::RdhDoubling { round } => rdh::doubling(&mut g, round),
+        K::RdhHalving { round, balanced } => rdh::halving(&mut g, round, balanced),
+        K::RdhDoubling { round, balanced } => rdh::doubling(&mut g, round, balanced),
         K::RdhEpilogue { mode } => rdh::epilogue(&mut g, mode),
         K::BinomialBroadcast { root, round } => rdh::tree_broadcast(&mut g, root, round),
         K::BinomialReduce { root, round } => rdh::tree_reduce(&mut g, root, round),

@@ -37,6 +37,9 @@ pub(crate) fn tree_rounds(k: u32) -> u8 {
 
 struct Participants {
     r: u32,
+    /// Balanced: participant `j` of `p2` holds blocks
+    /// `[floor(j k / p2), floor((j + 1) k / p2))` (all-reduce only).
+    balanced: Option<(u32, u32)>,
 }
 
 impl Participants {
@@ -49,8 +52,13 @@ impl Participants {
     fn first_member(&self, j: u32) -> u32 {
         if j < self.r { 2 * j } else { j + self.r }
     }
-    /// Blocks of the members participants `a..b` speak for.
+    /// The blocks participants `a..b` hold: those of the members they speak
+    /// for, or (balanced) an even share of the universe.
     fn blocks(&self, universe: BlockSet, a: u32, b: u32) -> BlockSet {
+        if let Some((k, p2)) = self.balanced {
+            let at = |j: u32| (u64::from(j) * u64::from(k) / u64::from(p2.max(1))) as u32;
+            return universe.range(at(a), at(b));
+        }
         let end = if b < self.r { 2 * b } else { b + self.r };
         universe.range(self.first_member(a), end)
     }
@@ -91,10 +99,14 @@ pub(crate) fn epilogue(g: &mut Gen<'_>, mode: RdhMode) {
     g.push_rel(from, to, blocks, None);
 }
 
+fn participants(k: u32, balanced: bool) -> (u32, Participants) {
+    let (p2, r) = split_pow2(k);
+    (p2, Participants { r, balanced: balanced.then_some((k, p2)) })
+}
+
 /// Halving round `round`: exchange the half the partner keeps, fold the half we keep.
-pub(crate) fn halving(g: &mut Gen<'_>, round: u8) {
-    let (p2, r) = split_pow2(g.k());
-    let parts = Participants { r };
+pub(crate) fn halving(g: &mut Gen<'_>, round: u8, balanced: bool) {
+    let (p2, parts) = participants(g.k(), balanced);
     let Some(j) = parts.of(g.p()) else { return };
     let d = p2 >> (u32::from(round) + 1);
     let partner = j ^ d;
@@ -108,9 +120,8 @@ pub(crate) fn halving(g: &mut Gen<'_>, round: u8) {
 }
 
 /// Doubling round `round`: exchange the ranges held so far.
-pub(crate) fn doubling(g: &mut Gen<'_>, round: u8) {
-    let (_, r) = split_pow2(g.k());
-    let parts = Participants { r };
+pub(crate) fn doubling(g: &mut Gen<'_>, round: u8, balanced: bool) {
+    let (_, parts) = participants(g.k(), balanced);
     let Some(j) = parts.of(g.p()) else { return };
     let d = 1u32 << round;
     let partner = j ^ d;
@@ -172,7 +183,7 @@ mod tests {
 
     #[test]
     fn participants_speak_for_contiguous_members() {
-        let p = Participants { r: 2 };
+        let p = Participants { r: 2, balanced: None };
         // k = 6: members 0..4 pair up, 4 and 5 stand alone.
         assert_eq!((0..6).map(|q| p.of(q)).collect::<Vec<_>>(), vec![None, Some(0), None, Some(1), Some(2), Some(3)]);
         assert_eq!((0..4).map(|j| p.member(j)).collect::<Vec<_>>(), vec![1, 3, 4, 5]);
@@ -180,5 +191,10 @@ mod tests {
         assert_eq!(p.blocks(u, 0, 2).iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
         assert_eq!(p.blocks(u, 2, 4).iter().collect::<Vec<_>>(), vec![4, 5]);
         assert_eq!(p.blocks(u, 1, 3).iter().collect::<Vec<_>>(), vec![2, 3, 4]);
+        // Balanced (all-reduce): 6 blocks over 4 participants, 1 or 2 each.
+        let (_, b) = participants(6, true);
+        let shares: Vec<Vec<u32>> = (0..4).map(|j| b.blocks(u, j, j + 1).iter().collect()).collect();
+        assert_eq!(shares, vec![vec![0], vec![1, 2], vec![3], vec![4, 5]]);
+        assert_eq!(b.blocks(u, 0, 2).iter().collect::<Vec<_>>(), vec![0, 1, 2]);
     }
 }
