@@ -103,10 +103,11 @@ fn a_chunk_reduced_twice_is_a_duplicate_contribution() {
     let d = defect(prove_postcondition(
         &s,
         &Mutated(|index, step, out: &mut Vec<Transfer>| {
-            if step == 1 && (index == 2 || index == 3) {
-                if let Some(t) = out.iter().find(|t| t.from == 2 && t.to == 3).copied() {
-                    out.push(t);
-                }
+            if step == 1
+                && (index == 2 || index == 3)
+                && let Some(t) = out.iter().find(|t| t.from == 2 && t.to == 3).copied()
+            {
+                out.push(t);
             }
         }),
     ));

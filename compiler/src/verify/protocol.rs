@@ -409,8 +409,8 @@ fn replay(
             st.sends.clear();
             st.error = None;
             schedule.phase_transfers(plan, group, phase, insts[r], t_in_phase, &mut st.transfers);
-            for t in 0..used {
-                let (m2s, s2m) = tables[t].step(member, &st.transfers);
+            for (t, table) in tables.iter().enumerate() {
+                let (m2s, s2m) = table.step(member, &st.transfers);
                 let Some((record, posted_m2s, posted_s2m)) = st.cursors[t].next() else {
                     st.error = Some(defect(
                         place(r, t, None),
