@@ -250,8 +250,12 @@ pub enum DefectKind {
         needed: u64,
     },
     /// A semaphore wait that not enough signals reach.
-    #[error("waits for {expected} increments of semaphore {sema} (channel {channel}); only {arrived} arrive: deadlock")]
+    #[error(
+        "waits for {expected} increments from {from} on semaphore {sema} (channel {channel}); only {arrived} arrive: deadlock"
+    )]
     SignalsMissing {
+        /// The sending rank.
+        from: Rank,
         /// The semaphore index.
         sema: u32,
         /// The channel.
@@ -262,8 +266,12 @@ pub enum DefectKind {
         arrived: u64,
     },
     /// Signals nobody consumes.
-    #[error("semaphore {sema} (channel {channel}) receives {arrived} increments but the step consumes {expected}")]
+    #[error(
+        "receives {arrived} increments from {from} on semaphore {sema} (channel {channel}) but the step consumes {expected}"
+    )]
     SignalsUnconsumed {
+        /// The sending rank.
+        from: Rank,
         /// The semaphore index.
         sema: u32,
         /// The channel.

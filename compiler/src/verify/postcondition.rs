@@ -178,34 +178,39 @@ impl<'a> Run<'a> {
     fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, group: u32, half: HalfChunk) -> Self {
         let n = plan.groups.size();
         let block_n = plan.layout().block_n();
-        let sets = Sets::new(n);
-        let mut cells = vec![EMPTY; (n as usize) * (block_n as usize)];
+        let size = (n as usize) * (block_n as usize);
         let moves = plan.kind == OpKind::AllToAll;
-        let mut chunks = moves.then(|| (0..n).flat_map(|_| 0..block_n).collect::<Vec<u32>>());
+        let mut run = Run {
+            schedule,
+            plan,
+            group,
+            half,
+            n,
+            block_n,
+            sets: Sets::new(n),
+            cells: vec![EMPTY; size],
+            chunks: moves.then(|| vec![0; size]),
+            transfers: 0,
+        };
         for m in 0..n {
-            let own = sets.single(m);
-            let row = (m as usize) * (block_n as usize);
-            match plan.kind {
-                OpKind::AllReduce | OpKind::ReduceScatter | OpKind::Reduce | OpKind::Permute { .. } => {
-                    cells[row..row + block_n as usize].fill(own);
+            let own = run.sets.single(m);
+            for b in 0..block_n {
+                let holds = match plan.kind {
+                    OpKind::AllReduce | OpKind::ReduceScatter | OpKind::Reduce | OpKind::Permute { .. } => true,
+                    OpKind::AllGather => b == m,
+                    OpKind::Broadcast => Some(m) == plan.root,
+                    OpKind::AllToAll => b < n,
+                };
+                let c = run.cell(m, b);
+                if holds {
+                    run.cells[c] = own;
                 }
-                OpKind::AllGather => cells[row + m as usize] = own,
-                OpKind::Broadcast => {
-                    if Some(m) == plan.root {
-                        cells[row..row + block_n as usize].fill(own);
-                    }
-                }
-                OpKind::AllToAll => {
-                    cells[row..row + n as usize].fill(own);
-                    if let Some(c) = chunks.as_mut() {
-                        for b in 0..block_n {
-                            c[row + b as usize] = b % n;
-                        }
-                    }
+                if let Some(ch) = run.chunks.as_mut() {
+                    ch[c] = b % n;
                 }
             }
         }
-        Run { schedule, plan, group, half, n, block_n, sets, cells, chunks, transfers: 0 }
+        run
     }
 
     fn rank(&self, m: u32) -> Rank {
@@ -225,8 +230,14 @@ impl<'a> Run<'a> {
         }))
     }
 
+    /// Where cell (member `m`, block `b`) lives: diagonal-major, at
+    /// `((b - m) mod block_n) * n + m`. A ring step touches block `m - s - 1`
+    /// of every member `m`, one diagonal, so its reads and writes are
+    /// contiguous instead of one cache miss per member.
     fn cell(&self, m: u32, b: u32) -> usize {
-        (m as usize) * (self.block_n as usize) + b as usize
+        let mm = if m < self.block_n { m } else { m % self.block_n };
+        let diag = if b >= mm { b - mm } else { b + self.block_n - mm };
+        (diag as usize) * (self.n as usize) + m as usize
     }
 
     fn moves_half(&self, t: &Transfer) -> bool {

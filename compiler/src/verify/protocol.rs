@@ -16,11 +16,15 @@
 //!    step every record posts the descriptors its `tp_inc_steps` says, which
 //!    must be what the step graph's transfers need; every send increments the
 //!    receiver's semaphore for the channel (or its mesh event); after the
-//!    step every semaphore must have received exactly the increments its
-//!    owner consumes — fewer is a wait that is never satisfied (deadlock),
-//!    more is a signal nobody consumes — and fewer than 512 of them, since
-//!    net indices wrap at 512. Every record that runs to its end posts one
-//!    TOPSP_CC_STATUS notification; per TOP_SP they must add up to `op_num`.
+//!    step every connection (sender, receiver) must have delivered exactly
+//!    the increments the receiver consumes from it — fewer is a wait that is
+//!    never satisfied (deadlock), more is a signal nobody consumes. A sender
+//!    never has more than its send credits (1..=511, checked per chain)
+//!    unconsumed on a connection, so the 9-bit net index that numbers them
+//!    (wrapping at 512) never aliases, and since every connection balances
+//!    at every step both ends' wrapped indices agree after each step. Every
+//!    record that runs to its end posts one TOPSP_CC_STATUS notification; per
+//!    TOP_SP they must add up to `op_num`.
 //!
 //! Steps only ever wait on the previous step of their own rank and on
 //! transfers of the same step (the step graph's edges go from step `s - 1`
@@ -37,7 +41,7 @@ use ccc_ir::wire::tp::TpIncStep;
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// Net indices wrap at 512 (`NET_INDEX_LOOP_SIZE`).
+/// Net indices wrap at 512 (`NET_INDEX_LOOP_SIZE`); credits stay below it.
 pub const NET_INDEX_LOOP: u64 = 512;
 /// The largest initial send credit.
 pub const MAX_SEND_CREDITS: u16 = 511;
@@ -338,7 +342,8 @@ impl Cursor<'_> {
 /// consumes this step, and what it sends. Reused across steps.
 struct RankState<'a> {
     cursors: Vec<Cursor<'a>>,
-    consumed: Vec<u64>,
+    /// (sending rank, increments per channel) for each receive.
+    receives: Vec<(u32, u64)>,
     transfers: Vec<Transfer>,
     /// (receiving rank, increments per channel, a mesh event) for each send.
     sends: Vec<(usize, u64, bool)>,
@@ -360,9 +365,7 @@ fn replay(
     let used = usize::from(plan.channels.min(params.topsp_n));
     let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
     let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
-    let width = hosted.iter().map(Vec::len).max().unwrap_or(0);
     let rank_n = programs.len();
-    let slot = |r: usize, t: usize, j: usize| (r * used + t) * width + j;
     let mut states: Vec<RankState<'_>> = programs
         .iter()
         .map(|program| RankState {
@@ -376,13 +379,14 @@ fn replay(
                     Cursor { records, record: 0, entry: 0, done: 0 }
                 })
                 .collect(),
-            consumed: vec![0; used * width],
+            receives: Vec::new(),
             transfers: Vec::new(),
             sends: Vec::new(),
             error: None,
         })
         .collect();
-    let mut arrived = vec![0u64; rank_n * used * width];
+    // Per receiving rank, (sender, increments per channel) as they arrive.
+    let mut arrived: Vec<Vec<(u32, u64)>> = vec![Vec::new(); rank_n];
     let mut event_in: Vec<Vec<(u32, u64)>> = vec![Vec::new(); rank_n * used];
     let located: Vec<(u32, u32)> = (0..rank_n).map(|r| plan.groups.locate(Rank(r as u32))).collect();
     let mut insts = Vec::with_capacity(rank_n);
@@ -407,6 +411,7 @@ fn replay(
             let (group, member) = located[r];
             st.transfers.clear();
             st.sends.clear();
+            st.receives.clear();
             st.error = None;
             schedule.phase_transfers(plan, group, phase, insts[r], t_in_phase, &mut st.transfers);
             for (t, table) in tables.iter().enumerate() {
@@ -442,11 +447,7 @@ fn replay(
                     st.sends.push((to, increments, mesh && tr.to != tr.from));
                 }
                 if tr.to == member {
-                    for (t, channels) in hosted.iter().enumerate() {
-                        for j in 0..channels.len() {
-                            st.consumed[t * width + j] += increments;
-                        }
-                    }
+                    st.receives.push((plan.rank(group, tr.from).0, increments));
                 }
             }
         };
@@ -462,11 +463,9 @@ fn replay(
             }
             proof.steps += used as u64;
             for &(to, increments, event) in &st.sends {
-                for (t, channels) in hosted.iter().enumerate() {
-                    for j in 0..channels.len() {
-                        arrived[slot(to, t, j)] += increments;
-                    }
-                    if event {
+                arrived[to].push((r as u32, increments));
+                if event {
+                    for (t, channels) in hosted.iter().enumerate() {
                         let total = increments * channels.len() as u64;
                         let list = &mut event_in[to * used + t];
                         match list.iter_mut().find(|(p, _)| *p == r as u32) {
@@ -477,41 +476,30 @@ fn replay(
                 }
             }
         }
-        // Every semaphore got exactly what its owner consumes.
+        // Every connection delivered exactly what its receiver consumes at
+        // this step, on every channel of every TOP_SP alike.
+        let channels: u64 = hosted.iter().map(|h| h.len() as u64).sum();
+        let first_channel = hosted.first().and_then(|h| h.first()).copied().unwrap_or(0);
         for (r, st) in states.iter_mut().enumerate() {
-            for (t, channels) in hosted.iter().enumerate() {
-                for (j, &channel) in channels.iter().enumerate() {
-                    let s = slot(r, t, j);
-                    let (got, want) = (arrived[s], st.consumed[t * width + j]);
-                    let sema = sema::CHANNEL + 2 * (u32::from(channel) / u32::from(params.topsp_n));
-                    let at = place(r, t, Some(phase_index as u32));
-                    if got < want {
-                        return Err(defect(
-                            at,
-                            DefectKind::SignalsMissing { sema, channel, expected: want, arrived: got },
-                        ));
-                    }
-                    if got > want {
-                        return Err(defect(
-                            at,
-                            DefectKind::SignalsUnconsumed { sema, channel, expected: want, arrived: got },
-                        ));
-                    }
-                    if got >= NET_INDEX_LOOP {
-                        return Err(defect(
-                            at,
-                            mismatch(
-                                "increments of one semaphore in one step (net index wraps at 512)",
-                                got,
-                                NET_INDEX_LOOP - 1,
-                            ),
-                        ));
-                    }
-                    proof.signals += got;
-                    arrived[s] = 0;
-                    st.consumed[t * width + j] = 0;
+            let got = merge(&mut arrived[r]);
+            let want = merge(&mut st.receives);
+            let at = place(r, 0, Some(phase_index as u32));
+            let sema = |from: u32| {
+                if mesh {
+                    st.cursors[0]
+                        .records
+                        .get(phase_index)
+                        .and_then(|rec| rec.events.iter().find(|e| e.peer == from))
+                        .map_or(sema::MESH, |e| u32::from(e.sema_index))
+                } else {
+                    sema::CHANNEL
                 }
+            };
+            if let Some(kind) = balance(got, want, sema, first_channel) {
+                return Err(defect(at, kind));
             }
+            proof.signals += got.iter().map(|&(_, n)| n).sum::<u64>() * channels;
+            arrived[r].clear();
         }
         if t_in_phase + 1 == phase.step_n {
             for (r, st) in states.iter().enumerate() {
@@ -549,6 +537,61 @@ fn replay(
         }
     }
     Ok(())
+}
+
+/// Sorts (peer, count) pairs by peer and sums duplicates.
+fn merge(list: &mut Vec<(u32, u64)>) -> &[(u32, u64)] {
+    list.sort_unstable_by_key(|&(p, _)| p);
+    list.dedup_by(|next, kept| {
+        if next.0 == kept.0 {
+            kept.1 += next.1;
+            true
+        } else {
+            false
+        }
+    });
+    list
+}
+
+/// Compares what arrived per sender with what the receiver waits for.
+fn balance(got: &[(u32, u64)], want: &[(u32, u64)], sema: impl Fn(u32) -> u32, channel: u8) -> Option<DefectKind> {
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let (g, w) = (got.get(i).copied(), want.get(j).copied());
+        let (from, arrived, expected) = match (g, w) {
+            (None, None) => return None,
+            (Some((p, a)), Some((q, e))) if p == q => {
+                i += 1;
+                j += 1;
+                (p, a, e)
+            }
+            (Some((p, a)), Some((q, _))) if p < q => {
+                i += 1;
+                (p, a, 0)
+            }
+            (Some((p, a)), None) => {
+                i += 1;
+                (p, a, 0)
+            }
+            (_, Some((q, e))) => {
+                j += 1;
+                (q, 0, e)
+            }
+        };
+        let from_rank = Rank(from);
+        if arrived < expected {
+            return Some(DefectKind::SignalsMissing { from: from_rank, sema: sema(from), channel, expected, arrived });
+        }
+        if arrived > expected {
+            return Some(DefectKind::SignalsUnconsumed {
+                from: from_rank,
+                sema: sema(from),
+                channel,
+                expected,
+                arrived,
+            });
+        }
+    }
 }
 
 #[cfg(test)]
