@@ -33,6 +33,7 @@
 
 pub mod algorithms;
 pub mod build;
+pub mod diagnose;
 pub mod encode;
 pub mod lower;
 pub mod manifest;

@@ -8,6 +8,14 @@
 //! schedule structure, so any rank that would run a different schedule
 //! computes a different digest; and it is computed from parsed, normalized
 //! values, so it is blind to how the RON was written.
+//!
+//! Normalizations (each keeps every rank's bytes identical, which
+//! `tests/signature.rs` checks): defaults are resolved by validation
+//! (`pod_n`, `barrier`, `send_credits`); a lone collective is a program of
+//! one; `peer: k` is expanded and peer pairs are sorted; no groups and one
+//! group listing every rank in order are both `world`; replica groups are
+//! sorted (the order groups are listed in changes nothing a rank runs; the
+//! order of members inside a group does, and is kept).
 
 use crate::schedule::{CollectivePlan, Schedule};
 use crate::valid::{ValidCollective, ValidProgram};
@@ -21,6 +29,29 @@ pub const PREIMAGE_HEADER: &str = "ccc collective signature";
 
 /// Group lists longer than this many ranks enter the preimage as a digest.
 pub const LITERAL_GROUPS_MAX: usize = 256;
+
+/// The fields each collective contributes, in preimage order
+/// (`collectives[i].<field>`).
+pub const COLLECTIVE_FIELDS: [&str; 15] = [
+    "op",
+    "dtype",
+    "reduce",
+    "count",
+    "arch",
+    "topology",
+    "channels",
+    "algorithm",
+    "root",
+    "peers",
+    "counts",
+    "groups",
+    "barrier",
+    "send_credits",
+    "schedule",
+];
+
+/// The program-wide fields, in preimage order, before the collectives.
+pub const PROGRAM_FIELDS: [&str; 2] = ["format_version", "collective_n"];
 
 /// One named field of the preimage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,13 +169,19 @@ fn counts(c: &ValidCollective) -> String {
     format!("{n}x{n} sizes, md5 {}", hex::encode(Md5::digest(&bytes)))
 }
 
+/// The replica groups: `world`, or the groups sorted (by their member
+/// lists; groups are disjoint, so this is by first member), each group's
+/// members in the order given.
 fn groups(c: &ValidCollective, rank_n: u32) -> String {
-    let Some(groups) = c.groups().as_explicit() else { return "world".into() };
-    let world = groups.len() == 1 && groups[0].iter().copied().eq(0..rank_n);
-    if world {
+    let Some(given) = c.groups().as_explicit() else { return "world".into() };
+    let mut groups: Vec<&Vec<u32>> = given.iter().collect();
+    groups.sort_unstable();
+    if let [only] = groups.as_slice()
+        && only.iter().copied().eq(0..rank_n)
+    {
         return "world".into();
     }
-    let total: usize = groups.iter().map(Vec::len).sum();
+    let total: usize = groups.iter().map(|g| g.len()).sum();
     if total <= LITERAL_GROUPS_MAX {
         let list: Vec<String> = groups
             .iter()
@@ -178,4 +215,358 @@ pub fn schedule_digest(plan: &CollectivePlan) -> String {
         );
     }
     hex::encode(Md5::digest(s.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The signature is blind to how the RON was written: specs generated as
+    //! values, written out through `ron::ser` in many textual variations,
+    //! parse back to the same digest. (The other guarantees are checked in
+    //! `tests/signature.rs`.)
+
+    use super::*;
+    use crate::algorithms;
+    use crate::build::build;
+    use crate::parse::parse;
+    use crate::validate::validate;
+    use ccc_ir::arch::Arch;
+    use ccc_ir::enums::{AlgType, OpType};
+    use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, Program, ReduceOp, Topology};
+    use proptest::prelude::*;
+    use ron::ser::PrettyConfig;
+
+    const TOPOLOGIES: [(u32, u32, u32); 6] = [(8, 8, 1), (8, 4, 1), (4, 2, 1), (16, 4, 2), (4, 4, 1), (2, 1, 1)];
+    const REDUCES: [ReduceOp; 5] = [ReduceOp::Add, ReduceOp::Max, ReduceOp::Min, ReduceOp::Fma, ReduceOp::Average];
+
+    /// Seeds of one collective.
+    type Seeds = (usize, usize, u64, u32, usize, [usize; 5], u8, u32, (u8, u32));
+
+    fn seeds() -> impl Strategy<Value = Seeds> {
+        (
+            0..OpType::ALL.len(),
+            0..DType::ALL.len(),
+            1u64..3000,
+            1u32..=4,
+            0usize..16,
+            [0usize..8, 0usize..8, 0usize..8, 0usize..8, 0usize..8],
+            0u8..5,
+            0u32..64,
+            (0u8..3, 0u32..64),
+        )
+    }
+
+    /// A collective from seeds; validation decides whether it is kept.
+    fn make(t: Topology, s: Seeds) -> Collective {
+        let (op_i, dtype_i, count, channels, alg_i, legs_i, groups_mode, pick, (peer_mode, peer_pick)) = s;
+        let op = OpType::ALL[op_i];
+        let dtype = DType::ALL[dtype_i];
+        let rank_n = t.rank_n;
+        let groups: Option<Vec<Vec<u32>>> = match groups_mode {
+            1 if rank_n >= 2 => Some(vec![(0..rank_n / 2).collect(), (rank_n / 2..rank_n).collect()]),
+            2 if rank_n >= 2 => Some((0..2).map(|g| (g..rank_n).step_by(2).collect()).collect()),
+            3 => Some(
+                (0..rank_n / t.local_rank_n)
+                    .map(|n| (n * t.local_rank_n..(n + 1) * t.local_rank_n).collect())
+                    .collect(),
+            ),
+            4 => Some(vec![(0..rank_n).collect()]),
+            _ => None,
+        };
+        let n = groups.as_ref().map_or(rank_n, |g| g[0].len() as u32);
+        let mut algs: Vec<AlgType> =
+            AlgType::ALL.iter().copied().filter(|&a| a != AlgType::Hier && algorithms::supports(a, op)).collect();
+        if algorithms::hier_legs(op).is_some() && t.local_rank_n < rank_n {
+            algs.push(AlgType::Hier);
+        }
+        // Hierarchical choices are rarer in the table; give them a fair share.
+        let hier_first = algs.last() == Some(&AlgType::Hier) && alg_i < 4;
+        let chosen = if hier_first { AlgType::Hier } else { algs[alg_i % algs.len()] };
+        let algorithm = match chosen {
+            AlgType::Hier => {
+                let mut legs = HierLegs::default();
+                for (k, &leg) in algorithms::hier_legs(op).unwrap_or(&[]).iter().enumerate() {
+                    let choices = algorithms::leg_choices(leg);
+                    let choice = Some(choices[legs_i[k] % choices.len()]);
+                    match leg {
+                        Leg::IntraReduceScatter => legs.intra_reduce_scatter = choice,
+                        Leg::InterAllReduce => legs.inter_all_reduce = choice,
+                        Leg::InterReduceScatter => legs.inter_reduce_scatter = choice,
+                        Leg::InterAllGather => legs.inter_all_gather = choice,
+                        Leg::IntraAllGather => legs.intra_all_gather = choice,
+                    }
+                }
+                Algorithm::Hier(legs)
+            }
+            alg => Algorithm::flat(alg).unwrap_or(Algorithm::Ring),
+        };
+        let counts: Option<Vec<Vec<u64>>> = (op == OpType::AllToAllV).then(|| {
+            let base: Vec<u64> = (0..u64::from(n)).map(|j| (count + j * 7) % 13 + 1).collect();
+            (0..n as usize).map(|i| (0..n as usize).map(|j| base[(i + j) % n as usize]).collect()).collect()
+        });
+        let count = match (&counts, op) {
+            (Some(c), _) => c[0].iter().sum(),
+            (None, OpType::ReduceScatter | OpType::AllToAll) => count * u64::from(n),
+            _ => count,
+        };
+        let reduce = op.is_reducing().then(|| match REDUCES[pick as usize % 5] {
+            ReduceOp::Average if !dtype.is_float() => ReduceOp::Add,
+            r => r,
+        });
+        let k = 1 + peer_pick % n.saturating_sub(1).max(1);
+        let (peer, peers) = match (op.takes_peers(), peer_mode) {
+            (false, _) => (None, None),
+            (true, 0) => (Some(k), None),
+            (true, _) => {
+                let take = 1 + pick % n;
+                (None, Some((0..take).map(|i| (i, (i + k) % n)).collect()))
+            }
+        };
+        Collective {
+            op,
+            dtype,
+            reduce,
+            count,
+            arch: Arch::Cayman,
+            topology: t,
+            channels,
+            algorithm,
+            root: op.is_rooted().then_some(pick % n),
+            peer,
+            peers,
+            counts,
+            groups,
+            barrier: None,
+            send_credits: None,
+        }
+    }
+
+    /// A valid program of one to three collectives.
+    fn program() -> impl Strategy<Value = Program> {
+        (
+            0..TOPOLOGIES.len(),
+            proptest::collection::vec(seeds(), 1..=3),
+            0..Arch::ALL.len(),
+            proptest::option::of(prop_oneof![Just(Barrier::Host), Just(Barrier::Device)]),
+            proptest::option::of(prop_oneof![Just(2u32), Just(5u32)]),
+        )
+            .prop_filter_map("valid programs only", |(t, seeds, arch, barrier, send_credits)| {
+                let (rank_n, local_rank_n, pod_n) = TOPOLOGIES[t];
+                let topology = Topology { rank_n, local_rank_n, pod_n };
+                let collectives = seeds
+                    .into_iter()
+                    .map(|s| Collective { arch: Arch::ALL[arch], barrier, send_credits, ..make(topology, s) })
+                    .collect();
+                let program = Program { collectives };
+                let valid = validate(program.clone()).ok()?;
+                build(&valid).ok()?;
+                Some(program)
+            })
+    }
+
+    /// How to write a spec out.
+    #[derive(Clone, Debug)]
+    struct Style {
+        /// A permutation seed for the field order.
+        order: u64,
+        /// Write `Collective(` rather than `(`.
+        named: bool,
+        /// `// line` and `/* block */` comments between fields.
+        comments: bool,
+        /// `ron::ser::to_string_pretty` (else `to_string`) for values.
+        pretty: bool,
+        /// `Some(...)` around optional values.
+        some: bool,
+        /// Defaults written out (`pod_n: 1`, `barrier: Host`, `send_credits: 2`).
+        defaults: bool,
+        /// `Topology(...)`, `HierLegs(...)` struct names in values.
+        struct_names: bool,
+        /// Peer maps as `peer: k` where they are a whole shift, else explicit.
+        peer_shorthand: bool,
+        /// A seed to shuffle peer pairs and group order.
+        shuffle: u64,
+        /// No groups written as one group of every rank in order.
+        world_group: bool,
+        /// A one-collective program written as a bare collective.
+        bare: bool,
+        /// Trailing commas.
+        trailing: bool,
+    }
+
+    fn style() -> impl Strategy<Value = Style> {
+        (any::<u64>(), any::<[bool; 10]>(), any::<u64>()).prop_map(|(order, b, shuffle)| Style {
+            order,
+            named: b[0],
+            comments: b[1],
+            pretty: b[2],
+            some: b[3],
+            defaults: b[4],
+            struct_names: b[5],
+            peer_shorthand: b[6],
+            shuffle,
+            world_group: b[7],
+            bare: b[8],
+            trailing: b[9],
+        })
+    }
+
+    /// A deterministic shuffle (xorshift), so failures reproduce.
+    fn shuffle<T>(items: &mut [T], mut seed: u64) {
+        for i in (1..items.len()).rev() {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            items.swap(i, (seed % (i as u64 + 1)) as usize);
+        }
+    }
+
+    fn ron<T: serde::Serialize>(value: &T, style: &Style) -> String {
+        let text = if style.pretty {
+            ron::ser::to_string_pretty(value, PrettyConfig::new().struct_names(style.struct_names))
+        } else {
+            ron::ser::to_string(value)
+        };
+        text.unwrap_or_default()
+    }
+
+    fn write_collective(c: &Collective, style: &Style) -> String {
+        let opt = |text: String| if style.some { format!("Some({text})") } else { text };
+        let rank_n = c.topology.rank_n;
+        let n = c.groups.as_ref().map_or(rank_n, |g| g[0].len() as u32);
+        let mut fields: Vec<(&str, String)> = vec![
+            ("op", ron(&c.op, style)),
+            ("dtype", ron(&c.dtype, style)),
+            ("count", ron(&c.count, style)),
+            ("arch", ron(&c.arch, style)),
+            ("channels", ron(&c.channels, style)),
+            ("algorithm", ron(&c.algorithm, style)),
+        ];
+        let t = c.topology;
+        let topology = if t.pod_n == 1 && !style.defaults {
+            format!("(rank_n: {}, local_rank_n: {})", t.rank_n, t.local_rank_n)
+        } else {
+            ron(&t, style)
+        };
+        fields.push(("topology", topology));
+        if let Some(r) = c.reduce {
+            fields.push(("reduce", opt(ron(&r, style))));
+        }
+        if let Some(r) = c.root {
+            fields.push(("root", opt(ron(&r, style))));
+        }
+        let mut pairs: Option<Vec<(u32, u32)>> =
+            c.peers.clone().or_else(|| c.peer.map(|k| (0..n).map(|i| (i, (i + k) % n)).collect()));
+        if let Some(p) = pairs.as_mut() {
+            shuffle(p, style.shuffle);
+            let shift = (p.len() == n as usize).then(|| p.first().map(|&(s, t)| (t + n - s) % n)).flatten();
+            match shift {
+                Some(k) if style.peer_shorthand && p.iter().all(|&(s, t)| t == (s + k) % n) => {
+                    fields.push(("peer", opt(ron(&k, style))));
+                }
+                _ => fields.push(("peers", opt(ron(p, style)))),
+            }
+        }
+        if let Some(counts) = &c.counts {
+            fields.push(("counts", opt(ron(counts, style))));
+        }
+        match (&c.groups, style.world_group) {
+            (Some(g), _) => {
+                let mut g = g.clone();
+                shuffle(&mut g, style.shuffle.rotate_left(7));
+                fields.push(("groups", opt(ron(&g, style))));
+            }
+            (None, true) => fields.push(("groups", opt(ron(&vec![(0..rank_n).collect::<Vec<u32>>()], style)))),
+            (None, false) => {}
+        }
+        match (c.barrier.unwrap_or_default(), style.defaults) {
+            (Barrier::Host, false) => {}
+            (b, _) => fields.push(("barrier", opt(ron(&b, style)))),
+        }
+        match (c.send_credits.unwrap_or(2), style.defaults) {
+            (2, false) => {}
+            (s, _) => fields.push(("send_credits", opt(ron(&s, style)))),
+        }
+        shuffle(&mut fields, style.order);
+        let sep = if style.comments { ",\n    // the next field\n    " } else { ", " };
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| if style.comments { format!("{k}: /* {k} */ {v}") } else { format!("{k}: {v}") })
+            .collect();
+        let name = if style.named { "Collective" } else { "" };
+        let trailing = if style.trailing { "," } else { "" };
+        format!("{name}(\n    {}{trailing}\n)", body.join(sep))
+    }
+
+    fn write(p: &Program, style: &Style) -> String {
+        let head = if style.comments { "// a spec written one way\n#![enable(implicit_some)]\n" } else { "" };
+        match p.collectives.as_slice() {
+            [only] if style.bare => {
+                format!("{head}{}", write_collective(only, &Style { named: style.named, ..style.clone() }))
+            }
+            all => {
+                let list: Vec<String> =
+                    all.iter().map(|c| write_collective(c, &Style { named: true, ..style.clone() })).collect();
+                format!("{head}Program(collectives: [\n{}\n])\n", list.join(",\n"))
+            }
+        }
+    }
+
+    fn digest_of_text(src: &str) -> Result<String, String> {
+        let parsed = parse(src).map_err(|e| format!("{e} at {}\n{src}", e.span.start))?;
+        let valid = validate(parsed.program).map_err(|e| format!("{e:?}\n{src}"))?;
+        let schedule = build(&valid).map_err(|e| format!("{e}\n{src}"))?;
+        Ok(sign(&valid, &schedule).digest)
+    }
+
+    fn digest_of_value(p: &Program) -> String {
+        let valid = validate(p.clone()).unwrap();
+        sign(&valid, &build(&valid).unwrap()).digest
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any two writings of one program sign like the value itself.
+        #[test]
+        fn blind_to_how_the_ron_is_written(p in program(), a in style(), b in style()) {
+            let expected = digest_of_value(&p);
+            let (ta, tb) = (write(&p, &a), write(&p, &b));
+            prop_assert_eq!(digest_of_text(&ta), Ok(expected.clone()), "style {:?}", a);
+            prop_assert_eq!(digest_of_text(&tb), Ok(expected), "style {:?}", b);
+        }
+    }
+
+    #[test]
+    fn the_fields_are_the_documented_ones() {
+        let src = "(op: AllReduce, dtype: F32, reduce: Add, count: 64, arch: Cayman, \
+                   topology: (rank_n: 4, local_rank_n: 4), channels: 1, algorithm: Ring)";
+        let valid = validate(parse(src).unwrap().program).unwrap();
+        let s = sign(&valid, &build(&valid).unwrap());
+        let names: Vec<&str> = s.fields.iter().map(|f| f.name.as_str()).collect();
+        let mut expected: Vec<String> = PROGRAM_FIELDS.iter().map(|f| (*f).to_owned()).collect();
+        expected.extend(COLLECTIVE_FIELDS.iter().map(|f| format!("collectives[0].{f}")));
+        assert_eq!(names, expected);
+        assert_eq!(s.digest, digest_of(&s.fields));
+        assert!(s.preimage().starts_with("ccc collective signature\nformat_version: "));
+        assert_eq!(s.digest.len(), 32);
+        assert!(s.digest.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+
+    #[test]
+    fn group_order_is_normalized_member_order_is_not() {
+        let spec = |groups: &str| {
+            format!(
+                "(op: AllGather, dtype: F32, count: 64, arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), \
+                 channels: 1, algorithm: Ring, groups: {groups})"
+            )
+        };
+        let a = digest_of_text(&spec("[[0, 1, 2, 3], [4, 5, 6, 7]]")).unwrap();
+        assert_eq!(digest_of_text(&spec("[[4, 5, 6, 7], [0, 1, 2, 3]]")).unwrap(), a);
+        assert_ne!(digest_of_text(&spec("[[1, 0, 2, 3], [4, 5, 6, 7]]")).unwrap(), a);
+        let world = digest_of_text(&spec("[[0, 1, 2, 3, 4, 5, 6, 7]]")).unwrap();
+        assert_eq!(
+            digest_of_text(&spec("[[0, 1, 2, 3, 4, 5, 6, 7]]").replace(", groups: [[0, 1, 2, 3, 4, 5, 6, 7]]", ""))
+                .unwrap(),
+            world
+        );
+    }
 }

@@ -11,6 +11,7 @@ mod args;
 mod check;
 mod compile;
 mod decode;
+mod diagnose;
 mod graph;
 mod load;
 mod report;
@@ -45,7 +46,7 @@ fn main() -> ExitCode {
         Command::Verify(a) => compile::run_verify(&a),
         Command::Sign(a) => sign::run(&a),
         Command::Graph(a) => graph::run(&a),
-        Command::Diagnose(_) => Err(Failure::input(miette::miette!("ccc diagnose is not built yet"))),
+        Command::Diagnose(a) => diagnose::run(&a),
     };
     match result {
         Ok(code) => code,

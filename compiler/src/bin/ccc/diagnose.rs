@@ -1,0 +1,375 @@
+//! `ccc diagnose A B [C ...]`: compare the signatures of specs or manifests
+//! and explain, in plain words, what differs and why.
+//!
+//! Each input is a spec (`.ron`), a `manifest.json`, or a `ccc compile`
+//! output folder holding one; other names are read as a manifest when the
+//! text starts with `{`, else as a spec. Inputs are named in the report by
+//! the shortest trailing part of their paths that tells them apart
+//! (`rank-3/manifest.json`).
+//!
+//! Exit codes: 0 every signature matches, 1 a mismatch (the report is on
+//! stdout), 2 an input cannot be read (the report names it and why).
+
+use crate::Failure;
+use crate::args::DiagnoseArgs;
+use crate::compile::compile_failure;
+use crate::load::load_spec;
+use ccc_compiler::build::build;
+use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose};
+use ccc_compiler::sign::sign;
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
+
+/// Members listed by name before "and N more".
+const MEMBERS_SHOWN: usize = 4;
+/// Odd ones out listed by name before "and N more".
+const ODD_SHOWN: usize = 16;
+/// Values longer than this are shown around their first difference.
+const VALUE_MAX: usize = 100;
+
+/// Runs `ccc diagnose`.
+pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
+    let files: Vec<PathBuf> =
+        args.inputs.iter().map(|p| if p.is_dir() { p.join("manifest.json") } else { p.clone() }).collect();
+    let names = display_names(&files);
+    let inputs = args
+        .inputs
+        .iter()
+        .zip(&files)
+        .zip(names)
+        .map(|((given, file), name)| load(given, file, name))
+        .collect::<Result<Vec<Input>, Failure>>()?;
+    let report = diagnose(&inputs);
+    if args.json {
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| Failure::input(miette::miette!("cannot write the report as JSON: {e}")))?;
+        println!("{json}");
+    } else {
+        print!("{}", render(&report));
+    }
+    Ok(if report.all_match { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Reads one input: a manifest or a spec.
+fn load(given: &Path, file: &Path, name: String) -> Result<Input, Failure> {
+    if given.is_dir() && !file.is_file() {
+        return Err(Failure::input(miette::miette!(
+            help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
+            "{} is a folder without a manifest.json",
+            given.display()
+        )));
+    }
+    let path = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(|e| Failure::input(miette::miette!("cannot read {path}: {e}")))?;
+    let is_manifest = match file.extension().and_then(|e| e.to_str()) {
+        Some("json") => true,
+        Some("ron") => false,
+        _ => text.trim_start().starts_with('{'),
+    };
+    if is_manifest {
+        let input = Input::from_manifest_json(path, &text).map_err(|e| {
+            Failure::input(miette::miette!(
+                help = "a manifest.json is written by `ccc compile`; diagnose reads its signature and signature_fields",
+                "{e}"
+            ))
+        })?;
+        Ok(Input { name, ..input })
+    } else {
+        let (_, valid) = load_spec(file)?;
+        let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
+        Ok(Input::from_signature(name, &sign(&valid, &schedule)))
+    }
+}
+
+/// The shortest trailing part of every path that tells them all apart.
+fn display_names(paths: &[PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            p.components()
+                .filter_map(|c| match c {
+                    Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let longest = parts.iter().map(Vec::len).max().unwrap_or(0);
+    for k in 1..=longest {
+        let names: Vec<String> = parts.iter().map(|p| p[p.len().saturating_sub(k)..].join("/")).collect();
+        let mut sorted: Vec<&String> = names.iter().collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() == names.len() {
+            return names;
+        }
+    }
+    paths.iter().map(|p| p.display().to_string()).collect()
+}
+
+/// The report in plain words.
+fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let Some(majority) = r.groups.first() else {
+        return "match: no inputs\n".into();
+    };
+    if r.all_match {
+        let _ = writeln!(
+            out,
+            "match: all {} inputs have signature {} ({})",
+            r.input_n,
+            majority.digest,
+            collectives(majority.collective_n)
+        );
+        return out;
+    }
+    let label = |g: usize| -> String {
+        match r.groups.get(g) {
+            Some(group) if group.members.len() == 1 => group.members.first().cloned().unwrap_or_default(),
+            _ if g == 0 && !r.majority_tied => "majority".into(),
+            _ => format!("group {}", g + 1),
+        }
+    };
+    let two = r.input_n == 2;
+    if two {
+        let _ = writeln!(out, "mismatch: {} and {} have different signatures", label(0), label(1));
+        for g in &r.groups {
+            let _ = writeln!(out, "  {}: {} ({})", g.members.join(", "), g.digest, collectives(g.collective_n));
+        }
+    } else {
+        let _ = writeln!(out, "mismatch: {} inputs, {} different signatures", r.input_n, r.groups.len());
+        if r.majority_tied {
+            let tied = r.groups.iter().take_while(|g| g.members.len() == majority.members.len()).count();
+            let _ = writeln!(
+                out,
+                "no majority: the {tied} largest groups have {} each; group 1 (the first to appear) is the reference",
+                inputs(majority.members.len())
+            );
+        }
+        for (i, g) in r.groups.iter().enumerate() {
+            let head = if i == 0 && !r.majority_tied {
+                format!("majority: {} of {}", g.members.len(), r.input_n)
+            } else {
+                format!("group {}: {}", i + 1, inputs(g.members.len()))
+            };
+            let _ = writeln!(out, "{head}, signature {} ({}):", g.digest, collectives(g.collective_n));
+            let _ = writeln!(out, "    {}", abbreviate(&g.members, MEMBERS_SHOWN));
+        }
+        let _ = writeln!(
+            out,
+            "odd ones out ({} of {}): {}",
+            r.odd_ones_out.len(),
+            r.input_n,
+            abbreviate(&r.odd_ones_out, ODD_SHOWN)
+        );
+    }
+    for d in &r.differences {
+        let g = d.group as usize;
+        let (la, lb) = (label(0), label(g));
+        let indent = if two { "" } else { "  " };
+        if !two {
+            let _ = writeln!(out, "what sets {lb} apart from {}:", if la == "majority" { "the majority" } else { &la });
+        }
+        render_difference(&mut out, d, &la, &lb, indent);
+    }
+    out
+}
+
+fn inputs(n: usize) -> String {
+    format!("{n} input{}", if n == 1 { "" } else { "s" })
+}
+
+fn collectives(n: u32) -> String {
+    format!("{n} collective{}", if n == 1 { "" } else { "s" })
+}
+
+/// `a, b, c, d and 56 more`.
+fn abbreviate(names: &[String], shown: usize) -> String {
+    if names.len() <= shown + 1 {
+        return names.join(", ");
+    }
+    let head = names.get(..shown).unwrap_or(names).join(", ");
+    format!("{head} and {} more", names.len() - shown)
+}
+
+/// One line of the list of differences.
+enum Line<'a> {
+    /// A field that differs the same way at one or more collectives.
+    Field { diff: &'a FieldDiff, at: Vec<(u32, u32)> },
+    /// A program-wide field.
+    Program(&'a FieldDiff),
+    /// A missing or extra collective.
+    Gap(&'a CollectiveDiff),
+}
+
+fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, indent: &str) {
+    if let Some(v) = d.fields.iter().find(|f| f.field == "format_version") {
+        let _ = writeln!(
+            out,
+            "{indent}written by different ccc versions (format_version {}): every other difference may follow from that",
+            values(v, la, lb)
+        );
+    }
+    if let (Some(p), Some(c)) = (d.first, d.collectives.first()) {
+        let what = match c.kind {
+            DiffKind::Changed => {
+                let (a, b) = (c.majority.as_deref().unwrap_or("?"), c.other.as_deref().unwrap_or("?"));
+                if a == b {
+                    let fields: Vec<&str> = c.fields.iter().map(|f| f.field.as_str()).collect();
+                    format!(
+                        "{a} on both sides, but {} differ{}",
+                        fields.join(", "),
+                        if fields.len() == 1 { "s" } else { "" }
+                    )
+                } else {
+                    format!("{a} ({la}) vs {b} ({lb})")
+                }
+            }
+            DiffKind::Missing => format!(
+                "{lb} has no collective matching {la}'s collective {} ({})",
+                c.majority_index,
+                c.majority.as_deref().unwrap_or("?")
+            ),
+            DiffKind::Extra => format!(
+                "{lb} has an extra collective {} ({}) that {la} does not have",
+                c.other_index,
+                c.other.as_deref().unwrap_or("?")
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "{indent}rank files disagree at collective {} of {} ({la}) vs {} of {} ({lb}): {what}",
+            p.majority_index, p.majority_n, p.other_index, p.other_n
+        );
+    } else if !d.fields.is_empty() {
+        let _ = writeln!(out, "{indent}every collective agrees; program-wide fields differ");
+    }
+
+    let mut lines: Vec<Line<'_>> = d.fields.iter().map(Line::Program).collect();
+    for c in &d.collectives {
+        match c.kind {
+            DiffKind::Changed => {
+                for f in &c.fields {
+                    if f.cause == ccc_compiler::diagnose::Cause::FollowsFromInputs {
+                        continue;
+                    }
+                    let same = lines.iter_mut().find_map(|l| match l {
+                        Line::Field { diff, at }
+                            if diff.field == f.field && diff.majority == f.majority && diff.other == f.other =>
+                        {
+                            Some(at)
+                        }
+                        _ => None,
+                    });
+                    match same {
+                        Some(at) => at.push((c.majority_index, c.other_index)),
+                        None => lines.push(Line::Field { diff: f, at: vec![(c.majority_index, c.other_index)] }),
+                    }
+                }
+            }
+            DiffKind::Missing | DiffKind::Extra => lines.push(Line::Gap(c)),
+        }
+    }
+    if lines.is_empty() {
+        let _ =
+            writeln!(out, "{indent}no field differs: the fields are listed in a different order (an edited manifest?)");
+        return;
+    }
+    let _ = writeln!(out, "{indent}every difference ({la} vs {lb}; collectives count from 0):");
+    for line in &lines {
+        let (text, cause) = match line {
+            Line::Program(f) => (format!("{}: {}", f.field, values(f, la, lb)), f.cause),
+            Line::Field { diff, at } => {
+                (format!("{}: {}, {}", diff.field, values(diff, la, lb), positions(at, la, lb)), diff.cause)
+            }
+            Line::Gap(c) if c.kind == DiffKind::Missing => (
+                format!(
+                    "{la}'s collective {} ({}) is missing from {lb}: {lb} has no such collective {}",
+                    c.majority_index,
+                    c.majority.as_deref().unwrap_or("?"),
+                    between(c.other_index, d.first.map_or(0, |p| p.other_n))
+                ),
+                c.cause.unwrap_or(ccc_compiler::diagnose::Cause::ProgramDiverged),
+            ),
+            Line::Gap(c) => (
+                format!(
+                    "{lb}'s collective {} ({}) is extra: {la} has no such collective {}",
+                    c.other_index,
+                    c.other.as_deref().unwrap_or("?"),
+                    between(c.majority_index, d.first.map_or(0, |p| p.majority_n))
+                ),
+                c.cause.unwrap_or(ccc_compiler::diagnose::Cause::ProgramDiverged),
+            ),
+        };
+        let _ = writeln!(out, "{indent}  - {text}");
+        let _ = writeln!(out, "{indent}    likely cause: {cause}");
+    }
+}
+
+/// Where a collective would sit in a program of `n`: `between its
+/// collectives 3 and 4`, `before its collective 0`, `after its last
+/// collective (5)`.
+fn between(next: u32, n: u32) -> String {
+    match next {
+        0 if n == 0 => "(its program is empty)".into(),
+        0 => "before its collective 0".into(),
+        i if i >= n => format!("after its last collective ({})", n - 1),
+        i => format!("between its collectives {} and {i}", i - 1),
+    }
+}
+
+/// `4096 (a.ron) vs 4097 (b.ron)`.
+fn values(f: &FieldDiff, la: &str, lb: &str) -> String {
+    let (a, b) = shorten(f.majority.as_deref(), f.other.as_deref());
+    format!("{a} ({la}) vs {b} ({lb})")
+}
+
+/// Both values, each cut around the first place they differ when long.
+fn shorten(a: Option<&str>, b: Option<&str>) -> (String, String) {
+    let (Some(a), Some(b)) = (a, b) else {
+        return (a.unwrap_or("(absent)").to_owned(), b.unwrap_or("(absent)").to_owned());
+    };
+    if a.chars().count() <= VALUE_MAX && b.chars().count() <= VALUE_MAX {
+        return (a.to_owned(), b.to_owned());
+    }
+    let first = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let start = first.saturating_sub(VALUE_MAX / 3);
+    let cut = |s: &str| {
+        let n = s.chars().count();
+        let body: String = s.chars().skip(start).take(VALUE_MAX).collect();
+        let pre = if start > 0 { "..." } else { "" };
+        let post = if start + VALUE_MAX < n { "..." } else { "" };
+        format!("{pre}{body}{post} ({n} chars)")
+    };
+    (cut(a), cut(b))
+}
+
+/// `at collective 3`, `at collectives 0-5`, `at a.ron's collective 4 (b.ron's 5)`.
+fn positions(at: &[(u32, u32)], la: &str, lb: &str) -> String {
+    let word = if at.len() == 1 { "collective" } else { "collectives" };
+    let a: Vec<u32> = at.iter().map(|p| p.0).collect();
+    let b: Vec<u32> = at.iter().map(|p| p.1).collect();
+    if a == b {
+        format!("at {word} {}", ranges(&a))
+    } else {
+        format!("at {la}'s {word} {} ({lb}'s {})", ranges(&a), ranges(&b))
+    }
+}
+
+/// `0-5, 7 and 9`.
+fn ranges(values: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &v in values {
+        match runs.last_mut() {
+            Some((_, hi)) if hi.checked_add(1) == Some(v) => *hi = v,
+            _ => runs.push((v, v)),
+        }
+    }
+    let parts: Vec<String> =
+        runs.iter().map(|&(lo, hi)| if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") }).collect();
+    match parts.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => parts.join(""),
+    }
+}

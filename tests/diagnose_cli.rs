@@ -1,0 +1,285 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `ccc diagnose` end to end, on the cases that send users hunting: one
+//! rank's program has an extra collective, one rank's count is off by one,
+//! one node uses other channels, groups built differently, two ccc versions,
+//! 64 rank files of which 4 disagree; and equal specs written differently,
+//! and bad inputs. Every output is snapshotted in `snapshots/diagnose/`;
+//! exit codes are asserted here.
+//!
+//! Spec inputs are fixtures under `tests/fixtures/diagnose/`; manifest
+//! inputs are written in a temporary folder (by `ccc compile`, by the
+//! library, or edited from a real manifest), and `ccc` runs from inside it
+//! so that the report names relative paths only.
+
+use ccc_compiler::manifest::Manifest;
+use ccc_compiler::pipeline::{Options, compile_source};
+use ccc_compiler::sign::{Field, digest_of};
+use ccc_ir::id::Rank;
+use std::path::Path;
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const FIXTURES: &str = "tests/fixtures/diagnose";
+
+/// What a run printed and returned.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `ccc <args>` in `dir`, without colour.
+fn ccc_in(dir: &Path, args: &[&str]) -> Run {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_ccc")).args(args).current_dir(dir).env("NO_COLOR", "1").output().unwrap();
+    Run {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// Runs `ccc diagnose <inputs>` from the repository root.
+fn diagnose(inputs: &[&str]) -> Run {
+    let mut args = vec!["diagnose"];
+    args.extend(inputs);
+    ccc_in(Path::new(ROOT), &args)
+}
+
+fn fixture(path: &str) -> String {
+    format!("{FIXTURES}/{path}")
+}
+
+/// Snapshots `text` as `snapshots/diagnose/<name>.snap`.
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/diagnose"),
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// A mismatch: exit 1, the report on stdout, nothing on stderr.
+fn mismatch(name: &str, run: &Run) {
+    assert_eq!(run.code, 1, "a mismatch exits 1; stderr:\n{}", run.stderr);
+    assert!(run.stderr.is_empty(), "nothing on stderr: {}", run.stderr);
+    snapshot(name, &run.stdout);
+}
+
+/// A bad input: exit 2, nothing on stdout, the report on stderr.
+fn bad_input(name: &str, run: &Run) {
+    assert_eq!(run.code, 2, "a bad input exits 2; stdout:\n{}", run.stdout);
+    assert!(run.stdout.is_empty(), "nothing on stdout: {}", run.stdout);
+    snapshot(name, &run.stderr);
+}
+
+#[test]
+fn extra_collective() {
+    let run = diagnose(&[&fixture("extra_collective/rank-0.ron"), &fixture("extra_collective/rank-1.ron")]);
+    assert!(run.stdout.contains("rank-1.ron has an extra collective 4 (AllGather F32 x 256)"), "{}", run.stdout);
+    assert!(run.stdout.contains("4 of 6 (rank-0.ron) vs 4 of 7 (rank-1.ron)"), "{}", run.stdout);
+    // One extra collective, not "every later collective differs".
+    assert_eq!(run.stdout.matches("  - ").count(), 1, "{}", run.stdout);
+    mismatch("extra_collective", &run);
+}
+
+#[test]
+fn missing_collective_seen_from_the_other_side() {
+    let run = diagnose(&[&fixture("extra_collective/rank-1.ron"), &fixture("extra_collective/rank-0.ron")]);
+    assert!(run.stdout.contains("rank-0.ron has no collective matching rank-1.ron's collective 4"), "{}", run.stdout);
+    mismatch("missing_collective", &run);
+}
+
+#[test]
+fn count_off_by_one() {
+    let run = diagnose(&[&fixture("count_off_by_one/rank-0.ron"), &fixture("count_off_by_one/rank-5.ron")]);
+    assert!(run.stdout.contains("count: 16384 (rank-0.ron) vs 16385 (rank-5.ron), at collective 3"), "{}", run.stdout);
+    assert!(run.stdout.contains("likely cause: the ranks traced different tensor shapes"), "{}", run.stdout);
+    mismatch("count_off_by_one", &run);
+}
+
+#[test]
+fn count_off_by_one_json() {
+    let run = diagnose(&["--json", &fixture("count_off_by_one/rank-0.ron"), &fixture("count_off_by_one/rank-5.ron")]);
+    assert_eq!(run.code, 1);
+    let report: ccc_compiler::diagnose::Report = serde_json::from_str(&run.stdout).unwrap();
+    assert!(!report.all_match);
+    assert_eq!(report.odd_ones_out, ["rank-5.ron"]);
+    mismatch("count_off_by_one.json", &run);
+}
+
+#[test]
+fn one_node_uses_other_channels() {
+    let nodes: Vec<String> = (0..4).map(|n| fixture(&format!("channels/node-{n}.ron"))).collect();
+    let run = diagnose(&nodes.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(run.stdout.contains("odd ones out (1 of 4): node-2.ron"), "{}", run.stdout);
+    assert!(run.stdout.contains("channels: 4 (majority) vs 2 (node-2.ron), at collectives 0-2"), "{}", run.stdout);
+    mismatch("other_channels", &run);
+}
+
+#[test]
+fn groups_built_differently() {
+    let run = diagnose(&[&fixture("groups/rank-0.ron"), &fixture("groups/rank-6.ron")]);
+    assert!(run.stdout.contains("likely cause: the replica groups were built differently"), "{}", run.stdout);
+    mismatch("groups", &run);
+}
+
+#[test]
+fn three_inputs_without_a_majority() {
+    let run = diagnose(&[
+        &fixture("count_off_by_one/rank-0.ron"),
+        &fixture("extra_collective/rank-1.ron"),
+        &fixture("groups/rank-6.ron"),
+    ]);
+    assert!(run.stdout.contains("no majority"), "{}", run.stdout);
+    mismatch("no_majority", &run);
+}
+
+/// Compiles `spec` (relative to the repository root) into `dir/out` with
+/// `ccc compile --rank 0`.
+fn compile_into(dir: &Path, spec: &str, out: &str) {
+    let spec = format!("{ROOT}/{spec}");
+    let run = ccc_in(dir, &["compile", &spec, "--rank", "0", "-o", out]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn different_format_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_into(dir.path(), &fixture("count_off_by_one/rank-0.ron"), "ccc-1");
+    // What a later ccc (format version 2, a changed lowering) would have
+    // written for the same spec: edited from the real manifest.
+    let text = std::fs::read_to_string(dir.path().join("ccc-1/manifest.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["format_version"] = 2.into();
+    let mut fields: Vec<Field> = serde_json::from_value(json["signature_fields"].clone()).unwrap();
+    for f in &mut fields {
+        if f.name == "format_version" {
+            f.value = "2".into();
+        }
+        if f.name == "collectives[3].schedule" {
+            f.value = "0123456789abcdef0123456789abcdef".into();
+        }
+    }
+    json["signature"] = digest_of(&fields).into();
+    json["signature_fields"] = serde_json::to_value(&fields).unwrap();
+    std::fs::create_dir(dir.path().join("ccc-2")).unwrap();
+    std::fs::write(dir.path().join("ccc-2/manifest.json"), serde_json::to_string_pretty(&json).unwrap()).unwrap();
+
+    // Folders and manifest files are both accepted.
+    let run = ccc_in(dir.path(), &["diagnose", "ccc-1", "ccc-2/manifest.json"]);
+    assert!(
+        run.stdout.contains("format_version: 1 (ccc-1/manifest.json) vs 2 (ccc-2/manifest.json)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("likely cause: different ccc versions"), "{}", run.stdout);
+    mismatch("format_versions", &run);
+}
+
+#[test]
+fn a_different_build_of_the_same_version() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_into(dir.path(), &fixture("count_off_by_one/rank-0.ron"), "a");
+    let text = std::fs::read_to_string(dir.path().join("a/manifest.json")).unwrap();
+    let mut manifest: Manifest = serde_json::from_str(&text).unwrap();
+    for f in &mut manifest.signature_fields {
+        if f.name == "collectives[0].schedule" {
+            f.value = "fedcba9876543210fedcba9876543210".into();
+        }
+    }
+    manifest.signature = digest_of(&manifest.signature_fields);
+    std::fs::create_dir(dir.path().join("b")).unwrap();
+    std::fs::write(dir.path().join("b/manifest.json"), manifest.to_json().unwrap()).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert!(run.stdout.contains("likely cause: different ccc builds"), "{}", run.stdout);
+    mismatch("different_builds", &run);
+}
+
+#[test]
+fn sixty_four_manifests_four_odd_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let step = std::fs::read_to_string(format!("{ROOT}/{FIXTURES}/ranks64/step.ron")).unwrap();
+    let short = std::fs::read_to_string(format!("{ROOT}/{FIXTURES}/ranks64/short-batch.ron")).unwrap();
+    // Every rank compiles its own images (as a launcher does), and writes
+    // its manifest; ranks 36-39 traced the shorter batch.
+    for r in 0..64u32 {
+        let spec = if (36..40).contains(&r) { &short } else { &step };
+        let (_, _, compiled) = compile_source(spec, &Options { ranks: vec![Rank(r)], verify: false }).unwrap();
+        let folder = dir.path().join(format!("rank-{r}"));
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("manifest.json"), Manifest::of(&compiled).to_json().unwrap()).unwrap();
+    }
+    let folders: Vec<String> = (0..64).map(|r| format!("rank-{r}")).collect();
+    let mut args = vec!["diagnose"];
+    args.extend(folders.iter().map(String::as_str));
+    let run = ccc_in(dir.path(), &args);
+    assert!(run.stdout.contains("majority: 60 of 64"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "odd ones out (4 of 64): rank-36/manifest.json, rank-37/manifest.json, rank-38/manifest.json, rank-39/manifest.json"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("count: 256 (majority) vs 128 (group 2), at collective 2"), "{}", run.stdout);
+    mismatch("ranks64", &run);
+
+    args.push("--json");
+    let run = ccc_in(dir.path(), &args);
+    assert_eq!(run.code, 1);
+    let report: ccc_compiler::diagnose::Report = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report.groups.iter().map(|g| g.members.len()).collect::<Vec<_>>(), [60, 4]);
+}
+
+#[test]
+fn equal_specs_written_differently_match() {
+    let run = diagnose(&[&fixture("written/terse.ron"), &fixture("written/verbose.ron")]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with("match"), "{}", run.stdout);
+    snapshot("written_differently", &run.stdout);
+
+    // A spec and the manifest compiled from the other writing match too.
+    let dir = tempfile::tempdir().unwrap();
+    compile_into(dir.path(), &fixture("written/verbose.ron"), "out");
+    let terse = format!("{ROOT}/{}", fixture("written/terse.ron"));
+    let run = ccc_in(dir.path(), &["diagnose", &terse, "out", "out/manifest.json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "match: all 3 inputs have signature 4e6276503ddeb0bdd5f79803dbba080f (1 collective)\n");
+}
+
+#[test]
+fn bad_spec() {
+    let run = diagnose(&[&fixture("written/terse.ron"), &fixture("bad/typo.ron")]);
+    assert!(run.stderr.contains("tests/fixtures/diagnose/bad/typo.ron"), "names the file: {}", run.stderr);
+    bad_input("bad_spec", &run);
+}
+
+#[test]
+fn bad_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_into(dir.path(), &fixture("written/terse.ron"), "good");
+    let text = std::fs::read_to_string(dir.path().join("good/manifest.json")).unwrap();
+
+    std::fs::create_dir(dir.path().join("truncated")).unwrap();
+    std::fs::write(dir.path().join("truncated/manifest.json"), &text[..text.len() / 2]).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "good", "truncated"]);
+    bad_input("bad_manifest_truncated", &run);
+
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["signature_fields"][5]["value"] = "4096".into();
+    std::fs::create_dir(dir.path().join("edited")).unwrap();
+    std::fs::write(dir.path().join("edited/manifest.json"), json.to_string()).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "good", "edited"]);
+    assert!(run.stderr.contains("edited/manifest.json"), "{}", run.stderr);
+    bad_input("bad_manifest_edited", &run);
+
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "good", "empty"]);
+    bad_input("bad_folder", &run);
+
+    let run = ccc_in(dir.path(), &["diagnose", "good", "rank-9.ron"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("cannot read rank-9.ron"), "{}", run.stderr);
+}
