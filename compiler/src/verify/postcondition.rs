@@ -172,7 +172,7 @@ struct Outgoing {
 }
 
 /// Members per step above which listing runs on every core.
-const PARALLEL_MEMBERS: u32 = 64;
+const PARALLEL_MEMBERS: u32 = 4096;
 
 impl<'a> Run<'a> {
     fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, group: u32, half: HalfChunk) -> Self {

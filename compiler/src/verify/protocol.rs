@@ -351,7 +351,7 @@ struct RankState<'a> {
 }
 
 /// Ranks above which each step's per-rank work runs on every core.
-const PARALLEL_RANKS: usize = 64;
+const PARALLEL_RANKS: usize = 4096;
 
 fn replay(
     schedule: &Schedule,
