@@ -1,0 +1,641 @@
+//! validate: a parsed spec into a [`ValidProgram`], or every problem in it.
+//!
+//! Validation collects: it reports every problem at once, each a typed
+//! [`Problem`] located by a field path inside its collective
+//! (`topology.local_rank_n`, `groups[1][3]`, `algorithm.inter_all_reduce`).
+//! Checks that depend on an invalid value (the group size when the groups
+//! are broken, the node of a rank when the topology is) are skipped rather
+//! than reported as a cascade of follow-on errors.
+//!
+//! What an algorithm serves and what structure it needs come from
+//! [`crate::algorithms`], the single source of truth.
+
+use crate::algorithms::{self, Requirement};
+use crate::parse::SpecForm;
+use crate::valid::{DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
+use ccc_ir::arch::Arch;
+use ccc_ir::enums::{AlgType, OpType};
+use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, Program, ReduceOp, Topology};
+use std::collections::BTreeMap;
+use std::fmt::{self, Display};
+
+/// The largest world ccc compiles.
+pub const MAX_RANK_N: u32 = 1_048_576;
+/// Ring channels accepted.
+pub const CHANNELS: std::ops::RangeInclusive<u32> = 1..=32;
+/// Initial send credits accepted.
+pub const SEND_CREDITS: std::ops::RangeInclusive<u32> = 1..=511;
+/// The device barrier is a radix-5 dissemination barrier of at most 4
+/// steps: it spans at most 5^4 ranks.
+pub const DEVICE_BARRIER_MAX_RANK_N: u32 = 625;
+
+mod problem;
+#[cfg(test)]
+mod tests;
+
+pub use problem::*;
+
+// ---------------------------------------------------------------------------
+// The pass.
+
+/// Checks a parsed program and resolves its defaults.
+///
+/// # Errors
+///
+/// [`ValidationErrors`] listing every problem found (at least one).
+pub fn validate(program: Program) -> Result<ValidProgram, ValidationErrors> {
+    let mut errors = Vec::new();
+    let Some(first) = program.collectives.first() else {
+        errors.push(ValidationError {
+            collective: None,
+            field: "collectives".to_owned(),
+            problem: Problem::NoCollectives,
+        });
+        return Err(ValidationErrors(errors));
+    };
+    let first_barrier = first.barrier.unwrap_or_default();
+    let first_credits = first.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
+
+    let mut valid = Vec::new();
+    for (i, c) in program.collectives.iter().enumerate() {
+        let mut cx = Checker { index: idx(i), errors: Vec::new() };
+        let barrier = c.barrier.unwrap_or_default();
+        let credits = c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
+        if i > 0 {
+            if c.arch != first.arch {
+                cx.push("arch", Problem::ArchDiffers { found: c.arch, first: first.arch });
+            }
+            if c.topology != first.topology {
+                cx.push("topology", Problem::TopologyDiffers { found: c.topology, first: first.topology });
+            }
+            if barrier != first_barrier {
+                cx.push("barrier", Problem::BarrierDiffers { found: barrier, first: first_barrier });
+            }
+            if credits != first_credits {
+                cx.push("send_credits", Problem::SendCreditsDiffers { found: credits, first: first_credits });
+            }
+        }
+        // Shared settings are reported once, at the first collective that
+        // carries them, not once per collective.
+        let own = Own {
+            topology: i == 0 || c.topology != first.topology,
+            barrier: i == 0 || barrier != first_barrier,
+            send_credits: i == 0 || credits != first_credits,
+        };
+        if let Some(v) = cx.collective(c, own) {
+            valid.push(v);
+        }
+        errors.append(&mut cx.errors);
+    }
+
+    let shape = shape_of(first.topology);
+    let all_valid = errors.is_empty() && valid.len() == program.collectives.len();
+    match (all_valid, shape, u16::try_from(first_credits)) {
+        (true, Some(topology), Ok(send_credits)) => Ok(ValidProgram {
+            arch: first.arch,
+            topology,
+            barrier: first_barrier,
+            send_credits,
+            collectives: valid,
+            spec: program,
+        }),
+        _ => Err(ValidationErrors(errors)),
+    }
+}
+
+fn idx(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+/// The shape of a topology, if it is valid.
+fn shape_of(t: Topology) -> Option<Shape> {
+    let ok = (1..=MAX_RANK_N).contains(&t.rank_n)
+        && t.local_rank_n >= 1
+        && t.rank_n.is_multiple_of(t.local_rank_n)
+        && t.pod_n >= 1
+        && (t.rank_n / t.local_rank_n).is_multiple_of(t.pod_n);
+    ok.then(|| {
+        let node_n = t.rank_n / t.local_rank_n;
+        Shape {
+            rank_n: t.rank_n,
+            local_rank_n: t.local_rank_n,
+            pod_n: t.pod_n,
+            node_n,
+            nodes_per_pod: node_n / t.pod_n,
+        }
+    })
+}
+
+/// Which of the settings every collective of a program shares are checked
+/// at this collective: the first one's always, a later one's only where it
+/// differs (so that one bad shared value is reported once).
+#[derive(Clone, Copy)]
+struct Own {
+    topology: bool,
+    barrier: bool,
+    send_credits: bool,
+}
+
+/// The groups of a collective, once checked.
+struct CheckedGroups {
+    groups: Groups,
+    /// Members per group.
+    n: u32,
+    /// Each group's members in order, with how to name it.
+    members: Vec<(GroupRef, Vec<u32>)>,
+}
+
+/// Collects one collective's problems.
+struct Checker {
+    index: u32,
+    errors: Vec<ValidationError>,
+}
+
+impl Checker {
+    fn push(&mut self, field: impl Into<String>, problem: Problem) {
+        self.errors.push(ValidationError { collective: Some(self.index), field: field.into(), problem });
+    }
+
+    fn range(&mut self, field: &str, value: u32, range: &std::ops::RangeInclusive<u32>) -> bool {
+        let ok = range.contains(&value);
+        if !ok {
+            let (min, max) = (u64::from(*range.start()), u64::from(*range.end()));
+            self.push(field, Problem::OutOfRange { value: u64::from(value), min, max });
+        }
+        ok
+    }
+
+    /// Checks one collective; `own` says which shared settings to check here.
+    fn collective(&mut self, c: &Collective, own: Own) -> Option<ValidCollective> {
+        let before = self.errors.len();
+        if own.topology {
+            self.topology(c.topology);
+        }
+        let shape = shape_of(c.topology);
+        let rank_n = (1..=MAX_RANK_N).contains(&c.topology.rank_n).then_some(c.topology.rank_n);
+
+        let channels = self.range("channels", c.channels, &CHANNELS).then(|| u8::try_from(c.channels).ok()).flatten();
+        self.count(c);
+        self.reduce(c);
+
+        // The groups come first because the group size bounds everything
+        // else; their problems are reported after the other fields, in the
+        // order of the schema.
+        let mut group_checker = Checker { index: self.index, errors: Vec::new() };
+        let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
+        let n = groups.as_ref().map(|g| g.n);
+
+        if let Some(n) = n {
+            self.count_split(c, n);
+        }
+        let root = self.root(c, n);
+        let peers = self.peers(c, n);
+        self.counts(c, n);
+        self.errors.append(&mut group_checker.errors);
+        let algorithm = self.algorithm(c, shape.as_ref().zip(groups.as_ref()));
+
+        if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)
+            && rank_n > DEVICE_BARRIER_MAX_RANK_N
+        {
+            self.push("barrier", Problem::DeviceBarrierTooLarge { rank_n });
+        }
+        if let (true, Some(credits)) = (own.send_credits, c.send_credits) {
+            self.range("send_credits", credits, &SEND_CREDITS);
+        }
+
+        if self.errors.len() != before {
+            return None;
+        }
+        Some(ValidCollective {
+            index: self.index,
+            op: c.op,
+            dtype: c.dtype,
+            reduce: c.reduce,
+            count: c.count,
+            channels: channels?,
+            algorithm: algorithm?,
+            groups: groups?.groups,
+            root: root?,
+            peers: peers?,
+            counts: c.counts.clone(),
+        })
+    }
+
+    fn topology(&mut self, t: Topology) {
+        if !self.range("topology.rank_n", t.rank_n, &(1..=MAX_RANK_N)) {
+            if t.local_rank_n == 0 {
+                self.push(
+                    "topology.local_rank_n",
+                    Problem::OutOfRange { value: 0, min: 1, max: u64::from(MAX_RANK_N) },
+                );
+            }
+            if t.pod_n == 0 {
+                self.push("topology.pod_n", Problem::OutOfRange { value: 0, min: 1, max: u64::from(MAX_RANK_N) });
+            }
+            return;
+        }
+        if !t.rank_n.is_multiple_of(t.local_rank_n) {
+            let problem = if t.local_rank_n == 0 {
+                Problem::OutOfRange { value: 0, min: 1, max: u64::from(t.rank_n) }
+            } else {
+                Problem::LocalRankNNotDivisor { rank_n: t.rank_n, local_rank_n: t.local_rank_n }
+            };
+            self.push("topology.local_rank_n", problem);
+            if t.pod_n == 0 {
+                self.push("topology.pod_n", Problem::OutOfRange { value: 0, min: 1, max: u64::from(t.rank_n) });
+            }
+            return;
+        }
+        let node_n = t.rank_n / t.local_rank_n;
+        if t.pod_n == 0 {
+            self.push("topology.pod_n", Problem::OutOfRange { value: 0, min: 1, max: u64::from(node_n) });
+        } else if !node_n.is_multiple_of(t.pod_n) {
+            self.push("topology.pod_n", Problem::PodNNotDivisor { node_n, pod_n: t.pod_n });
+        }
+    }
+
+    fn count(&mut self, c: &Collective) {
+        if c.count == 0 {
+            self.push("count", Problem::CountZero);
+        } else if c.count.checked_mul(c.dtype.size()).is_none() {
+            self.push("count", Problem::CountOverflow { count: c.count, dtype: c.dtype });
+        }
+    }
+
+    fn count_split(&mut self, c: &Collective, n: u32) {
+        let splits = matches!(c.op, OpType::ReduceScatter | OpType::AllToAll);
+        if splits && c.count != 0 && !c.count.is_multiple_of(u64::from(n)) {
+            self.push("count", Problem::CountNotMultiple { op: c.op, count: c.count, n });
+        }
+    }
+
+    fn reduce(&mut self, c: &Collective) {
+        match (c.op.is_reducing(), c.reduce) {
+            (true, None) => self.push("reduce", Problem::ReduceMissing { op: c.op }),
+            (false, Some(reduce)) => self.push("reduce", Problem::ReduceRefused { op: c.op, reduce }),
+            (true, Some(ReduceOp::Average)) if !c.dtype.is_float() => {
+                self.push("reduce", Problem::AverageNeedsFloat { dtype: c.dtype });
+            }
+            _ => {}
+        }
+    }
+
+    /// `Some(root)` when valid (`Some(None)` for an op without a root).
+    fn root(&mut self, c: &Collective, n: Option<u32>) -> Option<Option<u32>> {
+        match (c.op.is_rooted(), c.root) {
+            (true, None) => {
+                self.push("root", Problem::RootMissing { op: c.op, n });
+                None
+            }
+            (false, Some(root)) => {
+                self.push("root", Problem::RootRefused { op: c.op, root });
+                None
+            }
+            (false, None) => Some(None),
+            (true, Some(root)) => match n {
+                Some(n) if root < n => Some(Some(root)),
+                Some(n) => {
+                    self.push("root", Problem::RootOutOfRange { root, n });
+                    None
+                }
+                None => None,
+            },
+        }
+    }
+
+    /// The peer pairs, normalized (empty for an op without a peer map).
+    fn peers(&mut self, c: &Collective, n: Option<u32>) -> Option<Vec<(u32, u32)>> {
+        if !c.op.takes_peers() {
+            let mut ok = true;
+            if c.peers.is_some() {
+                self.push("peers", Problem::PeerMapRefused { op: c.op, field: "peers" });
+                ok = false;
+            }
+            if c.peer.is_some() {
+                self.push("peer", Problem::PeerMapRefused { op: c.op, field: "peer" });
+                ok = false;
+            }
+            return ok.then(Vec::new);
+        }
+        match (&c.peers, c.peer) {
+            (Some(_), Some(_)) => {
+                self.push("peer", Problem::PeerMapTwice);
+                None
+            }
+            (None, None) => {
+                self.push("peers", Problem::PeerMapMissing { op: c.op });
+                None
+            }
+            (None, Some(k)) => {
+                let n = n?;
+                if k == 0 || k >= n {
+                    self.push("peer", Problem::PeerStepOutOfRange { peer: k, n });
+                    return None;
+                }
+                // k < n <= MAX_RANK_N: the sum cannot overflow.
+                Some((0..n).map(|i| (i, (i + k) % n)).collect())
+            }
+            (Some(pairs), None) => {
+                if pairs.is_empty() {
+                    self.push("peers", Problem::PeersEmpty);
+                    return None;
+                }
+                let before = self.errors.len();
+                let mut sources = BTreeMap::new();
+                let mut targets = BTreeMap::new();
+                for (i, &(s, t)) in pairs.iter().enumerate() {
+                    let field = format!("peers[{i}]");
+                    if let Some(n) = n
+                        && (s >= n || t >= n)
+                    {
+                        self.push(field, Problem::PeerOutOfRange { pair: (s, t), n });
+                        continue;
+                    }
+                    if s == t {
+                        self.push(field, Problem::PeerSelfPair { member: s });
+                        continue;
+                    }
+                    if let Some(&first) = sources.get(&s) {
+                        self.push(field.clone(), Problem::PeerSourceRepeated { member: s, first });
+                    } else {
+                        sources.insert(s, i);
+                    }
+                    if let Some(&first) = targets.get(&t) {
+                        self.push(field, Problem::PeerTargetRepeated { member: t, first });
+                    } else {
+                        targets.insert(t, i);
+                    }
+                }
+                (self.errors.len() == before && n.is_some()).then(|| pairs.clone())
+            }
+        }
+    }
+
+    fn counts(&mut self, c: &Collective, n: Option<u32>) {
+        if c.op != OpType::AllToAllV {
+            if c.counts.is_some() {
+                self.push("counts", Problem::CountsRefused { op: c.op });
+            }
+            return;
+        }
+        let Some(rows) = &c.counts else {
+            self.push("counts", Problem::CountsMissing);
+            return;
+        };
+        if let Some(n) = n
+            && rows.len() != n as usize
+        {
+            self.push("counts", Problem::CountsRows { rows: rows.len(), n });
+        }
+        for (i, row) in rows.iter().enumerate() {
+            if let Some(n) = n
+                && row.len() != n as usize
+            {
+                self.push(format!("counts[{i}]"), Problem::CountsRowLength { len: row.len(), n });
+            }
+            let sum = row.iter().try_fold(0u64, |acc, &x| acc.checked_add(x));
+            if sum != Some(c.count) {
+                self.push(format!("counts[{i}]"), Problem::CountsRowSum { sum, count: c.count });
+            }
+        }
+    }
+
+    fn groups(&mut self, groups: Option<&[Vec<u32>]>, rank_n: u32) -> Option<CheckedGroups> {
+        let Some(groups) = groups else {
+            return Some(CheckedGroups {
+                groups: Groups::world(rank_n),
+                n: rank_n,
+                members: vec![(GroupRef::World, (0..rank_n).collect())],
+            });
+        };
+        if groups.is_empty() {
+            self.push("groups", Problem::GroupsEmpty);
+            return None;
+        }
+        let before = self.errors.len();
+        let (expected_in, expected) =
+            groups.iter().enumerate().find(|(_, g)| !g.is_empty()).map_or((0, 0), |(i, g)| (i, g.len()));
+        let mut seen: Vec<Option<(usize, usize)>> = vec![None; rank_n as usize];
+        for (gi, group) in groups.iter().enumerate() {
+            if group.is_empty() {
+                self.push(format!("groups[{gi}]"), Problem::GroupEmpty);
+            } else if group.len() != expected {
+                self.push(
+                    format!("groups[{gi}]"),
+                    Problem::GroupSizeMismatch { size: group.len(), expected, expected_in },
+                );
+            }
+            for (mi, &rank) in group.iter().enumerate() {
+                match seen.get_mut(rank as usize) {
+                    None => self.push(format!("groups[{gi}][{mi}]"), Problem::GroupRankOutOfRange { rank, rank_n }),
+                    Some(Some(first)) => {
+                        let first = *first;
+                        self.push(format!("groups[{gi}][{mi}]"), Problem::RankListedTwice { rank, first });
+                    }
+                    Some(slot) => *slot = Some((gi, mi)),
+                }
+            }
+        }
+        let missing: Vec<u32> = seen.iter().enumerate().filter(|(_, s)| s.is_none()).map(|(r, _)| idx(r)).collect();
+        if !missing.is_empty() {
+            self.push("groups", Problem::RanksInNoGroup { ranks: missing, rank_n });
+        }
+        if self.errors.len() != before {
+            return None;
+        }
+        let members = groups.iter().enumerate().map(|(i, g)| (GroupRef::Explicit(idx(i)), g.clone())).collect();
+        Some(CheckedGroups { groups: Groups::explicit(rank_n, groups.to_vec()), n: idx(expected), members })
+    }
+
+    /// Resolves the algorithm; `structure` is the shape and groups when both
+    /// are valid (structural requirements are checked only then).
+    fn algorithm(&mut self, c: &Collective, structure: Option<(&Shape, &CheckedGroups)>) -> Option<ResolvedAlgorithm> {
+        let op = c.op;
+        let serving = || {
+            let mut algs: Vec<AlgType> =
+                AlgType::ALL.iter().copied().filter(|&a| a != AlgType::Hier && algorithms::supports(a, op)).collect();
+            if algorithms::supports(AlgType::Hier, op) && algorithms::hier_legs(op).is_some() {
+                algs.push(AlgType::Hier);
+            }
+            algs
+        };
+        let alg = match &c.algorithm {
+            Algorithm::Auto => {
+                self.push("algorithm", Problem::AutoUnavailable { op, choices: serving() });
+                return None;
+            }
+            Algorithm::Hier(legs) => return self.hier(op, legs, structure, serving),
+            flat => flat.alg_type()?,
+        };
+        if !algorithms::supports(alg, op) {
+            let gate = (alg == AlgType::SingleCycleRing).then_some(Gate::SingleCycleRingAllReduceOnly);
+            self.push("algorithm", Problem::AlgorithmDoesNotServe { alg, op, choices: serving(), gate });
+            return None;
+        }
+        let (shape, groups) = structure?;
+        let mut unmet =
+            groups.members.iter().filter_map(|(g, m)| unmet(algorithms::requirement(alg), m, shape).map(|u| (*g, u)));
+        if let Some((group, u)) = unmet.next() {
+            let more = unmet.count();
+            self.push("algorithm", u.problem(alg, None, group, more, shape));
+            return None;
+        }
+        Some(ResolvedAlgorithm::Flat(alg))
+    }
+
+    fn hier(
+        &mut self,
+        op: OpType,
+        given: &HierLegs,
+        structure: Option<(&Shape, &CheckedGroups)>,
+        serving: impl Fn() -> Vec<AlgType>,
+    ) -> Option<ResolvedAlgorithm> {
+        let legs = match algorithms::hier_legs(op) {
+            Some(legs) if algorithms::supports(AlgType::Hier, op) => legs,
+            _ => {
+                let problem = Problem::AlgorithmDoesNotServe { alg: AlgType::Hier, op, choices: serving(), gate: None };
+                self.push("algorithm", problem);
+                return None;
+            }
+        };
+        let before = self.errors.len();
+        let mut chosen = Vec::new();
+        for leg in Leg::ALL {
+            let field = format!("algorithm.{leg}");
+            match (legs.contains(&leg), given.get(leg)) {
+                (true, None) => self.push(field, Problem::HierLegMissing { op, leg, legs }),
+                (false, Some(_)) => self.push(field, Problem::HierLegUnused { op, leg, legs }),
+                (false, None) => {}
+                (true, Some(choice)) => {
+                    let choices = algorithms::leg_choices(leg);
+                    if choices.contains(&choice) {
+                        chosen.push((leg, choice));
+                    } else {
+                        let gate = match choice {
+                            AlgType::Kangaring if !leg.is_intra() => Some(Gate::KangaringIntraOnly),
+                            AlgType::SingleCycleRing if leg.op() != OpType::AllReduce => {
+                                Some(Gate::SingleCycleRingAllReduceOnly)
+                            }
+                            AlgType::Hier => Some(Gate::HierDoesNotNest),
+                            _ => None,
+                        };
+                        self.push(field, Problem::HierLegChoice { leg, choice, choices, gate });
+                    }
+                }
+            }
+        }
+        if self.errors.len() != before {
+            return None;
+        }
+        let (shape, groups) = structure?;
+        // The composition itself: every group listed node by node.
+        let mut unmet_groups = groups
+            .members
+            .iter()
+            .filter_map(|(g, m)| unmet(algorithms::requirement(AlgType::Hier), m, shape).map(|u| (*g, u)));
+        if let Some((group, u)) = unmet_groups.next() {
+            let more = unmet_groups.count();
+            self.push("algorithm", u.problem(AlgType::Hier, None, group, more, shape));
+            return None;
+        }
+        // Each leg's own requirement, over the leg's members: one node's
+        // members for an intra leg, one member per node for an inter leg.
+        // Groups are node-aligned here, so the first of each is representative.
+        for &(leg, alg) in &chosen {
+            let req = algorithms::requirement(alg);
+            let mut unmet_legs = groups.members.iter().filter_map(|(g, m)| {
+                let per_node =
+                    m.iter().take_while(|&&r| shape.node(r) == m.first().map_or(0, |&f| shape.node(f))).count();
+                let leg_members: Vec<u32> = if leg.is_intra() {
+                    m.iter().take(per_node).copied().collect()
+                } else {
+                    m.iter().step_by(per_node.max(1)).copied().collect()
+                };
+                unmet(req, &leg_members, shape).map(|u| (*g, u))
+            });
+            if let Some((group, u)) = unmet_legs.next() {
+                let more = unmet_legs.count();
+                self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
+            }
+        }
+        if self.errors.len() != before {
+            return None;
+        }
+        // `chosen` follows `Leg::ALL`; the resolution follows the op's leg order.
+        let resolved = legs.iter().filter_map(|&leg| chosen.iter().find(|(l, _)| *l == leg).copied()).collect();
+        Some(ResolvedAlgorithm::Hier(resolved))
+    }
+}
+
+/// How a group fails a [`Requirement`].
+enum Unmet {
+    /// Members on two nodes.
+    Nodes { a: u32, b: u32 },
+    /// Not aligned at a level.
+    Aligned(Level, AlignFault),
+}
+
+impl Unmet {
+    fn problem(self, alg: AlgType, leg: Option<Leg>, group: GroupRef, also: usize, shape: &Shape) -> Problem {
+        match self {
+            Unmet::Nodes { a, b } => Problem::NotWithinNode {
+                alg,
+                leg,
+                group,
+                a,
+                node_a: shape.node(a),
+                b,
+                node_b: shape.node(b),
+                local_rank_n: shape.local_rank_n,
+                also,
+            },
+            Unmet::Aligned(level, fault) => Problem::NotAligned { alg, leg, level, group, fault, also },
+        }
+    }
+}
+
+/// Does `members` (global ranks, valid for `shape`) meet `req`?
+fn unmet(req: Requirement, members: &[u32], shape: &Shape) -> Option<Unmet> {
+    match req {
+        Requirement::None => None,
+        Requirement::WithinNode => {
+            let &a = members.first()?;
+            let &b = members.iter().find(|&&r| shape.node(r) != shape.node(a))?;
+            Some(Unmet::Nodes { a, b })
+        }
+        Requirement::NodeAligned => aligned(members, |r| shape.node(r)).err().map(|f| Unmet::Aligned(Level::Node, f)),
+        Requirement::PodAligned => match aligned(members, |r| shape.pod(r)) {
+            Err(f) => Some(Unmet::Aligned(Level::Pod, f)),
+            Ok(1) => Some(Unmet::Aligned(
+                Level::Pod,
+                AlignFault::SingleUnit { unit: members.first().map_or(0, |&r| shape.pod(r)) },
+            )),
+            Ok(_) => None,
+        },
+    }
+}
+
+/// Checks that `members` come in consecutive runs of the same unit, no unit
+/// visited twice, every run the same length; returns the number of runs.
+fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usize, AlignFault> {
+    // (unit, run length), in order.
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    let mut visited = std::collections::BTreeSet::new();
+    for &rank in members {
+        let u = unit(rank);
+        match runs.last_mut() {
+            Some((last, len)) if *last == u => *len += 1,
+            _ => {
+                if !visited.insert(u) {
+                    return Err(AlignFault::Revisited { rank, unit: u });
+                }
+                runs.push((u, 1));
+            }
+        }
+    }
+    let Some(&(first, first_len)) = runs.first() else { return Ok(0) };
+    match runs.iter().find(|&&(_, len)| len != first_len) {
+        Some(&(other, other_len)) => Err(AlignFault::Uneven { first, first_len, other, other_len }),
+        None => Ok(runs.len()),
+    }
+}

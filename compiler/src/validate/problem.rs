@@ -1,0 +1,704 @@
+//! The problems validation reports: each a typed value that carries what
+//! was wrong, and whose `Display` says so and what would be accepted.
+
+use super::*;
+
+/// One problem in a spec, located by collective and field path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidationError {
+    /// The collective's index in the program; `None` for the program itself.
+    pub collective: Option<u32>,
+    /// The path inside the collective (`topology.local_rank_n`, `groups[1][3]`,
+    /// `algorithm.inter_all_reduce`, `peers[2]`).
+    pub field: String,
+    /// What is wrong, with the values.
+    pub problem: Problem,
+}
+
+impl ValidationError {
+    /// The full path as the user wrote the file: prefixed with
+    /// `collectives[i].` when the file held a program.
+    pub fn path(&self, form: SpecForm) -> String {
+        match (form, self.collective) {
+            (SpecForm::Program, Some(i)) => format!("collectives[{i}].{}", self.field),
+            _ => self.field.clone(),
+        }
+    }
+}
+
+impl Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(i) = self.collective {
+            write!(f, "collective {i}: ")?;
+        }
+        write!(f, "{}: {}", self.field, self.problem)
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// Every problem found in a spec (at least one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidationErrors(pub Vec<ValidationError>);
+
+impl Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        write!(f, "{n} problem{} in the spec:", if n == 1 { "" } else { "s" })?;
+        for e in &self.0 {
+            write!(f, "\n  - {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationErrors {}
+
+/// A contract gate that explains why a choice is refused (wire-contract §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gate {
+    /// KANGARING is intra-node only.
+    KangaringIntraOnly,
+    /// SINGLE_CYCLE_RING is for all-reduce only.
+    SingleCycleRingAllReduceOnly,
+    /// A leg is one algorithm; it cannot itself be hierarchical.
+    HierDoesNotNest,
+}
+
+impl Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Gate::KangaringIntraOnly => "Kangaring runs inside a node only",
+            Gate::SingleCycleRingAllReduceOnly => "SingleCycleRing is for all-reduce only",
+            Gate::HierDoesNotNest => "a leg cannot itself be Hier",
+        })
+    }
+}
+
+/// The granularity of an alignment requirement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// Nodes (`rank / local_rank_n`).
+    Node,
+    /// Pods (`node / (node_n / pod_n)`).
+    Pod,
+}
+
+impl Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Level::Node => "node",
+            Level::Pod => "pod",
+        })
+    }
+}
+
+/// Which replica group a problem is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GroupRef {
+    /// The one implicit group of every rank (no `groups` given).
+    World,
+    /// `groups[i]`.
+    Explicit(u32),
+}
+
+impl Display for GroupRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupRef::World => f.write_str("the group of all ranks"),
+            GroupRef::Explicit(i) => write!(f, "groups[{i}]"),
+        }
+    }
+}
+
+/// How a group breaks an alignment requirement (at the [`Level`] of the
+/// problem that carries it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AlignFault {
+    /// The group comes back to a node (pod) it already left.
+    Revisited {
+        /// The member where it comes back.
+        rank: u32,
+        /// The node (pod) revisited.
+        unit: u32,
+    },
+    /// Two nodes (pods) hold different numbers of the group's members.
+    Uneven {
+        /// The first node (pod) of the group.
+        first: u32,
+        /// Its member count.
+        first_len: u32,
+        /// A node (pod) with a different count.
+        other: u32,
+        /// That count.
+        other_len: u32,
+    },
+    /// The group lies on a single pod but must span at least two.
+    SingleUnit {
+        /// The one pod.
+        unit: u32,
+    },
+}
+
+/// What is wrong with a spec. Each message says what was found and what
+/// would be accepted; the field is in the [`ValidationError`]'s path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    /// `Program(collectives: [])`.
+    #[error("the program has no collectives; accepted: at least one `Collective(...)` in `collectives: [...]`")]
+    NoCollectives,
+    /// A collective's arch differs from collective 0's.
+    #[error(
+        "arch {found} differs from collective 0's {first}; accepted: {first} (all collectives of a program share \
+         arch, topology, barrier and send_credits)"
+    )]
+    ArchDiffers {
+        /// This collective's.
+        found: Arch,
+        /// Collective 0's.
+        first: Arch,
+    },
+    /// A collective's topology differs from collective 0's.
+    #[error(
+        "topology {} differs from collective 0's {}; accepted: the same topology (all collectives of a program \
+         share arch, topology, barrier and send_credits)",
+        topology(found),
+        topology(first)
+    )]
+    TopologyDiffers {
+        /// This collective's.
+        found: Topology,
+        /// Collective 0's.
+        first: Topology,
+    },
+    /// A collective's barrier differs from collective 0's.
+    #[error(
+        "barrier {found:?} differs from collective 0's {first:?} (absent means Host); accepted: {first:?} (all \
+         collectives of a program share arch, topology, barrier and send_credits)"
+    )]
+    BarrierDiffers {
+        /// This collective's (absent: Host).
+        found: Barrier,
+        /// Collective 0's.
+        first: Barrier,
+    },
+    /// A collective's send credits differ from collective 0's.
+    #[error(
+        "send_credits {found} differs from collective 0's {first} (absent means 2); accepted: {first} (all \
+         collectives of a program share arch, topology, barrier and send_credits)"
+    )]
+    SendCreditsDiffers {
+        /// This collective's (absent: 2).
+        found: u32,
+        /// Collective 0's.
+        first: u32,
+    },
+    /// A number outside its range.
+    #[error("{value} is out of range; accepted: {min}..={max}")]
+    OutOfRange {
+        /// As written.
+        value: u64,
+        /// Smallest accepted.
+        min: u64,
+        /// Largest accepted.
+        max: u64,
+    },
+    /// `local_rank_n` does not divide `rank_n`.
+    #[error(
+        "local_rank_n {local_rank_n} does not divide rank_n {rank_n}, so the ranks cannot fill whole nodes; \
+         accepted: a divisor of {rank_n} ({})",
+        abbreviated(&divisors(*rank_n))
+    )]
+    LocalRankNNotDivisor {
+        /// Ranks.
+        rank_n: u32,
+        /// Ranks per node as written.
+        local_rank_n: u32,
+    },
+    /// `pod_n` does not divide the node count.
+    #[error(
+        "pod_n {pod_n} does not divide the {node_n} nodes (rank_n / local_rank_n), so the nodes cannot fill whole \
+         pods; accepted: a divisor of {node_n} ({})",
+        abbreviated(&divisors(*node_n))
+    )]
+    PodNNotDivisor {
+        /// Nodes.
+        node_n: u32,
+        /// Pods as written.
+        pod_n: u32,
+    },
+    /// `count: 0`.
+    #[error("count is 0; accepted: at least 1 element per rank")]
+    CountZero,
+    /// The buffer size in bytes does not fit in 64 bits.
+    #[error(
+        "{count} elements of {dtype} ({} bytes each) overflow a 64-bit byte count; accepted: at most {}",
+        dtype.size(), u64::MAX / dtype.size()
+    )]
+    CountOverflow {
+        /// As written.
+        count: u64,
+        /// The element type.
+        dtype: DType,
+    },
+    /// ReduceScatter or AllToAll with a count the group size does not divide.
+    #[error(
+        "{op} gives each of the {n} group members count / {n} elements, but {count} is not a multiple of {n}; \
+         accepted: a multiple of {n}{}",
+        multiples_near(*count, *n)
+    )]
+    CountNotMultiple {
+        /// The op.
+        op: OpType,
+        /// As written.
+        count: u64,
+        /// The group size.
+        n: u32,
+    },
+    /// A reducing op without `reduce`.
+    #[error("{op} combines values and needs `reduce`; accepted: {}", list(&REDUCE_OPS))]
+    ReduceMissing {
+        /// The op.
+        op: OpType,
+    },
+    /// `reduce` on an op that does not reduce.
+    #[error(
+        "{op} does not combine values, so `reduce: {reduce}` has no meaning; remove it (reduce is for {})",
+        list(&ops_where(OpType::is_reducing))
+    )]
+    ReduceRefused {
+        /// The op.
+        op: OpType,
+        /// As written.
+        reduce: ReduceOp,
+    },
+    /// `reduce: Average` on an integer type.
+    #[error(
+        "Average divides by the group size and needs a float dtype, but dtype is {dtype}; accepted: Add, Fma, Max \
+         or Min with {dtype}, or Average with {}",
+        list(&float_dtypes())
+    )]
+    AverageNeedsFloat {
+        /// The element type.
+        dtype: DType,
+    },
+    /// A rooted op without `root`.
+    #[error("{op} needs `root: N`, the root's index inside its group{}", index_range(*n))]
+    RootMissing {
+        /// The op.
+        op: OpType,
+        /// The group size, when the groups are valid.
+        n: Option<u32>,
+    },
+    /// `root` on an op without a root.
+    #[error(
+        "{op} has no root, so `root: {root}` has no meaning; remove it (root is for {})",
+        list(&ops_where(OpType::is_rooted))
+    )]
+    RootRefused {
+        /// The op.
+        op: OpType,
+        /// As written.
+        root: u32,
+    },
+    /// `root` beyond the group.
+    #[error("root {root} is not a member of a group of {n} (root is an index inside the group){}", index_range(Some(*n)))]
+    RootOutOfRange {
+        /// As written.
+        root: u32,
+        /// The group size.
+        n: u32,
+    },
+    /// A peer-map op without `peers` or `peer`.
+    #[error(
+        "{op} needs a peer map; accepted: `peers: [(source, target), ...]` with indices inside the group, or \
+         `peer: k` (member i sends to member (i + k) mod group size)"
+    )]
+    PeerMapMissing {
+        /// The op.
+        op: OpType,
+    },
+    /// Both `peers` and `peer`.
+    #[error("both `peers` and `peer` are given; accepted: exactly one of them")]
+    PeerMapTwice,
+    /// `peers` or `peer` on an op that takes no peer map.
+    #[error(
+        "{op} takes no peer map, so `{field}` has no meaning; remove it ({field} is for {})",
+        list(&ops_where(OpType::takes_peers))
+    )]
+    PeerMapRefused {
+        /// The op.
+        op: OpType,
+        /// `peers` or `peer`.
+        field: &'static str,
+    },
+    /// `peers: []`.
+    #[error("`peers` is empty; accepted: at least one (source, target) pair")]
+    PeersEmpty,
+    /// A peer pair naming an index beyond the group.
+    #[error(
+        "({}, {}) names a member beyond a group of {n}{}",
+        pair.0, pair.1, index_range(Some(*n))
+    )]
+    PeerOutOfRange {
+        /// As written.
+        pair: (u32, u32),
+        /// The group size.
+        n: u32,
+    },
+    /// A pair from a member to itself.
+    #[error("({member}, {member}) sends member {member} to itself; accepted: pairs of two different members")]
+    PeerSelfPair {
+        /// The member.
+        member: u32,
+    },
+    /// A source listed twice.
+    #[error("member {member} already sends in peers[{first}]; accepted: each member sends at most once")]
+    PeerSourceRepeated {
+        /// The member.
+        member: u32,
+        /// Where it sends first.
+        first: usize,
+    },
+    /// A target listed twice.
+    #[error("member {member} already receives in peers[{first}]; accepted: each member receives at most once")]
+    PeerTargetRepeated {
+        /// The member.
+        member: u32,
+        /// Where it receives first.
+        first: usize,
+    },
+    /// `peer: k` with k outside 1..n.
+    #[error("{}", peer_step(*peer, *n))]
+    PeerStepOutOfRange {
+        /// As written.
+        peer: u32,
+        /// The group size.
+        n: u32,
+    },
+    /// AllToAllV without `counts`.
+    #[error(
+        "AllToAllV needs `counts`; accepted: one row per group member, row i listing the elements member i sends \
+         to each member, each row summing to count"
+    )]
+    CountsMissing,
+    /// `counts` on another op.
+    #[error("{op} takes no `counts`; remove it (counts is for AllToAllV only)")]
+    CountsRefused {
+        /// The op.
+        op: OpType,
+    },
+    /// `counts` with the wrong number of rows.
+    #[error("counts has {rows} rows; accepted: {n} rows (one per group member) of {n} entries")]
+    CountsRows {
+        /// Rows as written.
+        rows: usize,
+        /// The group size.
+        n: u32,
+    },
+    /// A `counts` row of the wrong length.
+    #[error("the row has {len} entries; accepted: {n} (one per group member)")]
+    CountsRowLength {
+        /// Entries as written.
+        len: usize,
+        /// The group size.
+        n: u32,
+    },
+    /// A `counts` row that does not sum to `count`.
+    #[error(
+        "the row sums to {} but count is {count}; accepted: entries that add up to count (all the member sends)",
+        sum.map_or_else(|| "more than 2^64".to_owned(), |s| s.to_string())
+    )]
+    CountsRowSum {
+        /// The row's sum (`None`: it overflows).
+        sum: Option<u64>,
+        /// The collective's count.
+        count: u64,
+    },
+    /// `groups: []`.
+    #[error("`groups` lists no group; accepted: at least one group, or no `groups` for one group of all ranks")]
+    GroupsEmpty,
+    /// `[]` inside `groups`.
+    #[error("the group is empty; accepted: groups of at least one rank, all the same size")]
+    GroupEmpty,
+    /// A group of another size than the first.
+    #[error(
+        "the group has {size} ranks but groups[{expected_in}] has {expected}; accepted: groups all of the same size"
+    )]
+    GroupSizeMismatch {
+        /// This group's size.
+        size: usize,
+        /// The first non-empty group's size.
+        expected: usize,
+        /// That group's index.
+        expected_in: usize,
+    },
+    /// A group entry beyond `rank_n`.
+    #[error("rank {rank} does not exist (rank_n is {rank_n}){}", index_range(Some(*rank_n)))]
+    GroupRankOutOfRange {
+        /// As written.
+        rank: u32,
+        /// Ranks.
+        rank_n: u32,
+    },
+    /// A rank in two places.
+    #[error("rank {rank} is listed twice, here and at groups[{}][{}]; accepted: every rank in exactly one group", first.0, first.1)]
+    RankListedTwice {
+        /// The rank.
+        rank: u32,
+        /// Where it is listed first: (group, index).
+        first: (usize, usize),
+    },
+    /// Ranks in no group.
+    #[error(
+        "{} in no group: {}; accepted: every rank of 0..={} in exactly one group",
+        if ranks.len() == 1 { "1 rank is".to_owned() } else { format!("{} ranks are", ranks.len()) },
+        abbreviated(ranks),
+        rank_n.saturating_sub(1)
+    )]
+    RanksInNoGroup {
+        /// The ranks, ascending.
+        ranks: Vec<u32>,
+        /// Ranks.
+        rank_n: u32,
+    },
+    /// `algorithm: Auto`.
+    #[error(
+        "`Auto` needs the cost model, which is not available yet; accepted: an algorithm that serves {op}: {}",
+        algorithms_list(choices)
+    )]
+    AutoUnavailable {
+        /// The op.
+        op: OpType,
+        /// The algorithms that serve it.
+        choices: Vec<AlgType>,
+    },
+    /// A flat algorithm (or Hier) that does not serve the op.
+    #[error(
+        "{} does not serve {op}{}; accepted: {}",
+        alg_name(*alg), gate_note(*gate), algorithms_list(choices)
+    )]
+    AlgorithmDoesNotServe {
+        /// The algorithm.
+        alg: AlgType,
+        /// The op.
+        op: OpType,
+        /// The algorithms that serve the op.
+        choices: Vec<AlgType>,
+        /// The contract gate behind the refusal, if one applies.
+        gate: Option<Gate>,
+    },
+    /// An algorithm that runs inside one node, on a group that spans nodes.
+    #[error(
+        "{}{alg} runs inside a node only, but {group} has rank {a} on node {node_a} and rank {b} on node {node_b}{}; \
+         accepted: groups inside one node ({local_rank_n} ranks per node), or an algorithm that spans nodes",
+        leg_prefix(*leg), more_groups(*also)
+    )]
+    NotWithinNode {
+        /// The algorithm.
+        alg: AlgType,
+        /// The Hier leg it was chosen for, if any.
+        leg: Option<Leg>,
+        /// The first offending group.
+        group: GroupRef,
+        /// A member.
+        a: u32,
+        /// Its node.
+        node_a: u32,
+        /// A member on another node.
+        b: u32,
+        /// Its node.
+        node_b: u32,
+        /// Ranks per node.
+        local_rank_n: u32,
+        /// Further groups with the same problem.
+        also: usize,
+    },
+    /// A group not listed node by node (pod by pod) as the algorithm needs.
+    #[error("{}", not_aligned(self))]
+    NotAligned {
+        /// The algorithm (`Hier` for the hierarchical composition itself).
+        alg: AlgType,
+        /// The Hier leg it was chosen for, if any (its members are then the
+        /// group's nodes).
+        leg: Option<Leg>,
+        /// Node or pod.
+        level: Level,
+        /// The first offending group.
+        group: GroupRef,
+        /// How it breaks the requirement.
+        fault: AlignFault,
+        /// Further groups with a problem.
+        also: usize,
+    },
+    /// A leg the op uses, not given.
+    #[error(
+        "Hier for {op} needs a choice for {leg}; accepted: {} ({op} uses {})",
+        list(algorithms::leg_choices(*leg)), list(legs)
+    )]
+    HierLegMissing {
+        /// The op.
+        op: OpType,
+        /// The missing leg.
+        leg: Leg,
+        /// The legs the op uses.
+        legs: &'static [Leg],
+    },
+    /// A leg given that the op does not use.
+    #[error("{op} does not use {leg}; remove it ({op} uses {})", list(legs))]
+    HierLegUnused {
+        /// The op.
+        op: OpType,
+        /// The leg as written.
+        leg: Leg,
+        /// The legs the op uses.
+        legs: &'static [Leg],
+    },
+    /// An illegal choice for a leg.
+    #[error("{} is not a legal choice for {leg}{}; accepted: {}", alg_name(*choice), gate_note(*gate), list(choices))]
+    HierLegChoice {
+        /// The leg.
+        leg: Leg,
+        /// The choice as written.
+        choice: AlgType,
+        /// The legal choices.
+        choices: &'static [AlgType],
+        /// The contract gate behind the refusal, if one applies.
+        gate: Option<Gate>,
+    },
+    /// A device barrier on a world it cannot span.
+    #[error(
+        "the device barrier is a radix-5 dissemination barrier of at most 4 steps, so it spans at most \
+         {DEVICE_BARRIER_MAX_RANK_N} ranks, but rank_n is {rank_n}; accepted: Host (or no `barrier`) for this topology"
+    )]
+    DeviceBarrierTooLarge {
+        /// Ranks.
+        rank_n: u32,
+    },
+}
+
+// ---------------------------------------------------------------------------
+// Message helpers (used by `Problem`'s Display only).
+
+pub(super) const REDUCE_OPS: [ReduceOp; 5] =
+    [ReduceOp::Add, ReduceOp::Fma, ReduceOp::Max, ReduceOp::Min, ReduceOp::Average];
+
+fn list<T: Display>(items: &[T]) -> String {
+    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// At most 8 items, then "and N more".
+pub(super) fn abbreviated(items: &[u32]) -> String {
+    const SHOWN: usize = 8;
+    let head = list(items.get(..SHOWN).unwrap_or(items));
+    match items.len().checked_sub(SHOWN) {
+        Some(more) if more > 0 => format!("{head} and {more} more"),
+        _ => head,
+    }
+}
+
+pub(super) fn divisors(n: u32) -> Vec<u32> {
+    let mut small = Vec::new();
+    let mut large = Vec::new();
+    let mut d = 1u32;
+    while u64::from(d) * u64::from(d) <= u64::from(n) {
+        if n.is_multiple_of(d) {
+            small.push(d);
+            if d != n / d {
+                large.push(n / d);
+            }
+        }
+        d += 1;
+    }
+    small.extend(large.into_iter().rev());
+    small
+}
+
+fn ops_where(pred: fn(OpType) -> bool) -> Vec<OpType> {
+    OpType::ALL.iter().copied().filter(|&op| pred(op)).collect()
+}
+
+fn float_dtypes() -> Vec<DType> {
+    DType::ALL.iter().copied().filter(|d| d.is_float()).collect()
+}
+
+fn topology(t: &Topology) -> String {
+    format!("(rank_n: {}, local_rank_n: {}, pod_n: {})", t.rank_n, t.local_rank_n, t.pod_n)
+}
+
+fn multiples_near(count: u64, n: u32) -> String {
+    let n = u64::from(n);
+    let below = count - count % n.max(1);
+    match (below > 0, below.checked_add(n)) {
+        (true, Some(above)) => format!(", e.g. {below} or {above}"),
+        (false, Some(above)) => format!(", e.g. {above}"),
+        (true, None) => format!(", e.g. {below}"),
+        (false, None) => String::new(),
+    }
+}
+
+/// "; accepted: 0..=n-1" for an index into something of size n.
+fn index_range(n: Option<u32>) -> String {
+    match n {
+        Some(n) if n > 0 => format!("; accepted: 0..={}", n - 1),
+        _ => String::new(),
+    }
+}
+
+fn peer_step(peer: u32, n: u32) -> String {
+    if n < 2 {
+        format!("peer: {peer} needs another member, but groups have {n} member; accepted: groups of at least 2 ranks")
+    } else {
+        format!("peer: {peer} is out of range; accepted: 1..={} (member i sends to member (i + k) mod {n})", n - 1)
+    }
+}
+
+fn alg_name(alg: AlgType) -> String {
+    if alg == AlgType::Hier { "Hier((...))".to_owned() } else { alg.to_string() }
+}
+
+fn algorithms_list(algs: &[AlgType]) -> String {
+    algs.iter().map(|&a| alg_name(a)).collect::<Vec<_>>().join(", ")
+}
+
+fn gate_note(gate: Option<Gate>) -> String {
+    gate.map_or_else(String::new, |g| format!(" ({g})"))
+}
+
+fn leg_prefix(leg: Option<Leg>) -> String {
+    leg.map_or_else(String::new, |l| format!("{l}: "))
+}
+
+fn more_groups(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => " (and 1 more group)".to_owned(),
+        n => format!(" (and {n} more groups)"),
+    }
+}
+
+fn not_aligned(p: &Problem) -> String {
+    let Problem::NotAligned { alg, leg, level, group, fault, also: more } = p else {
+        return String::new();
+    };
+    let (what, whose) = match leg {
+        None => (format!("{} needs", alg_name(*alg)), format!("each group listed {level} by {level}")),
+        Some(l) => (format!("{alg} on {l} needs"), format!("the nodes of each group listed {level} by {level}")),
+    };
+    let counted = if leg.is_some() { "nodes" } else { "members" };
+    let span_two = if *level == Level::Pod { ", on at least two pods" } else { "" };
+    let found = match fault {
+        AlignFault::Revisited { rank, unit } => {
+            format!("{group} comes back to {level} {unit} at rank {rank} after leaving it")
+        }
+        AlignFault::Uneven { first, first_len, other, other_len } => {
+            format!("{group} has {first_len} {counted} on {level} {first} but {other_len} on {level} {other}")
+        }
+        AlignFault::SingleUnit { unit } => format!("{group} lies entirely on {level} {unit}"),
+    };
+    format!(
+        "{what} {whose}, the same number of {counted} on each {level}{span_two}, but {found}{}; accepted: groups \
+         with that structure, or an algorithm without this need",
+        more_groups(*more)
+    )
+}

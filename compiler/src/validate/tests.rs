@@ -1,0 +1,658 @@
+//! Validation tests: every rule accepted and refused.
+
+use super::problem::{REDUCE_OPS, abbreviated, divisors};
+use super::*;
+
+/// A valid flat ring all-reduce: 32 ranks, 16 per node, one pod.
+fn base() -> Collective {
+    Collective {
+        op: OpType::AllReduce,
+        dtype: DType::Bf16,
+        reduce: Some(ReduceOp::Add),
+        count: 4_194_304,
+        arch: Arch::Cayman,
+        topology: Topology { rank_n: 32, local_rank_n: 16, pod_n: 1 },
+        channels: 4,
+        algorithm: Algorithm::Ring,
+        root: None,
+        peer: None,
+        peers: None,
+        counts: None,
+        groups: None,
+        barrier: None,
+        send_credits: None,
+    }
+}
+
+fn hier_ar() -> Algorithm {
+    Algorithm::Hier(HierLegs {
+        intra_reduce_scatter: Some(AlgType::Ring),
+        inter_all_reduce: Some(AlgType::SingleCycleRing),
+        intra_all_gather: Some(AlgType::Kangaring),
+        ..HierLegs::default()
+    })
+}
+
+fn ok(c: Collective) -> ValidCollective {
+    match validate(Program::from(c)) {
+        Ok(p) => p.collectives()[0].clone(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn errs(c: Collective) -> Vec<(String, Problem)> {
+    errs_program(Program::from(c))
+}
+
+fn errs_program(p: Program) -> Vec<(String, Problem)> {
+    match validate(p) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => {
+            assert!(!e.0.is_empty());
+            e.0.into_iter().map(|e| (e.field, e.problem)).collect()
+        }
+    }
+}
+
+/// The single error's field and problem.
+fn one(c: Collective) -> (String, Problem) {
+    let mut e = errs(c);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    e.remove(0)
+}
+
+fn with(f: impl FnOnce(&mut Collective)) -> Collective {
+    let mut c = base();
+    f(&mut c);
+    c
+}
+
+#[test]
+fn accepts_the_base_and_resolves_defaults() {
+    let p = validate(Program::from(base())).unwrap();
+    assert_eq!(p.arch(), Arch::Cayman);
+    assert_eq!(p.barrier(), Barrier::Host);
+    assert_eq!(p.send_credits(), DEFAULT_SEND_CREDITS);
+    assert_eq!(p.topology(), Shape { rank_n: 32, local_rank_n: 16, pod_n: 1, node_n: 2, nodes_per_pod: 2 });
+    let c = &p.collectives()[0];
+    assert_eq!(c.algorithm(), &ResolvedAlgorithm::Flat(AlgType::Ring));
+    assert_eq!(c.groups(), &Groups::world(32));
+    assert_eq!(c.channels(), 4);
+    assert!(c.peers().is_empty());
+}
+
+#[test]
+fn hier_resolves_in_leg_order() {
+    let c = ok(with(|c| c.algorithm = hier_ar()));
+    assert_eq!(
+        c.algorithm(),
+        &ResolvedAlgorithm::Hier(vec![
+            (Leg::IntraReduceScatter, AlgType::Ring),
+            (Leg::InterAllReduce, AlgType::SingleCycleRing),
+            (Leg::IntraAllGather, AlgType::Kangaring),
+        ])
+    );
+}
+
+#[test]
+fn program_needs_a_collective() {
+    let e = errs_program(Program { collectives: vec![] });
+    assert_eq!(e, vec![("collectives".to_owned(), Problem::NoCollectives)]);
+}
+
+#[test]
+fn program_collectives_share_settings() {
+    let second = with(|c| {
+        c.arch = Arch::Mariana;
+        c.topology.local_rank_n = 8;
+        c.barrier = Some(Barrier::Device);
+        c.send_credits = Some(4);
+    });
+    let e = validate(Program { collectives: vec![base(), second] }).unwrap_err();
+    let got: Vec<_> = e.0.iter().map(|e| (e.collective, e.field.as_str())).collect();
+    assert_eq!(got, vec![(Some(1), "arch"), (Some(1), "topology"), (Some(1), "barrier"), (Some(1), "send_credits")]);
+    assert_eq!(e.0[0].problem, Problem::ArchDiffers { found: Arch::Mariana, first: Arch::Cayman });
+    assert_eq!(e.0[3].problem, Problem::SendCreditsDiffers { found: 4, first: u32::from(DEFAULT_SEND_CREDITS) });
+    assert_eq!(e.0[0].path(SpecForm::Program), "collectives[1].arch");
+    assert_eq!(e.0[0].path(SpecForm::Collective), "arch");
+    // Explicit defaults are the defaults.
+    let same = with(|c| {
+        c.barrier = Some(Barrier::Host);
+        c.send_credits = Some(2);
+    });
+    let p = validate(Program {
+        collectives: vec![
+            base(),
+            same,
+            with(|c| {
+                c.op = OpType::AllGather;
+                c.reduce = None;
+            }),
+        ],
+    });
+    let p = p.map_err(|e| e.to_string()).unwrap();
+    assert_eq!(p.collectives().len(), 3);
+    assert_eq!(p.collectives()[2].index(), 2);
+    assert_eq!(p.collectives()[2].reduce(), None);
+}
+
+#[test]
+fn a_shared_bad_value_is_reported_once() {
+    let bad = with(|c| {
+        c.send_credits = Some(0);
+        c.topology.local_rank_n = 12;
+    });
+    let e = validate(Program { collectives: vec![bad.clone(), bad] }).unwrap_err();
+    let got: Vec<_> = e.0.iter().map(|e| (e.collective, e.field.as_str())).collect();
+    assert_eq!(got, vec![(Some(0), "topology.local_rank_n"), (Some(0), "send_credits")]);
+}
+
+#[test]
+fn topology_rules() {
+    let e = one(with(|c| c.topology.rank_n = 0));
+    assert_eq!(e, ("topology.rank_n".into(), Problem::OutOfRange { value: 0, min: 1, max: 1_048_576 }));
+    let e = one(with(|c| {
+        c.topology.rank_n = 2_097_152;
+        c.topology.local_rank_n = 16;
+    }));
+    assert_eq!(e.0, "topology.rank_n");
+    let e = one(with(|c| c.topology.local_rank_n = 0));
+    assert_eq!(e, ("topology.local_rank_n".into(), Problem::OutOfRange { value: 0, min: 1, max: 32 }));
+    let e = one(with(|c| c.topology.local_rank_n = 12));
+    assert_eq!(e.1, Problem::LocalRankNNotDivisor { rank_n: 32, local_rank_n: 12 });
+    assert!(e.1.to_string().contains("a divisor of 32 (1, 2, 4, 8, 16, 32)"), "{}", e.1);
+    let e = one(with(|c| c.topology.pod_n = 0));
+    assert_eq!(e, ("topology.pod_n".into(), Problem::OutOfRange { value: 0, min: 1, max: 2 }));
+    let e = one(with(|c| c.topology.pod_n = 3));
+    assert_eq!(e.1, Problem::PodNNotDivisor { node_n: 2, pod_n: 3 });
+    ok(with(|c| c.topology = Topology { rank_n: 64, local_rank_n: 16, pod_n: 4 }));
+    ok(with(|c| c.topology = Topology { rank_n: 1, local_rank_n: 1, pod_n: 1 }));
+}
+
+#[test]
+fn channels_range() {
+    for bad in [0, 33] {
+        let e = one(with(|c| c.channels = bad));
+        assert_eq!(e, ("channels".into(), Problem::OutOfRange { value: u64::from(bad), min: 1, max: 32 }));
+    }
+    assert_eq!(ok(with(|c| c.channels = 32)).channels(), 32);
+    assert_eq!(ok(with(|c| c.channels = 1)).channels(), 1);
+}
+
+#[test]
+fn count_rules() {
+    assert_eq!(one(with(|c| c.count = 0)), ("count".into(), Problem::CountZero));
+    let e = one(with(|c| c.count = u64::MAX / 2 + 1));
+    assert_eq!(e.1, Problem::CountOverflow { count: u64::MAX / 2 + 1, dtype: DType::Bf16 });
+    ok(with(|c| c.count = u64::MAX / 2));
+    for op in [OpType::ReduceScatter, OpType::AllToAll] {
+        let e = one(with(|c| {
+            c.op = op;
+            c.reduce = op.is_reducing().then_some(ReduceOp::Add);
+            c.count = 1000;
+        }));
+        assert_eq!(e, ("count".into(), Problem::CountNotMultiple { op, count: 1000, n: 32 }));
+        assert!(e.1.to_string().contains("e.g. 992 or 1024"), "{}", e.1);
+    }
+    // The group size counts, not rank_n.
+    ok(with(|c| {
+        c.op = OpType::ReduceScatter;
+        c.count = 8;
+        c.groups = Some((0..8).map(|g| (4 * g..4 * g + 4).collect()).collect());
+    }));
+}
+
+#[test]
+fn reduce_rules() {
+    assert_eq!(one(with(|c| c.reduce = None)), ("reduce".into(), Problem::ReduceMissing { op: OpType::AllReduce }));
+    assert_eq!(
+        one(with(|c| c.op = OpType::AllGather)),
+        ("reduce".into(), Problem::ReduceRefused { op: OpType::AllGather, reduce: ReduceOp::Add })
+    );
+    let e = one(with(|c| {
+        c.reduce = Some(ReduceOp::Average);
+        c.dtype = DType::I32;
+    }));
+    assert_eq!(e.1, Problem::AverageNeedsFloat { dtype: DType::I32 });
+    assert_eq!(ok(with(|c| c.reduce = Some(ReduceOp::Average))).reduce(), Some(ReduceOp::Average));
+}
+
+#[test]
+fn root_rules() {
+    let bcast = |c: &mut Collective| {
+        c.op = OpType::Broadcast;
+        c.reduce = None;
+    };
+    assert_eq!(one(with(bcast)), ("root".into(), Problem::RootMissing { op: OpType::Broadcast, n: Some(32) }));
+    assert_eq!(
+        one(with(|c| c.root = Some(0))),
+        ("root".into(), Problem::RootRefused { op: OpType::AllReduce, root: 0 })
+    );
+    let groups = Some((0..8).map(|g| (4 * g..4 * g + 4).collect()).collect::<Vec<Vec<u32>>>());
+    let e = one(with(|c| {
+        bcast(c);
+        c.root = Some(4);
+        c.groups = groups.clone();
+    }));
+    assert_eq!(e, ("root".into(), Problem::RootOutOfRange { root: 4, n: 4 }));
+    assert!(e.1.to_string().contains("accepted: 0..=3"));
+    let v = ok(with(|c| {
+        bcast(c);
+        c.root = Some(3);
+        c.groups = groups;
+    }));
+    assert_eq!(v.root(), Some(3));
+}
+
+fn send(c: &mut Collective) {
+    c.op = OpType::Send;
+    c.reduce = None;
+}
+
+#[test]
+fn peer_shorthand_expands() {
+    let v = ok(with(|c| {
+        send(c);
+        c.peer = Some(1);
+        c.groups = Some(vec![(0..16).collect(), (16..32).collect()]);
+    }));
+    assert_eq!(v.peers().len(), 16);
+    assert_eq!(v.peers()[0], (0, 1));
+    assert_eq!(v.peers()[15], (15, 0));
+    for bad in [0, 32] {
+        let e = one(with(|c| {
+            send(c);
+            c.peer = Some(bad);
+        }));
+        assert_eq!(e, ("peer".into(), Problem::PeerStepOutOfRange { peer: bad, n: 32 }));
+    }
+}
+
+#[test]
+fn peer_map_presence() {
+    assert_eq!(one(with(send)), ("peers".into(), Problem::PeerMapMissing { op: OpType::Send }));
+    let e = one(with(|c| {
+        send(c);
+        c.peer = Some(1);
+        c.peers = Some(vec![(0, 1)]);
+    }));
+    assert_eq!(e, ("peer".into(), Problem::PeerMapTwice));
+    assert_eq!(
+        one(with(|c| c.peer = Some(1))),
+        ("peer".into(), Problem::PeerMapRefused { op: OpType::AllReduce, field: "peer" })
+    );
+    assert_eq!(
+        one(with(|c| {
+            send(c);
+            c.peers = Some(vec![]);
+        })),
+        ("peers".into(), Problem::PeersEmpty)
+    );
+}
+
+#[test]
+fn peer_pairs() {
+    let v = ok(with(|c| {
+        send(c);
+        c.peers = Some(vec![(0, 5), (5, 0), (1, 2)]);
+    }));
+    assert_eq!(v.peers(), &[(0, 5), (5, 0), (1, 2)]);
+    let e = errs(with(|c| {
+        send(c);
+        c.peers = Some(vec![(0, 5), (0, 6), (7, 5), (3, 3), (40, 1)]);
+    }));
+    assert_eq!(
+        e,
+        vec![
+            ("peers[1]".into(), Problem::PeerSourceRepeated { member: 0, first: 0 }),
+            ("peers[2]".into(), Problem::PeerTargetRepeated { member: 5, first: 0 }),
+            ("peers[3]".into(), Problem::PeerSelfPair { member: 3 }),
+            ("peers[4]".into(), Problem::PeerOutOfRange { pair: (40, 1), n: 32 }),
+        ]
+    );
+}
+
+#[test]
+fn counts_rules() {
+    let a2av = |c: &mut Collective| {
+        c.op = OpType::AllToAllV;
+        c.reduce = None;
+        c.count = 6;
+        c.groups = Some((0..16).map(|g| vec![2 * g, 2 * g + 1]).collect());
+    };
+    let v = ok(with(|c| {
+        a2av(c);
+        c.counts = Some(vec![vec![1, 5], vec![6, 0]]);
+    }));
+    assert_eq!(v.counts(), Some(&[vec![1, 5], vec![6, 0]][..]));
+    assert_eq!(one(with(a2av)), ("counts".into(), Problem::CountsMissing));
+    assert_eq!(
+        one(with(|c| c.counts = Some(vec![]))),
+        ("counts".into(), Problem::CountsRefused { op: OpType::AllReduce })
+    );
+    let e = errs(with(|c| {
+        a2av(c);
+        c.counts = Some(vec![vec![1, 2, 3], vec![6, 1], vec![u64::MAX, 1]]);
+    }));
+    assert_eq!(
+        e,
+        vec![
+            ("counts".into(), Problem::CountsRows { rows: 3, n: 2 }),
+            ("counts[0]".into(), Problem::CountsRowLength { len: 3, n: 2 }),
+            ("counts[1]".into(), Problem::CountsRowSum { sum: Some(7), count: 6 }),
+            ("counts[2]".into(), Problem::CountsRowSum { sum: None, count: 6 }),
+        ]
+    );
+}
+
+#[test]
+fn groups_rules() {
+    let v = ok(with(|c| c.groups = Some(vec![(16..32).collect(), (0..16).collect()])));
+    assert_eq!(v.groups().group_n(), 2);
+    assert_eq!(v.groups().size(), 16);
+    assert_eq!(one(with(|c| c.groups = Some(vec![]))), ("groups".into(), Problem::GroupsEmpty));
+    let e = errs(with(|c| c.groups = Some(vec![vec![], (0..16).collect(), (16..31).collect()])));
+    assert_eq!(e[0], ("groups[0]".into(), Problem::GroupEmpty));
+    assert_eq!(e[1], ("groups[2]".into(), Problem::GroupSizeMismatch { size: 15, expected: 16, expected_in: 1 }));
+    assert_eq!(e[2], ("groups".into(), Problem::RanksInNoGroup { ranks: vec![31], rank_n: 32 }));
+    let mut second: Vec<u32> = (16..32).collect();
+    second[3] = 5;
+    second[4] = 32;
+    let e = errs(with(|c| c.groups = Some(vec![(0..16).collect(), second])));
+    assert_eq!(
+        e,
+        vec![
+            ("groups[1][3]".into(), Problem::RankListedTwice { rank: 5, first: (0, 5) }),
+            ("groups[1][4]".into(), Problem::GroupRankOutOfRange { rank: 32, rank_n: 32 }),
+            ("groups".into(), Problem::RanksInNoGroup { ranks: vec![19, 20], rank_n: 32 }),
+        ]
+    );
+    let e = one(with(|c| c.groups = Some(vec![vec![0]])));
+    let text = e.1.to_string();
+    assert!(text.starts_with("31 ranks are in no group: 1, 2, 3, 4, 5, 6, 7, 8 and 23 more;"), "{text}");
+}
+
+#[test]
+fn auto_and_unserved_algorithms() {
+    let e = one(with(|c| c.algorithm = Algorithm::Auto));
+    let Problem::AutoUnavailable { op: OpType::AllReduce, choices } = &e.1 else { panic!("{e:?}") };
+    assert_eq!(choices.first(), Some(&AlgType::Ring));
+    assert_eq!(choices.last(), Some(&AlgType::Hier));
+    assert!(e.1.to_string().contains("Hier((...))"));
+    let e = one(with(|c| {
+        c.op = OpType::AllGather;
+        c.reduce = None;
+        c.algorithm = Algorithm::SingleCycleRing;
+    }));
+    let Problem::AlgorithmDoesNotServe { gate, choices, .. } = &e.1 else { panic!("{e:?}") };
+    assert_eq!(*gate, Some(Gate::SingleCycleRingAllReduceOnly));
+    assert!(!choices.contains(&AlgType::SingleCycleRing));
+    assert!(e.1.to_string().contains("(SingleCycleRing is for all-reduce only)"));
+    let e = one(with(|c| {
+        send(c);
+        c.peer = Some(1);
+        c.algorithm = hier_ar();
+    }));
+    assert!(matches!(e.1, Problem::AlgorithmDoesNotServe { alg: AlgType::Hier, op: OpType::Send, .. }));
+}
+
+#[test]
+fn within_node_requirement() {
+    let e = one(with(|c| c.algorithm = Algorithm::Kangaring));
+    assert_eq!(
+        e,
+        (
+            "algorithm".into(),
+            Problem::NotWithinNode {
+                alg: AlgType::Kangaring,
+                leg: None,
+                group: GroupRef::World,
+                a: 0,
+                node_a: 0,
+                b: 16,
+                node_b: 1,
+                local_rank_n: 16,
+                also: 0
+            }
+        )
+    );
+    ok(with(|c| {
+        c.algorithm = Algorithm::Kangaring;
+        c.groups = Some(vec![(0..16).collect(), (16..32).collect()]);
+    }));
+    let e = one(with(|c| {
+        c.algorithm = Algorithm::IntraRdh;
+        c.groups = Some((0..16).map(|i| vec![i, i + 16]).collect());
+    }));
+    let Problem::NotWithinNode { group, also, .. } = e.1 else { panic!("{e:?}") };
+    assert_eq!((group, also), (GroupRef::Explicit(0), 15));
+}
+
+#[test]
+fn node_aligned_requirement() {
+    let interleaved: Vec<Vec<u32>> = vec![(0..16).flat_map(|i| [i, 16 + i]).collect()];
+    let e = one(with(|c| {
+        c.algorithm = Algorithm::BwOptMesh;
+        c.groups = Some(interleaved.clone());
+    }));
+    assert_eq!(
+        e.1,
+        Problem::NotAligned {
+            alg: AlgType::BwOptMesh,
+            leg: None,
+            level: Level::Node,
+            group: GroupRef::Explicit(0),
+            fault: AlignFault::Revisited { rank: 1, unit: 0 },
+            also: 0
+        }
+    );
+    // Uneven: 2 members on node 0, 1 on node 1 — groups of 3 cannot be even.
+    let uneven = [vec![0, 1, 16], vec![2, 3, 17]];
+    let fault = aligned(&uneven[0], |r| r / 16).unwrap_err();
+    assert_eq!(fault, AlignFault::Uneven { first: 0, first_len: 2, other: 1, other_len: 1 });
+    ok(with(|c| {
+        c.algorithm = Algorithm::LatencyOptMesh;
+        c.groups = Some((0..8).map(|g| vec![2 * g, 2 * g + 1, 16 + 2 * g, 17 + 2 * g]).collect());
+    }));
+    // Hier needs node-aligned groups too.
+    let e = one(with(|c| {
+        c.algorithm = hier_ar();
+        c.groups = Some(interleaved);
+    }));
+    assert!(matches!(e.1, Problem::NotAligned { alg: AlgType::Hier, level: Level::Node, .. }), "{e:?}");
+}
+
+#[test]
+fn pod_aligned_requirement() {
+    let pods = |c: &mut Collective| c.topology = Topology { rank_n: 64, local_rank_n: 16, pod_n: 2 };
+    let v = ok(with(|c| {
+        pods(c);
+        c.algorithm = Algorithm::TwoStepPodMesh;
+    }));
+    assert_eq!(v.algorithm(), &ResolvedAlgorithm::Flat(AlgType::TwoStepPodMesh));
+    let e = one(with(|c| c.algorithm = Algorithm::TwoStepPodMesh));
+    assert_eq!(
+        e.1,
+        Problem::NotAligned {
+            alg: AlgType::TwoStepPodMesh,
+            leg: None,
+            level: Level::Pod,
+            group: GroupRef::World,
+            fault: AlignFault::SingleUnit { unit: 0 },
+            also: 0
+        }
+    );
+    // As an inter leg: the group's nodes must span two pods.
+    let hier = |c: &mut Collective| {
+        c.algorithm = Algorithm::Hier(HierLegs {
+            intra_reduce_scatter: Some(AlgType::Ring),
+            inter_all_reduce: Some(AlgType::TwoStepPodMesh),
+            intra_all_gather: Some(AlgType::Ring),
+            ..HierLegs::default()
+        });
+    };
+    ok(with(|c| {
+        pods(c);
+        hier(c);
+    }));
+    let e = one(with(hier));
+    assert_eq!(e.0, "algorithm.inter_all_reduce");
+    assert!(matches!(e.1, Problem::NotAligned { leg: Some(Leg::InterAllReduce), level: Level::Pod, .. }), "{e:?}");
+    let text = e.1.to_string();
+    assert!(text.contains("the nodes of each group"), "{text}");
+}
+
+#[test]
+fn hier_legs() {
+    let legs = |l: HierLegs| with(|c| c.algorithm = Algorithm::Hier(l));
+    let e = one(legs(HierLegs {
+        intra_reduce_scatter: Some(AlgType::Ring),
+        intra_all_gather: Some(AlgType::Ring),
+        ..HierLegs::default()
+    }));
+    assert_eq!(e.0, "algorithm.inter_all_reduce");
+    assert!(matches!(e.1, Problem::HierLegMissing { leg: Leg::InterAllReduce, .. }));
+    let e = one(with(|c| {
+        c.op = OpType::AllGather;
+        c.reduce = None;
+        c.algorithm = Algorithm::Hier(HierLegs {
+            inter_all_gather: Some(AlgType::Ring),
+            intra_all_gather: Some(AlgType::Kangaring),
+            inter_all_reduce: Some(AlgType::Ring),
+            ..HierLegs::default()
+        });
+    }));
+    assert_eq!(e.0, "algorithm.inter_all_reduce");
+    assert!(matches!(e.1, Problem::HierLegUnused { op: OpType::AllGather, leg: Leg::InterAllReduce, .. }));
+    let e = one(legs(HierLegs {
+        intra_reduce_scatter: Some(AlgType::Ring),
+        inter_all_reduce: Some(AlgType::Kangaring),
+        intra_all_gather: Some(AlgType::Ring),
+        ..HierLegs::default()
+    }));
+    assert_eq!(e.0, "algorithm.inter_all_reduce");
+    assert!(
+        matches!(e.1, Problem::HierLegChoice { choice: AlgType::Kangaring, gate: Some(Gate::KangaringIntraOnly), .. }),
+        "{e:?}"
+    );
+    assert!(e.1.to_string().contains("Kangaring runs inside a node only"));
+    let all = errs(with(|c| {
+        c.op = OpType::AllGather;
+        c.reduce = None;
+        c.algorithm = Algorithm::Hier(HierLegs {
+            inter_all_gather: Some(AlgType::SingleCycleRing),
+            intra_all_gather: Some(AlgType::Hier),
+            ..HierLegs::default()
+        });
+    }));
+    assert!(matches!(all[0].1, Problem::HierLegChoice { gate: Some(Gate::SingleCycleRingAllReduceOnly), .. }));
+    assert!(matches!(all[1].1, Problem::HierLegChoice { gate: Some(Gate::HierDoesNotNest), .. }));
+}
+
+#[test]
+fn barrier_and_credits() {
+    let big = |c: &mut Collective| c.topology = Topology { rank_n: 1024, local_rank_n: 16, pod_n: 1 };
+    let e = one(with(|c| {
+        big(c);
+        c.barrier = Some(Barrier::Device);
+    }));
+    assert_eq!(e, ("barrier".into(), Problem::DeviceBarrierTooLarge { rank_n: 1024 }));
+    ok(with(big));
+    ok(with(|c| {
+        c.topology = Topology { rank_n: 625, local_rank_n: 25, pod_n: 1 };
+        c.barrier = Some(Barrier::Device);
+    }));
+    for bad in [0, 512] {
+        let e = one(with(|c| c.send_credits = Some(bad)));
+        assert_eq!(e, ("send_credits".into(), Problem::OutOfRange { value: u64::from(bad), min: 1, max: 511 }));
+    }
+    let p = validate(Program::from(with(|c| c.send_credits = Some(511)))).unwrap();
+    assert_eq!(p.send_credits(), 511);
+}
+
+#[test]
+fn collects_every_problem() {
+    let e = errs(with(|c| {
+        c.channels = 0;
+        c.reduce = None;
+        c.root = Some(1);
+        c.topology.pod_n = 3;
+        c.algorithm = Algorithm::Auto;
+        c.send_credits = Some(600);
+    }));
+    let fields: Vec<_> = e.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(fields, vec!["topology.pod_n", "channels", "reduce", "root", "algorithm", "send_credits"]);
+}
+
+#[test]
+fn messages_say_what_is_accepted() {
+    let e = validate(Program::from(with(|c| c.channels = 33))).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "1 problem in the spec:\n  - collective 0: channels: 33 is out of range; accepted: 1..=32"
+    );
+    assert_eq!(divisors(36), vec![1, 2, 3, 4, 6, 9, 12, 18, 36]);
+    assert_eq!(divisors(1), vec![1]);
+    assert_eq!(abbreviated(&[1, 2]), "1, 2");
+}
+
+fn any_alg() -> impl proptest::strategy::Strategy<Value = AlgType> {
+    proptest::sample::select(AlgType::ALL.to_vec())
+}
+
+fn any_algorithm() -> impl proptest::strategy::Strategy<Value = Algorithm> {
+    use proptest::prelude::*;
+    let legs = proptest::collection::vec(proptest::option::of(any_alg()), 5).prop_map(|l| {
+        Algorithm::Hier(HierLegs {
+            intra_reduce_scatter: l[0],
+            inter_all_reduce: l[1],
+            inter_reduce_scatter: l[2],
+            inter_all_gather: l[3],
+            intra_all_gather: l[4],
+        })
+    });
+    prop_oneof![any_alg().prop_map(|a| Algorithm::flat(a).unwrap_or(Algorithm::Auto)), legs,]
+}
+
+proptest::proptest! {
+    /// Any spec is either accepted or refused with at least one problem;
+    /// nothing panics, and an accepted spec keeps the invariants.
+    #[test]
+    fn never_panics(
+        op in proptest::sample::select(OpType::ALL.to_vec()),
+        dtype in proptest::sample::select(DType::ALL.to_vec()),
+        reduce in proptest::option::of(proptest::sample::select(REDUCE_OPS.to_vec())),
+        count in proptest::prop_oneof![0u64..70, proptest::num::u64::ANY],
+        rank_n in 0u32..40,
+        local_rank_n in 0u32..10,
+        pod_n in 0u32..4,
+        channels in 0u32..40,
+        algorithm in any_algorithm(),
+        root in proptest::option::of(0u32..40),
+        peer in proptest::option::of(0u32..40),
+        peers in proptest::option::of(proptest::collection::vec((0u32..40, 0u32..40), 0..6)),
+        counts in proptest::option::of(proptest::collection::vec(proptest::collection::vec(0u64..8, 0..5), 0..5)),
+        groups in proptest::option::of(proptest::collection::vec(proptest::collection::vec(0u32..40, 0..9), 0..6)),
+        device in proptest::bool::ANY,
+        send_credits in proptest::option::of(0u32..600),
+    ) {
+        let c = Collective {
+            op, dtype, reduce, count, arch: Arch::Cayman,
+            topology: Topology { rank_n, local_rank_n, pod_n },
+            channels, algorithm, root, peer, peers, counts, groups,
+            barrier: device.then_some(Barrier::Device), send_credits,
+        };
+        match validate(Program::from(c)) {
+            Ok(p) => {
+                let v = &p.collectives()[0];
+                let n = v.groups().size();
+                proptest::prop_assert!(n >= 1);
+                proptest::prop_assert_eq!(v.groups().group_n() * n, p.topology().rank_n);
+                proptest::prop_assert!(v.root().is_none_or(|r| r < n));
+                proptest::prop_assert!(v.peers().iter().all(|&(s, t)| s < n && t < n && s != t));
+                proptest::prop_assert_eq!(v.reduce().is_some(), v.op().is_reducing());
+            }
+            Err(e) => proptest::prop_assert!(!e.0.is_empty()),
+        }
+    }
+}
