@@ -21,7 +21,8 @@
 //!   one rank's nodes into typed records per TOP_SP; [`encode`] packs them.
 //! - [`verify`] proves the postcondition of every collective on the step
 //!   graph and the protocol of the lowered records, and round-trips images.
-//! - [`sign`] computes the collective signature.
+//! - [`sign`] computes the collective signature; [`diagnose`] explains why
+//!   signatures differ between ranks; [`manifest`] is what a compile wrote.
 //! - [`pipeline::compile`] runs them in order; it is the library entry point.
 //!
 //! Library code never panics, prints or exits: every failure is a typed
