@@ -160,13 +160,15 @@ struct Member {
     listed: Vec<Transfer>,
     values: Vec<(SetId, u32)>,
     outgoing: Vec<Outgoing>,
-    incoming: Vec<Transfer>,
+    /// Positions in `listed` of the transfers the member receives.
+    incoming: Vec<u32>,
     error: Option<VerifyError>,
 }
 
-/// A send waiting for its receive: the transfer and where its values start.
+/// A send waiting for its receive: its position in `listed` and where its
+/// values start.
 struct Outgoing {
-    transfer: Transfer,
+    listed: u32,
     values: usize,
     matched: bool,
 }
@@ -284,7 +286,7 @@ impl<'a> Run<'a> {
             b.error = None;
             let site = Site { group: self.group, index: m, phase, inst: insts[m as usize], step, t };
             source.transfers(self.schedule, self.plan, &site, &mut b.listed);
-            for tr in &b.listed {
+            for (k, tr) in b.listed.iter().enumerate() {
                 if let Err(e) = self.check_shape(m, step, tr) {
                     b.error = Some(e);
                     return;
@@ -299,10 +301,10 @@ impl<'a> Run<'a> {
                         let chunk = self.chunks.as_ref().map_or(tr.src.get(j), |ch| ch[c]);
                         b.values.push((self.cells[c], chunk));
                     }
-                    b.outgoing.push(Outgoing { transfer: *tr, values: at, matched: false });
+                    b.outgoing.push(Outgoing { listed: k as u32, values: at, matched: false });
                 }
                 if tr.to == m {
-                    b.incoming.push(*tr);
+                    b.incoming.push(k as u32);
                 }
             }
         };
@@ -321,9 +323,10 @@ impl<'a> Run<'a> {
         }
         for m in 0..members.len() {
             for k in 0..members[m].incoming.len() {
-                let tr = members[m].incoming[k];
+                let tr = members[m].listed[members[m].incoming[k] as usize];
                 let from = &mut members[tr.from as usize];
-                let Some(o) = from.outgoing.iter_mut().find(|o| !o.matched && o.transfer == tr) else {
+                let listed = &from.listed;
+                let Some(o) = from.outgoing.iter_mut().find(|o| !o.matched && listed[o.listed as usize] == tr) else {
                     return Err(self.defect(
                         Some(m as u32),
                         Some(step),
@@ -338,8 +341,10 @@ impl<'a> Run<'a> {
                 self.transfers += 1;
             }
         }
-        if let Some(o) = members.iter().flat_map(|b| &b.outgoing).find(|o| !o.matched) {
-            let tr = o.transfer;
+        if let Some((b, o)) =
+            members.iter().flat_map(|b| b.outgoing.iter().map(move |o| (b, o))).find(|(_, o)| !o.matched)
+        {
+            let tr = b.listed[o.listed as usize];
             return Err(self.defect(
                 Some(tr.from),
                 Some(step),

@@ -481,6 +481,7 @@ fn replay(
         let channels: u64 = hosted.iter().map(|h| h.len() as u64).sum();
         let first_channel = hosted.first().and_then(|h| h.first()).copied().unwrap_or(0);
         for (r, st) in states.iter_mut().enumerate() {
+            // Usually one or two peers: already in order, nothing to sort.
             let got = merge(&mut arrived[r]);
             let want = merge(&mut st.receives);
             let at = place(r, 0, Some(phase_index as u32));
@@ -541,7 +542,9 @@ fn replay(
 
 /// Sorts (peer, count) pairs by peer and sums duplicates.
 fn merge(list: &mut Vec<(u32, u64)>) -> &[(u32, u64)] {
-    list.sort_unstable_by_key(|&(p, _)| p);
+    if !list.is_sorted_by_key(|&(p, _)| p) {
+        list.sort_unstable_by_key(|&(p, _)| p);
+    }
     list.dedup_by(|next, kept| {
         if next.0 == kept.0 {
             kept.1 += next.1;
