@@ -5,6 +5,8 @@
 //! - `compiling_twice_gives_identical_bytes`: every example, twice.
 //! - `thread_counts_do_not_change_the_bytes`: every example inside rayon
 //!   pools of 1, 2 and 4 threads.
+//! - `parallel_provers_agree_with_sequential_ones`: the provers' parallel
+//!   path, forced on small examples, in pools of 1, 2 and 4 threads.
 //! - `one_rank_alone_is_the_rank_in_the_world`: for several examples, rank
 //!   0, a middle rank and the last rank compiled alone (`Options::ranks`)
 //!   are byte-identical to the same rank compiled with the whole world,
@@ -12,7 +14,10 @@
 //! - `the_cli_writes_identical_folders`: `ccc compile` run twice into two
 //!   folders writes the same files with the same bytes.
 
-use ccc_compiler::pipeline::{Compiled, Options, compile_source};
+use ccc_compiler::parse::parse;
+use ccc_compiler::pipeline::{Compiled, Options, compile_source, compile_tuned};
+use ccc_compiler::validate::validate;
+use ccc_compiler::verify::ProverOptions;
 use ccc_ir::id::Rank;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,6 +79,27 @@ fn thread_counts_do_not_change_the_bytes() {
         let (k0, base) = &runs[0];
         for (k, run) in &runs[1..] {
             assert_same(&format!("{stem}: {k0} thread vs {k} threads"), base, run);
+        }
+    }
+}
+
+/// The provers split each step's per-member work over the threads only from
+/// a large world; force that path on small examples (parallel from 2
+/// members) and check that pools of 1, 2 and 4 threads prove the same
+/// things and emit the same bytes as the sequential provers.
+#[test]
+fn parallel_provers_agree_with_sequential_ones() {
+    let parallel = ProverOptions { parallel_from: 2 };
+    for stem in ["allreduce_hier_4x32", "allreduce_kangaring", "alltoallv_mesh", "program_training_step"] {
+        let valid = validate(parse(&example(stem)).unwrap().program).unwrap();
+        let sequential = compile_tuned(&valid, &Options::default(), &ProverOptions::default()).unwrap();
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let c = pool.install(|| compile_tuned(&valid, &Options::default(), &parallel).unwrap());
+            assert_same(&format!("{stem} with {threads} threads, parallel provers"), &sequential, &c);
+            let (a, b) = (sequential.proof.as_ref().unwrap(), c.proof.as_ref().unwrap());
+            assert_eq!(a.postcondition, b.postcondition, "{stem}: {threads} threads");
+            assert_eq!(a.protocol, b.protocol, "{stem}: {threads} threads");
         }
     }
 }

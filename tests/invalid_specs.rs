@@ -58,6 +58,7 @@ invalid_specs! {
     groups_rank_twice_and_missing,
     groups_unequal_sizes,
     hier_groups_not_node_aligned,
+    hier_groups_uneven_shapes,
     hier_kangaring_inter,
     hier_missing_leg,
     hier_unused_leg,

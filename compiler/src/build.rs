@@ -1,7 +1,7 @@
 //! build: a validated program into its [`Schedule`] — the phases of every
 //! collective, composed from the algorithm choices (`docs/algorithms.md`).
 
-use crate::algorithms::{Composer, LegOp, Requirement, Unsupported, requirement};
+use crate::algorithms::{Composer, LegOp, Requirement, Unsupported, group_shape, requirement};
 use crate::schedule::{CollectivePlan, OpKind, PeerMap, Radices, Schedule, Scope};
 use crate::valid::{Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::enums::{AlgType, OpType};
@@ -147,7 +147,7 @@ fn uniform_radices(groups: &Groups, shape: &Shape, collective: u32, alg: AlgType
     let mut first: Option<[u32; 3]> = None;
     for g in 0..groups.group_n() {
         let members: Vec<u32> = (0..n).map(|i| groups.member(g, i).0).collect();
-        let found = group_radices(&members, shape);
+        let found = group_shape(&members, shape);
         match first {
             None => first = Some(found),
             Some(expected) if expected != found => {
@@ -157,75 +157,4 @@ fn uniform_radices(groups: &Groups, shape: &Shape, collective: u32, alg: AlgType
         }
     }
     Ok(Radices(first.unwrap_or([n, 1, 1])))
-}
-
-/// Runs of equal keys: their common length, if every run has the same
-/// length and no key comes back after its run ended.
-fn run_length(keys: &[u32]) -> Option<u32> {
-    let mut len: Option<u32> = None;
-    let mut seen: Vec<u32> = Vec::new();
-    let mut i = 0;
-    while i < keys.len() {
-        let key = keys[i];
-        if seen.contains(&key) {
-            return None;
-        }
-        seen.push(key);
-        let run = keys[i..].iter().take_while(|&&k| k == key).count();
-        let run32 = u32::try_from(run).ok()?;
-        match len {
-            None => len = Some(run32),
-            Some(l) if l != run32 => return None,
-            Some(_) => {}
-        }
-        i += run;
-    }
-    len
-}
-
-fn group_radices(members: &[u32], shape: &Shape) -> [u32; 3] {
-    let n = u32::try_from(members.len()).unwrap_or(u32::MAX);
-    let nodes: Vec<u32> = members.iter().map(|&r| shape.node(r)).collect();
-    let Some(per_node) = run_length(&nodes) else {
-        // Not listed node by node, but maybe pod by pod: then the first
-        // digit spans a pod (only pod-level algorithms use this shape).
-        let pods: Vec<u32> = members.iter().map(|&r| shape.pod(r)).collect();
-        return match run_length(&pods) {
-            Some(per_pod) => [per_pod, 1, n / per_pod.max(1)],
-            None => [n, 1, 1],
-        };
-    };
-    let node_n = n / per_node.max(1);
-    // One pod key per node run.
-    let pods: Vec<u32> = members.iter().step_by(per_node.max(1) as usize).map(|&r| shape.pod(r)).collect();
-    match run_length(&pods) {
-        Some(nodes_per_pod) => [per_node, nodes_per_pod, node_n / nodes_per_pod.max(1)],
-        None => [per_node, node_n, 1],
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runs_must_be_even_and_not_come_back() {
-        assert_eq!(run_length(&[0, 0, 1, 1, 2, 2]), Some(2));
-        assert_eq!(run_length(&[0, 0, 1, 1, 1]), None);
-        assert_eq!(run_length(&[0, 1, 0, 1]), None);
-        assert_eq!(run_length(&[]), None);
-    }
-
-    #[test]
-    fn group_shapes_follow_the_listing() {
-        let shape = Shape { rank_n: 32, local_rank_n: 4, pod_n: 2, node_n: 8, nodes_per_pod: 4 };
-        // Two locals on each of the 8 nodes, listed node by node.
-        let members: Vec<u32> = (0..8).flat_map(|node| [node * 4, node * 4 + 1]).collect();
-        assert_eq!(group_radices(&members, &shape), [2, 4, 2]);
-        // Interleaved nodes of one pod: no structure at all.
-        assert_eq!(group_radices(&[0, 4, 1, 5], &shape), [4, 1, 1]);
-        // Three members of one node and one of another, on each of two
-        // pods: not node by node, but pod by pod.
-        assert_eq!(group_radices(&[0, 1, 2, 4, 16, 17, 18, 20], &shape), [4, 1, 2]);
-    }
 }

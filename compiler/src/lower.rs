@@ -19,7 +19,8 @@ use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::spec::Barrier;
 use ccc_ir::wire::neff_configs::{
-    BarrierConfigs, BarrierStep, BasicBlockConfigs, MeshEvent, NeffConfigs, NeffFlags, SLOT_SPAD_BASE_N,
+    BarrierConfigs, BarrierStep, BasicBlockConfigs, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs, NeffFlags,
+    SLOT_SPAD_BASE_N,
 };
 use ccc_ir::wire::slot::CcOp;
 use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
@@ -56,6 +57,9 @@ pub mod sema {
 
 /// Fan-out per device-barrier step: a radix-5 dissemination barrier.
 pub const DEVICE_BARRIER_FANOUT: u32 = 4;
+/// The most ranks a device barrier reaches in its [`DEVICE_STEPS_N`] steps:
+/// `(fan-out + 1)^steps` = 625.
+pub const DEVICE_BARRIER_MAX_RANK_N: u32 = (DEVICE_BARRIER_FANOUT + 1).pow(DEVICE_STEPS_N as u32);
 
 /// One cc_op record with what it drives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -72,6 +76,10 @@ pub struct Record {
     pub step_n: u32,
     /// Its mesh events (MESH records).
     pub events: Vec<MeshEvent>,
+    /// Each event's target as counted, before narrowing to the table's u16
+    /// (lowering refuses a record whose count does not fit).
+    #[serde(skip)]
+    pub event_targets: Vec<u64>,
 }
 
 /// One collective's chain on one TOP_SP.
@@ -133,6 +141,28 @@ pub enum Limit {
     SemaphoreIndex,
 }
 
+impl Limit {
+    /// What to change in the spec when the limit is exceeded.
+    pub const fn advice(self) -> &'static str {
+        match self {
+            Limit::MeshEvents => {
+                "a MESH record waits on one event per sending peer, and a TOP_SP's table serves the whole \
+                 program: choose Ring or a Hier algorithm, mesh over fewer ranks, or split the program"
+            }
+            Limit::MeshEventTarget => {
+                "one peer sends more half-chunks in one mesh step than an event counts: use fewer channels \
+                 or a ring algorithm"
+            }
+            Limit::TpIncrement => {
+                "one step posts too many 64 KiB descriptors (count x dtype size over ranks and channels): \
+                 raise channels or split the collective"
+            }
+            Limit::CompletionAddresses | Limit::Functions | Limit::Records => "split the program into smaller ones",
+            Limit::SemaphoreIndex => "this is a ccc defect; please report it with the spec",
+        }
+    }
+}
+
 impl fmt::Display for Limit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -170,7 +200,7 @@ pub struct LowerError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LowerErrorKind {
     /// A device limit exceeded.
-    #[error("{limit} is at most {max} on {arch}; this schedule needs {value}")]
+    #[error("{limit} is at most {max} on {arch}; this schedule needs {value}; {}", limit.advice())]
     Limit {
         /// The limit.
         limit: Limit,
@@ -187,8 +217,11 @@ pub enum LowerErrorKind {
         /// Ranks in the world.
         rank_n: u32,
     },
-    /// The device barrier does not reach every rank in four steps.
-    #[error("a device barrier covers at most 625 ranks in its 4 steps; the world has {rank_n}")]
+    /// The device barrier does not reach every rank in its steps.
+    #[error(
+        "a device barrier covers at most {DEVICE_BARRIER_MAX_RANK_N} ranks in its {DEVICE_STEPS_N} steps; \
+         the world has {rank_n}; use the host barrier"
+    )]
     DeviceBarrierTooLarge {
         /// Ranks in the world.
         rank_n: u32,
@@ -228,7 +261,7 @@ pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError>
     let used = topsps_used(schedule);
     let mut topsps: Vec<TopSpProgram> = (0..used)
         .map(|t| {
-            let channels = (0..32u8)
+            let channels = (0..CHANNEL_IDS_N as u8)
                 .filter(|&c| schedule.collectives.iter().any(|p| c < p.channels) && c % params.topsp_n == t)
                 .collect();
             TopSpProgram { topsp: TopSp(t), channels, segments: Vec::new(), neff: empty_neff() }
@@ -239,7 +272,7 @@ pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError>
         let plan_used = plan.channels.min(params.topsp_n);
         let mut records: Vec<Vec<Record>> = vec![Vec::new(); usize::from(plan_used)];
         let mut folders: Vec<Folder> = (0..plan_used).map(|_| Folder::new()).collect();
-        let mut events: Vec<Vec<MeshEvent>> = vec![Vec::new(); usize::from(plan_used)];
+        let mut events: Vec<Vec<(MeshEvent, u64)>> = vec![Vec::new(); usize::from(plan_used)];
         let hosted: Vec<Vec<u8>> =
             (0..plan_used).map(|t| (0..plan.channels).filter(|c| c % params.topsp_n == t).collect()).collect();
         let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
@@ -298,16 +331,16 @@ pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError>
                             limit(Limit::MeshEvents, u64::from(shift + event_n), u64::from(max)),
                         ));
                     }
+                    if let Some(&needed) = r.event_targets.iter().find(|&&t| t > u64::from(u16::MAX)) {
+                        return Err(err(
+                            Some(topsp),
+                            Some(plan.index),
+                            Some(r.first_step),
+                            limit(Limit::MeshEventTarget, needed, u64::from(u16::MAX)),
+                        ));
+                    }
                     for (e, ev) in r.events.iter_mut().enumerate() {
                         ev.sema_index = mesh_sema(shift + e as u32);
-                        if ev.target == u16::MAX {
-                            return Err(err(
-                                Some(topsp),
-                                Some(plan.index),
-                                Some(r.first_step),
-                                limit(Limit::MeshEventTarget, u64::from(u16::MAX), u64::from(u16::MAX - 1)),
-                            ));
-                        }
                     }
                     // shift + event_n <= mesh_event_max <= 108.
                     r.op.operand = CcOp::mesh_operand(shift as u16, sema::MESH_MASK);
@@ -343,7 +376,7 @@ fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> u64 
 
 /// Adds this step's incoming transfers to the record's events: one event
 /// per sending peer, counting one increment per half-transfer per channel.
-fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], events: &mut Vec<MeshEvent>) {
+fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], events: &mut Vec<(MeshEvent, u64)>) {
     let layout = plan.layout();
     for t in node.transfers.iter().filter(|t| t.to == node.member && t.from != node.member) {
         let peer = plan.rank(node.group, t.from).0;
@@ -356,16 +389,18 @@ fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], eve
                 }
             }
         }
-        let event = match events.iter_mut().find(|e| e.peer == peer) {
-            Some(e) => e,
+        let (event, target) = match events.iter_mut().find(|(e, _)| e.peer == peer) {
+            Some((e, t)) => (e, t),
             None => {
-                events.push(MeshEvent { peer, sema_index: 0, target: 0, bytes: 0 });
+                events.push((MeshEvent { peer, sema_index: 0, target: 0, bytes: 0 }, 0));
                 let last = events.len() - 1;
-                &mut events[last]
+                let (e, t) = &mut events[last];
+                (e, t)
             }
         };
-        // Saturates at u16::MAX, which lowering refuses as a limit.
-        event.target = u16::try_from(u64::from(event.target) + increments).unwrap_or(u16::MAX);
+        *target = target.saturating_add(increments);
+        // The table's field is a u16; a count beyond it is refused as a limit.
+        event.target = u16::try_from(*target).unwrap_or(u16::MAX);
         event.bytes = event.bytes.saturating_add(bytes);
     }
 }
@@ -377,7 +412,7 @@ fn finish_records(
     rank: Rank,
     phase: u32,
     folders: &mut [Folder],
-    events: &mut [Vec<MeshEvent>],
+    events: &mut [Vec<(MeshEvent, u64)>],
     records: &mut [Vec<Record>],
 ) {
     let Some(p) = plan.phases.get(phase as usize) else { return };
@@ -413,7 +448,8 @@ fn finish_records(
             phase,
             first_step: p.first_step,
             step_n: p.step_n,
-            events: std::mem::take(&mut events[t]),
+            events: events[t].iter().map(|&(e, _)| e).collect(),
+            event_targets: std::mem::take(&mut events[t]).into_iter().map(|(_, t)| t).collect(),
         });
     }
 }
@@ -499,7 +535,7 @@ fn device_barrier(schedule: &Schedule, t: TopSp) -> Result<Vec<BarrierStep>, Low
     let mut steps = Vec::new();
     let mut span = 1u64;
     while span < u64::from(rank_n) {
-        if steps.len() == 4 {
+        if steps.len() == DEVICE_STEPS_N {
             return Err(LowerErrorKind::DeviceBarrierTooLarge { rank_n });
         }
         let s = steps.len() as u32;

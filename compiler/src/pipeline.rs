@@ -9,10 +9,10 @@ use crate::schedule::Schedule;
 use crate::sign::{Signature, sign};
 use crate::valid::ValidProgram;
 use crate::validate::{ValidationErrors, validate};
-use crate::verify::VerifyError;
 use crate::verify::postcondition::{self, AsBuilt, CollectivePostcondition};
 use crate::verify::protocol::{self, ProtocolProof};
 use crate::verify::roundtrip;
+use crate::verify::{ProverOptions, VerifyError};
 use ccc_ir::id::Rank;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -43,8 +43,8 @@ pub struct Proof {
     pub images_checked: u64,
     /// Time spent proving postconditions.
     pub postcondition_time: Duration,
-    /// Time spent replaying the protocol (and lowering the ranks that were
-    /// not asked for, which only the proof needs).
+    /// Time spent replaying the protocol, including lowering the ranks that
+    /// were not asked for (only the proof needs them).
     pub protocol_time: Duration,
     /// Time spent on round trips.
     pub roundtrip_time: Duration,
@@ -113,6 +113,19 @@ pub fn compile_source(src: &str, options: &Options) -> Result<(ParsedSpec, Valid
 ///
 /// The first failing pass's error. Nothing is returned half-done.
 pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, CompileError> {
+    compile_tuned(valid, options, &ProverOptions::default())
+}
+
+/// [`compile`] with explicit prover tuning (which never changes a result).
+///
+/// # Errors
+///
+/// As [`compile`].
+pub fn compile_tuned(
+    valid: &ValidProgram,
+    options: &Options,
+    prover: &ProverOptions,
+) -> Result<Compiled, CompileError> {
     let schedule = build(valid)?;
     let rank_n = schedule.shape.rank_n;
     let mut wanted: Vec<Rank> =
@@ -129,46 +142,58 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
         }
         .into());
     }
-    let (programs, mut proof) = if options.verify {
-        let t = Instant::now();
-        let post = postcondition::prove(&schedule, &AsBuilt)?;
-        let postcondition_time = t.elapsed();
-        let t = Instant::now();
-        let world = lower_ranks(&schedule, &(0..rank_n).map(Rank).collect::<Vec<_>>())?;
-        // Lowering the ranks asked for is compile work; lowering the others
-        // is proof work (the replay needs every rank's records).
-        let unasked = t.elapsed().mul_f64(1.0 - wanted.len() as f64 / f64::from(rank_n.max(1)));
-        let t = Instant::now();
-        let protocol = protocol::prove(&schedule, &world)?;
-        let protocol_time = t.elapsed() + unasked;
-        let programs = if wanted.len() == world.len() {
-            world
-        } else {
-            wanted.iter().filter_map(|r| world.get(r.0 as usize).cloned()).collect()
-        };
-        let proof = Proof {
-            postcondition: post,
-            protocol,
-            images_checked: 0,
-            postcondition_time,
-            protocol_time,
-            roundtrip_time: Duration::ZERO,
-        };
-        (programs, Some(proof))
-    } else {
-        (lower_ranks(&schedule, &wanted)?, None)
-    };
+    // Compile work first: lowering and encoding the ranks asked for is what
+    // a rank costs, and a schedule that does not fit the device fails here,
+    // before any world-sized proof is attempted.
+    let programs = lower_ranks(&schedule, &wanted)?;
     let arch = schedule.arch;
     let images = first_error(programs.par_iter().map(|p| encode(p, arch)).collect())?;
-    if let Some(proof) = proof.as_mut() {
-        let t = Instant::now();
-        let checked: Vec<Result<u64, VerifyError>> =
-            programs.par_iter().zip(&images).map(|(p, i)| roundtrip::prove(p, i)).collect();
-        proof.images_checked = first_error(checked)?.iter().sum();
-        proof.roundtrip_time = t.elapsed();
-    }
+    let proof = if options.verify { Some(prove(&schedule, &wanted, &programs, &images, prover)?) } else { None };
     let signature = sign(valid, &schedule);
     Ok(Compiled { schedule, signature, programs, images, proof })
+}
+
+/// Proves the schedule: the postcondition over the step graph, the protocol
+/// over every rank's records (lowering the ranks not asked for), and the
+/// round trip of the images that were encoded.
+fn prove(
+    schedule: &Schedule,
+    wanted: &[Rank],
+    programs: &[RankProgram],
+    images: &[RankImages],
+    prover: &ProverOptions,
+) -> Result<Proof, CompileError> {
+    let rank_n = schedule.shape.rank_n;
+    let t = Instant::now();
+    let post = postcondition::prove_with(schedule, &AsBuilt, prover)?;
+    let postcondition_time = t.elapsed();
+    let t = Instant::now();
+    let protocol = if programs.len() == rank_n as usize {
+        protocol::prove_with(schedule, programs, prover)?
+    } else {
+        // The replay needs every rank's records: lower the others now (this
+        // is proof work), and put the ones asked for in their places.
+        let others: Vec<Rank> = (0..rank_n).map(Rank).filter(|r| wanted.binary_search(r).is_err()).collect();
+        let mut lowered = lower_ranks(schedule, &others)?.into_iter();
+        let mut asked = programs.iter();
+        let world: Vec<RankProgram> = (0..rank_n)
+            .filter_map(|r| if wanted.binary_search(&Rank(r)).is_ok() { asked.next().cloned() } else { lowered.next() })
+            .collect();
+        protocol::prove_with(schedule, &world, prover)?
+    };
+    let protocol_time = t.elapsed();
+    let t = Instant::now();
+    let checked: Vec<Result<u64, VerifyError>> =
+        programs.par_iter().zip(images).map(|(p, i)| roundtrip::prove(p, i)).collect();
+    let images_checked = first_error(checked)?.iter().sum();
+    Ok(Proof {
+        postcondition: post,
+        protocol,
+        images_checked,
+        postcondition_time,
+        protocol_time,
+        roundtrip_time: t.elapsed(),
+    })
 }
 
 /// Lowers `ranks` in parallel; the result is in the order asked, and the

@@ -10,8 +10,8 @@
 //! to step `s`, the graph is acyclic by construction, and the canonical node
 //! order — by collective, then step, then rank — is a topological order.
 //!
-//! [`rank_nodes`] walks one rank's nodes in that order without building
-//! anything world-sized: lowering uses it. [`StepGraph`] materializes the
+//! [`walk_collective`] visits one rank's nodes in that order without
+//! building anything world-sized, reusing one buffer: lowering uses it. [`StepGraph`] materializes the
 //! nodes and edges of chosen ranks with petgraph, for DOT output and tests;
 //! petgraph types never leave this file.
 
@@ -106,11 +106,6 @@ pub fn walk_collective<E>(
     Ok(())
 }
 
-/// Every node of one rank, in canonical order (collective, then step).
-pub fn rank_nodes(schedule: &Schedule, rank: Rank) -> impl Iterator<Item = StepNode> + '_ {
-    schedule.collectives.iter().flat_map(move |plan| collective_nodes(schedule, plan, rank))
-}
-
 /// The nodes and edges of a chosen set of ranks.
 #[derive(Debug)]
 pub struct StepGraph {
@@ -184,5 +179,43 @@ impl StepGraph {
     /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.graph.node_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::build;
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+    use ccc_ir::spec::Leg;
+
+    /// Every edge goes from step `s - 1` to step `s`: the canonical order is
+    /// a topological order, whatever the algorithm.
+    #[test]
+    fn edges_go_forward() {
+        let hier = Case::hier(
+            OpType::AllReduce,
+            &[
+                (Leg::IntraReduceScatter, AlgType::Kangaring),
+                (Leg::InterAllReduce, AlgType::InterRdh),
+                (Leg::IntraAllGather, AlgType::Ring),
+            ],
+            12,
+            4,
+        );
+        for case in [
+            hier,
+            Case::flat(OpType::AllToAll, AlgType::Ring, 6, 3),
+            Case::flat(OpType::Reduce, AlgType::IntraRdh, 5, 5),
+        ] {
+            let schedule = build(&case.valid()).unwrap();
+            let ranks: Vec<Rank> = (0..case.rank_n).map(Rank).collect();
+            let graph = StepGraph::build(&schedule, &ranks);
+            assert!(graph.is_forward(), "{case:?}");
+            let steps: u32 = schedule.collectives.iter().map(|c| c.step_n).sum();
+            assert_eq!(graph.node_count(), (steps * case.rank_n) as usize);
+            assert!(graph.edges().iter().any(|e| e.2 == EdgeKind::Data));
+        }
     }
 }

@@ -68,13 +68,18 @@ fn a_dropped_step_leaves_contributions_missing() {
         }),
     ));
     assert!(matches!(&d.kind, DefectKind::Missing { contributors } if !contributors.is_empty()), "{d}");
-    assert_eq!((d.rank, d.chunk), (Some(Rank(0)), Some(Chunk(0))));
-    assert!(d.to_string().starts_with("collective 0, rank 0, chunk 0: ends without the contribution of rank"), "{d}");
+    // Located after the collective's last step (step 13 of 14).
+    assert_eq!((d.rank, d.step, d.chunk), (Some(Rank(0)), Some(Step(13)), Some(Chunk(0))));
+    assert!(
+        d.to_string().starts_with("collective 0, rank 0, step 13, chunk 0: ends without the contribution of rank"),
+        "{d}"
+    );
 }
 
 #[test]
 fn a_swapped_peer_leaves_a_receive_unmatched() {
     let s = schedule(RING);
+    prove_postcondition(&s, &AsBuilt).unwrap();
     // At step 2, rank 5 sends to rank 7 instead of its ring neighbour 6.
     let d = defect(prove_postcondition(
         &s,
@@ -97,6 +102,7 @@ fn a_swapped_peer_leaves_a_receive_unmatched() {
 #[test]
 fn a_chunk_reduced_twice_is_a_duplicate_contribution() {
     let s = schedule(RING);
+    prove_postcondition(&s, &AsBuilt).unwrap();
     // At step 1, the fold from rank 2 into rank 3 is listed twice on both
     // sides: every transfer still matches, but rank 3 would fold the same
     // partial sum in twice.
@@ -131,7 +137,7 @@ fn a_dropped_trigger_next_breaks_the_chain() {
     assert_eq!((d.rank, d.topsp, d.record), (Some(Rank(3)), Some(TopSp(1)), Some(0)));
     assert_eq!(
         d.to_string(),
-        "collective 0, rank 3, TOP_SP 1, record 0: trigger_next is 0 but record 1 follows: the chain stops here and the records after it never run"
+        "collective 0, rank 3, TOP_SP 1, record 0, step 0: trigger_next is 0 but record 1 follows: the chain stops here and the records after it never run"
     );
 }
 
@@ -189,9 +195,13 @@ fn a_mesh_event_table_that_disagrees_with_its_records_is_caught() {
 }
 
 #[test]
-fn zero_send_credits_are_refused() {
+fn send_credits_outside_1_to_511_are_refused() {
     let d = mutate_records(RING, |p| p[0].topsps[0].neff.send_credits = 0);
     assert_eq!(d.kind, DefectKind::CreditsOutOfRange { credits: 0 });
+    // 512 unconsumed messages would alias in the 9-bit net index.
+    let d = mutate_records(RING, |p| p[6].topsps[1].neff.send_credits = 512);
+    assert_eq!(d.kind, DefectKind::CreditsOutOfRange { credits: 512 });
+    assert_eq!((d.rank, d.topsp), (Some(Rank(6)), Some(TopSp(1))));
 }
 
 #[test]

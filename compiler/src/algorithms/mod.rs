@@ -6,6 +6,13 @@
 
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::spec::Leg;
+mod mesh;
+mod rdh;
+mod ring;
+mod step_gen;
+use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, RdhMode, Scope, Transfer};
+use crate::valid::Shape;
+use ccc_ir::enums::ReductionType;
 
 /// The ops each flat algorithm serves.
 pub fn flat_ops(alg: AlgType) -> &'static [OpType] {
@@ -99,54 +106,56 @@ pub fn leg_choices(leg: Leg) -> &'static [AlgType] {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leg_choices_respect_the_contract_gates() {
-        for leg in Leg::ALL {
-            for &alg in leg_choices(leg) {
-                // Every legal leg choice serves the leg's op.
-                assert!(supports(alg, leg.op()), "{leg} {alg}");
-                // KANGARING is intra-node only; SINGLE_CYCLE_RING is all-reduce only.
-                if alg == AlgType::Kangaring {
-                    assert!(leg.is_intra(), "{leg}");
-                }
-                if alg == AlgType::SingleCycleRing {
-                    assert_eq!(leg.op(), OpType::AllReduce);
-                }
-                assert_ne!(alg, AlgType::Hier);
-            }
+/// Runs of equal keys: their common length, if every run has the same
+/// length and no key comes back after its run ended.
+fn run_length(keys: &[u32]) -> Option<u32> {
+    let mut len: Option<u32> = None;
+    let mut seen: Vec<u32> = Vec::new();
+    let mut i = 0;
+    while i < keys.len() {
+        let key = keys[i];
+        if seen.contains(&key) {
+            return None;
         }
-        assert_eq!(leg_choices(Leg::IntraAllGather), &[AlgType::Ring, AlgType::Kangaring]);
-    }
-
-    #[test]
-    fn hier_legs_use_only_their_ops_legs() {
-        for &op in OpType::ALL {
-            if let Some(legs) = hier_legs(op) {
-                assert!(supports(AlgType::Hier, op));
-                for leg in legs {
-                    let leg_op = leg.op();
-                    // AllReduce composes RS, AR, AG; the others compose their own op.
-                    assert!(op == OpType::AllReduce || leg_op == op, "{op} {leg}");
-                }
-            } else {
-                assert!(!supports(AlgType::Hier, op), "{op}");
-            }
+        seen.push(key);
+        let run = keys[i..].iter().take_while(|&&k| k == key).count();
+        let run32 = u32::try_from(run).ok()?;
+        match len {
+            None => len = Some(run32),
+            Some(l) if l != run32 => return None,
+            Some(_) => {}
         }
+        i += run;
     }
+    len
 }
 
-mod mesh;
-mod rdh;
-mod ring;
-mod step_gen;
-
-use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, RdhMode, Scope, Transfer};
-use crate::valid::Shape;
-use ccc_ir::enums::ReductionType;
+/// The (members per node, nodes per pod, pods) shape of a replica group, as
+/// its listing shows it: the common length of its runs of equal node, then
+/// of equal pod among those runs. A group not listed node by node but pod
+/// by pod gets (members per pod, 1, pods); a group with neither structure
+/// gets `(n, 1, 1)`. Every group of a collective that uses node or pod
+/// structure must have the same shape (validation checks it).
+pub fn group_shape(members: &[u32], shape: &Shape) -> [u32; 3] {
+    let n = u32::try_from(members.len()).unwrap_or(u32::MAX);
+    let nodes: Vec<u32> = members.iter().map(|&r| shape.node(r)).collect();
+    let Some(per_node) = run_length(&nodes) else {
+        // Not listed node by node, but maybe pod by pod: then the first
+        // digit spans a pod (only pod-level algorithms use this shape).
+        let pods: Vec<u32> = members.iter().map(|&r| shape.pod(r)).collect();
+        return match run_length(&pods) {
+            Some(per_pod) => [per_pod, 1, n / per_pod.max(1)],
+            None => [n, 1, 1],
+        };
+    };
+    let node_n = n / per_node.max(1);
+    // One pod key per node run.
+    let pods: Vec<u32> = members.iter().step_by(per_node.max(1) as usize).map(|&r| shape.pod(r)).collect();
+    match run_length(&pods) {
+        Some(nodes_per_pod) => [per_node, nodes_per_pod, node_n / nodes_per_pod.max(1)],
+        None => [per_node, node_n, 1],
+    }
+}
 
 /// The collective a composition step performs over its scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -378,5 +387,66 @@ pub(crate) fn transfers(
         K::RdhEpilogue { mode } => rdh::epilogue(&mut g, mode),
         K::BinomialBroadcast { root, round } => rdh::tree_broadcast(&mut g, root, round),
         K::BinomialReduce { root, round } => rdh::tree_reduce(&mut g, root, round),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leg_choices_respect_the_contract_gates() {
+        for leg in Leg::ALL {
+            for &alg in leg_choices(leg) {
+                // Every legal leg choice serves the leg's op.
+                assert!(supports(alg, leg.op()), "{leg} {alg}");
+                // KANGARING is intra-node only; SINGLE_CYCLE_RING is all-reduce only.
+                if alg == AlgType::Kangaring {
+                    assert!(leg.is_intra(), "{leg}");
+                }
+                if alg == AlgType::SingleCycleRing {
+                    assert_eq!(leg.op(), OpType::AllReduce);
+                }
+                assert_ne!(alg, AlgType::Hier);
+            }
+        }
+        assert_eq!(leg_choices(Leg::IntraAllGather), &[AlgType::Ring, AlgType::Kangaring]);
+    }
+
+    #[test]
+    fn hier_legs_use_only_their_ops_legs() {
+        for &op in OpType::ALL {
+            if let Some(legs) = hier_legs(op) {
+                assert!(supports(AlgType::Hier, op));
+                for leg in legs {
+                    let leg_op = leg.op();
+                    // AllReduce composes RS, AR, AG; the others compose their own op.
+                    assert!(op == OpType::AllReduce || leg_op == op, "{op} {leg}");
+                }
+            } else {
+                assert!(!supports(AlgType::Hier, op), "{op}");
+            }
+        }
+    }
+
+    #[test]
+    fn runs_must_be_even_and_not_come_back() {
+        assert_eq!(run_length(&[0, 0, 1, 1, 2, 2]), Some(2));
+        assert_eq!(run_length(&[0, 0, 1, 1, 1]), None);
+        assert_eq!(run_length(&[0, 1, 0, 1]), None);
+        assert_eq!(run_length(&[]), None);
+    }
+
+    #[test]
+    fn group_shapes_follow_the_listing() {
+        let shape = Shape { rank_n: 32, local_rank_n: 4, pod_n: 2, node_n: 8, nodes_per_pod: 4 };
+        // Two locals on each of the 8 nodes, listed node by node.
+        let members: Vec<u32> = (0..8).flat_map(|node| [node * 4, node * 4 + 1]).collect();
+        assert_eq!(group_shape(&members, &shape), [2, 4, 2]);
+        // Interleaved nodes of one pod: no structure at all.
+        assert_eq!(group_shape(&[0, 4, 1, 5], &shape), [4, 1, 1]);
+        // Three members of one node and one of another, on each of two
+        // pods: not node by node, but pod by pod.
+        assert_eq!(group_shape(&[0, 1, 2, 4, 16, 17, 18, 20], &shape), [4, 1, 2]);
     }
 }

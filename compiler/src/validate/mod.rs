@@ -27,7 +27,7 @@ pub const CHANNELS: std::ops::RangeInclusive<u32> = 1..=32;
 pub const SEND_CREDITS: std::ops::RangeInclusive<u32> = 1..=511;
 /// The device barrier is a radix-5 dissemination barrier of at most 4
 /// steps: it spans at most 5^4 ranks.
-pub const DEVICE_BARRIER_MAX_RANK_N: u32 = 625;
+pub const DEVICE_BARRIER_MAX_RANK_N: u32 = crate::lower::DEVICE_BARRIER_MAX_RANK_N;
 
 mod problem;
 #[cfg(test)]
@@ -480,7 +480,23 @@ impl Checker {
             self.push("algorithm", u.problem(alg, None, group, more, shape));
             return None;
         }
+        if algorithms::requirement(alg) != Requirement::None && !self.same_shapes(alg, shape, groups) {
+            return None;
+        }
         Some(ResolvedAlgorithm::Flat(alg))
+    }
+
+    /// Do all groups have one node/pod shape? Reports the first that does not.
+    fn same_shapes(&mut self, alg: AlgType, shape: &Shape, groups: &CheckedGroups) -> bool {
+        let mut shapes = groups.members.iter().map(|(g, m)| (*g, algorithms::group_shape(m, shape)));
+        let Some((_, expected)) = shapes.next() else { return true };
+        match shapes.find(|(_, found)| *found != expected) {
+            None => true,
+            Some((group, found)) => {
+                self.push("groups", Problem::UnevenGroupShapes { alg, group, found, expected });
+                false
+            }
+        }
     }
 
     fn hier(
@@ -558,7 +574,7 @@ impl Checker {
                 self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
             }
         }
-        if self.errors.len() != before {
+        if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
             return None;
         }
         // `chosen` follows `Leg::ALL`; the resolution follows the op's leg order.

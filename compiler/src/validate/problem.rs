@@ -531,6 +531,24 @@ pub enum Problem {
         /// Further groups with a problem.
         also: usize,
     },
+    /// Replica groups of different node/pod shapes under an algorithm that
+    /// composes its phases from one shape.
+    #[error(
+        "{group} has {} members per node, {} nodes per pod and {} pods, but groups[0] has {}, {} and {}; \
+         {} composes its phases from one group shape; accepted: groups that all list the same number of \
+         members on each node and of nodes on each pod",
+        found[0], found[1], found[2], expected[0], expected[1], expected[2], alg_name(*alg)
+    )]
+    UnevenGroupShapes {
+        /// The algorithm that needs one shape.
+        alg: AlgType,
+        /// The first group whose shape differs from group 0's.
+        group: GroupRef,
+        /// Its (members per node, nodes per pod, pods).
+        found: [u32; 3],
+        /// Group 0's.
+        expected: [u32; 3],
+    },
     /// A leg the op uses, not given.
     #[error(
         "Hier for {op} needs a choice for {leg}; accepted: {} ({op} uses {})",

@@ -18,6 +18,21 @@ pub(crate) mod sets;
 use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step, TopSp};
 use serde::Serialize;
 
+/// How the provers run. Tuning only: a result never depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProverOptions {
+    /// Members (ranks) per step from which a step's per-member work runs on
+    /// every core; below it, waking the threads at every step costs more
+    /// than it saves.
+    pub parallel_from: u32,
+}
+
+impl Default for ProverOptions {
+    fn default() -> Self {
+        ProverOptions { parallel_from: 4096 }
+    }
+}
+
 /// Why a schedule was not proven.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {

@@ -15,7 +15,7 @@
 //! one (Kangaring), and then each half is proven on its own.
 
 use super::sets::{EMPTY, SetId, Sets};
-use super::{Defect, DefectKind, VerifyError};
+use super::{Defect, DefectKind, ProverOptions, VerifyError};
 use crate::schedule::{CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, Transfer};
 use ccc_ir::enums::HalfChunk;
 use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step};
@@ -87,13 +87,27 @@ pub struct CollectivePostcondition {
 /// [`VerifyError::TooLarge`] when a group's symbolic buffer exceeds
 /// [`MAX_PROOF_CELLS`].
 pub fn prove(schedule: &Schedule, source: &dyn TransferSource) -> Result<Vec<CollectivePostcondition>, VerifyError> {
-    schedule.collectives.iter().map(|plan| prove_collective(schedule, plan, source)).collect()
+    prove_with(schedule, source, &ProverOptions::default())
+}
+
+/// [`prove`] with explicit prover options.
+///
+/// # Errors
+///
+/// As [`prove`].
+pub fn prove_with(
+    schedule: &Schedule,
+    source: &dyn TransferSource,
+    options: &ProverOptions,
+) -> Result<Vec<CollectivePostcondition>, VerifyError> {
+    schedule.collectives.iter().map(|plan| prove_collective(schedule, plan, source, options)).collect()
 }
 
 fn prove_collective(
     schedule: &Schedule,
     plan: &CollectivePlan,
     source: &dyn TransferSource,
+    options: &ProverOptions,
 ) -> Result<CollectivePostcondition, VerifyError> {
     let n = plan.groups.size();
     let block_n = plan.layout().block_n();
@@ -109,6 +123,7 @@ fn prove_collective(
     for group in 0..plan.groups.group_n() {
         for &half in halves {
             let mut run = Run::new(schedule, plan, group, half);
+            run.parallel = run.n >= options.parallel_from;
             run.execute(source)?;
             run.check_final()?;
             transfers += run.transfers;
@@ -151,6 +166,8 @@ struct Run<'a> {
     /// The chunk each cell holds (all-to-all only; elsewhere a cell's chunk is its position).
     chunks: Option<Vec<u32>>,
     transfers: u64,
+    /// List each step's transfers on every core.
+    parallel: bool,
 }
 
 /// One member's share of a step: what it listed, what it sends (with the
@@ -173,9 +190,6 @@ struct Outgoing {
     matched: bool,
 }
 
-/// Members per step above which listing runs on every core.
-const PARALLEL_MEMBERS: u32 = 4096;
-
 impl<'a> Run<'a> {
     fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, group: u32, half: HalfChunk) -> Self {
         let n = plan.groups.size();
@@ -193,6 +207,7 @@ impl<'a> Run<'a> {
             cells: vec![EMPTY; size],
             chunks: moves.then(|| vec![0; size]),
             transfers: 0,
+            parallel: false,
         };
         for m in 0..n {
             let own = run.sets.single(m);
@@ -308,7 +323,7 @@ impl<'a> Run<'a> {
                 }
             }
         };
-        if self.n >= PARALLEL_MEMBERS {
+        if self.parallel {
             members.par_iter_mut().enumerate().with_min_len(16).for_each(one);
         } else {
             members.iter_mut().enumerate().for_each(one);
@@ -486,7 +501,7 @@ impl<'a> Run<'a> {
                 {
                     return Err(self.defect(
                         Some(m),
-                        None,
+                        self.plan.step_n.checked_sub(1),
                         Some(b),
                         DefectKind::WrongChunk { found: ch[c], chunk: want_chunk },
                     ));
@@ -500,7 +515,8 @@ impl<'a> Run<'a> {
                     } else {
                         DefectKind::Missing { contributors: ranks(missing) }
                     };
-                    return Err(self.defect(Some(m), None, Some(b), kind));
+                    // The end state is the state after the collective's last step.
+                    return Err(self.defect(Some(m), self.plan.step_n.checked_sub(1), Some(b), kind));
                 }
             }
         }

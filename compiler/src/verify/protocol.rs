@@ -31,7 +31,7 @@
 //! to `s`), so when every count balances at every step, induction over the
 //! steps shows that no wait is left unsatisfied and no cycle of waits exists.
 
-use super::{Defect, DefectKind, VerifyError};
+use super::{Defect, DefectKind, ProverOptions, VerifyError};
 use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, topsps_used};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
 use ccc_ir::arch::SemWindow;
@@ -41,10 +41,11 @@ use ccc_ir::wire::tp::TpIncStep;
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// Net indices wrap at 512 (`NET_INDEX_LOOP_SIZE`); credits stay below it.
-pub const NET_INDEX_LOOP: u64 = 512;
-/// The largest initial send credit.
-pub const MAX_SEND_CREDITS: u16 = 511;
+/// Net indices wrap at 512 (`NET_INDEX_LOOP_SIZE`).
+pub const NET_INDEX_LOOP: u16 = 512;
+/// The largest initial send credit: fewer than [`NET_INDEX_LOOP`], so the
+/// unconsumed messages of a connection never alias in the wrapped index.
+pub const MAX_SEND_CREDITS: u16 = NET_INDEX_LOOP - 1;
 
 /// What the protocol proof established.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -91,6 +92,19 @@ fn mismatch(field: &'static str, found: u64, expected: u64) -> DefectKind {
 ///
 /// [`VerifyError::Defect`] naming the rank, TOP_SP, record and step.
 pub fn prove(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolProof, VerifyError> {
+    prove_with(schedule, programs, &ProverOptions::default())
+}
+
+/// [`prove`] with explicit prover options.
+///
+/// # Errors
+///
+/// As [`prove`].
+pub fn prove_with(
+    schedule: &Schedule,
+    programs: &[RankProgram],
+    options: &ProverOptions,
+) -> Result<ProtocolProof, VerifyError> {
     let mut proof = ProtocolProof { chains: 0, records: 0, steps: 0, signals: 0 };
     let used = topsps_used(schedule);
     for (r, program) in programs.iter().enumerate() {
@@ -114,7 +128,7 @@ pub fn prove(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolPr
     }
     let mut notified = vec![0u64; programs.len() * usize::from(used)];
     for plan in &schedule.collectives {
-        replay(schedule, plan, programs, &mut notified, &mut proof)?;
+        replay(schedule, plan, programs, &mut notified, &mut proof, options)?;
     }
     for (r, program) in programs.iter().enumerate() {
         for tp in &program.topsps {
@@ -161,8 +175,10 @@ fn check_chain(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(),
     for (segment, plan) in tp.segments.iter().zip(expected_segments) {
         check_segment(schedule, rank, t, plan, segment, &mut events)?;
         if segment.compl_addr != compl {
+            // The END mark follows the collective's last step.
+            let last = Place { step: plan.step_n.checked_sub(1), ..place(plan.index, None) };
             return Err(defect(
-                place(plan.index, None),
+                last,
                 DefectKind::WrongCompletionAddress { found: segment.compl_addr, expected: compl },
             ));
         }
@@ -224,7 +240,8 @@ fn check_segment(
     }
     let channel_list = hosted(schedule, plan, t.0).iter().fold(0u32, |acc, &c| acc | (1 << c));
     for (i, (record, phase)) in segment.records.iter().zip(&plan.phases).enumerate() {
-        let at = place(Some(i as u32));
+        // A record's defect is located at its first step.
+        let at = Place { step: Some(record.first_step), ..place(Some(i as u32)) };
         let op = &record.op;
         let last = i + 1 == n;
         if !op.trigger_next && !last {
@@ -350,15 +367,13 @@ struct RankState<'a> {
     error: Option<VerifyError>,
 }
 
-/// Ranks above which each step's per-rank work runs on every core.
-const PARALLEL_RANKS: usize = 4096;
-
 fn replay(
     schedule: &Schedule,
     plan: &CollectivePlan,
     programs: &[RankProgram],
     notified: &mut [u64],
     proof: &mut ProtocolProof,
+    options: &ProverOptions,
 ) -> Result<(), VerifyError> {
     let params = schedule.arch.params();
     let used_all = usize::from(topsps_used(schedule));
@@ -451,7 +466,7 @@ fn replay(
                 }
             }
         };
-        if rank_n >= PARALLEL_RANKS {
+        if rank_n >= options.parallel_from as usize {
             states.par_iter_mut().enumerate().with_min_len(16).for_each(one);
         } else {
             states.iter_mut().enumerate().for_each(one);
