@@ -40,6 +40,29 @@ impl Case {
         }
     }
 
+    /// A flat case of `alg` on `n` ranks with the node or pod structure the
+    /// algorithm needs; `None` where no such case exists (a peer map over one
+    /// rank, TwoStepPodMesh over an odd count).
+    pub(crate) fn for_alg(op: OpType, alg: AlgType, n: u32) -> Option<Case> {
+        if op.takes_peers() && n < 2 {
+            return None; // a rank cannot be its own peer
+        }
+        let local = match alg {
+            AlgType::Kangaring | AlgType::IntraRdh => n,
+            AlgType::LatencyOptMesh | AlgType::BwOptMesh if n.is_multiple_of(2) => 2,
+            _ => 1,
+        };
+        let mut case = Case::flat(op, alg, n, local);
+        if alg == AlgType::TwoStepPodMesh {
+            if !n.is_multiple_of(2) {
+                return None;
+            }
+            case.pod_n = 2;
+            case.local_rank_n = 1;
+        }
+        Some(case)
+    }
+
     pub(crate) fn hier(op: OpType, legs: &[(Leg, AlgType)], rank_n: u32, local_rank_n: u32) -> Case {
         Case { alg: ResolvedAlgorithm::Hier(legs.to_vec()), ..Case::flat(op, AlgType::Ring, rank_n, local_rank_n) }
     }

@@ -553,22 +553,7 @@ mod tests {
             }
             for &op in flat_ops(alg) {
                 for n in 1..=13u32 {
-                    if op.takes_peers() && n < 2 {
-                        continue; // a rank cannot be its own peer
-                    }
-                    let local = match alg {
-                        AlgType::Kangaring | AlgType::IntraRdh => n,
-                        AlgType::LatencyOptMesh | AlgType::BwOptMesh if n % 2 == 0 => 2,
-                        _ => 1,
-                    };
-                    let mut case = Case::flat(op, alg, n, local);
-                    if alg == AlgType::TwoStepPodMesh {
-                        if n % 2 != 0 {
-                            continue;
-                        }
-                        case.pod_n = 2;
-                        case.local_rank_n = 1;
-                    }
+                    let Some(case) = Case::for_alg(op, alg, n) else { continue };
                     assert_proven(&case);
                 }
             }

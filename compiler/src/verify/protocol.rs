@@ -651,21 +651,9 @@ mod tests {
             }
             for &op in flat_ops(alg) {
                 for n in [2u32, 3, 4, 5, 8, 12] {
-                    let local = match alg {
-                        AlgType::Kangaring | AlgType::IntraRdh => n,
-                        AlgType::LatencyOptMesh | AlgType::BwOptMesh if n % 2 == 0 => 2,
-                        _ => 1,
-                    };
                     for channels in [1u8, 3, 9] {
-                        let mut case = Case::flat(op, alg, n, local);
+                        let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
                         case.channels = channels;
-                        if alg == AlgType::TwoStepPodMesh {
-                            if n % 2 != 0 {
-                                continue;
-                            }
-                            case.pod_n = 2;
-                            case.local_rank_n = 1;
-                        }
                         assert_protocol(&case);
                     }
                 }

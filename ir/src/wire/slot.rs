@@ -76,6 +76,8 @@ pub const END_TAG_MASK: u64 = 0b11;
 pub const END_ADDR_MASK: u64 = 0x0000_FFFF_FFFF_FFFC;
 /// END mark: reserved bits 63:48.
 pub const END_RESERVED_MASK: u64 = 0xFFFF_0000_0000_0000;
+/// END mark: the bytes holding the reserved bits, low to high.
+pub const END_RESERVED_BYTES: [usize; 2] = [6, 7];
 
 /// The cc_op record: one step group on one TOP_SP.
 ///
@@ -196,13 +198,13 @@ impl SlotWord {
         }
         if word & END_TAG_MASK == END_TAG {
             if word & END_RESERVED_MASK != 0 {
-                // The first set reserved byte: bytes 6 and 7 hold bits 63:48.
-                let byte = if bytes[6] != 0 { 6 } else { 7 };
+                // The first set reserved byte.
+                let byte = END_RESERVED_BYTES.into_iter().find(|&b| bytes[b] != 0).unwrap_or(END_RESERVED_BYTES[1]);
                 return Err(DecodeError {
-                    offset: offset + byte,
+                    offset: offset + byte as u64,
                     kind: DecodeErrorKind::ReservedBits {
                         field: "END mark bits 63:48",
-                        value: u64::from(bytes[byte as usize]),
+                        value: u64::from(bytes[byte]),
                         mask: 0xFF,
                     },
                 });

@@ -22,6 +22,8 @@ pub const S2M_SHIFT: u32 = 24;
 pub const REPEAT_SHIFT: u32 = 48;
 /// The largest `repeat`.
 pub const REPEAT_MAX: u16 = u16::MAX;
+/// Byte offset of `repeat` within an entry.
+pub const REPEAT_BYTE: u64 = (REPEAT_SHIFT / 8) as u64;
 
 /// One `tp_inc_steps[i] = m2s, s2m, repeat` entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -66,7 +68,7 @@ impl TpIncStep {
         let repeat = (word >> REPEAT_SHIFT) as u16;
         if repeat == 0 {
             return Err(DecodeError {
-                offset: offset + 6,
+                offset: offset + REPEAT_BYTE,
                 kind: DecodeErrorKind::BadValue { field: "tp_inc_steps repeat", value: 0, expected: "1..=65535" },
             });
         }

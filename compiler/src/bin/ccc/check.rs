@@ -39,7 +39,7 @@ pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     for c in program.collectives() {
         let _ = writeln!(out, "  {}", summary(c));
     }
-    print!("{out}");
+    crate::out::emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

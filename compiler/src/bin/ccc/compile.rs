@@ -8,6 +8,7 @@ use ccc_compiler::manifest::Manifest;
 use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, compile};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -19,8 +20,10 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let manifest = Manifest::of(&compiled);
     let json = manifest.to_json().map_err(|e| Failure::input(miette::miette!("cannot write manifest.json: {e}")))?;
     let (files, bytes) = write_atomically(&args.out, &compiled, &json)?;
-    print_summary(&args.spec, &compiled);
-    println!("wrote {}: {} ranks, {files} files, {bytes} bytes", args.out.display(), compiled.images.len());
+    let mut out = summary(&args.spec, &compiled);
+    let _ =
+        writeln!(out, "wrote {}: {} ranks, {files} files, {bytes} bytes", args.out.display(), compiled.images.len());
+    crate::out::emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -28,7 +31,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
 pub fn run_verify(args: &SpecArg) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec)?;
     let compiled = compile(&valid, &Options::default()).map_err(|e| compile_failure(&args.spec, e))?;
-    print_summary(&args.spec, &compiled);
+    crate::out::emit(&summary(&args.spec, &compiled))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -48,10 +51,14 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
     }
 }
 
-fn print_summary(spec: &Path, compiled: &Compiled) {
+/// The summary both verbs print: the program, the signature, one line per
+/// collective, then the proof.
+fn summary(spec: &Path, compiled: &Compiled) -> String {
+    let mut out = String::new();
     let schedule = &compiled.schedule;
     let topsps = ccc_compiler::lower::topsps_used(schedule);
-    println!(
+    let _ = writeln!(
+        out,
         "{}: {} collective{}, {} ranks, {} TOP_SP{} per rank ({})",
         spec.display(),
         schedule.collectives.len(),
@@ -61,9 +68,10 @@ fn print_summary(spec: &Path, compiled: &Compiled) {
         plural(usize::from(topsps)),
         schedule.arch
     );
-    println!("signature {}", compiled.signature.digest);
+    let _ = writeln!(out, "signature {}", compiled.signature.digest);
     for p in &schedule.collectives {
-        println!(
+        let _ = writeln!(
+            out,
             "collective {}: {} {} x {}, {}, {} phase{}, {} steps",
             p.index,
             p.op,
@@ -76,14 +84,16 @@ fn print_summary(spec: &Path, compiled: &Compiled) {
         );
     }
     match &compiled.proof {
-        Some(proof) => print_proof(proof),
-        None => println!("proof: skipped (--no-verify)"),
+        Some(proof) => write_proof(&mut out, proof),
+        None => out.push_str("proof: skipped (--no-verify)\n"),
     }
+    out
 }
 
-fn print_proof(proof: &Proof) {
+fn write_proof(out: &mut String, proof: &Proof) {
     for c in &proof.postcondition {
-        println!(
+        let _ = writeln!(
+            out,
             "proven: collective {}: {} ({} group{} of {}, {} transfers executed)",
             c.collective,
             c.claim,
@@ -94,12 +104,14 @@ fn print_proof(proof: &Proof) {
         );
     }
     let p = &proof.protocol;
-    println!(
+    let _ = writeln!(
+        out,
         "proven: protocol of {} chains, {} records, {} steps replayed, {} semaphore increments matched: no wait left unsatisfied",
         p.chains, p.records, p.steps, p.signals
     );
-    println!("proven: {} images decode back to their records", proof.images_checked);
-    println!(
+    let _ = writeln!(out, "proven: {} images decode back to their records", proof.images_checked);
+    let _ = writeln!(
+        out,
         "proof time: {:.1} ms (postcondition {:.1} ms, protocol {:.1} ms, round trip {:.1} ms)",
         ms(proof.time()),
         ms(proof.postcondition_time),

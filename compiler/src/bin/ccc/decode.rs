@@ -16,7 +16,6 @@ use ccc_ir::wire::neff_configs::NeffConfigs;
 use ccc_ir::wire::slot;
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::{DecodeError, DecodeErrorKind};
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -52,11 +51,7 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
             }
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Failure::input(miette::miette!("cannot write to stdout: {e}")))?;
+    crate::out::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

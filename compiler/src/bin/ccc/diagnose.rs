@@ -44,9 +44,9 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     if args.json {
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| Failure::input(miette::miette!("cannot write the report as JSON: {e}")))?;
-        println!("{json}");
+        crate::out::emit(&format!("{json}\n"))?;
     } else {
-        print!("{}", render(&report));
+        crate::out::emit(&render(&report))?;
     }
     Ok(if report.all_match { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -5,7 +5,7 @@
 //! Exit codes (interface.md): 0 success; 1 a mismatch (`diagnose`) or a
 //! defect found (`verify`, `compile`); 2 bad input.
 
-#![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+#![allow(clippy::print_stderr, clippy::exit)]
 
 mod args;
 mod check;
@@ -14,6 +14,7 @@ mod decode;
 mod diagnose;
 mod graph;
 mod load;
+mod out;
 mod report;
 mod sign;
 

@@ -12,6 +12,6 @@ use std::process::ExitCode;
 pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec)?;
     let schedule = build(&valid).map_err(|e| compile_failure(&args.spec, e.into()))?;
-    println!("{}", ccc_compiler::sign::sign(&valid, &schedule).digest);
+    crate::out::emit(&format!("{}\n", ccc_compiler::sign::sign(&valid, &schedule).digest))?;
     Ok(ExitCode::SUCCESS)
 }

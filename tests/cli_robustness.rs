@@ -1,0 +1,181 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The built binary at the edges of its environment: a reader that closes
+//! stdout early (`ccc graph ... | head -1`), a stdout that cannot be
+//! written, and a world too large to draw as a graph.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ccc");
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+}
+
+/// Runs `ccc args` with stdout a pipe whose reader is closed right away;
+/// returns the exit status and stderr.
+fn run_with_closed_stdout<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ccc");
+    // Close the reading end before ccc has had time to write anything.
+    drop(child.stdout.take());
+    child.wait_with_output().expect("wait for ccc")
+}
+
+/// Runs `ccc args` with stdout thrown away.
+fn run_quiet<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run ccc")
+}
+
+/// A closed stdout is the reader's choice, not an error: exit 0 (never
+/// 101, a panic) and nothing about the pipe on stderr.
+fn assert_quiet_success<S: AsRef<OsStr>>(args: &[S]) {
+    let shown: Vec<String> = args.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
+    let out = run_with_closed_stdout(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "ccc {} with stdout closed: {}\nstderr:\n{stderr}",
+        shown.join(" "),
+        out.status
+    );
+    assert!(
+        !stderr.contains("Broken pipe") && !stderr.contains("panicked"),
+        "ccc {} with stdout closed printed on stderr:\n{stderr}",
+        shown.join(" ")
+    );
+}
+
+#[test]
+fn check_survives_a_closed_stdout() {
+    assert_quiet_success(&[OsStr::new("check"), example("allreduce_hier.ron").as_os_str()]);
+}
+
+#[test]
+fn sign_survives_a_closed_stdout() {
+    assert_quiet_success(&[OsStr::new("sign"), example("allreduce_hier.ron").as_os_str()]);
+}
+
+#[test]
+fn graph_survives_a_closed_stdout() {
+    // Far more DOT than a pipe buffers: the write fails whenever the
+    // reader goes away.
+    assert_quiet_success(&[OsStr::new("graph"), example("allreduce_hier_4x32.ron").as_os_str()]);
+}
+
+#[test]
+fn verify_survives_a_closed_stdout() {
+    assert_quiet_success(&[OsStr::new("verify"), example("allreduce_ring.ron").as_os_str()]);
+}
+
+#[test]
+fn compile_survives_a_closed_stdout_and_still_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_quiet_success(&[
+        OsStr::new("compile"),
+        example("allreduce_ring.ron").as_os_str(),
+        OsStr::new("-o"),
+        out.as_os_str(),
+    ]);
+    assert!(out.join("manifest.json").is_file(), "compile wrote no manifest.json");
+}
+
+#[test]
+fn diagnose_survives_a_closed_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.ron");
+    std::fs::copy(example("allreduce_ring.ron"), &copy).unwrap();
+    let spec = example("allreduce_ring.ron");
+    assert_quiet_success(&[OsStr::new("diagnose"), spec.as_os_str(), copy.as_os_str()]);
+    assert_quiet_success(&[OsStr::new("diagnose"), OsStr::new("--json"), spec.as_os_str(), copy.as_os_str()]);
+}
+
+#[test]
+fn decode_survives_a_closed_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let compiled = run_quiet(&[
+        OsStr::new("compile"),
+        example("allreduce_ring.ron").as_os_str(),
+        OsStr::new("-o"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(compiled.status.code(), Some(0), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let ctrl = out.join("rank-0").join("topsp-0").join("ctrl_spad.bin");
+    assert_quiet_success(&[OsStr::new("decode"), ctrl.as_os_str()]);
+}
+
+/// Any other write error is reported, naming stdout, with exit 2.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_reported() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    let out = Command::new(BIN)
+        .args([OsStr::new("sign"), example("allreduce_hier.ron").as_os_str()])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    assert!(stderr.contains("stdout"), "stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "stderr:\n{stderr}");
+}
+
+/// A 65,536-rank ring: drawn whole it would have billions of nodes.
+fn big_ring(dir: &Path) -> PathBuf {
+    let spec = dir.join("ring_65536.ron");
+    std::fs::write(
+        &spec,
+        "Collective(
+    op: AllReduce,
+    dtype: F32,
+    reduce: Add,
+    count: 1048576,
+    arch: Cayman,
+    topology: (rank_n: 65536, local_rank_n: 16),
+    channels: 1,
+    algorithm: Ring,
+)
+",
+    )
+    .unwrap();
+    spec
+}
+
+#[test]
+fn graph_refuses_a_world_too_large_to_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = big_ring(dir.path());
+    let out = run_quiet(&[OsStr::new("graph"), spec.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    // 65536 ranks x 2 x 65535 ring steps.
+    assert!(stderr.contains("8589803520"), "the node count is named:\n{stderr}");
+    assert!(stderr.contains("200000"), "the limit is named:\n{stderr}");
+    assert!(stderr.contains("--rank R"), "the fix is named:\n{stderr}");
+}
+
+#[test]
+fn graph_of_one_rank_of_a_large_world_still_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = big_ring(dir.path());
+    let out = run_quiet(&[OsStr::new("graph"), spec.as_os_str(), OsStr::new("--rank"), OsStr::new("0")]);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+}
