@@ -63,14 +63,16 @@ pub fn md5_time(bytes: &[u8]) -> Duration {
     median(Duration::from_millis(200), || Md5::digest(bytes)).0
 }
 
-/// `12.3 µs`, `4.56 ms`, `1.23 s`.
+/// `25 ns`, `12.3 µs`, `4.56 ms`, `1.23 s`.
 pub fn human(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s >= 1.0 {
         format!("{s:.2} s")
     } else if s >= 1e-3 {
         format!("{:.2} ms", s * 1e3)
-    } else {
+    } else if s >= 1e-6 {
         format!("{:.1} µs", s * 1e6)
+    } else {
+        format!("{:.0} ns", s * 1e9)
     }
 }
