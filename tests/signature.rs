@@ -17,12 +17,13 @@
 use ccc_compiler::build::build;
 use ccc_compiler::parse::parse;
 use ccc_compiler::pipeline::{Options, compile};
-use ccc_compiler::sign::{COLLECTIVE_FIELDS, PROGRAM_FIELDS, Signature, sign};
+use ccc_compiler::sign::{COLLECTIVE_FIELDS, PROGRAM_FIELDS, Signature, schedule_digest, schedule_preimage, sign};
 use ccc_compiler::validate::validate;
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::Rank;
 use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, Program, ReduceOp, Topology};
+use md5::{Digest, Md5};
 use proptest::prelude::*;
 use std::process::Command;
 
@@ -487,15 +488,28 @@ fn compiling_other_ranks_writes_the_same_signature() {
 }
 
 /// The example preimage in docs/signature.md is what ccc computes for the
-/// shipped example, and its digest is `ccc sign`'s.
+/// shipped example, and its digest is `ccc sign`'s; the example's schedule
+/// preimage is quoted too, and hashes to its `schedule` field.
 #[test]
 fn the_documented_example_is_current() {
     let src = std::fs::read_to_string(format!("{ROOT}/examples/allreduce_hier.ron")).unwrap();
     let valid = validate(parse(&src).unwrap().program).unwrap();
-    let s = sign(&valid, &build(&valid).unwrap());
+    let schedule = build(&valid).unwrap();
+    let s = sign(&valid, &schedule);
     let doc = std::fs::read_to_string(format!("{ROOT}/docs/signature.md")).unwrap();
     assert!(doc.contains(&s.preimage()), "docs/signature.md should quote the preimage:\n{}", s.preimage());
     assert!(doc.contains(&s.digest), "docs/signature.md should quote the digest {}", s.digest);
+    let plan = &schedule.collectives[0];
+    let lines = schedule_preimage(plan);
+    assert!(
+        doc.contains(&format!("```text\n{lines}```")),
+        "docs/signature.md should quote the schedule preimage:\n{lines}"
+    );
+    let field = s.fields.iter().find(|f| f.name == "collectives[0].schedule").unwrap();
+    assert_eq!(field.value, schedule_digest(plan));
+    assert_eq!(field.value, hex::encode(Md5::digest(lines.as_bytes())), "the schedule field is the MD5 of its lines");
+    let ccc_sign = ccc(&["sign", "examples/allreduce_hier.ron"]);
+    assert_eq!(ccc_sign.1.trim(), s.digest);
     for field in PROGRAM_FIELDS.iter().chain(&COLLECTIVE_FIELDS) {
         assert!(doc.contains(&format!("`{field}`")), "docs/signature.md should document `{field}`");
     }

@@ -4,6 +4,9 @@
 
 use crate::pipeline::Compiled;
 use crate::sign::{Field, algorithm};
+use ccc_ir::arch::Arch;
+use ccc_ir::enums::{AlgType, OpType};
+use ccc_ir::spec::Leg;
 use serde::{Deserialize, Serialize};
 
 /// The manifest schema's own version (the file layout, not the wire format).
@@ -20,8 +23,8 @@ pub struct Manifest {
     pub signature: String,
     /// The signature's preimage, field by field, in order.
     pub signature_fields: Vec<Field>,
-    /// The architecture.
-    pub arch: String,
+    /// The architecture (`Cayman`, ...).
+    pub arch: Arch,
     /// TOP_SPs each rank uses.
     pub topsps_used: u8,
     /// Per collective, what it resolved to.
@@ -35,9 +38,12 @@ pub struct Manifest {
 pub struct ManifestCollective {
     /// Position in the program.
     pub index: u32,
-    /// The op.
-    pub op: String,
-    /// The algorithm, with its legs.
+    /// The op as written (`AllReduce`, ...).
+    pub op: OpType,
+    /// The display form of the algorithm with its legs, as the signature's
+    /// `algorithm` field writes it (`Ring`, or
+    /// `Hier(intra_reduce_scatter=Ring, ...)`): text for people; the typed
+    /// resolution is [`ManifestCollective::legs`].
     pub algorithm: String,
     /// The resolved per-leg algorithms, in run order.
     pub legs: Vec<ManifestLeg>,
@@ -50,10 +56,69 @@ pub struct ManifestCollective {
 /// One leg.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestLeg {
-    /// The leg's field name, or `flat`.
-    pub leg: String,
-    /// The algorithm.
-    pub algorithm: String,
+    /// The leg (`intra_reduce_scatter`, ...), or `flat`.
+    pub leg: ManifestLegName,
+    /// The algorithm that runs it.
+    pub algorithm: AlgType,
+}
+
+/// A leg's name in the manifest: the hierarchical leg's field name, or
+/// `flat` for the one leg of a flat algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ManifestLegName {
+    /// The one leg of a flat algorithm.
+    Flat,
+    /// [`Leg::IntraReduceScatter`].
+    IntraReduceScatter,
+    /// [`Leg::InterAllReduce`].
+    InterAllReduce,
+    /// [`Leg::InterReduceScatter`].
+    InterReduceScatter,
+    /// [`Leg::InterAllGather`].
+    InterAllGather,
+    /// [`Leg::IntraAllGather`].
+    IntraAllGather,
+}
+
+impl ManifestLegName {
+    /// The name of a resolved leg (`None`: a flat algorithm).
+    pub const fn of(leg: Option<Leg>) -> ManifestLegName {
+        match leg {
+            None => ManifestLegName::Flat,
+            Some(Leg::IntraReduceScatter) => ManifestLegName::IntraReduceScatter,
+            Some(Leg::InterAllReduce) => ManifestLegName::InterAllReduce,
+            Some(Leg::InterReduceScatter) => ManifestLegName::InterReduceScatter,
+            Some(Leg::InterAllGather) => ManifestLegName::InterAllGather,
+            Some(Leg::IntraAllGather) => ManifestLegName::IntraAllGather,
+        }
+    }
+
+    /// The leg it names (`None` for `flat`).
+    pub const fn leg(self) -> Option<Leg> {
+        match self {
+            ManifestLegName::Flat => None,
+            ManifestLegName::IntraReduceScatter => Some(Leg::IntraReduceScatter),
+            ManifestLegName::InterAllReduce => Some(Leg::InterAllReduce),
+            ManifestLegName::InterReduceScatter => Some(Leg::InterReduceScatter),
+            ManifestLegName::InterAllGather => Some(Leg::InterAllGather),
+            ManifestLegName::IntraAllGather => Some(Leg::IntraAllGather),
+        }
+    }
+
+    /// The spelling in `manifest.json`: [`Leg::field`], or `flat`.
+    pub const fn name(self) -> &'static str {
+        match self.leg() {
+            None => "flat",
+            Some(leg) => leg.field(),
+        }
+    }
+}
+
+impl From<Option<Leg>> for ManifestLegName {
+    fn from(leg: Option<Leg>) -> Self {
+        ManifestLegName::of(leg)
+    }
 }
 
 /// One compiled rank.
@@ -89,22 +154,19 @@ impl Manifest {
             format_version: ccc_ir::FORMAT_VERSION,
             signature: compiled.signature.digest.clone(),
             signature_fields: compiled.signature.fields.clone(),
-            arch: schedule.arch.name().into(),
+            arch: schedule.arch,
             topsps_used: crate::lower::topsps_used(schedule),
             collectives: schedule
                 .collectives
                 .iter()
                 .map(|p| ManifestCollective {
                     index: p.index,
-                    op: p.op.name().into(),
+                    op: p.op,
                     algorithm: algorithm(p),
                     legs: p
                         .legs
                         .iter()
-                        .map(|(leg, alg)| ManifestLeg {
-                            leg: leg.map_or("flat", |l| l.field()).into(),
-                            algorithm: alg.name().into(),
-                        })
+                        .map(|&(leg, algorithm)| ManifestLeg { leg: ManifestLegName::of(leg), algorithm })
                         .collect(),
                     phases: p.phases.len() as u32,
                     steps: p.step_n,
@@ -138,5 +200,45 @@ impl Manifest {
     /// Serialization errors (none in practice: every field is plain data).
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string_pretty(self).map(|s| s + "\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed fields serialize as the names ccc uses everywhere else,
+    /// and read back.
+    #[test]
+    fn kinds_serialize_as_their_names() {
+        for &arch in &Arch::ALL {
+            assert_eq!(text(&arch), format!("\"{}\"", arch.name()));
+        }
+        for &op in OpType::ALL {
+            assert_eq!(text(&op), format!("\"{}\"", op.name()));
+        }
+        for &alg in AlgType::ALL {
+            assert_eq!(text(&alg), format!("\"{}\"", alg.name()));
+        }
+        let legs = [
+            None,
+            Some(Leg::IntraReduceScatter),
+            Some(Leg::InterAllReduce),
+            Some(Leg::InterReduceScatter),
+            Some(Leg::InterAllGather),
+            Some(Leg::IntraAllGather),
+        ];
+        for leg in legs {
+            let name = ManifestLegName::of(leg);
+            assert_eq!(name.leg(), leg);
+            assert_eq!(text(&name), format!("\"{}\"", name.name()));
+            assert_eq!(serde_json::from_str::<ManifestLegName>(&text(&name)).ok(), Some(name));
+        }
+        assert_eq!(ManifestLegName::Flat.name(), "flat");
+    }
+
+    /// A value as JSON text.
+    fn text<T: Serialize>(value: &T) -> String {
+        serde_json::to_string(value).unwrap_or_default()
     }
 }

@@ -7,7 +7,9 @@
 //! input that shapes the schedule plus a digest of the rank-invariant
 //! schedule structure, so any rank that would run a different schedule
 //! computes a different digest; and it is computed from parsed, normalized
-//! values, so it is blind to how the RON was written.
+//! values, so it is blind to how the RON was written. Every value is spelled
+//! by this module (names, `match` arms, decimal numbers), never by Rust's
+//! `Debug`, so renaming a Rust item changes no signature.
 //!
 //! Normalizations (each keeps every rank's bytes identical, which
 //! `tests/signature.rs` checks): defaults are resolved by validation
@@ -17,9 +19,10 @@
 //! sorted (the order groups are listed in changes nothing a rank runs; the
 //! order of members inside a group does, and is kept).
 
-use crate::schedule::{CollectivePlan, Schedule};
+use crate::schedule::{CollectivePlan, PhaseKind, RdhMode, Schedule, Scope};
 use crate::valid::{ValidCollective, ValidProgram};
 use ccc_ir::FORMAT_VERSION;
+use ccc_ir::spec::Barrier;
 use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -126,7 +129,7 @@ fn collective_fields(valid: &ValidProgram, c: &ValidCollective, plan: &Collectiv
     push("peers", peers(c));
     push("counts", counts(c));
     push("groups", groups(c, shape.rank_n));
-    push("barrier", format!("{:?}", valid.barrier()));
+    push("barrier", barrier(valid.barrier()).into());
     push("send_credits", valid.send_credits().to_string());
     push("schedule", schedule_digest(plan));
 }
@@ -194,27 +197,105 @@ fn groups(c: &ValidCollective, rank_n: u32) -> String {
     format!("{} groups of {}, md5 {}", groups.len(), c.groups().size(), hex::encode(Md5::digest(&bytes)))
 }
 
-/// MD5 of the rank-invariant schedule structure: every phase's pattern,
-/// algorithm, leg, scope, narrowing and step range, and the group shape.
+/// `Host` or `Device`: the spelling of the `barrier` field.
+pub const fn barrier(barrier: Barrier) -> &'static str {
+    match barrier {
+        Barrier::Host => "Host",
+        Barrier::Device => "Device",
+    }
+}
+
+/// MD5 (lower-case hex) of [`schedule_preimage`]: the `schedule` field.
 pub fn schedule_digest(plan: &CollectivePlan) -> String {
+    hex::encode(Md5::digest(schedule_preimage(plan).as_bytes()))
+}
+
+/// The rank-invariant schedule structure, one line each (every line ended
+/// by `\n`), as `docs/signature.md` spells it:
+///
+/// ```text
+/// radices local=L node=N pod=P
+/// steps S
+/// phase <kind> alg=<Alg> leg=<leg|-> scope=<lo>..<hi> narrow=<lo>..<hi>,...|- first_step=F step_n=S
+/// ```
+///
+/// with one `phase` line per phase, in run order, and `<kind>` as
+/// [`phase_kind`] writes it. Every spelling is written here, none comes
+/// from `Debug`, so renaming a Rust item changes no signature.
+pub fn schedule_preimage(plan: &CollectivePlan) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "radices {:?}", plan.radices.0);
+    let [local, node, pod] = plan.radices.0;
+    let _ = writeln!(s, "radices local={local} node={node} pod={pod}");
     let _ = writeln!(s, "steps {}", plan.step_n);
     for p in &plan.phases {
+        let narrow = if p.narrow.is_empty() {
+            "-".to_owned()
+        } else {
+            p.narrow.iter().map(|&n| scope(n)).collect::<Vec<_>>().join(",")
+        };
         let _ = writeln!(
             s,
-            "{:?} alg={} leg={} scope={}..{} narrow={:?} first_step={} step_n={}",
-            p.kind,
+            "phase {} alg={} leg={} scope={} narrow={narrow} first_step={} step_n={}",
+            phase_kind(&p.kind),
             p.alg.name(),
             p.leg.map_or("-", |l| l.field()),
-            p.scope.lo,
-            p.scope.hi,
-            p.narrow.iter().map(|n| (n.lo, n.hi)).collect::<Vec<_>>(),
+            scope(p.scope),
             p.first_step,
             p.step_n
         );
     }
-    hex::encode(Md5::digest(s.as_bytes()))
+    s
+}
+
+/// A scope as its digit range, `lo..hi`.
+fn scope(s: Scope) -> String {
+    format!("{}..{}", s.lo, s.hi)
+}
+
+/// A flag as `0` or `1`.
+fn flag(b: bool) -> u8 {
+    u8::from(b)
+}
+
+/// A phase's pattern: its snake_case name, then its parameters as
+/// `key=value` in declaration order (numbers in decimal, flags `0`/`1`,
+/// [`RdhMode`] in snake_case), separated by single spaces.
+pub fn phase_kind(kind: &PhaseKind) -> String {
+    match *kind {
+        PhaseKind::RingReduceScatter { bidir } => format!("ring_reduce_scatter bidir={}", flag(bidir)),
+        PhaseKind::RingAllGather { bidir } => format!("ring_all_gather bidir={}", flag(bidir)),
+        PhaseKind::RingAllReduceFused => "ring_all_reduce_fused".into(),
+        PhaseKind::RingBroadcast { root } => format!("ring_broadcast root={root}"),
+        PhaseKind::RingReduce { root } => format!("ring_reduce root={root}"),
+        PhaseKind::RingAllToAll => "ring_all_to_all".into(),
+        PhaseKind::DirectReduceScatter => "direct_reduce_scatter".into(),
+        PhaseKind::DirectAllGather => "direct_all_gather".into(),
+        PhaseKind::DirectAllReduce => "direct_all_reduce".into(),
+        PhaseKind::DirectBroadcast { root } => format!("direct_broadcast root={root}"),
+        PhaseKind::DirectReduce { root } => format!("direct_reduce root={root}"),
+        PhaseKind::DirectAllToAll => "direct_all_to_all".into(),
+        PhaseKind::PointToPoint => "point_to_point".into(),
+        PhaseKind::RdhPrologue { mode } => format!("rdh_prologue mode={}", rdh_mode(mode)),
+        PhaseKind::RdhHalving { round, balanced } => {
+            format!("rdh_halving round={round} balanced={}", flag(balanced))
+        }
+        PhaseKind::RdhDoubling { round, balanced } => {
+            format!("rdh_doubling round={round} balanced={}", flag(balanced))
+        }
+        PhaseKind::RdhEpilogue { mode } => format!("rdh_epilogue mode={}", rdh_mode(mode)),
+        PhaseKind::BinomialBroadcast { root, round } => format!("binomial_broadcast root={root} round={round}"),
+        PhaseKind::BinomialReduce { root, round } => format!("binomial_reduce root={root} round={round}"),
+    }
+}
+
+/// What an RDH prologue or epilogue moves, in snake_case.
+const fn rdh_mode(mode: RdhMode) -> &'static str {
+    match mode {
+        RdhMode::ReduceAll => "reduce_all",
+        RdhMode::GatherPiece => "gather_piece",
+        RdhMode::CopyAll => "copy_all",
+        RdhMode::ScatterPiece => "scatter_piece",
+    }
 }
 
 #[cfg(test)]
@@ -549,6 +630,90 @@ mod tests {
         assert!(s.preimage().starts_with("ccc collective signature\nformat_version: "));
         assert_eq!(s.digest.len(), 32);
         assert!(s.digest.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+
+    /// Every pattern's spelling, pinned: a change here is a change of every
+    /// signature of that pattern, and of docs/signature.md.
+    #[test]
+    fn the_schedule_spellings_are_the_documented_ones() {
+        use crate::schedule::{PhaseKind as K, RdhMode as M};
+        let expected: [(K, &str); 22] = [
+            (K::RingReduceScatter { bidir: false }, "ring_reduce_scatter bidir=0"),
+            (K::RingReduceScatter { bidir: true }, "ring_reduce_scatter bidir=1"),
+            (K::RingAllGather { bidir: true }, "ring_all_gather bidir=1"),
+            (K::RingAllReduceFused, "ring_all_reduce_fused"),
+            (K::RingBroadcast { root: 3 }, "ring_broadcast root=3"),
+            (K::RingReduce { root: 12 }, "ring_reduce root=12"),
+            (K::RingAllToAll, "ring_all_to_all"),
+            (K::DirectReduceScatter, "direct_reduce_scatter"),
+            (K::DirectAllGather, "direct_all_gather"),
+            (K::DirectAllReduce, "direct_all_reduce"),
+            (K::DirectBroadcast { root: 0 }, "direct_broadcast root=0"),
+            (K::DirectReduce { root: 5 }, "direct_reduce root=5"),
+            (K::DirectAllToAll, "direct_all_to_all"),
+            (K::PointToPoint, "point_to_point"),
+            (K::RdhPrologue { mode: M::ReduceAll }, "rdh_prologue mode=reduce_all"),
+            (K::RdhPrologue { mode: M::GatherPiece }, "rdh_prologue mode=gather_piece"),
+            (K::RdhHalving { round: 2, balanced: true }, "rdh_halving round=2 balanced=1"),
+            (K::RdhDoubling { round: 0, balanced: false }, "rdh_doubling round=0 balanced=0"),
+            (K::RdhEpilogue { mode: M::CopyAll }, "rdh_epilogue mode=copy_all"),
+            (K::RdhEpilogue { mode: M::ScatterPiece }, "rdh_epilogue mode=scatter_piece"),
+            (K::BinomialBroadcast { root: 3, round: 0 }, "binomial_broadcast root=3 round=0"),
+            (K::BinomialReduce { root: 1, round: 4 }, "binomial_reduce root=1 round=4"),
+        ];
+        for (kind, spelling) in expected {
+            assert_eq!(phase_kind(&kind), spelling);
+        }
+        assert_eq!(barrier(Barrier::Host), "Host");
+        assert_eq!(barrier(Barrier::Device), "Device");
+    }
+
+    /// The schedule preimage of every shipped example follows the documented
+    /// grammar: `radices`, `steps`, then `phase` lines of the documented
+    /// fields, with nothing of Rust's `Debug` (`{`, `[`, `(`, `:`, `,` in
+    /// anything but `narrow`).
+    #[test]
+    fn the_schedule_preimage_has_the_documented_grammar() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "ron") {
+                continue;
+            }
+            let src = std::fs::read_to_string(&path).unwrap();
+            let valid = validate(parse(&src).unwrap().program).unwrap();
+            for plan in &build(&valid).unwrap().collectives {
+                let text = schedule_preimage(plan);
+                assert!(text.ends_with('\n') && !text.contains('\r'), "{}", path.display());
+                let mut lines = text.lines();
+                let radices = lines.next().unwrap();
+                let [l, n, p] = plan.radices.0;
+                assert_eq!(radices, format!("radices local={l} node={n} pod={p}"));
+                assert_eq!(lines.next().unwrap(), format!("steps {}", plan.step_n));
+                let mut phase_n = 0;
+                for line in lines {
+                    phase_n += 1;
+                    assert!(!line.contains(['{', '}', '[', ']', '(', ')', ':', '"']), "{line}");
+                    assert!(!line.contains("  ") && !line.ends_with(' '), "{line}");
+                    let words: Vec<&str> = line.split(' ').collect();
+                    assert_eq!(words[0], "phase", "{line}");
+                    let keys: Vec<&str> =
+                        words[words.len() - 6..].iter().map(|w| w.split_once('=').unwrap().0).collect();
+                    assert_eq!(keys, ["alg", "leg", "scope", "narrow", "first_step", "step_n"], "{line}");
+                    assert!(words[1].chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{line}");
+                    for param in &words[2..words.len() - 6] {
+                        let (key, value) = param.split_once('=').unwrap();
+                        assert!(["bidir", "root", "round", "balanced", "mode"].contains(&key), "{line}");
+                        assert!(!value.is_empty(), "{line}");
+                    }
+                }
+                assert_eq!(phase_n, plan.phases.len());
+                assert_eq!(schedule_digest(plan), hex::encode(Md5::digest(text.as_bytes())));
+                seen += 1;
+            }
+        }
+        assert!(seen >= 5, "examples found: {seen}");
     }
 
     #[test]
