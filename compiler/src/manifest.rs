@@ -4,6 +4,8 @@
 
 use crate::pipeline::Compiled;
 use crate::sign::{Field, algorithm};
+use crate::verify::postcondition::CollectivePostcondition;
+use crate::verify::protocol::ProtocolProof;
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::spec::Leg;
@@ -31,6 +33,23 @@ pub struct Manifest {
     pub collectives: Vec<ManifestCollective>,
     /// Per compiled rank, what was written.
     pub ranks: Vec<ManifestRank>,
+    /// What was proven, when the compile proved the schedule (or was
+    /// certified by an earlier compile that did); absent with `--no-verify`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<ManifestProof>,
+}
+
+/// What a compile proved of its schedule (no times: the manifest is
+/// deterministic).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestProof {
+    /// `false` when this compile ran the proof; `true` when it was certified
+    /// by the manifest of an earlier compile that proved the same schedule.
+    pub certified: bool,
+    /// Per collective, the postcondition proven.
+    pub postconditions: Vec<CollectivePostcondition>,
+    /// The protocol replay over every rank's records.
+    pub protocol: ProtocolProof,
 }
 
 /// One collective's resolution.
@@ -172,6 +191,11 @@ impl Manifest {
                     steps: p.step_n,
                 })
                 .collect(),
+            proof: compiled.proof.as_ref().map(|p| ManifestProof {
+                certified: p.certified,
+                postconditions: p.postcondition.clone(),
+                protocol: p.protocol.clone(),
+            }),
             ranks: compiled
                 .images
                 .iter()

@@ -4,15 +4,17 @@
 use crate::build::{BuildError, build};
 use crate::encode::{ImageError, RankImages, encode};
 use crate::lower::{LowerError, LowerErrorKind, RankProgram, lower};
+use crate::manifest::Manifest;
 use crate::parse::{ParseError, ParsedSpec, parse};
 use crate::schedule::Schedule;
-use crate::sign::{Signature, sign};
+use crate::sign::{Signature, digest_of, sign};
 use crate::valid::ValidProgram;
 use crate::validate::{ValidationErrors, validate};
 use crate::verify::postcondition::{self, AsBuilt, CollectivePostcondition};
 use crate::verify::protocol::{self, ProtocolProof};
 use crate::verify::roundtrip;
 use crate::verify::{ProverOptions, VerifyError};
+use ccc_ir::FORMAT_VERSION;
 use ccc_ir::id::Rank;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -48,6 +50,11 @@ pub struct Proof {
     pub protocol_time: Duration,
     /// Time spent on round trips.
     pub roundtrip_time: Duration,
+    /// `true` when the postcondition and protocol figures come from the
+    /// certificate of an earlier compile of the same schedule (see
+    /// [`compile_certified`]) and this compile checked only its own ranks'
+    /// chains and images.
+    pub certified: bool,
 }
 
 impl Proof {
@@ -93,6 +100,46 @@ pub enum CompileError {
     /// An image does not fit its region.
     #[error(transparent)]
     Image(#[from] ImageError),
+    /// A certificate that does not vouch for this schedule.
+    #[error(transparent)]
+    Certificate(#[from] CertificateError),
+}
+
+/// Why a manifest does not certify a schedule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CertificateError {
+    /// The manifest's compile skipped the proof.
+    #[error("the certificate's compile did not prove its schedule (it was compiled with --no-verify)")]
+    NotProven,
+    /// The manifest was written by another format version.
+    #[error("the certificate is of format version {certificate}, this ccc writes {ours}")]
+    FormatVersion {
+        /// The certificate's.
+        certificate: u32,
+        /// This ccc's.
+        ours: u32,
+    },
+    /// The manifest's signature is not the MD5 of its own fields.
+    #[error(
+        "the certificate's signature {signature} is not the digest of its signature fields ({digest}): it was edited"
+    )]
+    Corrupt {
+        /// The signature it claims.
+        signature: String,
+        /// The digest of its fields.
+        digest: String,
+    },
+    /// The manifest proved another schedule.
+    #[error(
+        "the certificate proved the schedule signed {certificate}, but this spec signs {ours}; \
+         run ccc diagnose on the two to see why"
+    )]
+    OtherSchedule {
+        /// The certificate's signature.
+        certificate: String,
+        /// This spec's.
+        ours: String,
+    },
 }
 
 /// Parses, validates and compiles RON source.
@@ -193,7 +240,61 @@ fn prove(
         postcondition_time,
         protocol_time,
         roundtrip_time: t.elapsed(),
+        certified: false,
     })
+}
+
+/// Compiles the ranks asked for under the certificate of an earlier compile
+/// that proved the same schedule (its `manifest.json`), instead of proving
+/// the whole world again: the proof is rank-invariant, the signature names
+/// the schedule exactly, and compiling is deterministic, so a proof of the
+/// schedule holds for every rank compiled from it. The certificate must be
+/// intact (its signature the digest of its fields), of this format version,
+/// proven, and of this spec's signature. This compile still checks its own
+/// ranks' chains and decodes its images back; its cost is its own ranks'.
+///
+/// # Errors
+///
+/// [`CompileError::Certificate`] when the manifest does not vouch for this
+/// schedule; otherwise as [`compile`].
+pub fn compile_certified(
+    valid: &ValidProgram,
+    options: &Options,
+    certificate: &Manifest,
+) -> Result<Compiled, CompileError> {
+    let proof = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
+    if certificate.format_version != FORMAT_VERSION {
+        return Err(
+            CertificateError::FormatVersion { certificate: certificate.format_version, ours: FORMAT_VERSION }.into()
+        );
+    }
+    let digest = digest_of(&certificate.signature_fields);
+    if digest != certificate.signature {
+        return Err(CertificateError::Corrupt { signature: certificate.signature.clone(), digest }.into());
+    }
+    let mut compiled = compile(valid, &Options { verify: false, ..options.clone() })?;
+    if compiled.signature.digest != certificate.signature {
+        return Err(CertificateError::OtherSchedule {
+            certificate: certificate.signature.clone(),
+            ours: compiled.signature.digest.clone(),
+        }
+        .into());
+    }
+    let t = Instant::now();
+    protocol::prove_chains(&compiled.schedule, &compiled.programs)?;
+    let checked: Vec<Result<u64, VerifyError>> =
+        compiled.programs.par_iter().zip(&compiled.images).map(|(p, i)| roundtrip::prove(p, i)).collect();
+    let images_checked = first_error(checked)?.iter().sum();
+    compiled.proof = Some(Proof {
+        postcondition: proof.postconditions.clone(),
+        protocol: proof.protocol.clone(),
+        images_checked,
+        postcondition_time: Duration::ZERO,
+        protocol_time: Duration::ZERO,
+        roundtrip_time: t.elapsed(),
+        certified: true,
+    });
+    Ok(compiled)
 }
 
 /// Lowers `ranks` in parallel; the result is in the order asked, and the

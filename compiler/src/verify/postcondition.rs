@@ -61,7 +61,7 @@ impl TransferSource for AsBuilt {
 }
 
 /// What the postcondition proof established for one collective.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CollectivePostcondition {
     /// The collective.
     pub collective: u32,

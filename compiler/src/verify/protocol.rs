@@ -48,7 +48,7 @@ pub const NET_INDEX_LOOP: u16 = 512;
 pub const MAX_SEND_CREDITS: u16 = NET_INDEX_LOOP - 1;
 
 /// What the protocol proof established.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ProtocolProof {
     /// (rank, TOP_SP) chains checked.
     pub chains: u64,
@@ -140,6 +140,30 @@ pub fn prove_with(
         }
     }
     Ok(proof)
+}
+
+/// The first part of the proof alone, for the ranks given: each chain's
+/// structure (records per phase, flags, channel lists, END addresses, mesh
+/// windows, credits, host counts). This is what a compile certified by an
+/// earlier proof of the same schedule still checks of its own ranks.
+///
+/// # Errors
+///
+/// [`VerifyError::Defect`] naming the rank, TOP_SP and record.
+pub fn prove_chains(schedule: &Schedule, programs: &[RankProgram]) -> Result<u64, VerifyError> {
+    let used = topsps_used(schedule);
+    let mut chains = 0;
+    for program in programs {
+        if program.topsps.len() != usize::from(used) {
+            let at = Place { collective: 0, rank: program.rank, topsp: TopSp(0), record: None, step: None };
+            return Err(defect(at, mismatch("TOP_SPs", program.topsps.len() as u64, u64::from(used))));
+        }
+        for tp in &program.topsps {
+            check_chain(schedule, program.rank, tp)?;
+            chains += 1;
+        }
+    }
+    Ok(chains)
 }
 
 /// Channels of `plan` on TOP_SP `t`, ascending.

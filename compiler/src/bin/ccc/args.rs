@@ -55,8 +55,13 @@ pub struct CompileArgs {
     #[arg(long = "rank", value_name = "R")]
     pub ranks: Vec<u32>,
     /// Skip the proof (large worlds compiled one rank at a time).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "proven_by")]
     pub no_verify: bool,
+    /// Instead of proving the whole world again, rely on the manifest.json
+    /// (or its folder) of an earlier verified compile of the same schedule:
+    /// its signature must match; this compile still checks its own ranks.
+    #[arg(long, value_name = "MANIFEST")]
+    pub proven_by: Option<PathBuf>,
 }
 
 /// `ccc decode`.

@@ -5,7 +5,7 @@ use crate::Failure;
 use crate::args::{CompileArgs, SpecArg};
 use crate::load::load_spec;
 use ccc_compiler::manifest::Manifest;
-use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, compile};
+use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, compile, compile_certified};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use std::fmt::Write as _;
@@ -16,7 +16,11 @@ use std::process::ExitCode;
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec)?;
     let options = Options { ranks: args.ranks.iter().copied().map(Rank).collect(), verify: !args.no_verify };
-    let compiled = compile(&valid, &options).map_err(|e| compile_failure(&args.spec, e))?;
+    let compiled = match &args.proven_by {
+        None => compile(&valid, &options),
+        Some(path) => compile_certified(&valid, &options, &read_certificate(path)?),
+    }
+    .map_err(|e| compile_failure(&args.spec, e))?;
     let manifest = Manifest::of(&compiled);
     let json = manifest.to_json().map_err(|e| Failure::input(miette::miette!("cannot write manifest.json: {e}")))?;
     let (files, bytes) = write_atomically(&args.out, &compiled, &json)?;
@@ -25,6 +29,16 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
         writeln!(out, "wrote {}: {} ranks, {files} files, {bytes} bytes", args.out.display(), compiled.images.len());
     crate::out::emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the manifest a `--proven-by` names (a file, or a folder holding
+/// `manifest.json`).
+fn read_certificate(path: &Path) -> Result<Manifest, Failure> {
+    let file = if path.is_dir() { path.join("manifest.json") } else { path.to_path_buf() };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Failure::input(miette::miette!("cannot read --proven-by {}: {e}", file.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::input(miette::miette!("--proven-by {} is not a ccc manifest: {e}", file.display())))
 }
 
 /// Runs `ccc verify`.
@@ -91,10 +105,14 @@ fn summary(spec: &Path, compiled: &Compiled) -> String {
 }
 
 fn write_proof(out: &mut String, proof: &Proof) {
+    let verb = if proof.certified { "certified" } else { "proven" };
+    if proof.certified {
+        let _ = writeln!(out, "certified: an earlier compile of this very schedule (same signature) proved:");
+    }
     for c in &proof.postcondition {
         let _ = writeln!(
             out,
-            "proven: collective {}: {} ({} group{} of {}, {} transfers executed)",
+            "{verb}: collective {}: {} ({} group{} of {}, {} transfers executed)",
             c.collective,
             c.claim,
             c.groups,
@@ -106,9 +124,12 @@ fn write_proof(out: &mut String, proof: &Proof) {
     let p = &proof.protocol;
     let _ = writeln!(
         out,
-        "proven: protocol of {} chains, {} records, {} steps replayed, {} semaphore increments matched: no wait left unsatisfied",
+        "{verb}: protocol of {} chains, {} records, {} steps replayed, {} semaphore increments matched: no wait left unsatisfied",
         p.chains, p.records, p.steps, p.signals
     );
+    if proof.certified {
+        let _ = writeln!(out, "checked: the chains of the ranks compiled here");
+    }
     let _ = writeln!(out, "proven: {} images decode back to their records", proof.images_checked);
     let _ = writeln!(
         out,

@@ -1,0 +1,99 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `ccc compile --proven-by MANIFEST`: a rank compiled under the certificate
+//! of an earlier verified compile of the same schedule gets the same bytes
+//! without proving the world again, and a certificate that does not vouch
+//! for the schedule is refused.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const SPEC: &str = "examples/allreduce_hier.ron";
+
+fn ccc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ccc")).args(args).current_dir(ROOT).env("NO_COLOR", "1").output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn refused(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(2), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The verified world compile every test certifies from.
+fn world(dir: &Path) -> std::path::PathBuf {
+    let world = dir.join("world");
+    ok(&ccc(&["compile", SPEC, "-o", s(&world)]));
+    world
+}
+
+#[test]
+fn a_certified_rank_is_the_rank_of_the_proven_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = world(dir.path());
+    let alone = dir.path().join("alone");
+    let stdout = ok(&ccc(&["compile", SPEC, "-o", s(&alone), "--rank", "5", "--rank", "30", "--proven-by", s(&world)]));
+    assert!(stdout.contains("certified: an earlier compile of this very schedule"), "{stdout}");
+    for rank in [5, 30] {
+        for topsp in 0..4 {
+            for file in ["ctrl_spad.bin", "slot_spad.bin", "neff_configs.bin"] {
+                let rel = format!("rank-{rank}/topsp-{topsp}/{file}");
+                assert_eq!(std::fs::read(world.join(&rel)).unwrap(), std::fs::read(alone.join(&rel)).unwrap(), "{rel}");
+            }
+        }
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(alone.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["proof"]["certified"], true);
+    let proven: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(world.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(proven["proof"]["certified"], false);
+    assert_eq!(manifest["proof"]["postconditions"], proven["proof"]["postconditions"]);
+    assert_eq!(manifest["signature"], proven["signature"]);
+}
+
+#[test]
+fn a_certificate_for_another_schedule_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = world(dir.path());
+    let other = dir.path().join("other.ron");
+    let text = std::fs::read_to_string(Path::new(ROOT).join(SPEC)).unwrap().replace("count: 4194304", "count: 4194305");
+    std::fs::write(&other, text).unwrap();
+    let stderr = refused(&ccc(&["compile", s(&other), "-o", s(&dir.path().join("x")), "--proven-by", s(&world)]));
+    assert!(stderr.contains("the certificate proved the schedule signed"), "{stderr}");
+    assert!(stderr.contains("ccc diagnose"), "{stderr}");
+    assert!(!dir.path().join("x").exists(), "nothing may be written");
+}
+
+#[test]
+fn an_unproven_or_edited_certificate_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let unproven = dir.path().join("unproven");
+    ok(&ccc(&["compile", SPEC, "-o", s(&unproven), "--no-verify"]));
+    let stderr = refused(&ccc(&["compile", SPEC, "-o", s(&dir.path().join("x")), "--proven-by", s(&unproven)]));
+    assert!(stderr.contains("did not prove its schedule"), "{stderr}");
+
+    let world = world(dir.path());
+    let path = world.join("manifest.json");
+    // Change the recorded count without re-signing.
+    let edited = std::fs::read_to_string(&path).unwrap().replace("\"value\": \"4194304\"", "\"value\": \"4194305\"");
+    std::fs::write(&path, edited).unwrap();
+    let stderr = refused(&ccc(&["compile", SPEC, "-o", s(&dir.path().join("y")), "--proven-by", s(&path)]));
+    assert!(stderr.contains("it was edited"), "{stderr}");
+}
+
+#[test]
+fn proven_by_and_no_verify_exclude_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ccc(&["compile", SPEC, "-o", s(dir.path()), "--no-verify", "--proven-by", s(dir.path())]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
