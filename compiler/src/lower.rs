@@ -154,8 +154,8 @@ impl Limit {
                  or a ring algorithm"
             }
             Limit::TpIncrement => {
-                "one step posts too many 64 KiB descriptors (count x dtype size over ranks and channels): \
-                 raise channels or split the collective"
+                "one step posts more 64 KiB descriptors than the increment register holds: choose an \
+                 algorithm with fewer peers per step (a ring or Hier), raise channels, or split the collective"
             }
             Limit::CompletionAddresses | Limit::Functions | Limit::Records => "split the program into smaller ones",
             Limit::SemaphoreIndex => "this is a ccc defect; please report it with the spec",

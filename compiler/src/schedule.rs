@@ -597,8 +597,11 @@ impl<'a> DescTable<'a> {
         let layout = plan.layout();
         let uniform = layout.uniform().map(|(small, big_below)| {
             let mut cost = [[0u64; 3]; 2];
-            for (size, row) in cost.iter_mut().enumerate() {
-                let elems = small + size as u64;
+            // Row 1 is the block one element bigger; it exists only below
+            // `big_below` (and `small` may be u64::MAX when it does not).
+            let rows = if big_below == 0 { 1 } else { 2 };
+            for (size, row) in cost.iter_mut().enumerate().take(rows) {
+                let elems = small.saturating_add(size as u64);
                 for (i, halves) in
                     [Halves::Both, Halves::Only(HalfChunk::H0), Halves::Only(HalfChunk::H1)].into_iter().enumerate()
                 {

@@ -110,14 +110,13 @@ pub fn leg_choices(leg: Leg) -> &'static [AlgType] {
 /// length and no key comes back after its run ended.
 fn run_length(keys: &[u32]) -> Option<u32> {
     let mut len: Option<u32> = None;
-    let mut seen: Vec<u32> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     let mut i = 0;
     while i < keys.len() {
         let key = keys[i];
-        if seen.contains(&key) {
+        if !seen.insert(key) {
             return None;
         }
-        seen.push(key);
         let run = keys[i..].iter().take_while(|&&k| k == key).count();
         let run32 = u32::try_from(run).ok()?;
         match len {
