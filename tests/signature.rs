@@ -8,9 +8,10 @@
 //!    two specs that sign differently differ in an input field or in some
 //!    rank's bytes; two specs that sign equally emit the same bytes on every
 //!    rank (which is what makes each normalization sound);
-//! 3. blind to how the RON was written: checked here on fixtures through
-//!    `ccc sign`, and as a property over `ron::ser` writings in the unit
-//!    tests of `compiler/src/sign.rs` (where `ron` is a dependency).
+//! 3. blind to how the RON was written: a property over writings made with
+//!    `ron::ser` (field order, comments, struct names, `Some(..)`, defaults
+//!    written out, peer shorthand, group order, bare collective or program),
+//!    and on fixtures through `ccc sign`.
 //!
 //! Specs are generated as values (small worlds, so the test stays fast).
 
@@ -25,6 +26,7 @@ use ccc_ir::id::Rank;
 use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, Program, ReduceOp, Topology};
 use md5::{Digest, Md5};
 use proptest::prelude::*;
+use ron::ser::PrettyConfig;
 use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -449,6 +451,180 @@ proptest! {
         }
         prop_assert_eq!(&signed(&q).unwrap(), &base);
         prop_assert_eq!(bytes(&q), bytes(&p));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Blind to how the RON was written.
+
+/// How to write a spec out.
+#[derive(Clone, Debug)]
+struct Style {
+    /// A permutation seed for the field order.
+    order: u64,
+    /// Write `Collective(` rather than `(`.
+    named: bool,
+    /// `// line` and `/* block */` comments between fields.
+    comments: bool,
+    /// `ron::ser::to_string_pretty` (else `to_string`) for values.
+    pretty: bool,
+    /// `Some(...)` around optional values.
+    some: bool,
+    /// Defaults written out (`pod_n: 1`, `barrier: Host`, `send_credits: 2`).
+    defaults: bool,
+    /// `Topology(...)`, `HierLegs(...)` struct names in values.
+    struct_names: bool,
+    /// Peer maps as `peer: k` where they are a whole shift, else explicit.
+    peer_shorthand: bool,
+    /// A seed to shuffle peer pairs and group order.
+    shuffle: u64,
+    /// No groups written as one group of every rank in order.
+    world_group: bool,
+    /// A one-collective program written as a bare collective.
+    bare: bool,
+    /// Trailing commas.
+    trailing: bool,
+}
+
+fn style() -> impl Strategy<Value = Style> {
+    (any::<u64>(), any::<[bool; 10]>(), any::<u64>()).prop_map(|(order, b, shuffle)| Style {
+        order,
+        named: b[0],
+        comments: b[1],
+        pretty: b[2],
+        some: b[3],
+        defaults: b[4],
+        struct_names: b[5],
+        peer_shorthand: b[6],
+        shuffle,
+        world_group: b[7],
+        bare: b[8],
+        trailing: b[9],
+    })
+}
+
+/// A deterministic shuffle (xorshift), so failures reproduce.
+fn shuffle<T>(items: &mut [T], mut seed: u64) {
+    for i in (1..items.len()).rev() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        items.swap(i, (seed % (i as u64 + 1)) as usize);
+    }
+}
+
+fn ron<T: serde::Serialize>(value: &T, style: &Style) -> String {
+    let text = if style.pretty {
+        ron::ser::to_string_pretty(value, PrettyConfig::new().struct_names(style.struct_names))
+    } else {
+        ron::ser::to_string(value)
+    };
+    text.unwrap_or_default()
+}
+
+fn write_collective(c: &Collective, style: &Style) -> String {
+    let opt = |text: String| if style.some { format!("Some({text})") } else { text };
+    let rank_n = c.topology.rank_n;
+    let n = c.groups.as_ref().map_or(rank_n, |g| g[0].len() as u32);
+    let mut fields: Vec<(&str, String)> = vec![
+        ("op", ron(&c.op, style)),
+        ("dtype", ron(&c.dtype, style)),
+        ("count", ron(&c.count, style)),
+        ("arch", ron(&c.arch, style)),
+        ("channels", ron(&c.channels, style)),
+        ("algorithm", ron(&c.algorithm, style)),
+    ];
+    let t = c.topology;
+    let topology = if t.pod_n == 1 && !style.defaults {
+        format!("(rank_n: {}, local_rank_n: {})", t.rank_n, t.local_rank_n)
+    } else {
+        ron(&t, style)
+    };
+    fields.push(("topology", topology));
+    if let Some(r) = c.reduce {
+        fields.push(("reduce", opt(ron(&r, style))));
+    }
+    if let Some(r) = c.root {
+        fields.push(("root", opt(ron(&r, style))));
+    }
+    let mut pairs: Option<Vec<(u32, u32)>> =
+        c.peers.clone().or_else(|| c.peer.map(|k| (0..n).map(|i| (i, (i + k) % n)).collect()));
+    if let Some(p) = pairs.as_mut() {
+        shuffle(p, style.shuffle);
+        let shift = (p.len() == n as usize).then(|| p.first().map(|&(s, t)| (t + n - s) % n)).flatten();
+        match shift {
+            Some(k) if style.peer_shorthand && p.iter().all(|&(s, t)| t == (s + k) % n) => {
+                fields.push(("peer", opt(ron(&k, style))));
+            }
+            _ => fields.push(("peers", opt(ron(p, style)))),
+        }
+    }
+    if let Some(counts) = &c.counts {
+        fields.push(("counts", opt(ron(counts, style))));
+    }
+    match (&c.groups, style.world_group) {
+        (Some(g), _) => {
+            let mut g = g.clone();
+            shuffle(&mut g, style.shuffle.rotate_left(7));
+            fields.push(("groups", opt(ron(&g, style))));
+        }
+        (None, true) => fields.push(("groups", opt(ron(&vec![(0..rank_n).collect::<Vec<u32>>()], style)))),
+        (None, false) => {}
+    }
+    match (c.barrier.unwrap_or_default(), style.defaults) {
+        (Barrier::Host, false) => {}
+        (b, _) => fields.push(("barrier", opt(ron(&b, style)))),
+    }
+    match (c.send_credits.unwrap_or(2), style.defaults) {
+        (2, false) => {}
+        (s, _) => fields.push(("send_credits", opt(ron(&s, style)))),
+    }
+    shuffle(&mut fields, style.order);
+    let sep = if style.comments { ",\n    // the next field\n    " } else { ", " };
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| if style.comments { format!("{k}: /* {k} */ {v}") } else { format!("{k}: {v}") })
+        .collect();
+    let name = if style.named { "Collective" } else { "" };
+    let trailing = if style.trailing { "," } else { "" };
+    format!("{name}(\n    {}{trailing}\n)", body.join(sep))
+}
+
+fn write(p: &Program, style: &Style) -> String {
+    let head = if style.comments { "// a spec written one way\n#![enable(implicit_some)]\n" } else { "" };
+    match p.collectives.as_slice() {
+        [only] if style.bare => {
+            format!("{head}{}", write_collective(only, &Style { named: style.named, ..style.clone() }))
+        }
+        all => {
+            let list: Vec<String> =
+                all.iter().map(|c| write_collective(c, &Style { named: true, ..style.clone() })).collect();
+            format!("{head}Program(collectives: [\n{}\n])\n", list.join(",\n"))
+        }
+    }
+}
+
+fn digest_of_text(src: &str) -> Result<String, String> {
+    let parsed = parse(src).map_err(|e| format!("{e} at {}\n{src}", e.span.start))?;
+    let valid = validate(parsed.program).map_err(|e| format!("{e:?}\n{src}"))?;
+    let schedule = build(&valid).map_err(|e| format!("{e}\n{src}"))?;
+    Ok(sign(&valid, &schedule).digest)
+}
+
+fn digest_of_value(p: &Program) -> String {
+    signed(p).unwrap().digest
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Any two writings of one program sign like the value itself.
+    #[test]
+    fn blind_to_how_the_ron_is_written(p in program(), a in style(), b in style()) {
+        let expected = digest_of_value(&p);
+        let (ta, tb) = (write(&p, &a), write(&p, &b));
+        prop_assert_eq!(digest_of_text(&ta), Ok(expected.clone()), "style {:?}", a);
+        prop_assert_eq!(digest_of_text(&tb), Ok(expected), "style {:?}", b);
     }
 }
 
