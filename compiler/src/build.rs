@@ -1,7 +1,7 @@
 //! build: a validated program into its [`Schedule`] — the phases of every
 //! collective, composed from the algorithm choices (`docs/algorithms.md`).
 
-use crate::algorithms::{Composer, LegOp, Requirement, Unsupported, group_shape, requirement};
+use crate::algorithms::{Composer, LegOp, Requirement, Unsupported, group_shape, hier, requirement};
 use crate::schedule::{CollectivePlan, OpKind, PeerMap, Radices, Schedule, Scope};
 use crate::valid::{Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::enums::{AlgType, OpType};
@@ -93,23 +93,13 @@ fn plan_collective(c: &ValidCollective, shape: &Shape) -> Result<CollectivePlan,
     let unsupported =
         |u: Unsupported, leg| BuildError::Unsupported { collective: c.index(), alg: u.alg, op: c.op(), leg };
     let whole = Scope::WHOLE;
-    let (node, cross) = (whole.node_part(), whole.cross_part());
     let legs: Vec<(Option<Leg>, AlgType)> = match c.algorithm() {
         ResolvedAlgorithm::Flat(alg) => {
             composer.compose(op, *alg, whole, &[], None).map_err(|u| unsupported(u, None))?;
             vec![(None, *alg)]
         }
         ResolvedAlgorithm::Hier(legs) => {
-            for &(leg, alg) in legs {
-                let (leg_op, scope, narrow): (LegOp, Scope, &[Scope]) = match leg {
-                    Leg::IntraReduceScatter => (LegOp::ReduceScatter, node, &[]),
-                    Leg::IntraAllGather => (LegOp::AllGather, node, &[]),
-                    Leg::InterAllReduce => (LegOp::AllReduce, cross, std::slice::from_ref(&node)),
-                    Leg::InterReduceScatter => (LegOp::ReduceScatter, cross, std::slice::from_ref(&node)),
-                    Leg::InterAllGather => (LegOp::AllGather, cross, std::slice::from_ref(&node)),
-                };
-                composer.compose(leg_op, alg, scope, narrow, Some(leg)).map_err(|u| unsupported(u, Some(leg)))?;
-            }
+            hier::compose(&mut composer, legs).map_err(|(u, leg)| unsupported(u, Some(leg)))?;
             legs.iter().map(|&(leg, alg)| (Some(leg), alg)).collect()
         }
     };

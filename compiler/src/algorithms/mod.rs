@@ -6,11 +6,12 @@
 
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::spec::Leg;
+pub(crate) mod hier;
 mod mesh;
 mod rdh;
 mod ring;
 mod step_gen;
-use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, RdhMode, Scope, Transfer};
+use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Scope, Transfer};
 use crate::valid::Shape;
 use ccc_ir::enums::ReductionType;
 
@@ -220,132 +221,18 @@ impl Composer<'_> {
         narrow: &[Scope],
         leg: Option<Leg>,
     ) -> Result<(), Unsupported> {
-        use PhaseKind as K;
-        let unsupported = Err(Unsupported { alg, op });
-        let with = |extra: Scope| -> Vec<Scope> { narrow.iter().copied().chain(std::iter::once(extra)).collect() };
         match alg {
-            AlgType::Ring | AlgType::Kangaring => {
-                let bidir = alg == AlgType::Kangaring;
-                match op {
-                    LegOp::AllReduce => {
-                        self.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow);
-                        self.push(K::RingAllGather { bidir }, alg, leg, scope, narrow);
-                    }
-                    LegOp::ReduceScatter => self.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow),
-                    LegOp::AllGather => self.push(K::RingAllGather { bidir }, alg, leg, scope, narrow),
-                    LegOp::Broadcast { root } if !bidir => {
-                        self.push(K::RingBroadcast { root }, alg, leg, scope, narrow)
-                    }
-                    LegOp::Reduce { root } if !bidir => self.push(K::RingReduce { root }, alg, leg, scope, narrow),
-                    LegOp::AllToAll if !bidir => self.push(K::RingAllToAll, alg, leg, scope, narrow),
-                    LegOp::PointToPoint if !bidir => self.push(K::PointToPoint, alg, leg, scope, narrow),
-                    _ => return unsupported,
-                }
+            AlgType::Ring | AlgType::Kangaring | AlgType::SingleCycleRing => {
+                ring::compose(self, op, alg, scope, narrow, leg)
             }
-            AlgType::SingleCycleRing => match op {
-                LegOp::AllReduce => self.push(K::RingAllReduceFused, alg, leg, scope, narrow),
-                _ => return unsupported,
-            },
-            AlgType::IntraRdh | AlgType::InterRdh => {
-                let k = scope.size(self.radices);
-                let (_, r) = rdh::split_pow2(k);
-                let m = rdh::rounds(k);
-                // All-reduce ends with every block everywhere, so its rounds
-                // may split the blocks evenly over the participants (MPICH's
-                // split); reduce-scatter and all-gather keep each member's
-                // block with the participant that speaks for it.
-                let balanced = op == LegOp::AllReduce;
-                let halving = |c: &mut Self| {
-                    (0..m).for_each(|t| c.push(K::RdhHalving { round: t, balanced }, alg, leg, scope, narrow))
-                };
-                let doubling = |c: &mut Self| {
-                    (0..m).for_each(|t| c.push(K::RdhDoubling { round: t, balanced }, alg, leg, scope, narrow))
-                };
-                let (pro, epi) = match op {
-                    LegOp::AllReduce => (RdhMode::ReduceAll, RdhMode::CopyAll),
-                    LegOp::ReduceScatter => (RdhMode::ReduceAll, RdhMode::ScatterPiece),
-                    LegOp::AllGather => (RdhMode::GatherPiece, RdhMode::CopyAll),
-                    LegOp::Broadcast { root } => {
-                        for t in 0..rdh::tree_rounds(k) {
-                            self.push(K::BinomialBroadcast { root, round: t }, alg, leg, scope, narrow);
-                        }
-                        return Ok(());
-                    }
-                    LegOp::Reduce { root } => {
-                        for t in 0..rdh::tree_rounds(k) {
-                            self.push(K::BinomialReduce { root, round: t }, alg, leg, scope, narrow);
-                        }
-                        return Ok(());
-                    }
-                    LegOp::AllToAll | LegOp::PointToPoint => return unsupported,
-                };
-                if r > 0 {
-                    self.push(K::RdhPrologue { mode: pro }, alg, leg, scope, narrow);
-                }
-                if op != LegOp::AllGather {
-                    halving(self);
-                }
-                if op != LegOp::ReduceScatter {
-                    doubling(self);
-                }
-                if r > 0 {
-                    self.push(K::RdhEpilogue { mode: epi }, alg, leg, scope, narrow);
-                }
-            }
-            AlgType::Mesh => match op {
-                LegOp::AllReduce => {
-                    self.push(K::DirectReduceScatter, alg, leg, scope, narrow);
-                    self.push(K::DirectAllGather, alg, leg, scope, narrow);
-                }
-                LegOp::ReduceScatter => self.push(K::DirectReduceScatter, alg, leg, scope, narrow),
-                LegOp::AllGather => self.push(K::DirectAllGather, alg, leg, scope, narrow),
-                LegOp::Broadcast { root } => self.push(K::DirectBroadcast { root }, alg, leg, scope, narrow),
-                LegOp::Reduce { root } => self.push(K::DirectReduce { root }, alg, leg, scope, narrow),
-                LegOp::AllToAll => self.push(K::DirectAllToAll, alg, leg, scope, narrow),
-                LegOp::PointToPoint => self.push(K::PointToPoint, alg, leg, scope, narrow),
-            },
-            AlgType::SingleStepMesh => match op {
-                LegOp::AllReduce => self.push(K::DirectAllReduce, alg, leg, scope, narrow),
-                _ => return unsupported,
-            },
-            AlgType::LatencyOptMesh => match op {
-                LegOp::AllReduce => {
-                    self.push(K::DirectAllReduce, alg, leg, scope.node_part(), narrow);
-                    self.push(K::DirectAllReduce, alg, leg, scope.cross_part(), narrow);
-                }
-                _ => return unsupported,
-            },
-            AlgType::TwoStepPodMesh => match op {
-                LegOp::AllReduce => {
-                    self.push(K::DirectAllReduce, alg, leg, scope.pod_part(), narrow);
-                    self.push(K::DirectAllReduce, alg, leg, scope.cross_pod_part(), narrow);
-                }
-                _ => return unsupported,
-            },
-            AlgType::BwOptMesh => {
-                let (node, cross) = (scope.node_part(), scope.cross_part());
-                let inner = with(node);
-                match op {
-                    LegOp::AllReduce => {
-                        self.push(K::DirectReduceScatter, alg, leg, node, narrow);
-                        self.push(K::DirectReduceScatter, alg, leg, cross, &inner);
-                        self.push(K::DirectAllGather, alg, leg, cross, &inner);
-                        self.push(K::DirectAllGather, alg, leg, node, narrow);
-                    }
-                    LegOp::ReduceScatter => {
-                        self.push(K::DirectReduceScatter, alg, leg, node, narrow);
-                        self.push(K::DirectReduceScatter, alg, leg, cross, &inner);
-                    }
-                    LegOp::AllGather => {
-                        self.push(K::DirectAllGather, alg, leg, cross, &inner);
-                        self.push(K::DirectAllGather, alg, leg, node, narrow);
-                    }
-                    _ => return unsupported,
-                }
-            }
-            AlgType::Hier => return unsupported,
+            AlgType::IntraRdh | AlgType::InterRdh => rdh::compose(self, op, alg, scope, narrow, leg),
+            AlgType::Mesh
+            | AlgType::SingleStepMesh
+            | AlgType::LatencyOptMesh
+            | AlgType::TwoStepPodMesh
+            | AlgType::BwOptMesh => mesh::compose(self, op, alg, scope, narrow, leg),
+            AlgType::Hier => Err(Unsupported { alg, op }),
         }
-        Ok(())
     }
 }
 

@@ -13,8 +13,12 @@
 //! (the universe has exactly `k` blocks), so every range is a [`BlockSet`].
 
 use super::step_gen::{Gen, md};
+use super::{Composer, LegOp, Unsupported};
 use crate::schedule::{BlockSet, RdhMode};
+use crate::schedule::{PhaseKind, Scope};
+use ccc_ir::enums::AlgType;
 use ccc_ir::enums::ReductionType;
+use ccc_ir::spec::Leg;
 
 const FOLD: Option<ReductionType> = Some(ReductionType::Ring2R1W);
 
@@ -163,6 +167,70 @@ pub(crate) fn tree_reduce(g: &mut Gen<'_>, root: u32, round: u8) {
     if rel.is_multiple_of(2 * d) && rel + d < k {
         g.push_rel(pos(rel + d), g.p(), all, FOLD);
     }
+}
+
+/// IntraRdh and InterRdh as phases: recursive halving/doubling for the
+/// reduce/gather forms, binomial trees for broadcast and reduce (§3.4).
+pub(super) fn compose(
+    c: &mut Composer<'_>,
+    op: LegOp,
+    alg: AlgType,
+    scope: Scope,
+    narrow: &[Scope],
+    leg: Option<Leg>,
+) -> Result<(), Unsupported> {
+    use PhaseKind as K;
+    let unsupported = Err(Unsupported { alg, op });
+    match alg {
+        AlgType::IntraRdh | AlgType::InterRdh => {
+            let k = scope.size(c.radices);
+            let (_, r) = split_pow2(k);
+            let m = rounds(k);
+            // All-reduce ends with every block everywhere, so its rounds
+            // may split the blocks evenly over the participants (MPICH's
+            // split); reduce-scatter and all-gather keep each member's
+            // block with the participant that speaks for it.
+            let balanced = op == LegOp::AllReduce;
+            let halving = |c: &mut Composer<'_>| {
+                (0..m).for_each(|t| c.push(K::RdhHalving { round: t, balanced }, alg, leg, scope, narrow))
+            };
+            let doubling = |c: &mut Composer<'_>| {
+                (0..m).for_each(|t| c.push(K::RdhDoubling { round: t, balanced }, alg, leg, scope, narrow))
+            };
+            let (pro, epi) = match op {
+                LegOp::AllReduce => (RdhMode::ReduceAll, RdhMode::CopyAll),
+                LegOp::ReduceScatter => (RdhMode::ReduceAll, RdhMode::ScatterPiece),
+                LegOp::AllGather => (RdhMode::GatherPiece, RdhMode::CopyAll),
+                LegOp::Broadcast { root } => {
+                    for t in 0..tree_rounds(k) {
+                        c.push(K::BinomialBroadcast { root, round: t }, alg, leg, scope, narrow);
+                    }
+                    return Ok(());
+                }
+                LegOp::Reduce { root } => {
+                    for t in 0..tree_rounds(k) {
+                        c.push(K::BinomialReduce { root, round: t }, alg, leg, scope, narrow);
+                    }
+                    return Ok(());
+                }
+                LegOp::AllToAll | LegOp::PointToPoint => return unsupported,
+            };
+            if r > 0 {
+                c.push(K::RdhPrologue { mode: pro }, alg, leg, scope, narrow);
+            }
+            if op != LegOp::AllGather {
+                halving(c);
+            }
+            if op != LegOp::ReduceScatter {
+                doubling(c);
+            }
+            if r > 0 {
+                c.push(K::RdhEpilogue { mode: epi }, alg, leg, scope, narrow);
+            }
+        }
+        _ => return unsupported,
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -10,8 +10,12 @@
 //! half H1 counter-clockwise.
 
 use super::step_gen::{Gen, md};
+use super::{Composer, LegOp, Unsupported};
 use crate::schedule::{BlockSet, Halves};
+use crate::schedule::{PhaseKind, Scope};
+use ccc_ir::enums::AlgType;
 use ccc_ir::enums::{HalfChunk, Neigh, ReductionType};
+use ccc_ir::spec::Leg;
 
 /// One step of a ring reduce-scatter.
 pub(crate) fn reduce_scatter(g: &mut Gen<'_>, t: u32, bidir: bool, fold: ReductionType) {
@@ -114,4 +118,41 @@ pub(crate) fn all_to_all(g: &mut Gen<'_>, t: u32) {
     let neigh_from = g.rel(from, g.p());
     g.push_moved(me, to_idx, BlockSet::one(to_idx), BlockSet::one(n + me), neigh_to);
     g.push_moved(from_idx, me, BlockSet::one(me), BlockSet::one(n + from_idx), neigh_from);
+}
+
+/// Ring, Kangaring and SingleCycleRing as phases (`docs/algorithms.md` §3.1–3.3).
+pub(super) fn compose(
+    c: &mut Composer<'_>,
+    op: LegOp,
+    alg: AlgType,
+    scope: Scope,
+    narrow: &[Scope],
+    leg: Option<Leg>,
+) -> Result<(), Unsupported> {
+    use PhaseKind as K;
+    let unsupported = Err(Unsupported { alg, op });
+    match alg {
+        AlgType::Ring | AlgType::Kangaring => {
+            let bidir = alg == AlgType::Kangaring;
+            match op {
+                LegOp::AllReduce => {
+                    c.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow);
+                    c.push(K::RingAllGather { bidir }, alg, leg, scope, narrow);
+                }
+                LegOp::ReduceScatter => c.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow),
+                LegOp::AllGather => c.push(K::RingAllGather { bidir }, alg, leg, scope, narrow),
+                LegOp::Broadcast { root } if !bidir => c.push(K::RingBroadcast { root }, alg, leg, scope, narrow),
+                LegOp::Reduce { root } if !bidir => c.push(K::RingReduce { root }, alg, leg, scope, narrow),
+                LegOp::AllToAll if !bidir => c.push(K::RingAllToAll, alg, leg, scope, narrow),
+                LegOp::PointToPoint if !bidir => c.push(K::PointToPoint, alg, leg, scope, narrow),
+                _ => return unsupported,
+            }
+        }
+        AlgType::SingleCycleRing => match op {
+            LegOp::AllReduce => c.push(K::RingAllReduceFused, alg, leg, scope, narrow),
+            _ => return unsupported,
+        },
+        _ => return unsupported,
+    }
+    Ok(())
 }
