@@ -90,6 +90,51 @@ fn an_unproven_or_edited_certificate_is_refused() {
     assert!(stderr.contains("it was edited"), "{stderr}");
 }
 
+/// A proof section copied from another schedule's manifest onto an
+/// unproven one is refused: its figures are not what a proof of this
+/// schedule reports.
+#[test]
+fn a_proof_section_from_another_schedule_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let unproven = dir.path().join("unproven");
+    ok(&ccc(&["compile", "examples/allreduce_ring.ron", "-o", s(&unproven), "--no-verify"]));
+    let donor = dir.path().join("donor");
+    ok(&ccc(&["compile", "examples/reduce_ring.ron", "-o", s(&donor), "--rank", "0"]));
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p.join("manifest.json")).unwrap()).unwrap()
+    };
+    let mut forged = read(&unproven);
+    forged["proof"] = read(&donor)["proof"].clone();
+    std::fs::write(unproven.join("manifest.json"), serde_json::to_string_pretty(&forged).unwrap()).unwrap();
+    let stderr = refused(&ccc(&[
+        "compile",
+        "examples/allreduce_ring.ron",
+        "-o",
+        s(&dir.path().join("x")),
+        "--proven-by",
+        s(&unproven),
+    ]));
+    assert!(stderr.contains("proof section does not fit this schedule"), "{stderr}");
+}
+
+#[test]
+fn a_certificate_of_another_format_version_or_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = world(dir.path());
+    let path = world.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    m["format_version"] = serde_json::json!(99);
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let stderr = refused(&ccc(&["compile", SPEC, "-o", s(&dir.path().join("x")), "--proven-by", s(&path)]));
+    assert!(stderr.contains("format version 99"), "{stderr}");
+    m["format_version"] = serde_json::json!(ccc_ir::FORMAT_VERSION);
+    m["manifest_schema"] = serde_json::json!(99);
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let stderr = refused(&ccc(&["compile", SPEC, "-o", s(&dir.path().join("y")), "--proven-by", s(&path)]));
+    assert!(stderr.contains("manifest_schema is 99"), "{stderr}");
+}
+
 #[test]
 fn proven_by_and_no_verify_exclude_each_other() {
     let dir = tempfile::tempdir().unwrap();

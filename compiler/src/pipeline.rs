@@ -4,7 +4,7 @@
 use crate::build::{BuildError, build};
 use crate::encode::{ImageError, RankImages, encode};
 use crate::lower::{LowerError, LowerErrorKind, RankProgram, lower};
-use crate::manifest::Manifest;
+use crate::manifest::{MANIFEST_SCHEMA, Manifest, ManifestProof};
 use crate::parse::{ParseError, ParsedSpec, parse};
 use crate::schedule::Schedule;
 use crate::sign::{Signature, digest_of, sign};
@@ -108,6 +108,26 @@ pub enum CompileError {
 /// Why a manifest does not certify a schedule.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CertificateError {
+    /// A manifest of another layout.
+    #[error("the certificate's manifest_schema is {certificate}, this ccc reads {ours}")]
+    Schema {
+        /// The certificate's.
+        certificate: u32,
+        /// This ccc's.
+        ours: u32,
+    },
+    /// The proof section is not what a proof of this schedule reports.
+    #[error(
+        "the certificate's proof section does not fit this schedule: {field} is {found}, a proof of it reports {expected}"
+    )]
+    ProofMismatch {
+        /// The part that differs.
+        field: &'static str,
+        /// What the certificate says.
+        found: String,
+        /// What a proof of this schedule reports.
+        expected: String,
+    },
     /// The manifest's compile skipped the proof.
     #[error("the certificate's compile did not prove its schedule (it was compiled with --no-verify)")]
     NotProven,
@@ -246,12 +266,18 @@ fn prove(
 
 /// Compiles the ranks asked for under the certificate of an earlier compile
 /// that proved the same schedule (its `manifest.json`), instead of proving
-/// the whole world again: the proof is rank-invariant, the signature names
-/// the schedule exactly, and compiling is deterministic, so a proof of the
-/// schedule holds for every rank compiled from it. The certificate must be
-/// intact (its signature the digest of its fields), of this format version,
-/// proven, and of this spec's signature. This compile still checks its own
-/// ranks' chains and decodes its images back; its cost is its own ranks'.
+/// the whole world again. The certificate must be of this manifest schema
+/// and format version, intact (its signature the digest of its fields),
+/// proven, of this spec's signature, and its proof section must report what
+/// a proof of this schedule reports. This compile then checks everything its
+/// own ranks' records can show alone (each chain's structure, and step by
+/// step the descriptors each record posts against the step graph) and
+/// decodes its images back; only the cross-rank balance and the world's
+/// postcondition are taken from the certificate. Its cost is its own ranks'.
+///
+/// The manifest is trusted input, as the spec is: a certificate certifies
+/// because it was written by a verified compile, not because it proves
+/// anything itself.
 ///
 /// # Errors
 ///
@@ -262,6 +288,9 @@ pub fn compile_certified(
     options: &Options,
     certificate: &Manifest,
 ) -> Result<Compiled, CompileError> {
+    if certificate.manifest_schema != MANIFEST_SCHEMA {
+        return Err(CertificateError::Schema { certificate: certificate.manifest_schema, ours: MANIFEST_SCHEMA }.into());
+    }
     let proof = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
     if certificate.format_version != FORMAT_VERSION {
         return Err(
@@ -272,16 +301,17 @@ pub fn compile_certified(
     if digest != certificate.signature {
         return Err(CertificateError::Corrupt { signature: certificate.signature.clone(), digest }.into());
     }
-    let mut compiled = compile(valid, &Options { verify: false, ..options.clone() })?;
-    if compiled.signature.digest != certificate.signature {
-        return Err(CertificateError::OtherSchedule {
-            certificate: certificate.signature.clone(),
-            ours: compiled.signature.digest.clone(),
-        }
-        .into());
+    let schedule = build(valid)?;
+    let ours = sign(valid, &schedule).digest;
+    if ours != certificate.signature {
+        return Err(CertificateError::OtherSchedule { certificate: certificate.signature.clone(), ours }.into());
     }
+    check_proof_section(&schedule, proof)?;
+    let mut compiled = compile(valid, &Options { verify: false, ..options.clone() })?;
     let t = Instant::now();
-    protocol::prove_chains(&compiled.schedule, &compiled.programs)?;
+    protocol::prove_ranks(&compiled.schedule, &compiled.programs)?;
+    let protocol_time = t.elapsed();
+    let t = Instant::now();
     let checked: Vec<Result<u64, VerifyError>> =
         compiled.programs.par_iter().zip(&compiled.images).map(|(p, i)| roundtrip::prove(p, i)).collect();
     let images_checked = first_error(checked)?.iter().sum();
@@ -290,11 +320,51 @@ pub fn compile_certified(
         protocol: proof.protocol.clone(),
         images_checked,
         postcondition_time: Duration::ZERO,
-        protocol_time: Duration::ZERO,
+        protocol_time,
         roundtrip_time: t.elapsed(),
         certified: true,
     });
     Ok(compiled)
+}
+
+/// The figures of a certificate's proof section must be those a proof of
+/// this schedule reports: one postcondition per collective, with this
+/// schedule's claim, groups, members and steps, and a replay over every
+/// rank's chains, records and steps. (The manifest is trusted input: this
+/// catches a section copied from another schedule, not a forgery.)
+fn check_proof_section(schedule: &Schedule, proof: &ManifestProof) -> Result<(), CertificateError> {
+    let mismatch = |field: &'static str, found: String, expected: String| {
+        Err(CertificateError::ProofMismatch { field, found, expected })
+    };
+    if proof.postconditions.len() != schedule.collectives.len() {
+        return mismatch(
+            "postconditions",
+            proof.postconditions.len().to_string(),
+            schedule.collectives.len().to_string(),
+        );
+    }
+    let params = schedule.arch.params();
+    let rank_n = u64::from(schedule.shape.rank_n);
+    let (mut records, mut steps) = (0u64, 0u64);
+    for (p, plan) in proof.postconditions.iter().zip(&schedule.collectives) {
+        let want = (plan.index, postcondition::claim(plan), plan.groups.group_n(), plan.groups.size(), plan.step_n);
+        let found = (p.collective, p.claim.clone(), p.groups, p.members, p.steps);
+        if found != want {
+            return mismatch("postcondition", format!("{found:?}"), format!("{want:?}"));
+        }
+        if !plan.phases.is_empty() {
+            let used = u64::from(plan.channels.min(params.topsp_n));
+            records += rank_n * used * plan.phases.len() as u64;
+            steps += rank_n * used * u64::from(plan.step_n);
+        }
+    }
+    let chains = rank_n * u64::from(crate::lower::topsps_used(schedule));
+    let want = (chains, records, steps);
+    let found = (proof.protocol.chains, proof.protocol.records, proof.protocol.steps);
+    if found != want {
+        return mismatch("protocol (chains, records, steps)", format!("{found:?}"), format!("{want:?}"));
+    }
+    Ok(())
 }
 
 /// Lowers `ranks` in parallel; the result is in the order asked, and the

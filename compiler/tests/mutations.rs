@@ -174,6 +174,22 @@ fn a_record_posting_the_wrong_count_is_caught_at_its_step() {
     assert_eq!((d.rank, d.topsp, d.record, d.step), (Some(Rank(1)), Some(TopSp(0)), Some(0), Some(Step(0))));
 }
 
+/// The rank-local check (what a certified compile runs on its own ranks)
+/// catches a record that posts the wrong count without the other ranks:
+/// a build that lowers the same schedule differently cannot ride on another
+/// build's certificate.
+#[test]
+fn the_rank_local_check_catches_a_wrong_count_on_its_own() {
+    let s = schedule(RING);
+    let mut programs = world(&s);
+    let mut one = vec![programs.swap_remove(5)];
+    ccc_compiler::verify::protocol::prove_ranks(&s, &one).unwrap();
+    one[0].topsps[0].segments[0].records[1].tp[0].m2s += 1;
+    let d = defect(ccc_compiler::verify::protocol::prove_ranks(&s, &one));
+    assert!(matches!(d.kind, DefectKind::CountMismatch { queue: "M2S", .. }), "{d}");
+    assert_eq!((d.rank, d.topsp, d.record, d.step), (Some(Rank(5)), Some(TopSp(0)), Some(1), Some(Step(7))));
+}
+
 #[test]
 fn a_mesh_event_waiting_for_too_much_is_caught() {
     // The event waits for one increment more, in the record and in the

@@ -1,7 +1,7 @@
 //! The mesh family's single-step patterns: every member talks to every
 //! other member of the scope at once. Mesh, SingleStepMesh, LatencyOptMesh,
 //! TwoStepPodMesh and BwOptMesh are compositions of these over different
-//! scopes (see `algorithms::compose`). Peers are visited in cyclic order
+//! scopes (see `compose` below). Peers are visited in cyclic order
 //! starting after the member, so a member's incoming contributions arrive
 //! in ring order.
 

@@ -140,7 +140,8 @@ fn prove_collective(
     })
 }
 
-fn claim(plan: &CollectivePlan) -> String {
+/// The postcondition a collective must meet, in words (the `claim` of its proof).
+pub fn claim(plan: &CollectivePlan) -> String {
     match plan.kind {
         OpKind::AllReduce => "every rank holds every chunk reduced over every rank, each contribution once".into(),
         OpKind::AllGather => "every rank holds every rank's chunk".into(),

@@ -34,6 +34,7 @@
 use super::{Defect, DefectKind, ProverOptions, VerifyError};
 use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, topsps_used};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
+use crate::step_graph::walk_collective;
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
@@ -142,28 +143,83 @@ pub fn prove_with(
     Ok(proof)
 }
 
-/// The first part of the proof alone, for the ranks given: each chain's
-/// structure (records per phase, flags, channel lists, END addresses, mesh
-/// windows, credits, host counts). This is what a compile certified by an
-/// earlier proof of the same schedule still checks of its own ranks.
+/// What a rank-local check established.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankCheck {
+    /// (rank, TOP_SP) chains checked.
+    pub chains: u64,
+    /// (rank, TOP_SP, step) points whose posted descriptors were checked.
+    pub steps: u64,
+}
+
+/// Everything of the proof that one rank's records can show alone, for the
+/// ranks given: each chain's structure (records per phase, flags, channel
+/// lists, END addresses, mesh windows, credits, host counts), and, step by
+/// step, that every record posts exactly the descriptors the step graph's
+/// transfers of that rank need. Only the cross-rank balance needs the other
+/// ranks. This is what a compile certified by an earlier proof of the same
+/// schedule still checks of its own ranks: it catches a build that lowers
+/// the same schedule differently.
 ///
 /// # Errors
 ///
-/// [`VerifyError::Defect`] naming the rank, TOP_SP and record.
-pub fn prove_chains(schedule: &Schedule, programs: &[RankProgram]) -> Result<u64, VerifyError> {
+/// [`VerifyError::Defect`] naming the rank, TOP_SP, record and step.
+pub fn prove_ranks(schedule: &Schedule, programs: &[RankProgram]) -> Result<RankCheck, VerifyError> {
     let used = topsps_used(schedule);
-    let mut chains = 0;
+    let mut check = RankCheck { chains: 0, steps: 0 };
     for program in programs {
+        let rank = program.rank;
         if program.topsps.len() != usize::from(used) {
-            let at = Place { collective: 0, rank: program.rank, topsp: TopSp(0), record: None, step: None };
+            let at = Place { collective: 0, rank, topsp: TopSp(0), record: None, step: None };
             return Err(defect(at, mismatch("TOP_SPs", program.topsps.len() as u64, u64::from(used))));
         }
         for tp in &program.topsps {
-            check_chain(schedule, program.rank, tp)?;
-            chains += 1;
+            check_chain(schedule, rank, tp)?;
+            check.chains += 1;
+        }
+        for plan in &schedule.collectives {
+            let plan_used = plan.channels.min(schedule.arch.params().topsp_n);
+            let tables: Vec<DescTable<'_>> =
+                (0..plan_used).map(|t| DescTable::new(plan, &hosted(schedule, plan, t))).collect();
+            let mut cursors: Vec<Cursor<'_>> = program.topsps[..usize::from(plan_used)]
+                .iter()
+                .map(|tp| {
+                    let records =
+                        tp.segments.iter().find(|s| s.collective == plan.index).map_or(&[][..], |s| &s.records[..]);
+                    Cursor { records, record: 0, entry: 0, done: 0 }
+                })
+                .collect();
+            walk_collective(schedule, plan, rank, |node| {
+                for (t, (table, cursor)) in tables.iter().zip(&mut cursors).enumerate() {
+                    let place = |record| Place {
+                        collective: plan.index,
+                        rank,
+                        topsp: TopSp(t as u8),
+                        record,
+                        step: Some(node.step),
+                    };
+                    let (m2s, s2m) = table.step(node.member, node.transfers);
+                    let Some((record, posted_m2s, posted_s2m)) = cursor.next() else {
+                        return Err(defect(
+                            place(None),
+                            mismatch("steps its records cover", u64::from(node.step), u64::from(plan.step_n)),
+                        ));
+                    };
+                    for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
+                        if u64::from(posted) != needed {
+                            return Err(defect(
+                                place(Some(record)),
+                                DefectKind::CountMismatch { queue, posted: u64::from(posted), needed },
+                            ));
+                        }
+                    }
+                    check.steps += 1;
+                }
+                Ok(())
+            })?;
         }
     }
-    Ok(chains)
+    Ok(check)
 }
 
 /// Channels of `plan` on TOP_SP `t`, ascending.
