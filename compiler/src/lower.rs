@@ -264,7 +264,7 @@ pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError>
             let channels = (0..CHANNEL_IDS_N as u8)
                 .filter(|&c| schedule.collectives.iter().any(|p| c < p.channels) && c % params.topsp_n == t)
                 .collect();
-            TopSpProgram { topsp: TopSp(t), channels, segments: Vec::new(), neff: empty_neff() }
+            TopSpProgram { topsp: TopSp(t), channels, segments: Vec::new(), neff: NeffConfigs::default() }
         })
         .collect();
     let mut events_used = vec![0u32; usize::from(used)];
@@ -451,29 +451,6 @@ fn finish_records(
             events: events[t].iter().map(|&(e, _)| e).collect(),
             event_targets: std::mem::take(&mut events[t]).into_iter().map(|(_, t)| t).collect(),
         });
-    }
-}
-
-fn empty_neff() -> NeffConfigs {
-    NeffConfigs {
-        trigger: 0,
-        trigger_next: 0,
-        complete: 0,
-        complete_prev: 0,
-        tpb_stop_sema: 0,
-        ctrl_spad: 0,
-        slot_spad_base: [0; SLOT_SPAD_BASE_N],
-        op_num: 0,
-        function_n: 0,
-        tpb_compl_addr_num: 0,
-        channel_n: 0,
-        topsp_index: 0,
-        send_credits: 0,
-        channel_ids: Vec::new(),
-        mesh_events: Vec::new(),
-        barrier: BarrierConfigs::Host { barrier_start: 0, barrier_done: 0 },
-        basic_block: BasicBlockConfigs::default(),
-        flags: NeffFlags::default(),
     }
 }
 

@@ -63,6 +63,23 @@ impl Case {
         Some(case)
     }
 
+    /// Every Hier composition worth testing: for each op with legs, each
+    /// legal choice on each leg with the other legs on Ring.
+    pub(crate) fn hier_choices() -> Vec<(OpType, Vec<(Leg, AlgType)>)> {
+        let mut out = Vec::new();
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
+            let legs = crate::algorithms::hier_legs(op).unwrap_or(&[]);
+            for (i, &leg) in legs.iter().enumerate() {
+                for &alg in crate::algorithms::leg_choices(leg) {
+                    let choice =
+                        legs.iter().enumerate().map(|(j, &l)| (l, if i == j { alg } else { AlgType::Ring })).collect();
+                    out.push((op, choice));
+                }
+            }
+        }
+        out
+    }
+
     pub(crate) fn hier(op: OpType, legs: &[(Leg, AlgType)], rank_n: u32, local_rank_n: u32) -> Case {
         Case { alg: ResolvedAlgorithm::Hier(legs.to_vec()), ..Case::flat(op, AlgType::Ring, rank_n, local_rank_n) }
     }

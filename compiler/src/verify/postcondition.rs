@@ -528,7 +528,7 @@ impl<'a> Run<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::{flat_ops, hier_legs, leg_choices};
+    use crate::algorithms::flat_ops;
     use crate::build::build;
     use crate::testing::Case;
     use ccc_ir::enums::{AlgType, OpType};
@@ -563,22 +563,15 @@ mod tests {
 
     #[test]
     fn every_hier_composition_is_proven() {
-        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
-            let legs = hier_legs(op).unwrap_or(&[]);
-            // Every choice on every leg, the other legs on Ring.
-            for (i, &leg) in legs.iter().enumerate() {
-                for &alg in leg_choices(leg) {
-                    let choice: Vec<_> =
-                        legs.iter().enumerate().map(|(j, &l)| (l, if i == j { alg } else { AlgType::Ring })).collect();
-                    for (rank_n, local, pods) in [(12, 4, 1), (8, 2, 2), (24, 4, 2), (6, 3, 1), (5, 1, 1)] {
-                        if alg == AlgType::TwoStepPodMesh && pods < 2 {
-                            continue;
-                        }
-                        let mut case = Case::hier(op, &choice, rank_n, local);
-                        case.pod_n = pods;
-                        assert_proven(&case);
-                    }
+        for (op, choice) in Case::hier_choices() {
+            let two_step = choice.iter().any(|&(_, alg)| alg == AlgType::TwoStepPodMesh);
+            for (rank_n, local, pods) in [(12, 4, 1), (8, 2, 2), (24, 4, 2), (6, 3, 1), (5, 1, 1)] {
+                if two_step && pods < 2 {
+                    continue;
                 }
+                let mut case = Case::hier(op, &choice, rank_n, local);
+                case.pod_n = pods;
+                assert_proven(&case);
             }
         }
     }

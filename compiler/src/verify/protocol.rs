@@ -695,7 +695,7 @@ fn balance(got: &[(u32, u64)], want: &[(u32, u64)], sema: impl Fn(u32) -> u32, c
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::{flat_ops, hier_legs, leg_choices};
+    use crate::algorithms::flat_ops;
     use crate::build::build;
     use crate::encode::encode;
     use crate::lower::lower;
@@ -758,18 +758,11 @@ mod tests {
 
     #[test]
     fn every_hier_composition_replays() {
-        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
-            let legs = hier_legs(op).unwrap_or(&[]);
-            for (i, &leg) in legs.iter().enumerate() {
-                for &alg in leg_choices(leg) {
-                    let choice: Vec<_> =
-                        legs.iter().enumerate().map(|(j, &l)| (l, if i == j { alg } else { AlgType::Ring })).collect();
-                    let mut case = Case::hier(op, &choice, 24, 4);
-                    case.pod_n = 2;
-                    case.channels = 4;
-                    assert_protocol(&case);
-                }
-            }
+        for (op, choice) in Case::hier_choices() {
+            let mut case = Case::hier(op, &choice, 24, 4);
+            case.pod_n = 2;
+            case.channels = 4;
+            assert_protocol(&case);
         }
     }
 }

@@ -188,6 +188,7 @@ pub struct BarrierStep {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BarrierConfigs {
     /// The host arms `barrier_start`; leaders increment `barrier_done`.
+    /// (The default: a host barrier with both addresses 0, the all-zero union.)
     Host {
         /// `barrier_start` address.
         barrier_start: u64,
@@ -199,6 +200,12 @@ pub enum BarrierConfigs {
         /// The steps.
         steps: Vec<BarrierStep>,
     },
+}
+
+impl Default for BarrierConfigs {
+    fn default() -> Self {
+        BarrierConfigs::Host { barrier_start: 0, barrier_done: 0 }
+    }
 }
 
 /// `basic_block_configs` [seed offsets].
@@ -223,8 +230,9 @@ pub struct NeffFlags {
     pub host_cc: bool,
 }
 
-/// The whole block, typed.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// The whole block, typed. `Default` is the all-zero block (with
+/// `channel_ids` empty, which encodes as all 0xFF).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NeffConfigs {
     /// `trigger` semaphore (READ address).
     pub trigger: u64,
