@@ -194,9 +194,27 @@ pub fn compile_tuned(
     prover: &ProverOptions,
 ) -> Result<Compiled, CompileError> {
     let schedule = build(valid)?;
+    let verify = if options.verify { Verify::Prove(prover) } else { Verify::Skip };
+    compile_built(valid, schedule, &options.ranks, verify)
+}
+
+/// How [`compile_built`] checks what it emits.
+enum Verify<'a> {
+    /// The whole proof.
+    Prove(&'a ProverOptions),
+    /// Nothing (`--no-verify`, or a certificate checked by the caller).
+    Skip,
+}
+
+/// Lowers, encodes, proves (if asked) and signs a built schedule.
+fn compile_built(
+    valid: &ValidProgram,
+    schedule: Schedule,
+    ranks: &[Rank],
+    verify: Verify<'_>,
+) -> Result<Compiled, CompileError> {
     let rank_n = schedule.shape.rank_n;
-    let mut wanted: Vec<Rank> =
-        if options.ranks.is_empty() { (0..rank_n).map(Rank).collect() } else { options.ranks.clone() };
+    let mut wanted: Vec<Rank> = if ranks.is_empty() { (0..rank_n).map(Rank).collect() } else { ranks.to_vec() };
     wanted.sort_unstable();
     wanted.dedup();
     if let Some(&bad) = wanted.iter().find(|r| r.0 >= rank_n) {
@@ -215,7 +233,10 @@ pub fn compile_tuned(
     let programs = lower_ranks(&schedule, &wanted)?;
     let arch = schedule.arch;
     let images = first_error(programs.par_iter().map(|p| encode(p, arch)).collect())?;
-    let proof = if options.verify { Some(prove(&schedule, &wanted, &programs, &images, prover)?) } else { None };
+    let proof = match verify {
+        Verify::Prove(prover) => Some(prove(&schedule, &wanted, &programs, &images, prover)?),
+        Verify::Skip => None,
+    };
     let signature = sign(valid, &schedule);
     Ok(Compiled { schedule, signature, programs, images, proof })
 }
@@ -250,9 +271,7 @@ fn prove(
     };
     let protocol_time = t.elapsed();
     let t = Instant::now();
-    let checked: Vec<Result<u64, VerifyError>> =
-        programs.par_iter().zip(images).map(|(p, i)| roundtrip::prove(p, i)).collect();
-    let images_checked = first_error(checked)?.iter().sum();
+    let images_checked = prove_roundtrips(programs, images)?;
     Ok(Proof {
         postcondition: post,
         protocol,
@@ -307,14 +326,12 @@ pub fn compile_certified(
         return Err(CertificateError::OtherSchedule { certificate: certificate.signature.clone(), ours }.into());
     }
     check_proof_section(&schedule, proof)?;
-    let mut compiled = compile(valid, &Options { verify: false, ..options.clone() })?;
+    let mut compiled = compile_built(valid, schedule, &options.ranks, Verify::Skip)?;
     let t = Instant::now();
     protocol::prove_ranks(&compiled.schedule, &compiled.programs)?;
     let protocol_time = t.elapsed();
     let t = Instant::now();
-    let checked: Vec<Result<u64, VerifyError>> =
-        compiled.programs.par_iter().zip(&compiled.images).map(|(p, i)| roundtrip::prove(p, i)).collect();
-    let images_checked = first_error(checked)?.iter().sum();
+    let images_checked = prove_roundtrips(&compiled.programs, &compiled.images)?;
     compiled.proof = Some(Proof {
         postcondition: proof.postconditions.clone(),
         protocol: proof.protocol.clone(),
@@ -377,6 +394,17 @@ pub fn lower_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<RankProgra
     first_error(ranks.par_iter().map(|&r| lower(schedule, r)).collect())
 }
 
+/// Decodes each image back and checks it against its program; the number
+/// of images checked.
+fn prove_roundtrips(programs: &[RankProgram], images: &[RankImages]) -> Result<u64, VerifyError> {
+    let checked: Vec<Result<u64, VerifyError>> =
+        programs.par_iter().zip(images).map(|(p, i)| roundtrip::prove(p, i)).collect();
+    Ok(first_error(checked)?.iter().sum())
+}
+
+/// Collects in order, so the error returned is the first in input order
+/// (a parallel collect into `Result` would return whichever failed first in
+/// time).
 fn first_error<T, E>(results: Vec<Result<T, E>>) -> Result<Vec<T>, E> {
     results.into_iter().collect()
 }
