@@ -27,6 +27,9 @@ pub(crate) struct Sets {
     n: u32,
     words: usize,
     bits: Vec<u64>,
+    // Both maps are memos, only ever looked up, never iterated: a handle is
+    // the bitset's index in `bits`, so it depends on the order of calls,
+    // not on the hasher.
     interned: HashMap<Box<[u64]>, u64>,
     unions: HashMap<(SetId, SetId), Result<SetId, u32>>,
 }
