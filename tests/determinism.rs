@@ -89,7 +89,7 @@ fn thread_counts_do_not_change_the_bytes() {
 /// things and emit the same bytes as the sequential provers.
 #[test]
 fn parallel_provers_agree_with_sequential_ones() {
-    let parallel = ProverOptions { parallel_from: 2 };
+    let parallel = ProverOptions { parallel_from: 2, ..ProverOptions::default() };
     for stem in ["allreduce_hier_4x32", "allreduce_kangaring", "alltoallv_mesh", "program_training_step"] {
         let valid = validate(parse(&example(stem)).unwrap().program).unwrap();
         let sequential = compile_tuned(&valid, &Options::default(), &ProverOptions::default()).unwrap();

@@ -10,9 +10,10 @@ use crate::schedule::Schedule;
 use crate::sign::{Signature, digest_of, sign};
 use crate::valid::ValidProgram;
 use crate::validate::{ValidationErrors, validate};
-use crate::verify::postcondition::{self, AsBuilt, CollectivePostcondition};
+use crate::verify::postcondition::{self, CollectivePostcondition};
 use crate::verify::protocol::{self, ProtocolProof};
 use crate::verify::roundtrip;
+use crate::verify::symmetry::Symmetry;
 use crate::verify::{ProverOptions, VerifyError};
 use ccc_ir::FORMAT_VERSION;
 use ccc_ir::id::Rank;
@@ -253,11 +254,14 @@ fn prove(
 ) -> Result<Proof, CompileError> {
     let rank_n = schedule.shape.rank_n;
     let t = Instant::now();
-    let post = postcondition::prove_with(schedule, &AsBuilt, prover)?;
+    // Finding the rotation-invariant groups is postcondition work; the
+    // protocol proof uses what it found.
+    let symmetry = if prover.symmetry { Symmetry::find(schedule) } else { Symmetry::none() };
+    let post = postcondition::prove_as_built(schedule, &symmetry, prover)?;
     let postcondition_time = t.elapsed();
     let t = Instant::now();
     let protocol = if programs.len() == rank_n as usize {
-        protocol::prove_with(schedule, programs, prover)?
+        protocol::prove_with(schedule, programs, &symmetry)?
     } else {
         // The replay needs every rank's records: lower the others now (this
         // is proof work), and put the ones asked for in their places.
@@ -267,7 +271,7 @@ fn prove(
         let world: Vec<RankProgram> = (0..rank_n)
             .filter_map(|r| if wanted.binary_search(&Rank(r)).is_ok() { asked.next().cloned() } else { lowered.next() })
             .collect();
-        protocol::prove_with(schedule, &world, prover)?
+        protocol::prove_with(schedule, &world, &symmetry)?
     };
     let protocol_time = t.elapsed();
     let t = Instant::now();

@@ -616,6 +616,17 @@ impl<'a> DescTable<'a> {
         DescTable { layout, channels: channels.to_vec(), uniform }
     }
 
+    /// The channels counted.
+    pub fn channels(&self) -> &[u8] {
+        &self.channels
+    }
+
+    /// Whether every block of every member costs the same descriptors, so
+    /// that a count depends only on how many blocks move, not which.
+    pub fn position_free(&self) -> bool {
+        self.uniform.is_some_and(|u| u.big_below == 0 || u.big_below >= self.layout.block_n())
+    }
+
     /// Descriptors to move `halves` of `blocks` of `member`'s buffer on the
     /// table's channels: data descriptors plus one semaphore increment per
     /// half-transfer.

@@ -6,6 +6,8 @@
 //! - [`protocol`]: replay of the waits and signals the lowered records imply,
 //!   per TOP_SP and across peers: no wait is left unsatisfied.
 //! - [`roundtrip`]: every image decodes back to the records lowered.
+//! - [`symmetry`]: when every member of a group runs member 0's program
+//!   rotated, both provers stand member 0 for every member.
 //!
 //! A failed proof is a [`Defect`] that names the collective, the rank, the
 //! step and the chunk (or TOP_SP and record) where things go wrong.
@@ -14,6 +16,7 @@ pub mod postcondition;
 pub mod protocol;
 pub mod roundtrip;
 pub(crate) mod sets;
+pub mod symmetry;
 
 use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step, TopSp};
 use serde::Serialize;
@@ -25,11 +28,15 @@ pub struct ProverOptions {
     /// every core; below it, waking the threads at every step costs more
     /// than it saves.
     pub parallel_from: u32,
+    /// Execute a rotation-invariant group on member 0 alone (see
+    /// `symmetry`). Off, every group runs in full: the baseline the
+    /// benchmark and the tests compare with.
+    pub symmetry: bool,
 }
 
 impl Default for ProverOptions {
     fn default() -> Self {
-        ProverOptions { parallel_from: 4096 }
+        ProverOptions { parallel_from: 4096, symmetry: true }
     }
 }
 
@@ -263,38 +270,6 @@ pub enum DefectKind {
         posted: u64,
         /// Needed by the transfers.
         needed: u64,
-    },
-    /// A semaphore wait that not enough signals reach.
-    #[error(
-        "waits for {expected} increments from {from} on semaphore {sema} (channel {channel}); only {arrived} arrive: deadlock"
-    )]
-    SignalsMissing {
-        /// The sending rank.
-        from: Rank,
-        /// The semaphore index.
-        sema: u32,
-        /// The channel.
-        channel: u8,
-        /// Increments the wait needs.
-        expected: u64,
-        /// Increments that arrive.
-        arrived: u64,
-    },
-    /// Signals nobody consumes.
-    #[error(
-        "receives {arrived} increments from {from} on semaphore {sema} (channel {channel}) but the step consumes {expected}"
-    )]
-    SignalsUnconsumed {
-        /// The sending rank.
-        from: Rank,
-        /// The semaphore index.
-        sema: u32,
-        /// The channel.
-        channel: u8,
-        /// Increments consumed.
-        expected: u64,
-        /// Increments that arrive.
-        arrived: u64,
     },
     /// A mesh event whose target differs from the increments its peer sends.
     #[error("mesh event for {peer} waits for {target} increments; the peer sends {arrived}")]

@@ -15,6 +15,7 @@
 //! one (Kangaring), and then each half is proven on its own.
 
 use super::sets::{EMPTY, SetId, Sets};
+use super::symmetry::{self, Rotation, Symmetry, is_rotated};
 use super::{Defect, DefectKind, ProverOptions, VerifyError};
 use crate::schedule::{CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, Transfer};
 use ccc_ir::enums::HalfChunk;
@@ -100,7 +101,32 @@ pub fn prove_with(
     source: &dyn TransferSource,
     options: &ProverOptions,
 ) -> Result<Vec<CollectivePostcondition>, VerifyError> {
-    schedule.collectives.iter().map(|plan| prove_collective(schedule, plan, source, options)).collect()
+    let symmetry = if options.symmetry { Symmetry::find_with(schedule, source) } else { Symmetry::none() };
+    prove_given(schedule, source, options, &symmetry)
+}
+
+/// [`prove_with`] on the schedule as built, with its invariant groups
+/// already found ([`Symmetry::find`]), to share them with the protocol
+/// proof.
+///
+/// # Errors
+///
+/// As [`prove`].
+pub fn prove_as_built(
+    schedule: &Schedule,
+    symmetry: &Symmetry,
+    options: &ProverOptions,
+) -> Result<Vec<CollectivePostcondition>, VerifyError> {
+    prove_given(schedule, &AsBuilt, options, symmetry)
+}
+
+fn prove_given(
+    schedule: &Schedule,
+    source: &dyn TransferSource,
+    options: &ProverOptions,
+    symmetry: &Symmetry,
+) -> Result<Vec<CollectivePostcondition>, VerifyError> {
+    schedule.collectives.iter().map(|plan| prove_collective(schedule, plan, source, options, symmetry)).collect()
 }
 
 fn prove_collective(
@@ -108,6 +134,7 @@ fn prove_collective(
     plan: &CollectivePlan,
     source: &dyn TransferSource,
     options: &ProverOptions,
+    symmetry: &Symmetry,
 ) -> Result<CollectivePostcondition, VerifyError> {
     let n = plan.groups.size();
     let block_n = plan.layout().block_n();
@@ -120,8 +147,18 @@ fn prove_collective(
     });
     let halves: &[HalfChunk] = if split_halves { &[HalfChunk::H0, HalfChunk::H1] } else { &[HalfChunk::H0] };
     let mut transfers = 0u64;
+    // Their buffers start rotation-invariant.
+    let invariant = matches!(plan.kind, OpKind::AllReduce | OpKind::AllGather | OpKind::ReduceScatter);
     for group in 0..plan.groups.group_n() {
+        let rotation = if invariant { symmetry.rotation(plan.index, group) } else { None };
         for &half in halves {
+            // Member 0 alone, when every member runs its program rotated;
+            // anything that run cannot accept is left to the full run,
+            // which names the defect.
+            if let Some(moved) = rotation.and_then(|rot| orbit(plan, rot, half)) {
+                transfers += moved;
+                continue;
+            }
             let mut run = Run::new(schedule, plan, group, half);
             run.parallel = run.n >= options.parallel_from;
             run.execute(source)?;
@@ -138,6 +175,79 @@ fn prove_collective(
         halves: halves.len() as u32,
         transfers,
     })
+}
+
+/// The run of a rotation-invariant group (all-reduce, all-gather or
+/// reduce-scatter: their buffers start invariant) on member 0 alone, for
+/// one half. Member `m`'s cell `b` is member 0's cell `b - m` with every
+/// contributor shifted by `m`, so what member `q` sends from block `b` is
+/// member 0's block `b - q`, shifted by `q`. The checks are the full run's,
+/// on member 0's transfers: each must involve member 0 and keep its block;
+/// each receive from `q` is matched to one send of member 0 that, rotated
+/// by `q`, is that receive (member `q`'s send, by invariance), and every
+/// send is matched, which matches every member's; folds never overlap; the
+/// end state is member 0's share of the postcondition.
+///
+/// Returns the transfers matched over all members, or `None` when any
+/// check fails: the full run then finds the defect and names it.
+fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> {
+    let n = plan.groups.size();
+    let mut sets = Sets::new(n);
+    let own = sets.single(0);
+    let mut rel: Vec<SetId> =
+        (0..n).map(|b| if plan.kind == OpKind::AllGather && b != 0 { EMPTY } else { own }).collect();
+    let moves = |t: &Transfer| match t.halves {
+        Halves::Both => true,
+        Halves::Only(h) => h == half,
+    };
+    let (mut received, mut values, mut matched) = (0u64, Vec::new(), Vec::new());
+    for step in 0..plan.step_n {
+        let list = rot.step(step);
+        let in_range = |b: crate::schedule::BlockSet| b.count == 0 || b.get(b.count - 1) < n;
+        if list
+            .iter()
+            .any(|t| t.from >= n || t.to >= n || (t.from != 0 && t.to != 0) || t.src != t.dst || !in_range(t.src))
+        {
+            return None;
+        }
+        matched.clear();
+        matched.resize(list.len(), false);
+        for y in list.iter().filter(|y| y.to == 0) {
+            let k =
+                (0..list.len()).find(|&k| list[k].from == 0 && !matched[k] && is_rotated(y, &list[k], y.from, n))?;
+            matched[k] = true;
+        }
+        if (0..list.len()).any(|k| list[k].from == 0 && !matched[k]) {
+            return None;
+        }
+        // Read every value before the step writes any.
+        values.clear();
+        for y in list.iter().filter(|y| y.to == 0 && moves(y)) {
+            for b in y.src.iter() {
+                let at = symmetry::shift(b, n - y.from, n);
+                values.push(sets.rotate(rel[at as usize], y.from));
+            }
+        }
+        let mut next = values.iter();
+        for y in list.iter().filter(|y| y.to == 0 && moves(y)) {
+            for b in y.dst.iter() {
+                let (cell, &value) = (&mut rel[b as usize], next.next()?);
+                *cell = match y.fold {
+                    None => value,
+                    Some(_) => sets.union(*cell, value).ok()?,
+                };
+            }
+            received += 1;
+        }
+    }
+    let full = sets.full();
+    let done = match plan.kind {
+        OpKind::AllReduce => rel.iter().all(|&c| c == full),
+        OpKind::AllGather => (0..n).all(|b| rel[b as usize] == sets.single(b)),
+        OpKind::ReduceScatter => rel[0] == full,
+        _ => false,
+    };
+    done.then_some(received * u64::from(n))
 }
 
 /// The postcondition a collective must meet, in words (the `claim` of its proof).
@@ -307,12 +417,12 @@ impl<'a> Run<'a> {
                     b.error = Some(e);
                     return;
                 }
-                if !self.moves_half(tr) {
-                    continue;
-                }
+                // Every transfer is matched, whichever halves it moves: the
+                // protocol proof's balance of every connection rests on it.
+                // Only those moving this half carry values.
                 if tr.from == m {
                     let at = b.values.len();
-                    for j in 0..tr.src.count {
+                    for j in 0..if self.moves_half(tr) { tr.src.count } else { 0 } {
                         let c = self.cell(m, tr.src.get(j));
                         let chunk = self.chunks.as_ref().map_or(tr.src.get(j), |ch| ch[c]);
                         b.values.push((self.cells[c], chunk));
@@ -351,6 +461,9 @@ impl<'a> Run<'a> {
                     ));
                 };
                 o.matched = true;
+                if !self.moves_half(&tr) {
+                    continue;
+                }
                 let at = o.values;
                 let values = &members[tr.from as usize].values[at..at + tr.src.count as usize];
                 self.apply(step, &tr, values)?;
@@ -593,6 +706,68 @@ mod tests {
         );
         case.groups = Some(vec![vec![0, 1, 4, 5, 8, 9, 12, 13], vec![2, 3, 6, 7, 10, 11, 14, 15]]);
         assert_proven(&case);
+    }
+
+    /// The orbit run proves what the full run proves, with the same
+    /// figures, for every flat pairing and size, invariant or not.
+    #[test]
+    fn symmetry_changes_no_figure() {
+        let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
+        for &alg in AlgType::ALL {
+            if alg == AlgType::Hier {
+                continue;
+            }
+            for &op in flat_ops(alg) {
+                for n in 1..=9u32 {
+                    let Some(case) = Case::for_alg(op, alg, n) else { continue };
+                    let schedule = build(&case.valid()).unwrap();
+                    let fast = prove_with(&schedule, &AsBuilt, &ProverOptions::default());
+                    assert_eq!(fast, prove_with(&schedule, &AsBuilt, &full), "{op:?} {alg:?} n={n}");
+                }
+            }
+        }
+    }
+
+    /// Rings of every flavour are proven on member 0 alone, on each half.
+    #[test]
+    fn rings_are_proven_on_one_member() {
+        for alg in [AlgType::Ring, AlgType::Kangaring, AlgType::SingleCycleRing] {
+            for &op in flat_ops(alg) {
+                if !matches!(op, OpType::AllReduce | OpType::AllGather | OpType::ReduceScatter) {
+                    continue;
+                }
+                let Some(case) = Case::for_alg(op, alg, 6) else { continue };
+                let schedule = build(&case.valid()).unwrap();
+                let plan = &schedule.collectives[0];
+                let rot = symmetry::rotation(&schedule, plan, 0, &AsBuilt)
+                    .unwrap_or_else(|| panic!("{op:?} {alg:?}: not rotation-invariant"));
+                for half in [HalfChunk::H0, HalfChunk::H1] {
+                    assert!(orbit(plan, &rot, half).is_some(), "{op:?} {alg:?} {half:?}");
+                }
+            }
+        }
+    }
+
+    /// A defect every member shares keeps the group invariant: the orbit
+    /// run refuses it, and the full run names it.
+    #[test]
+    fn a_defect_every_member_shares_is_left_to_the_full_run() {
+        struct Twice;
+        impl TransferSource for Twice {
+            fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+                AsBuilt.transfers(s, plan, site, out);
+                if site.step == 1 {
+                    out.extend_from_within(..);
+                }
+            }
+        }
+        let schedule = build(&Case::flat(OpType::AllReduce, AlgType::Ring, 6, 2).valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        let rot = symmetry::rotation(&schedule, plan, 0, &Twice).expect("still invariant");
+        assert_eq!(orbit(plan, &rot, HalfChunk::H0), None);
+        let Err(VerifyError::Defect(d)) = prove(&schedule, &Twice) else { panic!("proven") };
+        assert!(matches!(d.kind, DefectKind::Duplicate { .. }), "{d}");
+        assert_eq!((d.rank, d.step), (Some(Rank(0)), Some(Step(1))), "{d}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! The protocol proof: replay the waits and signals the lowered records
-//! imply, per TOP_SP and across peers, and show every wait is satisfied.
+//! The protocol proof: the waits and signals the lowered records imply,
+//! per TOP_SP and across peers, are all satisfied.
 //!
-//! Two parts:
+//! Each rank is checked on its own, on every core:
 //!
 //! 1. **The chain of each (rank, TOP_SP).** Every collective that uses the
 //!    TOP_SP has one record per phase, in order, covering its steps
@@ -12,33 +12,39 @@
 //!    exactly the collective's channels on the TOP_SP; mesh records address
 //!    their events inside the mesh window; credits are in 1..=511; the
 //!    host's counts (`op_num`, END marks) match the chain.
-//! 2. **The replay.** All ranks advance in lockstep, step by step. At each
-//!    step every record posts the descriptors its `tp_inc_steps` says, which
-//!    must be what the step graph's transfers need; every send increments the
-//!    receiver's semaphore for the channel (or its mesh event); after the
-//!    step every connection (sender, receiver) must have delivered exactly
-//!    the increments the receiver consumes from it — fewer is a wait that is
-//!    never satisfied (deadlock), more is a signal nobody consumes. A sender
-//!    never has more than its send credits (1..=511, checked per chain)
-//!    unconsumed on a connection, so the 9-bit net index that numbers them
-//!    (wrapping at 512) never aliases, and since every connection balances
-//!    at every step both ends' wrapped indices agree after each step. Every
-//!    record that runs to its end posts one TOPSP_CC_STATUS notification; per
-//!    TOP_SP they must add up to `op_num`.
+//! 2. **The records against the step graph.** Step by step, every record
+//!    posts exactly the descriptors (data and semaphore increments) that
+//!    the rank's transfers in the step graph need; each mesh event waits
+//!    for exactly the increments the step graph has its peer send; every
+//!    record that runs to its end posts one TOPSP_CC_STATUS notification,
+//!    and per TOP_SP they add up to `op_num`.
 //!
-//! Steps only ever wait on the previous step of their own rank and on
-//! transfers of the same step (the step graph's edges go from step `s - 1`
-//! to `s`), so when every count balances at every step, induction over the
-//! steps shows that no wait is left unsatisfied and no cycle of waits exists.
+//! **Why no wait is left unsatisfied.** The postcondition proof matches,
+//! at every step, every transfer a rank receives to exactly one identical
+//! transfer its peer sends, and leaves no send unmatched (whichever halves
+//! it moves). Both ends count a transfer's semaphore increments from the
+//! transfer itself (blocks x halves, on every channel), and part 2 shows
+//! each end's records post exactly those: so at every step every
+//! connection (sender, receiver) delivers exactly the increments its
+//! receiver consumes. Fewer would be a wait never satisfied; more, a signal
+//! nobody consumes. A sender never has more than its send credits
+//! (1..=511, checked per chain) unconsumed on a connection, so the 9-bit
+//! net index that numbers them (wrapping at 512) never aliases, and since
+//! every connection balances at every step both ends' wrapped indices agree
+//! after each step. Steps only ever wait on the previous step of their own
+//! rank and on transfers of the same step (the step graph's edges go from
+//! step `s - 1` to `s`), so by induction over the steps no wait is left
+//! unsatisfied and no cycle of waits exists.
 
-use super::{Defect, DefectKind, ProverOptions, VerifyError};
+use super::symmetry::{self, Rotation, Symmetry};
+use super::{Defect, DefectKind, VerifyError};
 use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, topsps_used};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
 use crate::step_graph::walk_collective;
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
-use ccc_ir::wire::tp::TpIncStep;
+use ccc_ir::wire::tp::{Folder, TpIncStep};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -93,10 +99,14 @@ fn mismatch(field: &'static str, found: u64, expected: u64) -> DefectKind {
 ///
 /// [`VerifyError::Defect`] naming the rank, TOP_SP, record and step.
 pub fn prove(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolProof, VerifyError> {
-    prove_with(schedule, programs, &ProverOptions::default())
+    prove_with(schedule, programs, &Symmetry::find(schedule))
 }
 
-/// [`prove`] with explicit prover options.
+/// [`prove`], with the schedule's rotation-invariant groups already found
+/// (shared with the postcondition proof; [`Symmetry::none`] checks every
+/// rank against its own step graph). Every rank is checked on its own,
+/// on every core; the first defect in rank order is reported, whatever
+/// the thread count.
 ///
 /// # Errors
 ///
@@ -104,122 +114,304 @@ pub fn prove(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolPr
 pub fn prove_with(
     schedule: &Schedule,
     programs: &[RankProgram],
-    options: &ProverOptions,
+    symmetry: &Symmetry,
 ) -> Result<ProtocolProof, VerifyError> {
-    let mut proof = ProtocolProof { chains: 0, records: 0, steps: 0, signals: 0 };
-    let used = topsps_used(schedule);
     for (r, program) in programs.iter().enumerate() {
-        let rank = Rank(r as u32);
-        let at = |topsp| Place { collective: 0, rank, topsp, record: None, step: None };
-        if program.rank != rank {
-            return Err(defect(at(TopSp(0)), mismatch("rank of the program", u64::from(program.rank.0), r as u64)));
-        }
-        if program.topsps.len() != usize::from(used) {
-            return Err(defect(at(TopSp(0)), mismatch("TOP_SPs", program.topsps.len() as u64, u64::from(used))));
-        }
-        for tp in &program.topsps {
-            check_chain(schedule, rank, tp)?;
-            proof.chains += 1;
-            proof.records += tp.records().count() as u64;
+        if program.rank != Rank(r as u32) {
+            let at = Place { collective: 0, rank: Rank(r as u32), topsp: TopSp(0), record: None, step: None };
+            return Err(defect(at, mismatch("rank of the program", u64::from(program.rank.0), r as u64)));
         }
     }
     if programs.len() != schedule.shape.rank_n as usize {
         let at = Place { collective: 0, rank: Rank(programs.len() as u32), topsp: TopSp(0), record: None, step: None };
         return Err(defect(at, mismatch("ranks lowered", programs.len() as u64, u64::from(schedule.shape.rank_n))));
     }
-    let mut notified = vec![0u64; programs.len() * usize::from(used)];
-    for plan in &schedule.collectives {
-        replay(schedule, plan, programs, &mut notified, &mut proof, options)?;
+    prove_ranks_with(schedule, programs, symmetry)
+}
+
+/// Everything of the protocol proof one rank's records show, for the ranks
+/// given, each on its own and on every core: each chain's structure
+/// (records per phase, flags, channel lists, END addresses, mesh windows,
+/// credits, host counts); step by step, that every record posts exactly
+/// the descriptors the step graph's transfers of that rank need; that each
+/// mesh event waits for exactly the increments the step graph sends it;
+/// and that the notifications per TOP_SP add up to `op_num`. The balance
+/// between ranks is the postcondition proof's (see the module overview).
+/// A compile certified by an earlier proof of the same schedule checks its
+/// own ranks with this: it catches a build that lowers the same schedule
+/// differently.
+///
+/// # Errors
+///
+/// [`VerifyError::Defect`] naming the rank, TOP_SP, record and step: the
+/// first in the order of `programs`.
+pub fn prove_ranks(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolProof, VerifyError> {
+    prove_ranks_with(schedule, programs, &Symmetry::none())
+}
+
+/// [`prove_ranks`], standing member 0's needs for every member's in the
+/// groups `symmetry` found rotation-invariant (when every block costs the
+/// same descriptors, so that the counts are the same for every member).
+fn prove_ranks_with(
+    schedule: &Schedule,
+    programs: &[RankProgram],
+    symmetry: &Symmetry,
+) -> Result<ProtocolProof, VerifyError> {
+    let profiles: Vec<Vec<Option<Profile<'_>>>> = schedule
+        .collectives
+        .iter()
+        .map(|plan| {
+            (0..plan.groups.group_n()).map(|g| Profile::new(schedule, plan, symmetry.rotation(plan.index, g))).collect()
+        })
+        .collect();
+    let results: Vec<Result<ProtocolProof, VerifyError>> =
+        programs.par_iter().with_min_len(4).map(|p| check_rank(schedule, p, &profiles)).collect();
+    let mut proof = ProtocolProof { chains: 0, records: 0, steps: 0, signals: 0 };
+    for r in results {
+        let p = r?;
+        proof.chains += p.chains;
+        proof.records += p.records;
+        proof.steps += p.steps;
+        proof.signals += p.signals;
     }
-    for (r, program) in programs.iter().enumerate() {
-        for tp in &program.topsps {
-            let posted = notified[r * usize::from(used) + usize::from(tp.topsp.0)];
-            if posted != u64::from(tp.neff.op_num) {
-                let at = Place { collective: 0, rank: program.rank, topsp: tp.topsp, record: None, step: None };
-                return Err(defect(at, DefectKind::NotificationCount { posted, op_num: tp.neff.op_num }));
+    Ok(proof)
+}
+
+/// Increments a rank received from each peer during one mesh phase.
+type Incoming = Vec<(u32, u64)>;
+
+/// What the step graph has a member do at one step: per TOP_SP of the
+/// collective, the `(m2s, s2m)` descriptors it must post; and per transfer
+/// it receives, the sending member and the semaphore increments.
+#[derive(Default)]
+struct Needs {
+    counts: Vec<(u64, u64)>,
+    receives: Vec<(u32, u64)>,
+}
+
+/// Member 0's needs in a rotation-invariant group where every block costs
+/// the same descriptors: every member's are the same counts, and its
+/// receives are member 0's rotated.
+struct Profile<'a> {
+    rotation: &'a Rotation,
+    /// Step `s`, TOP_SP `t`: `counts[s * used + t]`.
+    counts: Vec<(u64, u64)>,
+    /// `counts` folded as the lowering folds them, per TOP_SP and phase:
+    /// a record whose `tp_inc_steps` are exactly these posts exactly the
+    /// counts, step by step. `None` with mesh phases (their events need
+    /// the steps) or counts too wide to fold.
+    folded: Option<Vec<Vec<Vec<TpIncStep>>>>,
+    /// Semaphore increments a member receives over the collective, on
+    /// every channel.
+    signals: u64,
+}
+
+impl<'a> Profile<'a> {
+    fn new(schedule: &Schedule, plan: &CollectivePlan, rotation: Option<&'a Rotation>) -> Option<Profile<'a>> {
+        let rotation = rotation?;
+        let used = plan.channels.min(schedule.arch.params().topsp_n);
+        let tables: Vec<DescTable<'_>> = (0..used).map(|t| DescTable::new(plan, &hosted(schedule, plan, t))).collect();
+        if !tables.iter().all(DescTable::position_free) {
+            return None;
+        }
+        let counts: Vec<(u64, u64)> =
+            (0..plan.step_n).flat_map(|s| tables.iter().map(move |table| table.step(0, rotation.step(s)))).collect();
+        let used = usize::from(used);
+        let mesh = plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh));
+        let folded = (!mesh)
+            .then(|| {
+                (0..used)
+                    .map(|t| {
+                        plan.phases
+                            .iter()
+                            .map(|p| {
+                                let mut folder = Folder::new();
+                                for s in p.first_step..p.first_step + p.step_n {
+                                    let (m2s, s2m) = counts[s as usize * used + t];
+                                    folder.push(u32::try_from(m2s).ok()?, u32::try_from(s2m).ok()?);
+                                }
+                                Some(folder.finish())
+                            })
+                            .collect::<Option<Vec<_>>>()
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .flatten();
+        let channels: u64 = tables.iter().map(|t| t.channels().len() as u64).sum();
+        let signals = (0..plan.step_n)
+            .flat_map(|s| rotation.step(s).iter().filter(|tr| tr.to == 0))
+            .map(|tr| u64::from(tr.src.count) * u64::from(tr.halves.count()) * channels)
+            .sum();
+        Some(Profile { rotation, counts, folded, signals })
+    }
+}
+
+fn check_rank(
+    schedule: &Schedule,
+    program: &RankProgram,
+    profiles: &[Vec<Option<Profile<'_>>>],
+) -> Result<ProtocolProof, VerifyError> {
+    let used_all = topsps_used(schedule);
+    let rank = program.rank;
+    let mut proof = ProtocolProof { chains: 0, records: 0, steps: 0, signals: 0 };
+    if program.topsps.len() != usize::from(used_all) {
+        let at = Place { collective: 0, rank, topsp: TopSp(0), record: None, step: None };
+        return Err(defect(at, mismatch("TOP_SPs", program.topsps.len() as u64, u64::from(used_all))));
+    }
+    for tp in &program.topsps {
+        check_chain(schedule, rank, tp)?;
+        proof.chains += 1;
+        proof.records += tp.records().count() as u64;
+    }
+    // Every record that runs to its end notifies the host once.
+    let mut notified = vec![0u64; usize::from(used_all)];
+    let mut incoming: Incoming = Vec::new();
+    let mut needs = Needs::default();
+    for plan in &schedule.collectives {
+        let used = usize::from(plan.channels.min(schedule.arch.params().topsp_n));
+        let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
+        let channels: u64 = hosted.iter().map(|h| h.len() as u64).sum();
+        let mut cursors: Vec<Cursor<'_>> = program.topsps[..used]
+            .iter()
+            .map(|tp| {
+                let records =
+                    tp.segments.iter().find(|s| s.collective == plan.index).map_or(&[][..], |s| &s.records[..]);
+                Cursor { records, record: 0, entry: 0, done: 0 }
+            })
+            .collect();
+        let (group, member) = plan.groups.locate(rank);
+        let profile = profiles.get(plan.index as usize).and_then(|g| g.get(group as usize)).and_then(Option::as_ref);
+        // Records that are exactly the profile's folded counts post them
+        // step by step: what the step-by-step check below would find.
+        let folded = profile.and_then(|p| p.folded.as_ref());
+        if let Some((profile, folded)) = profile.zip(folded)
+            && cursors
+                .iter()
+                .zip(folded)
+                .all(|(c, f)| c.records.len() == f.len() && c.records.iter().zip(f).all(|(r, tp)| r.tp == *tp))
+        {
+            proof.steps += used as u64 * u64::from(plan.step_n);
+            proof.signals += profile.signals;
+            for n in notified.iter_mut().take(used) {
+                *n += plan.phases.iter().filter(|p| p.step_n > 0).count() as u64;
             }
+            continue;
+        }
+        // One step: the records' posts against the step graph's needs.
+        let mut check = |step: u32, phase_index: usize, needs: &Needs| -> Result<(), VerifyError> {
+            let place = |t: usize, record| Place {
+                collective: plan.index,
+                rank,
+                topsp: TopSp(t as u8),
+                record,
+                step: Some(step),
+            };
+            for (t, (cursor, &(m2s, s2m))) in cursors.iter_mut().zip(&needs.counts).enumerate() {
+                let Some((record, posted_m2s, posted_s2m)) = cursor.next() else {
+                    return Err(defect(
+                        place(t, None),
+                        mismatch("steps its records cover", u64::from(step), u64::from(plan.step_n)),
+                    ));
+                };
+                if record as usize != phase_index {
+                    return Err(defect(
+                        place(t, Some(record)),
+                        mismatch("phase of the record running this step", u64::from(record), phase_index as u64),
+                    ));
+                }
+                for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
+                    if u64::from(posted) != needed {
+                        return Err(defect(
+                            place(t, Some(record)),
+                            DefectKind::CountMismatch { queue, posted: u64::from(posted), needed },
+                        ));
+                    }
+                }
+                proof.steps += 1;
+            }
+            let phase = &plan.phases[phase_index];
+            let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
+            for &(from, increments) in &needs.receives {
+                proof.signals += increments * channels;
+                if mesh && from != member {
+                    let peer = plan.rank(group, from).0;
+                    match incoming.iter_mut().find(|(p, _)| *p == peer) {
+                        Some(e) => e.1 += increments,
+                        None => incoming.push((peer, increments)),
+                    }
+                }
+            }
+            if step + 1 == phase.first_step + phase.step_n {
+                for (t, n) in notified.iter_mut().enumerate().take(used) {
+                    *n += 1;
+                    if mesh {
+                        let record = cursors[t].records.get(phase_index);
+                        check_events(record, &incoming, hosted[t].len() as u64, place(t, Some(phase_index as u32)))?;
+                    }
+                }
+                incoming.clear();
+            }
+            Ok(())
+        };
+        let increments = |tr: &Transfer| u64::from(tr.src.count) * u64::from(tr.halves.count());
+        match profile {
+            Some(profile) => {
+                let n = plan.groups.size();
+                for step in 0..plan.step_n {
+                    let Some((phase_index, _)) = plan.phase_at(step) else { break };
+                    needs.counts.clear();
+                    needs.counts.extend_from_slice(&profile.counts[step as usize * used..][..used]);
+                    needs.receives.clear();
+                    let base = profile.rotation.step(step).iter().filter(|tr| tr.to == 0);
+                    needs.receives.extend(base.map(|tr| (symmetry::shift(tr.from, member, n), increments(tr))));
+                    check(step, phase_index, &needs)?;
+                }
+            }
+            None => {
+                let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
+                walk_collective(schedule, plan, rank, |node| {
+                    needs.counts.clear();
+                    needs.counts.extend(tables.iter().map(|table| table.step(node.member, node.transfers)));
+                    needs.receives.clear();
+                    let received = node.transfers.iter().filter(|tr| tr.to == node.member);
+                    needs.receives.extend(received.map(|tr| (tr.from, increments(tr))));
+                    check(node.step, node.phase as usize, &needs)
+                })?;
+            }
+        }
+    }
+    for tp in &program.topsps {
+        let posted = notified[usize::from(tp.topsp.0)];
+        if posted != u64::from(tp.neff.op_num) {
+            let at = Place { collective: 0, rank, topsp: tp.topsp, record: None, step: None };
+            return Err(defect(at, DefectKind::NotificationCount { posted, op_num: tp.neff.op_num }));
         }
     }
     Ok(proof)
 }
 
-/// What a rank-local check established.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RankCheck {
-    /// (rank, TOP_SP) chains checked.
-    pub chains: u64,
-    /// (rank, TOP_SP, step) points whose posted descriptors were checked.
-    pub steps: u64,
-}
-
-/// Everything of the proof that one rank's records can show alone, for the
-/// ranks given: each chain's structure (records per phase, flags, channel
-/// lists, END addresses, mesh windows, credits, host counts), and, step by
-/// step, that every record posts exactly the descriptors the step graph's
-/// transfers of that rank need. Only the cross-rank balance needs the other
-/// ranks. This is what a compile certified by an earlier proof of the same
-/// schedule still checks of its own ranks: it catches a build that lowers
-/// the same schedule differently.
-///
-/// # Errors
-///
-/// [`VerifyError::Defect`] naming the rank, TOP_SP, record and step.
-pub fn prove_ranks(schedule: &Schedule, programs: &[RankProgram]) -> Result<RankCheck, VerifyError> {
-    let used = topsps_used(schedule);
-    let mut check = RankCheck { chains: 0, steps: 0 };
-    for program in programs {
-        let rank = program.rank;
-        if program.topsps.len() != usize::from(used) {
-            let at = Place { collective: 0, rank, topsp: TopSp(0), record: None, step: None };
-            return Err(defect(at, mismatch("TOP_SPs", program.topsps.len() as u64, u64::from(used))));
-        }
-        for tp in &program.topsps {
-            check_chain(schedule, rank, tp)?;
-            check.chains += 1;
-        }
-        for plan in &schedule.collectives {
-            let plan_used = plan.channels.min(schedule.arch.params().topsp_n);
-            let tables: Vec<DescTable<'_>> =
-                (0..plan_used).map(|t| DescTable::new(plan, &hosted(schedule, plan, t))).collect();
-            let mut cursors: Vec<Cursor<'_>> = program.topsps[..usize::from(plan_used)]
-                .iter()
-                .map(|tp| {
-                    let records =
-                        tp.segments.iter().find(|s| s.collective == plan.index).map_or(&[][..], |s| &s.records[..]);
-                    Cursor { records, record: 0, entry: 0, done: 0 }
-                })
-                .collect();
-            walk_collective(schedule, plan, rank, |node| {
-                for (t, (table, cursor)) in tables.iter().zip(&mut cursors).enumerate() {
-                    let place = |record| Place {
-                        collective: plan.index,
-                        rank,
-                        topsp: TopSp(t as u8),
-                        record,
-                        step: Some(node.step),
-                    };
-                    let (m2s, s2m) = table.step(node.member, node.transfers);
-                    let Some((record, posted_m2s, posted_s2m)) = cursor.next() else {
-                        return Err(defect(
-                            place(None),
-                            mismatch("steps its records cover", u64::from(node.step), u64::from(plan.step_n)),
-                        ));
-                    };
-                    for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
-                        if u64::from(posted) != needed {
-                            return Err(defect(
-                                place(Some(record)),
-                                DefectKind::CountMismatch { queue, posted: u64::from(posted), needed },
-                            ));
-                        }
-                    }
-                    check.steps += 1;
-                }
-                Ok(())
-            })?;
+/// A mesh record's events must wait, per peer, for exactly the increments
+/// the step graph has that peer send the rank during the phase, on each of
+/// the TOP_SP's `channels` (and for nothing from a peer that sends none).
+fn check_events(
+    record: Option<&crate::lower::Record>,
+    incoming: &Incoming,
+    channels: u64,
+    at: Place,
+) -> Result<(), VerifyError> {
+    let Some(record) = record else { return Ok(()) };
+    for &(peer, sent) in incoming {
+        let sent = sent * channels;
+        let target = record.events.iter().find(|e| e.peer == peer).map_or(0, |e| u64::from(e.target));
+        if target != sent {
+            return Err(defect(at, DefectKind::EventMismatch { peer: Rank(peer), target, arrived: sent }));
         }
     }
-    Ok(check)
+    if let Some(e) = record.events.iter().find(|e| !incoming.iter().any(|&(p, _)| p == e.peer)) {
+        let kind = DefectKind::EventMismatch { peer: Rank(e.peer), target: u64::from(e.target), arrived: 0 };
+        return Err(defect(at, kind));
+    }
+    Ok(())
 }
 
 /// Channels of `plan` on TOP_SP `t`, ascending.
@@ -435,263 +627,6 @@ impl Cursor<'_> {
     }
 }
 
-/// One rank's share of the replay: its chains' cursors, the increments it
-/// consumes this step, and what it sends. Reused across steps.
-struct RankState<'a> {
-    cursors: Vec<Cursor<'a>>,
-    /// (sending rank, increments per channel) for each receive.
-    receives: Vec<(u32, u64)>,
-    transfers: Vec<Transfer>,
-    /// (receiving rank, increments per channel, a mesh event) for each send.
-    sends: Vec<(usize, u64, bool)>,
-    error: Option<VerifyError>,
-}
-
-fn replay(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    programs: &[RankProgram],
-    notified: &mut [u64],
-    proof: &mut ProtocolProof,
-    options: &ProverOptions,
-) -> Result<(), VerifyError> {
-    let params = schedule.arch.params();
-    let used_all = usize::from(topsps_used(schedule));
-    let used = usize::from(plan.channels.min(params.topsp_n));
-    let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
-    let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
-    let rank_n = programs.len();
-    let mut states: Vec<RankState<'_>> = programs
-        .iter()
-        .map(|program| RankState {
-            cursors: (0..used)
-                .map(|t| {
-                    let records = program
-                        .topsps
-                        .get(t)
-                        .and_then(|tp| tp.segments.iter().find(|s| s.collective == plan.index))
-                        .map_or(&[][..], |s| &s.records[..]);
-                    Cursor { records, record: 0, entry: 0, done: 0 }
-                })
-                .collect(),
-            receives: Vec::new(),
-            transfers: Vec::new(),
-            sends: Vec::new(),
-            error: None,
-        })
-        .collect();
-    // Per receiving rank, (sender, increments per channel) as they arrive.
-    let mut arrived: Vec<Vec<(u32, u64)>> = vec![Vec::new(); rank_n];
-    let mut event_in: Vec<Vec<(u32, u64)>> = vec![Vec::new(); rank_n * used];
-    let located: Vec<(u32, u32)> = (0..rank_n).map(|r| plan.groups.locate(Rank(r as u32))).collect();
-    let mut insts = Vec::with_capacity(rank_n);
-    for step in 0..plan.step_n {
-        let Some((phase_index, t_in_phase)) = plan.phase_at(step) else { break };
-        let phase = &plan.phases[phase_index];
-        if t_in_phase == 0 {
-            insts.clear();
-            insts.extend(located.iter().map(|&(_, member)| plan.instance(phase, member)));
-        }
-        let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
-        let place = |r: usize, t: usize, record| Place {
-            collective: plan.index,
-            rank: Rank(r as u32),
-            topsp: TopSp(t as u8),
-            record,
-            step: Some(step),
-        };
-        // Every rank, in parallel: post what its records say, check it
-        // against the step graph, and note what it sends and consumes.
-        let one = |(r, st): (usize, &mut RankState<'_>)| {
-            let (group, member) = located[r];
-            st.transfers.clear();
-            st.sends.clear();
-            st.receives.clear();
-            st.error = None;
-            schedule.phase_transfers(plan, group, phase, insts[r], t_in_phase, &mut st.transfers);
-            for (t, table) in tables.iter().enumerate() {
-                let (m2s, s2m) = table.step(member, &st.transfers);
-                let Some((record, posted_m2s, posted_s2m)) = st.cursors[t].next() else {
-                    st.error = Some(defect(
-                        place(r, t, None),
-                        mismatch("steps its records cover", u64::from(step), u64::from(plan.step_n)),
-                    ));
-                    return;
-                };
-                if record as usize != phase_index {
-                    st.error = Some(defect(
-                        place(r, t, Some(record)),
-                        mismatch("phase of the record running this step", u64::from(record), phase_index as u64),
-                    ));
-                    return;
-                }
-                for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
-                    if u64::from(posted) != needed {
-                        st.error = Some(defect(
-                            place(r, t, Some(record)),
-                            DefectKind::CountMismatch { queue, posted: u64::from(posted), needed },
-                        ));
-                        return;
-                    }
-                }
-            }
-            for tr in &st.transfers {
-                let increments = u64::from(tr.src.count) * u64::from(tr.halves.count());
-                if tr.from == member {
-                    let to = plan.rank(group, tr.to).0 as usize;
-                    st.sends.push((to, increments, mesh && tr.to != tr.from));
-                }
-                if tr.to == member {
-                    st.receives.push((plan.rank(group, tr.from).0, increments));
-                }
-            }
-        };
-        if rank_n >= options.parallel_from as usize {
-            states.par_iter_mut().enumerate().with_min_len(16).for_each(one);
-        } else {
-            states.iter_mut().enumerate().for_each(one);
-        }
-        // Then, in rank order: deliver every send's increments.
-        for (r, st) in states.iter_mut().enumerate() {
-            if let Some(e) = st.error.take() {
-                return Err(e);
-            }
-            proof.steps += used as u64;
-            for &(to, increments, event) in &st.sends {
-                arrived[to].push((r as u32, increments));
-                if event {
-                    for (t, channels) in hosted.iter().enumerate() {
-                        let total = increments * channels.len() as u64;
-                        let list = &mut event_in[to * used + t];
-                        match list.iter_mut().find(|(p, _)| *p == r as u32) {
-                            Some(e) => e.1 += total,
-                            None => list.push((r as u32, total)),
-                        }
-                    }
-                }
-            }
-        }
-        // Every connection delivered exactly what its receiver consumes at
-        // this step, on every channel of every TOP_SP alike.
-        let channels: u64 = hosted.iter().map(|h| h.len() as u64).sum();
-        let first_channel = hosted.first().and_then(|h| h.first()).copied().unwrap_or(0);
-        for (r, st) in states.iter_mut().enumerate() {
-            // Usually one or two peers: already in order, nothing to sort.
-            let got = merge(&mut arrived[r]);
-            let want = merge(&mut st.receives);
-            let at = place(r, 0, Some(phase_index as u32));
-            let sema = |from: u32| {
-                if mesh {
-                    st.cursors[0]
-                        .records
-                        .get(phase_index)
-                        .and_then(|rec| rec.events.iter().find(|e| e.peer == from))
-                        .map_or(sema::MESH, |e| u32::from(e.sema_index))
-                } else {
-                    sema::CHANNEL
-                }
-            };
-            if let Some(kind) = balance(got, want, sema, first_channel) {
-                return Err(defect(at, kind));
-            }
-            proof.signals += got.iter().map(|&(_, n)| n).sum::<u64>() * channels;
-            arrived[r].clear();
-        }
-        if t_in_phase + 1 == phase.step_n {
-            for (r, st) in states.iter().enumerate() {
-                for t in 0..used {
-                    let incoming = std::mem::take(&mut event_in[r * used + t]);
-                    notified[r * used_all + t] += 1;
-                    if !mesh {
-                        continue;
-                    }
-                    let Some(record) = st.cursors[t].records.get(phase_index) else { continue };
-                    let at = place(r, t, Some(phase_index as u32));
-                    for &(peer, sent) in &incoming {
-                        let target = record.events.iter().find(|e| e.peer == peer).map_or(0, |e| u64::from(e.target));
-                        if target != sent {
-                            return Err(defect(
-                                at,
-                                DefectKind::EventMismatch { peer: Rank(peer), target, arrived: sent },
-                            ));
-                        }
-                    }
-                    for e in &record.events {
-                        if !incoming.iter().any(|&(p, _)| p == e.peer) {
-                            return Err(defect(
-                                at,
-                                DefectKind::EventMismatch {
-                                    peer: Rank(e.peer),
-                                    target: u64::from(e.target),
-                                    arrived: 0,
-                                },
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Sorts (peer, count) pairs by peer and sums duplicates.
-fn merge(list: &mut Vec<(u32, u64)>) -> &[(u32, u64)] {
-    if !list.is_sorted_by_key(|&(p, _)| p) {
-        list.sort_unstable_by_key(|&(p, _)| p);
-    }
-    list.dedup_by(|next, kept| {
-        if next.0 == kept.0 {
-            kept.1 += next.1;
-            true
-        } else {
-            false
-        }
-    });
-    list
-}
-
-/// Compares what arrived per sender with what the receiver waits for.
-fn balance(got: &[(u32, u64)], want: &[(u32, u64)], sema: impl Fn(u32) -> u32, channel: u8) -> Option<DefectKind> {
-    let (mut i, mut j) = (0, 0);
-    loop {
-        let (g, w) = (got.get(i).copied(), want.get(j).copied());
-        let (from, arrived, expected) = match (g, w) {
-            (None, None) => return None,
-            (Some((p, a)), Some((q, e))) if p == q => {
-                i += 1;
-                j += 1;
-                (p, a, e)
-            }
-            (Some((p, a)), Some((q, _))) if p < q => {
-                i += 1;
-                (p, a, 0)
-            }
-            (Some((p, a)), None) => {
-                i += 1;
-                (p, a, 0)
-            }
-            (_, Some((q, e))) => {
-                j += 1;
-                (q, 0, e)
-            }
-        };
-        let from_rank = Rank(from);
-        if arrived < expected {
-            return Some(DefectKind::SignalsMissing { from: from_rank, sema: sema(from), channel, expected, arrived });
-        }
-        if arrived > expected {
-            return Some(DefectKind::SignalsUnconsumed {
-                from: from_rank,
-                sema: sema(from),
-                channel,
-                expected,
-                arrived,
-            });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -737,6 +672,56 @@ mod tests {
                         assert_protocol(&case);
                     }
                 }
+            }
+        }
+    }
+
+    /// Standing member 0's needs for every member's changes no figure, on
+    /// every flat pairing, invariant or not.
+    #[test]
+    fn symmetry_changes_no_figure() {
+        for &alg in AlgType::ALL {
+            if alg == AlgType::Hier {
+                continue;
+            }
+            for &op in flat_ops(alg) {
+                // Even blocks (every rank's counts the same) and uneven.
+                for (n, channels, count) in [(2u32, 1u8, 4096), (5, 3, 4100), (8, 2, 4096), (8, 2, 4103), (12, 9, 4104)]
+                {
+                    let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+                    case.channels = channels;
+                    case.count = count;
+                    let (schedule, programs) = lower_all(&case);
+                    let fast = prove_with(&schedule, &programs, &Symmetry::find(&schedule));
+                    let full = prove_with(&schedule, &programs, &Symmetry::none());
+                    assert_eq!(fast, full, "{op:?} {alg:?} n={n} channels={channels} count={count}");
+                }
+            }
+        }
+    }
+
+    /// A flat ring's records are exactly member 0's folded counts, on every
+    /// rank: the whole check is a comparison of `tp_inc_steps`.
+    #[test]
+    fn a_ring_takes_the_folded_path() {
+        let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+        case.channels = 2;
+        // 4096 + 7 elements: the first 7 blocks are one element bigger, so
+        // counts depend on the block and each rank is walked step by step.
+        let (schedule, _) = lower_all(&case);
+        let symmetry = Symmetry::find(&schedule);
+        assert!(symmetry.rotation(0, 0).is_some());
+        assert!(Profile::new(&schedule, &schedule.collectives[0], symmetry.rotation(0, 0)).is_none());
+        case.count = 4096;
+        let (schedule, programs) = lower_all(&case);
+        let symmetry = Symmetry::find(&schedule);
+        let plan = &schedule.collectives[0];
+        let profile = Profile::new(&schedule, plan, symmetry.rotation(0, 0)).expect("invariant");
+        let folded = profile.folded.as_ref().expect("no mesh phase");
+        for p in &programs {
+            for (t, tp) in p.topsps.iter().enumerate() {
+                let tps: Vec<_> = tp.segments[0].records.iter().map(|r| r.tp.clone()).collect();
+                assert_eq!(&tps, &folded[t], "rank {} TOP_SP {t}", p.rank.0);
             }
         }
     }

@@ -174,6 +174,24 @@ impl Sets {
         Ok(self.intern(merged))
     }
 
+    /// The set with every member `m` replaced by `m + g` (mod `n`).
+    pub(crate) fn rotate(&mut self, s: SetId, g: u32) -> SetId {
+        let n = self.n;
+        match self.view(s) {
+            View::Empty => EMPTY,
+            View::Interval { len, .. } if len == n => s,
+            View::Interval { start, len } => interval(((u64::from(start) + u64::from(g)) % u64::from(n)) as u32, len),
+            View::Bits(b) => {
+                let mut out = vec![0u64; self.words];
+                for m in (0..n).filter(|&m| b[(m / 64) as usize] >> (m % 64) & 1 == 1) {
+                    let r = ((u64::from(m) + u64::from(g)) % u64::from(n)) as usize;
+                    out[r / 64] |= 1 << (r % 64);
+                }
+                self.intern(out)
+            }
+        }
+    }
+
     /// Members in the set, ascending.
     #[cfg(test)]
     pub(crate) fn members(&self, s: SetId) -> Vec<u32> {
@@ -220,6 +238,19 @@ mod tests {
         assert_eq!(far & TAG_MASK, TAG_BITS);
         assert_eq!(s.union(far, s.single(4)), Err(4));
         assert_eq!(s.union(far, a).map(|x| s.members(x)), Ok(vec![0, 2, 3, 4]));
+    }
+
+    #[test]
+    fn rotation_shifts_every_member() {
+        let mut s = Sets::new(8);
+        let run = s.union(s.single(6), s.single(7)).unwrap();
+        let r = s.rotate(run, 3);
+        assert_eq!(s.members(r), vec![1, 2]);
+        let far = s.union(s.single(0), s.single(4)).unwrap();
+        let r = s.rotate(far, 5);
+        assert_eq!(s.members(r), vec![1, 5]);
+        assert_eq!(s.rotate(s.full(), 5), s.full());
+        assert_eq!(s.rotate(EMPTY, 5), EMPTY);
     }
 
     #[test]
