@@ -104,6 +104,27 @@ fn parallel_provers_agree_with_sequential_ones() {
     }
 }
 
+/// The symmetry shortcut is tuning: with it off, every group runs in full,
+/// and every example proves the same things and emits the same bytes. At
+/// least one example is rotation-invariant, so the shortcut is exercised.
+#[test]
+fn the_symmetry_shortcut_changes_no_result() {
+    let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
+    let mut rotated = 0;
+    for (stem, src) in examples() {
+        let valid = validate(parse(&src).unwrap().program).unwrap();
+        let fast = compile_tuned(&valid, &Options::default(), &ProverOptions::default()).unwrap();
+        let slow = compile_tuned(&valid, &Options::default(), &full).unwrap();
+        assert_same(&format!("{stem}: symmetry on vs off"), &fast, &slow);
+        let (a, b) = (fast.proof.as_ref().unwrap(), slow.proof.as_ref().unwrap());
+        assert_eq!(a.postcondition, b.postcondition, "{stem}");
+        assert_eq!(a.protocol, b.protocol, "{stem}");
+        assert_eq!(b.rotated_groups, 0, "{stem}");
+        rotated += a.rotated_groups;
+    }
+    assert!(rotated > 0, "no example took the symmetry shortcut");
+}
+
 #[test]
 fn one_rank_alone_is_the_rank_in_the_world() {
     for stem in [

@@ -246,6 +246,22 @@ pub fn channel_home(params: &ArchParams, channel: u8) -> (TopSp, u8) {
 /// [`LowerError`] naming the limit, the value, the rank and the TOP_SP when
 /// the schedule does not fit.
 pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError> {
+    lower_watched(schedule, rank, &mut |_, _| {})
+}
+
+/// [`lower`], showing `watch` every node of the rank's step graph as the
+/// lowering walks it, collective by collective and step by step: the proof
+/// checks the step graph's symmetry on the transfers lowering generates
+/// anyway (see `verify::symmetry::Watch`).
+///
+/// # Errors
+///
+/// As [`lower`].
+pub fn lower_watched(
+    schedule: &Schedule,
+    rank: Rank,
+    watch: &mut dyn FnMut(&CollectivePlan, &NodeView<'_>),
+) -> Result<RankProgram, LowerError> {
     let params = schedule.arch.params();
     let err = |topsp: Option<TopSp>, collective: Option<u32>, step: Option<u32>, kind| LowerError {
         rank,
@@ -278,6 +294,7 @@ pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError>
         let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
         let mut current_phase: Option<u32> = None;
         walk_collective(schedule, plan, rank, |node| {
+            watch(plan, &node);
             if current_phase != Some(node.phase) {
                 if let Some(p) = current_phase {
                     finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);

@@ -3,7 +3,7 @@
 
 use crate::build::{BuildError, build};
 use crate::encode::{ImageError, RankImages, encode};
-use crate::lower::{LowerError, LowerErrorKind, RankProgram, lower};
+use crate::lower::{LowerError, LowerErrorKind, RankProgram, lower, lower_watched};
 use crate::manifest::{MANIFEST_SCHEMA, Manifest, ManifestProof};
 use crate::parse::{ParseError, ParsedSpec, parse};
 use crate::schedule::Schedule;
@@ -13,7 +13,7 @@ use crate::validate::{ValidationErrors, validate};
 use crate::verify::postcondition::{self, CollectivePostcondition};
 use crate::verify::protocol::{self, ProtocolProof};
 use crate::verify::roundtrip;
-use crate::verify::symmetry::Symmetry;
+use crate::verify::symmetry::{Bases, Seen, Symmetry};
 use crate::verify::{ProverOptions, VerifyError};
 use ccc_ir::FORMAT_VERSION;
 use ccc_ir::id::Rank;
@@ -40,13 +40,17 @@ impl Default for Options {
 pub struct Proof {
     /// Per collective: the postcondition proven by symbolic execution.
     pub postcondition: Vec<CollectivePostcondition>,
-    /// The protocol replay over every rank's records.
+    /// The protocol proof over every rank's records.
     pub protocol: ProtocolProof,
+    /// Replica groups whose every member was seen, at every step, to run
+    /// member 0's program rotated by its index: both provers ran on member
+    /// 0 alone for them (0 when certified: the certificate does not say).
+    pub rotated_groups: u64,
     /// Images decoded back to their records.
     pub images_checked: u64,
     /// Time spent proving postconditions.
     pub postcondition_time: Duration,
-    /// Time spent replaying the protocol, including lowering the ranks that
+    /// Time spent on the protocol proof, including lowering the ranks that
     /// were not asked for (only the proof needs them).
     pub protocol_time: Duration,
     /// Time spent on round trips.
@@ -228,14 +232,25 @@ fn compile_built(
         }
         .into());
     }
+    // Member 0's transfers of each group, for the watches below: proof work.
+    let t = Instant::now();
+    let bases = match verify {
+        Verify::Prove(prover) if prover.symmetry => Some(Bases::new(&schedule)),
+        _ => None,
+    };
+    let bases_time = t.elapsed();
     // Compile work first: lowering and encoding the ranks asked for is what
     // a rank costs, and a schedule that does not fit the device fails here,
-    // before any world-sized proof is attempted.
-    let programs = lower_ranks(&schedule, &wanted)?;
+    // before any world-sized proof is attempted. When proving, lowering
+    // also shows each rank's step graph to a watch (see `Bases`).
+    let (programs, seen) = lower_ranks_watched(&schedule, &wanted, bases.as_ref())?;
     let arch = schedule.arch;
     let images = first_error(programs.par_iter().map(|p| encode(p, arch)).collect())?;
     let proof = match verify {
-        Verify::Prove(prover) => Some(prove(&schedule, &wanted, &programs, &images, prover)?),
+        Verify::Prove(prover) => {
+            let watched = Watched { bases, seen, time: bases_time };
+            Some(prove(&schedule, &wanted, &programs, &images, prover, watched)?)
+        }
         Verify::Skip => None,
     };
     let signature = sign(valid, &schedule);
@@ -251,29 +266,37 @@ fn prove(
     programs: &[RankProgram],
     images: &[RankImages],
     prover: &ProverOptions,
+    watched: Watched,
 ) -> Result<Proof, CompileError> {
     let rank_n = schedule.shape.rank_n;
+    // The protocol proof checks every rank's records: lower the ranks not
+    // asked for now (proof work, watched like the others), and put the
+    // ones asked for in their places.
     let t = Instant::now();
-    // Finding the rotation-invariant groups is postcondition work; the
-    // protocol proof uses what it found.
-    let symmetry = if prover.symmetry { Symmetry::find(schedule) } else { Symmetry::none() };
+    let Watched { bases, mut seen, time: bases_time } = watched;
+    let others: Vec<Rank> = (0..rank_n).map(Rank).filter(|r| wanted.binary_search(r).is_err()).collect();
+    let (others, others_seen) = lower_ranks_watched(schedule, &others, bases.as_ref())?;
+    seen.extend(others_seen);
+    let lowering_time = t.elapsed();
+    // The rotation-invariant groups, from what the watches saw: postcondition
+    // work, shared with the protocol proof.
+    let t = Instant::now();
+    let symmetry = bases.map_or_else(Symmetry::none, |b| b.symmetry(schedule, &seen));
+    let rotated_groups = symmetry.invariant_groups();
     let post = postcondition::prove_as_built(schedule, &symmetry, prover)?;
-    let postcondition_time = t.elapsed();
+    let postcondition_time = bases_time + t.elapsed();
     let t = Instant::now();
-    let protocol = if programs.len() == rank_n as usize {
+    let protocol = if others.is_empty() {
         protocol::prove_with(schedule, programs, &symmetry)?
     } else {
-        // The replay needs every rank's records: lower the others now (this
-        // is proof work), and put the ones asked for in their places.
-        let others: Vec<Rank> = (0..rank_n).map(Rank).filter(|r| wanted.binary_search(r).is_err()).collect();
-        let mut lowered = lower_ranks(schedule, &others)?.into_iter();
+        let mut lowered = others.into_iter();
         let mut asked = programs.iter();
         let world: Vec<RankProgram> = (0..rank_n)
             .filter_map(|r| if wanted.binary_search(&Rank(r)).is_ok() { asked.next().cloned() } else { lowered.next() })
             .collect();
         protocol::prove_with(schedule, &world, &symmetry)?
     };
-    let protocol_time = t.elapsed();
+    let protocol_time = lowering_time + t.elapsed();
     let t = Instant::now();
     let images_checked = prove_roundtrips(programs, images)?;
     Ok(Proof {
@@ -283,6 +306,7 @@ fn prove(
         postcondition_time,
         protocol_time,
         roundtrip_time: t.elapsed(),
+        rotated_groups,
         certified: false,
     })
 }
@@ -343,6 +367,7 @@ pub fn compile_certified(
         postcondition_time: Duration::ZERO,
         protocol_time,
         roundtrip_time: t.elapsed(),
+        rotated_groups: 0,
         certified: true,
     });
     Ok(compiled)
@@ -386,6 +411,35 @@ fn check_proof_section(schedule: &Schedule, proof: &ManifestProof) -> Result<(),
         return mismatch("protocol (chains, records, steps)", format!("{found:?}"), format!("{want:?}"));
     }
     Ok(())
+}
+
+/// What the proof starts from when lowering watched the step graph: member
+/// 0's transfers of each group, what each lowered rank's watch saw, and the
+/// time listing the bases took.
+struct Watched {
+    bases: Option<Bases>,
+    seen: Vec<Seen>,
+    time: Duration,
+}
+
+/// [`lower_ranks`], each rank's step graph shown to a watch of `bases` as
+/// it is lowered (no watch without bases).
+fn lower_ranks_watched(
+    schedule: &Schedule,
+    ranks: &[Rank],
+    bases: Option<&Bases>,
+) -> Result<(Vec<RankProgram>, Vec<Seen>), LowerError> {
+    let Some(bases) = bases else { return Ok((lower_ranks(schedule, ranks)?, Vec::new())) };
+    let lowered = first_error(
+        ranks
+            .par_iter()
+            .map(|&r| {
+                let mut watch = bases.watch(r);
+                lower_watched(schedule, r, &mut |plan, node| watch.see(plan, node)).map(|p| (p, watch.finish()))
+            })
+            .collect(),
+    )?;
+    Ok(lowered.into_iter().unzip())
 }
 
 /// Lowers `ranks` in parallel; the result is in the order asked, and the

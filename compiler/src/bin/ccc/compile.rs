@@ -112,7 +112,7 @@ fn write_proof(out: &mut String, proof: &Proof) {
     for c in &proof.postcondition {
         let _ = writeln!(
             out,
-            "{verb}: collective {}: {} ({} group{} of {}, {} transfers executed)",
+            "{verb}: collective {}: {} ({} group{} of {}, {} transfers matched)",
             c.collective,
             c.claim,
             c.groups,
@@ -124,9 +124,17 @@ fn write_proof(out: &mut String, proof: &Proof) {
     let p = &proof.protocol;
     let _ = writeln!(
         out,
-        "{verb}: protocol of {} chains, {} records, {} steps replayed, {} semaphore increments matched: no wait left unsatisfied",
+        "{verb}: protocol of {} chains, {} records, {} steps checked, {} semaphore increments matched: no wait left unsatisfied",
         p.chains, p.records, p.steps, p.signals
     );
+    if proof.rotated_groups > 0 {
+        let _ = writeln!(
+            out,
+            "symmetry: {} group{} ran member 0's program rotated at every step of every member (checked while lowering): proven on member 0",
+            proof.rotated_groups,
+            plural(proof.rotated_groups as usize)
+        );
+    }
     if proof.certified {
         let _ = writeln!(
             out,
