@@ -250,6 +250,14 @@ fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> 
     done.then_some(received * u64::from(n))
 }
 
+/// A send and a receive describe the same transfer: everything equal but
+/// `neigh`, a label for display that nothing emitted or proven reads (so
+/// that a group whose members differ only in it is still
+/// rotation-invariant; see `symmetry`).
+fn same(a: &Transfer, b: &Transfer) -> bool {
+    Transfer { neigh: b.neigh, ..*a } == *b
+}
+
 /// The postcondition a collective must meet, in words (the `claim` of its proof).
 pub fn claim(plan: &CollectivePlan) -> String {
     match plan.kind {
@@ -452,7 +460,8 @@ impl<'a> Run<'a> {
                 let tr = members[m].listed[members[m].incoming[k] as usize];
                 let from = &mut members[tr.from as usize];
                 let listed = &from.listed;
-                let Some(o) = from.outgoing.iter_mut().find(|o| !o.matched && listed[o.listed as usize] == tr) else {
+                let Some(o) = from.outgoing.iter_mut().find(|o| !o.matched && same(&listed[o.listed as usize], &tr))
+                else {
                     return Err(self.defect(
                         Some(m as u32),
                         Some(step),
