@@ -229,6 +229,13 @@ impl BlockSet {
         BlockSet { start: b, stride: 1, count: 1 }
     }
 
+    /// Whether both name the same positions in the same order (the stride
+    /// of a set of one position, or none, names nothing).
+    pub fn same_positions(&self, other: BlockSet) -> bool {
+        self.count == other.count
+            && (self.count == 0 || (self.start == other.start && (self.count == 1 || self.stride == other.stride)))
+    }
+
     /// The `j`-th position.
     pub fn get(&self, j: u32) -> u32 {
         self.start + j * self.stride

@@ -15,7 +15,7 @@
 //! one (Kangaring), and then each half is proven on its own.
 
 use super::sets::{EMPTY, SetId, Sets};
-use super::symmetry::{self, Rotation, Symmetry, is_rotated};
+use super::symmetry::{Rotation, Symmetry, is_rotated};
 use super::{Defect, DefectKind, ProverOptions, VerifyError};
 use crate::schedule::{CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, Transfer};
 use ccc_ir::enums::HalfChunk;
@@ -192,6 +192,7 @@ fn prove_collective(
 /// check fails: the full run then finds the defect and names it.
 fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> {
     let n = plan.groups.size();
+    let action = &rot.action;
     let mut sets = Sets::new(n);
     let own = sets.single(0);
     let mut rel: Vec<SetId> =
@@ -204,17 +205,16 @@ fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> 
     for step in 0..plan.step_n {
         let list = rot.step(step);
         let in_range = |b: crate::schedule::BlockSet| b.count == 0 || b.get(b.count - 1) < n;
-        if list
-            .iter()
-            .any(|t| t.from >= n || t.to >= n || (t.from != 0 && t.to != 0) || t.src != t.dst || !in_range(t.src))
-        {
+        if list.iter().any(|t| {
+            t.from >= n || t.to >= n || (t.from != 0 && t.to != 0) || !t.src.same_positions(t.dst) || !in_range(t.src)
+        }) {
             return None;
         }
         matched.clear();
         matched.resize(list.len(), false);
         for y in list.iter().filter(|y| y.to == 0) {
-            let k =
-                (0..list.len()).find(|&k| list[k].from == 0 && !matched[k] && is_rotated(y, &list[k], y.from, n))?;
+            let k = (0..list.len())
+                .find(|&k| list[k].from == 0 && !matched[k] && is_rotated(y, &list[k], y.from, action))?;
             matched[k] = true;
         }
         if (0..list.len()).any(|k| list[k].from == 0 && !matched[k]) {
@@ -224,8 +224,8 @@ fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> 
         values.clear();
         for y in list.iter().filter(|y| y.to == 0 && moves(y)) {
             for b in y.src.iter() {
-                let at = symmetry::shift(b, n - y.from, n);
-                values.push(sets.rotate(rel[at as usize], y.from));
+                let at = action.add(b, action.inverse(y.from));
+                values.push(sets.translate(rel[at as usize], y.from, action));
             }
         }
         let mut next = values.iter();
@@ -250,12 +250,15 @@ fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> 
     done.then_some(received * u64::from(n))
 }
 
-/// A send and a receive describe the same transfer: everything equal but
-/// `neigh`, a label for display that nothing emitted or proven reads (so
-/// that a group whose members differ only in it is still
-/// rotation-invariant; see `symmetry`).
+/// A send and a receive describe the same transfer: the same members,
+/// halves and fold, the same block positions (a one-block set's stride
+/// names nothing), whatever `neigh` says: a label for display that nothing
+/// emitted or proven reads (so that a group whose members differ only in
+/// it is still rotation-invariant; see `symmetry`).
 fn same(a: &Transfer, b: &Transfer) -> bool {
-    Transfer { neigh: b.neigh, ..*a } == *b
+    (a.from, a.to, a.halves, a.fold) == (b.from, b.to, b.halves, b.fold)
+        && a.src.same_positions(b.src)
+        && a.dst.same_positions(b.dst)
 }
 
 /// The postcondition a collective must meet, in words (the `claim` of its proof).
@@ -525,7 +528,7 @@ impl<'a> Run<'a> {
                 return Err(out_of_range("destination chunk", last(t.dst), self.block_n));
             }
         }
-        if self.chunks.is_none() && t.src != t.dst {
+        if self.chunks.is_none() && !t.src.same_positions(t.dst) {
             return Err(self.defect(
                 Some(m),
                 Some(step),
@@ -737,6 +740,38 @@ mod tests {
         }
     }
 
+    /// The same on every Hier composition, with and without pods: their
+    /// groups are invariant under the runs their scopes cut, and the ring
+    /// and direct compositions are proven on member 0 alone.
+    #[test]
+    fn hier_compositions_are_proven_the_same_on_one_member() {
+        let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
+        let mut orbits = Vec::new();
+        for (op, choice) in Case::hier_choices() {
+            let two_step = choice.iter().any(|&(_, alg)| alg == AlgType::TwoStepPodMesh);
+            for (rank_n, local, pods) in [(12, 4, 1), (24, 4, 2)] {
+                if two_step && pods < 2 {
+                    continue;
+                }
+                let mut case = Case::hier(op, &choice, rank_n, local);
+                case.pod_n = pods;
+                let schedule = build(&case.valid()).unwrap();
+                let fast = prove_with(&schedule, &AsBuilt, &ProverOptions::default());
+                assert_eq!(fast, prove_with(&schedule, &AsBuilt, &full), "{op:?} {choice:?} pods={pods}");
+                let plan = &schedule.collectives[0];
+                let rot = crate::verify::symmetry::rotation(&schedule, plan, 0, &AsBuilt);
+                if rot.is_some_and(|r| orbit(plan, &r, HalfChunk::H0).is_some()) {
+                    orbits.push((op, choice.clone(), pods));
+                }
+            }
+        }
+        let ring = |leg| (leg, AlgType::Ring);
+        use ccc_ir::spec::Leg::{InterAllReduce, IntraAllGather, IntraReduceScatter};
+        let all_rings = vec![ring(IntraReduceScatter), ring(InterAllReduce), ring(IntraAllGather)];
+        assert!(orbits.contains(&(OpType::AllReduce, all_rings.clone(), 1)), "{orbits:?}");
+        assert!(orbits.contains(&(OpType::AllReduce, all_rings, 2)), "{orbits:?}");
+    }
+
     /// Rings of every flavour are proven on member 0 alone, on each half.
     #[test]
     fn rings_are_proven_on_one_member() {
@@ -748,7 +783,7 @@ mod tests {
                 let Some(case) = Case::for_alg(op, alg, 6) else { continue };
                 let schedule = build(&case.valid()).unwrap();
                 let plan = &schedule.collectives[0];
-                let rot = symmetry::rotation(&schedule, plan, 0, &AsBuilt)
+                let rot = crate::verify::symmetry::rotation(&schedule, plan, 0, &AsBuilt)
                     .unwrap_or_else(|| panic!("{op:?} {alg:?}: not rotation-invariant"));
                 for half in [HalfChunk::H0, HalfChunk::H1] {
                     assert!(orbit(plan, &rot, half).is_some(), "{op:?} {alg:?} {half:?}");
@@ -772,7 +807,7 @@ mod tests {
         }
         let schedule = build(&Case::flat(OpType::AllReduce, AlgType::Ring, 6, 2).valid()).unwrap();
         let plan = &schedule.collectives[0];
-        let rot = symmetry::rotation(&schedule, plan, 0, &Twice).expect("still invariant");
+        let rot = crate::verify::symmetry::rotation(&schedule, plan, 0, &Twice).expect("still invariant");
         assert_eq!(orbit(plan, &rot, HalfChunk::H0), None);
         let Err(VerifyError::Defect(d)) = prove(&schedule, &Twice) else { panic!("proven") };
         assert!(matches!(d.kind, DefectKind::Duplicate { .. }), "{d}");

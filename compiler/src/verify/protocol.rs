@@ -36,7 +36,7 @@
 //! step `s - 1` to `s`), so by induction over the steps no wait is left
 //! unsatisfied and no cycle of waits exists.
 
-use super::symmetry::{self, Rotation, Symmetry};
+use super::symmetry::{Rotation, Symmetry};
 use super::{Defect, DefectKind, VerifyError};
 use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, topsps_used};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
@@ -356,14 +356,14 @@ fn check_rank(
         let increments = |tr: &Transfer| u64::from(tr.src.count) * u64::from(tr.halves.count());
         match profile {
             Some(profile) => {
-                let n = plan.groups.size();
                 for step in 0..plan.step_n {
                     let Some((phase_index, _)) = plan.phase_at(step) else { break };
                     needs.counts.clear();
                     needs.counts.extend_from_slice(&profile.counts[step as usize * used..][..used]);
                     needs.receives.clear();
                     let base = profile.rotation.step(step).iter().filter(|tr| tr.to == 0);
-                    needs.receives.extend(base.map(|tr| (symmetry::shift(tr.from, member, n), increments(tr))));
+                    let action = &profile.rotation.action;
+                    needs.receives.extend(base.map(|tr| (action.add(tr.from, member), increments(tr))));
                     check(step, phase_index, &needs)?;
                 }
             }

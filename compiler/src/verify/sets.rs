@@ -7,6 +7,7 @@
 //! exchanges, recursive halving). Unions are memoized, so a pattern that
 //! folds the same two sets into many cells costs one real union.
 
+use super::symmetry::Action;
 use std::collections::HashMap;
 
 /// A packed set handle.
@@ -27,11 +28,12 @@ pub(crate) struct Sets {
     n: u32,
     words: usize,
     bits: Vec<u64>,
-    // Both maps are memos, only ever looked up, never iterated: a handle is
+    // The maps are memos, only ever looked up, never iterated: a handle is
     // the bitset's index in `bits`, so it depends on the order of calls,
     // not on the hasher.
     interned: HashMap<Box<[u64]>, u64>,
     unions: HashMap<(SetId, SetId), Result<SetId, u32>>,
+    moved: HashMap<(SetId, u32), SetId>,
 }
 
 /// What a set is.
@@ -44,7 +46,14 @@ enum View<'a> {
 impl Sets {
     /// Sets over `n` members.
     pub(crate) fn new(n: u32) -> Sets {
-        Sets { n, words: (n as usize).div_ceil(64), bits: Vec::new(), interned: HashMap::new(), unions: HashMap::new() }
+        Sets {
+            n,
+            words: (n as usize).div_ceil(64),
+            bits: Vec::new(),
+            interned: HashMap::new(),
+            unions: HashMap::new(),
+            moved: HashMap::new(),
+        }
     }
 
     /// `{m}`.
@@ -190,6 +199,28 @@ impl Sets {
                 self.intern(out)
             }
         }
+    }
+
+    /// The set with every member `m` moved by `g` under `action`.
+    pub(crate) fn translate(&mut self, s: SetId, g: u32, action: &Action) -> SetId {
+        if action.is_cyclic() {
+            return self.rotate(s, g);
+        }
+        if s == EMPTY || s == self.full() {
+            return s;
+        }
+        if let Some(&moved) = self.moved.get(&(s, g)) {
+            return moved;
+        }
+        let bits = self.to_bits(s);
+        let mut out = vec![0u64; self.words];
+        for m in (0..self.n).filter(|&m| bits[(m / 64) as usize] >> (m % 64) & 1 == 1) {
+            let r = action.add(m, g) as usize;
+            out[r / 64] |= 1 << (r % 64);
+        }
+        let moved = self.intern(out);
+        self.moved.insert((s, g), moved);
+        moved
     }
 
     /// Members in the set, ascending.

@@ -1,27 +1,147 @@
 //! Rotation symmetry: when every member of a group runs member 0's program
-//! shifted by its own index, member 0's run stands for every member's.
+//! moved by its own index, member 0's run stands for every member's.
 //!
-//! A group of `n` members is *rotation-invariant* when, at every step,
-//! member `m`'s transfers are member 0's, in the same order, with every
-//! member index and every block position shifted by `m` (mod `n`) and
-//! nothing else changed (but the display-only `neigh` label). A ring is: member `m` sends block `m - s` to
-//! `m + 1` at step `s`. [`rotation`] checks it for every member at every
-//! step, on every core, from the transfers themselves (not from what the
-//! algorithm is called), and keeps member 0's.
+//! Member and block indices of a group are mixed-radix numbers over its
+//! digits (local, node, pod). An [`Action`] joins the digits into runs
+//! that carry among themselves and add independently: one run over every
+//! digit is the flat rotation `i -> i + g (mod n)`; the runs `[local]` and
+//! `[node, pod]` turn each node's ring and the ring across nodes at once.
+//! A collective's runs are cut where its phases' scopes start and end.
+//!
+//! A group is *rotation-invariant* when, at every step, member `m`'s
+//! transfers are member 0's, in the same order, with every member index and
+//! every block moved by `m` under the action, and nothing else changed (but
+//! the display-only `neigh` label). A ring is: member `m` sends block
+//! `m - s` to `m + 1` at step `s`. [`rotation`] checks it for every member
+//! at every step, on every core, from the transfers themselves (not from
+//! what the algorithm is called), and keeps member 0's; a compile checks it
+//! instead on the transfers lowering generates ([`Bases`], [`Watch`]).
 //!
 //! Invariance is what lets [`super::postcondition`] execute member 0
-//! alone: if the buffers start rotation-invariant (member `m`'s block `b`
-//! holds member 0's block `b - m` with every contributor shifted by `m`),
-//! every step keeps them so, since every member reads and writes the same
-//! cells relative to itself. Checking invariance costs one listing of
-//! every member's transfers; the symbolic execution it saves costs a
-//! buffer of `n` x `n` cells and a fold per transfer of the world.
+//! alone: if the buffers start invariant (member `m`'s block `b` holds
+//! member 0's block `b - m` with every contributor moved by `m`), every
+//! step keeps them so, since every member reads and writes the same cells
+//! relative to itself. Checking invariance costs a comparison per transfer
+//! of the world; the symbolic execution it saves costs a buffer of `n` x `n`
+//! cells and a fold per block moved in the world.
 
 use super::postcondition::{AsBuilt, Site, TransferSource};
-use crate::schedule::{BlockSet, CollectivePlan, Schedule, Transfer};
+use crate::schedule::{BlockSet, CollectivePlan, DIGITS, Schedule, Transfer};
 use crate::step_graph::NodeView;
 use ccc_ir::id::Rank;
 use rayon::prelude::*;
+
+/// How indices of a group move: the group's digits joined into runs that
+/// carry among themselves and add independently, run by run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Action {
+    n: u32,
+    /// Per run: place value and size (their product over runs is `n`).
+    runs: Vec<(u32, u32)>,
+    /// With more than one run: `digits[r][i]` is index `i`'s digit in run
+    /// `r`, so that moving an index costs no division.
+    digits: Vec<Vec<u32>>,
+}
+
+impl Action {
+    /// The action of `plan`'s groups: the digits cut wherever one of its
+    /// phases' scopes (or the scopes that narrow their blocks) starts or
+    /// ends. A flat algorithm's scopes are the whole group: one run.
+    pub(crate) fn of(plan: &CollectivePlan) -> Action {
+        let n = plan.groups.size();
+        let mut cuts = vec![0u8, DIGITS as u8];
+        for phase in &plan.phases {
+            for scope in std::iter::once(&phase.scope).chain(&phase.narrow) {
+                cuts.extend([scope.lo, scope.hi]);
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        let radices = &plan.radices;
+        let runs: Vec<(u32, u32)> = cuts
+            .windows(2)
+            .map(|w| (radices.span(0, w[0]), radices.span(w[0], w[1])))
+            .filter(|&(_, size)| size > 1)
+            .collect();
+        let product: u64 = runs.iter().map(|&(_, size)| u64::from(size)).product();
+        if runs.len() <= 1 || product != u64::from(n) {
+            return Action::cyclic(n);
+        }
+        let digits = runs.iter().map(|&(place, size)| (0..n).map(|i| i / place % size).collect()).collect();
+        Action { n, runs, digits }
+    }
+
+    /// The flat rotation of `n` indices.
+    pub(crate) fn cyclic(n: u32) -> Action {
+        Action { n, runs: vec![(1, n)], digits: Vec::new() }
+    }
+
+    /// Whether it is the flat rotation.
+    pub(crate) fn is_cyclic(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    /// Index `v` moved by `g`. An index out of range stays where it is
+    /// (the flat rotation takes it mod `n`).
+    #[inline(always)]
+    pub(crate) fn add(&self, v: u32, g: u32) -> u32 {
+        if self.digits.is_empty() {
+            return shift(v, g, self.n);
+        }
+        if v >= self.n || g >= self.n {
+            return v;
+        }
+        let mut out = 0;
+        for (&(place, size), digits) in self.runs.iter().zip(&self.digits) {
+            let d = digits[v as usize] + digits[g as usize];
+            out += place * if d >= size { d - size } else { d };
+        }
+        out
+    }
+
+    /// The index that moves `g` back to 0: adding it undoes adding `g`.
+    pub(crate) fn inverse(&self, g: u32) -> u32 {
+        if g >= self.n {
+            return 0;
+        }
+        if self.digits.is_empty() {
+            return (self.n - g) % self.n;
+        }
+        let mut out = 0;
+        for (&(place, size), digits) in self.runs.iter().zip(&self.digits) {
+            out += place * ((size - digits[g as usize]) % size);
+        }
+        out
+    }
+
+    /// Whether `set` is every index whose digits in runs `first..last`
+    /// vary, its other digits fixed (and those in `first..last` zero at its
+    /// start): moved, it is the same kind of set again, from the moved start
+    /// with those digits cleared. Returns `first..last`.
+    fn whole_runs(&self, set: BlockSet) -> Option<std::ops::Range<usize>> {
+        let first = self.runs.iter().position(|&(place, _)| place == set.stride)?;
+        let mut count = 1u64;
+        let mut last = first;
+        while count < u64::from(set.count) && last < self.runs.len() {
+            count *= u64::from(self.runs[last].1);
+            last += 1;
+        }
+        let runs = first..last;
+        (count == u64::from(set.count) && self.clear(set.start, runs.clone()) == Some(set.start)).then_some(runs)
+    }
+
+    /// `v` with its digits in `runs` set to 0.
+    fn clear(&self, v: u32, runs: std::ops::Range<usize>) -> Option<u32> {
+        if v >= self.n {
+            return None;
+        }
+        let mut out = v;
+        for &(place, size) in &self.runs[runs] {
+            out -= (v / place % size) * place;
+        }
+        Some(out)
+    }
+}
 
 /// The rotation-invariant groups of every collective of a schedule, found
 /// once and shared by both provers.
@@ -150,10 +270,9 @@ impl Watch<'_> {
         let base = self.bases.rotations.get(plan.index as usize).and_then(|g| g.get(node.group as usize));
         let rotated = base.and_then(Option::as_ref).is_some_and(|base| {
             let want = base.step(node.step);
-            let n = plan.groups.size();
             node.step == *steps
                 && want.len() == node.transfers.len()
-                && node.transfers.iter().zip(want).all(|(x, b)| is_rotated(x, b, node.member, n))
+                && node.transfers.iter().zip(want).all(|(x, b)| is_rotated(x, b, node.member, &base.action))
         });
         *steps = if rotated { *steps + 1 } else { BROKEN };
     }
@@ -167,6 +286,8 @@ impl Watch<'_> {
 /// Member 0's transfers of a rotation-invariant group, step by step.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Rotation {
+    /// How the group's indices move.
+    pub(crate) action: Action,
     transfers: Vec<Transfer>,
     /// Step `s`'s transfers are `transfers[at[s]..at[s + 1]]`.
     at: Vec<usize>,
@@ -200,7 +321,7 @@ pub(crate) fn rotation<S: TransferSource + ?Sized>(
         walk(schedule, plan, group, m, source, |list| {
             let want = base.step(step);
             step += 1;
-            list.len() == want.len() && list.iter().zip(want).all(|(x, b)| is_rotated(x, b, m, n))
+            list.len() == want.len() && list.iter().zip(want).all(|(x, b)| is_rotated(x, b, m, &base.action))
         })
     });
     same.then_some(base)
@@ -219,7 +340,7 @@ fn base<S: TransferSource + ?Sized>(
     if n < 2 || plan.layout().block_n() != n {
         return None;
     }
-    let mut base = Rotation { transfers: Vec::new(), at: vec![0] };
+    let mut base = Rotation { action: Action::of(plan), transfers: Vec::new(), at: vec![0] };
     walk(schedule, plan, group, 0, source, |list| {
         base.transfers.extend_from_slice(list);
         base.at.push(base.transfers.len());
@@ -253,57 +374,52 @@ fn walk<S: TransferSource + ?Sized>(
     true
 }
 
-/// `x` is `base` with its members and blocks shifted by `g` (mod `n`).
-/// `neigh` is not compared: it names the link (within a node or across)
-/// for display, no proof reads it, and a ring over several nodes crosses
-/// a node boundary at some members and not at others.
+/// `x` is `base` with its members and blocks moved by `g`. Blocks compare
+/// as the positions they name, as a set (a block set is an ascending
+/// progression, so two with as many positions are the same set exactly
+/// when they name the same positions in order). `neigh` is not compared:
+/// it names the link (within a node or across) for display, no proof reads
+/// it, and a ring over several nodes crosses a node boundary at some
+/// members and not at others.
 #[inline(always)]
-pub(crate) fn is_rotated(x: &Transfer, base: &Transfer, g: u32, n: u32) -> bool {
-    // The common case, one comparison of the whole transfer: neither block
-    // progression wraps, so each is the base's from a shifted start.
-    if let (Some(src), Some(dst)) = (shifted(base.src, g, n), shifted(base.dst, g, n)) {
-        let want =
-            Transfer { from: shift(base.from, g, n), to: shift(base.to, g, n), src, dst, neigh: x.neigh, ..*base };
-        return *x == want;
-    }
+pub(crate) fn is_rotated(x: &Transfer, base: &Transfer, g: u32, action: &Action) -> bool {
     x.halves == base.halves
         && x.fold == base.fold
-        && x.from == shift(base.from, g, n)
-        && x.to == shift(base.to, g, n)
-        && blocks_rotated(x.src, base.src, g, n)
-        && blocks_rotated(x.dst, base.dst, g, n)
-}
-
-/// `base` shifted by `g`, when no position wraps past `n`.
-#[inline(always)]
-fn shifted(base: BlockSet, g: u32, n: u32) -> Option<BlockSet> {
-    let start = u64::from(base.start) + u64::from(g);
-    let last = start + u64::from(base.count.saturating_sub(1)) * u64::from(base.stride);
-    (last < u64::from(n)).then_some(BlockSet { start: start as u32, ..base })
+        && x.from == action.add(base.from, g)
+        && x.to == action.add(base.to, g)
+        && blocks_rotated(x.src, base.src, g, action)
+        && ((x.dst.same_positions(x.src) && base.dst.same_positions(base.src))
+            || blocks_rotated(x.dst, base.dst, g, action))
 }
 
 /// `v + g` (mod `n`), for `g < n`: a compare instead of a division, which
 /// would cost more than the rest of the check.
 #[inline(always)]
-pub(crate) fn shift(v: u32, g: u32, n: u32) -> u32 {
+fn shift(v: u32, g: u32, n: u32) -> u32 {
     let (s, n) = (u64::from(v) + u64::from(g), u64::from(n));
     let s = if s >= n { s - n } else { s };
     // Only a member or block out of range gets here: divide.
     (if s >= n { s % n } else { s }) as u32
 }
 
+/// `x` names the positions of `base` moved by `g`, as a set.
 #[inline(always)]
-fn blocks_rotated(x: BlockSet, base: BlockSet, g: u32, n: u32) -> bool {
+fn blocks_rotated(x: BlockSet, base: BlockSet, g: u32, action: &Action) -> bool {
     if x.count != base.count {
         return false;
     }
     let Some(last) = x.count.checked_sub(1) else { return true };
-    // No wrap: the shifted set is the same progression from a shifted start.
-    let start = u64::from(base.start) + u64::from(g);
-    if x.stride == base.stride && start + u64::from(last) * u64::from(base.stride) < u64::from(n) {
-        return u64::from(x.start) == start;
+    if action.digits.is_empty() {
+        // The flat rotation of a progression that does not wrap is the
+        // same progression from the moved start.
+        let start = u64::from(base.start) + u64::from(g);
+        if start + u64::from(last) * u64::from(base.stride) < u64::from(action.n) {
+            return u64::from(x.start) == start && (last == 0 || x.stride == base.stride);
+        }
+    } else if let Some(runs) = action.whole_runs(base) {
+        return x.stride == base.stride && Some(x.start) == action.clear(action.add(base.start, g), runs);
     }
-    (0..x.count).all(|j| x.get(j) == shift(base.get(j), g, n))
+    (0..x.count).all(|j| x.get(j) == action.add(base.get(j), g))
 }
 
 #[cfg(test)]
@@ -331,9 +447,12 @@ mod tests {
         }
     }
 
+    /// Within a node, member 3's successor is member 0 of its node, not
+    /// member 4: a two-level ring is not invariant under the flat rotation,
+    /// but it is under the runs [local] and [node, pod], which its scopes
+    /// cut.
     #[test]
-    fn a_two_level_ring_is_not() {
-        // Within a node, member 3's successor is member 0 of its node, not member 4.
+    fn a_two_level_ring_turns_node_and_cross_rings_at_once() {
         let case = Case::hier(
             OpType::AllReduce,
             &[
@@ -341,10 +460,56 @@ mod tests {
                 (ccc_ir::spec::Leg::InterAllReduce, AlgType::Ring),
                 (ccc_ir::spec::Leg::IntraAllGather, AlgType::Ring),
             ],
-            8,
+            12,
             4,
         );
-        assert!(rotation_of(&case).is_none());
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        let rot = rotation_of(&case).expect("invariant under its runs");
+        assert_eq!(rot.action, Action::of(plan));
+        assert!(!rot.action.is_cyclic());
+        // Member 5 = local 1 of node 1; moved by member 7 = local 3, node 1:
+        // local 0, node 2 = member 8.
+        assert_eq!(rot.action.add(5, 7), 8);
+        assert_eq!(rot.action.add(rot.action.add(5, 7), rot.action.inverse(7)), 5);
+        let mut flat = rot;
+        flat.action = Action::cyclic(12);
+        let walk_one = |m: u32| {
+            let mut out = Vec::new();
+            walk(&schedule, plan, 0, m, &AsBuilt, |list| {
+                out.extend_from_slice(list);
+                true
+            });
+            out
+        };
+        let (zero, three) = (walk_one(0), walk_one(3));
+        assert!(!three.iter().zip(&zero).all(|(x, b)| is_rotated(x, b, 3, &flat.action)));
+    }
+
+    #[test]
+    fn whole_runs_move_as_sets() {
+        // 4 locals x 3 nodes; the set {1, 5, 9} is local 1 of every node.
+        let case = Case::hier(
+            OpType::AllReduce,
+            &[
+                (ccc_ir::spec::Leg::IntraReduceScatter, AlgType::Ring),
+                (ccc_ir::spec::Leg::InterAllReduce, AlgType::Ring),
+                (ccc_ir::spec::Leg::IntraAllGather, AlgType::Ring),
+            ],
+            12,
+            4,
+        );
+        let schedule = build(&case.valid()).unwrap();
+        let action = Action::of(&schedule.collectives[0]);
+        let set = BlockSet { start: 1, stride: 4, count: 3 };
+        assert_eq!(action.whole_runs(set), Some(1..2));
+        // Moved by member 6 (local 2, node 1): local 3 of every node.
+        assert!(blocks_rotated(BlockSet { start: 3, stride: 4, count: 3 }, set, 6, &action));
+        assert!(!blocks_rotated(BlockSet { start: 2, stride: 4, count: 3 }, set, 6, &action));
+        // Not a whole run: positions compare one by one.
+        let part = BlockSet { start: 1, stride: 4, count: 2 };
+        assert_eq!(action.whole_runs(part), None);
+        assert!(blocks_rotated(BlockSet { start: 7, stride: 4, count: 2 }, part, 6, &action));
     }
 
     /// What lowering's watches see gives the groups a walk of every
@@ -408,10 +573,14 @@ mod tests {
             fold: None,
             neigh: ccc_ir::enums::Neigh::Local,
         };
+        let four = Action::cyclic(4);
         let x = Transfer { from: 1, to: 2, src: BlockSet::one(0), dst: BlockSet::one(0), ..base };
-        assert!(is_rotated(&x, &base, 2, 4));
-        assert!(!is_rotated(&x, &base, 1, 4));
+        assert!(is_rotated(&x, &base, 2, &four));
+        assert!(!is_rotated(&x, &base, 1, &four));
         let moved = Transfer { dst: BlockSet::one(1), ..x };
-        assert!(!is_rotated(&moved, &base, 2, 4));
+        assert!(!is_rotated(&moved, &base, 2, &four));
+        // A one-block set's stride names nothing.
+        let strided = Transfer { src: BlockSet { start: 0, stride: 4, count: 1 }, ..x };
+        assert!(is_rotated(&strided, &base, 2, &four));
     }
 }
