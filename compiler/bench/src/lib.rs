@@ -26,6 +26,18 @@ pub fn ring_allreduce(rank_n: u32, channels: u8) -> ValidProgram {
     validate(parse(&src).unwrap().program).unwrap()
 }
 
+/// The README's two-level all-reduce over `rank_n` ranks, 16 per node, 1
+/// channel: a ring inside each node, a single-cycle ring across nodes, a
+/// Kangaring inside again.
+pub fn hier_allreduce(rank_n: u32) -> ValidProgram {
+    let src = format!(
+        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16777216, arch: Cayman, \
+         topology: (rank_n: {rank_n}, local_rank_n: 16), channels: 1, algorithm: Hier((intra_reduce_scatter: Ring, \
+         inter_all_reduce: SingleCycleRing, intra_all_gather: Kangaring)))"
+    );
+    validate(parse(&src).unwrap().program).unwrap()
+}
+
 /// Median wall time of `f` over repeated runs: at least one run, then more
 /// until `budget` is spent or 25 runs are done.
 pub fn median<T>(budget: Duration, mut f: impl FnMut() -> T) -> (Duration, T) {

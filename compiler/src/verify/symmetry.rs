@@ -36,11 +36,14 @@ use rayon::prelude::*;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Action {
     n: u32,
-    /// Per run: place value and size (their product over runs is `n`).
-    runs: Vec<(u32, u32)>,
-    /// With more than one run: `digits[r][i]` is index `i`'s digit in run
-    /// `r`, so that moving an index costs no division.
-    digits: Vec<Vec<u32>>,
+    /// Runs in use.
+    run_n: usize,
+    /// Per run: place value and size (their product over runs is `n`);
+    /// runs past `run_n` are `(0, 1)`, adding nothing.
+    runs: [(u32, u32); DIGITS],
+    /// With more than one run: each index's digit in each run, so that
+    /// moving an index costs no division.
+    digits: Vec<[u32; DIGITS]>,
 }
 
 impl Action {
@@ -58,22 +61,26 @@ impl Action {
         cuts.sort_unstable();
         cuts.dedup();
         let radices = &plan.radices;
-        let runs: Vec<(u32, u32)> = cuts
+        let found: Vec<(u32, u32)> = cuts
             .windows(2)
             .map(|w| (radices.span(0, w[0]), radices.span(w[0], w[1])))
             .filter(|&(_, size)| size > 1)
             .collect();
-        let product: u64 = runs.iter().map(|&(_, size)| u64::from(size)).product();
-        if runs.len() <= 1 || product != u64::from(n) {
+        let product: u64 = found.iter().map(|&(_, size)| u64::from(size)).product();
+        if found.len() <= 1 || found.len() > DIGITS || product != u64::from(n) {
             return Action::cyclic(n);
         }
-        let digits = runs.iter().map(|&(place, size)| (0..n).map(|i| i / place % size).collect()).collect();
-        Action { n, runs, digits }
+        let mut runs = [(0, 1); DIGITS];
+        runs[..found.len()].copy_from_slice(&found);
+        let digits = (0..n).map(|i| runs.map(|(place, size)| i.checked_div(place).map_or(0, |q| q % size))).collect();
+        Action { n, run_n: found.len(), runs, digits }
     }
 
     /// The flat rotation of `n` indices.
     pub(crate) fn cyclic(n: u32) -> Action {
-        Action { n, runs: vec![(1, n)], digits: Vec::new() }
+        let mut runs = [(0, 1); DIGITS];
+        runs[0] = (1, n);
+        Action { n, run_n: 1, runs, digits: Vec::new() }
     }
 
     /// Whether it is the flat rotation.
@@ -85,18 +92,13 @@ impl Action {
     /// (the flat rotation takes it mod `n`).
     #[inline(always)]
     pub(crate) fn add(&self, v: u32, g: u32) -> u32 {
-        if self.digits.is_empty() {
-            return shift(v, g, self.n);
-        }
-        if v >= self.n || g >= self.n {
-            return v;
-        }
-        let mut out = 0;
-        for (&(place, size), digits) in self.runs.iter().zip(&self.digits) {
-            let d = digits[v as usize] + digits[g as usize];
-            out += place * if d >= size { d - size } else { d };
-        }
-        out
+        self.by(g).add(v)
+    }
+
+    /// Moving by `g`, with `g`'s digits looked up once.
+    #[inline(always)]
+    fn by(&self, g: u32) -> Mover<'_> {
+        Mover { action: self, g, digits: self.digits.get(g as usize).copied() }
     }
 
     /// The index that moves `g` back to 0: adding it undoes adding `g`.
@@ -104,14 +106,8 @@ impl Action {
         if g >= self.n {
             return 0;
         }
-        if self.digits.is_empty() {
-            return (self.n - g) % self.n;
-        }
-        let mut out = 0;
-        for (&(place, size), digits) in self.runs.iter().zip(&self.digits) {
-            out += place * ((size - digits[g as usize]) % size);
-        }
-        out
+        let Some(d) = self.digits.get(g as usize) else { return (self.n - g) % self.n };
+        (0..DIGITS).map(|r| self.runs[r].0 * ((self.runs[r].1 - d[r]) % self.runs[r].1)).sum()
     }
 
     /// Whether `set` is every index whose digits in runs `first..last`
@@ -119,10 +115,10 @@ impl Action {
     /// start): moved, it is the same kind of set again, from the moved start
     /// with those digits cleared. Returns `first..last`.
     fn whole_runs(&self, set: BlockSet) -> Option<std::ops::Range<usize>> {
-        let first = self.runs.iter().position(|&(place, _)| place == set.stride)?;
+        let first = self.runs[..self.run_n].iter().position(|&(place, _)| place == set.stride)?;
         let mut count = 1u64;
         let mut last = first;
-        while count < u64::from(set.count) && last < self.runs.len() {
+        while count < u64::from(set.count) && last < self.run_n {
             count *= u64::from(self.runs[last].1);
             last += 1;
         }
@@ -131,15 +127,58 @@ impl Action {
     }
 
     /// `v` with its digits in `runs` set to 0.
+    #[inline(always)]
     fn clear(&self, v: u32, runs: std::ops::Range<usize>) -> Option<u32> {
         if v >= self.n {
             return None;
         }
         let mut out = v;
-        for &(place, size) in &self.runs[runs] {
-            out -= (v / place % size) * place;
+        for r in runs {
+            let (place, size) = self.runs[r];
+            let digit = self.digits.get(v as usize).map_or(v / place % size, |d| d[r]);
+            out -= digit * place;
         }
         Some(out)
+    }
+}
+
+/// Moving indices by one `g`.
+struct Mover<'a> {
+    action: &'a Action,
+    g: u32,
+    /// `g`'s digits (multi-run actions only).
+    digits: Option<[u32; DIGITS]>,
+}
+
+impl Mover<'_> {
+    /// The index whose digits are `d`, moved (by an index in range: the
+    /// caller checks that `g`'s digits are known).
+    #[inline(always)]
+    fn add_digits(&self, d: &[u32; DIGITS]) -> u32 {
+        let b = self.digits.unwrap_or([0; DIGITS]);
+        let mut out = 0;
+        for r in 0..DIGITS {
+            let (place, size) = self.action.runs[r];
+            let s = d[r] + b[r];
+            out += place * if s >= size { s - size } else { s };
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn add(&self, v: u32) -> u32 {
+        let action = self.action;
+        if action.digits.is_empty() {
+            return shift(v, self.g, action.n);
+        }
+        let (Some(a), Some(b)) = (action.digits.get(v as usize), self.digits) else { return v };
+        let mut out = 0;
+        for r in 0..DIGITS {
+            let (place, size) = action.runs[r];
+            let d = a[r] + b[r];
+            out += place * if d >= size { d - size } else { d };
+        }
+        out
     }
 }
 
@@ -269,10 +308,10 @@ impl Watch<'_> {
         }
         let base = self.bases.rotations.get(plan.index as usize).and_then(|g| g.get(node.group as usize));
         let rotated = base.and_then(Option::as_ref).is_some_and(|base| {
-            let want = base.step(node.step);
+            let first = base.first_of(node.step);
             node.step == *steps
-                && want.len() == node.transfers.len()
-                && node.transfers.iter().zip(want).all(|(x, b)| is_rotated(x, b, node.member, &base.action))
+                && base.step(node.step).len() == node.transfers.len()
+                && node.transfers.iter().enumerate().all(|(k, x)| base.matches(first + k, x, node.member))
         });
         *steps = if rotated { *steps + 1 } else { BROKEN };
     }
@@ -291,9 +330,38 @@ pub(crate) struct Rotation {
     transfers: Vec<Transfer>,
     /// Step `s`'s transfers are `transfers[at[s]..at[s + 1]]`.
     at: Vec<usize>,
+    /// With a multi-run action: the digits of each transfer's `from`, `to`
+    /// and first source and destination positions, so that comparing a
+    /// member's transfer looks nothing up (`None` where one is out of range).
+    digits: Vec<Option<[[u32; DIGITS]; 4]>>,
 }
 
 impl Rotation {
+    /// Whether `x` is member 0's transfer at position `k` (of all its
+    /// transfers, in step order) moved by `g`: [`is_rotated`], faster.
+    #[inline(always)]
+    pub(crate) fn matches(&self, k: usize, x: &Transfer, g: u32) -> bool {
+        let Some(base) = self.transfers.get(k) else { return false };
+        let by = self.action.by(g);
+        let (Some(Some(d)), Some(_)) = (self.digits.get(k), by.digits) else {
+            return is_rotated(x, base, g, &self.action);
+        };
+        let one = |x: BlockSet, base: BlockSet, d: &[u32; DIGITS]| {
+            if x.count == 1 && base.count == 1 { x.start == by.add_digits(d) } else { blocks_rotated(x, base, &by) }
+        };
+        x.halves == base.halves
+            && x.fold == base.fold
+            && x.from == by.add_digits(&d[0])
+            && x.to == by.add_digits(&d[1])
+            && one(x.src, base.src, &d[2])
+            && ((x.dst.same_positions(x.src) && base.dst.same_positions(base.src)) || one(x.dst, base.dst, &d[3]))
+    }
+
+    /// Where member 0's transfers of step `s` start among all of them.
+    pub(crate) fn first_of(&self, s: u32) -> usize {
+        self.at.get(s as usize).copied().unwrap_or(0)
+    }
+
     /// Member 0's transfers at step `s` of the collective.
     pub(crate) fn step(&self, s: u32) -> &[Transfer] {
         let s = s as usize;
@@ -340,12 +408,18 @@ fn base<S: TransferSource + ?Sized>(
     if n < 2 || plan.layout().block_n() != n {
         return None;
     }
-    let mut base = Rotation { action: Action::of(plan), transfers: Vec::new(), at: vec![0] };
+    let mut base = Rotation { action: Action::of(plan), transfers: Vec::new(), at: vec![0], digits: Vec::new() };
     walk(schedule, plan, group, 0, source, |list| {
         base.transfers.extend_from_slice(list);
         base.at.push(base.transfers.len());
         true
     });
+    let action = &base.action;
+    if !action.is_cyclic() {
+        let of = |v: u32| action.digits.get(v as usize).copied();
+        base.digits =
+            base.transfers.iter().map(|t| Some([of(t.from)?, of(t.to)?, of(t.src.start)?, of(t.dst.start)?])).collect();
+    }
     Some(base)
 }
 
@@ -383,13 +457,13 @@ fn walk<S: TransferSource + ?Sized>(
 /// members and not at others.
 #[inline(always)]
 pub(crate) fn is_rotated(x: &Transfer, base: &Transfer, g: u32, action: &Action) -> bool {
+    let by = action.by(g);
     x.halves == base.halves
         && x.fold == base.fold
-        && x.from == action.add(base.from, g)
-        && x.to == action.add(base.to, g)
-        && blocks_rotated(x.src, base.src, g, action)
-        && ((x.dst.same_positions(x.src) && base.dst.same_positions(base.src))
-            || blocks_rotated(x.dst, base.dst, g, action))
+        && x.from == by.add(base.from)
+        && x.to == by.add(base.to)
+        && blocks_rotated(x.src, base.src, &by)
+        && ((x.dst.same_positions(x.src) && base.dst.same_positions(base.src)) || blocks_rotated(x.dst, base.dst, &by))
 }
 
 /// `v + g` (mod `n`), for `g < n`: a compare instead of a division, which
@@ -402,24 +476,31 @@ fn shift(v: u32, g: u32, n: u32) -> u32 {
     (if s >= n { s % n } else { s }) as u32
 }
 
-/// `x` names the positions of `base` moved by `g`, as a set.
+/// `x` names the positions of `base` moved (by `by`), as a set.
 #[inline(always)]
-fn blocks_rotated(x: BlockSet, base: BlockSet, g: u32, action: &Action) -> bool {
+fn blocks_rotated(x: BlockSet, base: BlockSet, by: &Mover<'_>) -> bool {
     if x.count != base.count {
         return false;
     }
-    let Some(last) = x.count.checked_sub(1) else { return true };
-    if action.digits.is_empty() {
+    match x.count {
+        0 => return true,
+        1 => return x.start == by.add(base.start),
+        _ => {}
+    }
+    let action = by.action;
+    if action.is_cyclic() {
         // The flat rotation of a progression that does not wrap is the
         // same progression from the moved start.
-        let start = u64::from(base.start) + u64::from(g);
-        if start + u64::from(last) * u64::from(base.stride) < u64::from(action.n) {
-            return u64::from(x.start) == start && (last == 0 || x.stride == base.stride);
+        let start = u64::from(base.start) + u64::from(by.g);
+        let last = start + u64::from(x.count - 1) * u64::from(base.stride);
+        if last < u64::from(action.n) {
+            return u64::from(x.start) == start && x.stride == base.stride;
         }
-    } else if let Some(runs) = action.whole_runs(base) {
-        return x.stride == base.stride && Some(x.start) == action.clear(action.add(base.start, g), runs);
     }
-    (0..x.count).all(|j| x.get(j) == action.add(base.get(j), g))
+    if let Some(runs) = action.whole_runs(base) {
+        return x.stride == base.stride && Some(x.start) == action.clear(by.add(base.start), runs);
+    }
+    (0..x.count).all(|j| x.get(j) == by.add(base.get(j)))
 }
 
 #[cfg(test)]
@@ -447,22 +528,20 @@ mod tests {
         }
     }
 
+    /// A ring all-reduce inside 3 nodes of 4, across them, and inside again.
+    fn two_level_ring() -> Case {
+        use ccc_ir::spec::Leg::{InterAllReduce, IntraAllGather, IntraReduceScatter};
+        let legs = [IntraReduceScatter, InterAllReduce, IntraAllGather].map(|leg| (leg, AlgType::Ring));
+        Case::hier(OpType::AllReduce, &legs, 12, 4)
+    }
+
     /// Within a node, member 3's successor is member 0 of its node, not
     /// member 4: a two-level ring is not invariant under the flat rotation,
     /// but it is under the runs [local] and [node, pod], which its scopes
     /// cut.
     #[test]
     fn a_two_level_ring_turns_node_and_cross_rings_at_once() {
-        let case = Case::hier(
-            OpType::AllReduce,
-            &[
-                (ccc_ir::spec::Leg::IntraReduceScatter, AlgType::Ring),
-                (ccc_ir::spec::Leg::InterAllReduce, AlgType::Ring),
-                (ccc_ir::spec::Leg::IntraAllGather, AlgType::Ring),
-            ],
-            12,
-            4,
-        );
+        let case = two_level_ring();
         let schedule = build(&case.valid()).unwrap();
         let plan = &schedule.collectives[0];
         let rot = rotation_of(&case).expect("invariant under its runs");
@@ -486,30 +565,61 @@ mod tests {
         assert!(!three.iter().zip(&zero).all(|(x, b)| is_rotated(x, b, 3, &flat.action)));
     }
 
+    /// The table-driven comparison says what `is_rotated` says, for every
+    /// transfer of every member of a two-level ring, as built and with its
+    /// receiver, first block or halves changed.
+    #[test]
+    fn matching_by_digits_agrees_with_is_rotated() {
+        let case = two_level_ring();
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        let rot = rotation_of(&case).unwrap();
+        assert!(!rot.digits.is_empty());
+        let (mut agreed, mut refused) = (0, 0);
+        for m in 0..12 {
+            let mut k = 0;
+            walk(&schedule, plan, 0, m, &AsBuilt, |list| {
+                for x in list {
+                    let base = &rot.transfers[k];
+                    let other = |mut t: Transfer, edit: &dyn Fn(&mut Transfer)| {
+                        edit(&mut t);
+                        t
+                    };
+                    let variants = [
+                        *x,
+                        other(*x, &|t| t.to = (t.to + 1) % 12),
+                        other(*x, &|t| t.src.start = (t.src.start + 1) % 12),
+                        other(*x, &|t| t.halves = crate::schedule::Halves::Only(ccc_ir::enums::HalfChunk::H1)),
+                    ];
+                    for (i, v) in variants.iter().enumerate() {
+                        let want = is_rotated(v, base, m, &rot.action);
+                        assert_eq!(rot.matches(k, v, m), want, "member {m}, transfer {k}, variant {i}");
+                        assert_eq!(want, i == 0 || v == x, "member {m}, transfer {k}, variant {i}");
+                        if want { agreed += 1 } else { refused += 1 }
+                    }
+                    k += 1;
+                }
+                true
+            });
+        }
+        assert!(agreed > 0 && refused > 0);
+    }
+
     #[test]
     fn whole_runs_move_as_sets() {
         // 4 locals x 3 nodes; the set {1, 5, 9} is local 1 of every node.
-        let case = Case::hier(
-            OpType::AllReduce,
-            &[
-                (ccc_ir::spec::Leg::IntraReduceScatter, AlgType::Ring),
-                (ccc_ir::spec::Leg::InterAllReduce, AlgType::Ring),
-                (ccc_ir::spec::Leg::IntraAllGather, AlgType::Ring),
-            ],
-            12,
-            4,
-        );
+        let case = two_level_ring();
         let schedule = build(&case.valid()).unwrap();
         let action = Action::of(&schedule.collectives[0]);
         let set = BlockSet { start: 1, stride: 4, count: 3 };
         assert_eq!(action.whole_runs(set), Some(1..2));
         // Moved by member 6 (local 2, node 1): local 3 of every node.
-        assert!(blocks_rotated(BlockSet { start: 3, stride: 4, count: 3 }, set, 6, &action));
-        assert!(!blocks_rotated(BlockSet { start: 2, stride: 4, count: 3 }, set, 6, &action));
+        assert!(blocks_rotated(BlockSet { start: 3, stride: 4, count: 3 }, set, &action.by(6)));
+        assert!(!blocks_rotated(BlockSet { start: 2, stride: 4, count: 3 }, set, &action.by(6)));
         // Not a whole run: positions compare one by one.
         let part = BlockSet { start: 1, stride: 4, count: 2 };
         assert_eq!(action.whole_runs(part), None);
-        assert!(blocks_rotated(BlockSet { start: 7, stride: 4, count: 2 }, part, 6, &action));
+        assert!(blocks_rotated(BlockSet { start: 7, stride: 4, count: 2 }, part, &action.by(6)));
     }
 
     /// What lowering's watches see gives the groups a walk of every
