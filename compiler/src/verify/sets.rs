@@ -209,6 +209,16 @@ impl Sets {
         if s == EMPTY || s == self.full() {
             return s;
         }
+        // Whole blocks of the lowest run, consecutive in the one run above
+        // it (a ring across nodes gathers whole nodes): the blocks move
+        // along that run, and the interval moves with them.
+        if let (View::Interval { start, len }, Some(block)) = (self.view(s), action.lowest_block())
+            && start % block == 0
+            && len % block == 0
+            && let Some(moved) = action.clear_lowest(action.add(start, g))
+        {
+            return interval(moved, len);
+        }
         if let Some(&moved) = self.moved.get(&(s, g)) {
             return moved;
         }
@@ -282,6 +292,28 @@ mod tests {
         assert_eq!(s.members(r), vec![1, 5]);
         assert_eq!(s.rotate(s.full(), 5), s.full());
         assert_eq!(s.rotate(EMPTY, 5), EMPTY);
+    }
+
+    /// Moving a set under a two-level action moves each member, whichever
+    /// path it takes (whole nodes as an interval, the rest as bits).
+    #[test]
+    fn translation_moves_every_member() {
+        let action = Action::two_level(4, 12);
+        let mut s = Sets::new(12);
+        for start in 0..12 {
+            for len in 1..12 {
+                let mut set = EMPTY;
+                for j in 0..len {
+                    set = s.union(set, s.single((start + j) % 12)).unwrap();
+                }
+                for g in 0..12 {
+                    let moved = s.translate(set, g, &action);
+                    let mut want: Vec<u32> = s.members(set).iter().map(|&m| action.add(m, g)).collect();
+                    want.sort_unstable();
+                    assert_eq!(s.members(moved), want, "[{start}, +{len}) by {g}");
+                }
+            }
+        }
     }
 
     #[test]

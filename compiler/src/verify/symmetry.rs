@@ -83,6 +83,17 @@ impl Action {
         Action { n, run_n: 1, runs, digits: Vec::new() }
     }
 
+    /// `local` indices in a node, turning on their own, and the nodes of
+    /// `n / local` turning as a ring: a two-level group's action.
+    #[cfg(test)]
+    pub(crate) fn two_level(local: u32, n: u32) -> Action {
+        let mut runs = [(0, 1); DIGITS];
+        runs[0] = (1, local);
+        runs[1] = (local, n / local);
+        let digits = (0..n).map(|i| [i % local, i / local, 0]).collect();
+        Action { n, run_n: 2, runs, digits }
+    }
+
     /// Whether it is the flat rotation.
     pub(crate) fn is_cyclic(&self) -> bool {
         self.digits.is_empty()
@@ -124,6 +135,17 @@ impl Action {
         }
         let runs = first..last;
         (count == u64::from(set.count) && self.clear(set.start, runs.clone()) == Some(set.start)).then_some(runs)
+    }
+
+    /// With exactly two runs, the lowest one starting at digit 0: its size.
+    /// An interval of whole such blocks moves as an interval.
+    pub(crate) fn lowest_block(&self) -> Option<u32> {
+        (self.run_n == 2 && self.runs[0].0 == 1).then_some(self.runs[0].1)
+    }
+
+    /// `v` with its digit in the lowest run set to 0.
+    pub(crate) fn clear_lowest(&self, v: u32) -> Option<u32> {
+        self.clear(v, 0..1)
     }
 
     /// `v` with its digits in `runs` set to 0.
