@@ -325,15 +325,16 @@ impl Watch<'_> {
     #[inline]
     pub fn see(&mut self, plan: &CollectivePlan, node: &NodeView<'_>) {
         let Some(steps) = self.seen.steps.get_mut(plan.index as usize) else { return };
-        if *steps == BROKEN {
+        // Steps come in order from 0; once broken, never equal again.
+        if *steps != node.step {
+            *steps = BROKEN;
             return;
         }
         let base = self.bases.rotations.get(plan.index as usize).and_then(|g| g.get(node.group as usize));
         let rotated = base.and_then(Option::as_ref).is_some_and(|base| {
-            let first = base.first_of(node.step);
-            node.step == *steps
-                && base.step(node.step).len() == node.transfers.len()
-                && node.transfers.iter().enumerate().all(|(k, x)| base.matches(first + k, x, node.member))
+            let (first, end) = base.span(node.step);
+            end - first == node.transfers.len()
+                && node.transfers.iter().zip(first..end).all(|(x, k)| base.matches(k, x, node.member))
         });
         *steps = if rotated { *steps + 1 } else { BROKEN };
     }
@@ -379,18 +380,21 @@ impl Rotation {
             && ((x.dst.same_positions(x.src) && base.dst.same_positions(base.src)) || one(x.dst, base.dst, &d[3]))
     }
 
-    /// Where member 0's transfers of step `s` start among all of them.
-    pub(crate) fn first_of(&self, s: u32) -> usize {
-        self.at.get(s as usize).copied().unwrap_or(0)
+    /// Where member 0's transfers of step `s` start and end among all of
+    /// them (an empty span past the last step).
+    #[inline(always)]
+    pub(crate) fn span(&self, s: u32) -> (usize, usize) {
+        let s = s as usize;
+        match (self.at.get(s), self.at.get(s + 1)) {
+            (Some(&a), Some(&b)) => (a, b),
+            _ => (0, 0),
+        }
     }
 
     /// Member 0's transfers at step `s` of the collective.
     pub(crate) fn step(&self, s: u32) -> &[Transfer] {
-        let s = s as usize;
-        match (self.at.get(s), self.at.get(s + 1)) {
-            (Some(&a), Some(&b)) => &self.transfers[a..b],
-            _ => &[],
-        }
+        let (a, b) = self.span(s);
+        &self.transfers[a..b]
     }
 }
 
