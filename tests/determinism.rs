@@ -106,7 +106,7 @@ fn parallel_provers_agree_with_sequential_ones() {
 
 /// The symmetry shortcut is tuning: with it off, every group runs in full,
 /// and every example proves the same things and emits the same bytes. At
-/// least one example is rotation-invariant, so the shortcut is exercised.
+/// least one example is symmetric, so the shortcut is exercised.
 #[test]
 fn the_symmetry_shortcut_changes_no_result() {
     let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
@@ -119,8 +119,8 @@ fn the_symmetry_shortcut_changes_no_result() {
         let (a, b) = (fast.proof.as_ref().unwrap(), slow.proof.as_ref().unwrap());
         assert_eq!(a.postcondition, b.postcondition, "{stem}");
         assert_eq!(a.protocol, b.protocol, "{stem}");
-        assert_eq!(b.rotated_groups, 0, "{stem}");
-        rotated += a.rotated_groups;
+        assert_eq!(b.symmetric_groups, 0, "{stem}");
+        rotated += a.symmetric_groups;
     }
     assert!(rotated > 0, "no example took the symmetry shortcut");
 }

@@ -43,9 +43,10 @@ pub struct Proof {
     /// The protocol proof over every rank's records.
     pub protocol: ProtocolProof,
     /// Replica groups whose every member was seen, at every step, to run
-    /// member 0's program rotated by its index: both provers ran on member
-    /// 0 alone for them (0 when certified: the certificate does not say).
-    pub rotated_groups: u64,
+    /// member 0's program moved to it (see `verify::symmetry`): both
+    /// provers ran on member 0 alone for them (0 when certified: the
+    /// certificate does not say).
+    pub symmetric_groups: u64,
     /// Images decoded back to their records.
     pub images_checked: u64,
     /// Time spent proving postconditions.
@@ -278,11 +279,11 @@ fn prove(
     let (others, others_seen) = lower_ranks_watched(schedule, &others, bases.as_ref())?;
     seen.extend(others_seen);
     let lowering_time = t.elapsed();
-    // The rotation-invariant groups, from what the watches saw: postcondition
+    // The symmetric groups, from what the watches saw: postcondition
     // work, shared with the protocol proof.
     let t = Instant::now();
     let symmetry = bases.map_or_else(Symmetry::none, |b| b.symmetry(schedule, &seen));
-    let rotated_groups = symmetry.invariant_groups();
+    let symmetric_groups = symmetry.invariant_groups();
     let post = postcondition::prove_as_built(schedule, &symmetry, prover)?;
     let postcondition_time = bases_time + t.elapsed();
     let t = Instant::now();
@@ -306,7 +307,7 @@ fn prove(
         postcondition_time,
         protocol_time,
         roundtrip_time: t.elapsed(),
-        rotated_groups,
+        symmetric_groups,
         certified: false,
     })
 }
@@ -367,7 +368,7 @@ pub fn compile_certified(
         postcondition_time: Duration::ZERO,
         protocol_time,
         roundtrip_time: t.elapsed(),
-        rotated_groups: 0,
+        symmetric_groups: 0,
         certified: true,
     });
     Ok(compiled)

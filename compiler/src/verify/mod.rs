@@ -28,7 +28,7 @@ pub struct ProverOptions {
     /// every core; below it, waking the threads at every step costs more
     /// than it saves.
     pub parallel_from: u32,
-    /// Execute a rotation-invariant group on member 0 alone (see
+    /// Execute a symmetric group on member 0 alone (see
     /// `symmetry`). Off, every group runs in full: the baseline the
     /// benchmark and the tests compare with.
     pub symmetry: bool,

@@ -147,7 +147,7 @@ fn prove_collective(
     });
     let halves: &[HalfChunk] = if split_halves { &[HalfChunk::H0, HalfChunk::H1] } else { &[HalfChunk::H0] };
     let mut transfers = 0u64;
-    // Their buffers start rotation-invariant.
+    // Their buffers start symmetric.
     let invariant = matches!(plan.kind, OpKind::AllReduce | OpKind::AllGather | OpKind::ReduceScatter);
     for group in 0..plan.groups.group_n() {
         let rotation = if invariant { symmetry.rotation(plan.index, group) } else { None };
@@ -177,7 +177,7 @@ fn prove_collective(
     })
 }
 
-/// The run of a rotation-invariant group (all-reduce, all-gather or
+/// The run of a symmetric group (all-reduce, all-gather or
 /// reduce-scatter: their buffers start invariant) on member 0 alone, for
 /// one half. Member `m`'s cell `b` is member 0's cell `b - m` with every
 /// contributor shifted by `m`, so what member `q` sends from block `b` is
@@ -254,7 +254,7 @@ fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> 
 /// halves and fold, the same block positions (a one-block set's stride
 /// names nothing), whatever `neigh` says: a label for display that nothing
 /// emitted or proven reads (so that a group whose members differ only in
-/// it is still rotation-invariant; see `symmetry`).
+/// it is still symmetric; see `symmetry`).
 fn same(a: &Transfer, b: &Transfer) -> bool {
     (a.from, a.to, a.halves, a.fold) == (b.from, b.to, b.halves, b.fold)
         && a.src.same_positions(b.src)
@@ -749,7 +749,7 @@ mod tests {
         let mut orbits = Vec::new();
         for (op, choice) in Case::hier_choices() {
             let two_step = choice.iter().any(|&(_, alg)| alg == AlgType::TwoStepPodMesh);
-            for (rank_n, local, pods) in [(12, 4, 1), (24, 4, 2)] {
+            for (rank_n, local, pods) in [(12, 4, 1), (16, 4, 1), (24, 4, 2)] {
                 if two_step && pods < 2 {
                     continue;
                 }
@@ -761,30 +761,36 @@ mod tests {
                 let plan = &schedule.collectives[0];
                 let rot = crate::verify::symmetry::rotation(&schedule, plan, 0, &AsBuilt);
                 if rot.is_some_and(|r| orbit(plan, &r, HalfChunk::H0).is_some()) {
-                    orbits.push((op, choice.clone(), pods));
+                    orbits.push((op, choice.clone(), rank_n / local / pods, pods));
                 }
             }
         }
         let ring = |leg| (leg, AlgType::Ring);
         use ccc_ir::spec::Leg::{InterAllReduce, IntraAllGather, IntraReduceScatter};
         let all_rings = vec![ring(IntraReduceScatter), ring(InterAllReduce), ring(IntraAllGather)];
-        assert!(orbits.contains(&(OpType::AllReduce, all_rings.clone(), 1)), "{orbits:?}");
-        assert!(orbits.contains(&(OpType::AllReduce, all_rings, 2)), "{orbits:?}");
+        assert!(orbits.contains(&(OpType::AllReduce, all_rings.clone(), 3, 1)), "{orbits:?}");
+        assert!(orbits.contains(&(OpType::AllReduce, all_rings, 3, 2)), "{orbits:?}");
+        // Recursive halving across 4 nodes moves by XOR; across 3 it has a
+        // prologue, and is proven in full.
+        let rdh = vec![ring(IntraReduceScatter), (InterAllReduce, AlgType::InterRdh), ring(IntraAllGather)];
+        assert!(orbits.contains(&(OpType::AllReduce, rdh.clone(), 4, 1)), "{orbits:?}");
+        assert!(!orbits.contains(&(OpType::AllReduce, rdh, 3, 1)), "{orbits:?}");
     }
 
-    /// Rings of every flavour are proven on member 0 alone, on each half.
+    /// Rings of every flavour, and recursive halving and doubling over a
+    /// power of two, are proven on member 0 alone, on each half.
     #[test]
-    fn rings_are_proven_on_one_member() {
-        for alg in [AlgType::Ring, AlgType::Kangaring, AlgType::SingleCycleRing] {
+    fn rings_and_halvings_are_proven_on_one_member() {
+        for alg in [AlgType::Ring, AlgType::Kangaring, AlgType::SingleCycleRing, AlgType::InterRdh] {
             for &op in flat_ops(alg) {
                 if !matches!(op, OpType::AllReduce | OpType::AllGather | OpType::ReduceScatter) {
                     continue;
                 }
-                let Some(case) = Case::for_alg(op, alg, 6) else { continue };
+                let Some(case) = Case::for_alg(op, alg, 8) else { continue };
                 let schedule = build(&case.valid()).unwrap();
                 let plan = &schedule.collectives[0];
                 let rot = crate::verify::symmetry::rotation(&schedule, plan, 0, &AsBuilt)
-                    .unwrap_or_else(|| panic!("{op:?} {alg:?}: not rotation-invariant"));
+                    .unwrap_or_else(|| panic!("{op:?} {alg:?}: not symmetric"));
                 for half in [HalfChunk::H0, HalfChunk::H1] {
                     assert!(orbit(plan, &rot, half).is_some(), "{op:?} {alg:?} {half:?}");
                 }

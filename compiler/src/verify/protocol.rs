@@ -102,7 +102,7 @@ pub fn prove(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolPr
     prove_with(schedule, programs, &Symmetry::find(schedule))
 }
 
-/// [`prove`], with the schedule's rotation-invariant groups already found
+/// [`prove`], with the schedule's symmetric groups already found
 /// (shared with the postcondition proof; [`Symmetry::none`] checks every
 /// rank against its own step graph). Every rank is checked on its own,
 /// on every core; the first defect in rank order is reported, whatever
@@ -150,7 +150,7 @@ pub fn prove_ranks(schedule: &Schedule, programs: &[RankProgram]) -> Result<Prot
 }
 
 /// [`prove_ranks`], standing member 0's needs for every member's in the
-/// groups `symmetry` found rotation-invariant (when every block costs the
+/// groups `symmetry` found symmetric (when every block costs the
 /// same descriptors, so that the counts are the same for every member).
 fn prove_ranks_with(
     schedule: &Schedule,
@@ -189,7 +189,7 @@ struct Needs {
     receives: Vec<(u32, u64)>,
 }
 
-/// Member 0's needs in a rotation-invariant group where every block costs
+/// Member 0's needs in a symmetric group where every block costs
 /// the same descriptors: every member's are the same counts, and its
 /// receives are member 0's rotated.
 struct Profile<'a> {

@@ -209,13 +209,8 @@ impl Sets {
         if s == EMPTY || s == self.full() {
             return s;
         }
-        // Whole blocks of the lowest run, consecutive in the one run above
-        // it (a ring across nodes gathers whole nodes): the blocks move
-        // along that run, and the interval moves with them.
-        if let (View::Interval { start, len }, Some(block)) = (self.view(s), action.lowest_block())
-            && start % block == 0
-            && len % block == 0
-            && let Some(moved) = action.clear_lowest(action.add(start, g))
+        if let View::Interval { start, len } = self.view(s)
+            && let Some(moved) = action.move_interval(start, len, g)
         {
             return interval(moved, len);
         }
@@ -298,19 +293,20 @@ mod tests {
     /// path it takes (whole nodes as an interval, the rest as bits).
     #[test]
     fn translation_moves_every_member() {
-        let action = Action::two_level(4, 12);
-        let mut s = Sets::new(12);
-        for start in 0..12 {
-            for len in 1..12 {
-                let mut set = EMPTY;
-                for j in 0..len {
-                    set = s.union(set, s.single((start + j) % 12)).unwrap();
-                }
-                for g in 0..12 {
-                    let moved = s.translate(set, g, &action);
-                    let mut want: Vec<u32> = s.members(set).iter().map(|&m| action.add(m, g)).collect();
-                    want.sort_unstable();
-                    assert_eq!(s.members(moved), want, "[{start}, +{len}) by {g}");
+        for (action, n) in [(Action::two_level(4, 12, false), 12), (Action::two_level(4, 16, true), 16)] {
+            let mut s = Sets::new(n);
+            for start in 0..n {
+                for len in 1..n {
+                    let mut set = EMPTY;
+                    for j in 0..len {
+                        set = s.union(set, s.single((start + j) % n)).unwrap();
+                    }
+                    for g in 0..n {
+                        let moved = s.translate(set, g, &action);
+                        let mut want: Vec<u32> = s.members(set).iter().map(|&m| action.add(m, g)).collect();
+                        want.sort_unstable();
+                        assert_eq!(s.members(moved), want, "{action:?}: [{start}, +{len}) by {g}");
+                    }
                 }
             }
         }

@@ -1,21 +1,23 @@
-//! Rotation symmetry: when every member of a group runs member 0's program
-//! moved by its own index, member 0's run stands for every member's.
+//! Symmetry: when every member of a group runs member 0's program moved
+//! to its own index, member 0's run stands for every member's.
 //!
 //! Member and block indices of a group are mixed-radix numbers over its
-//! digits (local, node, pod). An [`Action`] joins the digits into runs
-//! that carry among themselves and add independently: one run over every
-//! digit is the flat rotation `i -> i + g (mod n)`; the runs `[local]` and
+//! digits (local, node, pod). An [`Action`] joins the digits into runs that
+//! move independently, each as a ring (adding with carry, mod its size) or,
+//! under recursive halving and doubling, by XOR. One ring over every digit
+//! is the flat rotation `i -> i + g (mod n)`; the rings `[local]` and
 //! `[node, pod]` turn each node's ring and the ring across nodes at once.
 //! A collective's runs are cut where its phases' scopes start and end.
 //!
-//! A group is *rotation-invariant* when, at every step, member `m`'s
-//! transfers are member 0's, in the same order, with every member index and
-//! every block moved by `m` under the action, and nothing else changed (but
-//! the display-only `neigh` label). A ring is: member `m` sends block
-//! `m - s` to `m + 1` at step `s`. [`rotation`] checks it for every member
-//! at every step, on every core, from the transfers themselves (not from
-//! what the algorithm is called), and keeps member 0's; a compile checks it
-//! instead on the transfers lowering generates ([`Bases`], [`Watch`]).
+//! A group is *symmetric* (invariant under its action) when, at every
+//! step, member `m`'s transfers are member 0's, in the same order, with
+//! every member index and every block moved by `m` under the action, and
+//! nothing else changed (but the display-only `neigh` label). A ring is:
+//! member `m` sends block `m - s` to `m + 1` at step `s`. [`rotation`]
+//! checks it for every member at every step, on every core, from the
+//! transfers themselves (not from what the algorithm is called), and keeps
+//! member 0's; a compile checks it instead on the transfers lowering
+//! generates ([`Bases`], [`Watch`]).
 //!
 //! Invariance is what lets [`super::postcondition`] execute member 0
 //! alone: if the buffers start invariant (member `m`'s block `b` holds
@@ -26,13 +28,15 @@
 //! cells and a fold per block moved in the world.
 
 use super::postcondition::{AsBuilt, Site, TransferSource};
-use crate::schedule::{BlockSet, CollectivePlan, DIGITS, Schedule, Transfer};
+use crate::schedule::{BlockSet, CollectivePlan, DIGITS, PhaseKind, Schedule, Transfer};
 use crate::step_graph::NodeView;
 use ccc_ir::id::Rank;
 use rayon::prelude::*;
 
 /// How indices of a group move: the group's digits joined into runs that
-/// carry among themselves and add independently, run by run.
+/// move independently, each as a ring (adding with carry among its digits,
+/// mod its size) or, under recursive halving and doubling, as bits (XOR,
+/// for a run of a power-of-two size).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Action {
     n: u32,
@@ -41,15 +45,30 @@ pub(crate) struct Action {
     /// Per run: place value and size (their product over runs is `n`);
     /// runs past `run_n` are `(0, 1)`, adding nothing.
     runs: [(u32, u32); DIGITS],
-    /// With more than one run: each index's digit in each run, so that
+    /// Per run: moves by XOR rather than as a ring.
+    xor: [bool; DIGITS],
+    /// Unless it is the flat ring: each index's digit in each run, so that
     /// moving an index costs no division.
     digits: Vec<[u32; DIGITS]>,
+}
+
+/// Whether a phase pairs members by their bits (`j ^ 2^t`).
+fn pairs_by_bits(kind: PhaseKind) -> bool {
+    matches!(
+        kind,
+        PhaseKind::RdhPrologue { .. }
+            | PhaseKind::RdhHalving { .. }
+            | PhaseKind::RdhDoubling { .. }
+            | PhaseKind::RdhEpilogue { .. }
+    )
 }
 
 impl Action {
     /// The action of `plan`'s groups: the digits cut wherever one of its
     /// phases' scopes (or the scopes that narrow their blocks) starts or
-    /// ends. A flat algorithm's scopes are the whole group: one run.
+    /// ends, so a flat algorithm's group is one run. A run of a
+    /// power-of-two size under a recursive halving or doubling phase moves
+    /// by XOR; every other run as a ring.
     pub(crate) fn of(plan: &CollectivePlan) -> Action {
         let n = plan.groups.size();
         let mut cuts = vec![0u8, DIGITS as u8];
@@ -61,37 +80,49 @@ impl Action {
         cuts.sort_unstable();
         cuts.dedup();
         let radices = &plan.radices;
-        let found: Vec<(u32, u32)> = cuts
+        let found: Vec<(u32, u32, bool)> = cuts
             .windows(2)
-            .map(|w| (radices.span(0, w[0]), radices.span(w[0], w[1])))
-            .filter(|&(_, size)| size > 1)
+            .map(|w| {
+                let size = radices.span(w[0], w[1]);
+                let xor = size.is_power_of_two()
+                    && plan.phases.iter().any(|p| pairs_by_bits(p.kind) && p.scope.lo <= w[0] && w[1] <= p.scope.hi);
+                (radices.span(0, w[0]), size, xor)
+            })
+            .filter(|&(_, size, _)| size > 1)
             .collect();
-        let product: u64 = found.iter().map(|&(_, size)| u64::from(size)).product();
-        if found.len() <= 1 || found.len() > DIGITS || product != u64::from(n) {
+        let product: u64 = found.iter().map(|&(_, size, _)| u64::from(size)).product();
+        if found.is_empty() || found.len() > DIGITS || product != u64::from(n) {
             return Action::cyclic(n);
         }
-        let mut runs = [(0, 1); DIGITS];
-        runs[..found.len()].copy_from_slice(&found);
+        if found.len() == 1 && !found[0].2 {
+            return Action::cyclic(n);
+        }
+        let (mut runs, mut xor) = ([(0, 1); DIGITS], [false; DIGITS]);
+        for (r, &(place, size, x)) in found.iter().enumerate() {
+            runs[r] = (place, size);
+            xor[r] = x;
+        }
         let digits = (0..n).map(|i| runs.map(|(place, size)| i.checked_div(place).map_or(0, |q| q % size))).collect();
-        Action { n, run_n: found.len(), runs, digits }
+        Action { n, run_n: found.len(), runs, xor, digits }
     }
 
     /// The flat rotation of `n` indices.
     pub(crate) fn cyclic(n: u32) -> Action {
         let mut runs = [(0, 1); DIGITS];
         runs[0] = (1, n);
-        Action { n, run_n: 1, runs, digits: Vec::new() }
+        Action { n, run_n: 1, runs, xor: [false; DIGITS], digits: Vec::new() }
     }
 
     /// `local` indices in a node, turning on their own, and the nodes of
-    /// `n / local` turning as a ring: a two-level group's action.
+    /// `n / local` turning as a ring (or moving by XOR): a two-level
+    /// group's action.
     #[cfg(test)]
-    pub(crate) fn two_level(local: u32, n: u32) -> Action {
+    pub(crate) fn two_level(local: u32, n: u32, xor_nodes: bool) -> Action {
         let mut runs = [(0, 1); DIGITS];
         runs[0] = (1, local);
         runs[1] = (local, n / local);
         let digits = (0..n).map(|i| [i % local, i / local, 0]).collect();
-        Action { n, run_n: 2, runs, digits }
+        Action { n, run_n: 2, runs, xor: [false, xor_nodes, false], digits }
     }
 
     /// Whether it is the flat rotation.
@@ -118,7 +149,19 @@ impl Action {
             return 0;
         }
         let Some(d) = self.digits.get(g as usize) else { return (self.n - g) % self.n };
-        (0..DIGITS).map(|r| self.runs[r].0 * ((self.runs[r].1 - d[r]) % self.runs[r].1)).sum()
+        (0..DIGITS)
+            .map(|r| {
+                let (place, size) = self.runs[r];
+                place * if self.xor[r] { d[r] } else { (size - d[r]) % size }
+            })
+            .sum()
+    }
+
+    /// Index `v`'s digit in run `r`.
+    #[inline(always)]
+    fn digit(&self, v: u32, r: usize) -> u32 {
+        let (place, size) = self.runs[r];
+        self.digits.get(v as usize).map_or_else(|| v.checked_div(place).map_or(0, |q| q % size), |d| d[r])
     }
 
     /// Whether `set` is every index whose digits in runs `first..last`
@@ -137,15 +180,42 @@ impl Action {
         (count == u64::from(set.count) && self.clear(set.start, runs.clone()) == Some(set.start)).then_some(runs)
     }
 
-    /// With exactly two runs, the lowest one starting at digit 0: its size.
-    /// An interval of whole such blocks moves as an interval.
-    pub(crate) fn lowest_block(&self) -> Option<u32> {
-        (self.run_n == 2 && self.runs[0].0 == 1).then_some(self.runs[0].1)
+    /// Whether `set` is an aligned block of `count` (a power of two) values
+    /// of one XOR run's digit, its other digits fixed: moved, it is again
+    /// such a block, from the moved start with the digit's low bits
+    /// cleared. Returns the run.
+    fn xor_block(&self, set: BlockSet) -> Option<usize> {
+        let r = self.runs[..self.run_n].iter().position(|&(place, _)| place == set.stride)?;
+        let aligned = self.xor[r]
+            && set.count.is_power_of_two()
+            && set.count <= self.runs[r].1
+            && set.start < self.n
+            && self.digit(set.start, r).is_multiple_of(set.count);
+        aligned.then_some(r)
     }
 
-    /// `v` with its digit in the lowest run set to 0.
-    pub(crate) fn clear_lowest(&self, v: u32) -> Option<u32> {
-        self.clear(v, 0..1)
+    /// Where an interval of `len` indices from `start` (in flat index
+    /// order, cyclic) lands moved by `g`, when it lands as an interval:
+    /// under two runs, whole blocks of the lower run, consecutive in the
+    /// upper one (a ring across nodes gathers whole nodes; under XOR, an
+    /// aligned power-of-two count of them); under one XOR run, an aligned
+    /// power-of-two block.
+    pub(crate) fn move_interval(&self, start: u32, len: u32, g: u32) -> Option<u32> {
+        let (unit, top) = match self.run_n {
+            1 => (1, 0),
+            2 if self.runs[0].0 == 1 => (self.runs[0].1, 1),
+            _ => return None,
+        };
+        if self.is_cyclic() || start >= self.n || !start.is_multiple_of(unit) || !len.is_multiple_of(unit) {
+            return None;
+        }
+        let (a, c) = (start / unit, len / unit);
+        let moved = self.digit(self.add(start, g), top);
+        if self.xor[top] {
+            (c.is_power_of_two() && a.is_multiple_of(c)).then(|| (moved & !(c - 1)) * unit)
+        } else {
+            (top == 1).then_some(moved * unit)
+        }
     }
 
     /// `v` with its digits in `runs` set to 0.
@@ -156,9 +226,7 @@ impl Action {
         }
         let mut out = v;
         for r in runs {
-            let (place, size) = self.runs[r];
-            let digit = self.digits.get(v as usize).map_or(v / place % size, |d| d[r]);
-            out -= digit * place;
+            out -= self.digit(v, r) * self.runs[r].0;
         }
         Some(out)
     }
@@ -168,7 +236,7 @@ impl Action {
 struct Mover<'a> {
     action: &'a Action,
     g: u32,
-    /// `g`'s digits (multi-run actions only).
+    /// `g`'s digits (but under the flat ring).
     digits: Option<[u32; DIGITS]>,
 }
 
@@ -178,10 +246,11 @@ impl Mover<'_> {
     #[inline(always)]
     fn add_digits(&self, d: &[u32; DIGITS]) -> u32 {
         let b = self.digits.unwrap_or([0; DIGITS]);
+        let action = self.action;
         let mut out = 0;
         for r in 0..DIGITS {
-            let (place, size) = self.action.runs[r];
-            let s = d[r] + b[r];
+            let (place, size) = action.runs[r];
+            let s = if action.xor[r] { d[r] ^ b[r] } else { d[r] + b[r] };
             out += place * if s >= size { s - size } else { s };
         }
         out
@@ -193,18 +262,14 @@ impl Mover<'_> {
         if action.digits.is_empty() {
             return shift(v, self.g, action.n);
         }
-        let (Some(a), Some(b)) = (action.digits.get(v as usize), self.digits) else { return v };
-        let mut out = 0;
-        for r in 0..DIGITS {
-            let (place, size) = action.runs[r];
-            let d = a[r] + b[r];
-            out += place * if d >= size { d - size } else { d };
+        match (action.digits.get(v as usize), self.digits) {
+            (Some(a), Some(_)) => self.add_digits(a),
+            _ => v,
         }
-        out
     }
 }
 
-/// The rotation-invariant groups of every collective of a schedule, found
+/// The symmetric groups of every collective of a schedule, found
 /// once and shared by both provers.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Symmetry {
@@ -213,7 +278,7 @@ pub struct Symmetry {
 }
 
 impl Symmetry {
-    /// Finds the rotation-invariant groups of the schedule as built.
+    /// Finds the symmetric groups of the schedule as built.
     pub fn find(schedule: &Schedule) -> Symmetry {
         Symmetry::find_with(schedule, &AsBuilt)
     }
@@ -238,13 +303,13 @@ impl Symmetry {
         self.rotations.get(collective as usize)?.get(group as usize)?.as_ref()
     }
 
-    /// How many groups, over every collective, are rotation-invariant.
+    /// How many groups, over every collective, are symmetric.
     pub fn invariant_groups(&self) -> u64 {
         self.rotations.iter().flatten().filter(|r| r.is_some()).count() as u64
     }
 }
 
-/// Member 0's transfers of every group that can be rotation-invariant (two
+/// Member 0's transfers of every group that can be symmetric (two
 /// members or more, one block per member), listed before any rank is
 /// lowered: what each rank's [`Watch`] compares its step graph with while
 /// lowering walks it. A compile that lowers every rank anyway finds the
@@ -345,7 +410,7 @@ impl Watch<'_> {
     }
 }
 
-/// Member 0's transfers of a rotation-invariant group, step by step.
+/// Member 0's transfers of a symmetric group, step by step.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Rotation {
     /// How the group's indices move.
@@ -526,6 +591,11 @@ fn blocks_rotated(x: BlockSet, base: BlockSet, by: &Mover<'_>) -> bool {
     if let Some(runs) = action.whole_runs(base) {
         return x.stride == base.stride && Some(x.start) == action.clear(by.add(base.start), runs);
     }
+    if let Some(r) = action.xor_block(base) {
+        let moved = by.add(base.start);
+        let low = action.digit(moved, r) & (x.count - 1);
+        return x.stride == base.stride && x.start == moved - low * action.runs[r].0;
+    }
     (0..x.count).all(|j| x.get(j) == by.add(base.get(j)))
 }
 
@@ -629,6 +699,28 @@ mod tests {
             });
         }
         assert!(agreed > 0 && refused > 0);
+    }
+
+    /// Recursive halving and doubling over a power of two pairs members
+    /// by their bits: invariant under XOR, and its aligned block ranges
+    /// and contribution intervals move as such; with a prologue (not a
+    /// power of two) it is not invariant at all.
+    #[test]
+    fn recursive_halving_moves_by_xor() {
+        let case = Case::for_alg(OpType::AllReduce, AlgType::InterRdh, 8).unwrap();
+        let rot = rotation_of(&case).expect("invariant under XOR");
+        assert_eq!((rot.action.run_n, rot.action.xor[0]), (1, true));
+        assert_eq!(rot.action.add(5, 3), 6);
+        assert_eq!(rot.action.inverse(5), 5);
+        // Blocks 4..8 moved by 6: 2..4 and 0..2 swapped, as a set 0..4.
+        let upper = BlockSet { start: 4, stride: 1, count: 4 };
+        assert!(blocks_rotated(BlockSet { start: 0, stride: 1, count: 4 }, upper, &rot.action.by(6)));
+        assert!(!blocks_rotated(BlockSet { start: 2, stride: 1, count: 4 }, upper, &rot.action.by(6)));
+        let mut sets = crate::verify::sets::Sets::new(8);
+        let pair = sets.union(sets.single(2), sets.single(3)).unwrap();
+        let moved = sets.translate(pair, 5, &rot.action);
+        assert_eq!(sets.members(moved), vec![6, 7]);
+        assert!(rotation_of(&Case::for_alg(OpType::AllReduce, AlgType::InterRdh, 6).unwrap()).is_none());
     }
 
     #[test]

@@ -127,12 +127,12 @@ fn write_proof(out: &mut String, proof: &Proof) {
         "{verb}: protocol of {} chains, {} records, {} steps checked, {} semaphore increments matched: no wait left unsatisfied",
         p.chains, p.records, p.steps, p.signals
     );
-    if proof.rotated_groups > 0 {
+    if proof.symmetric_groups > 0 {
         let _ = writeln!(
             out,
-            "symmetry: {} group{} ran member 0's program rotated at every step of every member (checked while lowering): proven on member 0",
-            proof.rotated_groups,
-            plural(proof.rotated_groups as usize)
+            "symmetry: {} group{} ran member 0's program moved to each member, at every step (checked while lowering): proven on member 0",
+            proof.symmetric_groups,
+            plural(proof.symmetric_groups as usize)
         );
     }
     if proof.certified {
