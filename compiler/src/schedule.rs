@@ -628,6 +628,12 @@ impl<'a> DescTable<'a> {
         &self.channels
     }
 
+    /// When every member's blocks hold the same elements but for one more
+    /// below a position: that position (0 when none is bigger).
+    pub fn big_below(&self) -> Option<u32> {
+        self.uniform.map(|u| u.big_below)
+    }
+
     /// Whether every block of every member costs the same descriptors, so
     /// that a count depends only on how many blocks move, not which.
     pub fn position_free(&self) -> bool {

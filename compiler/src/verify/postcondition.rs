@@ -23,8 +23,9 @@ use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step};
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// The largest symbolic buffer (members x blocks of one group) the prover
-/// takes on; 2^27 cells is about 1 GiB.
+/// The largest symbolic buffer (members x blocks of one group) the full
+/// run takes on; 2^27 cells is about 1 GiB. A symmetric group, run on
+/// member 0 alone, needs no such buffer.
 pub const MAX_PROOF_CELLS: u64 = 1 << 27;
 
 /// One member at one step: where a [`TransferSource`] is asked for transfers.
@@ -138,10 +139,9 @@ fn prove_collective(
 ) -> Result<CollectivePostcondition, VerifyError> {
     let n = plan.groups.size();
     let block_n = plan.layout().block_n();
+    // Only a full run holds every member's buffer.
     let cells = u64::from(n) * u64::from(block_n);
-    if cells > MAX_PROOF_CELLS {
-        return Err(VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS });
-    }
+    let too_large = VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS };
     let split_halves = plan.phases.iter().any(|p| {
         matches!(p.kind, PhaseKind::RingReduceScatter { bidir: true } | PhaseKind::RingAllGather { bidir: true })
     });
@@ -152,12 +152,15 @@ fn prove_collective(
     for group in 0..plan.groups.group_n() {
         let rotation = if invariant { symmetry.rotation(plan.index, group) } else { None };
         for &half in halves {
-            // Member 0 alone, when every member runs its program rotated;
+            // Member 0 alone, when every member runs its program moved;
             // anything that run cannot accept is left to the full run,
             // which names the defect.
             if let Some(moved) = rotation.and_then(|rot| orbit(plan, rot, half)) {
                 transfers += moved;
                 continue;
+            }
+            if cells > MAX_PROOF_CELLS {
+                return Err(too_large);
             }
             let mut run = Run::new(schedule, plan, group, half);
             run.parallel = run.n >= options.parallel_from;

@@ -39,7 +39,7 @@
 use super::symmetry::{Rotation, Symmetry};
 use super::{Defect, DefectKind, VerifyError};
 use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, topsps_used};
-use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
 use crate::step_graph::walk_collective;
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType};
@@ -189,21 +189,37 @@ struct Needs {
     receives: Vec<(u32, u64)>,
 }
 
-/// Member 0's needs in a symmetric group where every block costs
-/// the same descriptors: every member's are the same counts, and its
-/// receives are member 0's rotated.
+/// What a symmetric group's members post, from member 0's transfers: a
+/// member's transfers are member 0's moved to it.
 struct Profile<'a> {
     rotation: &'a Rotation,
-    /// Step `s`, TOP_SP `t`: `counts[s * used + t]`.
-    counts: Vec<(u64, u64)>,
-    /// `counts` folded as the lowering folds them, per TOP_SP and phase:
-    /// a record whose `tp_inc_steps` are exactly these posts exactly the
-    /// counts, step by step. `None` with mesh phases (their events need
-    /// the steps) or counts too wide to fold.
-    folded: Option<Vec<Vec<Vec<TpIncStep>>>>,
+    counts: Counts,
+    /// The counts of [`Counts::Same`] folded as the lowering folds them,
+    /// per TOP_SP and phase: a record whose `tp_inc_steps` are exactly these
+    /// posts exactly the counts, step by step. `None` otherwise, with mesh
+    /// phases (their events need the steps) or counts too wide to fold.
+    folded: Option<Folded>,
+    /// Whether the collective has a mesh phase.
+    mesh: bool,
     /// Semaphore increments a member receives over the collective, on
     /// every channel.
     signals: u64,
+}
+
+/// `tp_inc_steps` per TOP_SP and record.
+type Folded = Vec<Vec<Vec<TpIncStep>>>;
+
+/// The descriptors a member of a symmetric group posts at each step.
+enum Counts {
+    /// Every block costs the same: every member posts member 0's counts,
+    /// `[s * used + t]` for step `s` and TOP_SP `t`.
+    Same(Vec<(u64, u64)>),
+    /// Blocks below `big_below` hold one more element, and every transfer
+    /// moves one block (or none): what member 0's transfer `k` posts on
+    /// TOP_SP `t`, `[k * used + t]`, with its block small and with it big.
+    /// A member posts, for each of its transfers, the row its moved block
+    /// falls in.
+    ByBlock { big_below: u32, costs: Vec<[(u64, u64); 2]> },
 }
 
 impl<'a> Profile<'a> {
@@ -211,38 +227,109 @@ impl<'a> Profile<'a> {
         let rotation = rotation?;
         let used = plan.channels.min(schedule.arch.params().topsp_n);
         let tables: Vec<DescTable<'_>> = (0..used).map(|t| DescTable::new(plan, &hosted(schedule, plan, t))).collect();
-        if !tables.iter().all(DescTable::position_free) {
-            return None;
-        }
-        let counts: Vec<(u64, u64)> =
-            (0..plan.step_n).flat_map(|s| tables.iter().map(move |table| table.step(0, rotation.step(s)))).collect();
+        let all = rotation.step_span(plan.step_n);
+        let counts = if tables.iter().all(DescTable::position_free) {
+            let tables = &tables;
+            Counts::Same(
+                (0..plan.step_n)
+                    .flat_map(|s| tables.iter().map(move |table| table.step(0, rotation.step(s))))
+                    .collect(),
+            )
+        } else {
+            let big_below = tables.first()?.big_below()?;
+            if all.iter().any(|t| t.src.count > 1 || t.dst.count > 1) {
+                return None;
+            }
+            let n = plan.groups.size();
+            let probe = |t: &Transfer, pos: u32| {
+                let at = |b: BlockSet| if b.count == 0 { b } else { BlockSet::one(pos) };
+                Transfer { src: at(t.src), dst: at(t.dst), ..*t }
+            };
+            let costs = all
+                .iter()
+                .flat_map(|t| {
+                    let (small, big) = (probe(t, big_below.min(n - 1)), probe(t, 0));
+                    tables.iter().map(move |table| [table.step(0, &[small]), table.step(0, &[big])])
+                })
+                .collect();
+            Counts::ByBlock { big_below, costs }
+        };
         let used = usize::from(used);
         let mesh = plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh));
-        let folded = (!mesh)
-            .then(|| {
-                (0..used)
-                    .map(|t| {
-                        plan.phases
-                            .iter()
-                            .map(|p| {
-                                let mut folder = Folder::new();
-                                for s in p.first_step..p.first_step + p.step_n {
-                                    let (m2s, s2m) = counts[s as usize * used + t];
-                                    folder.push(u32::try_from(m2s).ok()?, u32::try_from(s2m).ok()?);
-                                }
-                                Some(folder.finish())
-                            })
-                            .collect::<Option<Vec<_>>>()
-                    })
-                    .collect::<Option<Vec<_>>>()
-            })
-            .flatten();
+        let same = match &counts {
+            Counts::Same(c) if !mesh => Some(c),
+            _ => None,
+        };
+        let folded = same.and_then(|counts| {
+            (0..used)
+                .map(|t| {
+                    plan.phases
+                        .iter()
+                        .map(|p| {
+                            let mut folder = Folder::new();
+                            for s in p.first_step..p.first_step + p.step_n {
+                                let (m2s, s2m) = counts[s as usize * used + t];
+                                folder.push(u32::try_from(m2s).ok()?, u32::try_from(s2m).ok()?);
+                            }
+                            Some(folder.finish())
+                        })
+                        .collect::<Option<Vec<_>>>()
+                })
+                .collect::<Option<Vec<_>>>()
+        });
         let channels: u64 = tables.iter().map(|t| t.channels().len() as u64).sum();
-        let signals = (0..plan.step_n)
-            .flat_map(|s| rotation.step(s).iter().filter(|tr| tr.to == 0))
+        let signals = all
+            .iter()
+            .filter(|tr| tr.to == 0)
             .map(|tr| u64::from(tr.src.count) * u64::from(tr.halves.count()) * channels)
             .sum();
-        Some(Profile { rotation, counts, folded, signals })
+        Some(Profile { rotation, counts, folded, mesh, signals })
+    }
+
+    /// What member `member` posts, folded per TOP_SP and phase as the
+    /// lowering folds it, when that can be compared record by record (no
+    /// mesh phase, counts that fit).
+    fn fold_for(&self, plan: &CollectivePlan, member: u32, used: usize) -> Option<Folded> {
+        if self.mesh {
+            return None;
+        }
+        let mut out: Folded = vec![Vec::with_capacity(plan.phases.len()); used];
+        let mut counts = Vec::new();
+        for p in &plan.phases {
+            let mut folders: Vec<Folder> = (0..used).map(|_| Folder::new()).collect();
+            for s in p.first_step..p.first_step + p.step_n {
+                self.counts(s, member, used, &mut counts);
+                for (folder, &(m2s, s2m)) in folders.iter_mut().zip(&counts) {
+                    folder.push(u32::try_from(m2s).ok()?, u32::try_from(s2m).ok()?);
+                }
+            }
+            for (o, f) in out.iter_mut().zip(folders) {
+                o.push(f.finish());
+            }
+        }
+        Some(out)
+    }
+
+    /// What member `member` posts at step `step`, per TOP_SP, into `out`.
+    fn counts(&self, step: u32, member: u32, used: usize, out: &mut Vec<(u64, u64)>) {
+        out.clear();
+        match &self.counts {
+            Counts::Same(counts) => out.extend_from_slice(&counts[step as usize * used..][..used]),
+            Counts::ByBlock { big_below, costs } => {
+                out.resize(used, (0, 0));
+                let (first, end) = self.rotation.span(step);
+                let action = &self.rotation.action;
+                let big = |b: BlockSet| usize::from(b.count > 0 && action.add(b.start, member) < *big_below);
+                for (k, tr) in (first..end).zip(self.rotation.step(step)) {
+                    let (src, dst) = (big(tr.src), big(tr.dst));
+                    for (t, o) in out.iter_mut().enumerate() {
+                        let row = &costs[k * used + t];
+                        o.0 += row[src].0;
+                        o.1 += row[dst].1;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -283,7 +370,15 @@ fn check_rank(
         let profile = profiles.get(plan.index as usize).and_then(|g| g.get(group as usize)).and_then(Option::as_ref);
         // Records that are exactly the profile's folded counts post them
         // step by step: what the step-by-step check below would find.
-        let folded = profile.and_then(|p| p.folded.as_ref());
+        let own: Option<Folded>;
+        let folded = match profile {
+            Some(p) if p.folded.is_some() => p.folded.as_ref(),
+            Some(p) => {
+                own = p.fold_for(plan, member, used);
+                own.as_ref()
+            }
+            None => None,
+        };
         if let Some((profile, folded)) = profile.zip(folded)
             && cursors
                 .iter()
@@ -358,8 +453,7 @@ fn check_rank(
             Some(profile) => {
                 for step in 0..plan.step_n {
                     let Some((phase_index, _)) = plan.phase_at(step) else { break };
-                    needs.counts.clear();
-                    needs.counts.extend_from_slice(&profile.counts[step as usize * used..][..used]);
+                    profile.counts(step, member, used, &mut needs.counts);
                     needs.receives.clear();
                     let base = profile.rotation.step(step).iter().filter(|tr| tr.to == 0);
                     let action = &profile.rotation.action;
@@ -707,11 +801,12 @@ mod tests {
         let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
         case.channels = 2;
         // 4096 + 7 elements: the first 7 blocks are one element bigger, so
-        // counts depend on the block and each rank is walked step by step.
+        // counts depend on the block and each rank is checked step by step.
         let (schedule, _) = lower_all(&case);
         let symmetry = Symmetry::find(&schedule);
         assert!(symmetry.rotation(0, 0).is_some());
-        assert!(Profile::new(&schedule, &schedule.collectives[0], symmetry.rotation(0, 0)).is_none());
+        let uneven = Profile::new(&schedule, &schedule.collectives[0], symmetry.rotation(0, 0)).unwrap();
+        assert!(matches!(uneven.counts, Counts::ByBlock { big_below: 7, .. }) && uneven.folded.is_none());
         case.count = 4096;
         let (schedule, programs) = lower_all(&case);
         let symmetry = Symmetry::find(&schedule);
@@ -724,6 +819,27 @@ mod tests {
                 assert_eq!(&tps, &folded[t], "rank {} TOP_SP {t}", p.rank.0);
             }
         }
+    }
+
+    /// With uneven blocks the counts depend on the rank, and each rank's
+    /// records are checked against its own step graph, step by step: a
+    /// record off by one at one step is caught there, symmetric or not.
+    #[test]
+    fn uneven_blocks_are_checked_step_by_step() {
+        let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+        case.count = 4103;
+        let (schedule, mut programs) = lower_all(&case);
+        let symmetry = Symmetry::find(&schedule);
+        assert!(symmetry.rotation(0, 0).is_some());
+        prove_with(&schedule, &programs, &symmetry).unwrap();
+        let tp = &mut programs[5].topsps[0].segments[0].records[1].tp;
+        let last = tp.len() - 1;
+        tp[last].m2s += 1;
+        let Err(VerifyError::Defect(d)) = prove_with(&schedule, &programs, &symmetry) else { panic!("proven") };
+        assert_eq!((d.rank, d.record), (Some(Rank(5)), Some(1)), "{d}");
+        assert!(matches!(d.kind, DefectKind::CountMismatch { queue: "M2S", .. }), "{d}");
+        let full = prove_with(&schedule, &programs, &Symmetry::none());
+        assert_eq!(full, Err(VerifyError::Defect(d)));
     }
 
     /// Groups of one rank have nothing to move: no record, no END mark,

@@ -445,6 +445,12 @@ impl Rotation {
             && ((x.dst.same_positions(x.src) && base.dst.same_positions(base.src)) || one(x.dst, base.dst, &d[3]))
     }
 
+    /// Member 0's transfers of steps `0..step_n`, in step order.
+    pub(crate) fn step_span(&self, step_n: u32) -> &[Transfer] {
+        let end = self.at.get(step_n as usize).copied().unwrap_or(self.transfers.len());
+        &self.transfers[..end]
+    }
+
     /// Where member 0's transfers of step `s` start and end among all of
     /// them (an empty span past the last step).
     #[inline(always)]
@@ -573,30 +579,35 @@ fn blocks_rotated(x: BlockSet, base: BlockSet, by: &Mover<'_>) -> bool {
     if x.count != base.count {
         return false;
     }
-    match x.count {
-        0 => return true,
-        1 => return x.start == by.add(base.start),
+    match moved_blocks(base, by) {
+        Some(moved) => x.same_positions(moved),
+        None => (0..x.count).all(|j| x.get(j) == by.add(base.get(j))),
+    }
+}
+
+/// `base` moved (by `by`), when the moved positions are again a
+/// progression (as a set): one position; under the flat ring, a
+/// progression that does not wrap; whole runs; an aligned XOR block.
+#[inline(always)]
+fn moved_blocks(base: BlockSet, by: &Mover<'_>) -> Option<BlockSet> {
+    let action = by.action;
+    match base.count {
+        0 => return Some(base),
+        1 => return Some(BlockSet { start: by.add(base.start), ..base }),
         _ => {}
     }
-    let action = by.action;
     if action.is_cyclic() {
-        // The flat rotation of a progression that does not wrap is the
-        // same progression from the moved start.
         let start = u64::from(base.start) + u64::from(by.g);
-        let last = start + u64::from(x.count - 1) * u64::from(base.stride);
-        if last < u64::from(action.n) {
-            return u64::from(x.start) == start && x.stride == base.stride;
-        }
+        let last = start + u64::from(base.count - 1) * u64::from(base.stride);
+        return (last < u64::from(action.n)).then_some(BlockSet { start: start as u32, ..base });
     }
     if let Some(runs) = action.whole_runs(base) {
-        return x.stride == base.stride && Some(x.start) == action.clear(by.add(base.start), runs);
+        return Some(BlockSet { start: action.clear(by.add(base.start), runs)?, ..base });
     }
-    if let Some(r) = action.xor_block(base) {
-        let moved = by.add(base.start);
-        let low = action.digit(moved, r) & (x.count - 1);
-        return x.stride == base.stride && x.start == moved - low * action.runs[r].0;
-    }
-    (0..x.count).all(|j| x.get(j) == by.add(base.get(j)))
+    let r = action.xor_block(base)?;
+    let moved = by.add(base.start);
+    let low = action.digit(moved, r) & (base.count - 1);
+    Some(BlockSet { start: moved - low * action.runs[r].0, ..base })
 }
 
 #[cfg(test)]
