@@ -7,7 +7,7 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use ccc_bench::{emitted_bytes, hier_allreduce, human, md5_time, median, ring_allreduce};
+use ccc_bench::{emitted_bytes, hier_allreduce, human, md5_time, median, ring_allreduce, ring_allreduce_of};
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::valid::ValidProgram;
 use ccc_ir::id::Rank;
@@ -56,9 +56,10 @@ fn main() {
         "all ranks, 16 per node", "no proof", "verified", "postcond.", "protocol", "round trip", "proof share"
     );
     type Spec = fn(u32) -> ValidProgram;
-    let cases: [(&str, u32, Spec); 4] = [
+    let cases: [(&str, u32, Spec); 5] = [
         ("ring all-reduce", 1024, |n| ring_allreduce(n, 1)),
         ("ring all-reduce", 8192, |n| ring_allreduce(n, 1)),
+        ("ring, uneven blocks", 1024, |n| ring_allreduce_of(n, 1, 16_777_215)),
         ("two-level all-reduce", 1024, hier_allreduce),
         ("two-level all-reduce", 8192, hier_allreduce),
     ];

@@ -18,9 +18,14 @@ use std::time::{Duration, Instant};
 
 /// A flat ring all-reduce over `rank_n` ranks (16 per node, 1 channel).
 pub fn ring_allreduce(rank_n: u32, channels: u8) -> ValidProgram {
+    ring_allreduce_of(rank_n, channels, 16_777_216)
+}
+
+/// [`ring_allreduce`] of `count` elements.
+pub fn ring_allreduce_of(rank_n: u32, channels: u8, count: u64) -> ValidProgram {
     let local = rank_n.min(16);
     let src = format!(
-        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16777216, arch: Cayman, \
+        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: {count}, arch: Cayman, \
          topology: (rank_n: {rank_n}, local_rank_n: {local}), channels: {channels}, algorithm: Ring)"
     );
     validate(parse(&src).unwrap().program).unwrap()

@@ -248,7 +248,7 @@ impl Mover<'_> {
         let b = self.digits.unwrap_or([0; DIGITS]);
         let action = self.action;
         let mut out = 0;
-        for r in 0..DIGITS {
+        for r in 0..action.run_n.min(DIGITS) {
             let (place, size) = action.runs[r];
             let s = if action.xor[r] { d[r] ^ b[r] } else { d[r] + b[r] };
             out += place * if s >= size { s - size } else { s };
@@ -398,8 +398,10 @@ impl Watch<'_> {
         let base = self.bases.rotations.get(plan.index as usize).and_then(|g| g.get(node.group as usize));
         let rotated = base.and_then(Option::as_ref).is_some_and(|base| {
             let (first, end) = base.span(node.step);
-            end - first == node.transfers.len()
-                && node.transfers.iter().zip(first..end).all(|(x, k)| base.matches(k, x, node.member))
+            end - first == node.transfers.len() && {
+                let by = base.action.by(node.member);
+                node.transfers.iter().zip(first..end).all(|(x, k)| base.matches_by(k, x, &by))
+            }
         });
         *steps = if rotated { *steps + 1 } else { BROKEN };
     }
@@ -427,15 +429,20 @@ pub(crate) struct Rotation {
 impl Rotation {
     /// Whether `x` is member 0's transfer at position `k` (of all its
     /// transfers, in step order) moved by `g`: [`is_rotated`], faster.
+    #[cfg(test)]
+    fn matches(&self, k: usize, x: &Transfer, g: u32) -> bool {
+        self.matches_by(k, x, &self.action.by(g))
+    }
+
+    /// [`Rotation::matches`], with the move's digits looked up once.
     #[inline(always)]
-    pub(crate) fn matches(&self, k: usize, x: &Transfer, g: u32) -> bool {
+    fn matches_by(&self, k: usize, x: &Transfer, by: &Mover<'_>) -> bool {
         let Some(base) = self.transfers.get(k) else { return false };
-        let by = self.action.by(g);
         let (Some(Some(d)), Some(_)) = (self.digits.get(k), by.digits) else {
-            return is_rotated(x, base, g, &self.action);
+            return is_rotated(x, base, by.g, &self.action);
         };
         let one = |x: BlockSet, base: BlockSet, d: &[u32; DIGITS]| {
-            if x.count == 1 && base.count == 1 { x.start == by.add_digits(d) } else { blocks_rotated(x, base, &by) }
+            if x.count == 1 && base.count == 1 { x.start == by.add_digits(d) } else { blocks_rotated(x, base, by) }
         };
         x.halves == base.halves
             && x.fold == base.fold
