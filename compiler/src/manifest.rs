@@ -48,7 +48,7 @@ pub struct ManifestProof {
     pub certified: bool,
     /// Per collective, the postcondition proven.
     pub postconditions: Vec<CollectivePostcondition>,
-    /// The protocol replay over every rank's records.
+    /// The protocol proof over every rank's records.
     pub protocol: ProtocolProof,
 }
 

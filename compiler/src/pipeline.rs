@@ -376,8 +376,8 @@ pub fn compile_certified(
 
 /// The figures of a certificate's proof section must be those a proof of
 /// this schedule reports: one postcondition per collective, with this
-/// schedule's claim, groups, members and steps, and a replay over every
-/// rank's chains, records and steps. (The manifest is trusted input: this
+/// schedule's claim, groups, members and steps, and a protocol proof over
+/// every rank's chains, records and steps. (The manifest is trusted input: this
 /// catches a section copied from another schedule, not a forgery.)
 fn check_proof_section(schedule: &Schedule, proof: &ManifestProof) -> Result<(), CertificateError> {
     let mismatch = |field: &'static str, found: String, expected: String| {

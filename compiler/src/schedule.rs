@@ -23,7 +23,7 @@ use ccc_ir::id::Rank;
 use ccc_ir::spec::{Barrier, DType, Leg, ReduceOp};
 use serde::Serialize;
 
-/// Bytes one DMA data descriptor moves at most [project].
+/// Bytes one DMA data descriptor moves at most \[project\].
 pub const MAX_DESC_BYTES: u64 = 65536;
 
 /// The plan of a whole program.

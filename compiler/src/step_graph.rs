@@ -81,7 +81,7 @@ pub struct NodeView<'a> {
 
 /// Visits one rank's nodes of one collective in step order, reusing one
 /// buffer for the transfers (the allocation-free form of
-/// [`collective_nodes`], for lowering and replay).
+/// [`collective_nodes`], for lowering and the protocol proof).
 ///
 /// # Errors
 ///

@@ -193,7 +193,7 @@ fn the_rank_local_check_catches_a_wrong_count_on_its_own() {
 #[test]
 fn a_mesh_event_waiting_for_too_much_is_caught() {
     // The event waits for one increment more, in the record and in the
-    // EXEC config's table alike: only the replay can tell.
+    // EXEC config's table alike: only the step graph can tell.
     let d = mutate_records(MESH, |p| {
         let tp = &mut p[2].topsps[0];
         tp.segments[0].records[0].events[0].target += 1;

@@ -3,11 +3,12 @@
 //!
 //! - [`postcondition`]: symbolic execution of the step graph: every op's
 //!   postcondition holds, each contribution folded exactly once.
-//! - [`protocol`]: replay of the waits and signals the lowered records imply,
-//!   per TOP_SP and across peers: no wait is left unsatisfied.
+//! - [`protocol`]: every rank's records post exactly what its step graph
+//!   needs, per TOP_SP; with the postcondition's matching of every receive
+//!   to one send, every semaphore balances: no wait is left unsatisfied.
 //! - [`roundtrip`]: every image decodes back to the records lowered.
 //! - [`symmetry`]: when every member of a group runs member 0's program
-//!   rotated, both provers stand member 0 for every member.
+//!   moved to it, both provers stand member 0 for every member.
 //!
 //! A failed proof is a [`Defect`] that names the collective, the rank, the
 //! step and the chunk (or TOP_SP and record) where things go wrong.
@@ -24,13 +25,14 @@ use serde::Serialize;
 /// How the provers run. Tuning only: a result never depends on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProverOptions {
-    /// Members (ranks) per step from which a step's per-member work runs on
-    /// every core; below it, waking the threads at every step costs more
-    /// than it saves.
+    /// Members per step from which the full postcondition run lists each
+    /// step's per-member work on every core; below it, waking the threads
+    /// at every step costs more than it saves.
     pub parallel_from: u32,
-    /// Execute a symmetric group on member 0 alone (see
-    /// `symmetry`). Off, every group runs in full: the baseline the
-    /// benchmark and the tests compare with.
+    /// Stand member 0 for every member of a symmetric group (see
+    /// [`symmetry`]). Off, every group runs in full and every rank is
+    /// checked against its own step graph: the baseline the tests compare
+    /// with.
     pub symmetry: bool,
 }
 
@@ -322,7 +324,7 @@ pub enum DefectKind {
         "the TOP_SP posts {posted} TOPSP_CC_STATUS notifications (one per record run) but op_num tells the host to expect {op_num}"
     )]
     NotificationCount {
-        /// Notifications posted in the replay.
+        /// Notifications the records post.
         posted: u64,
         /// `op_num`.
         op_num: u32,

@@ -7,7 +7,7 @@
 //! of the same transfer by the sender and applied (copied, or folded in
 //! with a check that no contribution arrives twice). At the end every cell
 //! the op defines is compared with what it must hold. A cell's value is the
-//! set of members whose contribution it carries ([`Sets`]); for all-to-all,
+//! set of members whose contribution it carries (`sets::Sets`); for all-to-all,
 //! also which chunk it is.
 //!
 //! Every transfer moves data on all channels alike, so channels need no

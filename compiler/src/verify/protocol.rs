@@ -59,9 +59,9 @@ pub const MAX_SEND_CREDITS: u16 = NET_INDEX_LOOP - 1;
 pub struct ProtocolProof {
     /// (rank, TOP_SP) chains checked.
     pub chains: u64,
-    /// Records checked and replayed.
+    /// Records checked.
     pub records: u64,
-    /// (rank, TOP_SP, step) points replayed.
+    /// (rank, TOP_SP, step) points checked.
     pub steps: u64,
     /// Semaphore increments matched to a wait.
     pub signals: u64,
@@ -753,7 +753,7 @@ mod tests {
     }
 
     #[test]
-    fn every_flat_pairing_replays() {
+    fn every_flat_pairing_is_checked() {
         for &alg in AlgType::ALL {
             if alg == AlgType::Hier {
                 continue;
@@ -858,7 +858,7 @@ mod tests {
     }
 
     #[test]
-    fn every_hier_composition_replays() {
+    fn every_hier_composition_is_checked() {
         for (op, choice) in Case::hier_choices() {
             let mut case = Case::hier(op, &choice, 24, 4);
             case.pod_n = 2;

@@ -2,7 +2,7 @@
 //! to its own index, member 0's run stands for every member's.
 //!
 //! Member and block indices of a group are mixed-radix numbers over its
-//! digits (local, node, pod). An [`Action`] joins the digits into runs that
+//! digits (local, node, pod). An `Action` joins the digits into runs that
 //! move independently, each as a ring (adding with carry, mod its size) or,
 //! under recursive halving and doubling, by XOR. One ring over every digit
 //! is the flat rotation `i -> i + g (mod n)`; the rings `[local]` and
@@ -13,7 +13,7 @@
 //! step, member `m`'s transfers are member 0's, in the same order, with
 //! every member index and every block moved by `m` under the action, and
 //! nothing else changed (but the display-only `neigh` label). A ring is:
-//! member `m` sends block `m - s` to `m + 1` at step `s`. [`rotation`]
+//! member `m` sends block `m - s` to `m + 1` at step `s`. `rotation`
 //! checks it for every member at every step, on every core, from the
 //! transfers themselves (not from what the algorithm is called), and keeps
 //! member 0's; a compile checks it instead on the transfers lowering
@@ -594,7 +594,8 @@ fn blocks_rotated(x: BlockSet, base: BlockSet, by: &Mover<'_>) -> bool {
 
 /// `base` moved (by `by`), when the moved positions are again a
 /// progression (as a set): one position; under the flat ring, a
-/// progression that does not wrap; whole runs; an aligned XOR block.
+/// progression that does not wrap; whole runs (under the flat ring, every
+/// position); an aligned XOR block.
 #[inline(always)]
 fn moved_blocks(base: BlockSet, by: &Mover<'_>) -> Option<BlockSet> {
     let action = by.action;
@@ -606,7 +607,9 @@ fn moved_blocks(base: BlockSet, by: &Mover<'_>) -> Option<BlockSet> {
     if action.is_cyclic() {
         let start = u64::from(base.start) + u64::from(by.g);
         let last = start + u64::from(base.count - 1) * u64::from(base.stride);
-        return (last < u64::from(action.n)).then_some(BlockSet { start: start as u32, ..base });
+        if last < u64::from(action.n) {
+            return Some(BlockSet { start: start as u32, ..base });
+        }
     }
     if let Some(runs) = action.whole_runs(base) {
         return Some(BlockSet { start: action.clear(by.add(base.start), runs)?, ..base });
@@ -739,6 +742,18 @@ mod tests {
         let moved = sets.translate(pair, 5, &rot.action);
         assert_eq!(sets.members(moved), vec![6, 7]);
         assert!(rotation_of(&Case::for_alg(OpType::AllReduce, AlgType::InterRdh, 6).unwrap()).is_none());
+    }
+
+    /// Every position, moved by the flat ring, is every position again: a
+    /// mesh that sends its whole buffer to every peer is symmetric.
+    #[test]
+    fn the_whole_buffer_moves_to_itself() {
+        let ring = Action::cyclic(8);
+        let all = BlockSet::all(8);
+        assert!(blocks_rotated(all, all, &ring.by(3)));
+        assert!(!blocks_rotated(BlockSet { start: 1, stride: 1, count: 7 }, BlockSet::all(7), &ring.by(3)));
+        let case = Case::for_alg(OpType::AllReduce, AlgType::SingleStepMesh, 6).unwrap();
+        assert!(rotation_of(&case).is_some());
     }
 
     #[test]
