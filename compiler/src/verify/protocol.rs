@@ -17,7 +17,12 @@
 //!    the rank's transfers in the step graph need; each mesh event waits
 //!    for exactly the increments the step graph has its peer send; every
 //!    record that runs to its end posts one TOPSP_CC_STATUS notification,
-//!    and per TOP_SP they add up to `op_num`.
+//!    and per TOP_SP they add up to `op_num`. In a symmetric group (see
+//!    `symmetry`) a rank's transfers are member 0's moved to it, so its
+//!    needs come from member 0's, without listing its transfers again:
+//!    the same counts for every member when every block costs the same
+//!    (and then a record equal to member 0's counts folded is checked
+//!    whole), or per member from member 0's costs of small and big blocks.
 //!
 //! **Why no wait is left unsatisfied.** The postcondition proof matches,
 //! at every step, every transfer a rank receives to exactly one identical
