@@ -236,9 +236,23 @@ impl BlockSet {
             && (self.count == 0 || (self.start == other.start && (self.count == 1 || self.stride == other.stride)))
     }
 
-    /// The `j`-th position.
+    /// The `j`-th position (wrapping past `u32::MAX`, which only a set
+    /// that [`BlockSet::last`] puts out of range can do).
     pub fn get(&self, j: u32) -> u32 {
-        self.start + j * self.stride
+        self.start.wrapping_add(j.wrapping_mul(self.stride))
+    }
+
+    /// The last position, computed without wrapping (`None` when empty):
+    /// a set whose last position is below a bound has every position below
+    /// it, in ascending order.
+    pub fn last(&self) -> Option<u64> {
+        let steps = u64::from(self.count.checked_sub(1)?);
+        Some(u64::from(self.start) + steps * u64::from(self.stride))
+    }
+
+    /// Whether every position is below `bound`.
+    pub fn below(&self, bound: u32) -> bool {
+        self.last().is_none_or(|last| last < u64::from(bound))
     }
 
     /// Every position, in order.

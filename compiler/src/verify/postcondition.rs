@@ -207,9 +207,8 @@ fn orbit(plan: &CollectivePlan, rot: &Rotation, half: HalfChunk) -> Option<u64> 
     let (mut received, mut values, mut matched) = (0u64, Vec::new(), Vec::new());
     for step in 0..plan.step_n {
         let list = rot.step(step);
-        let in_range = |b: crate::schedule::BlockSet| b.count == 0 || b.get(b.count - 1) < n;
         if list.iter().any(|t| {
-            t.from >= n || t.to >= n || (t.from != 0 && t.to != 0) || !t.src.same_positions(t.dst) || !in_range(t.src)
+            t.from >= n || t.to >= n || (t.from != 0 && t.to != 0) || !t.src.same_positions(t.dst) || !t.src.below(n)
         }) {
             return None;
         }
@@ -522,14 +521,15 @@ impl<'a> Run<'a> {
         if t.src.count != t.dst.count {
             return Err(out_of_range("destination chunk count", t.dst.count, t.src.count));
         }
-        if t.src.count > 0 {
-            let last = |s: crate::schedule::BlockSet| s.get(s.count - 1);
-            if last(t.src) >= self.block_n {
-                return Err(out_of_range("source chunk", last(t.src), self.block_n));
-            }
-            if last(t.dst) >= self.block_n {
-                return Err(out_of_range("destination chunk", last(t.dst), self.block_n));
-            }
+        // Computed without wrapping: a set in range is ascending, so two
+        // with as many positions name the same ones exactly when they are
+        // the same set (what matching and symmetry rely on).
+        let last = |s: crate::schedule::BlockSet| s.last().map_or(0, |l| u32::try_from(l).unwrap_or(u32::MAX));
+        if !t.src.below(self.block_n) {
+            return Err(out_of_range("source chunk", last(t.src), self.block_n));
+        }
+        if !t.dst.below(self.block_n) {
+            return Err(out_of_range("destination chunk", last(t.dst), self.block_n));
         }
         if self.chunks.is_none() && !t.src.same_positions(t.dst) {
             return Err(self.defect(
@@ -821,6 +821,44 @@ mod tests {
         let Err(VerifyError::Defect(d)) = prove(&schedule, &Twice) else { panic!("proven") };
         assert!(matches!(d.kind, DefectKind::Duplicate { .. }), "{d}");
         assert_eq!((d.rank, d.step), (Some(Rank(0)), Some(Step(1))), "{d}");
+    }
+
+    /// A block set whose stride wraps past `u32::MAX` names positions out
+    /// of order: the full run refuses it as out of range, and the orbit run
+    /// must not accept it as the same set as an ascending one (a reviewer's
+    /// counterexample: 2 ranks, member 0 sends blocks "1, 0").
+    #[test]
+    fn a_wrapping_block_set_is_refused_by_both_runs() {
+        struct Wrapping;
+        impl TransferSource for Wrapping {
+            fn transfers(&self, _: &Schedule, _: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+                if site.step != 0 {
+                    return;
+                }
+                let ascending = crate::schedule::BlockSet { start: 0, stride: 1, count: 2 };
+                let wrapping = crate::schedule::BlockSet { start: 1, stride: u32::MAX, count: 2 };
+                let t = |from, to, blocks| Transfer {
+                    from,
+                    to,
+                    src: blocks,
+                    dst: blocks,
+                    halves: Halves::Both,
+                    fold: Some(ccc_ir::enums::ReductionType::Ring2R1W),
+                    neigh: ccc_ir::enums::Neigh::Next,
+                };
+                let (me, peer) = (site.index, 1 - site.index);
+                out.push(t(me, peer, if me == 0 { wrapping } else { ascending }));
+                out.push(t(peer, me, ascending));
+            }
+        }
+        let schedule = build(&Case::flat(OpType::AllReduce, AlgType::Ring, 2, 1).valid()).unwrap();
+        let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
+        let fast = prove_with(&schedule, &Wrapping, &ProverOptions::default());
+        assert!(
+            matches!(&fast, Err(VerifyError::Defect(d)) if matches!(d.kind, DefectKind::OutOfRange { .. })),
+            "{fast:?}"
+        );
+        assert_eq!(fast, prove_with(&schedule, &Wrapping, &full));
     }
 
     #[test]

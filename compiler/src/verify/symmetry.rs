@@ -490,7 +490,7 @@ pub(crate) fn rotation<S: TransferSource + ?Sized>(
     let base = base(schedule, plan, group, source)?;
     let same = (1..n).into_par_iter().with_min_len(8).all(|m| {
         let mut step = 0u32;
-        walk(schedule, plan, group, m, source, |list| {
+        walk(schedule, plan, group, m, source, |_, list| {
             let want = base.step(step);
             step += 1;
             list.len() == want.len() && list.iter().zip(want).all(|(x, b)| is_rotated(x, b, m, &base.action))
@@ -513,11 +513,19 @@ fn base<S: TransferSource + ?Sized>(
         return None;
     }
     let mut base = Rotation { action: Action::of(plan), transfers: Vec::new(), at: vec![0], digits: Vec::new() };
-    walk(schedule, plan, group, 0, source, |list| {
+    // The phases must run steps 0..step_n, once each, in order: what both
+    // the full run and the orbit run execute.
+    let ordered = walk(schedule, plan, group, 0, source, |step, list| {
+        if step as usize + 1 != base.at.len() {
+            return false;
+        }
         base.transfers.extend_from_slice(list);
         base.at.push(base.transfers.len());
         true
     });
+    if !ordered || base.at.len() != plan.step_n as usize + 1 {
+        return None;
+    }
     let action = &base.action;
     if !action.is_cyclic() {
         let of = |v: u32| action.digits.get(v as usize).copied();
@@ -535,7 +543,7 @@ fn walk<S: TransferSource + ?Sized>(
     group: u32,
     m: u32,
     source: &S,
-    mut visit: impl FnMut(&[Transfer]) -> bool,
+    mut visit: impl FnMut(u32, &[Transfer]) -> bool,
 ) -> bool {
     let mut list = Vec::new();
     for phase in &plan.phases {
@@ -544,7 +552,7 @@ fn walk<S: TransferSource + ?Sized>(
             list.clear();
             let site = Site { group, index: m, phase, inst, step: phase.first_step + t, t };
             source.transfers(schedule, plan, &site, &mut list);
-            if !visit(&list) {
+            if !visit(site.step, &list) {
                 return false;
             }
         }
@@ -583,7 +591,9 @@ fn shift(v: u32, g: u32, n: u32) -> u32 {
 /// `x` names the positions of `base` moved (by `by`), as a set.
 #[inline(always)]
 fn blocks_rotated(x: BlockSet, base: BlockSet, by: &Mover<'_>) -> bool {
-    if x.count != base.count {
+    // Out of range (or wrapping) is never a moved set: the full run
+    // refuses it.
+    if x.count != base.count || !x.below(by.action.n) {
         return false;
     }
     match moved_blocks(base, by) {
@@ -672,7 +682,7 @@ mod tests {
         flat.action = Action::cyclic(12);
         let walk_one = |m: u32| {
             let mut out = Vec::new();
-            walk(&schedule, plan, 0, m, &AsBuilt, |list| {
+            walk(&schedule, plan, 0, m, &AsBuilt, |_, list| {
                 out.extend_from_slice(list);
                 true
             });
@@ -695,7 +705,7 @@ mod tests {
         let (mut agreed, mut refused) = (0, 0);
         for m in 0..12 {
             let mut k = 0;
-            walk(&schedule, plan, 0, m, &AsBuilt, |list| {
+            walk(&schedule, plan, 0, m, &AsBuilt, |_, list| {
                 for x in list {
                     let base = &rot.transfers[k];
                     let other = |mut t: Transfer, edit: &dyn Fn(&mut Transfer)| {
@@ -821,6 +831,19 @@ mod tests {
             }
         }
         assert!(invariant > 10, "{invariant}");
+    }
+
+    /// Member 0's walk must run steps 0..step_n once each: a plan whose
+    /// phases run one step more than it says is not taken as symmetric (a
+    /// reviewer's counterexample; the full run executes every phase step).
+    #[test]
+    fn a_walk_past_the_collective_steps_is_not_symmetric() {
+        let case = Case::for_alg(OpType::AllReduce, AlgType::SingleStepMesh, 4).unwrap();
+        let mut schedule = build(&case.valid()).unwrap();
+        assert!(rotation(&schedule, &schedule.collectives[0], 0, &AsBuilt).is_some());
+        schedule.collectives[0].phases[0].step_n += 1;
+        assert!(rotation(&schedule, &schedule.collectives[0], 0, &AsBuilt).is_none());
+        assert_eq!(Symmetry::find(&schedule).invariant_groups(), 0);
     }
 
     #[test]
