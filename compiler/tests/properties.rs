@@ -12,8 +12,10 @@
 //!    refutes) nor any other error. A success has one image per rank, one
 //!    per used TOP_SP, within the regions of the interface, a proof, and a
 //!    manifest that `diagnose` reads back to the same digest.
-//! 3. Determinism: a second compile on a one-thread rayon pool gives the
-//!    same images, programs and signature (or the same error); a random
+//! 3. Determinism: a second compile on a one-thread rayon pool, with the
+//!    provers' symmetry shortcut off (every group executed in full, every
+//!    rank checked against its own step graph), gives the same images,
+//!    programs, signature and proof figures (or the same error); a random
 //!    subset of ranks compiled alone (`verify: false`) gives exactly those
 //!    ranks' bytes, and the same signature, as the whole-world compile.
 //! 4. Signatures: 32 lower-case hex digits, the MD5 of their own preimage,
@@ -77,10 +79,10 @@ use ccc_compiler::diagnose::{Input, diagnose};
 use ccc_compiler::lower::{LowerErrorKind, topsps_used};
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::{SpecForm, parse};
-use ccc_compiler::pipeline::{CompileError, Compiled, Options, compile};
+use ccc_compiler::pipeline::{CompileError, Compiled, Options, compile_tuned};
 use ccc_compiler::sign::{PREIMAGE_HEADER, Signature, digest_of};
 use ccc_compiler::validate::validate;
-use ccc_compiler::verify::VerifyError;
+use ccc_compiler::verify::{ProverOptions, VerifyError};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::Rank;
@@ -624,7 +626,18 @@ fn variant(debug: &str) -> &str {
 /// `Err` (a failure message with the spec) on a panic.
 #[allow(clippy::type_complexity)]
 fn try_compile(program: &Program, options: &Options) -> Result<Option<Result<Compiled, CompileError>>, String> {
-    let caught = catch_unwind(AssertUnwindSafe(|| validate(program.clone()).ok().map(|v| compile(&v, options))));
+    try_compile_tuned(program, options, &ProverOptions::default())
+}
+
+/// [`try_compile`] with explicit prover options.
+#[allow(clippy::type_complexity)]
+fn try_compile_tuned(
+    program: &Program,
+    options: &Options,
+    prover: &ProverOptions,
+) -> Result<Option<Result<Compiled, CompileError>>, String> {
+    let caught =
+        catch_unwind(AssertUnwindSafe(|| validate(program.clone()).ok().map(|v| compile_tuned(&v, options, prover))));
     caught.map_err(|panic| format!("PANIC: {}\nspec:\n{}", panic_text(&panic), ron_of(program)))
 }
 
@@ -722,12 +735,22 @@ fn check_determinism(program: &Program, subset_seed: u64) -> Result<(), String> 
     let a = check_compiles(program)?;
     // The second compile on one thread: the result may not depend on how
     // rayon splits the work.
+    // It runs every group in full: the symmetry shortcut may change no
+    // result either.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().map_err(|e| e.to_string())?;
-    let b = pool.install(|| run(program, &Options::default()))?;
+    let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
+    let b = pool.install(|| try_compile_tuned(program, &Options::default(), &full))?;
+    let b = b.ok_or_else(|| format!("validation refused a generated spec\nspec:\n{}", spec()))?;
     match (&a, &b) {
         (Ok(a), Ok(b)) => {
             if a.images != b.images || a.programs != b.programs || a.signature != b.signature {
                 return Err(format!("two compiles differ\nspec:\n{}", spec()));
+            }
+            let (pa, pb) = (a.proof.as_ref(), b.proof.as_ref());
+            if pa.map(|p| (&p.postcondition, &p.protocol, p.images_checked))
+                != pb.map(|p| (&p.postcondition, &p.protocol, p.images_checked))
+            {
+                return Err(format!("the symmetry shortcut changed what was proven\nspec:\n{}", spec()));
             }
         }
         (Err(a_err), Err(b_err)) => {
