@@ -283,7 +283,7 @@ fn prove(
     // work, shared with the protocol proof.
     let t = Instant::now();
     let symmetry = bases.map_or_else(Symmetry::none, |b| b.symmetry(schedule, &seen));
-    let symmetric_groups = symmetry.invariant_groups();
+    let symmetric_groups = symmetry.symmetric_groups();
     let post = postcondition::prove_as_built(schedule, &symmetry, prover)?;
     let postcondition_time = bases_time + t.elapsed();
     let t = Instant::now();

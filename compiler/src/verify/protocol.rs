@@ -154,9 +154,8 @@ pub fn prove_ranks(schedule: &Schedule, programs: &[RankProgram]) -> Result<Prot
     prove_ranks_with(schedule, programs, &Symmetry::none())
 }
 
-/// [`prove_ranks`], standing member 0's needs for every member's in the
-/// groups `symmetry` found symmetric (when every block costs the
-/// same descriptors, so that the counts are the same for every member).
+/// [`prove_ranks`], with each rank of a group `symmetry` found symmetric
+/// checked against member 0's transfers moved to it (see [`Profile`]).
 fn prove_ranks_with(
     schedule: &Schedule,
     programs: &[RankProgram],
@@ -232,7 +231,7 @@ impl<'a> Profile<'a> {
         let rotation = rotation?;
         let used = plan.channels.min(schedule.arch.params().topsp_n);
         let tables: Vec<DescTable<'_>> = (0..used).map(|t| DescTable::new(plan, &hosted(schedule, plan, t))).collect();
-        let all = rotation.step_span(plan.step_n);
+        let all = rotation.transfers();
         let counts = if tables.iter().all(DescTable::position_free) {
             let tables = &tables;
             Counts::Same(
@@ -259,36 +258,19 @@ impl<'a> Profile<'a> {
                 .collect();
             Counts::ByBlock { big_below, costs }
         };
-        let used = usize::from(used);
         let mesh = plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh));
-        let same = match &counts {
-            Counts::Same(c) if !mesh => Some(c),
-            _ => None,
-        };
-        let folded = same.and_then(|counts| {
-            (0..used)
-                .map(|t| {
-                    plan.phases
-                        .iter()
-                        .map(|p| {
-                            let mut folder = Folder::new();
-                            for s in p.first_step..p.first_step + p.step_n {
-                                let (m2s, s2m) = counts[s as usize * used + t];
-                                folder.push(u32::try_from(m2s).ok()?, u32::try_from(s2m).ok()?);
-                            }
-                            Some(folder.finish())
-                        })
-                        .collect::<Option<Vec<_>>>()
-                })
-                .collect::<Option<Vec<_>>>()
-        });
         let channels: u64 = tables.iter().map(|t| t.channels().len() as u64).sum();
         let signals = all
             .iter()
             .filter(|tr| tr.to == 0)
             .map(|tr| u64::from(tr.src.count) * u64::from(tr.halves.count()) * channels)
             .sum();
-        Some(Profile { rotation, counts, folded, mesh, signals })
+        let mut profile = Profile { rotation, counts, folded: None, mesh, signals };
+        // The same for every member: fold them once.
+        if matches!(profile.counts, Counts::Same(_)) {
+            profile.folded = profile.fold_for(plan, 0, usize::from(used));
+        }
+        Some(profile)
     }
 
     /// What member `member` posts, folded per TOP_SP and phase as the
@@ -805,13 +787,22 @@ mod tests {
     fn a_ring_takes_the_folded_path() {
         let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
         case.channels = 2;
+        let records_of = |p: &RankProgram, t: usize| -> Vec<Vec<TpIncStep>> {
+            p.topsps[t].segments[0].records.iter().map(|r| r.tp.clone()).collect()
+        };
         // 4096 + 7 elements: the first 7 blocks are one element bigger, so
-        // counts depend on the block and each rank is checked step by step.
-        let (schedule, _) = lower_all(&case);
+        // counts depend on the block, and each rank's are folded on its own.
+        let (schedule, programs) = lower_all(&case);
         let symmetry = Symmetry::find(&schedule);
-        assert!(symmetry.rotation(0, 0).is_some());
-        let uneven = Profile::new(&schedule, &schedule.collectives[0], symmetry.rotation(0, 0)).unwrap();
+        let plan = &schedule.collectives[0];
+        let uneven = Profile::new(&schedule, plan, symmetry.rotation(0, 0)).unwrap();
         assert!(matches!(uneven.counts, Counts::ByBlock { big_below: 7, .. }) && uneven.folded.is_none());
+        for p in &programs {
+            let own = uneven.fold_for(plan, p.rank.0, 2).expect("no mesh phase");
+            for (t, folded) in own.iter().enumerate() {
+                assert_eq!(&records_of(p, t), folded, "uneven: rank {} TOP_SP {t}", p.rank.0);
+            }
+        }
         case.count = 4096;
         let (schedule, programs) = lower_all(&case);
         let symmetry = Symmetry::find(&schedule);
@@ -819,9 +810,8 @@ mod tests {
         let profile = Profile::new(&schedule, plan, symmetry.rotation(0, 0)).expect("invariant");
         let folded = profile.folded.as_ref().expect("no mesh phase");
         for p in &programs {
-            for (t, tp) in p.topsps.iter().enumerate() {
-                let tps: Vec<_> = tp.segments[0].records.iter().map(|r| r.tp.clone()).collect();
-                assert_eq!(&tps, &folded[t], "rank {} TOP_SP {t}", p.rank.0);
+            for (t, folded) in folded.iter().enumerate() {
+                assert_eq!(&records_of(p, t), folded, "rank {} TOP_SP {t}", p.rank.0);
             }
         }
     }

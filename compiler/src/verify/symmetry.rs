@@ -304,7 +304,7 @@ impl Symmetry {
     }
 
     /// How many groups, over every collective, are symmetric.
-    pub fn invariant_groups(&self) -> u64 {
+    pub fn symmetric_groups(&self) -> u64 {
         self.rotations.iter().flatten().filter(|r| r.is_some()).count() as u64
     }
 }
@@ -452,10 +452,9 @@ impl Rotation {
             && ((x.dst.same_positions(x.src) && base.dst.same_positions(base.src)) || one(x.dst, base.dst, &d[3]))
     }
 
-    /// Member 0's transfers of steps `0..step_n`, in step order.
-    pub(crate) fn step_span(&self, step_n: u32) -> &[Transfer] {
-        let end = self.at.get(step_n as usize).copied().unwrap_or(self.transfers.len());
-        &self.transfers[..end]
+    /// Member 0's transfers, of every step in order.
+    pub(crate) fn transfers(&self) -> &[Transfer] {
+        &self.transfers
     }
 
     /// Where member 0's transfers of step `s` start and end among all of
@@ -813,7 +812,7 @@ mod tests {
                 })
                 .collect();
             let walked = Symmetry::find(&schedule);
-            invariant += walked.invariant_groups();
+            invariant += walked.symmetric_groups();
             let missing = Bases::new(&schedule).symmetry(&schedule, &seen[1..]);
             assert_eq!(bases.symmetry(&schedule, &seen), walked, "{:?} {:?}", case.op, case.alg);
             for plan in &schedule.collectives {
@@ -843,7 +842,7 @@ mod tests {
         assert!(rotation(&schedule, &schedule.collectives[0], 0, &AsBuilt).is_some());
         schedule.collectives[0].phases[0].step_n += 1;
         assert!(rotation(&schedule, &schedule.collectives[0], 0, &AsBuilt).is_none());
-        assert_eq!(Symmetry::find(&schedule).invariant_groups(), 0);
+        assert_eq!(Symmetry::find(&schedule).symmetric_groups(), 0);
     }
 
     #[test]
