@@ -22,7 +22,8 @@
 //! - [`verify`] proves the postcondition of every collective on the step
 //!   graph and the protocol of the lowered records, and round-trips images.
 //! - [`sign`] computes the collective signature; [`diagnose`] explains why
-//!   signatures differ between ranks; [`manifest`] is what a compile wrote.
+//!   signatures differ between ranks; [`manifest`] is what a compile wrote,
+//!   and [`output`] writes it into a folder without losing a user's file.
 //! - [`pipeline::compile`] runs them in order; it is the library entry point.
 //!
 //! Library code never panics, prints or exits: every failure is a typed
@@ -38,6 +39,7 @@ pub mod diagnose;
 pub mod encode;
 pub mod lower;
 pub mod manifest;
+pub mod output;
 pub mod parse;
 pub mod pipeline;
 pub mod schedule;

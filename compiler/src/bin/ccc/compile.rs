@@ -5,11 +5,12 @@ use crate::Failure;
 use crate::args::{CompileArgs, SpecArg};
 use crate::load::load_spec;
 use ccc_compiler::manifest::Manifest;
+use ccc_compiler::output::{self, OutputError, Written};
 use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, compile, compile_certified};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Runs `ccc compile`.
@@ -21,12 +22,30 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
         Some(path) => compile_certified(&valid, &options, &read_certificate(path)?),
     }
     .map_err(|e| compile_failure(&args.spec, e))?;
-    let manifest = Manifest::of(&compiled);
-    let json = manifest.to_json().map_err(|e| Failure::input(miette::miette!("cannot write manifest.json: {e}")))?;
-    let (files, bytes) = write_atomically(&args.out, &compiled, &json)?;
+    let written = output::write(&args.out, &compiled).map_err(output_failure)?;
+    report_debris(&written);
     let mut out = summary(&args.spec, &compiled);
-    let _ =
-        writeln!(out, "wrote {}: {} ranks, {files} files, {bytes} bytes", args.out.display(), compiled.images.len());
+    let _ = writeln!(
+        out,
+        "wrote {}: {} rank{}, {} files, {} bytes",
+        args.out.display(),
+        compiled.images.len(),
+        plural(compiled.images.len()),
+        written.files,
+        written.bytes
+    );
+    if !written.kept.is_empty() {
+        let shown: Vec<String> = written.kept.iter().take(5).map(|p| p.display().to_string()).collect();
+        let more = written.kept.len().saturating_sub(shown.len());
+        let _ = writeln!(
+            out,
+            "kept {} entr{} ccc did not write: {}{}",
+            written.kept.len(),
+            if written.kept.len() == 1 { "y" } else { "ies" },
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        );
+    }
     crate::out::emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -170,78 +189,47 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Writes every image and the manifest into a temporary folder next to
-/// `out`, then renames it into place: `out` is complete or untouched.
-fn write_atomically(out: &Path, compiled: &Compiled, manifest: &str) -> Result<(u64, u64), Failure> {
-    let io = |what: &str, path: &Path, e: std::io::Error| {
-        Failure::input(miette::miette!("cannot {what} {}: {e}", path.display()))
-    };
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(|e| io("create", &parent, e))?;
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let pid = std::process::id();
-    let tmp = parent.join(format!(".{name}.ccc-tmp-{pid}"));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let result = (|| {
-        let mut files = 0u64;
-        let mut bytes = 0u64;
-        std::fs::create_dir(&tmp).map_err(|e| io("create", &tmp, e))?;
-        for rank in &compiled.images {
-            for t in &rank.topsps {
-                let dir = tmp.join(format!("rank-{}", rank.rank.0)).join(format!("topsp-{}", t.topsp.0));
-                std::fs::create_dir_all(&dir).map_err(|e| io("create", &dir, e))?;
-                for (file, data) in [
-                    ("ctrl_spad.bin", &t.ctrl_spad[..]),
-                    ("slot_spad.bin", &t.slot_spad[..]),
-                    ("neff_configs.bin", &t.neff_configs[..]),
-                ] {
-                    let path = dir.join(file);
-                    std::fs::write(&path, data).map_err(|e| io("write", &path, e))?;
-                    files += 1;
-                    bytes += data.len() as u64;
-                }
-            }
+/// Says on stderr what the write found beside or inside `OUT` that was not
+/// its own: stale work folders of killed compiles (removed), and entries it
+/// left where they were.
+#[allow(clippy::print_stderr)]
+fn report_debris(written: &Written) {
+    for s in &written.swept {
+        if s.restored {
+            eprintln!(
+                "note: put back {} as the output folder: a compile (process {}) died while replacing it",
+                s.path.display(),
+                s.pid
+            );
+        } else {
+            eprintln!(
+                "note: removed {}, left by a compile (process {}) that died while writing ({} bytes)",
+                s.path.display(),
+                s.pid,
+                s.bytes
+            );
         }
-        let path = tmp.join("manifest.json");
-        std::fs::write(&path, manifest).map_err(|e| io("write", &path, e))?;
-        files += 1;
-        bytes += manifest.len() as u64;
-        replace(out, &tmp, &parent, &name, pid)?;
-        Ok((files, bytes))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
     }
-    result
+    for path in &written.left {
+        eprintln!("note: left {}: ccc did not write it", path.display());
+    }
+    if !written.atomic {
+        eprintln!(
+            "note: this file system cannot exchange two folders in one step; the output was replaced by two renames"
+        );
+    }
 }
 
-fn replace(out: &Path, tmp: &Path, parent: &Path, name: &str, pid: u32) -> Result<(), Failure> {
-    let io = |what: &str, path: &Path, e: std::io::Error| {
-        Failure::input(miette::miette!("cannot {what} {}: {e}", path.display()))
+/// Maps a refused or failed write to exit 2, with the way forward.
+fn output_failure(error: OutputError) -> Failure {
+    let help = match &error {
+        OutputError::NotOurs { .. } => {
+            "ccc replaces only a folder it wrote itself (its manifest.json and every file that lists, unchanged); choose another -o folder, or move that folder's contents elsewhere"
+        }
+        OutputError::InTheWay { .. } => {
+            "ccc never overwrites a file it did not write: move that file elsewhere, or choose another -o folder"
+        }
+        OutputError::Io { .. } => "nothing was written; the folder is as it was",
     };
-    if out.exists() {
-        let ours = out.is_dir()
-            && (out.join("manifest.json").is_file()
-                || std::fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false));
-        if !ours {
-            return Err(Failure::input(miette::miette!(
-                help = "choose another -o folder, or remove it first",
-                "refusing to replace {}: it exists and is not a ccc output folder (no manifest.json)",
-                out.display()
-            )));
-        }
-        let old = parent.join(format!(".{name}.ccc-old-{pid}"));
-        std::fs::rename(out, &old).map_err(|e| io("move aside", out, e))?;
-        if let Err(e) = std::fs::rename(tmp, out) {
-            let _ = std::fs::rename(&old, out);
-            return Err(io("rename into place", out, e));
-        }
-        let _ = std::fs::remove_dir_all(&old);
-    } else {
-        std::fs::rename(tmp, out).map_err(|e| io("rename into place", out, e))?;
-    }
-    Ok(())
+    Failure::input(miette::miette!(help = help, "{error}"))
 }

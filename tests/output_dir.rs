@@ -1,0 +1,305 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `ccc compile -o OUT` never loses a file it did not write: what it
+//! refuses, what it keeps, what it sweeps, and how two compiles into the
+//! same folder and a reader polling it get along.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ccc");
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+}
+
+/// An 8-rank flat ring: small and quick.
+fn ring() -> PathBuf {
+    example("allreduce_ring.ron")
+}
+
+fn compile(out: &Path, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("compile")
+        .arg(ring())
+        .arg("-o")
+        .arg(out)
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ccc")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_ok(out: &Output) {
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+}
+
+/// Exit 2, and `says` in the report (compared without whitespace and
+/// frame characters: the report is wrapped to a width).
+fn assert_refused(out: &Output, says: &str) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace() && *c != '│').collect::<String>();
+    assert!(squeeze(&stderr).contains(&squeeze(says)), "stderr lacks {says:?}:\n{stderr}");
+}
+
+/// Every file under `dir` (relative), with its contents.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        let mut entries: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if meta.is_dir() {
+                out.push((rel.clone(), b"<dir>".to_vec()));
+                walk(root, &path, out);
+            } else if meta.file_type().is_symlink() {
+                out.push((rel, format!("-> {}", fs::read_link(&path).unwrap().display()).into_bytes()));
+            } else {
+                out.push((rel, fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// The image files a manifest lists, and the manifest itself.
+fn listed(out: &Path) -> BTreeSet<PathBuf> {
+    let manifest: serde_json::Value = serde_json::from_slice(&fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let mut files = BTreeSet::from([PathBuf::from("manifest.json")]);
+    for rank in manifest["ranks"].as_array().unwrap() {
+        for t in rank["topsps"].as_array().unwrap() {
+            for f in ["ctrl_spad.bin", "slot_spad.bin", "neff_configs.bin"] {
+                files.insert(PathBuf::from(format!("rank-{}/topsp-{}/{f}", rank["rank"], t["topsp"])));
+            }
+        }
+    }
+    files
+}
+
+/// The plain files under `out`, relative.
+fn files(out: &Path) -> BTreeSet<PathBuf> {
+    tree(out).into_iter().filter(|(_, c)| c != b"<dir>").map(|(p, _)| p).collect()
+}
+
+/// The case: a web-extension folder that happens to hold a
+/// `manifest.json` was deleted whole. It must be refused, untouched.
+#[test]
+fn a_folder_with_a_foreign_manifest_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let ext = dir.path().join("webext");
+    fs::create_dir_all(ext.join("src")).unwrap();
+    fs::write(ext.join("manifest.json"), "{\"manifest_version\": 3, \"name\": \"x\"}\n").unwrap();
+    fs::write(ext.join("src/main.js"), "console.log(1)\n").unwrap();
+    fs::write(ext.join("README"), "mine\n").unwrap();
+    let before = tree(&ext);
+    let out = compile(&ext, &[]);
+    assert_refused(&out, "is not a ccc manifest");
+    assert!(text(&out.stderr).contains("choose another -o folder"), "{}", text(&out.stderr));
+    assert_eq!(tree(&ext), before);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no work folder left beside it");
+}
+
+/// A folder without a manifest, a plain file, a ccc output whose listed
+/// file was changed or removed: each refused, each untouched.
+#[test]
+fn anything_not_recognisably_ccc_s_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain");
+    fs::create_dir(&plain).unwrap();
+    fs::write(plain.join("thesis.tex"), "words").unwrap();
+    assert_refused(&compile(&plain, &[]), "holds no manifest.json");
+    assert_eq!(fs::read(plain.join("thesis.tex")).unwrap(), b"words");
+
+    let file = dir.path().join("file");
+    fs::write(&file, "data").unwrap();
+    assert_refused(&compile(&file, &[]), "it is not a folder");
+    assert_eq!(fs::read(&file).unwrap(), b"data");
+
+    let edited = dir.path().join("edited");
+    assert_ok(&compile(&edited, &[]));
+    fs::write(edited.join("rank-3/topsp-0/ctrl_spad.bin"), b"patched by hand").unwrap();
+    let before = tree(&edited);
+    assert_refused(&compile(&edited, &[]), "changed since ccc wrote it");
+    assert_eq!(tree(&edited), before);
+
+    fs::remove_file(edited.join("rank-3/topsp-0/ctrl_spad.bin")).unwrap();
+    let before = tree(&edited);
+    assert_refused(&compile(&edited, &[]), "lists rank-3/topsp-0/ctrl_spad.bin, which is missing");
+    assert_eq!(tree(&edited), before);
+}
+
+/// Replacing a real earlier output keeps every file, folder and link the
+/// user added, anywhere in it, and removes exactly the files ccc wrote
+/// (here: ranks the new compile does not emit).
+#[test]
+fn replacing_an_output_keeps_what_the_user_added() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &[]));
+    fs::write(out.join("notes.txt"), "mine").unwrap();
+    fs::create_dir_all(out.join("plots/empty")).unwrap();
+    fs::write(out.join("plots/a.svg"), "<svg/>").unwrap();
+    fs::write(out.join("rank-5/README"), "rank five").unwrap();
+    fs::write(out.join("rank-6/topsp-0/diff.txt"), "a diff").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("notes.txt", out.join("latest")).unwrap();
+    let user: Vec<_> = tree(&out)
+        .into_iter()
+        .filter(|(p, c)| !listed(&out).contains(p) && (c != b"<dir>" || p.starts_with("plots")))
+        .collect();
+
+    let again = compile(&out, &["--rank", "0", "--rank", "1"]);
+    assert_ok(&again);
+    assert!(text(&again.stdout).contains("kept"), "{}", text(&again.stdout));
+    let now = tree(&out);
+    for entry in &user {
+        assert!(now.contains(entry), "{} was lost or changed", entry.0.display());
+    }
+    // Only ranks 0 and 1 of ccc's files remain; the user's rank-5 README
+    // and rank-6 diff keep their folders.
+    let ccc: BTreeSet<_> = files(&out).into_iter().filter(|p| !user.iter().any(|(u, _)| u == p)).collect();
+    assert_eq!(user.len(), 7, "{user:?}");
+    assert_eq!(ccc, listed(&out));
+    assert!(listed(&out).iter().all(|p| !p.starts_with("rank-5") && !p.starts_with("rank-2")));
+    assert!(!out.join("rank-2").exists(), "a folder left empty by ccc's own files is removed");
+    let siblings: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(siblings, vec![std::ffi::OsString::from("out")], "no work folder left beside it");
+}
+
+/// A file of the user's standing where the new output writes one of ccc's
+/// is refused, not overwritten.
+#[test]
+fn a_users_file_in_the_way_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &["--rank", "0"]));
+    fs::create_dir_all(out.join("rank-1/topsp-0")).unwrap();
+    fs::write(out.join("rank-1/topsp-0/ctrl_spad.bin"), "hand made").unwrap();
+    let before = tree(&out);
+    assert_refused(&compile(&out, &[]), "rank-1/topsp-0/ctrl_spad.bin is not ccc's");
+    assert_eq!(tree(&out), before);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "the work folder is removed");
+}
+
+/// An empty folder, and a symbolic link to a folder, are written into.
+#[cfg(unix)]
+#[test]
+fn empty_folders_and_links_to_folders_are_written_into() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    assert_ok(&compile(&empty, &[]));
+    assert_eq!(files(&empty), listed(&empty));
+
+    let real = dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    assert_ok(&compile(&link, &[]));
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    assert_eq!(files(&real), listed(&real));
+}
+
+/// A process id that is not running: a child that has exited.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// A compile killed while writing leaves `.OUT.ccc-tmp-PID`; the next
+/// compile into the same place removes it and says so, but leaves a file
+/// in it that ccc did not write.
+#[test]
+fn work_folders_of_dead_compiles_are_swept_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    assert_ok(&compile(&scratch, &[]));
+    let pid = dead_pid();
+    let stale = dir.path().join(format!(".out.ccc-tmp-{pid}"));
+    fs::rename(&scratch, &stale).unwrap();
+    let live = dir.path().join(format!(".out.ccc-tmp-{}", std::process::id()));
+    fs::create_dir(&live).unwrap();
+    fs::write(live.join("manifest.json"), "a live compile's").unwrap();
+    let other = dir.path().join(format!(".other.ccc-tmp-{pid}"));
+    fs::create_dir(&other).unwrap();
+
+    let out = dir.path().join("out");
+    let run = compile(&out, &[]);
+    assert_ok(&run);
+    let stderr = text(&run.stderr);
+    assert!(stderr.contains(&format!("removed {}", stale.display())), "{stderr}");
+    assert!(stderr.contains(&format!("(process {pid})")), "{stderr}");
+    assert!(!stale.exists());
+    assert!(live.exists(), "a live process's work folder is not touched");
+    assert!(other.exists(), "another output's work folder is not touched");
+
+    // Debris holding a file ccc does not write: that file stays.
+    let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
+    fs::create_dir_all(stale.join("rank-0/topsp-0")).unwrap();
+    fs::write(stale.join("rank-0/topsp-0/ctrl_spad.bin"), [0u8; 8]).unwrap();
+    fs::write(stale.join("precious.txt"), "not ccc's").unwrap();
+    let run = compile(&out, &[]);
+    assert_ok(&run);
+    let stderr = text(&run.stderr);
+    assert!(stderr.contains("left ") && stderr.contains("precious.txt"), "{stderr}");
+    assert_eq!(fs::read(stale.join("precious.txt")).unwrap(), b"not ccc's");
+    assert!(!stale.join("rank-0").exists(), "ccc's own files in it are removed");
+}
+
+/// Several compiles into one folder at once all succeed; a reader polling
+/// `OUT/manifest.json` never finds it missing once it exists; the folder
+/// ends as exactly one compile's output.
+#[test]
+fn concurrent_compiles_take_turns_and_readers_never_see_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &[]));
+    let done = Arc::new(AtomicBool::new(false));
+    let misses = Arc::new(AtomicU64::new(0));
+    let polls = Arc::new(AtomicU64::new(0));
+    let reader = {
+        let (done, misses, polls, manifest) = (done.clone(), misses.clone(), polls.clone(), out.join("manifest.json"));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                polls.fetch_add(1, Ordering::Relaxed);
+                if !manifest.is_file() {
+                    misses.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let writers: Vec<_> = (0..4)
+        .map(|i| {
+            let out = out.clone();
+            std::thread::spawn(move || {
+                (0..3)
+                    .map(|_| if i % 2 == 0 { compile(&out, &[]) } else { compile(&out, &["--rank", "2"]) })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for w in writers {
+        for run in w.join().unwrap() {
+            assert_ok(&run);
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+    assert!(polls.load(Ordering::Relaxed) > 0);
+    assert_eq!(misses.load(Ordering::Relaxed), 0, "a reader found manifest.json missing");
+    assert_eq!(files(&out), listed(&out));
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no work folder left beside it");
+}
