@@ -26,12 +26,17 @@
 //! word, not the stricter chain parse, so any raw image can be shown.
 //!
 //! Only [`json`] can fail (serde_json's error type); the text views cannot.
+//!
+//! [`fuzz`] is the one-input entry point of every fuzz target (`fuzz/`,
+//! `docs/fuzzing.md`): this crate sees every layer `ccc` runs on a file —
+//! the front end, the decoders and these renderings.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod dot;
+pub mod fuzz;
 pub mod hexdump;
 pub mod json;
 pub mod text_log;

@@ -1,0 +1,419 @@
+//! One input, one target: what the fuzzers (`fuzz/`, cargo-fuzz) and the
+//! fuzz smoke test (`tests/fuzz_smoke.rs`, run by `cargo test`) feed their
+//! bytes to, so that both exercise exactly the same code. See
+//! `docs/fuzzing.md`.
+//!
+//! Each target takes arbitrary bytes and runs what `ccc` runs on a file of
+//! that kind, then checks what must hold whatever the bytes are:
+//!
+//! | target | runs | checks |
+//! |---|---|---|
+//! | [`Target::RonSpec`] | parse, validate; for a small valid spec build, sign, compile rank 0 with the proof, decode its images | errors render to a bounded non-empty message; a parse error's span slices the source; no proof defect; emitted images decode |
+//! | [`Target::DecodeCtrl`] | `slot::decode_words` (what `ccc decode` reads) and the stricter chain decoder, the three renderings | every decoded word re-encodes to its bytes; a decoded chain re-encodes and decodes to itself |
+//! | [`Target::DecodeSlot`] | `SlotSpad::decode`, the three renderings | a decoded image re-encodes to the same bytes |
+//! | [`Target::DecodeNeff`] | `NeffConfigs::decode`, the renderings | a decoded block re-encodes to the same bytes |
+//! | [`Target::Manifest`] | the manifest reader of `ccc compile --proven-by` and of `ccc diagnose`, a diagnosis against a reference, certification of a reference spec | errors render to a bounded non-empty message; a manifest that certifies the reference spec is one `diagnose` also accepts |
+//!
+//! A violated check is a [`Finding`]; a panic is a finding too (the fuzzer
+//! catches it, the smoke test wraps each call in `catch_unwind`). An input
+//! the code rightly refuses is not a finding: it is an [`Outcome`] with the
+//! messages a user would read.
+//!
+//! The HLO front end has not landed; when it does, add `Target::Hlo` here
+//! (its "one input" function beside [`ron_spec`]), a `fuzz_targets/hlo.rs`
+//! calling it, and seeds under `fuzz/seeds/hlo/` (see `docs/fuzzing.md`).
+
+use crate::{hexdump, json, text_log};
+use ccc_compiler::diagnose::{Input, diagnose};
+use ccc_compiler::manifest::Manifest;
+use ccc_compiler::parse::parse;
+use ccc_compiler::pipeline::{CompileError, Options, compile, compile_certified};
+use ccc_compiler::sign::sign;
+use ccc_compiler::valid::ValidProgram;
+use ccc_compiler::validate::validate;
+use ccc_compiler::verify::VerifyError;
+use ccc_ir::arch::Arch;
+use ccc_ir::id::Rank;
+use ccc_ir::wire::neff_configs::NeffConfigs;
+use ccc_ir::wire::slot::decode_words;
+use ccc_ir::wire::slot_spad::SlotSpad;
+use ccc_ir::wire::{DecodeError, ctrl_spad};
+use std::fmt;
+use std::sync::OnceLock;
+
+/// The fixed part of the longest message a refusal may render to.
+pub const MESSAGE_BASE_MAX: usize = 4096;
+/// What each input byte may add to it. Messages may quote the input (a
+/// token, a stated signature), so the bound is linear in the input; it
+/// must never amplify it (issue 9, item 4).
+pub const MESSAGE_PER_INPUT_BYTE: usize = 2;
+
+/// The largest world a fuzzed valid spec is compiled and proven for: small
+/// enough that one input costs milliseconds.
+pub const COMPILE_MAX_RANKS: u32 = 16;
+/// The most collectives a fuzzed valid spec may have to be compiled.
+pub const COMPILE_MAX_COLLECTIVES: usize = 4;
+/// The largest world a fuzzed valid spec is built and signed for.
+pub const BUILD_MAX_RANKS: u32 = 4096;
+
+/// The reference spec the manifest target certifies against: the manifest
+/// seeds are compiled from it (`fuzz/seeds/manifest/`), so a mutant that
+/// keeps the signature reaches the certificate checks.
+pub const REFERENCE_SPEC: &str = "Collective(op: AllReduce, dtype: F32, reduce: Add, count: 4096, arch: Cayman,
+    topology: (rank_n: 4, local_rank_n: 4), channels: 2, algorithm: Ring)";
+
+/// The fuzz targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A spec file (RON): [`ron_spec`].
+    RonSpec,
+    /// A CTRL SPAD image: [`decode_ctrl`].
+    DecodeCtrl,
+    /// A SLOT SPAD image: [`decode_slot`].
+    DecodeSlot,
+    /// A `neff_configs` block: [`decode_neff`].
+    DecodeNeff,
+    /// A `manifest.json`: [`manifest`].
+    Manifest,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: [Target; 5] =
+        [Target::RonSpec, Target::DecodeCtrl, Target::DecodeSlot, Target::DecodeNeff, Target::Manifest];
+
+    /// The target's name: its cargo-fuzz target and seed folder.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Target::RonSpec => "ron_spec",
+            Target::DecodeCtrl => "decode_ctrl",
+            Target::DecodeSlot => "decode_slot",
+            Target::DecodeNeff => "decode_neff",
+            Target::Manifest => "manifest",
+        }
+    }
+
+    /// Runs the target on one input.
+    ///
+    /// # Errors
+    ///
+    /// A [`Finding`]: a check that does not hold for this input.
+    pub fn run(self, data: &[u8]) -> Result<Outcome, Finding> {
+        match self {
+            Target::RonSpec => ron_spec(data),
+            Target::DecodeCtrl => decode_ctrl(data),
+            Target::DecodeSlot => decode_slot(data),
+            Target::DecodeNeff => decode_neff(data),
+            Target::Manifest => manifest(data),
+        }
+    }
+}
+
+/// What an input came to, when every check held.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The input was accepted (parsed and valid, decoded, read).
+    pub accepted: bool,
+    /// The messages a user would read for each refusal on the way, each
+    /// checked non-empty and bounded.
+    pub messages: Vec<String>,
+}
+
+/// A check that did not hold: a bug in ccc, to be minimized and fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding(pub String);
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Finding {}
+
+/// Fails unless `cond`, with the message `what` builds.
+fn ensure(cond: bool, what: impl FnOnce() -> String) -> Result<(), Finding> {
+    if cond { Ok(()) } else { Err(Finding(what())) }
+}
+
+impl Outcome {
+    /// Records a refusal's message after checking it is non-empty and
+    /// bounded for an input of `input_len` bytes.
+    fn refuse(&mut self, what: &str, message: String, input_len: usize) -> Result<(), Finding> {
+        ensure(!message.trim().is_empty(), || format!("{what}: the error renders to an empty message"))?;
+        let max = MESSAGE_BASE_MAX.saturating_add(MESSAGE_PER_INPUT_BYTE.saturating_mul(input_len));
+        ensure(message.len() <= max, || {
+            let head: String = message.chars().take(200).collect();
+            format!(
+                "{what}: a {input_len}-byte input's error renders to {} bytes, more than {max}: {head}...",
+                message.len()
+            )
+        })?;
+        self.messages.push(message);
+        Ok(())
+    }
+}
+
+/// A spec file: parse and validate it as `ccc check` does, and for a small
+/// valid spec build, sign and compile rank 0 with the whole proof, then
+/// decode every image emitted. Bytes that are not UTF-8 are refused as
+/// `ccc` refuses such a file.
+///
+/// # Errors
+///
+/// A [`Finding`]: an unbounded or empty message, a parse error span that
+/// does not slice the source, a proof defect in a schedule ccc built, an
+/// emitted image that does not decode.
+pub fn ron_spec(data: &[u8]) -> Result<Outcome, Finding> {
+    let mut out = Outcome::default();
+    let Ok(src) = std::str::from_utf8(data) else {
+        return Ok(out);
+    };
+    let parsed = match parse(src) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let range = e.span.byte_range(src);
+            ensure(src.get(range.clone()).is_some(), || {
+                format!("parse error span {:?} is {range:?}, which does not slice the source", e.span)
+            })?;
+            ensure(e.span.start.line >= 1 && e.span.start.col >= 1, || {
+                format!("parse error span {:?} is not 1-based", e.span)
+            })?;
+            out.refuse("parse error label", e.label(), data.len())?;
+            out.refuse("parse error", e.to_string(), data.len())?;
+            return Ok(out);
+        }
+    };
+    let valid = match validate(parsed.program.clone()) {
+        Ok(valid) => valid,
+        Err(errors) => {
+            ensure(!errors.0.is_empty(), || "validation failed with no problem listed".to_owned())?;
+            for problem in &errors.0 {
+                out.refuse("validation problem path", problem.path(parsed.form), data.len())?;
+                out.refuse("validation problem", problem.to_string(), data.len())?;
+            }
+            return Ok(out);
+        }
+    };
+    out.accepted = true;
+    let shape = valid.topology();
+    if shape.rank_n <= BUILD_MAX_RANKS {
+        match ccc_compiler::build::build(&valid) {
+            Ok(schedule) => {
+                let signature = sign(&valid, &schedule);
+                ensure(signature.digest.len() == 32, || format!("signature {} is not 32 digits", signature.digest))?;
+            }
+            Err(e) => out.refuse("build error", e.to_string(), data.len())?,
+        }
+    }
+    if shape.rank_n <= COMPILE_MAX_RANKS && valid.collectives().len() <= COMPILE_MAX_COLLECTIVES {
+        compile_small(&valid, data.len(), &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Compiles rank 0 of a small valid program with the whole proof and
+/// decodes every image it emits.
+fn compile_small(valid: &ValidProgram, input_len: usize, out: &mut Outcome) -> Result<(), Finding> {
+    let options = Options { ranks: vec![Rank(0)], verify: true, ..Options::default() };
+    match compile(valid, &options) {
+        Ok(compiled) => {
+            for rank in &compiled.images {
+                for t in &rank.topsps {
+                    let images = [
+                        (Target::DecodeCtrl, &t.ctrl_spad[..]),
+                        (Target::DecodeSlot, &t.slot_spad[..]),
+                        (Target::DecodeNeff, &t.neff_configs[..]),
+                    ];
+                    for (target, image) in images {
+                        let decoded = target.run(image)?;
+                        ensure(decoded.accepted, || {
+                            format!(
+                                "rank {} TOP_SP {}: the emitted {} image does not decode: {:?}",
+                                rank.rank.0,
+                                t.topsp.0,
+                                target.name(),
+                                decoded.messages
+                            )
+                        })?;
+                    }
+                }
+            }
+            Ok(())
+        }
+        Err(CompileError::Verify(VerifyError::Defect(defect))) => {
+            Err(Finding(format!("the proof found a defect in a schedule ccc built: {defect}")))
+        }
+        Err(e) => out.refuse("compile error", e.to_string(), input_len),
+    }
+}
+
+/// The arch whose table names the addresses in a dump, as `ccc decode`
+/// picks it: the one with the most TOP_SPs.
+fn naming_arch() -> Arch {
+    let mut best = Arch::Cayman;
+    for arch in Arch::ALL {
+        if arch.params().topsp_n > best.params().topsp_n {
+            best = arch;
+        }
+    }
+    best
+}
+
+/// Records a decode error as `ccc decode` would report it.
+fn refuse_decode(out: &mut Outcome, what: &str, e: &DecodeError, input_len: usize) -> Result<(), Finding> {
+    ensure(e.offset <= input_len as u64, || {
+        format!("{what}: error offset {:#x} is past the image's end: {e}", e.offset)
+    })?;
+    out.refuse(what, e.to_string(), input_len)
+}
+
+/// A CTRL SPAD image: decoded word by word as `ccc decode` does (and
+/// rendered in its three views), and by the chain decoder.
+///
+/// # Errors
+///
+/// A [`Finding`]: a decoded word that does not re-encode to its bytes, a
+/// decoded chain that does not survive encode and decode, a bad message.
+pub fn decode_ctrl(data: &[u8]) -> Result<Outcome, Finding> {
+    let mut out = Outcome::default();
+    match decode_words(data) {
+        Ok(words) => {
+            out.accepted = true;
+            for &(offset, word) in &words {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                let bytes = data.get(start..start.saturating_add(8));
+                let again = word
+                    .encode()
+                    .map_err(|e| Finding(format!("word at {offset:#x} decodes but does not encode: {e}")))?;
+                ensure(bytes == Some(&again[..]), || {
+                    format!("word at {offset:#x} decodes to {word:?}, which encodes to {again:02x?}, not {bytes:02x?}")
+                })?;
+            }
+            let rendered = json::ctrl(&words).map_err(|e| Finding(format!("json::ctrl failed: {e}")))?;
+            ensure(!rendered.is_empty(), || "json::ctrl rendered nothing".to_owned())?;
+            let _ = text_log::ctrl(&words, 0, 0);
+            let _ = hexdump::ctrl(&words, naming_arch().params());
+        }
+        Err(e) => refuse_decode(&mut out, "ctrl word decode", &e, data.len())?,
+    }
+    match ctrl_spad::decode(data) {
+        Ok(segments) => {
+            if let Ok((image, _)) = ctrl_spad::encode(&segments, u32::MAX) {
+                let again = ctrl_spad::decode(&image).map_err(|e| {
+                    Finding(format!("a decoded chain re-encodes to an image that does not decode: {e}"))
+                })?;
+                ensure(again == segments, || "a decoded chain re-encodes and decodes to another chain".to_owned())?;
+            }
+        }
+        Err(e) => refuse_decode(&mut out, "ctrl chain decode", &e, data.len())?,
+    }
+    Ok(out)
+}
+
+/// A SLOT SPAD image, as `ccc decode --region slot` reads and renders it.
+///
+/// # Errors
+///
+/// A [`Finding`]: an image that decodes but does not re-encode to the same
+/// bytes, a bad message.
+pub fn decode_slot(data: &[u8]) -> Result<Outcome, Finding> {
+    let mut out = Outcome::default();
+    match SlotSpad::decode(data) {
+        Ok(spad) => {
+            out.accepted = true;
+            let again =
+                spad.encode(u32::MAX).map_err(|e| Finding(format!("a decoded SLOT SPAD does not encode: {e}")))?;
+            ensure(again == data, || {
+                format!("a decoded {}-byte SLOT SPAD re-encodes to {} other bytes", data.len(), again.len())
+            })?;
+            json::slot(&spad).map_err(|e| Finding(format!("json::slot failed: {e}")))?;
+            let _ = text_log::slot(&spad);
+            let _ = hexdump::slot(&spad);
+        }
+        Err(e) => refuse_decode(&mut out, "slot decode", &e, data.len())?,
+    }
+    Ok(out)
+}
+
+/// A `neff_configs` block, as `ccc decode --region neff` reads and renders
+/// it (the dump with every arch's naming table).
+///
+/// # Errors
+///
+/// A [`Finding`]: a block that decodes but does not re-encode to the same
+/// bytes, a bad message.
+pub fn decode_neff(data: &[u8]) -> Result<Outcome, Finding> {
+    let mut out = Outcome::default();
+    match NeffConfigs::decode(data) {
+        Ok(cfg) => {
+            out.accepted = true;
+            let again = cfg.encode().map_err(|e| Finding(format!("a decoded neff_configs does not encode: {e}")))?;
+            ensure(again[..] == *data, || "a decoded neff_configs re-encodes to other bytes".to_owned())?;
+            json::neff(&cfg).map_err(|e| Finding(format!("json::neff failed: {e}")))?;
+            for arch in Arch::ALL {
+                let _ = hexdump::neff(&cfg, arch.params());
+            }
+        }
+        Err(e) => refuse_decode(&mut out, "neff decode", &e, data.len())?,
+    }
+    Ok(out)
+}
+
+/// The reference program and its digest, built once.
+fn reference() -> Option<&'static (ValidProgram, Input)> {
+    static REFERENCE: OnceLock<Option<(ValidProgram, Input)>> = OnceLock::new();
+    REFERENCE
+        .get_or_init(|| {
+            let valid = validate(parse(REFERENCE_SPEC).ok()?.program).ok()?;
+            let schedule = ccc_compiler::build::build(&valid).ok()?;
+            let input = Input::from_signature("reference", &sign(&valid, &schedule));
+            Some((valid, input))
+        })
+        .as_ref()
+}
+
+/// A `manifest.json`: read as `ccc diagnose` reads it (only the signature
+/// fields) and as `ccc compile --proven-by` reads it (the whole
+/// [`Manifest`]); diagnosed against the reference spec's signature; offered
+/// as the certificate of a compile of rank 0 of [`REFERENCE_SPEC`].
+///
+/// # Errors
+///
+/// A [`Finding`]: a bad message, a diagnosis that does not serialize, a
+/// certificate accepted whose signature `diagnose` refuses.
+pub fn manifest(data: &[u8]) -> Result<Outcome, Finding> {
+    let mut out = Outcome::default();
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(out);
+    };
+    let reference = reference().ok_or_else(|| Finding("the reference spec does not compile".to_owned()))?;
+    let read = Input::from_manifest_json("fuzzed", text);
+    match &read {
+        Ok(input) => {
+            let report = diagnose(&[reference.1.clone(), input.clone()]);
+            serde_json::to_string(&report).map_err(|e| Finding(format!("the diagnosis does not serialize: {e}")))?;
+        }
+        Err(e) => out.refuse("diagnose manifest reader", e.to_string(), data.len())?,
+    }
+    let manifest = match serde_json::from_str::<Manifest>(text) {
+        Ok(manifest) => manifest,
+        Err(e) => {
+            out.refuse("--proven-by manifest reader", e.to_string(), data.len())?;
+            return Ok(out);
+        }
+    };
+    out.accepted = true;
+    if let Err(e) = Input::from_manifest("fuzzed", &manifest) {
+        out.refuse("manifest signature check", e.to_string(), data.len())?;
+    }
+    let options = Options { ranks: vec![Rank(0)], verify: true, ..Options::default() };
+    match compile_certified(&reference.0, &options, &manifest) {
+        Ok(_) => ensure(read.is_ok(), || "a certificate is accepted whose signature diagnose refuses".to_owned())?,
+        Err(CompileError::Verify(VerifyError::Defect(defect))) => {
+            return Err(Finding(format!("a certified compile found a defect: {defect}")));
+        }
+        Err(e) => out.refuse("certificate", e.to_string(), data.len())?,
+    }
+    Ok(out)
+}
