@@ -10,11 +10,83 @@
 //!
 //! Positions are lost once parsing succeeds (RON has no `Spanned<T>`): later
 //! passes locate problems by field path instead.
+//!
+//! A leading UTF-8 byte-order mark ([`BOM`]) is skipped: some editors write
+//! one, and it is not part of the spec. Positions count from the char after
+//! it, as an editor shows them.
+//!
+//! Errors stay small whatever the input: a token longer than
+//! [`QUOTE_MAX_CHARS`] is quoted as an excerpt with its length
+//! (`` `aaaa…` (4194304 bytes) ``), and a message is cut after
+//! [`MESSAGE_MAX_BYTES`].
 
 use ccc_ir::spec::{Collective, Program};
 use ron::error::{Error as RonError, Position};
 use ron::extensions::Extensions;
 use std::ops::Range;
+
+/// The byte-order mark some editors write at the start of a UTF-8 file.
+pub const BOM: char = '\u{feff}';
+
+/// The most chars of a token an error quotes; a longer token is quoted as
+/// its first chars, `…` and its length in bytes.
+pub const QUOTE_MAX_CHARS: usize = 48;
+
+/// The most bytes of an error message kept (a message can quote a value of
+/// the input, which can be large); past it the message ends with `…`.
+pub const MESSAGE_MAX_BYTES: usize = 1024;
+
+/// `src` without one leading [`BOM`].
+pub fn strip_bom(src: &str) -> &str {
+    src.strip_prefix(BOM).unwrap_or(src)
+}
+
+/// `text` in backticks for an error message: whole when at most
+/// [`QUOTE_MAX_CHARS`] long, else its first chars, `…`, and its length
+/// (`` `aaaa…` (4194304 bytes) ``).
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_MAX_CHARS) {
+        None => format!("`{text}`"),
+        Some((cut, _)) => format!("`{}…` ({} bytes)", text.get(..cut).unwrap_or(""), text.len()),
+    }
+}
+
+/// A message with every long token in it cut to an excerpt (as [`quote`]
+/// does, the length placed after the token's closing quote) and the whole
+/// cut after [`MESSAGE_MAX_BYTES`]. Linear in the message.
+pub fn bound_message(message: &str) -> String {
+    let is_quote = |c: char| matches!(c, '`' | '\'' | '"');
+    let is_word = |c: char| !(c.is_whitespace() || is_quote(c));
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(c) = rest.chars().next() {
+        if out.len() >= MESSAGE_MAX_BYTES {
+            out.push_str(&format!("… ({} bytes in all)", message.len()));
+            break;
+        }
+        if !is_word(c) {
+            out.push(c);
+            rest = rest.get(c.len_utf8()..).unwrap_or("");
+            continue;
+        }
+        let len = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
+        let (word, after) = (rest.get(..len).unwrap_or(""), rest.get(len..).unwrap_or(""));
+        rest = after;
+        match word.char_indices().nth(QUOTE_MAX_CHARS) {
+            None => out.push_str(word),
+            Some((cut, _)) => {
+                out.push_str(word.get(..cut).unwrap_or(""));
+                out.push('…');
+                if let Some(q) = after.chars().next().filter(|&q| is_quote(q)) {
+                    out.push(q);
+                    rest = after.get(q.len_utf8()..).unwrap_or("");
+                }
+                out.push_str(&format!(" ({len} bytes)"));
+            }
+        }
+    }
+    out
+}
 
 /// What the file held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,12 +146,15 @@ pub struct SourceSpan {
 
 impl SourceSpan {
     /// The byte range of this span in `src` (for miette and other renderers).
-    /// Positions beyond a line's end clamp to it, positions beyond the source
-    /// clamp to its end; the range is always valid for slicing `src`.
+    /// Positions count from after a leading [`BOM`], as [`parse`] counts
+    /// them. Positions beyond a line's end clamp to it, positions beyond the
+    /// source clamp to its end; the range is always valid for slicing `src`.
     pub fn byte_range(&self, src: &str) -> Range<usize> {
-        let start = byte_offset(src, self.start);
-        let end = byte_offset(src, self.end).max(start);
-        start..end
+        let body = strip_bom(src);
+        let skipped = src.len() - body.len();
+        let start = byte_offset(body, self.start);
+        let end = byte_offset(body, self.end).max(start);
+        start + skipped..end + skipped
     }
 }
 
@@ -121,6 +196,8 @@ pub enum ParseErrorKind {
     UnexpectedEof,
     /// A missing `,` between two fields or elements.
     MissingComma,
+    /// A `/* */` comment that is never closed; the span marks its `/*`.
+    UnclosedComment,
     /// Any other syntax or type error (a string where a number belongs, an
     /// unclosed bracket, ...).
     Syntax,
@@ -144,14 +221,15 @@ impl ParseError {
     /// A short label for the offending token.
     pub fn label(&self) -> String {
         match &self.kind {
-            ParseErrorKind::UnknownField { found } => format!("unknown field `{found}`"),
-            ParseErrorKind::UnknownVariant { found } => format!("unknown variant `{found}`"),
+            ParseErrorKind::UnknownField { found } => format!("unknown field {}", quote(found)),
+            ParseErrorKind::UnknownVariant { found } => format!("unknown variant {}", quote(found)),
             ParseErrorKind::MissingField { field, .. } => format!("closed here without `{field}`"),
             ParseErrorKind::DuplicateField { field } => format!("`{field}` given again here"),
             ParseErrorKind::WrongStructName { expected, .. } => format!("expected `{expected}` here"),
             ParseErrorKind::TrailingCharacters => "unexpected text after the spec".to_owned(),
             ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
+            ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
             ParseErrorKind::Syntax => {
                 // RON's messages start with a capital (`Expected integer`).
                 let mut chars = self.message.chars();
@@ -169,6 +247,9 @@ impl ParseError {
                 Some(
                     "a spec file holds one `Collective(...)` (the name may be left out) or a `Program(collectives: [...])`",
                 )
+            }
+            ParseErrorKind::UnclosedComment => {
+                Some("close it with `*/`; block comments nest, so each `/*` inside it needs its own `*/` too")
             }
             ParseErrorKind::MissingField { outer: Some(outer), .. } => match outer.as_str() {
                 "Collective" => Some("every collective needs op, dtype, count, arch, topology, channels and algorithm"),
@@ -194,6 +275,7 @@ fn options() -> ron::Options {
 /// when the text is not RON, or not of the spec schema (unknown field or
 /// variant, missing field, wrong struct name, trailing text, ...).
 pub fn parse(src: &str) -> Result<ParsedSpec, ParseError> {
+    let src = strip_bom(src);
     let form = detect_form(src);
     let opts = options();
     let program = match form {
@@ -218,8 +300,17 @@ fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedError) -> Par
         RonError::TrailingCharacters => ParseErrorKind::TrailingCharacters,
         RonError::Eof => ParseErrorKind::UnexpectedEof,
         RonError::ExpectedComma => ParseErrorKind::MissingComma,
+        RonError::UnclosedBlockComment => ParseErrorKind::UnclosedComment,
         _ => ParseErrorKind::Syntax,
     };
+    let message = bound_message(&e.code.to_string());
+    // RON points inside the comment: mark the `/*` that opens it instead.
+    if kind == ParseErrorKind::UnclosedComment
+        && let Some(start) = unclosed_comment(src)
+    {
+        let end = LineCol { line: start.line, col: start.col + 2 };
+        return ParseError { message, kind, span: SourceSpan { start, end }, form };
+    }
     // RON's span of a value error starts on the whitespace (or comment)
     // before the token: advance it to the token itself.
     let start = skip_insignificant(src, e.span.start);
@@ -230,7 +321,30 @@ fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedError) -> Par
         let rest = src.get(byte_offset(src, start)..).unwrap_or("");
         end = advance(start, token_at(rest));
     }
-    ParseError { message: e.code.to_string(), kind, span: SourceSpan { start, end }, form }
+    ParseError { message, kind, span: SourceSpan { start, end }, form }
+}
+
+/// Where the first `/*` that is never closed starts, skipping string
+/// literals and `//` comments on the way; `None` when every comment closes.
+fn unclosed_comment(src: &str) -> Option<LineCol> {
+    let mut rest = src;
+    loop {
+        let at = rest.find(['"', '/'])?;
+        let here = rest.get(at..)?;
+        rest = if here.starts_with("/*") {
+            match skip_block_comment(here) {
+                Some(after) => after,
+                None => return Some(advance(LineCol { line: 1, col: 1 }, src.get(..src.len() - here.len())?)),
+            }
+        } else if let Some(after) = here.strip_prefix("//") {
+            after.find('\n').map_or("", |nl| after.get(nl..).unwrap_or(""))
+        } else if let Some(body) = here.strip_prefix('"') {
+            let token = token_at(here);
+            if token.is_empty() { body } else { here.get(token.len()..)? }
+        } else {
+            here.get(1..)?
+        };
+    }
 }
 
 fn to_line_col(p: Position) -> LineCol {
@@ -565,6 +679,65 @@ mod tests {
                 assert!(s.get(e.span.byte_range(s)).is_some());
             }
         }
+    }
+
+    #[test]
+    fn a_leading_bom_is_skipped_and_columns_stay_right() {
+        let src = format!("{BOM}{GOOD}");
+        assert_eq!(parse(&src).unwrap().program, parse(GOOD).unwrap().program);
+        // An error on line 1 is at the column an editor shows.
+        let src = format!("{BOM}Colective(op: AllReduce)");
+        let e = err(&src);
+        assert_eq!(e.span, SourceSpan { start: lc(1, 1), end: lc(1, 10) });
+        assert_eq!(&src[e.span.byte_range(&src)], "Colective");
+        // Only a leading BOM: one elsewhere is an error.
+        let e = err(&GOOD.replace("op: AllReduce", "op: \u{feff}AllReduce"));
+        assert_eq!(e.span.start, lc(2, 9));
+    }
+
+    #[test]
+    fn an_unclosed_comment_is_marked_at_its_opening() {
+        let src = "Collective(\n  op: AllReduce, /* never closed\n  dtype: F32,\n";
+        let e = err(src);
+        assert_eq!(e.kind, ParseErrorKind::UnclosedComment);
+        assert_eq!(e.span, SourceSpan { start: lc(2, 18), end: lc(2, 20) });
+        assert_eq!(&src[e.span.byte_range(src)], "/*");
+        assert!(e.help().is_some());
+        // The outer of two nested comments, after a closed one and a `//`.
+        let src = "// a /* b\n/* closed */ (op: AllReduce, /* x /* y */ z\n";
+        let e = err(src);
+        assert_eq!(e.kind, ParseErrorKind::UnclosedComment);
+        assert_eq!(e.span.start, lc(2, 30));
+        // A `/*` in a string opens nothing.
+        assert_eq!(unclosed_comment("\"/*\" /* x"), Some(lc(1, 6)));
+        assert_eq!(unclosed_comment("/* a */ b"), None);
+    }
+
+    #[test]
+    fn long_tokens_are_quoted_as_an_excerpt_with_their_length() {
+        let long = "a".repeat(1 << 20);
+        for src in [
+            GOOD.replace("op: AllReduce", &format!("op: {long}")),
+            GOOD.replace("dtype:", &format!("{long}: 1,\n dtype:")),
+            GOOD.replace("count: 4194304", &format!("count: 1{long}")),
+            GOOD.replace("op: AllReduce", &format!("op: \"{long}\"")),
+            GOOD.replacen("Collective", &long, 1),
+        ] {
+            let e = err(&src);
+            assert!(e.message.len() <= MESSAGE_MAX_BYTES + 64, "{}", e.message.len());
+            assert!(e.label().len() <= MESSAGE_MAX_BYTES + 64, "{}", e.label().len());
+            assert!(!e.message.contains(&"a".repeat(QUOTE_MAX_CHARS + 2)), "{}", e.message);
+        }
+        let e = err(&GOOD.replace("op: AllReduce", &format!("op: {long}")));
+        assert_eq!(e.label(), format!("unknown variant `{}…` ({} bytes)", &long[..QUOTE_MAX_CHARS], long.len()));
+        assert!(e.message.contains(&format!("…` ({} bytes)", long.len())), "{}", e.message);
+        assert_eq!(quote("Ring"), "`Ring`");
+        assert_eq!(bound_message("short `words` stay"), "short `words` stay");
+        let spaced = "a ".repeat(1 << 20);
+        let bounded = bound_message(&spaced);
+        assert!(
+            bounded.len() < MESSAGE_MAX_BYTES + 64 && bounded.ends_with(&format!("({} bytes in all)", spaced.len()))
+        );
     }
 
     proptest::proptest! {
