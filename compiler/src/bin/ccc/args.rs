@@ -52,7 +52,7 @@ pub struct CompileArgs {
     #[arg(short, long)]
     pub out: PathBuf,
     /// Compile only this rank (repeatable); default: every rank.
-    #[arg(long = "rank", value_name = "R")]
+    #[arg(long = "rank", value_name = "R", allow_negative_numbers = true, value_parser = parse_rank)]
     pub ranks: Vec<u32>,
     /// Skip the proof (large worlds compiled one rank at a time).
     #[arg(long, conflicts_with = "proven_by")]
@@ -123,6 +123,17 @@ pub struct GraphArgs {
     /// The collective spec (`.ron`).
     pub spec: PathBuf,
     /// Only this rank's steps (repeatable); default: every rank.
-    #[arg(long = "rank", value_name = "R")]
+    #[arg(long = "rank", value_name = "R", allow_negative_numbers = true, value_parser = parse_rank)]
     pub ranks: Vec<u32>,
+}
+
+/// A `--rank` value: a non-negative integer (that it is below the spec's
+/// `rank_n` is checked once the spec is read). Negative numbers reach this
+/// parser (`allow_negative_numbers`) so that `--rank -1` is told what a rank
+/// is rather than how to pass a value that starts with `-`.
+fn parse_rank(value: &str) -> Result<u32, String> {
+    value.trim().parse::<u32>().map_err(|_| {
+        let why = if value.trim().parse::<i64>().is_ok_and(|n| n < 0) { "negative" } else { "not a whole number" };
+        format!("{why}: a rank is a non-negative integer below the spec's topology.rank_n (0, 1, ...)")
+    })
 }

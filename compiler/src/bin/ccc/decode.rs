@@ -6,28 +6,34 @@
 //! → slot, `neff_configs*` → neff, anything else → ctrl). A CTRL SPAD image
 //! is decoded word by word (any multiple of 8 bytes), not as a chain, so
 //! that any raw image can be looked at. A decode error exits 2 with the
-//! file, the byte offset and what was wrong; so does an unreadable file.
+//! file, the byte offset and what was wrong; so does an unreadable file, an
+//! empty one, and one larger than the region is on any arch (the read stops
+//! there, see [`image_cap`]).
 
 use crate::Failure;
 use crate::args::{DecodeArgs, DecodeFormat, Region};
+use crate::load::read_bounded;
 use ccc_backends::{hexdump, json, text_log};
 use ccc_ir::arch::{Arch, ArchParams};
-use ccc_ir::wire::neff_configs::NeffConfigs;
+use ccc_ir::wire::neff_configs::{NEFF_CONFIGS_BYTES, NeffConfigs};
 use ccc_ir::wire::slot;
-use ccc_ir::wire::slot_spad::SlotSpad;
+use ccc_ir::wire::slot_spad::{ENTRY_N_OFFSET, RECORD_N_OFFSET, SlotSpad, entries_offset};
+use ccc_ir::wire::tp::ENTRY_BYTES;
 use ccc_ir::wire::{DecodeError, DecodeErrorKind};
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Runs `ccc decode`.
 pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
-    let path = args.file.display();
-    let image = std::fs::read(&args.file).map_err(|e| Failure::input(miette::miette!("cannot read {path}: {e}")))?;
     let region = args.region.unwrap_or_else(|| region_of(&args.file));
+    let image = read_bounded(&args.file, image_cap(region), &format!("{} image", region_name(region)))?;
+    if image.is_empty() {
+        return Err(refusal(args, region, "empty image (0 bytes)"));
+    }
     let arch = naming_arch();
     let text = match region {
         Region::Ctrl => {
-            let words = slot::decode_words(&image).map_err(|e| decode_failure(args, region, &e))?;
+            let words = slot::decode_words(&image).map_err(|e| decode_failure(args, region, &image, &e))?;
             match args.format {
                 DecodeFormat::Json => json::ctrl(&words).map_err(|e| Failure::input(miette::miette!("{e}")))?,
                 DecodeFormat::Log => text_log::ctrl(&words, args.device, args.topsp),
@@ -35,7 +41,7 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
             }
         }
         Region::Slot => {
-            let spad = SlotSpad::decode(&image).map_err(|e| decode_failure(args, region, &e))?;
+            let spad = SlotSpad::decode(&image).map_err(|e| decode_failure(args, region, &image, &e))?;
             match args.format {
                 DecodeFormat::Json => json::slot(&spad).map_err(|e| Failure::input(miette::miette!("{e}")))?,
                 DecodeFormat::Log => text_log::slot(&spad),
@@ -43,7 +49,7 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
             }
         }
         Region::Neff => {
-            let cfg = NeffConfigs::decode(&image).map_err(|e| decode_failure(args, region, &e))?;
+            let cfg = NeffConfigs::decode(&image).map_err(|e| decode_failure(args, region, &image, &e))?;
             match args.format {
                 DecodeFormat::Json => json::neff(&cfg).map_err(|e| Failure::input(miette::miette!("{e}")))?,
                 // The runtime has no log wording for this block: the dump is its log.
@@ -81,6 +87,19 @@ fn naming_arch() -> &'static ArchParams {
     best
 }
 
+/// The largest image of `region` read: the region's size on the arch where
+/// it is largest (no emitted image is larger; the encoder refuses to
+/// overflow a region).
+fn image_cap(region: Region) -> u64 {
+    let largest = |size: fn(&ArchParams) -> u32| Arch::ALL.iter().map(|a| u64::from(size(a.params()))).max();
+    match region {
+        Region::Ctrl => largest(|p| p.ctrl_spad_size),
+        Region::Slot => largest(|p| p.slot_spad_size),
+        Region::Neff => Some(NEFF_CONFIGS_BYTES as u64),
+    }
+    .unwrap_or(0)
+}
+
 fn region_name(region: Region) -> &'static str {
     match region {
         Region::Ctrl => "CTRL SPAD",
@@ -99,20 +118,42 @@ fn region_help(region: Region) -> &'static str {
 
 /// The report for an image the decoder refused: the file, the region, what
 /// was wrong and the byte offset.
-fn decode_failure(args: &DecodeArgs, region: Region, err: &DecodeError) -> Failure {
-    let path = args.file.display();
+fn decode_failure(args: &DecodeArgs, region: Region, image: &[u8], err: &DecodeError) -> Failure {
     let at = err.offset;
-    let what = match &err.kind {
+    let slot_len = if region == Region::Slot { slot_spad_len(image) } else { None };
+    let what = match (&err.kind, slot_len) {
+        // The SLOT SPAD's header says how long the image must be: say it.
+        (DecodeErrorKind::BadLength { len, .. }, Some((record_n, entry_n, expected))) => format!(
+            "image is {len} bytes, not the {expected} its header says: 8 bytes of record_n and entry_n, the index \
+             of record_n = {record_n} records (4 bytes each, padded to 8), then entry_n = {entry_n} entries of \
+             {ENTRY_BYTES} bytes (at offset {at:#x})"
+        ),
         // The ir messages name what would be accepted; say that it is what
         // is expected.
-        DecodeErrorKind::BadLength { len, expected } => {
+        (DecodeErrorKind::BadLength { len, expected }, _) => {
             format!("image is {len} bytes, not {expected} (at offset {at:#x})")
         }
-        DecodeErrorKind::BadValue { field, value, expected } => {
+        (DecodeErrorKind::BadValue { field, value, expected }, _) => {
             format!("{field} is {value}, expected {expected} (at offset {at:#x})")
         }
         _ => err.to_string(),
     };
+    refusal(args, region, &what)
+}
+
+/// A SLOT SPAD image's `record_n`, `entry_n`, and the length they call
+/// for; `None` when the header is cut short or the length overflows.
+fn slot_spad_len(image: &[u8]) -> Option<(u32, u32, u64)> {
+    let word = |at: usize| image.get(at..at + 4)?.try_into().ok().map(u32::from_le_bytes);
+    let (record_n, entry_n) = (word(RECORD_N_OFFSET)?, word(ENTRY_N_OFFSET)?);
+    let start = u64::try_from(entries_offset(usize::try_from(record_n).ok()?)).ok()?;
+    let len = u64::from(entry_n).checked_mul(ENTRY_BYTES as u64)?.checked_add(start)?;
+    Some((record_n, entry_n, len))
+}
+
+/// The report for an image that is not one of `region`: `what` says why.
+fn refusal(args: &DecodeArgs, region: Region, what: &str) -> Failure {
+    let path = args.file.display();
     let mut help = format!("{}; see docs/wire-format.md", region_help(region));
     if args.region.is_none() {
         help.push_str(&format!(

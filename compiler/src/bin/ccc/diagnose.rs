@@ -13,9 +13,10 @@
 use crate::Failure;
 use crate::args::DiagnoseArgs;
 use crate::compile::compile_failure;
-use crate::load::load_spec;
+use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec, read_text};
 use ccc_compiler::build::build;
 use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose};
+use ccc_compiler::parse::bound_message;
 use ccc_compiler::sign::sign;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -61,7 +62,9 @@ fn load(given: &Path, file: &Path, name: String) -> Result<Input, Failure> {
         )));
     }
     let path = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|e| Failure::input(miette::miette!("cannot read {path}: {e}")))?;
+    // A spec is read again, with its own cap, by `load_spec`.
+    let cap = if file.extension().is_some_and(|e| e == "ron") { SPEC_CAP } else { MANIFEST_CAP };
+    let text = read_text(file, cap, "spec or manifest")?;
     let is_manifest = match file.extension().and_then(|e| e.to_str()) {
         Some("json") => true,
         Some("ron") => false,
@@ -71,7 +74,9 @@ fn load(given: &Path, file: &Path, name: String) -> Result<Input, Failure> {
         let input = Input::from_manifest_json(path, &text).map_err(|e| {
             Failure::input(miette::miette!(
                 help = "a manifest.json is written by `ccc compile`; diagnose reads its signature and signature_fields",
-                "{e}"
+                // The message can quote a value of the file: keep it short.
+                "{}",
+                bound_message(&e.to_string())
             ))
         })?;
         Ok(Input { name, ..input })

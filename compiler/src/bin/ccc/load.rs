@@ -1,25 +1,111 @@
-//! Reading a spec file: read, parse, validate. Every verb that takes a spec
-//! starts here, so every verb reports a bad spec the same way (exit 2).
+//! Reading the files the CLI is given. Every verb that takes a spec starts
+//! at [`load_spec`], so every verb reports a bad spec the same way (exit 2).
+//!
+//! Every file is read through [`read_bounded`] with a cap for its kind
+//! ([`SPEC_CAP`], [`MANIFEST_CAP`], the image caps in `decode`): a larger
+//! file (or an endless one such as `/dev/zero`) is refused after reading at
+//! most the cap and one byte, so memory and time stay bounded by the cap.
 
 use crate::Failure;
 use crate::report::{parse_report, validation_report};
-use ccc_compiler::parse::{ParsedSpec, parse};
+use ccc_compiler::parse::{ParsedSpec, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::validate;
+use std::io::Read;
 use std::path::Path;
+
+/// The largest spec read: 16 MiB. A spec is a page of RON; even a replica
+/// group list over a million ranks is under 8 MiB.
+pub const SPEC_CAP: u64 = 16 << 20;
+
+/// The largest manifest read: 256 MiB. A `manifest.json` grows by about
+/// 1.6 KiB a compiled rank on an 8-TOP_SP arch, so this holds ~160,000 ranks.
+pub const MANIFEST_CAP: u64 = 256 << 20;
 
 /// Reads, parses and validates the spec at `path`.
 ///
 /// # Errors
 ///
 /// A bad-input [`Failure`] (exit 2): the file cannot be read (naming the
-/// path and the OS error), is not RON of the spec schema (a snippet with the
-/// token marked), or breaks a rule (every problem, by field path).
+/// path and the OS error), is larger than [`SPEC_CAP`], is not UTF-8 (naming
+/// the byte offset, line and column), is not RON of the spec schema (a
+/// snippet with the token marked), or breaks a rule (every problem, by field
+/// path).
 pub fn load_spec(path: &Path) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let name = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| Failure::input(miette::miette!("cannot read {name}: {e}")))?;
-    let parsed = parse(&src).map_err(|e| Failure::input(parse_report(&name, &src, &e)))?;
+    let text = read_text(path, SPEC_CAP, "spec")?;
+    // A leading byte-order mark is skipped here and by `parse` alike, so the
+    // snippet's columns are the parser's.
+    let src = strip_bom(&text);
+    let parsed = parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?;
     let valid =
         validate(parsed.program.clone()).map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
+}
+
+/// Reads the file at `path`, refusing one larger than `cap` bytes after
+/// reading at most `cap + 1` of them. `what` names the kind of file in the
+/// messages (`spec`, `manifest`, `--proven-by manifest`, ...).
+///
+/// # Errors
+///
+/// A bad-input [`Failure`] (exit 2) naming the path: it cannot be opened or
+/// read (with the OS error), or it is larger than `cap` (with its size when
+/// the file system knows it).
+pub fn read_bounded(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Failure> {
+    let name = path.display();
+    let cannot = |e: std::io::Error| Failure::input(miette::miette!("cannot read {name}: {e}"));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    // A regular file says its size: refuse a large one without reading it.
+    let known = file.metadata().ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
+    let mut data = Vec::new();
+    if known.is_none_or(|len| len <= cap) {
+        file.take(cap.saturating_add(1)).read_to_end(&mut data).map_err(cannot)?;
+    }
+    let len = data.len() as u64;
+    if known.is_some_and(|len| len > cap) || len > cap {
+        let size = known.map_or_else(String::new, |len| format!("{len} bytes, "));
+        return Err(Failure::input(miette::miette!(
+            code = "ccc::too_large",
+            help = format!("ccc reads a {what} of at most {cap} bytes ({}); is this the right file?", mib(cap)),
+            "{name} is too large for a {what}: {size}more than {cap} bytes"
+        )));
+    }
+    Ok(data)
+}
+
+/// [`read_bounded`], then the bytes as UTF-8 text.
+///
+/// # Errors
+///
+/// As [`read_bounded`]; and a bad-input [`Failure`] naming the first byte
+/// that is not UTF-8 by offset, line and column.
+pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
+    let data = read_bounded(path, cap, what)?;
+    String::from_utf8(data).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let bad_len = e.utf8_error().error_len().unwrap_or(bytes.len() - at).min(4);
+        let bad: Vec<String> = bytes.iter().skip(at).take(bad_len).map(|b| format!("{b:#04x}")).collect();
+        // The prefix is valid UTF-8 by construction.
+        let prefix = std::str::from_utf8(bytes.get(..at).unwrap_or(&[])).unwrap_or("");
+        let line_start = prefix.rfind('\n').map_or(0, |nl| nl + 1);
+        let line = prefix.bytes().filter(|&b| b == b'\n').count() + 1;
+        // Columns count chars, after a leading byte-order mark, as the parser does.
+        let column = strip_bom(prefix.get(line_start..).unwrap_or("")).chars().count() + 1;
+        Failure::input(miette::miette!(
+            code = "ccc::not_utf8",
+            help = format!("a {what} is UTF-8 text; re-save the file as UTF-8"),
+            "{} is not UTF-8: {} {} at offset {at} (line {line}, column {column}) {} not valid UTF-8",
+            path.display(),
+            if bad.len() == 1 { "byte" } else { "bytes" },
+            bad.join(" "),
+            if bad.len() == 1 { "is" } else { "are" },
+        ))
+    })
+}
+
+/// `bytes` in MiB or KiB for a help line.
+fn mib(bytes: u64) -> String {
+    if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
 }

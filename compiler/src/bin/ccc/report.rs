@@ -5,15 +5,32 @@
 //! validation error has none — RON keeps no positions after parsing — so
 //! each problem is printed as `path: message`, the path written the way the
 //! file is (`collectives[2].groups[1][3]` in a program).
+//!
+//! A report stays small whatever the file: the snippet holds only the lines
+//! around the error, each cut to a window of [`SNIPPET_LINE_MAX_CHARS`]
+//! around the token, and keeps the file's own line and column numbers.
 
 use ccc_compiler::parse::{ParseError, SpecForm};
 use ccc_compiler::validate::ValidationErrors;
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode, SourceSpan};
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode,
+    SourceSpan, SpanContents,
+};
 use std::fmt::Display;
 use std::io::IsTerminal;
 
 /// The width reports are wrapped to when the output is not a terminal.
 const PLAIN_WIDTH: usize = 100;
+
+/// The most chars of a source line a snippet shows; a longer line is cut to
+/// a window around the error, `…` marking what was left out.
+const SNIPPET_LINE_MAX_CHARS: usize = 160;
+
+/// How many chars before the error a cut line keeps.
+const SNIPPET_LEAD_CHARS: usize = 40;
+
+/// The most lines a snippet shows of a span that covers several.
+const SNIPPET_SPAN_LINES: usize = 8;
 
 /// The most validation problems a report lists.
 const MAX_LISTED: usize = 50;
@@ -48,7 +65,7 @@ pub fn install_handler() {
 pub struct ParseReport {
     path: String,
     message: String,
-    src: NamedSource<String>,
+    src: Snippet,
     span: SourceSpan,
     label: String,
     help: Option<String>,
@@ -76,13 +93,123 @@ impl Diagnostic for ParseReport {
 /// the command line) whose text is `src`.
 pub fn parse_report(path: &str, src: &str, error: &ParseError) -> ParseReport {
     let range = error.span.byte_range(src);
+    let (snippet, span) = Snippet::around(path, src, range);
     ParseReport {
         path: path.to_owned(),
         message: lower_first(&error.message),
-        src: NamedSource::new(path, src.to_owned()),
-        span: SourceSpan::from(range),
+        src: snippet,
+        span,
         label: error.label(),
         help: error.help().map(str::to_owned),
+    }
+}
+
+/// The lines of a file a parse report shows: the line before the error,
+/// the lines of its span (at most [`SNIPPET_SPAN_LINES`]) and the line
+/// after, each cut to [`SNIPPET_LINE_MAX_CHARS`]. miette is told the file's
+/// line and column numbers, so the header and gutter read as for the whole
+/// file; the snippet's size does not depend on the file's.
+#[derive(Debug)]
+pub struct Snippet {
+    name: String,
+    text: String,
+    /// The file's line number (0-based) of the snippet's first line.
+    first_line: usize,
+    /// The snippet line (0-based) whose start was cut, and how many bytes
+    /// to add to a column on it (those left out, less the `…`).
+    cut: Option<(usize, usize)>,
+}
+
+/// One source line as the snippet shows it.
+struct Window {
+    /// Byte offsets in the file of the part shown.
+    shown: std::ops::Range<usize>,
+    /// Byte offset in the snippet text where the shown part starts.
+    at: usize,
+}
+
+impl Snippet {
+    /// The snippet of `src` around `range` (byte offsets in `src`), and the
+    /// range's span in the snippet.
+    fn around(name: &str, src: &str, range: std::ops::Range<usize>) -> (Snippet, SourceSpan) {
+        let line_start = |at: usize| src.get(..at).and_then(|s| s.rfind('\n')).map_or(0, |nl| nl + 1);
+        let line_end = |at: usize| src.get(at..).and_then(|s| s.find('\n')).map_or(src.len(), |nl| at + nl);
+        let start_line = line_start(range.start);
+        // The first line shown: the one before the error's, if any.
+        let first = if start_line == 0 { 0 } else { line_start(start_line - 1) };
+        let first_line = src.get(..first).map_or(0, |s| s.bytes().filter(|&b| b == b'\n').count());
+        let mut text = String::new();
+        let mut windows: Vec<Window> = Vec::new();
+        let mut cut = None;
+        let mut at = first;
+        // Lines before the error, the span's lines, one after.
+        let mut after_span = 0;
+        while at <= src.len() && after_span < 2 && windows.len() < SNIPPET_SPAN_LINES + 2 {
+            let end = line_end(at);
+            let line = src.get(at..end).unwrap_or("");
+            let focus = (at..=end).contains(&range.start).then(|| range.start - at);
+            // A short line is shown whole; a long one from a little before
+            // the error (or from its start, when the error is elsewhere).
+            let long = line.char_indices().nth(SNIPPET_LINE_MAX_CHARS).is_some();
+            let skip = match focus {
+                Some(f) if long => line.get(..f).map_or(0, |s| s.chars().count()).saturating_sub(SNIPPET_LEAD_CHARS),
+                _ => 0,
+            };
+            let skip_bytes = line.char_indices().nth(skip).map_or(line.len(), |(i, _)| i);
+            let kept = line.get(skip_bytes..).unwrap_or("");
+            let kept_bytes = kept.char_indices().nth(SNIPPET_LINE_MAX_CHARS).map_or(kept.len(), |(i, _)| i);
+            if skip > 0 {
+                text.push('…');
+                // miette counts columns in bytes: the `…` stands in for
+                // `skip_bytes` of them.
+                cut = Some((windows.len(), skip_bytes - '…'.len_utf8()));
+            }
+            windows.push(Window { shown: at + skip_bytes..at + skip_bytes + kept_bytes, at: text.len() });
+            text.push_str(kept.get(..kept_bytes).unwrap_or(""));
+            if kept_bytes < kept.len() {
+                text.push('…');
+            }
+            if at >= start_line && end >= range.end {
+                after_span += 1;
+            }
+            if end >= src.len() {
+                break;
+            }
+            text.push('\n');
+            at = end + 1;
+        }
+        // A file offset in the snippet, clamped into the part shown.
+        let map = |offset: usize| {
+            let w = windows.iter().rev().find(|w| w.shown.start <= offset).or(windows.first());
+            w.map_or(0, |w| w.at + offset.clamp(w.shown.start, w.shown.end) - w.shown.start)
+        };
+        let start = map(range.start);
+        let end = map(range.end).max(start);
+        let snippet = Snippet { name: name.to_owned(), text, first_line, cut };
+        (snippet, SourceSpan::from(start..end))
+    }
+}
+
+impl SourceCode for Snippet {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self.text.read_span(span, context_lines_before, context_lines_after)?;
+        let column = match self.cut {
+            Some((line, skipped)) if line == inner.line() => inner.column() + skipped,
+            _ => inner.column(),
+        };
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.first_line,
+            column,
+            inner.line_count(),
+        )))
     }
 }
 
