@@ -212,11 +212,16 @@ pub fn ron_spec(data: &[u8]) -> Result<Outcome, Finding> {
     Ok(out)
 }
 
+/// The options of the fuzzed compiles: rank 0's images, with the proof
+/// (the default: `verify` is on) and every other default.
+fn rank_zero() -> Options {
+    Options { ranks: vec![Rank(0)], ..Options::default() }
+}
+
 /// Compiles rank 0 of a small valid program with the whole proof and
 /// decodes every image it emits.
 fn compile_small(valid: &ValidProgram, input_len: usize, out: &mut Outcome) -> Result<(), Finding> {
-    let options = Options { ranks: vec![Rank(0)], verify: true, ..Options::default() };
-    match compile(valid, &options) {
+    match compile(valid, &rank_zero()) {
         Ok(compiled) => {
             for rank in &compiled.images {
                 for t in &rank.topsps {
@@ -407,8 +412,7 @@ pub fn manifest(data: &[u8]) -> Result<Outcome, Finding> {
     if let Err(e) = Input::from_manifest("fuzzed", &manifest) {
         out.refuse("manifest signature check", e.to_string(), data.len())?;
     }
-    let options = Options { ranks: vec![Rank(0)], verify: true, ..Options::default() };
-    match compile_certified(&reference.0, &options, &manifest) {
+    match compile_certified(&reference.0, &rank_zero(), &manifest) {
         Ok(_) => ensure(read.is_ok(), || "a certificate is accepted whose signature diagnose refuses".to_owned())?,
         Err(CompileError::Verify(VerifyError::Defect(defect))) => {
             return Err(Finding(format!("a certified compile found a defect: {defect}")));
