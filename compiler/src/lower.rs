@@ -212,7 +212,7 @@ pub enum LowerErrorKind {
         arch: ccc_ir::arch::Arch,
     },
     /// The rank is not in the world.
-    #[error("no such rank: the world has {rank_n} ranks")]
+    #[error("no such rank: the world has {}", ccc_ir::noun::count(rank_n, "rank"))]
     NoSuchRank {
         /// Ranks in the world.
         rank_n: u32,

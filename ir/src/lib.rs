@@ -16,6 +16,7 @@
 //! - [`arch`]: the per-architecture table (TOP_SPs, region sizes, mesh event
 //!   limits) and semaphore addresses.
 //! - [`id`]: typed identifiers that print the same everywhere (`rank 5`).
+//! - [`noun`]: counted nouns that agree with their number (`1 rank`, `2 ranks`).
 //! - [`wire`]: the exact bytes — the slot word ([`wire::slot`]), the CTRL
 //!   SPAD chain ([`wire::ctrl_spad`]), `tp_inc_steps` ([`wire::tp`]) and the
 //!   SLOT SPAD image ([`wire::slot_spad`]), the `neff_configs` block
@@ -36,6 +37,7 @@
 pub mod arch;
 pub mod enums;
 pub mod id;
+pub mod noun;
 pub mod spec;
 pub mod wire;
 

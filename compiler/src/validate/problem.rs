@@ -2,6 +2,7 @@
 //! was wrong, and whose `Display` says so and what would be accepted.
 
 use super::*;
+use ccc_ir::noun;
 
 /// One problem in a spec, located by collective and field path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -217,9 +218,9 @@ pub enum Problem {
     },
     /// `pod_n` does not divide the node count.
     #[error(
-        "pod_n {pod_n} does not divide the {node_n} nodes (rank_n / local_rank_n), so the nodes cannot fill whole \
+        "pod_n {pod_n} does not divide the {} (rank_n / local_rank_n), so the nodes cannot fill whole \
          pods; accepted: a divisor of {node_n} ({})",
-        abbreviated(&divisors(*node_n))
+        noun::count(node_n, "node"), abbreviated(&divisors(*node_n))
     )]
     PodNNotDivisor {
         /// Nodes.
@@ -232,8 +233,8 @@ pub enum Problem {
     CountZero,
     /// The buffer size in bytes does not fit in 64 bits.
     #[error(
-        "{count} elements of {dtype} ({} bytes each) overflow a 64-bit byte count; accepted: at most {}",
-        dtype.size(), u64::MAX / dtype.size()
+        "{count} elements of {dtype} ({} each) overflow a 64-bit byte count; accepted: at most {}",
+        noun::count(dtype.size(), "byte"), u64::MAX / dtype.size()
     )]
     CountOverflow {
         /// As written.
@@ -389,7 +390,12 @@ pub enum Problem {
         op: OpType,
     },
     /// `counts` with the wrong number of rows.
-    #[error("counts has {rows} rows; accepted: {n} rows (one per group member) of {n} entries")]
+    #[error(
+        "counts has {}; accepted: {} (one per group member) of {}",
+        noun::count(rows, "row"),
+        noun::count(n, "row"),
+        noun::count(n, "entry")
+    )]
     CountsRows {
         /// Rows as written.
         rows: usize,
@@ -397,7 +403,7 @@ pub enum Problem {
         n: u32,
     },
     /// A `counts` row of the wrong length.
-    #[error("the row has {len} entries; accepted: {n} (one per group member)")]
+    #[error("the row has {}; accepted: {n} (one per group member)", noun::count(len, "entry"))]
     CountsRowLength {
         /// Entries as written.
         len: usize,
@@ -423,7 +429,8 @@ pub enum Problem {
     GroupEmpty,
     /// A group of another size than the first.
     #[error(
-        "the group has {size} ranks but groups[{expected_in}] has {expected}; accepted: groups all of the same size"
+        "the group has {} but groups[{expected_in}] has {expected}; accepted: groups all of the same size",
+        noun::count(size, "rank")
     )]
     GroupSizeMismatch {
         /// This group's size.
@@ -452,7 +459,7 @@ pub enum Problem {
     /// Ranks in no group.
     #[error(
         "{} in no group: {}; accepted: every rank of 0..={} in exactly one group",
-        if ranks.len() == 1 { "1 rank is".to_owned() } else { format!("{} ranks are", ranks.len()) },
+        if ranks.len() == 1 { "1 rank is".to_owned() } else { format!("{} are", noun::count(ranks.len(), "rank")) },
         abbreviated(ranks),
         rank_n.saturating_sub(1)
     )]
@@ -491,8 +498,8 @@ pub enum Problem {
     /// An algorithm that runs inside one node, on a group that spans nodes.
     #[error(
         "{}{alg} runs inside a node only, but {group} has rank {a} on node {node_a} and rank {b} on node {node_b}{}; \
-         accepted: groups inside one node ({local_rank_n} ranks per node), or an algorithm that spans nodes",
-        leg_prefix(*leg), more_groups(*also)
+         accepted: groups inside one node ({} per node), or an algorithm that spans nodes",
+        leg_prefix(*leg), more_groups(*also), noun::count(local_rank_n, "rank")
     )]
     NotWithinNode {
         /// The algorithm.
@@ -534,10 +541,11 @@ pub enum Problem {
     /// Replica groups of different node/pod shapes under an algorithm that
     /// composes its phases from one shape.
     #[error(
-        "{group} has {} members per node, {} nodes per pod and {} pods, but groups[0] has {}, {} and {}; \
+        "{group} has {} per node, {} per pod and {}, but groups[0] has {}, {} and {}; \
          {} composes its phases from one group shape; accepted: groups that all list the same number of \
          members on each node and of nodes on each pod",
-        found[0], found[1], found[2], expected[0], expected[1], expected[2], alg_name(*alg)
+        noun::count(found[0], "member"), noun::count(found[1], "node"), noun::count(found[2], "pod"),
+        expected[0], expected[1], expected[2], alg_name(*alg)
     )]
     UnevenGroupShapes {
         /// The algorithm that needs one shape.
@@ -665,7 +673,10 @@ fn index_range(n: Option<u32>) -> String {
 
 fn peer_step(peer: u32, n: u32) -> String {
     if n < 2 {
-        format!("peer: {peer} needs another member, but groups have {n} member; accepted: groups of at least 2 ranks")
+        format!(
+            "peer: {peer} needs another member, but groups have {}; accepted: groups of at least 2 ranks",
+            noun::count(n, "member")
+        )
     } else {
         format!("peer: {peer} is out of range; accepted: 1..={} (member i sends to member (i + k) mod {n})", n - 1)
     }

@@ -656,3 +656,22 @@ proptest::proptest! {
         }
     }
 }
+
+/// Counted nouns agree with their number in every problem that counts
+/// (issue 10, item 8): "the 1 node", not "the 1 nodes".
+#[test]
+fn counts_of_one_read_in_the_singular() {
+    let e = one(with(|c| c.topology = Topology { rank_n: 4, local_rank_n: 4, pod_n: 2 }));
+    assert_eq!(e.1, Problem::PodNNotDivisor { node_n: 1, pod_n: 2 });
+    assert!(e.1.to_string().starts_with("pod_n 2 does not divide the 1 node (rank_n"), "{}", e.1);
+    let rows = Problem::CountsRows { rows: 1, n: 1 }.to_string();
+    assert_eq!(rows, "counts has 1 row; accepted: 1 row (one per group member) of 1 entry");
+    let row = Problem::CountsRowLength { len: 1, n: 2 }.to_string();
+    assert_eq!(row, "the row has 1 entry; accepted: 2 (one per group member)");
+    let size = Problem::GroupSizeMismatch { size: 1, expected: 2, expected_in: 0 }.to_string();
+    assert!(size.starts_with("the group has 1 rank but groups[0] has 2;"), "{size}");
+    let bytes = Problem::CountOverflow { count: u64::MAX, dtype: DType::I8 }.to_string();
+    assert!(bytes.contains("elements of I8 (1 byte each)"), "{bytes}");
+    let bytes = Problem::CountOverflow { count: u64::MAX, dtype: DType::F32 }.to_string();
+    assert!(bytes.contains("elements of F32 (4 bytes each)"), "{bytes}");
+}

@@ -19,7 +19,7 @@ pub struct DecodeError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeErrorKind {
     /// The image length is not what the format allows.
-    #[error("image is {len} bytes, {expected}")]
+    #[error("image is {}, {expected}", crate::noun::count(len, "byte"))]
     BadLength {
         /// The image's length.
         len: u64,
@@ -56,7 +56,7 @@ pub enum DecodeErrorKind {
     #[error("{0}")]
     Chain(&'static str),
     /// A read ran past the end of the image.
-    #[error("read of {width} bytes runs past the end of the {len}-byte image")]
+    #[error("read of {} runs past the end of the {len}-byte image", crate::noun::count(width, "byte"))]
     Truncated {
         /// Bytes asked for.
         width: u64,
@@ -99,7 +99,7 @@ pub enum EncodeError {
         capacity: u64,
     },
     /// A write fell outside the buffer (a wrong layout plan).
-    #[error("write of {width} bytes at offset {offset:#x} falls outside the {len}-byte buffer")]
+    #[error("write of {} at offset {offset:#x} falls outside the {len}-byte buffer", crate::noun::count(width, "byte"))]
     OutOfBounds {
         /// Where the write started.
         offset: u64,
@@ -287,5 +287,20 @@ mod tests {
         let err = r.zeros(0, 4, "pad").unwrap_err();
         assert_eq!(err.offset, 0x102);
         assert_eq!(r.u32(2).unwrap_err().offset, 0x102);
+    }
+
+    #[test]
+    fn one_byte_is_one_byte() {
+        let one = DecodeError {
+            offset: 0,
+            kind: DecodeErrorKind::BadLength { len: 1, expected: "not a multiple of 8 bytes" },
+        };
+        assert_eq!(one.to_string(), "image is 1 byte, not a multiple of 8 bytes (at offset 0x0)");
+        let past = DecodeErrorKind::Truncated { width: 1, len: 0 };
+        assert_eq!(past.to_string(), "read of 1 byte runs past the end of the 0-byte image");
+        let outside = EncodeError::OutOfBounds { offset: 4, width: 1, len: 4 };
+        assert_eq!(outside.to_string(), "write of 1 byte at offset 0x4 falls outside the 4-byte buffer");
+        let two = DecodeErrorKind::Truncated { width: 2, len: 1 };
+        assert_eq!(two.to_string(), "read of 2 bytes runs past the end of the 1-byte image");
     }
 }

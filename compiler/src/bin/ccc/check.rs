@@ -9,6 +9,7 @@ use crate::args::SpecArg;
 use crate::load::load_spec;
 use ccc_compiler::parse::SpecForm;
 use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective};
+use ccc_ir::noun::count;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -19,20 +20,18 @@ pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     let n = program.collectives().len();
     let what = match parsed.form {
         SpecForm::Collective => "a valid collective".to_owned(),
-        SpecForm::Program => format!("a valid program of {n} collective{}", if n == 1 { "" } else { "s" }),
+        SpecForm::Program => format!("a valid program of {}", count(n, "collective")),
     };
     let mut out = String::new();
     let _ = writeln!(out, "{}: {what}", args.spec.display());
     let _ = writeln!(
         out,
-        "  {}: {} ranks, {} per node, {} node{}, {} pod{}; barrier {:?}, send_credits {}",
+        "  {}: {}, {} per node, {}, {}; barrier {:?}, send_credits {}",
         program.arch(),
-        shape.rank_n,
+        count(shape.rank_n, "rank"),
         shape.local_rank_n,
-        shape.node_n,
-        if shape.node_n == 1 { "" } else { "s" },
-        shape.pod_n,
-        if shape.pod_n == 1 { "" } else { "s" },
+        count(shape.node_n, "node"),
+        count(shape.pod_n, "pod"),
         program.barrier(),
         program.send_credits(),
     );
@@ -53,18 +52,11 @@ fn summary(c: &ValidCollective) -> String {
         let _ = write!(s, ", root {root}");
     }
     if !c.peers().is_empty() {
-        let _ = write!(s, ", {} peer pairs", c.peers().len());
+        let _ = write!(s, ", {}", count(c.peers().len(), "peer pair"));
     }
     let groups = c.groups();
-    let _ = write!(
-        s,
-        ", {} group{} of {}, {} channel{}, ",
-        groups.group_n(),
-        if groups.group_n() == 1 { "" } else { "s" },
-        groups.size(),
-        c.channels(),
-        if c.channels() == 1 { "" } else { "s" },
-    );
+    let _ =
+        write!(s, ", {} of {}, {}, ", count(groups.group_n(), "group"), groups.size(), count(c.channels(), "channel"));
     match c.algorithm() {
         ResolvedAlgorithm::Flat(alg) => {
             let _ = write!(s, "{alg}");

@@ -9,6 +9,7 @@ use ccc_compiler::output::{self, OutputError, Written};
 use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, compile, compile_certified};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
+use ccc_ir::noun::count;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -27,21 +28,19 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let mut out = summary(&args.spec, &compiled);
     let _ = writeln!(
         out,
-        "wrote {}: {} rank{}, {} files, {} bytes",
+        "wrote {}: {}, {}, {}",
         args.out.display(),
-        compiled.images.len(),
-        plural(compiled.images.len()),
-        written.files,
-        written.bytes
+        count(compiled.images.len(), "rank"),
+        count(written.files, "file"),
+        count(written.bytes, "byte")
     );
     if !written.kept.is_empty() {
         let shown: Vec<String> = written.kept.iter().take(5).map(|p| p.display().to_string()).collect();
         let more = written.kept.len().saturating_sub(shown.len());
         let _ = writeln!(
             out,
-            "kept {} entr{} ccc did not write: {}{}",
-            written.kept.len(),
-            if written.kept.len() == 1 { "y" } else { "ies" },
+            "kept {} ccc did not write: {}{}",
+            count(written.kept.len(), "entry"),
             shown.join(", "),
             if more > 0 { format!(" and {more} more") } else { String::new() }
         );
@@ -92,28 +91,25 @@ fn summary(spec: &Path, compiled: &Compiled) -> String {
     let topsps = ccc_compiler::lower::topsps_used(schedule);
     let _ = writeln!(
         out,
-        "{}: {} collective{}, {} ranks, {} TOP_SP{} per rank ({})",
+        "{}: {}, {}, {} per rank ({})",
         spec.display(),
-        schedule.collectives.len(),
-        plural(schedule.collectives.len()),
-        schedule.shape.rank_n,
-        topsps,
-        plural(usize::from(topsps)),
+        count(schedule.collectives.len(), "collective"),
+        count(schedule.shape.rank_n, "rank"),
+        count(topsps, "TOP_SP"),
         schedule.arch
     );
     let _ = writeln!(out, "signature {}", compiled.signature.digest);
     for p in &schedule.collectives {
         let _ = writeln!(
             out,
-            "collective {}: {} {} x {}, {}, {} phase{}, {} steps",
+            "collective {}: {} {} x {}, {}, {}, {}",
             p.index,
             p.op,
             p.dtype,
             p.count,
             ccc_compiler::sign::algorithm(p),
-            p.phases.len(),
-            plural(p.phases.len()),
-            p.step_n
+            count(p.phases.len(), "phase"),
+            count(p.step_n, "step")
         );
     }
     match &compiled.proof {
@@ -131,27 +127,28 @@ fn write_proof(out: &mut String, proof: &Proof) {
     for c in &proof.postcondition {
         let _ = writeln!(
             out,
-            "{verb}: collective {}: {} ({} group{} of {}, {} transfers matched)",
+            "{verb}: collective {}: {} ({} of {}, {} matched)",
             c.collective,
             c.claim,
-            c.groups,
-            plural(c.groups as usize),
+            count(c.groups, "group"),
             c.members,
-            c.transfers
+            count(c.transfers, "transfer")
         );
     }
     let p = &proof.protocol;
     let _ = writeln!(
         out,
-        "{verb}: protocol of {} chains, {} records, {} steps checked, {} semaphore increments matched: no wait left unsatisfied",
-        p.chains, p.records, p.steps, p.signals
+        "{verb}: protocol of {}, {}, {} checked, {} matched: no wait left unsatisfied",
+        count(p.chains, "chain"),
+        count(p.records, "record"),
+        count(p.steps, "step"),
+        count(p.signals, "semaphore increment")
     );
     if proof.symmetric_groups > 0 {
         let _ = writeln!(
             out,
-            "symmetry: {} group{} ran member 0's program moved to each member, at every step (checked while lowering): proven on member 0",
-            proof.symmetric_groups,
-            plural(proof.symmetric_groups as usize)
+            "symmetry: {} ran member 0's program moved to each member, at every step (checked while lowering): proven on member 0",
+            count(proof.symmetric_groups, "group")
         );
     }
     if proof.certified {
@@ -160,7 +157,7 @@ fn write_proof(out: &mut String, proof: &Proof) {
             "checked: the chains of the ranks compiled here, and step by step the descriptors their records post"
         );
     }
-    let _ = writeln!(out, "proven: {} images decode back to their records", proof.images_checked);
+    let _ = writeln!(out, "proven: {} decode back to their records", count(proof.images_checked, "image"));
     if proof.certified {
         let _ = writeln!(
             out,
@@ -185,10 +182,6 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
 /// Says on stderr what the write found beside or inside `OUT` that was not
 /// its own: stale work folders of killed compiles (removed), and entries it
 /// left where they were.
@@ -203,10 +196,10 @@ fn report_debris(written: &Written) {
             );
         } else {
             eprintln!(
-                "note: removed {}, left by a compile (process {}) that died while writing ({} bytes)",
+                "note: removed {}, left by a compile (process {}) that died while writing ({})",
                 s.path.display(),
                 s.pid,
-                s.bytes
+                count(s.bytes, "byte")
             );
         }
     }

@@ -15,6 +15,7 @@ use crate::args::{DecodeArgs, DecodeFormat, Region};
 use crate::load::read_bounded;
 use ccc_backends::{hexdump, json, text_log};
 use ccc_ir::arch::{Arch, ArchParams};
+use ccc_ir::noun::count;
 use ccc_ir::wire::neff_configs::{NEFF_CONFIGS_BYTES, NeffConfigs};
 use ccc_ir::wire::slot;
 use ccc_ir::wire::slot_spad::{ENTRY_N_OFFSET, RECORD_N_OFFSET, SlotSpad, entries_offset};
@@ -124,14 +125,17 @@ fn decode_failure(args: &DecodeArgs, region: Region, image: &[u8], err: &DecodeE
     let what = match (&err.kind, slot_len) {
         // The SLOT SPAD's header says how long the image must be: say it.
         (DecodeErrorKind::BadLength { len, .. }, Some((record_n, entry_n, expected))) => format!(
-            "image is {len} bytes, not the {expected} its header says: 8 bytes of record_n and entry_n, the index \
-             of record_n = {record_n} records (4 bytes each, padded to 8), then entry_n = {entry_n} entries of \
-             {ENTRY_BYTES} bytes (at offset {at:#x})"
+            "image is {}, not the {expected} its header says: 8 bytes of record_n and entry_n, the index \
+             of record_n = {} (4 bytes each, padded to 8), then entry_n = {} of {ENTRY_BYTES} bytes \
+             (at offset {at:#x})",
+            count(len, "byte"),
+            count(record_n, "record"),
+            count(entry_n, "entry"),
         ),
         // The ir messages name what would be accepted; say that it is what
         // is expected.
         (DecodeErrorKind::BadLength { len, expected }, _) => {
-            format!("image is {len} bytes, not {expected} (at offset {at:#x})")
+            format!("image is {}, not {expected} (at offset {at:#x})", count(len, "byte"))
         }
         (DecodeErrorKind::BadValue { field, value, expected }, _) => {
             format!("{field} is {value}, expected {expected} (at offset {at:#x})")

@@ -18,6 +18,7 @@ use ccc_compiler::build::build;
 use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose};
 use ccc_compiler::parse::bound_message;
 use ccc_compiler::sign::sign;
+use ccc_ir::noun::{count, noun};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
@@ -122,8 +123,8 @@ fn render(r: &Report) -> String {
     if r.all_match {
         let _ = writeln!(
             out,
-            "match: all {} inputs have signature {} ({})",
-            r.input_n,
+            "match: all {} have signature {} ({})",
+            count(r.input_n, "input"),
             majority.digest,
             collectives(majority.collective_n)
         );
@@ -143,7 +144,7 @@ fn render(r: &Report) -> String {
             let _ = writeln!(out, "  {}: {} ({})", g.members.join(", "), g.digest, collectives(g.collective_n));
         }
     } else {
-        let _ = writeln!(out, "mismatch: {} inputs, {} different signatures", r.input_n, r.groups.len());
+        let _ = writeln!(out, "mismatch: {}, {} different signatures", count(r.input_n, "input"), r.groups.len());
         if r.majority_tied {
             let tied = r.groups.iter().take_while(|g| g.members.len() == majority.members.len()).count();
             let _ = writeln!(
@@ -182,11 +183,11 @@ fn render(r: &Report) -> String {
 }
 
 fn inputs(n: usize) -> String {
-    format!("{n} input{}", if n == 1 { "" } else { "s" })
+    count(n, "input").to_string()
 }
 
 fn collectives(n: u32) -> String {
-    format!("{n} collective{}", if n == 1 { "" } else { "s" })
+    count(n, "collective").to_string()
 }
 
 /// `a, b, c, d and 56 more`.
@@ -352,7 +353,7 @@ fn shorten(a: Option<&str>, b: Option<&str>) -> (String, String) {
 
 /// `at collective 3`, `at collectives 0-5`, `at a.ron's collective 4 (b.ron's 5)`.
 fn positions(at: &[(u32, u32)], la: &str, lb: &str) -> String {
-    let word = if at.len() == 1 { "collective" } else { "collectives" };
+    let word = noun(at.len(), "collective");
     let a: Vec<u32> = at.iter().map(|p| p.0).collect();
     let b: Vec<u32> = at.iter().map(|p| p.1).collect();
     if a == b {

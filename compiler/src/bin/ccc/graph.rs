@@ -14,6 +14,7 @@ use ccc_compiler::build::build;
 use ccc_compiler::schedule::Schedule;
 use ccc_compiler::step_graph::StepGraph;
 use ccc_ir::id::Rank;
+use ccc_ir::noun::count;
 use std::process::ExitCode;
 
 /// The most nodes a graph may have: well past anything Graphviz lays out,
@@ -26,7 +27,8 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
     let schedule = build(&valid).map_err(|e| compile_failure(&args.spec, e.into()))?;
     let rank_n = schedule.shape.rank_n;
     if let Some(bad) = args.ranks.iter().find(|&&r| r >= rank_n) {
-        return Err(Failure::input(miette::miette!("--rank {bad}: the world has {rank_n} ranks (0..{rank_n})")));
+        let world = count(rank_n, "rank");
+        return Err(Failure::input(miette::miette!("--rank {bad}: the world has {world} (0..{rank_n})")));
     }
     let mut ranks: Vec<Rank> = if args.ranks.is_empty() {
         (0..rank_n).map(Rank).collect()
@@ -42,10 +44,10 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
         let drawn = if args.ranks.is_empty() { "every rank" } else { "the ranks asked for" };
         return Err(Failure::input(miette::miette!(
             help = "pass --rank R (repeatable) to draw fewer ranks",
-            "{}: the step graph of {drawn} would have {nodes} nodes ({} ranks x {steps} steps), \
-             over the limit of {MAX_GRAPH_NODES}",
+            "{}: the step graph of {drawn} would have {nodes} nodes ({} x {}), over the limit of {MAX_GRAPH_NODES}",
             args.spec.display(),
-            ranks.len(),
+            count(ranks.len(), "rank"),
+            count(steps, "step"),
         )));
     }
     let graph = StepGraph::build(&schedule, &ranks);
