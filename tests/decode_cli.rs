@@ -290,7 +290,10 @@ fn ctrl_spad_json() {
         assert_eq!(entry["offset"], serde_json::json!(8 * i));
     }
     assert_eq!(entries[7], serde_json::json!({"offset": 56, "mark": "continue"}));
-    assert_eq!(entries[9], serde_json::json!({"offset": 72, "mark": "end", "compl_addr": "0x0000008280001804"}));
+    assert_eq!(
+        entries[9],
+        serde_json::json!({"offset": 72, "mark": "end", "compl_addr": {"soc_addr": "0x0000008280001804"}})
+    );
     assert_eq!(entries[10], serde_json::json!({"offset": 80, "mark": "empty"}));
     assert_eq!(entries[1]["cc_op"]["ring"]["channel_list"], serde_json::json!(0x0f));
     assert_eq!(entries[1]["cc_op"]["reporter"], serde_json::json!(1));
@@ -400,7 +403,8 @@ fn a_slot_spad_with_a_bad_index_is_refused() {
 
 #[test]
 fn neff_configs_views() {
-    for file in ["neff_configs.bin", "neff_configs_device_barrier.bin"] {
+    // (file, TOP_SP base): TOP_SP t's base is 0x82_8000_0000 + t * 0x10_0000.
+    for (file, base) in [("neff_configs.bin", "00000082800"), ("neff_configs_device_barrier.bin", "00000082801")] {
         let stem = file.trim_end_matches(".bin");
         let text = decodes(&format!("{stem}.text"), &[file]);
         // The log view of this block is its dump.
@@ -408,7 +412,11 @@ fn neff_configs_views() {
         assert_eq!(String::from_utf8(log.stdout).unwrap(), text);
         let json = decodes(&format!("{stem}.json"), &[file, "--format", "json"]);
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(v["ctrl_spad"].as_str().map(str::len), Some(18), "addresses are 0x%016x strings");
+        // The vendor's `{"soc_addr":"0x%016lX"}` (seed 001 §2.1), filled in
+        // by hand from wire-format.md §6: the CTRL SPAD load address is
+        // base + 0x2_0000; `complete_prev` is READ(3) = base + 0x1000 + 12.
+        assert_eq!(v["ctrl_spad"], serde_json::json!({"soc_addr": format!("0x{base}20000")}), "{stem}");
+        assert_eq!(v["complete_prev"], serde_json::json!({"soc_addr": format!("0x{base}0100C")}), "{stem}");
     }
 }
 

@@ -5,11 +5,13 @@
 //! an op entry as `{"offset", "header": {"cc_op"}, "cc_op": {...}}` with
 //! both union views always (as the dumper prints them) and flags as 0/1,
 //! a mark as `{"offset", "mark": "end" | "continue" | "empty"}` with the END
-//! mark's `compl_addr` as a `"0x%016x"` string.
+//! mark's `compl_addr` as an address object.
 //!
 //! Key order is part of the format, so every view is a `#[derive(Serialize)]`
 //! struct whose field order is the key order (serde_json's own `Map` would
-//! sort the keys). Addresses are `"0x%016x"` strings everywhere.
+//! sort the keys). Every address is the vendor's `addr_t` rendering
+//! (`ncfw_log_addr`, seed 001 §2.1): `{"soc_addr": "0x%016lX"}`, 16
+//! upper-case hex digits after a lower-case `0x`.
 
 use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, MeshEvent, NeffConfigs};
 use ccc_ir::wire::slot::{CcOp, SlotWord};
@@ -64,9 +66,16 @@ fn pretty<T: Serialize>(value: &T) -> Result<String, Error> {
     Ok(s)
 }
 
-/// An address as the dumps spell it.
-fn addr(a: u64) -> String {
-    format!("{a:#018x}")
+/// An address as the vendor's dumper spells an `addr_t`:
+/// `{"soc_addr":"0x%016lX"}` (the `0x` is literal text in the C format, so
+/// it stays lower-case; the digits are upper-case).
+#[derive(Serialize)]
+struct Addr {
+    soc_addr: String,
+}
+
+fn addr(a: u64) -> Addr {
+    Addr { soc_addr: format!("0x{a:016X}") }
 }
 
 /// One element of the CTRL SPAD array.
@@ -164,7 +173,7 @@ struct MarkEntry {
     offset: u64,
     mark: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    compl_addr: Option<String>,
+    compl_addr: Option<Addr>,
 }
 
 #[derive(Serialize)]
@@ -189,13 +198,13 @@ impl From<&TpIncStep> for StepView {
 
 #[derive(Serialize)]
 struct NeffView {
-    trigger: String,
-    trigger_next: String,
-    complete: String,
-    complete_prev: String,
-    tpb_stop_sema: String,
-    ctrl_spad: String,
-    slot_spad_base: Vec<String>,
+    trigger: Addr,
+    trigger_next: Addr,
+    complete: Addr,
+    complete_prev: Addr,
+    tpb_stop_sema: Addr,
+    ctrl_spad: Addr,
+    slot_spad_base: Vec<Addr>,
     op_num: u32,
     function_n: u16,
     tpb_compl_addr_num: u8,
@@ -311,8 +320,8 @@ impl From<&BarrierConfigs> for BarrierView {
 
 #[derive(Serialize)]
 struct HostBarrierView {
-    barrier_start: String,
-    barrier_done: String,
+    barrier_start: Addr,
+    barrier_done: Addr,
 }
 
 #[derive(Serialize)]
@@ -325,7 +334,7 @@ struct DeviceBarrierView {
 struct BarrierStepView {
     m2s_val: u16,
     s2m_val: u16,
-    barrier_sema: Vec<String>,
+    barrier_sema: Vec<Addr>,
     target_sema_val: [u32; 4],
 }
 
@@ -343,8 +352,8 @@ impl From<&BarrierStep> for BarrierStepView {
 
 #[derive(Serialize)]
 struct BasicBlockView {
-    switch_completed: String,
-    pring_base_addr: String,
+    switch_completed: Addr,
+    pring_base_addr: Addr,
     pring_total_desc_num: u64,
 }
 
@@ -411,9 +420,10 @@ mod tests {
     #[test]
     fn marks_have_their_own_shape() {
         let words =
-            [(8, SlotWord::End { compl_addr: 0x82_8000_1804 }), (16, SlotWord::Continue), (24, SlotWord::Empty)];
+            [(8, SlotWord::End { compl_addr: 0x82_80A0_1804 }), (16, SlotWord::Continue), (24, SlotWord::Empty)];
+        // `{"soc_addr":"0x%016lX"}` (seed 001 §2.1) filled in by hand.
         let expected = json!([
-            {"offset": 8, "mark": "end", "compl_addr": "0x0000008280001804"},
+            {"offset": 8, "mark": "end", "compl_addr": {"soc_addr": "0x0000008280A01804"}},
             {"offset": 16, "mark": "continue"},
             {"offset": 24, "mark": "empty"},
         ]);
@@ -460,19 +470,29 @@ mod tests {
             channel_ids: vec![0],
             mesh_events: vec![MeshEvent { peer: 1, sema_index: 88, target: 1, bytes: 8 }],
             barrier: BarrierConfigs::Device { steps: vec![step] },
-            basic_block: BasicBlockConfigs { switch_completed: 0, pring_base_addr: 0, pring_total_desc_num: 7 },
+            basic_block: BasicBlockConfigs {
+                switch_completed: 0x82_8000_10AC,
+                pring_base_addr: 0xFEDC_BA98_7654_3210,
+                pring_total_desc_num: 7,
+            },
             flags: NeffFlags { leader: true, dbg_cc_nop: false, host_cc: true },
         };
         let v = parse(&neff(&cfg).unwrap());
-        assert_eq!(v["trigger"], json!("0x0000008280001000"));
-        assert_eq!(v["slot_spad_base"][0], json!("0x0000008280040000"));
+        // The vendor's `{"soc_addr":"0x%016lX"}`, written out by hand.
+        assert_eq!(v["trigger"], json!({"soc_addr": "0x0000008280001000"}));
+        assert_eq!(v["ctrl_spad"], json!({"soc_addr": "0x0000008280020000"}));
+        assert_eq!(v["slot_spad_base"][0], json!({"soc_addr": "0x0000008280040000"}));
+        assert_eq!(v["slot_spad_base"][1], json!({"soc_addr": "0x0000000000000000"}));
+        assert_eq!(v["basic_block_configs"]["switch_completed"], json!({"soc_addr": "0x00000082800010AC"}));
+        assert_eq!(v["basic_block_configs"]["pring_base_addr"], json!({"soc_addr": "0xFEDCBA9876543210"}));
         assert_eq!(v["mesh_event_n"], json!(1));
         assert_eq!(v["mesh_events"], json!([{"peer": 1, "sema_index": 88, "target": 1, "bytes": 8}]));
         assert_eq!(
             v["barrier_configs"],
             json!({"execute_device_barrier": 1, "device": {"step_n": 1, "steps": [{
                 "m2s_val": 1, "s2m_val": 1,
-                "barrier_sema": ["0x0000008280001020", "0x0000000000000000", "0x0000000000000000", "0x0000000000000000"],
+                "barrier_sema": [{"soc_addr": "0x0000008280001020"}, {"soc_addr": "0x0000000000000000"},
+                                 {"soc_addr": "0x0000000000000000"}, {"soc_addr": "0x0000000000000000"}],
                 "target_sema_val": [1, 0, 0, 0]}]}})
         );
         assert_eq!(v["flags"], json!({"leader": 1, "dbg_cc_nop": 0, "host_cc": 1}));
@@ -481,7 +501,8 @@ mod tests {
         assert_eq!(
             v["barrier_configs"],
             json!({"execute_device_barrier": 0,
-                   "host": {"barrier_start": "0x0000000000000014", "barrier_done": "0x0000000000000018"}})
+                   "host": {"barrier_start": {"soc_addr": "0x0000000000000014"},
+                            "barrier_done": {"soc_addr": "0x0000000000000018"}}})
         );
     }
 }
