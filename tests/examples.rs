@@ -14,7 +14,7 @@
 //! | `<example>.manifest` | signature, a digest of every rank's images, `manifest.json` (rank entries of the two snapshotted ranks only) |
 //! | `<example>.rank-R.hexdump` | per TOP_SP, the annotated hexdump of `ctrl_spad.bin`, `slot_spad.bin`, `neff_configs.bin` |
 //! | `<example>.rank-R.json` | per TOP_SP, the decoded `ctrl_spad.bin` in the vendor dumper's JSON shape |
-//! | `<example>.rank-R.log` | per TOP_SP, the CTRL-mark log lines (device 0, the TOP_SP's index) |
+//! | `<example>.rank-R.log` | per TOP_SP, the CTRL-mark log lines (device 0, the TOP_SP's index); before them, each Hier collective's selection line |
 //! | `<example>.rank-R.dot` | the step graph of rank R alone, in DOT |
 //!
 //! for rank 0 and one other rank R, chosen by [`other_rank`]: the root of a
@@ -38,8 +38,9 @@ use ccc_compiler::pipeline::{Compiled, Options, compile_source};
 use ccc_compiler::schedule::{CollectivePlan, Schedule};
 use ccc_compiler::step_graph::StepGraph;
 use ccc_ir::arch::{ArchParams, SemWindow};
-use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
+use ccc_ir::enums::{AlgType, DevicePattern, MetaringType, OpType};
 use ccc_ir::id::Rank;
+use ccc_ir::spec::Leg;
 use ccc_ir::wire::ctrl_spad::{self, SLOT_WORDS};
 use ccc_ir::wire::neff_configs::NeffConfigs;
 use ccc_ir::wire::slot::{self, SlotWord};
@@ -102,7 +103,7 @@ fn snapshot_example(stem: &str) {
             let r = rank.0;
             insta::assert_snapshot!(format!("{stem}.rank-{r}.hexdump"), hexdump_view(&file, images, params));
             insta::assert_snapshot!(format!("{stem}.rank-{r}.json"), json_view(&file, images));
-            insta::assert_snapshot!(format!("{stem}.rank-{r}.log"), log_view(&file, images));
+            insta::assert_snapshot!(format!("{stem}.rank-{r}.log"), log_view(&file, &compiled.schedule, images));
             let graph = StepGraph::build(&compiled.schedule, &[rank]);
             insta::assert_snapshot!(format!("{stem}.rank-{r}.dot"), dot_view(&file, rank, &compiled.schedule, &graph));
         }
@@ -194,7 +195,10 @@ fn json_view(file: &str, images: &RankImages) -> String {
     format!("// {file}, rank {}: {shown}\n{body}", images.rank.0)
 }
 
-fn log_view(file: &str, images: &RankImages) -> String {
+/// The CTRL-mark log of every TOP_SP; first, for each Hier collective, the
+/// runtime's selection line, which only the compile knows (an image does
+/// not tell a Hier program from a flat one, `docs/wire-format.md` §12).
+fn log_view(file: &str, schedule: &Schedule, images: &RankImages) -> String {
     let (shown, body) = select(images, |topsps| {
         let mut out = String::new();
         for tp in topsps {
@@ -203,7 +207,15 @@ fn log_view(file: &str, images: &RankImages) -> String {
         }
         out
     });
-    format!("# {file}, rank {}: {shown}, device 0\n{body}", images.rank.0)
+    let mut hier = String::new();
+    for plan in &schedule.collectives {
+        let legs: Vec<(Leg, AlgType)> = plan.legs.iter().filter_map(|&(leg, alg)| Some((leg?, alg))).collect();
+        if !legs.is_empty() {
+            let _ =
+                writeln!(hier, "# collective {} (from the compile):\n{}", plan.index, text_log::hier_selections(&legs));
+        }
+    }
+    format!("# {file}, rank {}: {shown}, device 0\n{hier}{body}", images.rank.0)
 }
 
 fn dot_view(file: &str, rank: Rank, schedule: &Schedule, graph: &StepGraph) -> String {
@@ -413,7 +425,7 @@ fn the_examples_cover_every_op_and_algorithm() {
             ops.insert(c.op);
             algs.insert(c.algorithm.alg_type().unwrap());
             if let ccc_ir::spec::Algorithm::Hier(legs) = &c.algorithm {
-                algs.extend(ccc_ir::spec::Leg::ALL.iter().filter_map(|&l| legs.get(l)));
+                algs.extend(Leg::ALL.iter().filter_map(|&l| legs.get(l)));
             }
         }
     }

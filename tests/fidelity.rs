@@ -1,0 +1,141 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The CTRL-mark log of every shipped example diffs clean against the
+//! runtime's format strings.
+//!
+//! Every `examples/*.ron` is compiled (every rank, no proof: the proof is
+//! `tests/examples.rs`'s business), every TOP_SP's `ctrl_spad.bin` is
+//! decoded and rendered with `text_log::ctrl` (what `ccc decode --format
+//! log` prints), and every line must match one of the format strings below.
+//! They are written here by hand from the seeds, not taken from
+//! `ccc_backends`:
+//!
+//! - seed 000 §5, 0x804088 (seed 001 §2.2 quotes it with a space before
+//!   `-reporter`; ccc follows seed 000, see `docs/wire-format.md` §11);
+//! - seed 000 §5, 0x804198: the SLOT-CONTINUE variant "drop[s] the reporter
+//!   field" (the seeds name it, they do not quote it);
+//! - seed 001 §2.7, 0x8029e0 and 0x802a78: the chaining lines.
+//!
+//! The patterns are matched as printf conversions: `%d` a signed decimal,
+//! `%u` an unsigned one, `%2u` one padded to width 2, `%lx` lower-case hex
+//! without padding; everything else is literal.
+
+use ccc_backends::text_log;
+use ccc_compiler::pipeline::{Options, compile_source};
+use ccc_ir::wire::slot::{self, SlotWord};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// seed 000 §5: "[nec_dev %2u, TOPSP %d, op %d] CTRL mark -alg %d-subalg %d-trignext %d-chlist %d-reporter %d-sema_shift_offset %u-sema_mask %u-safe_mode %d"
+const SEED_CTRL_MARK: &str = "[nec_dev %2u, TOPSP %d, op %d] CTRL mark -alg %d-subalg %d-trignext %d-chlist %d-reporter %d-sema_shift_offset %u-sema_mask %u-safe_mode %d";
+
+/// seed 000 §5: the same line without the reporter field, named "SLOT
+/// CONTINUE mark" in the seed's call tree.
+const SEED_SLOT_CONTINUE: &str = "[nec_dev %2u, TOPSP %d, op %d] SLOT CONTINUE mark -alg %d-subalg %d-trignext %d-chlist %d-sema_shift_offset %u-sema_mask %u-safe_mode %d";
+
+/// seed 001 §2.7.
+const SEED_ADDING_CONTINUE: &str = "Adding CONTINUE mark";
+
+/// seed 001 §2.7.
+const SEED_ADDING_END: &str = "Adding END mark with compl address 0x%lx";
+
+/// Does `line` match the printf format `pattern`?
+fn matches(pattern: &str, line: &str) -> bool {
+    let (mut p, mut l) = (pattern.as_bytes(), line.as_bytes());
+    let digits = |s: &[u8], hex: bool| {
+        s.iter()
+            .take_while(|c| if hex { c.is_ascii_digit() || (b'a'..=b'f').contains(c) } else { c.is_ascii_digit() })
+            .count()
+    };
+    while let Some((&c, rest)) = p.split_first() {
+        if c != b'%' {
+            let Some((&d, more)) = l.split_first() else { return false };
+            if d != c {
+                return false;
+            }
+            (p, l) = (rest, more);
+            continue;
+        }
+        let (conv, rest) =
+            if rest.starts_with(b"2u") || rest.starts_with(b"lx") { rest.split_at(2) } else { rest.split_at(1) };
+        let taken = match conv {
+            b"d" => {
+                let sign = usize::from(l.first() == Some(&b'-'));
+                let n = digits(&l[sign..], false);
+                if n == 0 { return false } else { sign + n }
+            }
+            b"u" => digits(l, false),
+            b"2u" => {
+                let pad = usize::from(l.first() == Some(&b' '));
+                let n = digits(&l[pad..], false);
+                // Width 2: one padded digit, or two or more digits.
+                if (pad == 1 && n == 1) || (pad == 0 && n >= 2) { pad + n } else { return false }
+            }
+            b"lx" => digits(l, true),
+            other => panic!("conversion %{} not handled", String::from_utf8_lossy(other)),
+        };
+        if taken == 0 || (taken > 1 && l[0] == b'0' && conv != b"2u") {
+            return false; // no number, or a leading zero C would not print
+        }
+        (p, l) = (rest, &l[taken..]);
+    }
+    l.is_empty()
+}
+
+#[test]
+fn the_matcher_reads_printf() {
+    assert!(matches(SEED_ADDING_END, "Adding END mark with compl address 0x8280a01804"));
+    assert!(!matches(SEED_ADDING_END, "Adding END mark with compl address 0x0000008280a01804"));
+    assert!(!matches(SEED_ADDING_END, "Adding END mark with compl address 0x8280A01804"));
+    let line = "[nec_dev  0, TOPSP 1, op 2] CTRL mark -alg 0-subalg 1-trignext 1-chlist -2147483648-reporter 0\
+                -sema_shift_offset 0-sema_mask 32768-safe_mode 0";
+    assert!(matches(SEED_CTRL_MARK, line));
+    assert!(matches(SEED_CTRL_MARK, &line.replace("nec_dev  0", "nec_dev 12")));
+    assert!(!matches(SEED_CTRL_MARK, &line.replace("nec_dev  0", "nec_dev 0")));
+    assert!(!matches(SEED_CTRL_MARK, &line.replace("-chlist -2147483648", "-chlist -2147483648 ")));
+    assert!(!matches(SEED_SLOT_CONTINUE, line));
+    assert!(!matches(SEED_CTRL_MARK, &format!("{line} ")));
+}
+
+#[test]
+fn every_examples_log_matches_the_seed_format_strings() {
+    let mut stems: Vec<String> = std::fs::read_dir(format!("{ROOT}/examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    stems.sort();
+    assert!(stems.len() >= 18, "{stems:?}");
+    let options = Options { verify: false, ..Options::default() };
+    let (mut continued, mut lines_checked) = (0usize, 0usize);
+    for stem in &stems {
+        let src = std::fs::read_to_string(format!("{ROOT}/examples/{stem}.ron")).unwrap();
+        let (_, _, compiled) = compile_source(&src, &options).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        for images in &compiled.images {
+            for tp in &images.topsps {
+                let at = format!("{stem}, rank {}, TOP_SP {}", images.rank.0, tp.topsp.0);
+                let words = slot::decode_words(&tp.ctrl_spad).unwrap();
+                let log = text_log::ctrl(&words, 0, u32::from(tp.topsp.0));
+                let lines: Vec<&str> = log.lines().collect();
+                let logged: Vec<&SlotWord> = words.iter().map(|(_, w)| w).filter(|w| **w != SlotWord::Empty).collect();
+                assert_eq!(lines.len(), logged.len(), "{at}: one line per op entry and mark");
+                for (i, (line, word)) in lines.iter().zip(&logged).enumerate() {
+                    let after_continue = i > 0 && *logged[i - 1] == SlotWord::Continue;
+                    let pattern = match word {
+                        SlotWord::Op(_) if after_continue => SEED_SLOT_CONTINUE,
+                        SlotWord::Op(_) => SEED_CTRL_MARK,
+                        SlotWord::Continue => SEED_ADDING_CONTINUE,
+                        SlotWord::End { .. } => SEED_ADDING_END,
+                        SlotWord::Empty => unreachable!(),
+                    };
+                    assert!(matches(pattern, line), "{at}, line {i}: {line:?} does not match {pattern:?}");
+                    continued += usize::from(after_continue);
+                    lines_checked += 1;
+                }
+            }
+        }
+    }
+    // The shipped examples exercise the SLOT-CONTINUE line.
+    assert!(continued > 0, "no example chains across a slot");
+    assert!(lines_checked > 1000, "{lines_checked}");
+}
