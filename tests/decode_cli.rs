@@ -302,11 +302,29 @@ fn ctrl_spad_json() {
 #[test]
 fn ctrl_spad_log() {
     let out = decodes("ctrl_spad.log", &["ctrl_spad.bin", "--format", "log"]);
-    // One line per op entry; marks and empty words print nothing.
-    assert_eq!(out.lines().count(), 8);
+    // One line per op entry and per mark; empty words print nothing. The
+    // entry after the CONTINUE mark is the SLOT-CONTINUE line (seed 000 §5:
+    // no reporter), and each mark its chaining line (seed 001 §2.7); the
+    // values are the fixture's bytes at 0x40 and 0x48, decoded by hand.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8 + 2, "{out}");
+    assert_eq!(
+        lines[7..],
+        [
+            "Adding CONTINUE mark",
+            "[nec_dev  0, TOPSP 0, op 7] SLOT CONTINUE mark -alg 1-subalg 2-trignext 0-chlist 8323088\
+             -sema_shift_offset 16-sema_mask 127-safe_mode 1",
+            "Adding END mark with compl address 0x8280001804",
+        ]
+    );
     let flagged =
         decodes("ctrl_spad.log-device-topsp", &["ctrl_spad.bin", "--format", "log", "--device", "3", "--topsp", "5"]);
-    assert!(flagged.lines().all(|l| l.starts_with("[nec_dev  3, TOPSP 5, op ")), "{flagged}");
+    let marks = flagged.lines().filter(|l| l.starts_with("Adding ")).count();
+    assert_eq!(marks, 2, "{flagged}");
+    assert!(
+        flagged.lines().filter(|l| !l.starts_with("Adding ")).all(|l| l.starts_with("[nec_dev  3, TOPSP 5, op ")),
+        "{flagged}"
+    );
 }
 
 /// The interface.md examples, written out by hand.
