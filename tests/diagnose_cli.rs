@@ -79,6 +79,8 @@ fn extra_collective() {
     let run = diagnose(&[&fixture("extra_collective/rank-0.ron"), &fixture("extra_collective/rank-1.ron")]);
     assert!(run.stdout.contains("rank-1.ron has an extra collective 4 (AllGather F32 x 256)"), "{}", run.stdout);
     assert!(run.stdout.contains("4 of 6 (rank-0.ron) vs 4 of 7 (rank-1.ron)"), "{}", run.stdout);
+    // Two specs are called what they are (issue 10, item 10).
+    assert!(run.stdout.contains("the specs disagree at collective 4 of 6"), "{}", run.stdout);
     // One extra collective, not "every later collective differs".
     assert_eq!(run.stdout.matches("  - ").count(), 1, "{}", run.stdout);
     mismatch("extra_collective", &run);
@@ -194,7 +196,21 @@ fn a_different_build_of_the_same_version() {
     std::fs::write(dir.path().join("b/manifest.json"), manifest.to_json().unwrap()).unwrap();
     let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
     assert!(run.stdout.contains("likely cause: different ccc builds"), "{}", run.stdout);
+    assert!(run.stdout.contains("the manifests disagree at collective 0 of 6"), "{}", run.stdout);
     mismatch("different_builds", &run);
+}
+
+/// A spec beside a manifest: the report calls them inputs, not specs or
+/// manifests (issue 10, item 10).
+#[test]
+fn a_spec_against_a_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_into(dir.path(), &fixture("count_off_by_one/rank-0.ron"), "a");
+    let other = format!("{ROOT}/{}", fixture("count_off_by_one/rank-5.ron"));
+    let run = ccc_in(dir.path(), &["diagnose", "a", &other]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.contains("the inputs disagree at collective 3 of 6 (manifest.json)"), "{}", run.stdout);
+    assert!(!run.stdout.contains("specs disagree") && !run.stdout.contains("manifests disagree"), "{}", run.stdout);
 }
 
 #[test]

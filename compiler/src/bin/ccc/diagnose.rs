@@ -41,20 +41,44 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         .zip(&files)
         .zip(names)
         .map(|((given, file), name)| load(given, file, name))
-        .collect::<Result<Vec<Input>, Failure>>()?;
+        .collect::<Result<Vec<(Input, Kind)>, Failure>>()?;
+    let kinds = Kind::plural(inputs.iter().map(|(_, kind)| *kind));
+    let inputs: Vec<Input> = inputs.into_iter().map(|(input, _)| input).collect();
     let report = diagnose(&inputs);
     if args.json {
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| Failure::input(miette::miette!("cannot write the report as JSON: {e}")))?;
         crate::out::emit(&format!("{json}\n"))?;
     } else {
-        crate::out::emit(&render(&report))?;
+        crate::out::emit(&render(&report, kinds))?;
     }
     Ok(if report.all_match { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// What an input was read as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Spec,
+    Manifest,
+}
+
+impl Kind {
+    /// What the report calls the inputs together: `specs`, `manifests`, or
+    /// `inputs` when both kinds are given.
+    fn plural(kinds: impl Iterator<Item = Kind>) -> &'static str {
+        let kinds: Vec<Kind> = kinds.collect();
+        if kinds.iter().all(|&k| k == Kind::Spec) {
+            "specs"
+        } else if kinds.iter().all(|&k| k == Kind::Manifest) {
+            "manifests"
+        } else {
+            "inputs"
+        }
+    }
+}
+
 /// Reads one input: a manifest or a spec.
-fn load(given: &Path, file: &Path, name: String) -> Result<Input, Failure> {
+fn load(given: &Path, file: &Path, name: String) -> Result<(Input, Kind), Failure> {
     if given.is_dir() && !file.is_file() {
         return Err(Failure::input(miette::miette!(
             help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
@@ -80,11 +104,11 @@ fn load(given: &Path, file: &Path, name: String) -> Result<Input, Failure> {
                 bound_message(&e.to_string())
             ))
         })?;
-        Ok(Input { name, ..input })
+        Ok((Input { name, ..input }, Kind::Manifest))
     } else {
         let (_, valid) = load_spec(file)?;
         let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
-        Ok(Input::from_signature(name, &sign(&valid, &schedule)))
+        Ok((Input::from_signature(name, &sign(&valid, &schedule)), Kind::Spec))
     }
 }
 
@@ -114,8 +138,9 @@ fn display_names(paths: &[PathBuf]) -> Vec<String> {
     paths.iter().map(|p| p.display().to_string()).collect()
 }
 
-/// The report in plain words.
-fn render(r: &Report) -> String {
+/// The report in plain words; `kinds` names the inputs together (`specs`,
+/// `manifests`, `inputs`).
+fn render(r: &Report, kinds: &str) -> String {
     let mut out = String::new();
     let Some(majority) = r.groups.first() else {
         return "match: no inputs\n".into();
@@ -177,7 +202,7 @@ fn render(r: &Report) -> String {
         if !two {
             let _ = writeln!(out, "what sets {lb} apart from {}:", if la == "majority" { "the majority" } else { &la });
         }
-        render_difference(&mut out, d, &la, &lb, indent);
+        render_difference(&mut out, d, &la, &lb, indent, kinds);
     }
     out
 }
@@ -209,7 +234,7 @@ enum Line<'a> {
     Gap(&'a CollectiveDiff),
 }
 
-fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, indent: &str) {
+fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, indent: &str, kinds: &str) {
     if let Some(v) = d.fields.iter().find(|f| f.field == "format_version") {
         let _ = writeln!(
             out,
@@ -245,7 +270,7 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         };
         let _ = writeln!(
             out,
-            "{indent}rank files disagree at collective {} of {} ({la}) vs {} of {} ({lb}): {what}",
+            "{indent}the {kinds} disagree at collective {} of {} ({la}) vs {} of {} ({lb}): {what}",
             p.majority_index, p.majority_n, p.other_index, p.other_n
         );
     } else if !d.fields.is_empty() {
