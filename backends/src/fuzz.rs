@@ -333,7 +333,7 @@ pub fn decode_slot(data: &[u8]) -> Result<Outcome, Finding> {
                 format!("a decoded {}-byte SLOT SPAD re-encodes to {} other bytes", data.len(), again.len())
             })?;
             json::slot(&spad).map_err(|e| Finding(format!("json::slot failed: {e}")))?;
-            let _ = text_log::slot(&spad);
+            let _ = text_log::slot(&spad, 0, 0);
             let _ = hexdump::slot(&spad);
         }
         Err(e) => refuse_decode(&mut out, "slot decode", &e, data.len())?,

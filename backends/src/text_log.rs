@@ -28,7 +28,15 @@
 //! either and are not printed.
 //!
 //! The SLOT SPAD log ([`slot`]) prints one `"tp_inc_steps[%d] = m2s %d, s2m
-//! %d, repeat %d"` line per entry (0x804248).
+//! %d, repeat %d"` line per entry (0x804248), the index counting within its
+//! record. Before each record's entries comes a label line, ccc's own (the
+//! runtime prints no such line; it logs the entries beside the op they
+//! belong to): `[nec_dev %2u, TOPSP %d, op %d] tp_inc_steps: %d entries`,
+//! the CTRL-mark prefix, where record `op` of a SLOT SPAD is op entry `op` of
+//! the same TOP_SP's CTRL SPAD log, so the two logs read side by side;
+//! `grep 'tp_inc_steps\['` keeps the runtime's lines alone.
+//!
+//! A `neff_configs` block has no log: the runtime logs none of its fields.
 //!
 //! The C conversions are honoured, not prettified: `%2u` pads the device
 //! index to width 2 (`[nec_dev  0, ...`), `%d` prints `channel_list` as a
@@ -156,17 +164,31 @@ const HIER_FIELDS: [(&str, Leg); 5] = [
     ("alg_inter_redsct", Leg::InterReduceScatter),
 ];
 
-/// The `tp_inc_steps` log of a SLOT SPAD image: each record's entries in
-/// chain order, the index counting within the record as the runtime's does.
-pub fn slot(spad: &SlotSpad) -> String {
+/// The `tp_inc_steps` log of a SLOT SPAD image: each record's label line
+/// ([`record_label`]), then its entries in chain order, the index counting
+/// within the record as the runtime's does.
+pub fn slot(spad: &SlotSpad, device: u32, topsp: u32) -> String {
     let mut out = String::new();
-    for entries in &spad.records {
+    for (record, entries) in spad.records.iter().enumerate() {
+        out.push_str(&record_label(device, topsp, record, entries.len()));
+        out.push('\n');
         for (index, step) in entries.iter().enumerate() {
             out.push_str(&tp_inc_step(index, step));
             out.push('\n');
         }
     }
     out
+}
+
+/// The label line before a SLOT SPAD record's entries (without its
+/// newline): the CTRL-mark prefix of the op entry the record belongs to, and
+/// how many entries follow. ccc's own line; see the module docs.
+pub fn record_label(device: u32, topsp: u32, record: usize, entry_n: usize) -> String {
+    format!(
+        "[nec_dev {device:>2}, TOPSP {topsp}, op {record}] tp_inc_steps: {}",
+        ccc_ir::noun::count(entry_n, "entry"),
+        topsp = topsp.cast_signed(),
+    )
 }
 
 /// One `tp_inc_steps` line (without its newline).
@@ -250,11 +272,15 @@ Adding END mark with compl address 0x8280001804
                 vec![TpIncStep { m2s: 2, s2m: 0, repeat: 65535 }],
             ],
         };
+        // Each record is labelled with the CTRL-mark prefix of its op.
         let expected = "\
+[nec_dev 12, TOPSP 3, op 0] tp_inc_steps: 2 entries
 tp_inc_steps[0] = m2s 3, s2m 3, repeat 4
 tp_inc_steps[1] = m2s 0, s2m 1, repeat 1
+[nec_dev 12, TOPSP 3, op 1] tp_inc_steps: 1 entry
 tp_inc_steps[0] = m2s 2, s2m 0, repeat 65535
 ";
-        assert_eq!(slot(&spad), expected);
+        assert_eq!(slot(&spad, 12, 3), expected);
+        assert_eq!(slot(&spad, 0, 0).lines().next(), Some("[nec_dev  0, TOPSP 0, op 0] tp_inc_steps: 2 entries"));
     }
 }

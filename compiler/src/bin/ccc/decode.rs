@@ -9,6 +9,12 @@
 //! file, the byte offset and what was wrong; so does an unreadable file, an
 //! empty one, and one larger than the region is on any arch (the read stops
 //! there, see [`image_cap`]).
+//!
+//! `--format log` prints the runtime's log lines: CTRL-mark lines for a
+//! CTRL SPAD image, `tp_inc_steps` lines under a label per record for a SLOT
+//! SPAD image. A `neff_configs` block has none (the runtime logs none of its
+//! fields), so `--format log` of one is refused (exit 2) and points at the
+//! text and JSON views.
 
 use crate::Failure;
 use crate::args::{DecodeArgs, DecodeFormat, Region};
@@ -45,7 +51,7 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
             let spad = SlotSpad::decode(&image).map_err(|e| decode_failure(args, region, &image, &e))?;
             match args.format {
                 DecodeFormat::Json => json::slot(&spad).map_err(|e| Failure::input(miette::miette!("{e}")))?,
-                DecodeFormat::Log => text_log::slot(&spad),
+                DecodeFormat::Log => text_log::slot(&spad, args.device, args.topsp),
                 DecodeFormat::Text => hexdump::slot(&spad),
             }
         }
@@ -53,13 +59,26 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
             let cfg = NeffConfigs::decode(&image).map_err(|e| decode_failure(args, region, &image, &e))?;
             match args.format {
                 DecodeFormat::Json => json::neff(&cfg).map_err(|e| Failure::input(miette::miette!("{e}")))?,
-                // The runtime has no log wording for this block: the dump is its log.
-                DecodeFormat::Log | DecodeFormat::Text => hexdump::neff(&cfg, arch),
+                DecodeFormat::Log => return Err(no_neff_log(args)),
+                DecodeFormat::Text => hexdump::neff(&cfg, arch),
             }
         }
     };
     crate::out::emit(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--format log` of a `neff_configs` block: refused (exit 2), because the
+/// runtime logs none of the block's fields, so there is no log to diff it
+/// against; the text and JSON views show every field.
+fn no_neff_log(args: &DecodeArgs) -> Failure {
+    Failure::input(miette::miette!(
+        code = "ccc::decode",
+        help = "use --format text (every field, with its offset) or --format json (the vendor dumper's shape); \
+                --format log is for a CTRL SPAD image (CTRL-mark lines) and a SLOT SPAD image (tp_inc_steps lines)",
+        "{}: a neff_configs block has no log: the runtime logs none of its fields",
+        args.file.display()
+    ))
 }
 
 /// The region a file name suggests.
