@@ -62,6 +62,7 @@ invalid_specs! {
     hier_kangaring_inter,
     hier_missing_leg,
     hier_unused_leg,
+    hier_wide_choice_without_opt_in,
     kangaring_across_nodes,
     local_rank_n_not_divisor,
     missing_comma,

@@ -64,13 +64,14 @@ impl Case {
     }
 
     /// Every Hier composition worth testing: for each op with legs, each
-    /// legal choice on each leg with the other legs on Ring.
+    /// legal choice on each leg (the wide set, `choices: Wide`, so that the
+    /// opt-in choices are proven too) with the other legs on Ring.
     pub(crate) fn hier_choices() -> Vec<(OpType, Vec<(Leg, AlgType)>)> {
         let mut out = Vec::new();
         for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
             let legs = crate::algorithms::hier_legs(op).unwrap_or(&[]);
             for (i, &leg) in legs.iter().enumerate() {
-                for &alg in crate::algorithms::leg_choices(leg) {
+                for &alg in crate::algorithms::leg_choices_in(leg, ccc_ir::spec::LegChoices::Wide) {
                     let choice =
                         legs.iter().enumerate().map(|(j, &l)| (l, if i == j { alg } else { AlgType::Ring })).collect();
                     out.push((op, choice));

@@ -1141,6 +1141,7 @@ fn mutate(t: &mut Tape<'_>, program: &mut Program) {
                 inter_reduce_scatter: t.one_in(2).then_some(alg),
                 inter_all_gather: t.one_in(2).then_some(alg),
                 intra_all_gather: Some(alg),
+                ..HierLegs::default()
             };
             c.algorithm = Algorithm::Hier(legs);
         }

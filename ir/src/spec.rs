@@ -177,6 +177,32 @@ pub struct HierLegs {
     /// All-gather among the ranks of a node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intra_all_gather: Option<AlgType>,
+    /// The legal sets the choices are checked against: the seed's
+    /// (default), or ccc's wider set, opted into with `choices: Wide`.
+    #[serde(default, skip_serializing_if = "LegChoices::is_seed")]
+    pub choices: LegChoices,
+}
+
+/// The legal sets a hierarchical collective's leg choices are checked
+/// against (`docs/wire-format.md` §12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum LegChoices {
+    /// The runtime's own sets (seed 001 §2.7): intra legs Ring or
+    /// Kangaring; inter legs Ring, InterRdh or Mesh; `inter_all_reduce`
+    /// also SingleCycleRing.
+    #[default]
+    Seed,
+    /// A [project] extension: `inter_all_reduce` also accepts
+    /// SingleStepMesh and TwoStepPodMesh, which ccc composes and proves but
+    /// the runtime's selector never picks.
+    Wide,
+}
+
+impl LegChoices {
+    /// Is this the default, the seed's sets?
+    pub const fn is_seed(&self) -> bool {
+        matches!(self, LegChoices::Seed)
+    }
 }
 
 /// A hierarchical leg.

@@ -5,7 +5,7 @@
 //! "this pairing makes no sense" errors and for `docs/algorithms.md`.
 
 use ccc_ir::enums::{AlgType, OpType};
-use ccc_ir::spec::Leg;
+use ccc_ir::spec::{Leg, LegChoices};
 pub(crate) mod hier;
 mod mesh;
 mod rdh;
@@ -89,21 +89,33 @@ pub fn hier_legs(op: OpType) -> Option<&'static [Leg]> {
     }
 }
 
-/// The legal choices for a hierarchical leg (wire-contract §7): intra legs
-/// take Ring or Kangaring; inter legs take Ring, InterRdh and the mesh
-/// family, restricted to the algorithms that serve the leg's op; the inter
-/// all-reduce also takes SingleCycleRing.
+/// The legal choices for a hierarchical leg (wire-contract §7, seed 001
+/// §2.7): intra legs take Ring or Kangaring; inter legs take Ring, InterRdh
+/// and Mesh; the inter all-reduce also takes SingleCycleRing. These are the
+/// runtime's own sets, and the default ([`LegChoices::Seed`]).
+pub fn leg_choices(leg: Leg) -> &'static [AlgType] {
+    leg_choices_in(leg, LegChoices::Seed)
+}
+
+/// The legal choices for a hierarchical leg under `set`.
 ///
-/// LatencyOptMesh and BwOptMesh are not inter-leg choices: they split their
+/// [`LegChoices::Wide`] (a spec's `choices: Wide`, a [project] extension)
+/// adds SingleStepMesh and TwoStepPodMesh to the inter all-reduce: ccc
+/// composes and proves them, but the runtime's selector never picks them,
+/// so they are opt-in. It adds nothing else: LatencyOptMesh and BwOptMesh
+/// are not inter-leg choices under either set, because they split their
 /// members into a node level and a cross-node level, and an inter leg has
 /// one member per node, so on it they would silently be SingleStepMesh and
 /// Mesh. TwoStepPodMesh keeps its meaning there (nodes of a pod, then pods).
-pub fn leg_choices(leg: Leg) -> &'static [AlgType] {
+pub fn leg_choices_in(leg: Leg, set: LegChoices) -> &'static [AlgType] {
     use AlgType::*;
-    match leg {
-        Leg::IntraReduceScatter | Leg::IntraAllGather => &[Ring, Kangaring],
-        Leg::InterAllReduce => &[Ring, InterRdh, SingleCycleRing, Mesh, SingleStepMesh, TwoStepPodMesh],
-        Leg::InterReduceScatter | Leg::InterAllGather => &[Ring, InterRdh, Mesh],
+    match (leg, set) {
+        (Leg::IntraReduceScatter | Leg::IntraAllGather, _) => &[Ring, Kangaring],
+        (Leg::InterAllReduce, LegChoices::Seed) => &[Ring, InterRdh, SingleCycleRing, Mesh],
+        (Leg::InterAllReduce, LegChoices::Wide) => {
+            &[Ring, InterRdh, SingleCycleRing, Mesh, SingleStepMesh, TwoStepPodMesh]
+        }
+        (Leg::InterReduceScatter | Leg::InterAllGather, _) => &[Ring, InterRdh, Mesh],
     }
 }
 
@@ -297,6 +309,33 @@ mod tests {
             }
         }
         assert_eq!(leg_choices(Leg::IntraAllGather), &[AlgType::Ring, AlgType::Kangaring]);
+    }
+
+    /// Seed 001 §2.7, written out by hand: intra all-gather / reduce-scatter
+    /// in {RING, KANGARING}; inter in {RING, INTER_RDH, MESH}; inter
+    /// all-reduce adds SINGLE_CYCLE_RING. The wide set only adds to it.
+    #[test]
+    fn the_default_legal_sets_are_the_seeds() {
+        use AlgType::*;
+        let same = |leg: Leg, seed: &[AlgType]| {
+            let ours = leg_choices(leg);
+            assert!(ours.len() == seed.len() && seed.iter().all(|a| ours.contains(a)), "{leg}: {ours:?} vs {seed:?}");
+        };
+        same(Leg::IntraAllGather, &[Ring, Kangaring]);
+        same(Leg::IntraReduceScatter, &[Ring, Kangaring]);
+        same(Leg::InterAllGather, &[Ring, InterRdh, Mesh]);
+        same(Leg::InterReduceScatter, &[Ring, InterRdh, Mesh]);
+        same(Leg::InterAllReduce, &[Ring, InterRdh, Mesh, SingleCycleRing]);
+        for leg in Leg::ALL {
+            let wide = leg_choices_in(leg, LegChoices::Wide);
+            assert!(leg_choices(leg).iter().all(|a| wide.contains(a)), "{leg}");
+            let extra: Vec<AlgType> = wide.iter().copied().filter(|a| !leg_choices(leg).contains(a)).collect();
+            let expected = if leg == Leg::InterAllReduce { vec![SingleStepMesh, TwoStepPodMesh] } else { vec![] };
+            assert_eq!(extra, expected, "{leg}");
+            for &alg in wide {
+                assert!(supports(alg, leg.op()), "{leg} {alg}");
+            }
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::parse::SpecForm;
 use crate::valid::{DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
-use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, Program, ReduceOp, Topology};
+use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, LegChoices, Program, ReduceOp, Topology};
 use std::collections::BTreeMap;
 use std::fmt::{self, Display};
 
@@ -523,11 +523,13 @@ impl Checker {
                 (false, Some(_)) => self.push(field, Problem::HierLegUnused { op, leg, legs }),
                 (false, None) => {}
                 (true, Some(choice)) => {
-                    let choices = algorithms::leg_choices(leg);
+                    let choices = algorithms::leg_choices_in(leg, given.choices);
+                    let wide = algorithms::leg_choices_in(leg, LegChoices::Wide);
                     if choices.contains(&choice) {
                         chosen.push((leg, choice));
                     } else {
                         let gate = match choice {
+                            _ if wide.contains(&choice) => Some(Gate::WideLegChoice),
                             AlgType::Kangaring if !leg.is_intra() => Some(Gate::KangaringIntraOnly),
                             AlgType::SingleCycleRing if leg.op() != OpType::AllReduce => {
                                 Some(Gate::SingleCycleRingAllReduceOnly)

@@ -64,6 +64,9 @@ pub enum Gate {
     SingleCycleRingAllReduceOnly,
     /// A leg is one algorithm; it cannot itself be hierarchical.
     HierDoesNotNest,
+    /// A choice of ccc's wider set, beyond the runtime's (seed 001 §2.7),
+    /// given without the opt-in.
+    WideLegChoice,
 }
 
 impl Display for Gate {
@@ -72,6 +75,10 @@ impl Display for Gate {
             Gate::KangaringIntraOnly => "Kangaring runs inside a node only",
             Gate::SingleCycleRingAllReduceOnly => "SingleCycleRing is for all-reduce only",
             Gate::HierDoesNotNest => "a leg cannot itself be Hier",
+            Gate::WideLegChoice => {
+                "the runtime's selector never picks it there: a ccc extension, opted into with `choices: Wide` \
+                 in the Hier legs"
+            }
         })
     }
 }

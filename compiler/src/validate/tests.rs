@@ -482,12 +482,14 @@ fn pod_aligned_requirement() {
             also: 0
         }
     );
-    // As an inter leg: the group's nodes must span two pods.
+    // As an inter leg (a wide choice, opted into): the group's nodes must
+    // span two pods.
     let hier = |c: &mut Collective| {
         c.algorithm = Algorithm::Hier(HierLegs {
             intra_reduce_scatter: Some(AlgType::Ring),
             inter_all_reduce: Some(AlgType::TwoStepPodMesh),
             intra_all_gather: Some(AlgType::Ring),
+            choices: LegChoices::Wide,
             ..HierLegs::default()
         });
     };
@@ -547,6 +549,53 @@ fn hier_legs() {
     }));
     assert!(matches!(all[0].1, Problem::HierLegChoice { gate: Some(Gate::SingleCycleRingAllReduceOnly), .. }));
     assert!(matches!(all[1].1, Problem::HierLegChoice { gate: Some(Gate::HierDoesNotNest), .. }));
+}
+
+/// Seed 001 §2.7's sets by default; SingleStepMesh and TwoStepPodMesh on
+/// `inter_all_reduce` only with `choices: Wide`, and the refusal says so.
+#[test]
+fn wide_leg_choices_are_opt_in() {
+    let ar = |alg: AlgType, choices: LegChoices| {
+        with(|c| {
+            c.topology.pod_n = 2;
+            c.algorithm = Algorithm::Hier(HierLegs {
+                intra_reduce_scatter: Some(AlgType::Ring),
+                inter_all_reduce: Some(alg),
+                intra_all_gather: Some(AlgType::Ring),
+                choices,
+                ..HierLegs::default()
+            });
+        })
+    };
+    for alg in [AlgType::SingleStepMesh, AlgType::TwoStepPodMesh] {
+        let e = one(ar(alg, LegChoices::Seed));
+        assert_eq!(e.0, "algorithm.inter_all_reduce");
+        assert_eq!(
+            e.1,
+            Problem::HierLegChoice {
+                leg: Leg::InterAllReduce,
+                choice: alg,
+                choices: &[AlgType::Ring, AlgType::InterRdh, AlgType::SingleCycleRing, AlgType::Mesh],
+                gate: Some(Gate::WideLegChoice),
+            }
+        );
+        let text = e.1.to_string();
+        for part in [alg.name(), "inter_all_reduce", "choices: Wide", "accepted: Ring, InterRdh, SingleCycleRing, Mesh"]
+        {
+            assert!(text.contains(part), "{part:?} in {text}");
+        }
+        ok(ar(alg, LegChoices::Wide));
+    }
+    // The seed's own choices need no opt-in, and the opt-in widens nothing
+    // else: Kangaring stays intra-only, LatencyOptMesh stays refused.
+    for alg in [AlgType::Ring, AlgType::InterRdh, AlgType::SingleCycleRing, AlgType::Mesh] {
+        ok(ar(alg, LegChoices::Seed));
+        ok(ar(alg, LegChoices::Wide));
+    }
+    let e = one(ar(AlgType::Kangaring, LegChoices::Wide));
+    assert!(matches!(e.1, Problem::HierLegChoice { gate: Some(Gate::KangaringIntraOnly), .. }), "{e:?}");
+    let e = one(ar(AlgType::LatencyOptMesh, LegChoices::Wide));
+    assert!(matches!(e.1, Problem::HierLegChoice { gate: None, .. }), "{e:?}");
 }
 
 #[test]
@@ -609,6 +658,7 @@ fn any_algorithm() -> impl proptest::strategy::Strategy<Value = Algorithm> {
             inter_reduce_scatter: l[2],
             inter_all_gather: l[3],
             intra_all_gather: l[4],
+            choices: LegChoices::Seed,
         })
     });
     prop_oneof![any_alg().prop_map(|a| Algorithm::flat(a).unwrap_or(Algorithm::Auto)), legs,]

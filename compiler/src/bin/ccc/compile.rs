@@ -111,6 +111,12 @@ fn summary(spec: &Path, compiled: &Compiled) -> String {
             count(p.phases.len(), "phase"),
             count(p.step_n, "step")
         );
+        // The runtime's per-leg selection line (seed 001 §2.7): only the
+        // compile knows it, the images cannot tell (wire-format.md §12).
+        let legs: Vec<_> = p.legs.iter().filter_map(|&(leg, alg)| Some((leg?, alg))).collect();
+        if !legs.is_empty() {
+            let _ = writeln!(out, "collective {}: {}", p.index, ccc_backends::text_log::hier_selections(&legs));
+        }
     }
     match &compiled.proof {
         Some(proof) => write_proof(&mut out, proof),
