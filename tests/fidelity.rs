@@ -250,3 +250,33 @@ fn the_wide_opt_in_changes_nothing_for_seed_choices() {
     assert!(a_bytes == b_bytes);
     assert_eq!(a.signature, b.signature);
 }
+
+/// `ccc diagnose` on two specs whose images are byte-identical says so and
+/// names the field the images do not carry; it says nothing of the kind
+/// when the images differ.
+#[test]
+fn diagnose_points_at_what_the_images_do_not_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let a = write("a.ron", &spec("AllReduce", "Ring", "dtype: Bf16, reduce: Add"));
+    let max = write("max.ron", &spec("AllReduce", "Ring", "dtype: Bf16, reduce: Max"));
+    let more = write("more.ron", &spec("AllReduce", "Ring", "dtype: I64, reduce: Add"));
+    let diagnose = |b: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ccc")).args(["diagnose", &a, b]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = diagnose(&max);
+    let line = "the images are identical; the ranks differ in reduce, which the runtime puts in descriptors it \
+                builds, not in these images";
+    assert!(text.lines().any(|l| l == line), "{text}");
+    // I64 quadruples the bytes: 128 KiB halves take two data descriptors
+    // where Bf16 takes one (wire-format.md §5), so the images differ.
+    let text = diagnose(&more);
+    assert!(!text.contains("the images are identical"), "{text}");
+    assert!(text.contains("dtype: Bf16"), "{text}");
+}

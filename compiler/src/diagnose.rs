@@ -18,8 +18,10 @@
 //! manifests of every rank, call [`diagnose`] and log the JSON. Nothing here
 //! prints, panics or touches files.
 
+use crate::encode::RankImages;
 use crate::manifest::Manifest;
 use crate::sign::{Field, Signature, digest_of};
+use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -30,6 +32,13 @@ pub struct Input {
     pub name: String,
     /// The signature's fields, in preimage order.
     pub fields: Vec<Field>,
+    /// A digest of every image of every rank, when the caller knows them
+    /// (it compiled a spec); `None` for a manifest, which lists its files
+    /// but not their bytes. Two groups whose every member has the same
+    /// digest here differ only in what the images do not carry
+    /// ([`Difference::same_images`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<String>,
 }
 
 /// An input that cannot be diagnosed.
@@ -85,7 +94,7 @@ struct SignedManifest {
 impl Input {
     /// An input from raw fields.
     pub fn new(name: impl Into<String>, fields: Vec<Field>) -> Input {
-        Input { name: name.into(), fields }
+        Input { name: name.into(), fields, images: None }
     }
 
     /// An input from a computed signature.
@@ -142,7 +151,7 @@ fn checked(name: String, format_version: Option<u32>, stated: &str, fields: Vec<
     {
         return Err(InputError::FormatVersionMismatch { name, stated, field: field.value.clone() });
     }
-    Ok(Input { name, fields })
+    Ok(Input { name, fields, images: None })
 }
 
 /// The likely cause of a difference.
@@ -262,6 +271,13 @@ pub struct Difference {
     pub collectives: Vec<CollectiveDiff>,
     /// The distinct likely causes, in the order they first appear.
     pub causes: Vec<CauseNote>,
+    /// Every member of both groups compiled to the same images (every
+    /// rank, byte for byte): the differing fields are ones the runtime
+    /// puts in descriptors and channel configs it builds, not in these
+    /// images (ring order, reduce op, dtype). False when any member's
+    /// images are unknown ([`Input::images`]).
+    #[serde(default)]
+    pub same_images: bool,
 }
 
 /// Where two programs stop agreeing: index and count on both sides
@@ -367,7 +383,12 @@ pub fn diagnose(inputs: &[Input]) -> Report {
             .iter()
             .enumerate()
             .skip(1)
-            .filter_map(|(g, (_, members))| first_of(members).map(|p| compare(idx(g), reference, p)))
+            .filter_map(|(g, (_, members))| {
+                first_of(members).map(|p| Difference {
+                    same_images: same_images(inputs, majority, members),
+                    ..compare(idx(g), reference, p)
+                })
+            })
             .collect(),
         None => Vec::new(),
     };
@@ -385,6 +406,33 @@ pub fn diagnose(inputs: &[Input]) -> Report {
             })
             .collect(),
         differences,
+    }
+}
+
+/// The digest [`Input::images`] holds: MD5 (hex) over every rank's images
+/// in rank order, each TOP_SP's `ctrl_spad`, `slot_spad` and `neff_configs`
+/// in order, each image preceded by its length (little-endian `u64`) so
+/// that no two lists of images hash alike by concatenation.
+pub fn images_digest(images: &[RankImages]) -> String {
+    let mut md5 = Md5::new();
+    for rank in images {
+        md5.update(rank.rank.0.to_le_bytes());
+        for tp in &rank.topsps {
+            for image in [&tp.ctrl_spad[..], &tp.slot_spad[..], &tp.neff_configs[..]] {
+                md5.update((image.len() as u64).to_le_bytes());
+                md5.update(image);
+            }
+        }
+    }
+    hex::encode(md5.finalize())
+}
+
+/// Do all members of both groups carry one known image digest?
+fn same_images(inputs: &[Input], a: &[usize], b: &[usize]) -> bool {
+    let mut digests = a.iter().chain(b).map(|&i| inputs.get(i).and_then(|x| x.images.as_deref()));
+    match digests.next() {
+        Some(Some(first)) => digests.all(|d| d == Some(first)),
+        _ => false,
     }
 }
 
@@ -537,7 +585,7 @@ fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
             causes.push(CauseNote { cause, text: cause.text().to_owned() });
         }
     }
-    Difference { group, first, fields, collectives, causes }
+    Difference { group, first, fields, collectives, causes, same_images: false }
 }
 
 /// One step of an alignment of two programs: indices into `a` and `b`.
@@ -678,6 +726,20 @@ mod tests {
 
     fn base() -> Vec<Vec<(String, String)>> {
         program(&[("AllReduce", 1), ("AllGather", 2), ("AllReduce", 3), ("ReduceScatter", 4), ("AllReduce", 5)])
+    }
+
+    #[test]
+    fn identical_images_are_reported_only_when_every_member_has_them() {
+        let a = input("a", 1, &program(&[("AllReduce", 8)]));
+        let b = input("b", 1, &program(&[("AllReduce", 9)]));
+        let with = |i: &Input, d: Option<&str>| Input { images: d.map(str::to_owned), ..i.clone() };
+        let report = diagnose(&[with(&a, Some("x")), with(&a, Some("x")), with(&b, Some("x"))]);
+        assert!(report.differences[0].same_images);
+        let report = diagnose(&[with(&a, Some("x")), with(&b, Some("y"))]);
+        assert!(!report.differences[0].same_images);
+        // A manifest's images are unknown: nothing is claimed.
+        let report = diagnose(&[with(&a, Some("x")), with(&a, None), with(&b, Some("x"))]);
+        assert!(!report.differences[0].same_images);
     }
 
     #[test]

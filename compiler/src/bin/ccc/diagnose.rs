@@ -15,8 +15,9 @@ use crate::args::DiagnoseArgs;
 use crate::compile::compile_failure;
 use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec, read_text};
 use ccc_compiler::build::build;
-use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose};
+use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest};
 use ccc_compiler::parse::bound_message;
+use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::sign::sign;
 use ccc_ir::noun::{count, noun};
 use std::fmt::Write as _;
@@ -29,6 +30,9 @@ const MEMBERS_SHOWN: usize = 4;
 const ODD_SHOWN: usize = 16;
 /// Values longer than this are shown around their first difference.
 const VALUE_MAX: usize = 100;
+/// Specs of at most this many ranks are compiled (no proof) to compare
+/// their images; larger worlds are compared by signature only.
+const IMAGES_RANK_CAP: u32 = 1024;
 
 /// Runs `ccc diagnose`.
 pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
@@ -108,7 +112,14 @@ fn load(given: &Path, file: &Path, name: String) -> Result<(Input, Kind), Failur
     } else {
         let (_, valid) = load_spec(file)?;
         let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
-        Ok((Input::from_signature(name, &sign(&valid, &schedule)), Kind::Spec))
+        let signature = sign(&valid, &schedule);
+        // The images too, so that a difference they do not carry is named
+        // as such; a world too large to compile quickly is left unknown.
+        let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
+            .then(|| compile(&valid, &Options { verify: false, ..Options::default() }).ok())
+            .flatten()
+            .map(|c| images_digest(&c.images));
+        Ok((Input { images, ..Input::from_signature(name, &signature) }, Kind::Spec))
     }
 }
 
@@ -277,6 +288,15 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         let _ = writeln!(out, "{indent}every collective agrees; program-wide fields differ");
     }
 
+    if d.same_images {
+        let _ = writeln!(
+            out,
+            "{indent}the images are identical; the ranks differ in {}, which the runtime puts in descriptors it \
+             builds, not in these images",
+            image_free_fields(d)
+        );
+    }
+
     let mut lines: Vec<Line<'_>> = d.fields.iter().map(Line::Program).collect();
     for c in &d.collectives {
         match c.kind {
@@ -335,6 +355,22 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         };
         let _ = writeln!(out, "{indent}  - {text}");
         let _ = writeln!(out, "{indent}    likely cause: {cause}");
+    }
+}
+
+/// The differing fields of `d` that are not consequences of others,
+/// each once, in order: `reduce`, `reduce and dtype`, `groups, reduce and dtype`.
+fn image_free_fields(d: &Difference) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    let fields = d.fields.iter().chain(d.collectives.iter().flat_map(|c| &c.fields));
+    for f in fields.filter(|f| f.cause != ccc_compiler::diagnose::Cause::FollowsFromInputs) {
+        if !names.contains(&f.field.as_str()) {
+            names.push(&f.field);
+        }
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 
