@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The README and the project's own docs against what ccc does: what the
-//! README's commands leave behind is ignored by git.
+//! README's commands leave behind is ignored by git; the "As a library"
+//! program is `examples/library.rs` verbatim, and runs.
 
 use std::path::Path;
 
@@ -33,4 +34,26 @@ fn the_readme_compile_output_is_ignored_by_git() {
             "README compiles into {out}/, which .gitignore does not ignore"
         );
     }
+}
+
+/// The README's "As a library" program: the very file `cargo run --example
+/// library` builds, compiled into this test.
+#[path = "../examples/library.rs"]
+mod library;
+
+#[test]
+fn the_readme_library_program_runs() {
+    library::main().unwrap();
+}
+
+/// The README shows `examples/library.rs` verbatim, so the snippet a reader
+/// copies is the program `cargo test` compiles (without warnings: clippy
+/// runs on it with `-D warnings`) and runs.
+#[test]
+fn the_readme_library_snippet_is_the_tested_example() {
+    let readme = read("README.md");
+    let section = readme.split("## As a library\n").nth(1).expect("README has an \"As a library\" section");
+    let block = section.split("```rust\n").nth(1).and_then(|b| b.split("```").next()).expect("a ```rust block");
+    assert_eq!(block, read("examples/library.rs"), "README's library snippet is not examples/library.rs");
+    assert!(!block.contains("std::fs") && !block.contains("read_to_string"), "the snippet reads no file");
 }

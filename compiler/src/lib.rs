@@ -25,6 +25,9 @@
 //!   signatures differ between ranks; [`manifest`] is what a compile wrote,
 //!   and [`output`] writes it into a folder without losing a user's file.
 //! - [`pipeline::compile`] runs them in order; it is the library entry point.
+//! - [`prelude`] is everything a caller needs in one import:
+//!   `use ccc_compiler::prelude::*;` (the spec types with their builder,
+//!   `parse`, `validate`, `compile`, `Options`, the error).
 //!
 //! Library code never panics, prints or exits: every failure is a typed
 //! error that names what was wrong and where.
@@ -42,6 +45,7 @@ pub mod manifest;
 pub mod output;
 pub mod parse;
 pub mod pipeline;
+pub mod prelude;
 pub mod schedule;
 pub mod sign;
 pub mod step_graph;

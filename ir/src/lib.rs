@@ -8,7 +8,11 @@
 //! `neff_configs` block. This crate names every piece of that:
 //!
 //! - [`spec`]: what the user asks for — a [`spec::Collective`] or a
-//!   [`spec::Program`] of them; its serde form is the RON schema.
+//!   [`spec::Program`] of them; its serde form is the RON schema. In code,
+//!   `Collective::new(op, dtype, count, arch, topology)` and chained setters
+//!   build one (`.algorithm(AlgType::Ring)`, `.algorithm(HierLegs::new()
+//!   .intra_reduce_scatter(AlgType::Ring) ...)`): [`enums::AlgType`] is the
+//!   one name of an algorithm, flat or a Hier leg.
 //! - [`enums`]: the vendor's wire enums with their exact discriminants. Mind
 //!   the three algorithm axes: [`enums::DevicePattern`] is the only one on the
 //!   wire, [`enums::AlgType`] is the host's choice, [`enums::MetaringType`] is
@@ -35,6 +39,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout))]
 
 pub mod arch;
+mod builder;
 pub mod enums;
 pub mod id;
 pub mod noun;
