@@ -1,9 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The README and the project's own docs against what ccc does: what the
-//! README's commands leave behind is ignored by git; the "As a library"
-//! program is `examples/library.rs` verbatim, and runs.
+//! README's commands leave behind is ignored by git; every verb and flag of
+//! `ccc --help` is in the README's command table and in `docs/interface.md`;
+//! nothing points outside the repository for the interface or the contract;
+//! the "As a library" program is `examples/library.rs` verbatim, and runs.
 
 use std::path::Path;
+use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -56,4 +59,95 @@ fn the_readme_library_snippet_is_the_tested_example() {
     let block = section.split("```rust\n").nth(1).and_then(|b| b.split("```").next()).expect("a ```rust block");
     assert_eq!(block, read("examples/library.rs"), "README's library snippet is not examples/library.rs");
     assert!(!block.contains("std::fs") && !block.contains("read_to_string"), "the snippet reads no file");
+}
+
+/// `ccc ARGS --help`, as the built binary prints it.
+fn help(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ccc")).args(args).arg("--help").output().unwrap();
+    assert!(out.status.success(), "ccc {args:?} --help");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The verbs `ccc --help` lists, and for each its flags as (long, short).
+fn verbs_and_flags() -> Vec<(String, Vec<(String, Option<String>)>)> {
+    let top = help(&[]);
+    let commands = top.split("Commands:\n").nth(1).unwrap().split("\n\n").next().unwrap();
+    let verbs: Vec<String> = commands
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|v| *v != "help")
+        .map(str::to_owned)
+        .collect();
+    assert!(verbs.len() >= 7, "{verbs:?}");
+    verbs
+        .into_iter()
+        .map(|verb| {
+            let flags = help(&[&verb])
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim_start();
+                    let (short, rest) = match l.strip_prefix('-').filter(|r| !r.starts_with('-')) {
+                        Some(r) => (Some(format!("-{}", &r[..1])), r[1..].trim_start_matches(',').trim_start()),
+                        None => (None, l),
+                    };
+                    let long = rest.strip_prefix("--")?.split([' ', '<']).next()?;
+                    Some((format!("--{long}"), short))
+                })
+                .filter(|(long, _)| long != "--help" && long != "--version")
+                .collect();
+            (verb, flags)
+        })
+        .collect()
+}
+
+/// Every verb and flag the CLI has is in the README's command table (long
+/// or short form) and in docs/interface.md (issue 10, items 6 and 11).
+#[test]
+fn every_verb_and_flag_is_documented() {
+    let readme = read("README.md");
+    let table_start = readme.find("| command | does | exit |").unwrap();
+    let table: Vec<&str> = readme[table_start..].lines().take_while(|l| l.starts_with('|')).collect();
+    let interface = read("docs/interface.md");
+    for (verb, flags) in verbs_and_flags() {
+        let row = table.iter().find(|r| r.starts_with(&format!("| `ccc {verb} "))).unwrap_or_else(|| {
+            panic!("the README's command table has no row for `ccc {verb}`");
+        });
+        assert!(interface.contains(&format!("`ccc {verb} ")), "docs/interface.md does not list `ccc {verb}`");
+        for (long, short) in flags {
+            let short_in_row = |s: &String| [" ", "]", "`"].iter().any(|end| row.contains(&format!("{s}{end}")));
+            let in_row = row.contains(&long) || short.as_ref().is_some_and(short_in_row);
+            assert!(in_row, "README's row for `ccc {verb}` does not mention {long}: {row}");
+            assert!(interface.contains(&long), "docs/interface.md does not mention `ccc {verb} {long}`");
+        }
+    }
+}
+
+/// The interface and the contract are the project's own copies in docs/:
+/// no text points at a folder outside the repository for them (issue 10,
+/// item 6).
+#[test]
+fn the_interface_and_contract_are_the_repositorys_own() {
+    let outside = ["shared", "spec"].join("/");
+    let mut stack = vec![Path::new(ROOT).to_path_buf()];
+    let mut found = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") || name.ends_with(".md") || name.ends_with(".toml") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                if text.contains(&outside) {
+                    found.push(path.strip_prefix(ROOT).unwrap().display().to_string());
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "these point at {outside}/ (outside the repository), not docs/: {found:?}");
+    for doc in ["docs/interface.md", "docs/wire-contract.md"] {
+        assert!(Path::new(ROOT).join(doc).is_file(), "{doc} is missing");
+    }
 }

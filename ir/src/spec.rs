@@ -1,6 +1,6 @@
 //! The collective spec: what a user (or a framework) asks ccc to compile.
 //!
-//! The RON schema of `shared/spec/interface.md` is the serde form of these
+//! The RON schema of `docs/interface.md` is the serde form of these
 //! types: `Collective(op: AllReduce, dtype: Bf16, ...)` in a file is a
 //! [`Collective`] value in code. A file may also hold a [`Program`], an
 //! ordered list of collectives. Unknown fields are refused

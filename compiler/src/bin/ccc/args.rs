@@ -1,5 +1,6 @@
 //! The command line, as clap sees it. Verbs and their flags follow
-//! `shared/spec/interface.md`; `check` is ccc's own addition.
+//! `docs/interface.md` (ccc's copy of the interface, kept current: every
+//! verb and flag here is documented there); `check` is ccc's own addition.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
