@@ -142,3 +142,71 @@ fn proven_by_and_no_verify_exclude_each_other() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
+
+/// Every figure of the proof section is checked against what a proof of
+/// this schedule reports: a certificate with any one edited (and its
+/// signature intact: the proof section is not signed) is refused with
+/// exit 2, naming the figure's path in the manifest, the certificate's
+/// value and the schedule's, and nothing is written.
+#[test]
+fn every_edited_figure_of_the_proof_section_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = world(dir.path());
+    let text = std::fs::read_to_string(world.join("manifest.json")).unwrap();
+    let proven: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let figures = [
+        "/proof/postconditions/0/collective",
+        "/proof/postconditions/0/groups",
+        "/proof/postconditions/0/members",
+        "/proof/postconditions/0/steps",
+        "/proof/postconditions/0/halves",
+        "/proof/postconditions/0/transfers",
+        "/proof/protocol/chains",
+        "/proof/protocol/records",
+        "/proof/protocol/steps",
+        "/proof/protocol/signals",
+    ];
+    for (i, pointer) in figures.iter().enumerate() {
+        let value = proven.pointer(pointer).and_then(serde_json::Value::as_u64).unwrap();
+        let mut edited = proven.clone();
+        *edited.pointer_mut(pointer).unwrap() = serde_json::json!(value + 1);
+        let cert = dir.path().join(format!("cert-{i}.json"));
+        std::fs::write(&cert, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+        let out = dir.path().join(format!("out-{i}"));
+        let stderr = refused(&ccc(&["compile", SPEC, "-o", s(&out), "--rank", "0", "--proven-by", s(&cert)]));
+        let path = pointer.trim_start_matches('/').replace("/0/", "[0].").replace('/', ".");
+        let want = format!("{path} is {}, a proof of it reports {value}", value + 1);
+        assert!(stderr.replace("\n  │ ", " ").contains(&want), "{pointer}: want {want:?} in {stderr}");
+        assert!(!out.exists(), "{pointer}: nothing may be written");
+    }
+    let mut edited = proven.clone();
+    *edited.pointer_mut("/proof/postconditions/0/claim").unwrap() = serde_json::json!("every rank holds nothing");
+    let cert = dir.path().join("claim.json");
+    std::fs::write(&cert, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+    let stderr =
+        refused(&ccc(&["compile", SPEC, "-o", s(&dir.path().join("c")), "--rank", "0", "--proven-by", s(&cert)]));
+    assert!(
+        stderr.replace("\n  │ ", " ").contains("proof.postconditions[0].claim is \"every rank holds nothing\""),
+        "{stderr}"
+    );
+}
+
+/// The figures computed for the check agree with the proof on every
+/// example: a world compile certifies a rank of each.
+#[test]
+fn every_example_certifies_its_own_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut examples: Vec<_> = std::fs::read_dir(Path::new(ROOT).join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect();
+    examples.sort();
+    for (i, spec) in examples.iter().enumerate() {
+        let world = dir.path().join(format!("world-{i}"));
+        ok(&ccc(&["compile", s(spec), "-o", s(&world), "--rank", "0"]));
+        let alone = dir.path().join(format!("alone-{i}"));
+        let stdout = ok(&ccc(&["compile", s(spec), "-o", s(&alone), "--rank", "0", "--proven-by", s(&world)]));
+        assert!(stdout.contains("certified"), "{}: {stdout}", spec.display());
+    }
+}

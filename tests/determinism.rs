@@ -139,10 +139,10 @@ fn one_rank_alone_is_the_rank_in_the_world() {
     ] {
         let src = example(stem);
         for verify in [true, false] {
-            let world = compile(stem, &src, &Options { ranks: Vec::new(), verify });
+            let world = compile(stem, &src, &Options { ranks: Vec::new(), verify, ..Options::default() });
             let rank_n = world.schedule.shape.rank_n;
             for r in [0, rank_n / 2 - 1, rank_n / 2, rank_n - 1] {
-                let alone = compile(stem, &src, &Options { ranks: vec![Rank(r)], verify });
+                let alone = compile(stem, &src, &Options { ranks: vec![Rank(r)], verify, ..Options::default() });
                 let what = format!("{stem}, rank {r} alone vs in the world (verify {verify})");
                 assert_eq!(alone.signature.digest, world.signature.digest, "{what}: signature");
                 assert_eq!(alone.images.len(), 1, "{what}");

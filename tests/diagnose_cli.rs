@@ -222,7 +222,8 @@ fn sixty_four_manifests_four_odd_ones() {
     // its manifest; ranks 36-39 traced the shorter batch.
     for r in 0..64u32 {
         let spec = if (36..40).contains(&r) { &short } else { &step };
-        let (_, _, compiled) = compile_source(spec, &Options { ranks: vec![Rank(r)], verify: false }).unwrap();
+        let (_, _, compiled) =
+            compile_source(spec, &Options { ranks: vec![Rank(r)], verify: false, ..Options::default() }).unwrap();
         let folder = dir.path().join(format!("rank-{r}"));
         std::fs::create_dir(&folder).unwrap();
         std::fs::write(folder.join("manifest.json"), Manifest::of(&compiled).to_json().unwrap()).unwrap();

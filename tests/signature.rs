@@ -200,7 +200,7 @@ type Images = (u32, u8, Vec<u8>, Vec<u8>, Vec<u8>);
 /// Every rank's images, flattened.
 fn bytes(p: &Program) -> Vec<Images> {
     let valid = validate(p.clone()).unwrap();
-    let compiled = compile(&valid, &Options { ranks: Vec::new(), verify: false }).unwrap();
+    let compiled = compile(&valid, &Options { ranks: Vec::new(), verify: false, ..Options::default() }).unwrap();
     compiled
         .images
         .iter()
@@ -389,7 +389,7 @@ proptest! {
             (0..rank_n).filter(|r| (pick >> (r % 64)) & 1 == 1).map(Rank).collect(),
         ];
         for ranks in subsets {
-            let compiled = compile(&valid, &Options { ranks: ranks.clone(), verify: false }).unwrap();
+            let compiled = compile(&valid, &Options { ranks: ranks.clone(), verify: false, ..Options::default() }).unwrap();
             prop_assert_eq!(&compiled.signature, &expected, "ranks {:?}", ranks);
         }
         for f in &expected.fields {

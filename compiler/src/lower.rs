@@ -122,6 +122,36 @@ pub struct RankProgram {
     pub topsps: Vec<TopSpProgram>,
 }
 
+impl RankProgram {
+    /// The bytes it holds, inline and on the heap, by its vectors'
+    /// capacities plus an allocator's header per allocation: what holding
+    /// one more lowered rank costs (the proof holds every rank's).
+    pub fn footprint(&self) -> u64 {
+        use std::mem::size_of;
+        /// An allocator's bookkeeping per allocation, about.
+        const HEADER: usize = 16;
+        let vec = |capacity: usize, item: usize| if capacity == 0 { 0 } else { capacity * item + HEADER };
+        let mut bytes = size_of::<RankProgram>() + vec(self.topsps.capacity(), size_of::<TopSpProgram>());
+        for tp in &self.topsps {
+            bytes += vec(tp.channels.capacity(), 1) + vec(tp.segments.capacity(), size_of::<Segment>());
+            bytes +=
+                vec(tp.neff.channel_ids.capacity(), 1) + vec(tp.neff.mesh_events.capacity(), size_of::<MeshEvent>());
+            if let BarrierConfigs::Device { steps } = &tp.neff.barrier {
+                bytes += vec(steps.capacity(), size_of::<BarrierStep>());
+            }
+            for segment in &tp.segments {
+                bytes += vec(segment.records.capacity(), size_of::<Record>());
+                for r in &segment.records {
+                    bytes += vec(r.tp.capacity(), size_of::<TpIncStep>())
+                        + vec(r.events.capacity(), size_of::<MeshEvent>())
+                        + vec(r.event_targets.capacity(), size_of::<u64>());
+                }
+            }
+        }
+        bytes as u64
+    }
+}
+
 /// A limit of the device that a schedule exceeds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Limit {

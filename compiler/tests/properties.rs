@@ -611,6 +611,7 @@ fn acceptable(e: &CompileError) -> Result<String, String> {
         CompileError::Image(i) => Ok(format!("image: {}", variant(&format!("{:?}", i.source)))),
         CompileError::Build(BuildError::UnevenGroups { .. }) => Ok("build: uneven groups".to_owned()),
         CompileError::Verify(VerifyError::TooLarge { .. }) => Ok("verify: too large to prove".to_owned()),
+        CompileError::Memory(_) => Ok("memory: over budget".to_owned()),
         CompileError::Verify(VerifyError::Defect(_)) => Err(format!("DEFECT: the prover refutes the schedule: {e}")),
         CompileError::Build(_) => Err(format!("build failed on a validated spec: {e}")),
         CompileError::Parse(_) | CompileError::Validate(_) => Err(format!("compile re-validated and refused: {e}")),
@@ -766,7 +767,7 @@ fn check_determinism(program: &Program, subset_seed: u64) -> Result<(), String> 
     let mut rng = Rng(subset_seed);
     let want = 1 + rng.below(u64::from(rank_n.min(6)));
     let ranks: Vec<Rank> = (0..want).map(|_| Rank(rng.below(u64::from(rank_n)) as u32)).collect();
-    let c = run(program, &Options { ranks: ranks.clone(), verify: false })?;
+    let c = run(program, &Options { ranks: ranks.clone(), verify: false, ..Options::default() })?;
     match (a, c) {
         (Ok(a), Ok(c)) => {
             let mut sorted: Vec<Rank> = ranks.clone();
@@ -859,7 +860,7 @@ fn respell(program: &Program, seed: u64) -> Program {
 
 fn check_signatures(program: &Program, seed: u64) -> Result<(), String> {
     let spec = || ron_of(program);
-    let fast = Options { ranks: Vec::new(), verify: false };
+    let fast = Options { ranks: Vec::new(), verify: false, ..Options::default() };
     let Ok(a) = run(program, &fast)? else { return Ok(()) };
     check_digest(&a.signature).map_err(|e| format!("{e}\nspec:\n{}", spec()))?;
     let Ok(b) = run(&program.clone(), &fast)? else {
@@ -1028,7 +1029,7 @@ fn neighbour(t: &mut Tape<'_>, program: &Program, knobs: Knobs) -> Program {
 /// Two programs whose ranks run different bytes must sign differently; and
 /// `diagnose` tells them apart exactly when their digests differ.
 fn check_neighbours(a_spec: &Program, b_spec: &Program) -> Result<(), String> {
-    let fast = Options { ranks: Vec::new(), verify: false };
+    let fast = Options { ranks: Vec::new(), verify: false, ..Options::default() };
     let a = run(a_spec, &fast)?;
     // The neighbour may be invalid (skipped) or hit a device limit.
     let b = try_compile(b_spec, &fast)?;
@@ -1091,7 +1092,7 @@ fn check_round_trip(program: &Program) -> Result<(), String> {
         }
     }
     // And the text signs as the value does.
-    let fast = Options { ranks: Vec::new(), verify: false };
+    let fast = Options { ranks: Vec::new(), verify: false, ..Options::default() };
     let text = ron_of(program);
     let reparsed = parse(&text).map_err(|e| e.to_string())?.program;
     match (run(program, &fast)?, run(&reparsed, &fast)?) {

@@ -30,7 +30,7 @@ fn main() {
             continue;
         }
         let valid = ring_allreduce(rank_n, 1);
-        let options = Options { ranks: vec![Rank(0)], verify: false };
+        let options = Options { ranks: vec![Rank(0)], verify: false, ..Options::default() };
         let (t, compiled) = median(budget, || compile(&valid, &options).unwrap());
         let bytes = emitted_bytes(&compiled);
         let steps = u64::from(compiled.schedule.collectives[0].step_n);
@@ -39,7 +39,7 @@ fn main() {
 
     // The whole world.
     let valid = ring_allreduce(1024, 1);
-    let all = Options { ranks: Vec::new(), verify: false };
+    let all = Options { ranks: Vec::new(), verify: false, ..Options::default() };
     if !proof_only {
         let (t, compiled) = median(budget, || compile(&valid, &all).unwrap());
         report("compile all 1024 ranks (no proof)", t, None, &emitted_bytes(&compiled));
@@ -69,9 +69,9 @@ fn main() {
         }
         let valid = spec(rank_n);
         let run_budget = if rank_n > 1024 { Duration::from_secs(8) } else { budget };
-        let unverified = Options { ranks: Vec::new(), verify: false };
+        let unverified = Options { ranks: Vec::new(), verify: false, ..Options::default() };
         let (plain, _) = median(run_budget, || compile(&valid, &unverified).unwrap());
-        let verified = Options { ranks: Vec::new(), verify: true };
+        let verified = Options { ranks: Vec::new(), verify: true, ..Options::default() };
         // Time and proof figures from one run: the run with the median total.
         let mut runs = Vec::new();
         median(run_budget, || {

@@ -7,12 +7,15 @@
 //!   needs, per TOP_SP; with the postcondition's matching of every receive
 //!   to one send, every semaphore balances: no wait is left unsatisfied.
 //! - [`roundtrip`]: every image decodes back to the records lowered.
+//! - `figures`: what a proof reports, computed without proving (to check
+//!   a certificate).
 //! - [`symmetry`]: when every member of a group runs member 0's program
 //!   moved to it, both provers stand member 0 for every member.
 //!
 //! A failed proof is a [`Defect`] that names the collective, the rank, the
 //! step and the chunk (or TOP_SP and record) where things go wrong.
 
+pub(crate) mod figures;
 pub mod postcondition;
 pub mod protocol;
 pub mod roundtrip;
@@ -51,7 +54,7 @@ pub enum VerifyError {
     /// The symbolic buffers would be too large to hold.
     #[error(
         "collective {collective}: proving it needs {cells} symbolic buffer cells, more than the {limit} the prover \
-         holds; compile with --no-verify to skip the proof"
+         holds; skip the proof, or take it from an earlier compile's certificate"
     )]
     TooLarge {
         /// The collective.

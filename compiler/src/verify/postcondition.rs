@@ -24,7 +24,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 /// The largest symbolic buffer (members x blocks of one group) the full
-/// run takes on; 2^27 cells is about 1 GiB. A symmetric group, run on
+/// run takes on; 2^27 cells is about 1 GiB of handles, and about as much
+/// again of sets (see the memory budget, `pipeline::DEFAULT_MEMORY_BUDGET`). A symmetric group, run on
 /// member 0 alone, needs no such buffer.
 pub const MAX_PROOF_CELLS: u64 = 1 << 27;
 
@@ -103,7 +104,7 @@ pub fn prove_with(
     options: &ProverOptions,
 ) -> Result<Vec<CollectivePostcondition>, VerifyError> {
     let symmetry = if options.symmetry { Symmetry::find_with(schedule, source) } else { Symmetry::none() };
-    prove_given(schedule, source, options, &symmetry)
+    prove_given(schedule, source, options, &symmetry, &|_| {})
 }
 
 /// [`prove_with`] on the schedule as built, with its invariant groups
@@ -118,7 +119,18 @@ pub fn prove_as_built(
     symmetry: &Symmetry,
     options: &ProverOptions,
 ) -> Result<Vec<CollectivePostcondition>, VerifyError> {
-    prove_given(schedule, &AsBuilt, options, symmetry)
+    prove_given(schedule, &AsBuilt, options, symmetry, &|_| {})
+}
+
+/// [`prove_as_built`], calling `proven(members)` as each group is proven
+/// (for progress reports).
+pub(crate) fn prove_as_built_reporting(
+    schedule: &Schedule,
+    symmetry: &Symmetry,
+    options: &ProverOptions,
+    proven: &dyn Fn(u64),
+) -> Result<Vec<CollectivePostcondition>, VerifyError> {
+    prove_given(schedule, &AsBuilt, options, symmetry, proven)
 }
 
 fn prove_given(
@@ -126,8 +138,74 @@ fn prove_given(
     source: &dyn TransferSource,
     options: &ProverOptions,
     symmetry: &Symmetry,
+    proven: &dyn Fn(u64),
 ) -> Result<Vec<CollectivePostcondition>, VerifyError> {
-    schedule.collectives.iter().map(|plan| prove_collective(schedule, plan, source, options, symmetry)).collect()
+    schedule
+        .collectives
+        .iter()
+        .map(|plan| prove_collective(schedule, plan, source, options, symmetry, proven))
+        .collect()
+}
+
+/// Whether every group of `plan` the postcondition proof runs in full (not
+/// on member 0 alone) fits [`MAX_PROOF_CELLS`], decided before anything is
+/// lowered: a group runs in full unless its op's buffers start invariant,
+/// symmetry is on and a sample of its members runs member 0's program
+/// moved (`symmetry::sampled`; a group the sample passes but the proof
+/// later finds not symmetric is refused then, as before).
+///
+/// # Errors
+///
+/// [`VerifyError::TooLarge`] for the first collective with a group that
+/// surely runs in full and does not fit.
+pub(crate) fn check_cells(schedule: &Schedule, options: &ProverOptions) -> Result<(), VerifyError> {
+    for plan in &schedule.collectives {
+        let cells = full_run_cells(plan);
+        if cells <= MAX_PROOF_CELLS {
+            continue;
+        }
+        let orbit = options.symmetry && invariant(plan);
+        if (0..plan.groups.group_n()).any(|g| !orbit || super::symmetry::sampled(schedule, plan, g).is_none()) {
+            return Err(VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS });
+        }
+    }
+    Ok(())
+}
+
+/// The symbolic buffer of a full run of one group of `plan`: members x blocks.
+pub(crate) fn full_run_cells(plan: &CollectivePlan) -> u64 {
+    u64::from(plan.groups.size()) * u64::from(plan.layout().block_n())
+}
+
+/// The bytes a full run of one group of `plan` holds, by estimate: per
+/// cell its set handle (and for all-to-all the chunk it holds) and as much
+/// again for the interned sets and memoized unions (measured: a 3,000-rank
+/// recursive halving holds about that), per member its place in the phase
+/// and its step's lists.
+pub(crate) fn full_run_bytes(plan: &CollectivePlan) -> u64 {
+    /// A member's lists of one step on the heap, about: four small
+    /// vectors with their allocators' headers.
+    const MEMBER_LISTS: usize = 512;
+    let chunk = if plan.kind == OpKind::AllToAll { std::mem::size_of::<u32>() } else { 0 };
+    let cell = (2 * std::mem::size_of::<SetId>() + chunk) as u64;
+    let member = (std::mem::size_of::<Member>() + std::mem::size_of::<PhaseInstance>() + MEMBER_LISTS) as u64;
+    full_run_cells(plan).saturating_mul(cell).saturating_add(u64::from(plan.groups.size()) * member)
+}
+
+/// Bytes the postcondition proof of `plan` holds at most, by estimate
+/// (groups run one after the other): a full run's, unless its groups are
+/// proven on member 0 alone (judged on the first group's sample, as
+/// [`check_cells`] judges every group's), or too large to run at all
+/// ([`check_cells`] refuses those).
+pub(crate) fn bytes(schedule: &Schedule, plan: &CollectivePlan, options: &ProverOptions) -> u64 {
+    let orbit = options.symmetry && invariant(plan) && super::symmetry::sampled(schedule, plan, 0).is_some();
+    if orbit || full_run_cells(plan) > MAX_PROOF_CELLS { 0 } else { full_run_bytes(plan) }
+}
+
+/// Whether the op's buffers start invariant under moving members (what
+/// the run on member 0 alone needs).
+pub(crate) fn invariant(plan: &CollectivePlan) -> bool {
+    matches!(plan.kind, OpKind::AllReduce | OpKind::AllGather | OpKind::ReduceScatter)
 }
 
 fn prove_collective(
@@ -136,19 +214,16 @@ fn prove_collective(
     source: &dyn TransferSource,
     options: &ProverOptions,
     symmetry: &Symmetry,
+    proven: &dyn Fn(u64),
 ) -> Result<CollectivePostcondition, VerifyError> {
     let n = plan.groups.size();
-    let block_n = plan.layout().block_n();
     // Only a full run holds every member's buffer.
-    let cells = u64::from(n) * u64::from(block_n);
+    let cells = full_run_cells(plan);
     let too_large = VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS };
-    let split_halves = plan.phases.iter().any(|p| {
-        matches!(p.kind, PhaseKind::RingReduceScatter { bidir: true } | PhaseKind::RingAllGather { bidir: true })
-    });
-    let halves: &[HalfChunk] = if split_halves { &[HalfChunk::H0, HalfChunk::H1] } else { &[HalfChunk::H0] };
+    let halves = halves(plan);
     let mut transfers = 0u64;
     // Their buffers start symmetric.
-    let invariant = matches!(plan.kind, OpKind::AllReduce | OpKind::AllGather | OpKind::ReduceScatter);
+    let invariant = invariant(plan);
     for group in 0..plan.groups.group_n() {
         let rotation = if invariant { symmetry.rotation(plan.index, group) } else { None };
         for &half in halves {
@@ -168,6 +243,7 @@ fn prove_collective(
             run.check_final()?;
             transfers += run.transfers;
         }
+        proven(u64::from(n));
     }
     Ok(CollectivePostcondition {
         collective: plan.index,
@@ -178,6 +254,24 @@ fn prove_collective(
         halves: halves.len() as u32,
         transfers,
     })
+}
+
+/// The halves a collective's proof runs separately: both when some
+/// transfer moves only one (Kangaring's two directions), else one run for
+/// both.
+pub(crate) fn halves(plan: &CollectivePlan) -> &'static [HalfChunk] {
+    let split = plan.phases.iter().any(|p| {
+        matches!(p.kind, PhaseKind::RingReduceScatter { bidir: true } | PhaseKind::RingAllGather { bidir: true })
+    });
+    if split { &[HalfChunk::H0, HalfChunk::H1] } else { &[HalfChunk::H0] }
+}
+
+/// Whether transfer `t` moves half `half`.
+pub(crate) fn moves(t: &Transfer, half: HalfChunk) -> bool {
+    match t.halves {
+        Halves::Both => true,
+        Halves::Only(h) => h == half,
+    }
 }
 
 /// The run of a symmetric group (all-reduce, all-gather or

@@ -121,6 +121,17 @@ pub fn prove_with(
     programs: &[RankProgram],
     symmetry: &Symmetry,
 ) -> Result<ProtocolProof, VerifyError> {
+    prove_reporting(schedule, programs, symmetry, &|| {})
+}
+
+/// [`prove_with`], calling `checked()` as each rank is checked, from any
+/// thread (for progress reports).
+pub(crate) fn prove_reporting(
+    schedule: &Schedule,
+    programs: &[RankProgram],
+    symmetry: &Symmetry,
+    checked: &(dyn Fn() + Sync),
+) -> Result<ProtocolProof, VerifyError> {
     for (r, program) in programs.iter().enumerate() {
         if program.rank != Rank(r as u32) {
             let at = Place { collective: 0, rank: Rank(r as u32), topsp: TopSp(0), record: None, step: None };
@@ -131,7 +142,7 @@ pub fn prove_with(
         let at = Place { collective: 0, rank: Rank(programs.len() as u32), topsp: TopSp(0), record: None, step: None };
         return Err(defect(at, mismatch("ranks lowered", programs.len() as u64, u64::from(schedule.shape.rank_n))));
     }
-    prove_ranks_with(schedule, programs, symmetry)
+    prove_ranks_with(schedule, programs, symmetry, checked)
 }
 
 /// Everything of the protocol proof one rank's records show, for the ranks
@@ -151,7 +162,7 @@ pub fn prove_with(
 /// [`VerifyError::Defect`] naming the rank, TOP_SP, record and step: the
 /// first in the order of `programs`.
 pub fn prove_ranks(schedule: &Schedule, programs: &[RankProgram]) -> Result<ProtocolProof, VerifyError> {
-    prove_ranks_with(schedule, programs, &Symmetry::none())
+    prove_ranks_with(schedule, programs, &Symmetry::none(), &|| {})
 }
 
 /// [`prove_ranks`], with each rank of a group `symmetry` found symmetric
@@ -160,6 +171,7 @@ fn prove_ranks_with(
     schedule: &Schedule,
     programs: &[RankProgram],
     symmetry: &Symmetry,
+    checked: &(dyn Fn() + Sync),
 ) -> Result<ProtocolProof, VerifyError> {
     let profiles: Vec<Vec<Option<Profile<'_>>>> = schedule
         .collectives
@@ -168,8 +180,15 @@ fn prove_ranks_with(
             (0..plan.groups.group_n()).map(|g| Profile::new(schedule, plan, symmetry.rotation(plan.index, g))).collect()
         })
         .collect();
-    let results: Vec<Result<ProtocolProof, VerifyError>> =
-        programs.par_iter().with_min_len(4).map(|p| check_rank(schedule, p, &profiles)).collect();
+    let results: Vec<Result<ProtocolProof, VerifyError>> = programs
+        .par_iter()
+        .with_min_len(4)
+        .map(|p| {
+            let proof = check_rank(schedule, p, &profiles);
+            checked();
+            proof
+        })
+        .collect();
     let mut proof = ProtocolProof { chains: 0, records: 0, steps: 0, signals: 0 };
     for r in results {
         let p = r?;

@@ -458,10 +458,37 @@ pub(crate) fn rotation<S: TransferSource + ?Sized>(
     same.then_some(base)
 }
 
+/// Members a [`sampled`] check compares with member 0.
+const SAMPLES: u32 = 16;
+
+/// Member 0's transfers, if a sample of the group's members (the second,
+/// the last and [`SAMPLES`] spread between) each list, at every step,
+/// exactly member 0's moved to them: a necessary condition of
+/// [`rotation`] at the cost of a few members' walks. `None` proves the
+/// group is not symmetric; `Some` only says the sample did not show it.
+pub(crate) fn sampled(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> Option<Rotation> {
+    let n = plan.groups.size();
+    let base = base(schedule, plan, group, &AsBuilt)?;
+    let mut members: Vec<u32> =
+        (0..SAMPLES).map(|i| 1 + (u64::from(n - 1) * u64::from(i) / u64::from(SAMPLES)) as u32).collect();
+    members.push(n - 1);
+    members.sort_unstable();
+    members.dedup();
+    let same = members.iter().all(|&m| {
+        let mut step = 0u32;
+        walk(schedule, plan, group, m, &AsBuilt, |_, list| {
+            let want = base.step(step);
+            step += 1;
+            list.len() == want.len() && list.iter().zip(want).all(|(x, b)| is_rotated(x, b, m, &base.action))
+        })
+    });
+    same.then_some(base)
+}
+
 /// Member 0's transfers, step by step, for a group that can be invariant:
 /// two members or more, one block per member (elsewhere rotation means
 /// nothing).
-fn base<S: TransferSource + ?Sized>(
+pub(crate) fn base<S: TransferSource + ?Sized>(
     schedule: &Schedule,
     plan: &CollectivePlan,
     group: u32,
@@ -487,7 +514,7 @@ fn base<S: TransferSource + ?Sized>(
 
 /// Lists member `m`'s transfers step by step into `visit`; stops (and
 /// returns `false`) when `visit` does.
-fn walk<S: TransferSource + ?Sized>(
+pub(crate) fn walk<S: TransferSource + ?Sized>(
     schedule: &Schedule,
     plan: &CollectivePlan,
     group: u32,

@@ -17,7 +17,11 @@ use std::process::ExitCode;
 /// Runs `ccc compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec)?;
-    let options = Options { ranks: args.ranks.iter().copied().map(Rank).collect(), verify: !args.no_verify };
+    let options = Options {
+        ranks: args.ranks.iter().copied().map(Rank).collect(),
+        verify: !args.no_verify,
+        ..Options::default()
+    };
     let compiled = match &args.proven_by {
         None => compile(&valid, &options),
         Some(path) => compile_certified(&valid, &options, &read_certificate(path)?),
