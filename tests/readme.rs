@@ -68,8 +68,11 @@ fn help(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The verbs `ccc --help` lists, and for each its flags as (long, short).
-fn verbs_and_flags() -> Vec<(String, Vec<(String, Option<String>)>)> {
+/// A flag: its long form and its short form, if it has one.
+type Flag = (String, Option<String>);
+
+/// The verbs `ccc --help` lists, and for each its flags.
+fn verbs_and_flags() -> Vec<(String, Vec<Flag>)> {
     let top = help(&[]);
     let commands = top.split("Commands:\n").nth(1).unwrap().split("\n\n").next().unwrap();
     let verbs: Vec<String> = commands
