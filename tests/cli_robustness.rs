@@ -179,3 +179,93 @@ fn graph_of_one_rank_of_a_large_world_still_works() {
     let out = run_quiet(&[OsStr::new("graph"), spec.as_os_str(), OsStr::new("--rank"), OsStr::new("0")]);
     assert_eq!(out.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Runs `ccc args` under a pseudo-terminal (util-linux `script`), so that
+/// stderr is a terminal; returns everything the terminal received.
+fn run_on_a_terminal(args: &str) -> String {
+    let out = Command::new("script")
+        .args(["-qec", &format!("{BIN} {args}"), "/dev/null"])
+        .env("CCC_PROGRESS_AFTER_MS", "0")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A whole-world proof draws a progress bar with stage names and rank
+/// counts on a terminal; nothing with `--quiet`, nothing into a pipe.
+#[test]
+fn progress_is_drawn_on_a_terminal_only() {
+    let spec = example("allreduce_inter_rdh_nonpow2.ron");
+    let spec = spec.display();
+    let drawn = run_on_a_terminal(&format!("verify {spec}"));
+    for stage in ["lower", "postcondition", "protocol", "round trip"] {
+        assert!(drawn.contains(&format!("{stage} [")), "no {stage} bar in:\n{drawn}");
+    }
+    assert!(drawn.contains(" ranks"), "{drawn}");
+    assert!(drawn.contains("proven: protocol"), "the summary follows the bar:\n{drawn}");
+
+    let quiet = run_on_a_terminal(&format!("verify --quiet {spec}"));
+    assert!(!quiet.contains("protocol ["), "--quiet drew a bar:\n{quiet}");
+    assert!(quiet.contains("proven: protocol"), "{quiet}");
+
+    let piped = Command::new(BIN)
+        .args(["verify".as_ref(), example("allreduce_inter_rdh_nonpow2.ron").as_os_str()])
+        .env("CCC_PROGRESS_AFTER_MS", "0")
+        .output()
+        .expect("run ccc");
+    assert_eq!(piped.status.code(), Some(0));
+    assert!(piped.stderr.is_empty(), "stderr into a pipe: {}", String::from_utf8_lossy(&piped.stderr));
+}
+
+/// A compile whose estimated memory exceeds the budget exits 2 before any
+/// world-sized work, naming the CLI's ways out; `--memory-budget` takes
+/// binary units and refuses what is not a size.
+#[test]
+fn a_compile_beyond_the_memory_budget_names_the_flags_that_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("permute.ron");
+    std::fs::write(
+        &spec,
+        "Collective(op: Permute, dtype: Bf16, count: 4194304, arch: Cayman,
+            topology: (rank_n: 1048576, local_rank_n: 4), channels: 2, algorithm: Ring, peer: 1)",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .arg("compile")
+            .arg(&spec)
+            .arg("-o")
+            .arg(&out)
+            .args(extra)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run ccc")
+    };
+    let refused = run(&["--rank", "0"]);
+    let stderr: String = String::from_utf8_lossy(&refused.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    for flag in ["--no-verify", "--proven-by", "--memory-budget"] {
+        assert!(stderr.contains(flag), "no {flag} in: {stderr}");
+    }
+    assert!(!out.exists(), "nothing is written");
+
+    let bad = run(&["--memory-budget", "lots"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("\"lots\" is not a size"));
+    let ring = example("allreduce_ring.ron");
+    let tiny = Command::new(BIN)
+        .args(["verify".as_ref(), ring.as_os_str(), "--memory-budget".as_ref(), "1KiB".as_ref()])
+        .output()
+        .expect("run ccc");
+    let stderr = String::from_utf8_lossy(&tiny.stderr);
+    assert_eq!(tiny.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("budget") && stderr.contains("1.0 KiB"), "{stderr}");
+    let roomy = Command::new(BIN)
+        .args(["verify".as_ref(), ring.as_os_str(), "--memory-budget".as_ref(), "1GiB".as_ref()])
+        .output()
+        .expect("run ccc");
+    assert_eq!(roomy.status.code(), Some(0), "{}", String::from_utf8_lossy(&roomy.stderr));
+}

@@ -112,6 +112,19 @@ fn endless_input_is_refused_at_the_cap() {
     assert!(stderr.contains("too large for a CTRL SPAD image"), "{stderr}");
     let stderr = refused(&["diagnose", "/dev/zero", "/dev/zero"]);
     assert!(stderr.contains("too large"), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = file(&dir, "spec.ron", example_text());
+    let out = dir.path().join("out");
+    let stderr = refused(&[
+        "compile".as_ref(),
+        spec.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--proven-by".as_ref(),
+        "/dev/zero".as_ref(),
+    ]);
+    assert!(stderr.contains("too large for a --proven-by manifest"), "{stderr}");
+    assert!(!out.exists(), "nothing is written");
 }
 
 #[test]

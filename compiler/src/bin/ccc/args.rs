@@ -30,7 +30,7 @@ pub enum Command {
     /// Compare the signatures of specs or manifests and explain differences.
     Diagnose(DiagnoseArgs),
     /// Everything compile does short of writing, then print the proof summary.
-    Verify(SpecArg),
+    Verify(VerifyArgs),
     /// Print the step graph in Graphviz DOT.
     Graph(GraphArgs),
     /// Parse and validate a spec only; print what it resolves to.
@@ -42,6 +42,21 @@ pub enum Command {
 pub struct SpecArg {
     /// The collective spec (`.ron`).
     pub spec: PathBuf,
+}
+
+/// `ccc verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The collective spec (`.ron`).
+    pub spec: PathBuf,
+    /// No progress bar (one is drawn on stderr only when it is a terminal).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The most memory the compile may hold, by its estimate made before
+    /// any world-sized work (bytes, or with KiB/MiB/GiB/TiB); more is
+    /// refused, with the ways out.
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET))]
+    pub memory_budget: Bytes,
 }
 
 /// `ccc compile`.
@@ -63,6 +78,14 @@ pub struct CompileArgs {
     /// its signature must match; this compile still checks its own ranks.
     #[arg(long, value_name = "MANIFEST")]
     pub proven_by: Option<PathBuf>,
+    /// No progress bar (one is drawn on stderr only when it is a terminal).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The most memory the compile may hold, by its estimate made before
+    /// any world-sized work (bytes, or with KiB/MiB/GiB/TiB); more is
+    /// refused, with the ways out.
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET))]
+    pub memory_budget: Bytes,
 }
 
 /// `ccc decode`.
@@ -137,4 +160,34 @@ fn parse_rank(value: &str) -> Result<u32, String> {
         let why = if value.trim().parse::<i64>().is_ok_and(|n| n < 0) { "negative" } else { "not a whole number" };
         format!("{why}: a rank is a non-negative integer below the spec's topology.rank_n (0, 1, ...)")
     })
+}
+
+/// A size in bytes, written plain (`1073741824`) or with a binary unit
+/// (`512MiB`, `2GiB`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+/// Binary units, largest first, with their shifts.
+const UNITS: [(&str, u32); 5] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10), ("B", 0)];
+
+impl std::fmt::Display for Bytes {
+    /// The largest unit that divides the size exactly (`2GiB`, `1536MiB`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (unit, shift) =
+            UNITS.iter().copied().find(|&(_, shift)| self.0.is_multiple_of(1u64 << shift)).unwrap_or(("B", 0));
+        write!(f, "{}{unit}", self.0 >> shift)
+    }
+}
+
+impl std::str::FromStr for Bytes {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        let (digits, shift) =
+            UNITS.iter().find_map(|&(unit, shift)| Some((s.strip_suffix(unit)?.trim_end(), shift))).unwrap_or((s, 0));
+        let accepted = "accepted: a whole number of bytes, or one with KiB, MiB, GiB or TiB (e.g. 4GiB)";
+        let n: u64 = digits.parse().map_err(|_| format!("{s:?} is not a size; {accepted}"))?;
+        n.checked_mul(1u64 << shift).map(Bytes).ok_or_else(|| format!("{s:?} is more than 2^64 bytes; {accepted}"))
+    }
 }

@@ -2,11 +2,12 @@
 //! atomically (compile) or print the proof (verify).
 
 use crate::Failure;
-use crate::args::{CompileArgs, SpecArg};
+use crate::args::{CompileArgs, VerifyArgs};
 use crate::load::load_spec;
+use crate::progress::Bar;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, OutputError, Written};
-use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, compile, compile_certified};
+use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, WayOut, compile, compile_certified};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use ccc_ir::noun::count;
@@ -17,16 +18,20 @@ use std::process::ExitCode;
 /// Runs `ccc compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec)?;
+    let certificate = args.proven_by.as_deref().map(read_certificate).transpose()?;
     let options = Options {
         ranks: args.ranks.iter().copied().map(Rank).collect(),
         verify: !args.no_verify,
+        memory_budget: args.memory_budget.0,
         ..Options::default()
     };
-    let compiled = match &args.proven_by {
+    let (bar, options) = Bar::attach(args.quiet, options);
+    let compiled = match &certificate {
         None => compile(&valid, &options),
-        Some(path) => compile_certified(&valid, &options, &read_certificate(path)?),
+        Some(certificate) => compile_certified(&valid, &options, certificate),
     }
     .map_err(|e| compile_failure(&args.spec, e))?;
+    drop(bar);
     let written = output::write(&args.out, &compiled).map_err(output_failure)?;
     report_debris(&written);
     let mut out = summary(&args.spec, &compiled);
@@ -57,16 +62,23 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
 /// `manifest.json`).
 fn read_certificate(path: &Path) -> Result<Manifest, Failure> {
     let file = if path.is_dir() { path.join("manifest.json") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| Failure::input(miette::miette!("cannot read --proven-by {}: {e}", file.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| Failure::input(miette::miette!("--proven-by {} is not a ccc manifest: {e}", file.display())))
+    let text = crate::load::read_text(&file, crate::load::MANIFEST_CAP, "--proven-by manifest")?;
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::input(miette::miette!(
+            "--proven-by {} is not a ccc manifest: {}",
+            file.display(),
+            ccc_compiler::parse::bound_message(&e.to_string())
+        ))
+    })
 }
 
 /// Runs `ccc verify`.
-pub fn run_verify(args: &SpecArg) -> Result<ExitCode, Failure> {
+pub fn run_verify(args: &VerifyArgs) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec)?;
-    let compiled = compile(&valid, &Options::default()).map_err(|e| compile_failure(&args.spec, e))?;
+    let options = Options { memory_budget: args.memory_budget.0, ..Options::default() };
+    let (bar, options) = Bar::attach(args.quiet, options);
+    let compiled = compile(&valid, &options).map_err(|e| compile_failure(&args.spec, e))?;
+    drop(bar);
     crate::out::emit(&summary(&args.spec, &compiled))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -83,7 +95,28 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
                 "{name}: the schedule is not proven: {defect}"
             ),
         },
+        CompileError::Memory(e) => {
+            let ways: Vec<&str> = e.ways_out().iter().map(|&w| way_out(w)).collect();
+            Failure::input(miette::miette!(
+                help = format!("{}; or raise the budget with --memory-budget", ways.join("; ")),
+                "{name}: {e}"
+            ))
+        }
+        CompileError::Verify(e @ VerifyError::TooLarge { .. }) => Failure::input(miette::miette!(
+            help = "prove a smaller world; or compile the ranks you need (--rank) with --no-verify, or with --proven-by MANIFEST of an earlier verified compile",
+            "{name}: {e}"
+        )),
         other => Failure::input(miette::miette!("{name}: {other}")),
+    }
+}
+
+/// A way out of the memory budget, in the CLI's flags.
+fn way_out(way: WayOut) -> &'static str {
+    match way {
+        WayOut::EmitFewerRanks => "name fewer ranks to emit with --rank",
+        WayOut::SkipProof => "compile the ranks named (--rank) with --no-verify",
+        WayOut::Certificate => "compile them with --proven-by MANIFEST of an earlier verified compile",
+        WayOut::FewerRanks => "use a spec with fewer ranks",
     }
 }
 

@@ -15,6 +15,7 @@ mod diagnose;
 mod graph;
 mod load;
 mod out;
+mod progress;
 mod report;
 mod sign;
 
