@@ -200,10 +200,9 @@ fn progress_is_drawn_on_a_terminal_only() {
     let spec = example("allreduce_inter_rdh_nonpow2.ron");
     let spec = spec.display();
     let drawn = run_on_a_terminal(&format!("verify {spec}"));
-    for stage in ["lower", "postcondition", "protocol", "round trip"] {
-        assert!(drawn.contains(&format!("{stage} [")), "no {stage} bar in:\n{drawn}");
-    }
-    assert!(drawn.contains(" ranks"), "{drawn}");
+    // The bar redraws at most 20 times a second, so a quick stage may never
+    // be drawn; the first stage's start always is.
+    assert!(drawn.contains("lower [") && drawn.contains("/12 ranks"), "no bar in:\n{drawn}");
     assert!(drawn.contains("proven: protocol"), "the summary follows the bar:\n{drawn}");
 
     let quiet = run_on_a_terminal(&format!("verify --quiet {spec}"));
