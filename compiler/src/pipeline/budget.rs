@@ -1,0 +1,85 @@
+//! What is checked before any world-sized work: a few representative ranks
+//! ([`probes`]) are lowered and encoded, and the memory the compile will
+//! hold is estimated from them.
+
+use super::CompileError;
+use crate::encode::{RankImages, TopSpImages, encode};
+use crate::lower::{LowerError, RankProgram, lower};
+use crate::schedule::Schedule;
+use crate::verify::ProverOptions;
+use crate::verify::postcondition;
+use crate::verify::symmetry::Seen;
+use ccc_ir::id::Rank;
+
+/// Ranks emitted from which a compile that does not prove first lowers a
+/// few probes: fewer are lowered directly, which is as cheap.
+pub(super) const PROBE_FROM: usize = 4;
+
+/// The representative ranks lowered and encoded before any world-sized
+/// work: the first and last rank asked for, and the world's first, middle
+/// and last. A schedule's ranks differ by their place in their groups and
+/// scopes; these catch a device limit every rank (or an end of the world)
+/// exceeds, and give the sizes the memory estimate scales.
+fn probes(rank_n: u32, wanted: &[Rank]) -> Vec<Rank> {
+    let ends = [wanted.first(), wanted.last()].into_iter().flatten().copied();
+    let mut ranks: Vec<Rank> = ends.chain([Rank(0), Rank(rank_n / 2), Rank(rank_n.saturating_sub(1))]).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    ranks
+}
+
+/// A lowered and encoded probe.
+pub(super) struct Probed {
+    program: RankProgram,
+    images: RankImages,
+}
+
+/// Lowers and encodes the [`probes`], in rank order; the first error.
+pub(super) fn probe(schedule: &Schedule, wanted: &[Rank]) -> Result<Vec<Probed>, CompileError> {
+    let mut out = Vec::new();
+    for rank in probes(schedule.shape.rank_n, wanted) {
+        let program = lower(schedule, rank)?;
+        let images = encode(&program, schedule.arch)?;
+        out.push(Probed { program, images });
+    }
+    Ok(out)
+}
+
+/// Bytes a compile will hold at once, by estimate.
+pub(super) struct Estimate {
+    /// The proof's: every rank's lowered records and watch, the symbolic
+    /// buffers.
+    pub(super) proof: u64,
+    /// The emitted ranks': records and images.
+    pub(super) emit: u64,
+}
+
+/// The memory of a compile emitting `ranks` ranks, from the largest probe:
+/// the emitted ranks' programs and images; when proving, every rank's
+/// program and watch as lowering collects them, the world in rank order
+/// the protocol proof takes (a second copy of the emitted ranks'
+/// programs), and the postcondition proof's largest buffers.
+pub(super) fn estimate(schedule: &Schedule, probed: &[Probed], ranks: u64, prover: Option<&ProverOptions>) -> Estimate {
+    use std::mem::size_of;
+    let program = probed.iter().map(|p| p.program.footprint()).max().unwrap_or(0);
+    let images = probed.iter().map(|p| images_footprint(&p.images)).max().unwrap_or(0);
+    let emit = ranks.saturating_mul(program.saturating_add(images));
+    let Some(prover) = prover else { return Estimate { proof: 0, emit } };
+    let rank_n = u64::from(schedule.shape.rank_n);
+    let watch = (size_of::<Seen>() + 4 * schedule.collectives.len()) as u64;
+    // Lowering collects each rank's result, then unzips it; the protocol
+    // proof's world is one more vector of programs.
+    let collected = size_of::<Option<Result<(RankProgram, Seen), LowerError>>>() + size_of::<RankProgram>();
+    let per_rank = program.saturating_add(watch).saturating_add(collected as u64);
+    let world = rank_n.saturating_mul(per_rank).saturating_add(ranks.saturating_mul(program));
+    let buffers = schedule.collectives.iter().map(|plan| postcondition::bytes(schedule, plan, prover)).max();
+    Estimate { proof: world.saturating_add(buffers.unwrap_or(0)), emit }
+}
+
+/// The bytes a rank's images hold.
+fn images_footprint(images: &RankImages) -> u64 {
+    let inline = std::mem::size_of::<RankImages>() + images.topsps.capacity() * std::mem::size_of::<TopSpImages>();
+    let heap: usize =
+        images.topsps.iter().map(|t| t.ctrl_spad.capacity() + t.slot_spad.capacity() + t.neff_configs.len()).sum();
+    (inline + heap) as u64
+}

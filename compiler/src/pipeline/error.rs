@@ -1,0 +1,219 @@
+//! Why a compile fails: [`CompileError`] wraps each pass's error, and the
+//! two the pipeline raises itself, [`MemoryError`] (refused before
+//! world-sized work) and [`CertificateError`] (a `--proven-by` manifest
+//! that does not vouch for this schedule).
+
+use crate::build::BuildError;
+use crate::encode::ImageError;
+use crate::lower::LowerError;
+use crate::parse::ParseError;
+use crate::validate::ValidationErrors;
+use crate::verify::VerifyError;
+
+/// Any pass's failure.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum CompileError {
+    /// The text is not a spec.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// The spec breaks rules.
+    #[error(transparent)]
+    Validate(#[from] ValidationErrors),
+    /// The algorithms could not be composed.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A rank does not fit the device.
+    #[error(transparent)]
+    Lower(#[from] LowerError),
+    /// The proof failed, or could not be attempted.
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    /// An image does not fit its region.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    /// A certificate that does not vouch for this schedule.
+    #[error(transparent)]
+    Certificate(#[from] CertificateError),
+    /// The compile would hold more memory than its budget.
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}
+
+/// A compile whose estimated memory exceeds [`Options::memory_budget`],
+/// refused before any world-sized work. The estimate is made from a few
+/// representative ranks lowered and encoded first: the proof holds every
+/// rank's lowered records (and each rank's symmetry watch) and, for a
+/// group it executes in full, a symbolic buffer of members x blocks
+/// cells; the ranks emitted hold their records and images.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryError {
+    /// Bytes the compile would hold at once, by estimate: `proof + emit`.
+    pub needed: u64,
+    /// The budget ([`Options::memory_budget`]).
+    pub budget: u64,
+    /// Of `needed`, the proof's: every rank's lowered records and watch,
+    /// the symbolic buffers (0 without a proof).
+    pub proof: u64,
+    /// Of `needed`, the emitted ranks': their records and images.
+    pub emit: u64,
+    /// Ranks to emit.
+    pub ranks: u64,
+    /// Ranks in the world.
+    pub rank_n: u32,
+}
+
+/// A way to compile within the memory budget (see [`MemoryError::ways_out`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WayOut {
+    /// A spec with fewer ranks.
+    FewerRanks,
+    /// Emit fewer ranks per compile (name them in [`Options::ranks`]).
+    EmitFewerRanks,
+    /// Compile the ranks named without the proof ([`Options::verify`] off).
+    SkipProof,
+    /// Take the proof from an earlier compile's certificate
+    /// ([`compile_certified`]).
+    Certificate,
+}
+
+impl WayOut {
+    /// The way out, in words (a front end names its own flags).
+    pub const fn describe(self) -> &'static str {
+        match self {
+            WayOut::FewerRanks => "a world of fewer ranks",
+            WayOut::EmitFewerRanks => "emitting fewer ranks per compile",
+            WayOut::SkipProof => "compiling the ranks named without the proof",
+            WayOut::Certificate => "taking the proof from an earlier compile's certificate",
+        }
+    }
+}
+
+impl MemoryError {
+    /// The ways out, the likeliest first: when the proof alone fits, emit
+    /// fewer ranks; when it does not, skip it or take it from a
+    /// certificate (both compile only the ranks named), or use fewer ranks.
+    pub fn ways_out(&self) -> Vec<WayOut> {
+        let mut ways = Vec::new();
+        let one_rank = self.emit / self.ranks.max(1);
+        if self.proof.saturating_add(one_rank) <= self.budget {
+            if self.ranks > 1 {
+                ways.push(WayOut::EmitFewerRanks);
+            }
+        } else {
+            ways.extend([WayOut::SkipProof, WayOut::Certificate]);
+        }
+        ways.push(WayOut::FewerRanks);
+        ways
+    }
+}
+
+impl std::fmt::Display for MemoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "compiling {} of {} ranks needs an estimated {} ({} for the proof over every rank, {} for the ranks \
+             emitted), more than the memory budget of {}; {}",
+            self.ranks,
+            self.rank_n,
+            Bytes(self.needed),
+            Bytes(self.proof),
+            Bytes(self.emit),
+            Bytes(self.budget),
+            WaysOut(&self.ways_out())
+        )
+    }
+}
+
+impl std::error::Error for MemoryError {}
+
+/// A byte count, in the largest binary unit that keeps it above 1.
+struct Bytes(u64);
+
+impl std::fmt::Display for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+        if self.0 < 1024 {
+            return write!(f, "{} bytes", self.0);
+        }
+        let (mut value, mut unit) = (self.0 as f64 / 1024.0, 0);
+        while value >= 1024.0 && unit + 1 < UNITS.len() {
+            value /= 1024.0;
+            unit += 1;
+        }
+        write!(f, "{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Ways out, as a sentence.
+struct WaysOut<'a>(&'a [WayOut]);
+
+impl std::fmt::Display for WaysOut<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ways out: ")?;
+        for (i, way) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(if i + 1 == self.0.len() { ", or " } else { ", " })?;
+            }
+            f.write_str(way.describe())?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a manifest does not certify a schedule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CertificateError {
+    /// A manifest of another layout.
+    #[error("the certificate's manifest_schema is {certificate}, this ccc reads {ours}")]
+    Schema {
+        /// The certificate's.
+        certificate: u32,
+        /// This ccc's.
+        ours: u32,
+    },
+    /// The proof section is not what a proof of this schedule reports.
+    #[error(
+        "the certificate's proof section does not fit this schedule: {field} is {found}, a proof of it reports {expected}"
+    )]
+    ProofMismatch {
+        /// The figure that differs, by its path in the manifest
+        /// (`proof.postconditions[0].transfers`, `proof.protocol.signals`).
+        field: String,
+        /// What the certificate says.
+        found: String,
+        /// What a proof of this schedule reports.
+        expected: String,
+    },
+    /// The manifest's compile skipped the proof.
+    #[error("the certificate's compile did not prove its schedule (it was compiled with --no-verify)")]
+    NotProven,
+    /// The manifest was written by another format version.
+    #[error("the certificate is of format version {certificate}, this ccc writes {ours}")]
+    FormatVersion {
+        /// The certificate's.
+        certificate: u32,
+        /// This ccc's.
+        ours: u32,
+    },
+    /// The manifest's signature is not the MD5 of its own fields.
+    #[error(
+        "the certificate's signature {signature} is not the digest of its signature fields ({digest}): it was edited"
+    )]
+    Corrupt {
+        /// The signature it claims.
+        signature: String,
+        /// The digest of its fields.
+        digest: String,
+    },
+    /// The manifest proved another schedule.
+    #[error(
+        "the certificate proved the schedule signed {certificate}, but this spec signs {ours}; \
+         run ccc diagnose on the two to see why"
+    )]
+    OtherSchedule {
+        /// The certificate's signature.
+        certificate: String,
+        /// This spec's.
+        ours: String,
+    },
+}

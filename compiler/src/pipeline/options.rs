@@ -1,0 +1,130 @@
+//! What a compile is asked to do ([`Options`]), and how it reports its
+//! progress ([`Progress`], counted in ranks per [`Stage`]).
+
+use ccc_ir::id::Rank;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The default of [`Options::memory_budget`]: 2 GiB. What a compile may
+/// hold at once, by the estimate made before any world-sized work (see
+/// [`MemoryError`]); well under a 4 GiB address-space cap, which must also
+/// hold the allocator's arenas, the threads' stacks, the spec and what the
+/// estimate leaves out (the proof's interned contributor sets).
+pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
+
+/// What to compile.
+#[derive(Clone)]
+pub struct Options {
+    /// The ranks to emit images for; empty means every rank.
+    pub ranks: Vec<Rank>,
+    /// Prove the schedule before emitting (the default).
+    pub verify: bool,
+    /// The most memory, in bytes, the compile may estimate it holds at
+    /// once ([`DEFAULT_MEMORY_BUDGET`]); more is refused before any
+    /// world-sized work, with a [`MemoryError`].
+    pub memory_budget: u64,
+    /// Called as work counted in ranks advances (see [`Progress`]); `None`
+    /// costs nothing.
+    pub progress: Option<Arc<ProgressFn>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { ranks: Vec::new(), verify: true, memory_budget: DEFAULT_MEMORY_BUDGET, progress: None }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("ranks", &self.ranks)
+            .field("verify", &self.verify)
+            .field("memory_budget", &self.memory_budget)
+            .field("progress", &self.progress.as_ref().map(|_| "Fn(Progress)"))
+            .finish()
+    }
+}
+
+/// Receives [`Progress`] reports; called from any thread (rayon's
+/// workers), so it must be quick and thread-safe. The library never
+/// prints: a front end draws the reports (the CLI, a progress bar).
+pub type ProgressFn = dyn Fn(Progress) + Send + Sync;
+
+/// A stage of a compile whose work is counted in ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Lowering ranks (every rank when proving).
+    Lower,
+    /// The postcondition proof, counted in group members proven.
+    Postcondition,
+    /// The protocol proof, counted in ranks checked.
+    Protocol,
+    /// Decoding each emitted rank's images back.
+    RoundTrip,
+}
+
+impl Stage {
+    /// Its name, as a progress bar shows it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::Lower => "lower",
+            Stage::Postcondition => "postcondition",
+            Stage::Protocol => "protocol",
+            Stage::RoundTrip => "round trip",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How far a stage has come: `done` of `total` ranks. Each stage reports
+/// `done == 0` when it starts and `done == total` when it ends, and in
+/// between at most about [`PROGRESS_REPORTS`] times, in increasing order
+/// per stage (reports from different threads may arrive out of order:
+/// keep the largest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// The stage.
+    pub stage: Stage,
+    /// Ranks done.
+    pub done: u64,
+    /// Ranks the stage has in all.
+    pub total: u64,
+}
+
+/// About how many reports a stage makes between its start and its end.
+pub const PROGRESS_REPORTS: u64 = 1000;
+
+/// Counts a stage's ranks and reports to [`Options::progress`].
+pub(super) struct Ticker<'a> {
+    report: Option<&'a ProgressFn>,
+    stage: Stage,
+    total: u64,
+    every: u64,
+    done: AtomicU64,
+}
+
+impl<'a> Ticker<'a> {
+    /// Starts `stage` of `total` ranks (reporting 0 done).
+    pub(super) fn start(options: &'a Options, stage: Stage, total: u64) -> Ticker<'a> {
+        let report = options.progress.as_deref();
+        if let Some(f) = report {
+            f(Progress { stage, done: 0, total });
+        }
+        Ticker { report, stage, total, every: (total / PROGRESS_REPORTS).max(1), done: AtomicU64::new(0) }
+    }
+
+    /// `n` more ranks done.
+    pub(super) fn tick(&self, n: u64) {
+        let Some(f) = self.report else { return };
+        let before = self.done.fetch_add(n, Ordering::Relaxed);
+        let done = before + n;
+        if done / self.every != before / self.every || done == self.total {
+            f(Progress { stage: self.stage, done, total: self.total });
+        }
+    }
+}
