@@ -80,6 +80,7 @@ fn an_unproven_or_edited_certificate_is_refused() {
     ok(&ccc(&["compile", SPEC, "-o", s(&unproven), "--no-verify"]));
     let stderr = refused(&ccc(&["compile", SPEC, "-o", s(&dir.path().join("x")), "--proven-by", s(&unproven)]));
     assert!(stderr.contains("did not prove its schedule"), "{stderr}");
+    assert!(stderr.contains("--no-verify"), "the CLI names the flag that skipped the proof: {stderr}");
 
     let world = world(dir.path());
     let path = world.join("manifest.json");

@@ -184,8 +184,8 @@ pub enum CertificateError {
         /// What a proof of this schedule reports.
         expected: String,
     },
-    /// The manifest's compile skipped the proof.
-    #[error("the certificate's compile did not prove its schedule (it was compiled with --no-verify)")]
+    /// The manifest's compile skipped the proof: it has no proof section.
+    #[error("the certificate's compile did not prove its schedule: it has no proof section")]
     NotProven,
     /// The manifest was written by another format version.
     #[error("the certificate is of format version {certificate}, this ccc writes {ours}")]
@@ -206,10 +206,7 @@ pub enum CertificateError {
         digest: String,
     },
     /// The manifest proved another schedule.
-    #[error(
-        "the certificate proved the schedule signed {certificate}, but this spec signs {ours}; \
-         run ccc diagnose on the two to see why"
-    )]
+    #[error("the certificate proved the schedule signed {certificate}, but this spec signs {ours}")]
     OtherSchedule {
         /// The certificate's signature.
         certificate: String,

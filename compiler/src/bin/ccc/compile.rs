@@ -7,7 +7,9 @@ use crate::load::load_spec;
 use crate::progress::Bar;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, OutputError, Written};
-use ccc_compiler::pipeline::{CompileError, Compiled, Options, Proof, WayOut, compile, compile_certified};
+use ccc_compiler::pipeline::{
+    CertificateError, CompileError, Compiled, Options, Proof, WayOut, compile, compile_certified,
+};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use ccc_ir::noun::count;
@@ -104,6 +106,14 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
         }
         CompileError::Verify(e @ VerifyError::TooLarge { .. }) => Failure::input(miette::miette!(
             help = "prove a smaller world; or compile the ranks you need (--rank) with --no-verify, or with --proven-by MANIFEST of an earlier verified compile",
+            "{name}: {e}"
+        )),
+        CompileError::Certificate(e @ CertificateError::NotProven) => Failure::input(miette::miette!(
+            help = "its compile ran with --no-verify; a compile without it writes a manifest that certifies",
+            "{name}: {e}"
+        )),
+        CompileError::Certificate(e @ CertificateError::OtherSchedule { .. }) => Failure::input(miette::miette!(
+            help = "run ccc diagnose on the spec and the manifest to see why the two differ",
             "{name}: {e}"
         )),
         other => Failure::input(miette::miette!("{name}: {other}")),
