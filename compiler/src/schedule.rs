@@ -124,10 +124,8 @@ impl OpKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Radices(pub [u32; DIGITS]);
 
-/// Digits of a group index: local, node within pod, pod.
+/// Digits of a group index: local (digit 0), node within pod, pod.
 pub const DIGITS: usize = 3;
-/// Digit of the member's position inside its node.
-pub const DIGIT_LOCAL: u8 = 0;
 /// Digit of the member's node inside its pod.
 pub const DIGIT_NODE: u8 = 1;
 /// Digit of the member's pod.

@@ -283,25 +283,6 @@ impl OpType {
 }
 
 wire_enum! {
-    /// `SDMA_CCETYPE`: the reduce arithmetic. It rides the DMA descriptor,
-    /// never the cc_op word.
-    CceType, "SDMA_CCETYPE" {
-        /// Addition.
-        Add = 0 => "SDMA_CCETYPE_ADD",
-        /// Fused multiply-add.
-        Fma = 1 => "SDMA_CCETYPE_FMA",
-        /// Maximum.
-        Max = 2 => "SDMA_CCETYPE_MAX",
-        /// Minimum.
-        Min = 3 => "SDMA_CCETYPE_MIN",
-        /// Extension.
-        Ext = 4 => "SDMA_CCETYPE_EXT",
-        /// GCE.
-        Gce = 5 => "SDMA_CCETYPE_GCE",
-    }
-}
-
-wire_enum! {
     /// `reduction_type_t`: the fold's access pattern, not an operator.
     ReductionType, "reduction_type_t" {
         /// Read two (local, incoming), write one.
@@ -437,8 +418,6 @@ mod tests {
         assert!(DevicePattern::try_from(2u8).is_err());
         let mesh = [MeshType::FullMesh, MeshType::GroupedMesh, MeshType::MeshTrn2, MeshType::MeshSwitch];
         assert_eq!(mesh.map(MeshType::raw), [0, 1, 2, 3]);
-        let cce = [CceType::Add, CceType::Fma, CceType::Max, CceType::Min, CceType::Ext, CceType::Gce];
-        assert_eq!(cce.map(CceType::raw), [0, 1, 2, 3, 4, 5]);
         let red = [ReductionType::Ring2R1W, ReductionType::Ring2R2W, ReductionType::KangaringNR1W];
         assert_eq!(red.map(ReductionType::raw), [0, 1, 2]);
         let neigh = [

@@ -1,5 +1,5 @@
 //! Typed identifiers. Each prints the same way everywhere it appears: in
-//! errors, logs, DOT and JSON (`rank 5`, `TOP_SP 2`, `channel 3`, `step 12`,
+//! errors, logs, DOT and JSON (`rank 5`, `TOP_SP 2`, `step 12`,
 //! `chunk 4`, `collective 1`).
 
 use serde::{Deserialize, Serialize};
@@ -37,11 +37,6 @@ id!(
     "TOP_SP"
 );
 id!(
-    /// An absolute ring channel, `0..channels` (at most 32).
-    Channel(u8),
-    "channel"
-);
-id!(
     /// A step of one collective's schedule (global across its phases).
     Step(u32),
     "step"
@@ -65,7 +60,6 @@ mod tests {
     fn ids_print_with_their_label() {
         assert_eq!(Rank(5).to_string(), "rank 5");
         assert_eq!(TopSp(2).to_string(), "TOP_SP 2");
-        assert_eq!(Channel(3).to_string(), "channel 3");
         assert_eq!(Step(12).to_string(), "step 12");
         assert_eq!(Chunk(4).to_string(), "chunk 4");
         assert_eq!(CollectiveIdx(1).to_string(), "collective 1");

@@ -11,7 +11,7 @@
 //! compiler's `validate` pass) checks them and resolves defaults.
 
 use crate::arch::Arch;
-use crate::enums::{AlgType, CceType, OpType};
+use crate::enums::{AlgType, OpType};
 use serde::{Deserialize, Serialize};
 
 /// An ordered list of collectives, lowered in order into one chain per
@@ -381,16 +381,6 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
-    /// The DMA engine's arithmetic for this operator.
-    pub const fn cce_type(self) -> CceType {
-        match self {
-            ReduceOp::Add | ReduceOp::Average => CceType::Add,
-            ReduceOp::Fma => CceType::Fma,
-            ReduceOp::Max => CceType::Max,
-            ReduceOp::Min => CceType::Min,
-        }
-    }
-
     /// The ccc spelling.
     pub const fn name(self) -> &'static str {
         match self {
