@@ -304,7 +304,7 @@ pub fn decode_ctrl(data: &[u8]) -> Result<Outcome, Finding> {
     }
     match ctrl_spad::decode(data) {
         Ok(segments) => {
-            if let Ok((image, _)) = ctrl_spad::encode(&segments, u32::MAX) {
+            if let Ok(image) = ctrl_spad::encode(&segments, u32::MAX) {
                 let again = ctrl_spad::decode(&image).map_err(|e| {
                     Finding(format!("a decoded chain re-encodes to an image that does not decode: {e}"))
                 })?;

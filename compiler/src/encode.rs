@@ -72,7 +72,7 @@ fn encode_topsp(tp: &TopSpProgram, ctrl_capacity: u32, slot_capacity: u32) -> Re
         .iter()
         .map(|s| Segment { records: s.records.iter().map(|r| r.op).collect(), compl_addr: s.compl_addr })
         .collect();
-    let (ctrl_spad, _) = ctrl_spad::encode(&segments, ctrl_capacity)?;
+    let ctrl_spad = ctrl_spad::encode(&segments, ctrl_capacity)?;
     let slot = SlotSpad { records: tp.records().map(|r| r.tp.clone()).collect() };
     let slot_spad = slot.encode(slot_capacity)?;
     let neff_configs = tp.neff.encode()?;

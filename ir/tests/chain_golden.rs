@@ -89,7 +89,8 @@ mod ctrl_spad_chain {
             w::EMPTY,                                          // 0x30
             w::EMPTY,                                          // 0x38
         ]);
-        let (img, placements) = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let placements = ctrl_spad::placements(&segments).unwrap();
         assert_bytes_eq(&img, &expected, "one short collective");
         assert_eq!(
             placements,
@@ -125,7 +126,8 @@ mod ctrl_spad_chain {
             w::EMPTY,   // 0x70
             w::EMPTY,   // 0x78
         ]);
-        let (img, placements) = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let placements = ctrl_spad::placements(&segments).unwrap();
         assert_bytes_eq(&img, &expected, "two collectives");
         let offsets: Vec<(usize, usize, u64)> = placements.iter().map(|p| (p.segment, p.record, p.offset)).collect();
         assert_eq!(offsets, vec![(0, 0, 0x00), (0, 1, 0x08), (1, 0, 0x40), (1, 1, 0x48)]);
@@ -146,7 +148,7 @@ mod ctrl_spad_chain {
             w::last(6), // 0x30
             w::END_A,   // 0x38: word 7, allowed for END (nothing follows it)
         ]);
-        let (img, _) = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
         assert_bytes_eq(&img, &expected, "seven records");
         assert_eq!(ctrl_spad::decode(&expected), Ok(segments));
     }
@@ -173,7 +175,8 @@ mod ctrl_spad_chain {
             w::EMPTY,   // 0x70
             w::EMPTY,   // 0x78
         ]);
-        let (img, placements) = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let placements = ctrl_spad::placements(&segments).unwrap();
         assert_bytes_eq(&img, &expected, "eight records");
         let offsets: Vec<u64> = placements.iter().map(|p| p.offset).collect();
         assert_eq!(offsets, vec![0x00, 0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x40]);
@@ -193,7 +196,8 @@ mod ctrl_spad_chain {
             w::last(14), w::END_A, w::EMPTY, w::EMPTY,  w::EMPTY,  w::EMPTY,  w::EMPTY,  w::EMPTY, // slot 2 @0x80
             w::last(0),  w::END_B, w::EMPTY, w::EMPTY,  w::EMPTY,  w::EMPTY,  w::EMPTY,  w::EMPTY, // slot 3 @0xC0
         ]);
-        let (img, placements) = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&segments, CTRL_SPAD_BYTES).unwrap();
+        let placements = ctrl_spad::placements(&segments).unwrap();
         assert_bytes_eq(&img, &expected, "fifteen records");
         #[rustfmt::skip]
         let want: Vec<u64> = vec![
@@ -218,7 +222,7 @@ mod ctrl_spad_chain {
         assert!(ctrl_spad::encode(&eight, 128).is_ok());
         // 64 one-record collectives fill the 4 KiB CTRL SPAD exactly; 65 do not.
         let one = Segment { records: chain(1), compl_addr: COMPL_A };
-        let (img, _) = ctrl_spad::encode(&vec![one.clone(); 64], CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&vec![one.clone(); 64], CTRL_SPAD_BYTES).unwrap();
         assert_eq!(img.len(), 0x1000);
         assert_eq!(
             ctrl_spad::encode(&vec![one; 65], CTRL_SPAD_BYTES),
@@ -232,6 +236,7 @@ mod ctrl_spad_chain {
         // its image; an END with no op entry before it is not decodable.
         let segments = vec![Segment { records: vec![], compl_addr: COMPL_A }];
         assert!(matches!(ctrl_spad::encode(&segments, CTRL_SPAD_BYTES), Err(EncodeError::BadValue { .. })));
+        assert!(matches!(ctrl_spad::placements(&segments), Err(EncodeError::BadValue { .. })));
     }
 
     #[test]
@@ -248,7 +253,8 @@ mod ctrl_spad_chain {
 
     #[test]
     fn no_collectives_make_an_empty_image() {
-        let (img, placements) = ctrl_spad::encode(&[], CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&[], CTRL_SPAD_BYTES).unwrap();
+        let placements = ctrl_spad::placements(&[]).unwrap();
         assert!(img.is_empty() && placements.is_empty());
         assert_eq!(ctrl_spad::decode(&[]), Ok(vec![]));
     }

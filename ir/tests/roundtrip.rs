@@ -398,7 +398,8 @@ proptest! {
 proptest! {
     #[test]
     fn ctrl_spad_roundtrips(segs in segments()) {
-        let (img, placements) = ctrl_spad::encode(&segs, CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&segs, CTRL_SPAD_BYTES).unwrap();
+        let placements = ctrl_spad::placements(&segs).unwrap();
         prop_assert_eq!(ctrl_spad::decode(&img), Ok(segs.clone()));
 
         // §2: a slot holds 7 records and a CONTINUE, or up to 7 records and
@@ -433,7 +434,7 @@ proptest! {
     fn ctrl_spad_decode_never_panics(bytes in vec(any::<u8>(), 0..320)) {
         match ctrl_spad::decode(&bytes) {
             Ok(segs) => {
-                let (img, _) = ctrl_spad::encode(&segs, u32::MAX).unwrap();
+                let img = ctrl_spad::encode(&segs, u32::MAX).unwrap();
                 prop_assert_eq!(img, without_empty_slots(&bytes));
             }
             Err(e) => prop_assert!(e.offset <= bytes.len() as u64),
@@ -448,7 +449,7 @@ proptest! {
         let bytes: Vec<u8> = slots.concat().iter().flat_map(|w| w.encode().unwrap()).collect();
         match ctrl_spad::decode(&bytes) {
             Ok(segs) => {
-                let (img, _) = ctrl_spad::encode(&segs, u32::MAX).unwrap();
+                let img = ctrl_spad::encode(&segs, u32::MAX).unwrap();
                 prop_assert_eq!(img, without_empty_slots(&bytes));
             }
             Err(e) => prop_assert!(e.offset <= bytes.len() as u64),
@@ -457,7 +458,7 @@ proptest! {
 
     #[test]
     fn ctrl_spad_decode_of_a_damaged_image(segs in segments(), edits in mutations(), word_edits in vec((any::<usize>(), slot_word()), 1..=3)) {
-        let (img, _) = ctrl_spad::encode(&segs, CTRL_SPAD_BYTES).unwrap();
+        let img = ctrl_spad::encode(&segs, CTRL_SPAD_BYTES).unwrap();
         // Byte damage, and whole-word damage (a valid word in the wrong place).
         let mut by_word = img.clone();
         let words = by_word.len() / 8;
@@ -468,7 +469,7 @@ proptest! {
         for bytes in [mutate(img, &edits), by_word] {
             match ctrl_spad::decode(&bytes) {
                 Ok(back) => {
-                    let (again, _) = ctrl_spad::encode(&back, u32::MAX).unwrap();
+                    let again = ctrl_spad::encode(&back, u32::MAX).unwrap();
                     prop_assert_eq!(again, without_empty_slots(&bytes));
                 }
                 Err(e) => prop_assert!(e.offset <= bytes.len() as u64),

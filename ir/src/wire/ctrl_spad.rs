@@ -39,8 +39,6 @@ pub struct Placement {
 
 /// Lays the segments out into slots and packs every word.
 ///
-/// Returns the image and where each record landed.
-///
 /// # Errors
 ///
 /// [`EncodeError::RegionFull`] when the image exceeds `capacity` bytes,
@@ -48,10 +46,47 @@ pub struct Placement {
 /// with no work on a TOP_SP contributes nothing to its image, and an END
 /// with no op entry before it would not decode), or a word's own encode
 /// error.
-pub fn encode(segments: &[Segment], capacity: u32) -> Result<(Vec<u8>, Vec<Placement>), EncodeError> {
-    let mut words: Vec<SlotWord> = Vec::new();
+pub fn encode(segments: &[Segment], capacity: u32) -> Result<Vec<u8>, EncodeError> {
+    let words = lay_out(segments)?;
+    let needed = (words.len() * WORD_BYTES) as u64;
+    if needed > u64::from(capacity) {
+        return Err(EncodeError::RegionFull { region: "ctrl_spad", needed, capacity: u64::from(capacity) });
+    }
+    let mut image = Vec::with_capacity(words.len() * WORD_BYTES);
+    for word in &words {
+        image.extend_from_slice(&word.encode()?);
+    }
+    Ok(image)
+}
+
+/// Where each record of `segments` lands in the image [`encode`] writes,
+/// in chain order: the same layout, read back word by word.
+///
+/// # Errors
+///
+/// [`EncodeError::BadValue`] for a segment with no records, as [`encode`].
+pub fn placements(segments: &[Segment]) -> Result<Vec<Placement>, EncodeError> {
     let mut placements = Vec::new();
-    for (s, segment) in segments.iter().enumerate() {
+    let (mut segment, mut record) = (0, 0);
+    for (i, word) in lay_out(segments)?.iter().enumerate() {
+        match word {
+            SlotWord::Op(_) => {
+                placements.push(Placement { segment, record, offset: (i * WORD_BYTES) as u64 });
+                record += 1;
+            }
+            SlotWord::End { .. } => (segment, record) = (segment + 1, 0),
+            SlotWord::Continue | SlotWord::Empty => {}
+        }
+    }
+    Ok(placements)
+}
+
+/// The words of the image, slot by slot: every collective starts at a
+/// fresh slot, a CONTINUE mark takes a slot's last word when the chain goes
+/// on, an END mark closes each collective, empty words pad the last slot.
+fn lay_out(segments: &[Segment]) -> Result<Vec<SlotWord>, EncodeError> {
+    let mut words: Vec<SlotWord> = Vec::new();
+    for segment in segments {
         if segment.records.is_empty() {
             return Err(EncodeError::BadValue {
                 field: "ctrl_spad segment records",
@@ -61,28 +96,19 @@ pub fn encode(segments: &[Segment], capacity: u32) -> Result<(Vec<u8>, Vec<Place
         }
         // Every collective starts at a fresh slot.
         words.resize(words.len().next_multiple_of(SLOT_WORDS), SlotWord::Empty);
-        for (record, &op) in segment.records.iter().enumerate() {
+        for &op in &segment.records {
             if words.len() % SLOT_WORDS == SLOT_WORDS - 1 {
                 // The last word of a slot, and the chain goes on after this
                 // record: the slot ends with a CONTINUE mark.
                 words.push(SlotWord::Continue);
             }
-            placements.push(Placement { segment: s, record, offset: (words.len() * WORD_BYTES) as u64 });
             words.push(SlotWord::Op(op));
         }
         // The END mark closes the chain, so it may take a slot's last word.
         words.push(SlotWord::End { compl_addr: segment.compl_addr });
     }
     words.resize(words.len().next_multiple_of(SLOT_WORDS), SlotWord::Empty);
-    let needed = (words.len() * WORD_BYTES) as u64;
-    if needed > u64::from(capacity) {
-        return Err(EncodeError::RegionFull { region: "ctrl_spad", needed, capacity: u64::from(capacity) });
-    }
-    let mut image = Vec::with_capacity(words.len() * WORD_BYTES);
-    for word in &words {
-        image.extend_from_slice(&word.encode()?);
-    }
-    Ok((image, placements))
+    Ok(words)
 }
 
 /// Parses an image back into its segments, checking the slot structure:
