@@ -16,7 +16,7 @@
 //! Addresses are named against an [`ArchParams`] table: a semaphore as
 //! `(TOP_SP 0 READ sem 5)`, a load address as `(TOP_SP 0 CTRL SPAD)`.
 
-use ccc_ir::arch::{ArchParams, SemWindow};
+use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::{DevicePattern, MeshType, MetaringType};
 use ccc_ir::wire::neff_configs::{self as nc, BarrierConfigs, BarrierStep, MeshEvent, NeffConfigs};
 use ccc_ir::wire::slot::{CcOp, SlotWord, WORD_BYTES};
@@ -386,7 +386,7 @@ fn address(addr: u64, arch: &ArchParams) -> String {
 /// load address (`TOP_SP 0 CTRL SPAD`).
 fn address_name(addr: u64, arch: &ArchParams) -> Option<String> {
     if let Some((topsp, window, index)) = arch.sem_of_addr(addr) {
-        return Some(format!("TOP_SP {topsp} {} sem {index}", window_name(window)));
+        return Some(format!("TOP_SP {topsp} {window} sem {index}"));
     }
     (0..arch.topsp_n).find_map(|t| {
         let region = if addr == arch.ctrl_spad_addr(t) {
@@ -400,16 +400,6 @@ fn address_name(addr: u64, arch: &ArchParams) -> Option<String> {
         };
         Some(format!("TOP_SP {t} {region}"))
     })
-}
-
-/// The EVT_SEM window's name as the runtime writes it.
-fn window_name(window: SemWindow) -> &'static str {
-    match window {
-        SemWindow::Read => "READ",
-        SemWindow::Set => "SET",
-        SemWindow::Inc => "INC",
-        SemWindow::Dec => "DEC",
-    }
 }
 
 /// The mesh view of the union.

@@ -30,7 +30,10 @@ pub enum BuildError {
     },
     /// An algorithm was asked for an op it does not serve (validation lets
     /// no such pairing through; this is a compiler defect if it shows).
-    #[error("collective {collective}: {alg} has no form for {op} (leg {leg:?})")]
+    #[error(
+        "collective {collective}: {alg} has no form for {op}{}",
+        leg.map(|leg| format!(" (leg {leg})")).unwrap_or_default()
+    )]
     Unsupported {
         /// The collective.
         collective: u32,

@@ -65,6 +65,25 @@ pub enum SemWindow {
     Dec,
 }
 
+impl SemWindow {
+    /// The window's name as the runtime writes it (`READ`, `SET`, `INC`,
+    /// `DEC`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            SemWindow::Read => "READ",
+            SemWindow::Set => "SET",
+            SemWindow::Inc => "INC",
+            SemWindow::Dec => "DEC",
+        }
+    }
+}
+
+impl std::fmt::Display for SemWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One architecture's numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArchParams {
@@ -136,7 +155,7 @@ const MARIANA_PLUS: ArchParams =
 
 /// A semaphore index that is not below the window size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("semaphore index {index} is outside the {window:?} window (0..{limit})")]
+#[error("semaphore index {index} is outside the {window} window (0..{limit})")]
 pub struct SemIndexError {
     /// The window asked for.
     pub window: SemWindow,
@@ -260,6 +279,8 @@ mod tests {
         for window in [SemWindow::Set, SemWindow::Inc, SemWindow::Dec] {
             assert_eq!(p.sem_addr(0, window, 256), Err(SemIndexError { window, index: 256, limit: 256 }));
         }
+        let refused = p.sem_addr(0, SemWindow::Inc, 256).unwrap_err();
+        assert_eq!(refused.to_string(), "semaphore index 256 is outside the INC window (0..256)");
     }
 
     // docs §9: the other arches reuse Cayman's windows and region sizes
