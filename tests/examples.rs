@@ -35,6 +35,7 @@ use ccc_backends::{dot, hexdump, json, text_log};
 use ccc_compiler::encode::{RankImages, TopSpImages};
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::pipeline::{Compiled, Options, compile_source};
+use ccc_compiler::placement::{self, sema};
 use ccc_compiler::schedule::{CollectivePlan, Schedule};
 use ccc_compiler::step_graph::StepGraph;
 use ccc_ir::arch::{ArchParams, SemWindow};
@@ -53,12 +54,6 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// A per-rank view longer than this shows only the first and last TOP_SP.
 const MAX_LINES: usize = 3000;
-
-/// The semaphore every END mark increments (`docs/wire-format.md` §6).
-const SEMA_COMPLETE: u32 = 1;
-
-/// The mesh records' `sema_mask` (`MESH_EVENT_MASK`, §3).
-const MESH_EVENT_MASK: u16 = 0x7F;
 
 /// The rank snapshotted beside rank 0: the root of a single rooted
 /// collective when that root is not rank 0 (so a Reduce or Broadcast shows
@@ -278,7 +273,7 @@ fn check_cli(file: &str, compiled: &Compiled, ranks: &[Rank]) {
 fn check_wire_rules(file: &str, schedule: &Schedule, images: &RankImages) {
     let params = schedule.arch.params();
     let max_channels = schedule.collectives.iter().map(|p| p.channels).max().unwrap();
-    assert_eq!(images.topsps.len(), usize::from(max_channels.min(params.topsp_n)), "{file}: TOP_SPs used (§4)");
+    assert_eq!(images.topsps.len(), usize::from(placement::topsps_used(schedule)), "{file}: TOP_SPs used (§4)");
     for (t, tp) in images.topsps.iter().enumerate() {
         let t8 = u8::try_from(t).unwrap();
         let at = format!("{file}, rank {}, TOP_SP {t}", images.rank.0);
@@ -298,17 +293,17 @@ fn check_wire_rules(file: &str, schedule: &Schedule, images: &RankImages) {
         let segments = ctrl_spad::decode(&tp.ctrl_spad).unwrap_or_else(|e| panic!("{at}: chain: {e}"));
         // §4: a collective has records on TOP_SPs 0..min(channels, topsp_n).
         let plans: Vec<&CollectivePlan> =
-            schedule.collectives.iter().filter(|p| t8 < p.channels.min(params.topsp_n)).collect();
+            schedule.collectives.iter().filter(|p| t8 < placement::topsps_for(params, p.channels)).collect();
         assert_eq!(segments.len(), plans.len(), "{at}: one chain per collective using this TOP_SP");
-        let hosted: Vec<u8> = (0..max_channels).filter(|c| c % params.topsp_n == t8).collect();
-        let inc_complete = params.sem_addr(t8, SemWindow::Inc, SEMA_COMPLETE).unwrap();
+        let hosted = placement::hosted_channels(params, max_channels, t8);
+        let inc_complete = params.sem_addr(t8, SemWindow::Inc, sema::COMPLETE).unwrap();
         for (segment, plan) in segments.iter().zip(&plans) {
             let at = format!("{at}, collective {}", plan.index);
             // §6: every END mark increments the TOP_SP's `complete`.
             assert_eq!(segment.compl_addr, inc_complete, "{at}: END compl address");
             assert_eq!(segment.records.len(), plan.phases.len(), "{at}: one record per phase");
             let n = segment.records.len();
-            let mask = (0..plan.channels).filter(|c| c % params.topsp_n == t8).fold(0u32, |m, c| m | (1 << c));
+            let mask = placement::hosted_channels(params, plan.channels, t8).iter().fold(0u32, |m, c| m | (1 << c));
             for (i, (op, phase)) in segment.records.iter().zip(&plan.phases).enumerate() {
                 let at = format!("{at}, record {i}");
                 assert_eq!(op.trigger_next, i + 1 < n, "{at}: trigger_next");
@@ -331,7 +326,7 @@ fn check_wire_rules(file: &str, schedule: &Schedule, images: &RankImages) {
                         assert_eq!(op.algo_sub_type, sub.raw(), "{at}: metaring_type of {}", phase.alg);
                         assert_eq!(op.channel_list(), mask, "{at}: channel_list");
                     }
-                    DevicePattern::Mesh => assert_eq!(op.sema_mask(), MESH_EVENT_MASK, "{at}: sema_mask"),
+                    DevicePattern::Mesh => assert_eq!(op.sema_mask(), sema::MESH_MASK, "{at}: sema_mask"),
                 }
             }
         }

@@ -19,6 +19,10 @@
 //!   needs, and composes it into phases; [`build`] makes the [`schedule::Schedule`].
 //! - [`step_graph`] is the data-flow graph of the schedule; [`lower`] walks
 //!   one rank's nodes into typed records per TOP_SP; [`encode`] packs them.
+//!   [`placement`] is the one home of device placement: which channels run
+//!   on which TOP_SP, the TOP_SPs a program uses, the semaphore map and the
+//!   device barrier's reach; lowering, the proof, certificates and
+//!   validation all ask it.
 //! - [`verify`] proves the postcondition of every collective on the step
 //!   graph and the protocol of the lowered records, and round-trips images.
 //! - [`sign`] computes the collective signature; [`diagnose`] explains why
@@ -45,6 +49,7 @@ pub mod manifest;
 pub mod output;
 pub mod parse;
 pub mod pipeline;
+pub mod placement;
 pub mod prelude;
 pub mod schedule;
 pub mod sign;

@@ -1,17 +1,23 @@
 //! lower: one rank's step graph into typed records, per TOP_SP
 //! (`docs/wire-format.md` §2–§8).
 //!
-//! Channel `c` lives on TOP_SP `c % topsp_n`. For each collective, every
-//! TOP_SP that hosts one of its channels gets one cc_op record per phase
-//! (step group), chained with `trigger_next` and closed by an END mark; each
-//! record's `tp_inc_steps` counts, step by step, the DMA descriptors the
-//! rank posts for the channels of that TOP_SP, run-length folded. Mesh
+//! Channel `c` lives on TOP_SP `c % topsp_n` ([`crate::placement`] owns
+//! that rule, the semaphore map and the device barrier's reach). For each
+//! collective, every TOP_SP that hosts one of its channels gets one cc_op
+//! record per phase (step group), chained with `trigger_next` and closed by
+//! an END mark; each record's `tp_inc_steps` counts, step by step, the DMA
+//! descriptors the rank posts for the channels of that TOP_SP, run-length
+//! folded. Mesh
 //! records also get their events in the TOP_SP's mesh event table. The
 //! `neff_configs` block of each TOP_SP is filled last.
 //!
 //! Lowering a rank walks only that rank's nodes: its cost is its own step
 //! count, not the world's.
 
+use crate::placement::{
+    DEVICE_BARRIER_FANOUT, DEVICE_BARRIER_MAX_RANK_N, device_barrier_sema, hosted_channels, mesh_sema, sema,
+    topsps_for, topsps_used,
+};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, mesh_type};
 use crate::step_graph::{NodeView, walk_collective};
 use ccc_ir::arch::{ArchParams, SemWindow};
@@ -26,40 +32,6 @@ use ccc_ir::wire::slot::CcOp;
 use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
 use serde::Serialize;
 use std::fmt;
-
-/// Semaphore indices on every TOP_SP (`docs/wire-format.md` §6).
-pub mod sema {
-    /// `trigger`.
-    pub const TRIGGER: u32 = 0;
-    /// `complete`: END marks increment it.
-    pub const COMPLETE: u32 = 1;
-    /// `trigger_next`.
-    pub const TRIGGER_NEXT: u32 = 2;
-    /// `complete_prev`.
-    pub const COMPLETE_PREV: u32 = 3;
-    /// `tpb_stop_sema`.
-    pub const TPB_STOP: u32 = 4;
-    /// Host barrier `barrier_start`.
-    pub const BARRIER_START: u32 = 5;
-    /// Host barrier `barrier_done`.
-    pub const BARRIER_DONE: u32 = 6;
-    /// Basic block `switch_completed`.
-    pub const SWITCH_COMPLETED: u32 = 7;
-    /// Device barrier: step s, slot i is `DEVICE_BARRIER + 4 * s + i`.
-    pub const DEVICE_BARRIER: u32 = 8;
-    /// Hosted channel j: recv semaphore `CHANNEL + 2 * j`, send credit `+ 1`.
-    pub const CHANNEL: u32 = 24;
-    /// Mesh event e of a record: `MESH + ((shift + e) & MESH_MASK)`.
-    pub const MESH: u32 = 88;
-    /// The mesh event wrap mask (`sema_mask`).
-    pub const MESH_MASK: u16 = 0x7F;
-}
-
-/// Fan-out per device-barrier step: a radix-5 dissemination barrier.
-pub const DEVICE_BARRIER_FANOUT: u32 = 4;
-/// The most ranks a device barrier reaches in its [`DEVICE_STEPS_N`] steps:
-/// `(fan-out + 1)^steps` = 625.
-pub const DEVICE_BARRIER_MAX_RANK_N: u32 = (DEVICE_BARRIER_FANOUT + 1).pow(DEVICE_STEPS_N as u32);
 
 /// One cc_op record with what it drives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -258,17 +230,6 @@ pub enum LowerErrorKind {
     },
 }
 
-/// The TOP_SPs a program uses: `min(max channels, topsp_n)`.
-pub fn topsps_used(schedule: &Schedule) -> u8 {
-    let channels = schedule.collectives.iter().map(|c| c.channels).max().unwrap_or(1);
-    channels.min(schedule.arch.params().topsp_n)
-}
-
-/// The TOP_SP hosting channel `c`, and its hosted index there.
-pub fn channel_home(params: &ArchParams, channel: u8) -> (TopSp, u8) {
-    (TopSp(channel % params.topsp_n), channel / params.topsp_n)
-}
-
 /// Lowers rank `rank`.
 ///
 /// # Errors
@@ -305,22 +266,21 @@ pub fn lower_watched(
     }
     let limit = |limit, value: u64, max: u64| LowerErrorKind::Limit { limit, value, max, arch: schedule.arch };
     let used = topsps_used(schedule);
+    // The channels of every collective: those below the widest one.
+    let widest = schedule.collectives.iter().map(|p| p.channels).max().unwrap_or(0).min(CHANNEL_IDS_N as u8);
     let mut topsps: Vec<TopSpProgram> = (0..used)
         .map(|t| {
-            let channels = (0..CHANNEL_IDS_N as u8)
-                .filter(|&c| schedule.collectives.iter().any(|p| c < p.channels) && c % params.topsp_n == t)
-                .collect();
+            let channels = hosted_channels(params, widest, t);
             TopSpProgram { topsp: TopSp(t), channels, segments: Vec::new(), neff: NeffConfigs::default() }
         })
         .collect();
     let mut events_used = vec![0u32; usize::from(used)];
     for plan in &schedule.collectives {
-        let plan_used = plan.channels.min(params.topsp_n);
+        let plan_used = topsps_for(params, plan.channels);
         let mut records: Vec<Vec<Record>> = vec![Vec::new(); usize::from(plan_used)];
         let mut folders: Vec<Folder> = (0..plan_used).map(|_| Folder::new()).collect();
         let mut events: Vec<Vec<(MeshEvent, u64)>> = vec![Vec::new(); usize::from(plan_used)];
-        let hosted: Vec<Vec<u8>> =
-            (0..plan_used).map(|t| (0..plan.channels).filter(|c| c % params.topsp_n == t).collect()).collect();
+        let hosted: Vec<Vec<u8>> = (0..plan_used).map(|t| hosted_channels(params, plan.channels, t)).collect();
         let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
         let mut current_phase: Option<u32> = None;
         walk_collective(schedule, plan, rank, |node| {
@@ -408,12 +368,6 @@ pub fn lower_watched(
 
 fn plan_phase_is_mesh(plan: &CollectivePlan, phase: u32) -> bool {
     plan.phases.get(phase as usize).and_then(|p| p.alg.pattern()) == Some(DevicePattern::Mesh)
-}
-
-/// The semaphore of mesh event number `e` on a TOP_SP.
-pub fn mesh_sema(e: u32) -> u16 {
-    // MESH + (e & 0x7F) <= 88 + 127 < 256.
-    (sema::MESH + (e & u32::from(sema::MESH_MASK))) as u16
 }
 
 fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> u64 {
@@ -568,7 +522,7 @@ fn device_barrier(schedule: &Schedule, t: TopSp) -> Result<Vec<BarrierStep>, Low
         for i in 1..=DEVICE_BARRIER_FANOUT {
             if u64::from(i) * span < u64::from(rank_n) {
                 let slot = (i - 1) as usize;
-                step.barrier_sema[slot] = sem(params, t, SemWindow::Read, sema::DEVICE_BARRIER + 4 * s + i - 1);
+                step.barrier_sema[slot] = sem(params, t, SemWindow::Read, device_barrier_sema(s, i - 1));
                 step.target_sema_val[slot] = 1;
                 used += 1;
             }

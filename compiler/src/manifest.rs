@@ -174,7 +174,7 @@ impl Manifest {
             signature: compiled.signature.digest.clone(),
             signature_fields: compiled.signature.fields.clone(),
             arch: schedule.arch,
-            topsps_used: crate::lower::topsps_used(schedule),
+            topsps_used: crate::placement::topsps_used(schedule),
             collectives: schedule
                 .collectives
                 .iter()

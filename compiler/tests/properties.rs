@@ -76,10 +76,11 @@
 use ccc_compiler::algorithms::{Requirement, flat_ops, hier_legs, leg_choices, requirement};
 use ccc_compiler::build::BuildError;
 use ccc_compiler::diagnose::{Input, diagnose};
-use ccc_compiler::lower::{LowerErrorKind, topsps_used};
+use ccc_compiler::lower::LowerErrorKind;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::{SpecForm, parse};
 use ccc_compiler::pipeline::{CompileError, Compiled, Options, compile_tuned};
+use ccc_compiler::placement::topsps_used;
 use ccc_compiler::sign::{PREIMAGE_HEADER, Signature, digest_of};
 use ccc_compiler::validate::validate;
 use ccc_compiler::verify::{ProverOptions, VerifyError};

@@ -120,12 +120,12 @@ fn check_proof_section(schedule: &Schedule, proof: &ManifestProof) -> Result<(),
             );
         }
         if !plan.phases.is_empty() {
-            let used = u64::from(plan.channels.min(params.topsp_n));
+            let used = u64::from(crate::placement::topsps_for(params, plan.channels));
             records += rank_n * used * plan.phases.len() as u64;
             steps += rank_n * used * u64::from(plan.step_n);
         }
     }
-    let chains = rank_n * u64::from(crate::lower::topsps_used(schedule));
+    let chains = rank_n * u64::from(crate::placement::topsps_used(schedule));
     let p = &proof.protocol;
     let numbers: [(&str, u64, u64); 4] = [
         ("chains", p.chains, chains),

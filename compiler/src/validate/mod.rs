@@ -25,9 +25,6 @@ pub const MAX_RANK_N: u32 = 1_048_576;
 pub const CHANNELS: std::ops::RangeInclusive<u32> = 1..=32;
 /// Initial send credits accepted.
 pub const SEND_CREDITS: std::ops::RangeInclusive<u32> = 1..=511;
-/// The device barrier is a radix-5 dissemination barrier of at most 4
-/// steps: it spans at most 5^4 ranks.
-pub const DEVICE_BARRIER_MAX_RANK_N: u32 = crate::lower::DEVICE_BARRIER_MAX_RANK_N;
 
 mod problem;
 #[cfg(test)]
@@ -195,7 +192,7 @@ impl Checker {
         let algorithm = self.algorithm(c, shape.as_ref().zip(groups.as_ref()));
 
         if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)
-            && rank_n > DEVICE_BARRIER_MAX_RANK_N
+            && rank_n > crate::placement::DEVICE_BARRIER_MAX_RANK_N
         {
             self.push("barrier", Problem::DeviceBarrierTooLarge { rank_n });
         }

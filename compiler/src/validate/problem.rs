@@ -2,6 +2,7 @@
 //! was wrong, and whose `Display` says so and what would be accepted.
 
 use super::*;
+use crate::placement::DEVICE_BARRIER_MAX_RANK_N;
 use ccc_ir::noun;
 
 /// One problem in a spec, located by collective and field path.

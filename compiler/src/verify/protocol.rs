@@ -43,7 +43,8 @@
 
 use super::symmetry::{Rotation, Symmetry};
 use super::{Defect, DefectKind, VerifyError};
-use crate::lower::{RankProgram, Segment, TopSpProgram, mesh_sema, sema, topsps_used};
+use crate::lower::{RankProgram, Segment, TopSpProgram};
+use crate::placement::{channel_sema, hosted_channels, mesh_sema, sema, topsps_for, topsps_used};
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
 use crate::step_graph::walk_collective;
 use ccc_ir::arch::SemWindow;
@@ -248,7 +249,7 @@ enum Counts {
 impl<'a> Profile<'a> {
     fn new(schedule: &Schedule, plan: &CollectivePlan, rotation: Option<&'a Rotation>) -> Option<Profile<'a>> {
         let rotation = rotation?;
-        let used = plan.channels.min(schedule.arch.params().topsp_n);
+        let used = topsps_for(schedule.arch.params(), plan.channels);
         let tables: Vec<DescTable<'_>> = (0..used).map(|t| DescTable::new(plan, &hosted(schedule, plan, t))).collect();
         let all = rotation.transfers();
         let counts = if tables.iter().all(DescTable::position_free) {
@@ -361,7 +362,7 @@ fn check_rank(
     let mut incoming: Incoming = Vec::new();
     let mut needs = Needs::default();
     for plan in &schedule.collectives {
-        let used = usize::from(plan.channels.min(schedule.arch.params().topsp_n));
+        let used = usize::from(topsps_for(schedule.arch.params(), plan.channels));
         let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
         let channels: u64 = hosted.iter().map(|h| h.len() as u64).sum();
         let mut cursors: Vec<Cursor<'_>> = program.topsps[..used]
@@ -516,8 +517,7 @@ fn check_events(
 
 /// Channels of `plan` on TOP_SP `t`, ascending.
 fn hosted(schedule: &Schedule, plan: &CollectivePlan, t: u8) -> Vec<u8> {
-    let n = schedule.arch.params().topsp_n;
-    (0..plan.channels).filter(|c| c % n == t).collect()
+    hosted_channels(schedule.arch.params(), plan.channels, t)
 }
 
 fn check_chain(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(), VerifyError> {
@@ -531,7 +531,7 @@ fn check_chain(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(),
     // A collective has a chain on the TOP_SPs of its channels, unless it
     // has no phase at all (groups of one rank: nothing to move).
     let expected_segments: Vec<&CollectivePlan> =
-        schedule.collectives.iter().filter(|p| t.0 < p.channels.min(params.topsp_n) && !p.phases.is_empty()).collect();
+        schedule.collectives.iter().filter(|p| t.0 < topsps_for(params, p.channels) && !p.phases.is_empty()).collect();
     let found: Vec<u32> = tp.segments.iter().map(|s| s.collective).collect();
     let want: Vec<u32> = expected_segments.iter().map(|p| p.index).collect();
     if found != want {
@@ -586,7 +586,7 @@ fn check_chain(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(),
         return Err(defect(place(0, None), kind));
     }
     for (j, _) in tp.channels.iter().enumerate() {
-        let recv = sema::CHANNEL + 2 * j as u32;
+        let recv = channel_sema(j as u32);
         if recv + 1 >= sema::MESH {
             return Err(defect(
                 place(0, None),

@@ -135,7 +135,7 @@ fn way_out(way: WayOut) -> &'static str {
 fn summary(spec: &Path, compiled: &Compiled) -> String {
     let mut out = String::new();
     let schedule = &compiled.schedule;
-    let topsps = ccc_compiler::lower::topsps_used(schedule);
+    let topsps = ccc_compiler::placement::topsps_used(schedule);
     let _ = writeln!(
         out,
         "{}: {}, {}, {} per rank ({})",
