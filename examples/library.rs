@@ -15,7 +15,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .inter_all_reduce(AlgType::SingleCycleRing)
                 .intra_all_gather(AlgType::Kangaring),
         );
-    let valid = validate(spec.into())?; // every problem at once
+    let valid = validate(&spec.into())?; // every problem at once
     let compiled = compile(&valid, &Options::default())?; // build, prove, lower, encode, sign
     let mut out = std::io::stdout().lock();
     writeln!(out, "signature {}", compiled.signature.digest)?;

@@ -91,7 +91,7 @@ fn thread_counts_do_not_change_the_bytes() {
 fn parallel_provers_agree_with_sequential_ones() {
     let parallel = ProverOptions { parallel_from: 2, ..ProverOptions::default() };
     for stem in ["allreduce_hier_4x32", "allreduce_kangaring", "alltoallv_mesh", "program_training_step"] {
-        let valid = validate(parse(&example(stem)).unwrap().program).unwrap();
+        let valid = validate(&parse(&example(stem)).unwrap().program).unwrap();
         let sequential = compile_tuned(&valid, &Options::default(), &ProverOptions::default()).unwrap();
         for threads in [1, 2, 4] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -112,7 +112,7 @@ fn the_symmetry_shortcut_changes_no_result() {
     let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
     let mut rotated = 0;
     for (stem, src) in examples() {
-        let valid = validate(parse(&src).unwrap().program).unwrap();
+        let valid = validate(&parse(&src).unwrap().program).unwrap();
         let fast = compile_tuned(&valid, &Options::default(), &ProverOptions::default()).unwrap();
         let slow = compile_tuned(&valid, &Options::default(), &full).unwrap();
         assert_same(&format!("{stem}: symmetry on vs off"), &fast, &slow);

@@ -189,7 +189,7 @@ fn program() -> impl Strategy<Value = Program> {
 
 /// The signature of a program, if it is valid.
 fn signed(p: &Program) -> Option<Signature> {
-    let valid = validate(p.clone()).ok()?;
+    let valid = validate(p).ok()?;
     let schedule = build(&valid).ok()?;
     Some(sign(&valid, &schedule))
 }
@@ -199,7 +199,7 @@ type Images = (u32, u8, Vec<u8>, Vec<u8>, Vec<u8>);
 
 /// Every rank's images, flattened.
 fn bytes(p: &Program) -> Vec<Images> {
-    let valid = validate(p.clone()).unwrap();
+    let valid = validate(p).unwrap();
     let compiled = compile(&valid, &Options { ranks: Vec::new(), verify: false, ..Options::default() }).unwrap();
     compiled
         .images
@@ -381,7 +381,7 @@ proptest! {
     #[test]
     fn identical_on_every_rank(p in program(), pick in any::<u64>()) {
         let expected = signed(&p).unwrap();
-        let valid = validate(p.clone()).unwrap();
+        let valid = validate(&p).unwrap();
         let rank_n = valid.topology().rank_n;
         let subsets: Vec<Vec<Rank>> = vec![
             vec![Rank(0)],
@@ -606,7 +606,7 @@ fn write(p: &Program, style: &Style) -> String {
 
 fn digest_of_text(src: &str) -> Result<String, String> {
     let parsed = parse(src).map_err(|e| format!("{e} at {}\n{src}", e.span.start))?;
-    let valid = validate(parsed.program).map_err(|e| format!("{e:?}\n{src}"))?;
+    let valid = validate(&parsed.program).map_err(|e| format!("{e:?}\n{src}"))?;
     let schedule = build(&valid).map_err(|e| format!("{e}\n{src}"))?;
     Ok(sign(&valid, &schedule).digest)
 }
@@ -669,7 +669,7 @@ fn compiling_other_ranks_writes_the_same_signature() {
 #[test]
 fn the_documented_example_is_current() {
     let src = std::fs::read_to_string(format!("{ROOT}/examples/allreduce_hier.ron")).unwrap();
-    let valid = validate(parse(&src).unwrap().program).unwrap();
+    let valid = validate(&parse(&src).unwrap().program).unwrap();
     let schedule = build(&valid).unwrap();
     let s = sign(&valid, &schedule);
     let doc = std::fs::read_to_string(format!("{ROOT}/docs/signature.md")).unwrap();

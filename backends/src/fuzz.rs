@@ -184,7 +184,7 @@ pub fn ron_spec(data: &[u8]) -> Result<Outcome, Finding> {
             return Ok(out);
         }
     };
-    let valid = match validate(parsed.program.clone()) {
+    let valid = match validate(&parsed.program) {
         Ok(valid) => valid,
         Err(errors) => {
             ensure(!errors.0.is_empty(), || "validation failed with no problem listed".to_owned())?;
@@ -370,7 +370,7 @@ fn reference() -> Option<&'static (ValidProgram, Input)> {
     static REFERENCE: OnceLock<Option<(ValidProgram, Input)>> = OnceLock::new();
     REFERENCE
         .get_or_init(|| {
-            let valid = validate(parse(REFERENCE_SPEC).ok()?.program).ok()?;
+            let valid = validate(&parse(REFERENCE_SPEC).ok()?.program).ok()?;
             let schedule = ccc_compiler::build::build(&valid).ok()?;
             let input = Input::from_signature("reference", &sign(&valid, &schedule));
             Some((valid, input))

@@ -19,7 +19,7 @@
 //!
 //! let spec = Collective::new(OpType::AllGather, DType::F32, 1024, Arch::Cayman, Topology::new(2, 1))
 //!     .algorithm(AlgType::Ring);
-//! let compiled = compile(&validate(spec.into())?, &Options::default())?;
+//! let compiled = compile(&validate(&spec.into())?, &Options::default())?;
 //! assert_eq!(compiled.images.len(), 2);
 //! # Ok::<(), CompileError>(())
 //! ```

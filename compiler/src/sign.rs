@@ -313,7 +313,7 @@ mod tests {
 
     fn digest_of_text(src: &str) -> Result<String, String> {
         let parsed = parse(src).map_err(|e| format!("{e}\n{src}"))?;
-        let valid = validate(parsed.program).map_err(|e| format!("{e:?}\n{src}"))?;
+        let valid = validate(&parsed.program).map_err(|e| format!("{e:?}\n{src}"))?;
         let schedule = build(&valid).map_err(|e| format!("{e}\n{src}"))?;
         Ok(sign(&valid, &schedule).digest)
     }
@@ -322,7 +322,7 @@ mod tests {
     fn the_fields_are_the_documented_ones() {
         let src = "(op: AllReduce, dtype: F32, reduce: Add, count: 64, arch: Cayman, \
                    topology: (rank_n: 4, local_rank_n: 4), channels: 1, algorithm: Ring)";
-        let valid = validate(parse(src).unwrap().program).unwrap();
+        let valid = validate(&parse(src).unwrap().program).unwrap();
         let s = sign(&valid, &build(&valid).unwrap());
         let names: Vec<&str> = s.fields.iter().map(|f| f.name.as_str()).collect();
         let mut expected: Vec<String> = PROGRAM_FIELDS.iter().map(|f| (*f).to_owned()).collect();
@@ -384,7 +384,7 @@ mod tests {
                 continue;
             }
             let src = std::fs::read_to_string(&path).unwrap();
-            let valid = validate(parse(&src).unwrap().program).unwrap();
+            let valid = validate(&parse(&src).unwrap().program).unwrap();
             for plan in &build(&valid).unwrap().collectives {
                 let text = schedule_preimage(plan);
                 assert!(text.ends_with('\n') && !text.contains('\r'), "{}", path.display());

@@ -3,7 +3,7 @@
 use crate::valid::{Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
-use ccc_ir::spec::{Barrier, DType, Leg, Program, ReduceOp};
+use ccc_ir::spec::{Barrier, DType, Leg, ReduceOp};
 
 /// A one-collective program description for tests.
 #[derive(Clone, Debug)]
@@ -133,7 +133,6 @@ impl Case {
             counts,
         };
         ValidProgram {
-            spec: Program { collectives: Vec::new() },
             collectives: vec![collective],
             arch: self.arch,
             topology: shape,

@@ -5,7 +5,7 @@
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::Rank;
-use ccc_ir::spec::{Barrier, DType, Leg, Program, ReduceOp};
+use ccc_ir::spec::{Barrier, DType, Leg, ReduceOp};
 use serde::Serialize;
 
 /// The default initial send credits per channel.
@@ -17,8 +17,6 @@ pub const DEFAULT_SEND_CREDITS: u16 = 2;
 /// `topology`, `barrier` and `send_credits`; see [`ValidCollective`].
 #[derive(Clone, Debug)]
 pub struct ValidProgram {
-    /// The spec as the user wrote it (after parsing).
-    pub(crate) spec: Program,
     /// The collectives, in program order.
     pub(crate) collectives: Vec<ValidCollective>,
     /// The architecture.
@@ -32,10 +30,6 @@ pub struct ValidProgram {
 }
 
 impl ValidProgram {
-    /// The spec as written.
-    pub fn spec(&self) -> &Program {
-        &self.spec
-    }
     /// The collectives in order.
     pub fn collectives(&self) -> &[ValidCollective] {
         &self.collectives

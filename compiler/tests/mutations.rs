@@ -28,7 +28,7 @@ const MESH: &str = "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 6
     topology: (rank_n: 6, local_rank_n: 6), channels: 1, algorithm: Mesh)";
 
 fn schedule(src: &str) -> Schedule {
-    build(&validate(parse(src).unwrap().program).unwrap()).unwrap()
+    build(&validate(&parse(src).unwrap().program).unwrap()).unwrap()
 }
 
 fn world(schedule: &Schedule) -> Vec<RankProgram> {

@@ -638,8 +638,7 @@ fn try_compile_tuned(
     options: &Options,
     prover: &ProverOptions,
 ) -> Result<Option<Result<Compiled, CompileError>>, String> {
-    let caught =
-        catch_unwind(AssertUnwindSafe(|| validate(program.clone()).ok().map(|v| compile_tuned(&v, options, prover))));
+    let caught = catch_unwind(AssertUnwindSafe(|| validate(program).ok().map(|v| compile_tuned(&v, options, prover))));
     caught.map_err(|panic| format!("PANIC: {}\nspec:\n{}", panic_text(&panic), ron_of(program)))
 }
 
@@ -647,7 +646,7 @@ fn try_compile_tuned(
 /// compiles, catching panics; `Err` is a failure message with the spec.
 fn run(program: &Program, options: &Options) -> Result<Result<Compiled, CompileError>, String> {
     try_compile(program, options)?.ok_or_else(|| {
-        let e = validate(program.clone()).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = validate(program).err().map(|e| e.to_string()).unwrap_or_default();
         format!("validation refused a generated spec: {e}\nspec:\n{}", ron_of(program))
     })
 }
@@ -1159,7 +1158,7 @@ fn mutate(t: &mut Tape<'_>, program: &mut Program) {
 fn check_mutated(program: &Program) -> Result<(), String> {
     // Still valid (a bend, not a break): compile it only if it is small.
     let small = program.collectives[0].topology.rank_n <= 64;
-    let caught = catch_unwind(AssertUnwindSafe(|| validate(program.clone())));
+    let caught = catch_unwind(AssertUnwindSafe(|| validate(program)));
     match caught {
         Err(panic) => Err(format!("PANIC in validate: {}\nspec:\n{}", panic_text(&panic), ron_of(program))),
         Ok(Err(_)) => {

@@ -28,7 +28,7 @@ pub fn ring_allreduce_of(rank_n: u32, channels: u8, count: u64) -> ValidProgram 
         "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: {count}, arch: Cayman, \
          topology: (rank_n: {rank_n}, local_rank_n: {local}), channels: {channels}, algorithm: Ring)"
     );
-    validate(parse(&src).unwrap().program).unwrap()
+    validate(&parse(&src).unwrap().program).unwrap()
 }
 
 /// The README's two-level all-reduce over `rank_n` ranks, 16 per node, 1
@@ -40,7 +40,7 @@ pub fn hier_allreduce(rank_n: u32) -> ValidProgram {
          topology: (rank_n: {rank_n}, local_rank_n: 16), channels: 1, algorithm: Hier((intra_reduce_scatter: Ring, \
          inter_all_reduce: SingleCycleRing, intra_all_gather: Kangaring)))"
     );
-    validate(parse(&src).unwrap().program).unwrap()
+    validate(&parse(&src).unwrap().program).unwrap()
 }
 
 /// Median wall time of `f` over repeated runs: at least one run, then more

@@ -92,7 +92,7 @@ pub struct Compiled {
 /// The first failing pass's error.
 pub fn compile_source(src: &str, options: &Options) -> Result<(ParsedSpec, ValidProgram, Compiled), CompileError> {
     let parsed = parse(src)?;
-    let valid = validate(parsed.program.clone())?;
+    let valid = validate(&parsed.program)?;
     let compiled = compile(&valid, options)?;
     Ok((parsed, valid, compiled))
 }

@@ -40,7 +40,7 @@ pub use problem::*;
 /// # Errors
 ///
 /// [`ValidationErrors`] listing every problem found (at least one).
-pub fn validate(program: Program) -> Result<ValidProgram, ValidationErrors> {
+pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
     let mut errors = Vec::new();
     let Some(first) = program.collectives.first() else {
         errors.push(ValidationError {
@@ -88,14 +88,9 @@ pub fn validate(program: Program) -> Result<ValidProgram, ValidationErrors> {
     let shape = shape_of(first.topology);
     let all_valid = errors.is_empty() && valid.len() == program.collectives.len();
     match (all_valid, shape, u16::try_from(first_credits)) {
-        (true, Some(topology), Ok(send_credits)) => Ok(ValidProgram {
-            arch: first.arch,
-            topology,
-            barrier: first_barrier,
-            send_credits,
-            collectives: valid,
-            spec: program,
-        }),
+        (true, Some(topology), Ok(send_credits)) => {
+            Ok(ValidProgram { arch: first.arch, topology, barrier: first_barrier, send_credits, collectives: valid })
+        }
         _ => Err(ValidationErrors(errors)),
     }
 }

@@ -34,7 +34,7 @@ fn hier_ar() -> Algorithm {
 }
 
 fn ok(c: Collective) -> ValidCollective {
-    match validate(Program::from(c)) {
+    match validate(&Program::from(c)) {
         Ok(p) => p.collectives()[0].clone(),
         Err(e) => panic!("{e}"),
     }
@@ -45,7 +45,7 @@ fn errs(c: Collective) -> Vec<(String, Problem)> {
 }
 
 fn errs_program(p: Program) -> Vec<(String, Problem)> {
-    match validate(p) {
+    match validate(&p) {
         Ok(_) => panic!("accepted"),
         Err(e) => {
             assert!(!e.0.is_empty());
@@ -69,7 +69,7 @@ fn with(f: impl FnOnce(&mut Collective)) -> Collective {
 
 #[test]
 fn accepts_the_base_and_resolves_defaults() {
-    let p = validate(Program::from(base())).unwrap();
+    let p = validate(&Program::from(base())).unwrap();
     assert_eq!(p.arch(), Arch::Cayman);
     assert_eq!(p.barrier(), Barrier::Host);
     assert_eq!(p.send_credits(), DEFAULT_SEND_CREDITS);
@@ -108,7 +108,7 @@ fn program_collectives_share_settings() {
         c.barrier = Some(Barrier::Device);
         c.send_credits = Some(4);
     });
-    let e = validate(Program { collectives: vec![base(), second] }).unwrap_err();
+    let e = validate(&Program { collectives: vec![base(), second] }).unwrap_err();
     let got: Vec<_> = e.0.iter().map(|e| (e.collective, e.field.as_str())).collect();
     assert_eq!(got, vec![(Some(1), "arch"), (Some(1), "topology"), (Some(1), "barrier"), (Some(1), "send_credits")]);
     assert_eq!(e.0[0].problem, Problem::ArchDiffers { found: Arch::Mariana, first: Arch::Cayman });
@@ -120,7 +120,7 @@ fn program_collectives_share_settings() {
         c.barrier = Some(Barrier::Host);
         c.send_credits = Some(2);
     });
-    let p = validate(Program {
+    let p = validate(&Program {
         collectives: vec![
             base(),
             same,
@@ -142,7 +142,7 @@ fn a_shared_bad_value_is_reported_once() {
         c.send_credits = Some(0);
         c.topology.local_rank_n = 12;
     });
-    let e = validate(Program { collectives: vec![bad.clone(), bad] }).unwrap_err();
+    let e = validate(&Program { collectives: vec![bad.clone(), bad] }).unwrap_err();
     let got: Vec<_> = e.0.iter().map(|e| (e.collective, e.field.as_str())).collect();
     assert_eq!(got, vec![(Some(0), "topology.local_rank_n"), (Some(0), "send_credits")]);
 }
@@ -615,7 +615,7 @@ fn barrier_and_credits() {
         let e = one(with(|c| c.send_credits = Some(bad)));
         assert_eq!(e, ("send_credits".into(), Problem::OutOfRange { value: u64::from(bad), min: 1, max: 511 }));
     }
-    let p = validate(Program::from(with(|c| c.send_credits = Some(511)))).unwrap();
+    let p = validate(&Program::from(with(|c| c.send_credits = Some(511)))).unwrap();
     assert_eq!(p.send_credits(), 511);
 }
 
@@ -635,7 +635,7 @@ fn collects_every_problem() {
 
 #[test]
 fn messages_say_what_is_accepted() {
-    let e = validate(Program::from(with(|c| c.channels = 33))).unwrap_err();
+    let e = validate(&Program::from(with(|c| c.channels = 33))).unwrap_err();
     assert_eq!(
         e.to_string(),
         "1 problem in the spec:\n  - collective 0: channels: 33 is out of range; accepted: 1..=32"
@@ -692,7 +692,7 @@ proptest::proptest! {
             channels, algorithm, root, peer, peers, counts, groups,
             barrier: device.then_some(Barrier::Device), send_credits,
         };
-        match validate(Program::from(c)) {
+        match validate(&Program::from(c)) {
             Ok(p) => {
                 let v = &p.collectives()[0];
                 let n = v.groups().size();

@@ -38,8 +38,7 @@ pub fn load_spec(path: &Path) -> Result<(ParsedSpec, ValidProgram), Failure> {
     // snippet's columns are the parser's.
     let src = strip_bom(&text);
     let parsed = parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?;
-    let valid =
-        validate(parsed.program.clone()).map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
+    let valid = validate(&parsed.program).map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
 }
 
