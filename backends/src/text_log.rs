@@ -139,7 +139,7 @@ pub fn adding_end(compl_addr: u64) -> String {
 /// The seed quotes the prefix and three of the five field names, not the
 /// whole string: the two other names (`alg_intra_redsct`,
 /// `alg_inter_allg`), the order (the seed's three keep their relative
-/// order) and the values' spelling are [project] (`docs/wire-format.md`
+/// order) and the values' spelling are \[project\] (`docs/wire-format.md`
 /// §11). The line is printed from a compile (`ccc verify`, `ccc compile`),
 /// never from an image: a CTRL SPAD image does not tell a Hier program
 /// from a flat one (`docs/wire-format.md` §12).

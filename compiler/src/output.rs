@@ -1,7 +1,7 @@
 //! Writing a compile into a folder, without ever losing a file ccc did not
 //! write.
 //!
-//! [`write`] puts every compiled rank's images and `manifest.json` into the
+//! [`write()`] puts every compiled rank's images and `manifest.json` into the
 //! folder `OUT` a user names. Its promise:
 //!
 //! - **It writes** `OUT/manifest.json` and `OUT/rank-R/topsp-T/{ctrl_spad,
@@ -63,7 +63,7 @@ pub fn image_path(rank: u32, topsp: u8, file: &str) -> PathBuf {
     Path::new(&format!("rank-{rank}")).join(format!("topsp-{topsp}")).join(file)
 }
 
-/// What [`write`] did.
+/// What [`write()`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Written {
     /// Files ccc wrote (images and the manifest).
@@ -126,7 +126,7 @@ pub enum NotOurs {
     },
 }
 
-/// Why [`write`] wrote nothing (or, for [`OutputError::Io`] after the
+/// Why [`write()`] wrote nothing (or, for [`OutputError::Io`] after the
 /// switch, could not finish removing the old tree).
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -189,7 +189,7 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, OutputError> {
     write_files(out, images, manifest.as_bytes())
 }
 
-/// [`write`] over any list of image files (relative path, bytes) and the
+/// [`write()`] over any list of image files (relative path, bytes) and the
 /// manifest text.
 fn write_files<'a>(
     out: &Path,

@@ -2,9 +2,9 @@
 //! computation (wire-contract §5, §6; `docs/wire-format.md` §6, §9).
 //!
 //! The cc_op record schema is identical on every architecture; what differs
-//! is in [`ArchParams`]. Cayman's numbers are [seed]; the other arches reuse
-//! them where the seeds are silent ([project]), except for the mesh event
-//! limit, which is [seed] for all four.
+//! is in [`ArchParams`]. Cayman's numbers are \[seed\]; the other arches reuse
+//! them where the seeds are silent (\[project\]), except for the mesh event
+//! limit, which is \[seed\] for all four.
 
 use serde::{Deserialize, Serialize};
 
@@ -89,15 +89,15 @@ impl std::fmt::Display for SemWindow {
 pub struct ArchParams {
     /// Which architecture.
     pub arch: Arch,
-    /// The runtime's arch id [seed].
+    /// The runtime's arch id \[seed\].
     pub arch_id: u8,
-    /// NeuronCore generation label [seed].
+    /// NeuronCore generation label \[seed\].
     pub neuron_core: &'static str,
-    /// TOP_SPs per NeuronCore [project].
+    /// TOP_SPs per NeuronCore \[project\].
     pub topsp_n: u8,
-    /// SoC address of TOP_SP 0's SP base (`0x8280000000` on Cayman [seed]).
+    /// SoC address of TOP_SP 0's SP base (`0x8280000000` on Cayman \[seed\]).
     pub sp_base: u64,
-    /// Distance between consecutive TOP_SPs' bases [project].
+    /// Distance between consecutive TOP_SPs' bases \[project\].
     pub topsp_stride: u64,
     /// READ/WAIT window offset from the SP base.
     pub sem_read: u64,
@@ -107,19 +107,19 @@ pub struct ArchParams {
     pub sem_inc: u64,
     /// DEC window offset.
     pub sem_dec: u64,
-    /// Semaphores per window (256 [seed]).
+    /// Semaphores per window (256 \[seed\]).
     pub sem_n: u16,
-    /// CTRL SPAD size in bytes (`0x1000` on Cayman [seed]).
+    /// CTRL SPAD size in bytes (`0x1000` on Cayman \[seed\]).
     pub ctrl_spad_size: u32,
-    /// SLOT SPAD size in bytes (`0x8000` on Cayman [seed]).
+    /// SLOT SPAD size in bytes (`0x8000` on Cayman \[seed\]).
     pub slot_spad_size: u32,
-    /// Offset of the CTRL SPAD load address from the SP base [project].
+    /// Offset of the CTRL SPAD load address from the SP base \[project\].
     pub ctrl_spad_offset: u64,
-    /// Offset of the SLOT SPAD load address from the SP base [project].
+    /// Offset of the SLOT SPAD load address from the SP base \[project\].
     pub slot_spad_offset: u64,
-    /// Offset of the persistent DMA ring from the SP base [project].
+    /// Offset of the persistent DMA ring from the SP base \[project\].
     pub pring_offset: u64,
-    /// Mesh events per TOP_SP (50 on Sunda, 108 elsewhere [seed]).
+    /// Mesh events per TOP_SP (50 on Sunda, 108 elsewhere \[seed\]).
     pub mesh_event_max: u8,
 }
 

@@ -144,7 +144,7 @@ impl AlgType {
     pub const INVALID_RAW: u8 = 11;
 
     /// The device pattern records of this algorithm are lowered to
-    /// (wire-contract §2, [project] family table). `None` for HIER, which
+    /// (wire-contract §2, \[project\] family table). `None` for HIER, which
     /// is never on the wire: it is a composition of legs.
     pub const fn pattern(self) -> Option<DevicePattern> {
         match self {

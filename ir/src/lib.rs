@@ -28,8 +28,8 @@
 //!   ([`wire::bytes`]). Every encoder has a mirror-image decoder; decoders
 //!   refuse reserved bits and name the byte offset.
 //!
-//! Byte facts are tagged in `docs/wire-format.md`: [seed] (confirmed),
-//! [resolved] and [project] (ccc's own, stable under [`FORMAT_VERSION`]).
+//! Byte facts are tagged in `docs/wire-format.md`: \[seed\] (confirmed),
+//! \[resolved\] and \[project\] (ccc's own, stable under [`FORMAT_VERSION`]).
 //!
 //! Nothing here panics, prints or allocates globally; every failure is a
 //! typed error that carries its values.
@@ -46,7 +46,7 @@ pub mod noun;
 pub mod spec;
 pub mod wire;
 
-/// The one integer that changes whenever a [project] byte layout, or a
+/// The one integer that changes whenever a \[project\] byte layout, or a
 /// lowering decision that changes the bytes emitted for the same spec,
 /// changes (wire-contract §9). It is written into `manifest.json` and into
 /// the signature preimage.

@@ -192,7 +192,7 @@ pub enum LegChoices {
     /// also SingleCycleRing.
     #[default]
     Seed,
-    /// A [project] extension: `inter_all_reduce` also accepts
+    /// A \[project\] extension: `inter_all_reduce` also accepts
     /// SingleStepMesh and TwoStepPodMesh, which ccc composes and proves but
     /// the runtime's selector never picks.
     Wide,

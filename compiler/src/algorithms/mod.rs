@@ -99,7 +99,7 @@ pub fn leg_choices(leg: Leg) -> &'static [AlgType] {
 
 /// The legal choices for a hierarchical leg under `set`.
 ///
-/// [`LegChoices::Wide`] (a spec's `choices: Wide`, a [project] extension)
+/// [`LegChoices::Wide`] (a spec's `choices: Wide`, a \[project\] extension)
 /// adds SingleStepMesh and TwoStepPodMesh to the inter all-reduce: ccc
 /// composes and proves them, but the runtime's selector never picks them,
 /// so they are opt-in. It adds nothing else: LatencyOptMesh and BwOptMesh

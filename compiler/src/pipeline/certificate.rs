@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 /// # Errors
 ///
 /// [`CompileError::Certificate`] when the manifest does not vouch for this
-/// schedule; otherwise as [`compile`].
+/// schedule; otherwise as [`compile`](super::compile).
 pub fn compile_certified(
     valid: &ValidProgram,
     options: &Options,

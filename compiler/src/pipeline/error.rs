@@ -39,7 +39,7 @@ pub enum CompileError {
     Memory(#[from] MemoryError),
 }
 
-/// A compile whose estimated memory exceeds [`Options::memory_budget`],
+/// A compile whose estimated memory exceeds [`Options::memory_budget`](super::Options::memory_budget),
 /// refused before any world-sized work. The estimate is made from a few
 /// representative ranks lowered and encoded first: the proof holds every
 /// rank's lowered records (and each rank's symmetry watch) and, for a
@@ -49,7 +49,7 @@ pub enum CompileError {
 pub struct MemoryError {
     /// Bytes the compile would hold at once, by estimate: `proof + emit`.
     pub needed: u64,
-    /// The budget ([`Options::memory_budget`]).
+    /// The budget ([`Options::memory_budget`](super::Options::memory_budget)).
     pub budget: u64,
     /// Of `needed`, the proof's: every rank's lowered records and watch,
     /// the symbolic buffers (0 without a proof).
@@ -67,12 +67,12 @@ pub struct MemoryError {
 pub enum WayOut {
     /// A spec with fewer ranks.
     FewerRanks,
-    /// Emit fewer ranks per compile (name them in [`Options::ranks`]).
+    /// Emit fewer ranks per compile (name them in [`Options::ranks`](super::Options::ranks)).
     EmitFewerRanks,
-    /// Compile the ranks named without the proof ([`Options::verify`] off).
+    /// Compile the ranks named without the proof ([`Options::verify`](super::Options::verify) off).
     SkipProof,
     /// Take the proof from an earlier compile's certificate
-    /// ([`compile_certified`]).
+    /// ([`compile_certified`](super::compile_certified)).
     Certificate,
 }
 

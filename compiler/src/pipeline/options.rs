@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The default of [`Options::memory_budget`]: 2 GiB. What a compile may
 /// hold at once, by the estimate made before any world-sized work (see
-/// [`MemoryError`]); well under a 4 GiB address-space cap, which must also
+/// [`MemoryError`](super::MemoryError)); well under a 4 GiB address-space cap, which must also
 /// hold the allocator's arenas, the threads' stacks, the spec and what the
 /// estimate leaves out (the proof's interned contributor sets).
 pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
@@ -21,7 +21,7 @@ pub struct Options {
     pub verify: bool,
     /// The most memory, in bytes, the compile may estimate it holds at
     /// once ([`DEFAULT_MEMORY_BUDGET`]); more is refused before any
-    /// world-sized work, with a [`MemoryError`].
+    /// world-sized work, with a [`MemoryError`](super::MemoryError).
     pub memory_budget: u64,
     /// Called as work counted in ranks advances (see [`Progress`]); `None`
     /// costs nothing.

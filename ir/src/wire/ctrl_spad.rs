@@ -12,7 +12,7 @@
 use super::bytes::{DecodeError, DecodeErrorKind, EncodeError};
 use super::slot::{CcOp, SlotWord, WORD_BYTES};
 
-/// Bytes per slot [project].
+/// Bytes per slot \[project\].
 pub const SLOT_BYTES: usize = 64;
 /// Words per slot.
 pub const SLOT_WORDS: usize = SLOT_BYTES / WORD_BYTES;

@@ -3,14 +3,14 @@
 //!
 //! ```text
 //!     0 +---------------------------------+
-//!       | semaphore handles, spad addrs   |  [project] offsets
+//!       | semaphore handles, spad addrs   |  \[project\] offsets
 //!    96 | op_num, function_n, counts, ... |
-//!   144 | mesh event table (108 x 16 B)   |  [project] layout
+//!   144 | mesh event table (108 x 16 B)   |  \[project\] layout
 //!  1872 | reserved                        |
-//!  2200 | barrier_configs (296 B)         |  [seed]
-//!  2496 | basic_block_configs (1048 B)    |  [seed]
+//!  2200 | barrier_configs (296 B)         |  \[seed\]
+//!  2496 | basic_block_configs (1048 B)    |  \[seed\]
 //!  3544 | reserved                        |
-//!  3591 | flags                           |  [seed]
+//!  3591 | flags                           |  \[seed\]
 //!  3592 +---------------------------------+
 //! ```
 //!
@@ -21,7 +21,7 @@
 
 use super::bytes::{DecodeError, DecodeErrorKind, EncodeError, Reader, Writer};
 
-/// The block's size [seed].
+/// The block's size \[seed\].
 pub const NEFF_CONFIGS_BYTES: usize = 3592;
 
 /// `trigger` semaphore handle.
@@ -38,7 +38,7 @@ pub const TPB_STOP_SEMA: usize = 32;
 pub const CTRL_SPAD: usize = 40;
 /// `slot_spad_base[6]` addresses.
 pub const SLOT_SPAD_BASE: usize = 48;
-/// Number of slot bases [seed].
+/// Number of slot bases \[seed\].
 pub const SLOT_SPAD_BASE_N: usize = 6;
 /// `op_num: u32`.
 pub const OP_NUM: usize = 96;
@@ -46,15 +46,15 @@ pub const OP_NUM: usize = 96;
 pub const FUNCTION_N: usize = 100;
 /// `tpb_compl_addr_num: u8`.
 pub const TPB_COMPL_ADDR_NUM: usize = 102;
-/// `mesh_event_n: u8` [project].
+/// `mesh_event_n: u8` \[project\].
 pub const MESH_EVENT_N: usize = 103;
-/// `channel_n: u8` [project].
+/// `channel_n: u8` \[project\].
 pub const CHANNEL_N: usize = 104;
-/// `topsp_index: u8` [project].
+/// `topsp_index: u8` \[project\].
 pub const TOPSP_INDEX: usize = 105;
-/// `send_credits: u16` [project].
+/// `send_credits: u16` \[project\].
 pub const SEND_CREDITS: usize = 106;
-/// `channel_ids[32]: u8` [project].
+/// `channel_ids[32]: u8` \[project\].
 pub const CHANNEL_IDS: usize = 108;
 /// Entries of `channel_ids`.
 pub const CHANNEL_IDS_N: usize = 32;
@@ -62,25 +62,25 @@ pub const CHANNEL_IDS_N: usize = 32;
 pub const CHANNEL_ID_UNUSED: u8 = 0xFF;
 /// Reserved after `channel_ids`.
 pub const RESERVED_A: usize = 140;
-/// The mesh event table [project].
+/// The mesh event table \[project\].
 pub const MESH_EVENTS: usize = 144;
-/// Capacity of the mesh event table (the largest arch limit [seed]).
+/// Capacity of the mesh event table (the largest arch limit \[seed\]).
 pub const MESH_EVENTS_N: usize = 108;
 /// Bytes per mesh event.
 pub const MESH_EVENT_BYTES: usize = 16;
 /// Reserved after the mesh event table.
 pub const RESERVED_B: usize = MESH_EVENTS + MESH_EVENTS_N * MESH_EVENT_BYTES;
-/// `barrier_configs` [seed].
+/// `barrier_configs` \[seed\].
 pub const BARRIER_CONFIGS: usize = 2200;
-/// `barrier_configs` size [seed].
+/// `barrier_configs` size \[seed\].
 pub const BARRIER_CONFIGS_BYTES: usize = 296;
-/// `basic_block_configs` [seed].
+/// `basic_block_configs` \[seed\].
 pub const BASIC_BLOCK_CONFIGS: usize = 2496;
-/// `basic_block_configs` size [seed].
+/// `basic_block_configs` size \[seed\].
 pub const BASIC_BLOCK_CONFIGS_BYTES: usize = 1048;
 /// Reserved after `basic_block_configs`.
 pub const RESERVED_C: usize = BASIC_BLOCK_CONFIGS + BASIC_BLOCK_CONFIGS_BYTES;
-/// The flag byte [seed].
+/// The flag byte \[seed\].
 pub const FLAGS: usize = 3591;
 
 /// Flag byte: `leader` (bit 0).
@@ -105,29 +105,29 @@ pub const EVENT_BYTES: usize = 8;
 // barrier_configs, relative to BARRIER_CONFIGS.
 /// Size of the host/device union [seed: device barrier 292 B].
 pub const BARRIER_UNION_BYTES: usize = 292;
-/// Host barrier: `barrier_start` [seed].
+/// Host barrier: `barrier_start` \[seed\].
 pub const HOST_BARRIER_START: usize = 0;
-/// Host barrier: `barrier_done` [seed].
+/// Host barrier: `barrier_done` \[seed\].
 pub const HOST_BARRIER_DONE: usize = 8;
-/// Host barrier size [seed].
+/// Host barrier size \[seed\].
 pub const HOST_BARRIER_BYTES: usize = 16;
-/// Device barrier: `step_n: u32` [project].
+/// Device barrier: `step_n: u32` \[project\].
 pub const DEVICE_STEP_N: usize = 0;
 /// Device barrier: the steps [project place].
 pub const DEVICE_STEPS: usize = 8;
-/// Device barrier: steps [seed].
+/// Device barrier: steps \[seed\].
 pub const DEVICE_STEPS_N: usize = 4;
-/// `barrier_step_config` size [seed].
+/// `barrier_step_config` size \[seed\].
 pub const BARRIER_STEP_BYTES: usize = 52;
-/// `barrier_step_config.m2s_val: u16` [seed].
+/// `barrier_step_config.m2s_val: u16` \[seed\].
 pub const STEP_M2S_VAL: usize = 0;
-/// `barrier_step_config.s2m_val: u16` [seed].
+/// `barrier_step_config.s2m_val: u16` \[seed\].
 pub const STEP_S2M_VAL: usize = 2;
-/// `barrier_step_config.barrier_sema[4]` [seed].
+/// `barrier_step_config.barrier_sema[4]` \[seed\].
 pub const STEP_BARRIER_SEMA: usize = 4;
-/// `barrier_step_config.target_sema_val[4]: u32` [seed].
+/// `barrier_step_config.target_sema_val[4]: u32` \[seed\].
 pub const STEP_TARGET_SEMA_VAL: usize = 36;
-/// Device barrier: reserved after the steps [project].
+/// Device barrier: reserved after the steps \[project\].
 pub const DEVICE_RESERVED: usize = DEVICE_STEPS + DEVICE_STEPS_N * BARRIER_STEP_BYTES;
 /// `execute_device_barrier: u32`, after the union [project place].
 pub const EXECUTE_DEVICE_BARRIER: usize = BARRIER_UNION_BYTES;
@@ -158,7 +158,7 @@ const _: () = {
     assert!(RESERVED_C <= FLAGS && FLAGS + 1 == NEFF_CONFIGS_BYTES);
 };
 
-/// One mesh event [project].
+/// One mesh event \[project\].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MeshEvent {
     /// The global rank whose transfers signal the event.
@@ -219,7 +219,7 @@ pub struct BasicBlockConfigs {
     pub pring_total_desc_num: u64,
 }
 
-/// The flag byte at +3591 [seed].
+/// The flag byte at +3591 \[seed\].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NeffFlags {
     /// This TOP_SP hosts the leader channel.
@@ -246,7 +246,7 @@ pub struct NeffConfigs {
     pub tpb_stop_sema: u64,
     /// CTRL SPAD load address.
     pub ctrl_spad: u64,
-    /// Slot bases: [0] is the SLOT SPAD load address.
+    /// Slot bases: `[0]` is the SLOT SPAD load address.
     pub slot_spad_base: [u64; SLOT_SPAD_BASE_N],
     /// Records in the TOP_SP's chain.
     pub op_num: u32,

@@ -45,7 +45,7 @@ pub const FLAG_REPORTER: u8 = 1 << 0;
 pub const FLAG_RING_WAIT_COMPLETE: u8 = 1 << 1;
 /// Byte 2: `ring_send_complete` (bit 2).
 pub const FLAG_RING_SEND_COMPLETE: u8 = 1 << 2;
-/// Byte 2: `safe_mode` (bit 3, [resolved] a wire bit).
+/// Byte 2: `safe_mode` (bit 3, \[resolved\] a wire bit).
 pub const FLAG_SAFE_MODE: u8 = 1 << 3;
 /// Byte 2: `unique_tensors` (bit 4).
 pub const FLAG_UNIQUE_TENSORS: u8 = 1 << 4;
@@ -65,10 +65,10 @@ pub const UNION_BYTE: usize = 4;
 /// Byte offset of `sema_mask` (high half of the union).
 pub const SEMA_MASK_BYTE: usize = 6;
 
-/// The CONTINUE marker word, `SPAD_SLOT_CONTINUE_MARK` [seed].
+/// The CONTINUE marker word, `SPAD_SLOT_CONTINUE_MARK` \[seed\].
 pub const CONTINUE_MARK: u64 = 0xFFFE_FFFE_0000_0000;
 
-/// END mark: bits 1:0 hold this tag [project].
+/// END mark: bits 1:0 hold this tag \[project\].
 pub const END_TAG: u64 = 0b10;
 /// END mark: the tag bits.
 pub const END_TAG_MASK: u64 = 0b11;

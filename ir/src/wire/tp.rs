@@ -12,7 +12,7 @@ use super::bytes::{DecodeError, DecodeErrorKind, EncodeError};
 
 /// Bytes per entry.
 pub const ENTRY_BYTES: usize = 8;
-/// The increment register's value mask (`VAL_MASK`) [seed]: 24 bits.
+/// The increment register's value mask (`VAL_MASK`) \[seed\]: 24 bits.
 pub const VAL_MASK: u32 = 0x00FF_FFFF;
 /// Shift of `m2s`.
 pub const M2S_SHIFT: u32 = 0;
