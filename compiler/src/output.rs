@@ -222,8 +222,11 @@ fn write_files<'a>(
     written.atomic = old.as_ref().is_none_or(|(_, atomic)| *atomic);
     if let (Existing::Ours(listing), Some((old, _))) = (&existing, &old) {
         written.replaced = true;
+        let reported = written.left.len();
         remove_ours(old, &place.out, listing, Path::new(""), &mut written.left);
-        if fs::remove_dir(old).is_err() && fs::symlink_metadata(old).is_ok() && written.left.is_empty() {
+        // The old tree stays only for what it holds that ccc did not write;
+        // name the tree itself when no entry of it was named.
+        if fs::remove_dir(old).is_err() && fs::symlink_metadata(old).is_ok() && written.left.len() == reported {
             written.left.push(old.clone());
         }
     }

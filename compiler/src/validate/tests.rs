@@ -5,23 +5,11 @@ use super::*;
 
 /// A valid flat ring all-reduce: 32 ranks, 16 per node, one pod.
 fn base() -> Collective {
-    Collective {
-        op: OpType::AllReduce,
-        dtype: DType::Bf16,
-        reduce: Some(ReduceOp::Add),
-        count: 4_194_304,
-        arch: Arch::Cayman,
-        topology: Topology { rank_n: 32, local_rank_n: 16, pod_n: 1 },
-        channels: 4,
-        algorithm: Algorithm::Ring,
-        root: None,
-        peer: None,
-        peers: None,
-        counts: None,
-        groups: None,
-        barrier: None,
-        send_credits: None,
-    }
+    let topology = Topology { rank_n: 32, local_rank_n: 16, pod_n: 1 };
+    Collective::new(OpType::AllReduce, DType::Bf16, 4_194_304, Arch::Cayman, topology)
+        .reduce(ReduceOp::Add)
+        .channels(4)
+        .algorithm(AlgType::Ring)
 }
 
 fn hier_ar() -> Algorithm {
