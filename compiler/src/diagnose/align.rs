@@ -1,6 +1,6 @@
 //! Aligning two programs collective by collective: common prefix and suffix, then a minimum-cost edit alignment.
 
-use super::compare::value;
+use super::fields::{Coll, value};
 use super::idx;
 
 /// One step of an alignment of two programs: indices into `a` and `b`.
@@ -28,8 +28,6 @@ const COST_CHANGED: u32 = 3;
 /// Cost of pairing collectives of different ops: a tie with a gap pair,
 /// resolved towards pairing (the same position, a different op).
 const COST_CHANGED_OP: u32 = 4;
-
-type Coll<'a> = Vec<(&'a str, &'a str)>;
 
 /// Aligns two programs: the longest common prefix and suffix match; the
 /// middles are aligned by minimum cost (ties: pair, then missing, then extra).

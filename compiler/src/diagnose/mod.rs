@@ -21,13 +21,15 @@
 mod align;
 mod cause;
 mod compare;
+mod fields;
 mod input;
 
 pub use cause::Cause;
 pub use input::{Input, InputError};
 
 use crate::encode::RankImages;
-use compare::{Parsed, compare};
+use compare::compare;
+use fields::Parsed;
 use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

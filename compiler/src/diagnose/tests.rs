@@ -1,6 +1,6 @@
 use super::align::{Step, align};
 use super::cause::CAUSES;
-use super::compare::Parsed;
+use super::fields::Parsed;
 use super::*;
 use crate::sign::Field;
 

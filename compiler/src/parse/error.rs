@@ -1,6 +1,6 @@
 //! Parse errors: RON's error mapped to a kind, a span on the offending token, and bounded messages.
 
-use super::scan::{advance, byte_offset, pos_le, skip_insignificant, to_line_col, token_at, unclosed_comment};
+use super::scan::{LineCol, advance, byte_offset, pos_le, skip_insignificant, to_line_col, token_at, unclosed_comment};
 use super::{SpecForm, strip_bom};
 use ron::error::Error as RonError;
 use std::ops::Range;
@@ -58,22 +58,6 @@ pub fn bound_message(message: &str) -> String {
         }
     }
     out
-}
-
-/// A position in the source: 1-based line, 1-based column counted in chars
-/// (as RON counts them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LineCol {
-    /// Line, from 1.
-    pub line: usize,
-    /// Column in chars, from 1.
-    pub col: usize,
-}
-
-impl std::fmt::Display for LineCol {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
-    }
 }
 
 /// Where a parse error is: `start` is the first char of the offending

@@ -23,9 +23,8 @@
 mod error;
 mod scan;
 
-pub use error::{
-    LineCol, MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, quote,
-};
+pub use error::{MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, quote};
+pub use scan::LineCol;
 
 use ccc_ir::spec::{Collective, Program};
 use error::error_from_ron;

@@ -1,7 +1,22 @@
 //! Scanning source text: line/column positions, tokens, and the trivia (whitespace, comments, attributes) between them.
 
-use super::LineCol;
 use ron::error::Position;
+
+/// A position in the source: 1-based line, 1-based column counted in chars
+/// (as RON counts them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LineCol {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in chars, from 1.
+    pub col: usize,
+}
+
+impl std::fmt::Display for LineCol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
 
 /// Where the first `/*` that is never closed starts, skipping string
 /// literals and `//` comments on the way; `None` when every comment closes.
