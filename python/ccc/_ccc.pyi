@@ -94,8 +94,8 @@ class Compiled:
     def signature_fields(self) -> List[Tuple[str, str]]:
         """The signature's fields, ``(name, value)`` in preimage order."""
     @property
-    def images(self) -> Dict[int, Dict[int, TopSpImages]]:
-        """``images[rank][topsp]`` for the ranks compiled, ascending."""
+    def images(self) -> Mapping[int, Mapping[int, TopSpImages]]:
+        """``images[rank][topsp]`` for the ranks compiled, ascending (read-only)."""
     @property
     def ranks(self) -> List[int]:
         """The ranks compiled, ascending."""
@@ -123,7 +123,8 @@ def compile(
     memory_budget: Optional[int] = None,
 ) -> Compiled:
     """Validates, builds, lowers, encodes, proves and signs a spec; emits
-    images for ``ranks`` (all when ``None``). The GIL is released while ccc
+    images for ``ranks`` (all when ``None``; an empty list is a
+    ``ValueError``). The GIL is released while ccc
     works. Raises a subclass of ``ccc.CccError``."""
 
 def sign(program_or_text: Union[Program, str]) -> str:

@@ -55,8 +55,10 @@ impl PyTopSpImages {
 #[pyclass(frozen, module = "ccc", name = "Compiled")]
 pub struct PyCompiled {
     pub(crate) compiled: Arc<Compiled>,
-    /// `{rank: {topsp: TopSpImages}}`, ascending.
-    images: Py<PyDict>,
+    /// `{rank: {topsp: TopSpImages}}`, ascending, read-only mappings.
+    images: Py<PyAny>,
+    /// The ranks compiled, ascending.
+    ranks: Vec<u32>,
     /// The signature: 32 lower-case hex digits.
     #[pyo3(get)]
     signature: String,
@@ -65,16 +67,16 @@ pub struct PyCompiled {
 impl PyCompiled {
     /// Wraps a compile's result; the images are copied once into `bytes`.
     pub fn new(py: Python<'_>, compiled: Compiled) -> PyResult<PyCompiled> {
+        // Read-only views, so that a `Compiled` shared between threads
+        // (or callers) cannot be changed by one of them.
+        let read_only = py.import("types")?.getattr("MappingProxyType")?;
         let images = PyDict::new(py);
+        let mut ranks: Vec<(u32, Bound<'_, PyDict>)> = Vec::new();
         for image in adapter::images(&compiled) {
-            let rank = match images.get_item(image.rank)? {
-                Some(rank) => rank.cast_into::<PyDict>()?,
-                None => {
-                    let rank = PyDict::new(py);
-                    images.set_item(image.rank, &rank)?;
-                    rank
-                }
-            };
+            if ranks.last().is_none_or(|(r, _)| *r != image.rank) {
+                ranks.push((image.rank, PyDict::new(py)));
+            }
+            let Some((_, rank)) = ranks.last() else { continue };
             let topsp = PyTopSpImages {
                 rank: image.rank,
                 topsp: image.topsp,
@@ -85,23 +87,32 @@ impl PyCompiled {
             };
             rank.set_item(image.topsp, Py::new(py, topsp)?)?;
         }
+        for (rank, topsps) in &ranks {
+            images.set_item(rank, read_only.call1((topsps,))?)?;
+        }
         let (signature, _) = adapter::signature(&compiled);
-        Ok(PyCompiled { compiled: Arc::new(compiled), images: images.unbind(), signature })
+        Ok(PyCompiled {
+            compiled: Arc::new(compiled),
+            images: read_only.call1((images,))?.unbind(),
+            ranks: ranks.into_iter().map(|(rank, _)| rank).collect(),
+            signature,
+        })
     }
 }
 
 #[pymethods]
 impl PyCompiled {
-    /// `{rank: {topsp: TopSpImages}}` for the ranks compiled, ascending.
+    /// `{rank: {topsp: TopSpImages}}` for the ranks compiled, ascending
+    /// (read-only mappings).
     #[getter]
-    fn images(&self, py: Python<'_>) -> Py<PyDict> {
+    fn images(&self, py: Python<'_>) -> Py<PyAny> {
         self.images.clone_ref(py)
     }
 
     /// The ranks compiled, ascending.
     #[getter]
-    fn ranks(&self, py: Python<'_>) -> PyResult<Vec<u32>> {
-        self.images.bind(py).keys().extract()
+    fn ranks(&self) -> Vec<u32> {
+        self.ranks.clone()
     }
 
     /// The signature's fields, `(name, value)` in preimage order
@@ -161,8 +172,8 @@ impl PyCompiled {
         Ok(dict)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let ranks = self.images.bind(py).len();
+    fn __repr__(&self) -> String {
+        let ranks = self.ranks.len();
         let proof = if adapter::proven(&self.compiled) { "proven" } else { "not verified" };
         format!("<ccc.Compiled signature {}: {ranks} rank(s), {proof}>", self.signature)
     }

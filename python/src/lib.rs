@@ -33,6 +33,17 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyMapping};
 use std::time::Instant;
 
+/// `ranks` as the adapter takes it: `None` for every rank. An empty list is
+/// refused rather than read as every rank (the library's convention).
+fn some_ranks(ranks: Option<Vec<u32>>) -> PyResult<Option<Vec<u32>>> {
+    match ranks {
+        Some(r) if r.is_empty() => Err(pyo3::exceptions::PyValueError::new_err(
+            "ranks is empty; name at least one rank, or pass ranks=None for every rank",
+        )),
+        other => Ok(other),
+    }
+}
+
 /// Validates, builds, lowers, encodes, proves and signs a spec.
 ///
 /// `program_or_text` is a `ccc.Program` or RON text. `ranks` names the
@@ -56,7 +67,7 @@ fn compile(
     memory_budget: Option<u64>,
 ) -> PyResult<PyCompiled> {
     let spec = spec_of(py, program_or_text)?;
-    let request = Request { ranks, no_verify: !verify, memory_budget };
+    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget };
     let compiled = py.detach(|| errors::guard(|| adapter::compile(&spec, &request)));
     PyCompiled::new(py, compiled.map_err(|e| errors::to_py(py, e))?)
 }
@@ -183,7 +194,7 @@ fn _time_rust_compile<'py>(
     iterations: u32,
 ) -> PyResult<Bound<'py, PyList>> {
     let spec = spec_of(py, program)?;
-    let request = Request { ranks, no_verify: !verify, memory_budget: None };
+    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: None };
     let times = py.detach(|| {
         errors::guard(|| {
             (0..iterations)

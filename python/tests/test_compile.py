@@ -141,6 +141,18 @@ def test_a_budget_too_small_is_a_memory_budget_error():
     assert caught.value.accepted and caught.value.help
 
 
+def test_images_are_read_only_and_an_empty_rank_list_is_refused():
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    compiled = ccc.compile(text, ranks=[2])
+    with pytest.raises(TypeError):
+        compiled.images[3] = compiled.images[2]
+    with pytest.raises(TypeError):
+        del compiled.images[2][0]
+    assert compiled.ranks == [2] and list(compiled.images[2]) == [0, 1]
+    with pytest.raises(ValueError, match="ranks=None"):
+        ccc.compile(text, ranks=[])
+
+
 def test_compile_refuses_what_is_not_a_spec():
     with pytest.raises(TypeError):
         ccc.compile(42)
