@@ -135,6 +135,24 @@ def test_a_rank_outside_the_world_is_a_lower_error():
     assert "8 ranks" in str(e)
 
 
+def test_a_schedule_that_does_not_fit_the_device_is_a_lower_error_located_by_rank_and_step(cli, tmp_path):
+    spec = (
+        "Collective(op: AllGather, dtype: Bf16, count: 1048576, arch: Cayman,"
+        " topology: (rank_n: 1024, local_rank_n: 16), channels: 1, algorithm: Mesh)"
+    )
+    with pytest.raises(ccc.LowerError) as caught:
+        ccc.compile(spec, ranks=[0], verify=False)
+    e = caught.value
+    assert e.kind == "Limit"
+    assert (e.rank, e.topsp, e.collective, e.step) == (0, 0, 0, 0)
+    assert "mesh events per TOP_SP is at most 108 on Cayman; this schedule needs 1023" in str(e)
+    # The CLI refuses the same spec with the same words.
+    (tmp_path / "mesh.ron").write_text(spec)
+    done = cli("compile", tmp_path / "mesh.ron", "-o", tmp_path / "out", "-q", "--no-verify", "--rank", "0", ok=False)
+    assert done.returncode == 2
+    assert "mesh events per TOP_SP is at most 108" in " ".join(done.stderr.split())
+
+
 def test_a_budget_too_small_is_a_memory_budget_error():
     with pytest.raises(ccc.MemoryBudgetError) as caught:
         ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1)
