@@ -27,7 +27,7 @@ use crate::{hexdump, json, text_log};
 use ccc_compiler::diagnose::{Input, diagnose};
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::parse;
-use ccc_compiler::pipeline::{CompileError, Options, compile, compile_certified};
+use ccc_compiler::pipeline::{CompileError, Options, compile};
 use ccc_compiler::sign::sign;
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::validate;
@@ -412,7 +412,8 @@ pub fn manifest(data: &[u8]) -> Result<Outcome, Finding> {
     if let Err(e) = Input::from_manifest("fuzzed", &manifest) {
         out.refuse("manifest signature check", e.to_string(), data.len())?;
     }
-    match compile_certified(&reference.0, &rank_zero(), &manifest) {
+    let certified = Options { certificate: Some(std::sync::Arc::new(manifest)), ..rank_zero() };
+    match compile(&reference.0, &certified) {
         Ok(_) => ensure(read.is_ok(), || "a certificate is accepted whose signature diagnose refuses".to_owned())?,
         Err(CompileError::Verify(VerifyError::Defect(defect))) => {
             return Err(Finding(format!("a certified compile found a defect: {defect}")));

@@ -79,7 +79,7 @@ use ccc_compiler::diagnose::{Input, diagnose};
 use ccc_compiler::lower::LowerErrorKind;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::{SpecForm, parse};
-use ccc_compiler::pipeline::{CompileError, Compiled, Options, compile_tuned};
+use ccc_compiler::pipeline::{CompileError, Compiled, Options, compile};
 use ccc_compiler::placement::topsps_used;
 use ccc_compiler::sign::{PREIMAGE_HEADER, Signature, digest_of};
 use ccc_compiler::validate::validate;
@@ -628,17 +628,7 @@ fn variant(debug: &str) -> &str {
 /// `Err` (a failure message with the spec) on a panic.
 #[allow(clippy::type_complexity)]
 fn try_compile(program: &Program, options: &Options) -> Result<Option<Result<Compiled, CompileError>>, String> {
-    try_compile_tuned(program, options, &ProverOptions::default())
-}
-
-/// [`try_compile`] with explicit prover options.
-#[allow(clippy::type_complexity)]
-fn try_compile_tuned(
-    program: &Program,
-    options: &Options,
-    prover: &ProverOptions,
-) -> Result<Option<Result<Compiled, CompileError>>, String> {
-    let caught = catch_unwind(AssertUnwindSafe(|| validate(program).ok().map(|v| compile_tuned(&v, options, prover))));
+    let caught = catch_unwind(AssertUnwindSafe(|| validate(program).ok().map(|v| compile(&v, options))));
     caught.map_err(|panic| format!("PANIC: {}\nspec:\n{}", panic_text(&panic), ron_of(program)))
 }
 
@@ -740,7 +730,7 @@ fn check_determinism(program: &Program, subset_seed: u64) -> Result<(), String> 
     // result either.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().map_err(|e| e.to_string())?;
     let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
-    let b = pool.install(|| try_compile_tuned(program, &Options::default(), &full))?;
+    let b = pool.install(|| try_compile(program, &Options { prover: full, ..Options::default() }))?;
     let b = b.ok_or_else(|| format!("validation refused a generated spec\nspec:\n{}", spec()))?;
     match (&a, &b) {
         (Ok(a), Ok(b)) => {

@@ -1,6 +1,6 @@
 //! The figures a proof reports, computed from the schedule without
 //! proving it: what a certificate's proof section must say (see
-//! `pipeline::compile_certified`).
+//! `pipeline/certificate.rs`).
 //!
 //! Most are products of the schedule's shape (groups, members, steps,
 //! halves, chains, records, (rank, TOP_SP, step) points). Two count
