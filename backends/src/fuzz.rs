@@ -246,7 +246,7 @@ fn compile_small(valid: &ValidProgram, input_len: usize, out: &mut Outcome) -> R
             }
             Ok(())
         }
-        Err(CompileError::Verify(VerifyError::Defect(defect))) => {
+        Err(CompileError::Verify(VerifyError::Defects(defect))) => {
             Err(Finding(format!("the proof found a defect in a schedule ccc built: {defect}")))
         }
         Err(e) => out.refuse("compile error", e.to_string(), input_len),
@@ -415,7 +415,7 @@ pub fn manifest(data: &[u8]) -> Result<Outcome, Finding> {
     let certified = Options { certificate: Some(std::sync::Arc::new(manifest)), ..rank_zero() };
     match compile(&reference.0, &certified) {
         Ok(_) => ensure(read.is_ok(), || "a certificate is accepted whose signature diagnose refuses".to_owned())?,
-        Err(CompileError::Verify(VerifyError::Defect(defect))) => {
+        Err(CompileError::Verify(VerifyError::Defects(defect))) => {
             return Err(Finding(format!("a certified compile found a defect: {defect}")));
         }
         Err(e) => out.refuse("certificate", e.to_string(), data.len())?,

@@ -8,7 +8,7 @@
 //! 2. The generators make only valid specs, validation accepts them, and
 //!    `compile` then succeeds or fails with a device limit only (`Lower`
 //!    limits, `Image` errors, `Build(UnevenGroups)`, a proof too large to
-//!    attempt) — never a `VerifyError::Defect` (a schedule the prover
+//!    attempt) — never a `VerifyError::Defects` (a schedule the prover
 //!    refutes) nor any other error. A success has one image per rank, one
 //!    per used TOP_SP, within the regions of the interface, a proof, and a
 //!    manifest that `diagnose` reads back to the same digest.
@@ -613,7 +613,7 @@ fn acceptable(e: &CompileError) -> Result<String, String> {
         CompileError::Build(BuildError::UnevenGroups { .. }) => Ok("build: uneven groups".to_owned()),
         CompileError::Verify(VerifyError::TooLarge { .. }) => Ok("verify: too large to prove".to_owned()),
         CompileError::Memory(_) => Ok("memory: over budget".to_owned()),
-        CompileError::Verify(VerifyError::Defect(_)) => Err(format!("DEFECT: the prover refutes the schedule: {e}")),
+        CompileError::Verify(VerifyError::Defects(_)) => Err(format!("DEFECT: the prover refutes the schedule: {e}")),
         CompileError::Build(_) => Err(format!("build failed on a validated spec: {e}")),
         CompileError::Parse(_) | CompileError::Validate(_) => Err(format!("compile re-validated and refused: {e}")),
         CompileError::Certificate(_) => Err(format!("a compile without a certificate failed on one: {e}")),

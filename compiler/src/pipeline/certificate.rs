@@ -17,15 +17,17 @@
 //! because it was written by a verified compile, not because it proves
 //! anything itself.
 
-use super::{CertificateError, CompileError, Options, Proof, prove_roundtrips};
+use super::prove::roundtrips;
+use super::{CertificateError, CompileError, Options, Proof};
 use crate::encode::RankImages;
 use crate::lower::RankProgram;
 use crate::manifest::{MANIFEST_SCHEMA, Manifest, ManifestProof};
 use crate::schedule::Schedule;
 use crate::sign::{Signature, digest_of};
-use crate::verify::postcondition;
 use crate::verify::protocol;
+use crate::verify::{Defects, VerifyError, postcondition};
 use ccc_ir::FORMAT_VERSION;
+use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 /// What can be checked of a certificate before the schedule is built:
@@ -76,10 +78,14 @@ pub(super) fn prove_own_ranks(
 ) -> Result<Proof, CompileError> {
     let proven = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
     let t = Instant::now();
-    protocol::prove_ranks(schedule, programs)?;
+    let checked: Vec<_> = programs.par_iter().map(|p| protocol::check_rank(schedule, p, None, None)).collect();
     let protocol_time = t.elapsed();
     let t = Instant::now();
-    let images_checked = prove_roundtrips(programs, images, options)?;
+    let (images_checked, roundtrips) = roundtrips(programs, images, options);
+    let defects = checked.into_iter().flat_map(|c| c.defects).chain(roundtrips);
+    if let Some(defects) = Defects::collect(defects) {
+        return Err(VerifyError::Defects(Box::new(defects)).into());
+    }
     Ok(Proof {
         postcondition: proven.postconditions.clone(),
         protocol: proven.protocol.clone(),

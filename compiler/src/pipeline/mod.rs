@@ -15,10 +15,8 @@ use crate::schedule::Schedule;
 use crate::sign::{Signature, sign};
 use crate::valid::ValidProgram;
 use crate::validate::validate;
-use crate::verify::postcondition::CollectivePostcondition;
-use crate::verify::protocol::ProtocolProof;
+pub use crate::verify::Proof;
 use ccc_ir::id::Rank;
-use std::time::Duration;
 
 mod budget;
 mod certificate;
@@ -30,7 +28,6 @@ mod ranks;
 pub use error::{CertificateError, CompileError, MemoryError, WayOut};
 pub use options::{DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
-use prove::prove_roundtrips;
 use ranks::first_error_early;
 pub use ranks::lower_ranks;
 
@@ -61,7 +58,7 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
         ProofSource::Prove(prover) => {
             let asked = prove::lower_asked(&schedule, &wanted, prover, options)?;
             let images = first_error_early(&asked.programs, |p| encode(p, schedule.arch))?;
-            let (programs, proof) = prove::prove(&schedule, &wanted, asked, &images, prover, options)?;
+            let (programs, proof) = prove::prove(&schedule, &wanted, asked, &images, options)?;
             (programs, images, Some(proof))
         }
         ProofSource::Certificate(certificate) => {
@@ -104,41 +101,6 @@ fn wanted_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<Rank>, LowerE
             Err(LowerError { rank, topsp: None, collective: None, step: None, kind })
         }
         None => Ok(wanted),
-    }
-}
-
-/// What the proof established, and what it cost.
-#[derive(Clone, Debug)]
-pub struct Proof {
-    /// Per collective: the postcondition proven by symbolic execution.
-    pub postcondition: Vec<CollectivePostcondition>,
-    /// The protocol proof over every rank's records.
-    pub protocol: ProtocolProof,
-    /// Replica groups whose every member was seen, at every step, to run
-    /// member 0's program moved to it (see `verify::symmetry`): both
-    /// provers ran on member 0 alone for them (0 when certified: the
-    /// certificate does not say).
-    pub symmetric_groups: u64,
-    /// Images decoded back to their records.
-    pub images_checked: u64,
-    /// Time spent proving postconditions.
-    pub postcondition_time: Duration,
-    /// Time spent on the protocol proof, including lowering the ranks that
-    /// were not asked for (only the proof needs them).
-    pub protocol_time: Duration,
-    /// Time spent on round trips.
-    pub roundtrip_time: Duration,
-    /// `true` when the postcondition and protocol figures come from the
-    /// certificate of an earlier compile of the same schedule (see
-    /// [`Options::certificate`]) and this compile checked only its own
-    /// ranks' chains and images.
-    pub certified: bool,
-}
-
-impl Proof {
-    /// Total proof time.
-    pub fn time(&self) -> Duration {
-        self.postcondition_time + self.protocol_time + self.roundtrip_time
     }
 }
 

@@ -1,7 +1,7 @@
 //! The round trip: every emitted image decodes back to exactly the records
 //! that were lowered.
 
-use super::{Defect, DefectKind, VerifyError};
+use super::defect::{Defect, DefectKind};
 use crate::encode::RankImages;
 use crate::lower::RankProgram;
 use ccc_ir::id::CollectiveIdx;
@@ -15,9 +15,9 @@ use ccc_ir::wire::slot_spad::SlotSpad;
 /// # Errors
 ///
 /// [`DefectKind::RoundTrip`] naming the rank, TOP_SP and image.
-pub fn prove(program: &RankProgram, images: &RankImages) -> Result<u64, VerifyError> {
+pub(crate) fn check(program: &RankProgram, images: &RankImages) -> Result<u64, Box<Defect>> {
     let fail = |topsp, image: &'static str, detail: String| {
-        VerifyError::Defect(Box::new(Defect {
+        Box::new(Defect {
             collective: CollectiveIdx(0),
             group: 0,
             rank: Some(program.rank),
@@ -26,7 +26,7 @@ pub fn prove(program: &RankProgram, images: &RankImages) -> Result<u64, VerifyEr
             step: None,
             chunk: None,
             kind: DefectKind::RoundTrip { image, detail },
-        }))
+        })
     };
     if program.topsps.len() != images.topsps.len() {
         let detail = format!("{} TOP_SP images for {} lowered TOP_SPs", images.topsps.len(), program.topsps.len());

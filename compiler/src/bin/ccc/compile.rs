@@ -86,7 +86,7 @@ pub fn run_verify(args: &VerifyArgs) -> Result<ExitCode, Failure> {
 pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
     let name = spec.display();
     match error {
-        CompileError::Verify(VerifyError::Defect(defect)) => Failure {
+        CompileError::Verify(VerifyError::Defects(defect)) => Failure {
             code: 1,
             report: miette::miette!(
                 help = "ccc refuses to emit a schedule it cannot prove; this is a defect in ccc, please report it with the spec",
