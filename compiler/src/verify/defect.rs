@@ -243,7 +243,7 @@ pub enum DefectKind {
         "ring_wait_complete makes it wait for record {previous}'s completion, which never signals (ring_send_complete is 0): deadlock"
     )]
     WaitWithoutSignal {
-        /// The predecessor (or "none" as u32::MAX for the first record).
+        /// The record before it, whose completion it waits for.
         previous: u32,
     },
     /// The first record waits for a predecessor that does not exist.

@@ -3,7 +3,7 @@
 
 use super::defect::{Defect, DefectKind};
 use crate::encode::RankImages;
-use crate::lower::RankProgram;
+use crate::lower::{RankProgram, SegmentProgram};
 use ccc_ir::id::CollectiveIdx;
 use ccc_ir::wire::ctrl_spad;
 use ccc_ir::wire::neff_configs::NeffConfigs;
@@ -36,11 +36,7 @@ pub(crate) fn check(program: &RankProgram, images: &RankImages) -> Result<u64, B
     for (tp, img) in program.topsps.iter().zip(&images.topsps) {
         let t = tp.topsp;
         let segments = ctrl_spad::decode(&img.ctrl_spad).map_err(|e| fail(t, "ctrl_spad", e.to_string()))?;
-        let lowered: Vec<ctrl_spad::Segment> = tp
-            .segments
-            .iter()
-            .map(|s| ctrl_spad::Segment { records: s.records.iter().map(|r| r.op).collect(), compl_addr: s.compl_addr })
-            .collect();
+        let lowered: Vec<ctrl_spad::Segment> = tp.segments.iter().map(SegmentProgram::ctrl_spad).collect();
         if segments != lowered {
             let at =
                 segments.iter().zip(&lowered).position(|(a, b)| a != b).unwrap_or(segments.len().min(lowered.len()));

@@ -8,7 +8,7 @@
 //! 1..=511; the host's counts match the chain.
 
 use super::found::{MAX_SEND_CREDITS, Place, defect, hosted, mismatch};
-use crate::lower::{Record, Segment, TopSpProgram};
+use crate::lower::{Record, SegmentProgram, TopSpProgram};
 use crate::placement::{channel_sema, mesh_sema, sema, topsps_for};
 use crate::schedule::{CollectivePlan, Phase, Schedule};
 use crate::verify::defect::{Defect, DefectKind, SemaphoreWindow};
@@ -66,7 +66,7 @@ pub(super) fn check(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Resul
 /// against its phase, its channels (RING) or events (MESH). `events` counts
 /// the TOP_SP's mesh events so far.
 fn check_record(
-    segment: &Segment,
+    segment: &SegmentProgram,
     i: usize,
     record: &Record,
     phase: &Phase,
