@@ -11,7 +11,7 @@ mod mesh;
 mod rdh;
 mod ring;
 mod step_gen;
-use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Scope, Transfer};
+use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};
 use crate::valid::Shape;
 use ccc_ir::enums::ReductionType;
 
@@ -169,9 +169,13 @@ pub fn group_shape(members: &[u32], shape: &Shape) -> [u32; 3] {
     }
 }
 
-/// The collective a composition step performs over its scope.
+/// The collective one composition step performs over one scope (a hier
+/// leg, or a flat algorithm's whole group): what an algorithm family is
+/// asked to compose. Not the spec's [`OpType`] (the op as written) nor
+/// [`crate::schedule::OpKind`] (what the whole collective does to the
+/// buffers); roots are positions in the scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LegOp {
+pub(crate) enum ScopeOp {
     AllReduce,
     ReduceScatter,
     AllGather,
@@ -193,7 +197,7 @@ pub(crate) struct Composer<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Unsupported {
     pub alg: AlgType,
-    pub op: LegOp,
+    pub op: ScopeOp,
 }
 
 impl Composer<'_> {
@@ -227,7 +231,7 @@ impl Composer<'_> {
     /// Appends the phases of `alg` performing `op` over `scope`.
     pub(crate) fn compose(
         &mut self,
-        op: LegOp,
+        op: ScopeOp,
         alg: AlgType,
         scope: Scope,
         narrow: &[Scope],
@@ -285,6 +289,37 @@ pub(crate) fn transfers(
         K::RdhEpilogue { mode } => rdh::epilogue(&mut g, mode),
         K::BinomialBroadcast { root, round } => rdh::tree_broadcast(&mut g, root, round),
         K::BinomialReduce { root, round } => rdh::tree_reduce(&mut g, root, round),
+    }
+}
+
+// `Schedule`'s transfer queries live here, not in `schedule/`: which
+// transfers a phase kind makes is algorithm knowledge (the generators
+// above), and the schedule only holds the plan the algorithms composed.
+// So `schedule` never imports `algorithms` and data flows one way:
+// algorithms -> schedule -> lower.
+impl Schedule {
+    /// Appends to `out` every transfer of step `t` of `phase`, for the member
+    /// `inst` was placed around (see [`CollectivePlan::instance`]): the form
+    /// for callers that walk a phase step by step.
+    pub fn phase_transfers(
+        &self,
+        collective: &CollectivePlan,
+        group: u32,
+        phase: &Phase,
+        inst: PhaseInstance,
+        t: u32,
+        out: &mut Vec<Transfer>,
+    ) {
+        transfers(collective, &self.shape, group, phase, inst, t, out);
+    }
+
+    /// Appends to `out` every transfer member `index` of `group` sends or
+    /// receives at `step` of collective `collective`.
+    pub fn transfers(&self, collective: &CollectivePlan, group: u32, index: u32, step: u32, out: &mut Vec<Transfer>) {
+        let Some((p, t)) = collective.phase_at(step) else { return };
+        let Some(phase) = collective.phases.get(p) else { return };
+        let inst = collective.instance(phase, index);
+        transfers(collective, &self.shape, group, phase, inst, t, out);
     }
 }
 

@@ -1,60 +1,10 @@
 //! The problems validation reports: each a typed value that carries what
 //! was wrong, and whose `Display` says so and what would be accepted.
 
+use super::wording::*;
 use super::*;
 use crate::placement::DEVICE_BARRIER_MAX_RANK_N;
 use ccc_ir::noun;
-
-/// One problem in a spec, located by collective and field path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ValidationError {
-    /// The collective's index in the program; `None` for the program itself.
-    pub collective: Option<u32>,
-    /// The path inside the collective (`topology.local_rank_n`, `groups[1][3]`,
-    /// `algorithm.inter_all_reduce`, `peers[2]`).
-    pub field: String,
-    /// What is wrong, with the values.
-    pub problem: Problem,
-}
-
-impl ValidationError {
-    /// The full path as the user wrote the file: prefixed with
-    /// `collectives[i].` when the file held a program.
-    pub fn path(&self, form: SpecForm) -> String {
-        match (form, self.collective) {
-            (SpecForm::Program, Some(i)) => format!("collectives[{i}].{}", self.field),
-            _ => self.field.clone(),
-        }
-    }
-}
-
-impl Display for ValidationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(i) = self.collective {
-            write!(f, "collective {i}: ")?;
-        }
-        write!(f, "{}: {}", self.field, self.problem)
-    }
-}
-
-impl std::error::Error for ValidationError {}
-
-/// Every problem found in a spec (at least one).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ValidationErrors(pub Vec<ValidationError>);
-
-impl Display for ValidationErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0.len();
-        write!(f, "{n} problem{} in the spec:", if n == 1 { "" } else { "s" })?;
-        for e in &self.0 {
-            write!(f, "\n  - {e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ValidationErrors {}
 
 /// A contract gate that explains why a choice is refused (wire-contract §7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -182,7 +132,7 @@ pub enum Problem {
     },
     /// A collective's barrier differs from collective 0's.
     #[error(
-        "barrier {found:?} differs from collective 0's {first:?} (absent means Host); accepted: {first:?} (all \
+        "barrier {found} differs from collective 0's {first} (absent means Host); accepted: {first} (all \
          collectives of a program share arch, topology, barrier and send_credits)"
     )]
     BarrierDiffers {
@@ -609,133 +559,4 @@ pub enum Problem {
         /// Ranks.
         rank_n: u32,
     },
-}
-
-// ---------------------------------------------------------------------------
-// Message helpers (used by `Problem`'s Display only).
-
-pub(super) const REDUCE_OPS: [ReduceOp; 5] =
-    [ReduceOp::Add, ReduceOp::Fma, ReduceOp::Max, ReduceOp::Min, ReduceOp::Average];
-
-fn list<T: Display>(items: &[T]) -> String {
-    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-}
-
-/// At most 8 items, then "and N more".
-pub(super) fn abbreviated(items: &[u32]) -> String {
-    const SHOWN: usize = 8;
-    let head = list(items.get(..SHOWN).unwrap_or(items));
-    match items.len().checked_sub(SHOWN) {
-        Some(more) if more > 0 => format!("{head} and {more} more"),
-        _ => head,
-    }
-}
-
-pub(super) fn divisors(n: u32) -> Vec<u32> {
-    let mut small = Vec::new();
-    let mut large = Vec::new();
-    let mut d = 1u32;
-    while u64::from(d) * u64::from(d) <= u64::from(n) {
-        if n.is_multiple_of(d) {
-            small.push(d);
-            if d != n / d {
-                large.push(n / d);
-            }
-        }
-        d += 1;
-    }
-    small.extend(large.into_iter().rev());
-    small
-}
-
-fn ops_where(pred: fn(OpType) -> bool) -> Vec<OpType> {
-    OpType::ALL.iter().copied().filter(|&op| pred(op)).collect()
-}
-
-fn float_dtypes() -> Vec<DType> {
-    DType::ALL.iter().copied().filter(|d| d.is_float()).collect()
-}
-
-fn topology(t: &Topology) -> String {
-    format!("(rank_n: {}, local_rank_n: {}, pod_n: {})", t.rank_n, t.local_rank_n, t.pod_n)
-}
-
-fn multiples_near(count: u64, n: u32) -> String {
-    let n = u64::from(n);
-    let below = count - count % n.max(1);
-    match (below > 0, below.checked_add(n)) {
-        (true, Some(above)) => format!(", e.g. {below} or {above}"),
-        (false, Some(above)) => format!(", e.g. {above}"),
-        (true, None) => format!(", e.g. {below}"),
-        (false, None) => String::new(),
-    }
-}
-
-/// "; accepted: 0..=n-1" for an index into something of size n.
-fn index_range(n: Option<u32>) -> String {
-    match n {
-        Some(n) if n > 0 => format!("; accepted: 0..={}", n - 1),
-        _ => String::new(),
-    }
-}
-
-fn peer_step(peer: u32, n: u32) -> String {
-    if n < 2 {
-        format!(
-            "peer: {peer} needs another member, but groups have {}; accepted: groups of at least 2 ranks",
-            noun::count(n, "member")
-        )
-    } else {
-        format!("peer: {peer} is out of range; accepted: 1..={} (member i sends to member (i + k) mod {n})", n - 1)
-    }
-}
-
-fn alg_name(alg: AlgType) -> String {
-    if alg == AlgType::Hier { "Hier((...))".to_owned() } else { alg.to_string() }
-}
-
-fn algorithms_list(algs: &[AlgType]) -> String {
-    algs.iter().map(|&a| alg_name(a)).collect::<Vec<_>>().join(", ")
-}
-
-fn gate_note(gate: Option<Gate>) -> String {
-    gate.map_or_else(String::new, |g| format!(" ({g})"))
-}
-
-fn leg_prefix(leg: Option<Leg>) -> String {
-    leg.map_or_else(String::new, |l| format!("{l}: "))
-}
-
-fn more_groups(n: usize) -> String {
-    match n {
-        0 => String::new(),
-        1 => " (and 1 more group)".to_owned(),
-        n => format!(" (and {n} more groups)"),
-    }
-}
-
-fn not_aligned(p: &Problem) -> String {
-    let Problem::NotAligned { alg, leg, level, group, fault, also: more } = p else {
-        return String::new();
-    };
-    let (what, whose) = match leg {
-        None => (format!("{} needs", alg_name(*alg)), format!("each group listed {level} by {level}")),
-        Some(l) => (format!("{alg} on {l} needs"), format!("the nodes of each group listed {level} by {level}")),
-    };
-    let counted = if leg.is_some() { "nodes" } else { "members" };
-    let span_two = if *level == Level::Pod { ", on at least two pods" } else { "" };
-    let found = match fault {
-        AlignFault::Revisited { rank, unit } => {
-            format!("{group} comes back to {level} {unit} at rank {rank} after leaving it")
-        }
-        AlignFault::Uneven { first, first_len, other, other_len } => {
-            format!("{group} has {first_len} {counted} on {level} {first} but {other_len} on {level} {other}")
-        }
-        AlignFault::SingleUnit { unit } => format!("{group} lies entirely on {level} {unit}"),
-    };
-    format!(
-        "{what} {whose}, the same number of {counted} on each {level}{span_two}, but {found}{}; accepted: groups \
-         with that structure, or an algorithm without this need",
-        more_groups(*more)
-    )
 }
