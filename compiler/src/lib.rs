@@ -44,6 +44,7 @@ pub mod algorithms;
 pub mod build;
 pub mod diagnose;
 pub mod encode;
+pub mod hlo;
 pub mod lower;
 pub mod manifest;
 pub mod output;
