@@ -281,7 +281,13 @@ impl<'a> Walker<'_, 'a> {
             )
         };
         if let Some(id) = listed.iter().flatten().find(|&&id| id >= range) {
-            return Err(fail(format!("replica_groups names id {id}, but the module has {range} ({:?} ids)", mode)));
+            let ids = match mode {
+                _ if !s.explicit => "device ids",
+                Mode::CrossReplica | Mode::CrossReplicaAndPartition => "replica ids",
+                Mode::CrossPartition => "partition ids",
+                Mode::FlattenedId => "global device ids",
+            };
+            return Err(fail(format!("replica_groups names id {id}, but its {ids} are 0..{range}")));
         }
         let devices: Vec<Vec<u64>> = if !s.explicit {
             listed
