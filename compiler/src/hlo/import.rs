@@ -1,4 +1,4 @@
-//! From a parsed module to a [`Program`]: every collective instruction, in
+//! From a parsed module to a [`Program`](ccc_ir::spec::Program): every collective instruction, in
 //! program order, as one ccc collective (or one per dtype, for a combined
 //! collective whose operands differ in dtype).
 //!

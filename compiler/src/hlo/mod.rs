@@ -13,7 +13,7 @@
 //! - [`groups`] reads `replica_groups` in every spelling XLA prints and
 //!   `source_target_pairs`.
 //! - [`reduce`] maps element types and `to_apply` reductions.
-//! - [`import`] walks the module and maps each collective; its
+//! - [`mod@import`] walks the module and maps each collective; its
 //!   [`import::default_algorithm`] is the one place `Auto` plugs in.
 //! - [`emit`] prints an [`Imported`] program as RON, each collective under
 //!   a comment naming its HLO instruction.
@@ -69,13 +69,13 @@ pub fn import(src: &str, target: &Target) -> Result<Program, HloError> {
     import_module(src, target, None).map(|imported| imported.program)
 }
 
-/// [`import`], keeping each collective's source instruction; `algorithm`
+/// [`import()`], keeping each collective's source instruction; `algorithm`
 /// (the command line's `--algorithm`) overrides the target's choice for
 /// every collective.
 ///
 /// # Errors
 ///
-/// As [`import`].
+/// As [`import()`].
 pub fn import_module(src: &str, target: &Target, algorithm: Option<&Algorithm>) -> Result<Imported, HloError> {
     let src = crate::parse::strip_bom(src);
     let clean = text::prepare(src).map_err(|e| e.locate(src))?;

@@ -40,7 +40,7 @@ const ROOTS: [(&str, Combiner); 6] = [
 /// # Errors
 ///
 /// An [`HloError`] at `to_apply` when it is missing, names no computation
-/// of the module, or its root is not one of [`ROOTS`] applied to the two
+/// of the module, or its root is not one of the recognised opcodes applied to the two
 /// parameters (naming the computation and its root).
 pub fn combiner<'a>(
     by_name: &BTreeMap<&'a str, &Computation<'a>>,

@@ -223,7 +223,8 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
     Ok(module)
 }
 
-/// [`blank_comments`]: the text [`parse_module`] reads.
+/// `src` with every `/* ... */` comment blanked (offsets kept): the text
+/// [`parse_module`] reads.
 ///
 /// # Errors
 ///
