@@ -451,3 +451,37 @@ fn hlo_without_target_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("needs --target"));
 }
+
+/// The target's choices: `devices` renames devices to ranks; `--algorithm`
+/// beats `algorithms[op]`, which beats `algorithm`, which beats the default
+/// (Ring); a header's device count must be the target's `rank_n`.
+#[test]
+fn target_choices() {
+    use ccc_ir::spec::Algorithm;
+    let path = Path::new(ROOT).join("tests/hlo/ring_ppermute_8.lowered.hlo");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let reversed = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {0: 7, 1: 6, 2: 5, 3: 4, 4: 3, 5: 2, 6: 1, 7: 0})";
+    let imported = import_module(&src, &parse_target(reversed).unwrap(), None).unwrap();
+    // Device d sends to d + 1: rank 7 - d sends to rank 6 - d.
+    let peers = imported.program.collectives[0].peers.clone().unwrap();
+    assert_eq!(peers[0], (7, 6));
+    assert_eq!(peers[7], (0, 7));
+
+    let moe = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/moe_all_to_all_16.lowered.hlo")).unwrap();
+    let t =
+        |extra: &str| parse_target(&format!("(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8){extra})")).unwrap();
+    let alg = |target: &Target, choice: Option<&Algorithm>| {
+        import_module(&moe, target, choice).unwrap().program.collectives[0].algorithm.clone()
+    };
+    assert_eq!(alg(&t(""), None), Algorithm::Ring);
+    assert_eq!(alg(&t(", algorithm: Mesh"), None), Algorithm::Mesh);
+    assert_eq!(alg(&t(", algorithm: Ring, algorithms: {AllToAll: Mesh}"), None), Algorithm::Mesh);
+    assert_eq!(alg(&t(", algorithms: {AllToAll: Mesh}"), Some(&Algorithm::Ring)), Algorithm::Ring);
+
+    let dp = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/dp_train_step_8.compiled.hlo")).unwrap();
+    let e = import_module(&dp, &target(16), None).unwrap_err();
+    assert!(e.message.contains("runs on 8 devices"), "{e}");
+    assert_eq!(e.start.line, 1, "{e}");
+    let bad = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {0: 1, 1: 1})";
+    assert!(import_module(&src, &parse_target(bad).unwrap(), None).unwrap_err().message.contains("devices"));
+}

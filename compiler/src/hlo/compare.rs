@@ -62,8 +62,18 @@ fn fields(a: &Collective, b: &Collective) -> Vec<String> {
     differ("opcodes", format!("{}", a.op), format!("{}", b.op));
     differ("element types", a.dtype.to_string(), b.dtype.to_string());
     differ("shapes (elements per rank)", a.count.to_string(), b.count.to_string());
-    differ("to_apply reductions", format!("{:?}", a.reduce), format!("{:?}", b.reduce));
-    differ("replica_groups", format!("{:?}", a.groups), format!("{:?}", b.groups));
-    differ("source_target_pairs", format!("{:?}", a.peers), format!("{:?}", b.peers));
+    let reduce = |c: &Collective| c.reduce.map_or_else(|| "none".to_owned(), |r| r.to_string());
+    differ("to_apply reductions", reduce(a), reduce(b));
+    differ("replica_groups", groups(a), groups(b));
+    differ(
+        "source_target_pairs",
+        format!("{:?}", a.peers.as_deref().unwrap_or(&[])),
+        format!("{:?}", b.peers.as_deref().unwrap_or(&[])),
+    );
     out
+}
+
+/// A collective's groups as ranks (`all N ranks` for the one default group).
+fn groups(c: &Collective) -> String {
+    c.groups.as_ref().map_or_else(|| format!("all {} ranks", c.topology.rank_n), |g| format!("{g:?}"))
 }

@@ -1,16 +1,13 @@
 //! `ccc import MODULE --target T [-o FILE]`: the RON program equivalent to an
 //! XLA HLO module's collectives, each under a comment naming its HLO
-//! instruction; and [`import_file`], which every verb uses to read an HLO
-//! module given in place of a spec.
+//! instruction; and `diagnose` on HLO modules. (Every verb reads an HLO
+//! module given in place of a spec through `load::import_file`.)
 
 use crate::Failure;
-use crate::args::{HloArgs, ImportArgs};
-use crate::load::{HLO_CAP, SPEC_CAP, read_text};
-use crate::report::located_report;
-use ccc_compiler::hlo::{Imported, Target, emit, import_module, parse_target};
+use crate::args::ImportArgs;
+use crate::load::{HLO_CAP, import_file, read_text};
+use ccc_compiler::hlo::emit;
 use ccc_compiler::parse::strip_bom;
-use ccc_ir::spec::Algorithm;
-use std::path::Path;
 use std::process::ExitCode;
 
 /// Runs `ccc import`.
@@ -33,50 +30,6 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::input(miette::miette!("cannot write {}: {e}", out.display())))?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Imports the HLO module at `path` (whose text is `src`) for the target and
-/// algorithm of `hlo`.
-///
-/// # Errors
-///
-/// A bad-input [`Failure`] (exit 2): no `--target`, a target or
-/// `--algorithm` that is not RON of its schema, or an HLO error (a snippet
-/// of the module at its line and column).
-pub fn import_file(path: &Path, src: &str, hlo: &HloArgs) -> Result<Imported, Failure> {
-    let name = path.display().to_string();
-    let Some(target_path) = &hlo.target else {
-        return Err(Failure::input(miette::miette!(
-            help = "pass --target TARGET.ron, e.g. a file holding `(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))`",
-            "{name} is an XLA HLO module: it names devices, not a machine, so it needs --target"
-        )));
-    };
-    let target = read_target(target_path)?;
-    let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
-    import_module(src, &target, algorithm.as_ref()).map_err(|e| {
-        let range = e.byte_range(src);
-        Failure::input(located_report(&name, src, range, &e.message, "here".to_owned(), Some(e.help.clone())))
-    })
-}
-
-/// Reads and parses a target file.
-fn read_target(path: &Path) -> Result<Target, Failure> {
-    let text = read_text(path, SPEC_CAP, "target")?;
-    parse_target(&text).map_err(|e| {
-        Failure::input(miette::miette!(
-            code = "ccc::target",
-            "cannot parse target {}:{}: {}",
-            path.display(),
-            e.start,
-            e.message
-        ))
-    })
-}
-
-/// `--algorithm NAME`: an algorithm as a spec writes it.
-fn parse_algorithm(text: &str) -> Result<Algorithm, Failure> {
-    ccc_compiler::hlo::target::parse_algorithm(text)
-        .map_err(|e| Failure::input(miette::miette!("--algorithm {text}: {}", e.message)))
 }
 
 /// `ccc diagnose` on HLO modules (every input one, `--target` given, prose

@@ -8,10 +8,12 @@
 
 use crate::Failure;
 use crate::args::HloArgs;
-use crate::report::{parse_report, validation_report};
+use crate::report::{located_report, parse_report, validation_report};
+use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
 use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::validate;
+use ccc_ir::spec::Algorithm;
 use std::io::Read;
 use std::path::Path;
 
@@ -44,7 +46,7 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
     // snippet's columns are the parser's.
     let src = strip_bom(&text);
     let parsed = if ccc_compiler::hlo::looks_like_hlo(src) {
-        let imported = crate::import::import_file(path, src, hlo)?;
+        let imported = import_file(path, src, hlo)?;
         ParsedSpec { program: imported.program, form: SpecForm::Program }
     } else {
         if hlo.target.is_some() || hlo.algorithm.is_some() {
@@ -135,4 +137,48 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
 /// `bytes` in MiB or KiB for a help line.
 fn mib(bytes: u64) -> String {
     if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
+}
+
+/// Imports the HLO module at `path` (whose text is `src`) for the target and
+/// algorithm of `hlo`.
+///
+/// # Errors
+///
+/// A bad-input [`Failure`] (exit 2): no `--target`, a target or
+/// `--algorithm` that is not RON of its schema, or an HLO error (a snippet
+/// of the module at its line and column).
+pub fn import_file(path: &Path, src: &str, hlo: &HloArgs) -> Result<Imported, Failure> {
+    let name = path.display().to_string();
+    let Some(target_path) = &hlo.target else {
+        return Err(Failure::input(miette::miette!(
+            help = "pass --target TARGET.ron, e.g. a file holding `(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))`",
+            "{name} is an XLA HLO module: it names devices, not a machine, so it needs --target"
+        )));
+    };
+    let target = read_target(target_path)?;
+    let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
+    import_module(src, &target, algorithm.as_ref()).map_err(|e| {
+        let range = e.byte_range(src);
+        Failure::input(located_report(&name, src, range, &e.message, "here".to_owned(), Some(e.help.clone())))
+    })
+}
+
+/// Reads and parses a target file.
+fn read_target(path: &Path) -> Result<Target, Failure> {
+    let text = read_text(path, SPEC_CAP, "target")?;
+    parse_target(&text).map_err(|e| {
+        Failure::input(miette::miette!(
+            code = "ccc::target",
+            "cannot parse target {}:{}: {}",
+            path.display(),
+            e.start,
+            e.message
+        ))
+    })
+}
+
+/// `--algorithm NAME`: an algorithm as a spec writes it.
+fn parse_algorithm(text: &str) -> Result<Algorithm, Failure> {
+    ccc_compiler::hlo::target::parse_algorithm(text)
+        .map_err(|e| Failure::input(miette::miette!("--algorithm {text}: {}", e.message)))
 }
