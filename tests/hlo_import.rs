@@ -482,6 +482,15 @@ fn target_choices() {
     let e = import_module(&dp, &target(16), None).unwrap_err();
     assert!(e.message.contains("runs on 8 devices"), "{e}");
     assert_eq!(e.start.line, 1, "{e}");
+    // use_global_device_ids=true without a channel_id: XLA refuses it too.
+    let no_channel = src.replacen(", channel_id=1, source_target_pairs", ", source_target_pairs", 1);
+    assert!(import_module(&no_channel, &target(8), None).is_ok(), "cross-replica permute");
+    let mixed = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/mixed_dtypes_8.lowered.hlo")).unwrap();
+    let e = import_module(&mixed.replacen("channel_id=1, ", "", 1), &target(8), None).unwrap_err();
+    assert!(e.message.contains("use_global_device_ids=true needs a channel_id"), "{e}");
+    // A collective ccc cannot express is refused, not dropped.
+    let e = import_module(&mixed.replacen(" all-reduce(", " ragged-all-to-all(", 1), &target(8), None).unwrap_err();
+    assert!(e.message.contains("ragged-all-to-all"), "{e}");
     let bad = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {0: 1, 1: 1})";
     assert!(import_module(&src, &parse_target(bad).unwrap(), None).unwrap_err().message.contains("devices"));
 }

@@ -281,10 +281,9 @@ fn mesh_groups(sizes: &[u64], devices: &[u64], refs: &[AxisRef]) -> Option<Vec<V
     // Flatten the factor dims; the grouped ones go last, in ref order.
     let mut dims = Vec::new();
     let mut index_of = Vec::new();
-    for (axis, parts) in factors.iter().enumerate() {
+    for parts in &factors {
         index_of.push(dims.len());
         dims.extend(parts.iter().copied());
-        let _ = axis;
     }
     let grouped_dims: Vec<usize> = grouped.iter().map(|&(axis, f)| index_of[axis] + f).collect();
     let mut perm: Vec<u64> = (0..dims.len()).filter(|d| !grouped_dims.contains(d)).map(|d| d as u64).collect();

@@ -112,7 +112,7 @@ fn op_of(opcode: &str) -> Option<OpType> {
 }
 
 /// Opcodes of collectives ccc cannot express: refused rather than dropped.
-const REFUSED: [&str; 2] = ["ragged-all-to-all", "collective-permute-combined"];
+const REFUSED: [&str; 1] = ["ragged-all-to-all"];
 
 /// The attributes naming the computations an instruction runs where it stands.
 const CALLS: [&str; 6] = ["calls", "body", "condition", "branch_computations", "true_computation", "false_computation"];

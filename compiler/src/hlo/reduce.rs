@@ -83,7 +83,8 @@ pub fn combiner<'a>(
 /// element type `elem` on instruction `ins`.
 ///
 /// `pred` travels as `U8`; reduced with `and` it is a `Min`, with `or` a
-/// `Max`. `f8e4m3fn` is ccc's `F8E4M3` (the OCP FP8 the device implements).
+/// `Max`. ccc's `F8E4M3` is taken to be XLA's `f8e4m3fn` (OCP E4M3); the
+/// other E4M3 variants (`f8e4m3`, `f8e4m3fnuz`, `f8e4m3b11fnuz`) are refused.
 ///
 /// # Errors
 ///

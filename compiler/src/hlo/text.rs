@@ -197,7 +197,7 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
         if t.is_empty() || SECTIONS.contains(&t) || t.starts_with(|c: char| c.is_ascii_digit()) {
             continue;
         }
-        if let Some(rest) = t.strip_prefix("HloModule") {
+        if t.starts_with("HloModule") {
             let mut c = Cursor { src: clean, at: lead + "HloModule".len(), end: lead + t.len() };
             c.spaces();
             let name = c.word();
@@ -206,7 +206,6 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
             }
             module.name = Some(name);
             module.header = if c.eat(',') { c.attrs()? } else { Vec::new() };
-            let _ = rest;
             continue;
         }
         if !t.ends_with('{') {
