@@ -494,3 +494,30 @@ fn target_choices() {
     let bad = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {0: 1, 1: 1})";
     assert!(import_module(&src, &parse_target(bad).unwrap(), None).unwrap_err().message.contains("devices"));
 }
+
+/// `check`, `verify`, `graph` and `compile` take an HLO module with
+/// `--target` (and `--algorithm`), whatever its extension.
+#[test]
+fn every_verb_takes_hlo() {
+    let dir = tempfile::tempdir().unwrap();
+    // Recognised by content: the same module under a `.ron` name.
+    let module = dir.path().join("moe.ron");
+    std::fs::copy(Path::new(ROOT).join("tests/hlo/moe_all_to_all_16.compiled.hlo"), &module).unwrap();
+    let module = module.to_str().unwrap();
+    let t = target_path(16);
+    let t = t.to_str().unwrap();
+    let out_dir = dir.path().join("out");
+    let runs: [&[&str]; 4] = [
+        &["check", module, "--target", t, "--algorithm", "Mesh"],
+        &["verify", "-q", module, "--target", t],
+        &["graph", module, "--target", t, "--rank", "0"],
+        &["compile", "-q", module, "--target", t, "-o", out_dir.to_str().unwrap()],
+    ];
+    for args in runs {
+        let out = ccc(args);
+        assert_eq!(out.status.code(), Some(0), "ccc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let check = String::from_utf8(ccc(runs[0]).stdout).unwrap();
+    assert!(check.contains("collective 1: AllToAll F32 x 2048, 2 groups of 8, 1 channel, Mesh"), "{check}");
+    assert!(out_dir.join("manifest.json").is_file());
+}
