@@ -8,27 +8,31 @@
 //!  &str ──text::parse_module──▶ Module ──import::Walker──▶ Imported { Program, Source per collective }
 //! ```
 //!
-//! - [`text`] is the grammar (module, computations, one instruction per
+//! - `text` is the grammar (module, computations, one instruction per
 //!   line; attribute values kept raw), with line:column errors.
-//! - [`groups`] reads `replica_groups` in every spelling XLA prints and
+//! - `groups` reads `replica_groups` in every spelling XLA prints and
 //!   `source_target_pairs`.
-//! - [`reduce`] maps element types and `to_apply` reductions.
+//! - `reduce` maps element types and `to_apply` reductions.
 //! - [`mod@import`] walks the module and maps each collective; its
 //!   [`import::default_algorithm`] is the one place `Auto` plugs in.
 //! - [`emit`] prints an [`Imported`] program as RON, each collective under
 //!   a comment naming its HLO instruction.
 //! - [`target`] is the target file.
 //!
+//! The grammar, group and reduction readers are the importer's own
+//! (`pub(crate)`); a caller needs [`import()`] or [`import_module`], [`Target`]
+//! and, for the CLI's views, [`emit`] and [`compare`].
+//!
 //! `docs/hlo.md` says what is supported and what is refused.
 
 pub mod compare;
 pub mod emit;
 pub mod error;
-pub mod groups;
+pub(crate) mod groups;
 pub mod import;
-pub mod reduce;
+pub(crate) mod reduce;
 pub mod target;
-pub mod text;
+pub(crate) mod text;
 
 pub use error::HloError;
 pub use import::Source;

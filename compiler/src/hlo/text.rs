@@ -75,8 +75,6 @@ pub struct Instruction<'a> {
     pub operands: Vec<&'a str>,
     /// The attributes, in order.
     pub attrs: Vec<Attr<'a>>,
-    /// Byte offset of the end of the line.
-    pub end: usize,
 }
 
 impl<'a> Instruction<'a> {
@@ -331,7 +329,7 @@ fn parse_instruction(src: &str, start: usize, end: usize) -> Result<Instruction<
     if c.at < c.end {
         return Err(c.error(format!("unexpected text after instruction `{name}`"), "attributes are separated by `,`"));
     }
-    Ok(Instruction { name, at, root, shape, shape_at, opcode, opcode_at, operands, attrs, end })
+    Ok(Instruction { name, at, root, shape, shape_at, opcode, opcode_at, operands, attrs })
 }
 
 /// `text` split at `,` outside brackets and strings.
