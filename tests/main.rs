@@ -15,6 +15,7 @@ mod diagnose_cli;
 mod examples;
 mod fidelity;
 mod fuzz_smoke;
+mod hlo_import;
 mod input_bounds;
 mod invalid_specs;
 mod output_dir;

@@ -29,6 +29,9 @@
 //!   signatures differ between ranks; [`manifest`] is what a compile wrote,
 //!   and [`output`] writes it into a folder without losing a user's file.
 //! - [`pipeline::compile`] runs them in order; it is the library entry point.
+//! - [`hlo`] is a second front end: it imports the collectives of an XLA
+//!   HLO module (what JAX and PyTorch/XLA emit) into a `Program` for a
+//!   target machine, ready for `validate` (`docs/hlo.md`).
 //! - [`prelude`] is everything a caller needs in one import:
 //!   `use ccc_compiler::prelude::*;` (the spec types with their builder,
 //!   `parse`, `validate`, `compile`, `Options`, the error).
@@ -55,6 +58,7 @@
 pub mod algorithms;
 pub mod build;
 pub mod encode;
+pub mod hlo;
 pub mod lower;
 pub mod parse;
 pub mod placement;

@@ -35,20 +35,55 @@ pub enum Command {
     Graph(GraphArgs),
     /// Parse and validate a spec only; print what it resolves to.
     Check(SpecArg),
+    /// Print the RON program equivalent to an XLA HLO module's collectives.
+    Import(ImportArgs),
+}
+
+/// How an XLA HLO module given in place of a spec is read (`docs/hlo.md`).
+/// An input is HLO by its content, not its extension.
+#[derive(Debug, Default, clap::Args)]
+pub struct HloArgs {
+    /// For an HLO module: the target file (RON: arch, topology, optional
+    /// channels, algorithm, algorithms, devices).
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<PathBuf>,
+    /// For an HLO module: the algorithm of every collective, as in a spec
+    /// (`Ring`, `Mesh`, `Hier((...))`); overrides the target's.
+    #[arg(long, value_name = "NAME")]
+    pub algorithm: Option<String>,
+}
+
+/// `ccc import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The HLO module (`as_text()`, `--xla_dump_to`).
+    pub module: PathBuf,
+    /// Write the RON here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The target and algorithm choice.
+    #[command(flatten)]
+    pub hlo: HloArgs,
 }
 
 /// A verb that takes one spec.
 #[derive(Debug, clap::Args)]
 pub struct SpecArg {
-    /// The collective spec (`.ron`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`).
     pub spec: PathBuf,
+    /// How an HLO module is read.
+    #[command(flatten)]
+    pub hlo: HloArgs,
 }
 
 /// `ccc verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// The collective spec (`.ron`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`).
     pub spec: PathBuf,
+    /// How an HLO module is read.
+    #[command(flatten)]
+    pub hlo: HloArgs,
     /// No progress bar (one is drawn on stderr only when it is a terminal).
     #[arg(short, long)]
     pub quiet: bool,
@@ -62,8 +97,11 @@ pub struct VerifyArgs {
 /// `ccc compile`.
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
-    /// The collective spec (`.ron`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`).
     pub spec: PathBuf,
+    /// How an HLO module is read.
+    #[command(flatten)]
+    pub hlo: HloArgs,
     /// The output folder (written atomically: complete or not at all).
     #[arg(short, long)]
     pub out: PathBuf,
@@ -139,13 +177,19 @@ pub struct DiagnoseArgs {
     /// Print the report as JSON instead of prose.
     #[arg(long)]
     pub json: bool,
+    /// How HLO modules are read.
+    #[command(flatten)]
+    pub hlo: HloArgs,
 }
 
 /// `ccc graph`.
 #[derive(Debug, clap::Args)]
 pub struct GraphArgs {
-    /// The collective spec (`.ron`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`).
     pub spec: PathBuf,
+    /// How an HLO module is read.
+    #[command(flatten)]
+    pub hlo: HloArgs,
     /// Only this rank's steps (repeatable); default: every rank.
     #[arg(long = "rank", value_name = "R", allow_negative_numbers = true, value_parser = parse_rank)]
     pub ranks: Vec<u32>,

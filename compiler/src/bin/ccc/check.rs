@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 /// Runs `ccc check`.
 pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
-    let (parsed, program) = load_spec(&args.spec)?;
+    let (parsed, program) = load_spec(&args.spec, &args.hlo)?;
     let shape = program.topology();
     let n = program.collectives().len();
     let what = match parsed.form {

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 /// Runs `ccc compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
-    let (_, valid) = load_spec(&args.spec)?;
+    let (_, valid) = load_spec(&args.spec, &args.hlo)?;
     let certificate = args.proven_by.as_deref().map(read_certificate).transpose()?;
     let options = Options {
         ranks: args.ranks.iter().copied().map(Rank).collect(),
@@ -72,7 +72,7 @@ fn read_certificate(path: &Path) -> Result<Manifest, Failure> {
 
 /// Runs `ccc verify`.
 pub fn run_verify(args: &VerifyArgs) -> Result<ExitCode, Failure> {
-    let (_, valid) = load_spec(&args.spec)?;
+    let (_, valid) = load_spec(&args.spec, &args.hlo)?;
     let options = Options { memory_budget: args.memory_budget.0, ..Options::default() };
     let (bar, options) = Bar::attach(args.quiet, options);
     let compiled = compile(&valid, &options).map_err(|e| compile_failure(&args.spec, e))?;

@@ -11,7 +11,7 @@
 //! stdout), 2 an input cannot be read (the report names it and why).
 
 use crate::Failure;
-use crate::args::DiagnoseArgs;
+use crate::args::{DiagnoseArgs, HloArgs};
 use crate::compile::compile_failure;
 use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec, read_text};
 use ccc_compiler::build::build;
@@ -36,6 +36,9 @@ const IMAGES_RANK_CAP: u32 = 1024;
 
 /// Runs `ccc diagnose`.
 pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
+    if let Some(code) = crate::import::diagnose_modules(args)? {
+        return Ok(code);
+    }
     let files: Vec<PathBuf> =
         args.inputs.iter().map(|p| if p.is_dir() { p.join("manifest.json") } else { p.clone() }).collect();
     let names = display_names(&files);
@@ -44,7 +47,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         .iter()
         .zip(&files)
         .zip(names)
-        .map(|((given, file), name)| load(given, file, name))
+        .map(|((given, file), name)| load(given, file, name, &args.hlo))
         .collect::<Result<Vec<(Input, Kind)>, Failure>>()?;
     let kinds = Kind::plural(inputs.iter().map(|(_, kind)| *kind));
     let inputs: Vec<Input> = inputs.into_iter().map(|(input, _)| input).collect();
@@ -82,7 +85,7 @@ impl Kind {
 }
 
 /// Reads one input: a manifest or a spec.
-fn load(given: &Path, file: &Path, name: String) -> Result<(Input, Kind), Failure> {
+fn load(given: &Path, file: &Path, name: String, hlo: &HloArgs) -> Result<(Input, Kind), Failure> {
     if given.is_dir() && !file.is_file() {
         return Err(Failure::input(miette::miette!(
             help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
@@ -110,7 +113,7 @@ fn load(given: &Path, file: &Path, name: String) -> Result<(Input, Kind), Failur
         })?;
         Ok((Input { name, ..input }, Kind::Manifest))
     } else {
-        let (_, valid) = load_spec(file)?;
+        let (_, valid) = load_spec(file, hlo)?;
         let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
         let signature = sign(&valid, &schedule);
         // The images too, so that a difference they do not carry is named

@@ -23,7 +23,7 @@ const MAX_GRAPH_NODES: u64 = 200_000;
 
 /// Runs `ccc graph`.
 pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
-    let (_, valid) = load_spec(&args.spec)?;
+    let (_, valid) = load_spec(&args.spec, &args.hlo)?;
     let schedule = build(&valid).map_err(|e| compile_failure(&args.spec, e.into()))?;
     let rank_n = schedule.shape.rank_n;
     if let Some(bad) = args.ranks.iter().find(|&&r| r >= rank_n) {

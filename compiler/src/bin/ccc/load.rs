@@ -7,10 +7,13 @@
 //! most the cap and one byte, so memory and time stay bounded by the cap.
 
 use crate::Failure;
-use crate::report::{parse_report, validation_report};
-use ccc_compiler::parse::{ParsedSpec, parse, strip_bom};
+use crate::args::HloArgs;
+use crate::report::{located_report, parse_report, validation_report};
+use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
+use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::validate;
+use ccc_ir::spec::Algorithm;
 use std::io::Read;
 use std::path::Path;
 
@@ -22,7 +25,12 @@ pub const SPEC_CAP: u64 = 16 << 20;
 /// 1.6 KiB a compiled rank on an 8-TOP_SP arch, so this holds ~160,000 ranks.
 pub const MANIFEST_CAP: u64 = 256 << 20;
 
-/// Reads, parses and validates the spec at `path`.
+/// The largest HLO module read: 256 MiB (a compiled dump of a large model
+/// with its metadata runs to tens of MiB).
+pub const HLO_CAP: u64 = 256 << 20;
+
+/// Reads, parses and validates the spec at `path`: RON, or an XLA HLO
+/// module (recognised by its content) imported for `hlo.target`.
 ///
 /// # Errors
 ///
@@ -31,15 +39,37 @@ pub const MANIFEST_CAP: u64 = 256 << 20;
 /// the byte offset, line and column), is not RON of the spec schema (a
 /// snippet with the token marked), or breaks a rule (every problem, by field
 /// path).
-pub fn load_spec(path: &Path) -> Result<(ParsedSpec, ValidProgram), Failure> {
+pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let name = path.display().to_string();
-    let text = read_text(path, SPEC_CAP, "spec")?;
+    let text = read_text(path, spec_cap(path, hlo), "spec")?;
     // A leading byte-order mark is skipped here and by `parse` alike, so the
     // snippet's columns are the parser's.
     let src = strip_bom(&text);
-    let parsed = parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?;
+    let parsed = if ccc_compiler::hlo::looks_like_hlo(src) {
+        let imported = import_file(path, src, hlo)?;
+        ParsedSpec { program: imported.program, form: SpecForm::Program }
+    } else {
+        if hlo.target.is_some() || hlo.algorithm.is_some() {
+            return Err(Failure::input(miette::miette!(
+                help =
+                    "--target and --algorithm are for an XLA HLO module; a spec names its own machine and algorithms",
+                "{name} is a RON spec, not an HLO module"
+            )));
+        }
+        if text.len() as u64 > SPEC_CAP {
+            read_text(path, SPEC_CAP, "spec")?;
+        }
+        parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?
+    };
     let valid = validate(&parsed.program).map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
+}
+
+/// The cap a spec is read under: [`HLO_CAP`] when it may be an HLO module
+/// (a `.hlo` or `.txt` file, or `--target` given), else [`SPEC_CAP`].
+fn spec_cap(path: &Path, hlo: &HloArgs) -> u64 {
+    let hlo_name = path.extension().is_some_and(|e| e == "hlo" || e == "txt");
+    if hlo_name || hlo.target.is_some() { HLO_CAP } else { SPEC_CAP }
 }
 
 /// Reads the file at `path`, refusing one larger than `cap` bytes after
@@ -107,4 +137,48 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
 /// `bytes` in MiB or KiB for a help line.
 fn mib(bytes: u64) -> String {
     if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
+}
+
+/// Imports the HLO module at `path` (whose text is `src`) for the target and
+/// algorithm of `hlo`.
+///
+/// # Errors
+///
+/// A bad-input [`Failure`] (exit 2): no `--target`, a target or
+/// `--algorithm` that is not RON of its schema, or an HLO error (a snippet
+/// of the module at its line and column).
+pub fn import_file(path: &Path, src: &str, hlo: &HloArgs) -> Result<Imported, Failure> {
+    let name = path.display().to_string();
+    let Some(target_path) = &hlo.target else {
+        return Err(Failure::input(miette::miette!(
+            help = "pass --target TARGET.ron, e.g. a file holding `(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))`",
+            "{name} is an XLA HLO module: it names devices, not a machine, so it needs --target"
+        )));
+    };
+    let target = read_target(target_path)?;
+    let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
+    import_module(src, &target, algorithm.as_ref()).map_err(|e| {
+        let range = e.byte_range(src);
+        Failure::input(located_report(&name, src, range, &e.message, "here".to_owned(), Some(e.help.clone())))
+    })
+}
+
+/// Reads and parses a target file.
+fn read_target(path: &Path) -> Result<Target, Failure> {
+    let text = read_text(path, SPEC_CAP, "target")?;
+    parse_target(&text).map_err(|e| {
+        Failure::input(miette::miette!(
+            code = "ccc::target",
+            "cannot parse target {}:{}: {}",
+            path.display(),
+            e.start,
+            e.message
+        ))
+    })
+}
+
+/// `--algorithm NAME`: an algorithm as a spec writes it.
+fn parse_algorithm(text: &str) -> Result<Algorithm, Failure> {
+    ccc_compiler::hlo::target::parse_algorithm(text)
+        .map_err(|e| Failure::input(miette::miette!("--algorithm {text}: {}", e.message)))
 }

@@ -13,6 +13,7 @@ mod compile;
 mod decode;
 mod diagnose;
 mod graph;
+mod import;
 mod load;
 mod out;
 mod progress;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         Command::Sign(a) => sign::run(&a),
         Command::Graph(a) => graph::run(&a),
         Command::Diagnose(a) => diagnose::run(&a),
+        Command::Import(a) => import::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -93,15 +93,21 @@ impl Diagnostic for ParseReport {
 /// the command line) whose text is `src`.
 pub fn parse_report(path: &str, src: &str, error: &ParseError) -> ParseReport {
     let range = error.span.byte_range(src);
+    located_report(path, src, range, &lower_first(&error.message), error.label(), error.help().map(str::to_owned))
+}
+
+/// A report of a problem at byte `range` of the file `path` whose text is
+/// `src`: the header, a snippet with the range marked by `label`, the help.
+pub fn located_report(
+    path: &str,
+    src: &str,
+    range: std::ops::Range<usize>,
+    message: &str,
+    label: String,
+    help: Option<String>,
+) -> ParseReport {
     let (snippet, span) = Snippet::around(path, src, range);
-    ParseReport {
-        path: path.to_owned(),
-        message: lower_first(&error.message),
-        src: snippet,
-        span,
-        label: error.label(),
-        help: error.help().map(str::to_owned),
-    }
+    ParseReport { path: path.to_owned(), message: message.to_owned(), src: snippet, span, label, help }
 }
 
 /// The lines of a file a parse report shows: the line before the error,

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 /// Runs `ccc sign`.
 pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
-    let (_, valid) = load_spec(&args.spec)?;
+    let (_, valid) = load_spec(&args.spec, &args.hlo)?;
     let schedule = build(&valid).map_err(|e| compile_failure(&args.spec, e.into()))?;
     crate::out::emit(&format!("{}\n", ccc_compiler::sign::sign(&valid, &schedule).digest))?;
     Ok(ExitCode::SUCCESS)

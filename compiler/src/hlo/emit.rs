@@ -1,0 +1,46 @@
+//! An [`Imported`] program as RON: the `Program` a user can read, edit and
+//! compile, each collective under a comment naming the HLO instruction it
+//! came from. Compiling the RON gives the signature compiling the HLO does.
+
+use super::Imported;
+use ron::ser::PrettyConfig;
+use std::fmt::Write as _;
+
+/// The RON text of `imported`; `origin` (the file name) goes in the header comment.
+///
+/// # Errors
+///
+/// RON's error should a collective not serialise (it always does).
+pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
+    let config = PrettyConfig::new()
+        .struct_names(true)
+        .compact_arrays(true)
+        .indentor("    ".to_owned())
+        .extensions(ron::extensions::Extensions::IMPLICIT_SOME);
+    let mut out = String::new();
+    let module = imported.module.as_deref().unwrap_or("(no header)");
+    let n = imported.program.collectives.len();
+    let _ = writeln!(
+        out,
+        "// Imported by `ccc import` from {origin} (HloModule {module}): {n} collective{}.",
+        if n == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(out, "// Each collective is named by the HLO instruction it came from; a combined");
+    let _ = writeln!(out, "// collective whose operands differ in dtype is one collective per dtype.");
+    out.push_str("Program(\n    collectives: [\n");
+    for (i, (c, source)) in imported.program.collectives.iter().zip(&imported.sources).enumerate() {
+        let part = source.part.as_ref().map_or_else(String::new, |p| format!(", {p}"));
+        let _ = writeln!(out, "        // {i}: {} (line {}{part})", source.instruction, source.line);
+        let body = ron::ser::to_string_pretty(c, config.clone())?;
+        // The extension is on for every spec `parse` reads: its attribute
+        // line, which RON writes first, would be misplaced inside the list.
+        for line in body.lines().filter(|l| !l.starts_with("#![enable")) {
+            let _ = writeln!(out, "        {line}");
+        }
+        // The last line closed the collective: add the list's comma.
+        out.pop();
+        out.push_str(",\n");
+    }
+    out.push_str("    ],\n)\n");
+    Ok(out)
+}

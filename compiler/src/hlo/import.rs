@@ -1,0 +1,516 @@
+//! From a parsed module to a [`Program`](ccc_ir::spec::Program): every collective instruction, in
+//! program order, as one ccc collective (or one per dtype, for a combined
+//! collective whose operands differ in dtype).
+//!
+//! Program order: the entry computation's instructions in the order written
+//! (a scheduled module lists them in the order they run), descending into
+//! the computations an instruction runs (`call`'s `to_apply`, `while`'s
+//! `condition` and `body`, `conditional`'s branches, `async-start`'s
+//! `calls`, fusions) where it stands. A loop body's collectives appear once.
+
+use super::error::HloError;
+use super::groups;
+use super::reduce::{Combiner, combiner};
+use super::target::{DEFAULT_CHANNELS, Target};
+use super::text::{Computation, Instruction, Module, Shape};
+use ccc_ir::enums::OpType;
+use ccc_ir::spec::{Algorithm, Collective, DType, ReduceOp};
+use std::collections::BTreeMap;
+
+/// Where an imported collective came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The HLO instruction's name (`all-reduce.17`).
+    pub instruction: String,
+    /// Its line in the module (1-based).
+    pub line: usize,
+    /// For a combined collective split by dtype: which operands this one carries.
+    pub part: Option<String>,
+}
+
+/// The collectives found, each with its source, before the program is assembled.
+pub(super) type Found = Vec<(Collective, Source)>;
+
+/// How ids in `replica_groups` and `source_target_pairs` name devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// No `channel_id`: replica ids.
+    CrossReplica,
+    /// `channel_id`, no `use_global_device_ids` (all-to-all, permute, broadcast): partition ids.
+    CrossPartition,
+    /// `channel_id`, `use_global_device_ids=false`: replica ids, all partitions of each.
+    CrossReplicaAndPartition,
+    /// `channel_id`, `use_global_device_ids=true`: global device ids.
+    FlattenedId,
+}
+
+/// The module's device space: `replica_count` x `num_partitions`, or (when
+/// the header gives neither, as lowered text) one id space of `rank_n` devices.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Space {
+    replicas: u64,
+    partitions: u64,
+    /// The header named the counts (else every mode's ids are device ids).
+    explicit: bool,
+}
+
+impl Space {
+    pub(super) fn devices(self) -> u64 {
+        self.replicas * self.partitions
+    }
+}
+
+/// The module's device space, checked against the target's `rank_n`.
+pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloError> {
+    let count = |key: &str| -> Result<Option<u64>, HloError> {
+        module.header.iter().find(|a| a.key == key).map_or(Ok(None), |a| {
+            a.value.parse::<u64>().ok().filter(|&n| n > 0).map(Some).ok_or_else(|| {
+                HloError::at(
+                    a.at,
+                    a.value.len(),
+                    format!("`{key}={}` is not a device count", a.value),
+                    "a whole number from 1",
+                )
+            })
+        })
+    };
+    let (replicas, partitions) = (count("replica_count")?, count("num_partitions")?);
+    let rank_n = u64::from(target.topology.rank_n);
+    if replicas.is_none() && partitions.is_none() {
+        return Ok(Space { replicas: 1, partitions: rank_n, explicit: false });
+    }
+    let space = Space { replicas: replicas.unwrap_or(1), partitions: partitions.unwrap_or(1), explicit: true };
+    if space.devices() != rank_n {
+        let at =
+            module.header.iter().find(|a| a.key == "num_partitions" || a.key == "replica_count").map_or(0, |a| a.at);
+        return Err(HloError::at(
+            at,
+            0,
+            format!(
+                "the module runs on {} devices ({} replicas x {} partitions) but the target has rank_n {rank_n}",
+                space.devices(),
+                space.replicas,
+                space.partitions
+            ),
+            "give the target the module's device count as topology.rank_n",
+        ));
+    }
+    Ok(space)
+}
+
+/// What each collective opcode is in ccc.
+fn op_of(opcode: &str) -> Option<OpType> {
+    Some(match opcode {
+        "all-reduce" | "all-reduce-start" => OpType::AllReduce,
+        "all-gather" | "all-gather-start" => OpType::AllGather,
+        "reduce-scatter" => OpType::ReduceScatter,
+        "all-to-all" => OpType::AllToAll,
+        "collective-permute" | "collective-permute-start" => OpType::Permute,
+        "collective-broadcast" => OpType::Broadcast,
+        _ => return None,
+    })
+}
+
+/// Opcodes of collectives ccc cannot express: refused rather than dropped.
+const REFUSED: [&str; 1] = ["ragged-all-to-all"];
+
+/// The attributes naming the computations an instruction runs where it stands.
+const CALLS: [&str; 6] = ["calls", "body", "condition", "branch_computations", "true_computation", "false_computation"];
+
+/// The algorithm of an imported collective of `op`: `--algorithm`, else the
+/// target's `algorithms[op]`, else its `algorithm`, else [`default_algorithm`].
+pub fn choose_algorithm(op: OpType, target: &Target, choice: Option<&Algorithm>) -> Algorithm {
+    choice
+        .or_else(|| target.algorithms.as_ref().and_then(|m| m.get(&op)))
+        .or(target.algorithm.as_ref())
+        .cloned()
+        .unwrap_or_else(|| default_algorithm(op))
+}
+
+/// The algorithm chosen when neither the command line nor the target names
+/// one: the seam where `Auto` (the cost model) plugs in. Until it exists,
+/// Ring, which serves every op on every group shape.
+pub const fn default_algorithm(_op: OpType) -> Algorithm {
+    Algorithm::Ring
+}
+
+/// The importer's state while walking a module.
+pub(super) struct Walker<'m, 'a> {
+    pub(super) module: &'m Module<'a>,
+    pub(super) by_name: BTreeMap<&'a str, &'m Computation<'a>>,
+    pub(super) target: &'m Target,
+    pub(super) algorithm: Option<&'m Algorithm>,
+    pub(super) space: Space,
+    pub(super) src: &'m str,
+    pub(super) found: Found,
+}
+
+impl<'a> Walker<'_, 'a> {
+    /// Walks `computation` in order; `depth` guards against a cycle.
+    pub(super) fn walk(&mut self, computation: &Computation<'a>, depth: usize) -> Result<(), HloError> {
+        if depth > self.module.computations.len() {
+            return Err(HloError::at(
+                computation.at,
+                computation.name.len(),
+                format!("computation `{}` calls itself", computation.name),
+                "HLO computations do not recurse",
+            ));
+        }
+        for ins in &computation.instructions {
+            if REFUSED.contains(&ins.opcode) {
+                return Err(HloError::at(
+                    ins.opcode_at,
+                    ins.opcode.len(),
+                    format!("`{}` is a `{}`, which ccc cannot compile", ins.name, ins.opcode),
+                    "ccc imports all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute and collective-broadcast",
+                ));
+            }
+            if let Some(op) = op_of(ins.opcode) {
+                self.collective(computation, ins, op)?;
+            }
+            if ins.opcode.ends_with("-done") || ins.opcode == "async-update" {
+                continue;
+            }
+            let mut callees: Vec<(&str, usize)> = Vec::new();
+            for attr in
+                ins.attrs.iter().filter(|a| CALLS.contains(&a.key) || (a.key == "to_apply" && ins.opcode == "call"))
+            {
+                let list = attr.value.trim_start_matches('{').trim_end_matches('}');
+                callees.extend(list.split(',').map(|n| (n.trim().trim_start_matches('%'), attr.at)));
+            }
+            for (name, at) in callees {
+                let Some(&callee) = self.by_name.get(name) else {
+                    return Err(HloError::at(
+                        at,
+                        name.len(),
+                        format!("`{}` calls computation `{name}`, which the module does not define", ins.name),
+                        "the module looks truncated",
+                    ));
+                };
+                self.walk(callee, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Imports one collective instruction.
+    fn collective(&mut self, computation: &Computation<'a>, ins: &Instruction<'a>, op: OpType) -> Result<(), HloError> {
+        let shape = self.result_shape(computation, ins)?;
+        let mode = mode(ins, op)?;
+        let reduce = if op == OpType::AllReduce || op == OpType::ReduceScatter {
+            Some(combiner(&self.by_name, ins)?)
+        } else {
+            None
+        };
+        let line = self.src.get(..ins.at).map_or(0, |s| s.bytes().filter(|&b| b == b'\n').count()) + 1;
+        let (groups, peers) = if op == OpType::Permute {
+            (None, Some(self.pairs(ins, mode)?))
+        } else {
+            (Some(self.groups(ins, mode)?), None)
+        };
+        let n = groups.as_ref().and_then(|g| g.first()).map_or(1, Vec::len) as u64;
+        let parts = counts(ins, op, &shape, n, reduce)?;
+        let split = parts.len() > 1;
+        for (dtype, reduce, count, operands) in parts {
+            let Some(peers) = peers.as_ref().map_or(Some(None), |p| (!p.is_empty()).then(|| Some(p.clone()))) else {
+                // Every pair was a device sending to itself: nothing moves.
+                continue;
+            };
+            let collective = Collective {
+                op,
+                dtype,
+                reduce,
+                count,
+                arch: self.target.arch,
+                topology: self.target.topology,
+                channels: self.target.channels.unwrap_or(DEFAULT_CHANNELS),
+                algorithm: choose_algorithm(op, self.target, self.algorithm),
+                root: (op == OpType::Broadcast).then_some(0),
+                peer: None,
+                peers,
+                counts: None,
+                groups: groups.clone().and_then(world_or),
+                barrier: self.target.barrier,
+                send_credits: self.target.send_credits,
+            };
+            let part = split.then(|| format!("the {dtype} operands {operands}"));
+            self.found.push((collective, Source { instruction: ins.name.to_owned(), line, part }));
+        }
+        Ok(())
+    }
+
+    /// The result shape: an async start's is its done's.
+    fn result_shape(&self, computation: &Computation<'a>, ins: &Instruction<'a>) -> Result<Shape, HloError> {
+        let Some(family) = ins.opcode.strip_suffix("-start") else { return Ok(ins.shape.clone()) };
+        let done = format!("{family}-done");
+        computation
+            .instructions
+            .iter()
+            .find(|d| d.opcode == done && d.operands.first() == Some(&ins.name))
+            .map(|d| d.shape.clone())
+            .ok_or_else(|| {
+                HloError::at(
+                    ins.at,
+                    ins.name.len(),
+                    format!("`{}` has no `{done}` in computation `{}`", ins.name, computation.name),
+                    "an async collective is a start and its done; the module looks truncated",
+                )
+            })
+    }
+
+    /// The groups of a grouped collective as ranks, checked to partition the devices.
+    fn groups(&self, ins: &Instruction<'a>, mode: Mode) -> Result<Vec<Vec<u32>>, HloError> {
+        let attr = ins.attr("replica_groups");
+        let (value, at) = attr.map_or(("{}", ins.at), |a| (a.value, a.at));
+        let listed = groups::replica_groups(value, at)?;
+        let s = self.space;
+        let range = match mode {
+            _ if !s.explicit => s.devices(),
+            Mode::CrossReplica | Mode::CrossReplicaAndPartition => s.replicas,
+            Mode::CrossPartition => s.partitions,
+            Mode::FlattenedId => s.devices(),
+        };
+        let listed = listed.unwrap_or_else(|| vec![(0..range).collect()]);
+        let len = attr.map_or(ins.name.len(), |a| a.value.len());
+        let fail = |message: String| {
+            HloError::at(
+                at,
+                len,
+                format!("`{}`: {message}", ins.name),
+                "accepted: groups of equal size that hold every device exactly once",
+            )
+        };
+        if let Some(id) = listed.iter().flatten().find(|&&id| id >= range) {
+            let ids = match mode {
+                _ if !s.explicit => "device ids",
+                Mode::CrossReplica | Mode::CrossReplicaAndPartition => "replica ids",
+                Mode::CrossPartition => "partition ids",
+                Mode::FlattenedId => "global device ids",
+            };
+            return Err(fail(format!("replica_groups names id {id}, but its {ids} are 0..{range}")));
+        }
+        let devices: Vec<Vec<u64>> = if !s.explicit {
+            listed
+        } else {
+            let p = s.partitions;
+            match mode {
+                Mode::FlattenedId => listed,
+                Mode::CrossReplica => {
+                    (0..p).flat_map(|q| listed.iter().map(move |g| g.iter().map(|r| r * p + q).collect())).collect()
+                }
+                Mode::CrossPartition => (0..s.replicas)
+                    .flat_map(|r| listed.iter().map(move |g| g.iter().map(|q| r * p + q).collect()))
+                    .collect(),
+                Mode::CrossReplicaAndPartition => {
+                    listed.iter().map(|g| g.iter().flat_map(|r| (0..p).map(move |q| r * p + q)).collect()).collect()
+                }
+            }
+        };
+        let mut seen = vec![false; usize::try_from(s.devices()).unwrap_or(0)];
+        let size = devices.first().map_or(0, Vec::len);
+        for g in &devices {
+            if g.len() != size {
+                return Err(fail(format!("replica_groups has groups of {size} and of {} devices", g.len())));
+            }
+            for &d in g {
+                match seen.get_mut(d as usize) {
+                    Some(slot) if !*slot => *slot = true,
+                    _ => return Err(fail(format!("replica_groups lists device {d} twice"))),
+                }
+            }
+        }
+        if let Some(missing) = seen.iter().position(|s| !s) {
+            return Err(fail(format!(
+                "replica_groups leaves device {missing} out: the groups do not partition the {} devices",
+                s.devices()
+            )));
+        }
+        devices.iter().map(|g| g.iter().map(|&d| self.rank(d)).collect()).collect()
+    }
+
+    /// The peer pairs of a collective-permute, as ranks, self-pairs dropped.
+    fn pairs(&self, ins: &Instruction<'a>, mode: Mode) -> Result<Vec<(u32, u32)>, HloError> {
+        let attr = ins.attr("source_target_pairs").ok_or_else(|| {
+            HloError::at(
+                ins.opcode_at,
+                ins.opcode.len(),
+                format!("`{}` has no `source_target_pairs`", ins.name),
+                "a collective-permute lists `source_target_pairs={{0,1},{1,0}}`",
+            )
+        })?;
+        let listed = groups::pairs(attr.value, attr.at)?;
+        let s = self.space;
+        let (range, copies): (u64, Vec<(u64, u64)>) = match mode {
+            _ if !s.explicit => (s.devices(), vec![(1, 0)]),
+            Mode::CrossReplica => (s.replicas, (0..s.partitions).map(|q| (s.partitions, q)).collect()),
+            _ => (s.partitions, (0..s.replicas).map(|r| (1, r * s.partitions)).collect()),
+        };
+        if let Some(&(a, b)) = listed.iter().find(|&&(a, b)| a >= range || b >= range) {
+            return Err(HloError::at(
+                attr.at,
+                attr.value.len(),
+                format!("`{}`: source_target_pairs has {{{a},{b}}}, but the module has {range} ids", ins.name),
+                "accepted: ids below the device count",
+            ));
+        }
+        let mut out = Vec::new();
+        for &(scale, offset) in &copies {
+            for &(a, b) in listed.iter().filter(|(a, b)| a != b) {
+                out.push((self.rank(a * scale + offset)?, self.rank(b * scale + offset)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The rank of device `d` (the target's `devices` map, else d).
+    fn rank(&self, d: u64) -> Result<u32, HloError> {
+        let d = u32::try_from(d)
+            .map_err(|_| HloError::at(0, 0, format!("device {d} is out of range"), "a device id below 2^32"))?;
+        match &self.target.devices {
+            None => Ok(d),
+            Some(map) => map.get(&d).copied().ok_or_else(|| {
+                HloError::at(
+                    0,
+                    0,
+                    format!("the target's `devices` map has no rank for device {d}"),
+                    "list every device of the module in `devices`",
+                )
+            }),
+        }
+    }
+}
+
+/// One group holding every rank in order is the default: no `groups` field.
+fn world_or(groups: Vec<Vec<u32>>) -> Option<Vec<Vec<u32>>> {
+    let world = groups.len() == 1
+        && groups.first().is_some_and(|g| g.iter().enumerate().all(|(i, &r)| i as u64 == u64::from(r)));
+    (!world).then_some(groups)
+}
+
+/// The id mode of a collective, as XLA decides it from `channel_id` and
+/// `use_global_device_ids` (the all-reduce family always has the latter,
+/// default false; all-to-all, permute and broadcast never do).
+fn mode(ins: &Instruction<'_>, op: OpType) -> Result<Mode, HloError> {
+    let channel = ins.attr("channel_id").is_some();
+    let global = match ins.attr("use_global_device_ids") {
+        None => None,
+        Some(a) => match a.value {
+            "true" => Some(true),
+            "false" => Some(false),
+            other => {
+                return Err(HloError::at(
+                    a.at,
+                    other.len(),
+                    format!("`{}`: use_global_device_ids={other} is not a boolean", ins.name),
+                    "accepted: true or false",
+                ));
+            }
+        },
+    };
+    let family = matches!(op, OpType::AllReduce | OpType::AllGather | OpType::ReduceScatter);
+    let global = if family { Some(global.unwrap_or(false)) } else { global };
+    Ok(match (channel, global) {
+        (false, Some(true)) => {
+            let at = ins.attr("use_global_device_ids").map_or(ins.at, |a| a.at);
+            return Err(HloError::at(
+                at,
+                4,
+                format!("`{}`: use_global_device_ids=true needs a channel_id", ins.name),
+                "XLA refuses this combination too; give the collective a channel_id",
+            ));
+        }
+        (false, _) => Mode::CrossReplica,
+        (true, None) => Mode::CrossPartition,
+        (true, Some(false)) => Mode::CrossReplicaAndPartition,
+        (true, Some(true)) => Mode::FlattenedId,
+    })
+}
+
+/// One ccc collective's element type, reduce, count and the operands it carries.
+type Part = (DType, Option<ReduceOp>, u64, String);
+
+/// The counts of a collective per dtype: every leaf of the result shape
+/// contributes its per-rank input elements as the op defines them; leaves
+/// of one dtype are summed, dtypes kept apart in order of first appearance.
+fn counts(
+    ins: &Instruction<'_>,
+    op: OpType,
+    shape: &Shape,
+    n: u64,
+    reduce: Option<Combiner>,
+) -> Result<Vec<Part>, HloError> {
+    let leaves = shape.leaves();
+    let tuple_all_to_all = op == OpType::AllToAll && matches!(shape, Shape::Tuple(_));
+    if tuple_all_to_all && leaves.len() as u64 != n {
+        return Err(HloError::at(
+            ins.shape_at,
+            1,
+            format!("`{}`: a tuple all-to-all over groups of {n} has {n} operands, not {}", ins.name, leaves.len()),
+            "one operand per group member",
+        ));
+    }
+    let dimension =
+        ins.attr("dimensions").map(|a| (a, a.value.trim_matches(|c| c == '{' || c == '}').trim().parse::<usize>()));
+    let mut parts: Vec<(DType, Option<ReduceOp>, u64, Vec<usize>)> = Vec::new();
+    for (i, leaf) in leaves.iter().enumerate() {
+        let Shape::Array { elem, dims } = leaf else { continue };
+        let (dtype, reduce) = super::reduce::dtype(ins, elem, reduce)?;
+        let elements = leaf.elements().filter(|&e| e > 0).ok_or_else(|| {
+            HloError::at(
+                ins.shape_at,
+                1,
+                format!("`{}` moves no elements ({leaf})", ins.name),
+                "ccc compiles collectives of at least one element",
+            )
+        })?;
+        let split = matches!(op, OpType::AllGather | OpType::AllToAll) && !tuple_all_to_all;
+        if split {
+            match &dimension {
+                Some((_, Ok(d))) if dims.get(*d).is_some_and(|&size| size % n == 0) => {}
+                Some((a, _)) => {
+                    return Err(HloError::at(
+                        a.at,
+                        a.value.len(),
+                        format!("`{}`: dimensions={} of {leaf} does not split into {n} equal parts", ins.name, a.value),
+                        "the dimension's size must be a multiple of the group size",
+                    ));
+                }
+                None => {
+                    return Err(HloError::at(
+                        ins.opcode_at,
+                        ins.opcode.len(),
+                        format!("`{}` has no `dimensions`", ins.name),
+                        "an array all-gather or all-to-all names its dimension: `dimensions={0}`",
+                    ));
+                }
+            }
+        }
+        let count = match op {
+            OpType::AllGather => elements / n,
+            OpType::ReduceScatter => elements.saturating_mul(n),
+            _ => elements,
+        };
+        match parts.iter_mut().find(|p| p.0 == dtype) {
+            Some(p) => {
+                p.2 = p.2.saturating_add(count);
+                p.3.push(i);
+            }
+            None => parts.push((dtype, reduce, count, vec![i])),
+        }
+    }
+    if tuple_all_to_all && parts.len() > 1 {
+        return Err(HloError::at(
+            ins.shape_at,
+            1,
+            format!("`{}`: a tuple all-to-all with operands of different dtypes", ins.name),
+            "its operands are the blocks sent to each member: one dtype",
+        ));
+    }
+    Ok(parts.into_iter().map(|(d, r, c, ops)| (d, r, c, operand_list(&ops, leaves.len()))).collect())
+}
+
+/// `0, 2 of 3`.
+fn operand_list(ops: &[usize], of: usize) -> String {
+    let list: Vec<String> = ops.iter().map(usize::to_string).collect();
+    format!("{} of {of}", list.join(", "))
+}

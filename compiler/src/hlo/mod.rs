@@ -1,0 +1,139 @@
+//! hlo: the XLA HLO front end. Reads an HLO module as XLA prints it
+//! (`--xla_dump_to`, `Lowered.as_text(dialect="hlo")`, `Compiled.as_text()`)
+//! and turns its collective instructions, in program order, into a ccc
+//! [`Program`] for a [`Target`] (the machine: HLO names devices, not a
+//! topology).
+//!
+//! ```text
+//!  &str ──text::parse_module──▶ Module ──import::Walker──▶ Imported { Program, Source per collective }
+//! ```
+//!
+//! - `text` is the grammar (module, computations, one instruction per
+//!   line; attribute values kept raw), with line:column errors.
+//! - `groups` reads `replica_groups` in every spelling XLA prints and
+//!   `source_target_pairs`.
+//! - `reduce` maps element types and `to_apply` reductions.
+//! - [`mod@import`] walks the module and maps each collective; its
+//!   [`import::default_algorithm`] is the one place `Auto` plugs in.
+//! - [`emit`] prints an [`Imported`] program as RON, each collective under
+//!   a comment naming its HLO instruction.
+//! - [`target`] is the target file.
+//!
+//! The grammar, group and reduction readers are the importer's own
+//! (`pub(crate)`); a caller needs [`import()`] or [`import_module`], [`Target`]
+//! and, for the CLI's views, [`emit`] and [`compare`].
+//!
+//! `docs/hlo.md` says what is supported and what is refused.
+
+pub mod compare;
+pub mod emit;
+pub mod error;
+pub(crate) mod groups;
+pub mod import;
+pub(crate) mod reduce;
+pub mod target;
+pub(crate) mod text;
+
+pub use error::HloError;
+pub use import::Source;
+pub use target::{Target, TargetError, parse_target};
+
+use ccc_ir::spec::{Algorithm, Program};
+use std::collections::BTreeMap;
+
+/// An imported module: the program, and where each of its collectives came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Imported {
+    /// The module's name (`HloModule NAME`), if it has a header.
+    pub module: Option<String>,
+    /// The collectives, in program order.
+    pub program: Program,
+    /// One per collective of `program`: its HLO instruction.
+    pub sources: Vec<Source>,
+}
+
+/// Does `src` look like HLO text (rather than a RON spec)? True when its
+/// first significant line starts with `HloModule`, or it has an `ENTRY`
+/// computation line. Used to recognise an input by content.
+pub fn looks_like_hlo(src: &str) -> bool {
+    let src = crate::parse::strip_bom(src);
+    let first = src.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("//"));
+    first.is_some_and(|l| l.starts_with("HloModule "))
+        || src.lines().any(|l| l.trim_start().starts_with("ENTRY ") && l.trim_end().ends_with('{'))
+}
+
+/// Imports the collectives of the HLO module `src` for `target`.
+///
+/// # Errors
+///
+/// [`HloError`] (located at line and column) when the text is not HLO as
+/// XLA prints it, or a collective is one ccc cannot express (the error
+/// names the instruction or computation).
+pub fn import(src: &str, target: &Target) -> Result<Program, HloError> {
+    import_module(src, target, None).map(|imported| imported.program)
+}
+
+/// [`import()`], keeping each collective's source instruction; `algorithm`
+/// (the command line's `--algorithm`) overrides the target's choice for
+/// every collective.
+///
+/// # Errors
+///
+/// As [`import()`].
+pub fn import_module(src: &str, target: &Target, algorithm: Option<&Algorithm>) -> Result<Imported, HloError> {
+    let src = crate::parse::strip_bom(src);
+    let clean = text::prepare(src).map_err(|e| e.locate(src))?;
+    let module = text::parse_module(&clean).map_err(|e| e.locate(src))?;
+    walk(&module, src, target, algorithm).map_err(|e| e.locate(src))
+}
+
+fn walk(
+    module: &text::Module<'_>,
+    src: &str,
+    target: &Target,
+    algorithm: Option<&Algorithm>,
+) -> Result<Imported, HloError> {
+    check_devices(target)?;
+    let entry = module.computations.iter().find(|c| c.entry).or(module.computations.last()).ok_or_else(|| {
+        HloError::at(src.len(), 0, "the module has no computations", "an HLO module has an `ENTRY` computation")
+    })?;
+    let space = import::space(module, target)?;
+    let by_name: BTreeMap<&str, &text::Computation<'_>> = module.computations.iter().map(|c| (c.name, c)).collect();
+    let mut walker = import::Walker { module, by_name, target, algorithm, space, src, found: Vec::new() };
+    walker.walk(entry, 0)?;
+    if walker.found.is_empty() {
+        return Err(HloError::at(
+            entry.at,
+            entry.name.len(),
+            format!("the module has no collectives (entry computation `{}`)", entry.name),
+            "a module lowered but not partitioned (Lowered.as_text() of an auto-sharded jit) has none yet: \
+             import the compiled text (Compiled.as_text(), --xla_dump_to)",
+        ));
+    }
+    let (collectives, sources) = walker.found.into_iter().unzip();
+    Ok(Imported { module: module.name.map(str::to_owned), program: Program { collectives }, sources })
+}
+
+/// The target's `devices` map, when given, is a one-to-one map of the
+/// devices `0..rank_n` onto the ranks `0..rank_n`.
+fn check_devices(target: &Target) -> Result<(), HloError> {
+    let Some(map) = &target.devices else { return Ok(()) };
+    let n = target.topology.rank_n;
+    let help = "accepted: `devices: {0: r0, 1: r1, ...}` naming each device below topology.rank_n once, each rank once";
+    let mut ranks: Vec<u32> = map.values().copied().collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if map.len() != n as usize
+        || map.keys().any(|&d| d >= n)
+        || ranks.len() != map.len()
+        || ranks.iter().any(|&r| r >= n)
+    {
+        return Err(HloError::at(
+            0,
+            0,
+            format!("the target's `devices` map is not one-to-one over the {n} devices and ranks"),
+            help,
+        ));
+    }
+    Ok(())
+}

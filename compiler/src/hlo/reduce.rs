@@ -1,0 +1,140 @@
+//! Element types and reductions: XLA's element type names to ccc's
+//! [`DType`], and a `to_apply` computation recognised by its root to ccc's
+//! [`ReduceOp`].
+
+use super::error::HloError;
+use super::text::{Computation, Instruction};
+use ccc_ir::spec::{DType, ReduceOp};
+use std::collections::BTreeMap;
+
+/// A reduction computation, recognised by its root: the root applied to the
+/// computation's two parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combiner {
+    /// `add`.
+    Add,
+    /// `maximum`.
+    Max,
+    /// `minimum`.
+    Min,
+    /// `multiply`: recognised, but the device has no product reduction.
+    Multiply,
+    /// `and`: on `pred`, a minimum over 0 and 1.
+    And,
+    /// `or`: on `pred`, a maximum over 0 and 1.
+    Or,
+}
+
+/// The root opcodes recognised, and what they are.
+const ROOTS: [(&str, Combiner); 6] = [
+    ("add", Combiner::Add),
+    ("maximum", Combiner::Max),
+    ("minimum", Combiner::Min),
+    ("multiply", Combiner::Multiply),
+    ("and", Combiner::And),
+    ("or", Combiner::Or),
+];
+
+/// The reduction of a reducing collective's `to_apply`.
+///
+/// # Errors
+///
+/// An [`HloError`] at `to_apply` when it is missing, names no computation
+/// of the module, or its root is not one of the recognised opcodes applied to the two
+/// parameters (naming the computation and its root).
+pub fn combiner<'a>(
+    by_name: &BTreeMap<&'a str, &Computation<'a>>,
+    ins: &Instruction<'a>,
+) -> Result<Combiner, HloError> {
+    let accepted =
+        "accepted: a computation whose root is add, maximum, minimum (or, on pred, and / or) of its two parameters";
+    let attr = ins.attr("to_apply").ok_or_else(|| {
+        HloError::at(ins.opcode_at, ins.opcode.len(), format!("`{}` has no `to_apply` reduction", ins.name), accepted)
+    })?;
+    let name = attr.value.trim_start_matches('%');
+    let computation = by_name.get(name).ok_or_else(|| {
+        HloError::at(
+            attr.at,
+            attr.value.len(),
+            format!("`{}`: to_apply names `{name}`, which the module does not define", ins.name),
+            "the module looks truncated",
+        )
+    })?;
+    let root = computation.root();
+    let params: Vec<&str> =
+        computation.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| i.name).collect();
+    let recognised = root.and_then(|r| {
+        let (_, c) = ROOTS.iter().find(|(op, _)| *op == r.opcode)?;
+        let [a, b] = r.operands.as_slice() else { return None };
+        (a != b && params.len() == 2 && params.contains(a) && params.contains(b)).then_some(*c)
+    });
+    recognised.ok_or_else(|| {
+        let what = root.map_or_else(|| "is empty".to_owned(), |r| format!("has root `{}` ({})", r.name, r.opcode));
+        HloError::at(
+            attr.at,
+            attr.value.len(),
+            format!("`{}`: to_apply computation `{name}` is not a recognised reduction: it {what}", ins.name),
+            accepted,
+        )
+    })
+}
+
+/// The ccc element type (and reduce, for a reducing collective) of an XLA
+/// element type `elem` on instruction `ins`.
+///
+/// `pred` travels as `U8`; reduced with `and` it is a `Min`, with `or` a
+/// `Max`. ccc's `F8E4M3` is taken to be XLA's `f8e4m3fn` (OCP E4M3); the
+/// other E4M3 variants (`f8e4m3`, `f8e4m3fnuz`, `f8e4m3b11fnuz`) are refused.
+///
+/// # Errors
+///
+/// An [`HloError`] at the instruction's shape naming a type ccc has no
+/// element type for (f64, complex, 4-bit, the fnuz FP8 variants, ...), or a
+/// reduction the device cannot perform on it (multiply; bitwise and/or).
+pub fn dtype(
+    ins: &Instruction<'_>,
+    elem: &str,
+    combiner: Option<Combiner>,
+) -> Result<(DType, Option<ReduceOp>), HloError> {
+    let dtype = match elem {
+        "f32" => DType::F32,
+        "f16" => DType::F16,
+        "bf16" => DType::Bf16,
+        "f8e4m3fn" => DType::F8E4M3,
+        "f8e5m2" => DType::F8E5M2,
+        "s8" => DType::I8,
+        "u8" | "pred" => DType::U8,
+        "s16" => DType::I16,
+        "u16" => DType::U16,
+        "s32" => DType::I32,
+        "u32" => DType::U32,
+        "s64" => DType::I64,
+        "u64" => DType::U64,
+        other => {
+            return Err(HloError::at(
+                ins.shape_at,
+                1,
+                format!("`{}` is of element type `{other}`, which the device has no collective for", ins.name),
+                "accepted: f32, f16, bf16, f8e4m3fn, f8e5m2, pred, s8, u8, s16, u16, s32, u32, s64, u64",
+            ));
+        }
+    };
+    let refuse = |why: &str| {
+        HloError::at(
+            ins.shape_at,
+            1,
+            format!("`{}` reduces {elem} with {why}, which the device cannot do", ins.name),
+            "accepted: add, maximum, minimum; and / or on pred",
+        )
+    };
+    let reduce = match (combiner, elem) {
+        (None, _) => None,
+        (Some(Combiner::Add), "pred") => return Err(refuse("add")),
+        (Some(Combiner::Add), _) => Some(ReduceOp::Add),
+        (Some(Combiner::Max), _) | (Some(Combiner::Or), "pred") => Some(ReduceOp::Max),
+        (Some(Combiner::Min), _) | (Some(Combiner::And), "pred") => Some(ReduceOp::Min),
+        (Some(Combiner::Multiply), _) => return Err(refuse("multiply")),
+        (Some(Combiner::And | Combiner::Or), _) => return Err(refuse("a bitwise and/or")),
+    };
+    Ok((dtype, reduce))
+}

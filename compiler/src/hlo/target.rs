@@ -1,0 +1,115 @@
+//! [`Target`]: the machine an HLO module is compiled for. HLO names devices,
+//! not a topology; the target file says what they are, in RON with a spec's
+//! field spellings:
+//!
+//! ```ron
+//! (
+//!     arch: Cayman,
+//!     topology: (rank_n: 32, local_rank_n: 16),
+//!     channels: 2,                          // optional, default 1
+//!     algorithm: Ring,                      // optional: every collective
+//!     algorithms: {AllToAll: Mesh},         // optional: per op, before `algorithm`
+//!     devices: {0: 0, 1: 2, 2: 1, 3: 3},    // optional: device id -> rank
+//! )
+//! ```
+//!
+//! Without `devices`, device d is rank d. `barrier` and `send_credits` are
+//! taken as a spec takes them.
+
+use crate::parse::{LineCol, strip_bom};
+use ccc_ir::arch::Arch;
+use ccc_ir::enums::OpType;
+use ccc_ir::spec::{Algorithm, Barrier, Topology};
+use std::collections::BTreeMap;
+
+/// Ring channels of every imported collective when the target gives none.
+pub const DEFAULT_CHANNELS: u32 = 1;
+
+/// The machine an HLO module runs on, and the choices ccc is given for it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// The NeuronCore generation.
+    pub arch: Arch,
+    /// Ranks, ranks per node, pods: `rank_n` is the module's device count.
+    pub topology: Topology,
+    /// Ring channels of every collective (default [`DEFAULT_CHANNELS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
+    /// The algorithm of every collective, unless `algorithms` names its op.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<Algorithm>,
+    /// The algorithm per op (`{AllReduce: Hier((...)), AllToAll: Mesh}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithms: Option<BTreeMap<OpType, Algorithm>>,
+    /// Device id → rank; every device of the module must be listed, each
+    /// rank once. Default: device d is rank d.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<BTreeMap<u32, u32>>,
+    /// Host barrier (default) or device barrier, as in a spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub barrier: Option<Barrier>,
+    /// Initial send credits per channel, as in a spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_credits: Option<u32>,
+}
+
+impl Target {
+    /// A target of `arch` and `topology` with every option at its default.
+    pub const fn new(arch: Arch, topology: Topology) -> Self {
+        Target {
+            arch,
+            topology,
+            channels: None,
+            algorithm: None,
+            algorithms: None,
+            devices: None,
+            barrier: None,
+            send_credits: None,
+        }
+    }
+}
+
+/// A target file that is not RON of the target schema.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{start}: {message}")]
+pub struct TargetError {
+    /// RON's description of the problem.
+    pub message: String,
+    /// Where it is.
+    pub start: LineCol,
+}
+
+/// Parses a target file's text (`implicit_some` on, as for specs).
+///
+/// # Errors
+///
+/// [`TargetError`] with the line and column of the first problem.
+pub fn parse_target(src: &str) -> Result<Target, TargetError> {
+    let opts = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    opts.from_str::<Target>(strip_bom(src)).map_err(|e| TargetError {
+        message: format!(
+            "{}; a target reads `(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16))` with optional \
+             channels, algorithm, algorithms, devices, barrier, send_credits",
+            e.code
+        ),
+        start: LineCol { line: e.span.start.line, col: e.span.start.col },
+    })
+}
+
+/// Parses an algorithm as a spec writes it (`Ring`, `Hier((...))`): the
+/// command line's `--algorithm`.
+///
+/// # Errors
+///
+/// [`TargetError`] with RON's message and the column of the problem.
+pub fn parse_algorithm(text: &str) -> Result<Algorithm, TargetError> {
+    ron::Options::default().from_str::<Algorithm>(text).map_err(|e| TargetError {
+        message: format!(
+            "{}; accepted: Ring, Mesh, Kangaring, SingleCycleRing, IntraRdh, SingleStepMesh, InterRdh, \
+             TwoStepPodMesh, LatencyOptMesh, BwOptMesh, Hier((...)), Auto",
+            e.code
+        ),
+        start: LineCol { line: e.span.start.line, col: e.span.start.col },
+    })
+}

@@ -1,0 +1,518 @@
+//! The HLO front end (`docs/hlo.md`) on the modules of `tests/hlo/`.
+//!
+//! - Every fixture imports, compiles with the default algorithm and
+//!   verifies (`every_fixture_compiles_and_verifies`).
+//! - The imported collectives match the module's collective instructions
+//!   one for one — op, dtype, count, groups, peers, reduce — checked against
+//!   a line scan of the module written here, independent of the importer
+//!   (`collectives_match_a_line_scan`).
+//! - `ccc import`'s RON parses back to the same program, and compiling the
+//!   RON gives the signature compiling the HLO gives (`import_round_trips`).
+//! - Malformed modules give a located error and exit 2 (`invalid_modules`).
+//! - What each fixture imports to is snapshotted in `snapshots/hlo/`.
+
+use ccc_compiler::hlo::{Imported, Target, emit, import_module, parse_target};
+use ccc_compiler::parse::parse;
+use ccc_compiler::pipeline::{Options, compile};
+use ccc_compiler::validate::validate;
+use ccc_ir::enums::OpType;
+use ccc_ir::spec::{DType, ReduceOp};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Every `.hlo` fixture that holds collectives: the generated ones and the
+/// hand-written one, sorted.
+fn fixtures() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["tests/hlo", "tests/hlo/handwritten"] {
+        for entry in std::fs::read_dir(Path::new(ROOT).join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "hlo") && !is_unpartitioned(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() >= 19, "fixtures missing: {out:?}");
+    out
+}
+
+/// The auto-sharded matmul before partitioning: no collectives yet.
+fn is_unpartitioned(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "gspmd_matmul_8.lowered.hlo")
+}
+
+/// The device count a fixture's name ends with (`..._16.compiled.hlo`).
+fn devices(path: &Path) -> u32 {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let stem = name.split('.').next().unwrap();
+    stem.rsplit('_').next().unwrap().parse().unwrap()
+}
+
+fn target_path(n: u32) -> PathBuf {
+    Path::new(ROOT).join(format!("tests/hlo/targets/cayman_{n}.ron"))
+}
+
+fn target(n: u32) -> Target {
+    parse_target(&std::fs::read_to_string(target_path(n)).unwrap()).unwrap()
+}
+
+fn import(path: &Path) -> (String, Imported) {
+    let src = std::fs::read_to_string(path).unwrap();
+    let imported =
+        import_module(&src, &target(devices(path)), None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (src, imported)
+}
+
+#[test]
+fn every_fixture_compiles_and_verifies() {
+    for path in fixtures() {
+        let (_, imported) = import(&path);
+        let valid = validate(&imported.program).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+        let compiled = compile(&valid, &Options::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(compiled.proof.is_some(), "{}: not verified", path.display());
+    }
+}
+
+/// One collective instruction as a line scan sees it.
+struct Scanned {
+    name: String,
+    opcode: String,
+    /// (element type, elements) of each array in the result shape.
+    leaves: Vec<(String, u64)>,
+    line: String,
+}
+
+const OPCODES: [&str; 9] = [
+    "all-reduce-start",
+    "all-gather-start",
+    "collective-permute-start",
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "collective-broadcast",
+];
+
+/// The collective instructions of a module: every line `name = shape
+/// OPCODE(` with OPCODE a collective's.
+fn scan(src: &str) -> Vec<Scanned> {
+    let mut out = Vec::new();
+    for line in src.lines() {
+        let Some((lhs, rhs)) = line.split_once(" = ") else { continue };
+        let Some(opcode) = OPCODES.iter().find(|op| rhs.contains(&format!(" {op}("))) else { continue };
+        let shape = rhs.split(&format!(" {opcode}(")).next().unwrap();
+        let name = lhs.trim().trim_start_matches("ROOT ").trim_start_matches('%').to_owned();
+        out.push(Scanned { name, opcode: (*opcode).to_owned(), leaves: leaves(shape), line: line.to_owned() });
+    }
+    out
+}
+
+/// `(f32[2,8]{1,0}, s32[])` → [("f32", 16), ("s32", 1)].
+fn leaves(shape: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for part in shape.split('[').collect::<Vec<_>>().windows(2) {
+        let elem = part[0].rsplit(|c: char| !c.is_ascii_alphanumeric()).next().unwrap().to_owned();
+        let dims = part[1].split(']').next().unwrap();
+        let n = dims.split(',').filter(|d| !d.is_empty()).map(|d| d.parse::<u64>().unwrap()).product();
+        out.push((elem, n));
+    }
+    out
+}
+
+/// The value of `key=` on a line, up to the next `, ` outside braces.
+fn attr<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let start = line.find(&format!(" {key}="))? + key.len() + 2;
+    let rest = &line[start..];
+    let mut depth = 0;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ',' if depth == 0 => return Some(&rest[..i]),
+            _ => {}
+        }
+    }
+    Some(rest)
+}
+
+/// The group size a `replica_groups` value spells (0: all devices).
+fn group_size(value: &str) -> u64 {
+    if let Some(rest) = value.strip_prefix("mesh[") {
+        let (axes, grouped) = rest.split_once("] ").unwrap();
+        let sizes: Vec<(&str, u64)> =
+            axes.split(',').map(|a| a.split_once('=').unwrap()).map(|(n, s)| (n, s.parse().unwrap())).collect();
+        let grouped = grouped.trim_matches(|c| c == '{' || c == '}');
+        return grouped.split(',').map(|g| sizes.iter().find(|(n, _)| *n == g).unwrap().1).product();
+    }
+    if let Some(rest) = value.strip_prefix('[') {
+        return rest.split(']').next().unwrap().split(',').nth(1).unwrap().parse().unwrap();
+    }
+    explicit(value).first().map_or(0, |g| g.len() as u64)
+}
+
+/// `{{0,1},{2,3}}` → [[0, 1], [2, 3]].
+fn explicit(value: &str) -> Vec<Vec<u32>> {
+    let inner = value.strip_prefix('{').unwrap().strip_suffix('}').unwrap();
+    inner
+        .split("},{")
+        .map(|g| g.trim_matches(|c| c == '{' || c == '}'))
+        .filter(|g| !g.is_empty())
+        .map(|g| g.split(',').map(|n| n.parse().unwrap()).collect())
+        .collect()
+}
+
+/// The reduce of `to_apply=NAME`: the opcode of NAME's ROOT line.
+fn reduce_of(src: &str, name: &str) -> ReduceOp {
+    let name = name.trim_start_matches('%');
+    let mut lines = src.lines().skip_while(|l| {
+        let l = l.trim_start_matches('%');
+        !(l.starts_with(&format!("{name} ")) && l.trim_end().ends_with('{'))
+    });
+    lines.next().unwrap();
+    let root = lines.find(|l| l.trim_start().starts_with("ROOT ")).unwrap();
+    let opcode = root.split(" = ").nth(1).unwrap().split('(').next().unwrap().rsplit(' ').next().unwrap();
+    match opcode {
+        "add" => ReduceOp::Add,
+        "maximum" => ReduceOp::Max,
+        "minimum" => ReduceOp::Min,
+        other => panic!("unexpected reduction {other}"),
+    }
+}
+
+fn dtype_of(elem: &str) -> DType {
+    match elem {
+        "f32" => DType::F32,
+        "bf16" => DType::Bf16,
+        "s32" => DType::I32,
+        other => panic!("unexpected element type {other}"),
+    }
+}
+
+#[test]
+fn collectives_match_a_line_scan() {
+    // The generated fixtures: their ids are global device ids (flattened
+    // mode, or cross-partition with one replica), so the scanned groups are
+    // the ranks. The hand-written one is checked in `handwritten_module`.
+    for path in fixtures().into_iter().filter(|p| !p.to_str().unwrap().contains("handwritten")) {
+        let (src, imported) = import(&path);
+        let n = devices(&path);
+        let scanned = scan(&src);
+        let names: Vec<&str> = imported.sources.iter().map(|s| s.instruction.as_str()).collect();
+        let mut dedup = names.clone();
+        dedup.dedup();
+        let scanned_names: Vec<&str> = scanned.iter().map(|s| s.name.as_str()).collect();
+        // Program order may differ from line order (a called computation's
+        // collectives come where it is called), so compare as sets too.
+        let (mut a, mut b) = (dedup.clone(), scanned_names.clone());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{}: instructions", path.display());
+        for s in &scanned {
+            let ours: Vec<_> = imported
+                .program
+                .collectives
+                .iter()
+                .zip(&imported.sources)
+                .filter(|(_, src)| src.instruction == s.name)
+                .map(|(c, _)| c)
+                .collect();
+            let at = format!("{}: {}", path.display(), s.name);
+            let op = match s.opcode.trim_end_matches("-start") {
+                "all-reduce" => OpType::AllReduce,
+                "all-gather" => OpType::AllGather,
+                "reduce-scatter" => OpType::ReduceScatter,
+                "all-to-all" => OpType::AllToAll,
+                "collective-permute" => OpType::Permute,
+                "collective-broadcast" => OpType::Broadcast,
+                other => panic!("{other}"),
+            };
+            let size = attr(&s.line, "replica_groups").map_or(0, group_size);
+            let size = if size == 0 { u64::from(n) } else { size };
+            let tuple_all_to_all = op == OpType::AllToAll && s.leaves.len() > 1;
+            // Per dtype, in order of first appearance: the summed count.
+            let mut expected: Vec<(DType, u64)> = Vec::new();
+            for (elem, elements) in &s.leaves {
+                let count = match op {
+                    OpType::AllGather => elements / size,
+                    OpType::ReduceScatter => elements * size,
+                    _ => *elements,
+                };
+                let d = dtype_of(elem);
+                match expected.iter_mut().find(|(e, _)| *e == d) {
+                    Some(e) => e.1 += count,
+                    None => expected.push((d, count)),
+                }
+            }
+            let got: Vec<(DType, u64)> = ours.iter().map(|c| (c.dtype, c.count)).collect();
+            assert_eq!(got, expected, "{at}: dtype and count (tuple all-to-all: {tuple_all_to_all})");
+            for c in &ours {
+                assert_eq!(c.op, op, "{at}: op");
+                let reduce = attr(&s.line, "to_apply").map(|name| reduce_of(&src, name));
+                assert_eq!(c.reduce, reduce, "{at}: reduce");
+                let world: Vec<Vec<u32>> = vec![(0..n).collect()];
+                let groups = c.groups.clone().unwrap_or(world);
+                assert!(groups.iter().all(|g| g.len() as u64 == size), "{at}: group size");
+                assert_eq!(groups.len() as u64 * size, u64::from(n), "{at}: group count");
+                if let Some(value) = attr(&s.line, "replica_groups").filter(|v| v.starts_with("{{")) {
+                    assert_eq!(groups, explicit(value), "{at}: groups");
+                }
+                let pairs = attr(&s.line, "source_target_pairs")
+                    .map(|v| explicit(v).into_iter().map(|p| (p[0], p[1])).filter(|(a, b)| a != b).collect::<Vec<_>>());
+                assert_eq!(c.peers, pairs, "{at}: peers");
+            }
+        }
+    }
+}
+
+/// The hand-written module's collectives, as `docs/hlo.md` defines each id
+/// mode over 2 replicas x 4 partitions (written out here by hand).
+#[test]
+fn handwritten_module() {
+    let path = Path::new(ROOT).join("tests/hlo/handwritten/async_broadcast_8.hlo");
+    let (_, imported) = import(&path);
+    let got: Vec<_> = imported
+        .program
+        .collectives
+        .iter()
+        .zip(&imported.sources)
+        .map(|(c, s)| (s.instruction.as_str(), c.op, c.dtype, c.reduce, c.count, c.groups.clone(), c.peers.clone()))
+        .collect();
+    let g = |v: &[&[u32]]| Some(v.iter().map(|g| g.to_vec()).collect::<Vec<_>>());
+    let expected = vec![
+        // Flattened ids, explicit groups; the async pair is one collective.
+        (
+            "all-reduce-start",
+            OpType::AllReduce,
+            DType::F32,
+            Some(ReduceOp::Add),
+            1024,
+            g(&[&[0, 1], &[2, 3], &[4, 5], &[6, 7]]),
+            None,
+        ),
+        // channel_id, use_global_device_ids absent (false): replicas {0} and
+        // {1}, each with its 4 partitions; the input shard is 4096 / 4.
+        ("all-gather-start", OpType::AllGather, DType::F32, None, 1024, g(&[&[0, 1, 2, 3], &[4, 5, 6, 7]]), None),
+        // Inside async-start's computation; [2,4]<=[4,2]T(1,0) over global ids.
+        (
+            "reduce-scatter.9",
+            OpType::ReduceScatter,
+            DType::Bf16,
+            Some(ReduceOp::Add),
+            1024,
+            g(&[&[0, 2, 4, 6], &[1, 3, 5, 7]]),
+            None,
+        ),
+        // No channel_id, `{}`: all replicas, per partition; pred `and` is U8 Min.
+        (
+            "all-reduce.3",
+            OpType::AllReduce,
+            DType::U8,
+            Some(ReduceOp::Min),
+            32,
+            g(&[&[0, 4], &[1, 5], &[2, 6], &[3, 7]]),
+            None,
+        ),
+        // channel_id: partition ids, the ring in each replica.
+        (
+            "collective-permute-start",
+            OpType::Permute,
+            DType::F32,
+            None,
+            1024,
+            None,
+            Some(vec![(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4)]),
+        ),
+        (
+            "collective-broadcast",
+            OpType::Broadcast,
+            DType::Bf16,
+            None,
+            32,
+            g(&[&[0, 2], &[1, 3], &[4, 6], &[5, 7]]),
+            None,
+        ),
+        // Tuple all-to-all: 4 operands of 32 elements, one per member.
+        ("all-to-all", OpType::AllToAll, DType::Bf16, None, 128, g(&[&[0, 1, 2, 3], &[4, 5, 6, 7]]), None),
+    ];
+    assert_eq!(got, expected);
+    assert_eq!(imported.program.collectives[5].root, Some(0));
+}
+
+fn ccc(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ccc")).args(args).current_dir(ROOT).env("NO_COLOR", "1").output().unwrap()
+}
+
+#[test]
+fn import_round_trips() {
+    for path in fixtures() {
+        let (_, imported) = import(&path);
+        let rel = path.strip_prefix(ROOT).unwrap().to_str().unwrap().to_owned();
+        let ron = emit::to_ron(&imported, &rel).unwrap();
+        assert_eq!(parse(&ron).unwrap().program, imported.program, "{rel}");
+        let name = rel.trim_start_matches("tests/hlo/").trim_end_matches(".hlo").replace('/', "__");
+        let mut settings = crate::snapshot::settings("hlo");
+        settings.set_omit_expression(true);
+        settings.set_description(format!("ccc import {rel} --target tests/hlo/targets/cayman_{}.ron", devices(&path)));
+        settings.bind(|| insta::assert_snapshot!(name, ron));
+    }
+    // Through the command line, for two fixtures: the RON's signature is
+    // the HLO's.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["tests/hlo/tp_train_step_16.compiled.hlo", "tests/hlo/handwritten/async_broadcast_8.hlo"] {
+        let t = target_path(devices(Path::new(name)));
+        let t = t.to_str().unwrap();
+        let ron = dir.path().join("program.ron");
+        let out = ccc(&["import", name, "--target", t, "-o", ron.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let from_hlo = ccc(&["sign", name, "--target", t]);
+        let from_ron = ccc(&["sign", ron.to_str().unwrap()]);
+        assert_eq!(from_hlo.status.code(), Some(0), "{}", String::from_utf8_lossy(&from_hlo.stderr));
+        assert_eq!(from_hlo.stdout, from_ron.stdout, "{name}");
+    }
+}
+
+/// `(file, text the error points at, words of the message)`.
+const INVALID: [(&str, &str, &str); 8] = [
+    ("truncated.hlo", "\n", "dimensions"),
+    ("unknown_attribute_value.hlo", "maybe", "use_global_device_ids=maybe is not a boolean"),
+    ("groups_unreadable.hlo", "{{0,1,2,3},{4,5,6,x}}", "is not understood"),
+    ("groups_overlap.hlo", "{{0,1,2,3},{3,4,5,6}}", "lists device 3 twice"),
+    ("groups_miss_devices.hlo", "{{0,1},{2,3}}", "leaves device 4 out"),
+    ("to_apply_subtract.hlo", "region_0.1\n", "`region_0.1` is not a recognised reduction"),
+    ("to_apply_multiply.hlo", "f32[64]{0} all-reduce", "reduces f32 with multiply"),
+    ("element_type_f64.hlo", "f64[64]", "element type `f64`"),
+];
+
+#[test]
+fn invalid_modules() {
+    let target = target(8);
+    for (file, marked, words) in INVALID {
+        let rel = format!("tests/hlo/invalid/{file}");
+        let src = std::fs::read_to_string(Path::new(ROOT).join(&rel)).unwrap();
+        let e = import_module(&src, &target, None).expect_err(file);
+        assert!(e.message.contains(words), "{file}: {}", e.message);
+        // The located position: the first place the marked text occurs on
+        // an instruction line (for the truncated file, its last line's end).
+        let at = if file == "truncated.hlo" {
+            src.len()
+        } else {
+            let line_start = src.find(" all-reduce(").map(|i| src[..i].rfind('\n').unwrap() + 1).unwrap();
+            line_start + src[line_start..].find(marked).unwrap()
+        };
+        let line = src[..at].matches('\n').count() + 1;
+        let col = src[..at].rsplit('\n').next().unwrap().chars().count() + 1;
+        assert_eq!((e.start.line, e.start.col), (line, col), "{file}: {e}");
+        let out = ccc(&["import", &rel, "--target", target_path(8).to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains(&format!("{rel}:{line}:{col}")), "{file}: {stderr}");
+    }
+}
+
+#[test]
+fn unpartitioned_module_says_what_to_import() {
+    let path = Path::new(ROOT).join("tests/hlo/gspmd_matmul_8.lowered.hlo");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let e = import_module(&src, &target(8), None).unwrap_err();
+    assert!(e.message.contains("has no collectives"), "{e}");
+    assert!(e.help.contains("Compiled.as_text()"), "{e:?}");
+}
+
+#[test]
+fn diagnose_names_the_differing_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = "tests/hlo/mixed_dtypes_8.lowered.hlo";
+    let src = std::fs::read_to_string(Path::new(ROOT).join(a)).unwrap();
+    let b = dir.path().join("rank1.hlo");
+    let changed = src.replacen("replica_groups={{0,1,2,3,4,5,6,7}}", "replica_groups={{0,1,2,3},{4,5,6,7}}", 1);
+    std::fs::write(&b, changed).unwrap();
+    let t = target_path(8);
+    let out = ccc(&["diagnose", a, b.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("psum.20: replica_groups differ"), "{stdout}");
+    assert!(stdout.contains("the ranks lowered different programs"), "{stdout}");
+    let same = ccc(&["diagnose", a, a, "--target", t.to_str().unwrap()]);
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stdout));
+}
+
+#[test]
+fn hlo_without_target_is_refused() {
+    let out = ccc(&["check", "tests/hlo/ring_ppermute_8.lowered.hlo"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("needs --target"));
+}
+
+/// The target's choices: `devices` renames devices to ranks; `--algorithm`
+/// beats `algorithms[op]`, which beats `algorithm`, which beats the default
+/// (Ring); a header's device count must be the target's `rank_n`.
+#[test]
+fn target_choices() {
+    use ccc_ir::spec::Algorithm;
+    let path = Path::new(ROOT).join("tests/hlo/ring_ppermute_8.lowered.hlo");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let reversed = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {0: 7, 1: 6, 2: 5, 3: 4, 4: 3, 5: 2, 6: 1, 7: 0})";
+    let imported = import_module(&src, &parse_target(reversed).unwrap(), None).unwrap();
+    // Device d sends to d + 1: rank 7 - d sends to rank 6 - d.
+    let peers = imported.program.collectives[0].peers.clone().unwrap();
+    assert_eq!(peers[0], (7, 6));
+    assert_eq!(peers[7], (0, 7));
+
+    let moe = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/moe_all_to_all_16.lowered.hlo")).unwrap();
+    let t =
+        |extra: &str| parse_target(&format!("(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8){extra})")).unwrap();
+    let alg = |target: &Target, choice: Option<&Algorithm>| {
+        import_module(&moe, target, choice).unwrap().program.collectives[0].algorithm.clone()
+    };
+    assert_eq!(alg(&t(""), None), Algorithm::Ring);
+    assert_eq!(alg(&t(", algorithm: Mesh"), None), Algorithm::Mesh);
+    assert_eq!(alg(&t(", algorithm: Ring, algorithms: {AllToAll: Mesh}"), None), Algorithm::Mesh);
+    assert_eq!(alg(&t(", algorithms: {AllToAll: Mesh}"), Some(&Algorithm::Ring)), Algorithm::Ring);
+
+    let dp = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/dp_train_step_8.compiled.hlo")).unwrap();
+    let e = import_module(&dp, &target(16), None).unwrap_err();
+    assert!(e.message.contains("runs on 8 devices"), "{e}");
+    assert_eq!(e.start.line, 1, "{e}");
+    // use_global_device_ids=true without a channel_id: XLA refuses it too.
+    let no_channel = src.replacen(", channel_id=1, source_target_pairs", ", source_target_pairs", 1);
+    assert!(import_module(&no_channel, &target(8), None).is_ok(), "cross-replica permute");
+    let mixed = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/mixed_dtypes_8.lowered.hlo")).unwrap();
+    let e = import_module(&mixed.replacen("channel_id=1, ", "", 1), &target(8), None).unwrap_err();
+    assert!(e.message.contains("use_global_device_ids=true needs a channel_id"), "{e}");
+    // A collective ccc cannot express is refused, not dropped.
+    let e = import_module(&mixed.replacen(" all-reduce(", " ragged-all-to-all(", 1), &target(8), None).unwrap_err();
+    assert!(e.message.contains("ragged-all-to-all"), "{e}");
+    let bad = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {0: 1, 1: 1})";
+    assert!(import_module(&src, &parse_target(bad).unwrap(), None).unwrap_err().message.contains("devices"));
+}
+
+/// `check`, `verify`, `graph` and `compile` take an HLO module with
+/// `--target` (and `--algorithm`), whatever its extension.
+#[test]
+fn every_verb_takes_hlo() {
+    let dir = tempfile::tempdir().unwrap();
+    // Recognised by content: the same module under a `.ron` name.
+    let module = dir.path().join("moe.ron");
+    std::fs::copy(Path::new(ROOT).join("tests/hlo/moe_all_to_all_16.compiled.hlo"), &module).unwrap();
+    let module = module.to_str().unwrap();
+    let t = target_path(16);
+    let t = t.to_str().unwrap();
+    let out_dir = dir.path().join("out");
+    let runs: [&[&str]; 4] = [
+        &["check", module, "--target", t, "--algorithm", "Mesh"],
+        &["verify", "-q", module, "--target", t],
+        &["graph", module, "--target", t, "--rank", "0"],
+        &["compile", "-q", module, "--target", t, "-o", out_dir.to_str().unwrap()],
+    ];
+    for args in runs {
+        let out = ccc(args);
+        assert_eq!(out.status.code(), Some(0), "ccc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let check = String::from_utf8(ccc(runs[0]).stdout).unwrap();
+    assert!(check.contains("collective 1: AllToAll F32 x 2048, 2 groups of 8, 1 channel, Mesh"), "{check}");
+    assert!(out_dir.join("manifest.json").is_file());
+}
