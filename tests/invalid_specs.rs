@@ -51,7 +51,6 @@ macro_rules! invalid_specs {
 }
 
 invalid_specs! {
-    auto_algorithm,
     channels_33,
     channels_zero,
     device_barrier_too_large,
@@ -68,6 +67,8 @@ invalid_specs! {
     missing_comma,
     missing_field,
     misspelt_field,
+    model_unknown_field,
+    model_zero_bandwidth,
     permute_bad_peers,
     program_arch_mismatch,
     program_unknown_dtype,

@@ -42,6 +42,7 @@
 
 pub mod algorithms;
 pub mod build;
+pub mod cost;
 pub mod diagnose;
 pub mod encode;
 pub mod lower;

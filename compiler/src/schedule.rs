@@ -74,6 +74,10 @@ pub struct CollectivePlan {
     pub step_n: u32,
     /// The algorithm per leg, as resolved (for manifests and signatures).
     pub legs: Vec<(Option<Leg>, AlgType)>,
+    /// The cost model's parameters for this collective.
+    pub model: crate::cost::ModelParams,
+    /// What `algorithm: Auto` chose, and from what (`None`: written).
+    pub auto: Option<crate::cost::AutoChoice>,
 }
 
 /// What the symbolic model of an op looks like.

@@ -2,6 +2,7 @@
 //! from it. Only [`crate::validate::validate`] constructs these values, so a
 //! function that takes a [`ValidProgram`] may rely on every invariant below.
 
+use crate::cost::{AutoChoice, ModelParams};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::Rank;
@@ -114,6 +115,12 @@ pub struct ValidCollective {
     pub(crate) peers: Vec<(u32, u32)>,
     /// AllToAllV sizes, `counts[i][j]` from member i to member j.
     pub(crate) counts: Option<Vec<Vec<u64>>>,
+    /// The cost model's parameters: the architecture's, with the spec's
+    /// `model:` overrides applied.
+    pub(crate) model: ModelParams,
+    /// What `algorithm: Auto` chose and from what (`None`: the algorithm
+    /// was written in the spec).
+    pub(crate) auto: Option<AutoChoice>,
 }
 
 impl ValidCollective {
@@ -160,6 +167,14 @@ impl ValidCollective {
     /// AllToAllV sizes.
     pub fn counts(&self) -> Option<&[Vec<u64>]> {
         self.counts.as_deref()
+    }
+    /// The cost model's parameters.
+    pub fn model(&self) -> &ModelParams {
+        &self.model
+    }
+    /// What `Auto` chose, when the spec said `Auto`.
+    pub fn auto(&self) -> Option<&AutoChoice> {
+        self.auto.as_ref()
     }
 }
 

@@ -11,6 +11,7 @@
 //! [`crate::algorithms`], the single source of truth.
 
 use crate::algorithms::{self, Requirement};
+use crate::cost::{self, ModelParams, auto::Machine};
 use crate::parse::SpecForm;
 use crate::valid::{DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
@@ -55,7 +56,7 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
 
     let mut valid = Vec::new();
     for (i, c) in program.collectives.iter().enumerate() {
-        let mut cx = Checker { index: idx(i), errors: Vec::new() };
+        let mut cx = Checker { index: idx(i), errors: Vec::new(), auto: None };
         let barrier = c.barrier.unwrap_or_default();
         let credits = c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
         if i > 0 {
@@ -141,6 +142,8 @@ struct CheckedGroups {
 struct Checker {
     index: u32,
     errors: Vec<ValidationError>,
+    /// The legal choices of `algorithm: Auto`, once listed.
+    auto: Option<Vec<ResolvedAlgorithm>>,
 }
 
 impl Checker {
@@ -173,7 +176,7 @@ impl Checker {
         // The groups come first because the group size bounds everything
         // else; their problems are reported after the other fields, in the
         // order of the schema.
-        let mut group_checker = Checker { index: self.index, errors: Vec::new() };
+        let mut group_checker = Checker { index: self.index, errors: Vec::new(), auto: None };
         let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
         let n = groups.as_ref().map(|g| g.n);
 
@@ -185,6 +188,7 @@ impl Checker {
         self.counts(c, n);
         self.errors.append(&mut group_checker.errors);
         let algorithm = self.algorithm(c, shape.as_ref().zip(groups.as_ref()));
+        self.model(c);
 
         if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)
             && rank_n > crate::placement::DEVICE_BARRIER_MAX_RANK_N
@@ -198,7 +202,7 @@ impl Checker {
         if self.errors.len() != before {
             return None;
         }
-        Some(ValidCollective {
+        let mut valid = ValidCollective {
             index: self.index,
             op: c.op,
             dtype: c.dtype,
@@ -210,7 +214,72 @@ impl Checker {
             root: root?,
             peers: peers?,
             counts: c.counts.clone(),
-        })
+            model: ModelParams::with(c.arch, c.model.as_ref()),
+            auto: None,
+        };
+        if let Some(candidates) = self.auto.take() {
+            let machine = Machine {
+                arch: c.arch,
+                shape: shape?,
+                barrier: c.barrier.unwrap_or_default(),
+                send_credits: u16::try_from(c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS))).ok()?,
+            };
+            let Some(choice) = cost::auto::choose(&valid, machine, &valid.model, candidates) else {
+                self.push("algorithm", Problem::AutoNoChoice { op: c.op });
+                return None;
+            };
+            valid.algorithm = choice.winner()?.algorithm.clone();
+            valid.auto = Some(choice);
+        }
+        Some(valid)
+    }
+
+    /// The `model:` overrides: each in its accepted range.
+    fn model(&mut self, c: &Collective) {
+        let Some(model) = &c.model else { return };
+        for (field, value) in model.fields() {
+            let Some(value) = value else { continue };
+            let min = cost::params::override_min(field);
+            if !(min..=cost::params::OVERRIDE_MAX).contains(&value) {
+                self.push(
+                    format!("model.{field}"),
+                    Problem::OutOfRange { value, min, max: cost::params::OVERRIDE_MAX },
+                );
+            }
+        }
+    }
+
+    /// The legal choices of `algorithm: Auto`: every flat algorithm that
+    /// serves the op, then every combination of the seed's leg choices,
+    /// each kept only when this checker's own rules accept it.
+    fn auto_candidates(&self, c: &Collective, structure: Option<(&Shape, &CheckedGroups)>) -> Vec<ResolvedAlgorithm> {
+        let mut written: Vec<Algorithm> = AlgType::ALL
+            .iter()
+            .filter(|&&a| a != AlgType::Hier && algorithms::supports(a, c.op))
+            .filter_map(|&a| Algorithm::flat(a))
+            .collect();
+        if let (Some(legs), true) = (algorithms::hier_legs(c.op), algorithms::supports(AlgType::Hier, c.op)) {
+            let mut combos = vec![HierLegs::default()];
+            for &leg in legs {
+                let choices = algorithms::leg_choices_in(leg, LegChoices::Seed);
+                combos = combos
+                    .into_iter()
+                    .flat_map(|h| choices.iter().map(move |&alg| with_leg(h.clone(), leg, alg)))
+                    .collect();
+            }
+            written.extend(combos.into_iter().map(Algorithm::Hier));
+        }
+        let mut legal = Vec::new();
+        for algorithm in written {
+            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None };
+            let candidate = Collective { algorithm, ..c.clone() };
+            if let Some(resolved) = scratch.algorithm(&candidate, structure)
+                && scratch.errors.is_empty()
+            {
+                legal.push(resolved);
+            }
+        }
+        legal
     }
 
     fn topology(&mut self, t: Topology) {
@@ -453,8 +522,18 @@ impl Checker {
         };
         let alg = match &c.algorithm {
             Algorithm::Auto => {
-                self.push("algorithm", Problem::AutoUnavailable { op, choices: serving() });
-                return None;
+                // The choice needs the whole collective checked: it is
+                // made at the end of `collective`, from these.
+                // Without a valid shape and groups, their own problems
+                // are reported and no choice is legal to list.
+                structure?;
+                let candidates = self.auto_candidates(c, structure);
+                let first = candidates.first().cloned();
+                if first.is_none() {
+                    self.push("algorithm", Problem::AutoNoChoice { op });
+                }
+                self.auto = Some(candidates);
+                return first;
             }
             Algorithm::Hier(legs) => return self.hier(op, legs, structure, serving),
             flat => flat.alg_type()?,
@@ -648,4 +727,17 @@ fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usize, AlignFau
         Some(&(other, other_len)) => Err(AlignFault::Uneven { first, first_len, other, other_len }),
         None => Ok(runs.len()),
     }
+}
+
+/// `legs` with `leg` set to `alg`.
+fn with_leg(mut legs: HierLegs, leg: Leg, alg: AlgType) -> HierLegs {
+    let slot = match leg {
+        Leg::IntraReduceScatter => &mut legs.intra_reduce_scatter,
+        Leg::InterAllReduce => &mut legs.inter_all_reduce,
+        Leg::InterReduceScatter => &mut legs.inter_reduce_scatter,
+        Leg::InterAllGather => &mut legs.inter_all_gather,
+        Leg::IntraAllGather => &mut legs.intra_all_gather,
+    };
+    *slot = Some(alg);
+    legs
 }

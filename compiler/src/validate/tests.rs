@@ -362,11 +362,12 @@ fn groups_rules() {
 
 #[test]
 fn auto_and_unserved_algorithms() {
-    let e = one(with(|c| c.algorithm = Algorithm::Auto));
-    let Problem::AutoUnavailable { op: OpType::AllReduce, choices } = &e.1 else { panic!("{e:?}") };
-    assert_eq!(choices.first(), Some(&AlgType::Ring));
-    assert_eq!(choices.last(), Some(&AlgType::Hier));
-    assert!(e.1.to_string().contains("Hier((...))"));
+    // Auto resolves to one of the legal choices it lists, and says so.
+    let p = validate(&Program::from(with(|c| c.algorithm = Algorithm::Auto))).unwrap();
+    let v = &p.collectives()[0];
+    let auto = v.auto().unwrap();
+    assert_eq!(auto.winner().map(|w| &w.algorithm), Some(v.algorithm()));
+    assert!(auto.alternatives.iter().any(|a| a.algorithm == ResolvedAlgorithm::Flat(AlgType::Ring)));
     let e = one(with(|c| {
         c.op = OpType::AllGather;
         c.reduce = None;
@@ -615,10 +616,11 @@ fn collects_every_problem() {
         c.root = Some(1);
         c.topology.pod_n = 3;
         c.algorithm = Algorithm::Auto;
+        c.model = Some(ccc_ir::model::ModelOverrides { dma_mbps: Some(0), ..Default::default() });
         c.send_credits = Some(600);
     }));
     let fields: Vec<_> = e.iter().map(|(f, _)| f.as_str()).collect();
-    assert_eq!(fields, vec!["topology.pod_n", "channels", "reduce", "root", "algorithm", "send_credits"]);
+    assert_eq!(fields, vec!["topology.pod_n", "channels", "reduce", "root", "model.dma_mbps", "send_credits"]);
 }
 
 #[test]
@@ -678,7 +680,7 @@ proptest::proptest! {
             op, dtype, reduce, count, arch: Arch::Cayman,
             topology: Topology { rank_n, local_rank_n, pod_n },
             channels, algorithm, root, peer, peers, counts, groups,
-            barrier: device.then_some(Barrier::Device), send_credits,
+            barrier: device.then_some(Barrier::Device), send_credits, model: None,
         };
         match validate(&Program::from(c)) {
             Ok(p) => {

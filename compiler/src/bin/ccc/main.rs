@@ -12,12 +12,14 @@ mod check;
 mod compile;
 mod decode;
 mod diagnose;
+mod explain;
 mod graph;
 mod load;
 mod out;
 mod progress;
 mod report;
 mod sign;
+mod sweep;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -49,6 +51,8 @@ fn main() -> ExitCode {
         Command::Sign(a) => sign::run(&a),
         Command::Graph(a) => graph::run(&a),
         Command::Diagnose(a) => diagnose::run(&a),
+        Command::Explain(a) => explain::run(&a),
+        Command::Sweep(a) => sweep::run(&a),
     };
     match result {
         Ok(code) => code,
