@@ -55,6 +55,18 @@ pub fn size_label(bytes: f64) -> String {
     if (v - v.round()).abs() < 1e-9 { format!("{}{unit}", v.round()) } else { format!("{v:.1}{unit}") }
 }
 
+/// A log-axis tick: whole numbers from 10, two decimals from 0.1, else
+/// scientific (`1e-4`).
+fn tick(y: f64) -> String {
+    if y >= 10.0 {
+        format!("{y:.0}")
+    } else if y >= 0.1 {
+        format!("{y:.2}")
+    } else {
+        format!("{y:.0e}")
+    }
+}
+
 /// The colour of curve `i`.
 fn colour(i: usize) -> RGBColor {
     const PALETTE: [RGBColor; 10] = [
@@ -94,16 +106,28 @@ pub fn sweep_svg(
     if !(x0.is_finite() && x1 > x0) {
         return Err(PlotError("a sweep needs at least two sizes".into()));
     }
-    let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    // busbw spans orders of magnitude: a log axis from the smallest
+    // positive value.
+    let y0 = curves
+        .iter()
+        .flat_map(|c| c.points.iter())
+        .chain(chosen)
+        .map(|&(_, y)| y)
+        .filter(|&y| y > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let y0 = if y0.is_finite() { y0 / 2.0 } else { 1e-6 };
+    let y1 = if y1 > y0 { y1 * 2.0 } else { y0 * 10.0 };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let mut chart = builder(&root, title, 60).build_cartesian_2d((x0..x1).log_scale(), 0.0..y1).map_err(err)?;
+        let mut chart =
+            builder(&root, title, 60).build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("size (bytes, nccom-test's size)")
-            .y_desc("predicted busbw (GB/s)")
+            .y_desc("predicted busbw (GB/s, log)")
+            .y_label_formatter(&|y| tick(*y))
             .x_label_formatter(&|x| size_label(*x))
             .draw()
             .map_err(err)?;
@@ -122,22 +146,25 @@ pub fn sweep_svg(
             .label("chosen")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(5)));
         for x in crossovers {
+            // Dashes equal on the log axis: 20 steps of the ratio y1/y0.
+            let step = (y1 / y0).powf(1.0 / 40.0);
             let dashes = (0..20).map(|k| {
-                let (a, b) = (y1 * f64::from(k) / 20.0, y1 * (f64::from(k) + 0.5) / 20.0);
-                PathElement::new(vec![(x.size, a), (x.size, b)], BLACK.stroke_width(1))
+                let a = y0 * step.powi(2 * k);
+                PathElement::new(vec![(x.size, a), (x.size, a * step)], BLACK.stroke_width(1))
             });
             chart.draw_series(dashes).map_err(err)?;
             chart
                 .draw_series(std::iter::once(Text::new(
                     format!("→ {}", x.to),
-                    (x.size, y1 * 0.97),
-                    ("sans-serif", 12).into_font(),
+                    (x.size, y0 * 1.3),
+                    ("sans-serif", 11).into_font(),
                 )))
                 .map_err(err)?;
         }
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
+            .label_font(("sans-serif", 10))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()
@@ -160,6 +187,8 @@ pub struct Bar {
     pub label: String,
     /// The hover title (phase, steps, bytes, time).
     pub title: String,
+    /// Which colour (bars of one phase share one across rows).
+    pub colour: usize,
 }
 
 /// One rank's records as bars, one row per TOP_SP (`rows` their names),
@@ -175,7 +204,7 @@ pub fn timeline_svg(title: &str, rows: &[String], bars: &[Bar]) -> Result<String
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let mut chart = builder(&root, title, 90).build_cartesian_2d(0.0..end, 0.0..n as f64).map_err(err)?;
+        let mut chart = builder(&root, title, 90).build_cartesian_2d(0.0..end, -0.5..n as f64 - 0.5).map_err(err)?;
         let names = rows.to_vec();
         chart
             .configure_mesh()
@@ -192,16 +221,16 @@ pub fn timeline_svg(title: &str, rows: &[String], bars: &[Bar]) -> Result<String
             .x_desc("predicted time (µs)")
             .draw()
             .map_err(err)?;
-        for (i, b) in bars.iter().enumerate() {
+        for b in bars {
             let y = b.row as f64;
-            let fill = colour(i).mix(0.75).filled();
+            let fill = colour(b.colour).mix(0.75).filled();
             chart
-                .draw_series(std::iter::once(Rectangle::new([(b.start_us, y + 0.15), (b.end_us, y + 0.85)], fill)))
+                .draw_series(std::iter::once(Rectangle::new([(b.start_us, y - 0.35), (b.end_us, y + 0.35)], fill)))
                 .map_err(err)?;
             chart
                 .draw_series(std::iter::once(Text::new(
                     b.label.clone(),
-                    (b.start_us + (b.end_us - b.start_us) * 0.02, y + 0.55),
+                    (b.start_us + (b.end_us - b.start_us) * 0.02, y + 0.05),
                     ("sans-serif", 11).into_font(),
                 )))
                 .map_err(err)?;

@@ -176,13 +176,15 @@ pub enum Cause {
     Runtime,
     /// `schedule`, when input fields of the same collective differ too.
     FollowsFromInputs,
+    /// `algorithm`, when both sides said `Auto` and it chose differently.
+    AutoChoice,
     /// A field this ccc does not know.
     UnknownField,
 }
 
 /// The cause table: each cause, the fields that point to it, and what to
 /// tell the user. The one place the wording lives.
-const CAUSES: [(Cause, &[&str], &str); 10] = [
+const CAUSES: [(Cause, &[&str], &str); 11] = [
     (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensor shapes"),
     (
         Cause::Machine,
@@ -204,6 +206,11 @@ const CAUSES: [(Cause, &[&str], &str); 10] = [
     (Cause::Builds, &[], "different ccc builds: the same format version and inputs, but a different lowering"),
     (Cause::Runtime, &["barrier", "send_credits"], "different runtime or launcher settings"),
     (Cause::FollowsFromInputs, &[], "follows from the differing input fields of the same collective"),
+    (
+        Cause::AutoChoice,
+        &[],
+        "Auto chose differently: the cost model was given different inputs (the fields named, or `model:` overrides)",
+    ),
     (Cause::UnknownField, &[], "a field this ccc does not know: the inputs were written by another ccc version"),
 ];
 
@@ -338,6 +345,11 @@ pub struct FieldDiff {
     pub other: Option<String>,
     /// The likely cause.
     pub cause: Cause,
+    /// A sentence for this difference in particular, when the cause's
+    /// wording is not enough (what `Auto` chose on each side, and which
+    /// inputs to the choice differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A cause and its wording.
@@ -500,6 +512,25 @@ fn field_diffs<'a>(
     out
 }
 
+/// When both sides' `algorithm` was chosen by `Auto` (signed
+/// `Auto(<choice>)`) and the choices differ: the sentence that says so,
+/// with the other differing fields of the collective, the inputs to the
+/// choice; when none differs, the inputs that differ are the `model:`
+/// overrides, which are not signed.
+fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)]) -> Option<String> {
+    let chosen = |v: Option<&str>| v?.strip_prefix("Auto(")?.strip_suffix(')').map(str::to_owned);
+    let &(_, va, vb) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
+    let (here, there) = (chosen(va)?, chosen(vb)?);
+    let inputs: Vec<&str> =
+        diffs.iter().map(|(k, _, _)| *k).filter(|k| *k != "algorithm" && *k != "schedule").collect();
+    let inputs = if inputs.is_empty() {
+        "model (the `model:` overrides of the cost model, which the signature does not hold)".to_owned()
+    } else {
+        inputs.join(", ")
+    };
+    Some(format!("Auto chose {here} here and {there} there: the inputs to the choice differ: {inputs}"))
+}
+
 /// Compares group `group`'s program `b` with the majority's `a`.
 fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
     let fields: Vec<FieldDiff> = field_diffs(&a.program, &b.program)
@@ -510,6 +541,7 @@ fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
             majority: va.map(str::to_owned),
             other: vb.map(str::to_owned),
             cause: Cause::of_field(key),
+            note: None,
         })
         .collect();
     let versions_differ = fields.iter().any(|f| f.field == "format_version");
@@ -523,6 +555,7 @@ fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
                 let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
                 let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
                 let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
+                let auto = auto_note(&diffs);
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| FieldDiff {
@@ -533,8 +566,10 @@ fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
                             "schedule" if inputs_differ => Cause::FollowsFromInputs,
                             "schedule" if versions_differ => Cause::Versions,
                             "schedule" => Cause::Builds,
+                            "algorithm" if auto.is_some() => Cause::AutoChoice,
                             _ => Cause::of_field(key),
                         },
+                        note: if key == "algorithm" { auto.clone() } else { None },
                     })
                     .collect();
                 CollectiveDiff {

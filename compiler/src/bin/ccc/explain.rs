@@ -303,6 +303,7 @@ fn timeline(spec: &Path, valid: &ValidProgram) -> Result<String, Failure> {
                     start_us: us(at + p.start_ns),
                     end_us: us(at + p.start_ns + p.time_ns),
                     label: p.pattern.clone(),
+                    colour: p.index,
                     title: format!(
                         "collective {} record {} on TOP_SP {t}: {} ({}{}), {} over {} hops, {:.0} bytes sent by the busiest rank, {:.2} us",
                         plan.index,

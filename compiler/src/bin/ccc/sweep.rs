@@ -164,9 +164,10 @@ fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, 
     let mut curves: Vec<Curve> = Vec::new();
     for r in rows {
         for (name, busbw) in &r.alternatives {
-            match curves.iter_mut().find(|cv| &cv.name == name) {
+            let name = short(name);
+            match curves.iter_mut().find(|cv| cv.name == name) {
                 Some(cv) => cv.points.push((r.size as f64, *busbw)),
-                None => curves.push(Curve { name: name.clone(), points: vec![(r.size as f64, *busbw)] }),
+                None => curves.push(Curve { name, points: vec![(r.size as f64, *busbw)] }),
             }
         }
     }
@@ -174,7 +175,7 @@ fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, 
     let crossovers: Vec<Crossover> = rows
         .windows(2)
         .filter_map(|w| match w {
-            [a, b] if a.algorithm != b.algorithm => Some(Crossover { size: b.size as f64, to: b.algorithm.clone() }),
+            [a, b] if a.algorithm != b.algorithm => Some(Crossover { size: b.size as f64, to: short(&b.algorithm) }),
             _ => None,
         })
         .collect();
@@ -188,4 +189,15 @@ fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, 
         size_label(rows.last().map_or(0.0, |r| r.size as f64))
     );
     sweep_svg(&title, &curves, &chosen, &crossovers).map_err(|e| Failure::input(miette::miette!("{e}")))
+}
+
+/// A choice's name for a legend: the legs abbreviated (`intra_` → `i`,
+/// `inter_` → `x`, `reduce_scatter` → `RS`, `all_reduce` → `AR`,
+/// `all_gather` → `AG`), so that Hier combinations fit beside the plot.
+fn short(name: &str) -> String {
+    name.replace("intra_", "i")
+        .replace("inter_", "x")
+        .replace("reduce_scatter", "RS")
+        .replace("all_reduce", "AR")
+        .replace("all_gather", "AG")
 }
