@@ -10,9 +10,9 @@
 //!   step); a direct (mesh) pattern breaks it and can come under it;
 //! - bandwidth: `(p−1)/p·n / B` for all-gather, reduce-scatter, all-to-all,
 //!   broadcast and reduce, `2(p−1)/p·n / B` for all-reduce, with `B` the
-//!   most one rank can inject when every rank injects its share (its
-//!   intra-node link plus its share of its node's network, each capped by
-//!   its TOP_SPs' DMA);
+//!   most one rank can inject when every rank injects its share (both
+//!   directions of its intra-node links plus its share of its node's
+//!   network, all through its TOP_SPs' DMA);
 //! - cut (members on several nodes): what must cross a node's boundary
 //!   over the node's network: `2(N−1)/N·n` for all-reduce, `(N−1)/N·n` for
 //!   reduce-scatter and all-gather, `(N−1)/N·n` for all-to-all.
@@ -80,7 +80,10 @@ pub fn bound(input: BoundInput, params: &ModelParams, launch: bool) -> Bound {
     // Every member must inject its share; the members of a node share its
     // network.
     let network = params.node_inter / f64::from(per_node.max(1));
-    let inject = params.link_intra.min(dma) + if nodes > 1 { network.min(dma) } else { 0.0 };
+    // Both directions of the intra-node links, the network share, all
+    // through the DMA.
+    let links = 2.0 * params.link_intra + if nodes > 1 { network } else { 0.0 };
+    let inject = links.min(dma);
     let pf = f64::from(p);
     let share = (pf - 1.0) / pf;
     let factor = match op {

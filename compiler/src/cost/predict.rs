@@ -3,10 +3,11 @@
 //! sampled member moves in it (`docs/cost-model.md` §2).
 //!
 //! Per step and member: α of the widest hop the member's transfers take
-//! (inside a node, across nodes, across pods); β: the bytes it sends or
-//! receives over each kind of link, at that link's rate (the intra-node
-//! link, or the node's network shared by the node's concurrent flows),
-//! both capped by the DMA rate of the TOP_SPs the channels run on; γ: the
+//! (inside a node, across nodes, across pods); β: the slowest of its
+//! intra-node link loads (bytes times links crossed, per ring direction),
+//! its bytes over its share of the node's network (shared by the node's
+//! concurrent flows), and all its bytes through the DMA of the TOP_SPs its
+//! channels run on; γ: the
 //! elements it folds, at the reduction rate; the descriptors its busiest
 //! TOP_SP posts; and a fan-in charge per extra incoming peer. A step costs
 //! its most expensive sampled member (steps are synchronous); a phase is
@@ -113,8 +114,9 @@ struct StepLoad {
     /// Intra-node link loads per direction (clockwise, counter-clockwise),
     /// out and in.
     ring: [[f64; 2]; 2],
-    /// Bytes sent, whatever the link.
+    /// Bytes sent and received, whatever the link (the DMA moves them all).
     sent: f64,
+    received: f64,
     /// The widest hop taken.
     hop: Option<Hop>,
     /// Elements folded.
@@ -138,8 +140,8 @@ pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams)
     let mut buf = Vec::new();
     for (index, phase) in plan.phases.iter().enumerate() {
         let flows = node_flows(schedule, plan, phase, &mut buf);
-        let inter_rate = (params.node_inter / flows).min(dma);
-        let rates = [params.link_intra.min(dma), inter_rate, inter_rate];
+        let inter_rate = params.node_inter / flows;
+        let rates = Rates { link: params.link_intra, network: inter_rate, dma };
         let (picked, weight) = sampled_steps(phase.step_n);
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
         for &t in &picked {
@@ -267,6 +269,7 @@ fn step_load(
             load.desc.0 += table.count(me, t.src, t.halves);
         }
         if t.to == me {
+            load.received += bytes;
             if hop == Hop::Intra {
                 load.ring[1][dir] += bytes * hops;
             } else {
@@ -328,7 +331,17 @@ impl Terms {
     }
 }
 
-fn step_terms(load: &StepLoad, p: &ModelParams, rates: &[f64; 3]) -> Terms {
+/// The rates a step's bytes move at, bytes/s.
+struct Rates {
+    /// One direction of one intra-node link.
+    link: f64,
+    /// This flow's share of the node's network.
+    network: f64,
+    /// The DMA of the TOP_SPs the channels run on.
+    dma: f64,
+}
+
+fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let Some(hop) = load.hop else { return Terms::default() };
     let alpha = match hop {
         Hop::Intra => p.alpha_intra_ns,
@@ -336,7 +349,12 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &[f64; 3]) -> Terms {
         Hop::Pod => p.alpha_pod_ns,
     };
     // The links run concurrently: the step waits for the slowest.
-    let beta = (0..3).map(|h| ModelParams::ns_at(load.out[h].max(load.inn[h]), rates[h])).fold(0.0, f64::max);
+    // The links run concurrently; the DMA moves every byte. The step waits
+    // for the slowest of the three.
+    let link = ModelParams::ns_at(load.out[0].max(load.inn[0]), rates.link);
+    let network = ModelParams::ns_at((load.out[1] + load.out[2]).max(load.inn[1] + load.inn[2]), rates.network);
+    let dma = ModelParams::ns_at(load.sent.max(load.received), rates.dma);
+    let beta = link.max(network).max(dma);
     let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };
     let desc = load.desc.0.max(load.desc.1) as f64 * p.desc_ns;
     let fanin = load.senders.len().saturating_sub(1) as f64 * p.fanin_ns;

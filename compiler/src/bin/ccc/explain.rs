@@ -248,15 +248,16 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
             e.written,
             count(e.choices.len(), "legal choice")
         );
+        let w = e.choices.iter().map(|ch| ch.algorithm.len()).max().unwrap_or(0).max("algorithm".len());
         let _ = writeln!(
             out,
-            "  {:<2}{:<76} {:>11} {:>11} {:>11} {:>11} {:>7}",
+            "  {:<2}{:<w$} {:>11} {:>11} {:>11} {:>11} {:>7}",
             "", "algorithm", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "bound(us)", "ratio"
         );
         for ch in &e.choices {
             let _ = writeln!(
                 out,
-                "  {:<2}{:<76} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>7.2}",
+                "  {:<2}{:<w$} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>7.2}",
                 if ch.winner { "*" } else { "" },
                 ch.algorithm,
                 ch.time_us,
@@ -267,7 +268,7 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
             );
         }
         if let Some(w) = e.choices.iter().find(|ch| ch.winner) {
-            let _ = writeln!(out, "  * the choice this spec compiles to");
+            let _ = writeln!(out, "  (* the choice this spec compiles to; its legs:)");
             for l in &w.legs {
                 let _ = writeln!(
                     out,
