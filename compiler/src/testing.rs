@@ -131,7 +131,7 @@ impl Case {
             root: self.root,
             peers,
             counts,
-            model: crate::cost::ModelParams::of(self.arch),
+            model: ccc_ir::model::ModelParams::of(self.arch),
             auto: None,
         };
         ValidProgram {

@@ -2,10 +2,10 @@
 //! from it. Only [`crate::validate::validate`] constructs these values, so a
 //! function that takes a [`ValidProgram`] may rely on every invariant below.
 
-use crate::cost::{AutoChoice, ModelParams};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::Rank;
+use ccc_ir::model::ModelParams;
 use ccc_ir::spec::{Barrier, DType, Leg, ReduceOp};
 use serde::Serialize;
 
@@ -257,5 +257,32 @@ impl Groups {
     /// The explicit groups, if any.
     pub fn as_explicit(&self) -> Option<&[Vec<u32>]> {
         self.explicit.as_deref()
+    }
+}
+
+/// One legal choice with its prediction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Alternative {
+    /// The choice.
+    pub algorithm: ResolvedAlgorithm,
+    /// Predicted time, whole ns.
+    pub predicted_ns: u64,
+    /// The collective's lower bound, whole ns.
+    pub bound_ns: u64,
+}
+
+/// What `Auto` chose, and from what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AutoChoice {
+    /// Index of the winner in `alternatives`.
+    pub chosen: usize,
+    /// Every legal choice, in the tie-break order.
+    pub alternatives: Vec<Alternative>,
+}
+
+impl AutoChoice {
+    /// The winner.
+    pub fn winner(&self) -> Option<&Alternative> {
+        self.alternatives.get(self.chosen)
     }
 }

@@ -11,7 +11,7 @@ mod mesh;
 mod rdh;
 mod ring;
 mod step_gen;
-use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Scope, Transfer};
+use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};
 use crate::valid::Shape;
 use ccc_ir::enums::ReductionType;
 
@@ -285,6 +285,37 @@ pub(crate) fn transfers(
         K::RdhEpilogue { mode } => rdh::epilogue(&mut g, mode),
         K::BinomialBroadcast { root, round } => rdh::tree_broadcast(&mut g, root, round),
         K::BinomialReduce { root, round } => rdh::tree_reduce(&mut g, root, round),
+    }
+}
+
+// `Schedule`'s transfer queries live here, not in `schedule/`: which
+// transfers a phase kind makes is algorithm knowledge (the generators
+// above), and the schedule only holds the plan the algorithms composed.
+// So `schedule` never imports `algorithms` and data flows one way:
+// algorithms -> schedule -> lower.
+impl Schedule {
+    /// Appends to `out` every transfer of step `t` of `phase`, for the member
+    /// `inst` was placed around (see [`CollectivePlan::instance`]): the form
+    /// for callers that walk a phase step by step.
+    pub fn phase_transfers(
+        &self,
+        collective: &CollectivePlan,
+        group: u32,
+        phase: &Phase,
+        inst: PhaseInstance,
+        t: u32,
+        out: &mut Vec<Transfer>,
+    ) {
+        transfers(collective, &self.shape, group, phase, inst, t, out);
+    }
+
+    /// Appends to `out` every transfer member `index` of `group` sends or
+    /// receives at `step` of collective `collective`.
+    pub fn transfers(&self, collective: &CollectivePlan, group: u32, index: u32, step: u32, out: &mut Vec<Transfer>) {
+        let Some((p, t)) = collective.phase_at(step) else { return };
+        let Some(phase) = collective.phases.get(p) else { return };
+        let inst = collective.instance(phase, index);
+        transfers(collective, &self.shape, group, phase, inst, t, out);
     }
 }
 

@@ -13,37 +13,9 @@
 use super::{Evaluation, ModelParams, evaluate};
 use crate::build::build;
 use crate::schedule::Schedule;
-use crate::valid::{ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
+use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::spec::Barrier;
-use serde::Serialize;
-
-/// One legal choice with its prediction.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Alternative {
-    /// The choice.
-    pub algorithm: ResolvedAlgorithm,
-    /// Predicted time, whole ns.
-    pub predicted_ns: u64,
-    /// The collective's lower bound, whole ns.
-    pub bound_ns: u64,
-}
-
-/// What `Auto` chose, and from what.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AutoChoice {
-    /// Index of the winner in `alternatives`.
-    pub chosen: usize,
-    /// Every legal choice, in the tie-break order.
-    pub alternatives: Vec<Alternative>,
-}
-
-impl AutoChoice {
-    /// The winner.
-    pub fn winner(&self) -> Option<&Alternative> {
-        self.alternatives.get(self.chosen)
-    }
-}
 
 /// The machine a choice is made for.
 #[derive(Clone, Copy, Debug)]

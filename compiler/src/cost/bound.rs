@@ -19,8 +19,8 @@
 //!
 //! The bound is the launch cost plus the largest of the three.
 
-use super::params::ModelParams;
 use ccc_ir::enums::OpType;
+use ccc_ir::model::ModelParams;
 use serde::Serialize;
 
 /// The terms of a bound, ns.

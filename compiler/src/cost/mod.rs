@@ -14,12 +14,11 @@
 
 pub mod auto;
 pub mod bound;
-pub mod params;
 pub mod predict;
 
-pub use auto::{Alternative, AutoChoice};
+pub use crate::valid::{Alternative, AutoChoice};
 pub use bound::{Bound, BoundInput, bound, busbw_factor};
-pub use params::ModelParams;
+pub use ccc_ir::model::ModelParams;
 pub use predict::{Hop, PhaseCost, Prediction, predict};
 
 use crate::schedule::{CollectivePlan, OpKind, Schedule};

@@ -13,10 +13,10 @@
 //! its most expensive sampled member (steps are synchronous); a phase is
 //! the sum of its steps; the collective adds one launch cost.
 
-use super::params::ModelParams;
 use crate::placement::hosted_channels;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, Schedule, Transfer, relation};
 use ccc_ir::enums::{AlgType, Neigh};
+use ccc_ir::model::ModelParams;
 use ccc_ir::spec::Leg;
 use serde::Serialize;
 

@@ -1,0 +1,107 @@
+//! Aligning two programs collective by collective: common prefix and suffix, then a minimum-cost edit alignment.
+
+use super::fields::{Coll, value};
+use super::idx;
+
+/// One step of an alignment of two programs: indices into `a` and `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// `a[i]` equals `b[j]`.
+    Match(u32, u32),
+    /// `a[i]` and `b[j]` are the same collective with different fields.
+    Changed(u32, u32),
+    /// `a[i]` has no counterpart; `b`'s next collective is `j`.
+    Missing(u32, u32),
+    /// `b[j]` has no counterpart; `a`'s next collective is `i`.
+    Extra(u32, u32),
+}
+
+/// Alignments over more cells than this pair the middles by position.
+const ALIGN_CELLS_MAX: usize = 4_000_000;
+
+/// Cost of a missing or an extra collective.
+const COST_GAP: u32 = 2;
+/// Cost of pairing two different collectives of the same op: less than a
+/// missing plus an extra one (one changed collective reads as changed),
+/// more than one gap (two shifted runs read as one missing, one extra).
+const COST_CHANGED: u32 = 3;
+/// Cost of pairing collectives of different ops: a tie with a gap pair,
+/// resolved towards pairing (the same position, a different op).
+const COST_CHANGED_OP: u32 = 4;
+
+/// Aligns two programs: the longest common prefix and suffix match; the
+/// middles are aligned by minimum cost (ties: pair, then missing, then extra).
+pub(super) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Step> {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let max_suffix = a.len().min(b.len()) - prefix;
+    let suffix = a.iter().rev().zip(b.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
+    let (a_mid, b_mid) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+
+    let mut steps: Vec<Step> = (0..prefix).map(|k| Step::Match(idx(k), idx(k))).collect();
+    let at = |i: usize, j: usize| (idx(prefix + i), idx(prefix + j));
+    let cost = |x: &Coll<'_>, y: &Coll<'_>| {
+        if x == y {
+            0
+        } else if value(x, "op") == value(y, "op") {
+            COST_CHANGED
+        } else {
+            COST_CHANGED_OP
+        }
+    };
+    let (n, m) = (a_mid.len(), b_mid.len());
+    let cells = (n + 1).saturating_mul(m + 1);
+    if cells > ALIGN_CELLS_MAX {
+        for k in 0..n.max(m) {
+            let (i, j) = at(k.min(n), k.min(m));
+            steps.push(match (k < n, k < m) {
+                (true, true) if a_mid.get(k) == b_mid.get(k) => Step::Match(i, j),
+                (true, true) => Step::Changed(i, j),
+                (true, false) => Step::Missing(i, j),
+                _ => Step::Extra(i, j),
+            });
+        }
+    } else {
+        // d[i][j]: the cost of aligning a_mid[i..] with b_mid[j..].
+        let w = m + 1;
+        let mut d = vec![0u32; cells];
+        for i in (0..=n).rev() {
+            for j in (0..=m).rev() {
+                let here = match (a_mid.get(i), b_mid.get(j)) {
+                    (Some(x), Some(y)) => {
+                        let pair = cost(x, y) + d[(i + 1) * w + j + 1];
+                        let missing = COST_GAP + d[(i + 1) * w + j];
+                        let extra = COST_GAP + d[i * w + j + 1];
+                        pair.min(missing).min(extra)
+                    }
+                    (Some(_), None) => COST_GAP + d[(i + 1) * w + j],
+                    (None, Some(_)) => COST_GAP + d[i * w + j + 1],
+                    (None, None) => 0,
+                };
+                d[i * w + j] = here;
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n || j < m {
+            let (ii, jj) = at(i, j);
+            let here = d[i * w + j];
+            match (a_mid.get(i), b_mid.get(j)) {
+                (Some(x), Some(y)) if cost(x, y) + d[(i + 1) * w + j + 1] == here => {
+                    steps.push(if x == y { Step::Match(ii, jj) } else { Step::Changed(ii, jj) });
+                    i += 1;
+                    j += 1;
+                }
+                (Some(_), _) if j == m || COST_GAP + d[(i + 1) * w + j] == here => {
+                    steps.push(Step::Missing(ii, jj));
+                    i += 1;
+                }
+                _ => {
+                    steps.push(Step::Extra(ii, jj));
+                    j += 1;
+                }
+            }
+        }
+    }
+    let (a0, b0) = (a.len() - suffix, b.len() - suffix);
+    steps.extend((0..suffix).map(|k| Step::Match(idx(a0 + k), idx(b0 + k))));
+    steps
+}

@@ -1,0 +1,137 @@
+//! Comparing two signatures: program-wide fields, then collective by collective along an alignment.
+
+use super::align::{Step, align};
+use super::fields::{Parsed, summary, value};
+use super::{Cause, CauseNote, CollectiveDiff, DiffKind, Difference, FieldDiff, Position, idx};
+
+/// The fields whose values differ between `a` and `b`, in `a`'s order and
+/// then `b`'s extras: `(key, a's value, b's value)`.
+fn field_diffs<'a>(
+    a: &[(&'a str, &'a str)],
+    b: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, Option<&'a str>, Option<&'a str>)> {
+    let mut out = Vec::new();
+    for &(key, va) in a {
+        let vb = value(b, key);
+        if vb != Some(va) {
+            out.push((key, Some(va), vb));
+        }
+    }
+    for &(key, vb) in b {
+        if value(a, key).is_none() {
+            out.push((key, None, Some(vb)));
+        }
+    }
+    out
+}
+
+/// When both sides' `algorithm` was chosen by `Auto` (signed
+/// `Auto(<choice>)`) and the choices differ: the sentence that says so,
+/// with the other differing fields of the collective, the inputs to the
+/// choice; when none differs, the inputs that differ are the `model:`
+/// overrides, which are not signed.
+fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)]) -> Option<String> {
+    let chosen = |v: Option<&str>| v?.strip_prefix("Auto(")?.strip_suffix(')').map(str::to_owned);
+    let &(_, va, vb) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
+    let (here, there) = (chosen(va)?, chosen(vb)?);
+    let inputs: Vec<&str> =
+        diffs.iter().map(|(k, _, _)| *k).filter(|k| *k != "algorithm" && *k != "schedule").collect();
+    let inputs = if inputs.is_empty() {
+        "model (the `model:` overrides of the cost model, which the signature does not hold)".to_owned()
+    } else {
+        inputs.join(", ")
+    };
+    Some(format!("Auto chose {here} here and {there} there: the inputs to the choice differ: {inputs}"))
+}
+
+/// Compares group `group`'s program `b` with the majority's `a`.
+pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
+    let fields: Vec<FieldDiff> = field_diffs(&a.program, &b.program)
+        .into_iter()
+        .filter(|(key, _, _)| *key != "collective_n")
+        .map(|(key, va, vb)| FieldDiff {
+            field: key.to_owned(),
+            majority: va.map(str::to_owned),
+            other: vb.map(str::to_owned),
+            cause: Cause::of_field(key),
+            note: None,
+        })
+        .collect();
+    let versions_differ = fields.iter().any(|f| f.field == "format_version");
+
+    let mut collectives = Vec::new();
+    for step in align(&a.collectives, &b.collectives) {
+        let get = |v: &[Vec<(&str, &str)>], i: u32| v.get(i as usize).map(|c| summary(c));
+        let diff = match step {
+            Step::Match(..) => continue,
+            Step::Changed(i, j) => {
+                let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
+                let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
+                let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
+                let auto = auto_note(&diffs);
+                let fields = diffs
+                    .into_iter()
+                    .map(|(key, va, vb)| FieldDiff {
+                        field: key.to_owned(),
+                        majority: va.map(str::to_owned),
+                        other: vb.map(str::to_owned),
+                        cause: match key {
+                            "schedule" if inputs_differ => Cause::FollowsFromInputs,
+                            "schedule" if versions_differ => Cause::Versions,
+                            "schedule" => Cause::Builds,
+                            "algorithm" if auto.is_some() => Cause::AutoChoice,
+                            _ => Cause::of_field(key),
+                        },
+                        note: if key == "algorithm" { auto.clone() } else { None },
+                    })
+                    .collect();
+                CollectiveDiff {
+                    kind: DiffKind::Changed,
+                    majority_index: i,
+                    other_index: j,
+                    majority: get(&a.collectives, i),
+                    other: get(&b.collectives, j),
+                    fields,
+                    cause: None,
+                }
+            }
+            Step::Missing(i, j) => CollectiveDiff {
+                kind: DiffKind::Missing,
+                majority_index: i,
+                other_index: j,
+                majority: get(&a.collectives, i),
+                other: None,
+                fields: Vec::new(),
+                cause: Some(Cause::ProgramDiverged),
+            },
+            Step::Extra(i, j) => CollectiveDiff {
+                kind: DiffKind::Extra,
+                majority_index: i,
+                other_index: j,
+                majority: None,
+                other: get(&b.collectives, j),
+                fields: Vec::new(),
+                cause: Some(Cause::ProgramDiverged),
+            },
+        };
+        collectives.push(diff);
+    }
+
+    let first = collectives.first().map(|d| Position {
+        majority_index: d.majority_index,
+        majority_n: idx(a.collectives.len()),
+        other_index: d.other_index,
+        other_n: idx(b.collectives.len()),
+    });
+    let mut causes: Vec<CauseNote> = Vec::new();
+    let all = fields
+        .iter()
+        .map(|f| f.cause)
+        .chain(collectives.iter().flat_map(|c| c.cause.into_iter().chain(c.fields.iter().map(|f| f.cause))));
+    for cause in all {
+        if !causes.iter().any(|n| n.cause == cause) {
+            causes.push(CauseNote { cause, text: cause.text().to_owned() });
+        }
+    }
+    Difference { group, first, fields, collectives, causes, same_images: false }
+}

@@ -1,0 +1,256 @@
+//! diagnose: why the signatures of two or more ranks differ, field by field.
+//!
+//! The runtime refuses a peer whose collective signature differs and says
+//! no more. Every rank's signature is a list of named fields
+//! ([`crate::sign`], `docs/signature.md`), so a mismatch can be explained:
+//! [`diagnose`] takes one [`Input`] per rank (from a spec, a
+//! [`crate::sign::Signature`] or a `manifest.json`), groups the inputs by
+//! digest, picks the majority, and compares every other group with it.
+//!
+//! The comparison aligns the two programs collective by collective (a
+//! longest common prefix and suffix, then a small edit-distance alignment of
+//! what is left), so that one extra collective in the middle reads as "extra
+//! collective at index 4" and not as "every later collective differs". Each
+//! differing field is reported with both values and its likely cause, taken
+//! from one table ([`Cause`]).
+//!
+//! The [`Report`] is plain data (serde), so a launcher can gather the
+//! manifests of every rank, call [`diagnose`] and log the JSON. Nothing here
+//! prints, panics or touches files.
+
+mod align;
+mod cause;
+mod compare;
+mod fields;
+mod input;
+
+pub use cause::Cause;
+pub use input::{Input, InputError};
+
+use crate::encode::RankImages;
+use compare::compare;
+use fields::Parsed;
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+/// The diagnosis of a set of inputs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// Every input has the same signature.
+    pub all_match: bool,
+    /// Inputs diagnosed.
+    pub input_n: u32,
+    /// The groups of identical signatures: the majority first, then by size,
+    /// ties by first appearance.
+    pub groups: Vec<Group>,
+    /// The largest group shares its size with another (the first to appear
+    /// is the reference then).
+    pub majority_tied: bool,
+    /// Inputs outside the majority, in input order.
+    pub odd_ones_out: Vec<String>,
+    /// For each group after the first, what sets it apart from the majority
+    /// (in the order of `groups`).
+    pub differences: Vec<Difference>,
+}
+
+/// Inputs with one signature.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Group {
+    /// The digest.
+    pub digest: String,
+    /// The members' names, in input order.
+    pub members: Vec<String>,
+    /// Collectives in the program.
+    pub collective_n: u32,
+}
+
+/// What sets one group apart from the majority.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    /// The group (an index into [`Report::groups`], at least 1).
+    pub group: u32,
+    /// The first collective that differs, if any does.
+    pub first: Option<Position>,
+    /// Differing program-wide fields (`format_version`).
+    pub fields: Vec<FieldDiff>,
+    /// Every collective that differs, is missing or is extra, in program
+    /// order.
+    pub collectives: Vec<CollectiveDiff>,
+    /// The distinct likely causes, in the order they first appear.
+    pub causes: Vec<CauseNote>,
+    /// Every member of both groups compiled to the same images (every
+    /// rank, byte for byte): the differing fields are ones the runtime
+    /// puts in descriptors and channel configs it builds, not in these
+    /// images (ring order, reduce op, dtype). False when any member's
+    /// images are unknown ([`Input::images`]).
+    #[serde(default)]
+    pub same_images: bool,
+}
+
+/// Where two programs stop agreeing: index and count on both sides
+/// ("collective 4 of 6 vs 4 of 5").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    /// Index in the majority's program (from 0).
+    pub majority_index: u32,
+    /// Collectives in the majority's program.
+    pub majority_n: u32,
+    /// Index in the group's program (from 0).
+    pub other_index: u32,
+    /// Collectives in the group's program.
+    pub other_n: u32,
+}
+
+/// How a collective differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffKind {
+    /// Both programs have it, with different fields.
+    Changed,
+    /// Only the majority's program has it.
+    Missing,
+    /// Only the group's program has it.
+    Extra,
+}
+
+/// One collective that differs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectiveDiff {
+    /// Changed, missing or extra.
+    pub kind: DiffKind,
+    /// Its index in the majority's program; for an extra collective, the
+    /// index of the majority's collective that follows it (or the count).
+    pub majority_index: u32,
+    /// Its index in the group's program; for a missing collective, the
+    /// index of the group's collective that follows where it would be.
+    pub other_index: u32,
+    /// `AllGather Bf16 x 1024` on the majority's side (none when extra).
+    pub majority: Option<String>,
+    /// The same on the group's side (none when missing).
+    pub other: Option<String>,
+    /// For a changed collective, the fields that differ.
+    pub fields: Vec<FieldDiff>,
+    /// For a missing or extra collective, the cause.
+    pub cause: Option<Cause>,
+}
+
+/// One field that differs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldDiff {
+    /// The field (`count`; `format_version`).
+    pub field: String,
+    /// The majority's value (none when it lacks the field).
+    pub majority: Option<String>,
+    /// The group's value (none when it lacks the field).
+    pub other: Option<String>,
+    /// The likely cause.
+    pub cause: Cause,
+    /// A sentence for this difference in particular, when the cause's
+    /// wording is not enough (what `Auto` chose on each side, and which
+    /// inputs to the choice differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A cause and its wording.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CauseNote {
+    /// The cause.
+    pub cause: Cause,
+    /// What it means.
+    pub text: String,
+}
+
+/// Diagnoses a set of inputs: groups by digest, the majority, and what
+/// sets every other group apart from it.
+pub fn diagnose(inputs: &[Input]) -> Report {
+    // Groups in order of first appearance, then stably by size.
+    let mut by_digest: BTreeMap<String, usize> = BTreeMap::new();
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let digest = input.digest();
+        match by_digest.get(&digest) {
+            Some(&g) => {
+                if let Some((_, members)) = groups.get_mut(g) {
+                    members.push(i);
+                }
+            }
+            None => {
+                by_digest.insert(digest.clone(), groups.len());
+                groups.push((digest, vec![i]));
+            }
+        }
+    }
+    groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
+
+    let parsed: Vec<Parsed<'_>> = inputs.iter().map(|i| Parsed::of(&i.fields)).collect();
+    let name = |i: usize| inputs.get(i).map_or_else(String::new, |x| x.name.clone());
+    let first_of = |members: &[usize]| members.first().and_then(|&i| parsed.get(i));
+
+    let majority = groups.first().map(|(_, m)| m.as_slice()).unwrap_or_default();
+    let mut odd: Vec<usize> = groups.iter().skip(1).flat_map(|(_, m)| m.iter().copied()).collect();
+    odd.sort_unstable();
+    let differences = match first_of(majority) {
+        Some(reference) => groups
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(g, (_, members))| {
+                first_of(members).map(|p| Difference {
+                    same_images: same_images(inputs, majority, members),
+                    ..compare(idx(g), reference, p)
+                })
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    Report {
+        all_match: groups.len() <= 1,
+        input_n: idx(inputs.len()),
+        majority_tied: groups.get(1).is_some_and(|(_, m)| m.len() == majority.len()),
+        odd_ones_out: odd.into_iter().map(name).collect(),
+        groups: groups
+            .iter()
+            .map(|(digest, members)| Group {
+                digest: digest.clone(),
+                members: members.iter().map(|&i| name(i)).collect(),
+                collective_n: first_of(members).map_or(0, |p| idx(p.collectives.len())),
+            })
+            .collect(),
+        differences,
+    }
+}
+
+/// The digest [`Input::images`] holds: MD5 (hex) over every rank's images
+/// in rank order, each TOP_SP's `ctrl_spad`, `slot_spad` and `neff_configs`
+/// in order, each image preceded by its length (little-endian `u64`) so
+/// that no two lists of images hash alike by concatenation.
+pub fn images_digest(images: &[RankImages]) -> String {
+    let mut md5 = Md5::new();
+    for rank in images {
+        md5.update(rank.rank.0.to_le_bytes());
+        for tp in &rank.topsps {
+            for image in [&tp.ctrl_spad[..], &tp.slot_spad[..], &tp.neff_configs[..]] {
+                md5.update((image.len() as u64).to_le_bytes());
+                md5.update(image);
+            }
+        }
+    }
+    hex::encode(md5.finalize())
+}
+
+/// Do all members of both groups carry one known image digest?
+fn same_images(inputs: &[Input], a: &[usize], b: &[usize]) -> bool {
+    let mut digests = a.iter().chain(b).map(|&i| inputs.get(i).and_then(|x| x.images.as_deref()));
+    match digests.next() {
+        Some(Some(first)) => digests.all(|d| d == Some(first)),
+        _ => false,
+    }
+}
+
+pub(super) fn idx(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests;

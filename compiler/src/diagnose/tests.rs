@@ -1,0 +1,221 @@
+use super::align::{Step, align};
+use super::cause::CAUSES;
+use super::fields::Parsed;
+use super::*;
+use crate::sign::Field;
+
+fn coll(op: &str, count: u64) -> Vec<(String, String)> {
+    vec![
+        ("op".into(), op.into()),
+        ("dtype".into(), "Bf16".into()),
+        ("count".into(), count.to_string()),
+        ("channels".into(), "4".into()),
+        ("schedule".into(), format!("s{op}{count}")),
+    ]
+}
+
+fn input(name: &str, version: u32, program: &[Vec<(String, String)>]) -> Input {
+    let mut fields = vec![
+        Field { name: "format_version".into(), value: version.to_string() },
+        Field { name: "collective_n".into(), value: program.len().to_string() },
+    ];
+    for (i, c) in program.iter().enumerate() {
+        for (k, v) in c {
+            fields.push(Field { name: format!("collectives[{i}].{k}"), value: v.clone() });
+        }
+    }
+    Input::new(name, fields)
+}
+
+fn program(counts: &[(&str, u64)]) -> Vec<Vec<(String, String)>> {
+    counts.iter().map(|&(op, n)| coll(op, n)).collect()
+}
+
+fn base() -> Vec<Vec<(String, String)>> {
+    program(&[("AllReduce", 1), ("AllGather", 2), ("AllReduce", 3), ("ReduceScatter", 4), ("AllReduce", 5)])
+}
+
+#[test]
+fn identical_images_are_reported_only_when_every_member_has_them() {
+    let a = input("a", 1, &program(&[("AllReduce", 8)]));
+    let b = input("b", 1, &program(&[("AllReduce", 9)]));
+    let with = |i: &Input, d: Option<&str>| Input { images: d.map(str::to_owned), ..i.clone() };
+    let report = diagnose(&[with(&a, Some("x")), with(&a, Some("x")), with(&b, Some("x"))]);
+    assert!(report.differences[0].same_images);
+    let report = diagnose(&[with(&a, Some("x")), with(&b, Some("y"))]);
+    assert!(!report.differences[0].same_images);
+    // A manifest's images are unknown: nothing is claimed.
+    let report = diagnose(&[with(&a, Some("x")), with(&a, None), with(&b, Some("x"))]);
+    assert!(!report.differences[0].same_images);
+}
+
+#[test]
+fn equal_inputs_match() {
+    let r = diagnose(&[input("a", 1, &base()), input("b", 1, &base()), input("c", 1, &base())]);
+    assert!(r.all_match);
+    assert_eq!(r.groups.len(), 1);
+    assert_eq!(r.groups[0].members, ["a", "b", "c"]);
+    assert!(r.odd_ones_out.is_empty() && r.differences.is_empty() && !r.majority_tied);
+}
+
+#[test]
+fn an_extra_collective_in_the_middle_is_one_extra() {
+    let mut b = base();
+    b.insert(2, coll("AllGather", 9));
+    let r = diagnose(&[input("a", 1, &base()), input("b", 1, &b)]);
+    assert!(!r.all_match && r.majority_tied);
+    let d = &r.differences[0];
+    assert_eq!(d.collectives.len(), 1, "{d:#?}");
+    assert_eq!(d.collectives[0].kind, DiffKind::Extra);
+    assert_eq!((d.collectives[0].majority_index, d.collectives[0].other_index), (2, 2));
+    assert_eq!(d.collectives[0].other.as_deref(), Some("AllGather Bf16 x 9"));
+    assert_eq!(d.first, Some(Position { majority_index: 2, majority_n: 5, other_index: 2, other_n: 6 }));
+    assert_eq!(d.causes[0].cause, Cause::ProgramDiverged);
+}
+
+#[test]
+fn a_missing_collective_is_one_missing() {
+    let mut b = base();
+    b.remove(3);
+    let r = diagnose(&[input("a", 1, &base()), input("b", 1, &b)]);
+    let d = &r.differences[0];
+    assert_eq!(d.collectives.len(), 1, "{d:#?}");
+    assert_eq!((d.collectives[0].kind, d.collectives[0].majority_index), (DiffKind::Missing, 3));
+}
+
+#[test]
+fn a_changed_count_is_changed_with_its_cause() {
+    let mut b = base();
+    b[1] = coll("AllGather", 3);
+    let r = diagnose(&[input("a", 1, &base()), input("b", 1, &b)]);
+    let d = &r.differences[0];
+    assert_eq!(d.collectives.len(), 1);
+    let c = &d.collectives[0];
+    assert_eq!(c.kind, DiffKind::Changed);
+    let causes: Vec<(&str, Cause)> = c.fields.iter().map(|f| (f.field.as_str(), f.cause)).collect();
+    assert_eq!(causes, [("count", Cause::TensorShapes), ("schedule", Cause::FollowsFromInputs)]);
+}
+
+#[test]
+fn a_shifted_run_reads_as_one_missing_and_one_extra() {
+    let a = program(&[("AllReduce", 1), ("AllReduce", 2), ("AllReduce", 3), ("AllReduce", 4)]);
+    let b = program(&[("AllReduce", 1), ("AllReduce", 3), ("AllReduce", 4), ("AllReduce", 5)]);
+    let r = diagnose(&[input("a", 1, &a), input("b", 1, &b)]);
+    let kinds: Vec<(DiffKind, u32, u32)> =
+        r.differences[0].collectives.iter().map(|c| (c.kind, c.majority_index, c.other_index)).collect();
+    assert_eq!(kinds, [(DiffKind::Missing, 1, 1), (DiffKind::Extra, 4, 3)]);
+}
+
+#[test]
+fn the_schedule_alone_is_a_build_or_a_version() {
+    let mut b = base();
+    b[0][4].1 = "other".into();
+    let r = diagnose(&[input("a", 1, &base()), input("b", 1, &b)]);
+    assert_eq!(r.differences[0].collectives[0].fields[0].cause, Cause::Builds);
+    let r = diagnose(&[input("a", 1, &base()), input("b", 2, &b)]);
+    let d = &r.differences[0];
+    assert_eq!(d.fields[0].field, "format_version");
+    assert_eq!(d.fields[0].cause, Cause::Versions);
+    assert_eq!(d.collectives[0].fields[0].cause, Cause::Versions);
+    assert_eq!(d.causes.len(), 1);
+}
+
+#[test]
+fn majority_and_odd_ones_out() {
+    let mut odd = base();
+    odd[4][3].1 = "2".into();
+    let mut inputs: Vec<Input> = (0..7).map(|r| input(&format!("r{r}"), 1, &base())).collect();
+    inputs[2] = input("r2", 1, &odd);
+    inputs[5] = input("r5", 1, &odd);
+    inputs.push(input("r7", 1, &base()[..4]));
+    let r = diagnose(&inputs);
+    assert_eq!(r.groups.len(), 3);
+    assert_eq!(r.groups[0].members, ["r0", "r1", "r3", "r4", "r6"]);
+    assert_eq!(r.groups[1].members, ["r2", "r5"]);
+    assert_eq!(r.groups[2].members, ["r7"]);
+    assert_eq!(r.odd_ones_out, ["r2", "r5", "r7"]);
+    assert!(!r.majority_tied);
+    assert_eq!(r.differences.iter().map(|d| d.group).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(r.differences[1].collectives[0].kind, DiffKind::Missing);
+}
+
+#[test]
+fn unknown_and_absent_fields() {
+    let mut b = input("b", 1, &base());
+    b.fields.push(Field { name: "collectives[0].tp_layout".into(), value: "x".into() });
+    let r = diagnose(&[input("a", 1, &base()), b]);
+    let f = &r.differences[0].collectives[0].fields[0];
+    assert_eq!((f.field.as_str(), f.majority.as_deref(), f.cause), ("tp_layout", None, Cause::UnknownField));
+}
+
+#[test]
+fn every_signature_field_has_a_cause() {
+    for field in crate::sign::COLLECTIVE_FIELDS.iter().chain(&["format_version"]) {
+        if *field != "schedule" {
+            assert_ne!(Cause::of_field(field), Cause::UnknownField, "{field}");
+        }
+    }
+    for (cause, _, text) in CAUSES {
+        assert_eq!(cause.text(), text);
+        assert!(!text.is_empty());
+    }
+}
+
+#[test]
+fn manifests_are_checked() {
+    let a = input("a", 1, &base());
+    let json = serde_json::json!({
+        "format_version": 1, "signature": a.digest(), "signature_fields": a.fields, "other": 3
+    })
+    .to_string();
+    assert_eq!(Input::from_manifest_json("a", &json), Ok(a.clone()));
+    let bad = json.replace(&a.digest(), "0123");
+    assert!(matches!(Input::from_manifest_json("a", &bad), Err(InputError::DigestMismatch { .. })));
+    let v2 = json.replace("\"format_version\":1", "\"format_version\":2");
+    assert!(matches!(Input::from_manifest_json("a", &v2), Err(InputError::FormatVersionMismatch { .. })));
+    let e = Input::from_manifest_json("a", "{\"signature\": 3").unwrap_err();
+    assert!(matches!(e, InputError::NotAManifest { line: 1, .. }), "{e:?}");
+}
+
+#[test]
+fn no_inputs_no_panic() {
+    let r = diagnose(&[]);
+    assert!(r.all_match && r.groups.is_empty());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+    /// Any edit script: the alignment's cost never exceeds the edit's,
+    /// matches are really equal, and every collective appears once.
+    #[test]
+    fn alignment_is_consistent(
+        a in proptest::collection::vec((0u8..3, 0u64..4), 0..12),
+        b in proptest::collection::vec((0u8..3, 0u64..4), 0..12),
+    ) {
+        let ops = ["AllReduce", "AllGather", "ReduceScatter"];
+        let pa: Vec<_> = a.iter().map(|&(o, n)| coll(ops[o as usize], n)).collect();
+        let pb: Vec<_> = b.iter().map(|&(o, n)| coll(ops[o as usize], n)).collect();
+        let (ia, ib) = (input("a", 1, &pa), input("b", 1, &pb));
+        let (qa, qb) = (Parsed::of(&ia.fields), Parsed::of(&ib.fields));
+        let steps = align(&qa.collectives, &qb.collectives);
+        let (mut i, mut j) = (0u32, 0u32);
+        for s in &steps {
+            match *s {
+                Step::Match(x, y) => {
+                    proptest::prop_assert_eq!((x, y), (i, j));
+                    proptest::prop_assert_eq!(&pa[x as usize], &pb[y as usize]);
+                    i += 1; j += 1;
+                }
+                Step::Changed(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); i += 1; j += 1; }
+                Step::Missing(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); i += 1; }
+                Step::Extra(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); j += 1; }
+            }
+        }
+        proptest::prop_assert_eq!((i as usize, j as usize), (pa.len(), pb.len()));
+        let r = diagnose(&[ia, ib]);
+        proptest::prop_assert_eq!(r.all_match, pa == pb);
+        if pa != pb {
+            proptest::prop_assert!(!r.differences[0].collectives.is_empty());
+        }
+    }
+}

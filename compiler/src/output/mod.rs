@@ -1,0 +1,243 @@
+//! Writing a compile into a folder, without ever losing a file ccc did not
+//! write.
+//!
+//! [`write()`] puts every compiled rank's images and `manifest.json` into the
+//! folder `OUT` a user names. Its promise:
+//!
+//! - **It writes** `OUT/manifest.json` and `OUT/rank-R/topsp-T/{ctrl_spad,
+//!   slot_spad,neff_configs}.bin`, nothing else, and while it works, one
+//!   sibling folder `.OUT.ccc-tmp-PID` (PID: the writing process).
+//! - **It replaces** only a folder that is absent, empty, or recognised as
+//!   its own output by content: a `manifest.json` of ccc's schema and every
+//!   file that manifest lists, present with the size it lists. Anything else
+//!   (a folder of someone else's that happens to hold a `manifest.json`, a
+//!   plain file) is refused before a byte is written.
+//! - **It keeps** every entry of a replaced output that it did not write (a
+//!   user's notes beside the images): each is carried into the new output by
+//!   a hard link, so it never leaves `OUT`. A user's file standing where the
+//!   new output puts one of its own is refused, not overwritten.
+//! - **It removes** only what it wrote: the files the old manifest lists,
+//!   the old manifest, the links it made, and folders that end up empty.
+//!   Anything else found in the old tree is left where it is and reported.
+//! - **Readers see a switch, not a gap**: the finished sibling and `OUT` are
+//!   exchanged in one `renameat2(RENAME_EXCHANGE)` (Linux; `renamex_np`
+//!   with `RENAME_SWAP` on Apple systems). Where the file system refuses
+//!   the exchange, two renames do it, and a reader can find `OUT` missing
+//!   for the instant between them ([`Written::atomic`] says which ran).
+//! - **Writers take turns**: each holds an exclusive `flock` on `OUT`'s
+//!   parent folder from the first look at `OUT` to the last removal, so two
+//!   compiles into the same place both succeed and the later one wins.
+//! - **Debris is swept**: a compile killed while writing leaves its
+//!   `.OUT.ccc-tmp-PID` (or, after an interrupted two-rename switch,
+//!   `.OUT.ccc-old-PID`). The next compile into the same place removes those
+//!   whose process is gone, by the same rule (only files ccc writes, and
+//!   links whose twin lives on), and reports each in [`Written::swept`].
+
+mod existing;
+mod place;
+mod replace;
+
+use crate::manifest::Manifest;
+use crate::pipeline::Compiled;
+use existing::{Existing, recognise};
+use place::{Place, lock, sweep};
+use replace::{carry_over, fill, remove_ours, switch};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The manifest's file name in `OUT`.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The three image files in each `rank-R/topsp-T/` folder, in the order
+/// they are written.
+pub const IMAGE_FILES: [&str; 3] = ["ctrl_spad.bin", "slot_spad.bin", "neff_configs.bin"];
+
+/// The tag of a work folder being written: `.OUT.ccc-tmp-PID`.
+const TMP_TAG: &str = "ccc-tmp";
+
+/// The tag of a replaced output moved aside by the two-rename fallback:
+/// `.OUT.ccc-old-PID`.
+const OLD_TAG: &str = "ccc-old";
+
+/// The largest `manifest.json` read when recognising an output: far above
+/// any manifest ccc writes (about 150 bytes per TOP_SP), far below memory.
+pub const MANIFEST_READ_CAP: u64 = 1 << 30;
+
+/// The relative path of one image file: `rank-R/topsp-T/FILE`.
+pub fn image_path(rank: u32, topsp: u8, file: &str) -> PathBuf {
+    Path::new(&format!("rank-{rank}")).join(format!("topsp-{topsp}")).join(file)
+}
+
+/// What [`write()`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Files ccc wrote (images and the manifest).
+    pub files: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// `true` when an earlier output of ccc's was replaced.
+    pub replaced: bool,
+    /// Entries of the replaced output that ccc did not write, carried into
+    /// the new one (paths relative to `OUT`).
+    pub kept: Vec<PathBuf>,
+    /// Stale work folders of dead compiles, removed.
+    pub swept: Vec<Swept>,
+    /// Entries ccc found but did not write, and so left where they were
+    /// (absolute paths: inside a swept folder or the replaced tree).
+    pub left: Vec<PathBuf>,
+    /// `true` when the switch was one atomic exchange (or a rename onto an
+    /// absent or empty folder); `false` when the two-rename fallback ran.
+    pub atomic: bool,
+}
+
+/// One stale work folder found beside `OUT`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Swept {
+    /// The folder.
+    pub path: PathBuf,
+    /// The dead process that left it.
+    pub pid: u32,
+    /// Bytes removed.
+    pub bytes: u64,
+    /// `true` when the folder was a replaced output moved aside by a switch
+    /// that died half-way, and was put back as `OUT` (nothing removed).
+    pub restored: bool,
+}
+
+/// Why a folder is not recognised as ccc's own output.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotOurs {
+    /// `OUT` is a file (or other non-folder).
+    #[error("it is not a folder")]
+    NotAFolder,
+    /// No `manifest.json`.
+    #[error("it is not empty and holds no manifest.json")]
+    NoManifest,
+    /// A `manifest.json` that is not ccc's.
+    #[error("its manifest.json is not a ccc manifest ({0})")]
+    ForeignManifest(String),
+    /// A file the manifest lists is missing or not a plain file.
+    #[error("its manifest.json lists {0}, which is missing or not a plain file")]
+    Missing(PathBuf),
+    /// A file the manifest lists has another size than listed.
+    #[error("{file} has {found} bytes where its manifest.json says {listed}: changed since ccc wrote it")]
+    Resized {
+        /// The file, relative to `OUT`.
+        file: PathBuf,
+        /// Its size now.
+        found: u64,
+        /// The size the manifest lists.
+        listed: u64,
+    },
+}
+
+/// Why [`write()`] wrote nothing (or, for [`OutputError::Io`] after the
+/// switch, could not finish removing the old tree).
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// `OUT` exists and is not ccc's to replace.
+    #[error("refusing to replace {}: {reason}", out.display())]
+    NotOurs {
+        /// The folder.
+        out: PathBuf,
+        /// Why it is not recognised.
+        reason: NotOurs,
+    },
+    /// A file ccc did not write stands where the new output puts one of its
+    /// own.
+    #[error("refusing to replace {}: {} is not ccc's, and the new output writes {}", out.display(), entry.display(), entry.display())]
+    InTheWay {
+        /// The folder.
+        out: PathBuf,
+        /// The entry, relative to `OUT`.
+        entry: PathBuf,
+    },
+    /// A file-system call failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("create", "write", "lock", ...).
+        action: &'static str,
+        /// On what.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> OutputError + 'a {
+    move |source| OutputError::Io { action, path: path.to_path_buf(), source }
+}
+
+/// Writes `compiled` into `out` as the module overview describes.
+///
+/// # Errors
+///
+/// [`OutputError::NotOurs`] or [`OutputError::InTheWay`] when `out` holds
+/// anything ccc may not replace (nothing is written then);
+/// [`OutputError::Io`] when the file system refuses a step (the work folder
+/// is removed, `out` is as it was).
+pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, OutputError> {
+    let manifest = Manifest::of(compiled).to_json().map_err(|e| OutputError::Io {
+        action: "write",
+        path: out.join(MANIFEST_FILE),
+        source: io::Error::other(e),
+    })?;
+    let images = compiled.images.iter().flat_map(|rank| {
+        rank.topsps.iter().flat_map(move |t| {
+            [&t.ctrl_spad[..], &t.slot_spad[..], &t.neff_configs[..]]
+                .into_iter()
+                .zip(IMAGE_FILES)
+                .map(move |(data, file)| (image_path(rank.rank.0, t.topsp.0, file), data))
+        })
+    });
+    write_files(out, images, manifest.as_bytes())
+}
+
+/// [`write()`] over any list of image files (relative path, bytes) and the
+/// manifest text.
+fn write_files<'a>(
+    out: &Path,
+    images: impl Iterator<Item = (PathBuf, &'a [u8])>,
+    manifest: &[u8],
+) -> Result<Written, OutputError> {
+    let place = Place::of(out)?;
+    fs::create_dir_all(&place.parent).map_err(io_error("create", &place.parent))?;
+    let _lock = lock(&place.parent)?;
+    let mut written = Written::default();
+    sweep(&place, &mut written)?;
+    let existing = recognise(&place.out)?;
+    let tmp = place.sibling(TMP_TAG, std::process::id());
+    let result = fill(&tmp, images, manifest, &mut written)
+        .and_then(|()| match &existing {
+            Existing::Ours(listing) => {
+                carry_over(&place.out, &tmp, listing, Path::new(""), &mut written.kept).map_err(|e| e.at(&place.out))
+            }
+            _ => Ok(()),
+        })
+        .and_then(|()| switch(&place, &tmp, &existing));
+    let old = match result {
+        Ok(old) => old,
+        Err(e) => {
+            // Only ccc's own files and links to the user's are in `tmp`.
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    written.atomic = old.as_ref().is_none_or(|(_, atomic)| *atomic);
+    if let (Existing::Ours(listing), Some((old, _))) = (&existing, &old) {
+        written.replaced = true;
+        let reported = written.left.len();
+        remove_ours(old, &place.out, listing, Path::new(""), &mut written.left);
+        // The old tree stays only for what it holds that ccc did not write;
+        // name the tree itself when no entry of it was named.
+        if fs::remove_dir(old).is_err() && fs::symlink_metadata(old).is_ok() && written.left.len() == reported {
+            written.left.push(old.clone());
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests;

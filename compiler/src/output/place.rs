@@ -1,0 +1,176 @@
+//! The place around `OUT`: its resolved name and parent, the writers' lock on the parent, and the sweep of dead compiles' work folders.
+
+use super::{IMAGE_FILES, MANIFEST_FILE, NotOurs, OLD_TAG, OutputError, Swept, TMP_TAG, Written, io_error};
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+/// `OUT`, resolved, with its parent and name.
+pub(super) struct Place {
+    pub(super) out: PathBuf,
+    pub(super) parent: PathBuf,
+    pub(super) name: String,
+}
+
+impl Place {
+    pub(super) fn of(out: &Path) -> Result<Place, OutputError> {
+        // A symbolic link to a folder stands for the folder: write there,
+        // and leave the link as it is.
+        let out = match fs::symlink_metadata(out) {
+            Ok(m) if m.file_type().is_symlink() => fs::canonicalize(out).map_err(io_error("resolve", out))?,
+            _ => out.to_path_buf(),
+        };
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = match out.file_name() {
+            Some(n) => n.to_string_lossy().into_owned(),
+            // `OUT` ends in `..` or is `/`: name the folder it means.
+            None => {
+                let real = fs::canonicalize(&out).map_err(io_error("resolve", &out))?;
+                return match real.file_name() {
+                    Some(_) => Place::of(&real),
+                    None => Err(OutputError::NotOurs { out: real, reason: NotOurs::NotAFolder }),
+                };
+            }
+        };
+        Ok(Place { out, parent, name })
+    }
+
+    /// `.NAME.TAG-PID` beside `OUT`.
+    pub(super) fn sibling(&self, tag: &str, pid: u32) -> PathBuf {
+        self.parent.join(format!(".{}.{tag}-{pid}", self.name))
+    }
+
+    /// The tag and PID in a sibling's file name, when it is one of ours.
+    pub(super) fn sibling_pid(&self, file_name: &str) -> Option<(&'static str, u32)> {
+        let rest = file_name.strip_prefix('.')?.strip_prefix(self.name.as_str())?.strip_prefix('.')?;
+        [TMP_TAG, OLD_TAG].into_iter().find_map(|tag| {
+            let pid = rest.strip_prefix(tag)?.strip_prefix('-')?;
+            pid.bytes().all(|b| b.is_ascii_digit()).then(|| Some((tag, pid.parse().ok()?)))?
+        })
+    }
+}
+
+/// An exclusive lock on the parent folder, released when dropped (and by
+/// the kernel when the process dies).
+#[cfg(unix)]
+pub(super) fn lock(parent: &Path) -> Result<File, OutputError> {
+    let dir = File::open(parent).map_err(io_error("open", parent))?;
+    rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive).map_err(|e| OutputError::Io {
+        action: "lock",
+        path: parent.to_path_buf(),
+        source: e.into(),
+    })?;
+    Ok(dir)
+}
+
+#[cfg(not(unix))]
+fn lock(_parent: &Path) -> Result<(), OutputError> {
+    Ok(())
+}
+
+/// Whether process `pid` is alive (or might be: when in doubt, it is).
+#[cfg(unix)]
+fn alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else { return true };
+    match rustix::process::Pid::from_raw(raw) {
+        Some(pid) => !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH)),
+        None => true,
+    }
+}
+
+#[cfg(not(unix))]
+fn alive(_pid: u32) -> bool {
+    true
+}
+
+/// Removes the work folders of dead compiles beside `OUT` (and any of this
+/// process's own names, which no live compile can be using). A replaced
+/// output moved aside by a two-rename switch that died before the second
+/// rename is put back first, when `OUT` is still missing.
+pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputError> {
+    let entries = fs::read_dir(&place.parent).map_err(io_error("read", &place.parent))?;
+    let mut stale: Vec<(PathBuf, &'static str, u32)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let (tag, pid) = place.sibling_pid(e.file_name().to_str()?)?;
+            let is_dir = e.file_type().ok()?.is_dir();
+            (is_dir && (pid == std::process::id() || !alive(pid))).then(|| (e.path(), tag, pid))
+        })
+        .collect();
+    // `ccc-old` sorts before `ccc-tmp`: a restored output is in place
+    // before the work folder that shares its users' files is swept.
+    stale.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    for (path, tag, pid) in stale {
+        if tag == OLD_TAG && fs::symlink_metadata(&place.out).is_err() && fs::rename(&path, &place.out).is_ok() {
+            written.swept.push(Swept { path, pid, bytes: 0, restored: true });
+            continue;
+        }
+        let mut bytes = 0;
+        remove_debris(&path, Path::new(""), &mut bytes, &mut written.left);
+        let _ = fs::remove_dir(&path);
+        written.swept.push(Swept { path, pid, bytes, restored: false });
+    }
+    Ok(())
+}
+
+/// Removes from a stale work folder what ccc may remove: files of the names
+/// it writes where it writes them, and files that have another link (a
+/// user's file carried over, whose twin lives in `OUT`). Everything else is
+/// left and listed.
+fn remove_debris(root: &Path, rel: &Path, bytes: &mut u64, left: &mut Vec<PathBuf>) {
+    for (name, meta) in sorted_entries(&root.join(rel)) {
+        let r = rel.join(&name);
+        let path = root.join(&r);
+        if meta.is_dir() {
+            remove_debris(root, &r, bytes, left);
+            let _ = fs::remove_dir(&path);
+        } else if is_ccc_file(&r) || links(&meta) > 1 {
+            if fs::remove_file(&path).is_ok() {
+                *bytes += meta.len();
+            }
+        } else {
+            left.push(path);
+        }
+    }
+}
+
+/// Whether a relative path is one ccc writes: `manifest.json` or
+/// `rank-R/topsp-T/<image>.bin`.
+pub(super) fn is_ccc_file(rel: &Path) -> bool {
+    let parts: Vec<&str> = rel.iter().filter_map(|p| p.to_str()).collect();
+    let numbered = |s: &str, prefix: &str| {
+        s.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match parts[..] {
+        [file] => file == MANIFEST_FILE,
+        [rank, topsp, file] => numbered(rank, "rank-") && numbered(topsp, "topsp-") && IMAGE_FILES.contains(&file),
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn links(meta: &fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::nlink(meta)
+}
+
+#[cfg(not(unix))]
+fn links(_meta: &fs::Metadata) -> u64 {
+    1
+}
+
+/// A folder's entries with their metadata (not following links), sorted by
+/// name; an unreadable folder has none.
+pub(super) fn sorted_entries(dir: &Path) -> Vec<(std::ffi::OsString, fs::Metadata)> {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            Some((e.file_name(), e.metadata().ok()?))
+        })
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries
+}

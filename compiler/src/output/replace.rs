@@ -1,0 +1,183 @@
+//! Building the new output beside `OUT` and putting it in place: fill, carry the user's entries over by links, switch, remove what ccc wrote from the old tree.
+
+use super::existing::{Existing, Listing};
+use super::place::{Place, sorted_entries};
+use super::{MANIFEST_FILE, OLD_TAG, OutputError, Written, io_error};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Writes the images and the manifest (last) into a fresh `tmp`.
+pub(super) fn fill<'a>(
+    tmp: &Path,
+    images: impl Iterator<Item = (PathBuf, &'a [u8])>,
+    manifest: &[u8],
+    written: &mut Written,
+) -> Result<(), OutputError> {
+    fs::create_dir(tmp).map_err(io_error("create", tmp))?;
+    let mut put = |rel: &Path, data: &[u8]| {
+        let path = tmp.join(rel);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(io_error("create", dir))?;
+        }
+        fs::write(&path, data).map_err(io_error("write", &path))?;
+        written.files += 1;
+        written.bytes += data.len() as u64;
+        Ok(())
+    };
+    for (rel, data) in images {
+        put(&rel, data)?;
+    }
+    put(Path::new(MANIFEST_FILE), manifest)
+}
+
+/// A carried-over entry in the way, before the output folder is known.
+pub(super) enum CarryError {
+    InTheWay(PathBuf),
+    Io(OutputError),
+}
+
+impl CarryError {
+    pub(super) fn at(self, out: &Path) -> OutputError {
+        match self {
+            CarryError::InTheWay(entry) => OutputError::InTheWay { out: out.to_path_buf(), entry },
+            CarryError::Io(e) => e,
+        }
+    }
+}
+
+/// Links every entry of the old output at `old/rel` that ccc did not write
+/// into the same place under `new`.
+pub(super) fn carry_over(
+    old: &Path,
+    new: &Path,
+    listing: &Listing,
+    rel: &Path,
+    kept: &mut Vec<PathBuf>,
+) -> Result<(), CarryError> {
+    for (name, meta) in sorted_entries(&old.join(rel)) {
+        let r = rel.join(&name);
+        if !meta.is_dir() && listing.wrote(&r) {
+            continue;
+        }
+        let there = fs::symlink_metadata(new.join(&r)).ok();
+        match there {
+            Some(t) if meta.is_dir() && t.is_dir() => carry_over(old, new, listing, &r, kept)?,
+            Some(_) => return Err(CarryError::InTheWay(r)),
+            None if meta.is_dir() && listing.leads_to_ours(&r) => carry_over(old, new, listing, &r, kept)?,
+            None => {
+                link_tree(&old.join(&r), &new.join(&r)).map_err(CarryError::Io)?;
+                kept.push(r);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Makes `to` a twin of `from`: a hard link for a file, the same target for
+/// a symbolic link, and for a folder the same permissions and a twin of
+/// every entry. Missing parent folders are created.
+fn link_tree(from: &Path, to: &Path) -> Result<(), OutputError> {
+    if let Some(dir) = to.parent() {
+        fs::create_dir_all(dir).map_err(io_error("create", dir))?;
+    }
+    let meta = fs::symlink_metadata(from).map_err(io_error("inspect", from))?;
+    if meta.is_dir() {
+        fs::create_dir(to).map_err(io_error("create", to))?;
+        fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))?;
+        for (name, _) in sorted_entries(from) {
+            link_tree(&from.join(&name), &to.join(&name))?;
+        }
+        Ok(())
+    } else if meta.file_type().is_symlink() {
+        let target = fs::read_link(from).map_err(io_error("read", from))?;
+        symlink(&target, to).map_err(io_error("link", to))
+    } else {
+        fs::hard_link(from, to).map_err(io_error("link", to))
+    }
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, at: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, at)
+}
+
+#[cfg(not(unix))]
+fn symlink(target: &Path, at: &Path) -> io::Result<()> {
+    fs::copy(target, at).map(|_| ())
+}
+
+/// Puts `tmp` in the place of `out`. Returns where the replaced output now
+/// is, if there was one, and whether the switch was one atomic step.
+pub(super) fn switch(place: &Place, tmp: &Path, existing: &Existing) -> Result<Option<(PathBuf, bool)>, OutputError> {
+    let out = &place.out;
+    match existing {
+        // rename(2) onto an absent name or an empty folder is one step.
+        Existing::Absent | Existing::Empty => {
+            fs::rename(tmp, out).map_err(io_error("rename into place", out))?;
+            Ok(None)
+        }
+        Existing::Ours(_) => match exchange(tmp, out) {
+            Ok(()) => Ok(Some((tmp.to_path_buf(), true))),
+            Err(_) => {
+                let old = place.sibling(OLD_TAG, std::process::id());
+                fs::rename(out, &old).map_err(io_error("move aside", out))?;
+                if let Err(e) = fs::rename(tmp, out) {
+                    let _ = fs::rename(&old, out);
+                    return Err(io_error("rename into place", out)(e));
+                }
+                Ok(Some((old, false)))
+            }
+        },
+    }
+}
+
+/// Exchanges two folders in one step.
+#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(io::Error::from)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+/// Removes from the replaced tree at `old/rel` the files ccc wrote and the
+/// twins of the entries it carried over (still in `out`); folders left empty
+/// go too. Anything else is left and listed.
+pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path, left: &mut Vec<PathBuf>) {
+    for (name, meta) in sorted_entries(&old.join(rel)) {
+        let r = rel.join(&name);
+        let path = old.join(&r);
+        if meta.is_dir() {
+            remove_ours(old, out, listing, &r, left);
+            let _ = fs::remove_dir(&path);
+        } else if listing.wrote(&r) || twins(&path, &meta, &out.join(&r)) {
+            let _ = fs::remove_file(&path);
+        } else {
+            left.push(path);
+        }
+    }
+}
+
+/// Whether `b` is the twin [`link_tree`] made of `a`: another link to the
+/// same file, or a symbolic link to the same target.
+fn twins(a: &Path, meta: &fs::Metadata, b: &Path) -> bool {
+    if meta.file_type().is_symlink() {
+        return matches!((fs::read_link(a), fs::read_link(b)), (Ok(x), Ok(y)) if x == y);
+    }
+    same_file(a, meta, b)
+}
+
+#[cfg(unix)]
+fn same_file(_a: &Path, a: &fs::Metadata, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(b).is_ok_and(|b| b.dev() == a.dev() && b.ino() == a.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &Path, _meta: &fs::Metadata, b: &Path) -> bool {
+    matches!((fs::read(a), fs::read(b)), (Ok(x), Ok(y)) if x == y)
+}

@@ -1,0 +1,64 @@
+use super::existing::Listing;
+use super::place::{Place, is_ccc_file};
+use super::*;
+use std::collections::BTreeMap;
+
+fn place(name: &str) -> Place {
+    Place { out: PathBuf::from(name), parent: PathBuf::from("."), name: name.into() }
+}
+
+/// Only `.NAME.ccc-tmp-PID` and `.NAME.ccc-old-PID` of this very name,
+/// with a decimal PID, are work folders of ccc's.
+#[test]
+fn work_folder_names_are_recognised_exactly() {
+    let out = place("out");
+    assert_eq!(out.sibling_pid(".out.ccc-tmp-42"), Some((TMP_TAG, 42)));
+    assert_eq!(out.sibling_pid(".out.ccc-old-7"), Some((OLD_TAG, 7)));
+    for other in [
+        ".out.ccc-tmp-",
+        ".out.ccc-tmp-+4",
+        ".out.ccc-tmp-4x",
+        ".out.ccc-tmp-99999999999",
+        ".out.b.ccc-tmp-4",
+        ".outer.ccc-tmp-4",
+        "out.ccc-tmp-4",
+        ".out.ccc-new-4",
+    ] {
+        assert_eq!(out.sibling_pid(other), None, "{other}");
+    }
+    assert_eq!(place("a.b").sibling_pid(".a.b.ccc-tmp-3"), Some((TMP_TAG, 3)));
+    assert_eq!(out.sibling(TMP_TAG, 5), Path::new(".").join(".out.ccc-tmp-5"));
+}
+
+/// The files ccc writes, by name and place; nothing else.
+#[test]
+fn ccc_files_are_the_manifest_and_the_images_in_their_folders() {
+    for ours in ["manifest.json", "rank-0/topsp-0/ctrl_spad.bin", "rank-4095/topsp-3/neff_configs.bin"] {
+        assert!(is_ccc_file(Path::new(ours)), "{ours}");
+    }
+    for not in [
+        "rank-0/manifest.json",
+        "rank-0/topsp-0/notes.bin",
+        "rank-x/topsp-0/ctrl_spad.bin",
+        "rank-/topsp-0/ctrl_spad.bin",
+        "rank-0/topsp-0/sub/ctrl_spad.bin",
+        "ctrl_spad.bin",
+    ] {
+        assert!(!is_ccc_file(Path::new(not)), "{not}");
+    }
+    assert_eq!(image_path(12, 3, IMAGE_FILES[1]), Path::new("rank-12/topsp-3/slot_spad.bin"));
+}
+
+/// A folder leads to ccc's files when one lies below it, and only then
+/// (`rank-1` is not on the way to `rank-10/...`).
+#[test]
+fn folders_on_the_way_to_listed_files() {
+    let listing = Listing { files: BTreeMap::from([(image_path(10, 0, IMAGE_FILES[0]), 8)]) };
+    assert!(listing.leads_to_ours(Path::new("rank-10")));
+    assert!(listing.leads_to_ours(Path::new("rank-10/topsp-0")));
+    assert!(!listing.leads_to_ours(Path::new("rank-1")));
+    assert!(!listing.leads_to_ours(Path::new("rank-10/topsp-1")));
+    assert!(listing.wrote(Path::new("manifest.json")));
+    assert!(listing.wrote(&image_path(10, 0, IMAGE_FILES[0])));
+    assert!(!listing.wrote(&image_path(10, 0, IMAGE_FILES[1])));
+}

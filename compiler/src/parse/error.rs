@@ -1,0 +1,228 @@
+//! Parse errors: RON's error mapped to a kind, a span on the offending token, and bounded messages.
+
+use super::scan::{LineCol, advance, byte_offset, pos_le, skip_insignificant, to_line_col, token_at, unclosed_comment};
+use super::{SpecForm, strip_bom};
+use ron::error::Error as RonError;
+use std::ops::Range;
+
+/// The most chars of a token an error quotes; a longer token is quoted as
+/// its first chars, `…` and its length in bytes.
+pub const QUOTE_MAX_CHARS: usize = 48;
+
+/// The most bytes of an error message kept (a message can quote a value of
+/// the input, which can be large); past it the message ends with `…`.
+pub const MESSAGE_MAX_BYTES: usize = 1024;
+
+/// `text` in backticks for an error message: whole when at most
+/// [`QUOTE_MAX_CHARS`] long, else its first chars, `…`, and its length
+/// (`` `aaaa…` (4194304 bytes) ``).
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_MAX_CHARS) {
+        None => format!("`{text}`"),
+        Some((cut, _)) => format!("`{}…` ({} bytes)", text.get(..cut).unwrap_or(""), text.len()),
+    }
+}
+
+/// A message with every long token in it cut to an excerpt (as [`quote`]
+/// does, the length placed after the token's closing quote) and the whole
+/// cut after [`MESSAGE_MAX_BYTES`]. Linear in the message.
+pub fn bound_message(message: &str) -> String {
+    let is_quote = |c: char| matches!(c, '`' | '\'' | '"');
+    let is_word = |c: char| !(c.is_whitespace() || is_quote(c));
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(c) = rest.chars().next() {
+        if out.len() >= MESSAGE_MAX_BYTES {
+            out.push_str(&format!("… ({} bytes in all)", message.len()));
+            break;
+        }
+        if !is_word(c) {
+            out.push(c);
+            rest = rest.get(c.len_utf8()..).unwrap_or("");
+            continue;
+        }
+        let len = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
+        let (word, after) = (rest.get(..len).unwrap_or(""), rest.get(len..).unwrap_or(""));
+        rest = after;
+        match word.char_indices().nth(QUOTE_MAX_CHARS) {
+            None => out.push_str(word),
+            Some((cut, _)) => {
+                out.push_str(word.get(..cut).unwrap_or(""));
+                out.push('…');
+                if let Some(q) = after.chars().next().filter(|&q| is_quote(q)) {
+                    out.push(q);
+                    rest = after.get(q.len_utf8()..).unwrap_or("");
+                }
+                out.push_str(&format!(" ({len} bytes)"));
+            }
+        }
+    }
+    out
+}
+
+/// Where a parse error is: `start` is the first char of the offending
+/// token, `end` is exclusive (equal to `start` when RON points between
+/// tokens, e.g. a missing comma).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SourceSpan {
+    /// The first char.
+    pub start: LineCol,
+    /// One past the last char.
+    pub end: LineCol,
+}
+
+impl SourceSpan {
+    /// The byte range of this span in `src` (for miette and other renderers).
+    /// Positions count from after a leading [`BOM`](super::BOM), as [`parse`](super::parse()) counts
+    /// them. Positions beyond a line's end clamp to it, positions beyond the
+    /// source clamp to its end; the range is always valid for slicing `src`.
+    pub fn byte_range(&self, src: &str) -> Range<usize> {
+        let body = strip_bom(src);
+        let skipped = src.len() - body.len();
+        let start = byte_offset(body, self.start);
+        let end = byte_offset(body, self.end).max(start);
+        start + skipped..end + skipped
+    }
+}
+
+/// What kind of mistake a parse error is, for a short label under the token.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ParseErrorKind {
+    /// A field the struct does not have (`algoritm:`).
+    UnknownField {
+        /// The field as written.
+        found: String,
+    },
+    /// A variant the enum does not have (`op: AllReduc`).
+    UnknownVariant {
+        /// The variant as written.
+        found: String,
+    },
+    /// A required field is absent.
+    MissingField {
+        /// The field's name.
+        field: String,
+        /// The struct it belongs to, when RON knows it.
+        outer: Option<String>,
+    },
+    /// A field given twice.
+    DuplicateField {
+        /// The field's name.
+        field: String,
+    },
+    /// A struct written with the wrong name (`Colective(...)`).
+    WrongStructName {
+        /// The name the schema expects.
+        expected: String,
+        /// The name as written.
+        found: String,
+    },
+    /// Text after the complete spec.
+    TrailingCharacters,
+    /// The file ends in the middle of the spec.
+    UnexpectedEof,
+    /// A missing `,` between two fields or elements.
+    MissingComma,
+    /// A `/* */` comment that is never closed; the span marks its `/*`.
+    UnclosedComment,
+    /// Any other syntax or type error (a string where a number belongs, an
+    /// unclosed bracket, ...).
+    Syntax,
+}
+
+/// A spec that is not well-formed RON of the spec schema.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ParseError {
+    /// RON's description of the problem.
+    pub message: String,
+    /// The kind of problem, with its values.
+    pub kind: ParseErrorKind,
+    /// Where it is.
+    pub span: SourceSpan,
+    /// The form the file was read as (from its first token).
+    pub form: SpecForm,
+}
+
+impl ParseError {
+    /// A short label for the offending token.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            ParseErrorKind::UnknownField { found } => format!("unknown field {}", quote(found)),
+            ParseErrorKind::UnknownVariant { found } => format!("unknown variant {}", quote(found)),
+            ParseErrorKind::MissingField { field, .. } => format!("closed here without `{field}`"),
+            ParseErrorKind::DuplicateField { field } => format!("`{field}` given again here"),
+            ParseErrorKind::WrongStructName { expected, .. } => format!("expected `{expected}` here"),
+            ParseErrorKind::TrailingCharacters => "unexpected text after the spec".to_owned(),
+            ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
+            ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
+            ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
+            ParseErrorKind::Syntax => {
+                // RON's messages start with a capital (`Expected integer`).
+                let mut chars = self.message.chars();
+                chars.next().map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+            }
+        }
+    }
+
+    /// A hint on how to fix it, where one is more useful than RON's message.
+    pub fn help(&self) -> Option<&'static str> {
+        match &self.kind {
+            ParseErrorKind::WrongStructName { expected, .. }
+                if expected == SpecForm::Collective.struct_name() || expected == SpecForm::Program.struct_name() =>
+            {
+                Some(
+                    "a spec file holds one `Collective(...)` (the name may be left out) or a `Program(collectives: [...])`",
+                )
+            }
+            ParseErrorKind::UnclosedComment => {
+                Some("close it with `*/`; block comments nest, so each `/*` inside it needs its own `*/` too")
+            }
+            ParseErrorKind::MissingField { outer: Some(outer), .. } => match outer.as_str() {
+                "Collective" => Some("every collective needs op, dtype, count, arch, topology, channels and algorithm"),
+                "Topology" => Some("a topology needs rank_n and local_rank_n (pod_n defaults to 1)"),
+                "Program" => Some("a program needs `collectives: [...]`"),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedError) -> ParseError {
+    let kind = match &e.code {
+        RonError::NoSuchStructField { found, .. } => ParseErrorKind::UnknownField { found: found.clone() },
+        RonError::NoSuchEnumVariant { found, .. } => ParseErrorKind::UnknownVariant { found: found.clone() },
+        RonError::MissingStructField { field, outer } => {
+            ParseErrorKind::MissingField { field: (*field).to_owned(), outer: outer.clone() }
+        }
+        RonError::DuplicateStructField { field, .. } => ParseErrorKind::DuplicateField { field: (*field).to_owned() },
+        RonError::ExpectedDifferentStructName { expected, found } => {
+            ParseErrorKind::WrongStructName { expected: (*expected).to_owned(), found: found.clone() }
+        }
+        RonError::TrailingCharacters => ParseErrorKind::TrailingCharacters,
+        RonError::Eof => ParseErrorKind::UnexpectedEof,
+        RonError::ExpectedComma => ParseErrorKind::MissingComma,
+        RonError::UnclosedBlockComment => ParseErrorKind::UnclosedComment,
+        _ => ParseErrorKind::Syntax,
+    };
+    let message = bound_message(&e.code.to_string());
+    // RON points inside the comment: mark the `/*` that opens it instead.
+    if kind == ParseErrorKind::UnclosedComment
+        && let Some(start) = unclosed_comment(src)
+    {
+        let end = LineCol { line: start.line, col: start.col + 2 };
+        return ParseError { message, kind, span: SourceSpan { start, end }, form };
+    }
+    // RON's span of a value error starts on the whitespace (or comment)
+    // before the token: advance it to the token itself.
+    let start = skip_insignificant(src, e.span.start);
+    let mut end = if pos_le(e.span.end, start) { start } else { to_line_col(e.span.end) };
+    // A value of the wrong type gets an empty span at its start: mark the
+    // whole token (`"4M"`, `-1`, `Ring`) instead of a caret.
+    if kind == ParseErrorKind::Syntax && end == start {
+        let rest = src.get(byte_offset(src, start)..).unwrap_or("");
+        end = advance(start, token_at(rest));
+    }
+    ParseError { message, kind, span: SourceSpan { start, end }, form }
+}

@@ -1,0 +1,271 @@
+use super::scan::{token_at, unclosed_comment};
+use super::*;
+use ccc_ir::enums::{AlgType, OpType};
+use ccc_ir::spec::{Algorithm, ReduceOp};
+
+const GOOD: &str = "Collective(
+    op: AllReduce,
+    dtype: Bf16,
+    reduce: Add,
+    count: 4194304,
+    arch: Cayman,
+    topology: (rank_n: 32, local_rank_n: 16),
+    channels: 4,
+    algorithm: Hier((intra_reduce_scatter: Ring, inter_all_reduce: SingleCycleRing, intra_all_gather: Kangaring)),
+)
+";
+
+fn err(src: &str) -> ParseError {
+    parse(src).unwrap_err()
+}
+
+fn lc(line: usize, col: usize) -> LineCol {
+    LineCol { line, col }
+}
+
+#[test]
+fn parses_a_collective() {
+    let spec = parse(GOOD).unwrap();
+    assert_eq!(spec.form, SpecForm::Collective);
+    assert_eq!(spec.program.collectives.len(), 1);
+    let c = &spec.program.collectives[0];
+    assert_eq!(c.op, OpType::AllReduce);
+    assert_eq!(c.reduce, Some(ReduceOp::Add));
+    assert_eq!(c.topology.pod_n, 1);
+    match &c.algorithm {
+        Algorithm::Hier(legs) => assert_eq!(legs.inter_all_reduce, Some(AlgType::SingleCycleRing)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_struct_name_is_optional() {
+    let spec = parse(GOOD.trim_start_matches("Collective")).unwrap();
+    assert_eq!(spec.form, SpecForm::Collective);
+}
+
+#[test]
+fn implicit_some_for_root_and_groups() {
+    let src = GOOD.replace("channels: 4,", "channels: 4, root: 0, groups: [[0, 1], [2, 3]],");
+    let c = &parse(&src).unwrap().program.collectives[0];
+    assert_eq!(c.root, Some(0));
+    assert_eq!(c.groups, Some(vec![vec![0, 1], vec![2, 3]]));
+}
+
+#[test]
+fn parses_a_program_after_comments_and_attributes() {
+    let src = format!(
+        "// a model\n/* two /* nested */ collectives */\n#![enable(implicit_some)]\n  Program(collectives: [{g}, {g}])",
+        g = GOOD.trim()
+    );
+    let spec = parse(&src).unwrap();
+    assert_eq!(spec.form, SpecForm::Program);
+    assert_eq!(spec.program.collectives.len(), 2);
+}
+
+#[test]
+fn detect_form_reads_the_first_token_only() {
+    assert_eq!(detect_form("Program(collectives: [])"), SpecForm::Program);
+    assert_eq!(detect_form("  // x\nProgram (collectives: [])"), SpecForm::Program);
+    assert_eq!(detect_form("Programs(collectives: [])"), SpecForm::Collective);
+    assert_eq!(detect_form("(op: AllReduce)"), SpecForm::Collective);
+    assert_eq!(detect_form("/* unterminated"), SpecForm::Collective);
+    assert_eq!(detect_form("#![enable(implicit_some"), SpecForm::Collective);
+    assert_eq!(detect_form(""), SpecForm::Collective);
+}
+
+#[test]
+fn a_wrong_struct_name_is_an_error() {
+    let e = err(&GOOD.replacen("Collective", "Colective", 1));
+    assert_eq!(e.kind, ParseErrorKind::WrongStructName { expected: "Collective".into(), found: "Colective".into() });
+    assert_eq!(e.span, SourceSpan { start: lc(1, 1), end: lc(1, 10) });
+    assert!(e.help().is_some());
+    let e = err(&GOOD.replace("topology: (", "topology: Topolgy("));
+    assert!(matches!(e.kind, ParseErrorKind::WrongStructName { .. }), "{e:?}");
+    // A program's collectives are checked too.
+    let e = err(&format!("Program(collectives: [{}])", GOOD.replacen("Collective", "Colective", 1).trim()));
+    assert_eq!(e.form, SpecForm::Program);
+    assert!(matches!(e.kind, ParseErrorKind::WrongStructName { .. }), "{e:?}");
+}
+
+#[test]
+fn unknown_field_spans_the_identifier() {
+    let e = err(&GOOD.replace("algorithm:", "algoritm:"));
+    assert_eq!(e.kind, ParseErrorKind::UnknownField { found: "algoritm".into() });
+    assert_eq!(e.span, SourceSpan { start: lc(9, 5), end: lc(9, 13) });
+    assert!(e.message.contains("`algorithm`"), "{}", e.message);
+}
+
+#[test]
+fn unknown_variant() {
+    let e = err(&GOOD.replace("op: AllReduce", "op: AllReduc"));
+    assert_eq!(e.kind, ParseErrorKind::UnknownVariant { found: "AllReduc".into() });
+    assert_eq!(e.span, SourceSpan { start: lc(2, 9), end: lc(2, 17) });
+}
+
+#[test]
+fn value_error_span_starts_on_the_token() {
+    let src = GOOD.replace("count: 4194304", "count:    x");
+    let e = err(&src);
+    assert_eq!(e.kind, ParseErrorKind::Syntax);
+    assert_eq!(e.span, SourceSpan { start: lc(5, 15), end: lc(5, 16) });
+    assert_eq!(&src[e.span.byte_range(&src)], "x");
+    assert_eq!(e.label(), "expected integer");
+    // Across a comment and a line break too.
+    let src = GOOD.replace("count: 4194304", "count: /* c */\n  \"lots\"");
+    let e = err(&src);
+    assert_eq!(e.span.start, lc(6, 3));
+    assert_eq!(&src[e.span.byte_range(&src)], "\"lots\"");
+    // A string with escapes, and one not closed on its line.
+    assert_eq!(token_at(r#""a\"b" x"#), r#""a\"b""#);
+    assert_eq!(token_at("\"open\nx\""), "");
+    assert_eq!(token_at("-1,"), "-1");
+    assert_eq!(token_at("éx€ "), "éx");
+    assert_eq!(token_at("(x"), "");
+}
+
+#[test]
+fn missing_comma_and_missing_field() {
+    let e = err(&GOOD.replace("count: 4194304,", "count: 4194304"));
+    assert_eq!(e.message, "Expected comma");
+    assert_eq!(e.kind, ParseErrorKind::MissingComma);
+    assert_eq!(e.span.start, lc(6, 5));
+    let e = err(&GOOD.replace("    channels: 4,\n", ""));
+    assert_eq!(e.kind, ParseErrorKind::MissingField { field: "channels".into(), outer: Some("Collective".into()) });
+    assert!(e.help().is_some());
+    assert_eq!(e.span.start, lc(9, 1));
+    let e = err(&GOOD.replace("rank_n: 32, ", ""));
+    assert_eq!(e.kind, ParseErrorKind::MissingField { field: "rank_n".into(), outer: Some("Topology".into()) });
+    assert!(e.help().unwrap().contains("rank_n"));
+}
+
+#[test]
+fn trailing_text_and_empty_input() {
+    let e = err(&format!("{GOOD} extra"));
+    assert_eq!(e.kind, ParseErrorKind::TrailingCharacters);
+    let e = err("");
+    assert_eq!(e.span.start, lc(1, 1));
+    assert_eq!(e.span.byte_range(""), 0..0);
+}
+
+#[test]
+fn byte_range_counts_chars_and_clamps() {
+    let src = "é€x\nab";
+    let span = SourceSpan { start: lc(1, 3), end: lc(1, 4) };
+    assert_eq!(&src[span.byte_range(src)], "x");
+    let span = SourceSpan { start: lc(2, 1), end: lc(2, 99) };
+    assert_eq!(&src[span.byte_range(src)], "ab");
+    let span = SourceSpan { start: lc(1, 50), end: lc(7, 1) };
+    let r = span.byte_range(src);
+    assert!(src.get(r).is_some());
+    let span = SourceSpan { start: lc(0, 0), end: lc(0, 0) };
+    assert_eq!(span.byte_range(src), 0..0);
+}
+
+#[test]
+fn never_panics_on_odd_input() {
+    let samples = [
+        "(",
+        ")",
+        "é",
+        "Collective(op: \"€\u{1F600}\", count: ",
+        "Program(",
+        "Program(collectives: [(op: AllReduce, count: é)])",
+        "/*",
+        "#![",
+        "\u{feff}Collective()",
+        "\r\n\r\n  x",
+        "Collective(op: AllReduce,\n\tdtype: Bf16,\n\tcount: -1)",
+    ];
+    for s in samples {
+        let e = err(s);
+        let r = e.span.byte_range(s);
+        assert!(s.get(r).is_some(), "{s:?} {e:?}");
+    }
+    // Truncating a good spec at every char boundary never panics.
+    for (i, _) in GOOD.char_indices() {
+        let s = &GOOD[..i];
+        if let Err(e) = parse(s) {
+            assert!(s.get(e.span.byte_range(s)).is_some());
+        }
+    }
+}
+
+#[test]
+fn a_leading_bom_is_skipped_and_columns_stay_right() {
+    let src = format!("{BOM}{GOOD}");
+    assert_eq!(parse(&src).unwrap().program, parse(GOOD).unwrap().program);
+    // An error on line 1 is at the column an editor shows.
+    let src = format!("{BOM}Colective(op: AllReduce)");
+    let e = err(&src);
+    assert_eq!(e.span, SourceSpan { start: lc(1, 1), end: lc(1, 10) });
+    assert_eq!(&src[e.span.byte_range(&src)], "Colective");
+    // Only a leading BOM: one elsewhere is an error.
+    let e = err(&GOOD.replace("op: AllReduce", "op: \u{feff}AllReduce"));
+    assert_eq!(e.span.start, lc(2, 9));
+}
+
+#[test]
+fn an_unclosed_comment_is_marked_at_its_opening() {
+    let src = "Collective(\n  op: AllReduce, /* never closed\n  dtype: F32,\n";
+    let e = err(src);
+    assert_eq!(e.kind, ParseErrorKind::UnclosedComment);
+    assert_eq!(e.span, SourceSpan { start: lc(2, 18), end: lc(2, 20) });
+    assert_eq!(&src[e.span.byte_range(src)], "/*");
+    assert!(e.help().is_some());
+    // The outer of two nested comments, after a closed one and a `//`.
+    let src = "// a /* b\n/* closed */ (op: AllReduce, /* x /* y */ z\n";
+    let e = err(src);
+    assert_eq!(e.kind, ParseErrorKind::UnclosedComment);
+    assert_eq!(e.span.start, lc(2, 30));
+    // A `/*` in a string opens nothing.
+    assert_eq!(unclosed_comment("\"/*\" /* x"), Some(lc(1, 6)));
+    assert_eq!(unclosed_comment("/* a */ b"), None);
+}
+
+#[test]
+fn long_tokens_are_quoted_as_an_excerpt_with_their_length() {
+    let long = "a".repeat(1 << 20);
+    for src in [
+        GOOD.replace("op: AllReduce", &format!("op: {long}")),
+        GOOD.replace("dtype:", &format!("{long}: 1,\n dtype:")),
+        GOOD.replace("count: 4194304", &format!("count: 1{long}")),
+        GOOD.replace("op: AllReduce", &format!("op: \"{long}\"")),
+        GOOD.replacen("Collective", &long, 1),
+    ] {
+        let e = err(&src);
+        assert!(e.message.len() <= MESSAGE_MAX_BYTES + 64, "{}", e.message.len());
+        assert!(e.label().len() <= MESSAGE_MAX_BYTES + 64, "{}", e.label().len());
+        assert!(!e.message.contains(&"a".repeat(QUOTE_MAX_CHARS + 2)), "{}", e.message);
+    }
+    let e = err(&GOOD.replace("op: AllReduce", &format!("op: {long}")));
+    assert_eq!(e.label(), format!("unknown variant `{}…` ({} bytes)", &long[..QUOTE_MAX_CHARS], long.len()));
+    assert!(e.message.contains(&format!("…` ({} bytes)", long.len())), "{}", e.message);
+    assert_eq!(quote("Ring"), "`Ring`");
+    assert_eq!(bound_message("short `words` stay"), "short `words` stay");
+    let spaced = "a ".repeat(1 << 20);
+    let bounded = bound_message(&spaced);
+    assert!(bounded.len() < MESSAGE_MAX_BYTES + 64 && bounded.ends_with(&format!("({} bytes in all)", spaced.len())));
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC{0,120}") {
+        if let Err(e) = parse(&s) {
+            proptest::prop_assert!(s.get(e.span.byte_range(&s)).is_some());
+        }
+    }
+
+    #[test]
+    fn edited_specs_never_panic(at in 0usize..400, cut in 0usize..6, insert in "[ -~é€\n]{0,4}") {
+        let chars: Vec<char> = GOOD.chars().collect();
+        let at = at.min(chars.len());
+        let end = (at + cut).min(chars.len());
+        let s: String = chars[..at].iter().copied().chain(insert.chars()).chain(chars[end..].iter().copied()).collect();
+        if let Err(e) = parse(&s) {
+            let range = e.span.byte_range(&s);
+            proptest::prop_assert!(s.get(range).is_some());
+            proptest::prop_assert!(e.span.start <= e.span.end);
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Phases: the pattern each phase runs, over which scope and steps, and a phase placed around one member.
+
+use super::{BlockSet, Scope, ScopeInstance};
+use ccc_ir::enums::AlgType;
+use ccc_ir::spec::Leg;
+use serde::Serialize;
+
+/// The pattern a phase runs. See `docs/algorithms.md` for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum PhaseKind {
+    /// Ring reduce-scatter, `k - 1` steps; `bidir`: H0 clockwise, H1 counter-clockwise.
+    RingReduceScatter {
+        /// Kangaring's two directions.
+        bidir: bool,
+    },
+    /// Ring all-gather, `k - 1` steps.
+    RingAllGather {
+        /// Kangaring's two directions.
+        bidir: bool,
+    },
+    /// Single-cycle ring all-reduce: reduce-scatter and all-gather in one
+    /// cycle of `2(k - 1)` steps, folding 2R2W.
+    RingAllReduceFused,
+    /// Pipelined ring broadcast from the scope position `root`, `2k - 2` steps.
+    RingBroadcast {
+        /// Root position in the scope.
+        root: u32,
+    },
+    /// Pipelined ring reduce to the scope position `root`, `2k - 2` steps.
+    RingReduce {
+        /// Root position in the scope.
+        root: u32,
+    },
+    /// Shifted pairwise exchange: at step `t` every member sends to the
+    /// member `t + 1` ahead; `max(k - 1, 1)` steps.
+    RingAllToAll,
+    /// Direct reduce-scatter: one step, every member sends piece q to q.
+    DirectReduceScatter,
+    /// Direct all-gather: one step.
+    DirectAllGather,
+    /// Direct all-reduce: one step, every member sends everything to all.
+    DirectAllReduce,
+    /// Direct broadcast from the root: one step.
+    DirectBroadcast {
+        /// Root position in the scope.
+        root: u32,
+    },
+    /// Direct reduce to the root: one step.
+    DirectReduce {
+        /// Root position in the scope.
+        root: u32,
+    },
+    /// Direct all-to-all: one step.
+    DirectAllToAll,
+    /// The op's peer pairs: one step.
+    PointToPoint,
+    /// RDH, fewer-than-power-of-two prologue: even members of the first
+    /// `2r` hand their data to the odd one.
+    RdhPrologue {
+        /// What is handed over.
+        mode: RdhMode,
+    },
+    /// RDH reduce-scatter round: exchange halves with the partner at
+    /// distance `p' >> (round + 1)`.
+    RdhHalving {
+        /// Round, from 0.
+        round: u8,
+        /// All-reduce: participants hold balanced ranges of the blocks
+        /// instead of the blocks of the members they speak for.
+        balanced: bool,
+    },
+    /// RDH all-gather round: exchange with the partner at distance `1 << round`.
+    RdhDoubling {
+        /// Round, from 0.
+        round: u8,
+        /// As in [`PhaseKind::RdhHalving`].
+        balanced: bool,
+    },
+    /// RDH epilogue: the odd member of each of the first `r` pairs hands
+    /// the result back to the even one.
+    RdhEpilogue {
+        /// What is handed back.
+        mode: RdhMode,
+    },
+    /// Binomial-tree broadcast round: members `q' < 2^round` send to `q' + 2^round`.
+    BinomialBroadcast {
+        /// Root position in the scope.
+        root: u32,
+        /// Round, from 0.
+        round: u8,
+    },
+    /// Binomial-tree reduce round: members with `q' mod 2^(round+1) == 2^round`
+    /// send to `q' - 2^round`.
+    BinomialReduce {
+        /// Root position in the scope.
+        root: u32,
+        /// Round, from 0.
+        round: u8,
+    },
+}
+
+/// What an RDH prologue or epilogue moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum RdhMode {
+    /// Everything, reduced (prologue of AR/RS).
+    ReduceAll,
+    /// The even member's own piece, copied (prologue of AG).
+    GatherPiece,
+    /// Everything, copied (epilogue of AR/AG).
+    CopyAll,
+    /// The even member's piece, copied (epilogue of RS).
+    ScatterPiece,
+}
+
+/// One phase: one step group, one record per TOP_SP.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Phase {
+    /// The pattern.
+    pub kind: PhaseKind,
+    /// The algorithm the phase belongs to (it sets the record's fields).
+    pub alg: AlgType,
+    /// The hierarchical leg, if any.
+    pub leg: Option<Leg>,
+    /// The members it runs over.
+    pub scope: Scope,
+    /// Reduce-scatter scopes that narrowed the data before this phase: the
+    /// phase works on the member's piece of each, in order.
+    pub narrow: Vec<Scope>,
+    /// Steps in the phase.
+    pub step_n: u32,
+    /// The collective's step at which the phase starts.
+    pub first_step: u32,
+}
+
+/// A phase placed around one member.
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseInstance {
+    /// The scope around the member.
+    pub scope: ScopeInstance,
+    /// The blocks the phase works on.
+    pub universe: BlockSet,
+    /// Blocks per piece: the universe's blocks over the scope's members.
+    pub per_piece: u32,
+}

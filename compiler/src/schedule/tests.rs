@@ -1,0 +1,80 @@
+use super::*;
+use ccc_ir::enums::HalfChunk;
+
+#[test]
+fn scopes_decompose_the_group_index() {
+    // 2 pods x 3 nodes x 4 locals = 24 members.
+    let r = Radices([4, 3, 2]);
+    let node = Scope::WHOLE.node_part();
+    let cross = Scope::WHOLE.cross_part();
+    assert_eq!((node.size(&r), cross.size(&r)), (4, 6));
+    // Member 17 = local 1, node 1, pod 1.
+    let s = node.around(&r, 17);
+    assert_eq!((s.base, s.stride, s.k, s.pos), (16, 1, 4, 1));
+    let c = cross.around(&r, 17);
+    assert_eq!((c.base, c.stride, c.k, c.pos), (1, 4, 6, 4));
+    assert_eq!((0..6).map(|q| c.member(q)).collect::<Vec<_>>(), vec![1, 5, 9, 13, 17, 21]);
+    // Inside the cross scope: nodes of one pod, then pods.
+    let in_pod = cross.pod_part();
+    let pods = cross.cross_pod_part();
+    assert_eq!((in_pod.size(&r), pods.size(&r)), (3, 2));
+    assert_eq!(cross.node_part().size(&r), 1);
+    let p = pods.around(&r, 17);
+    assert_eq!((p.base, p.stride, p.k, p.pos), (5, 12, 2, 1));
+}
+
+#[test]
+fn pieces_interleave() {
+    let all = BlockSet::all(12);
+    let p = all.piece(4, 1);
+    assert_eq!(p.iter().collect::<Vec<_>>(), vec![1, 5, 9]);
+    assert_eq!(p.piece(3, 2).iter().collect::<Vec<_>>(), vec![9]);
+    assert_eq!(all.range(3, 6).iter().collect::<Vec<_>>(), vec![3, 4, 5]);
+}
+
+/// The tabulated count equals the walk over every block, channel and
+/// half it replaces, for every op's layout (uniform or not).
+#[test]
+fn descriptor_tables_count_as_the_block_walk_does() {
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+    for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll, OpType::AllToAllV] {
+        for (count, channels) in [(4096 + 7, 3u8), (10, 4), (1 << 20, 1), (3 * 65536 + 5, 2)] {
+            let mut case = Case::flat(op, AlgType::Mesh, 6, 6);
+            case.count = count;
+            case.channels = channels;
+            let schedule = crate::build::build(&case.valid()).unwrap();
+            let plan = &schedule.collectives[0];
+            let layout = plan.layout();
+            let block_n = layout.block_n();
+            for hosted in [vec![0u8], (0..channels).collect::<Vec<_>>()] {
+                let table = DescTable::new(plan, &hosted);
+                for member in 0..6 {
+                    for (start, stride, n) in [(0, 1, block_n), (1, 2, block_n / 2), (block_n - 1, 1, 1), (2, 3, 1)] {
+                        let blocks = BlockSet { start, stride, count: n };
+                        for halves in [Halves::Both, Halves::Only(HalfChunk::H0), Halves::Only(HalfChunk::H1)] {
+                            let walk: u64 = hosted
+                                .iter()
+                                .flat_map(|&c| blocks.iter().flat_map(move |b| halves.iter().map(move |h| (c, b, h))))
+                                .map(|(c, b, h)| layout.descriptors(member, c, b, h))
+                                .sum();
+                            assert_eq!(
+                                table.count(member, blocks, halves),
+                                walk,
+                                "{op:?} {count} {blocks:?} {halves:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn split_spreads_the_remainder_first() {
+    let parts: Vec<u64> = (0..4).map(|i| split(10, 4, i)).collect();
+    assert_eq!(parts, vec![3, 3, 2, 2]);
+    assert_eq!(parts.iter().sum::<u64>(), 10);
+    assert_eq!(split(5, 0, 0), 0);
+}

@@ -1,0 +1,275 @@
+//! Checking the algorithm choice: what serves the op, hier's legs, and the structure (node, pod alignment) each algorithm requires of the groups.
+
+use super::*;
+
+impl Checker {
+    /// Resolves the algorithm; `structure` is the shape and groups when both
+    /// are valid (structural requirements are checked only then).
+    pub(super) fn algorithm(
+        &mut self,
+        c: &Collective,
+        structure: Option<(&Shape, &CheckedGroups)>,
+    ) -> Option<ResolvedAlgorithm> {
+        let op = c.op;
+        let serving = || {
+            let mut algs: Vec<AlgType> =
+                AlgType::ALL.iter().copied().filter(|&a| a != AlgType::Hier && algorithms::supports(a, op)).collect();
+            if algorithms::supports(AlgType::Hier, op) && algorithms::hier_legs(op).is_some() {
+                algs.push(AlgType::Hier);
+            }
+            algs
+        };
+        let alg = match &c.algorithm {
+            Algorithm::Auto => {
+                // The choice needs the whole collective checked: it is
+                // made at the end of `collective`, from these. Without a
+                // valid shape and groups, their own problems are reported
+                // and no choice is legal to list.
+                structure?;
+                let candidates = self.auto_candidates(c, structure);
+                let first = candidates.first().cloned();
+                if first.is_none() {
+                    self.push("algorithm", Problem::AutoNoChoice { op });
+                }
+                self.auto = Some(candidates);
+                return first;
+            }
+            Algorithm::Hier(legs) => return self.hier(op, legs, structure, serving),
+            flat => flat.alg_type()?,
+        };
+        if !algorithms::supports(alg, op) {
+            let gate = (alg == AlgType::SingleCycleRing).then_some(Gate::SingleCycleRingAllReduceOnly);
+            self.push("algorithm", Problem::AlgorithmDoesNotServe { alg, op, choices: serving(), gate });
+            return None;
+        }
+        let (shape, groups) = structure?;
+        let mut unmet =
+            groups.members.iter().filter_map(|(g, m)| unmet(algorithms::requirement(alg), m, shape).map(|u| (*g, u)));
+        if let Some((group, u)) = unmet.next() {
+            let more = unmet.count();
+            self.push("algorithm", u.problem(alg, None, group, more, shape));
+            return None;
+        }
+        if algorithms::requirement(alg) != Requirement::None && !self.same_shapes(alg, shape, groups) {
+            return None;
+        }
+        Some(ResolvedAlgorithm::Flat(alg))
+    }
+
+    /// The legal choices of `algorithm: Auto`: every flat algorithm that
+    /// serves the op, then every combination of the seed's leg choices,
+    /// each kept only when this checker's own rules accept it.
+    fn auto_candidates(&self, c: &Collective, structure: Option<(&Shape, &CheckedGroups)>) -> Vec<ResolvedAlgorithm> {
+        let mut written: Vec<Algorithm> = AlgType::ALL
+            .iter()
+            .filter(|&&a| a != AlgType::Hier && algorithms::supports(a, c.op))
+            .filter_map(|&a| Algorithm::flat(a))
+            .collect();
+        if let (Some(legs), true) = (algorithms::hier_legs(c.op), algorithms::supports(AlgType::Hier, c.op)) {
+            let mut combos = vec![HierLegs::default()];
+            for &leg in legs {
+                let choices = algorithms::leg_choices_in(leg, LegChoices::Seed);
+                combos = combos
+                    .into_iter()
+                    .flat_map(|h| choices.iter().map(move |&alg| with_leg(h.clone(), leg, alg)))
+                    .collect();
+            }
+            written.extend(combos.into_iter().map(Algorithm::Hier));
+        }
+        let mut legal = Vec::new();
+        for algorithm in written {
+            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None };
+            let candidate = Collective { algorithm, ..c.clone() };
+            if let Some(resolved) = scratch.algorithm(&candidate, structure)
+                && scratch.errors.is_empty()
+            {
+                legal.push(resolved);
+            }
+        }
+        legal
+    }
+
+    /// Do all groups have one node/pod shape? Reports the first that does not.
+    fn same_shapes(&mut self, alg: AlgType, shape: &Shape, groups: &CheckedGroups) -> bool {
+        let mut shapes = groups.members.iter().map(|(g, m)| (*g, algorithms::group_shape(m, shape)));
+        let Some((_, expected)) = shapes.next() else { return true };
+        match shapes.find(|(_, found)| *found != expected) {
+            None => true,
+            Some((group, found)) => {
+                self.push("groups", Problem::UnevenGroupShapes { alg, group, found, expected });
+                false
+            }
+        }
+    }
+
+    fn hier(
+        &mut self,
+        op: OpType,
+        given: &HierLegs,
+        structure: Option<(&Shape, &CheckedGroups)>,
+        serving: impl Fn() -> Vec<AlgType>,
+    ) -> Option<ResolvedAlgorithm> {
+        let legs = match algorithms::hier_legs(op) {
+            Some(legs) if algorithms::supports(AlgType::Hier, op) => legs,
+            _ => {
+                let problem = Problem::AlgorithmDoesNotServe { alg: AlgType::Hier, op, choices: serving(), gate: None };
+                self.push("algorithm", problem);
+                return None;
+            }
+        };
+        let before = self.errors.len();
+        let mut chosen = Vec::new();
+        for leg in Leg::ALL {
+            let field = format!("algorithm.{leg}");
+            match (legs.contains(&leg), given.get(leg)) {
+                (true, None) => self.push(field, Problem::HierLegMissing { op, leg, legs }),
+                (false, Some(_)) => self.push(field, Problem::HierLegUnused { op, leg, legs }),
+                (false, None) => {}
+                (true, Some(choice)) => {
+                    let choices = algorithms::leg_choices_in(leg, given.choices);
+                    let wide = algorithms::leg_choices_in(leg, LegChoices::Wide);
+                    if choices.contains(&choice) {
+                        chosen.push((leg, choice));
+                    } else {
+                        let gate = match choice {
+                            _ if wide.contains(&choice) => Some(Gate::WideLegChoice),
+                            AlgType::Kangaring if !leg.is_intra() => Some(Gate::KangaringIntraOnly),
+                            AlgType::SingleCycleRing if leg.op() != OpType::AllReduce => {
+                                Some(Gate::SingleCycleRingAllReduceOnly)
+                            }
+                            AlgType::Hier => Some(Gate::HierDoesNotNest),
+                            _ => None,
+                        };
+                        self.push(field, Problem::HierLegChoice { leg, choice, choices, gate });
+                    }
+                }
+            }
+        }
+        if self.errors.len() != before {
+            return None;
+        }
+        let (shape, groups) = structure?;
+        // The composition itself: every group listed node by node.
+        let mut unmet_groups = groups
+            .members
+            .iter()
+            .filter_map(|(g, m)| unmet(algorithms::requirement(AlgType::Hier), m, shape).map(|u| (*g, u)));
+        if let Some((group, u)) = unmet_groups.next() {
+            let more = unmet_groups.count();
+            self.push("algorithm", u.problem(AlgType::Hier, None, group, more, shape));
+            return None;
+        }
+        // Each leg's own requirement, over the leg's members: one node's
+        // members for an intra leg, one member per node for an inter leg.
+        // Groups are node-aligned here, so the first of each is representative.
+        for &(leg, alg) in &chosen {
+            let req = algorithms::requirement(alg);
+            let mut unmet_legs = groups.members.iter().filter_map(|(g, m)| {
+                let per_node =
+                    m.iter().take_while(|&&r| shape.node(r) == m.first().map_or(0, |&f| shape.node(f))).count();
+                let leg_members: Vec<u32> = if leg.is_intra() {
+                    m.iter().take(per_node).copied().collect()
+                } else {
+                    m.iter().step_by(per_node.max(1)).copied().collect()
+                };
+                unmet(req, &leg_members, shape).map(|u| (*g, u))
+            });
+            if let Some((group, u)) = unmet_legs.next() {
+                let more = unmet_legs.count();
+                self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
+            }
+        }
+        if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
+            return None;
+        }
+        // `chosen` follows `Leg::ALL`; the resolution follows the op's leg order.
+        let resolved = legs.iter().filter_map(|&leg| chosen.iter().find(|(l, _)| *l == leg).copied()).collect();
+        Some(ResolvedAlgorithm::Hier(resolved))
+    }
+}
+
+/// How a group fails a [`Requirement`].
+enum Unmet {
+    /// Members on two nodes.
+    Nodes { a: u32, b: u32 },
+    /// Not aligned at a level.
+    Aligned(Level, AlignFault),
+}
+
+impl Unmet {
+    fn problem(self, alg: AlgType, leg: Option<Leg>, group: GroupRef, also: usize, shape: &Shape) -> Problem {
+        match self {
+            Unmet::Nodes { a, b } => Problem::NotWithinNode {
+                alg,
+                leg,
+                group,
+                a,
+                node_a: shape.node(a),
+                b,
+                node_b: shape.node(b),
+                local_rank_n: shape.local_rank_n,
+                also,
+            },
+            Unmet::Aligned(level, fault) => Problem::NotAligned { alg, leg, level, group, fault, also },
+        }
+    }
+}
+
+/// Does `members` (global ranks, valid for `shape`) meet `req`?
+fn unmet(req: Requirement, members: &[u32], shape: &Shape) -> Option<Unmet> {
+    match req {
+        Requirement::None => None,
+        Requirement::WithinNode => {
+            let &a = members.first()?;
+            let &b = members.iter().find(|&&r| shape.node(r) != shape.node(a))?;
+            Some(Unmet::Nodes { a, b })
+        }
+        Requirement::NodeAligned => aligned(members, |r| shape.node(r)).err().map(|f| Unmet::Aligned(Level::Node, f)),
+        Requirement::PodAligned => match aligned(members, |r| shape.pod(r)) {
+            Err(f) => Some(Unmet::Aligned(Level::Pod, f)),
+            Ok(1) => Some(Unmet::Aligned(
+                Level::Pod,
+                AlignFault::SingleUnit { unit: members.first().map_or(0, |&r| shape.pod(r)) },
+            )),
+            Ok(_) => None,
+        },
+    }
+}
+
+/// Checks that `members` come in consecutive runs of the same unit, no unit
+/// visited twice, every run the same length; returns the number of runs.
+pub(super) fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usize, AlignFault> {
+    // (unit, run length), in order.
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    let mut visited = std::collections::BTreeSet::new();
+    for &rank in members {
+        let u = unit(rank);
+        match runs.last_mut() {
+            Some((last, len)) if *last == u => *len += 1,
+            _ => {
+                if !visited.insert(u) {
+                    return Err(AlignFault::Revisited { rank, unit: u });
+                }
+                runs.push((u, 1));
+            }
+        }
+    }
+    let Some(&(first, first_len)) = runs.first() else { return Ok(0) };
+    match runs.iter().find(|&&(_, len)| len != first_len) {
+        Some(&(other, other_len)) => Err(AlignFault::Uneven { first, first_len, other, other_len }),
+        None => Ok(runs.len()),
+    }
+}
+
+/// `legs` with `leg` set to `alg`.
+fn with_leg(mut legs: HierLegs, leg: Leg, alg: AlgType) -> HierLegs {
+    let slot = match leg {
+        Leg::IntraReduceScatter => &mut legs.intra_reduce_scatter,
+        Leg::InterAllReduce => &mut legs.inter_all_reduce,
+        Leg::InterReduceScatter => &mut legs.inter_reduce_scatter,
+        Leg::InterAllGather => &mut legs.inter_all_gather,
+        Leg::IntraAllGather => &mut legs.intra_all_gather,
+    };
+    *slot = Some(alg);
+    legs
+}
