@@ -112,10 +112,11 @@ pub struct ModelParams {
 }
 
 /// Trn1 (NeuronCore-v2, 32 ranks per trn1.32xlarge): EFA 800 Gbps per
-/// instance \[public\]; DMA 1 TB/s per chip, two cores \[public\]; α and
-/// the launch cost \[fitted\] to nccom-test's 64-rank all-reduce and 8/32
-/// rank all-gather; the intra-node link \[fitted\] to the 32-rank
-/// all-gather busbw (NeuronLink-v2's per-chip figure is not published).
+/// instance \[public\]; DMA 1 TB/s per chip of two cores, 8 TOP_SPs
+/// \[public\]; the launch cost and α \[fitted\] to nccom-test's 8/32-rank
+/// all-gathers and 64-rank all-reduce; the intra-node link \[fitted\] to
+/// that all-reduce's large sizes (NeuronLink-v2's per-link figure is not
+/// published); `docs/cost-model.md` §5 says which figure fits which.
 const SUNDA: ModelParams = ModelParams {
     launch_ns: 5_000.0,
     alpha_intra_ns: 200.0,
@@ -123,21 +124,22 @@ const SUNDA: ModelParams = ModelParams {
     alpha_pod_ns: 1_300_000.0,
     link_intra: 50.0 * GB,
     node_inter: 100.0 * GB,
-    dma: 62.5 * GB,
+    dma: 125.0 * GB,
     reduce_elems: 100e9,
     desc_ns: 2.0,
     fanin_ns: 35.0,
     hops_max: 4.0,
 };
 
-/// Trn2 (NeuronCore-v3): NeuronLink-v3 and 128 DMA engines per chip
-/// \[public\]; EFAv3 3.2 Tbps per trn2.48xlarge \[public\]; latencies are
-/// Trn1's \[project\] (no public Trn2 latency figure).
+/// Trn2 (NeuronCore-v3): 4 NeuronLink-v3 and 128 DMA engines per chip
+/// \[public\], but no per-link rate: link, network (400 GB/s per node) and
+/// DMA rates are \[project\], latencies Trn1's \[project\].
 const CAYMAN: ModelParams =
     ModelParams { link_intra: 80.0 * GB, node_inter: 400.0 * GB, dma: 90.0 * GB, reduce_elems: 100e9, ..SUNDA };
 
 /// Trn3 (NeuronCore-v4): NeuronLink-v4 2.56 TB/s and DMA 4.9 TB/s per
-/// chip of eight cores \[public\]; network and latencies as Trn2 \[project\].
+/// chip of eight cores \[public\]; the per-rank link and DMA rates derived
+/// from them, network and latencies as Trn2 \[project\].
 const MARIANA: ModelParams = ModelParams { link_intra: 160.0 * GB, dma: 150.0 * GB, ..CAYMAN };
 
 /// NeuronCore-v4+: Mariana's numbers \[project\].

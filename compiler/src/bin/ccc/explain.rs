@@ -127,7 +127,7 @@ fn dominant(e: &Evaluation) -> String {
     }
     let steps: u32 = e.prediction.phases.iter().map(|p| p.steps).sum();
     let terms = [
-        (a, format!("latency-bound: {steps} steps cost {:.1} us of α", us(a))),
+        (a, format!("latency-bound: {} cost {:.1} us of α", count(steps, "step"), us(a))),
         (b, format!("bandwidth-bound: {:.1} us of β", us(b))),
         (g, format!("reduction-bound: {:.1} us of γ", us(g))),
         (o, format!("overhead-bound: {:.1} us of descriptors and fan-in", us(o))),
