@@ -5,7 +5,7 @@
 //! the flat algorithms in `enc_alg_type` order, then every hierarchical
 //! combination, legs in run order, each leg's choices in its legal set's
 //! order (the seed's sets). Each choice is built into a schedule and
-//! predicted ([`super::predict`]); predictions are compared in whole
+//! predicted ([`super::predict()`]); predictions are compared in whole
 //! nanoseconds. **Tie-break:** the lowest prediction wins; among equal
 //! ones, the first in that order. The result is deterministic: the same
 //! spec and model give the same choice on every rank and every run.

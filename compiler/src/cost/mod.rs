@@ -2,9 +2,9 @@
 //! `algorithm: Auto` choice (`docs/cost-model.md`).
 //!
 //! The model is computed from the [`Schedule`] ccc actually builds, not
-//! from a formula kept by hand per algorithm: [`predict`] walks the
+//! from a formula kept by hand per algorithm: [`predict()`] walks the
 //! phases and steps of a collective plan and charges each step what its
-//! busiest member moves, over which link, with which fold. [`bound`] is
+//! busiest member moves, over which link, with which fold. [`bound()`] is
 //! what no schedule can beat under the same parameters. [`auto`] is the
 //! choice: every legal algorithm (the legality is validation's own),
 //! predicted, cheapest first, ties broken by a documented order.
