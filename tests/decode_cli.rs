@@ -8,7 +8,8 @@
 //! them). Each run is snapshotted into `snapshots/decode/`; the
 //! interface.md examples are also asserted exactly, written by hand.
 
-use std::path::{Path, PathBuf};
+use crate::snapshot;
+use std::path::Path;
 use std::process::{Command, Output};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/decode");
@@ -231,15 +232,10 @@ fn ccc_decode(args: &[&str]) -> Output {
 }
 
 fn snapshot(name: &str, args: &[&str], text: &str) {
-    let snapshots: PathBuf = [env!("CARGO_MANIFEST_DIR"), "snapshots", "decode"].iter().collect();
-    insta::with_settings!({
-        snapshot_path => snapshots,
-        prepend_module_to_snapshot => false,
-        omit_expression => true,
-        description => format!("ccc decode {}", args.join(" ")),
-    }, {
-        insta::assert_snapshot!(name, text);
-    });
+    let mut settings = snapshot::settings("decode");
+    settings.set_omit_expression(true);
+    settings.set_description(format!("ccc decode {}", args.join(" ")));
+    settings.bind(|| insta::assert_snapshot!(name, text));
 }
 
 /// Decodes successfully: exit 0, nothing on stderr; snapshots stdout.

@@ -15,7 +15,7 @@
 //!   folders writes the same files with the same bytes.
 
 use ccc_compiler::parse::parse;
-use ccc_compiler::pipeline::{Compiled, Options, compile_source, compile_tuned};
+use ccc_compiler::pipeline::{self, Compiled, Options, compile_source};
 use ccc_compiler::validate::validate;
 use ccc_compiler::verify::ProverOptions;
 use ccc_ir::id::Rank;
@@ -92,10 +92,11 @@ fn parallel_provers_agree_with_sequential_ones() {
     let parallel = ProverOptions { parallel_from: 2, ..ProverOptions::default() };
     for stem in ["allreduce_hier_4x32", "allreduce_kangaring", "alltoallv_mesh", "program_training_step"] {
         let valid = validate(&parse(&example(stem)).unwrap().program).unwrap();
-        let sequential = compile_tuned(&valid, &Options::default(), &ProverOptions::default()).unwrap();
+        let sequential = pipeline::compile(&valid, &Options::default()).unwrap();
         for threads in [1, 2, 4] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let c = pool.install(|| compile_tuned(&valid, &Options::default(), &parallel).unwrap());
+            let c = pool
+                .install(|| pipeline::compile(&valid, &Options { prover: parallel, ..Options::default() }).unwrap());
             assert_same(&format!("{stem} with {threads} threads, parallel provers"), &sequential, &c);
             let (a, b) = (sequential.proof.as_ref().unwrap(), c.proof.as_ref().unwrap());
             assert_eq!(a.postcondition, b.postcondition, "{stem}: {threads} threads");
@@ -113,8 +114,8 @@ fn the_symmetry_shortcut_changes_no_result() {
     let mut rotated = 0;
     for (stem, src) in examples() {
         let valid = validate(&parse(&src).unwrap().program).unwrap();
-        let fast = compile_tuned(&valid, &Options::default(), &ProverOptions::default()).unwrap();
-        let slow = compile_tuned(&valid, &Options::default(), &full).unwrap();
+        let fast = pipeline::compile(&valid, &Options::default()).unwrap();
+        let slow = pipeline::compile(&valid, &Options { prover: full, ..Options::default() }).unwrap();
         assert_same(&format!("{stem}: symmetry on vs off"), &fast, &slow);
         let (a, b) = (fast.proof.as_ref().unwrap(), slow.proof.as_ref().unwrap());
         assert_eq!(a.postcondition, b.postcondition, "{stem}");

@@ -11,6 +11,7 @@
 //! library, or edited from a real manifest), and `ccc` runs from inside it
 //! so that the report names relative paths only.
 
+use crate::snapshot;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::pipeline::{Options, compile_source};
 use ccc_compiler::sign::{Field, digest_of};
@@ -52,12 +53,7 @@ fn fixture(path: &str) -> String {
 
 /// Snapshots `text` as `snapshots/diagnose/<name>.snap`.
 fn snapshot(name: &str, text: &str) {
-    insta::with_settings!({
-        snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/diagnose"),
-        prepend_module_to_snapshot => false,
-    }, {
-        insta::assert_snapshot!(name, text);
-    });
+    snapshot::settings("diagnose").bind(|| insta::assert_snapshot!(name, text));
 }
 
 /// A mismatch: exit 1, the report on stdout, nothing on stderr.

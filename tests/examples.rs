@@ -31,6 +31,7 @@
 //! the first and the last TOP_SP, and says so in its first line; no example
 //! reaches that today (the largest view is about 1500 lines).
 
+use crate::snapshot;
 use ccc_backends::{dot, hexdump, json, text_log};
 use ccc_compiler::encode::{RankImages, TopSpImages};
 use ccc_compiler::manifest::Manifest;
@@ -85,11 +86,9 @@ fn snapshot_example(stem: &str) {
     }
     let ranks = [Rank(0), other_rank(&compiled.schedule)];
     check_cli(&file, &compiled, &ranks);
-    insta::with_settings!({
-        snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/examples"),
-        prepend_module_to_snapshot => false,
-        omit_expression => true,
-    }, {
+    let mut settings = snapshot::settings("examples");
+    settings.set_omit_expression(true);
+    settings.bind(|| {
         insta::assert_snapshot!(format!("{stem}.manifest"), manifest_view(&file, &compiled, &ranks));
         for rank in ranks {
             let images = &compiled.images[rank.0 as usize];

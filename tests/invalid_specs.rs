@@ -4,6 +4,7 @@
 //! is snapshotted in `snapshots/errors/<stem>.snap`. One test per file; the
 //! list below must match the folder (`the_list_matches_the_folder`).
 
+use crate::snapshot;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -29,12 +30,7 @@ fn snapshot_invalid(stem: &str) {
     assert_eq!(out.status.code(), Some(2), "{path} should be refused with exit 2; stderr:\n{stderr}");
     assert!(out.stdout.is_empty(), "{path}: nothing on stdout, got {:?}", String::from_utf8_lossy(&out.stdout));
     assert!(stderr.contains(&path), "{path}: the report names the file");
-    insta::with_settings!({
-        snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/errors"),
-        prepend_module_to_snapshot => false,
-    }, {
-        insta::assert_snapshot!(stem, stderr);
-    });
+    snapshot::settings("errors").bind(|| insta::assert_snapshot!(stem, stderr));
 }
 
 macro_rules! invalid_specs {

@@ -27,7 +27,7 @@ use crate::{hexdump, json, text_log};
 use ccc_compiler::diagnose::{Input, diagnose};
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::parse;
-use ccc_compiler::pipeline::{CompileError, Options, compile, compile_certified};
+use ccc_compiler::pipeline::{CompileError, Options, compile};
 use ccc_compiler::sign::sign;
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::validate;
@@ -246,7 +246,7 @@ fn compile_small(valid: &ValidProgram, input_len: usize, out: &mut Outcome) -> R
             }
             Ok(())
         }
-        Err(CompileError::Verify(VerifyError::Defect(defect))) => {
+        Err(CompileError::Verify(VerifyError::Defects(defect))) => {
             Err(Finding(format!("the proof found a defect in a schedule ccc built: {defect}")))
         }
         Err(e) => out.refuse("compile error", e.to_string(), input_len),
@@ -412,9 +412,10 @@ pub fn manifest(data: &[u8]) -> Result<Outcome, Finding> {
     if let Err(e) = Input::from_manifest("fuzzed", &manifest) {
         out.refuse("manifest signature check", e.to_string(), data.len())?;
     }
-    match compile_certified(&reference.0, &rank_zero(), &manifest) {
+    let certified = Options { certificate: Some(std::sync::Arc::new(manifest)), ..rank_zero() };
+    match compile(&reference.0, &certified) {
         Ok(_) => ensure(read.is_ok(), || "a certificate is accepted whose signature diagnose refuses".to_owned())?,
-        Err(CompileError::Verify(VerifyError::Defect(defect))) => {
+        Err(CompileError::Verify(VerifyError::Defects(defect))) => {
             return Err(Finding(format!("a certified compile found a defect: {defect}")));
         }
         Err(e) => out.refuse("certificate", e.to_string(), data.len())?,

@@ -1,7 +1,7 @@
 //! build: a validated program into its [`Schedule`] — the phases of every
 //! collective, composed from the algorithm choices (`docs/algorithms.md`).
 
-use crate::algorithms::{Composer, LegOp, Requirement, Unsupported, group_shape, hier, requirement};
+use crate::algorithms::{Composer, Requirement, ScopeOp, Unsupported, group_shape, hier, requirement};
 use crate::schedule::{CollectivePlan, OpKind, PeerMap, Radices, Schedule, Scope};
 use crate::valid::{Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::enums::{AlgType, OpType};
@@ -84,13 +84,13 @@ fn plan_collective(c: &ValidCollective, shape: &Shape) -> Result<CollectivePlan,
     };
     let kind = OpKind::of(c.op());
     let op = match kind {
-        OpKind::AllReduce => LegOp::AllReduce,
-        OpKind::AllGather => LegOp::AllGather,
-        OpKind::ReduceScatter => LegOp::ReduceScatter,
-        OpKind::Broadcast => LegOp::Broadcast { root: c.root().unwrap_or(0) },
-        OpKind::Reduce => LegOp::Reduce { root: c.root().unwrap_or(0) },
-        OpKind::AllToAll => LegOp::AllToAll,
-        OpKind::Permute { .. } => LegOp::PointToPoint,
+        OpKind::AllReduce => ScopeOp::AllReduce,
+        OpKind::AllGather => ScopeOp::AllGather,
+        OpKind::ReduceScatter => ScopeOp::ReduceScatter,
+        OpKind::Broadcast => ScopeOp::Broadcast { root: c.root().unwrap_or(0) },
+        OpKind::Reduce => ScopeOp::Reduce { root: c.root().unwrap_or(0) },
+        OpKind::AllToAll => ScopeOp::AllToAll,
+        OpKind::Permute { .. } => ScopeOp::PointToPoint,
     };
     let mut composer = Composer { radices: &radices, phases: Vec::new(), step: 0 };
     let unsupported =

@@ -1,7 +1,7 @@
 //! encode: a lowered rank into the exact bytes each of its TOP_SPs loads
 //! (`docs/wire-format.md`).
 
-use crate::lower::{RankProgram, TopSpProgram};
+use crate::lower::{RankProgram, SegmentProgram, TopSpProgram};
 use ccc_ir::id::{Rank, TopSp};
 use ccc_ir::wire::EncodeError;
 use ccc_ir::wire::ctrl_spad::{self, Segment};
@@ -67,11 +67,7 @@ pub fn encode(program: &RankProgram, arch: ccc_ir::arch::Arch) -> Result<RankIma
 }
 
 fn encode_topsp(tp: &TopSpProgram, ctrl_capacity: u32, slot_capacity: u32) -> Result<TopSpImages, EncodeError> {
-    let segments: Vec<Segment> = tp
-        .segments
-        .iter()
-        .map(|s| Segment { records: s.records.iter().map(|r| r.op).collect(), compl_addr: s.compl_addr })
-        .collect();
+    let segments: Vec<Segment> = tp.segments.iter().map(SegmentProgram::ctrl_spad).collect();
     let ctrl_spad = ctrl_spad::encode(&segments, ctrl_capacity)?;
     let slot = SlotSpad { records: tp.records().map(|r| r.tp.clone()).collect() };
     let slot_spad = slot.encode(slot_capacity)?;

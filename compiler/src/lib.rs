@@ -35,28 +35,43 @@
 //!
 //! Library code never panics, prints or exits: every failure is a typed
 //! error that names what was wrong and where.
+//!
+//! ## Public surface
+//!
+//! [`prelude`] is the door for a caller that compiles specs. Every pass
+//! module is public as well, on purpose: each has users outside this crate
+//! (the `ccc` binary, the backends render [`schedule`], [`step_graph`] and
+//! [`lower`] output, the tests and the bench run one stage at a time). What
+//! a module keeps to itself is `pub(crate)` or private inside it (the
+//! algorithm composer, the verifier's set algebra, the output folder's
+//! bookkeeping), so the public items are the ones a stage hands to the next.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout))]
 
+// The passes (their order is the diagram above). Each is public: a caller can run and
+// inspect one stage at a time (tests snapshot the intermediate values).
 pub mod algorithms;
 pub mod build;
 pub mod cost;
-pub mod diagnose;
 pub mod encode;
 pub mod lower;
-pub mod manifest;
-pub mod output;
 pub mod parse;
-pub mod pipeline;
 pub mod placement;
-pub mod prelude;
 pub mod schedule;
 pub mod sign;
 pub mod step_graph;
-#[cfg(test)]
-pub(crate) mod testing;
 pub mod valid;
 pub mod validate;
 pub mod verify;
+
+// Running them, and what a compile leaves behind.
+pub mod diagnose;
+pub mod manifest;
+pub mod output;
+pub mod pipeline;
+pub mod prelude;
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -24,6 +24,7 @@ use ccc_ir::arch::{ArchParams, SemWindow};
 use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::spec::Barrier;
+use ccc_ir::wire::ctrl_spad;
 use ccc_ir::wire::neff_configs::{
     BarrierConfigs, BarrierStep, BasicBlockConfigs, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs, NeffFlags,
     SLOT_SPAD_BASE_N,
@@ -54,15 +55,24 @@ pub struct Record {
     pub event_targets: Vec<u64>,
 }
 
-/// One collective's chain on one TOP_SP.
+/// One collective's chain on one TOP_SP, typed: its CTRL SPAD segment
+/// (records and END mark, [`ctrl_spad::Segment`]) with what each record
+/// drives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Segment {
+pub struct SegmentProgram {
     /// The collective.
     pub collective: u32,
     /// The records, in chain order.
     pub records: Vec<Record>,
     /// The END mark's completion address.
     pub compl_addr: u64,
+}
+
+impl SegmentProgram {
+    /// Its CTRL SPAD segment: the records' op entries and the END mark.
+    pub fn ctrl_spad(&self) -> ctrl_spad::Segment {
+        ctrl_spad::Segment { records: self.records.iter().map(|r| r.op).collect(), compl_addr: self.compl_addr }
+    }
 }
 
 /// Everything one TOP_SP of one rank loads, typed.
@@ -73,7 +83,7 @@ pub struct TopSpProgram {
     /// The absolute channels it hosts, ascending.
     pub channels: Vec<u8>,
     /// The chain, one segment per collective that uses this TOP_SP.
-    pub segments: Vec<Segment>,
+    pub segments: Vec<SegmentProgram>,
     /// The EXEC config block.
     pub neff: NeffConfigs,
 }
@@ -105,7 +115,7 @@ impl RankProgram {
         let vec = |capacity: usize, item: usize| if capacity == 0 { 0 } else { capacity * item + HEADER };
         let mut bytes = size_of::<RankProgram>() + vec(self.topsps.capacity(), size_of::<TopSpProgram>());
         for tp in &self.topsps {
-            bytes += vec(tp.channels.capacity(), 1) + vec(tp.segments.capacity(), size_of::<Segment>());
+            bytes += vec(tp.channels.capacity(), 1) + vec(tp.segments.capacity(), size_of::<SegmentProgram>());
             bytes +=
                 vec(tp.neff.channel_ids.capacity(), 1) + vec(tp.neff.mesh_events.capacity(), size_of::<MeshEvent>());
             if let BarrierConfigs::Device { steps } = &tp.neff.barrier {
@@ -356,8 +366,9 @@ pub fn lower_watched(
                     r.op.operand = hosted[t].iter().fold(0u32, |acc, &c| acc | (1u32 << c));
                 }
             }
-            let compl_addr = sem(params, topsp, SemWindow::Inc, sema::COMPLETE);
-            topsps[t].segments.push(Segment { collective: plan.index, records: recs, compl_addr });
+            let compl_addr = sem(params, topsp, SemWindow::Inc, sema::COMPLETE)
+                .map_err(|kind| err(Some(topsp), Some(plan.index), None, kind))?;
+            topsps[t].segments.push(SegmentProgram { collective: plan.index, records: recs, compl_addr });
         }
     }
     for tp in &mut topsps {
@@ -370,9 +381,16 @@ fn plan_phase_is_mesh(plan: &CollectivePlan, phase: u32) -> bool {
     plan.phases.get(phase as usize).and_then(|p| p.alg.pattern()) == Some(DevicePattern::Mesh)
 }
 
-fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> u64 {
-    // Every index used here is a named constant below 256.
-    params.sem_addr(topsp.0, window, index).unwrap_or(0)
+/// The address of semaphore `index` of `window` on `topsp`. Every index
+/// lowering uses is a named constant of `placement::sema` inside the
+/// window; one outside it is refused as a limit, never addressed.
+fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> Result<u64, LowerErrorKind> {
+    params.sem_addr(topsp.0, window, index).map_err(|e| LowerErrorKind::Limit {
+        limit: Limit::SemaphoreIndex,
+        value: u64::from(e.index),
+        max: u64::from(e.limit),
+        arch: params.arch,
+    })
 }
 
 /// Adds this step's incoming transfers to the record's events: one event
@@ -472,18 +490,18 @@ fn neff_configs(schedule: &Schedule, tp: &TopSpProgram) -> Result<NeffConfigs, L
     slot_spad_base[0] = params.slot_spad_addr(t.0);
     let barrier = match schedule.barrier {
         Barrier::Host => {
-            BarrierConfigs::Host { barrier_start: read(sema::BARRIER_START), barrier_done: read(sema::BARRIER_DONE) }
+            BarrierConfigs::Host { barrier_start: read(sema::BARRIER_START)?, barrier_done: read(sema::BARRIER_DONE)? }
         }
         Barrier::Device => BarrierConfigs::Device { steps: device_barrier(schedule, t)? },
     };
     let pring_total_desc_num =
         tp.records().flat_map(|r| &r.tp).fold(0u64, |acc, e| acc.saturating_add(e.total_descriptors()));
     Ok(NeffConfigs {
-        trigger: read(sema::TRIGGER),
-        trigger_next: read(sema::TRIGGER_NEXT),
-        complete: read(sema::COMPLETE),
-        complete_prev: read(sema::COMPLETE_PREV),
-        tpb_stop_sema: read(sema::TPB_STOP),
+        trigger: read(sema::TRIGGER)?,
+        trigger_next: read(sema::TRIGGER_NEXT)?,
+        complete: read(sema::COMPLETE)?,
+        complete_prev: read(sema::COMPLETE_PREV)?,
+        tpb_stop_sema: read(sema::TPB_STOP)?,
         ctrl_spad: params.ctrl_spad_addr(t.0),
         slot_spad_base,
         op_num,
@@ -497,7 +515,7 @@ fn neff_configs(schedule: &Schedule, tp: &TopSpProgram) -> Result<NeffConfigs, L
         mesh_events: tp.records().flat_map(|r| r.events.iter().copied()).collect(),
         barrier,
         basic_block: BasicBlockConfigs {
-            switch_completed: read(sema::SWITCH_COMPLETED),
+            switch_completed: read(sema::SWITCH_COMPLETED)?,
             pring_base_addr: params.pring_addr(t.0),
             pring_total_desc_num,
         },
@@ -522,7 +540,7 @@ fn device_barrier(schedule: &Schedule, t: TopSp) -> Result<Vec<BarrierStep>, Low
         for i in 1..=DEVICE_BARRIER_FANOUT {
             if u64::from(i) * span < u64::from(rank_n) {
                 let slot = (i - 1) as usize;
-                step.barrier_sema[slot] = sem(params, t, SemWindow::Read, device_barrier_sema(s, i - 1));
+                step.barrier_sema[slot] = sem(params, t, SemWindow::Read, device_barrier_sema(s, i - 1))?;
                 step.target_sema_val[slot] = 1;
                 used += 1;
             }

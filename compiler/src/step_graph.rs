@@ -10,10 +10,14 @@
 //! to step `s`, the graph is acyclic by construction, and the canonical node
 //! order — by collective, then step, then rank — is a topological order.
 //!
-//! [`walk_collective`] visits one rank's nodes in that order without
-//! building anything world-sized, reusing one buffer: lowering uses it. [`StepGraph`] materializes the
-//! nodes and edges of chosen ranks with petgraph, for DOT output and tests;
-//! petgraph types never leave this file.
+//! One concept, two forms, named by role: [`walk_collective`] streams one
+//! rank's nodes in that order without building anything world-sized,
+//! reusing one buffer (lowering and the proofs use it); [`StepGraph`]
+//! materializes the nodes and edges of chosen ranks with petgraph, for DOT
+//! output (`ccc graph`) and the test of the order; petgraph types never
+//! leave this file. The proofs build no graph: their deadlock argument is
+//! the step order itself (see `verify`), which a graph search over the
+//! world's nodes would only re-derive.
 
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
 use ccc_ir::id::{CollectiveIdx, Rank, Step};

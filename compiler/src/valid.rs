@@ -198,26 +198,26 @@ pub struct Groups {
     /// `None`: one group, the world in rank order.
     explicit: Option<Vec<Vec<u32>>>,
     /// For explicit groups: global rank → (group, index in group).
-    slots: Vec<(u32, u32)>,
+    places: Vec<(u32, u32)>,
 }
 
 impl Groups {
     /// The whole world, one group in rank order.
     pub(crate) fn world(rank_n: u32) -> Self {
-        Groups { rank_n, explicit: None, slots: Vec::new() }
+        Groups { rank_n, explicit: None, places: Vec::new() }
     }
 
     /// Explicit groups. The caller (validation) has checked the invariants.
     pub(crate) fn explicit(rank_n: u32, groups: Vec<Vec<u32>>) -> Self {
-        let mut slots = vec![(0, 0); rank_n as usize];
+        let mut places = vec![(0, 0); rank_n as usize];
         for (g, members) in groups.iter().enumerate() {
             for (i, &r) in members.iter().enumerate() {
-                if let Some(slot) = slots.get_mut(r as usize) {
-                    *slot = (g as u32, i as u32);
+                if let Some(place) = places.get_mut(r as usize) {
+                    *place = (g as u32, i as u32);
                 }
             }
         }
-        Groups { rank_n, explicit: Some(groups), slots }
+        Groups { rank_n, explicit: Some(groups), places }
     }
 
     /// Are the groups explicit (given in the spec)?
@@ -250,7 +250,7 @@ impl Groups {
     pub fn locate(&self, rank: Rank) -> (u32, u32) {
         match &self.explicit {
             None => (0, rank.0),
-            Some(_) => self.slots.get(rank.0 as usize).copied().unwrap_or((u32::MAX, u32::MAX)),
+            Some(_) => self.places.get(rank.0 as usize).copied().unwrap_or((u32::MAX, u32::MAX)),
         }
     }
 

@@ -8,7 +8,7 @@
 //! 2. The generators make only valid specs, validation accepts them, and
 //!    `compile` then succeeds or fails with a device limit only (`Lower`
 //!    limits, `Image` errors, `Build(UnevenGroups)`, a proof too large to
-//!    attempt) — never a `VerifyError::Defect` (a schedule the prover
+//!    attempt) — never a `VerifyError::Defects` (a schedule the prover
 //!    refutes) nor any other error. A success has one image per rank, one
 //!    per used TOP_SP, within the regions of the interface, a proof, and a
 //!    manifest that `diagnose` reads back to the same digest.
@@ -79,7 +79,7 @@ use ccc_compiler::diagnose::{Input, diagnose};
 use ccc_compiler::lower::LowerErrorKind;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::{SpecForm, parse};
-use ccc_compiler::pipeline::{CompileError, Compiled, Options, compile_tuned};
+use ccc_compiler::pipeline::{CompileError, Compiled, Options, compile};
 use ccc_compiler::placement::topsps_used;
 use ccc_compiler::sign::{PREIMAGE_HEADER, Signature, digest_of};
 use ccc_compiler::validate::validate;
@@ -614,7 +614,7 @@ fn acceptable(e: &CompileError) -> Result<String, String> {
         CompileError::Build(BuildError::UnevenGroups { .. }) => Ok("build: uneven groups".to_owned()),
         CompileError::Verify(VerifyError::TooLarge { .. }) => Ok("verify: too large to prove".to_owned()),
         CompileError::Memory(_) => Ok("memory: over budget".to_owned()),
-        CompileError::Verify(VerifyError::Defect(_)) => Err(format!("DEFECT: the prover refutes the schedule: {e}")),
+        CompileError::Verify(VerifyError::Defects(_)) => Err(format!("DEFECT: the prover refutes the schedule: {e}")),
         CompileError::Build(_) => Err(format!("build failed on a validated spec: {e}")),
         CompileError::Parse(_) | CompileError::Validate(_) => Err(format!("compile re-validated and refused: {e}")),
         CompileError::Certificate(_) => Err(format!("a compile without a certificate failed on one: {e}")),
@@ -629,17 +629,7 @@ fn variant(debug: &str) -> &str {
 /// `Err` (a failure message with the spec) on a panic.
 #[allow(clippy::type_complexity)]
 fn try_compile(program: &Program, options: &Options) -> Result<Option<Result<Compiled, CompileError>>, String> {
-    try_compile_tuned(program, options, &ProverOptions::default())
-}
-
-/// [`try_compile`] with explicit prover options.
-#[allow(clippy::type_complexity)]
-fn try_compile_tuned(
-    program: &Program,
-    options: &Options,
-    prover: &ProverOptions,
-) -> Result<Option<Result<Compiled, CompileError>>, String> {
-    let caught = catch_unwind(AssertUnwindSafe(|| validate(program).ok().map(|v| compile_tuned(&v, options, prover))));
+    let caught = catch_unwind(AssertUnwindSafe(|| validate(program).ok().map(|v| compile(&v, options))));
     caught.map_err(|panic| format!("PANIC: {}\nspec:\n{}", panic_text(&panic), ron_of(program)))
 }
 
@@ -741,7 +731,7 @@ fn check_determinism(program: &Program, subset_seed: u64) -> Result<(), String> 
     // result either.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().map_err(|e| e.to_string())?;
     let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
-    let b = pool.install(|| try_compile_tuned(program, &Options::default(), &full))?;
+    let b = pool.install(|| try_compile(program, &Options { prover: full, ..Options::default() }))?;
     let b = b.ok_or_else(|| format!("validation refused a generated spec\nspec:\n{}", spec()))?;
     match (&a, &b) {
         (Ok(a), Ok(b)) => {

@@ -216,7 +216,11 @@ impl MeshType {
 }
 
 wire_enum! {
-    /// `enc_op_type` (prefix `ENC_`): the collective operation.
+    /// `enc_op_type` (prefix `ENC_`): the collective operation as the spec
+    /// names it and the wire carries it. (The compiler has two narrower op
+    /// enums for its own roles: `schedule::OpKind`, what an op does to the
+    /// buffers, and `algorithms::ScopeOp`, what one composition step does
+    /// over one scope.)
     OpType, "enc_op_type" {
         /// Every rank gets every rank's buffer.
         AllGather = 0 => "ENC_ALLGATHER",

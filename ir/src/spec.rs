@@ -412,3 +412,33 @@ pub enum Barrier {
     /// A counted dissemination barrier run by the devices.
     Device,
 }
+
+impl Barrier {
+    /// The name, as a spec writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Barrier::Host => "Host",
+            Barrier::Device => "Device",
+        }
+    }
+}
+
+impl std::fmt::Display for Barrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A barrier's display name is the spelling a spec file uses for it.
+    #[test]
+    fn barrier_names_are_their_spec_spelling() {
+        for barrier in [Barrier::Host, Barrier::Device] {
+            assert_eq!(ron::from_str::<Barrier>(barrier.name()).ok(), Some(barrier));
+            assert_eq!(barrier.to_string(), barrier.name());
+        }
+    }
+}

@@ -6,14 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{assert_bad_length, assert_bad_value_at, assert_bytes_eq, assert_reserved_at, image};
 use ccc_ir::wire::ctrl_spad::{self, Placement, Segment};
 use ccc_ir::wire::slot::CcOp;
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::tp::{Folder, TpIncStep, unfold};
 use ccc_ir::wire::{DecodeError, DecodeErrorKind, EncodeError};
-use common::{assert_bad_length, assert_bad_value_at, assert_bytes_eq, assert_reserved_at, image};
 
 /// The CTRL SPAD size on every arch (§2).
 const CTRL_SPAD_BYTES: u32 = 0x1000;

@@ -9,13 +9,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{assert_bad_length, assert_bad_value_at, assert_bytes_eq, assert_reserved_at};
 use ccc_ir::wire::neff_configs::{
     BarrierConfigs, BarrierStep, BasicBlockConfigs, MeshEvent, NEFF_CONFIGS_BYTES, NeffConfigs, NeffFlags,
 };
 use ccc_ir::wire::{DecodeError, DecodeErrorKind, EncodeError};
-use common::{assert_bad_length, assert_bad_value_at, assert_bytes_eq, assert_reserved_at};
 
 /// The block's size [seed].
 const BLOCK: usize = 3592;

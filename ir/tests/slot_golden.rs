@@ -7,11 +7,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
+use crate::common::{assert_bad_length, assert_reserved_at, image};
 use ccc_ir::wire::slot::{CcOp, SlotWord, decode_words};
 use ccc_ir::wire::{DecodeError, DecodeErrorKind, EncodeError};
-use common::{assert_bad_length, assert_reserved_at, image};
 
 /// An op entry with every field zero: each row below changes one field.
 const ZERO: CcOp = CcOp {

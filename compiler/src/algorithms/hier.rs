@@ -14,22 +14,22 @@
 //!
 //! Each leg is composed by its own algorithm's family, over its scope.
 
-use super::{Composer, LegOp, Unsupported};
+use super::{Composer, ScopeOp, Unsupported};
 use crate::schedule::Scope;
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
 
 /// The collective a leg performs, its scope, and what narrowed the data.
-fn leg_scope(leg: Leg) -> (LegOp, Scope, &'static [Scope]) {
+fn leg_scope(leg: Leg) -> (ScopeOp, Scope, &'static [Scope]) {
     const NODE: Scope = Scope { lo: Scope::WHOLE.lo, hi: crate::schedule::DIGIT_NODE };
     const CROSS: Scope = Scope { lo: crate::schedule::DIGIT_NODE, hi: Scope::WHOLE.hi };
     const NARROWED: &[Scope] = &[NODE];
     match leg {
-        Leg::IntraReduceScatter => (LegOp::ReduceScatter, NODE, &[]),
-        Leg::IntraAllGather => (LegOp::AllGather, NODE, &[]),
-        Leg::InterAllReduce => (LegOp::AllReduce, CROSS, NARROWED),
-        Leg::InterReduceScatter => (LegOp::ReduceScatter, CROSS, NARROWED),
-        Leg::InterAllGather => (LegOp::AllGather, CROSS, NARROWED),
+        Leg::IntraReduceScatter => (ScopeOp::ReduceScatter, NODE, &[]),
+        Leg::IntraAllGather => (ScopeOp::AllGather, NODE, &[]),
+        Leg::InterAllReduce => (ScopeOp::AllReduce, CROSS, NARROWED),
+        Leg::InterReduceScatter => (ScopeOp::ReduceScatter, CROSS, NARROWED),
+        Leg::InterAllGather => (ScopeOp::AllGather, CROSS, NARROWED),
     }
 }
 

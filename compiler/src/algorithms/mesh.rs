@@ -6,7 +6,7 @@
 //! in ring order.
 
 use super::step_gen::Gen;
-use super::{Composer, LegOp, Unsupported};
+use super::{Composer, ScopeOp, Unsupported};
 use crate::schedule::BlockSet;
 use crate::schedule::{PhaseKind, Scope};
 use ccc_ir::enums::AlgType;
@@ -131,7 +131,7 @@ pub(crate) fn point_to_point(g: &mut Gen<'_>, reduce: bool) {
 /// compositions of the direct patterns over scopes (§3.5–3.9).
 pub(super) fn compose(
     c: &mut Composer<'_>,
-    op: LegOp,
+    op: ScopeOp,
     alg: AlgType,
     scope: Scope,
     narrow: &[Scope],
@@ -141,30 +141,30 @@ pub(super) fn compose(
     let unsupported = Err(Unsupported { alg, op });
     match alg {
         AlgType::Mesh => match op {
-            LegOp::AllReduce => {
+            ScopeOp::AllReduce => {
                 c.push(K::DirectReduceScatter, alg, leg, scope, narrow);
                 c.push(K::DirectAllGather, alg, leg, scope, narrow);
             }
-            LegOp::ReduceScatter => c.push(K::DirectReduceScatter, alg, leg, scope, narrow),
-            LegOp::AllGather => c.push(K::DirectAllGather, alg, leg, scope, narrow),
-            LegOp::Broadcast { root } => c.push(K::DirectBroadcast { root }, alg, leg, scope, narrow),
-            LegOp::Reduce { root } => c.push(K::DirectReduce { root }, alg, leg, scope, narrow),
-            LegOp::AllToAll => c.push(K::DirectAllToAll, alg, leg, scope, narrow),
-            LegOp::PointToPoint => c.push(K::PointToPoint, alg, leg, scope, narrow),
+            ScopeOp::ReduceScatter => c.push(K::DirectReduceScatter, alg, leg, scope, narrow),
+            ScopeOp::AllGather => c.push(K::DirectAllGather, alg, leg, scope, narrow),
+            ScopeOp::Broadcast { root } => c.push(K::DirectBroadcast { root }, alg, leg, scope, narrow),
+            ScopeOp::Reduce { root } => c.push(K::DirectReduce { root }, alg, leg, scope, narrow),
+            ScopeOp::AllToAll => c.push(K::DirectAllToAll, alg, leg, scope, narrow),
+            ScopeOp::PointToPoint => c.push(K::PointToPoint, alg, leg, scope, narrow),
         },
         AlgType::SingleStepMesh => match op {
-            LegOp::AllReduce => c.push(K::DirectAllReduce, alg, leg, scope, narrow),
+            ScopeOp::AllReduce => c.push(K::DirectAllReduce, alg, leg, scope, narrow),
             _ => return unsupported,
         },
         AlgType::LatencyOptMesh => match op {
-            LegOp::AllReduce => {
+            ScopeOp::AllReduce => {
                 c.push(K::DirectAllReduce, alg, leg, scope.node_part(), narrow);
                 c.push(K::DirectAllReduce, alg, leg, scope.cross_part(), narrow);
             }
             _ => return unsupported,
         },
         AlgType::TwoStepPodMesh => match op {
-            LegOp::AllReduce => {
+            ScopeOp::AllReduce => {
                 c.push(K::DirectAllReduce, alg, leg, scope.pod_part(), narrow);
                 c.push(K::DirectAllReduce, alg, leg, scope.cross_pod_part(), narrow);
             }
@@ -174,17 +174,17 @@ pub(super) fn compose(
             let (node, cross) = (scope.node_part(), scope.cross_part());
             let inner: Vec<Scope> = narrow.iter().copied().chain(std::iter::once(node)).collect();
             match op {
-                LegOp::AllReduce => {
+                ScopeOp::AllReduce => {
                     c.push(K::DirectReduceScatter, alg, leg, node, narrow);
                     c.push(K::DirectReduceScatter, alg, leg, cross, &inner);
                     c.push(K::DirectAllGather, alg, leg, cross, &inner);
                     c.push(K::DirectAllGather, alg, leg, node, narrow);
                 }
-                LegOp::ReduceScatter => {
+                ScopeOp::ReduceScatter => {
                     c.push(K::DirectReduceScatter, alg, leg, node, narrow);
                     c.push(K::DirectReduceScatter, alg, leg, cross, &inner);
                 }
-                LegOp::AllGather => {
+                ScopeOp::AllGather => {
                     c.push(K::DirectAllGather, alg, leg, cross, &inner);
                     c.push(K::DirectAllGather, alg, leg, node, narrow);
                 }

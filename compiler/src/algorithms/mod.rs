@@ -169,9 +169,13 @@ pub fn group_shape(members: &[u32], shape: &Shape) -> [u32; 3] {
     }
 }
 
-/// The collective a composition step performs over its scope.
+/// The collective one composition step performs over one scope (a hier
+/// leg, or a flat algorithm's whole group): what an algorithm family is
+/// asked to compose. Not the spec's [`OpType`] (the op as written) nor
+/// [`crate::schedule::OpKind`] (what the whole collective does to the
+/// buffers); roots are positions in the scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LegOp {
+pub(crate) enum ScopeOp {
     AllReduce,
     ReduceScatter,
     AllGather,
@@ -193,7 +197,7 @@ pub(crate) struct Composer<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Unsupported {
     pub alg: AlgType,
-    pub op: LegOp,
+    pub op: ScopeOp,
 }
 
 impl Composer<'_> {
@@ -227,7 +231,7 @@ impl Composer<'_> {
     /// Appends the phases of `alg` performing `op` over `scope`.
     pub(crate) fn compose(
         &mut self,
-        op: LegOp,
+        op: ScopeOp,
         alg: AlgType,
         scope: Scope,
         narrow: &[Scope],

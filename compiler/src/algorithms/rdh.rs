@@ -13,7 +13,7 @@
 //! (the universe has exactly `k` blocks), so every range is a [`BlockSet`].
 
 use super::step_gen::{Gen, md};
-use super::{Composer, LegOp, Unsupported};
+use super::{Composer, ScopeOp, Unsupported};
 use crate::schedule::{BlockSet, RdhMode};
 use crate::schedule::{PhaseKind, Scope};
 use ccc_ir::enums::AlgType;
@@ -173,7 +173,7 @@ pub(crate) fn tree_reduce(g: &mut Gen<'_>, root: u32, round: u8) {
 /// reduce/gather forms, binomial trees for broadcast and reduce (§3.4).
 pub(super) fn compose(
     c: &mut Composer<'_>,
-    op: LegOp,
+    op: ScopeOp,
     alg: AlgType,
     scope: Scope,
     narrow: &[Scope],
@@ -190,7 +190,7 @@ pub(super) fn compose(
             // may split the blocks evenly over the participants (MPICH's
             // split); reduce-scatter and all-gather keep each member's
             // block with the participant that speaks for it.
-            let balanced = op == LegOp::AllReduce;
+            let balanced = op == ScopeOp::AllReduce;
             let halving = |c: &mut Composer<'_>| {
                 (0..m).for_each(|t| c.push(K::RdhHalving { round: t, balanced }, alg, leg, scope, narrow))
             };
@@ -198,30 +198,30 @@ pub(super) fn compose(
                 (0..m).for_each(|t| c.push(K::RdhDoubling { round: t, balanced }, alg, leg, scope, narrow))
             };
             let (pro, epi) = match op {
-                LegOp::AllReduce => (RdhMode::ReduceAll, RdhMode::CopyAll),
-                LegOp::ReduceScatter => (RdhMode::ReduceAll, RdhMode::ScatterPiece),
-                LegOp::AllGather => (RdhMode::GatherPiece, RdhMode::CopyAll),
-                LegOp::Broadcast { root } => {
+                ScopeOp::AllReduce => (RdhMode::ReduceAll, RdhMode::CopyAll),
+                ScopeOp::ReduceScatter => (RdhMode::ReduceAll, RdhMode::ScatterPiece),
+                ScopeOp::AllGather => (RdhMode::GatherPiece, RdhMode::CopyAll),
+                ScopeOp::Broadcast { root } => {
                     for t in 0..tree_rounds(k) {
                         c.push(K::BinomialBroadcast { root, round: t }, alg, leg, scope, narrow);
                     }
                     return Ok(());
                 }
-                LegOp::Reduce { root } => {
+                ScopeOp::Reduce { root } => {
                     for t in 0..tree_rounds(k) {
                         c.push(K::BinomialReduce { root, round: t }, alg, leg, scope, narrow);
                     }
                     return Ok(());
                 }
-                LegOp::AllToAll | LegOp::PointToPoint => return unsupported,
+                ScopeOp::AllToAll | ScopeOp::PointToPoint => return unsupported,
             };
             if r > 0 {
                 c.push(K::RdhPrologue { mode: pro }, alg, leg, scope, narrow);
             }
-            if op != LegOp::AllGather {
+            if op != ScopeOp::AllGather {
                 halving(c);
             }
-            if op != LegOp::ReduceScatter {
+            if op != ScopeOp::ReduceScatter {
                 doubling(c);
             }
             if r > 0 {

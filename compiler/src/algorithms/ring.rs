@@ -10,7 +10,7 @@
 //! half H1 counter-clockwise.
 
 use super::step_gen::{Gen, md};
-use super::{Composer, LegOp, Unsupported};
+use super::{Composer, ScopeOp, Unsupported};
 use crate::schedule::{BlockSet, Halves};
 use crate::schedule::{PhaseKind, Scope};
 use ccc_ir::enums::AlgType;
@@ -123,7 +123,7 @@ pub(crate) fn all_to_all(g: &mut Gen<'_>, t: u32) {
 /// Ring, Kangaring and SingleCycleRing as phases (`docs/algorithms.md` §3.1–3.3).
 pub(super) fn compose(
     c: &mut Composer<'_>,
-    op: LegOp,
+    op: ScopeOp,
     alg: AlgType,
     scope: Scope,
     narrow: &[Scope],
@@ -135,21 +135,21 @@ pub(super) fn compose(
         AlgType::Ring | AlgType::Kangaring => {
             let bidir = alg == AlgType::Kangaring;
             match op {
-                LegOp::AllReduce => {
+                ScopeOp::AllReduce => {
                     c.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow);
                     c.push(K::RingAllGather { bidir }, alg, leg, scope, narrow);
                 }
-                LegOp::ReduceScatter => c.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow),
-                LegOp::AllGather => c.push(K::RingAllGather { bidir }, alg, leg, scope, narrow),
-                LegOp::Broadcast { root } if !bidir => c.push(K::RingBroadcast { root }, alg, leg, scope, narrow),
-                LegOp::Reduce { root } if !bidir => c.push(K::RingReduce { root }, alg, leg, scope, narrow),
-                LegOp::AllToAll if !bidir => c.push(K::RingAllToAll, alg, leg, scope, narrow),
-                LegOp::PointToPoint if !bidir => c.push(K::PointToPoint, alg, leg, scope, narrow),
+                ScopeOp::ReduceScatter => c.push(K::RingReduceScatter { bidir }, alg, leg, scope, narrow),
+                ScopeOp::AllGather => c.push(K::RingAllGather { bidir }, alg, leg, scope, narrow),
+                ScopeOp::Broadcast { root } if !bidir => c.push(K::RingBroadcast { root }, alg, leg, scope, narrow),
+                ScopeOp::Reduce { root } if !bidir => c.push(K::RingReduce { root }, alg, leg, scope, narrow),
+                ScopeOp::AllToAll if !bidir => c.push(K::RingAllToAll, alg, leg, scope, narrow),
+                ScopeOp::PointToPoint if !bidir => c.push(K::PointToPoint, alg, leg, scope, narrow),
                 _ => return unsupported,
             }
         }
         AlgType::SingleCycleRing => match op {
-            LegOp::AllReduce => c.push(K::RingAllReduceFused, alg, leg, scope, narrow),
+            ScopeOp::AllReduce => c.push(K::RingAllReduceFused, alg, leg, scope, narrow),
             _ => return unsupported,
         },
         _ => return unsupported,

@@ -3,9 +3,10 @@
 use super::fields::{Coll, value};
 use super::idx;
 
-/// One step of an alignment of two programs: indices into `a` and `b`.
+/// One edit of an alignment of two programs (an edit script, not a
+/// schedule step): indices into `a` and `b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Step {
+pub(super) enum Edit {
     /// `a[i]` equals `b[j]`.
     Match(u32, u32),
     /// `a[i]` and `b[j]` are the same collective with different fields.
@@ -31,13 +32,13 @@ const COST_CHANGED_OP: u32 = 4;
 
 /// Aligns two programs: the longest common prefix and suffix match; the
 /// middles are aligned by minimum cost (ties: pair, then missing, then extra).
-pub(super) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Step> {
+pub(super) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
     let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let max_suffix = a.len().min(b.len()) - prefix;
     let suffix = a.iter().rev().zip(b.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
     let (a_mid, b_mid) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
 
-    let mut steps: Vec<Step> = (0..prefix).map(|k| Step::Match(idx(k), idx(k))).collect();
+    let mut edits: Vec<Edit> = (0..prefix).map(|k| Edit::Match(idx(k), idx(k))).collect();
     let at = |i: usize, j: usize| (idx(prefix + i), idx(prefix + j));
     let cost = |x: &Coll<'_>, y: &Coll<'_>| {
         if x == y {
@@ -53,11 +54,11 @@ pub(super) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Step> {
     if cells > ALIGN_CELLS_MAX {
         for k in 0..n.max(m) {
             let (i, j) = at(k.min(n), k.min(m));
-            steps.push(match (k < n, k < m) {
-                (true, true) if a_mid.get(k) == b_mid.get(k) => Step::Match(i, j),
-                (true, true) => Step::Changed(i, j),
-                (true, false) => Step::Missing(i, j),
-                _ => Step::Extra(i, j),
+            edits.push(match (k < n, k < m) {
+                (true, true) if a_mid.get(k) == b_mid.get(k) => Edit::Match(i, j),
+                (true, true) => Edit::Changed(i, j),
+                (true, false) => Edit::Missing(i, j),
+                _ => Edit::Extra(i, j),
             });
         }
     } else {
@@ -86,22 +87,22 @@ pub(super) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Step> {
             let here = d[i * w + j];
             match (a_mid.get(i), b_mid.get(j)) {
                 (Some(x), Some(y)) if cost(x, y) + d[(i + 1) * w + j + 1] == here => {
-                    steps.push(if x == y { Step::Match(ii, jj) } else { Step::Changed(ii, jj) });
+                    edits.push(if x == y { Edit::Match(ii, jj) } else { Edit::Changed(ii, jj) });
                     i += 1;
                     j += 1;
                 }
                 (Some(_), _) if j == m || COST_GAP + d[(i + 1) * w + j] == here => {
-                    steps.push(Step::Missing(ii, jj));
+                    edits.push(Edit::Missing(ii, jj));
                     i += 1;
                 }
                 _ => {
-                    steps.push(Step::Extra(ii, jj));
+                    edits.push(Edit::Extra(ii, jj));
                     j += 1;
                 }
             }
         }
     }
     let (a0, b0) = (a.len() - suffix, b.len() - suffix);
-    steps.extend((0..suffix).map(|k| Step::Match(idx(a0 + k), idx(b0 + k))));
-    steps
+    edits.extend((0..suffix).map(|k| Edit::Match(idx(a0 + k), idx(b0 + k))));
+    edits
 }

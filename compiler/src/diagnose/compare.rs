@@ -1,6 +1,6 @@
 //! Comparing two signatures: program-wide fields, then collective by collective along an alignment.
 
-use super::align::{Step, align};
+use super::align::{Edit, align};
 use super::fields::{Parsed, summary, value};
 use super::{Cause, CauseNote, CollectiveDiff, DiffKind, Difference, FieldDiff, Position, idx};
 
@@ -60,11 +60,11 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
     let versions_differ = fields.iter().any(|f| f.field == "format_version");
 
     let mut collectives = Vec::new();
-    for step in align(&a.collectives, &b.collectives) {
+    for edit in align(&a.collectives, &b.collectives) {
         let get = |v: &[Vec<(&str, &str)>], i: u32| v.get(i as usize).map(|c| summary(c));
-        let diff = match step {
-            Step::Match(..) => continue,
-            Step::Changed(i, j) => {
+        let diff = match edit {
+            Edit::Match(..) => continue,
+            Edit::Changed(i, j) => {
                 let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
                 let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
                 let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
@@ -95,7 +95,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                     cause: None,
                 }
             }
-            Step::Missing(i, j) => CollectiveDiff {
+            Edit::Missing(i, j) => CollectiveDiff {
                 kind: DiffKind::Missing,
                 majority_index: i,
                 other_index: j,
@@ -104,7 +104,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 fields: Vec::new(),
                 cause: Some(Cause::ProgramDiverged),
             },
-            Step::Extra(i, j) => CollectiveDiff {
+            Edit::Extra(i, j) => CollectiveDiff {
                 kind: DiffKind::Extra,
                 majority_index: i,
                 other_index: j,

@@ -30,9 +30,9 @@ pub use input::{Input, InputError};
 use crate::encode::RankImages;
 use compare::compare;
 use fields::Parsed;
+use indexmap::IndexMap;
 use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 /// The diagnosis of a set of inputs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
@@ -164,23 +164,13 @@ pub struct CauseNote {
 /// Diagnoses a set of inputs: groups by digest, the majority, and what
 /// sets every other group apart from it.
 pub fn diagnose(inputs: &[Input]) -> Report {
-    // Groups in order of first appearance, then stably by size.
-    let mut by_digest: BTreeMap<String, usize> = BTreeMap::new();
-    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    // Groups in order of first appearance (an IndexMap keeps it), then
+    // stably by size.
+    let mut by_digest: IndexMap<String, Vec<usize>> = IndexMap::new();
     for (i, input) in inputs.iter().enumerate() {
-        let digest = input.digest();
-        match by_digest.get(&digest) {
-            Some(&g) => {
-                if let Some((_, members)) = groups.get_mut(g) {
-                    members.push(i);
-                }
-            }
-            None => {
-                by_digest.insert(digest.clone(), groups.len());
-                groups.push((digest, vec![i]));
-            }
-        }
+        by_digest.entry(input.digest()).or_default().push(i);
     }
+    let mut groups: Vec<(String, Vec<usize>)> = by_digest.into_iter().collect();
     groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
 
     let parsed: Vec<Parsed<'_>> = inputs.iter().map(|i| Parsed::of(&i.fields)).collect();

@@ -1,4 +1,4 @@
-use super::align::{Step, align};
+use super::align::{Edit, align};
 use super::cause::CAUSES;
 use super::fields::Parsed;
 use super::*;
@@ -197,18 +197,18 @@ proptest::proptest! {
         let pb: Vec<_> = b.iter().map(|&(o, n)| coll(ops[o as usize], n)).collect();
         let (ia, ib) = (input("a", 1, &pa), input("b", 1, &pb));
         let (qa, qb) = (Parsed::of(&ia.fields), Parsed::of(&ib.fields));
-        let steps = align(&qa.collectives, &qb.collectives);
+        let edits = align(&qa.collectives, &qb.collectives);
         let (mut i, mut j) = (0u32, 0u32);
-        for s in &steps {
+        for s in &edits {
             match *s {
-                Step::Match(x, y) => {
+                Edit::Match(x, y) => {
                     proptest::prop_assert_eq!((x, y), (i, j));
                     proptest::prop_assert_eq!(&pa[x as usize], &pb[y as usize]);
                     i += 1; j += 1;
                 }
-                Step::Changed(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); i += 1; j += 1; }
-                Step::Missing(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); i += 1; }
-                Step::Extra(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); j += 1; }
+                Edit::Changed(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); i += 1; j += 1; }
+                Edit::Missing(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); i += 1; }
+                Edit::Extra(x, y) => { proptest::prop_assert_eq!((x, y), (i, j)); j += 1; }
             }
         }
         proptest::prop_assert_eq!((i as usize, j as usize), (pa.len(), pb.len()));

@@ -2,7 +2,8 @@
 //! ([`probes`]) are lowered and encoded, and the memory the compile will
 //! hold is estimated from them.
 
-use super::CompileError;
+use super::options::ProofSource;
+use super::{CompileError, MemoryError, Options};
 use crate::encode::{RankImages, TopSpImages, encode};
 use crate::lower::{LowerError, RankProgram, lower};
 use crate::schedule::Schedule;
@@ -13,7 +14,52 @@ use ccc_ir::id::Rank;
 
 /// Ranks emitted from which a compile that does not prove first lowers a
 /// few probes: fewer are lowered directly, which is as cheap.
-pub(super) const PROBE_FROM: usize = 4;
+const PROBE_FROM: usize = 4;
+
+/// Everything that can be known before world-sized work: a few
+/// representative ranks ([`probes`]) are lowered and encoded, so a
+/// schedule that does not fit the device (mesh events, records, SPAD
+/// sizes per TOP_SP) is refused at the cost of those ranks; the full
+/// postcondition runs the proof will surely need must fit the prover's
+/// cells; and the memory the compile will hold, estimated from the probes,
+/// must fit [`Options::memory_budget`].
+///
+/// # Errors
+///
+/// The first probe's lowering or image error, [`VerifyError::TooLarge`](crate::verify::VerifyError::TooLarge),
+/// or a [`MemoryError`].
+pub(super) fn check(
+    schedule: &Schedule,
+    wanted: &[Rank],
+    source: ProofSource<'_>,
+    options: &Options,
+) -> Result<(), CompileError> {
+    let prover = match source {
+        ProofSource::Prove(prover) => Some(prover),
+        ProofSource::Certificate(_) | ProofSource::Skip => None,
+    };
+    if prover.is_none() && wanted.len() < PROBE_FROM {
+        return Ok(());
+    }
+    let probed = probe(schedule, wanted)?;
+    if let Some(prover) = prover {
+        postcondition::check_cells(schedule, prover)?;
+    }
+    let estimate = estimate(schedule, &probed, wanted.len() as u64, prover);
+    let needed = estimate.proof.saturating_add(estimate.emit);
+    if needed > options.memory_budget {
+        return Err(MemoryError {
+            needed,
+            budget: options.memory_budget,
+            proof: estimate.proof,
+            emit: estimate.emit,
+            ranks: wanted.len() as u64,
+            rank_n: schedule.shape.rank_n,
+        }
+        .into());
+    }
+    Ok(())
+}
 
 /// The representative ranks lowered and encoded before any world-sized
 /// work: the first and last rank asked for, and the world's first, middle
@@ -29,13 +75,13 @@ fn probes(rank_n: u32, wanted: &[Rank]) -> Vec<Rank> {
 }
 
 /// A lowered and encoded probe.
-pub(super) struct Probed {
+struct Probed {
     program: RankProgram,
     images: RankImages,
 }
 
 /// Lowers and encodes the [`probes`], in rank order; the first error.
-pub(super) fn probe(schedule: &Schedule, wanted: &[Rank]) -> Result<Vec<Probed>, CompileError> {
+fn probe(schedule: &Schedule, wanted: &[Rank]) -> Result<Vec<Probed>, CompileError> {
     let mut out = Vec::new();
     for rank in probes(schedule.shape.rank_n, wanted) {
         let program = lower(schedule, rank)?;
@@ -46,12 +92,12 @@ pub(super) fn probe(schedule: &Schedule, wanted: &[Rank]) -> Result<Vec<Probed>,
 }
 
 /// Bytes a compile will hold at once, by estimate.
-pub(super) struct Estimate {
+struct Estimate {
     /// The proof's: every rank's lowered records and watch, the symbolic
     /// buffers.
-    pub(super) proof: u64,
+    proof: u64,
     /// The emitted ranks': records and images.
-    pub(super) emit: u64,
+    emit: u64,
 }
 
 /// The memory of a compile emitting `ranks` ranks, from the largest probe:
@@ -59,7 +105,7 @@ pub(super) struct Estimate {
 /// program and watch as lowering collects them, the world in rank order
 /// the protocol proof takes (a second copy of the emitted ranks'
 /// programs), and the postcondition proof's largest buffers.
-pub(super) fn estimate(schedule: &Schedule, probed: &[Probed], ranks: u64, prover: Option<&ProverOptions>) -> Estimate {
+fn estimate(schedule: &Schedule, probed: &[Probed], ranks: u64, prover: Option<&ProverOptions>) -> Estimate {
     use std::mem::size_of;
     let program = probed.iter().map(|p| p.program.footprint()).max().unwrap_or(0);
     let images = probed.iter().map(|p| images_footprint(&p.images)).max().unwrap_or(0);

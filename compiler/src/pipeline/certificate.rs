@@ -1,78 +1,101 @@
 //! Compiling ranks under the proof of an earlier compile of the same
 //! schedule: the certificate (its manifest) is checked figure by figure
 //! against what a proof of this schedule reports.
+//!
+//! Compiling under a certificate ([`Options::certificate`]) instead of
+//! proving the whole world again: the certificate must be of this manifest
+//! schema and format version, intact (its signature the digest of its
+//! fields), proven, of this spec's signature, and its proof section must
+//! report what a proof of this schedule reports. The compile then checks
+//! everything its own ranks' records can show alone (each chain's
+//! structure, and step by step the descriptors each record posts against
+//! the step graph) and decodes its images back; only the cross-rank
+//! balance and the world's postcondition are taken from the certificate.
+//! Its cost is its own ranks'.
+//!
+//! The manifest is trusted input, as the spec is: a certificate certifies
+//! because it was written by a verified compile, not because it proves
+//! anything itself.
 
-use super::{CertificateError, CompileError, Compiled, Options, Proof, Verify, compile_built, prove_roundtrips};
-use crate::build::build;
+use super::prove::roundtrips;
+use super::{CertificateError, CompileError, Options, Proof};
+use crate::encode::RankImages;
+use crate::lower::RankProgram;
 use crate::manifest::{MANIFEST_SCHEMA, Manifest, ManifestProof};
 use crate::schedule::Schedule;
-use crate::sign::{digest_of, sign};
-use crate::valid::ValidProgram;
-use crate::verify::postcondition;
+use crate::sign::{Signature, digest_of};
 use crate::verify::protocol;
+use crate::verify::{Defects, VerifyError, postcondition};
 use ccc_ir::FORMAT_VERSION;
+use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
-/// Compiles the ranks asked for under the certificate of an earlier compile
-/// that proved the same schedule (its `manifest.json`), instead of proving
-/// the whole world again. The certificate must be of this manifest schema
-/// and format version, intact (its signature the digest of its fields),
-/// proven, of this spec's signature, and its proof section must report what
-/// a proof of this schedule reports. This compile then checks everything its
-/// own ranks' records can show alone (each chain's structure, and step by
-/// step the descriptors each record posts against the step graph) and
-/// decodes its images back; only the cross-rank balance and the world's
-/// postcondition are taken from the certificate. Its cost is its own ranks'.
-///
-/// The manifest is trusted input, as the spec is: a certificate certifies
-/// because it was written by a verified compile, not because it proves
-/// anything itself.
-///
-/// # Errors
-///
-/// [`CompileError::Certificate`] when the manifest does not vouch for this
-/// schedule; otherwise as [`compile`](super::compile).
-pub fn compile_certified(
-    valid: &ValidProgram,
-    options: &Options,
-    certificate: &Manifest,
-) -> Result<Compiled, CompileError> {
+/// What can be checked of a certificate before the schedule is built:
+/// its schema, that it is proven, its format version, and that its
+/// signature is the digest of its fields.
+pub(super) fn check_intact(certificate: &Manifest) -> Result<(), CertificateError> {
     if certificate.manifest_schema != MANIFEST_SCHEMA {
-        return Err(CertificateError::Schema { certificate: certificate.manifest_schema, ours: MANIFEST_SCHEMA }.into());
+        return Err(CertificateError::Schema { certificate: certificate.manifest_schema, ours: MANIFEST_SCHEMA });
     }
-    let proof = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
+    if certificate.proof.is_none() {
+        return Err(CertificateError::NotProven);
+    }
     if certificate.format_version != FORMAT_VERSION {
-        return Err(
-            CertificateError::FormatVersion { certificate: certificate.format_version, ours: FORMAT_VERSION }.into()
-        );
+        return Err(CertificateError::FormatVersion { certificate: certificate.format_version, ours: FORMAT_VERSION });
     }
     let digest = digest_of(&certificate.signature_fields);
     if digest != certificate.signature {
-        return Err(CertificateError::Corrupt { signature: certificate.signature.clone(), digest }.into());
+        return Err(CertificateError::Corrupt { signature: certificate.signature.clone(), digest });
     }
-    let schedule = build(valid)?;
-    let ours = sign(valid, &schedule).digest;
-    if ours != certificate.signature {
-        return Err(CertificateError::OtherSchedule { certificate: certificate.signature.clone(), ours }.into());
+    Ok(())
+}
+
+/// That the certificate vouches for this schedule: it proved the schedule
+/// signed as this one is, and its proof section reports what a proof of
+/// this schedule reports.
+pub(super) fn check_vouches(
+    certificate: &Manifest,
+    schedule: &Schedule,
+    signature: &Signature,
+) -> Result<(), CertificateError> {
+    if signature.digest != certificate.signature {
+        let ours = signature.digest.clone();
+        return Err(CertificateError::OtherSchedule { certificate: certificate.signature.clone(), ours });
     }
-    check_proof_section(&schedule, proof)?;
-    let mut compiled = compile_built(valid, schedule, options, Verify::Skip)?;
+    let proof = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
+    check_proof_section(schedule, proof)
+}
+
+/// The proof of a certified compile: the certificate's figures, and this
+/// compile's own ranks checked alone (their chains, their records against
+/// the step graph, their images decoded back).
+pub(super) fn prove_own_ranks(
+    certificate: &Manifest,
+    schedule: &Schedule,
+    programs: &[RankProgram],
+    images: &[RankImages],
+    options: &Options,
+) -> Result<Proof, CompileError> {
+    let proven = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
     let t = Instant::now();
-    protocol::prove_ranks(&compiled.schedule, &compiled.programs)?;
+    let checked: Vec<_> = programs.par_iter().map(|p| protocol::check_rank(schedule, p, None, None)).collect();
     let protocol_time = t.elapsed();
     let t = Instant::now();
-    let images_checked = prove_roundtrips(&compiled.programs, &compiled.images, options)?;
-    compiled.proof = Some(Proof {
-        postcondition: proof.postconditions.clone(),
-        protocol: proof.protocol.clone(),
+    let (images_checked, roundtrips) = roundtrips(programs, images, options);
+    let defects = checked.into_iter().flat_map(|c| c.defects).chain(roundtrips);
+    if let Some(defects) = Defects::collect(defects) {
+        return Err(VerifyError::Defects(Box::new(defects)).into());
+    }
+    Ok(Proof {
+        postcondition: proven.postconditions.clone(),
+        protocol: proven.protocol.clone(),
         images_checked,
         postcondition_time: Duration::ZERO,
         protocol_time,
         roundtrip_time: t.elapsed(),
         symmetric_groups: 0,
         certified: true,
-    });
-    Ok(compiled)
+    })
 }
 
 /// Every figure of a certificate's proof section must be the one a proof

@@ -72,7 +72,7 @@ pub enum WayOut {
     /// Compile the ranks named without the proof ([`Options::verify`](super::Options::verify) off).
     SkipProof,
     /// Take the proof from an earlier compile's certificate
-    /// ([`compile_certified`](super::compile_certified)).
+    /// ([`Options::certificate`](super::Options::certificate)).
     Certificate,
 }
 

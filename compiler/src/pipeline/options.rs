@@ -1,6 +1,9 @@
-//! What a compile is asked to do ([`Options`]), and how it reports its
-//! progress ([`Progress`], counted in ranks per [`Stage`]).
+//! What a compile is asked to do ([`Options`]: which ranks, where the proof
+//! comes from, how much memory), and how it reports its progress
+//! ([`Progress`], counted in ranks per [`Stage`]).
 
+use crate::manifest::Manifest;
+use crate::verify::ProverOptions;
 use ccc_ir::id::Rank;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,8 +20,16 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
 pub struct Options {
     /// The ranks to emit images for; empty means every rank.
     pub ranks: Vec<Rank>,
-    /// Prove the schedule before emitting (the default).
+    /// Prove the schedule before emitting (the default). Off, nothing is
+    /// proven and [`Compiled::proof`](super::Compiled::proof) is `None`.
     pub verify: bool,
+    /// When verifying, take the world's proof from this certificate (the
+    /// manifest of an earlier verified compile of the same schedule)
+    /// instead of proving the world again; see `pipeline/certificate.rs`.
+    /// Read only when [`Options::verify`] is on.
+    pub certificate: Option<Arc<Manifest>>,
+    /// How the provers run: tuning that never changes a result.
+    pub prover: ProverOptions,
     /// The most memory, in bytes, the compile may estimate it holds at
     /// once ([`DEFAULT_MEMORY_BUDGET`]); more is refused before any
     /// world-sized work, with a [`MemoryError`](super::MemoryError).
@@ -30,7 +41,36 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { ranks: Vec::new(), verify: true, memory_budget: DEFAULT_MEMORY_BUDGET, progress: None }
+        Options {
+            ranks: Vec::new(),
+            verify: true,
+            certificate: None,
+            prover: ProverOptions::default(),
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+            progress: None,
+        }
+    }
+}
+
+/// Where a compile's proof comes from, as [`Options`] asks.
+#[derive(Clone, Copy)]
+pub(super) enum ProofSource<'a> {
+    /// The whole proof, by these provers.
+    Prove(&'a ProverOptions),
+    /// The world's figures from a certificate; the ranks emitted checked.
+    Certificate(&'a Manifest),
+    /// No proof.
+    Skip,
+}
+
+impl Options {
+    /// Where the proof comes from.
+    pub(super) fn proof_source(&self) -> ProofSource<'_> {
+        match (&self.certificate, self.verify) {
+            (_, false) => ProofSource::Skip,
+            (Some(certificate), true) => ProofSource::Certificate(certificate),
+            (None, true) => ProofSource::Prove(&self.prover),
+        }
     }
 }
 
@@ -39,6 +79,8 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("ranks", &self.ranks)
             .field("verify", &self.verify)
+            .field("certificate", &self.certificate.as_ref().map(|c| &c.signature))
+            .field("prover", &self.prover)
             .field("memory_budget", &self.memory_budget)
             .field("progress", &self.progress.as_ref().map(|_| "Fn(Progress)"))
             .finish()

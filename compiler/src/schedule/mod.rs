@@ -99,7 +99,11 @@ pub struct CollectivePlan {
     pub auto: Option<crate::valid::AutoChoice>,
 }
 
-/// What the symbolic model of an op looks like.
+/// What an op does to the buffers: the symbolic model the schedule is
+/// planned for and the verifier proves. Coarser than the wire's
+/// [`OpType`] (Send, Recv and the permutes are all a [`OpKind::Permute`];
+/// AllToAllV is an AllToAll), and unlike `algorithms::ScopeOp` it describes
+/// the whole collective, not one composition step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum OpKind {
     /// Every member ends with every block reduced over all members.

@@ -463,7 +463,7 @@ impl Checker {
                         let first = *first;
                         self.push(format!("groups[{gi}][{mi}]"), Problem::RankListedTwice { rank, first });
                     }
-                    Some(slot) => *slot = Some((gi, mi)),
+                    Some(place) => *place = Some((gi, mi)),
                 }
             }
         }

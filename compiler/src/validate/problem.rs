@@ -132,7 +132,7 @@ pub enum Problem {
     },
     /// A collective's barrier differs from collective 0's.
     #[error(
-        "barrier {found:?} differs from collective 0's {first:?} (absent means Host); accepted: {first:?} (all \
+        "barrier {found} differs from collective 0's {first} (absent means Host); accepted: {first} (all \
          collectives of a program share arch, topology, barrier and send_credits)"
     )]
     BarrierDiffers {

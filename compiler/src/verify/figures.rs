@@ -1,6 +1,6 @@
 //! The figures a proof reports, computed from the schedule without
 //! proving it: what a certificate's proof section must say (see
-//! `pipeline::compile_certified`).
+//! `pipeline/certificate.rs`).
 //!
 //! Most are products of the schedule's shape (groups, members, steps,
 //! halves, chains, records, (rank, TOP_SP, step) points). Two count
@@ -13,8 +13,9 @@
 //! size, as the symmetric proof does; every other group is listed member
 //! by member, on every core. A small group is always listed in full.
 
-use super::postcondition::{AsBuilt, halves, moves};
-use super::symmetry::{sampled, walk};
+use super::postcondition::{halves, moves};
+use super::symmetry::sampled;
+use super::transfers::{AsBuilt, walk};
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
 use ccc_ir::enums::HalfChunk;
 use rayon::prelude::*;
@@ -110,7 +111,7 @@ mod tests {
     use crate::build::build;
     use crate::lower::lower;
     use crate::testing::Case;
-    use crate::verify::{postcondition, protocol};
+    use crate::verify::{ProverOptions, prove};
     use ccc_ir::enums::AlgType;
     use ccc_ir::id::Rank;
 
@@ -140,8 +141,8 @@ mod tests {
         for case in cases {
             let schedule = build(&case.valid()).unwrap();
             let programs: Vec<_> = (0..case.rank_n).map(|r| lower(&schedule, Rank(r)).unwrap()).collect();
-            let post = postcondition::prove(&schedule, &AsBuilt).unwrap();
-            let proto = protocol::prove(&schedule, &programs).unwrap();
+            let proof = prove(&schedule, &programs, &[], &ProverOptions::default()).unwrap();
+            let (post, proto) = (proof.postcondition, proof.protocol);
             let f = figures(&schedule);
             let want: Vec<(u32, u64)> = post.iter().map(|p| (p.halves, p.transfers)).collect();
             assert_eq!(f.collectives, want, "{case:?}");
@@ -158,7 +159,10 @@ mod tests {
         let plan = &schedule.collectives[0];
         assert!(u64::from(plan.groups.size()) * u64::from(plan.step_n) >= LIST_ALL_BELOW);
         assert!(sampled(&schedule, plan, 0).is_some());
-        let post = postcondition::prove(&schedule, &AsBuilt).unwrap();
+        let symmetry = crate::verify::symmetry::Symmetry::find(&schedule);
+        let options = ProverOptions::default();
+        let post = crate::verify::postcondition::prove(&schedule, &AsBuilt, &options, &symmetry, &|_| {});
+        let post = post.unwrap().collectives;
         assert_eq!(figures(&schedule).collectives, vec![(1, post[0].transfers)]);
         assert_eq!(post[0].transfers, 2 * 1023 * 1024);
     }

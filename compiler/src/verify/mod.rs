@@ -1,343 +1,181 @@
 //! verify: prove a compiled schedule implements its collective and cannot
-//! deadlock, before a byte is emitted.
+//! deadlock, before a byte is emitted. One door, [`prove`]; a compile
+//! drives the same checks rank by rank through the crate's `Prover`
+//! (`prover.rs`), which holds only member 0's transfers across ranks.
 //!
-//! - [`postcondition`]: symbolic execution of the step graph: every op's
-//!   postcondition holds, each contribution folded exactly once.
-//! - [`protocol`]: every rank's records post exactly what its step graph
-//!   needs, per TOP_SP; with the postcondition's matching of every receive
-//!   to one send, every semaphore balances: no wait is left unsatisfied.
-//! - [`roundtrip`]: every image decodes back to the records lowered.
-//! - `figures`: what a proof reports, computed without proving (to check
-//!   a certificate).
-//! - [`symmetry`]: when every member of a group runs member 0's program
-//!   moved to it, both provers stand member 0 for every member.
+//! # What is proven
 //!
-//! A failed proof is a [`Defect`] that names the collective, the rank, the
-//! step and the chunk (or TOP_SP and record) where things go wrong.
+//! For every collective, on the step graph (the transfers every member
+//! lists at every step, `postcondition`):
+//!
+//! 1. every transfer a member lists involves it, names members of its
+//!    group and blocks of its buffer, and (but for all-to-all) keeps every
+//!    block at its position;
+//! 2. at every step every receive is matched to exactly one identical send
+//!    by its sender, and no send is left unmatched (whichever halves it
+//!    moves);
+//! 3. sender and receiver agree on every block's size, on every channel;
+//! 4. no contribution is folded into a cell twice, and an all-to-all fold
+//!    meets the chunk it belongs to;
+//! 5. after the last step every cell the op defines holds exactly what the
+//!    op promises (every contribution once, the right chunk).
+//!
+//! For every rank's lowered records, per TOP_SP (`protocol`):
+//!
+//! 6. the chain: one record per phase of every collective that uses the
+//!    TOP_SP, in order, covering its steps; `trigger_next` runs each into
+//!    the next and stops at the last; every `ring_wait_complete` has a
+//!    signal before it and every `ring_send_complete` a waiter; the END
+//!    mark carries the TOP_SP's completion semaphore; `channel_list` is
+//!    exactly the collective's channels there; fields match the phase;
+//! 7. semaphores: mesh events inside the mesh window and in table order,
+//!    channel semaphores inside theirs, send credits in 1..=511 (so the
+//!    9-bit net index never aliases);
+//! 8. step by step, every record posts exactly the M2S and S2M descriptors
+//!    the rank's transfers need, and each mesh event waits for exactly the
+//!    increments its peer sends;
+//! 9. the host's counts: `op_num` is the notifications the records post,
+//!    and the EXEC config's counts, flags and event table match the chain.
+//!
+//! For every image emitted (`roundtrip`):
+//!
+//! 10. it decodes back to exactly the records lowered.
+//!
+//! **No deadlock** follows from 2 and 8 with 6 and 7: every connection
+//! delivers at every step exactly the increments its receiver waits for,
+//! and every wait is on the rank's own previous step or on transfers of
+//! the same step (see `protocol`). The wait-for graph's edges all go from
+//! step `s - 1` to step `s` (`step_graph`), so it is acyclic by
+//! construction and the induction over steps is the argument; a graph
+//! search (petgraph's `toposort`) over every (rank, step) node would only
+//! re-derive that order at the cost of the world's nodes and edges, so the
+//! proof builds no graph. [`crate::step_graph::StepGraph`] materializes it
+//! for chosen ranks (DOT output), and its test checks that order with
+//! petgraph's `toposort`.
+//!
+//! **Symmetry** (`symmetry`, `action`): when every member of a group runs
+//! member 0's program moved to its index, checks 1–5 run on member 0 alone
+//! and 8 from member 0's needs moved; the figures are the same as the full
+//! run's (the tests compare both on every algorithm).
+//!
+//! # Defects
+//!
+//! A failed proof is [`VerifyError::Defects`]: every defect found, each a
+//! [`Defect`] naming the collective, group, rank, TOP_SP, record, step and
+//! chunk where things go wrong, the first [`MAX_LISTED`] listed. Each
+//! group's run, each (rank, TOP_SP) chain and each rank's steps of one
+//! collective report their first defect (what follows would echo it).
+//!
+//! # Files
+//!
+//! `defect.rs` (what a failure says), `options.rs` (tuning), `prover.rs`
+//! (the state across ranks), `postcondition/` (`full.rs`: every member's
+//! buffer; `orbit.rs`: member 0 alone), `protocol/` (`chain.rs`: part 1;
+//! `steps.rs`: part 2; `profile.rs`: member 0's needs), `roundtrip.rs`,
+//! `symmetry.rs` and `action.rs`, `sets.rs` (contributor sets),
+//! `transfers.rs` (where transfers come from), `figures.rs` (a proof's
+//! figures without proving, for certificates). Modules import only
+//! downward: `transfers`, `action`, `defect` and `options` import no other
+//! verify module; none imports this file.
 
+mod action;
+mod defect;
 pub(crate) mod figures;
-pub mod postcondition;
-pub mod protocol;
-pub mod roundtrip;
-pub(crate) mod sets;
-pub mod symmetry;
+mod options;
+pub(crate) mod postcondition;
+pub(crate) mod protocol;
+mod prover;
+mod roundtrip;
+mod sets;
+pub(crate) mod symmetry;
+mod transfers;
 
-use ccc_ir::id::{Chunk, CollectiveIdx, Rank, Step, TopSp};
-use serde::Serialize;
+pub use defect::{Defect, DefectKind, Defects, MAX_LISTED, RankList, SemaphoreWindow, VerifyError};
+pub use options::ProverOptions;
+pub use postcondition::CollectivePostcondition;
+pub use protocol::{MAX_SEND_CREDITS, NET_INDEX_LOOP, ProtocolProof};
+pub use prover::Proof;
+pub(crate) use prover::Prover;
 
-/// How the provers run. Tuning only: a result never depends on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProverOptions {
-    /// Members per step from which the full postcondition run lists each
-    /// step's per-member work on every core; below it, waking the threads
-    /// at every step costs more than it saves.
-    pub parallel_from: u32,
-    /// Stand member 0 for every member of a symmetric group (see
-    /// [`symmetry`]). Off, every group runs in full and every rank is
-    /// checked against its own step graph: the baseline the tests compare
-    /// with.
-    pub symmetry: bool,
-}
+use crate::encode::RankImages;
+use crate::lower::RankProgram;
+use crate::schedule::Schedule;
+use ccc_ir::id::{CollectiveIdx, Rank};
+use rayon::prelude::*;
+use std::time::Instant;
 
-impl Default for ProverOptions {
-    fn default() -> Self {
-        ProverOptions { parallel_from: 4096, symmetry: true }
+/// Proves `schedule` (see the module overview): the postcondition of every
+/// collective on its step graph, the protocol of `world` (every rank's
+/// lowered program, in rank order), and the round trip of `images` (of any
+/// ranks, each decoded against its rank's program).
+///
+/// # Errors
+///
+/// [`VerifyError::Defects`] with every defect found (the first what a
+/// reader fixes first); [`VerifyError::TooLarge`] when a group that must
+/// run in full exceeds the prover's cells.
+pub fn prove(
+    schedule: &Schedule,
+    world: &[RankProgram],
+    images: &[RankImages],
+    options: &ProverOptions,
+) -> Result<Proof, VerifyError> {
+    if let Some(defects) = Defects::collect(world_defects(schedule, world)) {
+        return Err(VerifyError::Defects(Box::new(defects)));
     }
-}
-
-/// Why a schedule was not proven.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum VerifyError {
-    /// The proof found a defect.
-    #[error("{0}")]
-    Defect(Box<Defect>),
-    /// The symbolic buffers would be too large to hold.
-    #[error(
-        "collective {collective}: proving it needs {cells} symbolic buffer cells, more than the {limit} the prover \
-         holds; skip the proof, or take it from an earlier compile's certificate"
-    )]
-    TooLarge {
-        /// The collective.
-        collective: u32,
-        /// Cells needed.
-        cells: u64,
-        /// The limit.
-        limit: u64,
-    },
-}
-
-/// A place in the schedule where the proof fails, and what fails there.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Defect {
-    /// The collective.
-    pub collective: CollectiveIdx,
-    /// The replica group.
-    pub group: u32,
-    /// The rank, when one is to blame.
-    pub rank: Option<Rank>,
-    /// The TOP_SP, for protocol defects.
-    pub topsp: Option<TopSp>,
-    /// The record (index in its collective's chain on the TOP_SP).
-    pub record: Option<u32>,
-    /// The step, when the defect happens during the run.
-    pub step: Option<Step>,
-    /// The chunk (block position) concerned.
-    pub chunk: Option<Chunk>,
-    /// What is wrong.
-    pub kind: DefectKind,
-}
-
-impl std::fmt::Display for Defect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.collective)?;
-        if let Some(r) = self.rank {
-            write!(f, ", {r}")?;
+    let prover = Prover::new(schedule, options);
+    let t = Instant::now();
+    let seen: Vec<_> = world.par_iter().map(|p| prover.watch(p.rank)).collect();
+    let post = prover.prove_postconditions(&seen, &|_| {})?;
+    let postcondition_time = prover.setup_time + t.elapsed();
+    let t = Instant::now();
+    let ranks: Vec<_> = world.par_iter().zip(&seen).map(|(p, s)| prover.check_rank(p, s)).collect();
+    let protocol_time = t.elapsed();
+    let t = Instant::now();
+    let mut images_checked = 0;
+    let mut roundtrips = Vec::new();
+    for image in images {
+        let Some(program) = world.get(image.rank.0 as usize) else {
+            let kind = DefectKind::RoundTrip { image: "rank", detail: "no lowered program of this rank".into() };
+            roundtrips.push(Defect { rank: Some(image.rank), topsp: None, ..world_defect(0, kind) });
+            continue;
+        };
+        match Prover::check_images(program, image) {
+            Ok(n) => images_checked += n,
+            Err(d) => roundtrips.push(*d),
         }
-        if let Some(t) = self.topsp {
-            write!(f, ", {t}")?;
-        }
-        if let Some(r) = self.record {
-            write!(f, ", record {r}")?;
-        }
-        if let Some(s) = self.step {
-            write!(f, ", {s}")?;
-        }
-        if let Some(c) = self.chunk {
-            write!(f, ", {c}")?;
-        }
-        write!(f, ": {}", self.kind)
     }
+    let roundtrip_time = t.elapsed();
+    let established = Prover::conclude(post, ranks, roundtrips)?;
+    Ok(established.proof(images_checked, [postcondition_time, protocol_time, roundtrip_time]))
 }
 
-impl std::error::Error for Defect {}
-
-/// Ranks, abbreviated after eight.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RankList(pub Vec<Rank>);
-
-impl std::fmt::Display for RankList {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let word = if self.0.len() == 1 { "rank" } else { "ranks" };
-        write!(f, "{word} ")?;
-        for (i, r) in self.0.iter().take(8).enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{}", r.0)?;
-        }
-        if self.0.len() > 8 {
-            write!(f, " and {} more", self.0.len() - 8)?;
-        }
-        Ok(())
+/// `world` must be every rank's program, rank `r`'s at `r`.
+fn world_defects(schedule: &Schedule, world: &[RankProgram]) -> Vec<Defect> {
+    let at = world_defect;
+    let mismatch = |field, found, expected| DefectKind::FieldMismatch { field, found, expected };
+    let mut defects: Vec<Defect> = (0..world.len() as u32)
+        .filter(|&r| world[r as usize].rank != Rank(r))
+        .map(|r| at(r, mismatch("rank of the program", u64::from(world[r as usize].rank.0), u64::from(r))))
+        .collect();
+    let rank_n = schedule.shape.rank_n;
+    if world.len() != rank_n as usize {
+        let kind = mismatch("ranks lowered", world.len() as u64, u64::from(rank_n));
+        defects.push(at(world.len() as u32, kind));
     }
+    defects
 }
 
-/// The kinds of defect.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
-pub enum DefectKind {
-    /// A send no receive matches.
-    #[error("sends this chunk to {to}, which does not receive it at this step")]
-    UnmatchedSend {
-        /// The intended receiver.
-        to: Rank,
-    },
-    /// A receive no send matches.
-    #[error("waits for this chunk from {from}, which does not send it at this step")]
-    UnmatchedReceive {
-        /// The expected sender.
-        from: Rank,
-    },
-    /// A contribution folded in twice.
-    #[error("would fold in {contributor}'s contribution a second time (arriving from {from})")]
-    Duplicate {
-        /// Where the data came from.
-        from: Rank,
-        /// The contribution that would be counted twice.
-        contributor: Rank,
-    },
-    /// Contributions missing at the end.
-    #[error("ends without the contribution of {}", RankList(.contributors.clone()))]
-    Missing {
-        /// The missing contributors.
-        contributors: Vec<Rank>,
-    },
-    /// Contributions that must not be there at the end.
-    #[error("ends holding data it must not hold: the contribution of {}", RankList(.contributors.clone()))]
-    Extra {
-        /// The unexpected contributors.
-        contributors: Vec<Rank>,
-    },
-    /// A chunk where another belongs.
-    #[error("holds chunk {found} where chunk {chunk} belongs")]
-    WrongChunk {
-        /// The chunk found.
-        found: u32,
-        /// The chunk that belongs.
-        chunk: u32,
-    },
-    /// A chunk moved to another position by an op that keeps positions.
-    #[error("moves this chunk to {to}; this op keeps every chunk at its position")]
-    Moved {
-        /// The destination position.
-        to: Chunk,
-    },
-    /// Sender and receiver disagree on a chunk's size.
-    #[error("{from} sends {sent} elements on {channel} where {expected} are expected")]
-    SizeMismatch {
-        /// The sender.
-        from: Rank,
-        /// The channel.
-        channel: u8,
-        /// Elements sent.
-        sent: u64,
-        /// Elements the receiver's buffer holds there.
-        expected: u64,
-    },
-    /// A member lists a transfer between two others.
-    #[error("lists a transfer from {from} to {to} that it takes no part in")]
-    Stranger {
-        /// The sender.
-        from: Rank,
-        /// The receiver.
-        to: Rank,
-    },
-    /// An index out of its range.
-    #[error("{what} {value} is out of range (below {limit} expected)")]
-    OutOfRange {
-        /// What is out of range.
-        what: &'static str,
-        /// The value.
-        value: u32,
-        /// The bound.
-        limit: u32,
-    },
-    /// A record's `trigger_next` is clear but another record follows.
-    #[error("trigger_next is 0 but record {next} follows: the chain stops here and the records after it never run")]
-    ChainBroken {
-        /// The record that never runs.
-        next: u32,
-    },
-    /// The last record's `trigger_next` is set.
-    #[error("trigger_next is 1 on the collective's last record: the device would run on into the END mark")]
-    ChainOverrun,
-    /// A record waits for a predecessor that never signals.
-    #[error(
-        "ring_wait_complete makes it wait for record {previous}'s completion, which never signals (ring_send_complete is 0): deadlock"
-    )]
-    WaitWithoutSignal {
-        /// The predecessor (or "none" as u32::MAX for the first record).
-        previous: u32,
-    },
-    /// The first record waits for a predecessor that does not exist.
-    #[error("ring_wait_complete makes the collective's first record wait for a completion no record signals: deadlock")]
-    FirstRecordWaits,
-    /// A record signals a completion nothing waits for.
-    #[error(
-        "ring_send_complete signals a completion that no record waits for (the next record's ring_wait_complete is 0)"
-    )]
-    SignalWithoutWait,
-    /// The END mark's completion address is not the TOP_SP's completion semaphore.
-    #[error(
-        "the END mark carries completion address {found:#x}, but this TOP_SP's completion semaphore is {expected:#x}"
-    )]
-    WrongCompletionAddress {
-        /// The address found.
-        found: u64,
-        /// The INC address of the completion semaphore.
-        expected: u64,
-    },
-    /// A channel with transfers is missing from the record's channel list.
-    #[error(
-        "channel {channel} carries this collective's transfers on this TOP_SP, but channel_list {channel_list:#010x} leaves it out"
-    )]
-    ChannelMissing {
-        /// The channel.
-        channel: u8,
-        /// The record's bitmap.
-        channel_list: u32,
-    },
-    /// The record lists a channel that is not this collective's on this TOP_SP.
-    #[error(
-        "channel_list {channel_list:#010x} lists channel {channel}, which this collective does not run on this TOP_SP"
-    )]
-    ChannelExtra {
-        /// The channel.
-        channel: u8,
-        /// The record's bitmap.
-        channel_list: u32,
-    },
-    /// A record's descriptor count disagrees with the step graph.
-    #[error("the record posts {posted} {queue} descriptors at this step; the step graph's transfers need {needed}")]
-    CountMismatch {
-        /// `M2S` or `S2M`.
-        queue: &'static str,
-        /// Posted by the record.
-        posted: u64,
-        /// Needed by the transfers.
-        needed: u64,
-    },
-    /// A mesh event whose target differs from the increments its peer sends.
-    #[error("mesh event for {peer} waits for {target} increments; the peer sends {arrived}")]
-    EventMismatch {
-        /// The peer.
-        peer: Rank,
-        /// The event's target.
-        target: u64,
-        /// Increments sent.
-        arrived: u64,
-    },
-    /// The EXEC config's mesh event table disagrees with the records' events.
-    #[error(
-        "mesh event table entry {entry} is not the event the records lower (the table has {table} entries, the records {records})"
-    )]
-    EventTable {
-        /// The first differing entry.
-        entry: u32,
-        /// Entries in the table.
-        table: u32,
-        /// Events in the records.
-        records: u32,
-    },
-    /// The record's shape disagrees with its phase.
-    #[error("{field} is {found}, but the schedule needs {expected}")]
-    FieldMismatch {
-        /// The field.
-        field: &'static str,
-        /// The value found.
-        found: u64,
-        /// The value needed.
-        expected: u64,
-    },
-    /// A semaphore index outside its window.
-    #[error("semaphore index {index} is outside its window ({window})")]
-    SemaphoreOutOfWindow {
-        /// The index.
-        index: u32,
-        /// The window's description.
-        window: &'static str,
-    },
-    /// Initial send credits outside 1..=511.
-    #[error("initial send credits are {credits}; they must be in 1..=511")]
-    CreditsOutOfRange {
-        /// The credits.
-        credits: u16,
-    },
-    /// The host would count a different number of notifications.
-    #[error(
-        "the TOP_SP posts {posted} TOPSP_CC_STATUS notifications (one per record run) but op_num tells the host to expect {op_num}"
-    )]
-    NotificationCount {
-        /// Notifications the records post.
-        posted: u64,
-        /// `op_num`.
-        op_num: u32,
-    },
-    /// Images that do not decode back to the lowered records.
-    #[error("the {image} image does not decode back to the lowered records: {detail}")]
-    RoundTrip {
-        /// Which image.
-        image: &'static str,
-        /// What differs.
-        detail: String,
-    },
+/// A defect of rank `rank`'s place in the world.
+fn world_defect(rank: u32, kind: DefectKind) -> Defect {
+    Defect {
+        collective: CollectiveIdx(0),
+        group: 0,
+        rank: Some(Rank(rank)),
+        topsp: Some(ccc_ir::id::TopSp(0)),
+        record: None,
+        step: None,
+        chunk: None,
+        kind,
+    }
 }

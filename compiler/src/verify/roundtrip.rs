@@ -1,9 +1,9 @@
 //! The round trip: every emitted image decodes back to exactly the records
 //! that were lowered.
 
-use super::{Defect, DefectKind, VerifyError};
+use super::defect::{Defect, DefectKind};
 use crate::encode::RankImages;
-use crate::lower::RankProgram;
+use crate::lower::{RankProgram, SegmentProgram};
 use ccc_ir::id::CollectiveIdx;
 use ccc_ir::wire::ctrl_spad;
 use ccc_ir::wire::neff_configs::NeffConfigs;
@@ -15,9 +15,9 @@ use ccc_ir::wire::slot_spad::SlotSpad;
 /// # Errors
 ///
 /// [`DefectKind::RoundTrip`] naming the rank, TOP_SP and image.
-pub fn prove(program: &RankProgram, images: &RankImages) -> Result<u64, VerifyError> {
+pub(crate) fn check(program: &RankProgram, images: &RankImages) -> Result<u64, Box<Defect>> {
     let fail = |topsp, image: &'static str, detail: String| {
-        VerifyError::Defect(Box::new(Defect {
+        Box::new(Defect {
             collective: CollectiveIdx(0),
             group: 0,
             rank: Some(program.rank),
@@ -26,7 +26,7 @@ pub fn prove(program: &RankProgram, images: &RankImages) -> Result<u64, VerifyEr
             step: None,
             chunk: None,
             kind: DefectKind::RoundTrip { image, detail },
-        }))
+        })
     };
     if program.topsps.len() != images.topsps.len() {
         let detail = format!("{} TOP_SP images for {} lowered TOP_SPs", images.topsps.len(), program.topsps.len());
@@ -36,11 +36,7 @@ pub fn prove(program: &RankProgram, images: &RankImages) -> Result<u64, VerifyEr
     for (tp, img) in program.topsps.iter().zip(&images.topsps) {
         let t = tp.topsp;
         let segments = ctrl_spad::decode(&img.ctrl_spad).map_err(|e| fail(t, "ctrl_spad", e.to_string()))?;
-        let lowered: Vec<ctrl_spad::Segment> = tp
-            .segments
-            .iter()
-            .map(|s| ctrl_spad::Segment { records: s.records.iter().map(|r| r.op).collect(), compl_addr: s.compl_addr })
-            .collect();
+        let lowered: Vec<ctrl_spad::Segment> = tp.segments.iter().map(SegmentProgram::ctrl_spad).collect();
         if segments != lowered {
             let at =
                 segments.iter().zip(&lowered).position(|(a, b)| a != b).unwrap_or(segments.len().min(lowered.len()));

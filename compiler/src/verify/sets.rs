@@ -7,7 +7,7 @@
 //! exchanges, recursive halving). Unions are memoized, so a pattern that
 //! folds the same two sets into many cells costs one real union.
 
-use super::symmetry::Action;
+use super::action::Action;
 use std::collections::HashMap;
 
 /// A packed set handle.

@@ -1,7 +1,4 @@
-//! Helpers shared by the `ir` integration tests. Each test binary uses a
-//! different subset, hence the `dead_code` allowance.
-
-#![allow(dead_code)]
+//! Helpers shared by the `ir` integration tests.
 
 use ccc_ir::wire::{DecodeError, DecodeErrorKind};
 

@@ -26,7 +26,7 @@ pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     let _ = writeln!(out, "{}: {what}", args.spec.display());
     let _ = writeln!(
         out,
-        "  {}: {}, {} per node, {}, {}; barrier {:?}, send_credits {}",
+        "  {}: {}, {} per node, {}, {}; barrier {}, send_credits {}",
         program.arch(),
         count(shape.rank_n, "rank"),
         shape.local_rank_n,

@@ -7,15 +7,14 @@ use crate::load::load_spec;
 use crate::progress::Bar;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, OutputError, Written};
-use ccc_compiler::pipeline::{
-    CertificateError, CompileError, Compiled, Options, Proof, WayOut, compile, compile_certified,
-};
+use ccc_compiler::pipeline::{CertificateError, CompileError, Compiled, Options, Proof, WayOut, compile};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use ccc_ir::noun::count;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Runs `ccc compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
@@ -24,15 +23,12 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let options = Options {
         ranks: args.ranks.iter().copied().map(Rank).collect(),
         verify: !args.no_verify,
+        certificate: certificate.map(Arc::new),
         memory_budget: args.memory_budget.0,
         ..Options::default()
     };
     let (bar, options) = Bar::attach(args.quiet, options);
-    let compiled = match &certificate {
-        None => compile(&valid, &options),
-        Some(certificate) => compile_certified(&valid, &options, certificate),
-    }
-    .map_err(|e| compile_failure(&args.spec, e))?;
+    let compiled = compile(&valid, &options).map_err(|e| compile_failure(&args.spec, e))?;
     drop(bar);
     let written = output::write(&args.out, &compiled).map_err(output_failure)?;
     report_debris(&written);
@@ -90,7 +86,7 @@ pub fn run_verify(args: &VerifyArgs) -> Result<ExitCode, Failure> {
 pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
     let name = spec.display();
     match error {
-        CompileError::Verify(VerifyError::Defect(defect)) => Failure {
+        CompileError::Verify(VerifyError::Defects(defect)) => Failure {
             code: 1,
             report: miette::miette!(
                 help = "ccc refuses to emit a schedule it cannot prove; this is a defect in ccc, please report it with the spec",

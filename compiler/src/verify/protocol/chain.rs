@@ -1,0 +1,193 @@
+//! Part 1 of the protocol proof: the chain of one (rank, TOP_SP) on its
+//! own. Every collective that uses the TOP_SP has one record per phase, in
+//! order, covering its steps exactly; the flags run each record into the
+//! next and stop at the last; every wait has a signal and every signal a
+//! waiter; the END mark carries the TOP_SP's completion semaphore;
+//! `channel_list` holds exactly the collective's channels there; mesh
+//! records address their events inside the mesh window; credits are in
+//! 1..=511; the host's counts match the chain.
+
+use super::found::{MAX_SEND_CREDITS, Place, defect, hosted, mismatch};
+use crate::lower::{Record, SegmentProgram, TopSpProgram};
+use crate::placement::{channel_sema, mesh_sema, sema, topsps_for};
+use crate::schedule::{CollectivePlan, Phase, Schedule};
+use crate::verify::defect::{Defect, DefectKind, SemaphoreWindow};
+use ccc_ir::arch::SemWindow;
+use ccc_ir::enums::{DevicePattern, MetaringType};
+use ccc_ir::id::{Rank, TopSp};
+
+/// The first defect of the chain of `tp`, on rank `rank`.
+pub(super) fn check(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(), Box<Defect>> {
+    let params = schedule.arch.params();
+    let t = tp.topsp;
+    let place = |collective, record| Place { collective, rank, topsp: t, record, step: None };
+    let credits = tp.neff.send_credits;
+    if credits == 0 || credits > MAX_SEND_CREDITS {
+        return Err(defect(place(0, None), DefectKind::CreditsOutOfRange { credits }));
+    }
+    // A collective has a chain on the TOP_SPs of its channels, unless it
+    // has no phase at all (groups of one rank: nothing to move).
+    let expected: Vec<&CollectivePlan> =
+        schedule.collectives.iter().filter(|p| t.0 < topsps_for(params, p.channels) && !p.phases.is_empty()).collect();
+    let found: Vec<u32> = tp.segments.iter().map(|s| s.collective).collect();
+    let want: Vec<u32> = expected.iter().map(|p| p.index).collect();
+    if found != want {
+        let c = found.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(found.len().min(want.len()));
+        return Err(defect(
+            place(want.get(c).copied().unwrap_or(0), None),
+            mismatch("collectives in the chain", found.len() as u64, want.len() as u64),
+        ));
+    }
+    let completion = params.sem_addr(t.0, SemWindow::Inc, sema::COMPLETE).ok();
+    let mut events = 0u32;
+    for (segment, plan) in tp.segments.iter().zip(expected) {
+        let at = |record| Place { collective: plan.index, rank, topsp: t, record, step: None };
+        let records = segment.records.len();
+        if records != plan.phases.len() {
+            return Err(defect(at(None), mismatch("records in the chain", records as u64, plan.phases.len() as u64)));
+        }
+        let channel_list = hosted(schedule, plan, t.0).iter().fold(0u32, |acc, &c| acc | (1 << c));
+        for (i, (record, phase)) in segment.records.iter().zip(&plan.phases).enumerate() {
+            // A record's defect is located at its first step.
+            let at = Place { step: Some(record.first_step), ..at(Some(i as u32)) };
+            check_record(segment, i, record, phase, t, channel_list, &mut events).map_err(|kind| defect(at, kind))?;
+        }
+        if Some(segment.compl_addr) != completion {
+            // The END mark follows the collective's last step.
+            let last = Place { step: plan.step_n.checked_sub(1), ..at(None) };
+            let (found, expected) = (segment.compl_addr, completion.unwrap_or(0));
+            return Err(defect(last, DefectKind::WrongCompletionAddress { found, expected }));
+        }
+    }
+    check_host_counts(schedule, tp, events).map_err(|kind| defect(place(0, None), kind))
+}
+
+/// One record of a chain: its flags against its neighbours', its fields
+/// against its phase, its channels (RING) or events (MESH). `events` counts
+/// the TOP_SP's mesh events so far.
+fn check_record(
+    segment: &SegmentProgram,
+    i: usize,
+    record: &Record,
+    phase: &Phase,
+    t: TopSp,
+    channel_list: u32,
+    events: &mut u32,
+) -> Result<(), DefectKind> {
+    check_flags(&segment.records, i)?;
+    let op = &record.op;
+    let pattern = phase.alg.pattern().unwrap_or(DevicePattern::Ring);
+    let steps: u64 = record.tp.iter().map(|e| u64::from(e.repeat)).sum();
+    check_fields(&[
+        ("algo_type", u64::from(op.algo_type), u64::from(pattern.raw())),
+        ("first step", u64::from(record.first_step), u64::from(phase.first_step)),
+        ("steps in the record", u64::from(record.step_n), u64::from(phase.step_n)),
+        ("steps its tp_inc_steps cover", steps, u64::from(phase.step_n)),
+        ("reporter", u64::from(op.reporter), u64::from(t.0 == 0)),
+    ])?;
+    match pattern {
+        DevicePattern::Ring => check_ring(record, phase, channel_list),
+        DevicePattern::Mesh => check_mesh(record, events),
+    }
+}
+
+/// `trigger_next` runs record `i` into the next and stops at the last;
+/// its wait has an earlier signal and its signal a waiter.
+fn check_flags(records: &[Record], i: usize) -> Result<(), DefectKind> {
+    let op = &records[i].op;
+    let last = i + 1 == records.len();
+    if !op.trigger_next && !last {
+        return Err(DefectKind::ChainBroken { next: i as u32 + 1 });
+    }
+    if op.trigger_next && last {
+        return Err(DefectKind::ChainOverrun);
+    }
+    if op.ring_wait_complete {
+        match i.checked_sub(1).and_then(|p| records.get(p)) {
+            None => return Err(DefectKind::FirstRecordWaits),
+            Some(prev) if !prev.op.ring_send_complete => {
+                return Err(DefectKind::WaitWithoutSignal { previous: i as u32 - 1 });
+            }
+            Some(_) => {}
+        }
+    }
+    if op.ring_send_complete && !records.get(i + 1).is_some_and(|next| next.op.ring_wait_complete) {
+        return Err(DefectKind::SignalWithoutWait);
+    }
+    Ok(())
+}
+
+/// The first `(field, found, expected)` that differs.
+fn check_fields(fields: &[(&'static str, u64, u64)]) -> Result<(), DefectKind> {
+    match fields.iter().find(|(_, found, expected)| found != expected) {
+        Some(&(field, found, expected)) => Err(mismatch(field, found, expected)),
+        None => Ok(()),
+    }
+}
+
+/// A RING record: its sub-type, exactly the collective's channels on the
+/// TOP_SP, no events.
+fn check_ring(record: &Record, phase: &Phase, channel_list: u32) -> Result<(), DefectKind> {
+    let op = &record.op;
+    let want = MetaringType::from_alg(phase.alg).map_or(0, MetaringType::raw);
+    check_fields(&[("algo_sub_type", u64::from(op.algo_sub_type), u64::from(want))])?;
+    let list = op.channel_list();
+    if let Some(channel) = (0..32u8).find(|c| channel_list & !list & (1 << c) != 0) {
+        return Err(DefectKind::ChannelMissing { channel, channel_list: list });
+    }
+    if let Some(channel) = (0..32u8).find(|c| list & !channel_list & (1 << c) != 0) {
+        return Err(DefectKind::ChannelExtra { channel, channel_list: list });
+    }
+    check_fields(&[("mesh events of a RING record", record.events.len() as u64, 0)])
+}
+
+/// A MESH record: its events follow the TOP_SP's earlier ones, inside the
+/// mesh event window.
+fn check_mesh(record: &Record, events: &mut u32) -> Result<(), DefectKind> {
+    let op = &record.op;
+    check_fields(&[
+        ("sema_shift_offset", u64::from(op.sema_shift_offset()), u64::from(*events)),
+        ("sema_mask", u64::from(op.sema_mask()), u64::from(sema::MESH_MASK)),
+    ])?;
+    let (first, last) = (sema::MESH, sema::MESH + u32::from(sema::MESH_MASK));
+    for (e, event) in record.events.iter().enumerate() {
+        let index = u32::from(event.sema_index);
+        if !(first..=last).contains(&index) {
+            return Err(DefectKind::SemaphoreOutOfWindow { index, window: SemaphoreWindow::MeshEvent, first, last });
+        }
+        let want = u32::from(mesh_sema(*events + e as u32));
+        check_fields(&[("mesh event semaphore", u64::from(index), u64::from(want))])?;
+    }
+    *events += record.events.len() as u32;
+    Ok(())
+}
+
+/// The EXEC config block against the chain: the mesh events it holds, the
+/// host's counts, the flags, and every hosted channel's semaphores inside
+/// their window.
+fn check_host_counts(schedule: &Schedule, tp: &TopSpProgram, events: u32) -> Result<(), DefectKind> {
+    let params = schedule.arch.params();
+    let t = tp.topsp;
+    if events > u32::from(params.mesh_event_max) {
+        return Err(mismatch("mesh events", u64::from(events), u64::from(params.mesh_event_max)));
+    }
+    let neff = &tp.neff;
+    let event_sema: Vec<_> = tp.records().flat_map(|r| r.events.iter().copied()).collect();
+    check_fields(&[
+        ("op_num", u64::from(neff.op_num), tp.records().count() as u64),
+        ("tpb_compl_addr_num", u64::from(neff.tpb_compl_addr_num), tp.segments.len() as u64),
+        ("mesh_event_n", neff.mesh_events.len() as u64, event_sema.len() as u64),
+        ("leader flag", u64::from(neff.flags.leader), u64::from(t.0 == 0)),
+        ("topsp_index", u64::from(neff.topsp_index), u64::from(t.0)),
+    ])?;
+    if neff.mesh_events != event_sema {
+        let entry = neff.mesh_events.iter().zip(&event_sema).position(|(a, b)| a != b).unwrap_or(event_sema.len());
+        let (table, records) = (neff.mesh_events.len() as u32, event_sema.len() as u32);
+        return Err(DefectKind::EventTable { entry: entry as u32, table, records });
+    }
+    let (first, last) = (sema::CHANNEL, sema::MESH - 1);
+    match (0..tp.channels.len() as u32).map(|j| channel_sema(j) + 1).find(|&recv| recv > last) {
+        Some(index) => Err(DefectKind::SemaphoreOutOfWindow { index, window: SemaphoreWindow::Channel, first, last }),
+        None => Ok(()),
+    }
+}

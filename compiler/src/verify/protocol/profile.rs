@@ -1,0 +1,137 @@
+//! What a member whose transfers are member 0's moved to it posts, from
+//! member 0's transfers alone: its descriptor counts step by step (the
+//! same for every member when every block costs the same, else per member
+//! from member 0's costs of small and big blocks), folded as lowering
+//! folds them when that can be compared record by record.
+
+use super::found::hosted;
+use crate::placement::topsps_for;
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
+use crate::verify::symmetry::Orbit;
+use ccc_ir::enums::DevicePattern;
+use ccc_ir::wire::tp::{Folder, TpIncStep};
+
+/// What a member of a group posts when its transfers are member 0's moved
+/// to it, from member 0's transfers (its [`Orbit`]).
+pub(crate) struct Profile {
+    pub(super) counts: Counts,
+    /// The counts of [`Counts::Same`] folded as the lowering folds them,
+    /// per TOP_SP and phase: a record whose `tp_inc_steps` are exactly these
+    /// posts exactly the counts, step by step. `None` otherwise, with mesh
+    /// phases (their events need the steps) or counts too wide to fold.
+    pub(super) folded: Option<Folded>,
+    /// Whether the collective has a mesh phase.
+    mesh: bool,
+    /// Semaphore increments a member receives over the collective, on
+    /// every channel.
+    pub(super) signals: u64,
+}
+
+/// `tp_inc_steps` per TOP_SP and record.
+pub(super) type Folded = Vec<Vec<Vec<TpIncStep>>>;
+
+/// The descriptors a member of a symmetric group posts at each step.
+pub(super) enum Counts {
+    /// Every block costs the same: every member posts member 0's counts,
+    /// `[s * used + t]` for step `s` and TOP_SP `t`.
+    Same(Vec<(u64, u64)>),
+    /// Blocks below `big_below` hold one more element, and every transfer
+    /// moves one block (or none): what member 0's transfer `k` posts on
+    /// TOP_SP `t`, `[k * used + t]`, with its block small and with it big.
+    /// A member posts, for each of its transfers, the row its moved block
+    /// falls in.
+    ByBlock { big_below: u32, costs: Vec<[(u64, u64); 2]> },
+}
+
+impl Profile {
+    /// The profile of the group whose member 0 moves as `orbit`; `None`
+    /// when its counts depend on the member in a way member 0's do not show.
+    pub(super) fn new(schedule: &Schedule, plan: &CollectivePlan, orbit: &Orbit) -> Option<Profile> {
+        let used = topsps_for(schedule.arch.params(), plan.channels);
+        let tables: Vec<DescTable<'_>> = (0..used).map(|t| DescTable::new(plan, &hosted(schedule, plan, t))).collect();
+        let all = orbit.transfers();
+        let counts = if tables.iter().all(DescTable::position_free) {
+            let tables = &tables;
+            Counts::Same(
+                (0..plan.step_n).flat_map(|s| tables.iter().map(move |table| table.step(0, orbit.step(s)))).collect(),
+            )
+        } else {
+            let big_below = tables.first()?.big_below()?;
+            if all.iter().any(|t| t.src.count > 1 || t.dst.count > 1) {
+                return None;
+            }
+            let n = plan.groups.size();
+            let probe = |t: &Transfer, pos: u32| {
+                let at = |b: BlockSet| if b.count == 0 { b } else { BlockSet::one(pos) };
+                Transfer { src: at(t.src), dst: at(t.dst), ..*t }
+            };
+            let costs = all
+                .iter()
+                .flat_map(|t| {
+                    let (small, big) = (probe(t, big_below.min(n - 1)), probe(t, 0));
+                    tables.iter().map(move |table| [table.step(0, &[small]), table.step(0, &[big])])
+                })
+                .collect();
+            Counts::ByBlock { big_below, costs }
+        };
+        let mesh = plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh));
+        let channels: u64 = tables.iter().map(|t| t.channels().len() as u64).sum();
+        let signals = all
+            .iter()
+            .filter(|tr| tr.to == 0)
+            .map(|tr| u64::from(tr.src.count) * u64::from(tr.halves.count()) * channels)
+            .sum();
+        let mut profile = Profile { counts, folded: None, mesh, signals };
+        // The same for every member: fold them once.
+        if matches!(profile.counts, Counts::Same(_)) {
+            profile.folded = profile.fold_for(plan, orbit, 0, usize::from(used));
+        }
+        Some(profile)
+    }
+
+    /// What member `member` posts, folded per TOP_SP and phase as the
+    /// lowering folds it, when that can be compared record by record (no
+    /// mesh phase, counts that fit).
+    pub(super) fn fold_for(&self, plan: &CollectivePlan, orbit: &Orbit, member: u32, used: usize) -> Option<Folded> {
+        if self.mesh {
+            return None;
+        }
+        let mut out: Folded = vec![Vec::with_capacity(plan.phases.len()); used];
+        let mut counts = Vec::new();
+        for p in &plan.phases {
+            let mut folders: Vec<Folder> = (0..used).map(|_| Folder::new()).collect();
+            for s in p.first_step..p.first_step + p.step_n {
+                self.counts(orbit, s, member, used, &mut counts);
+                for (folder, &(m2s, s2m)) in folders.iter_mut().zip(&counts) {
+                    folder.push(u32::try_from(m2s).ok()?, u32::try_from(s2m).ok()?);
+                }
+            }
+            for (o, f) in out.iter_mut().zip(folders) {
+                o.push(f.finish());
+            }
+        }
+        Some(out)
+    }
+
+    /// What member `member` posts at step `step`, per TOP_SP, into `out`.
+    pub(super) fn counts(&self, orbit: &Orbit, step: u32, member: u32, used: usize, out: &mut Vec<(u64, u64)>) {
+        out.clear();
+        match &self.counts {
+            Counts::Same(counts) => out.extend_from_slice(&counts[step as usize * used..][..used]),
+            Counts::ByBlock { big_below, costs } => {
+                out.resize(used, (0, 0));
+                let (first, end) = orbit.span(step);
+                let action = &orbit.action;
+                let big = |b: BlockSet| usize::from(b.count > 0 && action.add(b.start, member) < *big_below);
+                for (k, tr) in (first..end).zip(orbit.step(step)) {
+                    let (src, dst) = (big(tr.src), big(tr.dst));
+                    for (t, o) in out.iter_mut().enumerate() {
+                        let row = &costs[k * used + t];
+                        o.0 += row[src].0;
+                        o.1 += row[dst].1;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Part 2 of the protocol proof: one rank's records of one collective
+//! against the step graph, step by step. Every record posts exactly the
+//! descriptors the rank's transfers need at each step, on each TOP_SP;
+//! each mesh event waits for exactly the increments its peer sends during
+//! the phase; every phase that runs to its end notifies the host once per
+//! TOP_SP.
+
+use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
+use super::profile::{Folded, Profile};
+use crate::lower::{RankProgram, Record};
+use crate::placement::topsps_for;
+use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
+use crate::step_graph::walk_collective;
+use crate::verify::defect::{Defect, DefectKind};
+use crate::verify::symmetry::Orbit;
+use ccc_ir::enums::DevicePattern;
+use ccc_ir::id::{Rank, TopSp};
+use ccc_ir::wire::tp::TpIncStep;
+
+/// What the step graph has a member do at one step: per TOP_SP of the
+/// collective, the `(m2s, s2m)` descriptors it must post; and per transfer
+/// it receives, the sending member and the semaphore increments.
+#[derive(Default)]
+struct Needs {
+    counts: Vec<(u64, u64)>,
+    receives: Vec<(u32, u64)>,
+}
+
+/// A symmetric group's member 0: its needs, and its transfers with the
+/// action that moves them.
+pub(super) type Member0<'a> = (&'a Profile, &'a Orbit);
+
+/// One rank's check of one collective, step by step.
+pub(super) struct StepCheck<'a> {
+    schedule: &'a Schedule,
+    plan: &'a CollectivePlan,
+    rank: Rank,
+    group: u32,
+    member: u32,
+    /// The collective's channels on each of its TOP_SPs.
+    hosted: Vec<Vec<u8>>,
+    /// Their count over every TOP_SP.
+    channels: u64,
+    /// Per TOP_SP, where the records stand.
+    cursors: Vec<Cursor<'a>>,
+    /// Increments received from each peer during the current mesh phase.
+    incoming: Vec<(u32, u64)>,
+    needs: Needs,
+    proof: &'a mut ProtocolProof,
+    /// Per TOP_SP, records run to their end.
+    notified: &'a mut [u64],
+}
+
+impl<'a> StepCheck<'a> {
+    pub(super) fn new(
+        schedule: &'a Schedule,
+        plan: &'a CollectivePlan,
+        program: &'a RankProgram,
+        proof: &'a mut ProtocolProof,
+        notified: &'a mut [u64],
+    ) -> StepCheck<'a> {
+        let used = usize::from(topsps_for(schedule.arch.params(), plan.channels));
+        let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
+        let channels = hosted.iter().map(|h| h.len() as u64).sum();
+        let cursors = program.topsps[..used]
+            .iter()
+            .map(|tp| {
+                let records =
+                    tp.segments.iter().find(|s| s.collective == plan.index).map_or(&[][..], |s| &s.records[..]);
+                Cursor { records, record: 0, entry: 0, done: 0 }
+            })
+            .collect();
+        let (group, member) = plan.groups.locate(program.rank);
+        StepCheck {
+            schedule,
+            plan,
+            rank: program.rank,
+            group,
+            member,
+            hosted,
+            channels,
+            cursors,
+            incoming: Vec::new(),
+            needs: Needs::default(),
+            proof,
+            notified,
+        }
+    }
+
+    /// The whole collective: from member 0's needs when the rank's
+    /// transfers are member 0's moved (`member0`), else from its own step
+    /// graph. The first defect.
+    pub(super) fn collective(mut self, member0: Option<Member0<'_>>) -> Result<(), Box<Defect>> {
+        match member0 {
+            Some((profile, orbit)) => {
+                if self.folded_match(profile, orbit) {
+                    return Ok(());
+                }
+                self.by_profile(profile, orbit)
+            }
+            None => self.by_walk(),
+        }
+    }
+
+    /// Records that are exactly the profile's folded counts post them step
+    /// by step: what the step-by-step check would find, counted at once.
+    fn folded_match(&mut self, profile: &Profile, orbit: &Orbit) -> bool {
+        let used = self.cursors.len();
+        let own: Option<Folded>;
+        let folded = match &profile.folded {
+            Some(folded) => folded,
+            None => {
+                own = profile.fold_for(self.plan, orbit, self.member, used);
+                match &own {
+                    Some(folded) => folded,
+                    None => return false,
+                }
+            }
+        };
+        let same = |c: &Cursor<'_>, f: &Vec<Vec<TpIncStep>>| {
+            c.records.len() == f.len() && c.records.iter().zip(f).all(|(r, tp)| r.tp == *tp)
+        };
+        if !self.cursors.iter().zip(folded).all(|(c, f)| same(c, f)) {
+            return false;
+        }
+        self.proof.steps += used as u64 * u64::from(self.plan.step_n);
+        self.proof.signals += profile.signals;
+        let phases = self.plan.phases.iter().filter(|p| p.step_n > 0).count() as u64;
+        for n in self.notified.iter_mut().take(used) {
+            *n += phases;
+        }
+        true
+    }
+
+    /// Step by step, the needs from member 0's moved to this member.
+    fn by_profile(mut self, profile: &Profile, orbit: &Orbit) -> Result<(), Box<Defect>> {
+        let (used, member) = (self.cursors.len(), self.member);
+        for step in 0..self.plan.step_n {
+            let Some((phase, _)) = self.plan.phase_at(step) else { break };
+            profile.counts(orbit, step, member, used, &mut self.needs.counts);
+            self.needs.receives.clear();
+            let received = orbit.step(step).iter().filter(|tr| tr.to == 0);
+            let action = &orbit.action;
+            self.needs.receives.extend(received.map(|tr| (action.add(tr.from, member), increments(tr))));
+            self.step(step, phase)?;
+        }
+        Ok(())
+    }
+
+    /// Step by step, the needs from the rank's own step graph.
+    fn by_walk(mut self) -> Result<(), Box<Defect>> {
+        let (schedule, plan, rank) = (self.schedule, self.plan, self.rank);
+        let hosted = self.hosted.clone();
+        let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
+        walk_collective(schedule, plan, rank, |node| {
+            self.needs.counts.clear();
+            self.needs.counts.extend(tables.iter().map(|table| table.step(node.member, node.transfers)));
+            self.needs.receives.clear();
+            let received = node.transfers.iter().filter(|tr| tr.to == node.member);
+            self.needs.receives.extend(received.map(|tr| (tr.from, increments(tr))));
+            self.step(node.step, node.phase as usize)
+        })
+    }
+
+    /// One step: the records' posts against the needs.
+    fn step(&mut self, step: u32, phase_index: usize) -> Result<(), Box<Defect>> {
+        let (plan, rank) = (self.plan, self.rank);
+        let place =
+            |t: usize, record| Place { collective: plan.index, rank, topsp: TopSp(t as u8), record, step: Some(step) };
+        for (t, (cursor, &(m2s, s2m))) in self.cursors.iter_mut().zip(&self.needs.counts).enumerate() {
+            let Some((record, posted_m2s, posted_s2m)) = cursor.next() else {
+                let kind = mismatch("steps its records cover", u64::from(step), u64::from(plan.step_n));
+                return Err(defect(place(t, None), kind));
+            };
+            if record as usize != phase_index {
+                let kind = mismatch("phase of the record running this step", u64::from(record), phase_index as u64);
+                return Err(defect(place(t, Some(record)), kind));
+            }
+            for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
+                if u64::from(posted) != needed {
+                    let kind = DefectKind::CountMismatch { queue, posted: u64::from(posted), needed };
+                    return Err(defect(place(t, Some(record)), kind));
+                }
+            }
+            self.proof.steps += 1;
+        }
+        let phase = &plan.phases[phase_index];
+        let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
+        for &(from, increments) in &self.needs.receives {
+            self.proof.signals += increments * self.channels;
+            if mesh && from != self.member {
+                let peer = plan.rank(self.group, from).0;
+                match self.incoming.iter_mut().find(|(p, _)| *p == peer) {
+                    Some(e) => e.1 += increments,
+                    None => self.incoming.push((peer, increments)),
+                }
+            }
+        }
+        if step + 1 == phase.first_step + phase.step_n {
+            for t in 0..self.cursors.len() {
+                self.notified[t] += 1;
+                if mesh {
+                    let record = self.cursors[t].records.get(phase_index);
+                    let channels = self.hosted[t].len() as u64;
+                    check_events(record, &self.incoming, channels, place(t, Some(phase_index as u32)))?;
+                }
+            }
+            self.incoming.clear();
+        }
+        Ok(())
+    }
+}
+
+/// The semaphore increments a transfer delivers per channel: blocks x
+/// halves.
+fn increments(tr: &Transfer) -> u64 {
+    u64::from(tr.src.count) * u64::from(tr.halves.count())
+}
+
+/// A mesh record's events must wait, per peer, for exactly the increments
+/// the step graph has that peer send the rank during the phase, on each of
+/// the TOP_SP's `channels` (and for nothing from a peer that sends none).
+fn check_events(record: Option<&Record>, incoming: &[(u32, u64)], channels: u64, at: Place) -> Result<(), Box<Defect>> {
+    let Some(record) = record else { return Ok(()) };
+    for &(peer, sent) in incoming {
+        let sent = sent * channels;
+        let target = record.events.iter().find(|e| e.peer == peer).map_or(0, |e| u64::from(e.target));
+        if target != sent {
+            return Err(defect(at, DefectKind::EventMismatch { peer: Rank(peer), target, arrived: sent }));
+        }
+    }
+    if let Some(e) = record.events.iter().find(|e| !incoming.iter().any(|&(p, _)| p == e.peer)) {
+        let kind = DefectKind::EventMismatch { peer: Rank(e.peer), target: u64::from(e.target), arrived: 0 };
+        return Err(defect(at, kind));
+    }
+    Ok(())
+}
+
+/// A (rank, TOP_SP)'s position in its records' `tp_inc_steps`.
+struct Cursor<'a> {
+    records: &'a [Record],
+    record: usize,
+    entry: usize,
+    done: u16,
+}
+
+impl Cursor<'_> {
+    /// The next step's `(record, m2s, s2m)`.
+    fn next(&mut self) -> Option<(u32, u32, u32)> {
+        loop {
+            let record = self.records.get(self.record)?;
+            match record.tp.get(self.entry) {
+                Some(&TpIncStep { m2s, s2m, repeat }) if self.done < repeat => {
+                    self.done += 1;
+                    return Some((self.record as u32, m2s, s2m));
+                }
+                Some(_) => {
+                    self.entry += 1;
+                    self.done = 0;
+                }
+                None => {
+                    self.record += 1;
+                    self.entry = 0;
+                    self.done = 0;
+                }
+            }
+        }
+    }
+}

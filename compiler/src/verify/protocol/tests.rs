@@ -1,0 +1,195 @@
+//! The protocol proof on every algorithm, with and without symmetry.
+
+use super::profile::Counts;
+use super::*;
+use crate::algorithms::flat_ops;
+use crate::build::build;
+use crate::encode::encode;
+use crate::lower::lower;
+use crate::testing::Case;
+use crate::verify::symmetry::Symmetry;
+use crate::verify::{Defects, Prover, ProverOptions, VerifyError};
+use ccc_ir::enums::{AlgType, OpType};
+use ccc_ir::id::{Rank, Step, TopSp};
+use ccc_ir::wire::tp::TpIncStep;
+
+/// The protocol proof of `programs`, every rank's, each rank checked
+/// against member 0's needs where its watch saw its transfers moved
+/// (`symmetry` on), else against its own step graph.
+fn prove(schedule: &Schedule, programs: &[RankProgram], symmetry: bool) -> Result<ProtocolProof, VerifyError> {
+    let prover = Prover::new(schedule, &ProverOptions { symmetry, ..ProverOptions::default() });
+    let mut proof = ProtocolProof::default();
+    let mut defects = Vec::new();
+    for p in programs {
+        let checked = prover.check_rank(p, &prover.watch(p.rank));
+        proof.add(&checked.proof);
+        defects.extend(checked.defects);
+    }
+    match Defects::collect(defects) {
+        Some(d) => Err(VerifyError::Defects(Box::new(d))),
+        None => Ok(proof),
+    }
+}
+
+fn lower_all(case: &Case) -> (Schedule, Vec<RankProgram>) {
+    let schedule = build(&case.valid()).unwrap();
+    let programs: Vec<RankProgram> =
+        (0..case.rank_n).map(|r| lower(&schedule, Rank(r)).unwrap_or_else(|e| panic!("{case:?}: {e}"))).collect();
+    (schedule, programs)
+}
+
+fn assert_protocol(case: &Case) {
+    let (schedule, programs) = lower_all(case);
+    if let Err(e) = prove(&schedule, &programs, true) {
+        panic!(
+            "{:?} {:?} n={} local={} channels={}: {e}",
+            case.op, case.alg, case.rank_n, case.local_rank_n, case.channels
+        );
+    }
+    for p in &programs {
+        let images = encode(p, schedule.arch).unwrap();
+        crate::verify::roundtrip::check(p, &images).unwrap();
+    }
+}
+
+#[test]
+fn every_flat_pairing_is_checked() {
+    for &alg in AlgType::ALL {
+        if alg == AlgType::Hier {
+            continue;
+        }
+        for &op in flat_ops(alg) {
+            for n in [2u32, 3, 4, 5, 8, 12] {
+                for channels in [1u8, 3, 9] {
+                    let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+                    case.channels = channels;
+                    assert_protocol(&case);
+                }
+            }
+        }
+    }
+}
+
+/// Standing member 0's needs for every member's changes no figure, on
+/// every flat pairing, invariant or not.
+#[test]
+fn symmetry_changes_no_figure() {
+    for &alg in AlgType::ALL {
+        if alg == AlgType::Hier {
+            continue;
+        }
+        for &op in flat_ops(alg) {
+            // Even blocks (every rank's counts the same) and uneven.
+            for (n, channels, count) in [(2u32, 1u8, 4096), (5, 3, 4100), (8, 2, 4096), (8, 2, 4103), (12, 9, 4104)] {
+                let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+                case.channels = channels;
+                case.count = count;
+                let (schedule, programs) = lower_all(&case);
+                let fast = prove(&schedule, &programs, true);
+                let full = prove(&schedule, &programs, false);
+                assert_eq!(fast, full, "{op:?} {alg:?} n={n} channels={channels} count={count}");
+            }
+        }
+    }
+}
+
+/// A flat ring's records are exactly member 0's folded counts, on every
+/// rank: the whole check is a comparison of `tp_inc_steps`.
+#[test]
+fn a_ring_takes_the_folded_path() {
+    let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+    case.channels = 2;
+    let records_of = |p: &RankProgram, t: usize| -> Vec<Vec<TpIncStep>> {
+        p.topsps[t].segments[0].records.iter().map(|r| r.tp.clone()).collect()
+    };
+    // 4096 + 7 elements: the first 7 blocks are one element bigger, so
+    // counts depend on the block, and each rank's are folded on its own.
+    let (schedule, programs) = lower_all(&case);
+    let symmetry = Symmetry::find(&schedule);
+    let plan = &schedule.collectives[0];
+    let orbit = symmetry.orbit(0, 0).unwrap();
+    let uneven = Profile::new(&schedule, plan, orbit).unwrap();
+    assert!(matches!(uneven.counts, Counts::ByBlock { big_below: 7, .. }) && uneven.folded.is_none());
+    for p in &programs {
+        let own = uneven.fold_for(plan, orbit, p.rank.0, 2).expect("no mesh phase");
+        for (t, folded) in own.iter().enumerate() {
+            assert_eq!(&records_of(p, t), folded, "uneven: rank {} TOP_SP {t}", p.rank.0);
+        }
+    }
+    case.count = 4096;
+    let (schedule, programs) = lower_all(&case);
+    let symmetry = Symmetry::find(&schedule);
+    let plan = &schedule.collectives[0];
+    let profile = Profile::new(&schedule, plan, symmetry.orbit(0, 0).unwrap()).expect("invariant");
+    let folded = profile.folded.as_ref().expect("no mesh phase");
+    for p in &programs {
+        for (t, folded) in folded.iter().enumerate() {
+            assert_eq!(&records_of(p, t), folded, "rank {} TOP_SP {t}", p.rank.0);
+        }
+    }
+}
+
+/// With uneven blocks the counts depend on the rank, and each rank's
+/// records are checked against its own step graph, step by step: a
+/// record off by one at one step is caught there, symmetric or not.
+#[test]
+fn uneven_blocks_are_checked_step_by_step() {
+    let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+    case.count = 4103;
+    let (schedule, mut programs) = lower_all(&case);
+    let symmetry = Symmetry::find(&schedule);
+    assert!(symmetry.orbit(0, 0).is_some());
+    prove(&schedule, &programs, true).unwrap();
+    let tp = &mut programs[5].topsps[0].segments[0].records[1].tp;
+    let last = tp.len() - 1;
+    tp[last].m2s += 1;
+    let Err(VerifyError::Defects(d)) = prove(&schedule, &programs, true) else { panic!("proven") };
+    assert_eq!((d.first.rank, d.first.record), (Some(Rank(5)), Some(1)), "{d}");
+    assert!(matches!(d.first.kind, DefectKind::CountMismatch { queue: "M2S", .. }), "{d}");
+    let full = prove(&schedule, &programs, false);
+    assert_eq!(full, Err(VerifyError::Defects(d)));
+}
+
+/// Groups of one rank have nothing to move: no record, no END mark,
+/// and the proof still holds (all-to-all keeps its local copy).
+#[test]
+fn groups_of_one_rank_have_empty_chains() {
+    for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll] {
+        let mut case = Case::flat(op, AlgType::Ring, 4, 4);
+        case.groups = Some(vec![vec![0], vec![1], vec![2], vec![3]]);
+        assert_protocol(&case);
+        let (_, programs) = lower_all(&case);
+        let records = programs[0].topsps[0].records().count();
+        assert_eq!(records, usize::from(op == OpType::AllToAll), "{op:?}");
+    }
+    assert_protocol(&Case::flat(OpType::AllReduce, AlgType::Mesh, 1, 1));
+}
+
+#[test]
+fn every_hier_composition_is_checked() {
+    for (op, choice) in Case::hier_choices() {
+        let mut case = Case::hier(op, &choice, 24, 4);
+        case.pod_n = 2;
+        case.channels = 4;
+        assert_protocol(&case);
+    }
+}
+
+/// The rank-local check (what a certified compile runs on its own ranks)
+/// catches a record that posts the wrong count without the other ranks:
+/// a build that lowers the same schedule differently cannot ride on another
+/// build's certificate.
+#[test]
+fn the_rank_local_check_catches_a_wrong_count_on_its_own() {
+    let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+    case.channels = 2;
+    case.count = 65536;
+    let (schedule, mut programs) = lower_all(&case);
+    let mut one = programs.swap_remove(5);
+    assert!(check_rank(&schedule, &one, None, None).defects.is_empty());
+    one.topsps[0].segments[0].records[1].tp[0].m2s += 1;
+    let checked = check_rank(&schedule, &one, None, None);
+    let [d] = &checked.defects[..] else { panic!("{:?}", checked.defects) };
+    assert!(matches!(d.kind, DefectKind::CountMismatch { queue: "M2S", .. }), "{d}");
+    assert_eq!((d.rank, d.topsp, d.record, d.step), (Some(Rank(5)), Some(TopSp(0)), Some(1), Some(Step(7))));
+}

@@ -1,0 +1,197 @@
+//! The prover's state across ranks ([`Prover`]): what is listed once per
+//! schedule (member 0's transfers of every group and what they post), then
+//! each rank taken on its own (lowered under watch, its records checked,
+//! its images decoded), then the world's postcondition from what the
+//! watches saw, and every defect found, in order.
+//!
+//! Only member 0's transfers and what each rank's watch saw ([`Seen`], a
+//! count per collective) outlive a rank's check: a caller may drop each
+//! rank's program once it is checked.
+
+use super::defect::{Defect, Defects, VerifyError};
+use super::options::ProverOptions;
+use super::postcondition::{self, CollectivePostcondition};
+use super::protocol::{self, Profiles, ProtocolProof, RankChecked};
+use super::roundtrip;
+use super::symmetry::{Bases, Seen, Symmetry};
+use super::transfers::AsBuilt;
+use crate::encode::RankImages;
+use crate::lower::{LowerError, RankProgram, lower, lower_watched};
+use crate::schedule::Schedule;
+use crate::step_graph::walk_collective;
+use ccc_ir::id::Rank;
+use std::time::{Duration, Instant};
+
+/// What a schedule's proof holds across ranks.
+pub(crate) struct Prover<'s> {
+    schedule: &'s Schedule,
+    options: ProverOptions,
+    /// Member 0's transfers of every group that can be symmetric, and what
+    /// they post (symmetry on).
+    bases: Option<(Bases, Profiles)>,
+    /// The time listing them took: postcondition work.
+    pub(crate) setup_time: Duration,
+}
+
+/// What the proof established, before its times are added.
+pub(crate) struct Established {
+    pub(crate) postcondition: Vec<CollectivePostcondition>,
+    pub(crate) protocol: ProtocolProof,
+    pub(crate) symmetric_groups: u64,
+}
+
+impl<'s> Prover<'s> {
+    /// The prover of `schedule`.
+    pub(crate) fn new(schedule: &'s Schedule, options: &ProverOptions) -> Prover<'s> {
+        let t = Instant::now();
+        let bases = options.symmetry.then(|| {
+            let bases = Bases::new(schedule);
+            let profiles = Profiles::new(schedule, Some(&bases));
+            (bases, profiles)
+        });
+        Prover { schedule, options: *options, bases, setup_time: t.elapsed() }
+    }
+
+    /// Lowers `rank`, its step graph shown to a watch as lowering walks it
+    /// (symmetry on): the program, and what the watch saw.
+    pub(crate) fn lower(&self, rank: Rank) -> Result<(RankProgram, Seen), LowerError> {
+        let Some((bases, _)) = &self.bases else { return Ok((lower(self.schedule, rank)?, Seen::unwatched(rank))) };
+        let mut watch = bases.watch(rank);
+        let program = lower_watched(self.schedule, rank, &mut |plan, node| watch.see(plan, node))?;
+        Ok((program, watch.finish()))
+    }
+
+    /// What a watch sees of `rank`'s step graph, walked without lowering
+    /// (for a program lowered elsewhere).
+    pub(crate) fn watch(&self, rank: Rank) -> Seen {
+        let Some((bases, _)) = &self.bases else { return Seen::unwatched(rank) };
+        let mut watch = bases.watch(rank);
+        for plan in &self.schedule.collectives {
+            let walked: Result<(), ()> = walk_collective(self.schedule, plan, rank, |node| {
+                watch.see(plan, &node);
+                Ok(())
+            });
+            debug_assert!(walked.is_ok());
+        }
+        watch.finish()
+    }
+
+    /// The protocol check of one rank's records (see `protocol`).
+    pub(crate) fn check_rank(&self, program: &RankProgram, seen: &Seen) -> RankChecked {
+        let bases = self.bases.as_ref().map(|(b, p)| (b, p));
+        protocol::check_rank(self.schedule, program, bases, Some(seen))
+    }
+
+    /// The round trip of one rank's images: images checked, or the defect.
+    pub(crate) fn check_images(program: &RankProgram, images: &RankImages) -> Result<u64, Box<Defect>> {
+        roundtrip::check(program, images)
+    }
+
+    /// The world's postcondition, each group that every member's watch saw
+    /// moved proven on member 0 alone (`seen`: every rank's), calling
+    /// `proven(members)` as each group is done.
+    ///
+    /// # Errors
+    ///
+    /// [`VerifyError::TooLarge`] for a group too large to run in full
+    /// (defects are kept for [`Prover::conclude`]).
+    pub(crate) fn prove_postconditions(
+        &self,
+        seen: &[Seen],
+        proven: &dyn Fn(u64),
+    ) -> Result<Postconditions, VerifyError> {
+        let symmetry = match &self.bases {
+            Some((bases, _)) => bases.symmetry(self.schedule, seen),
+            None => Symmetry::none(),
+        };
+        let proven = postcondition::prove(self.schedule, &AsBuilt, &self.options, &symmetry, proven)?;
+        Ok(Postconditions { proven, symmetric_groups: symmetry.symmetric_groups() })
+    }
+
+    /// Every defect found, the postconditions' first, then the ranks' (in
+    /// the order given), then `others`; or, when there is none, what the
+    /// proof established.
+    ///
+    /// # Errors
+    ///
+    /// [`VerifyError::Defects`] with every defect found.
+    pub(crate) fn conclude(
+        post: Postconditions,
+        ranks: impl IntoIterator<Item = RankChecked>,
+        others: impl IntoIterator<Item = Defect>,
+    ) -> Result<Established, VerifyError> {
+        let mut defects = post.proven.defects;
+        let mut protocol = ProtocolProof::default();
+        for rank in ranks {
+            protocol.add(&rank.proof);
+            defects.extend(rank.defects);
+        }
+        defects.extend(others);
+        match Defects::collect(defects) {
+            Some(defects) => Err(VerifyError::Defects(Box::new(defects))),
+            None => Ok(Established {
+                postcondition: post.proven.collectives,
+                protocol,
+                symmetric_groups: post.symmetric_groups,
+            }),
+        }
+    }
+}
+
+/// The postcondition proof of the world, with its defects.
+pub(crate) struct Postconditions {
+    proven: postcondition::Proven,
+    symmetric_groups: u64,
+}
+
+/// What the proof established, and what it cost.
+#[derive(Clone, Debug)]
+pub struct Proof {
+    /// Per collective: the postcondition proven by symbolic execution.
+    pub postcondition: Vec<CollectivePostcondition>,
+    /// The protocol proof over every rank's records.
+    pub protocol: ProtocolProof,
+    /// Replica groups whose every member was seen, at every step, to run
+    /// member 0's program moved to it (see `verify::symmetry`): the
+    /// postcondition ran on member 0 alone for them (0 when certified: the
+    /// certificate does not say).
+    pub symmetric_groups: u64,
+    /// Images decoded back to their records.
+    pub images_checked: u64,
+    /// Time spent proving postconditions.
+    pub postcondition_time: Duration,
+    /// Time spent on the protocol proof, including lowering the ranks that
+    /// were not asked for (only the proof needs them).
+    pub protocol_time: Duration,
+    /// Time spent on round trips.
+    pub roundtrip_time: Duration,
+    /// `true` when the postcondition and protocol figures come from the
+    /// certificate of an earlier compile of the same schedule (see
+    /// `pipeline::Options::certificate`) and this compile checked only
+    /// its own ranks' chains and images.
+    pub certified: bool,
+}
+
+impl Proof {
+    /// Total proof time.
+    pub fn time(&self) -> Duration {
+        self.postcondition_time + self.protocol_time + self.roundtrip_time
+    }
+}
+
+impl Established {
+    /// The proof, with the images checked and the time each part took:
+    /// postcondition, protocol, round trip.
+    pub(crate) fn proof(self, images_checked: u64, [postcondition, protocol, roundtrip]: [Duration; 3]) -> Proof {
+        Proof {
+            postcondition: self.postcondition,
+            protocol: self.protocol,
+            symmetric_groups: self.symmetric_groups,
+            images_checked,
+            postcondition_time: postcondition,
+            protocol_time: protocol,
+            roundtrip_time: roundtrip,
+            certified: false,
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Where the provers get a member's transfers: the schedule itself
+//! ([`AsBuilt`]), listed at one [`Site`] at a time, or member by member in
+//! step order ([`walk`]). The [`TransferSource`] trait is crate-private: the
+//! unit tests seed defects through it, nothing outside the crate sees it.
+
+use crate::schedule::{CollectivePlan, Phase, PhaseInstance, Schedule, Transfer};
+
+/// One member at one step: where a [`TransferSource`] is asked for transfers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Site<'a> {
+    /// The replica group.
+    pub(crate) group: u32,
+    /// The member's group-local index (read by the tests' mutated
+    /// sources; the schedule's transfers are placed by `inst`).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) index: u32,
+    /// The phase running.
+    pub(crate) phase: &'a Phase,
+    /// The phase placed around the member.
+    pub(crate) inst: PhaseInstance,
+    /// The collective step.
+    pub(crate) step: u32,
+    /// The step within the phase.
+    pub(crate) t: u32,
+}
+
+/// Where transfers come from: the schedule itself, or, in tests, a mutated
+/// view of it.
+pub(crate) trait TransferSource: Sync {
+    /// Appends every transfer the member at `site` sends or receives.
+    fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>);
+}
+
+/// The schedule as built.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct AsBuilt;
+
+impl TransferSource for AsBuilt {
+    fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+        schedule.phase_transfers(plan, site.group, site.phase, site.inst, site.t, out);
+    }
+}
+
+/// Lists member `m`'s transfers step by step into `visit`; stops (and
+/// returns `false`) when `visit` does.
+pub(crate) fn walk<S: TransferSource + ?Sized>(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    m: u32,
+    source: &S,
+    mut visit: impl FnMut(u32, &[Transfer]) -> bool,
+) -> bool {
+    let mut list = Vec::new();
+    for phase in &plan.phases {
+        let inst = plan.instance(phase, m);
+        for t in 0..phase.step_n {
+            list.clear();
+            let site = Site { group, index: m, phase, inst, step: phase.first_step + t, t };
+            source.transfers(schedule, plan, &site, &mut list);
+            if !visit(site.step, &list) {
+                return false;
+            }
+        }
+    }
+    true
+}

@@ -1,0 +1,147 @@
+"""Type stubs of the native module ``ccc._ccc`` (re-exported by ``ccc``)."""
+
+from os import PathLike
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+
+FORMAT_VERSION: int
+"""The wire format version written into manifests and signatures."""
+
+class Program:
+    """A spec: one collective, or a program of several in order. Immutable."""
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> Program:
+        """A spec from a dict of the RON schema's fields (one collective, or
+        ``{"collectives": [...]}``); enums by their RON names, a Hier algorithm
+        as ``{"Hier": {...}}``, tuples as lists. Raises ``ccc.ParseError``
+        naming the field path."""
+    def to_ron(self) -> str:
+        """The spec as RON text; ``ccc.parse(p.to_ron()) == p``."""
+    def to_dict(self) -> Dict[str, Any]:
+        """The spec as a dict, in the form ``from_dict`` reads."""
+    @property
+    def collectives(self) -> List[Dict[str, Any]]:
+        """Each collective as a dict."""
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+
+class TopSpImages:
+    """The three images one TOP_SP of one rank loads, byte for byte the files
+    ``ccc compile -o OUT`` writes under ``rank-R/topsp-T/``."""
+
+    @property
+    def rank(self) -> int: ...
+    @property
+    def topsp(self) -> int: ...
+    @property
+    def ctrl_spad(self) -> bytes:
+        """``ctrl_spad.bin``: the scheduler slot chain."""
+    @property
+    def slot_spad(self) -> bytes:
+        """``slot_spad.bin``: the DMA tail-pointer schedule."""
+    @property
+    def neff_configs(self) -> bytes:
+        """``neff_configs.bin``: the 3592-byte EXEC config."""
+    @property
+    def record_n(self) -> int:
+        """Records in the chain."""
+
+class Postcondition(TypedDict):
+    collective: int
+    claim: str
+    groups: int
+    members: int
+    steps: int
+    halves: int
+    transfers: int
+
+class Protocol(TypedDict):
+    chains: int
+    records: int
+    steps: int
+    signals: int
+
+class Proof(TypedDict):
+    """What the proof established, and the seconds each part took."""
+
+    certified: bool
+    postconditions: List[Postcondition]
+    protocol: Protocol
+    symmetric_groups: int
+    images_checked: int
+    postcondition_seconds: float
+    protocol_seconds: float
+    roundtrip_seconds: float
+
+class Written(TypedDict):
+    """What ``Compiled.write`` did."""
+
+    files: int
+    bytes: int
+    replaced: bool
+    kept: List[str]
+    left: List[str]
+    swept: List[str]
+    atomic: bool
+
+class Compiled:
+    """A compiled spec. Immutable and safe to share between threads."""
+
+    @property
+    def signature(self) -> str:
+        """The collective signature: 32 lower-case hex digits."""
+    @property
+    def signature_fields(self) -> List[Tuple[str, str]]:
+        """The signature's fields, ``(name, value)`` in preimage order."""
+    @property
+    def images(self) -> Mapping[int, Mapping[int, TopSpImages]]:
+        """``images[rank][topsp]`` for the ranks compiled, ascending (read-only)."""
+    @property
+    def ranks(self) -> List[int]:
+        """The ranks compiled, ascending."""
+    @property
+    def proof(self) -> Optional[Proof]:
+        """What the proof established; ``None`` with ``verify=False``."""
+    @property
+    def manifest(self) -> Dict[str, Any]:
+        """The manifest (what ``write`` puts in ``manifest.json``) as a dict."""
+    def manifest_json(self) -> str:
+        """The text of ``manifest.json``, exactly as ``write`` writes it."""
+    def write(self, out_dir: Union[str, PathLike[str]]) -> Written:
+        """Writes the images and ``manifest.json`` into ``out_dir`` as
+        ``ccc compile -o`` does: atomically, never losing a file ccc did not
+        write. Raises ``ccc.OutputError`` (nothing written) when refused."""
+
+def parse(text: str) -> Program:
+    """Reads a spec from RON text. Raises ``ccc.ParseError`` with ``line``,
+    ``column``, ``kind`` and ``accepted``."""
+
+def compile(
+    program_or_text: Union[Program, str],
+    ranks: Optional[Sequence[int]] = None,
+    verify: bool = True,
+    memory_budget: Optional[int] = None,
+) -> Compiled:
+    """Validates, builds, lowers, encodes, proves and signs a spec; emits
+    images for ``ranks`` (all when ``None``; an empty list is a
+    ``ValueError``). The GIL is released while ccc
+    works. Raises a subclass of ``ccc.CccError``."""
+
+def sign(program_or_text: Union[Program, str]) -> str:
+    """The collective signature: 32 lower-case hex digits (``ccc sign``)."""
+
+DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any]]
+
+def diagnose(inputs: Union[Sequence[DiagnoseInput], Mapping[str, DiagnoseInput]]) -> Dict[str, Any]:
+    """Compares signatures and explains every difference: the report of
+    ``ccc diagnose --json`` as a dict."""
+
+def decode(data: bytes, region: str) -> Union[List[Any], Dict[str, Any]]:
+    """Decodes an image of ``region`` (``ctrl``, ``slot``, ``neff``) into
+    what ``ccc decode --format json`` prints. Raises ``ccc.DecodeError``
+    with the byte ``offset``."""
+
+def _panic_for_test(message: str) -> None: ...
+def _time_rust_compile(
+    program: Union[Program, str], ranks: Optional[Sequence[int]], verify: bool, iterations: int
+) -> List[float]: ...

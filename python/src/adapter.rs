@@ -1,0 +1,651 @@
+//! Every call this crate makes into ccc's libraries (`ccc_compiler`,
+//! `ccc_ir`, `ccc_backends`), in one file and without PyO3: when the
+//! library's API changes, this file is the one to fix.
+//!
+//! Each function takes and returns plain Rust values; a failure is an
+//! [`ErrorInfo`], the Rust error's structured fields (kind, field path,
+//! rank, step, line, column, what would be accepted) pulled out once, so
+//! that `errors.rs` only has to hand them to Python.
+//!
+//! Two small pieces mirror the CLI's private code (`compiler/src/bin/ccc/`),
+//! which the library does not export: how `diagnose` makes an input of a
+//! spec (its signature, and for at most [`IMAGES_RANK_CAP`] ranks the digest
+//! of its unverified images), and how `decode` picks the decoder and JSON
+//! view for a region.
+
+use ccc_compiler::build::{BuildError, build};
+use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, images_digest};
+use ccc_compiler::manifest::Manifest;
+use ccc_compiler::output::{self, OutputError};
+use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
+use ccc_compiler::pipeline::{CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, compile as run};
+use ccc_compiler::sign::sign as sign_schedule;
+use ccc_compiler::validate::{ValidationErrors, validate};
+use ccc_compiler::verify::VerifyError;
+use ccc_ir::id::Rank;
+use ccc_ir::wire::DecodeError;
+use ccc_ir::wire::neff_configs::NeffConfigs;
+use ccc_ir::wire::slot;
+use ccc_ir::wire::slot_spad::SlotSpad;
+use std::fmt::Debug;
+use std::path::Path;
+
+pub use ccc_compiler::output::Written;
+pub use ccc_compiler::pipeline::Compiled;
+pub use ccc_ir::spec::Program;
+
+/// Specs of at most this many ranks are compiled (no proof) when given to
+/// [`diagnose`], so that a difference the images do not carry is named as
+/// such; the CLI's `ccc diagnose` uses the same bound.
+pub const IMAGES_RANK_CAP: u32 = 1024;
+
+/// A spec as the user gave it: the program, and whether it was written as
+/// one `Collective(...)` or a `Program(collectives: [...])` (error paths
+/// are spelt the way the user wrote them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    /// The collectives.
+    pub program: Program,
+    /// The form it was written in.
+    pub form: SpecForm,
+}
+
+/// Which family of error a failure is; each is one Python exception class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The text (or dict) is not a spec.
+    Parse,
+    /// The spec breaks rules (every problem at once).
+    Validation,
+    /// The algorithms could not be composed.
+    Build,
+    /// A rank does not fit the device.
+    Lower,
+    /// An image does not fit its region.
+    Image,
+    /// The proof found a defect (the CLI's exit 1).
+    Proof,
+    /// The proof cannot be attempted at this size.
+    ProofTooLarge,
+    /// More memory than the budget.
+    Memory,
+    /// A certificate that does not vouch for the schedule.
+    Certificate,
+    /// An output folder that may not be replaced, or a file-system failure.
+    Output,
+    /// Bytes that are not an image of the region.
+    Decode,
+    /// An input to `diagnose` that is not a manifest.
+    Input,
+    /// A panic inside ccc: a defect, reported instead of aborting.
+    Internal,
+}
+
+/// One problem of a spec, as validation reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProblemInfo {
+    /// The Rust `Problem` variant (`OutOfRange`, `NotADivisor`, ...).
+    pub kind: String,
+    /// The field path as the user wrote the spec (`collectives[1].channels`).
+    pub field: String,
+    /// The collective's index; `None` for the program itself.
+    pub collective: Option<u64>,
+    /// The whole message.
+    pub message: String,
+    /// What would be accepted, when the message says.
+    pub accepted: Option<String>,
+}
+
+/// A failure's structured fields (absent ones are `None`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorInfo {
+    /// The family.
+    pub class: ErrorClass,
+    /// The Rust variant that failed (`UnknownVariant`, `Limit`, `UnmatchedSend`).
+    pub kind: String,
+    /// The message, as the CLI prints it after the file name.
+    pub message: String,
+    /// The field path.
+    pub field: Option<String>,
+    /// The collective's index.
+    pub collective: Option<u64>,
+    /// The rank.
+    pub rank: Option<u64>,
+    /// The TOP_SP.
+    pub topsp: Option<u64>,
+    /// The step.
+    pub step: Option<u64>,
+    /// The record (index in its collective's chain on the TOP_SP).
+    pub record: Option<u64>,
+    /// 1-based line of the start of the offending text.
+    pub line: Option<u64>,
+    /// 1-based column (in characters) of its start.
+    pub column: Option<u64>,
+    /// 1-based line of its end.
+    pub end_line: Option<u64>,
+    /// 1-based column of its end.
+    pub end_column: Option<u64>,
+    /// Byte offset in an image.
+    pub offset: Option<u64>,
+    /// What would be accepted.
+    pub accepted: Option<String>,
+    /// A hint on how to fix it.
+    pub help: Option<String>,
+    /// Every problem, for a validation failure.
+    pub problems: Vec<ProblemInfo>,
+}
+
+/// A failure as the adapter returns it (boxed: the fields are many).
+pub type Failure = Box<ErrorInfo>;
+
+impl ErrorInfo {
+    /// An error of `class` and `kind` with `message` and no other field.
+    pub fn new(class: ErrorClass, kind: impl Into<String>, message: impl Into<String>) -> Failure {
+        Box::new(ErrorInfo {
+            class,
+            kind: kind.into(),
+            message: message.into(),
+            field: None,
+            collective: None,
+            rank: None,
+            topsp: None,
+            step: None,
+            record: None,
+            line: None,
+            column: None,
+            end_line: None,
+            end_column: None,
+            offset: None,
+            accepted: None,
+            help: None,
+            problems: Vec::new(),
+        })
+    }
+}
+
+/// The variant name of an enum value (`Limit` of `Limit { .. }`), from its
+/// `Debug` form.
+fn variant<T: Debug>(value: &T) -> String {
+    let debug = format!("{value:?}");
+    debug.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default().to_owned()
+}
+
+/// What a message says would be accepted: the text after `accepted: ` (a
+/// validation problem), or between `expected ` and ` instead` (RON's and
+/// serde's unknown field or variant).
+fn accepted_in(message: &str) -> Option<String> {
+    if let Some((_, rest)) = message.split_once("accepted: ") {
+        return Some(rest.to_owned());
+    }
+    let (_, rest) = message.split_once("expected ")?;
+    Some(rest.strip_suffix(" instead").unwrap_or(rest).to_owned())
+}
+
+/// Parses RON text (`Collective(...)` or `Program(collectives: [...])`).
+///
+/// # Errors
+///
+/// [`ErrorClass::Parse`] with the line and column of the offending token.
+pub fn parse(text: &str) -> Result<Spec, Failure> {
+    let parsed = parse_ron(text).map_err(|e| parse_error(&e))?;
+    Ok(Spec { program: parsed.program, form: parsed.form })
+}
+
+fn parse_error(e: &ParseError) -> Failure {
+    let mut info = ErrorInfo::new(ErrorClass::Parse, variant(&e.kind), e.message.clone());
+    info.line = Some(e.span.start.line as u64);
+    info.column = Some(e.span.start.col as u64);
+    info.end_line = Some(e.span.end.line as u64);
+    info.end_column = Some(e.span.end.col as u64);
+    info.help = e.help().map(str::to_owned);
+    info.accepted = accepted_in(&e.message);
+    info.field = match &e.kind {
+        ParseErrorKind::UnknownField { found } => Some(found.clone()),
+        ParseErrorKind::MissingField { field, .. } | ParseErrorKind::DuplicateField { field } => Some(field.clone()),
+        _ => None,
+    };
+    info
+}
+
+/// Reads a spec from JSON of the spec's serde form (what `Program.from_dict`
+/// hands over): an object with `collectives` is a program, any other object
+/// one collective.
+///
+/// # Errors
+///
+/// [`ErrorClass::Parse`] naming the field path where the JSON does not fit
+/// the schema.
+pub fn from_json(json: &str) -> Result<Spec, Failure> {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| ErrorInfo::new(ErrorClass::Parse, "Syntax", format!("not a spec: {e}")))?;
+    let is_program = value.as_object().is_some_and(|o| o.contains_key("collectives"));
+    let (program, form) = if is_program {
+        (serde_path_to_error::deserialize::<_, Program>(value).map_err(|e| dict_error(&e))?, SpecForm::Program)
+    } else {
+        let collective: ccc_ir::spec::Collective =
+            serde_path_to_error::deserialize(value).map_err(|e| dict_error(&e))?;
+        (Program::from(collective), SpecForm::Collective)
+    };
+    Ok(Spec { program, form })
+}
+
+fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
+    let path = e.path().to_string();
+    let message = e.inner().to_string();
+    // serde_json appends "at line L column C" of the JSON text, which a
+    // caller who passed a dict never saw.
+    let message = message.split(" at line ").next().unwrap_or_default().to_owned();
+    let kind = if message.starts_with("unknown field") {
+        "UnknownField"
+    } else if message.starts_with("unknown variant") {
+        "UnknownVariant"
+    } else if message.starts_with("missing field") {
+        "MissingField"
+    } else {
+        "Syntax"
+    };
+    let field = if path == "." { None } else { Some(path) };
+    let mut info = ErrorInfo::new(
+        ErrorClass::Parse,
+        kind,
+        match &field {
+            Some(f) => format!("{f}: {message}"),
+            None => message.clone(),
+        },
+    );
+    info.accepted = accepted_in(&message).map(|a| a.trim_end_matches('.').to_owned());
+    info.field = field;
+    info
+}
+
+/// The spec as RON text that [`parse`] reads back to the same spec.
+///
+/// # Errors
+///
+/// [`ErrorClass::Internal`] if RON refuses a value (none in practice).
+pub fn to_ron(spec: &Spec) -> Result<String, Failure> {
+    let config = ron::ser::PrettyConfig::new().struct_names(true);
+    let text = match (spec.form, spec.program.collectives.as_slice()) {
+        (SpecForm::Collective, [one]) => ron::ser::to_string_pretty(one, config),
+        _ => ron::ser::to_string_pretty(&spec.program, config),
+    };
+    text.map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Ron", format!("cannot write the spec as RON: {e}")))
+}
+
+/// The spec as JSON of its serde form (what `Program.to_dict` returns):
+/// the program object, or the one collective's object.
+///
+/// # Errors
+///
+/// [`ErrorClass::Internal`] if serde_json refuses a value (none in practice).
+pub fn to_json(spec: &Spec) -> Result<String, Failure> {
+    let text = match (spec.form, spec.program.collectives.as_slice()) {
+        (SpecForm::Collective, [one]) => serde_json::to_string(one),
+        _ => serde_json::to_string(&spec.program),
+    };
+    text.map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the spec as JSON: {e}")))
+}
+
+/// What [`compile`] is asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The ranks to emit; `None` for every rank.
+    pub ranks: Option<Vec<u32>>,
+    /// Skip the proof.
+    pub no_verify: bool,
+    /// The memory budget in bytes; `None` for the library's default.
+    pub memory_budget: Option<u64>,
+}
+
+/// Validates and compiles a spec.
+///
+/// # Errors
+///
+/// The failing pass's error (validation lists every problem).
+pub fn compile(spec: &Spec, request: &Request) -> Result<Compiled, Failure> {
+    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec.form))?;
+    let options = Options {
+        ranks: request.ranks.iter().flatten().copied().map(Rank).collect(),
+        verify: !request.no_verify,
+        memory_budget: request.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET),
+        ..Options::default()
+    };
+    run(&valid, &options).map_err(|e| compile_error(&e, spec.form))
+}
+
+/// The collective signature of a spec (32 hex digits): what `ccc sign` prints.
+///
+/// # Errors
+///
+/// Validation or build errors.
+pub fn sign(spec: &Spec) -> Result<String, Failure> {
+    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec.form))?;
+    let schedule = build(&valid).map_err(|e| build_error(&e))?;
+    Ok(sign_schedule(&valid, &schedule).digest)
+}
+
+fn validation_error(errors: &ValidationErrors, form: SpecForm) -> Failure {
+    let problems: Vec<ProblemInfo> = errors
+        .0
+        .iter()
+        .map(|e| {
+            let message = format!("{}: {}", e.path(form), e.problem);
+            ProblemInfo {
+                kind: variant(&e.problem),
+                field: e.path(form),
+                collective: e.collective.map(u64::from),
+                accepted: accepted_in(&e.problem.to_string()),
+                message,
+            }
+        })
+        .collect();
+    let mut info = ErrorInfo::new(ErrorClass::Validation, "Validation", errors.to_string());
+    if let Some(first) = problems.first() {
+        info.kind.clone_from(&first.kind);
+        info.field = Some(first.field.clone());
+        info.collective = first.collective;
+        info.accepted.clone_from(&first.accepted);
+    }
+    info.problems = problems;
+    info
+}
+
+fn build_error(e: &BuildError) -> Failure {
+    let mut info = ErrorInfo::new(ErrorClass::Build, variant(e), e.to_string());
+    info.collective = Some(u64::from(match e {
+        BuildError::UnevenGroups { collective, .. }
+        | BuildError::Unsupported { collective, .. }
+        | BuildError::TooManySteps { collective, .. } => *collective,
+    }));
+    if let BuildError::UnevenGroups { group, .. } = e {
+        info.field = Some(format!("groups[{group}]"));
+    }
+    info
+}
+
+fn compile_error(e: &CompileError, form: SpecForm) -> Failure {
+    let message = e.to_string();
+    match e {
+        CompileError::Parse(e) => parse_error(e),
+        CompileError::Validate(e) => validation_error(e, form),
+        CompileError::Build(e) => build_error(e),
+        CompileError::Lower(e) => {
+            let mut info = ErrorInfo::new(ErrorClass::Lower, variant(&e.kind), message);
+            info.rank = Some(u64::from(e.rank.0));
+            info.topsp = e.topsp.map(|t| u64::from(t.0));
+            info.collective = e.collective.map(|c| u64::from(c.0));
+            info.step = e.step.map(|s| u64::from(s.0));
+            info
+        }
+        CompileError::Image(e) => {
+            let mut info = ErrorInfo::new(ErrorClass::Image, variant(&e.source), message);
+            info.rank = Some(u64::from(e.rank.0));
+            info.topsp = Some(u64::from(e.topsp.0));
+            info
+        }
+        CompileError::Verify(VerifyError::Defect(d)) => {
+            let mut info = ErrorInfo::new(ErrorClass::Proof, variant(&d.kind), message);
+            info.collective = Some(u64::from(d.collective.0));
+            info.rank = d.rank.map(|r| u64::from(r.0));
+            info.topsp = d.topsp.map(|t| u64::from(t.0));
+            info.record = d.record.map(u64::from);
+            info.step = d.step.map(|s| u64::from(s.0));
+            info
+        }
+        CompileError::Verify(e @ VerifyError::TooLarge { collective, .. }) => {
+            let mut info = ErrorInfo::new(ErrorClass::ProofTooLarge, variant(e), message);
+            info.collective = Some(u64::from(*collective));
+            info.accepted = Some("a smaller world, or verify=False with the ranks you need".to_owned());
+            info
+        }
+        CompileError::Memory(m) => {
+            let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", message);
+            let ways: Vec<&str> = m.ways_out().iter().map(|w| w.describe()).collect();
+            info.accepted = Some(ways.join("; "));
+            info.help = Some("compile fewer ranks (ranks=[...]), verify=False, or raise memory_budget".to_owned());
+            info
+        }
+        CompileError::Certificate(c) => {
+            let mut info = ErrorInfo::new(ErrorClass::Certificate, variant(c), message);
+            if let CertificateError::ProofMismatch { field, expected, .. } = c {
+                info.field = Some(field.clone());
+                info.accepted = Some(expected.clone());
+            }
+            info
+        }
+    }
+}
+
+/// One TOP_SP's images, borrowed from a [`Compiled`].
+pub struct Image<'a> {
+    /// The rank.
+    pub rank: u32,
+    /// The TOP_SP.
+    pub topsp: u8,
+    /// `ctrl_spad.bin`.
+    pub ctrl_spad: &'a [u8],
+    /// `slot_spad.bin`.
+    pub slot_spad: &'a [u8],
+    /// `neff_configs.bin`.
+    pub neff_configs: &'a [u8],
+    /// Records in the chain.
+    pub record_n: u32,
+}
+
+/// Every emitted image, by rank then TOP_SP, ascending.
+pub fn images(compiled: &Compiled) -> impl Iterator<Item = Image<'_>> {
+    compiled.images.iter().flat_map(|rank| {
+        rank.topsps.iter().map(move |t| Image {
+            rank: rank.rank.0,
+            topsp: t.topsp.0,
+            ctrl_spad: &t.ctrl_spad,
+            slot_spad: &t.slot_spad,
+            neff_configs: &t.neff_configs[..],
+            record_n: t.record_n,
+        })
+    })
+}
+
+/// The signature's digest and its fields (name, value) in preimage order.
+pub fn signature(compiled: &Compiled) -> (String, Vec<(String, String)>) {
+    let s = &compiled.signature;
+    (s.digest.clone(), s.fields.iter().map(|f| (f.name.clone(), f.value.clone())).collect())
+}
+
+/// The proof's summary as JSON (`null` when the proof was skipped): what
+/// was proven per collective, the protocol's figures, and the times.
+pub fn proof_json(compiled: &Compiled) -> serde_json::Value {
+    let Some(p) = &compiled.proof else { return serde_json::Value::Null };
+    serde_json::json!({
+        "certified": p.certified,
+        "postconditions": p.postcondition,
+        "protocol": p.protocol,
+        "symmetric_groups": p.symmetric_groups,
+        "images_checked": p.images_checked,
+        "postcondition_seconds": p.postcondition_time.as_secs_f64(),
+        "protocol_seconds": p.protocol_time.as_secs_f64(),
+        "roundtrip_seconds": p.roundtrip_time.as_secs_f64(),
+    })
+}
+
+/// The manifest a write of `compiled` puts in `manifest.json`, that very text.
+///
+/// # Errors
+///
+/// [`ErrorClass::Internal`] if serde_json refuses a value (none in practice).
+pub fn manifest_json(compiled: &Compiled) -> Result<String, Failure> {
+    Manifest::of(compiled)
+        .to_json()
+        .map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the manifest: {e}")))
+}
+
+/// Writes `compiled` into `out` the way `ccc compile -o OUT` does (never
+/// losing a file it did not write).
+///
+/// # Errors
+///
+/// [`ErrorClass::Output`]: a folder that is not ccc's to replace, a file in
+/// the way, or a file-system failure.
+pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
+    output::write(out, compiled).map_err(|e| {
+        let mut info = ErrorInfo::new(ErrorClass::Output, variant(&e), e.to_string());
+        match &e {
+            OutputError::InTheWay { entry, .. } => info.field = Some(entry.display().to_string()),
+            OutputError::Io { path, .. } => info.field = Some(path.display().to_string()),
+            OutputError::NotOurs { reason, .. } => info.help = Some(reason.to_string()),
+        }
+        info
+    })
+}
+
+/// An input to [`diagnose`].
+pub enum DiagnoseInput<'a> {
+    /// A spec: its signature, and its images' digest when it is small.
+    Spec(&'a Spec),
+    /// The text of a `manifest.json`.
+    ManifestJson(&'a str),
+    /// A compile's result (its manifest).
+    Compiled(&'a Compiled),
+}
+
+/// Compares the inputs' signatures; the report as JSON, exactly what
+/// `ccc diagnose --json` prints.
+///
+/// # Errors
+///
+/// The input that cannot be read: a spec's validation or build error, or
+/// [`ErrorClass::Input`] for text that is not a manifest.
+pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failure> {
+    let mut read = Vec::with_capacity(inputs.len());
+    for (name, input) in inputs {
+        read.push(match input {
+            DiagnoseInput::Spec(spec) => spec_input(name, spec)?,
+            DiagnoseInput::ManifestJson(json) => Input::from_manifest_json(name.clone(), json).map_err(input_error)?,
+            DiagnoseInput::Compiled(c) => Input::from_manifest(name.clone(), &Manifest::of(c)).map_err(input_error)?,
+        });
+    }
+    serde_json::to_string(&diagnose_inputs(&read))
+        .map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the report: {e}")))
+}
+
+/// A spec's input, as `ccc diagnose` makes it (`compiler/src/bin/ccc/diagnose.rs`).
+fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
+    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec.form))?;
+    let schedule = build(&valid).map_err(|e| build_error(&e))?;
+    let signature = sign_schedule(&valid, &schedule);
+    let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
+        .then(|| run(&valid, &Options { verify: false, ..Options::default() }).ok())
+        .flatten()
+        .map(|c| images_digest(&c.images));
+    Ok(Input { images, ..Input::from_signature(name, &signature) })
+}
+
+fn input_error(e: InputError) -> Failure {
+    let mut info = ErrorInfo::new(ErrorClass::Input, variant(&e), e.to_string());
+    match e {
+        InputError::NotAManifest { line, column, .. } => {
+            info.line = Some(line as u64);
+            info.column = Some(column as u64);
+            info.accepted = Some("a manifest.json written by `ccc compile` (or Compiled.manifest)".to_owned());
+        }
+        InputError::DigestMismatch { computed, .. } => info.accepted = Some(computed),
+        InputError::FormatVersionMismatch { field, .. } => info.accepted = Some(field),
+    }
+    info
+}
+
+/// An image region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Region {
+    /// `ctrl_spad.bin`: 8-byte words.
+    Ctrl,
+    /// `slot_spad.bin`: the tail-pointer schedule.
+    Slot,
+    /// `neff_configs.bin`: the 3592-byte EXEC config.
+    Neff,
+}
+
+impl Region {
+    /// The names `decode` accepts, as the accepted-values text says them.
+    pub const ACCEPTED: &'static str = "ctrl, slot or neff (or ctrl_spad, slot_spad, neff_configs)";
+
+    /// The region of a name: `ctrl`, `slot`, `neff` (`ccc decode --region`),
+    /// or the image's file stem.
+    pub fn of(name: &str) -> Option<Region> {
+        match name {
+            "ctrl" | "ctrl_spad" => Some(Region::Ctrl),
+            "slot" | "slot_spad" => Some(Region::Slot),
+            "neff" | "neff_configs" => Some(Region::Neff),
+            _ => None,
+        }
+    }
+}
+
+/// Decodes an image of `region` into the JSON `ccc decode --format json`
+/// prints for it.
+///
+/// # Errors
+///
+/// [`ErrorClass::Decode`] with the byte offset and what was wrong there.
+pub fn decode(data: &[u8], region: Region) -> Result<String, Failure> {
+    if data.is_empty() {
+        return Err(ErrorInfo::new(ErrorClass::Decode, "Empty", "empty image (0 bytes)"));
+    }
+    let json = match region {
+        Region::Ctrl => ccc_backends::json::ctrl(&slot::decode_words(data).map_err(|e| decode_error(&e))?),
+        Region::Slot => ccc_backends::json::slot(&SlotSpad::decode(data).map_err(|e| decode_error(&e))?),
+        Region::Neff => ccc_backends::json::neff(&NeffConfigs::decode(data).map_err(|e| decode_error(&e))?),
+    };
+    json.map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Json", e.to_string()))
+}
+
+fn decode_error(e: &DecodeError) -> Failure {
+    let message = e.kind.to_string();
+    let mut info =
+        ErrorInfo::new(ErrorClass::Decode, variant(&e.kind), format!("{message} (at offset {:#x})", e.offset));
+    info.offset = Some(e.offset);
+    if let ccc_ir::wire::DecodeErrorKind::BadValue { field, expected, .. } = &e.kind {
+        info.field = Some((*field).to_owned());
+        info.accepted = Some((*expected).to_owned());
+    }
+    if let ccc_ir::wire::DecodeErrorKind::BadLength { expected, .. } = &e.kind {
+        info.accepted = Some((*expected).to_owned());
+    }
+    info
+}
+
+/// Whether the compile ran the proof (or took it from a certificate).
+pub fn proven(compiled: &Compiled) -> bool {
+    compiled.proof.is_some()
+}
+
+/// The wire format version written into manifests and signatures.
+pub const FORMAT_VERSION: u32 = ccc_ir::FORMAT_VERSION;
+
+/// Each collective of a spec as JSON of its serde form.
+///
+/// # Errors
+///
+/// As [`to_json`].
+pub fn collectives_json(spec: &Spec) -> Result<Vec<String>, Failure> {
+    spec.program
+        .collectives
+        .iter()
+        .map(|c| to_json(&Spec { program: c.clone().into(), form: SpecForm::Collective }))
+        .collect()
+}
+
+/// Each collective's op, by its RON name.
+pub fn ops(spec: &Spec) -> Vec<String> {
+    spec.program.collectives.iter().map(|c| c.op.to_string()).collect()
+}
+
+/// Whether two specs hold the same collectives (in whichever form written).
+pub fn same_collectives(a: &Spec, b: &Spec) -> bool {
+    a.program == b.program
+}
+
+/// The number of collectives.
+pub fn collective_n(spec: &Spec) -> usize {
+    spec.program.collectives.len()
+}

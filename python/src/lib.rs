@@ -1,0 +1,231 @@
+//! # ccc-py: ccc as a Python extension module
+//!
+//! `import ccc` from a framework's lowering pass: parse or build a spec,
+//! compile it (the GIL released while ccc works), read each rank's images
+//! as `bytes`, sign, diagnose and decode — in-process, with exceptions
+//! that carry the Rust errors' structured fields.
+//!
+//! - `adapter.rs`: every call into ccc's libraries, without PyO3; a change
+//!   of the library's API is fixed there.
+//! - `program.rs`: `ccc.Program` and `ccc.parse`.
+//! - `compiled.rs`: `ccc.Compiled` and `ccc.TopSpImages`.
+//! - `errors.rs`: failures and panics as the exceptions of `ccc/_errors.py`.
+//! - this file: the module and its functions `compile`, `sign`,
+//!   `diagnose`, `decode`.
+//!
+//! The Python package around the native module (`ccc/`: exceptions,
+//! `.pyi` stubs, re-exports) and its tests (`tests/`) sit beside `src/`;
+//! `./test` at the repository root builds it with maturin and runs them.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod adapter;
+mod compiled;
+mod errors;
+mod json;
+mod program;
+
+use adapter::{DiagnoseInput, ErrorClass, ErrorInfo, Failure, Region, Request, Spec};
+use compiled::PyCompiled;
+use program::{PyProgram, spec_of};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyMapping};
+use std::time::Instant;
+
+/// `ranks` as the adapter takes it: `None` for every rank. An empty list is
+/// refused rather than read as every rank (the library's convention).
+fn some_ranks(ranks: Option<Vec<u32>>) -> PyResult<Option<Vec<u32>>> {
+    match ranks {
+        Some(r) if r.is_empty() => Err(pyo3::exceptions::PyValueError::new_err(
+            "ranks is empty; name at least one rank, or pass ranks=None for every rank",
+        )),
+        other => Ok(other),
+    }
+}
+
+/// Validates, builds, lowers, encodes, proves and signs a spec.
+///
+/// `program_or_text` is a `ccc.Program` or RON text. `ranks` names the
+/// ranks to emit images for (all when None); `verify=False` skips the
+/// proof (it covers every rank, so it costs as much as a whole-world
+/// compile); `memory_budget` bounds, in bytes, what the compile may hold
+/// (2 GiB by default). The GIL is released while ccc works, so threads
+/// may compile in parallel.
+///
+/// Raises a subclass of `ccc.CccError`: `ParseError`, `ValidationError`
+/// (every problem, by field path), `BuildError`, `LowerError` (a rank that
+/// does not fit the device, or does not exist), `ImageError`, `ProofError`
+/// (a defect in ccc), `ProofTooLargeError`, `MemoryBudgetError`.
+#[pyfunction]
+#[pyo3(signature = (program_or_text, ranks=None, verify=true, memory_budget=None))]
+fn compile(
+    py: Python<'_>,
+    program_or_text: &Bound<'_, PyAny>,
+    ranks: Option<Vec<u32>>,
+    verify: bool,
+    memory_budget: Option<u64>,
+) -> PyResult<PyCompiled> {
+    let spec = spec_of(py, program_or_text)?;
+    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget };
+    let compiled = py.detach(|| errors::guard(|| adapter::compile(&spec, &request)));
+    PyCompiled::new(py, compiled.map_err(|e| errors::to_py(py, e))?)
+}
+
+/// The collective signature of a spec: 32 lower-case hex digits, what
+/// `ccc sign` prints and every rank's runtime compares.
+///
+/// Raises `ccc.ParseError`, `ccc.ValidationError` or `ccc.BuildError`.
+#[pyfunction]
+fn sign(py: Python<'_>, program_or_text: &Bound<'_, PyAny>) -> PyResult<String> {
+    let spec = spec_of(py, program_or_text)?;
+    py.detach(|| errors::guard(|| adapter::sign(&spec))).map_err(|e| errors::to_py(py, e))
+}
+
+/// An input to `diagnose`, read while the GIL is held.
+enum Owned {
+    Spec(Spec),
+    Manifest(String),
+    Compiled(std::sync::Arc<adapter::Compiled>),
+}
+
+/// Reads one `diagnose` input: a `Program`, a `Compiled`, a manifest dict,
+/// or text (a manifest's JSON when it starts with `{`, else RON).
+fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
+    if let Ok(c) = item.cast::<PyCompiled>() {
+        return Ok(Owned::Compiled(std::sync::Arc::clone(&c.get().compiled)));
+    }
+    if item.cast::<PyDict>().is_ok() {
+        return Ok(Owned::Manifest(json::dumps(py, item)?));
+    }
+    if let Ok(text) = item.extract::<String>()
+        && text.trim_start().starts_with('{')
+    {
+        return Ok(Owned::Manifest(text));
+    }
+    spec_of(py, item).map(Owned::Spec).map_err(|e| {
+        if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
+            pyo3::exceptions::PyTypeError::new_err(
+                "diagnose compares ccc.Program, RON text, ccc.Compiled, or a manifest (dict or JSON text)",
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Compares the signatures of specs, compiles or manifests and explains
+/// what differs and the likely cause: the report `ccc diagnose --json`
+/// prints, as a dict (`all_match`, `groups`, `odd_ones_out`,
+/// `differences` with each differing `field`, both values and its `cause`).
+///
+/// `inputs` is a list (named `input 0`, `input 1`, ...) or a dict from
+/// name to input; an input is a `ccc.Program`, RON text, a `ccc.Compiled`,
+/// or a manifest (a dict, or the text of a `manifest.json`).
+#[pyfunction]
+fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let mut named: Vec<(String, Owned)> = Vec::new();
+    if let Ok(mapping) = inputs.cast::<PyMapping>() {
+        for item in mapping.items()?.iter() {
+            let (name, value): (String, Bound<'_, PyAny>) = item.extract()?;
+            named.push((name, diagnose_input(py, &value)?));
+        }
+    } else {
+        for (i, item) in inputs.try_iter()?.enumerate() {
+            named.push((format!("input {i}"), diagnose_input(py, &item?)?));
+        }
+    }
+    let report = py.detach(|| {
+        errors::guard(|| {
+            let borrowed: Vec<(String, DiagnoseInput<'_>)> = named
+                .iter()
+                .map(|(name, input)| {
+                    let input = match input {
+                        Owned::Spec(s) => DiagnoseInput::Spec(s),
+                        Owned::Manifest(m) => DiagnoseInput::ManifestJson(m),
+                        Owned::Compiled(c) => DiagnoseInput::Compiled(c),
+                    };
+                    (name.clone(), input)
+                })
+                .collect();
+            adapter::diagnose(&borrowed)
+        })
+    });
+    json::loads(py, &report.map_err(|e| errors::to_py(py, e))?)
+}
+
+/// Decodes an image into what `ccc decode --format json` prints for it, as
+/// Python values: for `ctrl` a list of words, for `slot` a dict of
+/// `record_n`, `entry_n` and `records`, for `neff` the block's fields.
+///
+/// `region` is `"ctrl"`, `"slot"` or `"neff"` (or the file stems
+/// `ctrl_spad`, `slot_spad`, `neff_configs`). Raises `ccc.DecodeError` with
+/// the byte `offset` and what was wrong there.
+#[pyfunction]
+fn decode<'py>(py: Python<'py>, data: &[u8], region: &str) -> PyResult<Bound<'py, PyAny>> {
+    let Some(region) = Region::of(region) else {
+        let mut info = ErrorInfo::new(ErrorClass::Decode, "UnknownRegion", format!("unknown region {region:?}"));
+        info.accepted = Some(Region::ACCEPTED.to_owned());
+        return Err(errors::to_py(py, info));
+    };
+    let text = errors::run(py, || adapter::decode(data, region))?;
+    json::loads(py, &text)
+}
+
+/// Test hook: panics inside ccc's guard, to show that a Rust panic
+/// reaches Python as `ccc.InternalError` and the interpreter lives on.
+#[pyfunction]
+#[allow(clippy::panic)]
+fn _panic_for_test(py: Python<'_>, message: &str) -> PyResult<()> {
+    py.detach(|| errors::guard(|| -> Result<(), Failure> { panic!("{message}") })).map_err(|e| errors::to_py(py, e))
+}
+
+/// Benchmark hook: the Rust call `compile` makes (validate and compile
+/// the spec, no Python objects), timed in Rust `iterations` times; the
+/// seconds of each call. `python/benches/overhead.py` sets it beside
+/// `ccc.compile` to report the binding's own cost.
+#[pyfunction]
+#[pyo3(signature = (program, ranks, verify, iterations))]
+fn _time_rust_compile<'py>(
+    py: Python<'py>,
+    program: &Bound<'py, PyAny>,
+    ranks: Option<Vec<u32>>,
+    verify: bool,
+    iterations: u32,
+) -> PyResult<Bound<'py, PyList>> {
+    let spec = spec_of(py, program)?;
+    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: None };
+    let times = py.detach(|| {
+        errors::guard(|| {
+            (0..iterations)
+                .map(|_| {
+                    let t = Instant::now();
+                    adapter::compile(&spec, &request).map(|c| {
+                        let seconds = t.elapsed().as_secs_f64();
+                        drop(c);
+                        seconds
+                    })
+                })
+                .collect::<Result<Vec<f64>, Failure>>()
+        })
+    });
+    PyList::new(py, times.map_err(|e| errors::to_py(py, e))?)
+}
+
+/// The native module `ccc._ccc`; `ccc/__init__.py` re-exports it.
+#[pymodule]
+#[pyo3(name = "_ccc")]
+fn ccc_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyProgram>()?;
+    m.add_class::<PyCompiled>()?;
+    m.add_class::<compiled::PyTopSpImages>()?;
+    m.add_function(wrap_pyfunction!(program::parse, m)?)?;
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(sign, m)?)?;
+    m.add_function(wrap_pyfunction!(diagnose, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_rust_compile, m)?)?;
+    m.add("FORMAT_VERSION", adapter::FORMAT_VERSION)?;
+    Ok(())
+}

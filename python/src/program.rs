@@ -1,0 +1,100 @@
+//! `ccc.Program`: a spec, read from RON text ([`parse`]) or a dict
+//! ([`PyProgram::from_dict`]), written back as RON or a dict.
+
+use crate::adapter::{self, Spec};
+use crate::errors;
+use crate::json;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyType};
+
+/// A spec: one collective, or a program of several in order.
+///
+/// Make one with `ccc.parse(text)` (RON, as in `examples/*.ron`) or
+/// `ccc.Program.from_dict(d)`; give it to `ccc.compile`, `ccc.sign` or
+/// `ccc.diagnose`. Immutable; equal when the collectives are.
+#[pyclass(frozen, module = "ccc", name = "Program")]
+pub struct PyProgram {
+    pub(crate) spec: Spec,
+}
+
+#[pymethods]
+impl PyProgram {
+    /// A spec from a dict of the RON schema's fields (`docs/interface.md`):
+    /// one collective (`{"op": "AllReduce", "dtype": "Bf16", ...}`) or a
+    /// program (`{"collectives": [...]}`). Enums are their RON names as
+    /// strings (`"Ring"`); a Hier algorithm is `{"Hier": {"intra_reduce_scatter":
+    /// "Ring", ...}}`; tuples are lists. `to_dict()` returns this form.
+    ///
+    /// Raises `ccc.ParseError` naming the field path (`collectives[0].topology.rank_n`)
+    /// and what would be accepted.
+    #[classmethod]
+    fn from_dict(_cls: &Bound<'_, PyType>, py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyProgram> {
+        let text = json::dumps(py, spec)?;
+        let spec = errors::run(py, || adapter::from_json(&text))?;
+        Ok(PyProgram { spec })
+    }
+
+    /// The spec as RON text; `ccc.parse(p.to_ron()) == p`.
+    fn to_ron(&self, py: Python<'_>) -> PyResult<String> {
+        errors::run(py, || adapter::to_ron(&self.spec))
+    }
+
+    /// The spec as a dict, in the form `Program.from_dict` reads: the one
+    /// collective's fields when it was written as one collective, else
+    /// `{"collectives": [...]}`.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let text = errors::run(py, || adapter::to_json(&self.spec))?;
+        json::loads(py, &text)
+    }
+
+    /// Each collective as a dict (the form of `to_dict`).
+    #[getter]
+    fn collectives<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for text in errors::run(py, || adapter::collectives_json(&self.spec))? {
+            list.append(json::loads(py, &text)?)?;
+        }
+        Ok(list)
+    }
+
+    /// The number of collectives.
+    fn __len__(&self) -> usize {
+        adapter::collective_n(&self.spec)
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyProgram>().is_ok_and(|o| adapter::same_collectives(&o.get().spec, &self.spec))
+    }
+
+    fn __repr__(&self) -> String {
+        let ops = adapter::ops(&self.spec);
+        format!("<ccc.Program: {} collective(s): {}>", ops.len(), ops.join(", "))
+    }
+}
+
+/// Reads a spec from RON text: one `Collective(...)` (the name may be left
+/// out) or a `Program(collectives: [...])`.
+///
+/// Raises `ccc.ParseError` with `line`, `column` (1-based), `kind`
+/// (`UnknownField`, `UnknownVariant`, `MissingField`, ...) and, where
+/// RON says, what would be `accepted`. Rules (a divisor, a range) are
+/// checked by `compile` and `sign`, which raise `ccc.ValidationError`.
+#[pyfunction]
+pub fn parse(py: Python<'_>, text: &str) -> PyResult<PyProgram> {
+    let spec = errors::run(py, || adapter::parse(text))?;
+    Ok(PyProgram { spec })
+}
+
+/// The spec of a `Program` or of RON text.
+pub fn spec_of(py: Python<'_>, program_or_text: &Bound<'_, PyAny>) -> PyResult<Spec> {
+    if let Ok(p) = program_or_text.cast::<PyProgram>() {
+        return Ok(p.get().spec.clone());
+    }
+    if let Ok(text) = program_or_text.extract::<String>() {
+        return errors::run(py, || adapter::parse(&text));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "expected a ccc.Program or RON text (str), got {}",
+        program_or_text.get_type().name()?
+    )))
+}

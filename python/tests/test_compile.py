@@ -1,0 +1,206 @@
+"""`ccc.compile`: the bytes of every shipped example equal the files the
+CLI writes, the manifest is the CLI's `manifest.json` text, `ranks`,
+`verify` and `memory_budget` do what they say, `write` behaves as
+`ccc compile -o`, and each failure raises its exception with its fields."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ccc
+from conftest import EXAMPLES, INVALID, ROOT, example_ids
+
+IMAGE_FILES = ("ctrl_spad", "slot_spad", "neff_configs")
+
+
+def read_tree(out):
+    """{relative path: bytes} of every file under `out`."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def images_as_files(compiled):
+    """The images as the files `ccc compile -o` writes, by relative path."""
+    files = {}
+    for rank, topsps in compiled.images.items():
+        for topsp, tp in topsps.items():
+            assert (tp.rank, tp.topsp) == (rank, topsp)
+            for name in IMAGE_FILES:
+                files[f"rank-{rank}/topsp-{topsp}/{name}.bin"] = getattr(tp, name)
+    return files
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=example_ids(EXAMPLES))
+def test_every_example_gives_the_cli_bytes(path, cli, tmp_path):
+    out = tmp_path / "out"
+    cli("compile", path, "-o", out, "-q")
+    written = read_tree(out)
+
+    compiled = ccc.compile(path.read_text())
+    manifest = written.pop("manifest.json")
+    assert images_as_files(compiled) == written
+    assert compiled.manifest_json().encode() == manifest
+    assert compiled.manifest == json.loads(manifest)
+    assert compiled.signature == cli("sign", path).stdout.strip()
+    assert compiled.ranks == sorted(compiled.images)
+    assert compiled.manifest["signature"] == compiled.signature
+
+
+def test_ranks_emit_only_those_ranks_with_the_same_bytes():
+    text = (ROOT / "examples" / "allreduce_hier.ron").read_text()
+    world = ccc.compile(text)
+    some = ccc.compile(ccc.parse(text), ranks=[17, 3, 17])
+    assert some.ranks == [3, 17]
+    assert list(some.images) == [3, 17]
+    for rank in (3, 17):
+        assert images_as_files(some)  # not empty
+        for topsp, tp in some.images[rank].items():
+            assert tp.ctrl_spad == world.images[rank][topsp].ctrl_spad
+            assert tp.slot_spad == world.images[rank][topsp].slot_spad
+            assert tp.neff_configs == world.images[rank][topsp].neff_configs
+            assert len(tp.neff_configs) == 3592
+    assert some.signature == world.signature
+
+
+def test_the_proof_summary_and_verify_false():
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    proven = ccc.compile(text)
+    proof = proven.proof
+    assert proof["certified"] is False
+    [post] = proof["postconditions"]
+    assert post["collective"] == 0 and post["members"] == 8 and post["transfers"] > 0
+    assert "every rank" in post["claim"]
+    assert set(proof["protocol"]) == {"chains", "records", "steps", "signals"}
+    # 8 ranks x 2 TOP_SPs x 3 images, each decoded back.
+    assert proof["images_checked"] == 8 * 2 * 3
+    assert proof["postcondition_seconds"] >= 0
+    assert proven.manifest["proof"]["protocol"] == proof["protocol"]
+
+    unproven = ccc.compile(text, verify=False)
+    assert unproven.proof is None
+    assert "proof" not in unproven.manifest
+    assert images_as_files(unproven) == images_as_files(proven)
+    assert "not verified" in repr(unproven) and "proven" in repr(proven)
+
+
+def test_signature_fields_hash_to_the_signature():
+    compiled = ccc.compile((ROOT / "examples" / "reduce_ring.ron").read_text(), ranks=[0])
+    fields = compiled.signature_fields
+    assert fields[0][0] == "format_version" and fields[0][1] == str(ccc.FORMAT_VERSION)
+    assert compiled.manifest["signature_fields"] == [{"name": n, "value": v} for n, v in fields]
+
+
+@pytest.mark.parametrize("path", INVALID, ids=example_ids(INVALID))
+def test_every_invalid_example_raises_a_located_ccc_error(path, cli, tmp_path):
+    with pytest.raises(ccc.CccError) as caught:
+        ccc.compile(path.read_text(), ranks=[0])
+    e = caught.value
+    assert type(e) in (ccc.ParseError, ccc.ValidationError, ccc.BuildError, ccc.LowerError)
+    # Located: by line and column, by field path, or by rank.
+    assert e.line is not None or e.field is not None or e.rank is not None, e
+    assert e.kind and str(e)
+    # The CLI refuses it too, as bad input (exit 2).
+    assert cli("compile", path, "-o", tmp_path / "out", "-q", ok=False).returncode == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_validation_error_lists_every_problem_by_field_path():
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.compile((ROOT / "examples" / "invalid" / "channels_33.ron").read_text())
+    e = caught.value
+    assert (e.kind, e.field, e.collective) == ("OutOfRange", "channels", 0)
+    assert e.accepted == "1..=32"
+    assert [p.field for p in e.problems] == ["channels"]
+
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.compile((ROOT / "examples" / "invalid" / "several_problems.ron").read_text())
+    problems = caught.value.problems
+    assert len(problems) > 1
+    assert all(isinstance(p, ccc.Problem) and p.message.startswith(p.field) for p in problems)
+    assert caught.value.field == problems[0].field
+
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.sign((ROOT / "examples" / "invalid" / "program_arch_mismatch.ron").read_text())
+    [problem] = caught.value.problems
+    assert problem.field == "collectives[1].arch" and problem.collective == 1
+    assert problem.accepted and problem.accepted.startswith("Cayman")
+
+
+def test_a_rank_outside_the_world_is_a_lower_error():
+    with pytest.raises(ccc.LowerError) as caught:
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[8])
+    e = caught.value
+    assert (e.kind, e.rank) == ("NoSuchRank", 8)
+    assert "8 ranks" in str(e)
+
+
+def test_a_schedule_that_does_not_fit_the_device_is_a_lower_error_located_by_rank_and_step(cli, tmp_path):
+    spec = (
+        "Collective(op: AllGather, dtype: Bf16, count: 1048576, arch: Cayman,"
+        " topology: (rank_n: 1024, local_rank_n: 16), channels: 1, algorithm: Mesh)"
+    )
+    with pytest.raises(ccc.LowerError) as caught:
+        ccc.compile(spec, ranks=[0], verify=False)
+    e = caught.value
+    assert e.kind == "Limit"
+    assert (e.rank, e.topsp, e.collective, e.step) == (0, 0, 0, 0)
+    assert "mesh events per TOP_SP is at most 108 on Cayman; this schedule needs 1023" in str(e)
+    # The CLI refuses the same spec with the same words.
+    (tmp_path / "mesh.ron").write_text(spec)
+    done = cli("compile", tmp_path / "mesh.ron", "-o", tmp_path / "out", "-q", "--no-verify", "--rank", "0", ok=False)
+    assert done.returncode == 2
+    assert "mesh events per TOP_SP is at most 108" in " ".join(done.stderr.split())
+
+
+def test_a_budget_too_small_is_a_memory_budget_error():
+    with pytest.raises(ccc.MemoryBudgetError) as caught:
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1)
+    assert caught.value.accepted and caught.value.help
+
+
+def test_images_are_read_only_and_an_empty_rank_list_is_refused():
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    compiled = ccc.compile(text, ranks=[2])
+    with pytest.raises(TypeError):
+        compiled.images[3] = compiled.images[2]
+    with pytest.raises(TypeError):
+        del compiled.images[2][0]
+    assert compiled.ranks == [2] and list(compiled.images[2]) == [0, 1]
+    with pytest.raises(ValueError, match="ranks=None"):
+        ccc.compile(text, ranks=[])
+
+
+def test_compile_refuses_what_is_not_a_spec():
+    with pytest.raises(TypeError):
+        ccc.compile(42)
+    with pytest.raises(OverflowError):
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[-1])
+
+
+def test_write_is_the_cli_output_and_keeps_user_files(cli, tmp_path):
+    path = ROOT / "examples" / "allgather_mesh.ron"
+    cli("compile", path, "-o", tmp_path / "cli", "-q")
+    compiled = ccc.compile(path.read_text())
+    out = tmp_path / "py"
+    written = compiled.write(out)
+    assert read_tree(out) == read_tree(tmp_path / "cli")
+    assert written["files"] == len(read_tree(out)) and written["replaced"] is False
+
+    # Over its own output, with a file of the user's inside: replaced, kept.
+    (out / "notes.txt").write_text("mine")
+    again = ccc.compile(path.read_text(), ranks=[0]).write(str(out))
+    assert again["replaced"] is True and again["kept"] == ["notes.txt"]
+    assert (out / "notes.txt").read_text() == "mine"
+    assert not (out / "rank-1").exists()
+
+
+def test_write_refuses_a_folder_that_is_not_ccc_output(tmp_path):
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "main.py").write_text("print()")
+    compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    with pytest.raises(ccc.OutputError) as caught:
+        compiled.write(tmp_path / "project")
+    assert caught.value.kind == "NotOurs"
+    assert "manifest.json" in caught.value.help
+    assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["main.py"]

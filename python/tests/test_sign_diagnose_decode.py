@@ -1,0 +1,109 @@
+"""`ccc.sign`, `ccc.diagnose` and `ccc.decode` against `ccc sign`,
+`ccc diagnose --json` and `ccc decode --format json`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ccc
+from conftest import EXAMPLES, ROOT, example_ids
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=example_ids(EXAMPLES))
+def test_sign_is_the_cli_signature(path, cli):
+    assert ccc.sign(path.read_text()) == cli("sign", path).stdout.strip()
+
+
+def test_diagnose_two_specs_is_the_cli_report(cli_json, tmp_path):
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    other = ring.replace("count: 1048576", "count: 2097152").replace("reduce: Add", "reduce: Max")
+    assert other != ring
+    (tmp_path / "a.ron").write_text(ring)
+    (tmp_path / "b.ron").write_text(other)
+    expected = cli_json("diagnose", tmp_path / "a.ron", tmp_path / "b.ron", "--json")
+
+    report = ccc.diagnose({"a.ron": ring, "b.ron": ccc.parse(other)})
+    assert report == expected
+    assert report["all_match"] is False
+    fields = {f["field"] for d in report["differences"] for c in d["collectives"] for f in c["fields"]}
+    assert {"count", "reduce"} <= fields
+
+
+def test_diagnose_specs_that_differ_only_where_images_do_not_say(cli_json, tmp_path):
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    other = ring.replace("reduce: Add", "reduce: Max")
+    (tmp_path / "a.ron").write_text(ring)
+    (tmp_path / "b.ron").write_text(other)
+    expected = cli_json("diagnose", tmp_path / "a.ron", tmp_path / "b.ron", "--json")
+    report = ccc.diagnose({"a.ron": ring, "b.ron": other})
+    assert report == expected
+    assert report["differences"][0]["same_images"] is True
+
+
+def test_diagnose_names_list_inputs_and_reads_compiles_and_manifests(tmp_path):
+    text = (ROOT / "examples" / "allreduce_hier.ron").read_text()
+    compiled = ccc.compile(text, ranks=[0], verify=False)
+    report = ccc.diagnose([text, compiled, compiled.manifest, compiled.manifest_json()])
+    assert report["all_match"] is True and report["input_n"] == 4
+    assert report["groups"][0]["members"] == ["input 0", "input 1", "input 2", "input 3"]
+    assert report["groups"][0]["digest"] == compiled.signature
+
+
+def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
+    compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    manifest = compiled.manifest
+    manifest["signature"] = "0" * 32
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([compiled, manifest])
+    assert caught.value.kind == "DigestMismatch"
+    assert caught.value.accepted == compiled.signature
+
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose(["{ not json"])
+    assert caught.value.kind == "NotAManifest" and caught.value.line == 1
+
+    with pytest.raises(TypeError):
+        ccc.diagnose([1.5])
+
+
+def test_a_spec_error_in_diagnose_is_raised_as_such():
+    with pytest.raises(ccc.ValidationError):
+        ccc.diagnose([(ROOT / "examples" / "invalid" / "channels_zero.ron").read_text()])
+
+
+@pytest.mark.parametrize("region", ["ctrl_spad", "slot_spad", "neff_configs"])
+def test_decode_is_the_cli_json(region, cli, cli_json, tmp_path):
+    path = ROOT / "examples" / "allreduce_hier.ron"
+    cli("compile", path, "-o", tmp_path, "-q", "--rank", "5")
+    image = tmp_path / "rank-5" / "topsp-1" / f"{region}.bin"
+    expected = cli_json("decode", image, "--format", "json")
+    compiled = ccc.compile(path.read_text(), ranks=[5])
+    data = getattr(compiled.images[5][1], region)
+    assert data == image.read_bytes()
+    assert ccc.decode(data, region) == expected
+    assert ccc.decode(data, region.split("_")[0]) == expected
+
+
+def test_decode_errors_say_where_and_what_is_accepted():
+    compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    neff = compiled.images[0][0].neff_configs
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(neff[:-1], "neff")
+    assert caught.value.kind == "BadLength" and caught.value.offset is not None
+    assert "3592" in caught.value.accepted
+
+    ctrl = compiled.images[0][0].ctrl_spad
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(ctrl + b"\x00" * 3, "ctrl")
+    assert caught.value.offset == len(ctrl)
+    assert caught.value.accepted == "a multiple of 8 bytes"
+
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(b"", "slot")
+    assert caught.value.kind == "Empty"
+
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(ctrl, "ctrl_spad.bin")
+    assert caught.value.kind == "UnknownRegion" and "neff" in caught.value.accepted

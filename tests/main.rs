@@ -1,0 +1,56 @@
+//! The cross-crate tests of ccc, in one binary (one link step instead of
+//! one per file): each module is one area, run alone with
+//! `cargo test --test all <module>::`. Snapshot paths are set in one place,
+//! [`snapshot::settings`].
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod snapshot;
+
+mod certificate;
+mod cli_robustness;
+mod cost_cli;
+mod decode_cli;
+mod determinism;
+mod diagnose_cli;
+mod examples;
+mod fidelity;
+mod fuzz_smoke;
+mod input_bounds;
+mod invalid_specs;
+mod output_dir;
+mod plurals;
+mod readme;
+mod signature;
+
+/// Every test file of every crate is a module of its crate's one test
+/// binary: with `autotests = false`, a file left out of its `main.rs`
+/// would silently never run.
+#[test]
+fn every_test_file_is_a_module() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["tests", "ir/tests", "compiler/tests"] {
+        let dir = root.join(dir);
+        let main = std::fs::read_to_string(dir.join("main.rs")).unwrap_or_default();
+        let mut stems: Vec<String> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let is_mod_dir = e.path().join("mod.rs").is_file();
+                name.strip_suffix(".rs").map(str::to_owned).or(is_mod_dir.then_some(name))
+            })
+            .filter(|stem| stem != "main")
+            .collect();
+        stems.sort();
+        assert!(!stems.is_empty(), "{} has no test files", dir.display());
+        for stem in stems {
+            assert!(
+                main.contains(&format!("\nmod {stem};\n")),
+                "{}/{stem} is not a module of its main.rs",
+                dir.display()
+            );
+        }
+    }
+}
