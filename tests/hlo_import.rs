@@ -449,7 +449,7 @@ fn hlo_without_target_is_refused() {
 
 /// The target's choices: `devices` renames devices to ranks; `--algorithm`
 /// beats `algorithms[op]`, which beats `algorithm`, which beats the default
-/// (Ring); a header's device count must be the target's `rank_n`.
+/// (Auto); a header's device count must be the target's `rank_n`.
 #[test]
 fn target_choices() {
     use ccc_ir::spec::Algorithm;
@@ -468,7 +468,7 @@ fn target_choices() {
     let alg = |target: &Target, choice: Option<&Algorithm>| {
         import_module(&moe, target, choice).unwrap().program.collectives[0].algorithm.clone()
     };
-    assert_eq!(alg(&t(""), None), Algorithm::Ring);
+    assert_eq!(alg(&t(""), None), Algorithm::Auto);
     assert_eq!(alg(&t(", algorithm: Mesh"), None), Algorithm::Mesh);
     assert_eq!(alg(&t(", algorithm: Ring, algorithms: {AllToAll: Mesh}"), None), Algorithm::Mesh);
     assert_eq!(alg(&t(", algorithms: {AllToAll: Mesh}"), Some(&Algorithm::Ring)), Algorithm::Ring);

@@ -47,7 +47,6 @@ macro_rules! invalid_specs {
 }
 
 invalid_specs! {
-    auto_algorithm,
     channels_33,
     channels_zero,
     device_barrier_too_large,
@@ -64,6 +63,8 @@ invalid_specs! {
     missing_comma,
     missing_field,
     misspelt_field,
+    model_unknown_field,
+    model_zero_bandwidth,
     permute_bad_peers,
     program_arch_mismatch,
     program_unknown_dtype,

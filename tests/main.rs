@@ -9,6 +9,7 @@ mod snapshot;
 
 mod certificate;
 mod cli_robustness;
+mod cost_cli;
 mod decode_cli;
 mod determinism;
 mod diagnose_cli;

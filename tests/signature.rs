@@ -163,6 +163,7 @@ fn make(t: Topology, s: Seeds) -> Collective {
         groups,
         barrier: None,
         send_credits: None,
+        model: None,
     }
 }
 

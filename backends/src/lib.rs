@@ -39,4 +39,5 @@ pub mod dot;
 pub mod fuzz;
 pub mod hexdump;
 pub mod json;
+pub mod plot;
 pub mod text_log;

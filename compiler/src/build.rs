@@ -126,6 +126,8 @@ fn plan_collective(c: &ValidCollective, shape: &Shape) -> Result<CollectivePlan,
         phases,
         step_n,
         legs,
+        model: *c.model(),
+        auto: c.auto().cloned(),
     })
 }
 

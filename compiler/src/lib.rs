@@ -57,6 +57,7 @@
 // inspect one stage at a time (tests snapshot the intermediate values).
 pub mod algorithms;
 pub mod build;
+pub mod cost;
 pub mod encode;
 pub mod hlo;
 pub mod lower;

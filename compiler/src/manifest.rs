@@ -70,6 +70,66 @@ pub struct ManifestCollective {
     pub phases: u32,
     /// Steps.
     pub steps: u32,
+    /// The cost model's prediction and bound (`docs/cost-model.md`);
+    /// zero in a manifest written before the model existed.
+    #[serde(default)]
+    pub cost: ManifestCost,
+}
+
+/// A collective's predicted time, its lower bound, and what `Auto` chose.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestCost {
+    /// Predicted time, whole ns.
+    pub predicted_ns: u64,
+    /// Lower bound, whole ns.
+    pub bound_ns: u64,
+    /// Present when the spec said `algorithm: Auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<ManifestAuto>,
+}
+
+/// What `Auto` chose and every legal choice it compared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestAuto {
+    /// The choice, as the `algorithm` field writes it.
+    pub chosen: String,
+    /// Every legal choice, in the tie-break order.
+    pub alternatives: Vec<ManifestAlternative>,
+}
+
+/// One legal choice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestAlternative {
+    /// The choice.
+    pub algorithm: String,
+    /// Predicted time, whole ns.
+    pub predicted_ns: u64,
+    /// Lower bound, whole ns.
+    pub bound_ns: u64,
+}
+
+impl ManifestCost {
+    /// The cost entry of one planned collective.
+    pub fn of(schedule: &crate::schedule::Schedule, plan: &crate::schedule::CollectivePlan) -> ManifestCost {
+        use crate::cost::auto::{display, whole_ns};
+        let e = crate::cost::evaluate(schedule, plan, &plan.model);
+        ManifestCost {
+            predicted_ns: whole_ns(e.prediction.total_ns),
+            bound_ns: whole_ns(e.bound.total_ns()),
+            auto: plan.auto.as_ref().map(|a| ManifestAuto {
+                chosen: algorithm(plan),
+                alternatives: a
+                    .alternatives
+                    .iter()
+                    .map(|alt| ManifestAlternative {
+                        algorithm: display(&alt.algorithm),
+                        predicted_ns: alt.predicted_ns,
+                        bound_ns: alt.bound_ns,
+                    })
+                    .collect(),
+            }),
+        }
+    }
 }
 
 /// One leg.
@@ -189,6 +249,7 @@ impl Manifest {
                         .collect(),
                     phases: p.phases.len() as u32,
                     steps: p.step_n,
+                    cost: ManifestCost::of(schedule, p),
                 })
                 .collect(),
             proof: compiled.proof.as_ref().map(|p| ManifestProof {

@@ -124,7 +124,10 @@ fn collective_fields(valid: &ValidProgram, c: &ValidCollective, plan: &Collectiv
     push("arch", valid.arch().name().into());
     push("topology", format!("rank_n={} local_rank_n={} pod_n={}", shape.rank_n, shape.local_rank_n, shape.pod_n));
     push("channels", c.channels().to_string());
-    push("algorithm", algorithm(plan));
+    // An `Auto` collective signs its choice, marked as made by the model:
+    // two ranks that choose differently sign differently, and diagnose can
+    // tell a choice from a written algorithm (docs/signature.md).
+    push("algorithm", if c.auto().is_some() { format!("Auto({})", algorithm(plan)) } else { algorithm(plan) });
     push("root", c.root().map_or_else(|| "-".into(), |r| r.to_string()));
     push("peers", peers(c));
     push("counts", counts(c));

@@ -131,6 +131,8 @@ impl Case {
             root: self.root,
             peers,
             counts,
+            model: ccc_ir::model::ModelParams::of(self.arch),
+            auto: None,
         };
         ValidProgram {
             collectives: vec![collective],

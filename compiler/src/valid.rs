@@ -5,6 +5,7 @@
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::Rank;
+use ccc_ir::model::ModelParams;
 use ccc_ir::spec::{Barrier, DType, Leg, ReduceOp};
 use serde::Serialize;
 
@@ -114,6 +115,12 @@ pub struct ValidCollective {
     pub(crate) peers: Vec<(u32, u32)>,
     /// AllToAllV sizes, `counts[i][j]` from member i to member j.
     pub(crate) counts: Option<Vec<Vec<u64>>>,
+    /// The cost model's parameters: the architecture's, with the spec's
+    /// `model:` overrides applied.
+    pub(crate) model: ModelParams,
+    /// What `algorithm: Auto` chose and from what (`None`: the algorithm
+    /// was written in the spec).
+    pub(crate) auto: Option<AutoChoice>,
 }
 
 impl ValidCollective {
@@ -160,6 +167,14 @@ impl ValidCollective {
     /// AllToAllV sizes.
     pub fn counts(&self) -> Option<&[Vec<u64>]> {
         self.counts.as_deref()
+    }
+    /// The cost model's parameters.
+    pub fn model(&self) -> &ModelParams {
+        &self.model
+    }
+    /// What `Auto` chose, when the spec said `Auto`.
+    pub fn auto(&self) -> Option<&AutoChoice> {
+        self.auto.as_ref()
     }
 }
 
@@ -242,5 +257,32 @@ impl Groups {
     /// The explicit groups, if any.
     pub fn as_explicit(&self) -> Option<&[Vec<u32>]> {
         self.explicit.as_deref()
+    }
+}
+
+/// One legal choice with its prediction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Alternative {
+    /// The choice.
+    pub algorithm: ResolvedAlgorithm,
+    /// Predicted time, whole ns.
+    pub predicted_ns: u64,
+    /// The collective's lower bound, whole ns.
+    pub bound_ns: u64,
+}
+
+/// What `Auto` chose, and from what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AutoChoice {
+    /// Index of the winner in `alternatives`.
+    pub chosen: usize,
+    /// Every legal choice, in the tie-break order.
+    pub alternatives: Vec<Alternative>,
+}
+
+impl AutoChoice {
+    /// The winner.
+    pub fn winner(&self) -> Option<&Alternative> {
+        self.alternatives.get(self.chosen)
     }
 }

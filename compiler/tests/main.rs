@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod cost;
 mod early_refusals;
 mod module_cycles;
 mod mutations;

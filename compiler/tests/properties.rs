@@ -560,6 +560,7 @@ fn gen_collective(t: &mut Tape<'_>, w: &World, max_channels: u32) -> Collective 
         groups,
         barrier: w.barrier,
         send_credits: w.send_credits,
+        model: None,
     }
 }
 

@@ -38,8 +38,7 @@ use crate::spec::{Algorithm, Barrier, Collective, DType, HierLegs, ReduceOp, Top
 impl Collective {
     /// A collective with what every op needs: one channel, no reduce
     /// operator, and `Algorithm::Auto` until [`Collective::algorithm`]
-    /// chooses one (`validate` refuses `Auto` for now and lists the
-    /// algorithms that serve `op`). Everything optional is unset, as in a
+    /// chooses one (`Auto` lets the cost model choose). Everything optional is unset, as in a
     /// RON file that does not mention it.
     pub fn new(op: OpType, dtype: DType, count: u64, arch: Arch, topology: Topology) -> Collective {
         Collective {
@@ -58,6 +57,7 @@ impl Collective {
             groups: None,
             barrier: None,
             send_credits: None,
+            model: None,
         }
     }
 
@@ -132,6 +132,13 @@ impl Collective {
     #[must_use]
     pub fn send_credits(mut self, send_credits: u32) -> Collective {
         self.send_credits = Some(send_credits);
+        self
+    }
+
+    /// Sets the cost-model overrides `Auto` chooses with.
+    #[must_use]
+    pub fn model(mut self, model: crate::model::ModelOverrides) -> Collective {
+        self.model = Some(model);
         self
     }
 }
@@ -255,6 +262,7 @@ mod tests {
             groups: Some(vec![(0..32).collect()]),
             barrier: Some(Barrier::Device),
             send_credits: Some(3),
+            model: None,
         };
         assert_eq!(built, literal);
         let permute = Collective::new(OpType::Permute, DType::F32, 1, Arch::Sunda, Topology::new(2, 2))

@@ -12,6 +12,7 @@
 
 use crate::arch::Arch;
 use crate::enums::{AlgType, OpType};
+use crate::model::ModelOverrides;
 use serde::{Deserialize, Serialize};
 
 /// An ordered list of collectives, lowered in order into one chain per
@@ -72,6 +73,9 @@ pub struct Collective {
     /// Initial send credits per channel, 1..=511 (default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_credits: Option<u32>,
+    /// Cost-model overrides (`docs/cost-model.md`); only `Auto` reads them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelOverrides>,
 }
 
 /// The machine shape the collective runs on.

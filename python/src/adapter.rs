@@ -383,7 +383,9 @@ fn compile_error(e: &CompileError, form: SpecForm) -> Failure {
             info.topsp = Some(u64::from(e.topsp.0));
             info
         }
-        CompileError::Verify(VerifyError::Defect(d)) => {
+        CompileError::Verify(VerifyError::Defects(defects)) => {
+            // The first defect locates the failure; the message counts the rest.
+            let d = &defects.first;
             let mut info = ErrorInfo::new(ErrorClass::Proof, variant(&d.kind), message);
             info.collective = Some(u64::from(d.collective.0));
             info.rank = d.rank.map(|r| u64::from(r.0));

@@ -24,13 +24,15 @@ pub enum Cause {
     Runtime,
     /// `schedule`, when input fields of the same collective differ too.
     FollowsFromInputs,
+    /// `algorithm`, when both sides said `Auto` and it chose differently.
+    AutoChoice,
     /// A field this ccc does not know.
     UnknownField,
 }
 
 /// The cause table: each cause, the fields that point to it, and what to
 /// tell the user. The one place the wording lives.
-pub(super) const CAUSES: [(Cause, &[&str], &str); 10] = [
+pub(super) const CAUSES: [(Cause, &[&str], &str); 11] = [
     (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensor shapes"),
     (
         Cause::Machine,
@@ -52,6 +54,11 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 10] = [
     (Cause::Builds, &[], "different ccc builds: the same format version and inputs, but a different lowering"),
     (Cause::Runtime, &["barrier", "send_credits"], "different runtime or launcher settings"),
     (Cause::FollowsFromInputs, &[], "follows from the differing input fields of the same collective"),
+    (
+        Cause::AutoChoice,
+        &[],
+        "Auto chose differently: the cost model was given different inputs (the fields named, or `model:` overrides)",
+    ),
     (Cause::UnknownField, &[], "a field this ccc does not know: the inputs were written by another ccc version"),
 ];
 

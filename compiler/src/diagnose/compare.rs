@@ -25,6 +25,25 @@ fn field_diffs<'a>(
     out
 }
 
+/// When both sides' `algorithm` was chosen by `Auto` (signed
+/// `Auto(<choice>)`) and the choices differ: the sentence that says so,
+/// with the other differing fields of the collective, the inputs to the
+/// choice; when none differs, the inputs that differ are the `model:`
+/// overrides, which are not signed.
+fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)]) -> Option<String> {
+    let chosen = |v: Option<&str>| v?.strip_prefix("Auto(")?.strip_suffix(')').map(str::to_owned);
+    let &(_, va, vb) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
+    let (here, there) = (chosen(va)?, chosen(vb)?);
+    let inputs: Vec<&str> =
+        diffs.iter().map(|(k, _, _)| *k).filter(|k| *k != "algorithm" && *k != "schedule").collect();
+    let inputs = if inputs.is_empty() {
+        "model (the `model:` overrides of the cost model, which the signature does not hold)".to_owned()
+    } else {
+        inputs.join(", ")
+    };
+    Some(format!("Auto chose {here} here and {there} there: the inputs to the choice differ: {inputs}"))
+}
+
 /// Compares group `group`'s program `b` with the majority's `a`.
 pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
     let fields: Vec<FieldDiff> = field_diffs(&a.program, &b.program)
@@ -35,6 +54,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
             majority: va.map(str::to_owned),
             other: vb.map(str::to_owned),
             cause: Cause::of_field(key),
+            note: None,
         })
         .collect();
     let versions_differ = fields.iter().any(|f| f.field == "format_version");
@@ -48,6 +68,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
                 let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
                 let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
+                let auto = auto_note(&diffs);
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| FieldDiff {
@@ -58,8 +79,10 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                             "schedule" if inputs_differ => Cause::FollowsFromInputs,
                             "schedule" if versions_differ => Cause::Versions,
                             "schedule" => Cause::Builds,
+                            "algorithm" if auto.is_some() => Cause::AutoChoice,
                             _ => Cause::of_field(key),
                         },
+                        note: if key == "algorithm" { auto.clone() } else { None },
                     })
                     .collect();
                 CollectiveDiff {

@@ -145,6 +145,11 @@ pub struct FieldDiff {
     pub other: Option<String>,
     /// The likely cause.
     pub cause: Cause,
+    /// A sentence for this difference in particular, when the cause's
+    /// wording is not enough (what `Auto` chose on each side, and which
+    /// inputs to the choice differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A cause and its wording.

@@ -128,10 +128,10 @@ pub fn choose_algorithm(op: OpType, target: &Target, choice: Option<&Algorithm>)
 }
 
 /// The algorithm chosen when neither the command line nor the target names
-/// one: the seam where `Auto` (the cost model) plugs in. Until it exists,
-/// Ring, which serves every op on every group shape.
+/// one: `Auto`, the cost model's cheapest legal choice for each collective
+/// (`docs/cost-model.md`).
 pub const fn default_algorithm(_op: OpType) -> Algorithm {
-    Algorithm::Ring
+    Algorithm::Auto
 }
 
 /// The importer's state while walking a module.
@@ -232,6 +232,7 @@ impl<'a> Walker<'_, 'a> {
                 groups: groups.clone().and_then(world_or),
                 barrier: self.target.barrier,
                 send_credits: self.target.send_credits,
+                model: self.target.model,
             };
             let part = split.then(|| format!("the {dtype} operands {operands}"));
             self.found.push((collective, Source { instruction: ins.name.to_owned(), line, part }));

@@ -19,6 +19,7 @@
 use crate::parse::{LineCol, strip_bom};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::OpType;
+use ccc_ir::model::ModelOverrides;
 use ccc_ir::spec::{Algorithm, Barrier, Topology};
 use std::collections::BTreeMap;
 
@@ -52,6 +53,10 @@ pub struct Target {
     /// Initial send credits per channel, as in a spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_credits: Option<u32>,
+    /// Cost-model overrides for `Auto` (`docs/cost-model.md`), as a spec's
+    /// `model:` block; copied into every imported collective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelOverrides>,
 }
 
 impl Target {
@@ -66,6 +71,7 @@ impl Target {
             devices: None,
             barrier: None,
             send_credits: None,
+            model: None,
         }
     }
 }

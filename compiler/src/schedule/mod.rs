@@ -93,6 +93,10 @@ pub struct CollectivePlan {
     pub step_n: u32,
     /// The algorithm per leg, as resolved (for manifests and signatures).
     pub legs: Vec<(Option<Leg>, AlgType)>,
+    /// The cost model's parameters for this collective.
+    pub model: ccc_ir::model::ModelParams,
+    /// What `algorithm: Auto` chose, and from what (`None`: written).
+    pub auto: Option<crate::valid::AutoChoice>,
 }
 
 /// What an op does to the buffers: the symbolic model the schedule is

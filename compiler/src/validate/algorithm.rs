@@ -21,8 +21,18 @@ impl Checker {
         };
         let alg = match &c.algorithm {
             Algorithm::Auto => {
-                self.push("algorithm", Problem::AutoUnavailable { op, choices: serving() });
-                return None;
+                // The choice needs the whole collective checked: it is
+                // made at the end of `collective`, from these. Without a
+                // valid shape and groups, their own problems are reported
+                // and no choice is legal to list.
+                structure?;
+                let candidates = self.auto_candidates(c, structure);
+                let first = candidates.first().cloned();
+                if first.is_none() {
+                    self.push("algorithm", Problem::AutoNoChoice { op });
+                }
+                self.auto = Some(candidates);
+                return first;
             }
             Algorithm::Hier(legs) => return self.hier(op, legs, structure, serving),
             flat => flat.alg_type()?,
@@ -44,6 +54,39 @@ impl Checker {
             return None;
         }
         Some(ResolvedAlgorithm::Flat(alg))
+    }
+
+    /// The legal choices of `algorithm: Auto`: every flat algorithm that
+    /// serves the op, then every combination of the seed's leg choices,
+    /// each kept only when this checker's own rules accept it.
+    fn auto_candidates(&self, c: &Collective, structure: Option<(&Shape, &CheckedGroups)>) -> Vec<ResolvedAlgorithm> {
+        let mut written: Vec<Algorithm> = AlgType::ALL
+            .iter()
+            .filter(|&&a| a != AlgType::Hier && algorithms::supports(a, c.op))
+            .filter_map(|&a| Algorithm::flat(a))
+            .collect();
+        if let (Some(legs), true) = (algorithms::hier_legs(c.op), algorithms::supports(AlgType::Hier, c.op)) {
+            let mut combos = vec![HierLegs::default()];
+            for &leg in legs {
+                let choices = algorithms::leg_choices_in(leg, LegChoices::Seed);
+                combos = combos
+                    .into_iter()
+                    .flat_map(|h| choices.iter().map(move |&alg| with_leg(h.clone(), leg, alg)))
+                    .collect();
+            }
+            written.extend(combos.into_iter().map(Algorithm::Hier));
+        }
+        let mut legal = Vec::new();
+        for algorithm in written {
+            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None };
+            let candidate = Collective { algorithm, ..c.clone() };
+            if let Some(resolved) = scratch.algorithm(&candidate, structure)
+                && scratch.errors.is_empty()
+            {
+                legal.push(resolved);
+            }
+        }
+        legal
     }
 
     /// Do all groups have one node/pod shape? Reports the first that does not.
@@ -216,4 +259,17 @@ pub(super) fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usiz
         Some(&(other, other_len)) => Err(AlignFault::Uneven { first, first_len, other, other_len }),
         None => Ok(runs.len()),
     }
+}
+
+/// `legs` with `leg` set to `alg`.
+fn with_leg(mut legs: HierLegs, leg: Leg, alg: AlgType) -> HierLegs {
+    let slot = match leg {
+        Leg::IntraReduceScatter => &mut legs.intra_reduce_scatter,
+        Leg::InterAllReduce => &mut legs.inter_all_reduce,
+        Leg::InterReduceScatter => &mut legs.inter_reduce_scatter,
+        Leg::InterAllGather => &mut legs.inter_all_gather,
+        Leg::IntraAllGather => &mut legs.intra_all_gather,
+    };
+    *slot = Some(alg);
+    legs
 }

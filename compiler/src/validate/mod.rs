@@ -11,6 +11,7 @@
 //! [`crate::algorithms`], the single source of truth.
 
 use crate::algorithms::{self, Requirement};
+use crate::cost::{self, ModelParams, auto::Machine};
 use crate::valid::{DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
@@ -58,7 +59,7 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
 
     let mut valid = Vec::new();
     for (i, c) in program.collectives.iter().enumerate() {
-        let mut cx = Checker { index: idx(i), errors: Vec::new() };
+        let mut cx = Checker { index: idx(i), errors: Vec::new(), auto: None };
         let barrier = c.barrier.unwrap_or_default();
         let credits = c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
         if i > 0 {
@@ -144,6 +145,8 @@ struct CheckedGroups {
 struct Checker {
     index: u32,
     errors: Vec<ValidationError>,
+    /// The legal choices of `algorithm: Auto`, once listed.
+    auto: Option<Vec<ResolvedAlgorithm>>,
 }
 
 impl Checker {
@@ -176,7 +179,7 @@ impl Checker {
         // The groups come first because the group size bounds everything
         // else; their problems are reported after the other fields, in the
         // order of the schema.
-        let mut group_checker = Checker { index: self.index, errors: Vec::new() };
+        let mut group_checker = Checker { index: self.index, errors: Vec::new(), auto: None };
         let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
         let n = groups.as_ref().map(|g| g.n);
 
@@ -188,6 +191,7 @@ impl Checker {
         self.counts(c, n);
         self.errors.append(&mut group_checker.errors);
         let algorithm = self.algorithm(c, shape.as_ref().zip(groups.as_ref()));
+        self.model(c);
 
         if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)
             && rank_n > crate::placement::DEVICE_BARRIER_MAX_RANK_N
@@ -201,7 +205,7 @@ impl Checker {
         if self.errors.len() != before {
             return None;
         }
-        Some(ValidCollective {
+        let mut valid = ValidCollective {
             index: self.index,
             op: c.op,
             dtype: c.dtype,
@@ -213,7 +217,39 @@ impl Checker {
             root: root?,
             peers: peers?,
             counts: c.counts.clone(),
-        })
+            model: ModelParams::with(c.arch, c.model.as_ref()),
+            auto: None,
+        };
+        if let Some(candidates) = self.auto.take() {
+            let machine = Machine {
+                arch: c.arch,
+                shape: shape?,
+                barrier: c.barrier.unwrap_or_default(),
+                send_credits: u16::try_from(c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS))).ok()?,
+            };
+            let Some(choice) = cost::auto::choose(&valid, machine, &valid.model, candidates) else {
+                self.push("algorithm", Problem::AutoNoChoice { op: c.op });
+                return None;
+            };
+            valid.algorithm = choice.winner()?.algorithm.clone();
+            valid.auto = Some(choice);
+        }
+        Some(valid)
+    }
+
+    /// The `model:` overrides: each in its accepted range.
+    fn model(&mut self, c: &Collective) {
+        let Some(model) = &c.model else { return };
+        for (field, value) in model.fields() {
+            let Some(value) = value else { continue };
+            let min = ccc_ir::model::override_min(field);
+            if !(min..=ccc_ir::model::OVERRIDE_MAX).contains(&value) {
+                self.push(
+                    format!("model.{field}"),
+                    Problem::OutOfRange { value, min, max: ccc_ir::model::OVERRIDE_MAX },
+                );
+            }
+        }
     }
 
     fn topology(&mut self, t: Topology) {

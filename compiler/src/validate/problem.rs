@@ -427,16 +427,14 @@ pub enum Problem {
         /// Ranks.
         rank_n: u32,
     },
-    /// `algorithm: Auto`.
+    /// `algorithm: Auto` with no legal choice to take.
     #[error(
-        "`Auto` needs the cost model, which is not available yet; accepted: an algorithm that serves {op}: {}",
-        algorithms_list(choices)
+        "`Auto` found no algorithm that serves {op} on this topology and these groups; accepted: a topology \
+         or groups some algorithm fits (`ccc explain` lists what each needs)"
     )]
-    AutoUnavailable {
+    AutoNoChoice {
         /// The op.
         op: OpType,
-        /// The algorithms that serve it.
-        choices: Vec<AlgType>,
     },
     /// A flat algorithm (or Hier) that does not serve the op.
     #[error(

@@ -37,6 +37,12 @@ pub enum Command {
     Check(SpecArg),
     /// Print the RON program equivalent to an XLA HLO module's collectives.
     Import(ImportArgs),
+    /// Every legal algorithm of every collective and leg, predicted by the
+    /// cost model, the winner marked and why the others lost.
+    Explain(ExplainArgs),
+    /// The spec's predicted time and bandwidth over a range of sizes, in
+    /// nccom-test's spirit: one row per size, the choice per leg.
+    Sweep(SweepArgs),
 }
 
 /// How an XLA HLO module given in place of a spec is read (`docs/hlo.md`).
@@ -62,6 +68,51 @@ pub struct ImportArgs {
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// The target and algorithm choice.
+    #[command(flatten)]
+    pub hlo: HloArgs,
+}
+
+/// `ccc explain`.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// The collective spec (`.ron`) or an HLO module (with `--target`).
+    pub spec: PathBuf,
+    /// Print the tables as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw rank 0's records per TOP_SP on the predicted time axis
+    /// into this SVG file (it must not exist yet).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// For an HLO module: the target and algorithm choice.
+    #[command(flatten)]
+    pub hlo: HloArgs,
+}
+
+/// `ccc sweep`.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// The collective spec (`.ron`) or an HLO module (with `--target`): its
+    /// first collective is swept.
+    pub spec: PathBuf,
+    /// The smallest size (nccom-test's size: the output of an all-gather,
+    /// the input of the others), bytes or with KiB/MiB/GiB/TiB.
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(8))]
+    pub from: Bytes,
+    /// The largest size.
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(1 << 30))]
+    pub to: Bytes,
+    /// The ratio between consecutive sizes, at least 2.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(2..))]
+    pub factor: u64,
+    /// Print the rows as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also plot predicted busbw against size for every legal choice into
+    /// this SVG file (it must not exist yet).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// For an HLO module: the target and algorithm choice.
     #[command(flatten)]
     pub hlo: HloArgs,
 }
@@ -212,7 +263,7 @@ fn parse_rank(value: &str) -> Result<u32, String> {
 pub struct Bytes(pub u64);
 
 /// Binary units, largest first, with their shifts.
-const UNITS: [(&str, u32); 5] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10), ("B", 0)];
+pub const UNITS: [(&str, u32); 5] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10), ("B", 0)];
 
 impl std::fmt::Display for Bytes {
     /// The largest unit that divides the size exactly (`2GiB`, `1536MiB`).

@@ -154,6 +154,7 @@ fn summary(spec: &Path, compiled: &Compiled) -> String {
             count(p.phases.len(), "phase"),
             count(p.step_n, "step")
         );
+        crate::explain::cost_lines(&mut out, schedule, p);
         // The runtime's per-leg selection line (seed 001 §2.7): only the
         // compile knows it, the images cannot tell (wire-format.md §12).
         let legs: Vec<_> = p.legs.iter().filter_map(|&(leg, alg)| Some((leg?, alg))).collect();

@@ -334,9 +334,10 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
     for line in &lines {
         let (text, cause) = match line {
             Line::Program(f) => (format!("{}: {}", f.field, values(f, la, lb)), f.cause),
-            Line::Field { diff, at } => {
-                (format!("{}: {}, {}", diff.field, values(diff, la, lb), positions(at, la, lb)), diff.cause)
-            }
+            Line::Field { diff, at } => match &diff.note {
+                Some(note) => (format!("{}: {note}, {}", diff.field, positions(at, la, lb)), diff.cause),
+                None => (format!("{}: {}, {}", diff.field, values(diff, la, lb), positions(at, la, lb)), diff.cause),
+            },
             Line::Gap(c) if c.kind == DiffKind::Missing => (
                 format!(
                     "{la}'s collective {} ({}) is missing from {lb}: {lb} has no such collective {}",

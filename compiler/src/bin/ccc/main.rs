@@ -12,6 +12,7 @@ mod check;
 mod compile;
 mod decode;
 mod diagnose;
+mod explain;
 mod graph;
 mod import;
 mod load;
@@ -19,6 +20,7 @@ mod out;
 mod progress;
 mod report;
 mod sign;
+mod sweep;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -51,6 +53,8 @@ fn main() -> ExitCode {
         Command::Graph(a) => graph::run(&a),
         Command::Diagnose(a) => diagnose::run(&a),
         Command::Import(a) => import::run(&a),
+        Command::Explain(a) => explain::run(&a),
+        Command::Sweep(a) => sweep::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -5,11 +5,12 @@ use crate::validate::algorithm::aligned;
 
 #[test]
 fn auto_and_unserved_algorithms() {
-    let e = one(with(|c| c.algorithm = Algorithm::Auto));
-    let Problem::AutoUnavailable { op: OpType::AllReduce, choices } = &e.1 else { panic!("{e:?}") };
-    assert_eq!(choices.first(), Some(&AlgType::Ring));
-    assert_eq!(choices.last(), Some(&AlgType::Hier));
-    assert!(e.1.to_string().contains("Hier((...))"));
+    // Auto resolves to one of the legal choices it lists, and says so.
+    let p = validate(&Program::from(with(|c| c.algorithm = Algorithm::Auto))).unwrap();
+    let v = &p.collectives()[0];
+    let auto = v.auto().unwrap();
+    assert_eq!(auto.winner().map(|w| &w.algorithm), Some(v.algorithm()));
+    assert!(auto.alternatives.iter().any(|a| a.algorithm == ResolvedAlgorithm::Flat(AlgType::Ring)));
     let e = one(with(|c| {
         c.op = OpType::AllGather;
         c.reduce = None;

@@ -392,10 +392,11 @@ fn collects_every_problem() {
         c.root = Some(1);
         c.topology.pod_n = 3;
         c.algorithm = Algorithm::Auto;
+        c.model = Some(ccc_ir::model::ModelOverrides { dma_mbps: Some(0), ..Default::default() });
         c.send_credits = Some(600);
     }));
     let fields: Vec<_> = e.iter().map(|(f, _)| f.as_str()).collect();
-    assert_eq!(fields, vec!["topology.pod_n", "channels", "reduce", "root", "algorithm", "send_credits"]);
+    assert_eq!(fields, vec!["topology.pod_n", "channels", "reduce", "root", "model.dma_mbps", "send_credits"]);
 }
 
 #[test]
@@ -455,7 +456,7 @@ proptest::proptest! {
             op, dtype, reduce, count, arch: Arch::Cayman,
             topology: Topology { rank_n, local_rank_n, pod_n },
             channels, algorithm, root, peer, peers, counts, groups,
-            barrier: device.then_some(Barrier::Device), send_credits,
+            barrier: device.then_some(Barrier::Device), send_credits, model: None,
         };
         match validate(&Program::from(c)) {
             Ok(p) => {

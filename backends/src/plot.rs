@@ -1,0 +1,267 @@
+//! SVG pictures of the cost model, drawn with `plotters`' SVG backend:
+//! predicted bus bandwidth against size for every legal choice
+//! ([`sweep_svg`]), and one rank's records per TOP_SP on the predicted
+//! time axis ([`timeline_svg`]). The data comes in plain; this module
+//! knows nothing of schedules.
+
+use plotters::prelude::*;
+
+/// Picture size, pixels.
+const SIZE: (u32, u32) = (960, 560);
+
+/// A drawing that failed (plotters' message).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot draw the picture: {0}")]
+pub struct PlotError(String);
+
+fn err<E: std::fmt::Debug>(e: E) -> PlotError {
+    PlotError(format!("{e:?}"))
+}
+
+/// The chart both pictures draw on: a caption, margins, label areas.
+fn builder<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    y_label_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 18)).margin(12).x_label_area_size(40).y_label_area_size(y_label_area);
+    b
+}
+
+/// One curve of a sweep: a legal choice's predicted busbw per size.
+#[derive(Clone, Debug)]
+pub struct Curve {
+    /// The choice, as printed (`Ring`, `Hier(...)`).
+    pub name: String,
+    /// (size in bytes, busbw in GB/s), sizes ascending.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A size at which the chosen algorithm changes.
+#[derive(Clone, Debug)]
+pub struct Crossover {
+    /// The first size of the new choice, bytes.
+    pub size: f64,
+    /// What it changes to.
+    pub to: String,
+}
+
+/// Sizes for axis labels: `8B`, `4KiB`, `1GiB`.
+pub fn size_label(bytes: f64) -> String {
+    const UNITS: [(&str, f64); 4] = [("GiB", 1073741824.0), ("MiB", 1048576.0), ("KiB", 1024.0), ("B", 1.0)];
+    let (unit, scale) = UNITS.iter().copied().find(|&(_, s)| bytes >= s).unwrap_or(("B", 1.0));
+    let v = bytes / scale;
+    if (v - v.round()).abs() < 1e-9 { format!("{}{unit}", v.round()) } else { format!("{v:.1}{unit}") }
+}
+
+/// A log-axis tick: whole numbers from 10, two decimals from 0.1, else
+/// scientific (`1e-4`).
+fn tick(y: f64) -> String {
+    if y >= 10.0 {
+        format!("{y:.0}")
+    } else if y >= 0.1 {
+        format!("{y:.2}")
+    } else {
+        format!("{y:.0e}")
+    }
+}
+
+/// The colour of curve `i`.
+fn colour(i: usize) -> RGBColor {
+    const PALETTE: [RGBColor; 10] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+    ];
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Predicted busbw against size: every curve thin, the chosen path thick
+/// and black, each crossover a dashed vertical line with its new choice.
+///
+/// # Errors
+///
+/// [`PlotError`] when plotters cannot draw (an empty sweep, say).
+pub fn sweep_svg(
+    title: &str,
+    curves: &[Curve],
+    chosen: &[(f64, f64)],
+    crossovers: &[Crossover],
+) -> Result<String, PlotError> {
+    let all = curves.iter().flat_map(|c| c.points.iter()).chain(chosen);
+    let (mut x0, mut x1, mut y1) = (f64::INFINITY, 0.0f64, 0.0f64);
+    for &(x, y) in all {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    if !(x0.is_finite() && x1 > x0) {
+        return Err(PlotError("a sweep needs at least two sizes".into()));
+    }
+    // busbw spans orders of magnitude: a log axis from the smallest
+    // positive value.
+    let y0 = curves
+        .iter()
+        .flat_map(|c| c.points.iter())
+        .chain(chosen)
+        .map(|&(_, y)| y)
+        .filter(|&y| y > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let y0 = if y0.is_finite() { y0 / 2.0 } else { 1e-6 };
+    let y1 = if y1 > y0 { y1 * 2.0 } else { y0 * 10.0 };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart =
+            builder(&root, title, 60).build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("size (bytes, nccom-test's size)")
+            .y_desc("predicted busbw (GB/s, log)")
+            .y_label_formatter(&|y| tick(*y))
+            .x_label_formatter(&|x| size_label(*x))
+            .draw()
+            .map_err(err)?;
+        for (i, c) in curves.iter().enumerate() {
+            let style = colour(i).stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(c.points.iter().copied(), style))
+                .map_err(err)?
+                .label(c.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour(i).stroke_width(2)));
+        }
+        let thick = BLACK.stroke_width(5);
+        chart
+            .draw_series(LineSeries::new(chosen.iter().copied(), thick))
+            .map_err(err)?
+            .label("chosen")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(5)));
+        for x in crossovers {
+            // Dashes equal on the log axis: 20 steps of the ratio y1/y0.
+            let step = (y1 / y0).powf(1.0 / 40.0);
+            let dashes = (0..20).map(|k| {
+                let a = y0 * step.powi(2 * k);
+                PathElement::new(vec![(x.size, a), (x.size, a * step)], BLACK.stroke_width(1))
+            });
+            chart.draw_series(dashes).map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("→ {}", x.to),
+                    (x.size, y0 * 1.3),
+                    ("sans-serif", 11).into_font(),
+                )))
+                .map_err(err)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font(("sans-serif", 10))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// One bar of a timeline: a record's predicted span on one TOP_SP.
+#[derive(Clone, Debug)]
+pub struct Bar {
+    /// The row (a TOP_SP).
+    pub row: usize,
+    /// Predicted start and end, µs.
+    pub start_us: f64,
+    /// Predicted end, µs.
+    pub end_us: f64,
+    /// Drawn on the bar (the phase's pattern).
+    pub label: String,
+    /// The hover title (phase, steps, bytes, time).
+    pub title: String,
+    /// Which colour (bars of one phase share one across rows).
+    pub colour: usize,
+}
+
+/// One rank's records as bars, one row per TOP_SP (`rows` their names),
+/// on the predicted time axis; each bar carries a hover title.
+///
+/// # Errors
+///
+/// [`PlotError`] when plotters cannot draw.
+pub fn timeline_svg(title: &str, rows: &[String], bars: &[Bar]) -> Result<String, PlotError> {
+    let end = bars.iter().map(|b| b.end_us).fold(0.0f64, f64::max).max(1e-3) * 1.02;
+    let n = rows.len().max(1);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = builder(&root, title, 90).build_cartesian_2d(0.0..end, -0.5..n as f64 - 0.5).map_err(err)?;
+        let names = rows.to_vec();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n + 1)
+            .y_label_formatter(&move |y| {
+                let i = y.floor() as usize;
+                if (y - y.floor() - 0.5).abs() < 0.26 || y.fract() == 0.0 {
+                    names.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("predicted time (µs)")
+            .draw()
+            .map_err(err)?;
+        for b in bars {
+            let y = b.row as f64;
+            let fill = colour(b.colour).mix(0.75).filled();
+            chart
+                .draw_series(std::iter::once(Rectangle::new([(b.start_us, y - 0.35), (b.end_us, y + 0.35)], fill)))
+                .map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    b.label.clone(),
+                    (b.start_us + (b.end_us - b.start_us) * 0.02, y + 0.05),
+                    ("sans-serif", 11).into_font(),
+                )))
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(with_titles(&svg, bars))
+}
+
+/// plotters draws no `<title>`: hover titles are added to the bars it drew,
+/// which are the `<rect` elements after the background and the plot area,
+/// in drawing order. Only the attribute-free close `/>` of each is changed.
+fn with_titles(svg: &str, bars: &[Bar]) -> String {
+    let mut out = String::with_capacity(svg.len() + bars.len() * 64);
+    let rects: Vec<usize> = svg.match_indices("<rect").map(|(i, _)| i).collect();
+    // The bars are the last `bars.len()` rectangles drawn.
+    let first_bar = rects.len().saturating_sub(bars.len());
+    let mut at = 0;
+    for (k, &start) in rects.iter().enumerate().skip(first_bar) {
+        let Some(close) = svg.get(start..).and_then(|s| s.find("/>")).map(|c| start + c) else { break };
+        let Some(bar) = bars.get(k - first_bar) else { break };
+        out.push_str(svg.get(at..close).unwrap_or_default());
+        out.push_str("><title>");
+        out.push_str(&escape(&bar.title));
+        out.push_str("</title></rect>");
+        at = close + 2;
+    }
+    out.push_str(svg.get(at..).unwrap_or_default());
+    out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}

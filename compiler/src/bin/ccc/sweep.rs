@@ -1,0 +1,203 @@
+//! `ccc sweep`: the spec's first collective at every size from `--from` to
+//! `--to` (times `--factor`), predicted by the cost model, in nccom-test's
+//! spirit: size, count, type, time, algbw, busbw, and the choice per leg.
+//! `--svg` plots predicted busbw against size for every legal choice, the
+//! chosen path highlighted and each crossover marked.
+
+use crate::Failure;
+use crate::args::SweepArgs;
+use crate::explain::{legal_choices, us, write_new};
+use crate::load::load_spec;
+use ccc_backends::plot::{Crossover, Curve, size_label, sweep_svg};
+use ccc_compiler::cost::auto::{Machine, display, evaluate_choice};
+use ccc_compiler::validate::validate;
+use ccc_ir::enums::OpType;
+use ccc_ir::spec::{Collective, Program};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+/// One size.
+#[derive(Serialize)]
+pub struct Row {
+    /// nccom-test's size, bytes.
+    pub size: u64,
+    /// Elements per rank's input buffer.
+    pub count: u64,
+    /// Element type.
+    pub dtype: String,
+    /// Predicted time, µs.
+    pub time_us: f64,
+    /// algbw, GB/s (10^9 B/s).
+    pub algbw_gbps: f64,
+    /// busbw, GB/s.
+    pub busbw_gbps: f64,
+    /// The choice the spec compiles to at this size.
+    pub algorithm: String,
+    /// Per leg: (leg or `flat`, algorithm).
+    pub legs: Vec<(String, String)>,
+    /// Every legal choice's predicted busbw, GB/s (for `--svg`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<(String, f64)>,
+}
+
+/// The count whose nccom-test size is `size` (an all-gather's size is its
+/// output), rounded to what the op accepts; at least 1 (n for splitting ops).
+fn count_for(c: &Collective, size: u64) -> u64 {
+    let n = u64::from(c.groups.as_ref().and_then(|g| g.first()).map_or(c.topology.rank_n, |g| g.len() as u32).max(1));
+    let elems = size / c.dtype.size();
+    match c.op {
+        OpType::AllGather => (elems / n).max(1),
+        OpType::ReduceScatter | OpType::AllToAll => (elems / n * n).max(n),
+        _ => elems.max(1),
+    }
+}
+
+/// Runs `ccc sweep`.
+pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
+    let (parsed, _) = load_spec(&args.spec, &args.hlo)?;
+    let Some(first) = parsed.program.collectives.first() else {
+        return Err(Failure::input(miette::miette!("{}: no collective to sweep", args.spec.display())));
+    };
+    if args.from.0 == 0 || args.from.0 > args.to.0 {
+        return Err(Failure::input(miette::miette!(
+            "--from {} --to {}: accepted: 1 <= from <= to",
+            args.from,
+            args.to
+        )));
+    }
+    let want_all = args.svg.is_some() || args.json;
+    let mut rows: Vec<Row> = Vec::new();
+    let mut size = args.from.0;
+    loop {
+        let count = count_for(first, size);
+        if rows.last().is_none_or(|r| r.count != count) {
+            rows.push(row(&args.spec, first, count, want_all)?);
+        }
+        match size.checked_mul(args.factor) {
+            Some(next) if next <= args.to.0 => size = next,
+            _ => break,
+        }
+    }
+    if let Some(path) = &args.svg {
+        write_new(path, &plot(&args.spec, first, &rows)?)?;
+    }
+    let text = if args.json {
+        serde_json::to_string_pretty(&rows).map_err(|e| Failure::input(miette::miette!("cannot write JSON: {e}")))?
+            + "\n"
+    } else {
+        table(first, &rows)
+    };
+    crate::out::emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<Row, Failure> {
+    let sized = Collective { count, ..c.clone() };
+    let valid = validate(&Program::from(sized.clone()))
+        .map_err(|e| Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display())))?;
+    let machine = Machine::of(&valid);
+    let Some(vc) = valid.collectives().first() else {
+        return Err(Failure::input(miette::miette!("{}: no collective to sweep", spec.display())));
+    };
+    let Some((schedule, e)) = evaluate_choice(vc, machine, vc.model(), vc.algorithm()) else {
+        return Err(Failure::input(miette::miette!(
+            "{}: at count {count}: the schedule does not build",
+            spec.display()
+        )));
+    };
+    let legs = schedule
+        .collectives
+        .first()
+        .map(|p| {
+            p.legs
+                .iter()
+                .map(|(l, a)| (l.map_or_else(|| "flat".to_owned(), |l| l.field().to_owned()), a.name().to_owned()))
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut alternatives = Vec::new();
+    if all {
+        for alg in legal_choices(&sized).unwrap_or_default() {
+            if let Some((_, e)) = evaluate_choice(vc, machine, vc.model(), &alg) {
+                alternatives.push((display(&alg), e.busbw() / 1e9));
+            }
+        }
+    }
+    Ok(Row {
+        size: e.bytes as u64,
+        count,
+        dtype: c.dtype.name().to_owned(),
+        time_us: us(e.prediction.total_ns),
+        algbw_gbps: e.algbw() / 1e9,
+        busbw_gbps: e.busbw() / 1e9,
+        algorithm: display(vc.algorithm()),
+        legs,
+        alternatives,
+    })
+}
+
+fn table(c: &Collective, rows: &[Row]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# {} over {} ranks ({} per node) on {}, {} channels; predicted by the cost model (docs/cost-model.md); GB/s = 10^9 B/s",
+        c.op, c.topology.rank_n, c.topology.local_rank_n, c.arch, c.channels
+    );
+    let _ = writeln!(
+        out,
+        "{:>12} {:>14} {:>7} {:>12} {:>12} {:>12}  algorithm",
+        "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)"
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:>12} {:>14} {:>7} {:>12.2} {:>12.2} {:>12.2}  {}",
+            r.size, r.count, r.dtype, r.time_us, r.algbw_gbps, r.busbw_gbps, r.algorithm
+        );
+    }
+    out
+}
+
+fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, Failure> {
+    let mut curves: Vec<Curve> = Vec::new();
+    for r in rows {
+        for (name, busbw) in &r.alternatives {
+            let name = short(name);
+            match curves.iter_mut().find(|cv| cv.name == name) {
+                Some(cv) => cv.points.push((r.size as f64, *busbw)),
+                None => curves.push(Curve { name, points: vec![(r.size as f64, *busbw)] }),
+            }
+        }
+    }
+    let chosen: Vec<(f64, f64)> = rows.iter().map(|r| (r.size as f64, r.busbw_gbps)).collect();
+    let crossovers: Vec<Crossover> = rows
+        .windows(2)
+        .filter_map(|w| match w {
+            [a, b] if a.algorithm != b.algorithm => Some(Crossover { size: b.size as f64, to: short(&b.algorithm) }),
+            _ => None,
+        })
+        .collect();
+    let title = format!(
+        "{}: {} over {} ranks on {}, {} to {}",
+        spec.display(),
+        c.op,
+        c.topology.rank_n,
+        c.arch,
+        size_label(rows.first().map_or(0.0, |r| r.size as f64)),
+        size_label(rows.last().map_or(0.0, |r| r.size as f64))
+    );
+    sweep_svg(&title, &curves, &chosen, &crossovers).map_err(|e| Failure::input(miette::miette!("{e}")))
+}
+
+/// A choice's name for a legend: the legs abbreviated (`intra_` → `i`,
+/// `inter_` → `x`, `reduce_scatter` → `RS`, `all_reduce` → `AR`,
+/// `all_gather` → `AG`), so that Hier combinations fit beside the plot.
+fn short(name: &str) -> String {
+    name.replace("intra_", "i")
+        .replace("inter_", "x")
+        .replace("reduce_scatter", "RS")
+        .replace("all_reduce", "AR")
+        .replace("all_gather", "AG")
+}

@@ -1,0 +1,368 @@
+//! The prediction: a walk over the schedule ccc builds, step by step,
+//! charging each step the α-β-γ (Hockney) cost of what the busiest
+//! sampled member moves in it (`docs/cost-model.md` §2).
+//!
+//! Per step and member: α of the widest hop the member's transfers take
+//! (inside a node, across nodes, across pods); β: the slowest of its
+//! intra-node link loads (bytes times links crossed, per ring direction),
+//! its bytes over its share of the node's network (shared by the node's
+//! concurrent flows), and all its bytes through the DMA of the TOP_SPs its
+//! channels run on; γ: the
+//! elements it folds, at the reduction rate; the descriptors its busiest
+//! TOP_SP posts; and a fan-in charge per extra incoming peer. A step costs
+//! its most expensive sampled member (steps are synchronous); a phase is
+//! the sum of its steps; the collective adds one launch cost.
+
+use crate::placement::hosted_channels;
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, Schedule, Transfer, relation};
+use ccc_ir::enums::{AlgType, Neigh};
+use ccc_ir::model::ModelParams;
+use ccc_ir::spec::Leg;
+use serde::Serialize;
+
+/// Phases longer than this are costed on this many evenly spread steps,
+/// scaled up (a ring's steps all cost the same).
+const SAMPLED_STEPS: u32 = 16;
+
+/// The kind of link a transfer takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Hop {
+    /// Inside a node (or a local copy).
+    Intra,
+    /// Between nodes of one pod.
+    Inter,
+    /// Between pods.
+    Pod,
+}
+
+impl Hop {
+    fn of(neigh: Neigh) -> Hop {
+        match neigh {
+            Neigh::PeerRmtv | Neigh::Gateway | Neigh::NextPeerRmtv => Hop::Inter,
+            Neigh::PeerRmtv2 => Hop::Pod,
+            Neigh::Local | Neigh::PeerLocal | Neigh::Next | Neigh::Prev => Hop::Intra,
+        }
+    }
+
+    /// The name used in tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Hop::Intra => "intra",
+            Hop::Inter => "inter",
+            Hop::Pod => "pod",
+        }
+    }
+}
+
+/// The predicted cost of one phase.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseCost {
+    /// Position in the collective's phases.
+    pub index: usize,
+    /// The pattern (`RingReduceScatter`, ...).
+    pub pattern: String,
+    /// The hierarchical leg, if any.
+    pub leg: Option<Leg>,
+    /// The algorithm.
+    pub alg: AlgType,
+    /// Steps.
+    pub steps: u32,
+    /// The widest hop any step takes.
+    pub hop: Hop,
+    /// Bytes the busiest sampled member sends over the phase.
+    pub bytes: f64,
+    /// Predicted start, from the collective's start (after launch), ns.
+    pub start_ns: f64,
+    /// Predicted duration, ns: the sum of the four terms below.
+    pub time_ns: f64,
+    /// Of which α: per-step latency, ns.
+    pub alpha_ns: f64,
+    /// Of which β: bytes over link rates, ns.
+    pub beta_ns: f64,
+    /// Of which γ: reductions, ns.
+    pub gamma_ns: f64,
+    /// Of which overheads: descriptors and fan-in, ns.
+    pub overhead_ns: f64,
+}
+
+/// The predicted cost of one collective.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prediction {
+    /// The fixed launch cost, ns.
+    pub launch_ns: f64,
+    /// Per phase, in order.
+    pub phases: Vec<PhaseCost>,
+    /// Launch plus every phase, ns.
+    pub total_ns: f64,
+}
+
+impl Prediction {
+    /// The time of the phases of `leg` (`None`: a flat algorithm's), ns.
+    pub fn leg_ns(&self, leg: Option<Leg>) -> f64 {
+        self.phases.iter().filter(|p| p.leg == leg).map(|p| p.time_ns).sum()
+    }
+}
+
+/// What one member moves in one step.
+#[derive(Default)]
+struct StepLoad {
+    /// Bytes out and in per hop kind: [intra, inter, pod]. Intra-node bytes
+    /// are link loads: bytes times the links they cross, on the busier of
+    /// the node ring's two directions (see [`ring_hops`]).
+    out: [f64; 3],
+    inn: [f64; 3],
+    /// Intra-node link loads per direction (clockwise, counter-clockwise),
+    /// out and in.
+    ring: [[f64; 2]; 2],
+    /// Bytes sent and received, whatever the link (the DMA moves them all).
+    sent: f64,
+    received: f64,
+    /// The widest hop taken.
+    hop: Option<Hop>,
+    /// Elements folded.
+    folded: f64,
+    /// Descriptors posted on the busiest TOP_SP (out, in).
+    desc: (u64, u64),
+    /// Distinct senders to this member.
+    senders: Vec<u32>,
+}
+
+/// Predicts collective `plan` of `schedule` under `params`.
+pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
+    let arch = schedule.arch.params();
+    let busiest = hosted_channels(arch, plan.channels, 0);
+    let table = DescTable::new(plan, &busiest);
+    let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
+    let dma = params.dma * lanes;
+    let members = sample_members(plan);
+    let mut phases = Vec::with_capacity(plan.phases.len());
+    let mut at = 0.0;
+    let mut buf = Vec::new();
+    for (index, phase) in plan.phases.iter().enumerate() {
+        let flows = node_flows(schedule, plan, phase, &mut buf);
+        let inter_rate = params.node_inter / flows;
+        let rates = Rates { link: params.link_intra, network: inter_rate, dma };
+        let (picked, weight) = sampled_steps(phase.step_n);
+        let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
+        for &t in &picked {
+            let step = phase.first_step + t;
+            let mut worst = Terms::default();
+            let mut sent = 0.0f64;
+            for &m in &members {
+                let load = step_load(schedule, plan, &table, params, m, step, &mut buf);
+                let cost = step_terms(&load, params, &rates);
+                if cost.total() > worst.total() {
+                    worst = cost;
+                }
+                sent = sent.max(load.sent);
+                hop = hop.max(load.hop.unwrap_or(Hop::Intra));
+            }
+            terms.add(&worst, weight);
+            bytes += sent * weight;
+        }
+        let time = terms.total();
+        phases.push(PhaseCost {
+            index,
+            pattern: pattern_name(phase),
+            leg: phase.leg,
+            alg: phase.alg,
+            steps: phase.step_n,
+            hop,
+            bytes,
+            start_ns: at,
+            time_ns: time,
+            alpha_ns: terms.alpha,
+            beta_ns: terms.beta,
+            gamma_ns: terms.gamma,
+            overhead_ns: terms.overhead,
+        });
+        at += time;
+    }
+    Prediction { launch_ns: params.launch_ns, total_ns: params.launch_ns + at, phases }
+}
+
+/// The group members whose steps are costed: the first two, the middle,
+/// the last, and the root. Together they take every role of every pattern
+/// ccc builds (an RDH prologue's giver and taker, a rank outside it, a
+/// tree's root).
+fn sample_members(plan: &CollectivePlan) -> Vec<u32> {
+    let n = plan.groups.size().max(1);
+    let mut m = vec![0, 1, n / 2, n - 1];
+    m.extend(plan.root);
+    m.retain(|&x| x < n);
+    m.sort_unstable();
+    m.dedup();
+    m
+}
+
+/// The steps of a phase that are walked, and the weight of each.
+fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
+    if step_n <= SAMPLED_STEPS {
+        return ((0..step_n).collect(), 1.0);
+    }
+    let picked = (0..SAMPLED_STEPS).map(|i| (u64::from(i) * u64::from(step_n) / u64::from(SAMPLED_STEPS)) as u32);
+    (picked.collect(), f64::from(step_n) / f64::from(SAMPLED_STEPS))
+}
+
+/// How many flows leave one node at once in `phase`: the members of group
+/// 0 on member 0's node that send off-node at the phase's first step,
+/// times the groups that share that node. At least 1.
+fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
+    let shape = &schedule.shape;
+    let n = plan.groups.size();
+    let node0 = shape.node(plan.rank(0, 0).0);
+    let on_node: Vec<u32> = (0..n).filter(|&i| shape.node(plan.rank(0, i).0) == node0).collect();
+    let mut flows = 0u32;
+    for &m in &on_node {
+        buf.clear();
+        schedule.transfers(plan, 0, m, phase.first_step, buf);
+        let off = buf.iter().any(|t| t.from == m && shape.node(plan.rank(0, t.to).0) != shape.node(plan.rank(0, m).0));
+        flows += u32::from(off);
+    }
+    let groups_on_node = (shape.local_rank_n / (on_node.len() as u32).max(1)).max(1);
+    f64::from(flows.max(1) * groups_on_node)
+}
+
+fn halves_share(h: Halves) -> f64 {
+    match h {
+        Halves::Both => 1.0,
+        Halves::Only(_) => 0.5,
+    }
+}
+
+/// Bytes of `blocks` of `member`'s buffer, `halves` of them.
+fn bytes_of(plan: &CollectivePlan, member: u32, blocks: BlockSet, halves: Halves) -> f64 {
+    if blocks.count == 0 {
+        return 0.0;
+    }
+    let elems = plan.layout().block_elems(member, blocks.start);
+    f64::from(blocks.count) * elems as f64 * plan.dtype.size() as f64 * halves_share(halves)
+}
+
+fn step_load(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    table: &DescTable<'_>,
+    params: &ModelParams,
+    me: u32,
+    step: u32,
+    buf: &mut Vec<Transfer>,
+) -> StepLoad {
+    buf.clear();
+    schedule.transfers(plan, 0, me, step, buf);
+    let mut load = StepLoad::default();
+    for t in buf.iter() {
+        let (a, b) = (plan.rank(0, t.from), plan.rank(0, t.to));
+        let hop = Hop::of(relation(&schedule.shape, a, b));
+        let h = hop as usize;
+        load.hop = load.hop.max(Some(hop));
+        let bytes = bytes_of(plan, t.from, t.src, t.halves);
+        let (dir, hops) = ring_hops(schedule.shape.local_rank_n, a.0, b.0);
+        let hops = hops.min(params.hops_max.max(1.0));
+        if t.from == me {
+            load.sent += bytes;
+            if hop == Hop::Intra {
+                load.ring[0][dir] += bytes * hops;
+            } else {
+                load.out[h] += bytes;
+            }
+            load.desc.0 += table.count(me, t.src, t.halves);
+        }
+        if t.to == me {
+            load.received += bytes;
+            if hop == Hop::Intra {
+                load.ring[1][dir] += bytes * hops;
+            } else {
+                load.inn[h] += bytes;
+            }
+            load.desc.1 += table.count(me, t.dst, t.halves);
+            if t.fold.is_some() {
+                load.folded += bytes / plan.dtype.size() as f64;
+            }
+            if !load.senders.contains(&t.from) {
+                load.senders.push(t.from);
+            }
+        }
+    }
+    let [out, inn] = load.ring;
+    load.out[0] = out[0].max(out[1]);
+    load.inn[0] = inn[0].max(inn[1]);
+    load
+}
+
+/// The direction (0 clockwise, 1 counter-clockwise) and the number of links
+/// a transfer from global rank `a` to `b` crosses inside a node whose
+/// `local` ranks sit on a bidirectional ring in local-index order: the
+/// \[project\] stand-in for the node's NeuronLink topology, capped by the
+/// caller at the network's diameter ([`ModelParams::hops_max`]). A
+/// transfer to a neighbour crosses one link; one to a rank `d` places away
+/// shares `d` links with the other transfers of its step (so a ring, whose
+/// transfers all go one way, uses half the node's links, a Kangaring both
+/// halves, and a mesh or a far recursive-halving partner pays for the
+/// distance).
+fn ring_hops(local: u32, a: u32, b: u32) -> (usize, f64) {
+    let local = local.max(1);
+    let cw = (b % local + local - a % local) % local;
+    if cw == 0 {
+        return (0, 1.0);
+    }
+    let ccw = local - cw;
+    if cw <= ccw { (0, f64::from(cw)) } else { (1, f64::from(ccw)) }
+}
+
+/// The four terms of a step's (or a phase's) cost, ns.
+#[derive(Clone, Copy, Debug, Default)]
+struct Terms {
+    alpha: f64,
+    beta: f64,
+    gamma: f64,
+    overhead: f64,
+}
+
+impl Terms {
+    fn total(&self) -> f64 {
+        self.alpha + self.beta + self.gamma + self.overhead
+    }
+    fn add(&mut self, other: &Terms, weight: f64) {
+        self.alpha += other.alpha * weight;
+        self.beta += other.beta * weight;
+        self.gamma += other.gamma * weight;
+        self.overhead += other.overhead * weight;
+    }
+}
+
+/// The rates a step's bytes move at, bytes/s.
+struct Rates {
+    /// One direction of one intra-node link.
+    link: f64,
+    /// This flow's share of the node's network.
+    network: f64,
+    /// The DMA of the TOP_SPs the channels run on.
+    dma: f64,
+}
+
+fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
+    let Some(hop) = load.hop else { return Terms::default() };
+    let alpha = match hop {
+        Hop::Intra => p.alpha_intra_ns,
+        Hop::Inter => p.alpha_inter_ns,
+        Hop::Pod => p.alpha_pod_ns,
+    };
+    // The links run concurrently: the step waits for the slowest.
+    // The links run concurrently; the DMA moves every byte. The step waits
+    // for the slowest of the three.
+    let link = ModelParams::ns_at(load.out[0].max(load.inn[0]), rates.link);
+    let network = ModelParams::ns_at((load.out[1] + load.out[2]).max(load.inn[1] + load.inn[2]), rates.network);
+    let dma = ModelParams::ns_at(load.sent.max(load.received), rates.dma);
+    let beta = link.max(network).max(dma);
+    let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };
+    let desc = load.desc.0.max(load.desc.1) as f64 * p.desc_ns;
+    let fanin = load.senders.len().saturating_sub(1) as f64 * p.fanin_ns;
+    Terms { alpha, beta, gamma, overhead: desc + fanin }
+}
+
+/// The pattern's name, without its parameters.
+pub fn pattern_name(phase: &Phase) -> String {
+    let debug = format!("{:?}", phase.kind);
+    debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned()
+}

@@ -1,0 +1,106 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `ccc explain`, `ccc sweep`, their SVGs, the cost lines of `verify`, and
+//! `diagnose` on two `Auto` choices, end to end through the binary. Every
+//! output is snapshotted in `snapshots/cost/` (the SVG text too: plotters
+//! writes it deterministically); the pictures were checked by eye in a
+//! headless browser when the snapshots were accepted.
+
+use std::path::Path;
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Runs ccc from the repository root; (exit code, stdout, stderr).
+fn ccc(args: &[&str]) -> (i32, String, String) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_ccc")).args(args).current_dir(ROOT).env("NO_COLOR", "1").output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/cost"),
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn explain_lists_every_legal_choice_and_marks_the_winner() {
+    let (code, out, err) = ccc(&["explain", "examples/allreduce_hier.ron"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("  * ")).count(), 1, "one winner:\n{out}");
+    snapshot("explain_allreduce_hier", &out);
+    let (code, json, _) = ccc(&["explain", "--json", "tests/fixtures/cost/ar_auto_8.ron"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let choices = v[0]["choices"].as_array().unwrap();
+    assert_eq!(choices.iter().filter(|c| c["winner"] == true).count(), 1);
+    // Auto's winner is the cheapest.
+    let best = choices.iter().map(|c| c["time_us"].as_f64().unwrap()).fold(f64::INFINITY, f64::min);
+    let won = choices.iter().find(|c| c["winner"] == true).unwrap();
+    assert_eq!(won["time_us"].as_f64().unwrap(), best);
+}
+
+#[test]
+fn sweep_prints_a_row_per_size() {
+    let (code, out, err) =
+        ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "8B", "--to", "1GiB", "--factor", "8"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 2 + 10, "{out}");
+    snapshot("sweep_trn1_allreduce_64", &out);
+    let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "2GiB", "--to", "1GiB"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("accepted: 1 <= from <= to"), "{err}");
+}
+
+#[test]
+fn the_svgs_are_drawn_and_never_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("sweep.svg");
+    let timeline = dir.path().join("timeline.svg");
+    let s = sweep.to_str().unwrap();
+    let t = timeline.to_str().unwrap();
+    let args = ["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "8B", "--to", "1GiB", "--factor", "8"];
+    let (code, _, err) = ccc(&[&args[..], &["--svg", s]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = ccc(&["explain", "examples/allreduce_hier.ron", "--svg", t]);
+    assert_eq!(code, 0, "{err}");
+    let sweep_svg = std::fs::read_to_string(&sweep).unwrap();
+    let timeline_svg = std::fs::read_to_string(&timeline).unwrap();
+    assert!(sweep_svg.starts_with("<svg") && timeline_svg.starts_with("<svg"));
+    // Hover titles on each of rank 0's records: 3 phases on 4 TOP_SPs.
+    assert_eq!(timeline_svg.matches("<title>").count(), 12);
+    snapshot("sweep_trn1_allreduce_64.svg", &sweep_svg);
+    snapshot("timeline_allreduce_hier.svg", &timeline_svg);
+    // A second run refuses to replace the file.
+    let (code, _, err) = ccc(&["explain", "examples/allreduce_hier.ron", "--svg", t]);
+    assert_eq!(code, 2);
+    assert!(err.contains("never overwrites"), "{err}");
+    assert_eq!(std::fs::read_to_string(Path::new(t)).unwrap(), timeline_svg);
+}
+
+#[test]
+fn verify_prints_the_prediction_and_the_auto_choice() {
+    let (code, out, err) = ccc(&["verify", "tests/fixtures/cost/ar_auto_268435456.ron"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains("predicted") || l.contains("Auto chose")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    snapshot("verify_auto_lines", &lines.join("\n"));
+}
+
+#[test]
+fn diagnose_says_what_auto_chose_on_each_side() {
+    let (code, out, _) =
+        ccc(&["diagnose", "tests/fixtures/cost/ar_auto_8.ron", "tests/fixtures/cost/ar_auto_268435456.ron"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("Auto chose "), "{out}");
+    assert!(out.contains("the inputs to the choice differ: count"), "{out}");
+    snapshot("diagnose_auto_count", &out);
+    let (code, out, _) =
+        ccc(&["diagnose", "tests/fixtures/cost/ar_auto_1048576.ron", "tests/fixtures/cost/ar_auto_model.ron"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("the inputs to the choice differ: model"), "{out}");
+    snapshot("diagnose_auto_model", &out);
+}
