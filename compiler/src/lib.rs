@@ -71,6 +71,7 @@ pub mod validate;
 pub mod verify;
 
 // Running them, and what a compile leaves behind.
+pub mod compiled;
 pub mod diagnose;
 pub mod manifest;
 pub mod output;

@@ -2,7 +2,7 @@
 //! preimage in readable form. Deterministic: no times, paths or tool
 //! versions, only the format version.
 
-use crate::pipeline::Compiled;
+use crate::compiled::Compiled;
 use crate::sign::{Field, algorithm};
 use crate::verify::postcondition::CollectivePostcondition;
 use crate::verify::protocol::ProtocolProof;

@@ -8,11 +8,12 @@
 //! earlier compile's proof ([`Options::certificate`]) in `certificate.rs`.
 
 use crate::build::build;
-use crate::encode::{RankImages, encode};
-use crate::lower::{LowerError, LowerErrorKind, RankProgram};
+pub use crate::compiled::Compiled;
+use crate::encode::encode;
+use crate::lower::{LowerError, LowerErrorKind};
 use crate::parse::{ParsedSpec, parse};
 use crate::schedule::Schedule;
-use crate::sign::{Signature, sign};
+use crate::sign::sign;
 use crate::valid::ValidProgram;
 use crate::validate::validate;
 pub use crate::verify::Proof;
@@ -102,19 +103,4 @@ fn wanted_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<Rank>, LowerE
         }
         None => Ok(wanted),
     }
-}
-
-/// A compiled program.
-#[derive(Clone, Debug)]
-pub struct Compiled {
-    /// The schedule every rank shares.
-    pub schedule: Schedule,
-    /// The collective signature.
-    pub signature: Signature,
-    /// The lowered programs of the ranks asked for, in rank order.
-    pub programs: Vec<RankProgram>,
-    /// Their images, in the same order.
-    pub images: Vec<RankImages>,
-    /// The proof, unless skipped.
-    pub proof: Option<Proof>,
 }
