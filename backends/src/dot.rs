@@ -45,8 +45,7 @@ pub fn render(schedule: &Schedule, graph: &StepGraph) -> String {
 
 fn label(schedule: &Schedule, node: &StepNode) -> String {
     let plan = schedule.collectives.get(node.collective.0 as usize);
-    let phase =
-        plan.and_then(|p| p.phases.get(node.phase as usize)).map(|p| format!("{:?}", p.kind)).unwrap_or_default();
+    let phase = plan.and_then(|p| p.phases.get(node.phase as usize)).map(|p| p.kind.to_string()).unwrap_or_default();
     let mut s = format!("{} {}\\l{}\\l", node.rank, node.step, escape(&phase));
     for t in &node.transfers {
         let _ = write!(s, "{}\\l", transfer(schedule, node, t));

@@ -19,7 +19,7 @@
 //! sorted (the order groups are listed in changes nothing a rank runs; the
 //! order of members inside a group does, and is kept).
 
-use crate::schedule::{CollectivePlan, PhaseKind, RdhMode, Schedule, Scope};
+use crate::schedule::{CollectivePlan, Schedule, Scope};
 use crate::valid::{ValidCollective, ValidProgram};
 use ccc_ir::FORMAT_VERSION;
 use ccc_ir::spec::Barrier;
@@ -239,7 +239,7 @@ pub fn schedule_preimage(plan: &CollectivePlan) -> String {
         let _ = writeln!(
             s,
             "phase {} alg={} leg={} scope={} narrow={narrow} first_step={} step_n={}",
-            phase_kind(&p.kind),
+            p.kind,
             p.alg.name(),
             p.leg.map_or("-", |l| l.field()),
             scope(p.scope),
@@ -253,52 +253,6 @@ pub fn schedule_preimage(plan: &CollectivePlan) -> String {
 /// A scope as its digit range, `lo..hi`.
 fn scope(s: Scope) -> String {
     format!("{}..{}", s.lo, s.hi)
-}
-
-/// A flag as `0` or `1`.
-fn flag(b: bool) -> u8 {
-    u8::from(b)
-}
-
-/// A phase's pattern: its snake_case name, then its parameters as
-/// `key=value` in declaration order (numbers in decimal, flags `0`/`1`,
-/// [`RdhMode`] in snake_case), separated by single spaces.
-pub fn phase_kind(kind: &PhaseKind) -> String {
-    match *kind {
-        PhaseKind::RingReduceScatter { bidir } => format!("ring_reduce_scatter bidir={}", flag(bidir)),
-        PhaseKind::RingAllGather { bidir } => format!("ring_all_gather bidir={}", flag(bidir)),
-        PhaseKind::RingAllReduceFused => "ring_all_reduce_fused".into(),
-        PhaseKind::RingBroadcast { root } => format!("ring_broadcast root={root}"),
-        PhaseKind::RingReduce { root } => format!("ring_reduce root={root}"),
-        PhaseKind::RingAllToAll => "ring_all_to_all".into(),
-        PhaseKind::DirectReduceScatter => "direct_reduce_scatter".into(),
-        PhaseKind::DirectAllGather => "direct_all_gather".into(),
-        PhaseKind::DirectAllReduce => "direct_all_reduce".into(),
-        PhaseKind::DirectBroadcast { root } => format!("direct_broadcast root={root}"),
-        PhaseKind::DirectReduce { root } => format!("direct_reduce root={root}"),
-        PhaseKind::DirectAllToAll => "direct_all_to_all".into(),
-        PhaseKind::PointToPoint => "point_to_point".into(),
-        PhaseKind::RdhPrologue { mode } => format!("rdh_prologue mode={}", rdh_mode(mode)),
-        PhaseKind::RdhHalving { round, balanced } => {
-            format!("rdh_halving round={round} balanced={}", flag(balanced))
-        }
-        PhaseKind::RdhDoubling { round, balanced } => {
-            format!("rdh_doubling round={round} balanced={}", flag(balanced))
-        }
-        PhaseKind::RdhEpilogue { mode } => format!("rdh_epilogue mode={}", rdh_mode(mode)),
-        PhaseKind::BinomialBroadcast { root, round } => format!("binomial_broadcast root={root} round={round}"),
-        PhaseKind::BinomialReduce { root, round } => format!("binomial_reduce root={root} round={round}"),
-    }
-}
-
-/// What an RDH prologue or epilogue moves, in snake_case.
-const fn rdh_mode(mode: RdhMode) -> &'static str {
-    match mode {
-        RdhMode::ReduceAll => "reduce_all",
-        RdhMode::GatherPiece => "gather_piece",
-        RdhMode::CopyAll => "copy_all",
-        RdhMode::ScatterPiece => "scatter_piece",
-    }
 }
 
 #[cfg(test)]
@@ -367,7 +321,7 @@ mod tests {
             (K::BinomialReduce { root: 1, round: 4 }, "binomial_reduce root=1 round=4"),
         ];
         for (kind, spelling) in expected {
-            assert_eq!(phase_kind(&kind), spelling);
+            assert_eq!(kind.to_string(), spelling);
         }
         assert_eq!(barrier(Barrier::Host), "Host");
         assert_eq!(barrier(Barrier::Device), "Device");

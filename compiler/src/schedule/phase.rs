@@ -99,6 +99,69 @@ pub enum PhaseKind {
     },
 }
 
+impl PhaseKind {
+    /// The pattern's snake_case name, without its parameters
+    /// (`ring_reduce_scatter`): the one spelling of a phase everywhere
+    /// ccc prints one (signature, DOT, explain).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            PhaseKind::RingReduceScatter { .. } => "ring_reduce_scatter",
+            PhaseKind::RingAllGather { .. } => "ring_all_gather",
+            PhaseKind::RingAllReduceFused => "ring_all_reduce_fused",
+            PhaseKind::RingBroadcast { .. } => "ring_broadcast",
+            PhaseKind::RingReduce { .. } => "ring_reduce",
+            PhaseKind::RingAllToAll => "ring_all_to_all",
+            PhaseKind::DirectReduceScatter => "direct_reduce_scatter",
+            PhaseKind::DirectAllGather => "direct_all_gather",
+            PhaseKind::DirectAllReduce => "direct_all_reduce",
+            PhaseKind::DirectBroadcast { .. } => "direct_broadcast",
+            PhaseKind::DirectReduce { .. } => "direct_reduce",
+            PhaseKind::DirectAllToAll => "direct_all_to_all",
+            PhaseKind::PointToPoint => "point_to_point",
+            PhaseKind::RdhPrologue { .. } => "rdh_prologue",
+            PhaseKind::RdhHalving { .. } => "rdh_halving",
+            PhaseKind::RdhDoubling { .. } => "rdh_doubling",
+            PhaseKind::RdhEpilogue { .. } => "rdh_epilogue",
+            PhaseKind::BinomialBroadcast { .. } => "binomial_broadcast",
+            PhaseKind::BinomialReduce { .. } => "binomial_reduce",
+        }
+    }
+}
+
+/// The signature's spelling of a phase's pattern: its [`PhaseKind::name`],
+/// then its parameters as `key=value` in declaration order (numbers in
+/// decimal, flags `0`/`1`, [`RdhMode`] in snake_case), separated by single
+/// spaces. Signed: changing it changes every signature.
+impl std::fmt::Display for PhaseKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let flag = u8::from;
+        f.write_str(self.name())?;
+        match *self {
+            PhaseKind::RingReduceScatter { bidir } | PhaseKind::RingAllGather { bidir } => {
+                write!(f, " bidir={}", flag(bidir))
+            }
+            PhaseKind::RingBroadcast { root }
+            | PhaseKind::RingReduce { root }
+            | PhaseKind::DirectBroadcast { root }
+            | PhaseKind::DirectReduce { root } => write!(f, " root={root}"),
+            PhaseKind::RdhPrologue { mode } | PhaseKind::RdhEpilogue { mode } => write!(f, " mode={}", mode.name()),
+            PhaseKind::RdhHalving { round, balanced } | PhaseKind::RdhDoubling { round, balanced } => {
+                write!(f, " round={round} balanced={}", flag(balanced))
+            }
+            PhaseKind::BinomialBroadcast { root, round } | PhaseKind::BinomialReduce { root, round } => {
+                write!(f, " root={root} round={round}")
+            }
+            PhaseKind::RingAllReduceFused
+            | PhaseKind::RingAllToAll
+            | PhaseKind::DirectReduceScatter
+            | PhaseKind::DirectAllGather
+            | PhaseKind::DirectAllReduce
+            | PhaseKind::DirectAllToAll
+            | PhaseKind::PointToPoint => Ok(()),
+        }
+    }
+}
+
 /// What an RDH prologue or epilogue moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum RdhMode {
@@ -110,6 +173,18 @@ pub enum RdhMode {
     CopyAll,
     /// The even member's piece, copied (epilogue of RS).
     ScatterPiece,
+}
+
+impl RdhMode {
+    /// Its snake_case name, as the signature spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RdhMode::ReduceAll => "reduce_all",
+            RdhMode::GatherPiece => "gather_piece",
+            RdhMode::CopyAll => "copy_all",
+            RdhMode::ScatterPiece => "scatter_piece",
+        }
+    }
 }
 
 /// One phase: one step group, one record per TOP_SP.
