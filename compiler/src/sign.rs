@@ -223,8 +223,9 @@ pub fn schedule_digest(plan: &CollectivePlan) -> String {
 /// ```
 ///
 /// with one `phase` line per phase, in run order, and `<kind>` as
-/// [`phase_kind`] writes it. Every spelling is written here, none comes
-/// from `Debug`, so renaming a Rust item changes no signature.
+/// [`PhaseKind`](crate::schedule::PhaseKind)'s `Display` writes it (pinned
+/// by this module's tests). No spelling comes from `Debug`, so renaming a
+/// Rust item changes no signature.
 pub fn schedule_preimage(plan: &CollectivePlan) -> String {
     let mut s = String::new();
     let [local, node, pod] = plan.radices.0;
