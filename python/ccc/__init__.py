@@ -14,8 +14,9 @@ The GIL is released while ccc compiles; every object is immutable and safe
 to share between threads. Errors are subclasses of ``ccc.CccError`` that
 carry the Rust error's fields (see ``ccc._errors``).
 
-``import_hlo`` and ``explain`` come with the HLO front end and the cost
-model, which have not landed yet.
+``import_hlo`` reads an XLA HLO module into a ``Program`` for a target
+machine; ``explain`` gives every legal algorithm of every collective with
+its predicted time, as ``ccc explain --json`` does.
 """
 
 from ._ccc import (
@@ -26,6 +27,8 @@ from ._ccc import (
     compile,
     decode,
     diagnose,
+    explain,
+    import_hlo,
     parse,
     sign,
 )
@@ -55,6 +58,8 @@ __all__ = [
     "compile",
     "decode",
     "diagnose",
+    "explain",
+    "import_hlo",
     "parse",
     "sign",
     "BuildError",

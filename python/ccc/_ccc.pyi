@@ -141,6 +141,59 @@ def decode(data: bytes, region: str) -> Union[List[Any], Dict[str, Any]]:
     what ``ccc decode --format json`` prints. Raises ``ccc.DecodeError``
     with the byte ``offset``."""
 
+def import_hlo(text: str, target: Union[str, Mapping[str, Any]], algorithm: Optional[str] = None) -> Program:
+    """Imports the collectives of an XLA HLO module (as XLA prints it) as a
+    ``Program`` for ``target``: the target file's RON text, or a dict of its
+    fields (``{"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}}``
+    with optional ``channels``, ``algorithm``, ``algorithms``, ``devices``,
+    ``barrier``, ``send_credits``, ``model``). ``algorithm`` (``"Ring"``,
+    ``"Hier((...))"``, ``"Auto"``) overrides the target's for every
+    collective, as ``--algorithm`` does. Raises ``ccc.ParseError``: ``kind``
+    ``"Hlo"`` with ``line``/``column`` in the module and ``help``; ``"Target"``
+    or ``"Algorithm"`` with ``field`` (and ``line``/``column`` of RON text)."""
+
+class ExplainedLeg(TypedDict):
+    leg: str
+    """The leg's field name (``intra_reduce_scatter``, ...), or ``flat``."""
+    algorithm: str
+    time_us: float
+    bound_us: float
+
+class ExplainedChoice(TypedDict):
+    algorithm: str
+    """As the signature writes it."""
+    time_us: float
+    """Predicted time, microseconds."""
+    algbw_gbps: float
+    """nccom-test's algbw, GB/s (10^9 B/s)."""
+    busbw_gbps: float
+    """nccom-test's busbw, GB/s."""
+    bound_us: float
+    """The lower bound, microseconds."""
+    ratio: float
+    """Predicted over bound."""
+    winner: bool
+    """The choice the spec compiles to."""
+    why: str
+    """Why it lost (empty for the winner)."""
+    legs: List[ExplainedLeg]
+
+class Explained(TypedDict):
+    index: int
+    """The collective's position in the program."""
+    op: str
+    bytes: float
+    """nccom-test's size, bytes."""
+    written: str
+    """``Auto``, or the algorithm as written."""
+    choices: List[ExplainedChoice]
+    """Every legal choice, cheapest first."""
+
+def explain(program_or_text: Union[Program, str]) -> List[Explained]:
+    """Every legal choice of every collective, predicted by the cost model:
+    what ``ccc explain --json`` prints, one dict per collective. Raises
+    ``ccc.ParseError`` or ``ccc.ValidationError``."""
+
 def _panic_for_test(message: str) -> None: ...
 def _time_rust_compile(
     program: Union[Program, str], ranks: Optional[Sequence[int]], verify: bool, iterations: int

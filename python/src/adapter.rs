@@ -12,6 +12,12 @@
 //! spec (its signature, and for at most [`IMAGES_RANK_CAP`] ranks the digest
 //! of its unverified images), and how `decode` picks the decoder and JSON
 //! view for a region.
+//!
+//! Two companions make the same kind of calls for the functions that came
+//! with later front ends, so that this file stays walkable: `hlo.rs`
+//! (`import_hlo`: the HLO front end) and `cost.rs` (`explain`: the cost
+//! model, with the CLI's table-building glue copied from
+//! `compiler/src/bin/ccc/explain.rs`).
 
 use ccc_compiler::build::{BuildError, build};
 use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, images_digest};
@@ -173,7 +179,7 @@ fn variant<T: Debug>(value: &T) -> String {
 /// What a message says would be accepted: the text after `accepted: ` (a
 /// validation problem), or between `expected ` and ` instead` (RON's and
 /// serde's unknown field or variant).
-fn accepted_in(message: &str) -> Option<String> {
+pub(crate) fn accepted_in(message: &str) -> Option<String> {
     if let Some((_, rest)) = message.split_once("accepted: ") {
         return Some(rest.to_owned());
     }
@@ -324,7 +330,7 @@ pub fn sign(spec: &Spec) -> Result<String, Failure> {
     Ok(sign_schedule(&valid, &schedule).digest)
 }
 
-fn validation_error(errors: &ValidationErrors, form: SpecForm) -> Failure {
+pub(crate) fn validation_error(errors: &ValidationErrors, form: SpecForm) -> Failure {
     let problems: Vec<ProblemInfo> = errors
         .0
         .iter()

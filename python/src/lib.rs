@@ -10,8 +10,11 @@
 //! - `program.rs`: `ccc.Program` and `ccc.parse`.
 //! - `compiled.rs`: `ccc.Compiled` and `ccc.TopSpImages`.
 //! - `errors.rs`: failures and panics as the exceptions of `ccc/_errors.py`.
+//! - `hlo.rs`, `cost.rs`: the adapter's calls into the HLO front end
+//!   and the cost model, without PyO3 (`cost.rs` copies the CLI's
+//!   table-building glue).
 //! - this file: the module and its functions `compile`, `sign`,
-//!   `diagnose`, `decode`.
+//!   `diagnose`, `decode`, `import_hlo`, `explain`.
 //!
 //! The Python package around the native module (`ccc/`: exceptions,
 //! `.pyi` stubs, re-exports) and its tests (`tests/`) sit beside `src/`;
@@ -22,7 +25,9 @@
 
 mod adapter;
 mod compiled;
+mod cost;
 mod errors;
+mod hlo;
 mod json;
 mod program;
 
@@ -172,6 +177,59 @@ fn decode<'py>(py: Python<'py>, data: &[u8], region: &str) -> PyResult<Bound<'py
     json::loads(py, &text)
 }
 
+/// Imports the collectives of an XLA HLO module (the text XLA prints:
+/// `--xla_dump_to`, `Compiled.as_text()`, `Lowered.as_text(dialect="hlo")`)
+/// as a `ccc.Program` for a machine, as `ccc compile MODULE.hlo --target
+/// TARGET.ron` does (`docs/hlo.md` says what is supported).
+///
+/// `target` is the target file's RON text (`"(arch: Cayman, topology:
+/// (rank_n: 8, local_rank_n: 8))"`) or a dict of its fields (`{"arch":
+/// "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}}`; optional
+/// `channels`, `algorithm`, `algorithms`, `devices`, `barrier`,
+/// `send_credits`, `model`). `algorithm`, as a spec writes it (`"Ring"`,
+/// `"Hier((...))"`, `"Auto"`), overrides the target's choice for every
+/// collective, as `--algorithm` does.
+///
+/// Raises `ccc.ParseError`: `kind` `"Hlo"` with the `line` and `column`
+/// in the module and what would be accepted in `help`; `"Target"` or
+/// `"Algorithm"` (with `field` and, for RON text, `line` and `column`)
+/// when those are not of their schema.
+#[pyfunction]
+#[pyo3(signature = (text, target, algorithm=None))]
+fn import_hlo(py: Python<'_>, text: &str, target: &Bound<'_, PyAny>, algorithm: Option<&str>) -> PyResult<PyProgram> {
+    let json_target = if target.cast::<PyMapping>().is_ok() { Some(json::dumps(py, target)?) } else { None };
+    let ron_target = match &json_target {
+        Some(_) => None,
+        None => Some(target.extract::<String>().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err("target is a target's RON text (str) or a dict of its fields")
+        })?),
+    };
+    let target = match (&json_target, &ron_target) {
+        (Some(j), _) => hlo::TargetText::Json(j),
+        (None, Some(r)) => hlo::TargetText::Ron(r),
+        (None, None) => return Err(pyo3::exceptions::PyTypeError::new_err("target is missing")),
+    };
+    let spec = py.detach(|| errors::guard(|| hlo::import_hlo(text, &target, algorithm)));
+    Ok(PyProgram { spec: spec.map_err(|e| errors::to_py(py, e))? })
+}
+
+/// Every legal choice of every collective, predicted by ccc's cost model
+/// (`docs/cost-model.md`): what `ccc explain --json` prints, as a list
+/// with one dict per collective (`index`, `op`, `bytes`, `written`, and
+/// `choices`, cheapest first: each `algorithm`, `time_us`, `algbw_gbps`,
+/// `busbw_gbps`, `bound_us`, `ratio`, `winner` (the choice the spec
+/// compiles to), `why` it lost, and its `legs`).
+///
+/// `program_or_text` is a `ccc.Program` (from `parse`, `from_dict` or
+/// `import_hlo`) or RON text. Raises `ccc.ParseError` or
+/// `ccc.ValidationError`.
+#[pyfunction]
+fn explain<'py>(py: Python<'py>, program_or_text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let spec = spec_of(py, program_or_text)?;
+    let text = py.detach(|| errors::guard(|| cost::explain(&spec)));
+    json::loads(py, &text.map_err(|e| errors::to_py(py, e))?)
+}
+
 /// Test hook: panics inside ccc's guard, to show that a Rust panic
 /// reaches Python as `ccc.InternalError` and the interpreter lives on.
 #[pyfunction]
@@ -224,6 +282,8 @@ fn ccc_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(diagnose, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(import_hlo, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_time_rust_compile, m)?)?;
     m.add("FORMAT_VERSION", adapter::FORMAT_VERSION)?;

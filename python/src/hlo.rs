@@ -1,0 +1,79 @@
+//! The adapter's HLO half, without PyO3: an XLA HLO module imported for a
+//! target (`ccc_compiler::hlo`), as the CLI's `--target` and `--algorithm`
+//! read them. `import_hlo` in `lib.rs` hands its result to Python.
+
+use crate::adapter::{ErrorClass, ErrorInfo, Failure, Spec, accepted_in};
+use ccc_compiler::hlo::target::{TargetError, parse_algorithm};
+use ccc_compiler::hlo::{HloError, Target, import_module, parse_target};
+use ccc_compiler::parse::SpecForm;
+
+/// A target as the caller gave it.
+pub enum TargetText<'a> {
+    /// RON text, as a target file holds it.
+    Ron(&'a str),
+    /// JSON of the target's serde form (a Python dict, dumped).
+    Json(&'a str),
+}
+
+/// Imports the collectives of the HLO module `text` for `target`;
+/// `algorithm` (as a spec writes it: `Ring`, `Hier((...))`, `Auto`)
+/// overrides the target's choice for every collective, as `--algorithm`
+/// does. The program is in the `Program(collectives: [...])` form.
+///
+/// # Errors
+///
+/// [`ErrorClass::Parse`]: kind `Target` for a target that is not of the
+/// schema (line and column in its RON, or the field path in its dict),
+/// `Algorithm` for an algorithm that is not one, `Hlo` for a module ccc
+/// cannot import (line and column in the module; `help` says what would
+/// be accepted).
+pub fn import_hlo(text: &str, target: &TargetText<'_>, algorithm: Option<&str>) -> Result<Spec, Failure> {
+    let target = read_target(target)?;
+    let algorithm =
+        algorithm.map(|a| parse_algorithm(a).map_err(|e| located(&e, "Algorithm", "algorithm"))).transpose()?;
+    let imported = import_module(text, &target, algorithm.as_ref()).map_err(|e| hlo_error(&e))?;
+    Ok(Spec { program: imported.program, form: SpecForm::Program })
+}
+
+fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {
+    match target {
+        TargetText::Ron(text) => parse_target(text).map_err(|e| located(&e, "Target", "target")),
+        TargetText::Json(json) => {
+            let mut de = serde_json::Deserializer::from_str(json);
+            serde_path_to_error::deserialize::<_, Target>(&mut de).map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.inner().to_string();
+                // serde_json's "at line L column C" is of the dumped dict, not the user's text.
+                let message = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
+                let mut info = ErrorInfo::new(
+                    ErrorClass::Parse,
+                    "Target",
+                    format!("target.{path}: {message}; a target reads {{\"arch\": \"Cayman\", \"topology\": {{\"rank_n\": 32, \"local_rank_n\": 16}}}} with optional channels, algorithm, algorithms, devices, barrier, send_credits, model"),
+                );
+                info.field = Some(if path == "." { "target".to_owned() } else { format!("target.{path}") });
+                info.accepted = accepted_in(&message);
+                info
+            })
+        }
+    }
+}
+
+/// A target or algorithm error: RON's message at its line and column.
+fn located(e: &TargetError, kind: &str, field: &str) -> Failure {
+    let mut info = ErrorInfo::new(ErrorClass::Parse, kind, format!("{field}: {}", e.message));
+    info.field = Some(field.to_owned());
+    info.line = Some(e.start.line as u64);
+    info.column = Some(e.start.col as u64);
+    info.accepted = e.message.split_once("; ").map(|(_, rest)| rest.trim_start_matches("accepted: ").to_owned());
+    info
+}
+
+/// An HLO error at its line and column in the module.
+fn hlo_error(e: &HloError) -> Failure {
+    let mut info = ErrorInfo::new(ErrorClass::Parse, "Hlo", e.message.clone());
+    info.line = Some(e.start.line as u64);
+    info.column = Some(e.start.col as u64);
+    info.help = Some(e.help.clone());
+    info.accepted = Some(e.help.clone());
+    info
+}

@@ -1,0 +1,159 @@
+"""`ccc.import_hlo` against `ccc sign MODULE.hlo --target T.ron`, its
+errors located in the module, and `ccc.explain` against `ccc explain --json`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import ccc
+from conftest import ROOT
+
+HLO = ROOT / "tests" / "hlo"
+TARGETS = HLO / "targets"
+# Every XLA-printed fixture that has collectives (gspmd_matmul_8.lowered.hlo
+# is lowered but not partitioned: it has none).
+FIXTURES = sorted(p for p in HLO.glob("*.hlo") if p.name != "gspmd_matmul_8.lowered.hlo")
+
+
+def target_of(path: Path) -> Path:
+    """The fixtures are named for their device count: `dp_train_step_8.compiled.hlo`."""
+    n = re.search(r"_(\d+)\.(compiled|lowered)\.hlo$", path.name)
+    assert n, path
+    return TARGETS / f"cayman_{n.group(1)}.ron"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_import_signs_as_the_cli_signs_the_module(path, cli):
+    target = target_of(path)
+    program = ccc.import_hlo(path.read_text(), target.read_text())
+    assert isinstance(program, ccc.Program) and len(program) >= 1
+    expected = cli("sign", path, "--target", target).stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{32}", expected)
+    assert ccc.sign(program) == expected
+
+
+def test_target_as_a_dict_is_the_target_file():
+    text = (HLO / "dp_train_step_8.compiled.hlo").read_text()
+    from_ron = ccc.import_hlo(text, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))")
+    from_dict = ccc.import_hlo(text, {"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}})
+    assert from_dict == from_ron
+    assert from_ron == ccc.import_hlo(text, (TARGETS / "cayman_8.ron").read_text())
+
+
+def test_algorithm_overrides_the_target_as_the_cli_flag_does(cli):
+    path = HLO / "dp_train_step_8.compiled.hlo"
+    target = TARGETS / "cayman_8.ron"
+    ring = ccc.import_hlo(path.read_text(), target.read_text(), algorithm="Ring")
+    assert {c["algorithm"] for c in ring.collectives} == {"Ring"}
+    expected = cli("sign", path, "--target", target, "--algorithm", "Ring").stdout.strip()
+    assert ccc.sign(ring) == expected
+    # The default (Auto) is a different program.
+    assert ccc.import_hlo(path.read_text(), target.read_text()) != ring
+
+
+def test_the_imported_program_compiles():
+    path = HLO / "dp_train_step_8.compiled.hlo"
+    program = ccc.import_hlo(path.read_text(), (TARGETS / "cayman_8.ron").read_text())
+    compiled = ccc.compile(program, ranks=[0])
+    assert compiled.signature == ccc.sign(program)
+
+
+def test_a_malformed_module_raises_at_its_line_and_column():
+    # Line 11 names a device group member `x`; the error points at the
+    # replica_groups value, which starts after `replica_groups=`.
+    line = "  ROOT ar = f32[64]{0} all-reduce(p), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,x}}, to_apply=add"
+    text = "\n".join(
+        [
+            "HloModule bad",
+            "",
+            "add {",
+            "  a = f32[] parameter(0)",
+            "  b = f32[] parameter(1)",
+            "  ROOT s = f32[] add(a, b)",
+            "}",
+            "",
+            "ENTRY main {",
+            "  p = f32[64]{0} parameter(0)",
+            line,
+            "}",
+        ]
+    )
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))")
+    e = caught.value
+    assert e.kind == "Hlo"
+    assert e.line == 11
+    assert e.column == line.index("{{0,1,2,3}") + 1
+    assert "{{0,1,2,3},{4,5,6,x}}" in str(e)
+    assert e.help
+
+
+def test_a_truncated_module_raises_where_it_ends():
+    text = "HloModule cut\n\nENTRY main {\n  p = f32[64"
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))")
+    assert caught.value.kind == "Hlo"
+    assert (caught.value.line, caught.value.column) == (4, len("  p = f32[64") + 1)
+
+
+def test_a_bad_target_or_algorithm_raises_naming_it():
+    text = (HLO / "dp_train_step_8.compiled.hlo").read_text()
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, "(arch: Cayman,\n topology: (rank_n: 8, local_rank_x: 8))")
+    assert caught.value.kind == "Target"
+    assert caught.value.field == "target"
+    assert caught.value.line == 2
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, {"arch": "Cayman", "topology": {"rank_n": "eight", "local_rank_n": 8}})
+    assert caught.value.kind == "Target"
+    assert caught.value.field == "target.topology.rank_n"
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))", algorithm="Rign")
+    assert caught.value.kind == "Algorithm"
+    assert "Ring" in caught.value.accepted
+    with pytest.raises(TypeError):
+        ccc.import_hlo(text, 8)
+
+
+EXPLAINED = [ROOT / "examples" / "allreduce_hier.ron", ROOT / "examples" / "allreduce_ring.ron"]
+
+
+@pytest.mark.parametrize("path", EXPLAINED, ids=[p.stem for p in EXPLAINED])
+def test_explain_is_the_cli_json(path, cli_json):
+    expected = cli_json("explain", path, "--json")
+    got = ccc.explain(path.read_text())
+    assert got == expected
+    assert ccc.explain(ccc.parse(path.read_text())) == expected
+
+
+def test_explain_rows_have_one_winner_and_every_number():
+    (collective,) = ccc.explain((ROOT / "examples" / "allreduce_hier.ron").read_text())
+    choices = collective["choices"]
+    assert len(choices) > 1
+    assert [c["winner"] for c in choices].count(True) == 1
+    # Cheapest first, compared in whole nanoseconds as the CLI sorts.
+    times = [round(c["time_us"] * 1000) for c in choices]
+    assert times == sorted(times)
+    for c in choices:
+        assert c["time_us"] > 0 and c["algbw_gbps"] > 0 and c["busbw_gbps"] > 0
+        assert c["ratio"] >= 1.0 - 1e-9
+        assert c["legs"]
+        assert (c["why"] == "") == c["winner"]
+
+
+def test_explain_of_an_imported_module_is_the_cli_json(cli_json):
+    path = HLO / "tp_train_step_16.compiled.hlo"
+    target = TARGETS / "cayman_16.ron"
+    expected = cli_json("explain", path, "--target", target, "--json")
+    assert ccc.explain(ccc.import_hlo(path.read_text(), target.read_text())) == expected
+
+
+def test_explain_of_a_bad_spec_raises():
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    with pytest.raises(ccc.ParseError):
+        ccc.explain(text.replace("AllReduce", "AllReduse"))
+    with pytest.raises(TypeError):
+        ccc.explain(42)
