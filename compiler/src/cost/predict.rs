@@ -59,7 +59,7 @@ impl Hop {
 pub struct PhaseCost {
     /// Position in the collective's phases.
     pub index: usize,
-    /// The pattern (`RingReduceScatter`, ...).
+    /// The pattern, as [`PhaseKind::name`](crate::schedule::PhaseKind::name) spells it (`ring_reduce_scatter`, ...).
     pub pattern: String,
     /// The hierarchical leg, if any.
     pub leg: Option<Leg>,
@@ -163,7 +163,7 @@ pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams)
         let time = terms.total();
         phases.push(PhaseCost {
             index,
-            pattern: pattern_name(phase),
+            pattern: phase.kind.name().to_owned(),
             leg: phase.leg,
             alg: phase.alg,
             steps: phase.step_n,
@@ -359,10 +359,4 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let desc = load.desc.0.max(load.desc.1) as f64 * p.desc_ns;
     let fanin = load.senders.len().saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
-}
-
-/// The pattern's name, without its parameters.
-pub fn pattern_name(phase: &Phase) -> String {
-    let debug = format!("{:?}", phase.kind);
-    debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned()
 }
