@@ -104,3 +104,26 @@ fn diagnose_says_what_auto_chose_on_each_side() {
     assert!(out.contains("the inputs to the choice differ: model"), "{out}");
     snapshot("diagnose_auto_model", &out);
 }
+
+#[test]
+fn per_leg_auto_is_printed_explained_and_diagnosed() {
+    let (code, out, err) = ccc(&["verify", "tests/fixtures/cost/ar_leg_auto.ron"]);
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().find(|l| l.contains("Auto for ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("Auto for intra_reduce_scatter, intra_all_gather chose Hier("), "{line}");
+    assert!(line.contains("the cheapest of 4 legal choices"), "{line}");
+    // explain lists the four combinations the written leg allows, one winner.
+    let (code, out, err) = ccc(&["explain", "tests/fixtures/cost/ar_leg_auto.ron"]);
+    assert_eq!(code, 0, "{err}");
+    let table = out.split("why the others lost").next().unwrap_or_default();
+    let rows: Vec<&str> = table.lines().filter(|l| l.trim_start_matches([' ', '*']).starts_with("Hier(")).collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    assert!(rows.iter().all(|r| r.contains("inter_all_reduce=InterRdh")), "{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("  * ")).count(), 1, "{out}");
+    // diagnose names the per-leg choices on each side and the input that differs.
+    let (code, out, _) =
+        ccc(&["diagnose", "tests/fixtures/cost/ar_leg_auto.ron", "tests/fixtures/cost/ar_leg_auto_8.ron"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("Auto chose Hier(intra_reduce_scatter=Auto("), "{out}");
+    assert!(out.contains("the inputs to the choice differ: count"), "{out}");
+}

@@ -72,6 +72,7 @@ fn leg_choices(leg: Leg) -> &'static [AlgType] {
 }
 
 fn set_leg(legs: &mut HierLegs, leg: Leg, choice: Option<AlgType>) {
+    let choice = choice.map(ccc_ir::spec::LegAlgorithm::from);
     match leg {
         Leg::IntraReduceScatter => legs.intra_reduce_scatter = choice,
         Leg::InterAllReduce => legs.inter_all_reduce = choice,
@@ -309,7 +310,7 @@ fn mutations(p: &Program) -> Vec<(String, Program)> {
         if let Algorithm::Hier(legs) = &c.algorithm {
             for &leg in hier_legs(c.op) {
                 for &choice in leg_choices(leg) {
-                    if legs.get(leg) != Some(choice) {
+                    if legs.get(leg) != Some(choice.into()) {
                         let mut changed = legs.clone();
                         set_leg(&mut changed, leg, Some(choice));
                         out.push((

@@ -83,7 +83,7 @@ pub struct ManifestCost {
     pub predicted_ns: u64,
     /// Lower bound, whole ns.
     pub bound_ns: u64,
-    /// Present when the spec said `algorithm: Auto`.
+    /// Present when the spec said `algorithm: Auto` or left a Hier leg to `Auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto: Option<ManifestAuto>,
 }
@@ -95,6 +95,10 @@ pub struct ManifestAuto {
     pub chosen: String,
     /// Every legal choice, in the tie-break order.
     pub alternatives: Vec<ManifestAlternative>,
+    /// The legs a `Hier((...))` left to the model (`leg: Auto`), in run
+    /// order; absent when the whole algorithm was `Auto`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auto_legs: Vec<Leg>,
 }
 
 /// One legal choice.
@@ -127,6 +131,7 @@ impl ManifestCost {
                         bound_ns: alt.bound_ns,
                     })
                     .collect(),
+                auto_legs: a.auto_legs.clone(),
             }),
         }
     }

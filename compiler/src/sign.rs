@@ -22,7 +22,7 @@
 use crate::schedule::{CollectivePlan, Schedule, Scope};
 use crate::valid::{ValidCollective, ValidProgram};
 use ccc_ir::FORMAT_VERSION;
-use ccc_ir::spec::Barrier;
+use ccc_ir::spec::{Barrier, Leg};
 use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -127,7 +127,14 @@ fn collective_fields(valid: &ValidProgram, c: &ValidCollective, plan: &Collectiv
     // An `Auto` collective signs its choice, marked as made by the model:
     // two ranks that choose differently sign differently, and diagnose can
     // tell a choice from a written algorithm (docs/signature.md).
-    push("algorithm", if c.auto().is_some() { format!("Auto({})", algorithm(plan)) } else { algorithm(plan) });
+    // A `Hier((...))` with `Auto` legs marks those legs alone:
+    // `Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=InterRdh, ...)`.
+    let value = match c.auto() {
+        Some(choice) if !choice.auto_legs.is_empty() => leg_auto_algorithm(plan, &choice.auto_legs),
+        Some(_) => format!("Auto({})", algorithm(plan)),
+        None => algorithm(plan),
+    };
+    push("algorithm", value);
     push("root", c.root().map_or_else(|| "-".into(), |r| r.to_string()));
     push("peers", peers(c));
     push("counts", counts(c));
@@ -141,12 +148,25 @@ fn collective_fields(valid: &ValidProgram, c: &ValidCollective, plan: &Collectiv
 pub fn algorithm(plan: &CollectivePlan) -> String {
     match plan.legs.as_slice() {
         [(None, alg)] => alg.name().to_string(),
-        legs => {
-            let parts: Vec<String> =
-                legs.iter().map(|(leg, alg)| format!("{}={}", leg.map_or("flat", |l| l.field()), alg.name())).collect();
-            format!("Hier({})", parts.join(", "))
-        }
+        _ => leg_auto_algorithm(plan, &[]),
     }
+}
+
+/// [`algorithm`] with each of `auto_legs` written `leg=Auto(<choice>)`.
+fn leg_auto_algorithm(plan: &CollectivePlan, auto_legs: &[Leg]) -> String {
+    let parts: Vec<String> = plan
+        .legs
+        .iter()
+        .map(|(leg, alg)| {
+            let name = leg.map_or("flat", |l| l.field());
+            if leg.is_some_and(|l| auto_legs.contains(&l)) {
+                format!("{name}=Auto({})", alg.name())
+            } else {
+                format!("{name}={}", alg.name())
+            }
+        })
+        .collect();
+    format!("Hier({})", parts.join(", "))
 }
 
 fn peers(c: &ValidCollective) -> String {

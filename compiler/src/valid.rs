@@ -278,6 +278,10 @@ pub struct AutoChoice {
     pub chosen: usize,
     /// Every legal choice, in the tie-break order.
     pub alternatives: Vec<Alternative>,
+    /// The legs a `Hier((...))` left to the model (`leg: Auto`), in run
+    /// order; empty when the whole algorithm was `Auto`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub auto_legs: Vec<Leg>,
 }
 
 impl AutoChoice {

@@ -87,7 +87,7 @@ use ccc_compiler::verify::{ProverOptions, VerifyError};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::Rank;
-use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, Program, ReduceOp, Topology};
+use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, LegAlgorithm, Program, ReduceOp, Topology};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use ron::ser::PrettyConfig;
@@ -416,7 +416,7 @@ fn gen_algorithm(t: &mut Tape<'_>, op: OpType, groups: &[Vec<u32>], g: Geometry)
                 .copied()
                 .filter(|&a| groups.iter().all(|m| meets(requirement(a), &leg_members(leg, m, g), g)))
                 .collect();
-            let choice = Some(t.pick(&choices));
+            let choice = Some(t.pick(&choices).into());
             match leg {
                 Leg::IntraReduceScatter => chosen.intra_reduce_scatter = choice,
                 Leg::InterAllReduce => chosen.inter_all_reduce = choice,
@@ -1126,7 +1126,7 @@ fn mutate(t: &mut Tape<'_>, program: &mut Program) {
         }
         16 => c.algorithm = if t.one_in(2) { Algorithm::Hier(HierLegs::default()) } else { Algorithm::Auto },
         17 => {
-            let alg = t.pick(AlgType::ALL);
+            let alg: LegAlgorithm = t.pick(AlgType::ALL).into();
             let legs = HierLegs {
                 intra_reduce_scatter: Some(alg),
                 inter_all_reduce: t.one_in(2).then_some(alg),

@@ -33,7 +33,7 @@
 
 use crate::arch::Arch;
 use crate::enums::{AlgType, OpType};
-use crate::spec::{Algorithm, Barrier, Collective, DType, HierLegs, ReduceOp, Topology};
+use crate::spec::{Algorithm, Barrier, Collective, DType, HierLegs, LegAlgorithm, ReduceOp, Topology};
 
 impl Collective {
     /// A collective with what every op needs: one channel, no reduce
@@ -166,36 +166,36 @@ impl HierLegs {
 
     /// Chooses the reduce-scatter among the ranks of a node.
     #[must_use]
-    pub fn intra_reduce_scatter(mut self, alg: AlgType) -> HierLegs {
-        self.intra_reduce_scatter = Some(alg);
+    pub fn intra_reduce_scatter(mut self, alg: impl Into<LegAlgorithm>) -> HierLegs {
+        self.intra_reduce_scatter = Some(alg.into());
         self
     }
 
     /// Chooses the all-reduce across nodes.
     #[must_use]
-    pub fn inter_all_reduce(mut self, alg: AlgType) -> HierLegs {
-        self.inter_all_reduce = Some(alg);
+    pub fn inter_all_reduce(mut self, alg: impl Into<LegAlgorithm>) -> HierLegs {
+        self.inter_all_reduce = Some(alg.into());
         self
     }
 
     /// Chooses the reduce-scatter across nodes.
     #[must_use]
-    pub fn inter_reduce_scatter(mut self, alg: AlgType) -> HierLegs {
-        self.inter_reduce_scatter = Some(alg);
+    pub fn inter_reduce_scatter(mut self, alg: impl Into<LegAlgorithm>) -> HierLegs {
+        self.inter_reduce_scatter = Some(alg.into());
         self
     }
 
     /// Chooses the all-gather across nodes.
     #[must_use]
-    pub fn inter_all_gather(mut self, alg: AlgType) -> HierLegs {
-        self.inter_all_gather = Some(alg);
+    pub fn inter_all_gather(mut self, alg: impl Into<LegAlgorithm>) -> HierLegs {
+        self.inter_all_gather = Some(alg.into());
         self
     }
 
     /// Chooses the all-gather among the ranks of a node.
     #[must_use]
-    pub fn intra_all_gather(mut self, alg: AlgType) -> HierLegs {
-        self.intra_all_gather = Some(alg);
+    pub fn intra_all_gather(mut self, alg: impl Into<LegAlgorithm>) -> HierLegs {
+        self.intra_all_gather = Some(alg.into());
         self
     }
 }
@@ -251,8 +251,8 @@ mod tests {
             topology: Topology { rank_n: 32, local_rank_n: 16, pod_n: 2 },
             channels: 4,
             algorithm: Algorithm::Hier(HierLegs {
-                intra_reduce_scatter: Some(AlgType::Ring),
-                inter_all_reduce: Some(AlgType::InterRdh),
+                intra_reduce_scatter: Some(AlgType::Ring.into()),
+                inter_all_reduce: Some(AlgType::InterRdh.into()),
                 ..HierLegs::default()
             }),
             root: None,

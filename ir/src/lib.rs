@@ -42,6 +42,7 @@ pub mod arch;
 mod builder;
 pub mod enums;
 pub mod id;
+mod leg;
 pub mod model;
 pub mod noun;
 pub mod spec;

@@ -12,6 +12,7 @@
 
 use crate::arch::Arch;
 use crate::enums::{AlgType, OpType};
+pub use crate::leg::LegAlgorithm;
 use crate::model::ModelOverrides;
 use serde::{Deserialize, Serialize};
 
@@ -162,25 +163,26 @@ impl Algorithm {
 }
 
 /// The per-leg choices of a hierarchical collective. Each op uses the legs
-/// it needs; a leg given that the op does not use is an error.
+/// it needs; a leg given that the op does not use is an error. A leg may
+/// be `Auto`: the cost model chooses it, the other legs stay as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HierLegs {
     /// Reduce-scatter among the ranks of a node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intra_reduce_scatter: Option<AlgType>,
+    pub intra_reduce_scatter: Option<LegAlgorithm>,
     /// All-reduce among the ranks with the same local index, across nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inter_all_reduce: Option<AlgType>,
+    pub inter_all_reduce: Option<LegAlgorithm>,
     /// Reduce-scatter across nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inter_reduce_scatter: Option<AlgType>,
+    pub inter_reduce_scatter: Option<LegAlgorithm>,
     /// All-gather across nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inter_all_gather: Option<AlgType>,
+    pub inter_all_gather: Option<LegAlgorithm>,
     /// All-gather among the ranks of a node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intra_all_gather: Option<AlgType>,
+    pub intra_all_gather: Option<LegAlgorithm>,
     /// The legal sets the choices are checked against: the seed's
     /// (default), or ccc's wider set, opted into with `choices: Wide`.
     #[serde(default, skip_serializing_if = "LegChoices::is_seed")]
@@ -267,8 +269,22 @@ impl std::fmt::Display for Leg {
 }
 
 impl HierLegs {
+    /// These legs with `leg` set to `alg`.
+    #[must_use]
+    pub fn with(mut self, leg: Leg, alg: impl Into<LegAlgorithm>) -> HierLegs {
+        let slot = match leg {
+            Leg::IntraReduceScatter => &mut self.intra_reduce_scatter,
+            Leg::InterAllReduce => &mut self.inter_all_reduce,
+            Leg::InterReduceScatter => &mut self.inter_reduce_scatter,
+            Leg::InterAllGather => &mut self.inter_all_gather,
+            Leg::IntraAllGather => &mut self.intra_all_gather,
+        };
+        *slot = Some(alg.into());
+        self
+    }
+
     /// The choice given for `leg`, if any.
-    pub const fn get(&self, leg: Leg) -> Option<AlgType> {
+    pub const fn get(&self, leg: Leg) -> Option<LegAlgorithm> {
         match leg {
             Leg::IntraReduceScatter => self.intra_reduce_scatter,
             Leg::InterAllReduce => self.inter_all_reduce,

@@ -33,11 +33,11 @@ fn written(r: &ResolvedAlgorithm) -> Algorithm {
             let mut h = HierLegs::default();
             for &(leg, alg) in legs {
                 match leg {
-                    ccc_ir::spec::Leg::IntraReduceScatter => h.intra_reduce_scatter = Some(alg),
-                    ccc_ir::spec::Leg::InterAllReduce => h.inter_all_reduce = Some(alg),
-                    ccc_ir::spec::Leg::InterReduceScatter => h.inter_reduce_scatter = Some(alg),
-                    ccc_ir::spec::Leg::InterAllGather => h.inter_all_gather = Some(alg),
-                    ccc_ir::spec::Leg::IntraAllGather => h.intra_all_gather = Some(alg),
+                    ccc_ir::spec::Leg::IntraReduceScatter => h.intra_reduce_scatter = Some(alg.into()),
+                    ccc_ir::spec::Leg::InterAllReduce => h.inter_all_reduce = Some(alg.into()),
+                    ccc_ir::spec::Leg::InterReduceScatter => h.inter_reduce_scatter = Some(alg.into()),
+                    ccc_ir::spec::Leg::InterAllGather => h.inter_all_gather = Some(alg.into()),
+                    ccc_ir::spec::Leg::IntraAllGather => h.intra_all_gather = Some(alg.into()),
                 }
             }
             Algorithm::Hier(h)

@@ -15,7 +15,7 @@ use crate::build::build;
 use crate::schedule::Schedule;
 use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
-use ccc_ir::spec::Barrier;
+use ccc_ir::spec::{Barrier, Leg};
 
 /// The machine a choice is made for.
 #[derive(Clone, Copy, Debug)]
@@ -31,12 +31,15 @@ pub struct Machine {
 }
 
 /// Predicts `collective` under each of `candidates` and picks the cheapest
-/// (see the module doc for the order). `None` when no candidate builds.
+/// (see the module doc for the order); `auto_legs` are the legs a
+/// `Hier((...))` left to the model (empty: the whole algorithm was `Auto`).
+/// `None` when no candidate builds.
 pub fn choose(
     collective: &ValidCollective,
     machine: Machine,
     params: &ModelParams,
     candidates: Vec<ResolvedAlgorithm>,
+    auto_legs: Vec<Leg>,
 ) -> Option<AutoChoice> {
     let mut alternatives = Vec::with_capacity(candidates.len());
     for algorithm in candidates {
@@ -49,7 +52,7 @@ pub fn choose(
     }
     // min_by_key keeps the first of equal keys: the documented tie-break.
     let chosen = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i)?;
-    Some(AutoChoice { chosen, alternatives })
+    Some(AutoChoice { chosen, alternatives, auto_legs })
 }
 
 /// Builds `collective` alone under `algorithm` on `machine` and evaluates

@@ -26,12 +26,19 @@ fn field_diffs<'a>(
 }
 
 /// When both sides' `algorithm` was chosen by `Auto` (signed
-/// `Auto(<choice>)`) and the choices differ: the sentence that says so,
+/// `Auto(<choice>)`, or `leg=Auto(<choice>)` in a Hier) and the choices differ: the sentence that says so,
 /// with the other differing fields of the collective, the inputs to the
 /// choice; when none differs, the inputs that differ are the `model:`
 /// overrides, which are not signed.
 fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)]) -> Option<String> {
-    let chosen = |v: Option<&str>| v?.strip_prefix("Auto(")?.strip_suffix(')').map(str::to_owned);
+    // Whole `Auto(<choice>)`, or a Hier with `leg=Auto(<choice>)` legs.
+    let chosen = |v: Option<&str>| {
+        let v = v?;
+        match v.strip_prefix("Auto(") {
+            Some(inner) => inner.strip_suffix(')').map(str::to_owned),
+            None => v.contains("=Auto(").then(|| v.to_owned()),
+        }
+    };
     let &(_, va, vb) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
     let (here, there) = (chosen(va)?, chosen(vb)?);
     let inputs: Vec<&str> =

@@ -33,7 +33,7 @@ fn parses_a_collective() {
     assert_eq!(c.reduce, Some(ReduceOp::Add));
     assert_eq!(c.topology.pod_n, 1);
     match &c.algorithm {
-        Algorithm::Hier(legs) => assert_eq!(legs.inter_all_reduce, Some(AlgType::SingleCycleRing)),
+        Algorithm::Hier(legs) => assert_eq!(legs.inter_all_reduce, Some(AlgType::SingleCycleRing.into())),
         other => panic!("{other:?}"),
     }
 }

@@ -31,10 +31,11 @@ impl Checker {
                 if first.is_none() {
                     self.push("algorithm", Problem::AutoNoChoice { op });
                 }
-                self.auto = Some(candidates);
+                self.auto = Some((candidates, Vec::new()));
                 return first;
             }
-            Algorithm::Hier(legs) => return self.hier(op, legs, structure, serving),
+            Algorithm::Hier(legs) if auto_legs(op, legs).is_empty() => return self.hier(op, legs, structure, serving),
+            Algorithm::Hier(legs) => return self.leg_auto(c, legs, structure),
             flat => flat.alg_type()?,
         };
         if !algorithms::supports(alg, op) {
@@ -89,6 +90,54 @@ impl Checker {
         legal
     }
 
+    /// A `Hier((...))` with `Auto` legs: every combination of the Auto
+    /// legs' legal sets (the set `choices` selects; legs in run order, the
+    /// first outermost, each leg's choices in its set's order), the other
+    /// legs as written, each kept only when this checker's own rules accept
+    /// it. The choice is made at the end of `collective`, like `Auto`'s.
+    fn leg_auto(
+        &mut self,
+        c: &Collective,
+        given: &HierLegs,
+        structure: Option<(&Shape, &CheckedGroups)>,
+    ) -> Option<ResolvedAlgorithm> {
+        let auto = auto_legs(c.op, given);
+        let mut combos = vec![given.clone()];
+        for &leg in &auto {
+            let choices = algorithms::leg_choices_in(leg, given.choices);
+            combos = combos
+                .into_iter()
+                .flat_map(|h| choices.iter().map(move |&alg| with_leg(h.clone(), leg, alg)))
+                .collect();
+        }
+        let mut legal = Vec::new();
+        for legs in &combos {
+            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None };
+            let candidate = Collective { algorithm: Algorithm::Hier(legs.clone()), ..c.clone() };
+            if let Some(resolved) = scratch.algorithm(&candidate, structure)
+                && scratch.errors.is_empty()
+            {
+                legal.push(resolved);
+            }
+        }
+        let Some(first) = legal.first().cloned() else {
+            // Nothing legal: the first combination's problems are the
+            // written legs' own (or the topology's), reported as for a
+            // written Hier; `AutoNoChoice` when there are none.
+            let before = self.errors.len();
+            if let Some(legs) = combos.first() {
+                let candidate = Collective { algorithm: Algorithm::Hier(legs.clone()), ..c.clone() };
+                self.algorithm(&candidate, structure);
+            }
+            if self.errors.len() == before && structure.is_some() {
+                self.push("algorithm", Problem::AutoNoChoice { op: c.op });
+            }
+            return None;
+        };
+        self.auto = Some((legal, auto));
+        Some(first)
+    }
+
     /// Do all groups have one node/pod shape? Reports the first that does not.
     fn same_shapes(&mut self, alg: AlgType, shape: &Shape, groups: &CheckedGroups) -> bool {
         let mut shapes = groups.members.iter().map(|(g, m)| (*g, algorithms::group_shape(m, shape)));
@@ -121,7 +170,9 @@ impl Checker {
         let mut chosen = Vec::new();
         for leg in Leg::ALL {
             let field = format!("algorithm.{leg}");
-            match (legs.contains(&leg), given.get(leg)) {
+            // A used leg's `Auto` never reaches here (`leg_auto` expands it);
+            // an unused one is refused as unused whatever it says.
+            match (legs.contains(&leg), given.get(leg).map(|c| c.fixed().unwrap_or(AlgType::Hier))) {
                 (true, None) => self.push(field, Problem::HierLegMissing { op, leg, legs }),
                 (false, Some(_)) => self.push(field, Problem::HierLegUnused { op, leg, legs }),
                 (false, None) => {}
@@ -261,15 +312,13 @@ pub(super) fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usiz
     }
 }
 
+/// The legs of `op` that `legs` leaves to the model (`leg: Auto`), in run order.
+fn auto_legs(op: OpType, legs: &HierLegs) -> Vec<Leg> {
+    let used = algorithms::hier_legs(op).unwrap_or(&[]);
+    used.iter().copied().filter(|&leg| legs.get(leg) == Some(ccc_ir::spec::LegAlgorithm::Auto)).collect()
+}
+
 /// `legs` with `leg` set to `alg`.
-fn with_leg(mut legs: HierLegs, leg: Leg, alg: AlgType) -> HierLegs {
-    let slot = match leg {
-        Leg::IntraReduceScatter => &mut legs.intra_reduce_scatter,
-        Leg::InterAllReduce => &mut legs.inter_all_reduce,
-        Leg::InterReduceScatter => &mut legs.inter_reduce_scatter,
-        Leg::InterAllGather => &mut legs.inter_all_gather,
-        Leg::IntraAllGather => &mut legs.intra_all_gather,
-    };
-    *slot = Some(alg);
-    legs
+fn with_leg(legs: HierLegs, leg: Leg, alg: AlgType) -> HierLegs {
+    legs.with(leg, alg)
 }

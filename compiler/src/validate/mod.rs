@@ -145,8 +145,9 @@ struct CheckedGroups {
 struct Checker {
     index: u32,
     errors: Vec<ValidationError>,
-    /// The legal choices of `algorithm: Auto`, once listed.
-    auto: Option<Vec<ResolvedAlgorithm>>,
+    /// The legal choices of `algorithm: Auto` (or of a `Hier((...))` with
+    /// `Auto` legs, which are listed second), once listed.
+    auto: Option<(Vec<ResolvedAlgorithm>, Vec<Leg>)>,
 }
 
 impl Checker {
@@ -220,14 +221,14 @@ impl Checker {
             model: ModelParams::with(c.arch, c.model.as_ref()),
             auto: None,
         };
-        if let Some(candidates) = self.auto.take() {
+        if let Some((candidates, auto_legs)) = self.auto.take() {
             let machine = Machine {
                 arch: c.arch,
                 shape: shape?,
                 barrier: c.barrier.unwrap_or_default(),
                 send_credits: u16::try_from(c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS))).ok()?,
             };
-            let Some(choice) = cost::auto::choose(&valid, machine, &valid.model, candidates) else {
+            let Some(choice) = cost::auto::choose(&valid, machine, &valid.model, candidates, auto_legs) else {
                 self.push("algorithm", Problem::AutoNoChoice { op: c.op });
                 return None;
             };

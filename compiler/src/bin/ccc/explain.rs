@@ -14,7 +14,7 @@ use ccc_compiler::schedule::{CollectivePlan, Schedule};
 use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use ccc_compiler::validate::validate;
 use ccc_ir::noun::count;
-use ccc_ir::spec::{Algorithm, Collective, Program};
+use ccc_ir::spec::{Algorithm, Collective, Leg, LegAlgorithm, Program};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -45,9 +45,11 @@ pub fn cost_lines(out: &mut String, schedule: &Schedule, plan: &CollectivePlan) 
             .first()
             .map(|a| format!("; next {} at {:.1} us", display(&a.algorithm), us(a.predicted_ns as f64)))
             .unwrap_or_default();
+        let legs: Vec<&str> = auto.auto_legs.iter().map(|l| l.field()).collect();
+        let scope = if legs.is_empty() { String::new() } else { format!(" for {}", legs.join(", ")) };
         let _ = writeln!(
             out,
-            "collective {}: Auto chose {}, the cheapest of {} legal choices{next}",
+            "collective {}: Auto{scope} chose {}, the cheapest of {} legal choices{next}",
             plan.index,
             ccc_compiler::sign::algorithm(plan),
             auto.alternatives.len()
@@ -108,9 +110,14 @@ pub struct Explained {
     pub choices: Vec<Choice>,
 }
 
-/// The legal choices of collective `c` as `Auto` sees them.
+/// The legal choices of collective `c` as `Auto` sees them; for a
+/// `Hier((...))` with `Auto` legs, the combinations its fixed legs allow.
 pub fn legal_choices(c: &Collective) -> Option<Vec<ResolvedAlgorithm>> {
-    let auto = Collective { algorithm: Algorithm::Auto, ..c.clone() };
+    let leg_auto = match &c.algorithm {
+        Algorithm::Hier(legs) => Leg::ALL.iter().any(|&l| legs.get(l) == Some(LegAlgorithm::Auto)),
+        _ => false,
+    };
+    let auto = if leg_auto { c.clone() } else { Collective { algorithm: Algorithm::Auto, ..c.clone() } };
     let valid = validate(&Program::from(auto)).ok()?;
     let choice = valid.collectives().first()?.auto()?.clone();
     Some(choice.alternatives.into_iter().map(|a| a.algorithm).collect())

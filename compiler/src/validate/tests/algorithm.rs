@@ -118,9 +118,9 @@ fn pod_aligned_requirement() {
     // span two pods.
     let hier = |c: &mut Collective| {
         c.algorithm = Algorithm::Hier(HierLegs {
-            intra_reduce_scatter: Some(AlgType::Ring),
-            inter_all_reduce: Some(AlgType::TwoStepPodMesh),
-            intra_all_gather: Some(AlgType::Ring),
+            intra_reduce_scatter: Some(AlgType::Ring.into()),
+            inter_all_reduce: Some(AlgType::TwoStepPodMesh.into()),
+            intra_all_gather: Some(AlgType::Ring.into()),
             choices: LegChoices::Wide,
             ..HierLegs::default()
         });
@@ -140,8 +140,8 @@ fn pod_aligned_requirement() {
 fn hier_legs() {
     let legs = |l: HierLegs| with(|c| c.algorithm = Algorithm::Hier(l));
     let e = one(legs(HierLegs {
-        intra_reduce_scatter: Some(AlgType::Ring),
-        intra_all_gather: Some(AlgType::Ring),
+        intra_reduce_scatter: Some(AlgType::Ring.into()),
+        intra_all_gather: Some(AlgType::Ring.into()),
         ..HierLegs::default()
     }));
     assert_eq!(e.0, "algorithm.inter_all_reduce");
@@ -150,18 +150,18 @@ fn hier_legs() {
         c.op = OpType::AllGather;
         c.reduce = None;
         c.algorithm = Algorithm::Hier(HierLegs {
-            inter_all_gather: Some(AlgType::Ring),
-            intra_all_gather: Some(AlgType::Kangaring),
-            inter_all_reduce: Some(AlgType::Ring),
+            inter_all_gather: Some(AlgType::Ring.into()),
+            intra_all_gather: Some(AlgType::Kangaring.into()),
+            inter_all_reduce: Some(AlgType::Ring.into()),
             ..HierLegs::default()
         });
     }));
     assert_eq!(e.0, "algorithm.inter_all_reduce");
     assert!(matches!(e.1, Problem::HierLegUnused { op: OpType::AllGather, leg: Leg::InterAllReduce, .. }));
     let e = one(legs(HierLegs {
-        intra_reduce_scatter: Some(AlgType::Ring),
-        inter_all_reduce: Some(AlgType::Kangaring),
-        intra_all_gather: Some(AlgType::Ring),
+        intra_reduce_scatter: Some(AlgType::Ring.into()),
+        inter_all_reduce: Some(AlgType::Kangaring.into()),
+        intra_all_gather: Some(AlgType::Ring.into()),
         ..HierLegs::default()
     }));
     assert_eq!(e.0, "algorithm.inter_all_reduce");
@@ -174,8 +174,8 @@ fn hier_legs() {
         c.op = OpType::AllGather;
         c.reduce = None;
         c.algorithm = Algorithm::Hier(HierLegs {
-            inter_all_gather: Some(AlgType::SingleCycleRing),
-            intra_all_gather: Some(AlgType::Hier),
+            inter_all_gather: Some(AlgType::SingleCycleRing.into()),
+            intra_all_gather: Some(AlgType::Hier.into()),
             ..HierLegs::default()
         });
     }));
@@ -191,9 +191,9 @@ fn wide_leg_choices_are_opt_in() {
         with(|c| {
             c.topology.pod_n = 2;
             c.algorithm = Algorithm::Hier(HierLegs {
-                intra_reduce_scatter: Some(AlgType::Ring),
-                inter_all_reduce: Some(alg),
-                intra_all_gather: Some(AlgType::Ring),
+                intra_reduce_scatter: Some(AlgType::Ring.into()),
+                inter_all_reduce: Some(alg.into()),
+                intra_all_gather: Some(AlgType::Ring.into()),
                 choices,
                 ..HierLegs::default()
             });

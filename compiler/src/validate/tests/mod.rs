@@ -17,9 +17,9 @@ fn base() -> Collective {
 
 fn hier_ar() -> Algorithm {
     Algorithm::Hier(HierLegs {
-        intra_reduce_scatter: Some(AlgType::Ring),
-        inter_all_reduce: Some(AlgType::SingleCycleRing),
-        intra_all_gather: Some(AlgType::Kangaring),
+        intra_reduce_scatter: Some(AlgType::Ring.into()),
+        inter_all_reduce: Some(AlgType::SingleCycleRing.into()),
+        intra_all_gather: Some(AlgType::Kangaring.into()),
         ..HierLegs::default()
     })
 }
@@ -419,11 +419,11 @@ fn any_algorithm() -> impl proptest::strategy::Strategy<Value = Algorithm> {
     use proptest::prelude::*;
     let legs = proptest::collection::vec(proptest::option::of(any_alg()), 5).prop_map(|l| {
         Algorithm::Hier(HierLegs {
-            intra_reduce_scatter: l[0],
-            inter_all_reduce: l[1],
-            inter_reduce_scatter: l[2],
-            inter_all_gather: l[3],
-            intra_all_gather: l[4],
+            intra_reduce_scatter: l[0].map(Into::into),
+            inter_all_reduce: l[1].map(Into::into),
+            inter_reduce_scatter: l[2].map(Into::into),
+            inter_all_gather: l[3].map(Into::into),
+            intra_all_gather: l[4].map(Into::into),
             choices: LegChoices::Seed,
         })
     });
