@@ -73,6 +73,7 @@ pub mod verify;
 // Running them, and what a compile leaves behind.
 pub mod compiled;
 pub mod diagnose;
+pub mod explain;
 pub mod manifest;
 pub mod output;
 pub mod pipeline;

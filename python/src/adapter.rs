@@ -16,8 +16,7 @@
 //! Two companions make the same kind of calls for the functions that came
 //! with later front ends, so that this file stays walkable: `hlo.rs`
 //! (`import_hlo`: the HLO front end) and `cost.rs` (`explain`: the cost
-//! model, with the CLI's table-building glue copied from
-//! `compiler/src/bin/ccc/explain.rs`).
+//! model's tables, from `ccc_compiler::explain` as the CLI's).
 
 use ccc_compiler::build::{BuildError, build};
 use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, images_digest};

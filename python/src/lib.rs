@@ -11,8 +11,8 @@
 //! - `compiled.rs`: `ccc.Compiled` and `ccc.TopSpImages`.
 //! - `errors.rs`: failures and panics as the exceptions of `ccc/_errors.py`.
 //! - `hlo.rs`, `cost.rs`: the adapter's calls into the HLO front end
-//!   and the cost model, without PyO3 (`cost.rs` copies the CLI's
-//!   table-building glue).
+//!   and the cost model, without PyO3 (`cost.rs` asks
+//!   `ccc_compiler::explain`, as the CLI does).
 //! - this file: the module and its functions `compile`, `sign`,
 //!   `diagnose`, `decode`, `import_hlo`, `explain`.
 //!

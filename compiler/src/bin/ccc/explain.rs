@@ -7,23 +7,16 @@ use crate::args::ExplainArgs;
 use crate::load::load_spec;
 use ccc_backends::plot::{Bar, timeline_svg};
 use ccc_compiler::build::build;
-use ccc_compiler::cost::auto::{Machine, display, evaluate_choice, whole_ns};
-use ccc_compiler::cost::{self, Evaluation};
+use ccc_compiler::cost;
+use ccc_compiler::cost::auto::{Machine, display};
+use ccc_compiler::explain::{Explained, explain_collective, us};
 use ccc_compiler::placement;
 use ccc_compiler::schedule::{CollectivePlan, Schedule};
-use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
-use ccc_compiler::validate::validate;
+use ccc_compiler::valid::ValidProgram;
 use ccc_ir::noun::count;
-use ccc_ir::spec::{Algorithm, Collective, Leg, LegAlgorithm, Program};
-use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
-
-/// Microseconds, for tables (nccom-test reports time in us).
-pub fn us(ns: f64) -> f64 {
-    ns / 1e3
-}
 
 /// The lines a compile prints under each collective: the prediction and
 /// its ratio to the bound; for `Auto`, what it chose from how many.
@@ -57,167 +50,13 @@ pub fn cost_lines(out: &mut String, schedule: &Schedule, plan: &CollectivePlan) 
     }
 }
 
-/// One legal choice of one collective, evaluated.
-#[derive(Serialize)]
-pub struct Choice {
-    /// As the signature writes it.
-    pub algorithm: String,
-    /// Predicted time, µs.
-    pub time_us: f64,
-    /// nccom-test's algbw, GB/s (10^9 B/s).
-    pub algbw_gbps: f64,
-    /// nccom-test's busbw, GB/s.
-    pub busbw_gbps: f64,
-    /// Lower bound, µs.
-    pub bound_us: f64,
-    /// Predicted over bound.
-    pub ratio: f64,
-    /// The choice the spec compiles to.
-    pub winner: bool,
-    /// Why it lost (empty for the winner).
-    pub why: String,
-    /// Per leg (one `flat` leg for a flat algorithm).
-    pub legs: Vec<LegChoice>,
-    #[serde(skip)]
-    evaluation: Evaluation,
-}
-
-/// One leg of one choice.
-#[derive(Clone, Serialize)]
-pub struct LegChoice {
-    /// The leg's field name, or `flat`.
-    pub leg: String,
-    /// Its algorithm.
-    pub algorithm: String,
-    /// Predicted time of its phases, µs.
-    pub time_us: f64,
-    /// Its bound, µs.
-    pub bound_us: f64,
-}
-
-/// One collective's explanation.
-#[derive(Serialize)]
-pub struct Explained {
-    /// Position in the program.
-    pub index: u32,
-    /// The op.
-    pub op: String,
-    /// nccom-test's size, bytes.
-    pub bytes: f64,
-    /// `Auto`, or the algorithm as written.
-    pub written: String,
-    /// Every legal choice, cheapest first (ties in the tie-break order).
-    pub choices: Vec<Choice>,
-}
-
-/// The legal choices of collective `c` as `Auto` sees them; for a
-/// `Hier((...))` with `Auto` legs, the combinations its fixed legs allow.
-pub fn legal_choices(c: &Collective) -> Option<Vec<ResolvedAlgorithm>> {
-    let leg_auto = match &c.algorithm {
-        Algorithm::Hier(legs) => Leg::ALL.iter().any(|&l| legs.get(l) == Some(LegAlgorithm::Auto)),
-        _ => false,
-    };
-    let auto = if leg_auto { c.clone() } else { Collective { algorithm: Algorithm::Auto, ..c.clone() } };
-    let valid = validate(&Program::from(auto)).ok()?;
-    let choice = valid.collectives().first()?.auto()?.clone();
-    Some(choice.alternatives.into_iter().map(|a| a.algorithm).collect())
-}
-
-/// The dominant term of a prediction, for "why it lost".
-fn dominant(e: &Evaluation) -> String {
-    let (mut a, mut b, mut g, mut o) = (0.0, 0.0, 0.0, 0.0);
-    for p in &e.prediction.phases {
-        a += p.alpha_ns;
-        b += p.beta_ns;
-        g += p.gamma_ns;
-        o += p.overhead_ns;
-    }
-    let steps: u32 = e.prediction.phases.iter().map(|p| p.steps).sum();
-    let terms = [
-        (a, format!("latency-bound: {} cost {:.1} us of α", count(steps, "step"), us(a))),
-        (b, format!("bandwidth-bound: {:.1} us of β", us(b))),
-        (g, format!("reduction-bound: {:.1} us of γ", us(g))),
-        (o, format!("overhead-bound: {:.1} us of descriptors and fan-in", us(o))),
-    ];
-    terms.into_iter().max_by(|x, y| x.0.total_cmp(&y.0)).map(|(_, s)| s).unwrap_or_default()
-}
-
-/// Evaluates every legal choice of collective `vc` (written as `c`).
-pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine) -> Result<Explained, Failure> {
-    let legal = legal_choices(c).unwrap_or_else(|| vec![vc.algorithm().clone()]);
-    let mut choices = Vec::new();
-    for alg in legal {
-        let Some((schedule, e)) = evaluate_choice(vc, machine, vc.model(), &alg) else { continue };
-        let plan = schedule.collectives.first();
-        let legs = plan
-            .map(|plan| {
-                e.legs
-                    .iter()
-                    .zip(&plan.legs)
-                    .map(|(l, &(_, a))| LegChoice {
-                        leg: l.leg.map_or_else(|| "flat".to_owned(), |leg| leg.field().to_owned()),
-                        algorithm: a.name().to_owned(),
-                        time_us: us(l.predicted_ns),
-                        bound_us: us(l.bound_ns),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        choices.push(Choice {
-            algorithm: display(&alg),
-            time_us: us(e.prediction.total_ns),
-            algbw_gbps: e.algbw() / 1e9,
-            busbw_gbps: e.busbw() / 1e9,
-            bound_us: us(e.bound.total_ns()),
-            ratio: e.ratio(),
-            winner: &alg == vc.algorithm(),
-            why: String::new(),
-            legs,
-            evaluation: e,
-        });
-    }
-    // Cheapest first; the sort is stable, so ties keep the tie-break order.
-    choices.sort_by_key(|ch| whole_ns(ch.evaluation.prediction.total_ns));
-    let best = choices.iter().find(|ch| ch.winner).map(|ch| ch.evaluation.prediction.total_ns);
-    for ch in &mut choices {
-        if ch.winner {
-            continue;
-        }
-        let t = ch.evaluation.prediction.total_ns;
-        ch.why = match best {
-            Some(w) if t >= w => {
-                format!(
-                    "+{:.1} us ({:+.0}%) over the winner; {}",
-                    us(t - w),
-                    (t / w - 1.0) * 100.0,
-                    dominant(&ch.evaluation)
-                )
-            }
-            Some(w) => {
-                format!("{:.1} us faster than the written choice; not chosen: the spec names its algorithm", us(w - t))
-            }
-            None => dominant(&ch.evaluation),
-        };
-    }
-    Ok(Explained {
-        index: vc.index(),
-        op: vc.op().name().to_owned(),
-        bytes: choices.first().map_or(0.0, |ch| ch.evaluation.bytes),
-        written: match &c.algorithm {
-            Algorithm::Auto => "Auto".to_owned(),
-            _ => display(vc.algorithm()),
-        },
-        choices,
-    })
-}
-
 /// Runs `ccc explain`.
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Failure> {
     let (parsed, valid) = load_spec(&args.spec, &args.hlo)?;
     let machine = Machine::of(&valid);
     let mut all = Vec::new();
     for (c, vc) in parsed.program.collectives.iter().zip(valid.collectives()) {
-        all.push(explain_collective(c, vc, machine)?);
+        all.push(explain_collective(c, vc, machine));
     }
     if let Some(path) = &args.svg {
         let svg = timeline(&args.spec, &valid)?;

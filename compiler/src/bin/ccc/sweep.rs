@@ -6,10 +6,11 @@
 
 use crate::Failure;
 use crate::args::SweepArgs;
-use crate::explain::{legal_choices, us, write_new};
+use crate::explain::write_new;
 use crate::load::load_spec;
 use ccc_backends::plot::{Crossover, Curve, size_label, sweep_svg};
 use ccc_compiler::cost::auto::{Machine, display, evaluate_choice};
+use ccc_compiler::explain::{legal_choices, us};
 use ccc_compiler::validate::validate;
 use ccc_ir::enums::OpType;
 use ccc_ir::spec::{Collective, Program};
