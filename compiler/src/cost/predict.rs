@@ -60,7 +60,7 @@ pub struct PhaseCost {
     /// Position in the collective's phases.
     pub index: usize,
     /// The pattern, as [`PhaseKind::name`](crate::schedule::PhaseKind::name) spells it (`ring_reduce_scatter`, ...).
-    pub pattern: String,
+    pub pattern: &'static str,
     /// The hierarchical leg, if any.
     pub leg: Option<Leg>,
     /// The algorithm.
@@ -163,7 +163,7 @@ pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams)
         let time = terms.total();
         phases.push(PhaseCost {
             index,
-            pattern: phase.kind.name().to_owned(),
+            pattern: phase.kind.name(),
             leg: phase.leg,
             alg: phase.alg,
             steps: phase.step_n,

@@ -149,7 +149,7 @@ fn timeline(spec: &Path, valid: &ValidProgram) -> Result<String, Failure> {
                     row: usize::from(t),
                     start_us: us(at + p.start_ns),
                     end_us: us(at + p.start_ns + p.time_ns),
-                    label: p.pattern.clone(),
+                    label: p.pattern.to_owned(),
                     colour: p.index,
                     title: format!(
                         "collective {} record {} on TOP_SP {t}: {} ({}{}), {} over {} hops, {:.0} bytes sent by the busiest rank, {:.2} us",
