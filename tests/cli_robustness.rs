@@ -243,7 +243,7 @@ fn a_compile_beyond_the_memory_budget_names_the_flags_that_help() {
             .output()
             .expect("run ccc")
     };
-    let refused = run(&["--rank", "0"]);
+    let refused = run(&["--rank", "0", "--memory-budget", "256MiB"]);
     let stderr: String = String::from_utf8_lossy(&refused.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     for flag in ["--no-verify", "--proven-by", "--memory-budget"] {

@@ -23,6 +23,7 @@ mod output_dir;
 mod plurals;
 mod readme;
 mod signature;
+mod timings;
 
 /// Every test file of every crate is a module of its crate's one test
 /// binary: with `autotests = false`, a file left out of its `main.rs`

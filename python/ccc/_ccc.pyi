@@ -69,6 +69,7 @@ class Proof(TypedDict):
     protocol: Protocol
     symmetric_groups: int
     images_checked: int
+    lowering_seconds: float
     postcondition_seconds: float
     protocol_seconds: float
     roundtrip_seconds: float

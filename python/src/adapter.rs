@@ -469,6 +469,7 @@ pub fn proof_json(compiled: &Compiled) -> serde_json::Value {
         "protocol": p.protocol,
         "symmetric_groups": p.symmetric_groups,
         "images_checked": p.images_checked,
+        "lowering_seconds": p.lowering_time.as_secs_f64(),
         "postcondition_seconds": p.postcondition_time.as_secs_f64(),
         "protocol_seconds": p.protocol_time.as_secs_f64(),
         "roundtrip_seconds": p.roundtrip_time.as_secs_f64(),

@@ -45,7 +45,7 @@ pub(super) fn check(
     if let Some(prover) = prover {
         postcondition::check_cells(schedule, prover)?;
     }
-    let estimate = estimate(schedule, &probed, wanted.len() as u64, prover);
+    let estimate = estimate(schedule, &probed, wanted.len() as u64, options, prover);
     let needed = estimate.proof.saturating_add(estimate.emit);
     if needed > options.memory_budget {
         return Err(MemoryError {
@@ -93,34 +93,48 @@ fn probe(schedule: &Schedule, wanted: &[Rank]) -> Result<Vec<Probed>, CompileErr
 
 /// Bytes a compile will hold at once, by estimate.
 struct Estimate {
-    /// The proof's: every rank's lowered records and watch, the symbolic
-    /// buffers.
+    /// The proof's: every rank's watch, a chunk of the ranks only the
+    /// proof needs, the symbolic buffers.
     proof: u64,
-    /// The emitted ranks': records and images.
+    /// The emitted ranks': records and images (a chunk's, when none is
+    /// kept).
     emit: u64,
 }
 
-/// The memory of a compile emitting `ranks` ranks, from the largest probe:
-/// the emitted ranks' programs and images; when proving, every rank's
-/// program and watch as lowering collects them, the world in rank order
-/// the protocol proof takes (a second copy of the emitted ranks'
-/// programs), and the postcondition proof's largest buffers.
-fn estimate(schedule: &Schedule, probed: &[Probed], ranks: u64, prover: Option<&ProverOptions>) -> Estimate {
+/// The memory of a compile emitting `ranks` ranks, from the largest probe,
+/// as `stream.rs` streams the world: the ranks kept, their programs and
+/// images (when none is kept, the chunk in flight's); when proving, every
+/// rank's watch (what outlives its chunk), a chunk of ranks only the proof
+/// needs, lowered with their watches, and the postcondition proof's
+/// largest buffers. A chunk's ranks are either kept or only the proof's,
+/// so counting a whole chunk of each overcounts by at most one chunk.
+fn estimate(
+    schedule: &Schedule,
+    probed: &[Probed],
+    ranks: u64,
+    options: &Options,
+    prover: Option<&ProverOptions>,
+) -> Estimate {
     use std::mem::size_of;
     let program = probed.iter().map(|p| p.program.footprint()).max().unwrap_or(0);
     let images = probed.iter().map(|p| images_footprint(&p.images)).max().unwrap_or(0);
-    let emit = ranks.saturating_mul(program.saturating_add(images));
+    let chunk = options.chunk_ranks.max(1) as u64;
+    let kept = if options.emit { ranks } else { ranks.min(chunk) };
+    let emit = kept.saturating_mul(program.saturating_add(images));
     let Some(prover) = prover else { return Estimate { proof: 0, emit } };
     let rank_n = u64::from(schedule.shape.rank_n);
-    let watch = (size_of::<Seen>() + 4 * schedule.collectives.len()) as u64;
-    // Lowering collects each rank's result, then unzips it; the protocol
-    // proof's world is one more vector of programs.
-    let collected = size_of::<Option<Result<(RankProgram, Seen), LowerError>>>() + size_of::<RankProgram>();
-    let per_rank = program.saturating_add(watch).saturating_add(collected as u64);
-    let world = rank_n.saturating_mul(per_rank).saturating_add(ranks.saturating_mul(program));
+    // A watch: its rank and a count per collective, on the heap.
+    let watch = (size_of::<Seen>() + 4 * schedule.collectives.len() + ALLOCATION_HEADER) as u64;
+    // A rank lowered in a chunk, as the parallel map collects it.
+    let collected = size_of::<Option<Result<(RankProgram, Seen), LowerError>>>() as u64;
+    let in_flight = rank_n.min(chunk).saturating_mul(program.saturating_add(watch).saturating_add(collected));
+    let watches = rank_n.saturating_mul(watch);
     let buffers = schedule.collectives.iter().map(|plan| postcondition::bytes(schedule, plan, prover)).max();
-    Estimate { proof: world.saturating_add(buffers.unwrap_or(0)), emit }
+    Estimate { proof: watches.saturating_add(in_flight).saturating_add(buffers.unwrap_or(0)), emit }
 }
+
+/// An allocator's bookkeeping per allocation, about.
+const ALLOCATION_HEADER: usize = 16;
 
 /// The bytes a rank's images hold.
 fn images_footprint(images: &RankImages) -> u64 {

@@ -17,18 +17,14 @@
 //! because it was written by a verified compile, not because it proves
 //! anything itself.
 
-use super::prove::roundtrips;
-use super::{CertificateError, CompileError, Options, Proof};
-use crate::encode::RankImages;
-use crate::lower::RankProgram;
+use super::stream::Found;
+use super::{CertificateError, CompileError, Proof};
 use crate::manifest::{MANIFEST_SCHEMA, Manifest, ManifestProof};
 use crate::schedule::Schedule;
 use crate::sign::{Signature, digest_of};
-use crate::verify::protocol;
 use crate::verify::{Defects, VerifyError, postcondition};
 use ccc_ir::FORMAT_VERSION;
-use rayon::prelude::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What can be checked of a certificate before the schedule is built:
 /// its schema, that it is proven, its format version, and that its
@@ -66,33 +62,25 @@ pub(super) fn check_vouches(
     check_proof_section(schedule, proof)
 }
 
-/// The proof of a certified compile: the certificate's figures, and this
-/// compile's own ranks checked alone (their chains, their records against
-/// the step graph, their images decoded back).
-pub(super) fn prove_own_ranks(
-    certificate: &Manifest,
-    schedule: &Schedule,
-    programs: &[RankProgram],
-    images: &[RankImages],
-    options: &Options,
-) -> Result<Proof, CompileError> {
+/// The proof of a certified compile: the certificate's figures, and what
+/// this compile's own ranks' checks `found` (their chains, their records
+/// against the step graph, their images decoded back; see `stream.rs`),
+/// with the time each part of those checks took.
+pub(super) fn certified(certificate: &Manifest, found: Found, times: [Duration; 4]) -> Result<Proof, CompileError> {
     let proven = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
-    let t = Instant::now();
-    let checked: Vec<_> = programs.par_iter().map(|p| protocol::check_rank(schedule, p, None, None)).collect();
-    let protocol_time = t.elapsed();
-    let t = Instant::now();
-    let (images_checked, roundtrips) = roundtrips(programs, images, options);
-    let defects = checked.into_iter().flat_map(|c| c.defects).chain(roundtrips);
+    let defects = found.protocol.defects.into_iter().chain(found.roundtrips);
     if let Some(defects) = Defects::collect(defects) {
         return Err(VerifyError::Defects(Box::new(defects)).into());
     }
+    let [lowering_time, postcondition_time, protocol_time, roundtrip_time] = times;
     Ok(Proof {
         postcondition: proven.postconditions.clone(),
         protocol: proven.protocol.clone(),
-        images_checked,
-        postcondition_time: Duration::ZERO,
+        images_checked: found.images_checked,
+        lowering_time,
+        postcondition_time,
         protocol_time,
-        roundtrip_time: t.elapsed(),
+        roundtrip_time,
         symmetric_groups: 0,
         certified: true,
     })

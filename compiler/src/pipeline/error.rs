@@ -41,20 +41,23 @@ pub enum CompileError {
 
 /// A compile whose estimated memory exceeds [`Options::memory_budget`](super::Options::memory_budget),
 /// refused before any world-sized work. The estimate is made from a few
-/// representative ranks lowered and encoded first: the proof holds every
-/// rank's lowered records (and each rank's symmetry watch) and, for a
+/// representative ranks lowered and encoded first: the proof holds each
+/// rank's symmetry watch, a chunk of ranks lowered at a time and, for a
 /// group it executes in full, a symbolic buffer of members x blocks
-/// cells; the ranks emitted hold their records and images.
+/// cells; the ranks emitted hold their records and images (a chunk's,
+/// when none is kept).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryError {
     /// Bytes the compile would hold at once, by estimate: `proof + emit`.
     pub needed: u64,
     /// The budget ([`Options::memory_budget`](super::Options::memory_budget)).
     pub budget: u64,
-    /// Of `needed`, the proof's: every rank's lowered records and watch,
-    /// the symbolic buffers (0 without a proof).
+    /// Of `needed`, the proof's: every rank's watch, a chunk of lowered
+    /// ranks, the symbolic buffers (0 without a proof).
     pub proof: u64,
-    /// Of `needed`, the emitted ranks': their records and images.
+    /// Of `needed`, the emitted ranks': their records and images (the
+    /// chunk in flight's, when [`Options::emit`](super::Options::emit) is
+    /// off).
     pub emit: u64,
     /// Ranks to emit.
     pub ranks: u64,

@@ -3,13 +3,15 @@
 //!
 //! Beside the flow in this file: [`Options`] and progress reports in
 //! `options.rs`, the errors in `error.rs`, the checks made before any
-//! world-sized work in `budget.rs`, the ranks lowered and encoded in
-//! parallel in `ranks.rs`, the proof in `prove.rs`, and compiling under an
-//! earlier compile's proof ([`Options::certificate`]) in `certificate.rs`.
+//! world-sized work in `budget.rs`, the world streamed through lowering,
+//! encoding and the proof a chunk of ranks at a time in `stream.rs` (with
+//! the parallel, first-error-in-order map in `ranks.rs`), compiling under
+//! an earlier compile's proof ([`Options::certificate`]) in
+//! `certificate.rs`, and where the wall time went ([`Times`]) in
+//! `times.rs`.
 
 use crate::build::build;
 pub use crate::compiled::Compiled;
-use crate::encode::encode;
 use crate::lower::{LowerError, LowerErrorKind};
 use crate::parse::{ParsedSpec, parse};
 use crate::schedule::Schedule;
@@ -23,28 +25,35 @@ mod budget;
 mod certificate;
 mod error;
 mod options;
-mod prove;
 mod ranks;
+mod stream;
+mod times;
 
 pub use error::{CertificateError, CompileError, MemoryError, WayOut};
+pub use options::DEFAULT_CHUNK_RANKS;
 pub use options::{DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
-use ranks::first_error_early;
 pub use ranks::lower_ranks;
+pub use times::Times;
+use times::{Ledger, Part};
 
 /// Compiles a validated program: build, lower, encode, prove, sign.
 ///
 /// The proof is what [`Options`] asks: the whole proof, none, or the
 /// world's taken from a certificate with the ranks emitted checked alone.
 /// Everything that can be known before world-sized work is checked first
-/// (`budget.rs`); then the ranks asked for are lowered (every rank when
-/// proving), encoded and proven, stopping at the first rank that fails.
+/// (`budget.rs`); then the ranks asked for (every rank when proving) are
+/// streamed through lowering, encoding and the proof a chunk at a time
+/// (`stream.rs`), stopping at the first rank that fails, and kept when
+/// [`Options::emit`] asks. [`Compiled::times`] says where the wall time
+/// went.
 ///
 /// # Errors
 ///
 /// The first failing pass's error. Nothing is returned half-done.
 pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, CompileError> {
     let source = options.proof_source();
+    let mut ledger = Ledger::start(!matches!(source, ProofSource::Skip));
     if let ProofSource::Certificate(certificate) = source {
         certificate::check_intact(certificate)?;
     }
@@ -55,24 +64,10 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
     }
     let wanted = wanted_ranks(&schedule, &options.ranks)?;
     budget::check(&schedule, &wanted, source, options)?;
-    let (programs, images, proof) = match source {
-        ProofSource::Prove(prover) => {
-            let asked = prove::lower_asked(&schedule, &wanted, prover, options)?;
-            let images = first_error_early(&asked.programs, |p| encode(p, schedule.arch))?;
-            let (programs, proof) = prove::prove(&schedule, &wanted, asked, &images, options)?;
-            (programs, images, Some(proof))
-        }
-        ProofSource::Certificate(certificate) => {
-            let (programs, images) = ranks::lower_and_encode(&schedule, &wanted, options)?;
-            let proof = certificate::prove_own_ranks(certificate, &schedule, &programs, &images, options)?;
-            (programs, images, Some(proof))
-        }
-        ProofSource::Skip => {
-            let (programs, images) = ranks::lower_and_encode(&schedule, &wanted, options)?;
-            (programs, images, None)
-        }
-    };
-    Ok(Compiled { schedule, signature, programs, images, proof })
+    ledger.lap(Part::Build);
+    let streamed = stream::stream(&schedule, &wanted, source, options, &mut ledger)?;
+    let (programs, images, proof) = (streamed.programs, streamed.images, streamed.proof);
+    Ok(Compiled { schedule, signature, programs, images, proof, times: ledger.finish() })
 }
 
 /// Parses, validates and compiles RON source: the three calls a caller

@@ -15,11 +15,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// estimate leaves out (the proof's interned contributor sets).
 pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
 
+/// The default of [`Options::chunk_ranks`]: enough ranks per chunk to
+/// keep every core busy between a chunk's stages, few enough that a
+/// chunk's programs and images are a small part of the memory budget.
+pub const DEFAULT_CHUNK_RANKS: usize = 512;
+
 /// What to compile.
 #[derive(Clone)]
 pub struct Options {
     /// The ranks to emit images for; empty means every rank.
     pub ranks: Vec<Rank>,
+    /// Keep the emitted ranks' programs and images in the
+    /// [`Compiled`](super::Compiled) (the default). Off, they are lowered,
+    /// encoded, checked (decoded back, when verifying) and dropped a chunk
+    /// at a time, and [`Compiled::programs`](super::Compiled::programs)
+    /// and `images` are empty: what a caller that writes nothing asks
+    /// (`ccc verify` proves the world and emits none), whose memory then
+    /// stays one chunk's output plus the proof's own state. When verifying
+    /// with emit off, all work on ranks is the proof's
+    /// ([`Times`](super::Times)).
+    pub emit: bool,
     /// Prove the schedule before emitting (the default). Off, nothing is
     /// proven and [`Compiled::proof`](super::Compiled::proof) is `None`.
     pub verify: bool,
@@ -37,17 +52,24 @@ pub struct Options {
     /// Called as work counted in ranks advances (see [`Progress`]); `None`
     /// costs nothing.
     pub progress: Option<Arc<ProgressFn>>,
+    /// Ranks lowered, encoded and checked at once (a chunk; see
+    /// `pipeline/stream.rs`), [`DEFAULT_CHUNK_RANKS`]; 0 is taken as 1.
+    /// Tuning only: a result never depends on it; the memory a compile
+    /// holds beyond what it keeps grows with it.
+    pub chunk_ranks: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             ranks: Vec::new(),
+            emit: true,
             verify: true,
             certificate: None,
             prover: ProverOptions::default(),
             memory_budget: DEFAULT_MEMORY_BUDGET,
             progress: None,
+            chunk_ranks: DEFAULT_CHUNK_RANKS,
         }
     }
 }
@@ -78,11 +100,13 @@ impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
             .field("ranks", &self.ranks)
+            .field("emit", &self.emit)
             .field("verify", &self.verify)
             .field("certificate", &self.certificate.as_ref().map(|c| &c.signature))
             .field("prover", &self.prover)
             .field("memory_budget", &self.memory_budget)
             .field("progress", &self.progress.as_ref().map(|_| "Fn(Progress)"))
+            .field("chunk_ranks", &self.chunk_ranks)
             .finish()
     }
 }
@@ -92,7 +116,10 @@ impl std::fmt::Debug for Options {
 /// prints: a front end draws the reports (the CLI, a progress bar).
 pub type ProgressFn = dyn Fn(Progress) + Send + Sync;
 
-/// A stage of a compile whose work is counted in ranks.
+/// A stage of a compile whose work is counted in ranks. The ranks stream
+/// through lowering, the protocol check and the round trip a chunk at a
+/// time, so those three advance together (each started before the first
+/// chunk); the postcondition follows, once every rank has been lowered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {
     /// Lowering ranks (every rank when proving).
@@ -127,7 +154,7 @@ impl std::fmt::Display for Stage {
 /// `done == 0` when it starts and `done == total` when it ends, and in
 /// between at most about [`PROGRESS_REPORTS`] times, in increasing order
 /// per stage (reports from different threads may arrive out of order:
-/// keep the largest).
+/// keep the largest). Stages may advance together (see [`Stage`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
     /// The stage.

@@ -1,31 +1,11 @@
-//! The ranks lowered and encoded in parallel, in the order asked, the
+//! Ranks mapped in parallel (lowered, encoded), in the order asked, the
 //! first error in that order whatever the thread count.
 
-use super::CompileError;
-use super::{Options, Stage, Ticker};
-use crate::encode::{RankImages, encode};
 use crate::lower::{LowerError, RankProgram, lower};
 use crate::schedule::Schedule;
 use ccc_ir::id::Rank;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Lowers and encodes `ranks`, each rank lowered counted as
-/// [`Stage::Lower`] progress.
-pub(super) fn lower_and_encode(
-    schedule: &Schedule,
-    ranks: &[Rank],
-    options: &Options,
-) -> Result<(Vec<RankProgram>, Vec<RankImages>), CompileError> {
-    let lowering = Ticker::start(options, Stage::Lower, ranks.len() as u64);
-    let programs = first_error_early(ranks, |&r| {
-        let program = lower(schedule, r);
-        lowering.tick(1);
-        program
-    })?;
-    let images = first_error_early(&programs, |p| encode(p, schedule.arch))?;
-    Ok((programs, images))
-}
 
 /// Lowers `ranks` in parallel; the result is in the order asked, and the
 /// error (if any) is the first in that order, whatever the thread count.
@@ -40,10 +20,32 @@ pub fn lower_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<RankProgra
 /// Maps `items` in parallel, in order, stopping early at a failure: the
 /// error returned is the first in input order, whatever the thread count
 /// (a parallel collect into `Result` would return whichever failed first
-/// in time). Once item `i` has failed, items after it are skipped; every
-/// item before the lowest failing index still runs, so that index's error
-/// is the first in order.
+/// in time).
 pub(super) fn first_error_early<I, T, E, F>(items: &[I], f: F) -> Result<Vec<T>, E>
+where
+    I: Sync,
+    T: Send,
+    E: Send,
+    F: Fn(&I) -> Result<T, E> + Sync,
+{
+    match map_until_error(items, f) {
+        (done, None) => Ok(done),
+        (_, Some(failed)) => Err(failed.error),
+    }
+}
+
+/// The first item in input order whose map failed: its index, its error.
+pub(super) struct Failed<E> {
+    pub(super) index: usize,
+    pub(super) error: E,
+}
+
+/// Maps `items` in parallel, in order, until the first failure in input
+/// order: the results of every item before it, and the failure. Once item
+/// `i` has failed, items after it are skipped; every item before the
+/// lowest failing index still runs, so that index's error is the first in
+/// order, whatever the thread count.
+pub(super) fn map_until_error<I, T, E, F>(items: &[I], f: F) -> (Vec<T>, Option<Failed<E>>)
 where
     I: Sync,
     T: Send,
@@ -67,5 +69,13 @@ where
         .collect();
     // An item is skipped only after a failure at a lower index, which
     // comes first here.
-    results.into_iter().flatten().collect()
+    let mut done = Vec::with_capacity(results.len());
+    for (index, result) in results.into_iter().enumerate() {
+        match result {
+            Some(Ok(t)) => done.push(t),
+            Some(Err(error)) => return (done, Some(Failed { index, error })),
+            None => break,
+        }
+    }
+    (done, None)
 }

@@ -126,6 +126,8 @@ pub fn prove(
     let prover = Prover::new(schedule, options);
     let t = Instant::now();
     let seen: Vec<_> = world.par_iter().map(|p| prover.watch(p.rank)).collect();
+    let watching_time = t.elapsed();
+    let t = Instant::now();
     let post = prover.prove_postconditions(&seen, &|_| {})?;
     let postcondition_time = prover.setup_time + t.elapsed();
     let t = Instant::now();
@@ -147,7 +149,7 @@ pub fn prove(
     }
     let roundtrip_time = t.elapsed();
     let established = Prover::conclude(post, ranks, roundtrips)?;
-    Ok(established.proof(images_checked, [postcondition_time, protocol_time, roundtrip_time]))
+    Ok(established.proof(images_checked, [watching_time, postcondition_time, protocol_time, roundtrip_time]))
 }
 
 /// `world` must be every rank's program, rank `r`'s at `r`.

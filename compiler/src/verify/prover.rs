@@ -158,12 +158,16 @@ pub struct Proof {
     pub symmetric_groups: u64,
     /// Images decoded back to their records.
     pub images_checked: u64,
-    /// Time spent proving postconditions.
+    /// Wall time spent lowering the ranks only the proof needs (those not
+    /// asked for) and watching every rank's step graph for symmetry.
+    pub lowering_time: Duration,
+    /// Wall time spent proving postconditions (with listing member 0's
+    /// transfers of every group the watches compare with).
     pub postcondition_time: Duration,
-    /// Time spent on the protocol proof, including lowering the ranks that
-    /// were not asked for (only the proof needs them).
+    /// Wall time spent on the protocol proof of every rank's records.
     pub protocol_time: Duration,
-    /// Time spent on round trips.
+    /// Wall time spent on round trips, with encoding the images when the
+    /// compile keeps none (only the round trip needs them then).
     pub roundtrip_time: Duration,
     /// `true` when the postcondition and protocol figures come from the
     /// certificate of an earlier compile of the same schedule (see
@@ -173,21 +177,26 @@ pub struct Proof {
 }
 
 impl Proof {
-    /// Total proof time.
+    /// Total proof time: the sum of its parts.
     pub fn time(&self) -> Duration {
-        self.postcondition_time + self.protocol_time + self.roundtrip_time
+        self.lowering_time + self.postcondition_time + self.protocol_time + self.roundtrip_time
     }
 }
 
 impl Established {
     /// The proof, with the images checked and the time each part took:
-    /// postcondition, protocol, round trip.
-    pub(crate) fn proof(self, images_checked: u64, [postcondition, protocol, roundtrip]: [Duration; 3]) -> Proof {
+    /// lowering, postcondition, protocol, round trip.
+    pub(crate) fn proof(
+        self,
+        images_checked: u64,
+        [lowering, postcondition, protocol, roundtrip]: [Duration; 4],
+    ) -> Proof {
         Proof {
             postcondition: self.postcondition,
             protocol: self.protocol,
             symmetric_groups: self.symmetric_groups,
             images_checked,
+            lowering_time: lowering,
             postcondition_time: postcondition,
             protocol_time: protocol,
             roundtrip_time: roundtrip,

@@ -15,10 +15,13 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Runs `ccc compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
+    let mut wall = Wall::start();
     let (_, valid) = load_spec(&args.spec, &args.hlo)?;
+    wall.lap_load();
     let certificate = args.proven_by.as_deref().map(read_certificate).transpose()?;
     let options = Options {
         ranks: args.ranks.iter().copied().map(Rank).collect(),
@@ -30,8 +33,10 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let (bar, options) = Bar::attach(args.quiet, options);
     let compiled = compile(&valid, &options).map_err(|e| compile_failure(&args.spec, e))?;
     drop(bar);
+    wall.lap_compile();
     let written = output::write(&args.out, &compiled).map_err(output_failure)?;
     report_debris(&written);
+    wall.lap_write();
     let mut out = summary(&args.spec, &compiled);
     let _ = writeln!(
         out,
@@ -52,6 +57,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
             if more > 0 { format!(" and {more} more") } else { String::new() }
         );
     }
+    wall.write_line(&mut out, &compiled);
     crate::out::emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -70,15 +76,86 @@ fn read_certificate(path: &Path) -> Result<Manifest, Failure> {
     })
 }
 
-/// Runs `ccc verify`.
+/// Runs `ccc verify`: the whole world proven, no rank kept (it writes
+/// nothing), so its memory is the proof's and one chunk's of ranks.
 pub fn run_verify(args: &VerifyArgs) -> Result<ExitCode, Failure> {
+    let mut wall = Wall::start();
     let (_, valid) = load_spec(&args.spec, &args.hlo)?;
-    let options = Options { memory_budget: args.memory_budget.0, ..Options::default() };
+    wall.lap_load();
+    let options = Options { emit: false, memory_budget: args.memory_budget.0, ..Options::default() };
     let (bar, options) = Bar::attach(args.quiet, options);
     let compiled = compile(&valid, &options).map_err(|e| compile_failure(&args.spec, e))?;
     drop(bar);
-    crate::out::emit(&summary(&args.spec, &compiled))?;
+    wall.lap_compile();
+    let mut out = summary(&args.spec, &compiled);
+    wall.write_line(&mut out, &compiled);
+    crate::out::emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a verb's wall time went, from its start to its summary: reading
+/// and checking the spec, the compile (split in its
+/// [`Times`](ccc_compiler::pipeline::Times)), writing the output. Each
+/// part is a lap of one clock, so the parts add up to the total.
+struct Wall {
+    last: Instant,
+    load: Duration,
+    compile: Duration,
+    write: Duration,
+}
+
+impl Wall {
+    fn start() -> Wall {
+        Wall { last: Instant::now(), load: Duration::ZERO, compile: Duration::ZERO, write: Duration::ZERO }
+    }
+
+    fn lap(&mut self) -> Duration {
+        let now = Instant::now();
+        let lap = now - self.last;
+        self.last = now;
+        lap
+    }
+
+    fn lap_load(&mut self) {
+        let lap = self.lap();
+        self.load += lap;
+    }
+
+    fn lap_compile(&mut self) {
+        let lap = self.lap();
+        self.compile += lap;
+    }
+
+    fn lap_write(&mut self) {
+        let lap = self.lap();
+        self.write += lap;
+    }
+
+    /// The `time:` line: the total, then every part. The compile's own
+    /// parts are its [`Times`](ccc_compiler::pipeline::Times); what the
+    /// call took beyond their sum (returning, the bar's last draw) and
+    /// formatting the summary are counted with `other`. Printing the
+    /// summary is not counted.
+    fn write_line(&mut self, out: &mut String, compiled: &Compiled) {
+        let lap = self.lap();
+        self.compile += lap;
+        let t = &compiled.times;
+        let other = t.other + self.compile.saturating_sub(t.total());
+        let total = self.load + t.total().max(self.compile) + self.write;
+        let proof = if compiled.proof.as_ref().is_some_and(|p| p.certified) { "check" } else { "proof" };
+        let _ = writeln!(
+            out,
+            "time: {:.1} ms (load {:.1} ms, build {:.1} ms, lower {:.1} ms, encode {:.1} ms, {proof} {:.1} ms, other {:.1} ms, write {:.1} ms)",
+            ms(total),
+            ms(self.load),
+            ms(t.build),
+            ms(t.lower),
+            ms(t.encode),
+            ms(t.proof),
+            ms(other),
+            ms(self.write)
+        );
+    }
 }
 
 /// Maps a pipeline error to its exit code: a failed proof is a defect
@@ -219,8 +296,9 @@ fn write_proof(out: &mut String, proof: &Proof) {
     } else {
         let _ = writeln!(
             out,
-            "proof time: {:.1} ms (postcondition {:.1} ms, protocol {:.1} ms, round trip {:.1} ms)",
+            "proof time: {:.1} ms (lower {:.1} ms, postcondition {:.1} ms, protocol {:.1} ms, round trip {:.1} ms)",
             ms(proof.time()),
+            ms(proof.lowering_time),
             ms(proof.postcondition_time),
             ms(proof.protocol_time),
             ms(proof.roundtrip_time)

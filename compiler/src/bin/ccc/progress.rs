@@ -1,6 +1,6 @@
 //! The progress bar a long compile draws on stderr: one bar per stage the
 //! pipeline reports (lower, postcondition, protocol, round trip), counted
-//! in ranks. Drawn only when stderr is a terminal and `--quiet` is not
+//! in ranks; of stages that run together, the first started. Drawn only when stderr is a terminal and `--quiet` is not
 //! given; cleared before the summary is printed.
 
 use ccc_compiler::pipeline::{Options, Progress, Stage};
@@ -57,8 +57,11 @@ impl Bar {
             let Ok(mut current) = current.lock() else { return };
             if *current != Some(p.stage) {
                 // Reports of a finished stage may still arrive from another
-                // thread; only a stage's start (done 0) switches the bar.
-                if p.done != 0 && current.is_some() {
+                // thread; only a stage's start (done 0) switches the bar,
+                // and only once the stage shown is done (streamed stages
+                // start together: the bar follows the first, lowering).
+                let running = bar.length().is_some_and(|total| bar.position() < total);
+                if current.is_some() && (p.done != 0 || running) {
                     return;
                 }
                 *current = Some(p.stage);

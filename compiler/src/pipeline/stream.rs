@@ -1,0 +1,274 @@
+//! The world streamed through the compile and its proof: ranks are
+//! lowered, encoded, checked and decoded back a chunk at a time
+//! ([`Options::chunk_ranks`] ranks, in rank order), and every rank not kept
+//! ([`Options::emit`]) is dropped with its chunk. Only what the proof
+//! needs across ranks outlives a chunk: each rank's symmetry watch
+//! ([`Seen`], a count per collective), the protocol figures and the
+//! defects found. The postcondition, which needs every rank's watch, runs
+//! once the world has streamed by.
+//!
+//! A chunk's stages run one after another, each on every core: lowering
+//! the ranks asked for; lowering the others under watch and watching the
+//! asked ones (proof work); encoding the asked ones; the protocol check of
+//! every rank; the round trip of the asked ones. Each stage's wall time is
+//! its part of [`Times`](super::Times) or of the proof's.
+//!
+//! Results never depend on the thread count or the chunk size: each rank
+//! is checked alone, and what is folded across ranks is folded in rank
+//! order. The error returned is that of the lowest rank that fails to
+//! lower or encode (its lowering's before its encoding's).
+
+use super::certificate;
+use super::options::ProofSource;
+use super::ranks::{Failed, map_until_error};
+use super::times::{Ledger, Part};
+use super::{CompileError, Options, Proof, Stage, Ticker};
+use crate::encode::{RankImages, encode};
+use crate::lower::{RankProgram, lower};
+use crate::schedule::Schedule;
+use crate::verify::protocol::{self, RankChecked};
+use crate::verify::symmetry::Seen;
+use crate::verify::{Defect, Prover};
+use ccc_ir::id::Rank;
+use rayon::prelude::*;
+
+/// What a streamed compile returns: the ranks kept, and the proof.
+pub(super) struct Streamed {
+    /// The programs of the ranks asked for, in rank order (none when
+    /// [`Options::emit`] is off).
+    pub(super) programs: Vec<RankProgram>,
+    /// Their images, in the same order.
+    pub(super) images: Vec<RankImages>,
+    /// The proof, unless skipped.
+    pub(super) proof: Option<Proof>,
+}
+
+/// What the checks of the chunks so far found, folded in rank order.
+#[derive(Default)]
+pub(super) struct Found {
+    /// The protocol figures and defects of every rank checked.
+    pub(super) protocol: RankChecked,
+    /// Images decoded back.
+    pub(super) images_checked: u64,
+    /// The round trips' defects.
+    pub(super) roundtrips: Vec<Defect>,
+}
+
+/// Streams `wanted` (every rank, when proving) through lowering, encoding
+/// and the checks `source` asks, keeping the asked ranks when
+/// [`Options::emit`] is on; then proves the postcondition and concludes.
+///
+/// # Errors
+///
+/// The lowest failing rank's lowering or image error; the proof's error.
+pub(super) fn stream(
+    schedule: &Schedule,
+    wanted: &[Rank],
+    source: ProofSource<'_>,
+    options: &Options,
+    ledger: &mut Ledger,
+) -> Result<Streamed, CompileError> {
+    let prover = match source {
+        ProofSource::Prove(prover) => Some(Prover::new(schedule, prover)),
+        ProofSource::Certificate(_) | ProofSource::Skip => None,
+    };
+    ledger.lap(Part::Postcondition);
+    let checks = !matches!(source, ProofSource::Skip);
+    let world: Vec<Rank> = match prover {
+        Some(_) => (0..schedule.shape.rank_n).map(Rank).collect(),
+        None => wanted.to_vec(),
+    };
+    let lowering = Ticker::start(options, Stage::Lower, world.len() as u64);
+    let (checking, decoding) = if checks {
+        let checking = Ticker::start(options, Stage::Protocol, world.len() as u64);
+        (Some(checking), Some(Ticker::start(options, Stage::RoundTrip, wanted.len() as u64)))
+    } else {
+        (None, None)
+    };
+    let stages = Stages { schedule, wanted, prover: prover.as_ref(), options, lowering, checking, decoding };
+    let mut seen = Vec::with_capacity(if prover.is_some() { world.len() } else { 0 });
+    let mut found = Found::default();
+    let mut programs = Vec::new();
+    let mut images = Vec::new();
+    for chunk in world.chunks(options.chunk_ranks.max(1)) {
+        let (asked, asked_images) = stages.chunk(chunk, ledger, &mut seen, &mut found)?;
+        if options.emit {
+            programs.extend(asked);
+            images.extend(asked_images);
+            ledger.lap(Part::Other);
+        } else {
+            drop((asked, asked_images));
+            ledger.lap(if checks { Part::RoundTrip } else { Part::Other });
+        }
+    }
+    let proof = match (source, prover) {
+        (ProofSource::Prove(_), Some(prover)) => {
+            let members: u64 =
+                schedule.collectives.iter().map(|p| u64::from(p.groups.group_n()) * u64::from(p.groups.size())).sum();
+            let proving = Ticker::start(options, Stage::Postcondition, members);
+            let post = prover.prove_postconditions(&seen, &|n| proving.tick(n))?;
+            drop(seen);
+            ledger.lap(Part::Postcondition);
+            let established = Prover::conclude(post, [found.protocol], found.roundtrips)?;
+            ledger.lap(Part::Protocol);
+            Some(established.proof(found.images_checked, ledger.proof_times()))
+        }
+        (ProofSource::Certificate(certificate), _) => {
+            Some(certificate::certified(certificate, found, ledger.proof_times())?)
+        }
+        _ => None,
+    };
+    Ok(Streamed { programs, images, proof })
+}
+
+/// What every chunk's stages share.
+struct Stages<'a, 's> {
+    schedule: &'s Schedule,
+    /// The ranks asked for, ascending.
+    wanted: &'a [Rank],
+    /// When proving: the prover, whose watches the ranks are lowered under.
+    prover: Option<&'a Prover<'s>>,
+    options: &'a Options,
+    lowering: Ticker<'a>,
+    /// Ranks checked (when checking).
+    checking: Option<Ticker<'a>>,
+    /// Ranks decoded back (when checking).
+    decoding: Option<Ticker<'a>>,
+}
+
+impl Stages<'_, '_> {
+    /// One chunk (ascending ranks) through every stage: its asked ranks'
+    /// programs and images, every rank's watch pushed to `seen` (when
+    /// proving) and every check's findings folded into `found`.
+    fn chunk(
+        &self,
+        chunk: &[Rank],
+        ledger: &mut Ledger,
+        seen: &mut Vec<Seen>,
+        found: &mut Found,
+    ) -> Result<(Vec<RankProgram>, Vec<RankImages>), CompileError> {
+        let schedule = self.schedule;
+        let (asked, other_ranks): (Vec<Rank>, Vec<Rank>) =
+            chunk.iter().partition(|r| self.wanted.binary_search(r).is_ok());
+        let checks = self.checking.is_some();
+        // Ranks kept are lowered as compile work, then watched as proof
+        // work; ranks not kept only the checks need: lowered under watch.
+        let kept = self.options.emit || !checks;
+        let under_watch = self.prover.filter(|_| !kept);
+        let (programs, asked_seen, asked_failed) = match under_watch {
+            Some(prover) => {
+                let (lowered, failed) = map_until_error(&asked, |&r| {
+                    let lowered = prover.lower(r);
+                    self.lowering.tick(1);
+                    lowered
+                });
+                let (programs, seen) = lowered.into_iter().unzip();
+                (programs, seen, failed)
+            }
+            None => {
+                let (programs, failed) = map_until_error(&asked, |&r| {
+                    let program = lower(schedule, r);
+                    self.lowering.tick(1);
+                    program
+                });
+                (programs, Vec::new(), failed)
+            }
+        };
+        ledger.lap(if kept { Part::Lower } else { Part::ProofLower });
+        let (others, others_failed) = match self.prover {
+            Some(prover) => map_until_error(&other_ranks, |&r| {
+                let lowered = prover.lower(r);
+                self.lowering.tick(1);
+                lowered
+            }),
+            None => (Vec::new(), None),
+        };
+        let asked_seen: Vec<Seen> = match (self.prover, under_watch) {
+            (Some(prover), None) => programs.par_iter().map(|p| prover.watch(p.rank)).collect(),
+            _ => asked_seen,
+        };
+        ledger.lap(Part::ProofLower);
+        let (images, encode_failed) = map_until_error(&programs, |p| encode(p, schedule.arch));
+        ledger.lap(if kept { Part::Encode } else { Part::RoundTrip });
+        let lowest = [
+            asked_failed.map(|f| f.at(&asked)),
+            others_failed.map(|f| f.at(&other_ranks)),
+            encode_failed.map(|f| f.at(&asked)),
+        ];
+        if let Some((_, error)) = lowest.into_iter().flatten().min_by_key(|(rank, _)| *rank) {
+            return Err(error);
+        }
+        let (others, others_seen): (Vec<RankProgram>, Vec<Seen>) = others.into_iter().unzip();
+        let world = in_rank_order(chunk, self.wanted, (&programs, asked_seen), (&others, others_seen));
+        if let Some(checking) = &self.checking {
+            let checked: Vec<RankChecked> = world
+                .par_iter()
+                .map(|(program, seen)| {
+                    let checked = match (self.prover, seen) {
+                        (Some(prover), Some(seen)) => prover.check_rank(program, seen),
+                        _ => protocol::check_rank(schedule, program, None, None),
+                    };
+                    checking.tick(1);
+                    checked
+                })
+                .collect();
+            for rank in checked {
+                found.protocol.proof.add(&rank.proof);
+                found.protocol.defects.extend(rank.defects);
+            }
+        }
+        seen.extend(world.into_iter().filter_map(|(_, s)| s));
+        drop(others);
+        ledger.lap(Part::Protocol);
+        if let Some(decoding) = &self.decoding {
+            let decoded: Vec<_> = programs
+                .par_iter()
+                .zip(&images)
+                .map(|(p, i)| {
+                    let decoded = Prover::check_images(p, i);
+                    decoding.tick(1);
+                    decoded
+                })
+                .collect();
+            for d in decoded {
+                match d {
+                    Ok(n) => found.images_checked += n,
+                    Err(d) => found.roundtrips.push(*d),
+                }
+            }
+        }
+        ledger.lap(Part::RoundTrip);
+        Ok((programs, images))
+    }
+}
+
+/// The chunk's asked and other ranks (each in rank order, with their
+/// watches when proving) merged into the chunk's order.
+fn in_rank_order<'p>(
+    chunk: &[Rank],
+    wanted: &[Rank],
+    asked: (&'p [RankProgram], Vec<Seen>),
+    others: (&'p [RankProgram], Vec<Seen>),
+) -> Vec<(&'p RankProgram, Option<Seen>)> {
+    let mut asked_seen = asked.1.into_iter();
+    let mut others_seen = others.1.into_iter();
+    let mut asked = asked.0.iter();
+    let mut others = others.0.iter();
+    chunk
+        .iter()
+        .filter_map(|r| {
+            if wanted.binary_search(r).is_ok() {
+                Some((asked.next()?, asked_seen.next()))
+            } else {
+                Some((others.next()?, others_seen.next()))
+            }
+        })
+        .collect()
+}
+
+impl<E: Into<CompileError>> Failed<E> {
+    /// The failing item's rank (`ranks[index]`), with its error.
+    fn at(self, ranks: &[Rank]) -> (Rank, CompileError) {
+        (ranks.get(self.index).copied().unwrap_or(Rank(u32::MAX)), self.error.into())
+    }
+}
