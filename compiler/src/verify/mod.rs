@@ -58,6 +58,13 @@
 //! and 8 from member 0's needs moved; the figures are the same as the full
 //! run's (the tests compare both on every algorithm).
 //!
+//! **Paths** (`postcondition/paths.rs`): a group that is not symmetric
+//! (rooted ops, recursive halving with a prologue) runs checks 1–3 as the
+//! full run does but keeps a counter per (member, block), and proves 4–5
+//! from each contribution's path: folded once into one cell per block,
+//! then copied on; anything it cannot accept goes to the full run, which
+//! names the defect.
+//!
 //! # Defects
 //!
 //! A failed proof is [`VerifyError::Defects`]: every defect found, each a
@@ -70,7 +77,7 @@
 //!
 //! `defect.rs` (what a failure says), `options.rs` (tuning), `prover.rs`
 //! (the state across ranks), `postcondition/` (`full.rs`: every member's
-//! buffer; `orbit.rs`: member 0 alone), `protocol/` (`chain.rs`: part 1;
+//! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths), `protocol/` (`chain.rs`: part 1;
 //! `steps.rs`: part 2; `profile.rs`: member 0's needs), `roundtrip.rs`,
 //! `symmetry.rs` and `action.rs`, `sets.rs` (contributor sets),
 //! `transfers.rs` (where transfers come from), `figures.rs` (a proof's

@@ -9,9 +9,10 @@ pub struct ProverOptions {
     /// at every step costs more than it saves.
     pub parallel_from: u32,
     /// Stand member 0 for every member of a symmetric group (see
-    /// `verify::symmetry`). Off, every group runs in full and every rank is
-    /// checked against its own step graph: the baseline the tests compare
-    /// with.
+    /// `verify::symmetry`), and prove other groups by their contributions'
+    /// paths where that argument holds (`postcondition/paths.rs`). Off, every group runs in
+    /// full and every rank is checked against its own step graph: the
+    /// baseline the tests compare with.
     pub symmetry: bool,
 }
 

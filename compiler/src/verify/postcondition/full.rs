@@ -300,19 +300,13 @@ impl<'a> Run<'a> {
         let layout = self.plan.layout();
         for (j, &(value, chunk)) in values.iter().enumerate() {
             let (sb, db) = (t.src.get(j as u32), t.dst.get(j as u32));
-            if t.src != t.dst {
-                for channel in 0..self.plan.channels {
-                    let sent = layout.elems(t.from, channel, sb, self.half);
-                    let expected = layout.elems(t.to, channel, db, self.half);
-                    if sent != expected {
-                        return Err(self.defect(
-                            Some(t.to),
-                            Some(step),
-                            Some(db),
-                            DefectKind::SizeMismatch { from: self.rank(t.from), channel, sent, expected },
-                        ));
-                    }
-                }
+            if let Some((channel, sent, expected)) = size_mismatch(&layout, self.plan.channels, self.half, t, sb, db) {
+                return Err(self.defect(
+                    Some(t.to),
+                    Some(step),
+                    Some(db),
+                    DefectKind::SizeMismatch { from: self.rank(t.from), channel, sent, expected },
+                ));
             }
             let c = self.cell(t.to, db);
             match t.fold {
@@ -407,12 +401,33 @@ impl<'a> Run<'a> {
     }
 }
 
+/// The first channel on which `t`'s block `sb` as sent and block `db` as
+/// received differ in size, with both sizes: `(channel, sent, expected)`
+/// (none when the two blocks are the same set of positions).
+pub(super) fn size_mismatch(
+    layout: &crate::schedule::Layout<'_>,
+    channels: u8,
+    half: HalfChunk,
+    t: &Transfer,
+    sb: u32,
+    db: u32,
+) -> Option<(u8, u64, u64)> {
+    if t.src == t.dst {
+        return None;
+    }
+    (0..channels).find_map(|channel| {
+        let sent = layout.elems(t.from, channel, sb, half);
+        let expected = layout.elems(t.to, channel, db, half);
+        (sent != expected).then_some((channel, sent, expected))
+    })
+}
+
 /// A send and a receive describe the same transfer: the same members,
 /// halves and fold, the same block positions (a one-block set's stride
 /// names nothing), whatever `neigh` says: a label for display that nothing
 /// emitted or proven reads (so that a group whose members differ only in
 /// it is still symmetric; see `symmetry`).
-fn same(a: &Transfer, b: &Transfer) -> bool {
+pub(super) fn same(a: &Transfer, b: &Transfer) -> bool {
     (a.from, a.to, a.halves, a.fold) == (b.from, b.to, b.halves, b.fold)
         && a.src.same_positions(b.src)
         && a.dst.same_positions(b.dst)

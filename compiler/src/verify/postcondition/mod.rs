@@ -10,6 +10,13 @@
 //! set of members whose contribution it carries (`sets::Sets`); for all-to-all,
 //! also which chunk it is.
 //!
+//! Three runs do it: `full.rs` holds every member's buffer; `orbit.rs`
+//! runs a symmetric group on member 0 alone; `paths.rs` keeps a counter
+//! per cell and proves the op by where each contribution goes (folded
+//! once along a path to one cell per block, then copied on). The last two
+//! take only what they can prove and leave the rest to the full run,
+//! which names the defect.
+//!
 //! Every transfer moves data on all channels alike, so channels need no
 //! separate run; the two halves of a chunk do when some transfer moves only
 //! one (Kangaring), and then each half is proven on its own.
@@ -25,6 +32,9 @@ use serde::Serialize;
 
 mod full;
 mod orbit;
+mod paths;
+#[cfg(test)]
+mod paths_tests;
 #[cfg(test)]
 mod tests;
 
@@ -149,7 +159,8 @@ pub(crate) fn invariant(plan: &CollectivePlan) -> bool {
 }
 
 /// One collective: each group on member 0 alone when it is symmetric,
-/// else in full; a group's first defect goes to `defects` and ends its
+/// else by its contributions' paths when that argument proves it, else
+/// in full; a group's first defect goes to `defects` and ends its
 /// runs (what follows it would only echo it).
 fn prove_collective(
     schedule: &Schedule,
@@ -168,6 +179,7 @@ fn prove_collective(
     let mut transfers = 0u64;
     // Their buffers start symmetric.
     let invariant = invariant(plan);
+    let paths = options.symmetry && paths::applies(plan);
     for group in 0..plan.groups.group_n() {
         let orbit = if invariant { symmetry.orbit(plan.index, group) } else { None };
         for &half in halves {
@@ -175,6 +187,12 @@ fn prove_collective(
             // anything that run cannot accept is left to the full run,
             // which names the defect.
             if let Some(moved) = orbit.and_then(|o| orbit::run(plan, o, half)) {
+                transfers += moved;
+                continue;
+            }
+            // By its contributions' paths, a counter a cell; again
+            // anything it cannot accept is left to the full run.
+            if paths && let Some(moved) = paths::run(schedule, plan, group, half, source, options) {
                 transfers += moved;
                 continue;
             }

@@ -256,7 +256,7 @@ fn defect(result: Result<Vec<CollectivePostcondition>, VerifyError>) -> Defect {
 }
 
 /// Wraps the schedule's transfers with an edit of (member, step, list).
-struct Mutated<F: Fn(u32, u32, &mut Vec<Transfer>) + Sync>(F);
+pub(super) struct Mutated<F: Fn(u32, u32, &mut Vec<Transfer>) + Sync>(pub(super) F);
 
 impl<F: Fn(u32, u32, &mut Vec<Transfer>) + Sync> TransferSource for Mutated<F> {
     fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {

@@ -1,0 +1,192 @@
+//! The path run against the full run: it proves every rooted pairing and
+//! recursive halving with a prologue with the full run's figures, and
+//! refuses every seeded defect, which the full run then names with its
+//! own message.
+
+use super::tests::Mutated;
+use super::*;
+use crate::algorithms::flat_ops;
+use crate::build::build;
+use crate::testing::Case;
+use crate::verify::defect::Defects;
+use crate::verify::transfers::AsBuilt;
+use ccc_ir::enums::{AlgType, OpType};
+
+const ROOTED: [OpType; 2] = [OpType::Broadcast, OpType::Reduce];
+
+/// The rooted schedules of every flat algorithm serving `op`, over group
+/// sizes 1..=9 and every root.
+fn rooted_cases(op: OpType) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &alg in AlgType::ALL {
+        if alg == AlgType::Hier || !flat_ops(alg).contains(&op) {
+            continue;
+        }
+        for n in 1..=9u32 {
+            for root in 0..n {
+                let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+                case.root = Some(root);
+                cases.push(case);
+            }
+        }
+    }
+    cases
+}
+
+/// Both runs on one group and half of `source`'s transfers: the rooted
+/// run's transfers and the full run's (or its defect).
+fn both(schedule: &Schedule, source: &dyn TransferSource) -> (Option<u64>, Result<u64, Box<Defect>>) {
+    let (plan, options) = (&schedule.collectives[0], ProverOptions::default());
+    let fast = paths::run(schedule, plan, 0, HalfChunk::H0, source, &options);
+    (fast, full::run(schedule, plan, 0, HalfChunk::H0, source, &options))
+}
+
+/// Every rooted pairing is proven by the path run (it never leaves a
+/// sound schedule to the full run), with the full run's figures.
+#[test]
+fn every_rooted_pairing_is_proven_by_its_paths() {
+    let mut algs = std::collections::BTreeSet::new();
+    for op in ROOTED {
+        for case in rooted_cases(op) {
+            let schedule = build(&case.valid()).unwrap();
+            assert!(paths::applies(&schedule.collectives[0]));
+            let (fast, full) = both(&schedule, &AsBuilt);
+            assert_eq!(fast, Some(full.unwrap()), "{case:?}");
+            algs.insert(format!("{op:?} {:?}", case.alg));
+        }
+    }
+    // Ring, direct and binomial trees, both ops.
+    assert!(algs.len() >= 8, "{algs:?}");
+}
+
+/// An edit of a member's list at a step: (member, step, list).
+type Edit = dyn Fn(u32, u32, &mut Vec<Transfer>) + Sync;
+
+/// The seeded defects of every rooted pairing of 6 members (root 2), and
+/// of recursive halving over 6: the path run refuses each, and the proof
+/// reports the full run's defect, the one it reports with the path run
+/// off.
+#[test]
+fn every_seeded_defect_is_left_to_the_full_run() {
+    let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
+    let edits: [(&str, &Edit); 7] = [
+        ("a step dropped", &|_, step, out| {
+            if step == 1 {
+                out.clear();
+            }
+        }),
+        ("a transfer listed twice", &|_, step, out| {
+            if step == 0 {
+                out.extend_from_within(..);
+            }
+        }),
+        ("a receive unmatched", &|index, step, out| {
+            if step == 0 && index == 3 {
+                out.iter_mut().filter(|t| t.from == 3).for_each(|t| t.to = (t.to + 1) % 6);
+            }
+        }),
+        ("a receive dropped", &|index, step, out| {
+            if step == 0 && index == 3 {
+                out.retain(|t| t.to != 3);
+            }
+        }),
+        ("a fold turned to a copy, or the reverse", &|_, step, out| {
+            if step == 0 {
+                for t in out.iter_mut() {
+                    t.fold = match t.fold {
+                        Some(_) => None,
+                        None => Some(ccc_ir::enums::ReductionType::Ring2R1W),
+                    };
+                }
+            }
+        }),
+        ("the wrong chunk", &|_, step, out| {
+            if step == 0 {
+                for t in out.iter_mut().filter(|t| t.src.count == 1) {
+                    let other = crate::schedule::BlockSet::one((t.src.start + 1) % 6);
+                    (t.src, t.dst) = (other, other);
+                }
+            }
+        }),
+        ("a sender swapped for the root", &|_, step, out| {
+            if step == 0 {
+                out.iter_mut().filter(|t| t.from != 2 && t.to != 2).for_each(|t| t.from = 2);
+            }
+        }),
+    ];
+    let mut refused = 0;
+    let mut kinds = std::collections::BTreeSet::new();
+    for op in [OpType::Broadcast, OpType::Reduce, OpType::AllReduce] {
+        for alg in [AlgType::Ring, AlgType::Mesh, AlgType::InterRdh] {
+            if op == OpType::AllReduce && alg != AlgType::InterRdh {
+                continue;
+            }
+            let Some(mut case) = Case::for_alg(op, alg, 6) else { continue };
+            case.root = Some(2);
+            let schedule = build(&case.valid()).unwrap();
+            for (what, edit) in edits {
+                let source = Mutated(edit);
+                let (fast, slow) = both(&schedule, &source);
+                let Err(named) = slow else {
+                    // The edit left the schedule sound (say, no transfer at
+                    // its step, or a broadcast folding into empty cells): the
+                    // path run proves it alike or leaves it to the full run.
+                    assert!(fast.is_none() || fast == slow.ok(), "{op:?} {alg:?}: {what}");
+                    continue;
+                };
+                assert_eq!(fast, None, "{op:?} {alg:?}: {what}: {named}");
+                refused += 1;
+                kinds.insert(format!("{:?}", named.kind).split([' ', '{', '(']).next().unwrap_or("").to_string());
+                let proven = |options: &ProverOptions| {
+                    let found = prove(&schedule, &source, options, &Symmetry::none(), &|_| {}).unwrap().defects;
+                    Defects::collect(found).map(|d| d.first)
+                };
+                let (on, off) = (proven(&ProverOptions::default()), proven(&full));
+                assert_eq!(on.as_ref(), Some(&*named), "{op:?} {alg:?}: {what}");
+                assert_eq!(on, off, "{op:?} {alg:?}: {what}");
+            }
+        }
+    }
+    let named = ["Duplicate", "Missing", "Stranger", "UnmatchedReceive", "UnmatchedSend"];
+    assert!(refused >= 15 && named.iter().all(|k| kinds.contains(*k)), "{refused} defects seeded: {kinds:?}");
+}
+
+/// Recursive halving and doubling over a group that is not a power of two
+/// (a prologue folds the extra members in, an epilogue hands back) is
+/// proven by the path run, on every op it serves that is not symmetric
+/// there, with the full run's figures; and so is every other pairing the
+/// path run takes.
+#[test]
+fn every_pairing_the_paths_take_has_the_full_figures() {
+    let mut taken = Vec::new();
+    for &alg in AlgType::ALL {
+        if alg == AlgType::Hier {
+            continue;
+        }
+        for &op in flat_ops(alg) {
+            for n in 1..=13u32 {
+                let Some(case) = Case::for_alg(op, alg, n) else { continue };
+                let schedule = build(&case.valid()).unwrap();
+                if !paths::applies(&schedule.collectives[0]) {
+                    continue;
+                }
+                for half in halves(&schedule.collectives[0]) {
+                    let (plan, options) = (&schedule.collectives[0], ProverOptions::default());
+                    let fast = paths::run(&schedule, plan, 0, *half, &AsBuilt, &options);
+                    let full = full::run(&schedule, plan, 0, *half, &AsBuilt, &options).unwrap();
+                    assert!(fast.is_none() || fast == Some(full), "{op:?} {alg:?} n={n}");
+                    if fast.is_some() {
+                        taken.push((op, alg, n));
+                    }
+                }
+            }
+        }
+    }
+    for n in [3, 5, 6, 7, 12, 13] {
+        for op in [OpType::AllReduce, OpType::ReduceScatter, OpType::AllGather] {
+            if Case::for_alg(op, AlgType::InterRdh, n).is_some() {
+                assert!(taken.contains(&(op, AlgType::InterRdh, n)), "{op:?} InterRdh n={n}: {taken:?}");
+            }
+        }
+    }
+}
