@@ -1,6 +1,6 @@
 //! The prover's state across ranks ([`Prover`]): what is listed once per
 //! schedule (member 0's transfers of every group and what they post), then
-//! each rank taken on its own (lowered under watch, its records checked,
+//! each rank taken on its own (lowered, watched, its records checked,
 //! its images decoded), then the world's postcondition from what the
 //! watches saw, and every defect found, in order.
 //!
@@ -16,9 +16,8 @@ use super::roundtrip;
 use super::symmetry::{Bases, Seen, Symmetry};
 use super::transfers::AsBuilt;
 use crate::encode::RankImages;
-use crate::lower::{LowerError, RankProgram, lower, lower_watched};
+use crate::lower::{LowerError, RankProgram, lower};
 use crate::schedule::Schedule;
-use crate::step_graph::walk_collective;
 use ccc_ir::id::Rank;
 use std::time::{Duration, Instant};
 
@@ -52,28 +51,21 @@ impl<'s> Prover<'s> {
         Prover { schedule, options: *options, bases, setup_time: t.elapsed() }
     }
 
-    /// Lowers `rank`, its step graph shown to a watch as lowering walks it
-    /// (symmetry on): the program, and what the watch saw.
+    /// Lowers `rank` (by records, walking no step), then shows its step
+    /// graph to a watch (symmetry on): the program, and what the watch saw.
+    /// The watch's walk is proof work, not lowering's.
     pub(crate) fn lower(&self, rank: Rank) -> Result<(RankProgram, Seen), LowerError> {
-        let Some((bases, _)) = &self.bases else { return Ok((lower(self.schedule, rank)?, Seen::unwatched(rank))) };
-        let mut watch = bases.watch(rank);
-        let program = lower_watched(self.schedule, rank, &mut |plan, node| watch.see(plan, node))?;
-        Ok((program, watch.finish()))
+        let program = lower(self.schedule, rank)?;
+        Ok((program, self.watch(rank)))
     }
 
-    /// What a watch sees of `rank`'s step graph, walked without lowering
-    /// (for a program lowered elsewhere).
+    /// What a watch sees of `rank`'s step graph, walked step by step
+    /// (symmetry on; otherwise nothing is watched).
     pub(crate) fn watch(&self, rank: Rank) -> Seen {
-        let Some((bases, _)) = &self.bases else { return Seen::unwatched(rank) };
-        let mut watch = bases.watch(rank);
-        for plan in &self.schedule.collectives {
-            let walked: Result<(), ()> = walk_collective(self.schedule, plan, rank, |node| {
-                watch.see(plan, &node);
-                Ok(())
-            });
-            debug_assert!(walked.is_ok());
+        match &self.bases {
+            Some((bases, _)) => bases.watch_steps(self.schedule, rank),
+            None => Seen::unwatched(rank),
         }
-        watch.finish()
     }
 
     /// The protocol check of one rank's records (see `protocol`).

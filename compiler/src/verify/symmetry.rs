@@ -27,7 +27,7 @@
 use super::action::{Action, is_moved_by, is_moved_with};
 use super::transfers::{AsBuilt, TransferSource, walk};
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
-use crate::step_graph::NodeView;
+use crate::step_graph::{NodeView, walk_collective};
 use ccc_ir::id::Rank;
 #[cfg(test)]
 use rayon::prelude::*;
@@ -76,10 +76,9 @@ impl Symmetry {
 
 /// Member 0's transfers of every group that can be symmetric (two
 /// members or more, one block per member), listed before any rank is
-/// lowered: what each rank's [`Watch`] compares its step graph with while
-/// lowering walks it. A compile that lowers every rank anyway finds the
-/// invariant groups this way for the cost of the comparisons alone; the
-/// result is the one walking every member (`Symmetry::find`) gives.
+/// lowered: what each rank's [`Watch`] compares its step graph with as the
+/// proof walks it (`Prover::watch`, after lowering, which walks no step).
+/// The result is the one walking every member (`Symmetry::find`) gives.
 #[derive(Debug)]
 pub(crate) struct Bases {
     /// `[collective][group]`.
@@ -103,6 +102,20 @@ impl Bases {
     /// A watch for rank `rank`'s lowering.
     pub(crate) fn watch(&self, rank: Rank) -> Watch<'_> {
         Watch { bases: self, seen: Seen { rank, steps: vec![0; self.orbits.len()] } }
+    }
+
+    /// What a watch sees of `rank`'s step graph, walked collective by
+    /// collective and step by step.
+    pub(crate) fn watch_steps(&self, schedule: &Schedule, rank: Rank) -> Seen {
+        let mut watch = self.watch(rank);
+        for plan in &schedule.collectives {
+            let walked: Result<(), ()> = walk_collective(schedule, plan, rank, |node| {
+                watch.see(plan, &node);
+                Ok(())
+            });
+            debug_assert!(walked.is_ok());
+        }
+        watch.finish()
     }
 
     /// Member 0's transfers of `group` of `collective`, if it can be
@@ -170,7 +183,7 @@ impl Seen {
 }
 
 impl Watch<'_> {
-    /// One node of the rank's step graph, as lowering walks it.
+    /// One node of the rank's step graph, as the proof walks it.
     #[inline]
     pub(crate) fn see(&mut self, plan: &CollectivePlan, node: &NodeView<'_>) {
         let Some(steps) = self.seen.steps.get_mut(plan.index as usize) else { return };
@@ -464,11 +477,11 @@ mod tests {
         assert!(blocks_moved(BlockSet { start: 7, stride: 4, count: 2 }, part, &action.by(6)));
     }
 
-    /// What lowering's watches see gives the groups a walk of every
-    /// member finds, on every flat pairing, every Hier composition and
+    /// What each rank's watch sees of its own step graph gives the groups
+    /// a walk of every member finds, on every flat pairing, every Hier composition and
     /// replica groups; a rank not watched leaves its group out.
     #[test]
-    fn watching_the_lowering_finds_what_a_walk_finds() {
+    fn watching_each_rank_finds_what_a_walk_finds() {
         let mut cases: Vec<Case> = Vec::new();
         for &alg in AlgType::ALL {
             if alg == AlgType::Hier {
@@ -486,13 +499,7 @@ mod tests {
         for case in &cases {
             let schedule = build(&case.valid()).unwrap();
             let bases = Bases::new(&schedule);
-            let seen: Vec<Seen> = (0..schedule.shape.rank_n)
-                .map(|r| {
-                    let mut watch = bases.watch(Rank(r));
-                    crate::lower::lower_watched(&schedule, Rank(r), &mut |plan, node| watch.see(plan, node)).unwrap();
-                    watch.finish()
-                })
-                .collect();
+            let seen: Vec<Seen> = (0..schedule.shape.rank_n).map(|r| bases.watch_steps(&schedule, Rank(r))).collect();
             let walked = Symmetry::find(&schedule);
             invariant += walked.symmetric_groups();
             let missing = Bases::new(&schedule).symmetry(&schedule, &seen[1..]);

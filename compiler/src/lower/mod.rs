@@ -1,4 +1,4 @@
-//! lower: one rank's step graph into typed records, per TOP_SP
+//! lower: one rank's schedule into typed records, per TOP_SP
 //! (`docs/wire-format.md` §2–§8).
 //!
 //! Channel `c` lives on TOP_SP `c % topsp_n` ([`crate::placement`] owns
@@ -7,30 +7,43 @@
 //! record per phase (step group), chained with `trigger_next` and closed by
 //! an END mark; each record's `tp_inc_steps` counts, step by step, the DMA
 //! descriptors the rank posts for the channels of that TOP_SP, run-length
-//! folded. Mesh
-//! records also get their events in the TOP_SP's mesh event table. The
-//! `neff_configs` block of each TOP_SP is filled last.
+//! folded into runs of equal steps. Mesh records also get their events in
+//! the TOP_SP's mesh event table. The `neff_configs` block of each TOP_SP
+//! is filled last ([`neff`]).
 //!
-//! Lowering a rank walks only that rank's nodes: its cost is its own step
-//! count, not the world's.
+//! **Lowering costs O(records + runs)**, not O(steps): a phase's runs come
+//! from its pattern ([`runs`]), not from walking its steps. Only the ring
+//! phases have more than one step, and what a step posts changes only where
+//! the pieces it sends or receives change weight: with uneven blocks the
+//! `big_below` first blocks hold one element more, so pieces `0..r` of a
+//! scope of `k` are heavy (`r` = the universe positions below `big_below`,
+//! mod `k`) and the others light. Each ring pattern's sent and received
+//! pieces are arithmetic sequences `q(t) = a ± t (mod k)` over a window of
+//! steps, so a run can end only where a window opens or closes or a
+//! sequence enters or leaves `0..r`: O(1) places per phase, each evaluated
+//! on one step. One-step phases are that step. Lowering one rank of a
+//! 65,536-rank flat ring costs what one of 8 ranks does.
+//!
+//! The step-by-step walk the closed forms replace is kept as the reference
+//! ([`lower_by_steps`], [`steps`]); a property test over random specs holds
+//! both to the same programs and errors.
 
-use crate::placement::{
-    DEVICE_BARRIER_FANOUT, DEVICE_BARRIER_MAX_RANK_N, device_barrier_sema, hosted_channels, mesh_sema, sema,
-    topsps_for, topsps_used,
-};
-use crate::schedule::{CollectivePlan, DescTable, Schedule, mesh_type};
-use crate::step_graph::{NodeView, walk_collective};
-use ccc_ir::arch::{ArchParams, SemWindow};
+mod neff;
+mod runs;
+mod steps;
+#[cfg(test)]
+mod tests;
+
+use crate::placement::{DEVICE_BARRIER_MAX_RANK_N, hosted_channels, mesh_sema, sema, topsps_for, topsps_used};
+use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer, mesh_type};
+use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
-use ccc_ir::spec::Barrier;
 use ccc_ir::wire::ctrl_spad;
-use ccc_ir::wire::neff_configs::{
-    BarrierConfigs, BarrierStep, BasicBlockConfigs, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs, NeffFlags,
-    SLOT_SPAD_BASE_N,
-};
+use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs};
 use ccc_ir::wire::slot::CcOp;
 use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
+use neff::{neff_configs, sem};
 use serde::Serialize;
 use std::fmt;
 
@@ -240,28 +253,116 @@ pub enum LowerErrorKind {
     },
 }
 
-/// Lowers rank `rank`.
+/// Lowers rank `rank`, by records: each phase's folded `tp_inc_steps`
+/// runs come from its pattern (see the module overview), in time
+/// proportional to the rank's records and runs, whatever the world's size.
 ///
 /// # Errors
 ///
 /// [`LowerError`] naming the limit, the value, the rank and the TOP_SP when
 /// the schedule does not fit.
 pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError> {
-    lower_watched(schedule, rank, &mut |_, _| {})
+    lower_with(schedule, rank, runs::collective)
 }
 
-/// [`lower`], showing `watch` every node of the rank's step graph as the
-/// lowering walks it, collective by collective and step by step: the proof
-/// checks the step graph's symmetry on the transfers lowering generates
-/// anyway (see `verify::symmetry::Watch`).
+/// [`lower`] the way it was first written, step by step: every step of
+/// every phase generated and counted, then folded. The reference that
+/// lowering by records is tested against (and benchmarked beside); the
+/// same program, or the same error, for every rank of every schedule.
 ///
 /// # Errors
 ///
 /// As [`lower`].
-pub fn lower_watched(
+#[doc(hidden)]
+pub fn lower_by_steps(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError> {
+    lower_with(schedule, rank, steps::collective)
+}
+
+/// What one phase posts on one TOP_SP: its folded `tp_inc_steps`, and its
+/// mesh events with each one's count before narrowing to a u16.
+#[derive(Clone, Debug, Default)]
+struct Posts {
+    folder: Folder,
+    events: Vec<(MeshEvent, u64)>,
+}
+
+/// One phase of one collective, as lowered on every TOP_SP the collective
+/// uses: `(phase, posts per TOP_SP)`, phases in order.
+type PhasePosts = Vec<(u32, Vec<Posts>)>;
+
+/// One rank lowering one collective: where the rank stands in it, and how
+/// descriptors are counted on each TOP_SP. Both ways of lowering
+/// ([`runs`], [`steps`]) count through it.
+struct Lowering<'a> {
+    schedule: &'a Schedule,
+    plan: &'a CollectivePlan,
+    rank: Rank,
+    /// The rank's replica group, and its index in it.
+    group: u32,
+    member: u32,
+    /// Per TOP_SP, the descriptor table of the channels it hosts.
+    tables: Vec<DescTable<'a>>,
+}
+
+impl<'a> Lowering<'a> {
+    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, rank: Rank) -> Lowering<'a> {
+        let params = schedule.arch.params();
+        let plan_used = topsps_for(params, plan.channels);
+        let (group, member) = plan.groups.locate(rank);
+        let tables = (0..plan_used).map(|t| DescTable::new(plan, &hosted_channels(params, plan.channels, t))).collect();
+        Lowering { schedule, plan, rank, group, member, tables }
+    }
+
+    /// Empty posts, one per TOP_SP.
+    fn posts(&self) -> Vec<Posts> {
+        vec![Posts::default(); self.tables.len()]
+    }
+
+    /// Counts, on every TOP_SP, `n` consecutive steps from collective step
+    /// `step` that each move `transfers` (with their mesh events when the
+    /// phase is a mesh).
+    fn count(
+        &self,
+        step: u32,
+        transfers: &[Transfer],
+        n: u32,
+        mesh: bool,
+        posts: &mut [Posts],
+    ) -> Result<(), LowerError> {
+        for (t, (table, post)) in self.tables.iter().zip(posts.iter_mut()).enumerate() {
+            let (m2s, s2m) = table.step(self.member, transfers);
+            for v in [m2s, s2m] {
+                if v > u64::from(VAL_MASK) {
+                    let arch = self.schedule.arch;
+                    return Err(LowerError {
+                        rank: self.rank,
+                        topsp: Some(TopSp(t as u8)),
+                        collective: Some(CollectiveIdx(self.plan.index)),
+                        step: Some(Step(step)),
+                        kind: LowerErrorKind::Limit {
+                            limit: Limit::TpIncrement,
+                            value: v,
+                            max: u64::from(VAL_MASK),
+                            arch,
+                        },
+                    });
+                }
+            }
+            // Checked against VAL_MASK just above.
+            post.folder.push_n(m2s as u32, s2m as u32, u64::from(n));
+            if mesh {
+                collect_events(self, transfers, table.channels(), u64::from(n), &mut post.events);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Lowers `rank`, each collective's phases posted by `posts`.
+fn lower_with(
     schedule: &Schedule,
     rank: Rank,
-    watch: &mut dyn FnMut(&CollectivePlan, &NodeView<'_>),
+    posts: fn(&Lowering<'_>) -> Result<PhasePosts, LowerError>,
 ) -> Result<RankProgram, LowerError> {
     let params = schedule.arch.params();
     let err = |topsp: Option<TopSp>, collective: Option<u32>, step: Option<u32>, kind| LowerError {
@@ -286,44 +387,10 @@ pub fn lower_watched(
         .collect();
     let mut events_used = vec![0u32; usize::from(used)];
     for plan in &schedule.collectives {
-        let plan_used = topsps_for(params, plan.channels);
-        let mut records: Vec<Vec<Record>> = vec![Vec::new(); usize::from(plan_used)];
-        let mut folders: Vec<Folder> = (0..plan_used).map(|_| Folder::new()).collect();
-        let mut events: Vec<Vec<(MeshEvent, u64)>> = vec![Vec::new(); usize::from(plan_used)];
-        let hosted: Vec<Vec<u8>> = (0..plan_used).map(|t| hosted_channels(params, plan.channels, t)).collect();
-        let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
-        let mut current_phase: Option<u32> = None;
-        walk_collective(schedule, plan, rank, |node| {
-            watch(plan, &node);
-            if current_phase != Some(node.phase) {
-                if let Some(p) = current_phase {
-                    finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
-                }
-                current_phase = Some(node.phase);
-            }
-            let mesh = plan_phase_is_mesh(plan, node.phase);
-            for t in 0..usize::from(plan_used) {
-                let (m2s, s2m) = tables[t].step(node.member, node.transfers);
-                for v in [m2s, s2m] {
-                    if v > u64::from(VAL_MASK) {
-                        return Err(err(
-                            Some(TopSp(t as u8)),
-                            Some(plan.index),
-                            Some(node.step),
-                            limit(Limit::TpIncrement, v, u64::from(VAL_MASK)),
-                        ));
-                    }
-                }
-                // Checked against VAL_MASK just above.
-                folders[t].push(m2s as u32, s2m as u32);
-                if mesh {
-                    collect_events(plan, &node, &hosted[t], &mut events[t]);
-                }
-            }
-            Ok(())
-        })?;
-        if let Some(p) = current_phase {
-            finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
+        let lowering = Lowering::new(schedule, plan, rank);
+        let mut records: Vec<Vec<Record>> = vec![Vec::new(); lowering.tables.len()];
+        for (phase, phase_posts) in posts(&lowering)? {
+            finish_records(&lowering, phase, phase_posts, &mut records);
         }
         for (t, mut recs) in records.into_iter().enumerate() {
             if recs.is_empty() {
@@ -363,7 +430,7 @@ pub fn lower_watched(
                     r.op.operand = CcOp::mesh_operand(shift as u16, sema::MESH_MASK);
                     events_used[t] += event_n;
                 } else {
-                    r.op.operand = hosted[t].iter().fold(0u32, |acc, &c| acc | (1u32 << c));
+                    r.op.operand = lowering.tables[t].channels().iter().fold(0u32, |acc, &c| acc | (1u32 << c));
                 }
             }
             let compl_addr = sem(params, topsp, SemWindow::Inc, sema::COMPLETE)
@@ -377,34 +444,31 @@ pub fn lower_watched(
     Ok(RankProgram { rank, topsps })
 }
 
+/// Whether phase `phase` of `plan` runs the mesh pattern (its records get
+/// mesh events).
 fn plan_phase_is_mesh(plan: &CollectivePlan, phase: u32) -> bool {
     plan.phases.get(phase as usize).and_then(|p| p.alg.pattern()) == Some(DevicePattern::Mesh)
 }
 
-/// The address of semaphore `index` of `window` on `topsp`. Every index
-/// lowering uses is a named constant of `placement::sema` inside the
-/// window; one outside it is refused as a limit, never addressed.
-fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> Result<u64, LowerErrorKind> {
-    params.sem_addr(topsp.0, window, index).map_err(|e| LowerErrorKind::Limit {
-        limit: Limit::SemaphoreIndex,
-        value: u64::from(e.index),
-        max: u64::from(e.limit),
-        arch: params.arch,
-    })
-}
-
-/// Adds this step's incoming transfers to the record's events: one event
-/// per sending peer, counting one increment per half-transfer per channel.
-fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], events: &mut Vec<(MeshEvent, u64)>) {
-    let layout = plan.layout();
-    for t in node.transfers.iter().filter(|t| t.to == node.member && t.from != node.member) {
-        let peer = plan.rank(node.group, t.from).0;
+/// Adds the incoming transfers of `times` steps that each move `transfers`
+/// to the record's events: one event per sending peer, counting one
+/// increment per half-transfer per channel.
+fn collect_events(
+    l: &Lowering<'_>,
+    transfers: &[Transfer],
+    hosted: &[u8],
+    times: u64,
+    events: &mut Vec<(MeshEvent, u64)>,
+) {
+    let layout = l.plan.layout();
+    for t in transfers.iter().filter(|t| t.to == l.member && t.from != l.member) {
+        let peer = l.plan.rank(l.group, t.from).0;
         let increments = u64::from(t.dst.count) * u64::from(t.halves.count()) * hosted.len() as u64;
         let mut bytes = 0u64;
         for &c in hosted {
             for b in t.dst.iter() {
                 for h in t.halves.iter() {
-                    bytes = bytes.saturating_add(layout.bytes(node.member, c, b, h));
+                    bytes = bytes.saturating_add(layout.bytes(l.member, c, b, h));
                 }
             }
         }
@@ -417,31 +481,25 @@ fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], eve
                 (e, t)
             }
         };
-        *target = target.saturating_add(increments);
+        // Adding `times` steps at once saturates where adding them one by
+        // one would.
+        *target = target.saturating_add(increments.saturating_mul(times));
         // The table's field is a u16; a count beyond it is refused as a limit.
         event.target = u16::try_from(*target).unwrap_or(u16::MAX);
-        event.bytes = event.bytes.saturating_add(bytes);
+        event.bytes = event.bytes.saturating_add(bytes.saturating_mul(times));
     }
 }
 
-/// Closes the records of `phase` on every TOP_SP.
-fn finish_records(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    rank: Rank,
-    phase: u32,
-    folders: &mut [Folder],
-    events: &mut [Vec<(MeshEvent, u64)>],
-    records: &mut [Vec<Record>],
-) {
+/// Closes the records of `phase` on every TOP_SP, from what it posted.
+fn finish_records(l: &Lowering<'_>, phase: u32, posts: Vec<Posts>, records: &mut [Vec<Record>]) {
+    let (schedule, plan) = (l.schedule, l.plan);
     let Some(p) = plan.phases.get(phase as usize) else { return };
-    let (group, member) = plan.groups.locate(rank);
     let pattern = p.alg.pattern().unwrap_or(DevicePattern::Ring);
     let sub_type = match pattern {
         DevicePattern::Ring => MetaringType::from_alg(p.alg).map_or(0, MetaringType::raw),
         DevicePattern::Mesh => {
-            let inst = plan.instance(p, member);
-            let ranks = (0..inst.scope.k).map(|q| plan.rank(group, inst.scope.member(q)));
+            let inst = plan.instance(p, l.member);
+            let ranks = (0..inst.scope.k).map(|q| plan.rank(l.group, inst.scope.member(q)));
             mesh_type(schedule.arch, &schedule.shape, ranks).raw()
         }
     };
@@ -453,9 +511,8 @@ fn finish_records(
     // rank's input sits at its own chunk of it); only all-to-all keeps its
     // input and output apart (docs/algorithms.md).
     let unique_tensors = matches!(plan.op, OpType::AllToAll | OpType::AllToAllV);
-    for (t, folder) in folders.iter_mut().enumerate() {
-        let tp = std::mem::take(folder).finish();
-        records[t].push(Record {
+    for (post, records) in posts.into_iter().zip(records.iter_mut()) {
+        records.push(Record {
             op: CcOp {
                 algo_type: pattern.raw(),
                 algo_sub_type: sub_type,
@@ -463,96 +520,12 @@ fn finish_records(
                 unique_tensors,
                 ..CcOp::default()
             },
-            tp,
+            tp: post.folder.finish(),
             phase,
             first_step: p.first_step,
             step_n: p.step_n,
-            events: events[t].iter().map(|&(e, _)| e).collect(),
-            event_targets: std::mem::take(&mut events[t]).into_iter().map(|(_, t)| t).collect(),
+            events: post.events.iter().map(|&(e, _)| e).collect(),
+            event_targets: post.events.into_iter().map(|(_, t)| t).collect(),
         });
     }
-}
-
-/// The EXEC config block of one TOP_SP.
-fn neff_configs(schedule: &Schedule, tp: &TopSpProgram) -> Result<NeffConfigs, LowerErrorKind> {
-    let params = schedule.arch.params();
-    let t = tp.topsp;
-    let read = |i| sem(params, t, SemWindow::Read, i);
-    let limit = |limit, value: u64, max: u64| LowerErrorKind::Limit { limit, value, max, arch: schedule.arch };
-    let records = tp.records().count() as u64;
-    let op_num = u32::try_from(records).map_err(|_| limit(Limit::Records, records, u64::from(u32::MAX)))?;
-    let functions = schedule.collectives.len() as u64;
-    let function_n = u16::try_from(functions).map_err(|_| limit(Limit::Functions, functions, u64::from(u16::MAX)))?;
-    let ends = tp.segments.len() as u64;
-    let tpb_compl_addr_num =
-        u8::try_from(ends).map_err(|_| limit(Limit::CompletionAddresses, ends, u64::from(u8::MAX)))?;
-    let mut slot_spad_base = [0u64; SLOT_SPAD_BASE_N];
-    slot_spad_base[0] = params.slot_spad_addr(t.0);
-    let barrier = match schedule.barrier {
-        Barrier::Host => {
-            BarrierConfigs::Host { barrier_start: read(sema::BARRIER_START)?, barrier_done: read(sema::BARRIER_DONE)? }
-        }
-        Barrier::Device => BarrierConfigs::Device { steps: device_barrier(schedule, t)? },
-    };
-    let pring_total_desc_num =
-        tp.records().flat_map(|r| &r.tp).fold(0u64, |acc, e| acc.saturating_add(e.total_descriptors()));
-    Ok(NeffConfigs {
-        trigger: read(sema::TRIGGER)?,
-        trigger_next: read(sema::TRIGGER_NEXT)?,
-        complete: read(sema::COMPLETE)?,
-        complete_prev: read(sema::COMPLETE_PREV)?,
-        tpb_stop_sema: read(sema::TPB_STOP)?,
-        ctrl_spad: params.ctrl_spad_addr(t.0),
-        slot_spad_base,
-        op_num,
-        function_n,
-        tpb_compl_addr_num,
-        // At most 32 channels in all.
-        channel_n: tp.channels.len() as u8,
-        topsp_index: t.0,
-        send_credits: schedule.send_credits,
-        channel_ids: tp.channels.clone(),
-        mesh_events: tp.records().flat_map(|r| r.events.iter().copied()).collect(),
-        barrier,
-        basic_block: BasicBlockConfigs {
-            switch_completed: read(sema::SWITCH_COMPLETED)?,
-            pring_base_addr: params.pring_addr(t.0),
-            pring_total_desc_num,
-        },
-        flags: NeffFlags { leader: t.0 == 0, dbg_cc_nop: false, host_cc: false },
-    })
-}
-
-/// The radix-5 dissemination barrier over every rank (`docs/wire-format.md` §8.2).
-fn device_barrier(schedule: &Schedule, t: TopSp) -> Result<Vec<BarrierStep>, LowerErrorKind> {
-    let params = schedule.arch.params();
-    let rank_n = schedule.shape.rank_n;
-    let radix = DEVICE_BARRIER_FANOUT + 1;
-    let mut steps = Vec::new();
-    let mut span = 1u64;
-    while span < u64::from(rank_n) {
-        if steps.len() == DEVICE_STEPS_N {
-            return Err(LowerErrorKind::DeviceBarrierTooLarge { rank_n });
-        }
-        let s = steps.len() as u32;
-        let mut step = BarrierStep::default();
-        let mut used = 0u16;
-        for i in 1..=DEVICE_BARRIER_FANOUT {
-            if u64::from(i) * span < u64::from(rank_n) {
-                let slot = (i - 1) as usize;
-                step.barrier_sema[slot] = sem(params, t, SemWindow::Read, device_barrier_sema(s, i - 1))?;
-                step.target_sema_val[slot] = 1;
-                used += 1;
-            }
-        }
-        step.m2s_val = used;
-        step.s2m_val = used;
-        steps.push(step);
-        span *= u64::from(radix);
-    }
-    if steps.is_empty() {
-        // A single rank still runs one (empty) step: the block needs 1..=4.
-        steps.push(BarrierStep::default());
-    }
-    Ok(steps)
 }
