@@ -36,7 +36,7 @@ pub struct Machine {
 /// `Hier((...))` left to the model (empty: the whole algorithm was `Auto`).
 /// `None` when no candidate builds.
 ///
-/// Each hierarchical leg choice is costed once ([`LegCosts`]): a leg's
+/// Each hierarchical leg choice is costed once (`LegCosts`): a leg's
 /// phases cost the same whichever algorithms the other legs run, and a
 /// combination's prediction is the launch cost plus its legs' phase times
 /// summed in run order, the same sum [`super::predict()`] makes, so every
