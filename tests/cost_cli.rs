@@ -126,4 +126,19 @@ fn per_leg_auto_is_printed_explained_and_diagnosed() {
     assert_eq!(code, 1);
     assert!(out.contains("Auto chose Hier(intra_reduce_scatter=Auto("), "{out}");
     assert!(out.contains("the inputs to the choice differ: count"), "{out}");
+    // The same size, legs left to Auto differently: diagnose names each
+    // leg given differently, not the `model:` overrides.
+    let (code, out, _) =
+        ccc(&["diagnose", "tests/fixtures/cost/ar_leg_auto.ron", "tests/fixtures/cost/ar_leg_auto_inter.ron"]);
+    assert_eq!(code, 1);
+    let differ = "the inputs to the choice differ: algorithm.intra_reduce_scatter (left to Auto (chose ";
+    assert!(out.contains(differ), "{out}");
+    assert!(out.contains("algorithm.inter_all_reduce (written InterRdh here, left to Auto (chose "), "{out}");
+    assert!(!out.contains("differ: model"), "{out}");
+    // explain's header shows the legs as written and the choice apart.
+    let (code, out, err) = ccc(&["explain", "tests/fixtures/cost/ar_leg_auto.ron"]);
+    assert_eq!(code, 0, "{err}");
+    let written =
+        "algorithm Hier(intra_reduce_scatter=Auto, inter_all_reduce=InterRdh, intra_all_gather=Auto) (chose Hier(";
+    assert!(out.contains(written), "{out}");
 }

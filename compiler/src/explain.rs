@@ -67,8 +67,13 @@ pub struct Explained {
     pub op: String,
     /// nccom-test's size, bytes.
     pub bytes: f64,
-    /// `Auto`, or the algorithm as written.
+    /// The algorithm as the spec writes it: `Auto`, a flat algorithm, or
+    /// `Hier(leg=X, ...)` with the legs in run order, a leg left to the
+    /// model written `Auto`.
     pub written: String,
+    /// The algorithm the spec compiles to, as the signature writes it
+    /// without its `Auto` marks (the winner of `choices`).
+    pub chosen: String,
     /// Every legal choice, cheapest first (ties in the tie-break order).
     pub choices: Vec<Choice>,
 }
@@ -166,11 +171,32 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
         index: vc.index(),
         op: vc.op().name().to_owned(),
         bytes: choices.first().map_or(0.0, |ch| ch.evaluation.bytes),
-        written: match &c.algorithm {
-            Algorithm::Auto => "Auto".to_owned(),
-            _ => display(vc.algorithm()),
-        },
+        written: written(c).unwrap_or_else(|| display(vc.algorithm())),
+        chosen: display(vc.algorithm()),
         choices,
+    }
+}
+
+/// Collective `c`'s algorithm as written: `Auto`, a flat algorithm's
+/// name, or `Hier(leg=X, ...)` over the op's legs in run order (a leg left
+/// to the model `leg=Auto`). `None` when the op has no Hier legs.
+pub fn written(c: &Collective) -> Option<String> {
+    match &c.algorithm {
+        Algorithm::Auto => Some("Auto".to_owned()),
+        Algorithm::Hier(legs) => {
+            let parts: Vec<String> = crate::algorithms::hier_legs(c.op)?
+                .iter()
+                .filter_map(|&leg| {
+                    let alg = match legs.get(leg)? {
+                        LegAlgorithm::Auto => "Auto",
+                        LegAlgorithm::Fixed(a) => a.name(),
+                    };
+                    Some(format!("{}={alg}", leg.field()))
+                })
+                .collect();
+            Some(format!("Hier({})", parts.join(", ")))
+        }
+        flat => flat.alg_type().map(|a| a.name().to_owned()),
     }
 }
 

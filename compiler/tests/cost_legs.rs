@@ -155,3 +155,29 @@ fn leg_auto_is_refused_where_a_written_leg_would_be() {
     let e = parse(&misspelt).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("Auto"), "{e}");
 }
+
+/// `explain` shows the algorithm as written (`leg=Auto` for a leg left to
+/// the model) and, separately, the choice it compiles to: the winner.
+#[test]
+fn explain_shows_the_written_legs_and_the_choice_apart() {
+    let legs = HierLegs::new()
+        .intra_reduce_scatter(LegAlgorithm::Auto)
+        .inter_all_reduce(AlgType::InterRdh)
+        .intra_all_gather(LegAlgorithm::Auto);
+    let c = collective(OpType::AllReduce, 8 << 20, Arch::Cayman, 32, 16).algorithm(Algorithm::Hier(legs));
+    let program = Program::from(c.clone());
+    let explained = ccc_compiler::explain::explain(&program, &valid(&c));
+    let e = &explained[0];
+    assert_eq!(e.written, "Hier(intra_reduce_scatter=Auto, inter_all_reduce=InterRdh, intra_all_gather=Auto)");
+    let winner = e.choices.iter().find(|ch| ch.winner).map(|ch| ch.algorithm.clone());
+    assert_eq!(Some(&e.chosen), winner.as_ref());
+    assert!(e.chosen.contains("inter_all_reduce=InterRdh") && !e.chosen.contains("Auto"), "{}", e.chosen);
+    // A whole Auto is written `Auto`; a written algorithm as written.
+    let auto = collective(OpType::AllReduce, 8 << 20, Arch::Cayman, 32, 16).algorithm(Algorithm::Auto);
+    let e = &ccc_compiler::explain::explain(&Program::from(auto.clone()), &valid(&auto))[0];
+    assert_eq!(e.written, "Auto");
+    assert!(e.choices.iter().any(|ch| ch.winner && ch.algorithm == e.chosen));
+    let ring = collective(OpType::AllReduce, 8 << 20, Arch::Cayman, 32, 16).algorithm(Algorithm::Ring);
+    let e = &ccc_compiler::explain::explain(&Program::from(ring.clone()), &valid(&ring))[0];
+    assert_eq!((e.written.as_str(), e.chosen.as_str()), ("Ring", "Ring"));
+}

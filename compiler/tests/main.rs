@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod cost;
+mod cost_auto;
 mod cost_legs;
 mod early_refusals;
 mod module_cycles;

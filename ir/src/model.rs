@@ -25,6 +25,10 @@ pub struct ModelOverrides {
     /// Fixed cost of launching one collective, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_ns: Option<u64>,
+    /// Fixed cost of launching one collective whose members span nodes,
+    /// on top of `launch_ns` (the runtime's network proxy), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_inter_ns: Option<u64>,
     /// Per-step latency of a step whose transfers stay inside a node, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha_intra_ns: Option<u64>,
@@ -61,9 +65,10 @@ pub struct ModelOverrides {
 
 impl ModelOverrides {
     /// Every field's RON name and value, in declaration order.
-    pub fn fields(&self) -> [(&'static str, Option<u64>); 11] {
+    pub fn fields(&self) -> [(&'static str, Option<u64>); 12] {
         [
             ("launch_ns", self.launch_ns),
+            ("launch_inter_ns", self.launch_inter_ns),
             ("alpha_intra_ns", self.alpha_intra_ns),
             ("alpha_inter_ns", self.alpha_inter_ns),
             ("alpha_pod_ns", self.alpha_pod_ns),
@@ -88,6 +93,9 @@ const NS_PER_S: f64 = 1e9;
 pub struct ModelParams {
     /// Fixed cost of one collective (launch, host proxy, final barrier), ns.
     pub launch_ns: f64,
+    /// Fixed cost added to a collective whose members span nodes (the
+    /// runtime's network proxy set-up), ns.
+    pub launch_inter_ns: f64,
     /// α of a step inside a node, ns.
     pub alpha_intra_ns: f64,
     /// α of a step that crosses nodes inside a pod, ns.
@@ -113,15 +121,18 @@ pub struct ModelParams {
 
 /// Trn1 (NeuronCore-v2, 32 ranks per trn1.32xlarge): EFA 800 Gbps per
 /// instance \[public\]; DMA 1 TB/s per chip of two cores, 8 TOP_SPs
-/// \[public\]; the launch cost and α \[fitted\] to nccom-test's 8/32-rank
-/// all-gathers and 64-rank all-reduce; the intra-node link \[fitted\] to
+/// \[public\]; the launch cost and intra-node α \[fitted\] to nccom-test's
+/// 8/32-rank all-gathers, the multi-node launch cost to its 64-rank
+/// all-reduce's small sizes, the inter-node α a few µs \[project\] (a
+/// network hop's latency); the intra-node link \[fitted\] to
 /// that all-reduce's large sizes (NeuronLink-v2's per-link figure is not
 /// published); `docs/cost-model.md` §5 says which figure fits which.
 const SUNDA: ModelParams = ModelParams {
     launch_ns: 5_000.0,
+    launch_inter_ns: 650_000.0,
     alpha_intra_ns: 200.0,
-    alpha_inter_ns: 650_000.0,
-    alpha_pod_ns: 1_300_000.0,
+    alpha_inter_ns: 5_000.0,
+    alpha_pod_ns: 10_000.0,
     link_intra: 50.0 * GB,
     node_inter: 100.0 * GB,
     dma: 125.0 * GB,
@@ -163,6 +174,7 @@ impl ModelParams {
         let ns = |v: Option<u64>, d: f64| v.map_or(d, |v| v as f64);
         let rate = |v: Option<u64>, d: f64| v.map_or(d, |v| v as f64 * 1e6);
         p.launch_ns = ns(o.launch_ns, p.launch_ns);
+        p.launch_inter_ns = ns(o.launch_inter_ns, p.launch_inter_ns);
         p.alpha_intra_ns = ns(o.alpha_intra_ns, p.alpha_intra_ns);
         p.alpha_inter_ns = ns(o.alpha_inter_ns, p.alpha_inter_ns);
         p.alpha_pod_ns = ns(o.alpha_pod_ns, p.alpha_pod_ns);

@@ -215,7 +215,7 @@ fn import_hlo(py: Python<'_>, text: &str, target: &Bound<'_, PyAny>, algorithm: 
 
 /// Every legal choice of every collective, predicted by ccc's cost model
 /// (`docs/cost-model.md`): what `ccc explain --json` prints, as a list
-/// with one dict per collective (`index`, `op`, `bytes`, `written`, and
+/// with one dict per collective (`index`, `op`, `bytes`, `written`, `chosen`, and
 /// `choices`, cheapest first: each `algorithm`, `time_us`, `algbw_gbps`,
 /// `busbw_gbps`, `bound_us`, `ratio`, `winner` (the choice the spec
 /// compiles to), `why` it lost, and its `legs`).

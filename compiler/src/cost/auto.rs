@@ -10,11 +10,12 @@
 //! ones, the first in that order. The result is deterministic: the same
 //! spec and model give the same choice on every rank and every run.
 
-use super::{Evaluation, ModelParams, evaluate};
+use super::{Evaluation, ModelParams, evaluate, predict};
 use crate::build::build;
-use crate::schedule::Schedule;
+use crate::schedule::{CollectivePlan, Schedule};
 use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
+use ccc_ir::enums::AlgType;
 use ccc_ir::spec::{Barrier, Leg};
 
 /// The machine a choice is made for.
@@ -34,7 +35,37 @@ pub struct Machine {
 /// (see the module doc for the order); `auto_legs` are the legs a
 /// `Hier((...))` left to the model (empty: the whole algorithm was `Auto`).
 /// `None` when no candidate builds.
+///
+/// Each hierarchical leg choice is costed once (`LegCosts`): a leg's
+/// phases cost the same whichever algorithms the other legs run, and a
+/// combination's prediction is the launch cost plus its legs' phase times
+/// summed in run order, the same sum [`super::predict()`] makes, so every
+/// alternative's prediction is the one [`choose_exhaustive`] computes,
+/// to the bit (`compiler/tests/cost_auto.rs` checks it).
 pub fn choose(
+    collective: &ValidCollective,
+    machine: Machine,
+    params: &ModelParams,
+    candidates: Vec<ResolvedAlgorithm>,
+    auto_legs: Vec<Leg>,
+) -> Option<AutoChoice> {
+    let mut legs = LegCosts::default();
+    let mut alternatives = Vec::with_capacity(candidates.len());
+    for algorithm in candidates {
+        let costed = match &algorithm {
+            ResolvedAlgorithm::Hier(chosen) => legs.predict(collective, machine, params, chosen),
+            ResolvedAlgorithm::Flat(_) => evaluate_choice(collective, machine, params, &algorithm)
+                .map(|(_, e)| (e.prediction.total_ns, e.bound.total_ns())),
+        };
+        let Some((predicted, bound)) = costed else { continue };
+        alternatives.push(Alternative { algorithm, predicted_ns: whole_ns(predicted), bound_ns: whole_ns(bound) });
+    }
+    pick(alternatives, auto_legs)
+}
+
+/// The reference [`choose`] is tested against: every candidate built and
+/// predicted whole, one by one.
+pub fn choose_exhaustive(
     collective: &ValidCollective,
     machine: Machine,
     params: &ModelParams,
@@ -50,9 +81,79 @@ pub fn choose(
             bound_ns: whole_ns(e.bound.total_ns()),
         });
     }
+    pick(alternatives, auto_legs)
+}
+
+/// The cheapest of `alternatives`, the first among equals.
+fn pick(alternatives: Vec<Alternative>, auto_legs: Vec<Leg>) -> Option<AutoChoice> {
     // min_by_key keeps the first of equal keys: the documented tie-break.
     let chosen = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i)?;
     Some(AutoChoice { chosen, alternatives, auto_legs })
+}
+
+/// The phase times of every hierarchical leg choice costed so far, and
+/// the collective's bound and launch cost (the same for every
+/// combination: they depend on the op, groups, size and channels only).
+#[derive(Default)]
+struct LegCosts {
+    /// `(leg, algorithm)` to that leg's phase times, in run order.
+    phases: Vec<((Leg, AlgType), Vec<f64>)>,
+    /// The bound and the launch cost, ns.
+    fixed: Option<(f64, f64)>,
+}
+
+impl LegCosts {
+    fn get(&self, leg: (Leg, AlgType)) -> Option<&[f64]> {
+        self.phases.iter().find(|(k, _)| *k == leg).map(|(_, t)| t.as_slice())
+    }
+
+    /// The prediction and bound of the combination `chosen`, ns; builds it
+    /// only when one of its leg choices has not been costed yet, and then
+    /// costs only those legs. `None` when it does not build.
+    fn predict(
+        &mut self,
+        collective: &ValidCollective,
+        machine: Machine,
+        params: &ModelParams,
+        chosen: &[(Leg, AlgType)],
+    ) -> Option<(f64, f64)> {
+        if self.fixed.is_none() || chosen.iter().any(|&l| self.get(l).is_none()) {
+            let schedule = build_alone(collective, machine, &ResolvedAlgorithm::Hier(chosen.to_vec()))?;
+            let plan = schedule.collectives.first()?;
+            let runs = leg_runs(plan)?;
+            for (&leg, range) in chosen.iter().zip(runs) {
+                if self.get(leg).is_none() {
+                    let times = predict::phase_times(&schedule, plan, params, range);
+                    self.phases.push((leg, times));
+                }
+            }
+            let bound = super::leg_bound(&schedule, plan, None, params).total_ns();
+            self.fixed = Some((bound, predict::launch_ns(&schedule, plan, params)));
+        }
+        // The sum `predict` makes: the phases' times in run order, then
+        // the launch cost.
+        let mut at = 0.0;
+        for &leg in chosen {
+            for t in self.get(leg)? {
+                at += t;
+            }
+        }
+        let (bound, launch) = self.fixed?;
+        Some((launch + at, bound))
+    }
+}
+
+/// The phases of each leg of a hierarchical plan, in the plan's leg order;
+/// `None` unless each leg's phases are one run, in that order.
+fn leg_runs(plan: &CollectivePlan) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut runs = Vec::with_capacity(plan.legs.len());
+    let mut at = 0;
+    for &(leg, _) in &plan.legs {
+        let n = plan.phases.iter().skip(at).take_while(|p| p.leg == leg).count();
+        runs.push(at..at + n);
+        at += n;
+    }
+    (at == plan.phases.len()).then_some(runs)
 }
 
 /// Builds `collective` alone under `algorithm` on `machine` and evaluates
@@ -63,6 +164,13 @@ pub fn evaluate_choice(
     params: &ModelParams,
     algorithm: &ResolvedAlgorithm,
 ) -> Option<(Schedule, Evaluation)> {
+    let schedule = build_alone(collective, machine, algorithm)?;
+    let e = evaluate(&schedule, schedule.collectives.first()?, params);
+    Some((schedule, e))
+}
+
+/// Builds `collective` alone under `algorithm` on `machine`.
+fn build_alone(collective: &ValidCollective, machine: Machine, algorithm: &ResolvedAlgorithm) -> Option<Schedule> {
     let mut c = collective.clone();
     c.algorithm = algorithm.clone();
     c.index = 0;
@@ -74,9 +182,7 @@ pub fn evaluate_choice(
         barrier: machine.barrier,
         send_credits: machine.send_credits,
     };
-    let schedule = build(&program).ok()?;
-    let e = evaluate(&schedule, schedule.collectives.first()?, params);
-    Some((schedule, e))
+    build(&program).ok()
 }
 
 impl Machine {

@@ -17,7 +17,8 @@
 //!   over the node's network: `2(N−1)/N·n` for all-reduce, `(N−1)/N·n` for
 //!   reduce-scatter and all-gather, `(N−1)/N·n` for all-to-all.
 //!
-//! The bound is the launch cost plus the largest of the three.
+//! The bound is the launch cost (with the multi-node one when the
+//! members span nodes) plus the largest of the three.
 
 use ccc_ir::enums::OpType;
 use ccc_ir::model::ModelParams;
@@ -69,7 +70,10 @@ fn log2_ceil(x: u32) -> u32 {
 /// The lower bound of `input` under `params`, `launch` counted or not.
 pub fn bound(input: BoundInput, params: &ModelParams, launch: bool) -> Bound {
     let BoundInput { op, p, nodes, bytes, channels, topsp_n, per_node } = input;
-    let launch_ns = if launch { params.launch_ns } else { 0.0 };
+    // The launch cost every schedule pays: `launch_ns`, and
+    // `launch_inter_ns` when the members span nodes.
+    let inter = if nodes > 1 { params.launch_inter_ns } else { 0.0 };
+    let launch_ns = if launch { params.launch_ns + inter } else { 0.0 };
     if p <= 1 {
         return Bound { launch_ns, latency_ns: 0.0, bandwidth_ns: 0.0, cut_ns: 0.0 };
     }

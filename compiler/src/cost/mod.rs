@@ -46,7 +46,7 @@ fn nodes_spanned(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
 }
 
 /// The bound of one leg (or of the whole collective: `leg = None`).
-fn leg_bound(schedule: &Schedule, plan: &CollectivePlan, leg: Option<Leg>, params: &ModelParams) -> Bound {
+pub(crate) fn leg_bound(schedule: &Schedule, plan: &CollectivePlan, leg: Option<Leg>, params: &ModelParams) -> Bound {
     let topsp_n = schedule.arch.params().topsp_n;
     let whole = BoundInput {
         op: plan.op,

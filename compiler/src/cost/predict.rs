@@ -1,6 +1,6 @@
 //! The prediction: a walk over the schedule ccc builds, step by step,
 //! charging each step the α-β-γ (Hockney) cost of what the busiest
-//! sampled member moves in it (`docs/cost-model.md` §2).
+//! sampled member moves in it (`docs/cost-model.md` §1).
 //!
 //! Per step and member: α of the widest hop the member's transfers take
 //! (inside a node, across nodes, across pods); β: the slowest of its
@@ -88,7 +88,8 @@ pub struct PhaseCost {
 /// The predicted cost of one collective.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Prediction {
-    /// The fixed launch cost, ns.
+    /// The fixed launch cost, ns (`launch_ns`, plus `launch_inter_ns` when
+    /// the groups span nodes).
     pub launch_ns: f64,
     /// Per phase, in order.
     pub phases: Vec<PhaseCost>,
@@ -123,33 +124,83 @@ struct StepLoad {
     folded: f64,
     /// Descriptors posted on the busiest TOP_SP (out, in).
     desc: (u64, u64),
-    /// Distinct senders to this member.
+    /// Senders to this member, distinct once [`step_load`] returns (a
+    /// mesh member hears from every other member: sorted and deduplicated
+    /// once, not searched per transfer).
     senders: Vec<u32>,
 }
 
 /// Predicts collective `plan` of `schedule` under `params`.
 pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    let arch = schedule.arch.params();
-    let busiest = hosted_channels(arch, plan.channels, 0);
-    let table = DescTable::new(plan, &busiest);
-    let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
-    let dma = params.dma * lanes;
-    let members = sample_members(plan);
+    let mut walk = Walk::new(schedule, plan, params);
     let mut phases = Vec::with_capacity(plan.phases.len());
     let mut at = 0.0;
-    let mut buf = Vec::new();
     for (index, phase) in plan.phases.iter().enumerate() {
-        let flows = node_flows(schedule, plan, phase, &mut buf);
+        let cost = walk.phase(index, phase, at);
+        at += cost.time_ns;
+        phases.push(cost);
+    }
+    let launch = launch_ns(schedule, plan, params);
+    Prediction { launch_ns: launch, total_ns: launch + at, phases }
+}
+
+/// A collective's fixed launch cost, ns: `launch_ns`, plus
+/// `launch_inter_ns` when its groups span nodes.
+pub(crate) fn launch_ns(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> f64 {
+    let spans = super::nodes_spanned(schedule, plan) > 1;
+    params.launch_ns + if spans { params.launch_inter_ns } else { 0.0 }
+}
+
+/// The predicted times of the phases at `indices` of `plan`, ns, each
+/// exactly as [`predict()`] costs it (a phase's cost does not depend on
+/// the phases before it): what `Auto` uses to cost a hierarchical leg
+/// once for every combination it appears in.
+pub(crate) fn phase_times(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    params: &ModelParams,
+    indices: std::ops::Range<usize>,
+) -> Vec<f64> {
+    let mut walk = Walk::new(schedule, plan, params);
+    let phases = plan.phases.get(indices.clone()).unwrap_or_default();
+    phases.iter().zip(indices).map(|(phase, index)| walk.phase(index, phase, 0.0).time_ns).collect()
+}
+
+/// What costing a plan's phases shares: the plan, its descriptor table,
+/// the sampled members and the DMA rate.
+struct Walk<'a> {
+    schedule: &'a Schedule,
+    plan: &'a CollectivePlan,
+    params: &'a ModelParams,
+    table: DescTable<'a>,
+    members: Vec<u32>,
+    dma: f64,
+    buf: Vec<Transfer>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams) -> Walk<'a> {
+        let arch = schedule.arch.params();
+        let busiest = hosted_channels(arch, plan.channels, 0);
+        let table = DescTable::new(plan, &busiest);
+        let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
+        Walk { schedule, plan, params, table, members: sample_members(plan), dma: params.dma * lanes, buf: Vec::new() }
+    }
+
+    /// The cost of phase `index`, starting at `start_ns`.
+    fn phase(&mut self, index: usize, phase: &Phase, start_ns: f64) -> PhaseCost {
+        let (schedule, plan, params) = (self.schedule, self.plan, self.params);
+        let flows = node_flows(schedule, plan, phase, &mut self.buf);
         let inter_rate = params.node_inter / flows;
-        let rates = Rates { link: params.link_intra, network: inter_rate, dma };
+        let rates = Rates { link: params.link_intra, network: inter_rate, dma: self.dma };
         let (picked, weight) = sampled_steps(phase.step_n);
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
         for &t in &picked {
             let step = phase.first_step + t;
             let mut worst = Terms::default();
             let mut sent = 0.0f64;
-            for &m in &members {
-                let load = step_load(schedule, plan, &table, params, m, step, &mut buf);
+            for &m in &self.members {
+                let load = step_load(schedule, plan, &self.table, params, m, step, &mut self.buf);
                 let cost = step_terms(&load, params, &rates);
                 if cost.total() > worst.total() {
                     worst = cost;
@@ -160,8 +211,7 @@ pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams)
             terms.add(&worst, weight);
             bytes += sent * weight;
         }
-        let time = terms.total();
-        phases.push(PhaseCost {
+        PhaseCost {
             index,
             pattern: phase.kind.name(),
             leg: phase.leg,
@@ -169,16 +219,14 @@ pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams)
             steps: phase.step_n,
             hop,
             bytes,
-            start_ns: at,
-            time_ns: time,
+            start_ns,
+            time_ns: terms.total(),
             alpha_ns: terms.alpha,
             beta_ns: terms.beta,
             gamma_ns: terms.gamma,
             overhead_ns: terms.overhead,
-        });
-        at += time;
+        }
     }
-    Prediction { launch_ns: params.launch_ns, total_ns: params.launch_ns + at, phases }
 }
 
 /// The group members whose steps are costed: the first two, the middle,
@@ -207,20 +255,86 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 /// How many flows leave one node at once in `phase`: the members of group
 /// 0 on member 0's node that send off-node at the phase's first step,
 /// times the groups that share that node. At least 1.
+///
+/// A direct (mesh) pattern's sends are known from its pattern without
+/// generating its transfers ([`direct_sends_off`]); every other pattern
+/// is walked.
 fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
     let node0 = shape.node(plan.rank(0, 0).0);
-    let on_node: Vec<u32> = (0..n).filter(|&i| shape.node(plan.rank(0, i).0) == node0).collect();
+    let mut on_node = 0u32;
     let mut flows = 0u32;
-    for &m in &on_node {
-        buf.clear();
-        schedule.transfers(plan, 0, m, phase.first_step, buf);
-        let off = buf.iter().any(|t| t.from == m && shape.node(plan.rank(0, t.to).0) != shape.node(plan.rank(0, m).0));
+    let mut spans = SpanMemo::default();
+    for m in (0..n).filter(|&i| shape.node(plan.rank(0, i).0) == node0) {
+        on_node += 1;
+        let off = match direct_sends_off(schedule, plan, phase, m, &mut spans) {
+            Some(off) => off,
+            None => sends_off_walked(schedule, plan, phase, m, buf),
+        };
         flows += u32::from(off);
     }
-    let groups_on_node = (shape.local_rank_n / (on_node.len() as u32).max(1)).max(1);
+    let groups_on_node = (shape.local_rank_n / on_node.max(1)).max(1);
     f64::from(flows.max(1) * groups_on_node)
+}
+
+/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// step, from the transfers the phase generates.
+fn sends_off_walked(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    m: u32,
+    buf: &mut Vec<Transfer>,
+) -> bool {
+    let shape = &schedule.shape;
+    buf.clear();
+    schedule.transfers(plan, 0, m, phase.first_step, buf);
+    buf.iter().any(|t| t.from == m && shape.node(plan.rank(0, t.to).0) != shape.node(plan.rank(0, m).0))
+}
+
+/// The last scope [`direct_sends_off`] asked about, `(base, stride, k)`,
+/// and whether its members span more than one node (the members of one
+/// node usually share their scope).
+#[derive(Default)]
+struct SpanMemo(Option<((u32, u32, u32), bool)>);
+
+/// Whether member `m` of group 0 sends off its node at a direct (mesh)
+/// pattern's one step, from the pattern (`algorithms::mesh`): the
+/// reduce-scatter, all-gather, all-reduce and all-to-all send to every
+/// other member of the scope, so off the node when the scope spans nodes;
+/// a broadcast's root sends to every other member, the others nothing; a
+/// reduce's members send to the root, which sends nothing. `None` for
+/// every other pattern.
+fn direct_sends_off(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    m: u32,
+    spans: &mut SpanMemo,
+) -> Option<bool> {
+    use crate::schedule::PhaseKind as K;
+    let shape = &schedule.shape;
+    let scope = plan.instance(phase, m).scope;
+    let node_of = |q: u32| shape.node(plan.rank(0, scope.member(q)).0);
+    let mut spans_nodes = || {
+        let key = (scope.base, scope.stride, scope.k);
+        match spans.0 {
+            Some((k, v)) if k == key => v,
+            _ => {
+                let first = node_of(0);
+                let v = (1..scope.k).any(|q| node_of(q) != first);
+                spans.0 = Some((key, v));
+                v
+            }
+        }
+    };
+    Some(match phase.kind {
+        K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => spans_nodes(),
+        K::DirectBroadcast { root } => scope.pos == root && spans_nodes(),
+        K::DirectReduce { root } => scope.pos != root && node_of(root) != node_of(scope.pos),
+        _ => return None,
+    })
 }
 
 fn halves_share(h: Halves) -> f64 {
@@ -279,11 +393,11 @@ fn step_load(
             if t.fold.is_some() {
                 load.folded += bytes / plan.dtype.size() as f64;
             }
-            if !load.senders.contains(&t.from) {
-                load.senders.push(t.from);
-            }
+            load.senders.push(t.from);
         }
     }
+    load.senders.sort_unstable();
+    load.senders.dedup();
     let [out, inn] = load.ring;
     load.out[0] = out[0].max(out[1]);
     load.inn[0] = inn[0].max(inn[1]);
@@ -359,4 +473,67 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let desc = load.desc.0.max(load.desc.1) as f64 * p.desc_ns;
     let fanin = load.senders.len().saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::build;
+    use crate::validate::validate;
+    use ccc_ir::arch::Arch;
+    use ccc_ir::enums::OpType;
+    use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, Topology};
+
+    /// Every direct pattern's flows, read from the pattern, are what its
+    /// generated transfers say, for every member of every phase: the mesh
+    /// family flat, and Hier with mesh inter legs, over shapes and ops.
+    #[test]
+    fn a_direct_patterns_sends_are_what_its_transfers_say() {
+        let meshes = [AlgType::Mesh, AlgType::SingleStepMesh, AlgType::LatencyOptMesh, AlgType::TwoStepPodMesh];
+        let mut algorithms: Vec<Algorithm> =
+            meshes.iter().chain(&[AlgType::BwOptMesh]).filter_map(|&a| Algorithm::flat(a)).collect();
+        algorithms.push(Algorithm::Hier(
+            HierLegs::new()
+                .inter_all_reduce(AlgType::Mesh)
+                .intra_reduce_scatter(AlgType::Ring)
+                .intra_all_gather(AlgType::Ring),
+        ));
+        algorithms
+            .push(Algorithm::Hier(HierLegs::new().inter_all_gather(AlgType::Mesh).intra_all_gather(AlgType::Ring)));
+        algorithms.push(Algorithm::Hier(
+            HierLegs::new().intra_reduce_scatter(AlgType::Ring).inter_reduce_scatter(AlgType::Mesh),
+        ));
+        // Every op: the ones a pattern does not serve are refused and skipped.
+        let ops = OpType::ALL;
+        let shapes = [Topology::new(8, 8), Topology::new(16, 4), Topology::new(32, 8).pods(2), Topology::new(24, 8)];
+        let (mut buf, mut checked) = (Vec::new(), 0);
+        for topology in shapes {
+            for &op in ops {
+                for algorithm in &algorithms {
+                    let mut c =
+                        Collective::new(op, DType::Bf16, u64::from(topology.rank_n) * 64, Arch::Cayman, topology);
+                    c = c.algorithm(algorithm.clone());
+                    if op.is_reducing() {
+                        c = c.reduce(ReduceOp::Add);
+                    }
+                    if matches!(op, OpType::Broadcast | OpType::Reduce) {
+                        c = c.root(topology.rank_n - 3);
+                    }
+                    let Ok(valid) = validate(&Program::from(c)) else { continue };
+                    let Ok(schedule) = build(&valid) else { continue };
+                    let Some(plan) = schedule.collectives.first() else { continue };
+                    for phase in &plan.phases {
+                        for m in 0..plan.groups.size() {
+                            let mut spans = SpanMemo::default();
+                            let Some(off) = direct_sends_off(&schedule, plan, phase, m, &mut spans) else { continue };
+                            let walked = sends_off_walked(&schedule, plan, phase, m, &mut buf);
+                            assert_eq!(off, walked, "{topology:?} {op:?} {algorithm:?} {:?} member {m}", phase.kind);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
 }

@@ -25,30 +25,13 @@ fn field_diffs<'a>(
     out
 }
 
-/// When both sides' `algorithm` was chosen by `Auto` (signed
-/// `Auto(<choice>)`, or `leg=Auto(<choice>)` in a Hier) and the choices differ: the sentence that says so,
-/// with the other differing fields of the collective, the inputs to the
-/// choice; when none differs, the inputs that differ are the `model:`
-/// overrides, which are not signed.
+/// The `Auto` sentence of a changed collective (see [`super::auto_note`]):
+/// both sides' `algorithm`, the other differing input fields.
 fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)]) -> Option<String> {
-    // Whole `Auto(<choice>)`, or a Hier with `leg=Auto(<choice>)` legs.
-    let chosen = |v: Option<&str>| {
-        let v = v?;
-        match v.strip_prefix("Auto(") {
-            Some(inner) => inner.strip_suffix(')').map(str::to_owned),
-            None => v.contains("=Auto(").then(|| v.to_owned()),
-        }
-    };
-    let &(_, va, vb) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
-    let (here, there) = (chosen(va)?, chosen(vb)?);
-    let inputs: Vec<&str> =
+    let &(_, here, there) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
+    let others: Vec<&str> =
         diffs.iter().map(|(k, _, _)| *k).filter(|k| *k != "algorithm" && *k != "schedule").collect();
-    let inputs = if inputs.is_empty() {
-        "model (the `model:` overrides of the cost model, which the signature does not hold)".to_owned()
-    } else {
-        inputs.join(", ")
-    };
-    Some(format!("Auto chose {here} here and {there} there: the inputs to the choice differ: {inputs}"))
+    super::auto_note::auto_note(here?, there?, &others)
 }
 
 /// Compares group `group`'s program `b` with the majority's `a`.

@@ -19,6 +19,7 @@
 //! prints, panics or touches files.
 
 mod align;
+mod auto_note;
 mod cause;
 mod compare;
 mod fields;

@@ -219,3 +219,69 @@ proptest::proptest! {
         }
     }
 }
+
+/// Two sides that left different legs of a `Hier((...))` to `Auto`, with
+/// no other signed input different: the note names each leg given
+/// differently and what each side did with it, not the `model:` overrides.
+#[test]
+fn auto_legs_left_differently_are_named_leg_by_leg() {
+    let here =
+        "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Kangaring))";
+    let there = "Hier(intra_reduce_scatter=Kangaring, inter_all_reduce=Auto(Ring), intra_all_gather=Auto(Ring))";
+    let note = auto_note::auto_note(here, there, &[]).unwrap_or_default();
+    assert_eq!(
+        note,
+        format!(
+            "Auto chose {here} here and {there} there: the inputs to the choice differ: \
+             algorithm.intra_reduce_scatter (left to Auto (chose Kangaring) here, written Kangaring there), \
+             algorithm.inter_all_reduce (written InterRdh here, left to Auto (chose Ring) there)"
+        )
+    );
+    // The same legs left to Auto on both sides and nothing else signed
+    // differs: the unsigned `model:` overrides are what differ.
+    let other = "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Ring))";
+    let note = auto_note::auto_note(here, other, &[]).unwrap_or_default();
+    assert!(note.ends_with("the inputs to the choice differ: model (the `model:` overrides of the cost model, which the signature does not hold)"), "{note}");
+    // Legs named first, then the other differing fields.
+    let note = auto_note::auto_note(here, there, &["count"]).unwrap_or_default();
+    assert!(note.ends_with("left to Auto (chose Ring) there), count"), "{note}");
+    // A whole Auto against a per-leg one: the written legs differ.
+    let whole = "Auto(Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring))";
+    let note = auto_note::auto_note(whole, here, &[]).unwrap_or_default();
+    assert!(
+        note.starts_with(
+            "Auto chose Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring) here"
+        ),
+        "{note}"
+    );
+    assert!(
+        note.ends_with(
+            "differ: algorithm.inter_all_reduce (left to Auto (the whole algorithm was Auto) here, written InterRdh there)"
+        ),
+        "{note}"
+    );
+    // A written algorithm on one side is no Auto choice.
+    assert_eq!(auto_note::auto_note("Ring", there, &[]), None);
+}
+
+/// End to end through `diagnose`: the per-leg note reaches the algorithm
+/// field with the Auto cause.
+#[test]
+fn diagnose_names_the_auto_leg() {
+    let with = |alg: &str| {
+        let mut c = coll("AllReduce", 8);
+        c.push(("algorithm".into(), alg.into()));
+        vec![c]
+    };
+    let a = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Kangaring))";
+    let b = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=Auto(Ring), intra_all_gather=Auto(Kangaring))";
+    let report = diagnose(&[input("a", 1, &with(a)), input("b", 1, &with(b))]);
+    let field = report.differences[0].collectives[0].fields.iter().find(|f| f.field == "algorithm");
+    let field = field.unwrap_or_else(|| panic!("{report:?}"));
+    assert_eq!(field.cause, Cause::AutoChoice);
+    let note = field.note.as_deref().unwrap_or_default();
+    assert!(
+        note.ends_with("differ: algorithm.inter_all_reduce (written InterRdh here, left to Auto (chose Ring) there)"),
+        "{note}"
+    );
+}

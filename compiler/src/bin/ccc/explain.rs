@@ -87,11 +87,14 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
     for e in all {
         let _ = writeln!(
             out,
-            "\ncollective {}: {} of {:.0} bytes, algorithm {}: {}",
+            "\ncollective {}: {} of {:.0} bytes, algorithm {}{}: {}",
             e.index,
             e.op,
             e.bytes,
             e.written,
+            // A Hier with legs left to the model: what it chose, beside
+            // what was written (a whole Auto's choice is the starred row).
+            if e.written.contains("=Auto") { format!(" (chose {})", e.chosen) } else { String::new() },
             count(e.choices.len(), "legal choice")
         );
         let w = e.choices.iter().map(|ch| ch.algorithm.len()).max().unwrap_or(0).max("algorithm".len());

@@ -1,0 +1,115 @@
+//! The sentence `diagnose` writes when `Auto` chose differently on two
+//! sides: what each side chose, and the inputs to the choice that differ.
+//!
+//! A signed `algorithm` says what the model chose and what was written:
+//! `Auto(<choice>)` for a whole `Auto`, `Hier(leg=Auto(<choice>), leg=X)`
+//! for a `Hier((...))` with legs left to the model (`leg=X` is written).
+//! When the two sides left different legs to `Auto`, or wrote a leg
+//! differently, those legs are inputs to the choice that differ, and are
+//! named leg by leg; the other differing fields of the collective follow;
+//! when nothing signed differs, the inputs that differ are the `model:`
+//! overrides, which are not signed.
+
+/// One side's `algorithm`, as far as `Auto` is concerned.
+enum Choice<'a> {
+    /// `Auto(<choice>)`: every leg (or the flat algorithm) the model's.
+    Whole(&'a str),
+    /// A Hier with at least one leg left to the model: per leg in run
+    /// order, its name, its algorithm and whether the model chose it.
+    Legs(Vec<(&'a str, &'a str, bool)>),
+}
+
+impl<'a> Choice<'a> {
+    fn of(value: &'a str) -> Option<Choice<'a>> {
+        if let Some(inner) = value.strip_prefix("Auto(") {
+            return inner.strip_suffix(')').map(Choice::Whole);
+        }
+        let inner = value.strip_prefix("Hier(")?.strip_suffix(')')?;
+        let legs: Vec<(&str, &str, bool)> = inner
+            .split(", ")
+            .filter_map(|part| {
+                let (leg, alg) = part.split_once('=')?;
+                Some(match alg.strip_prefix("Auto(").and_then(|a| a.strip_suffix(')')) {
+                    Some(chosen) => (leg, chosen, true),
+                    None => (leg, alg, false),
+                })
+            })
+            .collect();
+        legs.iter().any(|&(_, _, auto)| auto).then_some(Choice::Legs(legs))
+    }
+
+    /// A leg's algorithm and whether the model chose it (`None`: no such
+    /// leg, or a whole `Auto`, where every leg is the model's).
+    fn leg(&self, name: &str) -> Option<(&'a str, bool)> {
+        match self {
+            Choice::Whole(_) => None,
+            Choice::Legs(legs) => legs.iter().find(|l| l.0 == name).map(|&(_, alg, auto)| (alg, auto)),
+        }
+    }
+}
+
+/// How a leg was given on one side, for the sentence.
+fn given(leg: Option<(&str, bool)>, whole: bool) -> String {
+    match leg {
+        Some((alg, true)) => format!("left to Auto (chose {alg})"),
+        Some((alg, false)) => format!("written {alg}"),
+        None if whole => "left to Auto (the whole algorithm was Auto)".to_owned(),
+        None => "not used".to_owned(),
+    }
+}
+
+/// The legs given differently on the two sides (one left to `Auto`, the
+/// other written, or written differently): `algorithm.<leg> (<here>
+/// here, <there> there)`, in `a`'s run order, then `b`'s extras.
+fn leg_inputs(a: &Choice<'_>, b: &Choice<'_>) -> Vec<String> {
+    let names = |c: &Choice<'_>| -> Vec<String> {
+        match c {
+            Choice::Whole(_) => Vec::new(),
+            Choice::Legs(legs) => legs.iter().map(|l| l.0.to_owned()).collect(),
+        }
+    };
+    let mut legs = names(a);
+    for leg in names(b) {
+        if !legs.contains(&leg) {
+            legs.push(leg);
+        }
+    }
+    let whole = |c: &Choice<'_>| matches!(c, Choice::Whole(_));
+    legs.iter()
+        .filter_map(|leg| {
+            let (x, y) = (a.leg(leg), b.leg(leg));
+            let differ = match (x, y) {
+                (Some((xa, false)), Some((ya, false))) => xa != ya,
+                (Some((_, xauto)), Some((_, yauto))) => xauto != yauto,
+                // A written leg against a whole `Auto`.
+                (Some((_, xauto)), None) => !xauto || !whole(b),
+                (None, Some((_, yauto))) => !yauto || !whole(a),
+                (None, None) => false,
+            };
+            differ.then(|| format!("algorithm.{leg} ({} here, {} there)", given(x, whole(a)), given(y, whole(b))))
+        })
+        .collect()
+}
+
+/// When both sides' `algorithm` was chosen (at least in part) by `Auto`
+/// and the two differ: the sentence that says what each chose and which
+/// inputs to the choice differ. `others` are the collective's other
+/// differing fields (signed inputs).
+pub(super) fn auto_note(here: &str, there: &str, others: &[&str]) -> Option<String> {
+    let (a, b) = (Choice::of(here)?, Choice::of(there)?);
+    let mut inputs = leg_inputs(&a, &b);
+    inputs.extend(others.iter().map(|f| (*f).to_owned()));
+    let inputs = if inputs.is_empty() {
+        "model (the `model:` overrides of the cost model, which the signature does not hold)".to_owned()
+    } else {
+        inputs.join(", ")
+    };
+    // A whole `Auto` by its choice; a Hier as signed, its chosen legs
+    // marked `Auto(<choice>)`.
+    let side = |c: &Choice<'_>, value: &str| match c {
+        Choice::Whole(chosen) => (*chosen).to_owned(),
+        Choice::Legs(_) => value.to_owned(),
+    };
+    let (here, there) = (side(&a, here), side(&b, there));
+    Some(format!("Auto chose {here} here and {there} there: the inputs to the choice differ: {inputs}"))
+}
