@@ -63,7 +63,7 @@ fn other_rank(schedule: &Schedule) -> Rank {
     if let [plan] = schedule.collectives.as_slice()
         && let Some(root) = plan.root
     {
-        let root = plan.rank(0, root);
+        let root = plan.rank(0, root).unwrap();
         if root != Rank(0) {
             return root;
         }

@@ -20,6 +20,7 @@ use crate::placement::{
 };
 use crate::schedule::{CollectivePlan, DescTable, Schedule, mesh_type};
 use crate::step_graph::{NodeView, walk_collective};
+use crate::valid::GroupMember;
 use ccc_ir::arch::{ArchParams, SemWindow};
 use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
@@ -229,6 +230,19 @@ pub enum LowerErrorKind {
         /// Ranks in the world.
         rank_n: u32,
     },
+    /// A collective's replica groups do not hold the rank (a schedule
+    /// `build` did not make: its groups disagree with its shape).
+    #[error("the collective's replica groups do not hold this rank")]
+    NotInGroups,
+    /// The schedule names a group member its groups do not hold (a
+    /// schedule `build` did not make).
+    #[error("the schedule names member {index} of replica group {group}, which the groups do not hold")]
+    NoSuchMember {
+        /// The replica group.
+        group: u32,
+        /// The group-local index.
+        index: u32,
+    },
     /// The device barrier does not reach every rank in its steps.
     #[error(
         "a device barrier covers at most {DEVICE_BARRIER_MAX_RANK_N} ranks in its {DEVICE_STEPS_N} steps; \
@@ -293,11 +307,14 @@ pub fn lower_watched(
         let hosted: Vec<Vec<u8>> = (0..plan_used).map(|t| hosted_channels(params, plan.channels, t)).collect();
         let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
         let mut current_phase: Option<u32> = None;
-        walk_collective(schedule, plan, rank, |node| {
+        let at =
+            plan.groups.locate(rank).ok_or_else(|| err(None, Some(plan.index), None, LowerErrorKind::NotInGroups))?;
+        walk_collective(schedule, plan, at, |node| {
             watch(plan, &node);
             if current_phase != Some(node.phase) {
                 if let Some(p) = current_phase {
-                    finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
+                    finish_records(schedule, plan, at, p, &mut folders, &mut events, &mut records)
+                        .map_err(|kind| err(None, Some(plan.index), Some(node.step), kind))?;
                 }
                 current_phase = Some(node.phase);
             }
@@ -317,13 +334,15 @@ pub fn lower_watched(
                 // Checked against VAL_MASK just above.
                 folders[t].push(m2s as u32, s2m as u32);
                 if mesh {
-                    collect_events(plan, &node, &hosted[t], &mut events[t]);
+                    collect_events(plan, &node, &hosted[t], &mut events[t])
+                        .map_err(|kind| err(Some(TopSp(t as u8)), Some(plan.index), Some(node.step), kind))?;
                 }
             }
             Ok(())
         })?;
         if let Some(p) = current_phase {
-            finish_records(schedule, plan, rank, p, &mut folders, &mut events, &mut records);
+            finish_records(schedule, plan, at, p, &mut folders, &mut events, &mut records)
+                .map_err(|kind| err(None, Some(plan.index), None, kind))?;
         }
         for (t, mut recs) in records.into_iter().enumerate() {
             if recs.is_empty() {
@@ -395,10 +414,15 @@ fn sem(params: &ArchParams, topsp: TopSp, window: SemWindow, index: u32) -> Resu
 
 /// Adds this step's incoming transfers to the record's events: one event
 /// per sending peer, counting one increment per half-transfer per channel.
-fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], events: &mut Vec<(MeshEvent, u64)>) {
+fn collect_events(
+    plan: &CollectivePlan,
+    node: &NodeView<'_>,
+    hosted: &[u8],
+    events: &mut Vec<(MeshEvent, u64)>,
+) -> Result<(), LowerErrorKind> {
     let layout = plan.layout();
     for t in node.transfers.iter().filter(|t| t.to == node.member && t.from != node.member) {
-        let peer = plan.rank(node.group, t.from).0;
+        let peer = member_rank(plan, node.group, t.from)?.0;
         let increments = u64::from(t.dst.count) * u64::from(t.halves.count()) * hosted.len() as u64;
         let mut bytes = 0u64;
         for &c in hosted {
@@ -422,26 +446,33 @@ fn collect_events(plan: &CollectivePlan, node: &NodeView<'_>, hosted: &[u8], eve
         event.target = u16::try_from(*target).unwrap_or(u16::MAX);
         event.bytes = event.bytes.saturating_add(bytes);
     }
+    Ok(())
+}
+
+/// The rank of member `index` of `group`, or the error naming it.
+fn member_rank(plan: &CollectivePlan, group: u32, index: u32) -> Result<Rank, LowerErrorKind> {
+    plan.rank(group, index).ok_or(LowerErrorKind::NoSuchMember { group, index })
 }
 
 /// Closes the records of `phase` on every TOP_SP.
 fn finish_records(
     schedule: &Schedule,
     plan: &CollectivePlan,
-    rank: Rank,
+    at: GroupMember,
     phase: u32,
     folders: &mut [Folder],
     events: &mut [Vec<(MeshEvent, u64)>],
     records: &mut [Vec<Record>],
-) {
-    let Some(p) = plan.phases.get(phase as usize) else { return };
-    let (group, member) = plan.groups.locate(rank);
+) -> Result<(), LowerErrorKind> {
+    let Some(p) = plan.phases.get(phase as usize) else { return Ok(()) };
     let pattern = p.alg.pattern().unwrap_or(DevicePattern::Ring);
     let sub_type = match pattern {
         DevicePattern::Ring => MetaringType::from_alg(p.alg).map_or(0, MetaringType::raw),
         DevicePattern::Mesh => {
-            let inst = plan.instance(p, member);
-            let ranks = (0..inst.scope.k).map(|q| plan.rank(group, inst.scope.member(q)));
+            let inst = plan.instance(p, at.index());
+            let ranks = (0..inst.scope.k)
+                .map(|q| member_rank(plan, at.group(), inst.scope.member(q)))
+                .collect::<Result<Vec<_>, _>>()?;
             mesh_type(schedule.arch, &schedule.shape, ranks).raw()
         }
     };
@@ -471,6 +502,7 @@ fn finish_records(
             event_targets: std::mem::take(&mut events[t]).into_iter().map(|(_, t)| t).collect(),
         });
     }
+    Ok(())
 }
 
 /// The EXEC config block of one TOP_SP.

@@ -210,13 +210,15 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
-    let node0 = shape.node(plan.rank(0, 0).0);
-    let on_node: Vec<u32> = (0..n).filter(|&i| shape.node(plan.rank(0, i).0) == node0).collect();
+    // The node of group 0's member `i` (`None`: no such member).
+    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
+    let node0 = node(0);
+    let on_node: Vec<u32> = (0..n).filter(|&i| node(i) == node0).collect();
     let mut flows = 0u32;
     for &m in &on_node {
         buf.clear();
         schedule.transfers(plan, 0, m, phase.first_step, buf);
-        let off = buf.iter().any(|t| t.from == m && shape.node(plan.rank(0, t.to).0) != shape.node(plan.rank(0, m).0));
+        let off = buf.iter().any(|t| t.from == m && node(t.to) != node(m));
         flows += u32::from(off);
     }
     let groups_on_node = (shape.local_rank_n / (on_node.len() as u32).max(1)).max(1);
@@ -252,7 +254,8 @@ fn step_load(
     schedule.transfers(plan, 0, me, step, buf);
     let mut load = StepLoad::default();
     for t in buf.iter() {
-        let (a, b) = (plan.rank(0, t.from), plan.rank(0, t.to));
+        // Every transfer of a built plan is between members of the group.
+        let (Some(a), Some(b)) = (plan.rank(0, t.from), plan.rank(0, t.to)) else { continue };
         let hop = Hop::of(relation(&schedule.shape, a, b));
         let h = hop as usize;
         load.hop = load.hop.max(Some(hop));

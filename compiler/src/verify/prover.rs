@@ -67,7 +67,9 @@ impl<'s> Prover<'s> {
         let Some((bases, _)) = &self.bases else { return Seen::unwatched(rank) };
         let mut watch = bases.watch(rank);
         for plan in &self.schedule.collectives {
-            let walked: Result<(), ()> = walk_collective(self.schedule, plan, rank, |node| {
+            // A rank the groups do not hold has no nodes to see.
+            let Some(at) = plan.groups.locate(rank) else { continue };
+            let walked: Result<(), ()> = walk_collective(self.schedule, plan, at, |node| {
                 watch.see(plan, &node);
                 Ok(())
             });
