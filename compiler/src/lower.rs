@@ -26,11 +26,11 @@ use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::spec::Barrier;
 use ccc_ir::wire::ctrl_spad;
+use ccc_ir::wire::ctrl_word::CcOp;
 use ccc_ir::wire::neff_configs::{
     BarrierConfigs, BarrierStep, BasicBlockConfigs, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs, NeffFlags,
     SLOT_SPAD_BASE_N,
 };
-use ccc_ir::wire::slot::CcOp;
 use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
 use serde::Serialize;
 use std::fmt;
