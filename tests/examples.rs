@@ -44,8 +44,8 @@ use ccc_ir::enums::{AlgType, DevicePattern, MetaringType, OpType};
 use ccc_ir::id::Rank;
 use ccc_ir::spec::Leg;
 use ccc_ir::wire::ctrl_spad::{self, SLOT_WORDS};
+use ccc_ir::wire::ctrl_word::{self, CtrlWord};
 use ccc_ir::wire::neff_configs::NeffConfigs;
-use ccc_ir::wire::slot::{self, SlotWord};
 use ccc_ir::wire::slot_spad::SlotSpad;
 use md5::{Digest, Md5};
 use std::fmt::Write as _;
@@ -63,7 +63,7 @@ fn other_rank(schedule: &Schedule) -> Rank {
     if let [plan] = schedule.collectives.as_slice()
         && let Some(root) = plan.root
     {
-        let root = plan.rank(0, root);
+        let root = plan.rank(0, root).unwrap();
         if root != Rank(0) {
             return root;
         }
@@ -156,7 +156,7 @@ fn hexdump_view(file: &str, images: &RankImages, params: &ArchParams) -> String 
         let mut out = String::new();
         for tp in topsps {
             let t = tp.topsp.0;
-            let words = slot::decode_words(&tp.ctrl_spad).unwrap();
+            let words = ctrl_word::decode_words(&tp.ctrl_spad).unwrap();
             let spad = SlotSpad::decode(&tp.slot_spad).unwrap();
             let neff = NeffConfigs::decode(&tp.neff_configs[..]).unwrap();
             let _ = writeln!(
@@ -180,7 +180,7 @@ fn json_view(file: &str, images: &RankImages) -> String {
     let (shown, body) = select(images, |topsps| {
         let mut out = String::new();
         for tp in topsps {
-            let words = slot::decode_words(&tp.ctrl_spad).unwrap();
+            let words = ctrl_word::decode_words(&tp.ctrl_spad).unwrap();
             let _ = writeln!(out, "// TOP_SP {}: ctrl_spad.bin", tp.topsp.0);
             out.push_str(&json::ctrl(&words).unwrap());
         }
@@ -196,7 +196,7 @@ fn log_view(file: &str, schedule: &Schedule, images: &RankImages) -> String {
     let (shown, body) = select(images, |topsps| {
         let mut out = String::new();
         for tp in topsps {
-            let words = slot::decode_words(&tp.ctrl_spad).unwrap();
+            let words = ctrl_word::decode_words(&tp.ctrl_spad).unwrap();
             out.push_str(&text_log::ctrl(&words, 0, u32::from(tp.topsp.0)));
         }
         out
@@ -247,7 +247,7 @@ fn check_cli(file: &str, compiled: &Compiled, ranks: &[Rank]) {
             assert_eq!(std::fs::read(&ctrl).unwrap(), tp.ctrl_spad, "{at}: ctrl_spad.bin");
             assert_eq!(std::fs::read(&slot_path).unwrap(), tp.slot_spad, "{at}: slot_spad.bin");
             assert_eq!(std::fs::read(&neff).unwrap(), tp.neff_configs.to_vec(), "{at}: neff_configs.bin");
-            let words = slot::decode_words(&tp.ctrl_spad).unwrap();
+            let words = ctrl_word::decode_words(&tp.ctrl_spad).unwrap();
             let spad = SlotSpad::decode(&tp.slot_spad).unwrap();
             let cfg = NeffConfigs::decode(&tp.neff_configs[..]).unwrap();
             assert_eq!(ccc(&["decode", &ctrl]), hexdump::ctrl(&words, params), "{at}: ccc decode ctrl_spad.bin");
@@ -282,11 +282,11 @@ fn check_wire_rules(file: &str, schedule: &Schedule, images: &RankImages) {
         assert!(tp.ctrl_spad.len().is_multiple_of(64) && !tp.ctrl_spad.is_empty(), "{at}: ctrl length");
         assert!(tp.ctrl_spad.len() <= params.ctrl_spad_size as usize, "{at}: CTRL SPAD limit");
         assert!(tp.slot_spad.len() <= params.slot_spad_size as usize, "{at}: SLOT SPAD limit");
-        let words = slot::decode_words(&tp.ctrl_spad).unwrap();
+        let words = ctrl_word::decode_words(&tp.ctrl_spad).unwrap();
         for (i, (offset, word)) in words.iter().enumerate() {
-            if *word == SlotWord::Continue {
+            if *word == CtrlWord::Continue {
                 assert_eq!(i % SLOT_WORDS, SLOT_WORDS - 1, "{at}: CONTINUE at {offset:#x} is not a slot's word 7");
-                assert!(matches!(words.get(i + 1), Some((_, SlotWord::Op(_)))), "{at}: CONTINUE at {offset:#x}");
+                assert!(matches!(words.get(i + 1), Some((_, CtrlWord::Op(_)))), "{at}: CONTINUE at {offset:#x}");
             }
         }
         let segments = ctrl_spad::decode(&tp.ctrl_spad).unwrap_or_else(|e| panic!("{at}: chain: {e}"));

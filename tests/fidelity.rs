@@ -25,7 +25,7 @@
 
 use ccc_backends::text_log;
 use ccc_compiler::pipeline::{Compiled, Options, compile_source};
-use ccc_ir::wire::slot::{self, SlotWord};
+use ccc_ir::wire::ctrl_word::{self, CtrlWord};
 use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -119,19 +119,19 @@ fn every_examples_log_matches_the_seed_format_strings() {
         for images in &compiled.images {
             for tp in &images.topsps {
                 let at = format!("{stem}, rank {}, TOP_SP {}", images.rank.0, tp.topsp.0);
-                let words = slot::decode_words(&tp.ctrl_spad).unwrap();
+                let words = ctrl_word::decode_words(&tp.ctrl_spad).unwrap();
                 let log = text_log::ctrl(&words, 0, u32::from(tp.topsp.0));
                 let lines: Vec<&str> = log.lines().collect();
-                let logged: Vec<&SlotWord> = words.iter().map(|(_, w)| w).filter(|w| **w != SlotWord::Empty).collect();
+                let logged: Vec<&CtrlWord> = words.iter().map(|(_, w)| w).filter(|w| **w != CtrlWord::Empty).collect();
                 assert_eq!(lines.len(), logged.len(), "{at}: one line per op entry and mark");
                 for (i, (line, word)) in lines.iter().zip(&logged).enumerate() {
-                    let after_continue = i > 0 && *logged[i - 1] == SlotWord::Continue;
+                    let after_continue = i > 0 && *logged[i - 1] == CtrlWord::Continue;
                     let pattern = match word {
-                        SlotWord::Op(_) if after_continue => SEED_SLOT_CONTINUE,
-                        SlotWord::Op(_) => SEED_CTRL_MARK,
-                        SlotWord::Continue => SEED_ADDING_CONTINUE,
-                        SlotWord::End { .. } => SEED_ADDING_END,
-                        SlotWord::Empty => unreachable!(),
+                        CtrlWord::Op(_) if after_continue => SEED_SLOT_CONTINUE,
+                        CtrlWord::Op(_) => SEED_CTRL_MARK,
+                        CtrlWord::Continue => SEED_ADDING_CONTINUE,
+                        CtrlWord::End { .. } => SEED_ADDING_END,
+                        CtrlWord::Empty => unreachable!(),
                     };
                     assert!(matches(pattern, line), "{at}, line {i}: {line:?} does not match {pattern:?}");
                     continued += usize::from(after_continue);

@@ -55,7 +55,8 @@ fn label(schedule: &Schedule, node: &StepNode) -> String {
 
 fn transfer(schedule: &Schedule, node: &StepNode, t: &Transfer) -> String {
     let Some(plan) = schedule.collectives.get(node.collective.0 as usize) else { return String::new() };
-    let rank = |m: u32| plan.rank(node.group, m);
+    // A member the groups do not hold (a hand-made plan) shows by its index.
+    let rank = |m: u32| plan.rank(node.group, m).map_or_else(|| format!("member {m}"), |r| r.to_string());
     let halves = match t.halves {
         Halves::Both => "H0+H1",
         Halves::Only(HalfChunk::H0) => "H0",

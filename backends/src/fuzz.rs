@@ -9,7 +9,7 @@
 //! | target | runs | checks |
 //! |---|---|---|
 //! | [`Target::RonSpec`] | parse, validate; for a small valid spec build, sign, compile rank 0 with the proof, decode its images | errors render to a bounded non-empty message; a parse error's span slices the source; no proof defect; emitted images decode |
-//! | [`Target::DecodeCtrl`] | `slot::decode_words` (what `ccc decode` reads) and the stricter chain decoder, the three renderings | every decoded word re-encodes to its bytes; a decoded chain re-encodes and decodes to itself |
+//! | [`Target::DecodeCtrl`] | `ctrl_word::decode_words` (what `ccc decode` reads) and the stricter chain decoder, the three renderings | every decoded word re-encodes to its bytes; a decoded chain re-encodes and decodes to itself |
 //! | [`Target::DecodeSlot`] | `SlotSpad::decode`, the three renderings | a decoded image re-encodes to the same bytes |
 //! | [`Target::DecodeNeff`] | `NeffConfigs::decode`, the renderings | a decoded block re-encodes to the same bytes |
 //! | [`Target::Manifest`] | the manifest reader of `ccc compile --proven-by` and of `ccc diagnose`, a diagnosis against a reference, certification of a reference spec | errors render to a bounded non-empty message; a manifest that certifies the reference spec is one `diagnose` also accepts |
@@ -34,8 +34,8 @@ use ccc_compiler::validate::validate;
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::arch::Arch;
 use ccc_ir::id::Rank;
+use ccc_ir::wire::ctrl_word::decode_words;
 use ccc_ir::wire::neff_configs::NeffConfigs;
-use ccc_ir::wire::slot::decode_words;
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::{DecodeError, ctrl_spad};
 use std::fmt;

@@ -18,8 +18,8 @@
 
 use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::{DevicePattern, MeshType, MetaringType};
+use ccc_ir::wire::ctrl_word::{CcOp, CtrlWord, WORD_BYTES};
 use ccc_ir::wire::neff_configs::{self as nc, BarrierConfigs, BarrierStep, MeshEvent, NeffConfigs};
-use ccc_ir::wire::slot::{CcOp, SlotWord, WORD_BYTES};
 use ccc_ir::wire::slot_spad::{self, SlotSpad};
 use ccc_ir::wire::tp::ENTRY_BYTES;
 
@@ -29,10 +29,10 @@ const SLOT_BYTES: u64 = ccc_ir::wire::ctrl_spad::SLOT_BYTES as u64;
 /// Width of the bytes column: eight bytes as `xx` separated by spaces.
 const BYTES_COLUMN: usize = 3 * 8 - 1;
 
-/// Dumps a CTRL SPAD image decoded word by word (`slot::decode_words`):
+/// Dumps a CTRL SPAD image decoded word by word (`ctrl_word::decode_words`):
 /// one line per word with a `-- slot N --` line at each 64-byte slot
 /// boundary. `arch` names the END marks' completion semaphores.
-pub fn ctrl(words: &[(u64, SlotWord)], arch: &ArchParams) -> String {
+pub fn ctrl(words: &[(u64, CtrlWord)], arch: &ArchParams) -> String {
     let mut out = String::new();
     let mut op_index = 0usize;
     for (offset, word) in words {
@@ -41,7 +41,7 @@ pub fn ctrl(words: &[(u64, SlotWord)], arch: &ArchParams) -> String {
         }
         let bytes = word.encode().map(|b| hex(&b)).unwrap_or_else(|_| unknown_bytes(WORD_BYTES));
         row(&mut out, *offset, &bytes, &word_meaning(word, op_index, arch));
-        if let SlotWord::Op(_) = word {
+        if let CtrlWord::Op(_) = word {
             op_index += 1;
         }
     }
@@ -54,12 +54,12 @@ pub fn ctrl(words: &[(u64, SlotWord)], arch: &ArchParams) -> String {
 /// for a mark `END compl 0x0000008280001804 (TOP_SP 0 INC sem 1)`,
 /// `CONTINUE` or `empty` (`op_index` unused), the completion address named
 /// against `arch`.
-pub fn word_meaning(word: &SlotWord, op_index: usize, arch: &ArchParams) -> String {
+pub fn word_meaning(word: &CtrlWord, op_index: usize, arch: &ArchParams) -> String {
     match word {
-        SlotWord::Op(op) => op_meaning(op_index, op),
-        SlotWord::End { compl_addr } => format!("END compl {}", address(*compl_addr, arch)),
-        SlotWord::Continue => "CONTINUE".to_owned(),
-        SlotWord::Empty => "empty".to_owned(),
+        CtrlWord::Op(op) => op_meaning(op_index, op),
+        CtrlWord::End { compl_addr } => format!("END compl {}", address(*compl_addr, arch)),
+        CtrlWord::Continue => "CONTINUE".to_owned(),
+        CtrlWord::Empty => "empty".to_owned(),
     }
 }
 
@@ -460,11 +460,11 @@ mod tests {
     fn ctrl_lines_are_offset_bytes_meaning() {
         let ring = CcOp { algo_type: 0, trigger_next: true, reporter: true, operand: 0x0f, ..CcOp::default() };
         let words = [
-            (0, SlotWord::Op(canonical())),
-            (8, SlotWord::Op(ring)),
-            (16, SlotWord::End { compl_addr: 0x82_8000_1804 }),
-            (24, SlotWord::Continue),
-            (32, SlotWord::Empty),
+            (0, CtrlWord::Op(canonical())),
+            (8, CtrlWord::Op(ring)),
+            (16, CtrlWord::End { compl_addr: 0x82_8000_1804 }),
+            (24, CtrlWord::Continue),
+            (32, CtrlWord::Empty),
         ];
         let expected = "\
 -- slot 0 --
@@ -479,7 +479,7 @@ mod tests {
 
     #[test]
     fn ctrl_marks_each_slot_boundary() {
-        let words: Vec<(u64, SlotWord)> = (0..17).map(|i| (8 * i, SlotWord::Empty)).collect();
+        let words: Vec<(u64, CtrlWord)> = (0..17).map(|i| (8 * i, CtrlWord::Empty)).collect();
         let out = ctrl(&words, cayman());
         let separators: Vec<&str> = out.lines().filter(|l| l.starts_with("--")).collect();
         assert_eq!(separators, ["-- slot 0 --", "-- slot 1 --", "-- slot 2 --"]);
@@ -515,9 +515,9 @@ mod tests {
 
     #[test]
     fn end_marks_name_their_semaphore_only_when_there_is_one() {
-        let named = SlotWord::End { compl_addr: 0x82_8010_1808 };
+        let named = CtrlWord::End { compl_addr: 0x82_8010_1808 };
         assert_eq!(word_meaning(&named, 0, cayman()), "END compl 0x0000008280101808 (TOP_SP 1 INC sem 2)");
-        let bare = SlotWord::End { compl_addr: 0x1000 };
+        let bare = CtrlWord::End { compl_addr: 0x1000 };
         assert_eq!(word_meaning(&bare, 0, cayman()), "END compl 0x0000000000001000");
     }
 

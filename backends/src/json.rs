@@ -13,8 +13,8 @@
 //! (`ncfw_log_addr`, seed 001 §2.1): `{"soc_addr": "0x%016lX"}`, 16
 //! upper-case hex digits after a lower-case `0x`.
 
+use ccc_ir::wire::ctrl_word::{CcOp, CtrlWord};
 use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, MeshEvent, NeffConfigs};
-use ccc_ir::wire::slot::{CcOp, SlotWord};
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::tp::TpIncStep;
 use serde::Serialize;
@@ -30,7 +30,7 @@ pub struct Error(#[from] serde_json::Error);
 /// # Errors
 ///
 /// [`Error`] if serde_json refuses a value.
-pub fn ctrl(words: &[(u64, SlotWord)]) -> Result<String, Error> {
+pub fn ctrl(words: &[(u64, CtrlWord)]) -> Result<String, Error> {
     let entries: Vec<CtrlEntry> = words.iter().map(|&(offset, word)| CtrlEntry::new(offset, word)).collect();
     pretty(&entries)
 }
@@ -87,15 +87,15 @@ enum CtrlEntry {
 }
 
 impl CtrlEntry {
-    fn new(offset: u64, word: SlotWord) -> Self {
+    fn new(offset: u64, word: CtrlWord) -> Self {
         let mark = |mark, compl_addr| CtrlEntry::Mark(MarkEntry { offset, mark, compl_addr });
         match word {
-            SlotWord::Op(op) => {
+            CtrlWord::Op(op) => {
                 CtrlEntry::Op(OpEntry { offset, header: Header { cc_op: 1 }, cc_op: CcOpView::from(&op) })
             }
-            SlotWord::End { compl_addr } => mark("end", Some(addr(compl_addr))),
-            SlotWord::Continue => mark("continue", None),
-            SlotWord::Empty => mark("empty", None),
+            CtrlWord::End { compl_addr } => mark("end", Some(addr(compl_addr))),
+            CtrlWord::Continue => mark("continue", None),
+            CtrlWord::Empty => mark("empty", None),
         }
     }
 }
@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn the_canonical_word_is_the_interface_example() {
         let op = CcOp { algo_type: 1, algo_sub_type: 3, trigger_next: true, ..CcOp::default() };
-        let out = ctrl(&[(0, SlotWord::Op(op))]).unwrap();
+        let out = ctrl(&[(0, CtrlWord::Op(op))]).unwrap();
         // interface.md, `ccc decode --format json`, written out by hand.
         let expected = json!([{"offset": 0,
          "header": {"cc_op": 1},
@@ -392,7 +392,7 @@ mod tests {
     #[test]
     fn keys_keep_the_dumper_order() {
         let op = CcOp { algo_type: 0, reporter: true, operand: 0x0007_0005, ..CcOp::default() };
-        let out = ctrl(&[(8, SlotWord::Op(op))]).unwrap();
+        let out = ctrl(&[(8, CtrlWord::Op(op))]).unwrap();
         let keys = [
             "\"offset\"",
             "\"header\"",
@@ -420,7 +420,7 @@ mod tests {
     #[test]
     fn marks_have_their_own_shape() {
         let words =
-            [(8, SlotWord::End { compl_addr: 0x82_80A0_1804 }), (16, SlotWord::Continue), (24, SlotWord::Empty)];
+            [(8, CtrlWord::End { compl_addr: 0x82_80A0_1804 }), (16, CtrlWord::Continue), (24, CtrlWord::Empty)];
         // `{"soc_addr":"0x%016lX"}` (seed 001 §2.1) filled in by hand.
         let expected = json!([
             {"offset": 8, "mark": "end", "compl_addr": {"soc_addr": "0x0000008280A01804"}},

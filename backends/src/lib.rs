@@ -21,8 +21,8 @@
 //! compiler's snapshot tests call the same functions on the values they
 //! produce, so a snapshot and `ccc decode` print the same thing.
 //!
-//! A CTRL SPAD image is taken as `&[(u64, SlotWord)]`, each word with its
-//! byte offset, as `ccc_ir::wire::slot::decode_words` returns it: word by
+//! A CTRL SPAD image is taken as `&[(u64, CtrlWord)]`, each word with its
+//! byte offset, as `ccc_ir::wire::ctrl_word::decode_words` returns it: word by
 //! word, not the stricter chain parse, so any raw image can be shown.
 //!
 //! Only [`json`] can fail (serde_json's error type); the text views cannot.

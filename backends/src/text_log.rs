@@ -45,7 +45,7 @@
 
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
-use ccc_ir::wire::slot::{CcOp, SlotWord};
+use ccc_ir::wire::ctrl_word::{CcOp, CtrlWord};
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::tp::TpIncStep;
 
@@ -67,13 +67,13 @@ pub const ADDING_END: &str = "Adding END mark with compl address 0x%lx";
 /// The log of a CTRL SPAD image decoded word by word, one line per word
 /// that the runtime logs (see the module docs): `op` counts op entries from
 /// 0; an op entry right after a CONTINUE mark gets the SLOT-CONTINUE line.
-pub fn ctrl(words: &[(u64, SlotWord)], device: u32, topsp: u32) -> String {
+pub fn ctrl(words: &[(u64, CtrlWord)], device: u32, topsp: u32) -> String {
     let mut out = String::new();
     let mut op_index = 0usize;
     let mut after_continue = false;
     for (_, word) in words {
         let line = match word {
-            SlotWord::Op(op) => {
+            CtrlWord::Op(op) => {
                 let line = if after_continue {
                     slot_continue_mark(device, topsp, op_index, op)
                 } else {
@@ -82,11 +82,11 @@ pub fn ctrl(words: &[(u64, SlotWord)], device: u32, topsp: u32) -> String {
                 op_index += 1;
                 Some(line)
             }
-            SlotWord::Continue => Some(ADDING_CONTINUE.to_owned()),
-            SlotWord::End { compl_addr } => Some(adding_end(*compl_addr)),
-            SlotWord::Empty => None,
+            CtrlWord::Continue => Some(ADDING_CONTINUE.to_owned()),
+            CtrlWord::End { compl_addr } => Some(adding_end(*compl_addr)),
+            CtrlWord::Empty => None,
         };
-        after_continue = matches!(word, SlotWord::Continue);
+        after_continue = matches!(word, CtrlWord::Continue);
         if let Some(line) = line {
             out.push_str(&line);
             out.push('\n');
@@ -205,7 +205,7 @@ mod tests {
         let op = CcOp { algo_type: 1, algo_sub_type: 3, trigger_next: true, ..CcOp::default() };
         // The seed's format string filled in by hand: `%2u` pads the device.
         assert_eq!(
-            ctrl(&[(0, SlotWord::Op(op))], 0, 0),
+            ctrl(&[(0, CtrlWord::Op(op))], 0, 0),
             "[nec_dev  0, TOPSP 0, op 0] CTRL mark -alg 1-subalg 3-trignext 1-chlist 0-reporter 0\
              -sema_shift_offset 0-sema_mask 0-safe_mode 0\n"
         );
@@ -216,14 +216,14 @@ mod tests {
         let ring = CcOp { reporter: true, safe_mode: true, operand: 0x0f, ..CcOp::default() };
         let mesh = CcOp { algo_type: 1, algo_sub_type: 1, operand: CcOp::mesh_operand(88, 0x7f), ..CcOp::default() };
         let words = [
-            (0, SlotWord::Op(ring)),
-            (8, SlotWord::Continue),
-            (16, SlotWord::Op(mesh)),
-            (24, SlotWord::End { compl_addr: 0x82_8000_1804 }),
-            (32, SlotWord::Empty),
+            (0, CtrlWord::Op(ring)),
+            (8, CtrlWord::Continue),
+            (16, CtrlWord::Op(mesh)),
+            (24, CtrlWord::End { compl_addr: 0x82_8000_1804 }),
+            (32, CtrlWord::Empty),
         ];
         // Only the entry right after the mark is a SLOT-CONTINUE line.
-        let two = [(0, SlotWord::Continue), (8, SlotWord::Op(ring)), (16, SlotWord::Op(ring))];
+        let two = [(0, CtrlWord::Continue), (8, CtrlWord::Op(ring)), (16, CtrlWord::Op(ring))];
         let lines: Vec<String> = ctrl(&two, 0, 0).lines().map(str::to_owned).collect();
         assert!(lines[1].contains("] SLOT CONTINUE mark -alg 0-"), "{lines:?}");
         assert!(lines[2].contains("] CTRL mark -alg 0-"), "{lines:?}");

@@ -135,14 +135,13 @@ fn plan_collective(c: &ValidCollective, shape: &Shape) -> Result<CollectivePlan,
 /// must agree. Validation has checked each group is node-aligned (and
 /// pod-aligned where needed); a group that is not pod-aligned gets one pod.
 fn uniform_radices(groups: &Groups, shape: &Shape, collective: u32, alg: AlgType) -> Result<Radices, BuildError> {
-    if !groups.is_explicit() {
+    let Some(explicit) = groups.as_explicit() else {
         return Ok(Radices([shape.local_rank_n, shape.nodes_per_pod, shape.pod_n]));
-    }
+    };
     let n = groups.size();
     let mut first: Option<[u32; 3]> = None;
-    for g in 0..groups.group_n() {
-        let members: Vec<u32> = (0..n).map(|i| groups.member(g, i).0).collect();
-        let found = group_shape(&members, shape);
+    for (g, members) in (0u32..).zip(explicit) {
+        let found = group_shape(members, shape);
         match first {
             None => first = Some(found),
             Some(expected) if expected != found => {

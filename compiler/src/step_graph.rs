@@ -20,6 +20,7 @@
 //! world's nodes would only re-derive.
 
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
+use crate::valid::GroupMember;
 use ccc_ir::id::{CollectiveIdx, Rank, Step};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -53,13 +54,14 @@ pub enum EdgeKind {
     Data,
 }
 
-/// One rank's nodes of one collective, in step order.
+/// One rank's nodes of one collective, in step order; `at` is where the
+/// rank sits in the collective's groups ([`Groups::locate`](crate::valid::Groups::locate)).
 pub fn collective_nodes<'a>(
     schedule: &'a Schedule,
     plan: &'a CollectivePlan,
-    rank: Rank,
+    at: GroupMember,
 ) -> impl Iterator<Item = StepNode> + 'a {
-    let (group, member) = plan.groups.locate(rank);
+    let (rank, group, member) = (at.rank(), at.group(), at.index());
     (0..plan.step_n).map(move |step| {
         let mut transfers = Vec::new();
         schedule.transfers(plan, group, member, step, &mut transfers);
@@ -93,10 +95,10 @@ pub struct NodeView<'a> {
 pub fn walk_collective<E>(
     schedule: &Schedule,
     plan: &CollectivePlan,
-    rank: Rank,
+    at: GroupMember,
     mut visit: impl FnMut(NodeView<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let (group, member) = plan.groups.locate(rank);
+    let (group, member) = (at.group(), at.index());
     let mut transfers = Vec::new();
     for (phase, p) in plan.phases.iter().enumerate() {
         let inst = plan.instance(p, member);
@@ -118,7 +120,8 @@ pub struct StepGraph {
 
 impl StepGraph {
     /// Builds the graph of `ranks` (sorted and deduplicated; data edges only
-    /// between ranks in the set).
+    /// between ranks in the set). A rank outside a collective's groups has
+    /// no nodes in it.
     pub fn build(schedule: &Schedule, ranks: &[Rank]) -> StepGraph {
         let mut ranks = ranks.to_vec();
         ranks.sort_unstable();
@@ -127,7 +130,11 @@ impl StepGraph {
         // (collective, step, rank) -> node, to place edges.
         let mut index: BTreeMap<(u32, u32, Rank), NodeIndex> = BTreeMap::new();
         for plan in &schedule.collectives {
-            let mut iters: Vec<_> = ranks.iter().map(|&r| collective_nodes(schedule, plan, r)).collect();
+            let mut iters: Vec<_> = ranks
+                .iter()
+                .filter_map(|&r| plan.groups.locate(r))
+                .map(|at| collective_nodes(schedule, plan, at))
+                .collect();
             for step in 0..plan.step_n {
                 for it in &mut iters {
                     let Some(node) = it.next() else { continue };
@@ -136,7 +143,8 @@ impl StepGraph {
                         .transfers
                         .iter()
                         .filter(|t| t.to == node.member && t.from != node.member)
-                        .map(|t| plan.rank(node.group, t.from))
+                        // A sender the groups do not hold has no node, so no edge.
+                        .filter_map(|t| plan.rank(node.group, t.from))
                         .collect();
                     let rank = node.rank;
                     let id = graph.add_node(node);

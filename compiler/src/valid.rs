@@ -238,25 +238,53 @@ impl Groups {
         }
     }
 
-    /// The global rank of member `index` of group `group`.
-    pub fn member(&self, group: u32, index: u32) -> Rank {
+    /// The global rank of member `index` of group `group`; `None` when the
+    /// groups have no such group or the group no such member.
+    pub fn member(&self, group: u32, index: u32) -> Option<Rank> {
         match &self.explicit {
-            None => Rank(index),
-            Some(g) => Rank(g.get(group as usize).and_then(|m| m.get(index as usize)).copied().unwrap_or(u32::MAX)),
+            None => (group == 0 && index < self.rank_n).then_some(Rank(index)),
+            Some(g) => g.get(group as usize)?.get(index as usize).copied().map(Rank),
         }
     }
 
-    /// The (group, index) of a global rank.
-    pub fn locate(&self, rank: Rank) -> (u32, u32) {
-        match &self.explicit {
-            None => (0, rank.0),
-            Some(_) => self.places.get(rank.0 as usize).copied().unwrap_or((u32::MAX, u32::MAX)),
-        }
+    /// Where a global rank sits in the groups; `None` for a rank outside
+    /// the world.
+    pub fn locate(&self, rank: Rank) -> Option<GroupMember> {
+        let (group, index) = match &self.explicit {
+            None => (rank.0 < self.rank_n).then_some((0, rank.0))?,
+            Some(_) => *self.places.get(rank.0 as usize)?,
+        };
+        Some(GroupMember { rank, group, index })
     }
 
     /// The explicit groups, if any.
     pub fn as_explicit(&self) -> Option<&[Vec<u32>]> {
         self.explicit.as_deref()
+    }
+}
+
+/// A rank of the world with its replica group and its index in it. Only
+/// [`Groups::locate`] makes one, so a `GroupMember` always names a rank the
+/// groups hold: code that has one needs no "rank outside the world" case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupMember {
+    rank: Rank,
+    group: u32,
+    index: u32,
+}
+
+impl GroupMember {
+    /// The global rank.
+    pub fn rank(self) -> Rank {
+        self.rank
+    }
+    /// The replica group.
+    pub fn group(self) -> u32 {
+        self.group
+    }
+    /// The index in the group (the group-local member).
+    pub fn index(self) -> u32 {
+        self.index
     }
 }
 
@@ -288,5 +316,32 @@ impl AutoChoice {
     /// The winner.
     pub fn winner(&self) -> Option<&Alternative> {
         self.alternatives.get(self.chosen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank or member the groups do not hold has no place: `None`, never
+    /// a made-up rank.
+    #[test]
+    fn outside_the_groups_is_none() {
+        let world = Groups::world(4);
+        assert_eq!(world.member(0, 3), Some(Rank(3)));
+        assert_eq!(world.member(0, 4), None);
+        assert_eq!(world.member(1, 0), None);
+        let at = world.locate(Rank(2)).unwrap();
+        assert_eq!((at.rank(), at.group(), at.index()), (Rank(2), 0, 2));
+        assert_eq!(world.locate(Rank(4)), None);
+
+        let explicit = Groups::explicit(4, vec![vec![3, 1], vec![0, 2]]);
+        assert_eq!(explicit.member(0, 0), Some(Rank(3)));
+        assert_eq!(explicit.member(1, 1), Some(Rank(2)));
+        assert_eq!(explicit.member(0, 2), None);
+        assert_eq!(explicit.member(2, 0), None);
+        let at = explicit.locate(Rank(1)).unwrap();
+        assert_eq!((at.rank(), at.group(), at.index()), (Rank(1), 0, 1));
+        assert_eq!(explicit.locate(Rank(4)), None);
     }
 }

@@ -21,7 +21,7 @@
 //!   limits) and semaphore addresses.
 //! - [`id`]: typed identifiers that print the same everywhere (`rank 5`).
 //! - [`noun`]: counted nouns that agree with their number (`1 rank`, `2 ranks`).
-//! - [`wire`]: the exact bytes — the slot word ([`wire::slot`]), the CTRL
+//! - [`wire`]: the exact bytes — the CTRL SPAD word ([`wire::ctrl_word`]), the CTRL
 //!   SPAD chain ([`wire::ctrl_spad`]), `tp_inc_steps` ([`wire::tp`]) and the
 //!   SLOT SPAD image ([`wire::slot_spad`]), the `neff_configs` block
 //!   ([`wire::neff_configs`]), over an offset-aware reader/writer

@@ -8,7 +8,7 @@
 
 use crate::common::{assert_bad_length, assert_bad_value_at, assert_bytes_eq, assert_reserved_at, image};
 use ccc_ir::wire::ctrl_spad::{self, Placement, Segment};
-use ccc_ir::wire::slot::CcOp;
+use ccc_ir::wire::ctrl_word::CcOp;
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::tp::{Folder, TpIncStep, unfold};
 use ccc_ir::wire::{DecodeError, DecodeErrorKind, EncodeError};

@@ -6,6 +6,6 @@
 
 mod chain_golden;
 mod common;
+mod ctrl_word_golden;
 mod neff_configs_golden;
 mod roundtrip;
-mod slot_golden;

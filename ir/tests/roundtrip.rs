@@ -11,8 +11,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use ccc_ir::wire::ctrl_spad::{self, Segment};
+use ccc_ir::wire::ctrl_word::{CcOp, CtrlWord, decode_words};
 use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, BasicBlockConfigs, MeshEvent, NeffConfigs, NeffFlags};
-use ccc_ir::wire::slot::{CcOp, SlotWord, decode_words};
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::tp::{Folder, TpIncStep, unfold};
 use proptest::collection::vec;
@@ -52,12 +52,12 @@ fn compl_addr() -> impl Strategy<Value = u64> {
     edgy((1 << 46) - 1).prop_map(|a| a << 2)
 }
 
-fn slot_word() -> impl Strategy<Value = SlotWord> {
+fn ctrl_word() -> impl Strategy<Value = CtrlWord> {
     prop_oneof![
-        cc_op().prop_map(SlotWord::Op),
-        compl_addr().prop_map(|compl_addr| SlotWord::End { compl_addr }),
-        Just(SlotWord::Continue),
-        Just(SlotWord::Empty),
+        cc_op().prop_map(CtrlWord::Op),
+        compl_addr().prop_map(|compl_addr| CtrlWord::End { compl_addr }),
+        Just(CtrlWord::Continue),
+        Just(CtrlWord::Empty),
     ]
 }
 
@@ -164,21 +164,21 @@ fn mutate(mut bytes: Vec<u8>, edits: &[(usize, u8)]) -> Vec<u8> {
 /// One slot of eight words: 0..=8 op entries (7 and 0 drawn often), then a
 /// mark (END or CONTINUE drawn often), then empty words, and sometimes one
 /// stray word anywhere.
-fn near_valid_slot() -> impl Strategy<Value = Vec<SlotWord>> {
+fn near_valid_slot() -> impl Strategy<Value = Vec<CtrlWord>> {
     let ops = prop_oneof![Just(0usize), Just(7), 0usize..=8];
     let mark = prop_oneof![
-        2 => compl_addr().prop_map(|compl_addr| SlotWord::End { compl_addr }),
-        2 => Just(SlotWord::Continue),
-        1 => Just(SlotWord::Empty),
-        1 => cc_op().prop_map(SlotWord::Op),
+        2 => compl_addr().prop_map(|compl_addr| CtrlWord::End { compl_addr }),
+        2 => Just(CtrlWord::Continue),
+        1 => Just(CtrlWord::Empty),
+        1 => cc_op().prop_map(CtrlWord::Op),
     ];
-    let stray = prop_oneof![3 => Just(None), 1 => (0usize..8, slot_word()).prop_map(Some)];
+    let stray = prop_oneof![3 => Just(None), 1 => (0usize..8, ctrl_word()).prop_map(Some)];
     (ops, vec(cc_op(), 8), mark, stray).prop_map(|(n, ops, mark, stray)| {
-        let mut words: Vec<SlotWord> = ops.into_iter().take(n).map(SlotWord::Op).collect();
+        let mut words: Vec<CtrlWord> = ops.into_iter().take(n).map(CtrlWord::Op).collect();
         if words.len() < 8 {
             words.push(mark);
         }
-        words.resize(8, SlotWord::Empty);
+        words.resize(8, CtrlWord::Empty);
         if let Some((i, word)) = stray {
             words[i] = word;
         }
@@ -194,39 +194,39 @@ fn without_empty_slots(image: &[u8]) -> Vec<u8> {
 }
 
 // ---------------------------------------------------------------------------
-// Slot words.
+// CTRL SPAD words.
 // ---------------------------------------------------------------------------
 
 proptest! {
     #[test]
-    fn slot_word_roundtrips(word in slot_word(), at in 0u64..0x1000) {
+    fn ctrl_word_roundtrips(word in ctrl_word(), at in 0u64..0x1000) {
         let bytes = word.encode().unwrap();
-        prop_assert_eq!(SlotWord::decode(bytes, at * 8), Ok(word));
+        prop_assert_eq!(CtrlWord::decode(bytes, at * 8), Ok(word));
     }
 
     #[test]
-    fn slot_word_reserved_bits_are_zero(word in slot_word()) {
+    fn ctrl_word_reserved_bits_are_zero(word in ctrl_word()) {
         let b = word.encode().unwrap();
         match word {
-            SlotWord::Op(_) => {
+            CtrlWord::Op(_) => {
                 prop_assert_eq!(b[0], 0x01, "byte 0: cc_op set, bits 7:1 reserved");
                 prop_assert_eq!(b[2] & 0xE0, 0, "byte 2 bits 7:5 reserved");
                 prop_assert_eq!(b[3], 0, "byte 3 padding");
             }
-            SlotWord::End { compl_addr } => {
+            CtrlWord::End { compl_addr } => {
                 prop_assert_eq!(b[0] & 0b11, 0b10, "END tag");
                 prop_assert_eq!([b[6], b[7]], [0, 0], "END bits 63:48 reserved");
                 prop_assert_eq!(u64::from_le_bytes(b) & !0b11, compl_addr);
             }
-            SlotWord::Continue => prop_assert_eq!(b, [0, 0, 0, 0, 0xFE, 0xFF, 0xFE, 0xFF]),
-            SlotWord::Empty => prop_assert_eq!(b, [0; 8]),
+            CtrlWord::Continue => prop_assert_eq!(b, [0, 0, 0, 0, 0xFE, 0xFF, 0xFE, 0xFF]),
+            CtrlWord::Empty => prop_assert_eq!(b, [0; 8]),
         }
     }
 
     #[test]
-    fn slot_word_fields_keep_their_place(op in cc_op()) {
+    fn ctrl_word_fields_keep_their_place(op in cc_op()) {
         // Each field is recoverable from its own bits of the packed word.
-        let b = SlotWord::Op(op).encode().unwrap();
+        let b = CtrlWord::Op(op).encode().unwrap();
         prop_assert_eq!(b[1] & 0x0F, op.algo_type);
         prop_assert_eq!((b[1] >> 4) & 0x07, op.algo_sub_type);
         prop_assert_eq!(b[1] >> 7 == 1, op.trigger_next);
@@ -244,24 +244,24 @@ proptest! {
     }
 
     #[test]
-    fn slot_word_decode_accepts_only_canonical_words(bytes in any::<[u8; 8]>(), at in 0u64..0x1000) {
-        if let Ok(word) = SlotWord::decode(bytes, at * 8) {
+    fn ctrl_word_decode_accepts_only_canonical_words(bytes in any::<[u8; 8]>(), at in 0u64..0x1000) {
+        if let Ok(word) = CtrlWord::decode(bytes, at * 8) {
             prop_assert_eq!(word.encode(), Ok(bytes));
         }
     }
 
     #[test]
-    fn slot_word_overflowing_fields_are_refused(
+    fn ctrl_word_overflowing_fields_are_refused(
         algo_type in 16u8..,
         algo_sub_type in 8u8..,
         high in 1u64..=0xFFFF,
         addr in compl_addr(),
         low in 1u64..=3,
     ) {
-        prop_assert!(SlotWord::Op(CcOp { algo_type, ..CcOp::default() }).encode().is_err(), "algo_type {}", algo_type);
-        prop_assert!(SlotWord::Op(CcOp { algo_sub_type, ..CcOp::default() }).encode().is_err(), "algo_sub_type {}", algo_sub_type);
-        prop_assert!(SlotWord::End { compl_addr: addr | high << 48 }.encode().is_err(), "END above 48 bits");
-        prop_assert!(SlotWord::End { compl_addr: addr | low }.encode().is_err(), "unaligned END");
+        prop_assert!(CtrlWord::Op(CcOp { algo_type, ..CcOp::default() }).encode().is_err(), "algo_type {}", algo_type);
+        prop_assert!(CtrlWord::Op(CcOp { algo_sub_type, ..CcOp::default() }).encode().is_err(), "algo_sub_type {}", algo_sub_type);
+        prop_assert!(CtrlWord::End { compl_addr: addr | high << 48 }.encode().is_err(), "END above 48 bits");
+        prop_assert!(CtrlWord::End { compl_addr: addr | low }.encode().is_err(), "unaligned END");
     }
 
     #[test]
@@ -417,7 +417,7 @@ proptest! {
                 prop_assert_eq!(at % 64, 0);
             }
             let word: [u8; 8] = img[at..at + 8].try_into().unwrap();
-            prop_assert_eq!(SlotWord::decode(word, p.offset), Ok(SlotWord::Op(segs[p.segment].records[p.record])));
+            prop_assert_eq!(CtrlWord::decode(word, p.offset), Ok(CtrlWord::Op(segs[p.segment].records[p.record])));
         }
 
         // Reserved bits of every op entry are zero.
@@ -457,7 +457,7 @@ proptest! {
     }
 
     #[test]
-    fn ctrl_spad_decode_of_a_damaged_image(segs in segments(), edits in mutations(), word_edits in vec((any::<usize>(), slot_word()), 1..=3)) {
+    fn ctrl_spad_decode_of_a_damaged_image(segs in segments(), edits in mutations(), word_edits in vec((any::<usize>(), ctrl_word()), 1..=3)) {
         let img = ctrl_spad::encode(&segs, CTRL_SPAD_BYTES).unwrap();
         // Byte damage, and whole-word damage (a valid word in the wrong place).
         let mut by_word = img.clone();

@@ -29,8 +29,8 @@ use ccc_compiler::validate::{ValidationErrors, validate};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use ccc_ir::wire::DecodeError;
+use ccc_ir::wire::ctrl_word;
 use ccc_ir::wire::neff_configs::NeffConfigs;
-use ccc_ir::wire::slot;
 use ccc_ir::wire::slot_spad::SlotSpad;
 use std::fmt::Debug;
 use std::path::Path;
@@ -600,7 +600,7 @@ pub fn decode(data: &[u8], region: Region) -> Result<String, Failure> {
         return Err(ErrorInfo::new(ErrorClass::Decode, "Empty", "empty image (0 bytes)"));
     }
     let json = match region {
-        Region::Ctrl => ccc_backends::json::ctrl(&slot::decode_words(data).map_err(|e| decode_error(&e))?),
+        Region::Ctrl => ccc_backends::json::ctrl(&ctrl_word::decode_words(data).map_err(|e| decode_error(&e))?),
         Region::Slot => ccc_backends::json::slot(&SlotSpad::decode(data).map_err(|e| decode_error(&e))?),
         Region::Neff => ccc_backends::json::neff(&NeffConfigs::decode(data).map_err(|e| decode_error(&e))?),
     };

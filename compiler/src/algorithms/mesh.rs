@@ -110,11 +110,8 @@ pub(crate) fn point_to_point(g: &mut Gen<'_>, reduce: bool) {
     let me = g.idx(g.p());
     let fold = reduce.then_some(ReductionType::Ring2R1W);
     let (send, recv) = g.plan.peers.of(me);
-    let shape = g.shape;
     for (s, t) in send.into_iter().chain(recv) {
-        let a = g.plan.rank(g.group, s);
-        let b = g.plan.rank(g.group, t);
-        let neigh = crate::schedule::relation(shape, a, b);
+        let neigh = g.members_rel(s, t);
         g.out.push(crate::schedule::Transfer {
             from: s,
             to: t,

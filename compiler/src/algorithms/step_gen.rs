@@ -61,9 +61,18 @@ impl Gen<'_> {
     }
     /// The relation between two scope positions' ranks.
     pub fn rel(&self, from: u32, to: u32) -> Neigh {
-        let a = self.plan.rank(self.group, self.idx(from));
-        let b = self.plan.rank(self.group, self.idx(to));
-        relation(self.shape, a, b)
+        self.members_rel(self.idx(from), self.idx(to))
+    }
+    /// The relation between two group members' ranks. Every member a
+    /// generator names is in the group (`build` makes the radices multiply
+    /// to the group size); one that is not, which only a plan built by
+    /// hand can name, relates as the farthest, `PeerRmtv2`, and the
+    /// verifier refuses its transfer as out of range.
+    pub fn members_rel(&self, a: u32, b: u32) -> Neigh {
+        match (self.plan.rank(self.group, a), self.plan.rank(self.group, b)) {
+            (Some(a), Some(b)) => relation(self.shape, a, b),
+            _ => Neigh::PeerRmtv2,
+        }
     }
 
     /// Records a transfer between scope positions that moves the same

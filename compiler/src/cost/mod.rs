@@ -39,7 +39,8 @@ pub fn op_bytes(plan: &CollectivePlan) -> f64 {
 
 /// The nodes a group of the plan spans.
 fn nodes_spanned(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
-    let mut nodes: Vec<u32> = (0..plan.groups.size()).map(|i| schedule.shape.node(plan.rank(0, i).0)).collect();
+    let mut nodes: Vec<u32> =
+        (0..plan.groups.size()).filter_map(|i| plan.rank(0, i)).map(|r| schedule.shape.node(r.0)).collect();
     nodes.sort_unstable();
     nodes.dedup();
     nodes.len() as u32

@@ -262,11 +262,13 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
-    let node0 = shape.node(plan.rank(0, 0).0);
+    // The node of group 0's member `i` (`None`: no such member).
+    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
+    let node0 = node(0);
     let mut on_node = 0u32;
     let mut flows = 0u32;
     let mut spans = SpanMemo::default();
-    for m in (0..n).filter(|&i| shape.node(plan.rank(0, i).0) == node0) {
+    for m in (0..n).filter(|&i| node(i) == node0) {
         on_node += 1;
         let off = match direct_sends_off(schedule, plan, phase, m, &mut spans) {
             Some(off) => off,
@@ -290,7 +292,8 @@ fn sends_off_walked(
     let shape = &schedule.shape;
     buf.clear();
     schedule.transfers(plan, 0, m, phase.first_step, buf);
-    buf.iter().any(|t| t.from == m && shape.node(plan.rank(0, t.to).0) != shape.node(plan.rank(0, m).0))
+    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
+    buf.iter().any(|t| t.from == m && node(t.to) != node(m))
 }
 
 /// The last scope [`direct_sends_off`] asked about, `(base, stride, k)`,
@@ -316,7 +319,7 @@ fn direct_sends_off(
     use crate::schedule::PhaseKind as K;
     let shape = &schedule.shape;
     let scope = plan.instance(phase, m).scope;
-    let node_of = |q: u32| shape.node(plan.rank(0, scope.member(q)).0);
+    let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
     let mut spans_nodes = || {
         let key = (scope.base, scope.stride, scope.k);
         match spans.0 {
@@ -366,7 +369,8 @@ fn step_load(
     schedule.transfers(plan, 0, me, step, buf);
     let mut load = StepLoad::default();
     for t in buf.iter() {
-        let (a, b) = (plan.rank(0, t.from), plan.rank(0, t.to));
+        // Every transfer of a built plan is between members of the group.
+        let (Some(a), Some(b)) = (plan.rank(0, t.from), plan.rank(0, t.to)) else { continue };
         let hop = Hop::of(relation(&schedule.shape, a, b));
         let h = hop as usize;
         load.hop = load.hop.max(Some(hop));

@@ -36,12 +36,13 @@ mod tests;
 
 use crate::placement::{DEVICE_BARRIER_MAX_RANK_N, hosted_channels, mesh_sema, sema, topsps_for, topsps_used};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer, mesh_type};
+use crate::valid::GroupMember;
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::wire::ctrl_spad;
+use ccc_ir::wire::ctrl_word::CcOp;
 use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs};
-use ccc_ir::wire::slot::CcOp;
 use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
 use neff::{neff_configs, sem};
 use serde::Serialize;
@@ -242,6 +243,19 @@ pub enum LowerErrorKind {
         /// Ranks in the world.
         rank_n: u32,
     },
+    /// A collective's replica groups do not hold the rank (a schedule
+    /// `build` did not make: its groups disagree with its shape).
+    #[error("the collective's replica groups do not hold this rank")]
+    NotInGroups,
+    /// The schedule names a group member its groups do not hold (a
+    /// schedule `build` did not make).
+    #[error("the schedule names member {index} of replica group {group}, which the groups do not hold")]
+    NoSuchMember {
+        /// The replica group.
+        group: u32,
+        /// The group-local index.
+        index: u32,
+    },
     /// The device barrier does not reach every rank in its steps.
     #[error(
         "a device barrier covers at most {DEVICE_BARRIER_MAX_RANK_N} ranks in its {DEVICE_STEPS_N} steps; \
@@ -296,8 +310,9 @@ type PhasePosts = Vec<(u32, Vec<Posts>)>;
 struct Lowering<'a> {
     schedule: &'a Schedule,
     plan: &'a CollectivePlan,
+    /// The rank, its replica group and its index in it.
+    at: GroupMember,
     rank: Rank,
-    /// The rank's replica group, and its index in it.
     group: u32,
     member: u32,
     /// Per TOP_SP, the descriptor table of the channels it hosts.
@@ -305,12 +320,24 @@ struct Lowering<'a> {
 }
 
 impl<'a> Lowering<'a> {
-    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, rank: Rank) -> Lowering<'a> {
+    /// `None` when the collective's groups do not hold `rank`.
+    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, rank: Rank) -> Option<Lowering<'a>> {
         let params = schedule.arch.params();
         let plan_used = topsps_for(params, plan.channels);
-        let (group, member) = plan.groups.locate(rank);
+        let at = plan.groups.locate(rank)?;
         let tables = (0..plan_used).map(|t| DescTable::new(plan, &hosted_channels(params, plan.channels, t))).collect();
-        Lowering { schedule, plan, rank, group, member, tables }
+        Some(Lowering { schedule, plan, at, rank, group: at.group(), member: at.index(), tables })
+    }
+
+    /// The error of `kind` at `topsp` and `step` of this collective.
+    fn error(&self, topsp: Option<TopSp>, step: Option<u32>, kind: LowerErrorKind) -> LowerError {
+        LowerError {
+            rank: self.rank,
+            topsp,
+            collective: Some(CollectiveIdx(self.plan.index)),
+            step: step.map(Step),
+            kind,
+        }
     }
 
     /// Empty posts, one per TOP_SP.
@@ -334,24 +361,16 @@ impl<'a> Lowering<'a> {
             for v in [m2s, s2m] {
                 if v > u64::from(VAL_MASK) {
                     let arch = self.schedule.arch;
-                    return Err(LowerError {
-                        rank: self.rank,
-                        topsp: Some(TopSp(t as u8)),
-                        collective: Some(CollectiveIdx(self.plan.index)),
-                        step: Some(Step(step)),
-                        kind: LowerErrorKind::Limit {
-                            limit: Limit::TpIncrement,
-                            value: v,
-                            max: u64::from(VAL_MASK),
-                            arch,
-                        },
-                    });
+                    let kind =
+                        LowerErrorKind::Limit { limit: Limit::TpIncrement, value: v, max: u64::from(VAL_MASK), arch };
+                    return Err(self.error(Some(TopSp(t as u8)), Some(step), kind));
                 }
             }
             // Checked against VAL_MASK just above.
             post.folder.push_n(m2s as u32, s2m as u32, u64::from(n));
             if mesh {
-                collect_events(self, transfers, table.channels(), u64::from(n), &mut post.events);
+                collect_events(self, transfers, table.channels(), u64::from(n), &mut post.events)
+                    .map_err(|kind| self.error(Some(TopSp(t as u8)), Some(step), kind))?;
             }
         }
         Ok(())
@@ -387,10 +406,12 @@ fn lower_with(
         .collect();
     let mut events_used = vec![0u32; usize::from(used)];
     for plan in &schedule.collectives {
-        let lowering = Lowering::new(schedule, plan, rank);
+        let lowering = Lowering::new(schedule, plan, rank)
+            .ok_or_else(|| err(None, Some(plan.index), None, LowerErrorKind::NotInGroups))?;
         let mut records: Vec<Vec<Record>> = vec![Vec::new(); lowering.tables.len()];
         for (phase, phase_posts) in posts(&lowering)? {
-            finish_records(&lowering, phase, phase_posts, &mut records);
+            finish_records(&lowering, phase, phase_posts, &mut records)
+                .map_err(|kind| lowering.error(None, None, kind))?;
         }
         for (t, mut recs) in records.into_iter().enumerate() {
             if recs.is_empty() {
@@ -459,10 +480,10 @@ fn collect_events(
     hosted: &[u8],
     times: u64,
     events: &mut Vec<(MeshEvent, u64)>,
-) {
+) -> Result<(), LowerErrorKind> {
     let layout = l.plan.layout();
     for t in transfers.iter().filter(|t| t.to == l.member && t.from != l.member) {
-        let peer = l.plan.rank(l.group, t.from).0;
+        let peer = member_rank(l.plan, l.group, t.from)?.0;
         let increments = u64::from(t.dst.count) * u64::from(t.halves.count()) * hosted.len() as u64;
         let mut bytes = 0u64;
         for &c in hosted {
@@ -488,18 +509,31 @@ fn collect_events(
         event.target = u16::try_from(*target).unwrap_or(u16::MAX);
         event.bytes = event.bytes.saturating_add(bytes.saturating_mul(times));
     }
+    Ok(())
+}
+
+/// The rank of member `index` of `group`, or the error naming it.
+fn member_rank(plan: &CollectivePlan, group: u32, index: u32) -> Result<Rank, LowerErrorKind> {
+    plan.rank(group, index).ok_or(LowerErrorKind::NoSuchMember { group, index })
 }
 
 /// Closes the records of `phase` on every TOP_SP, from what it posted.
-fn finish_records(l: &Lowering<'_>, phase: u32, posts: Vec<Posts>, records: &mut [Vec<Record>]) {
+fn finish_records(
+    l: &Lowering<'_>,
+    phase: u32,
+    posts: Vec<Posts>,
+    records: &mut [Vec<Record>],
+) -> Result<(), LowerErrorKind> {
     let (schedule, plan) = (l.schedule, l.plan);
-    let Some(p) = plan.phases.get(phase as usize) else { return };
+    let Some(p) = plan.phases.get(phase as usize) else { return Ok(()) };
     let pattern = p.alg.pattern().unwrap_or(DevicePattern::Ring);
     let sub_type = match pattern {
         DevicePattern::Ring => MetaringType::from_alg(p.alg).map_or(0, MetaringType::raw),
         DevicePattern::Mesh => {
             let inst = plan.instance(p, l.member);
-            let ranks = (0..inst.scope.k).map(|q| plan.rank(l.group, inst.scope.member(q)));
+            let ranks = (0..inst.scope.k)
+                .map(|q| member_rank(plan, l.group, inst.scope.member(q)))
+                .collect::<Result<Vec<_>, _>>()?;
             mesh_type(schedule.arch, &schedule.shape, ranks).raw()
         }
     };
@@ -528,4 +562,5 @@ fn finish_records(l: &Lowering<'_>, phase: u32, posts: Vec<Posts>, records: &mut
             event_targets: post.events.into_iter().map(|(_, t)| t).collect(),
         });
     }
+    Ok(())
 }

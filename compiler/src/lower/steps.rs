@@ -9,7 +9,7 @@ use crate::step_graph::walk_collective;
 /// Every phase of `l`'s collective, posted step by step.
 pub(super) fn collective(l: &Lowering<'_>) -> Result<PhasePosts, super::LowerError> {
     let mut phases: PhasePosts = Vec::new();
-    walk_collective(l.schedule, l.plan, l.rank, |node| {
+    walk_collective(l.schedule, l.plan, l.at, |node| {
         if phases.last().map(|(p, _)| *p) != Some(node.phase) {
             phases.push((node.phase, l.posts()));
         }

@@ -167,8 +167,9 @@ impl CollectivePlan {
         (step >= phase.first_step).then(|| (i, step - phase.first_step))
     }
 
-    /// The global rank of group member `index` of `group`.
-    pub fn rank(&self, group: u32, index: u32) -> Rank {
+    /// The global rank of group member `index` of `group`; `None` when
+    /// the plan's groups have no such member.
+    pub fn rank(&self, group: u32, index: u32) -> Option<Rank> {
         self.groups.member(group, index)
     }
 }

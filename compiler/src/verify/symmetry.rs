@@ -85,9 +85,6 @@ pub(crate) struct Bases {
     orbits: Vec<Vec<Option<Orbit>>>,
 }
 
-/// A watch's count for a collective once a step was not the base moved.
-const BROKEN: u32 = u32::MAX;
-
 impl Bases {
     /// Member 0's transfers of every candidate group of the schedule as built.
     pub(crate) fn new(schedule: &Schedule) -> Bases {
@@ -101,7 +98,7 @@ impl Bases {
 
     /// A watch for rank `rank`'s lowering.
     pub(crate) fn watch(&self, rank: Rank) -> Watch<'_> {
-        Watch { bases: self, seen: Seen { rank, steps: vec![0; self.orbits.len()] } }
+        Watch { bases: self, seen: Seen { rank, steps: vec![Some(0); self.orbits.len()] } }
     }
 
     /// What a watch sees of `rank`'s step graph, walked collective by
@@ -109,7 +106,9 @@ impl Bases {
     pub(crate) fn watch_steps(&self, schedule: &Schedule, rank: Rank) -> Seen {
         let mut watch = self.watch(rank);
         for plan in &schedule.collectives {
-            let walked: Result<(), ()> = walk_collective(schedule, plan, rank, |node| {
+            // A rank the groups do not hold has no nodes to see.
+            let Some(at) = plan.groups.locate(rank) else { continue };
+            let walked: Result<(), ()> = walk_collective(schedule, plan, at, |node| {
                 watch.see(plan, &node);
                 Ok(())
             });
@@ -142,8 +141,8 @@ impl Bases {
                 let c = plan.index as usize;
                 let whole = |g: u32| {
                     (0..plan.groups.size()).all(|m| {
-                        let seen = by_rank.get(plan.rank(g, m).0 as usize).copied().flatten();
-                        seen.and_then(|s| s.steps.get(c)).is_some_and(|&steps| steps == plan.step_n)
+                        let seen = plan.rank(g, m).and_then(|r| by_rank.get(r.0 as usize).copied().flatten());
+                        seen.and_then(|s| s.steps.get(c)).is_some_and(|&steps| steps == Some(plan.step_n))
                     })
                 };
                 groups.iter().enumerate().map(|(g, o)| o.clone().filter(|_| whole(g as u32))).collect()
@@ -164,9 +163,9 @@ pub(crate) struct Watch<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Seen {
     rank: Rank,
-    /// Per collective: steps seen moved, in order from step 0; [`BROKEN`]
+    /// Per collective: steps seen moved, in order from step 0; `None`
     /// once one was not.
-    steps: Vec<u32>,
+    steps: Vec<Option<u32>>,
 }
 
 impl Seen {
@@ -178,7 +177,7 @@ impl Seen {
     /// Whether at every step of `plan` the rank's transfers were member
     /// 0's moved to it.
     pub(crate) fn all_moved(&self, plan: &CollectivePlan) -> bool {
-        self.steps.get(plan.index as usize) == Some(&plan.step_n)
+        self.steps.get(plan.index as usize) == Some(&Some(plan.step_n))
     }
 }
 
@@ -187,9 +186,9 @@ impl Watch<'_> {
     #[inline]
     pub(crate) fn see(&mut self, plan: &CollectivePlan, node: &NodeView<'_>) {
         let Some(steps) = self.seen.steps.get_mut(plan.index as usize) else { return };
-        // Steps come in order from 0; once broken, never equal again.
-        if *steps != node.step {
-            *steps = BROKEN;
+        // Steps come in order from 0; once broken, never counted again.
+        if *steps != Some(node.step) {
+            *steps = None;
             return;
         }
         let base = self.bases.orbits.get(plan.index as usize).and_then(|g| g.get(node.group as usize));
@@ -200,7 +199,7 @@ impl Watch<'_> {
                 node.transfers.iter().zip(&base.transfers[first..end]).all(|(x, b)| is_moved_with(x, b, &by))
             }
         });
-        *steps = if moved { *steps + 1 } else { BROKEN };
+        *steps = moved.then_some(node.step + 1);
     }
 
     /// What it saw.
@@ -505,7 +504,7 @@ mod tests {
             let missing = Bases::new(&schedule).symmetry(&schedule, &seen[1..]);
             assert_eq!(bases.symmetry(&schedule, &seen), walked, "{:?} {:?}", case.op, case.alg);
             for plan in &schedule.collectives {
-                let (home, _) = plan.groups.locate(Rank(0));
+                let home = plan.groups.locate(Rank(0)).unwrap().group();
                 for g in 0..plan.groups.group_n() {
                     let want = g != home && walked.orbit(plan.index, g).is_some();
                     assert_eq!(missing.orbit(plan.index, g).is_some(), want, "{:?} {:?} group {g}", case.op, case.alg);

@@ -10,7 +10,7 @@
 //! ```
 
 use super::bytes::{DecodeError, DecodeErrorKind, EncodeError};
-use super::slot::{CcOp, SlotWord, WORD_BYTES};
+use super::ctrl_word::{CcOp, CtrlWord, WORD_BYTES};
 
 /// Bytes per slot \[project\].
 pub const SLOT_BYTES: usize = 64;
@@ -70,12 +70,12 @@ pub fn placements(segments: &[Segment]) -> Result<Vec<Placement>, EncodeError> {
     let (mut segment, mut record) = (0, 0);
     for (i, word) in lay_out(segments)?.iter().enumerate() {
         match word {
-            SlotWord::Op(_) => {
+            CtrlWord::Op(_) => {
                 placements.push(Placement { segment, record, offset: (i * WORD_BYTES) as u64 });
                 record += 1;
             }
-            SlotWord::End { .. } => (segment, record) = (segment + 1, 0),
-            SlotWord::Continue | SlotWord::Empty => {}
+            CtrlWord::End { .. } => (segment, record) = (segment + 1, 0),
+            CtrlWord::Continue | CtrlWord::Empty => {}
         }
     }
     Ok(placements)
@@ -84,8 +84,8 @@ pub fn placements(segments: &[Segment]) -> Result<Vec<Placement>, EncodeError> {
 /// The words of the image, slot by slot: every collective starts at a
 /// fresh slot, a CONTINUE mark takes a slot's last word when the chain goes
 /// on, an END mark closes each collective, empty words pad the last slot.
-fn lay_out(segments: &[Segment]) -> Result<Vec<SlotWord>, EncodeError> {
-    let mut words: Vec<SlotWord> = Vec::new();
+fn lay_out(segments: &[Segment]) -> Result<Vec<CtrlWord>, EncodeError> {
+    let mut words: Vec<CtrlWord> = Vec::new();
     for segment in segments {
         if segment.records.is_empty() {
             return Err(EncodeError::BadValue {
@@ -95,19 +95,19 @@ fn lay_out(segments: &[Segment]) -> Result<Vec<SlotWord>, EncodeError> {
             });
         }
         // Every collective starts at a fresh slot.
-        words.resize(words.len().next_multiple_of(SLOT_WORDS), SlotWord::Empty);
+        words.resize(words.len().next_multiple_of(SLOT_WORDS), CtrlWord::Empty);
         for &op in &segment.records {
             if words.len() % SLOT_WORDS == SLOT_WORDS - 1 {
                 // The last word of a slot, and the chain goes on after this
                 // record: the slot ends with a CONTINUE mark.
-                words.push(SlotWord::Continue);
+                words.push(CtrlWord::Continue);
             }
-            words.push(SlotWord::Op(op));
+            words.push(CtrlWord::Op(op));
         }
         // The END mark closes the chain, so it may take a slot's last word.
-        words.push(SlotWord::End { compl_addr: segment.compl_addr });
+        words.push(CtrlWord::End { compl_addr: segment.compl_addr });
     }
-    words.resize(words.len().next_multiple_of(SLOT_WORDS), SlotWord::Empty);
+    words.resize(words.len().next_multiple_of(SLOT_WORDS), CtrlWord::Empty);
     Ok(words)
 }
 
@@ -131,66 +131,66 @@ pub fn decode(image: &[u8]) -> Result<Vec<Segment>, DecodeError> {
             kind: DecodeErrorKind::BadLength { len: image.len() as u64, expected: "a whole number of 64-byte slots" },
         });
     }
-    let words = super::slot::decode_words(image)?;
+    let words = super::ctrl_word::decode_words(image)?;
     let mut segments = Vec::new();
     let mut open: Option<Vec<CcOp>> = None;
     let mut after_end = false;
     let mut after_continue = false;
     for (i, &(offset, word)) in words.iter().enumerate() {
-        let slot_word = i % SLOT_WORDS;
+        let in_slot = i % SLOT_WORDS;
         let chain_err = |msg| DecodeError { offset, kind: DecodeErrorKind::Chain(msg) };
-        if slot_word == 0 {
+        if in_slot == 0 {
             after_end = false;
         }
         match word {
-            SlotWord::Empty => {
+            CtrlWord::Empty => {
                 if open.is_some() {
                     return Err(chain_err("empty word inside a chain: expected an op entry, END or CONTINUE"));
                 }
             }
-            SlotWord::Op(op) => {
+            CtrlWord::Op(op) => {
                 if after_end {
                     return Err(chain_err("op entry after an END mark in the same slot"));
                 }
-                if slot_word == SLOT_WORDS - 1 {
+                if in_slot == SLOT_WORDS - 1 {
                     return Err(chain_err(
                         "op entry in the last word of a slot, where a CONTINUE mark or the END mark belongs",
                     ));
                 }
                 match open.as_mut() {
                     Some(records) => records.push(op),
-                    None if slot_word == 0 => open = Some(vec![op]),
+                    None if in_slot == 0 => open = Some(vec![op]),
                     None => return Err(chain_err("a chain must start at the first word of a slot")),
                 }
             }
-            SlotWord::Continue => {
+            CtrlWord::Continue => {
                 if open.is_none() {
                     return Err(chain_err("CONTINUE mark outside a chain"));
                 }
-                if slot_word != SLOT_WORDS - 1 {
+                if in_slot != SLOT_WORDS - 1 {
                     return Err(chain_err("CONTINUE mark before the last word of its slot"));
                 }
             }
             // The END would have taken the CONTINUE mark's word: a CONTINUE
             // is written only while records remain (docs §1.2, §2).
-            SlotWord::End { .. } if after_continue => {
+            CtrlWord::End { .. } if after_continue => {
                 return Err(chain_err(
                     "END mark right after a CONTINUE mark: a CONTINUE must be followed by an op entry",
                 ));
             }
-            SlotWord::End { compl_addr } => match open.take() {
+            CtrlWord::End { compl_addr } => match open.take() {
                 Some(records) => {
                     segments.push(Segment { records, compl_addr });
                     after_end = true;
                 }
-                None if slot_word == 0 => {
+                None if in_slot == 0 => {
                     // A collective with no records is not something ccc emits.
                     return Err(chain_err("END mark with no op entry before it"));
                 }
                 None => return Err(chain_err("END mark outside a chain")),
             },
         }
-        after_continue = word == SlotWord::Continue;
+        after_continue = word == CtrlWord::Continue;
     }
     if open.is_some() {
         let offset = image.len() as u64;

@@ -3,8 +3,8 @@
 
 pub mod bytes;
 pub mod ctrl_spad;
+pub mod ctrl_word;
 pub mod neff_configs;
-pub mod slot;
 pub mod slot_spad;
 pub mod tp;
 

@@ -22,8 +22,8 @@ use crate::load::read_bounded;
 use ccc_backends::{hexdump, json, text_log};
 use ccc_ir::arch::{Arch, ArchParams};
 use ccc_ir::noun::count;
+use ccc_ir::wire::ctrl_word;
 use ccc_ir::wire::neff_configs::{NEFF_CONFIGS_BYTES, NeffConfigs};
-use ccc_ir::wire::slot;
 use ccc_ir::wire::slot_spad::{ENTRY_N_OFFSET, RECORD_N_OFFSET, SlotSpad, entries_offset};
 use ccc_ir::wire::tp::ENTRY_BYTES;
 use ccc_ir::wire::{DecodeError, DecodeErrorKind};
@@ -40,7 +40,7 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
     let arch = naming_arch();
     let text = match region {
         Region::Ctrl => {
-            let words = slot::decode_words(&image).map_err(|e| decode_failure(args, region, &image, &e))?;
+            let words = ctrl_word::decode_words(&image).map_err(|e| decode_failure(args, region, &image, &e))?;
             match args.format {
                 DecodeFormat::Json => json::ctrl(&words).map_err(|e| Failure::input(miette::miette!("{e}")))?,
                 DecodeFormat::Log => text_log::ctrl(&words, args.device, args.topsp),

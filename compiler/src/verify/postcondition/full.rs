@@ -25,6 +25,10 @@ pub(super) fn run(
     options: &ProverOptions,
 ) -> Result<u64, Box<Defect>> {
     let mut run = Run::new(schedule, plan, group, half);
+    if run.ranks.len() != run.n as usize {
+        let kind = DefectKind::OutOfRange { what: "replica group", value: group, limit: plan.groups.group_n() };
+        return Err(run.defect(None, None, None, kind));
+    }
     run.parallel = run.n >= options.parallel_from;
     run.execute(source)?;
     run.check_final()?;
@@ -38,6 +42,9 @@ struct Run<'a> {
     group: u32,
     half: HalfChunk,
     n: u32,
+    /// The global rank of each member, `0..n` (shorter when the groups
+    /// have no such group: [`run`] refuses that before anything else).
+    ranks: Vec<Rank>,
     block_n: u32,
     sets: Sets,
     cells: Vec<SetId>,
@@ -80,6 +87,7 @@ impl<'a> Run<'a> {
             group,
             half,
             n,
+            ranks: (0..n).map_while(|m| plan.rank(group, m)).collect(),
             block_n,
             sets: Sets::new(n),
             cells: vec![EMPTY; size],
@@ -108,8 +116,10 @@ impl<'a> Run<'a> {
         run
     }
 
+    /// The rank of member `m`: every member the run names is below `n`
+    /// (transfers are range-checked in `check_shape` before use).
     fn rank(&self, m: u32) -> Rank {
-        self.plan.rank(self.group, m)
+        self.ranks[m as usize]
     }
 
     fn defect(&self, rank: Option<u32>, step: Option<u32>, chunk: Option<u32>, kind: DefectKind) -> Box<Defect> {

@@ -119,13 +119,18 @@ pub(crate) fn check_rank(
     // Every record that runs to its end notifies the host once.
     let mut notified = vec![0u64; usize::from(used_all)];
     for plan in &schedule.collectives {
-        let (group, _) = plan.groups.locate(rank);
+        let Some(at) = plan.groups.locate(rank) else {
+            let kind = DefectKind::OutOfRange { what: "rank", value: rank.0, limit: schedule.shape.rank_n };
+            checked.defects.push(*defect(Place { collective: plan.index, ..Place::chain(rank, TopSp(0)) }, kind));
+            continue;
+        };
+        let group = at.group();
         let moved = seen.is_some_and(|s| s.all_moved(plan));
         let profile = bases.filter(|_| moved).and_then(|(bases, profiles)| {
             let profile = profiles.0.get(plan.index as usize)?.get(group as usize)?.as_ref()?;
             Some((profile, bases.orbit(plan.index, group)?))
         });
-        let check = StepCheck::new(schedule, plan, program, &mut checked.proof, &mut notified);
+        let check = StepCheck::new(schedule, plan, program, at, &mut checked.proof, &mut notified);
         if let Err(d) = check.collective(profile) {
             checked.defects.push(*d);
         }

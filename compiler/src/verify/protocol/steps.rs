@@ -11,6 +11,7 @@ use crate::lower::{RankProgram, Record};
 use crate::placement::topsps_for;
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
 use crate::step_graph::walk_collective;
+use crate::valid::GroupMember;
 use crate::verify::defect::{Defect, DefectKind};
 use crate::verify::symmetry::Orbit;
 use ccc_ir::enums::DevicePattern;
@@ -34,9 +35,8 @@ pub(super) type Member0<'a> = (&'a Profile, &'a Orbit);
 pub(super) struct StepCheck<'a> {
     schedule: &'a Schedule,
     plan: &'a CollectivePlan,
-    rank: Rank,
-    group: u32,
-    member: u32,
+    /// Where the rank sits in the collective's groups.
+    at: GroupMember,
     /// The collective's channels on each of its TOP_SPs.
     hosted: Vec<Vec<u8>>,
     /// Their count over every TOP_SP.
@@ -56,6 +56,7 @@ impl<'a> StepCheck<'a> {
         schedule: &'a Schedule,
         plan: &'a CollectivePlan,
         program: &'a RankProgram,
+        at: GroupMember,
         proof: &'a mut ProtocolProof,
         notified: &'a mut [u64],
     ) -> StepCheck<'a> {
@@ -70,13 +71,10 @@ impl<'a> StepCheck<'a> {
                 Cursor { records, record: 0, entry: 0, done: 0 }
             })
             .collect();
-        let (group, member) = plan.groups.locate(program.rank);
         StepCheck {
             schedule,
             plan,
-            rank: program.rank,
-            group,
-            member,
+            at,
             hosted,
             channels,
             cursors,
@@ -110,7 +108,7 @@ impl<'a> StepCheck<'a> {
         let folded = match &profile.folded {
             Some(folded) => folded,
             None => {
-                own = profile.fold_for(self.plan, orbit, self.member, used);
+                own = profile.fold_for(self.plan, orbit, self.at.index(), used);
                 match &own {
                     Some(folded) => folded,
                     None => return false,
@@ -134,7 +132,7 @@ impl<'a> StepCheck<'a> {
 
     /// Step by step, the needs from member 0's moved to this member.
     fn by_profile(mut self, profile: &Profile, orbit: &Orbit) -> Result<(), Box<Defect>> {
-        let (used, member) = (self.cursors.len(), self.member);
+        let (used, member) = (self.cursors.len(), self.at.index());
         for step in 0..self.plan.step_n {
             let Some((phase, _)) = self.plan.phase_at(step) else { break };
             profile.counts(orbit, step, member, used, &mut self.needs.counts);
@@ -149,10 +147,10 @@ impl<'a> StepCheck<'a> {
 
     /// Step by step, the needs from the rank's own step graph.
     fn by_walk(mut self) -> Result<(), Box<Defect>> {
-        let (schedule, plan, rank) = (self.schedule, self.plan, self.rank);
+        let (schedule, plan, at) = (self.schedule, self.plan, self.at);
         let hosted = self.hosted.clone();
         let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
-        walk_collective(schedule, plan, rank, |node| {
+        walk_collective(schedule, plan, at, |node| {
             self.needs.counts.clear();
             self.needs.counts.extend(tables.iter().map(|table| table.step(node.member, node.transfers)));
             self.needs.receives.clear();
@@ -164,7 +162,7 @@ impl<'a> StepCheck<'a> {
 
     /// One step: the records' posts against the needs.
     fn step(&mut self, step: u32, phase_index: usize) -> Result<(), Box<Defect>> {
-        let (plan, rank) = (self.plan, self.rank);
+        let (plan, rank) = (self.plan, self.at.rank());
         let place =
             |t: usize, record| Place { collective: plan.index, rank, topsp: TopSp(t as u8), record, step: Some(step) };
         for (t, (cursor, &(m2s, s2m))) in self.cursors.iter_mut().zip(&self.needs.counts).enumerate() {
@@ -188,8 +186,12 @@ impl<'a> StepCheck<'a> {
         let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
         for &(from, increments) in &self.needs.receives {
             self.proof.signals += increments * self.channels;
-            if mesh && from != self.member {
-                let peer = plan.rank(self.group, from).0;
+            if mesh && from != self.at.index() {
+                let Some(Rank(peer)) = plan.rank(self.at.group(), from) else {
+                    let kind =
+                        DefectKind::OutOfRange { what: "sending member", value: from, limit: plan.groups.size() };
+                    return Err(defect(place(0, None), kind));
+                };
                 match self.incoming.iter_mut().find(|(p, _)| *p == peer) {
                     Some(e) => e.1 += increments,
                     None => self.incoming.push((peer, increments)),

@@ -1,4 +1,4 @@
-//! Golden bytes for the 8-byte scheduler slot word, `spad_ctrl_entry`
+//! Golden bytes for the 8-byte CTRL SPAD word, `spad_ctrl_entry`
 //! (wire-contract §1, §3; `docs/wire-format.md` §1).
 //!
 //! Every expected byte below is written by hand from the contract's field
@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common::{assert_bad_length, assert_reserved_at, image};
-use ccc_ir::wire::slot::{CcOp, SlotWord, decode_words};
+use ccc_ir::wire::ctrl_word::{CcOp, CtrlWord, decode_words};
 use ccc_ir::wire::{DecodeError, DecodeErrorKind, EncodeError};
 
 /// An op entry with every field zero: each row below changes one field.
@@ -26,9 +26,9 @@ const ZERO: CcOp = CcOp {
 
 /// Checks both directions: `value` packs to `bytes`, and `bytes` unpack to `value`.
 #[track_caller]
-fn assert_word(what: &str, value: SlotWord, bytes: [u8; 8]) {
+fn assert_word(what: &str, value: CtrlWord, bytes: [u8; 8]) {
     assert_eq!(value.encode(), Ok(bytes), "{what}: encode");
-    assert_eq!(SlotWord::decode(bytes, 0), Ok(value), "{what}: decode");
+    assert_eq!(CtrlWord::decode(bytes, 0), Ok(value), "{what}: decode");
 }
 
 // ---------------------------------------------------------------------------
@@ -54,7 +54,7 @@ fn each_seed_field_alone_at_its_maximum() {
         ("bytes 6..7 sema_mask = 0xFFFF",           CcOp { operand: CcOp::mesh_operand(0, 0xFFFF), ..ZERO }, [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF]),
     ];
     for &(what, op, bytes) in rows {
-        assert_word(what, SlotWord::Op(op), bytes);
+        assert_word(what, CtrlWord::Op(op), bytes);
     }
 }
 
@@ -79,18 +79,18 @@ fn every_field_at_its_maximum_at_once() {
         0x00,                   // byte 3: padding
         0xFF, 0xFF, 0xFF, 0xFF, // bytes 4..7: channel_list
     ];
-    assert_word("all fields at maximum", SlotWord::Op(op), bytes);
+    assert_word("all fields at maximum", CtrlWord::Op(op), bytes);
 }
 
 #[test]
 fn the_mesh_view_reads_its_own_half_of_the_union() {
     // sema_shift_offset alone: bytes 4..5.
-    let Ok(SlotWord::Op(op)) = SlotWord::decode([0x01, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00], 0) else {
+    let Ok(CtrlWord::Op(op)) = CtrlWord::decode([0x01, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00], 0) else {
         panic!("sema_shift_offset word does not decode as an op entry");
     };
     assert_eq!((op.sema_shift_offset(), op.sema_mask()), (0xFFFF, 0x0000));
     // sema_mask alone: bytes 6..7.
-    let Ok(SlotWord::Op(op)) = SlotWord::decode([0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF], 0) else {
+    let Ok(CtrlWord::Op(op)) = CtrlWord::decode([0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF], 0) else {
         panic!("sema_mask word does not decode as an op entry");
     };
     assert_eq!((op.sema_shift_offset(), op.sema_mask()), (0x0000, 0xFFFF));
@@ -103,7 +103,7 @@ fn the_mesh_view_reads_its_own_half_of_the_union() {
 #[test]
 fn canonical_check_value_mesh_switch_with_trigger_next() {
     // Contract §1: algo_type = 1 (MESH), algo_sub_type = 3 (MESH_SWITCH),
-    // trigger_next = 1 gives the 16-bit word 0xB101 over slot bytes 0..1.
+    // trigger_next = 1 gives the 16-bit word 0xB101 over word bytes 0..1.
     let op = CcOp { algo_type: 1, algo_sub_type: 3, trigger_next: true, ..ZERO };
     #[rustfmt::skip]
     let bytes = [
@@ -113,7 +113,7 @@ fn canonical_check_value_mesh_switch_with_trigger_next() {
         0x00,                   // byte 3: padding
         0x00, 0x00, 0x00, 0x00, // bytes 4..7: union
     ];
-    assert_word("canonical check value", SlotWord::Op(op), bytes);
+    assert_word("canonical check value", CtrlWord::Op(op), bytes);
     assert_eq!(u16::from_le_bytes([bytes[0], bytes[1]]), 0xB101);
 }
 
@@ -126,8 +126,8 @@ fn the_union_aliases_channel_list_and_the_mesh_pair() {
         0xBB, 0xBB,             // bytes 4..5: sema_shift_offset = channel_list low half
         0xAA, 0xAA,             // bytes 6..7: sema_mask = channel_list high half
     ];
-    assert_word("union 0xAAAABBBB", SlotWord::Op(op), bytes);
-    let Ok(SlotWord::Op(back)) = SlotWord::decode(bytes, 0) else { panic!("not an op entry") };
+    assert_word("union 0xAAAABBBB", CtrlWord::Op(op), bytes);
+    let Ok(CtrlWord::Op(back)) = CtrlWord::decode(bytes, 0) else { panic!("not an op entry") };
     assert_eq!(back.channel_list(), 0xAAAA_BBBB);
     assert_eq!(back.sema_shift_offset(), 0xBBBB);
     assert_eq!(back.sema_mask(), 0xAAAA);
@@ -194,7 +194,7 @@ fn every_reserved_bit_is_refused_at_its_absolute_offset() {
         assert_reserved_at(decode_words(&img), offset, what);
         // The same word alone, at absolute offset 0: the offset is relative
         // to the word's position, not fixed.
-        assert_reserved_at(SlotWord::decode(bad, 0), offset - 0x18, what);
+        assert_reserved_at(CtrlWord::decode(bad, 0), offset - 0x18, what);
     }
 }
 
@@ -209,7 +209,7 @@ fn the_prefix_used_above_is_itself_valid() {
 
 #[test]
 fn an_op_entry_reserved_error_names_the_byte_value_and_mask() {
-    let err = SlotWord::decode([0x01, 0x00, 0xA4, 0x00, 0x00, 0x00, 0x00, 0x00], 0x40).unwrap_err();
+    let err = CtrlWord::decode([0x01, 0x00, 0xA4, 0x00, 0x00, 0x00, 0x00, 0x00], 0x40).unwrap_err();
     assert_eq!(err.offset, 0x42);
     assert!(
         matches!(err.kind, DecodeErrorKind::ReservedBits { value: 0xA4, mask: 0xE0, .. }),
@@ -233,20 +233,20 @@ fn end_mark_is_the_completion_address_with_tag_0b10() {
         ("address 0",                              0x0000_0000_0000_0000,  [0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]),
     ];
     for &(what, compl_addr, bytes) in rows {
-        assert_word(what, SlotWord::End { compl_addr }, bytes);
+        assert_word(what, CtrlWord::End { compl_addr }, bytes);
     }
     // The interface example as a word: 0x0000008280001804 | 0b10.
-    let word = u64::from_le_bytes(SlotWord::End { compl_addr: 0x0000_0082_8000_1804 }.encode().unwrap());
+    let word = u64::from_le_bytes(CtrlWord::End { compl_addr: 0x0000_0082_8000_1804 }.encode().unwrap());
     assert_eq!(word, 0x0000_0082_8000_1806);
 }
 
 #[test]
 fn continue_mark_and_empty_word() {
     // §1.2: SPAD_SLOT_CONTINUE_MARK = 0xFFFE_FFFE_0000_0000 [seed].
-    assert_word("CONTINUE", SlotWord::Continue, [0x00, 0x00, 0x00, 0x00, 0xFE, 0xFF, 0xFE, 0xFF]);
+    assert_word("CONTINUE", CtrlWord::Continue, [0x00, 0x00, 0x00, 0x00, 0xFE, 0xFF, 0xFE, 0xFF]);
     assert_eq!(u64::from_le_bytes([0x00, 0x00, 0x00, 0x00, 0xFE, 0xFF, 0xFE, 0xFF]), 0xFFFE_FFFE_0000_0000);
     // §1: all 64 bits zero.
-    assert_word("empty", SlotWord::Empty, [0x00; 8]);
+    assert_word("empty", CtrlWord::Empty, [0x00; 8]);
 }
 
 #[test]
@@ -282,7 +282,7 @@ fn images_that_are_not_whole_words_are_refused() {
     }
     // Whole words, including none at all, are accepted.
     assert_eq!(decode_words(&[]), Ok(vec![]));
-    assert_eq!(decode_words(&[0u8; 16]), Ok(vec![(0, SlotWord::Empty), (8, SlotWord::Empty)]));
+    assert_eq!(decode_words(&[0u8; 16]), Ok(vec![(0, CtrlWord::Empty), (8, CtrlWord::Empty)]));
 }
 
 // ---------------------------------------------------------------------------
@@ -292,19 +292,19 @@ fn images_that_are_not_whole_words_are_refused() {
 #[test]
 fn fields_wider_than_their_bits_are_encode_errors() {
     assert_eq!(
-        SlotWord::Op(CcOp { algo_type: 16, ..ZERO }).encode(),
+        CtrlWord::Op(CcOp { algo_type: 16, ..ZERO }).encode(),
         Err(EncodeError::FieldOverflow { field: "algo_type", value: 16, max: 15 })
     );
     assert_eq!(
-        SlotWord::Op(CcOp { algo_type: 255, ..ZERO }).encode(),
+        CtrlWord::Op(CcOp { algo_type: 255, ..ZERO }).encode(),
         Err(EncodeError::FieldOverflow { field: "algo_type", value: 255, max: 15 })
     );
     assert_eq!(
-        SlotWord::Op(CcOp { algo_sub_type: 8, ..ZERO }).encode(),
+        CtrlWord::Op(CcOp { algo_sub_type: 8, ..ZERO }).encode(),
         Err(EncodeError::FieldOverflow { field: "algo_sub_type", value: 8, max: 7 })
     );
     assert_eq!(
-        SlotWord::Op(CcOp { algo_sub_type: 255, ..ZERO }).encode(),
+        CtrlWord::Op(CcOp { algo_sub_type: 255, ..ZERO }).encode(),
         Err(EncodeError::FieldOverflow { field: "algo_sub_type", value: 255, max: 7 })
     );
 }
@@ -313,13 +313,13 @@ fn fields_wider_than_their_bits_are_encode_errors() {
 fn end_addresses_must_be_aligned_and_below_2_pow_48() {
     for compl_addr in [0x0000_0082_8000_1805u64, 0x0000_0082_8000_1806, 0x0000_0082_8000_1807, 1, 2] {
         assert!(
-            matches!(SlotWord::End { compl_addr }.encode(), Err(EncodeError::BadValue { .. })),
+            matches!(CtrlWord::End { compl_addr }.encode(), Err(EncodeError::BadValue { .. })),
             "unaligned {compl_addr:#x} must be refused"
         );
     }
     for compl_addr in [0x0001_0000_0000_0000u64, 0x8000_0000_0000_0000, 0xFFFF_FFFF_FFFF_FFFC] {
         assert!(
-            matches!(SlotWord::End { compl_addr }.encode(), Err(EncodeError::FieldOverflow { .. })),
+            matches!(CtrlWord::End { compl_addr }.encode(), Err(EncodeError::FieldOverflow { .. })),
             "{compl_addr:#x} above 48 bits must be refused"
         );
     }

@@ -1,8 +1,9 @@
-//! The 8-byte scheduler slot word, `spad_ctrl_entry` (wire-contract §1, §3;
-//! `docs/wire-format.md` §1).
+//! The 8-byte CTRL SPAD word, `spad_ctrl_entry` (wire-contract §1, §3, which
+//! calls it the scheduler slot; `docs/wire-format.md` §1). ccc keeps "slot"
+//! for the 64-byte unit of the CTRL SPAD chain and the SLOT SPAD.
 //!
 //! ```text
-//!  slot byte:   0          1                 2                 3        4..7
+//!  word byte:   0          1                 2                 3        4..7
 //!            +--------+-----------------+-----------------+--------+-------------------------+
 //!  bits      |7......0|7|6...4|3......0|7.5|4|3|2|1|0      |7......0| u32 LE                  |
 //!            |rsvd  |c|t| sub |  algo   |rsv|u|s|S|W|R      |  pad   | channel_list            |
@@ -12,12 +13,12 @@
 //!
 //! A word is an op entry ([`CcOp`]) when `header.cc_op` (byte 0 bit 0) is
 //! set; otherwise it is an END mark, the CONTINUE mark or empty
-//! ([`SlotWord`]). [`SlotWord::encode`] is the one place that packs a word
-//! and [`SlotWord::decode`] the one place that unpacks it.
+//! ([`CtrlWord`]). [`CtrlWord::encode`] is the one place that packs a word
+//! and [`CtrlWord::decode`] the one place that unpacks it.
 
 use super::bytes::{DecodeError, DecodeErrorKind, EncodeError};
 
-/// Bytes per slot word.
+/// Bytes per CTRL SPAD word.
 pub const WORD_BYTES: usize = 8;
 
 // Byte 0: the container header.
@@ -131,7 +132,7 @@ impl CcOp {
 
 /// One 8-byte word of a CTRL SPAD image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum SlotWord {
+pub enum CtrlWord {
     /// An op entry (`header.cc_op = 1`).
     Op(CcOp),
     /// The end of a collective's chain; the device increments `compl_addr`.
@@ -145,7 +146,7 @@ pub enum SlotWord {
     Empty,
 }
 
-impl SlotWord {
+impl CtrlWord {
     /// Packs the word.
     ///
     /// # Errors
@@ -155,8 +156,8 @@ impl SlotWord {
     /// [`EncodeError::BadValue`] for an END address that is not 4-byte aligned.
     pub fn encode(&self) -> Result<[u8; WORD_BYTES], EncodeError> {
         match *self {
-            SlotWord::Op(op) => encode_op(&op),
-            SlotWord::End { compl_addr } => {
+            CtrlWord::Op(op) => encode_op(&op),
+            CtrlWord::End { compl_addr } => {
                 if compl_addr & !END_ADDR_MASK & !END_TAG_MASK != 0 {
                     return Err(EncodeError::FieldOverflow {
                         field: "END compl_addr",
@@ -173,8 +174,8 @@ impl SlotWord {
                 }
                 Ok((compl_addr | END_TAG).to_le_bytes())
             }
-            SlotWord::Continue => Ok(CONTINUE_MARK.to_le_bytes()),
-            SlotWord::Empty => Ok([0; WORD_BYTES]),
+            CtrlWord::Continue => Ok(CONTINUE_MARK.to_le_bytes()),
+            CtrlWord::Empty => Ok([0; WORD_BYTES]),
         }
     }
 
@@ -185,16 +186,16 @@ impl SlotWord {
     /// [`DecodeErrorKind::ReservedBits`] naming the offending byte's offset
     /// for a set reserved or padding bit; [`DecodeErrorKind::UnknownWord`]
     /// for a non-op word that is no mark.
-    pub fn decode(bytes: [u8; WORD_BYTES], offset: u64) -> Result<SlotWord, DecodeError> {
+    pub fn decode(bytes: [u8; WORD_BYTES], offset: u64) -> Result<CtrlWord, DecodeError> {
         let word = u64::from_le_bytes(bytes);
         if bytes[HEADER_BYTE] & HEADER_CC_OP != 0 {
-            return decode_op(bytes, offset).map(SlotWord::Op);
+            return decode_op(bytes, offset).map(CtrlWord::Op);
         }
         if word == 0 {
-            return Ok(SlotWord::Empty);
+            return Ok(CtrlWord::Empty);
         }
         if word == CONTINUE_MARK {
-            return Ok(SlotWord::Continue);
+            return Ok(CtrlWord::Continue);
         }
         if word & END_TAG_MASK == END_TAG {
             if word & END_RESERVED_MASK != 0 {
@@ -209,7 +210,7 @@ impl SlotWord {
                     },
                 });
             }
-            return Ok(SlotWord::End { compl_addr: word & END_ADDR_MASK });
+            return Ok(CtrlWord::End { compl_addr: word & END_ADDR_MASK });
         }
         Err(DecodeError { offset, kind: DecodeErrorKind::UnknownWord { word } })
     }
@@ -299,7 +300,7 @@ fn decode_op(w: [u8; WORD_BYTES], offset: u64) -> Result<CcOp, DecodeError> {
 ///
 /// [`DecodeErrorKind::BadLength`] for a length that is not a multiple of 8,
 /// or the first word's decode error.
-pub fn decode_words(image: &[u8]) -> Result<Vec<(u64, SlotWord)>, DecodeError> {
+pub fn decode_words(image: &[u8]) -> Result<Vec<(u64, CtrlWord)>, DecodeError> {
     if !image.len().is_multiple_of(WORD_BYTES) {
         return Err(DecodeError {
             offset: (image.len() - image.len() % WORD_BYTES) as u64,
@@ -313,7 +314,7 @@ pub fn decode_words(image: &[u8]) -> Result<Vec<(u64, SlotWord)>, DecodeError> {
             let offset = (i * WORD_BYTES) as u64;
             let mut bytes = [0u8; WORD_BYTES];
             bytes.copy_from_slice(chunk);
-            SlotWord::decode(bytes, offset).map(|w| (offset, w))
+            CtrlWord::decode(bytes, offset).map(|w| (offset, w))
         })
         .collect()
 }
