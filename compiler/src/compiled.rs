@@ -38,12 +38,14 @@ pub struct Times {
     /// checks before any world-sized work (a few probe ranks lowered and
     /// encoded, the memory estimate).
     pub build: Duration,
-    /// Lowering the ranks asked for (the proof's watch of their step
-    /// graph is the proof's).
-    pub lower: Duration,
-    /// Encoding the ranks emitted ([`Options::emit`](crate::pipeline::Options::emit));
-    /// when none is kept, encoding is for the round trip alone, and is the
+    /// Lowering the ranks kept (the watch of their step graphs is the
+    /// proof's). When a verifying compile keeps none
+    /// ([`Options::emit`](crate::pipeline::Options::emit) off), every
+    /// rank is lowered for the proof alone, and its lowering is the
     /// proof's.
+    pub lower: Duration,
+    /// Encoding the ranks kept; when a verifying compile keeps none,
+    /// encoding is for the round trip alone, and is the proof's.
     pub encode: Duration,
     /// The proof: [`Proof::time`](crate::verify::Proof::time).
     pub proof: Duration,
