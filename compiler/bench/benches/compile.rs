@@ -1,5 +1,6 @@
 //! `cargo bench -p ccc-bench`: compile cost of ring all-reduces, each beside
-//! the MD5 time of the bytes it emitted; the proof's share of a verified
+//! the MD5 time of the bytes it emitted; lowering by records beside the
+//! step walk it replaced (the last column: how many times faster); the proof's share of a verified
 //! compile of a ring and of a two-level all-reduce.
 //!
 //! `CCC_BENCH_QUICK=1` skips the largest cases (for a smoke run);
@@ -37,6 +38,25 @@ fn main() {
         report(&format!("compile rank 0 of {rank_n} ranks"), t, Some(steps), &bytes);
     }
 
+    // Lowering alone, by records against the step walk it replaced, in the
+    // same run (cheap: kept in quick runs too).
+    if !proof_only {
+        for rank_n in [1024u32, 65536] {
+            let schedule = ccc_compiler::build::build(&ring_allreduce(rank_n, 1)).unwrap();
+            let (records, _) = median(budget, || ccc_compiler::lower::lower(&schedule, Rank(0)).unwrap());
+            let (steps, _) = median(budget, || ccc_compiler::lower::lower_by_steps(&schedule, Rank(0)).unwrap());
+            println!(
+                "{:<44} {:>10} {:>12} {:>10} {:>16} {:>8.0}x",
+                format!("lower rank 0 of {rank_n} ranks: by records"),
+                human(records),
+                "-",
+                "-",
+                format!("by steps {}", human(steps)),
+                steps.as_secs_f64() / records.as_secs_f64()
+            );
+        }
+    }
+
     // The whole world.
     let valid = ring_allreduce(1024, 1);
     let all = Options { ranks: Vec::new(), verify: false, ..Options::default() };
@@ -48,8 +68,8 @@ fn main() {
     // The proof, and its share of a verified compile: the verified compile
     // beside the same compile without proof, in the same run. The share is
     // the time proving adds; the parts are what the provers timed (the
-    // symmetry comparisons run inside the lowering walk, so they show only
-    // in the difference).
+    // symmetry watch's walk of each rank's steps shows only in the
+    // difference).
     println!();
     println!(
         "{:<36} {:>10} {:>10} {:>11} {:>10} {:>10} {:>11}",

@@ -9,10 +9,10 @@
 //! descriptors the rank posts for the channels of that TOP_SP, run-length
 //! folded into runs of equal steps. Mesh records also get their events in
 //! the TOP_SP's mesh event table. The `neff_configs` block of each TOP_SP
-//! is filled last ([`neff`]).
+//! is filled last (`neff.rs`).
 //!
 //! **Lowering costs O(records + runs)**, not O(steps): a phase's runs come
-//! from its pattern ([`runs`]), not from walking its steps. Only the ring
+//! from its pattern (`runs.rs`), not from walking its steps. Only the ring
 //! phases have more than one step, and what a step posts changes only where
 //! the pieces it sends or receives change weight: with uneven blocks the
 //! `big_below` first blocks hold one element more, so pieces `0..r` of a
@@ -22,10 +22,11 @@
 //! steps, so a run can end only where a window opens or closes or a
 //! sequence enters or leaves `0..r`: O(1) places per phase, each evaluated
 //! on one step. One-step phases are that step. Lowering one rank of a
-//! 65,536-rank flat ring costs what one of 8 ranks does.
+//! 65,536-rank flat ring costs what one of 1,024 ranks does (the bench's
+//! `lower rank 0` rows).
 //!
 //! The step-by-step walk the closed forms replace is kept as the reference
-//! ([`lower_by_steps`], [`steps`]); a property test over random specs holds
+//! ([`lower_by_steps`], `steps.rs`); a property test over random specs holds
 //! both to the same programs and errors.
 
 mod neff;
@@ -306,7 +307,7 @@ type PhasePosts = Vec<(u32, Vec<Posts>)>;
 
 /// One rank lowering one collective: where the rank stands in it, and how
 /// descriptors are counted on each TOP_SP. Both ways of lowering
-/// ([`runs`], [`steps`]) count through it.
+/// (`runs.rs`, `steps.rs`) count through it.
 struct Lowering<'a> {
     schedule: &'a Schedule,
     plan: &'a CollectivePlan,

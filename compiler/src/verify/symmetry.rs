@@ -10,7 +10,7 @@
 //! nothing else changed (but the display-only `neigh` label). A ring is:
 //! member `m` sends block `m - s` to `m + 1` at step `s`. It is found one
 //! way: from the transfers themselves (not from what the algorithm is
-//! called), as lowering generates them. [`Bases`] lists member 0's
+//! called), walked rank by rank after lowering. [`Bases`] lists member 0's
 //! transfers of every group before any rank is lowered; each rank's
 //! [`Watch`] compares its step graph with them, moved, as it is walked
 //! ([`Seen`]); a group is symmetric when every member's watch saw every

@@ -274,7 +274,7 @@ fn write_proof(out: &mut String, proof: &Proof) {
     if proof.symmetric_groups > 0 {
         let _ = writeln!(
             out,
-            "symmetry: {} ran member 0's program moved to each member, at every step (checked while lowering): proven on member 0",
+            "symmetry: {} ran member 0's program moved to each member, at every step (checked on each rank's step graph): proven on member 0",
             count(proof.symmetric_groups, "group")
         );
     }
