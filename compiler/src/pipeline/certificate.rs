@@ -17,12 +17,11 @@
 //! because it was written by a verified compile, not because it proves
 //! anything itself.
 
-use super::stream::Found;
 use super::{CertificateError, CompileError, Proof};
 use crate::manifest::{MANIFEST_SCHEMA, Manifest, ManifestProof};
 use crate::schedule::Schedule;
 use crate::sign::{Signature, digest_of};
-use crate::verify::{Defects, VerifyError, postcondition};
+use crate::verify::{Defect, Defects, VerifyError, postcondition};
 use ccc_ir::FORMAT_VERSION;
 use std::time::Duration;
 
@@ -63,12 +62,17 @@ pub(super) fn check_vouches(
 }
 
 /// The proof of a certified compile: the certificate's figures, and what
-/// this compile's own ranks' checks `found` (their chains, their records
-/// against the step graph, their images decoded back; see `stream.rs`),
-/// with the time each part of those checks took.
-pub(super) fn certified(certificate: &Manifest, found: Found, times: [Duration; 4]) -> Result<Proof, CompileError> {
+/// this compile's own ranks' checks found (`defects` of their chains, of
+/// their records against the step graph and of their images decoded back,
+/// and the `images_checked`; see `stream.rs`), with the time each part of
+/// those checks took.
+pub(super) fn certified(
+    certificate: &Manifest,
+    defects: impl IntoIterator<Item = Defect>,
+    images_checked: u64,
+    times: [Duration; 4],
+) -> Result<Proof, CompileError> {
     let proven = certificate.proof.as_ref().ok_or(CertificateError::NotProven)?;
-    let defects = found.protocol.defects.into_iter().chain(found.roundtrips);
     if let Some(defects) = Defects::collect(defects) {
         return Err(VerifyError::Defects(Box::new(defects)).into());
     }
@@ -76,7 +80,7 @@ pub(super) fn certified(certificate: &Manifest, found: Found, times: [Duration; 
     Ok(Proof {
         postcondition: proven.postconditions.clone(),
         protocol: proven.protocol.clone(),
-        images_checked: found.images_checked,
+        images_checked,
         lowering_time,
         postcondition_time,
         protocol_time,

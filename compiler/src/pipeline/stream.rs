@@ -114,7 +114,8 @@ pub(super) fn stream(
             Some(established.proof(found.images_checked, ledger.proof_times()))
         }
         (ProofSource::Certificate(certificate), _) => {
-            Some(certificate::certified(certificate, found, ledger.proof_times())?)
+            let defects = found.protocol.defects.into_iter().chain(found.roundtrips);
+            Some(certificate::certified(certificate, defects, found.images_checked, ledger.proof_times())?)
         }
         _ => None,
     };
