@@ -1,0 +1,159 @@
+//! `cargo bench -p ccc-bench --bench scale`: issue 12's table, whole-world
+//! verified compiles of large worlds, each in a process of its own so that
+//! its peak memory is its own.
+//!
+//! The unit is the time MD5 takes over 256 MiB, measured in this run (the
+//! issue's `md5sum` of a 256 MiB file, in process): every wall time is
+//! printed beside its ratio to it. Each row runs, in one child process:
+//! the whole world compiled and proven, keeping no rank's output (what
+//! `ccc verify` does), its wall and the child's peak resident memory
+//! (`VmHWM`) read right after; then the same compile without the proof, so
+//! that the proof's share is the difference over the verified wall (every
+//! rank still lowered and encoded, nothing kept).
+//!
+//! `CCC_BENCH_QUICK=1` skips the rows above 8,192 ranks.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use ccc_bench::{emitted_bytes, human, md5_time, median};
+use ccc_compiler::parse::parse;
+use ccc_compiler::pipeline::{Options, compile};
+use ccc_compiler::validate::validate;
+use ccc_ir::id::Rank;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The child's environment variable naming its row.
+const ROW_VAR: &str = "CCC_SCALE_ROW";
+
+/// A row: its label and its spec.
+struct Row {
+    name: &'static str,
+    rank_n: u32,
+    spec: &'static str,
+}
+
+const HIER: &str = "Hier((intra_reduce_scatter: Kangaring, inter_all_reduce: InterRdh, intra_all_gather: Ring))";
+
+fn rows() -> Vec<Row> {
+    let ar = |rank_n: u32, local: u32, ch: u32, alg: &str| {
+        format!(
+            "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16777216, arch: Cayman, \
+             topology: (rank_n: {rank_n}, local_rank_n: {local}), channels: {ch}, algorithm: {alg})"
+        )
+    };
+    let rooted = |op: &str, reduce: &str| {
+        format!(
+            "Collective(op: {op}, dtype: Bf16, {reduce}count: 16777216, arch: Cayman, \
+             topology: (rank_n: 4096, local_rank_n: 16), channels: 4, algorithm: Ring, root: 7)"
+        )
+    };
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    vec![
+        Row { name: "Ring all-reduce, 32/node, 32 ch", rank_n: 8192, spec: leak(ar(8192, 32, 32, "Ring")) },
+        Row { name: "Hier all-reduce, 32/node, 8 ch", rank_n: 8192, spec: leak(ar(8192, 32, 8, HIER)) },
+        Row { name: "Hier all-reduce, 32/node, 8 ch", rank_n: 32768, spec: leak(ar(32768, 32, 8, HIER)) },
+        Row { name: "Hier all-reduce, 32/node, 8 ch", rank_n: 65536, spec: leak(ar(65536, 32, 8, HIER)) },
+        Row { name: "Ring broadcast, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Broadcast", "")) },
+        Row { name: "Ring reduce, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Reduce", "reduce: Add, ")) },
+        Row { name: "InterRdh all-reduce, 32/node, 1 ch", rank_n: 3072, spec: leak(ar(3072, 32, 1, "InterRdh")) },
+    ]
+}
+
+fn main() {
+    if let Some(row) = std::env::var_os(ROW_VAR) {
+        child(row.to_str().unwrap().parse().unwrap());
+        return;
+    }
+    let quick = std::env::var_os("CCC_BENCH_QUICK").is_some();
+    let unit = md5_unit();
+    println!(
+        "ccc scale benchmark; unit: MD5 of 256 MiB = {} in this run; {} threads",
+        human(unit),
+        rayon::current_num_threads()
+    );
+    println!();
+    println!(
+        "{:<44} {:>10} {:>7} {:>10} {:>10} {:>7} {:>11}",
+        "whole world, verified, nothing kept", "wall", "units", "peak", "no proof", "units", "proof share"
+    );
+    for (i, row) in rows().iter().enumerate() {
+        if quick && row.rank_n > 8192 {
+            continue;
+        }
+        let out = Command::new(std::env::current_exe().unwrap()).env(ROW_VAR, i.to_string()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let line = String::from_utf8(out.stdout).unwrap();
+        let f: Vec<f64> = line.split_whitespace().map(|w| w.parse().unwrap()).collect();
+        let (verified, peak_kib, plain) = (Duration::from_secs_f64(f[0]), f[1], Duration::from_secs_f64(f[2]));
+        println!(
+            "{:<44} {:>10} {:>7.2} {:>7.0} MiB {:>10} {:>7.2} {:>10.0}%",
+            format!("{}, {} ranks", row.name, row.rank_n),
+            human(verified),
+            verified.as_secs_f64() / unit.as_secs_f64(),
+            peak_kib / 1024.0,
+            human(plain),
+            plain.as_secs_f64() / unit.as_secs_f64(),
+            100.0 * verified.saturating_sub(plain).as_secs_f64() / verified.as_secs_f64()
+        );
+    }
+
+    // One rank of a 65,536-rank flat ring, against MD5 of its own bytes.
+    println!();
+    let spec = "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16777216, arch: Cayman, \
+                topology: (rank_n: 65536, local_rank_n: 32), channels: 1, algorithm: Ring)";
+    let valid = validate(&parse(spec).unwrap().program).unwrap();
+    let options = Options { ranks: vec![Rank(0)], verify: false, ..Options::default() };
+    let (t, compiled) = median(Duration::from_secs(2), || compile(&valid, &options).unwrap());
+    let bytes = emitted_bytes(&compiled);
+    let md5 = md5_time(&bytes);
+    println!(
+        "one rank of a 65536-rank flat ring: {} for {} bytes; MD5 of them {}; ratio {:.1}x",
+        human(t),
+        bytes.len(),
+        human(md5),
+        t.as_secs_f64() / md5.as_secs_f64()
+    );
+}
+
+/// MD5 of 256 MiB: the median of three runs.
+fn md5_unit() -> Duration {
+    use md5::{Digest, Md5};
+    let buf: Vec<u8> = (0..256u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let mut times: Vec<Duration> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(Md5::digest(&buf));
+            t.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    times[1]
+}
+
+/// One row, in a child: prints the verified wall (s), the peak resident
+/// memory then (KiB), and the unverified wall (s).
+fn child(row: usize) {
+    let rows = rows();
+    let valid = validate(&parse(rows[row].spec).unwrap().program).unwrap();
+    let budget = 64u64 << 30;
+    let verified =
+        Options { ranks: Vec::new(), verify: true, emit: false, memory_budget: budget, ..Options::default() };
+    let t = Instant::now();
+    let compiled = compile(&valid, &verified).unwrap();
+    let wall = t.elapsed();
+    drop(compiled);
+    let peak = peak_kib();
+    let plain = Options { verify: false, ..verified };
+    let t = Instant::now();
+    drop(compile(&valid, &plain).unwrap());
+    let plain = t.elapsed();
+    println!("{} {peak} {}", wall.as_secs_f64(), plain.as_secs_f64());
+}
+
+/// This process's peak resident memory, KiB (`VmHWM`).
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
