@@ -31,7 +31,7 @@ pub struct Compiled {
 
 /// Where a compile's wall time went; [`Times::total`] is the compile's
 /// wall time. With a proof, its share is [`Times::proof`], split in
-/// [`Proof`](crate::verify::Proof)'s parts.
+/// [`Proof`]'s parts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Times {
     /// Building the schedule, signing it, checking a certificate, and the

@@ -71,7 +71,7 @@ pub mod validate;
 pub mod verify;
 
 // Running them, and what a compile leaves behind.
-pub mod compiled;
+mod compiled;
 pub mod diagnose;
 pub mod explain;
 pub mod manifest;

@@ -82,7 +82,7 @@ fn a_cleared_channel_bit_is_a_missing_channel() {
 #[test]
 fn a_wrong_completion_address_is_named_with_the_right_one() {
     let d = mutate_records(RING, |p| p[0].topsps[0].segments[0].compl_addr += 4);
-    assert_eq!(d.kind, DefectKind::WrongCompletionAddress { found: 0x82_8000_1808, expected: 0x82_8000_1804 });
+    assert_eq!(d.kind, DefectKind::WrongCompletionAddress { found: 0x82_8000_1808, expected: Some(0x82_8000_1804) });
     assert_eq!((d.rank, d.topsp), (Some(Rank(0)), Some(TopSp(0))));
 }
 

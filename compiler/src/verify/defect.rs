@@ -256,13 +256,15 @@ pub enum DefectKind {
     SignalWithoutWait,
     /// The END mark's completion address is not the TOP_SP's completion semaphore.
     #[error(
-        "the END mark carries completion address {found:#x}, but this TOP_SP's completion semaphore is {expected:#x}"
+        "the END mark carries completion address {found:#x}, but this TOP_SP's completion semaphore is {}",
+        .expected.map_or_else(|| "outside its window on this arch: no address is right".to_string(), |a| format!("{a:#x}"))
     )]
     WrongCompletionAddress {
         /// The address found.
         found: u64,
-        /// The INC address of the completion semaphore.
-        expected: u64,
+        /// The INC address of the completion semaphore; `None` when the
+        /// arch's INC window does not reach it (no END mark can be right).
+        expected: Option<u64>,
     },
     /// A channel with transfers is missing from the record's channel list.
     #[error(

@@ -55,7 +55,7 @@ pub(super) fn check(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Resul
         if Some(segment.compl_addr) != completion {
             // The END mark follows the collective's last step.
             let last = Place { step: plan.step_n.checked_sub(1), ..at(None) };
-            let (found, expected) = (segment.compl_addr, completion.unwrap_or(0));
+            let (found, expected) = (segment.compl_addr, completion);
             return Err(defect(last, DefectKind::WrongCompletionAddress { found, expected }));
         }
     }
