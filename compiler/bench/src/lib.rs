@@ -1,11 +1,14 @@
 //! # ccc-bench: how ccc's cost grows
 //!
-//! `cargo bench -p ccc-bench` runs `benches/compile.rs`, a small harness of
-//! its own (no framework: it needs ratios against a baseline measured in
-//! the same run, which the common harnesses do not print). Each case is
-//! timed as the median of repeated runs; beside it, the harness times MD5
-//! over exactly the bytes the case emitted, and prints the ratio. This
-//! crate is separate from the compiler so its build never slows the tests.
+//! `cargo bench -p ccc-bench` runs three small harnesses of their own (no
+//! framework: they need ratios against a baseline measured in the same
+//! run, which the common harnesses do not print): `benches/compile.rs`
+//! (one rank and whole worlds, each beside MD5 of the bytes it emitted),
+//! `benches/auto.rs` (what `algorithm: Auto` adds, beside lowering one
+//! rank) and `benches/scale.rs` (large whole-world proofs, each in its own
+//! process for its peak memory, in units of MD5 over 256 MiB). Each case is
+//! timed as the median of repeated runs. This crate is separate from the
+//! compiler so its build never slows the tests.
 
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
