@@ -112,7 +112,10 @@ fn dominant(e: &Evaluation) -> String {
 
 /// Evaluates every legal choice of collective `vc` (written as `c`).
 pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine) -> Explained {
-    let legal = legal_choices(c).unwrap_or_else(|| vec![vc.algorithm().clone()]);
+    // Validation already listed the alternatives when the spec left a
+    // choice to `Auto`; otherwise list them (which runs `Auto` once).
+    let listed = vc.auto().map(|a| a.alternatives.iter().map(|x| x.algorithm.clone()).collect());
+    let legal = listed.or_else(|| legal_choices(c)).unwrap_or_else(|| vec![vc.algorithm().clone()]);
     let mut choices = Vec::new();
     for alg in legal {
         let Some((schedule, e)) = evaluate_choice(vc, machine, vc.model(), &alg) else { continue };

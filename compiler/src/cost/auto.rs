@@ -120,7 +120,13 @@ impl LegCosts {
         if self.fixed.is_none() || chosen.iter().any(|&l| self.get(l).is_none()) {
             let schedule = build_alone(collective, machine, &ResolvedAlgorithm::Hier(chosen.to_vec()))?;
             let plan = schedule.collectives.first()?;
-            let runs = leg_runs(plan)?;
+            let Some(runs) = leg_runs(plan) else {
+                // Legs whose phases do not run one after another cannot be
+                // costed apart: cost this combination whole, as
+                // `choose_exhaustive` does, rather than drop it.
+                let e = evaluate(&schedule, plan, params);
+                return Some((e.prediction.total_ns, e.bound.total_ns()));
+            };
             for (&leg, range) in chosen.iter().zip(runs) {
                 if self.get(leg).is_none() {
                     let times = predict::phase_times(&schedule, plan, params, range);

@@ -151,7 +151,8 @@ pub struct Proof {
     /// Images decoded back to their records.
     pub images_checked: u64,
     /// Wall time spent lowering the ranks only the proof needs (those not
-    /// asked for) and watching every rank's step graph for symmetry.
+    /// asked for, or every rank when none is kept) and watching every
+    /// rank's step graph for symmetry.
     pub lowering_time: Duration,
     /// Wall time spent proving postconditions (with listing member 0's
     /// transfers of every group the watches compare with).

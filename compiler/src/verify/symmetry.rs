@@ -96,7 +96,7 @@ impl Bases {
         Bases { orbits }
     }
 
-    /// A watch for rank `rank`'s lowering.
+    /// A watch for rank `rank`'s step graph (walked by [`Bases::watch_steps`]).
     pub(crate) fn watch(&self, rank: Rank) -> Watch<'_> {
         Watch { bases: self, seen: Seen { rank, steps: vec![Some(0); self.orbits.len()] } }
     }
@@ -138,11 +138,10 @@ impl Bases {
             .iter()
             .zip(&schedule.collectives)
             .map(|(groups, plan)| {
-                let c = plan.index as usize;
                 let whole = |g: u32| {
                     (0..plan.groups.size()).all(|m| {
                         let seen = plan.rank(g, m).and_then(|r| by_rank.get(r.0 as usize).copied().flatten());
-                        seen.and_then(|s| s.steps.get(c)).is_some_and(|&steps| steps == Some(plan.step_n))
+                        seen.is_some_and(|s| s.all_moved(plan))
                     })
                 };
                 groups.iter().enumerate().map(|(g, o)| o.clone().filter(|_| whole(g as u32))).collect()
