@@ -1,7 +1,7 @@
 //! The full run: one group's postcondition proven by executing every
 //! member's buffer symbolically, step by step (see the module overview).
 
-use crate::schedule::{CollectivePlan, Halves, OpKind, Phase, PhaseInstance, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, OpKind, Phase, PhaseInstance, Schedule, Transfer};
 use crate::verify::defect::{Defect, DefectKind};
 use crate::verify::options::ProverOptions;
 use crate::verify::sets::{EMPTY, SetId, Sets};
@@ -145,13 +145,6 @@ impl<'a> Run<'a> {
         (diag as usize) * (self.n as usize) + m as usize
     }
 
-    fn moves_half(&self, t: &Transfer) -> bool {
-        match t.halves {
-            Halves::Both => true,
-            Halves::Only(h) => h == self.half,
-        }
-    }
-
     fn execute(&mut self, source: &dyn TransferSource) -> Result<(), Box<Defect>> {
         let plan = self.plan;
         let mut insts: Vec<PhaseInstance> = Vec::with_capacity(self.n as usize);
@@ -199,7 +192,7 @@ impl<'a> Run<'a> {
                 // Only those moving this half carry values.
                 if tr.from == m {
                     let at = b.values.len();
-                    for j in 0..if self.moves_half(tr) { tr.src.count } else { 0 } {
+                    for j in 0..if super::moves(tr, self.half) { tr.src.count } else { 0 } {
                         let c = self.cell(m, tr.src.get(j));
                         let chunk = self.chunks.as_ref().map_or(tr.src.get(j), |ch| ch[c]);
                         b.values.push((self.cells[c], chunk));
@@ -239,7 +232,7 @@ impl<'a> Run<'a> {
                     ));
                 };
                 o.matched = true;
-                if !self.moves_half(&tr) {
+                if !super::moves(&tr, self.half) {
                     continue;
                 }
                 let at = o.values;

@@ -56,7 +56,7 @@
 //! set unions (recursive halving's sets are bitsets in the full run).
 
 use super::full::{same, size_mismatch};
-use crate::schedule::{CollectivePlan, Halves, OpKind, PhaseInstance, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, OpKind, PhaseInstance, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
 use crate::verify::transfers::{Site, TransferSource};
 use ccc_ir::enums::HalfChunk;
@@ -153,10 +153,6 @@ pub(super) fn run(
     let mut values: Vec<u32> = Vec::new();
     let mut transfers = 0u64;
     let layout = plan.layout();
-    let moves = |t: &Transfer| match t.halves {
-        Halves::Both => true,
-        Halves::Only(h) => h == half,
-    };
     for phase in &plan.phases {
         insts.clear();
         insts.extend((0..n).map(|m| plan.instance(phase, m)));
@@ -192,7 +188,7 @@ pub(super) fn run(
                     let k = (0..sent.len())
                         .find(|&k| sent[k].from == tr.from && !matched[from][k] && same(&sent[k], tr))?;
                     matched[from][k] = true;
-                    if moves(tr) {
+                    if super::moves(tr, half) {
                         moved.push((*tr, values.len()));
                         values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)]));
                     }
