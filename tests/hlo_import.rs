@@ -410,6 +410,9 @@ fn invalid_modules() {
         assert_eq!(out.status.code(), Some(2), "{file}");
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert!(stderr.contains(&format!("{rel}:{line}:{col}")), "{file}: {stderr}");
+        // An HLO module is imported, not parsed as a spec: its own header and code.
+        assert!(stderr.contains(&format!("cannot import {rel}: ")), "{file}: {stderr}");
+        assert!(stderr.contains("ccc::hlo") && !stderr.contains("ccc::parse"), "{file}: {stderr}");
     }
 }
 

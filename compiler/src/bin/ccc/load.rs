@@ -8,7 +8,7 @@
 
 use crate::Failure;
 use crate::args::HloArgs;
-use crate::report::{located_report, parse_report, validation_report};
+use crate::report::{InputKind, located_report, parse_report, validation_report};
 use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
 use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
@@ -159,7 +159,15 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs) -> Result<Imported, Fa
     let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
     import_module(src, &target, algorithm.as_ref()).map_err(|e| {
         let range = e.byte_range(src);
-        Failure::input(located_report(&name, src, range, &e.message, "here".to_owned(), Some(e.help.clone())))
+        Failure::input(located_report(
+            InputKind::Hlo,
+            &name,
+            src,
+            range,
+            &e.message,
+            "here".to_owned(),
+            Some(e.help.clone()),
+        ))
     })
 }
 

@@ -61,8 +61,9 @@ pub fn install_handler() {
 
 /// A parse error, with the file's text to show the snippet.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot parse {path}: {message}")]
+#[error("cannot {} {path}: {message}", .kind.verb())]
 pub struct ParseReport {
+    kind: InputKind,
     path: String,
     message: String,
     src: Snippet,
@@ -71,9 +72,38 @@ pub struct ParseReport {
     help: Option<String>,
 }
 
+/// What kind of input a [`ParseReport`] could not read: the verb of its
+/// header and its diagnostic code.
+#[derive(Clone, Copy, Debug)]
+pub enum InputKind {
+    /// A RON spec (or model, program): `cannot parse`, `ccc::parse`.
+    Spec,
+    /// An XLA HLO module: `cannot import`, `ccc::hlo` (its text or a
+    /// collective ccc cannot express).
+    Hlo,
+}
+
+impl InputKind {
+    /// The header's verb.
+    const fn verb(self) -> &'static str {
+        match self {
+            InputKind::Spec => "parse",
+            InputKind::Hlo => "import",
+        }
+    }
+
+    /// The diagnostic code.
+    const fn code(self) -> &'static str {
+        match self {
+            InputKind::Spec => "ccc::parse",
+            InputKind::Hlo => "ccc::hlo",
+        }
+    }
+}
+
 impl Diagnostic for ParseReport {
     fn code<'a>(&'a self) -> Option<Box<dyn Display + 'a>> {
-        Some(Box::new("ccc::parse"))
+        Some(Box::new(self.kind.code()))
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -93,12 +123,15 @@ impl Diagnostic for ParseReport {
 /// the command line) whose text is `src`.
 pub fn parse_report(path: &str, src: &str, error: &ParseError) -> ParseReport {
     let range = error.span.byte_range(src);
-    located_report(path, src, range, &lower_first(&error.message), error.label(), error.help().map(str::to_owned))
+    let (message, help) = (lower_first(&error.message), error.help().map(str::to_owned));
+    located_report(InputKind::Spec, path, src, range, &message, error.label(), help)
 }
 
-/// A report of a problem at byte `range` of the file `path` whose text is
-/// `src`: the header, a snippet with the range marked by `label`, the help.
+/// A report of a problem at byte `range` of the `kind` file `path` whose
+/// text is `src`: the header, a snippet with the range marked by `label`,
+/// the help.
 pub fn located_report(
+    kind: InputKind,
     path: &str,
     src: &str,
     range: std::ops::Range<usize>,
@@ -107,7 +140,7 @@ pub fn located_report(
     help: Option<String>,
 ) -> ParseReport {
     let (snippet, span) = Snippet::around(path, src, range);
-    ParseReport { path: path.to_owned(), message: message.to_owned(), src: snippet, span, label, help }
+    ParseReport { kind, path: path.to_owned(), message: message.to_owned(), src: snippet, span, label, help }
 }
 
 /// The lines of a file a parse report shows: the line before the error,
