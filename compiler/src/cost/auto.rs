@@ -133,7 +133,8 @@ impl LegCosts {
                     self.phases.push((leg, times));
                 }
             }
-            let bound = super::leg_bound(&schedule, plan, None, params).total_ns();
+            let nodes = super::nodes_spanned(&schedule, plan);
+            let bound = super::leg_bound(&schedule, plan, nodes, None, params).total_ns();
             self.fixed = Some((bound, predict::launch_ns(&schedule, plan, params)));
         }
         // The sum `predict` makes: the phases' times in run order, then

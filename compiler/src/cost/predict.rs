@@ -132,7 +132,18 @@ struct StepLoad {
 
 /// Predicts collective `plan` of `schedule` under `params`.
 pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    let mut walk = Walk::new(schedule, plan, params);
+    predict_walking(Walk::new(schedule, plan, params))
+}
+
+/// [`predict()`] walking every sampled step, even those that cost alike
+/// (`StepClasses`): the reference the shortcut is tested against.
+#[cfg(test)]
+pub(crate) fn predict_every_step(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
+    predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params) })
+}
+
+fn predict_walking(mut walk: Walk<'_>) -> Prediction {
+    let (schedule, plan, params) = (walk.schedule, walk.plan, walk.params);
     let mut phases = Vec::with_capacity(plan.phases.len());
     let mut at = 0.0;
     for (index, phase) in plan.phases.iter().enumerate() {
@@ -176,6 +187,9 @@ struct Walk<'a> {
     members: Vec<u32>,
     dma: f64,
     buf: Vec<Transfer>,
+    /// Walk every sampled step, even those that cost alike (the reference
+    /// the shortcut is tested against).
+    walk_every_step: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -184,7 +198,16 @@ impl<'a> Walk<'a> {
         let busiest = hosted_channels(arch, plan.channels, 0);
         let table = DescTable::new(plan, &busiest);
         let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
-        Walk { schedule, plan, params, table, members: sample_members(plan), dma: params.dma * lanes, buf: Vec::new() }
+        Walk {
+            schedule,
+            plan,
+            params,
+            table,
+            members: sample_members(plan),
+            dma: params.dma * lanes,
+            buf: Vec::new(),
+            walk_every_step: false,
+        }
     }
 
     /// The cost of phase `index`, starting at `start_ns`.
@@ -194,22 +217,25 @@ impl<'a> Walk<'a> {
         let inter_rate = params.node_inter / flows;
         let rates = Rates { link: params.link_intra, network: inter_rate, dma: self.dma };
         let (picked, weight) = sampled_steps(phase.step_n);
+        let classes = if self.walk_every_step { StepClasses::None } else { self.classes(phase) };
+        // The first walked step of each class, reused for the others.
+        let mut walked: [Option<StepCost>; 2] = [None, None];
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
         for &t in &picked {
-            let step = phase.first_step + t;
-            let mut worst = Terms::default();
-            let mut sent = 0.0f64;
-            for &m in &self.members {
-                let load = step_load(schedule, plan, &self.table, params, m, step, &mut self.buf);
-                let cost = step_terms(&load, params, &rates);
-                if cost.total() > worst.total() {
-                    worst = cost;
+            let class = classes.of(t);
+            let cost = match class.and_then(|c| walked[c]) {
+                Some(cost) => cost,
+                None => {
+                    let cost = self.step(phase.first_step + t, &rates);
+                    if let Some(c) = class {
+                        walked[c] = Some(cost);
+                    }
+                    cost
                 }
-                sent = sent.max(load.sent);
-                hop = hop.max(load.hop.unwrap_or(Hop::Intra));
-            }
-            terms.add(&worst, weight);
-            bytes += sent * weight;
+            };
+            hop = hop.max(cost.hop);
+            terms.add(&cost.worst, weight);
+            bytes += cost.sent * weight;
         }
         PhaseCost {
             index,
@@ -225,6 +251,89 @@ impl<'a> Walk<'a> {
             beta_ns: terms.beta,
             gamma_ns: terms.gamma,
             overhead_ns: terms.overhead,
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// Collective step `step` costed for every sampled member: its most
+    /// expensive member's terms, the most any member sends, the widest hop.
+    fn step(&mut self, step: u32, rates: &Rates) -> StepCost {
+        let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
+        for &m in &self.members {
+            let load = step_load(self.schedule, self.plan, &self.table, self.params, m, step, &mut self.buf);
+            let terms = step_terms(&load, self.params, rates);
+            if terms.total() > cost.worst.total() {
+                cost.worst = terms;
+            }
+            cost.sent = cost.sent.max(load.sent);
+            cost.hop = cost.hop.max(load.hop.unwrap_or(Hop::Intra));
+        }
+        cost
+    }
+
+    /// Which steps of `phase` cost alike (see [`StepClasses`]).
+    ///
+    /// A ring reduce-scatter or all-gather step (one or both directions)
+    /// has every member send one piece to a ring neighbour and receive one
+    /// from the other, the same neighbours, halves and folds at every
+    /// step; only which piece moves changes. When every block of every
+    /// member holds the same elements ([`DescTable::position_free`]), a
+    /// piece's bytes and descriptors do not depend on which piece it is,
+    /// so every step's load is the same for every member. The single-cycle
+    /// ring runs `k - 1` reduce-scatter steps, then all-gather steps: two
+    /// classes, split where its scope size says (the same `k` for every
+    /// sampled member, or no classes).
+    fn classes(&self, phase: &Phase) -> StepClasses {
+        use crate::schedule::PhaseKind as K;
+        if !self.table.position_free() {
+            return StepClasses::None;
+        }
+        match phase.kind {
+            K::RingReduceScatter { .. } | K::RingAllGather { .. } => StepClasses::One,
+            K::RingAllReduceFused => {
+                let mut k = self.members.iter().map(|&m| self.plan.instance(phase, m).scope.k);
+                let first = k.next().unwrap_or(1);
+                if k.all(|x| x == first) { StepClasses::Split(first.saturating_sub(1)) } else { StepClasses::None }
+            }
+            _ => StepClasses::None,
+        }
+    }
+}
+
+/// One step's cost over the sampled members.
+#[derive(Clone, Copy)]
+struct StepCost {
+    /// The terms of its most expensive member.
+    worst: Terms,
+    /// The most bytes a member sends.
+    sent: f64,
+    /// The widest hop a member takes.
+    hop: Hop,
+}
+
+/// Which steps of a phase cost exactly alike, so that only the first
+/// sampled step of each class is walked and its [`StepCost`] reused: the
+/// same values added in the same order, so the phase's time is the one
+/// walking every sampled step gives, to the bit (`cost/tests.rs` checks it
+/// over random specs).
+#[derive(Clone, Copy)]
+enum StepClasses {
+    /// Every step is walked.
+    None,
+    /// Every step costs alike.
+    One,
+    /// The steps before this one cost alike, and the steps from it.
+    Split(u32),
+}
+
+impl StepClasses {
+    /// The class of step `t` (`None`: walk it).
+    fn of(self, t: u32) -> Option<usize> {
+        match self {
+            StepClasses::None => None,
+            StepClasses::One => Some(0),
+            StepClasses::Split(at) => Some(usize::from(t >= at)),
         }
     }
 }
