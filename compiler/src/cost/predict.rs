@@ -365,9 +365,8 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 /// 0 on member 0's node that send off-node at the phase's first step,
 /// times the groups that share that node. At least 1.
 ///
-/// A direct (mesh) pattern's sends are known from its pattern without
-/// generating its transfers ([`direct_sends_off`]); every other pattern
-/// is walked.
+/// Most patterns' sends are known from the pattern without generating
+/// their transfers ([`sends_off_from_pattern`]); the others are walked.
 fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
@@ -379,7 +378,7 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
     let mut spans = SpanMemo::default();
     for m in (0..n).filter(|&i| node(i) == node0) {
         on_node += 1;
-        let off = match direct_sends_off(schedule, plan, phase, m, &mut spans) {
+        let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
             Some(off) => off,
             None => sends_off_walked(schedule, plan, phase, m, buf),
         };
@@ -405,20 +404,27 @@ fn sends_off_walked(
     buf.iter().any(|t| t.from == m && node(t.to) != node(m))
 }
 
-/// The last scope [`direct_sends_off`] asked about, `(base, stride, k)`,
+/// The last scope [`sends_off_from_pattern`] asked about, `(base, stride, k)`,
 /// and whether its members span more than one node (the members of one
 /// node usually share their scope).
 #[derive(Default)]
 struct SpanMemo(Option<((u32, u32, u32), bool)>);
 
-/// Whether member `m` of group 0 sends off its node at a direct (mesh)
-/// pattern's one step, from the pattern (`algorithms::mesh`): the
-/// reduce-scatter, all-gather, all-reduce and all-to-all send to every
-/// other member of the scope, so off the node when the scope spans nodes;
-/// a broadcast's root sends to every other member, the others nothing; a
-/// reduce's members send to the root, which sends nothing. `None` for
-/// every other pattern.
-fn direct_sends_off(
+/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// step, from the pattern (`algorithms/`), or `None` for a pattern it is
+/// not known for (a point-to-point's peers, a chain's or a tree's rounds:
+/// walked).
+///
+/// Every pattern but the point-to-point moves data between members of
+/// its scope only, so a member whose scope lies on one node sends
+/// nothing off it. Otherwise: a direct reduce-scatter, all-gather,
+/// all-reduce or all-to-all sends to every other member of the scope; a
+/// direct broadcast's root to every other member, the others nothing; a
+/// direct reduce's members to the root, which sends nothing; a ring
+/// reduce-scatter or all-gather sends to the next member at every step
+/// (and a Kangaring's second half to the previous one); the single-cycle
+/// ring's first step is a reduce-scatter step.
+fn sends_off_from_pattern(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
@@ -426,25 +432,32 @@ fn direct_sends_off(
     spans: &mut SpanMemo,
 ) -> Option<bool> {
     use crate::schedule::PhaseKind as K;
+    if phase.kind == K::PointToPoint {
+        return None;
+    }
     let shape = &schedule.shape;
     let scope = plan.instance(phase, m).scope;
     let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
-    let mut spans_nodes = || {
-        let key = (scope.base, scope.stride, scope.k);
-        match spans.0 {
-            Some((k, v)) if k == key => v,
-            _ => {
-                let first = node_of(0);
-                let v = (1..scope.k).any(|q| node_of(q) != first);
-                spans.0 = Some((key, v));
-                v
-            }
+    let key = (scope.base, scope.stride, scope.k);
+    let spans_nodes = match spans.0 {
+        Some((k, v)) if k == key => v,
+        _ => {
+            let first = node_of(0);
+            let v = (1..scope.k).any(|q| node_of(q) != first);
+            spans.0 = Some((key, v));
+            v
         }
     };
+    if !spans_nodes {
+        return Some(false);
+    }
+    let (me, next, prev) = (node_of(scope.pos), node_of(scope.pos + 1), node_of(scope.pos + scope.k - 1));
     Some(match phase.kind {
-        K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => spans_nodes(),
-        K::DirectBroadcast { root } => scope.pos == root && spans_nodes(),
-        K::DirectReduce { root } => scope.pos != root && node_of(root) != node_of(scope.pos),
+        K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => true,
+        K::DirectBroadcast { root } => scope.pos == root,
+        K::DirectReduce { root } => scope.pos != root && node_of(root) != me,
+        K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => next != me || (bidir && prev != me),
+        K::RingAllReduceFused => next != me,
         _ => return None,
     })
 }
@@ -597,25 +610,27 @@ mod tests {
     use ccc_ir::enums::OpType;
     use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, Topology};
 
-    /// Every direct pattern's flows, read from the pattern, are what its
-    /// generated transfers say, for every member of every phase: the mesh
-    /// family flat, and Hier with mesh inter legs, over shapes and ops.
+    /// Every pattern's flows read from the pattern are what its generated
+    /// transfers say, for every member of every phase: every flat
+    /// algorithm, and Hier with ring, Kangaring, mesh, RDH and single-cycle
+    /// legs, over shapes and ops.
     #[test]
-    fn a_direct_patterns_sends_are_what_its_transfers_say() {
-        let meshes = [AlgType::Mesh, AlgType::SingleStepMesh, AlgType::LatencyOptMesh, AlgType::TwoStepPodMesh];
-        let mut algorithms: Vec<Algorithm> =
-            meshes.iter().chain(&[AlgType::BwOptMesh]).filter_map(|&a| Algorithm::flat(a)).collect();
-        algorithms.push(Algorithm::Hier(
-            HierLegs::new()
-                .inter_all_reduce(AlgType::Mesh)
-                .intra_reduce_scatter(AlgType::Ring)
-                .intra_all_gather(AlgType::Ring),
-        ));
-        algorithms
-            .push(Algorithm::Hier(HierLegs::new().inter_all_gather(AlgType::Mesh).intra_all_gather(AlgType::Ring)));
-        algorithms.push(Algorithm::Hier(
-            HierLegs::new().intra_reduce_scatter(AlgType::Ring).inter_reduce_scatter(AlgType::Mesh),
-        ));
+    fn a_patterns_sends_are_what_its_transfers_say() {
+        let mut algorithms: Vec<Algorithm> = AlgType::ALL.iter().filter_map(|&a| Algorithm::flat(a)).collect();
+        for (intra, inter) in [
+            (AlgType::Ring, AlgType::Mesh),
+            (AlgType::Kangaring, AlgType::SingleCycleRing),
+            (AlgType::Kangaring, AlgType::InterRdh),
+            (AlgType::Ring, AlgType::Ring),
+        ] {
+            let legs = HierLegs::new().intra_reduce_scatter(intra).intra_all_gather(intra);
+            algorithms.push(Algorithm::Hier(legs.clone().inter_all_reduce(inter)));
+            if inter != AlgType::SingleCycleRing {
+                algorithms.push(Algorithm::Hier(HierLegs::new().inter_all_gather(inter).intra_all_gather(intra)));
+                algorithms
+                    .push(Algorithm::Hier(HierLegs::new().intra_reduce_scatter(intra).inter_reduce_scatter(inter)));
+            }
+        }
         // Every op: the ones a pattern does not serve are refused and skipped.
         let ops = OpType::ALL;
         let shapes = [Topology::new(8, 8), Topology::new(16, 4), Topology::new(32, 8).pods(2), Topology::new(24, 8)];
@@ -638,7 +653,9 @@ mod tests {
                     for phase in &plan.phases {
                         for m in 0..plan.groups.size() {
                             let mut spans = SpanMemo::default();
-                            let Some(off) = direct_sends_off(&schedule, plan, phase, m, &mut spans) else { continue };
+                            let Some(off) = sends_off_from_pattern(&schedule, plan, phase, m, &mut spans) else {
+                                continue;
+                            };
                             let walked = sends_off_walked(&schedule, plan, phase, m, &mut buf);
                             assert_eq!(off, walked, "{topology:?} {op:?} {algorithm:?} {:?} member {m}", phase.kind);
                             checked += 1;
