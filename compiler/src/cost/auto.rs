@@ -50,17 +50,10 @@ pub fn choose(
     auto_legs: Vec<Leg>,
 ) -> Option<AutoChoice> {
     let mut legs = LegCosts::default();
-    let mut alternatives = Vec::with_capacity(candidates.len());
-    for algorithm in candidates {
-        let costed = match &algorithm {
-            ResolvedAlgorithm::Hier(chosen) => legs.predict(collective, machine, params, chosen),
-            ResolvedAlgorithm::Flat(_) => evaluate_choice(collective, machine, params, &algorithm)
-                .map(|(_, e)| (e.prediction.total_ns, e.bound.total_ns())),
-        };
-        let Some((predicted, bound)) = costed else { continue };
-        alternatives.push(Alternative { algorithm, predicted_ns: whole_ns(predicted), bound_ns: whole_ns(bound) });
-    }
-    pick(alternatives, auto_legs)
+    choose_by(candidates, auto_legs, |algorithm| match algorithm {
+        ResolvedAlgorithm::Hier(chosen) => legs.predict(collective, machine, params, chosen),
+        ResolvedAlgorithm::Flat(_) => whole(collective, machine, params, algorithm),
+    })
 }
 
 /// The reference [`choose`] is tested against: every candidate built and
@@ -72,16 +65,32 @@ pub fn choose_exhaustive(
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
 ) -> Option<AutoChoice> {
+    choose_by(candidates, auto_legs, |algorithm| whole(collective, machine, params, algorithm))
+}
+
+/// The candidates `cost` predicts (prediction and bound, ns; `None`: it
+/// does not build), and the cheapest of them.
+fn choose_by(
+    candidates: Vec<ResolvedAlgorithm>,
+    auto_legs: Vec<Leg>,
+    mut cost: impl FnMut(&ResolvedAlgorithm) -> Option<(f64, f64)>,
+) -> Option<AutoChoice> {
     let mut alternatives = Vec::with_capacity(candidates.len());
     for algorithm in candidates {
-        let Some((_, e)) = evaluate_choice(collective, machine, params, &algorithm) else { continue };
-        alternatives.push(Alternative {
-            algorithm,
-            predicted_ns: whole_ns(e.prediction.total_ns),
-            bound_ns: whole_ns(e.bound.total_ns()),
-        });
+        let Some((predicted, bound)) = cost(&algorithm) else { continue };
+        alternatives.push(Alternative { algorithm, predicted_ns: whole_ns(predicted), bound_ns: whole_ns(bound) });
     }
     pick(alternatives, auto_legs)
+}
+
+/// `algorithm` built alone and predicted whole: its prediction and bound, ns.
+fn whole(
+    collective: &ValidCollective,
+    machine: Machine,
+    params: &ModelParams,
+    algorithm: &ResolvedAlgorithm,
+) -> Option<(f64, f64)> {
+    evaluate_choice(collective, machine, params, algorithm).map(|(_, e)| (e.prediction.total_ns, e.bound.total_ns()))
 }
 
 /// The cheapest of `alternatives`, the first among equals.
@@ -133,7 +142,8 @@ impl LegCosts {
                     self.phases.push((leg, times));
                 }
             }
-            let bound = super::leg_bound(&schedule, plan, None, params).total_ns();
+            let nodes = super::nodes_spanned(&schedule, plan);
+            let bound = super::leg_bound(&schedule, plan, nodes, None, params).total_ns();
             self.fixed = Some((bound, predict::launch_ns(&schedule, plan, params)));
         }
         // The sum `predict` makes: the phases' times in run order, then

@@ -15,6 +15,8 @@
 pub mod auto;
 pub mod bound;
 pub mod predict;
+#[cfg(test)]
+mod tests;
 
 pub use crate::valid::{Alternative, AutoChoice};
 pub use bound::{Bound, BoundInput, bound, busbw_factor};
@@ -46,17 +48,24 @@ fn nodes_spanned(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
     nodes.len() as u32
 }
 
-/// The bound of one leg (or of the whole collective: `leg = None`).
-pub(crate) fn leg_bound(schedule: &Schedule, plan: &CollectivePlan, leg: Option<Leg>, params: &ModelParams) -> Bound {
+/// The bound of one leg (or of the whole collective: `leg = None`) of
+/// `plan`, whose groups span `nodes` nodes ([`nodes_spanned`]).
+pub(crate) fn leg_bound(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    nodes: u32,
+    leg: Option<Leg>,
+    params: &ModelParams,
+) -> Bound {
     let topsp_n = schedule.arch.params().topsp_n;
     let whole = BoundInput {
         op: plan.op,
         p: plan.groups.size(),
-        nodes: nodes_spanned(schedule, plan),
+        nodes,
         bytes: op_bytes(plan),
         channels: plan.channels,
         topsp_n,
-        per_node: plan.groups.size() / nodes_spanned(schedule, plan).max(1),
+        per_node: plan.groups.size() / nodes.max(1),
     };
     let Some(leg) = leg else { return bound(whole, params, true) };
     let [local, per_pod, pods] = plan.radices.0;
@@ -117,14 +126,15 @@ impl Evaluation {
 /// Predicts and bounds collective `plan` of `schedule`.
 pub fn evaluate(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Evaluation {
     let prediction = predict(schedule, plan, params);
+    let nodes = nodes_spanned(schedule, plan);
     let mut legs: Vec<LegEvaluation> = Vec::new();
     for &(leg, _) in &plan.legs {
-        let b = leg_bound(schedule, plan, leg, params);
+        let b = leg_bound(schedule, plan, nodes, leg, params);
         legs.push(LegEvaluation { leg, predicted_ns: prediction.leg_ns(leg), bound_ns: b.total_ns() });
     }
     let op: OpType = plan.op;
     Evaluation {
-        bound: leg_bound(schedule, plan, None, params),
+        bound: leg_bound(schedule, plan, nodes, None, params),
         legs,
         bytes: op_bytes(plan),
         busbw_factor: busbw_factor(op, plan.groups.size()),

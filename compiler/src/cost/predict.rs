@@ -132,7 +132,18 @@ struct StepLoad {
 
 /// Predicts collective `plan` of `schedule` under `params`.
 pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    let mut walk = Walk::new(schedule, plan, params);
+    predict_walking(Walk::new(schedule, plan, params))
+}
+
+/// [`predict()`] walking every sampled step, even those that cost alike
+/// (`StepClasses`): the reference the shortcut is tested against.
+#[cfg(test)]
+pub(crate) fn predict_every_step(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
+    predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params) })
+}
+
+fn predict_walking(mut walk: Walk<'_>) -> Prediction {
+    let (schedule, plan, params) = (walk.schedule, walk.plan, walk.params);
     let mut phases = Vec::with_capacity(plan.phases.len());
     let mut at = 0.0;
     for (index, phase) in plan.phases.iter().enumerate() {
@@ -176,6 +187,9 @@ struct Walk<'a> {
     members: Vec<u32>,
     dma: f64,
     buf: Vec<Transfer>,
+    /// Walk every sampled step, even those that cost alike (the reference
+    /// the shortcut is tested against).
+    walk_every_step: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -184,7 +198,16 @@ impl<'a> Walk<'a> {
         let busiest = hosted_channels(arch, plan.channels, 0);
         let table = DescTable::new(plan, &busiest);
         let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
-        Walk { schedule, plan, params, table, members: sample_members(plan), dma: params.dma * lanes, buf: Vec::new() }
+        Walk {
+            schedule,
+            plan,
+            params,
+            table,
+            members: sample_members(plan),
+            dma: params.dma * lanes,
+            buf: Vec::new(),
+            walk_every_step: false,
+        }
     }
 
     /// The cost of phase `index`, starting at `start_ns`.
@@ -194,22 +217,25 @@ impl<'a> Walk<'a> {
         let inter_rate = params.node_inter / flows;
         let rates = Rates { link: params.link_intra, network: inter_rate, dma: self.dma };
         let (picked, weight) = sampled_steps(phase.step_n);
+        let classes = if self.walk_every_step { StepClasses::None } else { self.classes(phase) };
+        // The first walked step of each class, reused for the others.
+        let mut walked: [Option<StepCost>; 2] = [None, None];
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
         for &t in &picked {
-            let step = phase.first_step + t;
-            let mut worst = Terms::default();
-            let mut sent = 0.0f64;
-            for &m in &self.members {
-                let load = step_load(schedule, plan, &self.table, params, m, step, &mut self.buf);
-                let cost = step_terms(&load, params, &rates);
-                if cost.total() > worst.total() {
-                    worst = cost;
+            let class = classes.of(t);
+            let cost = match class.and_then(|c| walked[c]) {
+                Some(cost) => cost,
+                None => {
+                    let cost = self.step(phase.first_step + t, &rates);
+                    if let Some(c) = class {
+                        walked[c] = Some(cost);
+                    }
+                    cost
                 }
-                sent = sent.max(load.sent);
-                hop = hop.max(load.hop.unwrap_or(Hop::Intra));
-            }
-            terms.add(&worst, weight);
-            bytes += sent * weight;
+            };
+            hop = hop.max(cost.hop);
+            terms.add(&cost.worst, weight);
+            bytes += cost.sent * weight;
         }
         PhaseCost {
             index,
@@ -225,6 +251,89 @@ impl<'a> Walk<'a> {
             beta_ns: terms.beta,
             gamma_ns: terms.gamma,
             overhead_ns: terms.overhead,
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// Collective step `step` costed for every sampled member: its most
+    /// expensive member's terms, the most any member sends, the widest hop.
+    fn step(&mut self, step: u32, rates: &Rates) -> StepCost {
+        let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
+        for &m in &self.members {
+            let load = step_load(self.schedule, self.plan, &self.table, self.params, m, step, &mut self.buf);
+            let terms = step_terms(&load, self.params, rates);
+            if terms.total() > cost.worst.total() {
+                cost.worst = terms;
+            }
+            cost.sent = cost.sent.max(load.sent);
+            cost.hop = cost.hop.max(load.hop.unwrap_or(Hop::Intra));
+        }
+        cost
+    }
+
+    /// Which steps of `phase` cost alike (see [`StepClasses`]).
+    ///
+    /// A ring reduce-scatter or all-gather step (one or both directions)
+    /// has every member send one piece to a ring neighbour and receive one
+    /// from the other, the same neighbours, halves and folds at every
+    /// step; only which piece moves changes. When every block of every
+    /// member holds the same elements ([`DescTable::position_free`]), a
+    /// piece's bytes and descriptors do not depend on which piece it is,
+    /// so every step's load is the same for every member. The single-cycle
+    /// ring runs `k - 1` reduce-scatter steps, then all-gather steps: two
+    /// classes, split where its scope size says (the same `k` for every
+    /// sampled member, or no classes).
+    fn classes(&self, phase: &Phase) -> StepClasses {
+        use crate::schedule::PhaseKind as K;
+        if !self.table.position_free() {
+            return StepClasses::None;
+        }
+        match phase.kind {
+            K::RingReduceScatter { .. } | K::RingAllGather { .. } => StepClasses::One,
+            K::RingAllReduceFused => {
+                let mut k = self.members.iter().map(|&m| self.plan.instance(phase, m).scope.k);
+                let first = k.next().unwrap_or(1);
+                if k.all(|x| x == first) { StepClasses::Split(first.saturating_sub(1)) } else { StepClasses::None }
+            }
+            _ => StepClasses::None,
+        }
+    }
+}
+
+/// One step's cost over the sampled members.
+#[derive(Clone, Copy)]
+struct StepCost {
+    /// The terms of its most expensive member.
+    worst: Terms,
+    /// The most bytes a member sends.
+    sent: f64,
+    /// The widest hop a member takes.
+    hop: Hop,
+}
+
+/// Which steps of a phase cost exactly alike, so that only the first
+/// sampled step of each class is walked and its [`StepCost`] reused: the
+/// same values added in the same order, so the phase's time is the one
+/// walking every sampled step gives, to the bit (`cost/tests.rs` checks it
+/// over random specs).
+#[derive(Clone, Copy)]
+enum StepClasses {
+    /// Every step is walked.
+    None,
+    /// Every step costs alike.
+    One,
+    /// The steps before this one cost alike, and the steps from it.
+    Split(u32),
+}
+
+impl StepClasses {
+    /// The class of step `t` (`None`: walk it).
+    fn of(self, t: u32) -> Option<usize> {
+        match self {
+            StepClasses::None => None,
+            StepClasses::One => Some(0),
+            StepClasses::Split(at) => Some(usize::from(t >= at)),
         }
     }
 }
@@ -256,9 +365,8 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 /// 0 on member 0's node that send off-node at the phase's first step,
 /// times the groups that share that node. At least 1.
 ///
-/// A direct (mesh) pattern's sends are known from its pattern without
-/// generating its transfers ([`direct_sends_off`]); every other pattern
-/// is walked.
+/// Most patterns' sends are known from the pattern without generating
+/// their transfers ([`sends_off_from_pattern`]); the others are walked.
 fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
@@ -270,7 +378,7 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
     let mut spans = SpanMemo::default();
     for m in (0..n).filter(|&i| node(i) == node0) {
         on_node += 1;
-        let off = match direct_sends_off(schedule, plan, phase, m, &mut spans) {
+        let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
             Some(off) => off,
             None => sends_off_walked(schedule, plan, phase, m, buf),
         };
@@ -296,20 +404,27 @@ fn sends_off_walked(
     buf.iter().any(|t| t.from == m && node(t.to) != node(m))
 }
 
-/// The last scope [`direct_sends_off`] asked about, `(base, stride, k)`,
+/// The last scope [`sends_off_from_pattern`] asked about, `(base, stride, k)`,
 /// and whether its members span more than one node (the members of one
 /// node usually share their scope).
 #[derive(Default)]
 struct SpanMemo(Option<((u32, u32, u32), bool)>);
 
-/// Whether member `m` of group 0 sends off its node at a direct (mesh)
-/// pattern's one step, from the pattern (`algorithms::mesh`): the
-/// reduce-scatter, all-gather, all-reduce and all-to-all send to every
-/// other member of the scope, so off the node when the scope spans nodes;
-/// a broadcast's root sends to every other member, the others nothing; a
-/// reduce's members send to the root, which sends nothing. `None` for
-/// every other pattern.
-fn direct_sends_off(
+/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// step, from the pattern (`algorithms/`), or `None` for a pattern it is
+/// not known for (a point-to-point's peers, a chain's or a tree's rounds:
+/// walked).
+///
+/// Every pattern but the point-to-point moves data between members of
+/// its scope only, so a member whose scope lies on one node sends
+/// nothing off it. Otherwise: a direct reduce-scatter, all-gather,
+/// all-reduce or all-to-all sends to every other member of the scope; a
+/// direct broadcast's root to every other member, the others nothing; a
+/// direct reduce's members to the root, which sends nothing; a ring
+/// reduce-scatter or all-gather sends to the next member at every step
+/// (and a Kangaring's second half to the previous one); the single-cycle
+/// ring's first step is a reduce-scatter step.
+fn sends_off_from_pattern(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
@@ -317,25 +432,32 @@ fn direct_sends_off(
     spans: &mut SpanMemo,
 ) -> Option<bool> {
     use crate::schedule::PhaseKind as K;
+    if phase.kind == K::PointToPoint {
+        return None;
+    }
     let shape = &schedule.shape;
     let scope = plan.instance(phase, m).scope;
     let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
-    let mut spans_nodes = || {
-        let key = (scope.base, scope.stride, scope.k);
-        match spans.0 {
-            Some((k, v)) if k == key => v,
-            _ => {
-                let first = node_of(0);
-                let v = (1..scope.k).any(|q| node_of(q) != first);
-                spans.0 = Some((key, v));
-                v
-            }
+    let key = (scope.base, scope.stride, scope.k);
+    let spans_nodes = match spans.0 {
+        Some((k, v)) if k == key => v,
+        _ => {
+            let first = node_of(0);
+            let v = (1..scope.k).any(|q| node_of(q) != first);
+            spans.0 = Some((key, v));
+            v
         }
     };
+    if !spans_nodes {
+        return Some(false);
+    }
+    let (me, next, prev) = (node_of(scope.pos), node_of(scope.pos + 1), node_of(scope.pos + scope.k - 1));
     Some(match phase.kind {
-        K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => spans_nodes(),
-        K::DirectBroadcast { root } => scope.pos == root && spans_nodes(),
-        K::DirectReduce { root } => scope.pos != root && node_of(root) != node_of(scope.pos),
+        K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => true,
+        K::DirectBroadcast { root } => scope.pos == root,
+        K::DirectReduce { root } => scope.pos != root && node_of(root) != me,
+        K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => next != me || (bidir && prev != me),
+        K::RingAllReduceFused => next != me,
         _ => return None,
     })
 }
@@ -488,25 +610,27 @@ mod tests {
     use ccc_ir::enums::OpType;
     use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, Topology};
 
-    /// Every direct pattern's flows, read from the pattern, are what its
-    /// generated transfers say, for every member of every phase: the mesh
-    /// family flat, and Hier with mesh inter legs, over shapes and ops.
+    /// Every pattern's flows read from the pattern are what its generated
+    /// transfers say, for every member of every phase: every flat
+    /// algorithm, and Hier with ring, Kangaring, mesh, RDH and single-cycle
+    /// legs, over shapes and ops.
     #[test]
-    fn a_direct_patterns_sends_are_what_its_transfers_say() {
-        let meshes = [AlgType::Mesh, AlgType::SingleStepMesh, AlgType::LatencyOptMesh, AlgType::TwoStepPodMesh];
-        let mut algorithms: Vec<Algorithm> =
-            meshes.iter().chain(&[AlgType::BwOptMesh]).filter_map(|&a| Algorithm::flat(a)).collect();
-        algorithms.push(Algorithm::Hier(
-            HierLegs::new()
-                .inter_all_reduce(AlgType::Mesh)
-                .intra_reduce_scatter(AlgType::Ring)
-                .intra_all_gather(AlgType::Ring),
-        ));
-        algorithms
-            .push(Algorithm::Hier(HierLegs::new().inter_all_gather(AlgType::Mesh).intra_all_gather(AlgType::Ring)));
-        algorithms.push(Algorithm::Hier(
-            HierLegs::new().intra_reduce_scatter(AlgType::Ring).inter_reduce_scatter(AlgType::Mesh),
-        ));
+    fn a_patterns_sends_are_what_its_transfers_say() {
+        let mut algorithms: Vec<Algorithm> = AlgType::ALL.iter().filter_map(|&a| Algorithm::flat(a)).collect();
+        for (intra, inter) in [
+            (AlgType::Ring, AlgType::Mesh),
+            (AlgType::Kangaring, AlgType::SingleCycleRing),
+            (AlgType::Kangaring, AlgType::InterRdh),
+            (AlgType::Ring, AlgType::Ring),
+        ] {
+            let legs = HierLegs::new().intra_reduce_scatter(intra).intra_all_gather(intra);
+            algorithms.push(Algorithm::Hier(legs.clone().inter_all_reduce(inter)));
+            if inter != AlgType::SingleCycleRing {
+                algorithms.push(Algorithm::Hier(HierLegs::new().inter_all_gather(inter).intra_all_gather(intra)));
+                algorithms
+                    .push(Algorithm::Hier(HierLegs::new().intra_reduce_scatter(intra).inter_reduce_scatter(inter)));
+            }
+        }
         // Every op: the ones a pattern does not serve are refused and skipped.
         let ops = OpType::ALL;
         let shapes = [Topology::new(8, 8), Topology::new(16, 4), Topology::new(32, 8).pods(2), Topology::new(24, 8)];
@@ -529,7 +653,9 @@ mod tests {
                     for phase in &plan.phases {
                         for m in 0..plan.groups.size() {
                             let mut spans = SpanMemo::default();
-                            let Some(off) = direct_sends_off(&schedule, plan, phase, m, &mut spans) else { continue };
+                            let Some(off) = sends_off_from_pattern(&schedule, plan, phase, m, &mut spans) else {
+                                continue;
+                            };
                             let walked = sends_off_walked(&schedule, plan, phase, m, &mut buf);
                             assert_eq!(off, walked, "{topology:?} {op:?} {algorithm:?} {:?} member {m}", phase.kind);
                             checked += 1;

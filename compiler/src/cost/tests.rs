@@ -1,0 +1,102 @@
+//! The prediction's shortcuts against the plain step walk, over random
+//! specs: `predict` (which walks one step of each class of steps that cost
+//! alike) must give what `predict_every_step` (which walks every sampled
+//! step) gives, bit for bit, for every legal choice `Auto` lists.
+
+use super::predict::{predict, predict_every_step};
+use crate::build::build;
+use crate::validate::validate;
+use ccc_ir::arch::Arch;
+use ccc_ir::enums::OpType;
+use ccc_ir::spec::{Algorithm, Collective, DType, Program, ReduceOp, Topology};
+use proptest::prelude::*;
+
+/// The ops `Auto` chooses for.
+const OPS: [OpType; 6] =
+    [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll, OpType::Broadcast, OpType::Reduce];
+
+/// Counts that divide the group, that do not, and tiny ones.
+fn any_count() -> impl Strategy<Value = u64> {
+    prop_oneof![1u64..80, 80u64..100_000, (1u64..4096).prop_map(|m| m * 1024), 1u64 << 20..1u64 << 28]
+}
+
+/// Every alternative `Auto` lists for `c`, each built alone and predicted
+/// both ways; the number compared (0 when the spec is refused).
+fn same_both_ways(c: &Collective) -> usize {
+    let Ok(program) = validate(&Program::from(c.clone())) else { return 0 };
+    let vc = &program.collectives()[0];
+    let Some(auto) = vc.auto() else { return 0 };
+    let mut compared = 0;
+    for a in &auto.alternatives {
+        let mut one = program.clone();
+        one.collectives[0].algorithm = a.algorithm.clone();
+        one.collectives[0].auto = None;
+        let Ok(schedule) = build(&one) else { continue };
+        let plan = &schedule.collectives[0];
+        let (fast, walked) = (predict(&schedule, plan, vc.model()), predict_every_step(&schedule, plan, vc.model()));
+        let bits = |p: &super::Prediction| -> Vec<u64> {
+            let phases = p.phases.iter().flat_map(|c| [c.time_ns, c.alpha_ns, c.beta_ns, c.gamma_ns, c.bytes]);
+            phases.chain([p.total_ns]).map(f64::to_bits).collect()
+        };
+        assert_eq!(bits(&fast), bits(&walked), "{} of {c:?}", super::auto::display(&a.algorithm));
+        assert_eq!(fast, walked);
+        compared += 1;
+    }
+    compared
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..Default::default() })]
+
+    /// Shapes from one node to several pods, counts that split evenly and
+    /// not, every dtype width, 1..=8 channels, every arch, rooted ops.
+    #[test]
+    fn predictions_are_the_step_walks(
+        op in 0usize..OPS.len(),
+        (local, nodes, pods) in (1u32..17, 1u32..9, 1u32..3),
+        count in any_count(),
+        dtype in 0usize..DType::ALL.len(),
+        arch in 0usize..Arch::ALL.len(),
+        channels in 1u32..9,
+        root in any::<u32>(),
+    ) {
+        let op = OPS[op];
+        let rank_n = local * nodes * pods;
+        let topology = Topology::new(rank_n, local).pods(pods);
+        let mut c = Collective::new(op, DType::ALL[dtype], count, Arch::ALL[arch], topology)
+            .channels(channels)
+            .algorithm(Algorithm::Auto);
+        if op.is_reducing() {
+            c = c.reduce(ReduceOp::Add);
+        }
+        if op.is_rooted() {
+            c = c.root(root % rank_n);
+        }
+        same_both_ways(&c);
+    }
+}
+
+/// The grid the random specs may miss: every op on shapes whose Hier legs
+/// and flat rings both run, counts that split and do not, so both the
+/// shortcut and its refusal are exercised; and enough of it compares.
+#[test]
+fn predictions_are_the_step_walks_on_a_grid() {
+    let mut compared = 0;
+    for topology in [Topology::new(8, 8), Topology::new(32, 8), Topology::new(48, 16), Topology::new(64, 8).pods(2)] {
+        for op in OPS {
+            for count in [topology.rank_n as u64 * 4096, topology.rank_n as u64 * 4096 + 3] {
+                let mut c = Collective::new(op, DType::Bf16, count, Arch::Cayman, topology)
+                    .channels(4)
+                    .algorithm(Algorithm::Auto);
+                if op.is_reducing() {
+                    c = c.reduce(ReduceOp::Add);
+                }
+                if op.is_rooted() {
+                    c = c.root(topology.rank_n / 2 + 1);
+                }
+                compared += same_both_ways(&c);
+            }
+        }
+    }
+    assert!(compared >= 300, "{compared}");
+}
