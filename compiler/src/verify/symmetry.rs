@@ -352,9 +352,13 @@ const SAMPLES: u32 = 16;
 /// exactly member 0's moved to them: a necessary condition of
 /// `orbit` at the cost of a few members' walks. `None` proves the
 /// group is not symmetric; `Some` only says the sample did not show it.
+/// Where the phases decide (`by_phase`), no member past 0 is walked.
 pub(crate) fn sampled(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> Option<Orbit> {
     let n = plan.groups.size();
     let base = base(schedule, plan, group, &AsBuilt)?;
+    if phases_move(plan, &base.action) {
+        return Some(base);
+    }
     let mut members: Vec<u32> =
         (0..SAMPLES).map(|i| 1 + (u64::from(n - 1) * u64::from(i) / u64::from(SAMPLES)) as u32).collect();
     members.push(n - 1);
