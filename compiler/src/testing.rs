@@ -81,6 +81,27 @@ impl Case {
         out
     }
 
+    /// Every flat pairing on each of `sizes` ranks (where a case exists),
+    /// every Hier composition on 12 ranks of 4 per node, and a ring
+    /// all-reduce over two interleaved replica groups: the grid the
+    /// symmetry tests compare their watches on.
+    pub(crate) fn pairings(sizes: &[u32]) -> Vec<Case> {
+        let mut cases: Vec<Case> = Vec::new();
+        for &alg in AlgType::ALL {
+            if alg == AlgType::Hier {
+                continue;
+            }
+            for &op in crate::algorithms::flat_ops(alg) {
+                cases.extend(sizes.iter().filter_map(|&n| Case::for_alg(op, alg, n)));
+            }
+        }
+        cases.extend(Case::hier_choices().into_iter().map(|(op, choice)| Case::hier(op, &choice, 12, 4)));
+        let mut grouped = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+        grouped.groups = Some(vec![vec![0, 2, 4, 6], vec![7, 5, 3, 1]]);
+        cases.push(grouped);
+        cases
+    }
+
     pub(crate) fn hier(op: OpType, legs: &[(Leg, AlgType)], rank_n: u32, local_rank_n: u32) -> Case {
         Case { alg: ResolvedAlgorithm::Hier(legs.to_vec()), ..Case::flat(op, AlgType::Ring, rank_n, local_rank_n) }
     }

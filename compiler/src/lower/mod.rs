@@ -33,7 +33,7 @@ mod neff;
 mod runs;
 mod steps;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::placement::{DEVICE_BARRIER_MAX_RANK_N, hosted_channels, mesh_sema, sema, topsps_for, topsps_used};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer, mesh_type};

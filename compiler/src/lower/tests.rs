@@ -14,7 +14,7 @@ use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, LegChoices, Program, 
 /// One random spec, drawn as small numbers that [`Draw::spec`] maps onto
 /// what the validator can accept (most draws are accepted).
 #[derive(Clone, Debug)]
-struct Draw {
+pub(crate) struct Draw {
     op: usize,
     /// Flat algorithm among the op's, or Auto past them.
     alg: usize,
@@ -35,7 +35,7 @@ struct Draw {
 }
 
 impl Draw {
-    fn spec(&self) -> Collective {
+    pub(crate) fn spec(&self) -> Collective {
         // The ring-family ops (the patterns with closed forms) drawn more often.
         let ops: Vec<OpType> = OpType::ALL
             .iter()
@@ -153,7 +153,7 @@ fn any_count() -> impl proptest::strategy::Strategy<Value = u64> {
     prop_oneof![0u64..80, 80u64..5000, (0u64..4096).prop_map(|d| 16_777_216 - 2048 + d), 1u64 << 20..1u64 << 34]
 }
 
-fn any_draw(
+pub(crate) fn any_draw(
     node_n: std::ops::Range<u32>,
     local_rank_n: std::ops::Range<u32>,
 ) -> impl proptest::strategy::Strategy<Value = Draw> {

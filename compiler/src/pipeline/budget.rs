@@ -105,7 +105,7 @@ struct Estimate {
 /// as `stream.rs` streams the world: the ranks kept, their programs and
 /// images (when none is kept, the chunk in flight's); when proving, every
 /// rank's watch (what outlives its chunk), a chunk of ranks only the proof
-/// needs, lowered with their watches, and the postcondition proof's
+/// needs, lowered, with their watches, and the postcondition proof's
 /// largest buffers. A chunk's ranks are either kept or only the proof's,
 /// so counting a whole chunk of each overcounts by at most one chunk.
 fn estimate(
@@ -126,7 +126,7 @@ fn estimate(
     // A watch: its rank and a count per collective, on the heap.
     let watch = (size_of::<Seen>() + 4 * schedule.collectives.len() + ALLOCATION_HEADER) as u64;
     // A rank lowered in a chunk, as the parallel map collects it.
-    let collected = size_of::<Option<Result<(RankProgram, Seen), LowerError>>>() as u64;
+    let collected = size_of::<Option<Result<RankProgram, LowerError>>>() as u64;
     let in_flight = rank_n.min(chunk).saturating_mul(program.saturating_add(watch).saturating_add(collected));
     let watches = rank_n.saturating_mul(watch);
     let buffers = schedule.collectives.iter().map(|plan| postcondition::bytes(schedule, plan, prover)).max();

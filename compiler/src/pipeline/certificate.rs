@@ -86,6 +86,7 @@ pub(super) fn certified(
         protocol_time,
         roundtrip_time,
         symmetric_groups: 0,
+        symmetric_by_phase: 0,
         certified: true,
     })
 }

@@ -8,8 +8,10 @@
 //! once the world has streamed by.
 //!
 //! A chunk's stages run one after another, each on every core: lowering
-//! the ranks asked for; lowering the others under watch and watching the
-//! asked ones (proof work); encoding the asked ones; the protocol check of
+//! the ranks asked for; lowering the others, and every rank's symmetry
+//! watch (proof work: the phases decide it with no step walked, or the
+//! rank's step graph is watched where they do not, see
+//! `verify::symmetry`); encoding the asked ones; the protocol check of
 //! every rank; the round trip of the asked ones. Each stage's wall time is
 //! its part of [`Times`](super::Times) or of the proof's.
 //!
@@ -152,42 +154,29 @@ impl Stages<'_, '_> {
         let (asked, other_ranks): (Vec<Rank>, Vec<Rank>) =
             chunk.iter().partition(|r| self.wanted.binary_search(r).is_ok());
         let checks = self.checking.is_some();
-        // Ranks kept are lowered as compile work, then watched as proof
-        // work; ranks not kept only the checks need: lowered under watch.
-        let kept = self.options.emit || !checks;
-        let under_watch = self.prover.filter(|_| !kept);
-        let (programs, asked_seen, asked_failed) = match under_watch {
-            Some(prover) => {
-                let (lowered, failed) = map_until_error(&asked, |&r| {
-                    let lowered = prover.lower(r);
-                    self.lowering.tick(1);
-                    lowered
-                });
-                let (programs, seen) = lowered.into_iter().unzip();
-                (programs, seen, failed)
-            }
-            None => {
-                let (programs, failed) = map_until_error(&asked, |&r| {
-                    let program = lower(schedule, r);
-                    self.lowering.tick(1);
-                    program
-                });
-                (programs, Vec::new(), failed)
-            }
+        let lower_each = |ranks: &[Rank]| {
+            map_until_error(ranks, |&r| {
+                let program = lower(schedule, r);
+                self.lowering.tick(1);
+                program
+            })
         };
+        // Ranks kept are lowered as compile work; ranks not kept only the
+        // checks need, and every rank's watch, are proof work.
+        let kept = self.options.emit || !checks;
+        let (programs, asked_failed) = lower_each(&asked);
         ledger.lap(if kept { Part::Lower } else { Part::ProofLower });
         let (others, others_failed) = match self.prover {
-            Some(prover) => map_until_error(&other_ranks, |&r| {
-                let lowered = prover.lower(r);
-                self.lowering.tick(1);
-                lowered
-            }),
+            Some(_) => lower_each(&other_ranks),
             None => (Vec::new(), None),
         };
-        let asked_seen: Vec<Seen> = match (self.prover, under_watch) {
-            (Some(prover), None) => programs.par_iter().map(|p| prover.watch(p.rank)).collect(),
-            _ => asked_seen,
+        let watch = |programs: &[RankProgram]| -> Vec<Seen> {
+            match self.prover {
+                Some(prover) => programs.par_iter().map(|p| prover.watch(p.rank)).collect(),
+                None => Vec::new(),
+            }
         };
+        let (asked_seen, others_seen) = (watch(&programs), watch(&others));
         ledger.lap(Part::ProofLower);
         let (images, encode_failed) = map_until_error(&programs, |p| encode(p, schedule.arch));
         ledger.lap(if kept { Part::Encode } else { Part::RoundTrip });
@@ -199,7 +188,6 @@ impl Stages<'_, '_> {
         if let Some((_, error)) = lowest.into_iter().flatten().min_by_key(|(rank, _)| *rank) {
             return Err(error);
         }
-        let (others, others_seen): (Vec<RankProgram>, Vec<Seen>) = others.into_iter().unzip();
         let world = in_rank_order(chunk, self.wanted, (&programs, asked_seen), (&others, others_seen));
         if let Some(checking) = &self.checking {
             let checked: Vec<RankChecked> = world

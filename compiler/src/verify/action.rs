@@ -104,6 +104,13 @@ impl Action {
         Action { n, run_n: 2, runs, xor: [false, xor_nodes, false], digits }
     }
 
+    /// Whether the indices with place value `place` and `size` values
+    /// form one of its runs, and if so whether that run moves by XOR.
+    pub(super) fn run_xor(&self, place: u32, size: u32) -> Option<bool> {
+        let r = self.runs[..self.run_n].iter().position(|&run| run == (place, size))?;
+        Some(self.xor[r])
+    }
+
     /// Whether it is the flat rotation.
     pub(crate) fn is_cyclic(&self) -> bool {
         self.digits.is_empty()

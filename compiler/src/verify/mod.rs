@@ -53,10 +53,13 @@
 //! for chosen ranks (DOT output), and its test checks that order with
 //! petgraph's `toposort`.
 //!
-//! **Symmetry** (`symmetry`, `action`): when every member of a group runs
-//! member 0's program moved to its index, checks 1–5 run on member 0 alone
-//! and 8 from member 0's needs moved; the figures are the same as the full
-//! run's (the tests compare both on every algorithm).
+//! **Symmetry** (`symmetry`, `action`, `by_phase`): when every member of a
+//! group runs member 0's program moved to its index, checks 1–5 run on
+//! member 0 alone and 8 from member 0's needs moved; the figures are the
+//! same as the full run's (the tests compare both on every algorithm).
+//! Where the collective's phases show it (each one's scope a run of the
+//! action, its generator relative to the member), no rank's steps are
+//! walked to know it; elsewhere each rank's step graph is watched.
 //!
 //! **Paths** (`postcondition/paths.rs`): a group that is not symmetric
 //! (rooted ops, recursive halving with a prologue) runs checks 1–3 as the
@@ -79,13 +82,14 @@
 //! (the state across ranks), `postcondition/` (`full.rs`: every member's
 //! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths), `protocol/` (`chain.rs`: part 1;
 //! `steps.rs`: part 2; `profile.rs`: member 0's needs), `roundtrip.rs`,
-//! `symmetry.rs` and `action.rs`, `sets.rs` (contributor sets),
+//! `symmetry.rs`, `by_phase.rs` and `action.rs`, `sets.rs` (contributor sets),
 //! `transfers.rs` (where transfers come from), `figures.rs` (a proof's
 //! figures without proving, for certificates). Modules import only
 //! downward: `transfers`, `action`, `defect` and `options` import no other
 //! verify module; none imports this file.
 
 mod action;
+mod by_phase;
 mod defect;
 pub(crate) mod figures;
 mod options;

@@ -16,7 +16,7 @@ use super::roundtrip;
 use super::symmetry::{Bases, Seen, Symmetry};
 use super::transfers::AsBuilt;
 use crate::encode::RankImages;
-use crate::lower::{LowerError, RankProgram, lower};
+use crate::lower::RankProgram;
 use crate::schedule::Schedule;
 use ccc_ir::id::Rank;
 use std::time::{Duration, Instant};
@@ -37,6 +37,7 @@ pub(crate) struct Established {
     pub(crate) postcondition: Vec<CollectivePostcondition>,
     pub(crate) protocol: ProtocolProof,
     pub(crate) symmetric_groups: u64,
+    pub(crate) symmetric_by_phase: u64,
 }
 
 impl<'s> Prover<'s> {
@@ -51,19 +52,13 @@ impl<'s> Prover<'s> {
         Prover { schedule, options: *options, bases, setup_time: t.elapsed() }
     }
 
-    /// Lowers `rank` (by records, walking no step), then shows its step
-    /// graph to a watch (symmetry on): the program, and what the watch saw.
-    /// The watch's walk is proof work, not lowering's.
-    pub(crate) fn lower(&self, rank: Rank) -> Result<(RankProgram, Seen), LowerError> {
-        let program = lower(self.schedule, rank)?;
-        Ok((program, self.watch(rank)))
-    }
-
-    /// What a watch sees of `rank`'s step graph, walked step by step
-    /// (symmetry on; otherwise nothing is watched).
+    /// What `rank` runs, per collective: member 0's transfers moved at
+    /// every step, as the phases show or a watch of its step graph sees
+    /// where they do not decide (symmetry on; otherwise nothing is
+    /// watched). See `Bases::watch_rank`.
     pub(crate) fn watch(&self, rank: Rank) -> Seen {
         match &self.bases {
-            Some((bases, _)) => bases.watch_steps(self.schedule, rank),
+            Some((bases, _)) => bases.watch_rank(self.schedule, rank),
             None => Seen::unwatched(rank),
         }
     }
@@ -97,7 +92,8 @@ impl<'s> Prover<'s> {
             None => Symmetry::none(),
         };
         let proven = postcondition::prove(self.schedule, &AsBuilt, &self.options, &symmetry, proven)?;
-        Ok(Postconditions { proven, symmetric_groups: symmetry.symmetric_groups() })
+        let symmetric_groups = symmetry.symmetric_groups();
+        Ok(Postconditions { proven, symmetric_groups, symmetric_by_phase: symmetry.by_phase() })
     }
 
     /// Every defect found, the postconditions' first, then the ranks' (in
@@ -125,6 +121,7 @@ impl<'s> Prover<'s> {
                 postcondition: post.proven.collectives,
                 protocol,
                 symmetric_groups: post.symmetric_groups,
+                symmetric_by_phase: post.symmetric_by_phase,
             }),
         }
     }
@@ -134,6 +131,7 @@ impl<'s> Prover<'s> {
 pub(crate) struct Postconditions {
     proven: postcondition::Proven,
     symmetric_groups: u64,
+    symmetric_by_phase: u64,
 }
 
 /// What the proof established, and what it cost.
@@ -148,11 +146,16 @@ pub struct Proof {
     /// postcondition ran on member 0 alone for them (0 when certified: the
     /// certificate does not say).
     pub symmetric_groups: u64,
+    /// How many of them their phases' structure showed invariant (see
+    /// `verify::by_phase`); the others were watched on every member's step
+    /// graph.
+    pub symmetric_by_phase: u64,
     /// Images decoded back to their records.
     pub images_checked: u64,
     /// Wall time spent lowering the ranks only the proof needs (those not
-    /// asked for, or every rank when none is kept) and watching every
-    /// rank's step graph for symmetry.
+    /// asked for, or every rank when none is kept) and watching every rank
+    /// for symmetry (by its phases, or step by step where they do not
+    /// decide).
     pub lowering_time: Duration,
     /// Wall time spent proving postconditions (with listing member 0's
     /// transfers of every group the watches compare with).
@@ -188,6 +191,7 @@ impl Established {
             postcondition: self.postcondition,
             protocol: self.protocol,
             symmetric_groups: self.symmetric_groups,
+            symmetric_by_phase: self.symmetric_by_phase,
             images_checked,
             lowering_time: lowering,
             postcondition_time: postcondition,

@@ -8,106 +8,173 @@
 //! step, member `m`'s transfers are member 0's, in the same order, with
 //! every member index and every block moved by `m` under the action, and
 //! nothing else changed (but the display-only `neigh` label). A ring is:
-//! member `m` sends block `m - s` to `m + 1` at step `s`. It is found one
-//! way: from the transfers themselves (not from what the algorithm is
-//! called), walked rank by rank after lowering. [`Bases`] lists member 0's
-//! transfers of every group before any rank is lowered; each rank's
-//! [`Watch`] compares its step graph with them, moved, as it is walked
-//! ([`Seen`]); a group is symmetric when every member's watch saw every
-//! step moved. (The tests' reference, `orbit`, walks every member.)
+//! member `m` sends block `m - s` to `m + 1` at step `s`.
+//!
+//! [`Bases`] lists member 0's transfers of every group before any rank is
+//! lowered, and each rank's watch ([`Bases::watch_rank`], after lowering)
+//! says per collective whether the rank runs them moved ([`Seen`]); a
+//! group is symmetric when every member's watch says so. It is found two
+//! ways:
+//!
+//! - **By phase**, where the collective's phases decide it (`by_phase`):
+//!   every phase's scope is one run of the action, its blocks narrowed
+//!   to match, and its generator names peers and blocks only relative to
+//!   the member's position (rings, meshes, RDH over a power of two). Then
+//!   every member's transfers are member 0's moved, and no step of any
+//!   rank is walked: the watch costs O(collectives) per rank.
+//! - **By steps** elsewhere (rooted, peer-map and all-to-all phases, RDH
+//!   with a prologue, scopes the action cuts): the rank's step graph is
+//!   walked and a [`Watch`] compares each step's transfers with member
+//!   0's, moved, from the transfers themselves, not from what the
+//!   algorithm is called. This is also the reference the phases are tested
+//!   against (`Bases::watch_steps`, every collective walked), as is
+//!   `orbit`, which walks every member.
 //!
 //! Invariance is what lets the postcondition proof execute member 0
 //! alone: if the buffers start invariant (member `m`'s block `b` holds
 //! member 0's block `b - m` with every contributor moved by `m`), every
 //! step keeps them so, since every member reads and writes the same cells
-//! relative to itself. Checking invariance costs a comparison per transfer
-//! of the world; the symbolic execution it saves costs a buffer of `n` x `n`
-//! cells and a fold per block moved in the world.
+//! relative to itself. Checking invariance by steps costs a comparison per
+//! transfer of the world, by phase a look at each phase; the symbolic
+//! execution it saves costs a buffer of `n` x `n` cells and a fold per
+//! block moved in the world.
 
 use super::action::{Action, is_moved_by, is_moved_with};
+use super::by_phase::phases_move;
 use super::transfers::{AsBuilt, TransferSource, walk};
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
 use crate::step_graph::{NodeView, walk_collective};
 use ccc_ir::id::Rank;
 #[cfg(test)]
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// The symmetric groups of every collective of a schedule, found
-/// once and shared by both provers.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Symmetry {
+/// once and shared by both provers: member 0's transfers, borrowed from
+/// the [`Bases`] they were found with (owned when found by a walk).
+#[derive(Debug)]
+pub(crate) struct Symmetry<'b> {
     /// `[collective][group]`.
-    orbits: Vec<Vec<Option<Orbit>>>,
+    orbits: Vec<Vec<Option<Cow<'b, Orbit>>>>,
+    /// How many of them the phases' structure showed invariant (the others
+    /// were watched step by step).
+    by_phase: u64,
 }
 
-impl Symmetry {
+impl Symmetry<'_> {
     /// Finds the symmetric groups of the schedule as built.
     #[cfg(test)]
-    pub(crate) fn find(schedule: &Schedule) -> Symmetry {
+    pub(crate) fn find(schedule: &Schedule) -> Symmetry<'static> {
         Symmetry::find_with(schedule, &AsBuilt)
     }
 
     /// Finds them from `source`'s transfers.
     #[cfg(test)]
-    pub(crate) fn find_with<S: TransferSource + ?Sized>(schedule: &Schedule, source: &S) -> Symmetry {
+    pub(crate) fn find_with<S: TransferSource + ?Sized>(schedule: &Schedule, source: &S) -> Symmetry<'static> {
         let orbits = schedule
             .collectives
             .iter()
-            .map(|plan| (0..plan.groups.group_n()).map(|g| orbit(schedule, plan, g, source)).collect())
+            .map(|plan| (0..plan.groups.group_n()).map(|g| orbit(schedule, plan, g, source).map(Cow::Owned)).collect())
             .collect();
-        Symmetry { orbits }
+        Symmetry { orbits, by_phase: 0 }
     }
 
     /// No group taken as invariant: every proof runs in full.
-    pub(crate) fn none() -> Symmetry {
-        Symmetry { orbits: Vec::new() }
+    pub(crate) fn none() -> Symmetry<'static> {
+        Symmetry { orbits: Vec::new(), by_phase: 0 }
     }
 
     /// Member 0's transfers of `group` of `collective`, if it is invariant.
     pub(crate) fn orbit(&self, collective: u32, group: u32) -> Option<&Orbit> {
-        self.orbits.get(collective as usize)?.get(group as usize)?.as_ref()
+        self.orbits.get(collective as usize)?.get(group as usize)?.as_deref()
     }
 
     /// How many groups, over every collective, are symmetric.
     pub(crate) fn symmetric_groups(&self) -> u64 {
         self.orbits.iter().flatten().filter(|r| r.is_some()).count() as u64
     }
+
+    /// How many of them the phases' structure showed invariant.
+    pub(crate) fn by_phase(&self) -> u64 {
+        self.by_phase
+    }
+
+    /// Whether both take the same groups as invariant, with the same
+    /// member 0's transfers (however they were found).
+    #[cfg(test)]
+    pub(crate) fn same_groups(&self, other: &Symmetry<'_>) -> bool {
+        self.orbits == other.orbits
+    }
 }
 
 /// Member 0's transfers of every group that can be symmetric (two
 /// members or more, one block per member), listed before any rank is
-/// lowered: what each rank's [`Watch`] compares its step graph with as the
-/// proof walks it (`Prover::watch`, after lowering, which walks no step).
-/// The result is the one walking every member (`Symmetry::find`) gives.
+/// lowered, and per collective whether its phases move under its action
+/// (`by_phase`): what each rank's watch ([`Bases::watch_rank`], in
+/// `Prover::watch`, after lowering) decides from. The result is the one
+/// walking every member (`Symmetry::find`) gives.
 #[derive(Debug)]
 pub(crate) struct Bases {
     /// `[collective][group]`.
     orbits: Vec<Vec<Option<Orbit>>>,
+    /// Per collective: every member of a group with a base runs member
+    /// 0's transfers moved, as its phases show (see `by_phase`).
+    by_phase: Vec<bool>,
 }
 
 impl Bases {
     /// Member 0's transfers of every candidate group of the schedule as built.
     pub(crate) fn new(schedule: &Schedule) -> Bases {
-        let orbits = schedule
+        let orbits: Vec<Vec<Option<Orbit>>> = schedule
             .collectives
             .iter()
             .map(|plan| (0..plan.groups.group_n()).map(|g| base(schedule, plan, g, &AsBuilt)).collect())
             .collect();
-        Bases { orbits }
+        let by_phase = schedule
+            .collectives
+            .iter()
+            .zip(&orbits)
+            .map(|(plan, groups)| match groups.iter().flatten().next() {
+                Some(orbit) => phases_move(plan, &orbit.action),
+                None => false,
+            })
+            .collect();
+        Bases { orbits, by_phase }
     }
 
-    /// A watch for rank `rank`'s step graph (walked by [`Bases::watch_steps`]).
-    pub(crate) fn watch(&self, rank: Rank) -> Watch<'_> {
+    /// A watch for rank `rank`'s step graph.
+    fn watch(&self, rank: Rank) -> Watch<'_> {
         Watch { bases: self, seen: Seen { rank, steps: vec![Some(0); self.orbits.len()] } }
     }
 
-    /// What a watch sees of `rank`'s step graph, walked collective by
-    /// collective and step by step.
+    /// What `rank` runs, collective by collective: every step member 0's
+    /// moved when the collective's phases show it and its group has a base
+    /// (no step walked); otherwise what a watch sees of its step graph,
+    /// walked step by step.
+    pub(crate) fn watch_rank(&self, schedule: &Schedule, rank: Rank) -> Seen {
+        self.watch_where(schedule, rank, |plan| self.by_phase.get(plan.index as usize).copied().unwrap_or(false))
+    }
+
+    /// What a watch sees of `rank`'s step graph, every collective walked
+    /// step by step: the reference [`Bases::watch_rank`] is tested against.
+    #[cfg(test)]
     pub(crate) fn watch_steps(&self, schedule: &Schedule, rank: Rank) -> Seen {
+        self.watch_where(schedule, rank, |_| false)
+    }
+
+    /// [`Bases::watch_rank`], with the collectives `decided` says the phases decide.
+    fn watch_where(&self, schedule: &Schedule, rank: Rank, decided: impl Fn(&CollectivePlan) -> bool) -> Seen {
         let mut watch = self.watch(rank);
         for plan in &schedule.collectives {
             // A rank the groups do not hold has no nodes to see.
             let Some(at) = plan.groups.locate(rank) else { continue };
+            if decided(plan) {
+                let based = self.orbit(plan.index, at.group()).is_some();
+                if let Some(steps) = watch.seen.steps.get_mut(plan.index as usize) {
+                    *steps = based.then_some(plan.step_n);
+                }
+                continue;
+            }
             let walked: Result<(), ()> = walk_collective(schedule, plan, at, |node| {
                 watch.see(plan, &node);
                 Ok(())
@@ -126,13 +193,14 @@ impl Bases {
     /// The invariant groups: every member of the group was watched, and at
     /// every step of the collective its transfers were member 0's moved.
     /// A rank missing from `seen` leaves its groups not invariant.
-    pub(crate) fn symmetry(&self, schedule: &Schedule, seen: &[Seen]) -> Symmetry {
+    pub(crate) fn symmetry(&self, schedule: &Schedule, seen: &[Seen]) -> Symmetry<'_> {
         let mut by_rank: Vec<Option<&Seen>> = vec![None; schedule.shape.rank_n as usize];
         for s in seen {
             if let Some(slot) = by_rank.get_mut(s.rank.0 as usize) {
                 *slot = Some(s);
             }
         }
+        let mut by_phase = 0;
         let orbits = self
             .orbits
             .iter()
@@ -144,10 +212,18 @@ impl Bases {
                         seen.is_some_and(|s| s.all_moved(plan))
                     })
                 };
-                groups.iter().enumerate().map(|(g, o)| o.clone().filter(|_| whole(g as u32))).collect()
+                let groups: Vec<Option<Cow<'_, Orbit>>> = groups
+                    .iter()
+                    .enumerate()
+                    .map(|(g, o)| o.as_ref().filter(|_| whole(g as u32)).map(Cow::Borrowed))
+                    .collect();
+                if self.by_phase.get(plan.index as usize).copied().unwrap_or(false) {
+                    by_phase += groups.iter().flatten().count() as u64;
+                }
+                groups
             })
             .collect();
-        Symmetry { orbits }
+        Symmetry { orbits, by_phase }
     }
 }
 
@@ -276,9 +352,13 @@ const SAMPLES: u32 = 16;
 /// exactly member 0's moved to them: a necessary condition of
 /// `orbit` at the cost of a few members' walks. `None` proves the
 /// group is not symmetric; `Some` only says the sample did not show it.
+/// Where the phases decide (`by_phase`), no member past 0 is walked.
 pub(crate) fn sampled(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> Option<Orbit> {
     let n = plan.groups.size();
     let base = base(schedule, plan, group, &AsBuilt)?;
+    if phases_move(plan, &base.action) {
+        return Some(base);
+    }
     let mut members: Vec<u32> =
         (0..SAMPLES).map(|i| 1 + (u64::from(n - 1) * u64::from(i) / u64::from(SAMPLES)) as u32).collect();
     members.push(n - 1);
@@ -480,19 +560,7 @@ mod tests {
     /// replica groups; a rank not watched leaves its group out.
     #[test]
     fn watching_each_rank_finds_what_a_walk_finds() {
-        let mut cases: Vec<Case> = Vec::new();
-        for &alg in AlgType::ALL {
-            if alg == AlgType::Hier {
-                continue;
-            }
-            for &op in crate::algorithms::flat_ops(alg) {
-                cases.extend([2u32, 5, 8].into_iter().filter_map(|n| Case::for_alg(op, alg, n)));
-            }
-        }
-        cases.extend(Case::hier_choices().into_iter().map(|(op, choice)| Case::hier(op, &choice, 12, 4)));
-        let mut grouped = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
-        grouped.groups = Some(vec![vec![0, 2, 4, 6], vec![7, 5, 3, 1]]);
-        cases.push(grouped);
+        let cases = Case::pairings(&[2, 5, 8]);
         let mut invariant = 0;
         for case in &cases {
             let schedule = build(&case.valid()).unwrap();
@@ -500,8 +568,8 @@ mod tests {
             let seen: Vec<Seen> = (0..schedule.shape.rank_n).map(|r| bases.watch_steps(&schedule, Rank(r))).collect();
             let walked = Symmetry::find(&schedule);
             invariant += walked.symmetric_groups();
-            let missing = Bases::new(&schedule).symmetry(&schedule, &seen[1..]);
-            assert_eq!(bases.symmetry(&schedule, &seen), walked, "{:?} {:?}", case.op, case.alg);
+            let missing = bases.symmetry(&schedule, &seen[1..]);
+            assert_eq!(bases.symmetry(&schedule, &seen).orbits, walked.orbits, "{:?} {:?}", case.op, case.alg);
             for plan in &schedule.collectives {
                 let home = plan.groups.locate(Rank(0)).unwrap().group();
                 for g in 0..plan.groups.group_n() {

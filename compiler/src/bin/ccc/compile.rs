@@ -272,9 +272,16 @@ fn write_proof(out: &mut String, proof: &Proof) {
         count(p.signals, "semaphore increment")
     );
     if proof.symmetric_groups > 0 {
+        const PHASES: &str = "shown from the phases' structure";
+        const STEPS: &str = "checked on each rank's step graph";
+        let how = match (proof.symmetric_by_phase, proof.symmetric_groups.saturating_sub(proof.symmetric_by_phase)) {
+            (_, 0) => PHASES.to_string(),
+            (0, _) => STEPS.to_string(),
+            (phases, steps) => format!("{phases} {PHASES}, {steps} {STEPS}"),
+        };
         let _ = writeln!(
             out,
-            "symmetry: {} ran member 0's program moved to each member, at every step (checked on each rank's step graph): proven on member 0",
+            "symmetry: {} ran member 0's program moved to each member, at every step ({how}): proven on member 0",
             count(proof.symmetric_groups, "group")
         );
     }
