@@ -50,17 +50,20 @@
 //! only when it succeeds, so its figures are the full run's (the tests
 //! compare both on every pairing it serves).
 //!
-//! Cost: the full run's listing, four bytes per cell (a 4,096-member
-//! group of 4,096 blocks is 64 MiB instead of 128 MiB of set handles and
-//! the interned sets) and a few integer operations per block moved, no
-//! set unions (recursive halving's sets are bitsets in the full run).
+//! Cost: the full run's listing, done a window of steps ahead (`window`:
+//! one flat buffer per chunk of members, one fork-join per window), four
+//! bytes per cell, stored block-major so that a ring neighbour's cell of
+//! the same block shares its cache line (a 4,096-member group of 4,096
+//! blocks is 64 MiB instead of 128 MiB of set handles and the interned
+//! sets) and a few integer operations per block moved, no set unions
+//! (recursive halving's sets are bitsets in the full run).
 
 use super::full::{same, size_mismatch};
+use super::window::{Listing, Span, Window};
 use crate::schedule::{CollectivePlan, OpKind, PhaseInstance, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
-use crate::verify::transfers::{Site, TransferSource};
+use crate::verify::transfers::TransferSource;
 use ccc_ir::enums::HalfChunk;
-use rayon::prelude::*;
 
 /// An empty cell's state.
 const EMPTY: u32 = 0;
@@ -78,7 +81,9 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
-/// One group, one half: a counter per cell, member-major.
+/// One group, one half: a counter per cell, block-major (a transfer keeps
+/// its blocks' positions, so a ring neighbour's cell of the same block is
+/// next door).
 struct Cells {
     n: u32,
     block_n: u32,
@@ -94,8 +99,8 @@ impl Cells {
         let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
         let total = if reduces { n } else { 1 };
         let mut state = Vec::with_capacity(n as usize * block_n as usize);
-        for m in 0..n {
-            state.extend((0..block_n).map(|b| {
+        for b in 0..block_n {
+            state.extend((0..n).map(|m| {
                 let holds = match plan.kind {
                     OpKind::Broadcast => Some(m) == root,
                     OpKind::AllGather => b == m,
@@ -108,7 +113,7 @@ impl Cells {
     }
 
     fn at(&self, m: u32, b: u32) -> usize {
-        m as usize * self.block_n as usize + b as usize
+        b as usize * self.n as usize + m as usize
     }
 
     fn complete(&self, s: u32) -> bool {
@@ -141,11 +146,23 @@ pub(super) fn run(
     source: &dyn TransferSource,
     options: &ProverOptions,
 ) -> Option<u64> {
+    let listing = Listing::for_group(plan.groups.size(), options.parallel_from);
+    run_listed(schedule, plan, group, half, source, listing)
+}
+
+/// [`run`], its transfers listed as `listing` says (see `window`: what is
+/// listed, matched and applied does not depend on it).
+pub(super) fn run_listed(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    half: HalfChunk,
+    source: &dyn TransferSource,
+    listing: Listing,
+) -> Option<u64> {
     let mut cells = Cells::new(plan)?;
-    let (n, block_n) = (cells.n, cells.block_n);
-    let parallel = n >= options.parallel_from;
-    let mut lists: Vec<(Vec<Transfer>, bool)> = (0..n).map(|_| (Vec::new(), true)).collect();
-    let mut matched: Vec<Vec<bool>> = (0..n).map(|_| Vec::new()).collect();
+    let n = cells.n;
+    let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
     // This step's receives that move the half, each with where its
     // values (its blocks' states at the sender before the step) start.
@@ -156,53 +173,41 @@ pub(super) fn run(
     for phase in &plan.phases {
         insts.clear();
         insts.extend((0..n).map(|m| plan.instance(phase, m)));
-        for t in 0..phase.step_n {
-            let step = phase.first_step + t;
-            let one = |(m, (list, ok)): (usize, &mut (Vec<Transfer>, bool))| {
-                let m = m as u32;
-                list.clear();
-                let site = Site { group, index: m, phase, inst: insts[m as usize], step, t };
-                source.transfers(schedule, plan, &site, list);
-                *ok = list.iter().all(|tr| shape_ok(tr, m, n, block_n));
-            };
-            if parallel {
-                lists.par_iter_mut().enumerate().with_min_len(16).for_each(one);
-            } else {
-                lists.iter_mut().enumerate().for_each(one);
-            }
-            if lists.iter().any(|(_, ok)| !ok) {
+        let mut first = 0;
+        while first < phase.step_n {
+            let steps = listing.steps.max(1).min(phase.step_n - first);
+            let span = Span { group, phase, insts: &insts, first, steps };
+            if !listed.fill(schedule, plan, &span, source) {
                 return None;
             }
-            for (m, list) in matched.iter_mut().enumerate() {
-                list.clear();
-                list.resize(lists[m].0.len(), false);
-            }
-            // Match every receive (in member order, as the full run does),
-            // and keep those that move this half with the values they read.
-            moved.clear();
-            values.clear();
-            for m in 0..n as usize {
-                for tr in lists[m].0.iter().filter(|tr| tr.to == m as u32) {
-                    let from = tr.from as usize;
-                    let sent = &lists[from].0;
-                    let k = (0..sent.len())
-                        .find(|&k| sent[k].from == tr.from && !matched[from][k] && same(&sent[k], tr))?;
-                    matched[from][k] = true;
-                    if super::moves(tr, half) {
-                        moved.push((*tr, values.len()));
-                        values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)]));
+            first += steps;
+            for w in 0..steps {
+                // Match every receive (in member order, as the full run
+                // does), and keep those that move this half with the
+                // values they read.
+                moved.clear();
+                values.clear();
+                for m in 0..n {
+                    for k in 0..listed.list(m, w).len() {
+                        let tr = listed.list(m, w)[k];
+                        if tr.to != m {
+                            continue;
+                        }
+                        listed.match_send(&tr, w, |sent| same(sent, &tr))?;
+                        if super::moves(&tr, half) {
+                            moved.push((tr, values.len()));
+                            values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)]));
+                        }
                     }
                 }
+                if listed.unmatched(n, w) {
+                    return None;
+                }
+                apply(&mut cells, &moved, &values, |tr, sb, db| {
+                    size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
+                })?;
+                transfers += moved.len() as u64;
             }
-            let unmatched =
-                |m: usize| lists[m].0.iter().zip(&matched[m]).any(|(tr, &done)| tr.from == m as u32 && !done);
-            if (0..n as usize).any(unmatched) {
-                return None;
-            }
-            apply(&mut cells, &moved, &values, |tr, sb, db| {
-                size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
-            })?;
-            transfers += moved.len() as u64;
         }
     }
     cells.done(plan).then_some(transfers)
@@ -250,7 +255,7 @@ fn apply(
 /// The full run's shape checks: the transfer involves member `m`, names
 /// members and blocks in range, as many of each side, and keeps every
 /// block at its position.
-fn shape_ok(t: &Transfer, m: u32, n: u32, block_n: u32) -> bool {
+pub(super) fn shape_ok(t: &Transfer, m: u32, n: u32, block_n: u32) -> bool {
     t.from < n
         && t.to < n
         && (t.from == m || t.to == m)
