@@ -52,8 +52,8 @@
 //!
 //! Cost: the full run's listing, done a window of steps ahead (`window`:
 //! one flat buffer per chunk of members, one fork-join per window), four
-//! bytes per cell, stored block-major so that a ring neighbour's cell of
-//! the same block shares its cache line (a 4,096-member group of 4,096
+//! bytes per cell, in page-sized tiles of 16 members x 64 blocks so that
+//! a pipeline's step touches few pages (a 4,096-member group of 4,096
 //! blocks is 64 MiB instead of 128 MiB of set handles and the interned
 //! sets) and a few integer operations per block moved, no set unions
 //! (recursive halving's sets are bitsets in the full run).
@@ -81,12 +81,24 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
-/// One group, one half: a counter per cell, block-major (a transfer keeps
-/// its blocks' positions, so a ring neighbour's cell of the same block is
-/// next door).
+/// Members in a tile of cells: 16 counters of 4 bytes, one cache line.
+const TILE_MEMBERS_SHIFT: u32 = 4;
+/// Blocks in a tile of cells: 64 lines, one 4 KiB page.
+const TILE_BLOCKS_SHIFT: u32 = 6;
+const TILE_MEMBERS_MASK: u32 = (1 << TILE_MEMBERS_SHIFT) - 1;
+const TILE_BLOCKS_MASK: u32 = (1 << TILE_BLOCKS_SHIFT) - 1;
+const TILE_SHIFT: u32 = TILE_MEMBERS_SHIFT + TILE_BLOCKS_SHIFT;
+
+/// One group, one half: a counter per cell, in tiles of 16 members x 64
+/// blocks, block-major in a tile. A transfer keeps its blocks' positions,
+/// so a ring neighbour's cell of the same block shares the cache line;
+/// and a pipeline's step, which moves block `t - j` from each member `j`,
+/// touches a page per 16 members instead of one per member.
 struct Cells {
     n: u32,
     block_n: u32,
+    /// Tiles across the members.
+    tiles: usize,
     /// Contributors of every block: what a complete cell counts.
     total: u32,
     state: Vec<u32>,
@@ -98,22 +110,27 @@ impl Cells {
         let root = plan.root;
         let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
         let total = if reduces { n } else { 1 };
-        let mut state = Vec::with_capacity(n as usize * block_n as usize);
+        let tiles = n.div_ceil(1 << TILE_MEMBERS_SHIFT) as usize;
+        let rows = block_n.div_ceil(1 << TILE_BLOCKS_SHIFT) as usize;
+        let mut cells = Cells { n, block_n, tiles, total, state: vec![EMPTY; (tiles * rows) << TILE_SHIFT] };
         for b in 0..block_n {
-            state.extend((0..n).map(|m| {
+            for m in 0..n {
                 let holds = match plan.kind {
                     OpKind::Broadcast => Some(m) == root,
                     OpKind::AllGather => b == m,
                     _ => true,
                 };
-                u32::from(holds)
-            }));
+                let c = cells.at(m, b);
+                cells.state[c] = u32::from(holds);
+            }
         }
-        applies(plan).then_some(Cells { n, block_n, total, state })
+        applies(plan).then_some(cells)
     }
 
     fn at(&self, m: u32, b: u32) -> usize {
-        b as usize * self.n as usize + m as usize
+        let tile = (b >> TILE_BLOCKS_SHIFT) as usize * self.tiles + (m >> TILE_MEMBERS_SHIFT) as usize;
+        let within = ((b & TILE_BLOCKS_MASK) << TILE_MEMBERS_SHIFT) | (m & TILE_MEMBERS_MASK);
+        (tile << TILE_SHIFT) | within as usize
     }
 
     fn complete(&self, s: u32) -> bool {
@@ -122,8 +139,8 @@ impl Cells {
 
     /// Whether every cell the op defines is complete.
     fn done(&self, plan: &CollectivePlan) -> bool {
-        (0..self.n).all(|m| {
-            (0..self.block_n).all(|b| {
+        (0..self.block_n).all(|b| {
+            (0..self.n).all(|m| {
                 let defined = match plan.kind {
                     OpKind::ReduceScatter => b == m,
                     OpKind::Reduce => Some(m) == plan.root,
