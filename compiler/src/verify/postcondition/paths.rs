@@ -178,7 +178,7 @@ pub(super) fn run_listed(
     listing: Listing,
 ) -> Option<u64> {
     let mut cells = Cells::new(plan)?;
-    let n = cells.n;
+    let (n, block_n) = (cells.n, cells.block_n);
     let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
     // This step's receives that move the half, each with where its
@@ -194,7 +194,7 @@ pub(super) fn run_listed(
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
             let span = Span { group, phase, insts: &insts, first, steps };
-            if !listed.fill(schedule, plan, &span, source) {
+            if !listed.fill(schedule, plan, &span, source, &|tr, m| shape_ok(tr, m, n, block_n)) {
                 return None;
             }
             first += steps;
@@ -272,7 +272,7 @@ fn apply(
 /// The full run's shape checks: the transfer involves member `m`, names
 /// members and blocks in range, as many of each side, and keeps every
 /// block at its position.
-pub(super) fn shape_ok(t: &Transfer, m: u32, n: u32, block_n: u32) -> bool {
+fn shape_ok(t: &Transfer, m: u32, n: u32, block_n: u32) -> bool {
     t.from < n
         && t.to < n
         && (t.from == m || t.to == m)

@@ -11,7 +11,6 @@
 //! sizes decide only where lists are stored, never what is listed or in
 //! which order the path run matches and applies them.
 
-use super::paths::shape_ok;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, Schedule, Transfer};
 use crate::verify::transfers::{Site, TransferSource};
 use rayon::prelude::*;
@@ -53,6 +52,10 @@ pub(super) struct Span<'a> {
     pub(super) steps: u32,
 }
 
+/// Whether a transfer a member listed is well formed (the path run's
+/// shape checks), asked of every transfer as it is listed.
+pub(super) type Shape<'a> = &'a (dyn Fn(&Transfer, u32) -> bool + Sync);
+
 /// Members `first..first + len`, their lists over the window step-major.
 struct Chunk {
     first: u32,
@@ -67,9 +70,14 @@ struct Chunk {
 }
 
 impl Chunk {
-    fn fill(&mut self, schedule: &Schedule, plan: &CollectivePlan, span: &Span<'_>, source: &dyn TransferSource) {
-        let n = plan.groups.size();
-        let block_n = plan.layout().block_n();
+    fn fill(
+        &mut self,
+        schedule: &Schedule,
+        plan: &CollectivePlan,
+        span: &Span<'_>,
+        source: &dyn TransferSource,
+        shape_ok: Shape<'_>,
+    ) {
         self.starts.clear();
         self.list.clear();
         self.starts.push(0);
@@ -88,7 +96,7 @@ impl Chunk {
                 // (the tests' mutated sources do).
                 self.site.clear();
                 source.transfers(schedule, plan, &site, &mut self.site);
-                self.ok &= self.site.iter().all(|tr| shape_ok(tr, m, n, block_n));
+                self.ok &= self.site.iter().all(|tr| shape_ok(tr, m));
                 self.list.extend_from_slice(&self.site);
                 self.starts.push(self.list.len() as u32);
             }
@@ -129,15 +137,16 @@ impl Window {
         Window { chunk, chunks, matched, parallel }
     }
 
-    /// Lists `span`; `false` when some transfer fails the shape checks.
+    /// Lists `span`; `false` when some transfer fails `shape_ok`.
     pub(super) fn fill(
         &mut self,
         schedule: &Schedule,
         plan: &CollectivePlan,
         span: &Span<'_>,
         source: &dyn TransferSource,
+        shape_ok: Shape<'_>,
     ) -> bool {
-        let fill = |c: &mut Chunk| c.fill(schedule, plan, span, source);
+        let fill = |c: &mut Chunk| c.fill(schedule, plan, span, source, shape_ok);
         if self.parallel {
             self.chunks.par_iter_mut().for_each(fill);
         } else {
