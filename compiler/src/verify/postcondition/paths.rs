@@ -193,8 +193,9 @@ pub(super) fn run_listed(
         let mut first = 0;
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
-            let span = Span { group, phase, insts: &insts, first, steps };
-            if !listed.fill(schedule, plan, &span, source, &|tr, m| shape_ok(tr, m, n, block_n)) {
+            let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
+            let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
+            if !listed.fill(&span) {
                 return None;
             }
             first += steps;

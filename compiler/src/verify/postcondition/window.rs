@@ -42,8 +42,13 @@ impl Listing {
 }
 
 /// What one window lists: a phase's steps `first..first + steps` (`t`,
-/// within the phase) of one group.
+/// within the phase) of one group, from `source`, each transfer checked
+/// by `shape_ok` as it is listed.
 pub(super) struct Span<'a> {
+    pub(super) schedule: &'a Schedule,
+    pub(super) plan: &'a CollectivePlan,
+    pub(super) source: &'a dyn TransferSource,
+    pub(super) shape_ok: Shape<'a>,
     pub(super) group: u32,
     pub(super) phase: &'a Phase,
     /// Every member's placement in the phase, by member.
@@ -70,14 +75,7 @@ struct Chunk {
 }
 
 impl Chunk {
-    fn fill(
-        &mut self,
-        schedule: &Schedule,
-        plan: &CollectivePlan,
-        span: &Span<'_>,
-        source: &dyn TransferSource,
-        shape_ok: Shape<'_>,
-    ) {
+    fn fill(&mut self, span: &Span<'_>) {
         self.starts.clear();
         self.list.clear();
         self.starts.push(0);
@@ -95,8 +93,8 @@ impl Chunk {
                 // A list of its own: a source may edit what it was handed
                 // (the tests' mutated sources do).
                 self.site.clear();
-                source.transfers(schedule, plan, &site, &mut self.site);
-                self.ok &= self.site.iter().all(|tr| shape_ok(tr, m));
+                span.source.transfers(span.schedule, span.plan, &site, &mut self.site);
+                self.ok &= self.site.iter().all(|tr| (span.shape_ok)(tr, m));
                 self.list.extend_from_slice(&self.site);
                 self.starts.push(self.list.len() as u32);
             }
@@ -137,16 +135,9 @@ impl Window {
         Window { chunk, chunks, matched, parallel }
     }
 
-    /// Lists `span`; `false` when some transfer fails `shape_ok`.
-    pub(super) fn fill(
-        &mut self,
-        schedule: &Schedule,
-        plan: &CollectivePlan,
-        span: &Span<'_>,
-        source: &dyn TransferSource,
-        shape_ok: Shape<'_>,
-    ) -> bool {
-        let fill = |c: &mut Chunk| c.fill(schedule, plan, span, source, shape_ok);
+    /// Lists `span`; `false` when some transfer fails its shape check.
+    pub(super) fn fill(&mut self, span: &Span<'_>) -> bool {
+        let fill = |c: &mut Chunk| c.fill(span);
         if self.parallel {
             self.chunks.par_iter_mut().for_each(fill);
         } else {
