@@ -107,7 +107,7 @@ pub struct DescTable<'a> {
 }
 
 /// Blocks hold `small` elements, or one more below position `big_below`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Uniform {
     big_below: u32,
     /// Descriptors per block: `[small, big]` x `[Both, H0, H1]`.
@@ -145,6 +145,16 @@ impl<'a> DescTable<'a> {
             Uniform { big_below, cost }
         });
         DescTable { layout, channels: channels.to_vec(), uniform }
+    }
+
+    /// Whether `other`, a table of the same collective, counts every
+    /// transfer as this one does: both tabulated with the same costs, or
+    /// on the same channels.
+    pub fn counts_alike(&self, other: &DescTable<'_>) -> bool {
+        match (self.uniform, other.uniform) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.channels == other.channels,
+        }
     }
 
     /// The channels counted.

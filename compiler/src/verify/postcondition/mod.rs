@@ -37,6 +37,7 @@ mod paths;
 mod paths_tests;
 #[cfg(test)]
 mod tests;
+mod window;
 
 /// The largest symbolic buffer (members x blocks of one group) the full
 /// run takes on; 2^27 cells is about 1 GiB of handles, and about as much

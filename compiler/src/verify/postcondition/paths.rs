@@ -50,17 +50,20 @@
 //! only when it succeeds, so its figures are the full run's (the tests
 //! compare both on every pairing it serves).
 //!
-//! Cost: the full run's listing, four bytes per cell (a 4,096-member
-//! group of 4,096 blocks is 64 MiB instead of 128 MiB of set handles and
-//! the interned sets) and a few integer operations per block moved, no
-//! set unions (recursive halving's sets are bitsets in the full run).
+//! Cost: the full run's listing, done a window of steps ahead (`window`:
+//! one flat buffer per chunk of members, one fork-join per window), four
+//! bytes per cell, in page-sized tiles of 16 members x 64 blocks so that
+//! a pipeline's step touches few pages (a 4,096-member group of 4,096
+//! blocks is 64 MiB instead of 128 MiB of set handles and the interned
+//! sets) and a few integer operations per block moved, no set unions
+//! (recursive halving's sets are bitsets in the full run).
 
 use super::full::{same, size_mismatch};
+use super::window::{Listing, Span, Window};
 use crate::schedule::{CollectivePlan, OpKind, PhaseInstance, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
-use crate::verify::transfers::{Site, TransferSource};
+use crate::verify::transfers::TransferSource;
 use ccc_ir::enums::HalfChunk;
-use rayon::prelude::*;
 
 /// An empty cell's state.
 const EMPTY: u32 = 0;
@@ -78,10 +81,24 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
-/// One group, one half: a counter per cell, member-major.
+/// Members in a tile of cells: 16 counters of 4 bytes, one cache line.
+const TILE_MEMBERS_SHIFT: u32 = 4;
+/// Blocks in a tile of cells: 64 lines, one 4 KiB page.
+const TILE_BLOCKS_SHIFT: u32 = 6;
+const TILE_MEMBERS_MASK: u32 = (1 << TILE_MEMBERS_SHIFT) - 1;
+const TILE_BLOCKS_MASK: u32 = (1 << TILE_BLOCKS_SHIFT) - 1;
+const TILE_SHIFT: u32 = TILE_MEMBERS_SHIFT + TILE_BLOCKS_SHIFT;
+
+/// One group, one half: a counter per cell, in tiles of 16 members x 64
+/// blocks, block-major in a tile. A transfer keeps its blocks' positions,
+/// so a ring neighbour's cell of the same block shares the cache line;
+/// and a pipeline's step, which moves block `t - j` from each member `j`,
+/// touches a page per 16 members instead of one per member.
 struct Cells {
     n: u32,
     block_n: u32,
+    /// Tiles across the members.
+    tiles: usize,
     /// Contributors of every block: what a complete cell counts.
     total: u32,
     state: Vec<u32>,
@@ -93,22 +110,27 @@ impl Cells {
         let root = plan.root;
         let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
         let total = if reduces { n } else { 1 };
-        let mut state = Vec::with_capacity(n as usize * block_n as usize);
-        for m in 0..n {
-            state.extend((0..block_n).map(|b| {
+        let tiles = n.div_ceil(1 << TILE_MEMBERS_SHIFT) as usize;
+        let rows = block_n.div_ceil(1 << TILE_BLOCKS_SHIFT) as usize;
+        let mut cells = Cells { n, block_n, tiles, total, state: vec![EMPTY; (tiles * rows) << TILE_SHIFT] };
+        for b in 0..block_n {
+            for m in 0..n {
                 let holds = match plan.kind {
                     OpKind::Broadcast => Some(m) == root,
                     OpKind::AllGather => b == m,
                     _ => true,
                 };
-                u32::from(holds)
-            }));
+                let c = cells.at(m, b);
+                cells.state[c] = u32::from(holds);
+            }
         }
-        applies(plan).then_some(Cells { n, block_n, total, state })
+        applies(plan).then_some(cells)
     }
 
     fn at(&self, m: u32, b: u32) -> usize {
-        m as usize * self.block_n as usize + b as usize
+        let tile = (b >> TILE_BLOCKS_SHIFT) as usize * self.tiles + (m >> TILE_MEMBERS_SHIFT) as usize;
+        let within = ((b & TILE_BLOCKS_MASK) << TILE_MEMBERS_SHIFT) | (m & TILE_MEMBERS_MASK);
+        (tile << TILE_SHIFT) | within as usize
     }
 
     fn complete(&self, s: u32) -> bool {
@@ -117,8 +139,8 @@ impl Cells {
 
     /// Whether every cell the op defines is complete.
     fn done(&self, plan: &CollectivePlan) -> bool {
-        (0..self.n).all(|m| {
-            (0..self.block_n).all(|b| {
+        (0..self.block_n).all(|b| {
+            (0..self.n).all(|m| {
                 let defined = match plan.kind {
                     OpKind::ReduceScatter => b == m,
                     OpKind::Reduce => Some(m) == plan.root,
@@ -141,11 +163,23 @@ pub(super) fn run(
     source: &dyn TransferSource,
     options: &ProverOptions,
 ) -> Option<u64> {
+    let listing = Listing::for_group(plan.groups.size(), options.parallel_from);
+    run_listed(schedule, plan, group, half, source, listing)
+}
+
+/// [`run`], its transfers listed as `listing` says (see `window`: what is
+/// listed, matched and applied does not depend on it).
+pub(super) fn run_listed(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    half: HalfChunk,
+    source: &dyn TransferSource,
+    listing: Listing,
+) -> Option<u64> {
     let mut cells = Cells::new(plan)?;
     let (n, block_n) = (cells.n, cells.block_n);
-    let parallel = n >= options.parallel_from;
-    let mut lists: Vec<(Vec<Transfer>, bool)> = (0..n).map(|_| (Vec::new(), true)).collect();
-    let mut matched: Vec<Vec<bool>> = (0..n).map(|_| Vec::new()).collect();
+    let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
     // This step's receives that move the half, each with where its
     // values (its blocks' states at the sender before the step) start.
@@ -156,53 +190,42 @@ pub(super) fn run(
     for phase in &plan.phases {
         insts.clear();
         insts.extend((0..n).map(|m| plan.instance(phase, m)));
-        for t in 0..phase.step_n {
-            let step = phase.first_step + t;
-            let one = |(m, (list, ok)): (usize, &mut (Vec<Transfer>, bool))| {
-                let m = m as u32;
-                list.clear();
-                let site = Site { group, index: m, phase, inst: insts[m as usize], step, t };
-                source.transfers(schedule, plan, &site, list);
-                *ok = list.iter().all(|tr| shape_ok(tr, m, n, block_n));
-            };
-            if parallel {
-                lists.par_iter_mut().enumerate().with_min_len(16).for_each(one);
-            } else {
-                lists.iter_mut().enumerate().for_each(one);
-            }
-            if lists.iter().any(|(_, ok)| !ok) {
+        let mut first = 0;
+        while first < phase.step_n {
+            let steps = listing.steps.max(1).min(phase.step_n - first);
+            let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
+            let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
+            if !listed.fill(&span) {
                 return None;
             }
-            for (m, list) in matched.iter_mut().enumerate() {
-                list.clear();
-                list.resize(lists[m].0.len(), false);
-            }
-            // Match every receive (in member order, as the full run does),
-            // and keep those that move this half with the values they read.
-            moved.clear();
-            values.clear();
-            for m in 0..n as usize {
-                for tr in lists[m].0.iter().filter(|tr| tr.to == m as u32) {
-                    let from = tr.from as usize;
-                    let sent = &lists[from].0;
-                    let k = (0..sent.len())
-                        .find(|&k| sent[k].from == tr.from && !matched[from][k] && same(&sent[k], tr))?;
-                    matched[from][k] = true;
-                    if super::moves(tr, half) {
-                        moved.push((*tr, values.len()));
-                        values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)]));
+            first += steps;
+            for w in 0..steps {
+                // Match every receive (in member order, as the full run
+                // does), and keep those that move this half with the
+                // values they read.
+                moved.clear();
+                values.clear();
+                for m in 0..n {
+                    for k in 0..listed.list(m, w).len() {
+                        let tr = listed.list(m, w)[k];
+                        if tr.to != m {
+                            continue;
+                        }
+                        listed.match_send(&tr, w, |sent| same(sent, &tr))?;
+                        if super::moves(&tr, half) {
+                            moved.push((tr, values.len()));
+                            values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)]));
+                        }
                     }
                 }
+                if listed.unmatched(n, w) {
+                    return None;
+                }
+                apply(&mut cells, &moved, &values, |tr, sb, db| {
+                    size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
+                })?;
+                transfers += moved.len() as u64;
             }
-            let unmatched =
-                |m: usize| lists[m].0.iter().zip(&matched[m]).any(|(tr, &done)| tr.from == m as u32 && !done);
-            if (0..n as usize).any(unmatched) {
-                return None;
-            }
-            apply(&mut cells, &moved, &values, |tr, sb, db| {
-                size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
-            })?;
-            transfers += moved.len() as u64;
         }
     }
     cells.done(plan).then_some(transfers)

@@ -190,3 +190,45 @@ fn every_pairing_the_paths_take_has_the_full_figures() {
         }
     }
 }
+
+/// How the path run lists its transfers (steps per window, members per
+/// chunk, chunks in parallel) changes nothing it finds: on every rooted
+/// pairing and every seeded defect of `every_seeded_defect_is_left_to_the_full_run`'s
+/// first two kinds, each listing gives the default's answer.
+#[test]
+fn the_listing_does_not_change_the_answer() {
+    use super::window::Listing;
+    let listings = [
+        Listing { steps: 1, chunk: 1, parallel: false },
+        Listing { steps: 2, chunk: 3, parallel: true },
+        Listing { steps: 5, chunk: 2, parallel: false },
+        Listing { steps: 1 << 20, chunk: 4, parallel: true },
+    ];
+    let dropped: &Edit = &|_, step, out| {
+        if step == 1 {
+            out.clear();
+        }
+    };
+    let twice: &Edit = &|index, step, out| {
+        if step == 2 && index == 1 {
+            out.extend_from_within(..);
+        }
+    };
+    let mut compared = 0;
+    for op in ROOTED {
+        for case in rooted_cases(op) {
+            let schedule = build(&case.valid()).unwrap();
+            let plan = &schedule.collectives[0];
+            let sources: [&dyn TransferSource; 3] = [&AsBuilt, &Mutated(dropped), &Mutated(twice)];
+            for source in sources {
+                let default = paths::run(&schedule, plan, 0, HalfChunk::H0, source, &ProverOptions::default());
+                for listing in listings {
+                    let listed = paths::run_listed(&schedule, plan, 0, HalfChunk::H0, source, listing);
+                    assert_eq!(listed, default, "{case:?} {listing:?}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared}");
+}

@@ -150,9 +150,16 @@ impl<'a> StepCheck<'a> {
         let (schedule, plan, at) = (self.schedule, self.plan, self.at);
         let hosted = self.hosted.clone();
         let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
+        // A TOP_SP whose table counts as an earlier one's does takes that
+        // one's counts (the collective's channels split alike over them).
+        let alike: Vec<usize> =
+            (0..tables.len()).map(|t| (0..t).find(|&u| tables[u].counts_alike(&tables[t])).unwrap_or(t)).collect();
         walk_collective(schedule, plan, at, |node| {
             self.needs.counts.clear();
-            self.needs.counts.extend(tables.iter().map(|table| table.step(node.member, node.transfers)));
+            for (t, &u) in alike.iter().enumerate() {
+                let counts = if u == t { tables[t].step(node.member, node.transfers) } else { self.needs.counts[u] };
+                self.needs.counts.push(counts);
+            }
             self.needs.receives.clear();
             let received = node.transfers.iter().filter(|tr| tr.to == node.member);
             self.needs.receives.extend(received.map(|tr| (tr.from, increments(tr))));
