@@ -3,8 +3,9 @@
 //!
 //! # Each distinct TOP_SP program decoded once
 //!
-//! A world repeats its TOP_SP programs: the 98,304 TOP_SPs of an 8,192-rank
-//! Hier all-reduce hold 8 distinct ones (one per TOP_SP index). A [`Memo`]
+//! A world repeats its TOP_SP programs: the 65,536 TOP_SPs of an 8,192-rank
+//! Hier all-reduce encode to 8 distinct image sets (one per TOP_SP index),
+//! so they hold 8 distinct programs as the encoder reads them. A [`Memo`]
 //! keeps the programs whose images decoded back, with those images, and
 //! only a success: a TOP_SP that fails is decoded (and reported, with its
 //! rank) every time. Two arguments let an image skip its decode:
@@ -25,8 +26,12 @@
 //! defect's message) is the one decoding it would give: results do not
 //! depend on which thread got to a program first, on the thread count or
 //! on the chunk size. It is looked up by a hash of the inputs, never
-//! iterated, and holds at most [`MEMO_ENTRIES`] programs (a world of
-//! distinct programs decodes each, as without a memo).
+//! iterated, and holds at most [`MEMO_IMAGE_BYTES`] of images, with the
+//! programs they decode to (past that, a world of distinct programs
+//! decodes each, as without a memo). For the same reason the proof does
+//! not say how many images were decoded and how many matched: two threads
+//! may both decode a program neither has yet kept, so that split depends
+//! on the threads; the verdicts and the count of images proven do not.
 
 use super::defect::{Defect, DefectKind};
 use crate::encode::{EncodeInputs, ImageError, RankImages, TopSpImages, encode_topsp};
@@ -43,9 +48,11 @@ use std::sync::RwLock;
 /// Images per TOP_SP: `ctrl_spad`, `slot_spad`, `neff_configs`.
 const IMAGES_PER_TOPSP: u64 = 3;
 
-/// The most distinct TOP_SP programs a [`Memo`] holds (with their images,
-/// a few KiB each): past it, a new program is decoded but not kept.
-pub(crate) const MEMO_ENTRIES: usize = 4096;
+/// The most image bytes a [`Memo`] holds (beside the programs they decode
+/// to): past it, a new program is decoded but not kept. A TOP_SP's three
+/// images are at most 4 KiB + 32 KiB + 3,592 bytes on Cayman, so at least
+/// 400 programs fit; an 8,192-rank Hier all-reduce has 8, of 4,008 bytes.
+pub(crate) const MEMO_IMAGE_BYTES: usize = 16 << 20;
 
 /// A round-trip defect of `rank`'s TOP_SP `topsp`.
 fn defect(rank: Rank, topsp: TopSp, image: &'static str, detail: String) -> Box<Defect> {
@@ -105,6 +112,8 @@ struct Table {
     by_hash: HashMap<u64, Vec<usize>>,
     /// Each program proven, with its images.
     proven: Vec<(TopSpProgram, TopSpImages)>,
+    /// The bytes of the images in `proven`.
+    image_bytes: usize,
 }
 
 impl Table {
@@ -179,9 +188,11 @@ impl Memo {
     /// program with its inputs is kept already, or the memo is full).
     fn keep(&self, tp: &TopSpProgram, hash: u64, images: TopSpImages) {
         let Ok(mut table) = self.table.write() else { return };
-        if table.proven.len() >= MEMO_ENTRIES || table.find(tp, hash).is_some() {
+        let bytes = images.ctrl_spad.len() + images.slot_spad.len() + images.neff_configs.len();
+        if table.image_bytes + bytes > MEMO_IMAGE_BYTES || table.find(tp, hash).is_some() {
             return;
         }
+        table.image_bytes += bytes;
         let index = table.proven.len();
         table.proven.push((tp.clone(), images));
         table.by_hash.entry(hash).or_default().push(index);
