@@ -2,7 +2,7 @@
 //! (`docs/wire-format.md`).
 //!
 //! Encoding is a pure function of what it reads of a TOP_SP,
-//! [`EncodeInputs`] (and of the arch's region sizes): two TOP_SPs whose
+//! `EncodeInputs` (and of the arch's region sizes): two TOP_SPs whose
 //! inputs are equal, of whatever ranks, encode to equal images. The round
 //! trip (`verify/roundtrip.rs`) rests on that to decode each distinct
 //! TOP_SP program once.
