@@ -1,5 +1,11 @@
 //! encode: a lowered rank into the exact bytes each of its TOP_SPs loads
 //! (`docs/wire-format.md`).
+//!
+//! Encoding is a pure function of what it reads of a TOP_SP,
+//! `EncodeInputs` (and of the arch's region sizes): two TOP_SPs whose
+//! inputs are equal, of whatever ranks, encode to equal images. The round
+//! trip (`verify/roundtrip.rs`) rests on that to decode each distinct
+//! TOP_SP program once.
 
 use crate::lower::{RankProgram, SegmentProgram, TopSpProgram};
 use ccc_ir::id::{Rank, TopSp};
@@ -7,6 +13,7 @@ use ccc_ir::wire::EncodeError;
 use ccc_ir::wire::ctrl_spad::{self, Segment};
 use ccc_ir::wire::neff_configs::NEFF_CONFIGS_BYTES;
 use ccc_ir::wire::slot_spad::SlotSpad;
+use std::hash::{Hash, Hasher};
 
 /// The three images of one TOP_SP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,11 +73,61 @@ pub fn encode(program: &RankProgram, arch: ccc_ir::arch::Arch) -> Result<RankIma
     Ok(RankImages { rank: program.rank, topsps })
 }
 
-fn encode_topsp(tp: &TopSpProgram, ctrl_capacity: u32, slot_capacity: u32) -> Result<TopSpImages, EncodeError> {
+/// Encodes one TOP_SP (its index is the images' label only).
+///
+/// # Errors
+///
+/// As [`encode`], without the rank and TOP_SP.
+pub(crate) fn encode_topsp(
+    tp: &TopSpProgram,
+    ctrl_capacity: u32,
+    slot_capacity: u32,
+) -> Result<TopSpImages, EncodeError> {
     let segments: Vec<Segment> = tp.segments.iter().map(SegmentProgram::ctrl_spad).collect();
     let ctrl_spad = ctrl_spad::encode(&segments, ctrl_capacity)?;
     let slot = SlotSpad { records: tp.records().map(|r| r.tp.clone()).collect() };
     let slot_spad = slot.encode(slot_capacity)?;
     let neff_configs = tp.neff.encode()?;
     Ok(TopSpImages { topsp: tp.topsp, ctrl_spad, slot_spad, neff_configs, record_n: tp.neff.op_num })
+}
+
+/// Exactly what [`encode_topsp`] reads of a TOP_SP, compared and hashed as
+/// a whole: each segment's op entries and END address, each record's
+/// `tp_inc_steps`, and the EXEC block (which holds the TOP_SP's index).
+/// Not the phases, steps, channels or mesh event counts the checks read:
+/// the images do not hold them.
+#[derive(Clone, Copy)]
+pub(crate) struct EncodeInputs<'a>(pub(crate) &'a TopSpProgram);
+
+impl PartialEq for EncodeInputs<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.0, other.0);
+        a.neff == b.neff
+            && a.segments.len() == b.segments.len()
+            && a.segments.iter().zip(&b.segments).all(|(s, t)| {
+                s.compl_addr == t.compl_addr
+                    && s.records.len() == t.records.len()
+                    && s.records.iter().zip(&t.records).all(|(r, q)| r.op == q.op && r.tp == q.tp)
+            })
+    }
+}
+
+impl Eq for EncodeInputs<'_> {}
+
+/// Hashes a part of the inputs, enough to tell programs apart: all but the
+/// contents of each record's `tp_inc_steps` (their lengths are hashed).
+/// Equal inputs hash equal; equality compares the whole.
+impl Hash for EncodeInputs<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.neff.hash(state);
+        self.0.segments.len().hash(state);
+        for s in &self.0.segments {
+            s.compl_addr.hash(state);
+            s.records.len().hash(state);
+            for r in &s.records {
+                r.op.hash(state);
+                r.tp.len().hash(state);
+            }
+        }
+    }
 }

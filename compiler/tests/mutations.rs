@@ -157,3 +157,44 @@ fn defects_on_two_ranks_are_both_reported() {
         "collective 0, rank 3, TOP_SP 1, record 0, step 0: trigger_next is 0 but record 1 follows: the chain stops here and the records after it never run (and 1 more defect)"
     );
 }
+
+/// A 16-rank Hier all-reduce: its TOP_SP programs repeat across ranks.
+const HIER: &str = "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 65536, arch: Cayman,
+    topology: (rank_n: 16, local_rank_n: 4), channels: 2,
+    algorithm: Hier((intra_reduce_scatter: Kangaring, inter_all_reduce: InterRdh, intra_all_gather: Ring)))";
+
+/// The round trip decodes a TOP_SP program repeated across ranks once and
+/// takes a later image whose bytes equal the proven one's as proven; an
+/// image whose bytes differ is decoded, so each tampered copy of a
+/// repeated program is caught on its own rank, with the same message.
+#[test]
+fn a_tampered_image_is_caught_on_every_rank_even_when_its_program_repeats() {
+    use ccc_compiler::encode::{RankImages, encode};
+    use ccc_ir::wire::neff_configs::{FLAG_DBG_CC_NOP, FLAGS};
+    let s = schedule(HIER);
+    let programs = world(&s);
+    let mut images: Vec<RankImages> = programs.iter().map(|p| encode(p, s.arch).unwrap()).collect();
+    prove(&s, &programs, &images, &ProverOptions::default()).unwrap();
+    // Three ranks whose TOP_SP 0 programs are equal (so their images are).
+    let same: Vec<usize> = (1..programs.len()).filter(|&r| programs[r].topsps[0] == programs[0].topsps[0]).collect();
+    assert!(same.len() >= 2, "no repeated TOP_SP program: the test would not reach the memo");
+    let (a, b) = (same[0], same[1]);
+    for r in [a, b] {
+        assert_eq!(images[r].topsps[0], images[0].topsps[0]);
+        images[r].topsps[0].neff_configs[FLAGS] ^= FLAG_DBG_CC_NOP;
+    }
+    let Err(VerifyError::Defects(d)) = prove(&s, &programs, &images, &ProverOptions::default()) else {
+        panic!("proven")
+    };
+    assert_eq!(d.total(), 2, "{d}");
+    let mut found = std::iter::once(&d.first).chain(&d.more);
+    for r in [a, b] {
+        let defect = found.next().unwrap();
+        assert_eq!((defect.rank, defect.topsp), (Some(Rank(r as u32)), Some(TopSp(0))));
+        let kind = DefectKind::RoundTrip {
+            image: "neff_configs",
+            detail: "the decoded block differs from the lowered one".into(),
+        };
+        assert_eq!(defect.kind, kind);
+    }
+}

@@ -15,6 +15,12 @@
 //! every rank; the round trip of the asked ones. Each stage's wall time is
 //! its part of [`Times`](super::Times) or of the proof's.
 //!
+//! The round trip decodes each distinct TOP_SP program once per compile
+//! (a [`Memo`] shared by the chunks, `verify/roundtrip.rs` says why that
+//! is sound). When the images are not kept, encoding is the round trip's
+//! work and is done with it, in the encoding stage's place: a TOP_SP
+//! program equal to one proven is neither encoded nor decoded.
+//!
 //! Results never depend on the thread count or the chunk size: each rank
 //! is checked alone, and what is folded across ranks is folded in rank
 //! order. The error returned is that of the lowest rank that fails to
@@ -30,7 +36,7 @@ use crate::lower::{RankProgram, lower};
 use crate::schedule::Schedule;
 use crate::verify::protocol::{self, RankChecked};
 use crate::verify::symmetry::Seen;
-use crate::verify::{Defect, Prover};
+use crate::verify::{Defect, Memo, Prover};
 use ccc_ir::id::Rank;
 use rayon::prelude::*;
 
@@ -87,7 +93,8 @@ pub(super) fn stream(
     } else {
         (None, None)
     };
-    let stages = Stages { schedule, wanted, prover: prover.as_ref(), options, lowering, checking, decoding };
+    let memo = Memo::default();
+    let stages = Stages { schedule, wanted, prover: prover.as_ref(), options, lowering, checking, decoding, memo };
     let mut seen = Vec::with_capacity(if prover.is_some() { world.len() } else { 0 });
     let mut found = Found::default();
     let mut programs = Vec::new();
@@ -137,6 +144,8 @@ struct Stages<'a, 's> {
     checking: Option<Ticker<'a>>,
     /// Ranks decoded back (when checking).
     decoding: Option<Ticker<'a>>,
+    /// The TOP_SP programs decoded back so far.
+    memo: Memo,
 }
 
 impl Stages<'_, '_> {
@@ -178,7 +187,22 @@ impl Stages<'_, '_> {
         };
         let (asked_seen, others_seen) = (watch(&programs), watch(&others));
         ledger.lap(Part::ProofLower);
-        let (images, encode_failed) = map_until_error(&programs, |p| encode(p, schedule.arch));
+        // Not kept, each rank is encoded and decoded back at once (when
+        // not kept the checks run, so `decoding` is on).
+        let (images, round_trips, encode_failed) = match (kept, &self.decoding) {
+            (false, Some(decoding)) => {
+                let (round_trips, failed) = map_until_error(&programs, |p| {
+                    let round_trip = self.memo.encode_and_check(p, schedule.arch);
+                    decoding.tick(1);
+                    round_trip
+                });
+                (Vec::new(), Some(round_trips), failed)
+            }
+            _ => {
+                let (images, failed) = map_until_error(&programs, |p| encode(p, schedule.arch));
+                (images, None, failed)
+            }
+        };
         ledger.lap(if kept { Part::Encode } else { Part::RoundTrip });
         let lowest = [
             asked_failed.map(|f| f.at(&asked)),
@@ -210,15 +234,17 @@ impl Stages<'_, '_> {
         drop(others);
         ledger.lap(Part::Protocol);
         if let Some(decoding) = &self.decoding {
-            let decoded: Vec<_> = programs
-                .par_iter()
-                .zip(&images)
-                .map(|(p, i)| {
-                    let decoded = Prover::check_images(p, i);
-                    decoding.tick(1);
-                    decoded
-                })
-                .collect();
+            let decoded: Vec<_> = round_trips.unwrap_or_else(|| {
+                programs
+                    .par_iter()
+                    .zip(&images)
+                    .map(|(p, i)| {
+                        let decoded = self.memo.check_kept(p, i);
+                        decoding.tick(1);
+                        decoded
+                    })
+                    .collect()
+            });
             for d in decoded {
                 match d {
                     Ok(n) => found.images_checked += n,

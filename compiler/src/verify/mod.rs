@@ -107,6 +107,7 @@ pub use postcondition::CollectivePostcondition;
 pub use protocol::{MAX_SEND_CREDITS, NET_INDEX_LOOP, ProtocolProof};
 pub use prover::Proof;
 pub(crate) use prover::Prover;
+pub(crate) use roundtrip::Memo;
 
 use crate::encode::RankImages;
 use crate::lower::RankProgram;
@@ -147,13 +148,14 @@ pub fn prove(
     let t = Instant::now();
     let mut images_checked = 0;
     let mut roundtrips = Vec::new();
+    let memo = Memo::default();
     for image in images {
         let Some(program) = world.get(image.rank.0 as usize) else {
             let kind = DefectKind::RoundTrip { image: "rank", detail: "no lowered program of this rank".into() };
             roundtrips.push(Defect { rank: Some(image.rank), topsp: None, ..world_defect(0, kind) });
             continue;
         };
-        match Prover::check_images(program, image) {
+        match memo.check_kept(program, image) {
             Ok(n) => images_checked += n,
             Err(d) => roundtrips.push(*d),
         }

@@ -12,10 +12,8 @@ use super::defect::{Defect, Defects, VerifyError};
 use super::options::ProverOptions;
 use super::postcondition::{self, CollectivePostcondition};
 use super::protocol::{self, Profiles, ProtocolProof, RankChecked};
-use super::roundtrip;
 use super::symmetry::{Bases, Seen, Symmetry};
 use super::transfers::AsBuilt;
-use crate::encode::RankImages;
 use crate::lower::RankProgram;
 use crate::schedule::Schedule;
 use ccc_ir::id::Rank;
@@ -67,11 +65,6 @@ impl<'s> Prover<'s> {
     pub(crate) fn check_rank(&self, program: &RankProgram, seen: &Seen) -> RankChecked {
         let bases = self.bases.as_ref().map(|(b, p)| (b, p));
         protocol::check_rank(self.schedule, program, bases, Some(seen))
-    }
-
-    /// The round trip of one rank's images: images checked, or the defect.
-    pub(crate) fn check_images(program: &RankProgram, images: &RankImages) -> Result<u64, Box<Defect>> {
-        roundtrip::check(program, images)
     }
 
     /// The world's postcondition, each group that every member's watch saw

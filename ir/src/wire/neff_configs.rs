@@ -159,7 +159,7 @@ const _: () = {
 };
 
 /// One mesh event \[project\].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct MeshEvent {
     /// The global rank whose transfers signal the event.
     pub peer: u32,
@@ -172,7 +172,7 @@ pub struct MeshEvent {
 }
 
 /// One step of the device barrier [seed element].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BarrierStep {
     /// Descriptors posted on the send queue.
     pub m2s_val: u16,
@@ -185,7 +185,7 @@ pub struct BarrierStep {
 }
 
 /// `barrier_configs`: the union tagged by `execute_device_barrier`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BarrierConfigs {
     /// The host arms `barrier_start`; leaders increment `barrier_done`.
     /// (The default: a host barrier with both addresses 0, the all-zero union.)
@@ -209,7 +209,7 @@ impl Default for BarrierConfigs {
 }
 
 /// `basic_block_configs` [seed offsets].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BasicBlockConfigs {
     /// `switch_completed` address.
     pub switch_completed: u64,
@@ -220,7 +220,7 @@ pub struct BasicBlockConfigs {
 }
 
 /// The flag byte at +3591 \[seed\].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NeffFlags {
     /// This TOP_SP hosts the leader channel.
     pub leader: bool,
@@ -232,7 +232,7 @@ pub struct NeffFlags {
 
 /// The whole block, typed. `Default` is the all-zero block (with
 /// `channel_ids` empty, which encodes as all 0xFF).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NeffConfigs {
     /// `trigger` semaphore (READ address).
     pub trigger: u64,
