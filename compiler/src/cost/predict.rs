@@ -390,7 +390,7 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
 
 /// Whether member `m` of group 0 sends off its node at `phase`'s first
 /// step, from the transfers the phase generates.
-fn sends_off_walked(
+pub(super) fn sends_off_walked(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
@@ -408,7 +408,7 @@ fn sends_off_walked(
 /// and whether its members span more than one node (the members of one
 /// node usually share their scope).
 #[derive(Default)]
-struct SpanMemo(Option<((u32, u32, u32), bool)>);
+pub(super) struct SpanMemo(Option<((u32, u32, u32), bool)>);
 
 /// Whether member `m` of group 0 sends off its node at `phase`'s first
 /// step, from the pattern (`algorithms/`), or `None` for a pattern it is
@@ -424,7 +424,7 @@ struct SpanMemo(Option<((u32, u32, u32), bool)>);
 /// reduce-scatter or all-gather sends to the next member at every step
 /// (and a Kangaring's second half to the previous one); the single-cycle
 /// ring's first step is a reduce-scatter step.
-fn sends_off_from_pattern(
+pub(super) fn sends_off_from_pattern(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
@@ -600,7 +600,3 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let fanin = load.senders.len().saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
 }
-
-#[cfg(test)]
-#[path = "predict_tests.rs"]
-mod tests;
