@@ -68,6 +68,7 @@ class Proof(TypedDict):
     postconditions: List[Postcondition]
     protocol: Protocol
     symmetric_groups: int
+    symmetric_by_phase: int
     images_checked: int
     lowering_seconds: float
     postcondition_seconds: float

@@ -468,6 +468,7 @@ pub fn proof_json(compiled: &Compiled) -> serde_json::Value {
         "postconditions": p.postcondition,
         "protocol": p.protocol,
         "symmetric_groups": p.symmetric_groups,
+        "symmetric_by_phase": p.symmetric_by_phase,
         "images_checked": p.images_checked,
         "lowering_seconds": p.lowering_time.as_secs_f64(),
         "postcondition_seconds": p.postcondition_time.as_secs_f64(),

@@ -130,7 +130,8 @@ impl PyCompiled {
     /// What the proof established (None with `verify=False`): `postconditions`
     /// (per collective: `claim`, `groups`, `members`, `transfers`, ...),
     /// `protocol` (`chains`, `records`, `steps`, `signals`),
-    /// `symmetric_groups`, `images_checked`, `certified`, and the seconds
+    /// `symmetric_groups` (of which `symmetric_by_phase` shown from the
+    /// phases' structure), `images_checked`, `certified`, and the seconds
     /// each part took.
     #[getter]
     fn proof<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

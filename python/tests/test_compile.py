@@ -72,8 +72,12 @@ def test_the_proof_summary_and_verify_false():
     assert post["collective"] == 0 and post["members"] == 8 and post["transfers"] > 0
     assert "every rank" in post["claim"]
     assert set(proof["protocol"]) == {"chains", "records", "steps", "signals"}
-    # 8 ranks x 2 TOP_SPs x 3 images, each decoded back.
+    # 8 ranks x 2 TOP_SPs x 3 images, each proven to decode back.
     assert proof["images_checked"] == 8 * 2 * 3
+    # The ring's one group is symmetric, shown from its phases' structure.
+    assert (proof["symmetric_groups"], proof["symmetric_by_phase"]) == (1, 1)
+    rooted = ccc.compile((ROOT / "examples" / "reduce_ring.ron").read_text()).proof
+    assert (rooted["symmetric_groups"], rooted["symmetric_by_phase"]) == (0, 0)
     assert proof["postcondition_seconds"] >= 0
     assert proven.manifest["proof"]["protocol"] == proof["protocol"]
 
