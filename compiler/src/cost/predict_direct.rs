@@ -37,21 +37,21 @@ pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32) -> Option<StepLoad> 
     let (to_all, from_all) = ((1..k).map(ahead), (1..k).map(behind));
     match phase.kind {
         K::DirectReduceScatter => {
-            side.send(to_all.map(|q| (q, piece(q))), &scope);
-            side.hear(from_all.map(|q| (q, piece(p))), &scope, true);
+            side.add(to_all.map(|q| (q, piece(q))), &scope, Side::Send);
+            side.add(from_all.map(|q| (q, piece(p))), &scope, Side::Hear { fold: true });
         }
         K::DirectAllGather => {
-            side.send(to_all.map(|q| (q, piece(p))), &scope);
-            side.hear(from_all.map(|q| (q, piece(q))), &scope, false);
+            side.add(to_all.map(|q| (q, piece(p))), &scope, Side::Send);
+            side.add(from_all.map(|q| (q, piece(q))), &scope, Side::Hear { fold: false });
         }
         K::DirectAllReduce => {
-            side.send(to_all.map(|q| (q, u)), &scope);
-            side.hear(from_all.map(|q| (q, u)), &scope, true);
+            side.add(to_all.map(|q| (q, u)), &scope, Side::Send);
+            side.add(from_all.map(|q| (q, u)), &scope, Side::Hear { fold: true });
         }
-        K::DirectBroadcast { root } if p == root => side.send(to_all.map(|q| (q, u)), &scope),
-        K::DirectBroadcast { root } => side.hear(std::iter::once((root, u)), &scope, false),
-        K::DirectReduce { root } if p == root => side.hear(from_all.map(|q| (q, u)), &scope, true),
-        K::DirectReduce { root } => side.send(std::iter::once((root, u)), &scope),
+        K::DirectBroadcast { root } if p == root => side.add(to_all.map(|q| (q, u)), &scope, Side::Send),
+        K::DirectBroadcast { root } => side.add(std::iter::once((root, u)), &scope, Side::Hear { fold: false }),
+        K::DirectReduce { root } if p == root => side.add(from_all.map(|q| (q, u)), &scope, Side::Hear { fold: true }),
+        K::DirectReduce { root } => side.add(std::iter::once((root, u)), &scope, Side::Send),
         _ => return None,
     }
     let mut load = side.load;
@@ -100,50 +100,48 @@ impl Sides<'_> {
         Some((hop, dir, hops.min(cx.params.hops_max.max(1.0))))
     }
 
-    /// The member sends each `(position, blocks)` of `to`.
-    fn send(&mut self, to: impl Iterator<Item = (u32, BlockSet)>, scope: &ScopeInstance) {
-        for (q, blocks) in to {
-            let peer = scope.base + q * scope.stride;
-            let Some((hop, dir, hops)) = self.route(self.member, peer) else { continue };
-            self.load.hop = self.load.hop.max(Some(hop));
-            if self.member != self.me {
-                continue;
-            }
-            let (bytes, desc) = self.of(blocks);
-            let load = &mut self.load;
-            load.sent += bytes;
-            if hop == Hop::Intra {
-                load.ring[0][dir] += bytes * hops;
-            } else {
-                load.out[hop as usize] += bytes;
-            }
-            load.desc.0 += desc;
-        }
-    }
-
-    /// The member hears each `(position, blocks)` of `from`, folding when `fold`.
-    fn hear(&mut self, from: impl Iterator<Item = (u32, BlockSet)>, scope: &ScopeInstance, fold: bool) {
+    /// The member sends to (`Side::Send`) or hears from each `(position,
+    /// blocks)` of `peers`.
+    fn add(&mut self, peers: impl Iterator<Item = (u32, BlockSet)>, scope: &ScopeInstance, side: Side) {
         let size = self.cx.plan.dtype.size() as f64;
-        for (q, blocks) in from {
+        let s = usize::from(side != Side::Send);
+        for (q, blocks) in peers {
             let peer = scope.base + q * scope.stride;
-            let Some((hop, dir, hops)) = self.route(peer, self.member) else { continue };
+            let (from, to) = if side == Side::Send { (self.member, peer) } else { (peer, self.member) };
+            let Some((hop, dir, hops)) = self.route(from, to) else { continue };
             self.load.hop = self.load.hop.max(Some(hop));
             if self.member != self.me {
                 continue;
             }
             let (bytes, desc) = self.of(blocks);
             let load = &mut self.load;
-            load.received += bytes;
+            let (moved, network, descs) = match side {
+                Side::Send => (&mut load.sent, &mut load.out, &mut load.desc.0),
+                Side::Hear { .. } => (&mut load.received, &mut load.inn, &mut load.desc.1),
+            };
+            *moved += bytes;
             if hop == Hop::Intra {
-                load.ring[1][dir] += bytes * hops;
+                load.ring[s][dir] += bytes * hops;
             } else {
-                load.inn[hop as usize] += bytes;
+                network[hop as usize] += bytes;
             }
-            load.desc.1 += desc;
-            if fold {
-                load.folded += bytes / size;
+            *descs += desc;
+            if let Side::Hear { fold } = side {
+                if fold {
+                    load.folded += bytes / size;
+                }
+                load.sender_n += 1;
             }
-            load.sender_n += 1;
         }
     }
+}
+
+/// Which way a direct step's transfers go, seen from the member.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Send,
+    /// Heard, and folded when `fold`.
+    Hear {
+        fold: bool,
+    },
 }
