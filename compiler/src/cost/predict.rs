@@ -262,7 +262,8 @@ impl Walk<'_> {
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.table, self.params);
         let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step };
         for &m in &self.members {
-            let load = step_load(&cx, phase, m, step, &mut self.buf);
+            let named = cx.named.then(|| direct::load(&cx, phase, m)).flatten();
+            let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut self.buf));
             let terms = step_terms(&load, self.params, rates);
             if terms.total() > cost.worst.total() {
                 cost.worst = terms;
@@ -514,12 +515,9 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     Terms { alpha, beta, gamma, overhead: desc + fanin }
 }
 
-#[path = "predict_direct.rs"]
 mod direct;
-#[path = "predict_load.rs"]
 mod load;
 use load::{LoadCx, step_load};
 
 #[cfg(test)]
-#[path = "predict_tests.rs"]
 mod tests;

@@ -1,9 +1,10 @@
-//! One member's load at one step, from the transfers the step generates
-//! (or, for a direct step, from [`super::direct`]): what each transfer
-//! adds to the bytes, link loads, descriptors and folds of `StepLoad`.
+//! One member's load at one step, from the transfers the step generates:
+//! what each transfer adds to the bytes, link loads, descriptors and
+//! folds of `StepLoad` (a direct step's are named by `direct.rs`, which
+//! adds the same values).
 
-use super::{Hop, StepLoad, direct};
-use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, Schedule, Transfer, relation};
+use super::{Hop, StepLoad};
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Schedule, Transfer, relation};
 use ccc_ir::model::ModelParams;
 
 pub(super) fn halves_share(h: Halves) -> f64 {
@@ -22,14 +23,9 @@ pub(super) fn bytes_of(plan: &CollectivePlan, member: u32, blocks: BlockSet, hal
     f64::from(blocks.count) * elems as f64 * plan.dtype.size() as f64 * halves_share(halves)
 }
 
-/// Member `me`'s load at collective step `step`: the transfers the
-/// pattern generates for it, or, for a direct (mesh) pattern, the same
-/// transfers named from the pattern without generating them
-/// ([`direct::load`]).
-pub(super) fn step_load(cx: &LoadCx<'_>, phase: &Phase, me: u32, step: u32, buf: &mut Vec<Transfer>) -> StepLoad {
-    if let Some(load) = cx.named.then(|| direct::load(cx, phase, me)).flatten() {
-        return load;
-    }
+/// Member `me`'s load at collective step `step`, from the transfers the
+/// pattern generates for it.
+pub(super) fn step_load(cx: &LoadCx<'_>, me: u32, step: u32, buf: &mut Vec<Transfer>) -> StepLoad {
     buf.clear();
     cx.schedule.transfers(cx.plan, 0, me, step, buf);
     let mut load = StepLoad::default();
