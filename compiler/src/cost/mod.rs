@@ -16,8 +16,6 @@ pub mod auto;
 pub mod bound;
 pub mod predict;
 #[cfg(test)]
-mod predict_tests;
-#[cfg(test)]
 mod tests;
 
 pub use crate::valid::{Alternative, AutoChoice};

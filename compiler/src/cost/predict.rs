@@ -14,7 +14,7 @@
 //! the sum of its steps; the collective adds one launch cost.
 
 use crate::placement::hosted_channels;
-use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, Schedule, Transfer, relation};
+use crate::schedule::{CollectivePlan, DescTable, Phase, Schedule, Transfer};
 use ccc_ir::enums::{AlgType, Neigh};
 use ccc_ir::model::ModelParams;
 use ccc_ir::spec::Leg;
@@ -124,10 +124,8 @@ struct StepLoad {
     folded: f64,
     /// Descriptors posted on the busiest TOP_SP (out, in).
     desc: (u64, u64),
-    /// Senders to this member, distinct once [`step_load`] returns (a
-    /// mesh member hears from every other member: sorted and deduplicated
-    /// once, not searched per transfer).
-    senders: Vec<u32>,
+    /// Distinct senders to this member.
+    sender_n: usize,
 }
 
 /// Predicts collective `plan` of `schedule` under `params`.
@@ -187,8 +185,9 @@ struct Walk<'a> {
     members: Vec<u32>,
     dma: f64,
     buf: Vec<Transfer>,
-    /// Walk every sampled step, even those that cost alike (the reference
-    /// the shortcut is tested against).
+    /// Walk every sampled step, even those that cost alike, and generate
+    /// every transfer, even a direct step's (the reference the shortcuts
+    /// are tested against).
     walk_every_step: bool,
 }
 
@@ -226,7 +225,7 @@ impl<'a> Walk<'a> {
             let cost = match class.and_then(|c| walked[c]) {
                 Some(cost) => cost,
                 None => {
-                    let cost = self.step(phase.first_step + t, &rates);
+                    let cost = self.step(phase, phase.first_step + t, &rates);
                     if let Some(c) = class {
                         walked[c] = Some(cost);
                     }
@@ -258,10 +257,13 @@ impl<'a> Walk<'a> {
 impl Walk<'_> {
     /// Collective step `step` costed for every sampled member: its most
     /// expensive member's terms, the most any member sends, the widest hop.
-    fn step(&mut self, step: u32, rates: &Rates) -> StepCost {
+    fn step(&mut self, phase: &Phase, step: u32, rates: &Rates) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
+        let (schedule, plan, table, params) = (self.schedule, self.plan, &self.table, self.params);
+        let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step };
         for &m in &self.members {
-            let load = step_load(self.schedule, self.plan, &self.table, self.params, m, step, &mut self.buf);
+            let named = cx.named.then(|| direct::load(&cx, phase, m)).flatten();
+            let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut self.buf));
             let terms = step_terms(&load, self.params, rates);
             if terms.total() > cost.worst.total() {
                 cost.worst = terms;
@@ -390,7 +392,7 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
 
 /// Whether member `m` of group 0 sends off its node at `phase`'s first
 /// step, from the transfers the phase generates.
-pub(super) fn sends_off_walked(
+fn sends_off_walked(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
@@ -408,7 +410,7 @@ pub(super) fn sends_off_walked(
 /// and whether its members span more than one node (the members of one
 /// node usually share their scope).
 #[derive(Default)]
-pub(super) struct SpanMemo(Option<((u32, u32, u32), bool)>);
+struct SpanMemo(Option<((u32, u32, u32), bool)>);
 
 /// Whether member `m` of group 0 sends off its node at `phase`'s first
 /// step, from the pattern (`algorithms/`), or `None` for a pattern it is
@@ -424,7 +426,7 @@ pub(super) struct SpanMemo(Option<((u32, u32, u32), bool)>);
 /// reduce-scatter or all-gather sends to the next member at every step
 /// (and a Kangaring's second half to the previous one); the single-cycle
 /// ring's first step is a reduce-scatter step.
-pub(super) fn sends_off_from_pattern(
+fn sends_off_from_pattern(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
@@ -460,94 +462,6 @@ pub(super) fn sends_off_from_pattern(
         K::RingAllReduceFused => next != me,
         _ => return None,
     })
-}
-
-fn halves_share(h: Halves) -> f64 {
-    match h {
-        Halves::Both => 1.0,
-        Halves::Only(_) => 0.5,
-    }
-}
-
-/// Bytes of `blocks` of `member`'s buffer, `halves` of them.
-fn bytes_of(plan: &CollectivePlan, member: u32, blocks: BlockSet, halves: Halves) -> f64 {
-    if blocks.count == 0 {
-        return 0.0;
-    }
-    let elems = plan.layout().block_elems(member, blocks.start);
-    f64::from(blocks.count) * elems as f64 * plan.dtype.size() as f64 * halves_share(halves)
-}
-
-fn step_load(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    table: &DescTable<'_>,
-    params: &ModelParams,
-    me: u32,
-    step: u32,
-    buf: &mut Vec<Transfer>,
-) -> StepLoad {
-    buf.clear();
-    schedule.transfers(plan, 0, me, step, buf);
-    let mut load = StepLoad::default();
-    for t in buf.iter() {
-        // Every transfer of a built plan is between members of the group.
-        let (Some(a), Some(b)) = (plan.rank(0, t.from), plan.rank(0, t.to)) else { continue };
-        let hop = Hop::of(relation(&schedule.shape, a, b));
-        let h = hop as usize;
-        load.hop = load.hop.max(Some(hop));
-        let bytes = bytes_of(plan, t.from, t.src, t.halves);
-        let (dir, hops) = ring_hops(schedule.shape.local_rank_n, a.0, b.0);
-        let hops = hops.min(params.hops_max.max(1.0));
-        if t.from == me {
-            load.sent += bytes;
-            if hop == Hop::Intra {
-                load.ring[0][dir] += bytes * hops;
-            } else {
-                load.out[h] += bytes;
-            }
-            load.desc.0 += table.count(me, t.src, t.halves);
-        }
-        if t.to == me {
-            load.received += bytes;
-            if hop == Hop::Intra {
-                load.ring[1][dir] += bytes * hops;
-            } else {
-                load.inn[h] += bytes;
-            }
-            load.desc.1 += table.count(me, t.dst, t.halves);
-            if t.fold.is_some() {
-                load.folded += bytes / plan.dtype.size() as f64;
-            }
-            load.senders.push(t.from);
-        }
-    }
-    load.senders.sort_unstable();
-    load.senders.dedup();
-    let [out, inn] = load.ring;
-    load.out[0] = out[0].max(out[1]);
-    load.inn[0] = inn[0].max(inn[1]);
-    load
-}
-
-/// The direction (0 clockwise, 1 counter-clockwise) and the number of links
-/// a transfer from global rank `a` to `b` crosses inside a node whose
-/// `local` ranks sit on a bidirectional ring in local-index order: the
-/// \[project\] stand-in for the node's NeuronLink topology, capped by the
-/// caller at the network's diameter ([`ModelParams::hops_max`]). A
-/// transfer to a neighbour crosses one link; one to a rank `d` places away
-/// shares `d` links with the other transfers of its step (so a ring, whose
-/// transfers all go one way, uses half the node's links, a Kangaring both
-/// halves, and a mesh or a far recursive-halving partner pays for the
-/// distance).
-fn ring_hops(local: u32, a: u32, b: u32) -> (usize, f64) {
-    let local = local.max(1);
-    let cw = (b % local + local - a % local) % local;
-    if cw == 0 {
-        return (0, 1.0);
-    }
-    let ccw = local - cw;
-    if cw <= ccw { (0, f64::from(cw)) } else { (1, f64::from(ccw)) }
 }
 
 /// The four terms of a step's (or a phase's) cost, ns.
@@ -597,6 +511,13 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let beta = link.max(network).max(dma);
     let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };
     let desc = load.desc.0.max(load.desc.1) as f64 * p.desc_ns;
-    let fanin = load.senders.len().saturating_sub(1) as f64 * p.fanin_ns;
+    let fanin = load.sender_n.saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
 }
+
+mod direct;
+mod load;
+use load::{LoadCx, step_load};
+
+#[cfg(test)]
+mod tests;

@@ -1,11 +1,10 @@
 //! The pattern shortcut for network flows (`sends_off_from_pattern`)
 //! against the generated transfers, member by member.
 
-use super::predict::{SpanMemo, sends_off_from_pattern, sends_off_walked};
+use super::*;
 use crate::build::build;
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
-use ccc_ir::enums::AlgType;
 use ccc_ir::enums::OpType;
 use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, Topology};
 

@@ -1,0 +1,133 @@
+//! One member's load at one step, from the transfers the step generates:
+//! what each transfer adds to the bytes, link loads, descriptors and
+//! folds of `StepLoad` (a direct step's are named by `direct.rs`, which
+//! adds the same values).
+
+use super::{Hop, StepLoad};
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Schedule, Transfer, relation};
+use ccc_ir::model::ModelParams;
+
+pub(super) fn halves_share(h: Halves) -> f64 {
+    match h {
+        Halves::Both => 1.0,
+        Halves::Only(_) => 0.5,
+    }
+}
+
+/// Bytes of `blocks` of `member`'s buffer, `halves` of them.
+pub(super) fn bytes_of(plan: &CollectivePlan, member: u32, blocks: BlockSet, halves: Halves) -> f64 {
+    if blocks.count == 0 {
+        return 0.0;
+    }
+    let elems = plan.layout().block_elems(member, blocks.start);
+    f64::from(blocks.count) * elems as f64 * plan.dtype.size() as f64 * halves_share(halves)
+}
+
+/// Member `me`'s load at collective step `step`, from the transfers the
+/// pattern generates for it.
+pub(super) fn step_load(cx: &LoadCx<'_>, me: u32, step: u32, buf: &mut Vec<Transfer>) -> StepLoad {
+    buf.clear();
+    cx.schedule.transfers(cx.plan, 0, me, step, buf);
+    let mut load = StepLoad::default();
+    let mut senders = Vec::new();
+    for t in buf.iter() {
+        cx.add(&mut load, me, t.from, t.to, t.src, t.dst, t.halves, t.fold.is_some());
+        if t.to == me {
+            senders.push(t.from);
+        }
+    }
+    senders.sort_unstable();
+    senders.dedup();
+    load.sender_n = senders.len();
+    load.finish();
+    load
+}
+
+/// What costing one member's transfers reads.
+pub(super) struct LoadCx<'a> {
+    pub(super) schedule: &'a Schedule,
+    pub(super) plan: &'a CollectivePlan,
+    pub(super) table: &'a DescTable<'a>,
+    pub(super) params: &'a ModelParams,
+    /// Name a direct step's transfers from its pattern (false: generate
+    /// them, the reference the shortcut is tested against).
+    pub(super) named: bool,
+}
+
+impl LoadCx<'_> {
+    /// Adds to `me`'s `load` one transfer of `halves` of blocks `src` of
+    /// member `from` to blocks `dst` of member `to` (folded there when
+    /// `fold`), if `me` sends or receives it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn add(
+        &self,
+        load: &mut StepLoad,
+        me: u32,
+        from: u32,
+        to: u32,
+        src: BlockSet,
+        dst: BlockSet,
+        halves: Halves,
+        fold: bool,
+    ) {
+        let (schedule, plan) = (self.schedule, self.plan);
+        // Every transfer of a built plan is between members of the group.
+        let (Some(a), Some(b)) = (plan.rank(0, from), plan.rank(0, to)) else { return };
+        let hop = Hop::of(relation(&schedule.shape, a, b));
+        let h = hop as usize;
+        load.hop = load.hop.max(Some(hop));
+        let bytes = bytes_of(plan, from, src, halves);
+        let (dir, hops) = ring_hops(schedule.shape.local_rank_n, a.0, b.0);
+        let hops = hops.min(self.params.hops_max.max(1.0));
+        if from == me {
+            load.sent += bytes;
+            if hop == Hop::Intra {
+                load.ring[0][dir] += bytes * hops;
+            } else {
+                load.out[h] += bytes;
+            }
+            load.desc.0 += self.table.count(me, src, halves);
+        }
+        if to == me {
+            load.received += bytes;
+            if hop == Hop::Intra {
+                load.ring[1][dir] += bytes * hops;
+            } else {
+                load.inn[h] += bytes;
+            }
+            load.desc.1 += self.table.count(me, dst, halves);
+            if fold {
+                load.folded += bytes / plan.dtype.size() as f64;
+            }
+        }
+    }
+}
+
+impl StepLoad {
+    /// The intra-node loads: the busier ring direction's.
+    pub(super) fn finish(&mut self) {
+        let [out, inn] = self.ring;
+        self.out[0] = out[0].max(out[1]);
+        self.inn[0] = inn[0].max(inn[1]);
+    }
+}
+
+/// The direction (0 clockwise, 1 counter-clockwise) and the number of links
+/// a transfer from global rank `a` to `b` crosses inside a node whose
+/// `local` ranks sit on a bidirectional ring in local-index order: the
+/// \[project\] stand-in for the node's NeuronLink topology, capped by the
+/// caller at the network's diameter ([`ModelParams::hops_max`]). A
+/// transfer to a neighbour crosses one link; one to a rank `d` places away
+/// shares `d` links with the other transfers of its step (so a ring, whose
+/// transfers all go one way, uses half the node's links, a Kangaring both
+/// halves, and a mesh or a far recursive-halving partner pays for the
+/// distance).
+pub(super) fn ring_hops(local: u32, a: u32, b: u32) -> (usize, f64) {
+    let local = local.max(1);
+    let cw = (b % local + local - a % local) % local;
+    if cw == 0 {
+        return (0, 1.0);
+    }
+    let ccw = local - cw;
+    if cw <= ccw { (0, f64::from(cw)) } else { (1, f64::from(ccw)) }
+}
