@@ -114,8 +114,10 @@ impl PartialEq for EncodeInputs<'_> {
 
 impl Eq for EncodeInputs<'_> {}
 
-/// Hashes a part of the inputs, enough to tell programs apart: all but the
-/// contents of each record's `tp_inc_steps` (their lengths are hashed).
+/// Hashes the whole inputs, each record's `tp_inc_steps` runs included:
+/// the runs are what tells apart the TOP_SPs of a rooted op (one per
+/// position from the root), so leaving them out filed every such program
+/// under one hash, and each lookup compared against every one before it.
 /// Equal inputs hash equal; equality compares the whole.
 impl Hash for EncodeInputs<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
@@ -126,7 +128,7 @@ impl Hash for EncodeInputs<'_> {
             s.records.len().hash(state);
             for r in &s.records {
                 r.op.hash(state);
-                r.tp.len().hash(state);
+                r.tp.hash(state);
             }
         }
     }
