@@ -39,6 +39,7 @@ fn same_both_ways(c: &Collective) -> usize {
             phases.chain([p.total_ns]).map(f64::to_bits).collect()
         };
         assert_eq!(bits(&fast), bits(&walked), "{} of {c:?}", super::auto::display(&a.algorithm));
+        // The rest of the prediction (launch, overheads, starts, hops) too.
         assert_eq!(fast, walked);
         compared += 1;
     }
@@ -72,7 +73,9 @@ proptest! {
         if op.is_rooted() {
             c = c.root(root % rank_n);
         }
-        same_both_ways(&c);
+        // A spec refused, or with no alternative that builds, compares
+        // nothing: not a case.
+        prop_assume!(same_both_ways(&c) > 0);
     }
 }
 

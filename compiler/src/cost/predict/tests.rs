@@ -47,8 +47,9 @@ fn a_patterns_sends_are_what_its_transfers_say() {
                 let Ok(schedule) = build(&valid) else { continue };
                 let Some(plan) = schedule.collectives.first() else { continue };
                 for phase in &plan.phases {
+                    // One memo across the phase's members, as `node_flows` keeps it.
+                    let mut spans = SpanMemo::default();
                     for m in 0..plan.groups.size() {
-                        let mut spans = SpanMemo::default();
                         let Some(off) = sends_off_from_pattern(&schedule, plan, phase, m, &mut spans) else {
                             continue;
                         };
