@@ -93,7 +93,7 @@ pub(super) fn stream(
     } else {
         (None, None)
     };
-    let memo = Memo::default();
+    let memo = Memo::new(schedule.arch);
     let stages = Stages { schedule, wanted, prover: prover.as_ref(), options, lowering, checking, decoding, memo };
     let mut seen = Vec::with_capacity(if prover.is_some() { world.len() } else { 0 });
     let mut found = Found::default();
@@ -192,7 +192,7 @@ impl Stages<'_, '_> {
         let (images, round_trips, encode_failed) = match (kept, &self.decoding) {
             (false, Some(decoding)) => {
                 let (round_trips, failed) = map_until_error(&programs, |p| {
-                    let round_trip = self.memo.encode_and_check(p, schedule.arch);
+                    let round_trip = self.memo.encode_and_check(p);
                     decoding.tick(1);
                     round_trip
                 });

@@ -49,16 +49,18 @@ enum Moves {
 }
 
 /// The phase kinds whose generators are equivariant, and under what.
+/// Admitted kinds name every field, so a field added later must be
+/// judged here before it compiles.
 fn moves(kind: PhaseKind) -> Option<Moves> {
     use PhaseKind as K;
     match kind {
-        K::RingReduceScatter { .. }
-        | K::RingAllGather { .. }
+        K::RingReduceScatter { bidir: _ }
+        | K::RingAllGather { bidir: _ }
         | K::RingAllReduceFused
         | K::DirectReduceScatter
         | K::DirectAllGather => Some(Moves::Ring { pieces: true }),
         K::DirectAllReduce => Some(Moves::Ring { pieces: false }),
-        K::RdhHalving { .. } | K::RdhDoubling { .. } => Some(Moves::Xor),
+        K::RdhHalving { round: _, balanced: _ } | K::RdhDoubling { round: _, balanced: _ } => Some(Moves::Xor),
         K::RingBroadcast { .. }
         | K::RingReduce { .. }
         | K::RingAllToAll

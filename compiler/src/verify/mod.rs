@@ -148,7 +148,7 @@ pub fn prove(
     let t = Instant::now();
     let mut images_checked = 0;
     let mut roundtrips = Vec::new();
-    let memo = Memo::default();
+    let memo = Memo::new(schedule.arch);
     for image in images {
         let Some(program) = world.get(image.rank.0 as usize) else {
             let kind = DefectKind::RoundTrip { image: "rank", detail: "no lowered program of this rank".into() };

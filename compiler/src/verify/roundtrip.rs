@@ -98,9 +98,11 @@ fn check_topsp(rank: Rank, tp: &TopSpProgram, img: &TopSpImages) -> Result<(), B
 }
 
 /// The TOP_SP programs whose images decoded back, shared by every thread
-/// of one compile (see the module overview).
-#[derive(Default)]
+/// of one compile (see the module overview). It encodes for one arch,
+/// fixed when made: images proven for one arch's regions stand for no
+/// other's.
 pub(crate) struct Memo {
+    arch: Arch,
     table: RwLock<Table>,
 }
 
@@ -178,6 +180,11 @@ impl Hasher for Fx {
 }
 
 impl Memo {
+    /// An empty memo for images of `arch`.
+    pub(crate) fn new(arch: Arch) -> Memo {
+        Memo { arch, table: RwLock::default() }
+    }
+
     /// Whether a program with `tp`'s encoding inputs is proven, and its
     /// images pass `accept`. A poisoned lock reads as not proven.
     fn proven(&self, tp: &TopSpProgram, hash: u64, accept: impl FnOnce(&TopSpImages) -> bool) -> bool {
@@ -228,7 +235,7 @@ impl Memo {
     }
 
     /// Encodes `program`'s TOP_SPs that no proven program's inputs equal,
-    /// for `arch`, and checks that those images decode back (images not
+    /// for the memo's arch, and checks that those images decode back (images not
     /// kept: the others are proven already). Returns the number of images
     /// of the rank's program proven, or its first TOP_SP's round-trip
     /// defect.
@@ -236,12 +243,8 @@ impl Memo {
     /// # Errors
     ///
     /// The first TOP_SP's [`ImageError`], as [`encode`](crate::encode::encode).
-    pub(crate) fn encode_and_check(
-        &self,
-        program: &RankProgram,
-        arch: Arch,
-    ) -> Result<Result<u64, Box<Defect>>, ImageError> {
-        let params = arch.params();
+    pub(crate) fn encode_and_check(&self, program: &RankProgram) -> Result<Result<u64, Box<Defect>>, ImageError> {
+        let params = self.arch.params();
         let mut fresh = Vec::new();
         for tp in &program.topsps {
             let hash = hash(tp);

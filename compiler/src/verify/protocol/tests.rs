@@ -48,7 +48,7 @@ fn assert_protocol(case: &Case) {
     }
     for p in &programs {
         let images = encode(p, schedule.arch).unwrap();
-        crate::verify::Memo::default().check_kept(p, &images).unwrap();
+        crate::verify::Memo::new(schedule.arch).check_kept(p, &images).unwrap();
     }
 }
 
