@@ -160,19 +160,34 @@ pub(crate) fn launch_ns(schedule: &Schedule, plan: &CollectivePlan, params: &Mod
     params.launch_ns + if spans { params.launch_inter_ns } else { 0.0 }
 }
 
-/// The predicted times of the phases at `indices` of `plan`, ns, each
-/// exactly as [`predict()`] costs it (a phase's cost does not depend on
-/// the phases before it): what `Auto` uses to cost a hierarchical leg
-/// once for every combination it appears in.
-pub(crate) fn phase_times(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    params: &ModelParams,
-    indices: std::ops::Range<usize>,
-) -> Vec<f64> {
-    let mut walk = Walk::new(schedule, plan, params);
-    let phases = plan.phases.get(indices.clone()).unwrap_or_default();
-    phases.iter().zip(indices).map(|(phase, index)| walk.phase(index, phase, 0.0).time_ns).collect()
+/// The time of each phase of a plan, or a floor under it, costed phase
+/// by phase on one walk (its descriptor table and sampled members built
+/// once for all the ranges asked): what `Auto` uses to cost a
+/// hierarchical leg once for every combination it appears in.
+///
+/// A time is exactly what [`predict()`] gives the phase (a phase's cost
+/// does not depend on the phases before it). A floor is no more than
+/// that, and cheaper: a phase's time is the sum over its sampled steps of
+/// its most expensive sampled member's cost; the floor costs member 0
+/// (always sampled) alone, so each step's term is at most the step's, and
+/// counts only the network flows the pattern names
+/// ([`sends_off_from_pattern`]), not those that would have to be walked,
+/// so each flow's share of the network is at least the prediction's.
+/// `Auto` predicts only the choices whose floor could still win
+/// (`docs/cost-model.md` §4).
+pub(crate) struct PhaseCoster<'a>(Walk<'a>);
+
+impl<'a> PhaseCoster<'a> {
+    /// Costs `plan`'s phases: their predicted times, or floors under them
+    /// when `floor`.
+    pub(crate) fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams, floor: bool) -> Self {
+        PhaseCoster(Walk { floor, ..Walk::new(schedule, plan, params) })
+    }
+
+    /// The phases at `indices`, each costed alone.
+    pub(crate) fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
+        self.0.times(indices)
+    }
 }
 
 /// What costing a plan's phases shares: the plan, its descriptor table,
@@ -185,6 +200,8 @@ struct Walk<'a> {
     members: Vec<u32>,
     dma: f64,
     buf: Vec<Transfer>,
+    /// Cost a floor, not the prediction ([`PhaseCoster`]).
+    floor: bool,
     /// Walk every sampled step, even those that cost alike, and generate
     /// every transfer, even a direct step's (the reference the shortcuts
     /// are tested against).
@@ -205,14 +222,22 @@ impl<'a> Walk<'a> {
             members: sample_members(plan),
             dma: params.dma * lanes,
             buf: Vec::new(),
+            floor: false,
             walk_every_step: false,
         }
+    }
+
+    /// The times of the phases at `indices`, each costed alone.
+    fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
+        let plan = self.plan;
+        let phases = plan.phases.get(indices.clone()).unwrap_or_default();
+        phases.iter().zip(indices).map(|(phase, index)| self.phase(index, phase, 0.0).time_ns).collect()
     }
 
     /// The cost of phase `index`, starting at `start_ns`.
     fn phase(&mut self, index: usize, phase: &Phase, start_ns: f64) -> PhaseCost {
         let (schedule, plan, params) = (self.schedule, self.plan, self.params);
-        let flows = node_flows(schedule, plan, phase, &mut self.buf);
+        let flows = node_flows(schedule, plan, phase, &mut self.buf, self.floor);
         let inter_rate = params.node_inter / flows;
         let rates = Rates { link: params.link_intra, network: inter_rate, dma: self.dma };
         let (picked, weight) = sampled_steps(phase.step_n);
@@ -261,7 +286,9 @@ impl Walk<'_> {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.table, self.params);
         let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step };
-        for &m in &self.members {
+        // A floor costs member 0 (the first sampled member) alone.
+        let costed = if self.floor { &self.members[..self.members.len().min(1)] } else { &self.members[..] };
+        for &m in costed {
             let named = cx.named.then(|| direct::load(&cx, phase, m)).flatten();
             let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut self.buf));
             let terms = step_terms(&load, self.params, rates);
@@ -368,8 +395,10 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 /// times the groups that share that node. At least 1.
 ///
 /// Most patterns' sends are known from the pattern without generating
-/// their transfers ([`sends_off_from_pattern`]); the others are walked.
-fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
+/// their transfers ([`sends_off_from_pattern`]); the others are walked,
+/// or, for a `floor`, counted as not sending (fewer flows: a larger share
+/// of the network each).
+fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>, floor: bool) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
     // The node of group 0's member `i` (`None`: no such member).
@@ -382,6 +411,7 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
         on_node += 1;
         let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
             Some(off) => off,
+            None if floor => false,
             None => sends_off_walked(schedule, plan, phase, m, buf),
         };
         flows += u32::from(off);
