@@ -24,6 +24,10 @@ use serde::Serialize;
 /// scaled up (a ring's steps all cost the same).
 const SAMPLED_STEPS: u32 = 16;
 
+/// A floor's network flows walk at most this many members of a node per
+/// phase (the others counted as not sending: see [`node_flows`]).
+const FLOOR_WALKED: u32 = 8;
+
 /// The kind of link a transfer takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Hop {
@@ -395,9 +399,9 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 /// times the groups that share that node. At least 1.
 ///
 /// Most patterns' sends are known from the pattern without generating
-/// their transfers ([`sends_off_from_pattern`]); the others are walked,
-/// or, for a `floor`, counted as not sending (fewer flows: a larger share
-/// of the network each).
+/// their transfers ([`sends_off_from_pattern`]); the others are walked.
+/// A `floor` walks at most [`FLOOR_WALKED`] of them and counts the rest
+/// as not sending (fewer flows: a larger share of the network each).
 fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>, floor: bool) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
@@ -407,12 +411,16 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
     let mut on_node = 0u32;
     let mut flows = 0u32;
     let mut spans = SpanMemo::default();
+    let mut walked = 0;
     for m in (0..n).filter(|&i| node(i) == node0) {
         on_node += 1;
         let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
             Some(off) => off,
-            None if floor => false,
-            None => sends_off_walked(schedule, plan, phase, m, buf),
+            None if floor && walked >= FLOOR_WALKED => false,
+            None => {
+                walked += 1;
+                sends_off_walked(schedule, plan, phase, m, buf)
+            }
         };
         flows += u32::from(off);
     }
@@ -468,7 +476,8 @@ fn sends_off_from_pattern(
         return None;
     }
     let shape = &schedule.shape;
-    let scope = plan.instance(phase, m).scope;
+    // The scope alone (`instance` also narrows the block universe).
+    let scope = phase.scope.around(&plan.radices, m);
     let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
     let key = (scope.base, scope.stride, scope.k);
     let spans_nodes = match spans.0 {
