@@ -108,28 +108,46 @@ impl Prediction {
     }
 }
 
-/// What one member moves in one step.
+/// What one member moves in one step. Each per-side array is indexed
+/// by [`SENT`] and [`HEARD`].
 #[derive(Default)]
 struct StepLoad {
-    /// Bytes out and in per hop kind: [intra, inter, pod]. Intra-node bytes
+    /// Bytes per side and hop kind: [intra, inter, pod]. Intra-node bytes
     /// are link loads: bytes times the links they cross, on the busier of
     /// the node ring's two directions (see [`ring_hops`]).
-    out: [f64; 3],
-    inn: [f64; 3],
-    /// Intra-node link loads per direction (clockwise, counter-clockwise),
-    /// out and in.
+    hops: [[f64; 3]; 2],
+    /// Intra-node link loads per side and direction (clockwise,
+    /// counter-clockwise).
     ring: [[f64; 2]; 2],
-    /// Bytes sent and received, whatever the link (the DMA moves them all).
-    sent: f64,
-    received: f64,
+    /// Bytes per side, whatever the link (the DMA moves them all).
+    moved: [f64; 2],
     /// The widest hop taken.
     hop: Option<Hop>,
     /// Elements folded.
     folded: f64,
-    /// Descriptors posted on the busiest TOP_SP (out, in).
-    desc: (u64, u64),
+    /// Descriptors posted on the busiest TOP_SP, per side.
+    desc: [u64; 2],
     /// Distinct senders to this member.
     sender_n: usize,
+}
+
+/// The side of a [`StepLoad`] that counts what the member sends.
+const SENT: usize = 0;
+/// The side of a [`StepLoad`] that counts what the member hears.
+const HEARD: usize = 1;
+
+impl StepLoad {
+    /// Adds to `side` one transfer of `bytes` (and `desc` descriptors) over
+    /// a `hop`; inside a node, in ring direction `dir` across `links`.
+    fn add_side(&mut self, side: usize, hop: Hop, dir: usize, links: f64, bytes: f64, desc: u64) {
+        self.moved[side] += bytes;
+        if hop == Hop::Intra {
+            self.ring[side][dir] += bytes * links;
+        } else {
+            self.hops[side][hop as usize] += bytes;
+        }
+        self.desc[side] += desc;
+    }
 }
 
 /// Predicts collective `plan` of `schedule` under `params`.
@@ -299,7 +317,7 @@ impl Walk<'_> {
             if terms.total() > cost.worst.total() {
                 cost.worst = terms;
             }
-            cost.sent = cost.sent.max(load.sent);
+            cost.sent = cost.sent.max(load.moved[SENT]);
             cost.hop = cost.hop.max(load.hop.unwrap_or(Hop::Intra));
         }
         cost
@@ -544,12 +562,13 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     // The links run concurrently: the step waits for the slowest.
     // The links run concurrently; the DMA moves every byte. The step waits
     // for the slowest of the three.
-    let link = ModelParams::ns_at(load.out[0].max(load.inn[0]), rates.link);
-    let network = ModelParams::ns_at((load.out[1] + load.out[2]).max(load.inn[1] + load.inn[2]), rates.network);
-    let dma = ModelParams::ns_at(load.sent.max(load.received), rates.dma);
+    let [out, inn] = load.hops;
+    let link = ModelParams::ns_at(out[0].max(inn[0]), rates.link);
+    let network = ModelParams::ns_at((out[1] + out[2]).max(inn[1] + inn[2]), rates.network);
+    let dma = ModelParams::ns_at(load.moved[SENT].max(load.moved[HEARD]), rates.dma);
     let beta = link.max(network).max(dma);
     let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };
-    let desc = load.desc.0.max(load.desc.1) as f64 * p.desc_ns;
+    let desc = load.desc[SENT].max(load.desc[HEARD]) as f64 * p.desc_ns;
     let fanin = load.sender_n.saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
 }
