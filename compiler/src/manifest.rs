@@ -106,11 +106,23 @@ pub struct ManifestAuto {
 pub struct ManifestAlternative {
     /// The choice.
     pub algorithm: String,
-    /// Predicted time, whole ns.
-    pub predicted_ns: u64,
-    /// Lower bound, whole ns.
+    /// Predicted time, whole ns; absent when `Auto` did not predict it
+    /// (`not_predicted` says why; `ccc explain` predicts it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_ns: Option<u64>,
+    /// Why it was not predicted, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_predicted: Option<String>,
+    /// A floor under its prediction, whole ns (0 in a manifest written
+    /// before floors existed).
+    #[serde(default)]
+    pub floor_ns: u64,
+    /// The collective's lower bound, whole ns.
     pub bound_ns: u64,
 }
+
+/// What a manifest says of a choice `Auto` did not predict.
+pub const NOT_PREDICTED: &str = "floor above the runner-up's prediction: it could neither win nor come second";
 
 impl ManifestCost {
     /// The cost entry of one planned collective.
@@ -128,6 +140,8 @@ impl ManifestCost {
                     .map(|alt| ManifestAlternative {
                         algorithm: display(&alt.algorithm),
                         predicted_ns: alt.predicted_ns,
+                        not_predicted: alt.predicted_ns.is_none().then(|| NOT_PREDICTED.to_owned()),
+                        floor_ns: alt.floor_ns,
                         bound_ns: alt.bound_ns,
                     })
                     .collect(),

@@ -288,14 +288,22 @@ impl GroupMember {
     }
 }
 
-/// One legal choice with its prediction.
+/// One legal choice with its prediction, or the floor that made a
+/// prediction needless.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Alternative {
     /// The choice.
     pub algorithm: ResolvedAlgorithm,
-    /// Predicted time, whole ns.
-    pub predicted_ns: u64,
-    /// The collective's lower bound, whole ns.
+    /// Predicted time, whole ns; `None` when it was not predicted: its
+    /// floor is above the runner-up's prediction (or equal to it, and the
+    /// choice comes later in the tie-break order), so it could neither win
+    /// nor come second (`docs/cost-model.md` §4). `ccc explain` predicts
+    /// every choice.
+    pub predicted_ns: Option<u64>,
+    /// A floor under this choice's prediction, whole ns: cheaper to compute
+    /// than the prediction, never above it.
+    pub floor_ns: u64,
+    /// The collective's lower bound, whole ns (the same for every choice).
     pub bound_ns: u64,
 }
 

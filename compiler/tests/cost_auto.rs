@@ -1,13 +1,19 @@
-//! The fast `Auto` chooser (`cost::auto::choose`, which costs each
-//! hierarchical leg choice once and counts a mesh phase's network flows
-//! from its pattern) against the exhaustive one it replaced
-//! (`cost::auto::choose_exhaustive`: every candidate built and predicted
-//! whole): over shapes, sizes, ops, architectures, explicit groups,
-//! `model:` overrides and per-leg `Auto`, both make the same choice from
-//! the same alternatives with the same predictions and bounds, to the
-//! nanosecond.
-
-use ccc_compiler::cost::auto::{Machine, choose_exhaustive};
+//! The `Auto` chooser (`cost::auto::choose`: a floor under every
+//! candidate, predictions in floor order until none left could win or come
+//! second, each hierarchical leg choice costed once) against the
+//! exhaustive one (`cost::auto::choose_exhaustive`: every candidate built
+//! and predicted whole): over shapes, sizes, ops, architectures, explicit
+//! groups, `model:` overrides and per-leg `Auto` (random specs:
+//! `cost/tests.rs`), every
+//! floor is at most its prediction, both make the same choice with the
+//! same runner-up from the same alternatives, every prediction the chooser
+//! made is the exhaustive one to the nanosecond, and every alternative it
+//! did not predict has a floor that shows it could not place; the
+//! manifest says which were not predicted and why.
+use ccc_compiler::cost::AutoChoice;
+use ccc_compiler::cost::auto::{Machine, check_against, choose_exhaustive, display};
+use ccc_compiler::manifest::{ManifestCost, NOT_PREDICTED};
+use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::validate;
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::OpType;
@@ -30,17 +36,31 @@ fn collective(op: OpType, bytes: u64, arch: Arch, topology: Topology) -> Collect
     c
 }
 
+/// The exhaustive chooser's choice over the candidates validation listed
+/// for collective 0 of `program`: every candidate predicted, with its floor.
+pub fn exhaustive(program: &ValidProgram) -> AutoChoice {
+    let vc = &program.collectives()[0];
+    let fast = vc.auto().unwrap_or_else(|| panic!("no Auto choice"));
+    let candidates = fast.alternatives.iter().map(|a| a.algorithm.clone()).collect();
+    choose_exhaustive(vc, Machine::of(program), vc.model(), candidates, fast.auto_legs.clone()).unwrap()
+}
+
+/// `fast` (validation's choice) against `reference` (the exhaustive
+/// one's, over the same candidates): [`check_against`]'s promises.
+pub fn assert_agrees(fast: &AutoChoice, reference: &AutoChoice, what: &str) {
+    if let Err(e) = check_against(fast, reference) {
+        panic!("{what}: {e}");
+    }
+}
+
 /// Validates `c` (whose algorithm leaves something to `Auto`) and checks
 /// the choice validation made (the fast chooser's) against the exhaustive
 /// chooser over the same candidates. Returns the alternatives compared
 /// (0 when the spec is refused: some ops do not serve every shape).
 fn same_choice(c: &Collective) -> usize {
     let Ok(program) = validate(&Program::from(c.clone())) else { return 0 };
-    let vc = &program.collectives()[0];
-    let fast = vc.auto().unwrap_or_else(|| panic!("{c:?}: no Auto choice"));
-    let candidates = fast.alternatives.iter().map(|a| a.algorithm.clone()).collect();
-    let reference = choose_exhaustive(vc, Machine::of(&program), vc.model(), candidates, fast.auto_legs.clone());
-    assert_eq!(Some(fast), reference.as_ref(), "{c:?}");
+    let fast = program.collectives()[0].auto().unwrap_or_else(|| panic!("{c:?}: no Auto choice"));
+    assert_agrees(fast, &exhaustive(&program), &format!("{c:?}"));
     fast.alternatives.len()
 }
 
@@ -97,4 +117,35 @@ fn per_leg_auto_groups_and_overrides_choose_alike_too() {
         }
     }
     assert_eq!(cases, 3 * 6);
+}
+
+/// The manifest records every alternative: a prediction where `Auto` made
+/// one, and otherwise no prediction, the reason, and the floor, which is
+/// at most the prediction `ccc explain` (the exhaustive chooser) gives.
+#[test]
+fn the_manifest_says_which_alternatives_were_not_predicted() {
+    let c = collective(OpType::AllReduce, 8 << 20, Arch::Cayman, Topology::new(32, 16)).algorithm(Algorithm::Auto);
+    let program = validate(&Program::from(c)).unwrap();
+    let schedule = ccc_compiler::build::build(&program).unwrap();
+    let cost = ManifestCost::of(&schedule, &schedule.collectives[0]);
+    let auto = cost.auto.unwrap();
+    let all = exhaustive(&program);
+    assert_eq!(auto.chosen, display(&all.alternatives[all.chosen].algorithm));
+    assert_eq!(auto.alternatives.len(), all.alternatives.len());
+    let mut unpredicted = 0;
+    for (m, r) in auto.alternatives.iter().zip(&all.alternatives) {
+        assert_eq!(m.algorithm, display(&r.algorithm));
+        assert!(m.floor_ns <= r.predicted_ns.unwrap(), "{}", m.algorithm);
+        match m.predicted_ns {
+            Some(p) => assert_eq!((Some(p), &m.not_predicted), (r.predicted_ns, &None)),
+            None => {
+                assert_eq!(m.not_predicted.as_deref(), Some(NOT_PREDICTED));
+                let json = serde_json::to_value(m).unwrap();
+                assert!(json.get("predicted_ns").is_none(), "{json}");
+                unpredicted += 1;
+            }
+        }
+    }
+    // The case prunes (23 choices, a handful within reach of the winner).
+    assert!(unpredicted >= 10, "{unpredicted}");
 }

@@ -4,13 +4,15 @@
 //! - a spec with `Auto` legs parses, compiles and proves;
 //! - its choice is whole `Auto`'s choice restricted to the Hier
 //!   combinations with the written legs: same winner, same alternatives in
-//!   the same order (a property over shapes, sizes, ops and every way of
+//!   the same order with the same floors and (predicted exhaustively) the
+//!   same predictions (a property over shapes, sizes, ops and every way of
 //!   fixing the other legs);
 //! - the choice is deterministic and signed leg by leg
 //!   (`leg=Auto(<choice>)`), the written legs as written;
 //! - an `Auto` on a leg the op does not use, or beside a written leg that
 //!   is not legal, is refused like a written Hier.
 
+use crate::cost_auto::{assert_agrees, exhaustive};
 use ccc_compiler::cost::auto::display;
 use ccc_compiler::parse::parse;
 use ccc_compiler::pipeline::{Options, compile};
@@ -80,21 +82,25 @@ fn leg_auto_is_whole_auto_restricted_to_the_written_legs() {
         for bytes in [8, 16 << 20] {
             for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
                 let c = collective(op, bytes, arch, rank_n, local);
-                let whole = valid(&Collective { algorithm: Algorithm::Auto, ..c.clone() });
-                let whole = whole.collectives()[0].auto().unwrap().clone();
+                // Every alternative predicted (validation's choice predicts
+                // only those that could win or come second).
+                let whole = exhaustive(&valid(&Collective { algorithm: Algorithm::Auto, ..c.clone() }));
                 for legs in leg_auto_specs(op) {
                     let v = valid(&Collective { algorithm: Algorithm::Hier(legs.clone()), ..c.clone() });
                     let vc = &v.collectives()[0];
                     let choice = vc.auto().unwrap();
+                    let all = exhaustive(&v);
+                    let what = format!("{legs:?} {arch} {rank_n}/{local} {bytes} B");
+                    assert_agrees(choice, &all, &what);
                     let auto_legs: Vec<Leg> =
                         legs_of(op).iter().copied().filter(|&l| legs.get(l) == Some(LegAlgorithm::Auto)).collect();
                     assert_eq!(choice.auto_legs, auto_legs);
                     // The restriction of whole Auto's list, order kept.
                     let restricted: Vec<_> =
                         whole.alternatives.iter().filter(|a| keeps(&a.algorithm, &legs)).cloned().collect();
-                    assert_eq!(choice.alternatives, restricted, "{legs:?} {arch} {rank_n}/{local} {bytes} B");
-                    let best = restricted.iter().map(|a| a.predicted_ns).min().unwrap();
-                    let first_best = restricted.iter().find(|a| a.predicted_ns == best).unwrap();
+                    assert_eq!(all.alternatives, restricted, "{what}");
+                    let best = restricted.iter().map(|a| a.predicted_ns.unwrap()).min().unwrap();
+                    let first_best = restricted.iter().find(|a| a.predicted_ns == Some(best)).unwrap();
                     assert_eq!(vc.algorithm(), &first_best.algorithm, "{legs:?}");
                     assert!(keeps(vc.algorithm(), &legs), "a written leg moved: {}", display(vc.algorithm()));
                     checked += 1;

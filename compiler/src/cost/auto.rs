@@ -1,22 +1,27 @@
-//! `algorithm: Auto`: predict every legal choice and take the cheapest.
+//! `algorithm: Auto`: take the legal choice with the lowest prediction.
 //!
 //! Validation lists the legal choices with its own checks (the same code
 //! that accepts or refuses an algorithm a user writes), in a fixed order:
 //! the flat algorithms in `enc_alg_type` order, then every hierarchical
 //! combination, legs in run order, each leg's choices in its legal set's
 //! order (the seed's sets). Each choice is built into a schedule and
-//! predicted ([`super::predict()`]); predictions are compared in whole
-//! nanoseconds. **Tie-break:** the lowest prediction wins; among equal
-//! ones, the first in that order. The result is deterministic: the same
-//! spec and model give the same choice on every rank and every run.
+//! given a floor under its prediction; those whose floor could still win
+//! or come second are predicted ([`super::predict()`], `search.rs`);
+//! predictions are compared in whole nanoseconds. **Tie-break:** the
+//! lowest prediction wins; among equal ones, the first in that order. The
+//! result is the one predicting every choice gives ([`choose_exhaustive`])
+//! and deterministic: the same spec and model give the same choice on
+//! every rank and every run.
 
-use super::{Evaluation, ModelParams, evaluate, predict};
+use super::{Evaluation, ModelParams, evaluate};
 use crate::build::build;
-use crate::schedule::{CollectivePlan, Schedule};
+use crate::schedule::Schedule;
 use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
-use ccc_ir::enums::AlgType;
 use ccc_ir::spec::{Barrier, Leg};
+use search::Search;
+
+mod search;
 
 /// The machine a choice is made for.
 #[derive(Clone, Copy, Debug)]
@@ -31,17 +36,21 @@ pub struct Machine {
     pub send_credits: u16,
 }
 
-/// Predicts `collective` under each of `candidates` and picks the cheapest
-/// (see the module doc for the order); `auto_legs` are the legs a
-/// `Hier((...))` left to the model (empty: the whole algorithm was `Auto`).
-/// `None` when no candidate builds.
+/// Picks the cheapest of `candidates` for `collective` (see the module
+/// doc for the order); `auto_legs` are the legs a `Hier((...))` left to
+/// the model (empty: the whole algorithm was `Auto`). `None` when no
+/// candidate builds.
 ///
-/// Each hierarchical leg choice is costed once (`LegCosts`): a leg's
+/// Every candidate gets a floor under its prediction ([`Alternative::floor_ns`]);
+/// candidates are predicted in floor order until no floor left could
+/// take the first or second place, so the winner and the runner-up are
+/// the ones [`choose_exhaustive`] finds, with the same predictions to
+/// the nanosecond; the others keep their floor and no prediction
+/// (`search.rs`). Each hierarchical leg choice is costed once: a leg's
 /// phases cost the same whichever algorithms the other legs run, and a
 /// combination's prediction is the launch cost plus its legs' phase times
-/// summed in run order, the same sum [`super::predict()`] makes, so every
-/// alternative's prediction is the one [`choose_exhaustive`] computes,
-/// to the bit (`compiler/tests/cost_auto.rs` checks it).
+/// summed in run order, the same sum [`super::predict()`] makes
+/// (`compiler/tests/cost_auto.rs` checks all of this).
 pub fn choose(
     collective: &ValidCollective,
     machine: Machine,
@@ -49,15 +58,11 @@ pub fn choose(
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
 ) -> Option<AutoChoice> {
-    let mut legs = LegCosts::default();
-    choose_by(candidates, auto_legs, |algorithm| match algorithm {
-        ResolvedAlgorithm::Hier(chosen) => legs.predict(collective, machine, params, chosen),
-        ResolvedAlgorithm::Flat(_) => whole(collective, machine, params, algorithm),
-    })
+    Search::new(collective, machine, params).choose(candidates, auto_legs)
 }
 
-/// The reference [`choose`] is tested against: every candidate built and
-/// predicted whole, one by one.
+/// The reference [`choose`] is tested against: every candidate built,
+/// predicted whole and given its floor, one by one.
 pub fn choose_exhaustive(
     collective: &ValidCollective,
     machine: Machine,
@@ -65,111 +70,69 @@ pub fn choose_exhaustive(
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
 ) -> Option<AutoChoice> {
-    choose_by(candidates, auto_legs, |algorithm| whole(collective, machine, params, algorithm))
-}
-
-/// The candidates `cost` predicts (prediction and bound, ns; `None`: it
-/// does not build), and the cheapest of them.
-fn choose_by(
-    candidates: Vec<ResolvedAlgorithm>,
-    auto_legs: Vec<Leg>,
-    mut cost: impl FnMut(&ResolvedAlgorithm) -> Option<(f64, f64)>,
-) -> Option<AutoChoice> {
     let mut alternatives = Vec::with_capacity(candidates.len());
     for algorithm in candidates {
-        let Some((predicted, bound)) = cost(&algorithm) else { continue };
-        alternatives.push(Alternative { algorithm, predicted_ns: whole_ns(predicted), bound_ns: whole_ns(bound) });
+        let Some((schedule, e)) = evaluate_choice(collective, machine, params, &algorithm) else { continue };
+        let Some(plan) = schedule.collectives.first() else { continue };
+        alternatives.push(Alternative {
+            algorithm,
+            predicted_ns: Some(whole_ns(e.prediction.total_ns)),
+            floor_ns: floor_ns(search::whole_floor(&schedule, plan, params)),
+            bound_ns: whole_ns(e.bound.total_ns()),
+        });
     }
-    pick(alternatives, auto_legs)
-}
-
-/// `algorithm` built alone and predicted whole: its prediction and bound, ns.
-fn whole(
-    collective: &ValidCollective,
-    machine: Machine,
-    params: &ModelParams,
-    algorithm: &ResolvedAlgorithm,
-) -> Option<(f64, f64)> {
-    evaluate_choice(collective, machine, params, algorithm).map(|(_, e)| (e.prediction.total_ns, e.bound.total_ns()))
-}
-
-/// The cheapest of `alternatives`, the first among equals.
-fn pick(alternatives: Vec<Alternative>, auto_legs: Vec<Leg>) -> Option<AutoChoice> {
     // min_by_key keeps the first of equal keys: the documented tie-break.
     let chosen = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i)?;
     Some(AutoChoice { chosen, alternatives, auto_legs })
 }
 
-/// The phase times of every hierarchical leg choice costed so far, and
-/// the collective's bound and launch cost (the same for every
-/// combination: they depend on the op, groups, size and channels only).
-#[derive(Default)]
-struct LegCosts {
-    /// `(leg, algorithm)` to that leg's phase times, in run order.
-    phases: Vec<((Leg, AlgType), Vec<f64>)>,
-    /// The bound and the launch cost, ns.
-    fixed: Option<(f64, f64)>,
+/// The runner-up of `choice`: the cheapest predicted alternative but the
+/// winner, the first among equals, as (prediction, position). `Auto`
+/// always predicts it (`compile`'s `next Y at T us`).
+pub fn runner_up(choice: &AutoChoice) -> Option<(u64, usize)> {
+    let predicted = choice.alternatives.iter().enumerate().filter_map(|(i, a)| Some((a.predicted_ns?, i)));
+    predicted.filter(|&(_, i)| i != choice.chosen).min()
 }
 
-impl LegCosts {
-    fn get(&self, leg: (Leg, AlgType)) -> Option<&[f64]> {
-        self.phases.iter().find(|(k, _)| *k == leg).map(|(_, t)| t.as_slice())
+/// What [`choose`] promises against [`choose_exhaustive`] over the same
+/// candidates (`reference`): the same alternatives in the same order with
+/// the same floors and bounds; every floor at most its prediction; the
+/// same winner and runner-up; every prediction `choice` made the
+/// reference's, to the nanosecond; every alternative it left unpredicted
+/// with a floor above the runner-up (or equal and later in the order).
+/// The first broken promise, in words (the tests' check).
+///
+/// # Errors
+///
+/// The first difference found.
+pub fn check_against(choice: &AutoChoice, reference: &AutoChoice) -> Result<(), String> {
+    let names = |c: &AutoChoice| c.alternatives.iter().map(|a| display(&a.algorithm)).collect::<Vec<_>>();
+    if names(choice) != names(reference) || choice.auto_legs != reference.auto_legs {
+        return Err(format!("alternatives {:?} against {:?}", names(choice), names(reference)));
     }
-
-    /// The prediction and bound of the combination `chosen`, ns; builds it
-    /// only when one of its leg choices has not been costed yet, and then
-    /// costs only those legs. `None` when it does not build.
-    fn predict(
-        &mut self,
-        collective: &ValidCollective,
-        machine: Machine,
-        params: &ModelParams,
-        chosen: &[(Leg, AlgType)],
-    ) -> Option<(f64, f64)> {
-        if self.fixed.is_none() || chosen.iter().any(|&l| self.get(l).is_none()) {
-            let schedule = build_alone(collective, machine, &ResolvedAlgorithm::Hier(chosen.to_vec()))?;
-            let plan = schedule.collectives.first()?;
-            let Some(runs) = leg_runs(plan) else {
-                // Legs whose phases do not run one after another cannot be
-                // costed apart: cost this combination whole, as
-                // `choose_exhaustive` does, rather than drop it.
-                let e = evaluate(&schedule, plan, params);
-                return Some((e.prediction.total_ns, e.bound.total_ns()));
-            };
-            for (&leg, range) in chosen.iter().zip(runs) {
-                if self.get(leg).is_none() {
-                    let times = predict::phase_times(&schedule, plan, params, range);
-                    self.phases.push((leg, times));
-                }
-            }
-            let nodes = super::nodes_spanned(&schedule, plan);
-            let bound = super::leg_bound(&schedule, plan, nodes, None, params).total_ns();
-            self.fixed = Some((bound, predict::launch_ns(&schedule, plan, params)));
+    for (c, r) in choice.alternatives.iter().zip(&reference.alternatives) {
+        let name = display(&c.algorithm);
+        let p = r.predicted_ns.ok_or_else(|| format!("the reference did not predict {name}"))?;
+        if r.floor_ns > p {
+            return Err(format!("{name}'s floor {} is above its prediction {p}", r.floor_ns));
         }
-        // The sum `predict` makes: the phases' times in run order, then
-        // the launch cost.
-        let mut at = 0.0;
-        for &leg in chosen {
-            for t in self.get(leg)? {
-                at += t;
-            }
+        if (c.floor_ns, c.bound_ns) != (r.floor_ns, r.bound_ns) || c.predicted_ns.is_some_and(|cp| cp != p) {
+            return Err(format!("{name}: {c:?} against {r:?}"));
         }
-        let (bound, launch) = self.fixed?;
-        Some((launch + at, bound))
     }
-}
-
-/// The phases of each leg of a hierarchical plan, in the plan's leg order;
-/// `None` unless each leg's phases are one run, in that order.
-fn leg_runs(plan: &CollectivePlan) -> Option<Vec<std::ops::Range<usize>>> {
-    let mut runs = Vec::with_capacity(plan.legs.len());
-    let mut at = 0;
-    for &(leg, _) in &plan.legs {
-        let n = plan.phases.iter().skip(at).take_while(|p| p.leg == leg).count();
-        runs.push(at..at + n);
-        at += n;
+    if choice.chosen != reference.chosen {
+        return Err(format!("chose {} against {}", choice.chosen, reference.chosen));
     }
-    (at == plan.phases.len()).then_some(runs)
+    let second = runner_up(reference);
+    if runner_up(choice) != second {
+        return Err(format!("runner-up {:?} against {second:?}", runner_up(choice)));
+    }
+    for (i, c) in choice.alternatives.iter().enumerate() {
+        if c.predicted_ns.is_none() && second.is_none_or(|s| (c.floor_ns, i) <= s) {
+            return Err(format!("{} left unpredicted with its floor {} in reach", display(&c.algorithm), c.floor_ns));
+        }
+    }
+    Ok(())
 }
 
 /// Builds `collective` alone under `algorithm` on `machine` and evaluates
@@ -212,6 +175,18 @@ impl Machine {
         }
     }
 }
+
+/// A floor in whole nanoseconds, rounded down far enough that no
+/// prediction it is under can round below it: the floor and the
+/// prediction sum their terms in different groupings, so the floor is
+/// first lowered by a relative 10^-9 and 1 ns (NaN: 0, no floor).
+pub fn floor_ns(ns: f64) -> u64 {
+    let lowered = ns * (1.0 - FLOOR_MARGIN) - 1.0;
+    if lowered.is_nan() { 0 } else { lowered.floor().clamp(0.0, u64::MAX as f64) as u64 }
+}
+
+/// The relative margin [`floor_ns`] lowers a floor by.
+const FLOOR_MARGIN: f64 = 1e-9;
 
 /// A prediction in whole nanoseconds (saturating; NaN as the largest).
 pub fn whole_ns(ns: f64) -> u64 {

@@ -43,6 +43,9 @@ pub fn op_bytes(plan: &CollectivePlan) -> f64 {
 fn nodes_spanned(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
     let mut nodes: Vec<u32> =
         (0..plan.groups.size()).filter_map(|i| plan.rank(0, i)).map(|r| schedule.shape.node(r.0)).collect();
+    // A group lists its members node by node (or nearly): dropping
+    // repeats in a row first leaves few to sort.
+    nodes.dedup();
     nodes.sort_unstable();
     nodes.dedup();
     nodes.len() as u32

@@ -24,6 +24,10 @@ use serde::Serialize;
 /// scaled up (a ring's steps all cost the same).
 const SAMPLED_STEPS: u32 = 16;
 
+/// A floor's network flows walk at most this many members of a node per
+/// phase (the others counted as not sending: see [`node_flows`]).
+const FLOOR_WALKED: u32 = 8;
+
 /// The kind of link a transfer takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Hop {
@@ -104,28 +108,46 @@ impl Prediction {
     }
 }
 
-/// What one member moves in one step.
+/// What one member moves in one step. Each per-side array is indexed
+/// by [`SENT`] and [`HEARD`].
 #[derive(Default)]
 struct StepLoad {
-    /// Bytes out and in per hop kind: [intra, inter, pod]. Intra-node bytes
+    /// Bytes per side and hop kind: [intra, inter, pod]. Intra-node bytes
     /// are link loads: bytes times the links they cross, on the busier of
     /// the node ring's two directions (see [`ring_hops`]).
-    out: [f64; 3],
-    inn: [f64; 3],
-    /// Intra-node link loads per direction (clockwise, counter-clockwise),
-    /// out and in.
+    hops: [[f64; 3]; 2],
+    /// Intra-node link loads per side and direction (clockwise,
+    /// counter-clockwise).
     ring: [[f64; 2]; 2],
-    /// Bytes sent and received, whatever the link (the DMA moves them all).
-    sent: f64,
-    received: f64,
+    /// Bytes per side, whatever the link (the DMA moves them all).
+    moved: [f64; 2],
     /// The widest hop taken.
     hop: Option<Hop>,
     /// Elements folded.
     folded: f64,
-    /// Descriptors posted on the busiest TOP_SP (out, in).
-    desc: (u64, u64),
+    /// Descriptors posted on the busiest TOP_SP, per side.
+    desc: [u64; 2],
     /// Distinct senders to this member.
     sender_n: usize,
+}
+
+/// The side of a [`StepLoad`] that counts what the member sends.
+const SENT: usize = 0;
+/// The side of a [`StepLoad`] that counts what the member hears.
+const HEARD: usize = 1;
+
+impl StepLoad {
+    /// Adds to `side` one transfer of `bytes` (and `desc` descriptors) over
+    /// a `hop`; inside a node, in ring direction `dir` across `links`.
+    fn add_side(&mut self, side: usize, hop: Hop, dir: usize, links: f64, bytes: f64, desc: u64) {
+        self.moved[side] += bytes;
+        if hop == Hop::Intra {
+            self.ring[side][dir] += bytes * links;
+        } else {
+            self.hops[side][hop as usize] += bytes;
+        }
+        self.desc[side] += desc;
+    }
 }
 
 /// Predicts collective `plan` of `schedule` under `params`.
@@ -160,19 +182,34 @@ pub(crate) fn launch_ns(schedule: &Schedule, plan: &CollectivePlan, params: &Mod
     params.launch_ns + if spans { params.launch_inter_ns } else { 0.0 }
 }
 
-/// The predicted times of the phases at `indices` of `plan`, ns, each
-/// exactly as [`predict()`] costs it (a phase's cost does not depend on
-/// the phases before it): what `Auto` uses to cost a hierarchical leg
-/// once for every combination it appears in.
-pub(crate) fn phase_times(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    params: &ModelParams,
-    indices: std::ops::Range<usize>,
-) -> Vec<f64> {
-    let mut walk = Walk::new(schedule, plan, params);
-    let phases = plan.phases.get(indices.clone()).unwrap_or_default();
-    phases.iter().zip(indices).map(|(phase, index)| walk.phase(index, phase, 0.0).time_ns).collect()
+/// The time of each phase of a plan, or a floor under it, costed phase
+/// by phase on one walk (its descriptor table and sampled members built
+/// once for all the ranges asked): what `Auto` uses to cost a
+/// hierarchical leg once for every combination it appears in.
+///
+/// A time is exactly what [`predict()`] gives the phase (a phase's cost
+/// does not depend on the phases before it). A floor is no more than
+/// that, and cheaper: a phase's time is the sum over its sampled steps of
+/// its most expensive sampled member's cost; the floor costs member 0
+/// (always sampled) alone, so each step's term is at most the step's, and
+/// counts only the network flows the pattern names
+/// ([`sends_off_from_pattern`]), not those that would have to be walked,
+/// so each flow's share of the network is at least the prediction's.
+/// `Auto` predicts only the choices whose floor could still win
+/// (`docs/cost-model.md` §4).
+pub(crate) struct PhaseCoster<'a>(Walk<'a>);
+
+impl<'a> PhaseCoster<'a> {
+    /// Costs `plan`'s phases: their predicted times, or floors under them
+    /// when `floor`.
+    pub(crate) fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams, floor: bool) -> Self {
+        PhaseCoster(Walk { floor, ..Walk::new(schedule, plan, params) })
+    }
+
+    /// The phases at `indices`, each costed alone.
+    pub(crate) fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
+        self.0.times(indices)
+    }
 }
 
 /// What costing a plan's phases shares: the plan, its descriptor table,
@@ -185,6 +222,8 @@ struct Walk<'a> {
     members: Vec<u32>,
     dma: f64,
     buf: Vec<Transfer>,
+    /// Cost a floor, not the prediction ([`PhaseCoster`]).
+    floor: bool,
     /// Walk every sampled step, even those that cost alike, and generate
     /// every transfer, even a direct step's (the reference the shortcuts
     /// are tested against).
@@ -205,14 +244,22 @@ impl<'a> Walk<'a> {
             members: sample_members(plan),
             dma: params.dma * lanes,
             buf: Vec::new(),
+            floor: false,
             walk_every_step: false,
         }
+    }
+
+    /// The times of the phases at `indices`, each costed alone.
+    fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
+        let plan = self.plan;
+        let phases = plan.phases.get(indices.clone()).unwrap_or_default();
+        phases.iter().zip(indices).map(|(phase, index)| self.phase(index, phase, 0.0).time_ns).collect()
     }
 
     /// The cost of phase `index`, starting at `start_ns`.
     fn phase(&mut self, index: usize, phase: &Phase, start_ns: f64) -> PhaseCost {
         let (schedule, plan, params) = (self.schedule, self.plan, self.params);
-        let flows = node_flows(schedule, plan, phase, &mut self.buf);
+        let flows = node_flows(schedule, plan, phase, &mut self.buf, self.floor);
         let inter_rate = params.node_inter / flows;
         let rates = Rates { link: params.link_intra, network: inter_rate, dma: self.dma };
         let (picked, weight) = sampled_steps(phase.step_n);
@@ -261,14 +308,16 @@ impl Walk<'_> {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.table, self.params);
         let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step };
-        for &m in &self.members {
+        // A floor costs member 0 (the first sampled member) alone.
+        let costed = if self.floor { &self.members[..self.members.len().min(1)] } else { &self.members[..] };
+        for &m in costed {
             let named = cx.named.then(|| direct::load(&cx, phase, m)).flatten();
             let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut self.buf));
             let terms = step_terms(&load, self.params, rates);
             if terms.total() > cost.worst.total() {
                 cost.worst = terms;
             }
-            cost.sent = cost.sent.max(load.sent);
+            cost.sent = cost.sent.max(load.moved[SENT]);
             cost.hop = cost.hop.max(load.hop.unwrap_or(Hop::Intra));
         }
         cost
@@ -369,7 +418,9 @@ fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
 ///
 /// Most patterns' sends are known from the pattern without generating
 /// their transfers ([`sends_off_from_pattern`]); the others are walked.
-fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
+/// A `floor` walks at most [`FLOOR_WALKED`] of them and counts the rest
+/// as not sending (fewer flows: a larger share of the network each).
+fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>, floor: bool) -> f64 {
     let shape = &schedule.shape;
     let n = plan.groups.size();
     // The node of group 0's member `i` (`None`: no such member).
@@ -378,11 +429,16 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
     let mut on_node = 0u32;
     let mut flows = 0u32;
     let mut spans = SpanMemo::default();
+    let mut walked = 0;
     for m in (0..n).filter(|&i| node(i) == node0) {
         on_node += 1;
         let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
             Some(off) => off,
-            None => sends_off_walked(schedule, plan, phase, m, buf),
+            None if floor && walked >= FLOOR_WALKED => false,
+            None => {
+                walked += 1;
+                sends_off_walked(schedule, plan, phase, m, buf)
+            }
         };
         flows += u32::from(off);
     }
@@ -438,7 +494,8 @@ fn sends_off_from_pattern(
         return None;
     }
     let shape = &schedule.shape;
-    let scope = plan.instance(phase, m).scope;
+    // The scope alone (`instance` also narrows the block universe).
+    let scope = phase.scope.around(&plan.radices, m);
     let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
     let key = (scope.base, scope.stride, scope.k);
     let spans_nodes = match spans.0 {
@@ -505,12 +562,13 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     // The links run concurrently: the step waits for the slowest.
     // The links run concurrently; the DMA moves every byte. The step waits
     // for the slowest of the three.
-    let link = ModelParams::ns_at(load.out[0].max(load.inn[0]), rates.link);
-    let network = ModelParams::ns_at((load.out[1] + load.out[2]).max(load.inn[1] + load.inn[2]), rates.network);
-    let dma = ModelParams::ns_at(load.sent.max(load.received), rates.dma);
+    let [out, inn] = load.hops;
+    let link = ModelParams::ns_at(out[0].max(inn[0]), rates.link);
+    let network = ModelParams::ns_at((out[1] + out[2]).max(inn[1] + inn[2]), rates.network);
+    let dma = ModelParams::ns_at(load.moved[SENT].max(load.moved[HEARD]), rates.dma);
     let beta = link.max(network).max(dma);
     let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };
-    let desc = load.desc.0.max(load.desc.1) as f64 * p.desc_ns;
+    let desc = load.desc[SENT].max(load.desc[HEARD]) as f64 * p.desc_ns;
     let fanin = load.sender_n.saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
 }

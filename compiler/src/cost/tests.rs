@@ -1,13 +1,18 @@
 //! The prediction's shortcuts against the plain step walk, over random
 //! specs: `predict` (which walks one step of each class of steps that cost
 //! alike) must give what `predict_every_step` (which walks every sampled
-//! step) gives, bit for bit, for every legal choice `Auto` lists.
+//! step) gives, bit for bit, for every legal choice `Auto` lists; and
+//! `Auto`'s pruned search against predicting every choice
+//! ([`check_against`]): every floor at most its prediction, the same
+//! winner and runner-up.
 
+use super::auto::{Machine, check_against, choose_exhaustive};
 use super::predict::{predict, predict_every_step};
 use crate::build::build;
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::OpType;
+use ccc_ir::model::ModelOverrides;
 use ccc_ir::spec::{Algorithm, Collective, DType, Program, ReduceOp, Topology};
 use proptest::prelude::*;
 
@@ -26,6 +31,11 @@ fn same_both_ways(c: &Collective) -> usize {
     let Ok(program) = validate(&Program::from(c.clone())) else { return 0 };
     let vc = &program.collectives()[0];
     let Some(auto) = vc.auto() else { return 0 };
+    let candidates = auto.alternatives.iter().map(|a| a.algorithm.clone()).collect();
+    let every = choose_exhaustive(vc, Machine::of(&program), vc.model(), candidates, auto.auto_legs.clone());
+    if let Err(e) = every.as_ref().ok_or("nothing chosen".to_owned()).and_then(|every| check_against(auto, every)) {
+        panic!("{c:?}: {e}");
+    }
     let mut compared = 0;
     for a in &auto.alternatives {
         let mut one = program.clone();
@@ -50,7 +60,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..Default::default() })]
 
     /// Shapes from one node to several pods, counts that split evenly and
-    /// not, every dtype width, 1..=8 channels, every arch, rooted ops.
+    /// not, every dtype width, 1..=8 channels, every arch, rooted ops,
+    /// `model:` overrides.
     #[test]
     fn predictions_are_the_step_walks(
         op in 0usize..OPS.len(),
@@ -60,12 +71,25 @@ proptest! {
         arch in 0usize..Arch::ALL.len(),
         channels in 1u32..9,
         root in any::<u32>(),
+        alphas in proptest::option::of((0u64..20_000, 0u64..20_000)),
+        network in proptest::option::of(1u64..2_000_000),
+        fanin in proptest::option::of(0u64..10_000),
     ) {
         let op = OPS[op];
         let rank_n = local * nodes * pods;
         let topology = Topology::new(rank_n, local).pods(pods);
+        // Overrides that reorder the latencies and move the network and
+        // fan-in (what the choice turns on).
+        let model = ModelOverrides {
+            alpha_intra_ns: alphas.map(|a| a.0),
+            alpha_inter_ns: alphas.map(|a| a.1),
+            node_inter_mbps: network,
+            fanin_ns: fanin,
+            ..Default::default()
+        };
         let mut c = Collective::new(op, DType::ALL[dtype], count, Arch::ALL[arch], topology)
             .channels(channels)
+            .model(model)
             .algorithm(Algorithm::Auto);
         if op.is_reducing() {
             c = c.reduce(ReduceOp::Add);

@@ -113,3 +113,71 @@ pub(super) fn auto_note(here: &str, there: &str, others: &[&str]) -> Option<Stri
     let (here, there) = (side(&a, here), side(&b, there));
     Some(format!("Auto chose {here} here and {there} there: the inputs to the choice differ: {inputs}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Choice;
+    use crate::build::build;
+    use crate::cost::auto::display;
+    use crate::sign::sign;
+    use crate::validate::validate;
+    use ccc_ir::arch::Arch;
+    use ccc_ir::enums::{AlgType, OpType};
+    use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Leg, LegAlgorithm, Program, ReduceOp, Topology};
+
+    /// The signed `algorithm` of every choice `Auto` lists, whole or with
+    /// some legs left to it, read back by [`Choice::of`]: a whole `Auto`
+    /// gives `cost::auto::display`'s text of the choice; a per-leg one
+    /// every leg in run order, its algorithm, and whether the model chose
+    /// it.
+    #[test]
+    fn every_signed_choice_reads_back() {
+        let mut read = 0;
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
+            let mut c = Collective::new(op, DType::Bf16, 1 << 20, Arch::Cayman, Topology::new(32, 16)).channels(4);
+            if op.is_reducing() {
+                c = c.reduce(ReduceOp::Add);
+            }
+            let legs = crate::algorithms::hier_legs(op).unwrap_or(&[]);
+            // Whole `Auto`; every leg but the first left to it; only the first.
+            let mut specs = vec![Algorithm::Auto];
+            if let Some((&first, rest)) = legs.split_first() {
+                let written = rest.iter().fold(HierLegs::new(), |h, &l| h.with(l, LegAlgorithm::Auto));
+                specs.push(Algorithm::Hier(written.with(first, AlgType::Ring)));
+                let auto_first = rest.iter().fold(HierLegs::new(), |h, &l| h.with(l, AlgType::Ring));
+                specs.push(Algorithm::Hier(auto_first.with(first, LegAlgorithm::Auto)));
+            }
+            for algorithm in specs {
+                let program =
+                    validate(&Program::from(Collective { algorithm, ..c.clone() })).unwrap_or_else(|e| panic!("{e}"));
+                let Some(auto) = program.collectives()[0].auto().cloned() else { panic!("no Auto choice") };
+                for (i, alternative) in auto.alternatives.iter().enumerate() {
+                    let mut one = program.clone();
+                    one.collectives[0].algorithm = alternative.algorithm.clone();
+                    one.collectives[0].auto = Some(crate::valid::AutoChoice { chosen: i, ..auto.clone() });
+                    let Ok(schedule) = build(&one) else { continue };
+                    let signature = sign(&one, &schedule);
+                    let field = signature.fields.iter().find(|f| f.name.ends_with("algorithm"));
+                    let value = field.map(|f| f.value.as_str()).unwrap_or_default();
+                    match (Choice::of(value), &alternative.algorithm) {
+                        (Some(Choice::Whole(chosen)), _) if auto.auto_legs.is_empty() => {
+                            assert_eq!(chosen, display(&alternative.algorithm), "{value}");
+                        }
+                        (Some(Choice::Legs(read_legs)), crate::valid::ResolvedAlgorithm::Hier(chosen)) => {
+                            let expected: Vec<(&str, &str, bool)> = chosen
+                                .iter()
+                                .map(|&(leg, alg): &(Leg, AlgType)| {
+                                    (leg.field(), alg.name(), auto.auto_legs.contains(&leg))
+                                })
+                                .collect();
+                            assert_eq!(read_legs, expected, "{value}");
+                        }
+                        _ => panic!("{value} does not read back as {}", display(&alternative.algorithm)),
+                    }
+                    read += 1;
+                }
+            }
+        }
+        assert!(read >= 40, "{read}");
+    }
+}

@@ -44,14 +44,17 @@ impl Checker {
             return None;
         }
         let (shape, groups) = structure?;
-        let mut unmet =
-            groups.members.iter().filter_map(|(g, m)| unmet(algorithms::requirement(alg), m, shape).map(|u| (*g, u)));
-        if let Some((group, u)) = unmet.next() {
-            let more = unmet.count();
-            self.push("algorithm", u.problem(alg, None, group, more, shape));
-            return None;
+        let req = algorithms::requirement(alg);
+        if !self.met.contains(&Met::Whole(req)) {
+            let mut unmet = groups.members.iter().filter_map(|(g, m)| unmet(req, m, shape).map(|u| (*g, u)));
+            if let Some((group, u)) = unmet.next() {
+                let more = unmet.count();
+                self.push("algorithm", u.problem(alg, None, group, more, shape));
+                return None;
+            }
+            self.met.push(Met::Whole(req));
         }
-        if algorithms::requirement(alg) != Requirement::None && !self.same_shapes(alg, shape, groups) {
+        if req != Requirement::None && !self.same_shapes(alg, shape, groups) {
             return None;
         }
         Some(ResolvedAlgorithm::Flat(alg))
@@ -78,14 +81,16 @@ impl Checker {
             written.extend(combos.into_iter().map(Algorithm::Hier));
         }
         let mut legal = Vec::new();
+        let mut met = Vec::new();
         for algorithm in written {
-            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None };
+            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None, met };
             let candidate = Collective { algorithm, ..c.clone() };
             if let Some(resolved) = scratch.algorithm(&candidate, structure)
                 && scratch.errors.is_empty()
             {
                 legal.push(resolved);
             }
+            met = scratch.met;
         }
         legal
     }
@@ -112,13 +117,15 @@ impl Checker {
         }
         let mut legal = Vec::new();
         for legs in &combos {
-            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None };
+            let met = std::mem::take(&mut self.met);
+            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None, met };
             let candidate = Collective { algorithm: Algorithm::Hier(legs.clone()), ..c.clone() };
             if let Some(resolved) = scratch.algorithm(&candidate, structure)
                 && scratch.errors.is_empty()
             {
                 legal.push(resolved);
             }
+            self.met = scratch.met;
         }
         let Some(first) = legal.first().cloned() else {
             // Nothing legal: the first combination's problems are the
@@ -140,10 +147,16 @@ impl Checker {
 
     /// Do all groups have one node/pod shape? Reports the first that does not.
     fn same_shapes(&mut self, alg: AlgType, shape: &Shape, groups: &CheckedGroups) -> bool {
+        if self.met.contains(&Met::SameShapes) {
+            return true;
+        }
         let mut shapes = groups.members.iter().map(|(g, m)| (*g, algorithms::group_shape(m, shape)));
         let Some((_, expected)) = shapes.next() else { return true };
         match shapes.find(|(_, found)| *found != expected) {
-            None => true,
+            None => {
+                self.met.push(Met::SameShapes);
+                true
+            }
             Some((group, found)) => {
                 self.push("groups", Problem::UnevenGroupShapes { alg, group, found, expected });
                 false
@@ -169,12 +182,14 @@ impl Checker {
         let before = self.errors.len();
         let mut chosen = Vec::new();
         for leg in Leg::ALL {
-            let field = format!("algorithm.{leg}");
+            // Named only when a problem is pushed (`Auto` checks many
+            // combinations that have none).
+            let field = || format!("algorithm.{leg}");
             // A used leg's `Auto` never reaches here (`leg_auto` expands it);
             // an unused one is refused as unused whatever it says.
             match (legs.contains(&leg), given.get(leg).map(|c| c.fixed().unwrap_or(AlgType::Hier))) {
-                (true, None) => self.push(field, Problem::HierLegMissing { op, leg, legs }),
-                (false, Some(_)) => self.push(field, Problem::HierLegUnused { op, leg, legs }),
+                (true, None) => self.push(field(), Problem::HierLegMissing { op, leg, legs }),
+                (false, Some(_)) => self.push(field(), Problem::HierLegUnused { op, leg, legs }),
                 (false, None) => {}
                 (true, Some(choice)) => {
                     let choices = algorithms::leg_choices_in(leg, given.choices);
@@ -191,7 +206,7 @@ impl Checker {
                             AlgType::Hier => Some(Gate::HierDoesNotNest),
                             _ => None,
                         };
-                        self.push(field, Problem::HierLegChoice { leg, choice, choices, gate });
+                        self.push(field(), Problem::HierLegChoice { leg, choice, choices, gate });
                     }
                 }
             }
@@ -201,20 +216,26 @@ impl Checker {
         }
         let (shape, groups) = structure?;
         // The composition itself: every group listed node by node.
-        let mut unmet_groups = groups
-            .members
-            .iter()
-            .filter_map(|(g, m)| unmet(algorithms::requirement(AlgType::Hier), m, shape).map(|u| (*g, u)));
-        if let Some((group, u)) = unmet_groups.next() {
-            let more = unmet_groups.count();
-            self.push("algorithm", u.problem(AlgType::Hier, None, group, more, shape));
-            return None;
+        let req = algorithms::requirement(AlgType::Hier);
+        if !self.met.contains(&Met::Whole(req)) {
+            let mut unmet_groups = groups.members.iter().filter_map(|(g, m)| unmet(req, m, shape).map(|u| (*g, u)));
+            if let Some((group, u)) = unmet_groups.next() {
+                let more = unmet_groups.count();
+                self.push("algorithm", u.problem(AlgType::Hier, None, group, more, shape));
+                return None;
+            }
+            self.met.push(Met::Whole(req));
         }
         // Each leg's own requirement, over the leg's members: one node's
         // members for an intra leg, one member per node for an inter leg.
         // Groups are node-aligned here, so the first of each is representative.
         for &(leg, alg) in &chosen {
             let req = algorithms::requirement(alg);
+            let met = Met::Leg { intra: leg.is_intra(), req };
+            if self.met.contains(&met) {
+                continue;
+            }
+            let before_leg = self.errors.len();
             let mut unmet_legs = groups.members.iter().filter_map(|(g, m)| {
                 let per_node =
                     m.iter().take_while(|&&r| shape.node(r) == m.first().map_or(0, |&f| shape.node(f))).count();
@@ -228,6 +249,9 @@ impl Checker {
             if let Some((group, u)) = unmet_legs.next() {
                 let more = unmet_legs.count();
                 self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
+            }
+            if self.errors.len() == before_leg {
+                self.met.push(met);
             }
         }
         if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {

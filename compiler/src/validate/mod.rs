@@ -59,7 +59,7 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
 
     let mut valid = Vec::new();
     for (i, c) in program.collectives.iter().enumerate() {
-        let mut cx = Checker { index: idx(i), errors: Vec::new(), auto: None };
+        let mut cx = Checker { index: idx(i), errors: Vec::new(), auto: None, met: Vec::new() };
         let barrier = c.barrier.unwrap_or_default();
         let credits = c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
         if i > 0 {
@@ -148,6 +148,23 @@ struct Checker {
     /// The legal choices of `algorithm: Auto` (or of a `Hier((...))` with
     /// `Auto` legs, which are listed second), once listed.
     auto: Option<(Vec<ResolvedAlgorithm>, Vec<Leg>)>,
+    /// Structural checks this collective's groups are known to pass
+    /// (`algorithm.rs`): `Auto` checks every legal choice's structure,
+    /// and most share their requirements; a failed check is never kept,
+    /// so its problem is always found and reported afresh.
+    met: Vec<Met>,
+}
+
+/// A structural check passed by a collective's groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Met {
+    /// Every group meets the requirement.
+    Whole(Requirement),
+    /// Every group's intra-leg members (one node's), or inter-leg members
+    /// (one per node), meet the requirement.
+    Leg { intra: bool, req: Requirement },
+    /// Every group has one node/pod shape.
+    SameShapes,
 }
 
 impl Checker {
@@ -180,7 +197,7 @@ impl Checker {
         // The groups come first because the group size bounds everything
         // else; their problems are reported after the other fields, in the
         // order of the schema.
-        let mut group_checker = Checker { index: self.index, errors: Vec::new(), auto: None };
+        let mut group_checker = Checker { index: self.index, errors: Vec::new(), auto: None, met: Vec::new() };
         let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
         let n = groups.as_ref().map(|g| g.n);
 

@@ -8,7 +8,7 @@ use crate::load::load_spec;
 use ccc_backends::plot::{Bar, timeline_svg};
 use ccc_compiler::build::build;
 use ccc_compiler::cost;
-use ccc_compiler::cost::auto::{Machine, display};
+use ccc_compiler::cost::auto::{Machine, display, runner_up};
 use ccc_compiler::explain::{Explained, explain_collective, us};
 use ccc_compiler::placement;
 use ccc_compiler::schedule::{CollectivePlan, Schedule};
@@ -31,12 +31,11 @@ pub fn cost_lines(out: &mut String, schedule: &Schedule, plan: &CollectivePlan) 
         e.ratio()
     );
     if let Some(auto) = &plan.auto {
-        let mut others: Vec<_> =
-            auto.alternatives.iter().enumerate().filter(|(i, _)| *i != auto.chosen).map(|(_, a)| a).collect();
-        others.sort_by_key(|a| a.predicted_ns);
-        let next = others
-            .first()
-            .map(|a| format!("; next {} at {:.1} us", display(&a.algorithm), us(a.predicted_ns as f64)))
+        // Auto predicts the runner-up however many choices it leaves
+        // unpredicted.
+        let next = runner_up(auto)
+            .and_then(|(p, i)| Some((p, auto.alternatives.get(i)?)))
+            .map(|(p, a)| format!("; next {} at {:.1} us", display(&a.algorithm), us(p as f64)))
             .unwrap_or_default();
         let legs: Vec<&str> = auto.auto_legs.iter().map(|l| l.field()).collect();
         let scope = if legs.is_empty() { String::new() } else { format!(" for {}", legs.join(", ")) };

@@ -13,7 +13,7 @@
 //! specs).
 
 use super::load::{LoadCx, bytes_of, ring_hops};
-use super::{Hop, StepLoad};
+use super::{HEARD, Hop, SENT, StepLoad};
 use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseKind, ScopeInstance, relation};
 
 /// Member `me`'s load at the single step of direct `phase`, or `None`
@@ -104,7 +104,7 @@ impl Sides<'_> {
     /// blocks)` of `peers`.
     fn add(&mut self, peers: impl Iterator<Item = (u32, BlockSet)>, scope: &ScopeInstance, side: Side) {
         let size = self.cx.plan.dtype.size() as f64;
-        let s = usize::from(side != Side::Send);
+        let s = if side == Side::Send { SENT } else { HEARD };
         for (q, blocks) in peers {
             let peer = scope.base + q * scope.stride;
             let (from, to) = if side == Side::Send { (self.member, peer) } else { (peer, self.member) };
@@ -115,17 +115,7 @@ impl Sides<'_> {
             }
             let (bytes, desc) = self.of(blocks);
             let load = &mut self.load;
-            let (moved, network, descs) = match side {
-                Side::Send => (&mut load.sent, &mut load.out, &mut load.desc.0),
-                Side::Hear { .. } => (&mut load.received, &mut load.inn, &mut load.desc.1),
-            };
-            *moved += bytes;
-            if hop == Hop::Intra {
-                load.ring[s][dir] += bytes * hops;
-            } else {
-                network[hop as usize] += bytes;
-            }
-            *descs += desc;
+            load.add_side(s, hop, dir, hops, bytes, desc);
             if let Side::Hear { fold } = side {
                 if fold {
                     load.folded += bytes / size;

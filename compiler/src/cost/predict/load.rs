@@ -3,7 +3,7 @@
 //! folds of `StepLoad` (a direct step's are named by `direct.rs`, which
 //! adds the same values).
 
-use super::{Hop, StepLoad};
+use super::{HEARD, Hop, SENT, StepLoad};
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Schedule, Transfer, relation};
 use ccc_ir::model::ModelParams;
 
@@ -74,28 +74,15 @@ impl LoadCx<'_> {
         // Every transfer of a built plan is between members of the group.
         let (Some(a), Some(b)) = (plan.rank(0, from), plan.rank(0, to)) else { return };
         let hop = Hop::of(relation(&schedule.shape, a, b));
-        let h = hop as usize;
         load.hop = load.hop.max(Some(hop));
         let bytes = bytes_of(plan, from, src, halves);
         let (dir, hops) = ring_hops(schedule.shape.local_rank_n, a.0, b.0);
         let hops = hops.min(self.params.hops_max.max(1.0));
         if from == me {
-            load.sent += bytes;
-            if hop == Hop::Intra {
-                load.ring[0][dir] += bytes * hops;
-            } else {
-                load.out[h] += bytes;
-            }
-            load.desc.0 += self.table.count(me, src, halves);
+            load.add_side(SENT, hop, dir, hops, bytes, self.table.count(me, src, halves));
         }
         if to == me {
-            load.received += bytes;
-            if hop == Hop::Intra {
-                load.ring[1][dir] += bytes * hops;
-            } else {
-                load.inn[h] += bytes;
-            }
-            load.desc.1 += self.table.count(me, dst, halves);
+            load.add_side(HEARD, hop, dir, hops, bytes, self.table.count(me, dst, halves));
             if fold {
                 load.folded += bytes / plan.dtype.size() as f64;
             }
@@ -104,11 +91,11 @@ impl LoadCx<'_> {
 }
 
 impl StepLoad {
-    /// The intra-node loads: the busier ring direction's.
+    /// The intra-node loads: the busier ring direction's, per side.
     pub(super) fn finish(&mut self) {
-        let [out, inn] = self.ring;
-        self.out[0] = out[0].max(out[1]);
-        self.inn[0] = inn[0].max(inn[1]);
+        for (hops, ring) in self.hops.iter_mut().zip(self.ring) {
+            hops[Hop::Intra as usize] = ring[0].max(ring[1]);
+        }
     }
 }
 
