@@ -52,18 +52,22 @@
 //!
 //! Cost: the full run's listing, done a window of steps ahead (`window`:
 //! one flat buffer per chunk of members, one fork-join per window), four
-//! bytes per cell, in page-sized tiles of 16 members x 64 blocks so that
-//! a pipeline's step touches few pages (a 4,096-member group of 4,096
-//! blocks is 64 MiB instead of 128 MiB of set handles and the interned
-//! sets) and a few integer operations per block moved, no set unions
-//! (recursive halving's sets are bitsets in the full run).
+//! bytes per cell (a 4,096-member group of 4,096 blocks is 64 MiB instead
+//! of 128 MiB of set handles and the interned sets) and a few integer
+//! operations per block moved, no set unions (recursive halving's sets are
+//! bitsets in the full run). Where the phases are ring pipelines the cells
+//! lie in page-sized tiles of 16 members x 64 blocks, so that a step
+//! touches few pages; where every phase moves ranges of blocks (recursive
+//! halving and doubling, trees, direct sends), in one row per member, so
+//! that a range is consecutive memory ([`Tiles`]).
 
 use super::full::{same, size_mismatch};
 use super::window::{Listing, Span, Window};
-use crate::schedule::{CollectivePlan, OpKind, PhaseInstance, Schedule, Transfer};
+use crate::schedule::{BlockSet, CollectivePlan, OpKind, PhaseInstance, PhaseKind, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
 use crate::verify::transfers::TransferSource;
 use ccc_ir::enums::HalfChunk;
+use std::ops::Range;
 
 /// An empty cell's state.
 const EMPTY: u32 = 0;
@@ -81,24 +85,61 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
-/// Members in a tile of cells: 16 counters of 4 bytes, one cache line.
-const TILE_MEMBERS_SHIFT: u32 = 4;
-/// Blocks in a tile of cells: 64 lines, one 4 KiB page.
-const TILE_BLOCKS_SHIFT: u32 = 6;
-const TILE_MEMBERS_MASK: u32 = (1 << TILE_MEMBERS_SHIFT) - 1;
-const TILE_BLOCKS_MASK: u32 = (1 << TILE_BLOCKS_SHIFT) - 1;
-const TILE_SHIFT: u32 = TILE_MEMBERS_SHIFT + TILE_BLOCKS_SHIFT;
+/// How the counters are laid out in memory: in tiles of `2^members`
+/// members x `2^blocks` blocks, block-major in a tile. The layout decides
+/// only where a counter is stored, never what the run finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tiles {
+    members: u32,
+    blocks: u32,
+}
 
-/// One group, one half: a counter per cell, in tiles of 16 members x 64
-/// blocks, block-major in a tile. A transfer keeps its blocks' positions,
-/// so a ring neighbour's cell of the same block shares the cache line;
-/// and a pipeline's step, which moves block `t - j` from each member `j`,
-/// touches a page per 16 members instead of one per member.
+/// For ring pipelines: 16 members (16 counters of 4 bytes, one cache
+/// line) x 64 blocks (64 lines, one 4 KiB page). A transfer keeps its
+/// blocks' positions, so a ring neighbour's cell of the same block shares
+/// the cache line; and a pipeline's step, which moves block `t - j` from
+/// each member `j`, touches a page per 16 members instead of one per
+/// member.
+const PIPELINE_TILES: Tiles = Tiles { members: 4, blocks: 6 };
+/// For phases that move ranges of blocks at once (recursive halving and
+/// doubling, binomial trees, direct sends): one member's row of blocks,
+/// so that a range is consecutive memory.
+const ROW_BLOCKS_SHIFT: u32 = 16;
+
+impl Tiles {
+    /// The layout for `plan`: rows when every phase moves ranges of blocks
+    /// (no ring pattern), pipeline tiles otherwise.
+    fn of(plan: &CollectivePlan) -> Tiles {
+        use PhaseKind as K;
+        let ranges = plan.phases.iter().all(|p| {
+            matches!(
+                p.kind,
+                K::RdhPrologue { .. }
+                    | K::RdhHalving { .. }
+                    | K::RdhDoubling { .. }
+                    | K::RdhEpilogue { .. }
+                    | K::BinomialBroadcast { .. }
+                    | K::BinomialReduce { .. }
+                    | K::DirectReduceScatter
+                    | K::DirectAllGather
+                    | K::DirectAllReduce
+                    | K::DirectBroadcast { .. }
+                    | K::DirectReduce { .. }
+            )
+        });
+        let block_n = plan.layout().block_n();
+        let row = 32 - block_n.saturating_sub(1).leading_zeros();
+        if ranges && row <= ROW_BLOCKS_SHIFT { Tiles { members: 0, blocks: row } } else { PIPELINE_TILES }
+    }
+}
+
+/// One group, one half: a counter per cell, laid out in [`Tiles`].
 struct Cells {
     n: u32,
     block_n: u32,
+    tiles: Tiles,
     /// Tiles across the members.
-    tiles: usize,
+    across: usize,
     /// Contributors of every block: what a complete cell counts.
     total: u32,
     state: Vec<u32>,
@@ -106,15 +147,20 @@ struct Cells {
 
 impl Cells {
     fn new(plan: &CollectivePlan) -> Option<Cells> {
+        Cells::laid_out(plan, Tiles::of(plan))
+    }
+
+    fn laid_out(plan: &CollectivePlan, tiles: Tiles) -> Option<Cells> {
         let (n, block_n) = (plan.groups.size(), plan.layout().block_n());
         let root = plan.root;
         let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
         let total = if reduces { n } else { 1 };
-        let tiles = n.div_ceil(1 << TILE_MEMBERS_SHIFT) as usize;
-        let rows = block_n.div_ceil(1 << TILE_BLOCKS_SHIFT) as usize;
-        let mut cells = Cells { n, block_n, tiles, total, state: vec![EMPTY; (tiles * rows) << TILE_SHIFT] };
-        for b in 0..block_n {
-            for m in 0..n {
+        let across = n.div_ceil(1 << tiles.members) as usize;
+        let rows = block_n.div_ceil(1 << tiles.blocks) as usize;
+        let size = (across * rows) << (tiles.members + tiles.blocks);
+        let mut cells = Cells { n, block_n, tiles, across, total, state: vec![EMPTY; size] };
+        for m in 0..n {
+            for b in 0..block_n {
                 let holds = match plan.kind {
                     OpKind::Broadcast => Some(m) == root,
                     OpKind::AllGather => b == m,
@@ -127,10 +173,24 @@ impl Cells {
         applies(plan).then_some(cells)
     }
 
+    #[inline(always)]
     fn at(&self, m: u32, b: u32) -> usize {
-        let tile = (b >> TILE_BLOCKS_SHIFT) as usize * self.tiles + (m >> TILE_MEMBERS_SHIFT) as usize;
-        let within = ((b & TILE_BLOCKS_MASK) << TILE_MEMBERS_SHIFT) | (m & TILE_MEMBERS_MASK);
-        (tile << TILE_SHIFT) | within as usize
+        let Tiles { members, blocks } = self.tiles;
+        let tile = (b >> blocks) as usize * self.across + (m >> members) as usize;
+        let within = ((b & ((1 << blocks) - 1)) << members) | (m & ((1 << members) - 1));
+        (tile << (members + blocks)) | within as usize
+    }
+
+    /// Where member `m`'s cells of `set` lie when they are consecutive
+    /// memory: one block, or a stride-1 range in a row layout (the set is
+    /// in range: the shape checks come first).
+    #[inline(always)]
+    fn slice(&self, m: u32, set: BlockSet) -> Option<Range<usize>> {
+        let consecutive = set.count == 1 || (self.tiles.members == 0 && set.stride == 1);
+        consecutive.then(|| {
+            let first = self.at(m, set.start);
+            first..first + set.count as usize
+        })
     }
 
     fn complete(&self, s: u32) -> bool {
@@ -139,8 +199,8 @@ impl Cells {
 
     /// Whether every cell the op defines is complete.
     fn done(&self, plan: &CollectivePlan) -> bool {
-        (0..self.block_n).all(|b| {
-            (0..self.n).all(|m| {
+        (0..self.n).all(|m| {
+            (0..self.block_n).all(|b| {
                 let defined = match plan.kind {
                     OpKind::ReduceScatter => b == m,
                     OpKind::Reduce => Some(m) == plan.root,
@@ -177,7 +237,40 @@ pub(super) fn run_listed(
     source: &dyn TransferSource,
     listing: Listing,
 ) -> Option<u64> {
-    let mut cells = Cells::new(plan)?;
+    run_in(schedule, plan, group, half, source, listing, Cells::new(plan)?)
+}
+
+/// [`run_listed`] with its counters laid out in rows (`rows`) or in
+/// pipeline tiles, whatever the plan: the tests' check that the layout
+/// changes nothing.
+#[cfg(test)]
+pub(super) fn run_laid_out(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    half: HalfChunk,
+    source: &dyn TransferSource,
+    rows: bool,
+) -> Option<u64> {
+    let block_n = plan.layout().block_n();
+    let tiles = if rows {
+        Tiles { members: 0, blocks: 32 - block_n.saturating_sub(1).leading_zeros() }
+    } else {
+        PIPELINE_TILES
+    };
+    let listing = Listing::for_group(plan.groups.size(), u32::MAX);
+    run_in(schedule, plan, 0, half, source, listing, Cells::laid_out(plan, tiles)?)
+}
+
+/// [`run_listed`] on `cells`.
+fn run_in(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    half: HalfChunk,
+    source: &dyn TransferSource,
+    listing: Listing,
+    mut cells: Cells,
+) -> Option<u64> {
     let (n, block_n) = (cells.n, cells.block_n);
     let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
@@ -214,7 +307,10 @@ pub(super) fn run_listed(
                         listed.match_send(&tr, w, |sent| same(sent, &tr))?;
                         if super::moves(&tr, half) {
                             moved.push((tr, values.len()));
-                            values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)]));
+                            match cells.slice(tr.from, tr.src) {
+                                Some(r) => values.extend_from_slice(&cells.state[r]),
+                                None => values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)])),
+                            }
                         }
                     }
                 }
@@ -233,38 +329,65 @@ pub(super) fn run_listed(
 
 /// Applies one step's receives (`values`: what each read before the
 /// step): first every fold's sender is spent, once, then every receive
-/// lands (see the module overview for the moves allowed).
+/// lands (see the module overview for the moves allowed). A transfer
+/// whose blocks lie in consecutive memory ([`Cells::slice`]) is applied
+/// as a slice, block by block all the same.
 fn apply(
     cells: &mut Cells,
     moved: &[(Transfer, usize)],
     values: &[u32],
     sizes_agree: impl Fn(&Transfer, u32, u32) -> bool,
 ) -> Option<()> {
+    let total = cells.total;
+    // Spent already at this step: a second fold of the same cell.
+    let spend = |s: &mut u32| {
+        let live = *s != EMPTY && *s != SPENT && *s != total;
+        *s = SPENT;
+        live
+    };
     for (tr, _) in moved.iter().filter(|(tr, _)| tr.fold.is_some()) {
-        for sb in tr.src.iter() {
-            let c = cells.at(tr.from, sb);
-            let s = cells.state[c];
-            // Spent already at this step: a second fold of the same cell.
-            if s == EMPTY || s == SPENT || cells.complete(s) {
-                return None;
-            }
-            cells.state[c] = SPENT;
+        let spent = match cells.slice(tr.from, tr.src) {
+            Some(r) => cells.state[r].iter_mut().all(spend),
+            None => tr.src.iter().all(|sb| {
+                let c = cells.at(tr.from, sb);
+                spend(&mut cells.state[c])
+            }),
+        };
+        if !spent {
+            return None;
         }
     }
+    // The receiver's new state, from its old one and the value read.
+    let fold = |s: u32, value: u32| (s != SPENT && s != total).then(|| s + value);
+    let copy = |s: u32, value: u32| (value == total && (s == EMPTY || s == SPENT || s == total)).then_some(value);
     for &(tr, at) in moved {
-        for (j, (sb, db)) in tr.src.iter().zip(tr.dst.iter()).enumerate() {
-            if !sizes_agree(&tr, sb, db) {
-                return None;
+        // The same positions on both sides have the same sizes.
+        if tr.src != tr.dst && !tr.src.iter().zip(tr.dst.iter()).all(|(sb, db)| sizes_agree(&tr, sb, db)) {
+            return None;
+        }
+        let read = &values[at..at + tr.src.count as usize];
+        match tr.fold {
+            Some(_) => land(cells, &tr, read, fold)?,
+            None => land(cells, &tr, read, copy)?,
+        }
+    }
+    Some(())
+}
+
+/// Lands one receive's values `read` in its receiver's cells, each new
+/// state `new(old, value)` (`None` refuses the move).
+fn land(cells: &mut Cells, tr: &Transfer, read: &[u32], new: impl Fn(u32, u32) -> Option<u32>) -> Option<()> {
+    match cells.slice(tr.to, tr.dst) {
+        Some(r) => {
+            for (s, &value) in cells.state[r].iter_mut().zip(read) {
+                *s = new(*s, value)?;
             }
-            let (value, c) = (values[at + j], cells.at(tr.to, db));
-            let s = cells.state[c];
-            cells.state[c] = match tr.fold {
-                // The sender was live: checked above.
-                Some(_) if s == SPENT || cells.complete(s) => return None,
-                Some(_) => s + value,
-                None if !cells.complete(value) || (s != EMPTY && s != SPENT && !cells.complete(s)) => return None,
-                None => value,
-            };
+        }
+        None => {
+            for (db, &value) in tr.dst.iter().zip(read) {
+                let c = cells.at(tr.to, db);
+                cells.state[c] = new(cells.state[c], value)?;
+            }
         }
     }
     Some(())
