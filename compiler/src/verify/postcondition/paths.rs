@@ -298,6 +298,7 @@ fn run_in(
                 // values they read.
                 moved.clear();
                 values.clear();
+                let mut matched = 0u64;
                 for m in 0..n {
                     for k in 0..listed.list(m, w).len() {
                         let tr = listed.list(m, w)[k];
@@ -305,6 +306,7 @@ fn run_in(
                             continue;
                         }
                         listed.match_send(&tr, w, |sent| same(sent, &tr))?;
+                        matched += 1;
                         if super::moves(&tr, half) {
                             moved.push((tr, values.len()));
                             match cells.slice(tr.from, tr.src) {
@@ -314,7 +316,7 @@ fn run_in(
                         }
                     }
                 }
-                if listed.unmatched(n, w) {
+                if listed.sends(w) != matched {
                     return None;
                 }
                 apply(&mut cells, &moved, &values, |tr, sb, db| {
@@ -340,26 +342,13 @@ fn apply(
 ) -> Option<()> {
     let total = cells.total;
     // Spent already at this step: a second fold of the same cell.
-    let spend = |s: &mut u32| {
-        let live = *s != EMPTY && *s != SPENT && *s != total;
-        *s = SPENT;
-        live
-    };
+    let spend = |s: u32, _| (SPENT, s != EMPTY && s != SPENT && s != total);
     for (tr, _) in moved.iter().filter(|(tr, _)| tr.fold.is_some()) {
-        let spent = match cells.slice(tr.from, tr.src) {
-            Some(r) => cells.state[r].iter_mut().all(spend),
-            None => tr.src.iter().all(|sb| {
-                let c = cells.at(tr.from, sb);
-                spend(&mut cells.state[c])
-            }),
-        };
-        if !spent {
-            return None;
-        }
+        land(cells, tr.from, tr.src, &[], spend)?;
     }
     // The receiver's new state, from its old one and the value read.
-    let fold = |s: u32, value: u32| (s != SPENT && s != total).then(|| s + value);
-    let copy = |s: u32, value: u32| (value == total && (s == EMPTY || s == SPENT || s == total)).then_some(value);
+    let fold = |s: u32, value: u32| (s.wrapping_add(value), s != SPENT && s != total);
+    let copy = |s: u32, value: u32| (value, value == total && (s == EMPTY || s == SPENT || s == total));
     for &(tr, at) in moved {
         // The same positions on both sides have the same sizes.
         if tr.src != tr.dst && !tr.src.iter().zip(tr.dst.iter()).all(|(sb, db)| sizes_agree(&tr, sb, db)) {
@@ -367,30 +356,44 @@ fn apply(
         }
         let read = &values[at..at + tr.src.count as usize];
         match tr.fold {
-            Some(_) => land(cells, &tr, read, fold)?,
-            None => land(cells, &tr, read, copy)?,
+            Some(_) => land(cells, tr.to, tr.dst, read, fold)?,
+            None => land(cells, tr.to, tr.dst, read, copy)?,
         }
     }
     Some(())
 }
 
-/// Lands one receive's values `read` in its receiver's cells, each new
-/// state `new(old, value)` (`None` refuses the move).
-fn land(cells: &mut Cells, tr: &Transfer, read: &[u32], new: impl Fn(u32, u32) -> Option<u32>) -> Option<()> {
-    match cells.slice(tr.to, tr.dst) {
+/// Moves member `m`'s cells of `set` each to `new(old, value)`, `value`
+/// the next of `read` (0 past its end), which also says whether the move
+/// is allowed: `None` when one is not. Every cell is moved before the
+/// answer is known, so that a slice's loop has no early exit (a refused
+/// run is dropped whole).
+#[inline(always)]
+fn land(cells: &mut Cells, m: u32, set: BlockSet, read: &[u32], new: impl Fn(u32, u32) -> (u32, bool)) -> Option<()> {
+    let value = |j: usize| read.get(j).copied().unwrap_or(0);
+    let mut ok = true;
+    match cells.slice(m, set) {
+        Some(r) if read.is_empty() => {
+            for s in &mut cells.state[r] {
+                let (to, allowed) = new(*s, 0);
+                (*s, ok) = (to, ok & allowed);
+            }
+        }
         Some(r) => {
-            for (s, &value) in cells.state[r].iter_mut().zip(read) {
-                *s = new(*s, value)?;
+            for (s, &v) in cells.state[r].iter_mut().zip(read) {
+                let (to, allowed) = new(*s, v);
+                (*s, ok) = (to, ok & allowed);
             }
         }
         None => {
-            for (db, &value) in tr.dst.iter().zip(read) {
-                let c = cells.at(tr.to, db);
-                cells.state[c] = new(cells.state[c], value)?;
+            for (j, b) in set.iter().enumerate() {
+                let c = cells.at(m, b);
+                let (to, allowed) = new(cells.state[c], value(j));
+                (cells.state[c], ok) = (to, ok & allowed);
             }
         }
     }
-    Some(())
+    ok.then_some(())
 }
 
 /// The full run's shape checks: the transfer involves member `m`, names

@@ -68,6 +68,9 @@ struct Chunk {
     /// Site `w * len + i`'s transfers are `list[starts[site]..starts[site + 1]]`.
     starts: Vec<u32>,
     list: Vec<Transfer>,
+    /// Per window step, the sends listed (transfers whose sender is the
+    /// member that lists them).
+    sends: Vec<u32>,
     /// One site's list, before it joins `list`.
     site: Vec<Transfer>,
     /// Whether every transfer listed passed the full run's shape checks.
@@ -79,8 +82,10 @@ impl Chunk {
         self.starts.clear();
         self.list.clear();
         self.starts.push(0);
+        self.sends.clear();
         self.ok = true;
         for t in span.first..span.first + span.steps {
+            let mut sends = 0;
             for m in self.first..self.first + self.len {
                 let site = Site {
                     group: span.group,
@@ -95,9 +100,11 @@ impl Chunk {
                 self.site.clear();
                 span.source.transfers(span.schedule, span.plan, &site, &mut self.site);
                 self.ok &= self.site.iter().all(|tr| (span.shape_ok)(tr, m));
+                sends += self.site.iter().filter(|tr| tr.from == m).count() as u32;
                 self.list.extend_from_slice(&self.site);
                 self.starts.push(self.list.len() as u32);
             }
+            self.sends.push(sends);
         }
     }
 
@@ -127,6 +134,7 @@ impl Window {
                 len: chunk.min(n - c * chunk),
                 starts: Vec::new(),
                 list: Vec::new(),
+                sends: Vec::new(),
                 site: Vec::new(),
                 ok: true,
             })
@@ -172,12 +180,10 @@ impl Window {
         Some(())
     }
 
-    /// Whether some member's send at window step `w` was not matched.
-    pub(super) fn unmatched(&self, n: u32, w: u32) -> bool {
-        (0..n).any(|m| {
-            let (c, r) = self.at(m, w);
-            let (sent, matched) = (&self.chunks[c].list[r.clone()], &self.matched[c][r]);
-            sent.iter().zip(matched).any(|(tr, &done)| tr.from == m && !done)
-        })
+    /// How many sends the members listed at window step `w`: when as many
+    /// receives were matched ([`Window::match_send`] marks a distinct send
+    /// each time), none is left unmatched.
+    pub(super) fn sends(&self, w: u32) -> u64 {
+        self.chunks.iter().map(|c| u64::from(c.sends[w as usize])).sum()
     }
 }
