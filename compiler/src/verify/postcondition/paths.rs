@@ -6,11 +6,12 @@
 //! then copied on: broadcast, reduce, all-reduce, reduce-scatter,
 //! all-gather.
 //!
-//! The steps, the listing and the matching are the full run's (checks 1–3
+//! The steps, the listing and the checks are the full run's (checks 1–3
 //! of `verify`: every transfer involves its lister, stays in range and
 //! keeps its block; every receive is matched to one identical send of its
-//! sender at the same step and every send is matched; sizes agree on every
-//! channel). What differs is the state, and the argument.
+//! sender at the same step and every send is matched, decided for a
+//! window of steps at once, see `window`; sizes agree on every channel).
+//! What differs is the state, and the argument.
 //!
 //! Block `b`'s *contributors* are the members whose initial cell `b` is
 //! not empty (every member for a reduction, the root for a broadcast,
@@ -288,25 +289,17 @@ fn run_in(
             let steps = listing.steps.max(1).min(phase.step_n - first);
             let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
             let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
-            if !listed.fill(&span) {
+            if !listed.fill(&span) || !listed.matches(steps, &same) {
                 return None;
             }
             first += steps;
             for w in 0..steps {
-                // Match every receive (in member order, as the full run
-                // does), and keep those that move this half with the
-                // values they read.
+                // Every receive is matched (above); keep those that move
+                // this half, in member order, with the values they read.
                 moved.clear();
                 values.clear();
-                let mut matched = 0u64;
                 for m in 0..n {
-                    for k in 0..listed.list(m, w).len() {
-                        let tr = listed.list(m, w)[k];
-                        if tr.to != m {
-                            continue;
-                        }
-                        listed.match_send(&tr, w, |sent| same(sent, &tr))?;
-                        matched += 1;
+                    for &tr in listed.list(m, w).iter().filter(|tr| tr.to == m) {
                         if super::moves(&tr, half) {
                             moved.push((tr, values.len()));
                             match cells.slice(tr.from, tr.src) {
@@ -315,9 +308,6 @@ fn run_in(
                             }
                         }
                     }
-                }
-                if listed.sends(w) != matched {
-                    return None;
                 }
                 apply(&mut cells, &moved, &values, |tr, sb, db| {
                     size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
