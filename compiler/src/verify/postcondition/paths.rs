@@ -86,13 +86,16 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
-/// How the counters are laid out in memory: in tiles of `2^members`
-/// members x `2^blocks` blocks, block-major in a tile. The layout decides
-/// only where a counter is stored, never what the run finds.
+/// How the counters are laid out in memory. The layout decides only
+/// where a counter is stored, never what the run finds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Tiles {
-    members: u32,
-    blocks: u32,
+enum Tiles {
+    /// Tiles of `2^members` members x `2^blocks` blocks, block-major in a
+    /// tile.
+    Tiled { members: u32, blocks: u32 },
+    /// One row of blocks per member, so that a range of blocks is
+    /// consecutive memory.
+    Rows,
 }
 
 /// For ring pipelines: 16 members (16 counters of 4 bytes, one cache
@@ -101,15 +104,12 @@ struct Tiles {
 /// the cache line; and a pipeline's step, which moves block `t - j` from
 /// each member `j`, touches a page per 16 members instead of one per
 /// member.
-const PIPELINE_TILES: Tiles = Tiles { members: 4, blocks: 6 };
-/// For phases that move ranges of blocks at once (recursive halving and
-/// doubling, binomial trees, direct sends): one member's row of blocks,
-/// so that a range is consecutive memory.
-const ROW_BLOCKS_SHIFT: u32 = 16;
+const PIPELINE_TILES: Tiles = Tiles::Tiled { members: 4, blocks: 6 };
 
 impl Tiles {
     /// The layout for `plan`: rows when every phase moves ranges of blocks
-    /// (no ring pattern), pipeline tiles otherwise.
+    /// (recursive halving and doubling, trees, direct sends: no ring
+    /// pattern), pipeline tiles otherwise.
     fn of(plan: &CollectivePlan) -> Tiles {
         use PhaseKind as K;
         let ranges = plan.phases.iter().all(|p| {
@@ -128,9 +128,7 @@ impl Tiles {
                     | K::DirectReduce { .. }
             )
         });
-        let block_n = plan.layout().block_n();
-        let row = 32 - block_n.saturating_sub(1).leading_zeros();
-        if ranges && row <= ROW_BLOCKS_SHIFT { Tiles { members: 0, blocks: row } } else { PIPELINE_TILES }
+        if ranges { Tiles::Rows } else { PIPELINE_TILES }
     }
 }
 
@@ -139,7 +137,7 @@ struct Cells {
     n: u32,
     block_n: u32,
     tiles: Tiles,
-    /// Tiles across the members.
+    /// Tiles across the members (tiled).
     across: usize,
     /// Contributors of every block: what a complete cell counts.
     total: u32,
@@ -156,9 +154,17 @@ impl Cells {
         let root = plan.root;
         let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
         let total = if reduces { n } else { 1 };
-        let across = n.div_ceil(1 << tiles.members) as usize;
-        let rows = block_n.div_ceil(1 << tiles.blocks) as usize;
-        let size = (across * rows) << (tiles.members + tiles.blocks);
+        let size = match tiles {
+            Tiles::Tiled { members, blocks } => {
+                let rows = block_n.div_ceil(1 << blocks) as usize;
+                (n.div_ceil(1 << members) as usize * rows) << (members + blocks)
+            }
+            Tiles::Rows => n as usize * block_n as usize,
+        };
+        let across = match tiles {
+            Tiles::Tiled { members, .. } => n.div_ceil(1 << members) as usize,
+            Tiles::Rows => 0,
+        };
         let mut cells = Cells { n, block_n, tiles, across, total, state: vec![EMPTY; size] };
         for m in 0..n {
             for b in 0..block_n {
@@ -176,10 +182,14 @@ impl Cells {
 
     #[inline(always)]
     fn at(&self, m: u32, b: u32) -> usize {
-        let Tiles { members, blocks } = self.tiles;
-        let tile = (b >> blocks) as usize * self.across + (m >> members) as usize;
-        let within = ((b & ((1 << blocks) - 1)) << members) | (m & ((1 << members) - 1));
-        (tile << (members + blocks)) | within as usize
+        match self.tiles {
+            Tiles::Tiled { members, blocks } => {
+                let tile = (b >> blocks) as usize * self.across + (m >> members) as usize;
+                let within = ((b & ((1 << blocks) - 1)) << members) | (m & ((1 << members) - 1));
+                (tile << (members + blocks)) | within as usize
+            }
+            Tiles::Rows => m as usize * self.block_n as usize + b as usize,
+        }
     }
 
     /// Where member `m`'s cells of `set` lie when they are consecutive
@@ -187,7 +197,7 @@ impl Cells {
     /// in range: the shape checks come first).
     #[inline(always)]
     fn slice(&self, m: u32, set: BlockSet) -> Option<Range<usize>> {
-        let consecutive = set.count == 1 || (self.tiles.members == 0 && set.stride == 1);
+        let consecutive = set.count == 1 || (self.tiles == Tiles::Rows && set.stride == 1);
         consecutive.then(|| {
             let first = self.at(m, set.start);
             first..first + set.count as usize
@@ -252,12 +262,7 @@ pub(super) fn run_laid_out(
     source: &dyn TransferSource,
     rows: bool,
 ) -> Option<u64> {
-    let block_n = plan.layout().block_n();
-    let tiles = if rows {
-        Tiles { members: 0, blocks: 32 - block_n.saturating_sub(1).leading_zeros() }
-    } else {
-        PIPELINE_TILES
-    };
+    let tiles = if rows { Tiles::Rows } else { PIPELINE_TILES };
     let listing = Listing::for_group(plan.groups.size(), u32::MAX);
     run_in(schedule, plan, 0, half, source, listing, Cells::laid_out(plan, tiles)?)
 }
