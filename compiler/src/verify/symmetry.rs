@@ -26,7 +26,8 @@
 //!   with a prologue, scopes the action cuts): the rank's step graph is
 //!   walked and a [`Watch`] compares each step's transfers with member
 //!   0's, moved, from the transfers themselves, not from what the
-//!   algorithm is called. This is also the reference the phases are tested
+//!   algorithm is called; the walk stops at the first step that is not
+//!   (nothing after it can make the collective symmetric for the rank). This is also the reference the phases are tested
 //!   against (`Bases::watch_steps`, every collective walked), as is
 //!   `orbit`, which walks every member.
 //!

@@ -4,6 +4,12 @@
 //! each mesh event waits for exactly the increments its peer sends during
 //! the phase; every phase that runs to its end notifies the host once per
 //! TOP_SP.
+//!
+//! Steps in a row of one phase whose needs are the same are checked as
+//! one run: each TOP_SP's `tp_inc_steps` entries are consumed a whole
+//! entry (or the rest of the run) at a time, and the defect reported is
+//! the one a check of each step alone finds first (lowest step, then
+//! lowest TOP_SP), with its place and message.
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
