@@ -26,7 +26,8 @@
 //!   with a prologue, scopes the action cuts): the rank's step graph is
 //!   walked and a [`Watch`] compares each step's transfers with member
 //!   0's, moved, from the transfers themselves, not from what the
-//!   algorithm is called. This is also the reference the phases are tested
+//!   algorithm is called; the walk stops at the first step that is not
+//!   (nothing after it can make the collective symmetric for the rank). This is also the reference the phases are tested
 //!   against (`Bases::watch_steps`, every collective walked), as is
 //!   `orbit`, which walks every member.
 //!
@@ -175,11 +176,19 @@ impl Bases {
                 }
                 continue;
             }
-            let walked: Result<(), ()> = walk_collective(schedule, plan, at, |node| {
+            // Once a step is not member 0's moved the collective is not
+            // symmetric for this rank, whatever follows: the walk stops
+            // there (at once when the group has no base to compare with).
+            if self.orbit(plan.index, at.group()).is_none() {
+                if let Some(steps) = watch.seen.steps.get_mut(plan.index as usize) {
+                    *steps = None;
+                }
+                continue;
+            }
+            let _stopped: Result<(), ()> = walk_collective(schedule, plan, at, |node| {
                 watch.see(plan, &node);
-                Ok(())
+                if watch.broken(plan) { Err(()) } else { Ok(()) }
             });
-            debug_assert!(walked.is_ok());
         }
         watch.finish()
     }
@@ -275,6 +284,12 @@ impl Watch<'_> {
             }
         });
         *steps = moved.then_some(node.step + 1);
+    }
+
+    /// Whether some step of `plan` was seen not moved (nothing after it
+    /// can count).
+    fn broken(&self, plan: &CollectivePlan) -> bool {
+        self.seen.steps.get(plan.index as usize).is_some_and(Option::is_none)
     }
 
     /// What it saw.

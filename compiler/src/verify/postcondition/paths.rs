@@ -6,11 +6,12 @@
 //! then copied on: broadcast, reduce, all-reduce, reduce-scatter,
 //! all-gather.
 //!
-//! The steps, the listing and the matching are the full run's (checks 1–3
+//! The steps, the listing and the checks are the full run's (checks 1–3
 //! of `verify`: every transfer involves its lister, stays in range and
 //! keeps its block; every receive is matched to one identical send of its
-//! sender at the same step and every send is matched; sizes agree on every
-//! channel). What differs is the state, and the argument.
+//! sender at the same step and every send is matched, decided for a
+//! window of steps at once, see `window`; sizes agree on every channel).
+//! What differs is the state, and the argument.
 //!
 //! Block `b`'s *contributors* are the members whose initial cell `b` is
 //! not empty (every member for a reduction, the root for a broadcast,
@@ -52,18 +53,22 @@
 //!
 //! Cost: the full run's listing, done a window of steps ahead (`window`:
 //! one flat buffer per chunk of members, one fork-join per window), four
-//! bytes per cell, in page-sized tiles of 16 members x 64 blocks so that
-//! a pipeline's step touches few pages (a 4,096-member group of 4,096
-//! blocks is 64 MiB instead of 128 MiB of set handles and the interned
-//! sets) and a few integer operations per block moved, no set unions
-//! (recursive halving's sets are bitsets in the full run).
+//! bytes per cell (a 4,096-member group of 4,096 blocks is 64 MiB instead
+//! of 128 MiB of set handles and the interned sets) and a few integer
+//! operations per block moved, no set unions (recursive halving's sets are
+//! bitsets in the full run). Where the phases are ring pipelines the cells
+//! lie in page-sized tiles of 16 members x 64 blocks, so that a step
+//! touches few pages; where every phase moves ranges of blocks (recursive
+//! halving and doubling, trees, direct sends), in one row per member, so
+//! that a range is consecutive memory ([`Tiles`]).
 
 use super::full::{same, size_mismatch};
 use super::window::{Listing, Span, Window};
-use crate::schedule::{CollectivePlan, OpKind, PhaseInstance, Schedule, Transfer};
+use crate::schedule::{BlockSet, CollectivePlan, OpKind, PhaseInstance, PhaseKind, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
 use crate::verify::transfers::TransferSource;
 use ccc_ir::enums::HalfChunk;
+use std::ops::Range;
 
 /// An empty cell's state.
 const EMPTY: u32 = 0;
@@ -81,24 +86,59 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
-/// Members in a tile of cells: 16 counters of 4 bytes, one cache line.
-const TILE_MEMBERS_SHIFT: u32 = 4;
-/// Blocks in a tile of cells: 64 lines, one 4 KiB page.
-const TILE_BLOCKS_SHIFT: u32 = 6;
-const TILE_MEMBERS_MASK: u32 = (1 << TILE_MEMBERS_SHIFT) - 1;
-const TILE_BLOCKS_MASK: u32 = (1 << TILE_BLOCKS_SHIFT) - 1;
-const TILE_SHIFT: u32 = TILE_MEMBERS_SHIFT + TILE_BLOCKS_SHIFT;
+/// How the counters are laid out in memory. The layout decides only
+/// where a counter is stored, never what the run finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tiles {
+    /// Tiles of `2^members` members x `2^blocks` blocks, block-major in a
+    /// tile.
+    Tiled { members: u32, blocks: u32 },
+    /// One row of blocks per member, so that a range of blocks is
+    /// consecutive memory.
+    Rows,
+}
 
-/// One group, one half: a counter per cell, in tiles of 16 members x 64
-/// blocks, block-major in a tile. A transfer keeps its blocks' positions,
-/// so a ring neighbour's cell of the same block shares the cache line;
-/// and a pipeline's step, which moves block `t - j` from each member `j`,
-/// touches a page per 16 members instead of one per member.
+/// For ring pipelines: 16 members (16 counters of 4 bytes, one cache
+/// line) x 64 blocks (64 lines, one 4 KiB page). A transfer keeps its
+/// blocks' positions, so a ring neighbour's cell of the same block shares
+/// the cache line; and a pipeline's step, which moves block `t - j` from
+/// each member `j`, touches a page per 16 members instead of one per
+/// member.
+const PIPELINE_TILES: Tiles = Tiles::Tiled { members: 4, blocks: 6 };
+
+impl Tiles {
+    /// The layout for `plan`: rows when every phase moves ranges of blocks
+    /// (recursive halving and doubling, trees, direct sends: no ring
+    /// pattern), pipeline tiles otherwise.
+    fn of(plan: &CollectivePlan) -> Tiles {
+        use PhaseKind as K;
+        let ranges = plan.phases.iter().all(|p| {
+            matches!(
+                p.kind,
+                K::RdhPrologue { .. }
+                    | K::RdhHalving { .. }
+                    | K::RdhDoubling { .. }
+                    | K::RdhEpilogue { .. }
+                    | K::BinomialBroadcast { .. }
+                    | K::BinomialReduce { .. }
+                    | K::DirectReduceScatter
+                    | K::DirectAllGather
+                    | K::DirectAllReduce
+                    | K::DirectBroadcast { .. }
+                    | K::DirectReduce { .. }
+            )
+        });
+        if ranges { Tiles::Rows } else { PIPELINE_TILES }
+    }
+}
+
+/// One group, one half: a counter per cell, laid out in [`Tiles`].
 struct Cells {
     n: u32,
     block_n: u32,
-    /// Tiles across the members.
-    tiles: usize,
+    tiles: Tiles,
+    /// Tiles across the members (tiled).
+    across: usize,
     /// Contributors of every block: what a complete cell counts.
     total: u32,
     state: Vec<u32>,
@@ -106,15 +146,28 @@ struct Cells {
 
 impl Cells {
     fn new(plan: &CollectivePlan) -> Option<Cells> {
+        Cells::laid_out(plan, Tiles::of(plan))
+    }
+
+    fn laid_out(plan: &CollectivePlan, tiles: Tiles) -> Option<Cells> {
         let (n, block_n) = (plan.groups.size(), plan.layout().block_n());
         let root = plan.root;
         let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
         let total = if reduces { n } else { 1 };
-        let tiles = n.div_ceil(1 << TILE_MEMBERS_SHIFT) as usize;
-        let rows = block_n.div_ceil(1 << TILE_BLOCKS_SHIFT) as usize;
-        let mut cells = Cells { n, block_n, tiles, total, state: vec![EMPTY; (tiles * rows) << TILE_SHIFT] };
-        for b in 0..block_n {
-            for m in 0..n {
+        let size = match tiles {
+            Tiles::Tiled { members, blocks } => {
+                let rows = block_n.div_ceil(1 << blocks) as usize;
+                (n.div_ceil(1 << members) as usize * rows) << (members + blocks)
+            }
+            Tiles::Rows => n as usize * block_n as usize,
+        };
+        let across = match tiles {
+            Tiles::Tiled { members, .. } => n.div_ceil(1 << members) as usize,
+            Tiles::Rows => 0,
+        };
+        let mut cells = Cells { n, block_n, tiles, across, total, state: vec![EMPTY; size] };
+        for m in 0..n {
+            for b in 0..block_n {
                 let holds = match plan.kind {
                     OpKind::Broadcast => Some(m) == root,
                     OpKind::AllGather => b == m,
@@ -127,10 +180,28 @@ impl Cells {
         applies(plan).then_some(cells)
     }
 
+    #[inline(always)]
     fn at(&self, m: u32, b: u32) -> usize {
-        let tile = (b >> TILE_BLOCKS_SHIFT) as usize * self.tiles + (m >> TILE_MEMBERS_SHIFT) as usize;
-        let within = ((b & TILE_BLOCKS_MASK) << TILE_MEMBERS_SHIFT) | (m & TILE_MEMBERS_MASK);
-        (tile << TILE_SHIFT) | within as usize
+        match self.tiles {
+            Tiles::Tiled { members, blocks } => {
+                let tile = (b >> blocks) as usize * self.across + (m >> members) as usize;
+                let within = ((b & ((1 << blocks) - 1)) << members) | (m & ((1 << members) - 1));
+                (tile << (members + blocks)) | within as usize
+            }
+            Tiles::Rows => m as usize * self.block_n as usize + b as usize,
+        }
+    }
+
+    /// Where member `m`'s cells of `set` lie when they are consecutive
+    /// memory: one block, or a stride-1 range in a row layout (the set is
+    /// in range: the shape checks come first).
+    #[inline(always)]
+    fn slice(&self, m: u32, set: BlockSet) -> Option<Range<usize>> {
+        let consecutive = set.count == 1 || (self.tiles == Tiles::Rows && set.stride == 1);
+        consecutive.then(|| {
+            let first = self.at(m, set.start);
+            first..first + set.count as usize
+        })
     }
 
     fn complete(&self, s: u32) -> bool {
@@ -139,8 +210,8 @@ impl Cells {
 
     /// Whether every cell the op defines is complete.
     fn done(&self, plan: &CollectivePlan) -> bool {
-        (0..self.block_n).all(|b| {
-            (0..self.n).all(|m| {
+        (0..self.n).all(|m| {
+            (0..self.block_n).all(|b| {
                 let defined = match plan.kind {
                     OpKind::ReduceScatter => b == m,
                     OpKind::Reduce => Some(m) == plan.root,
@@ -177,7 +248,35 @@ pub(super) fn run_listed(
     source: &dyn TransferSource,
     listing: Listing,
 ) -> Option<u64> {
-    let mut cells = Cells::new(plan)?;
+    run_in(schedule, plan, group, half, source, listing, Cells::new(plan)?)
+}
+
+/// [`run_listed`] with its counters laid out in rows (`rows`) or in
+/// pipeline tiles, whatever the plan: the tests' check that the layout
+/// changes nothing.
+#[cfg(test)]
+pub(super) fn run_laid_out(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    half: HalfChunk,
+    source: &dyn TransferSource,
+    rows: bool,
+) -> Option<u64> {
+    let tiles = if rows { Tiles::Rows } else { PIPELINE_TILES };
+    let listing = Listing::for_group(plan.groups.size(), u32::MAX);
+    run_in(schedule, plan, 0, half, source, listing, Cells::laid_out(plan, tiles)?)
+}
+
+/// [`run_listed`] on `cells`.
+fn run_in(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    half: HalfChunk,
+    source: &dyn TransferSource,
+    listing: Listing,
+    mut cells: Cells,
+) -> Option<u64> {
     let (n, block_n) = (cells.n, cells.block_n);
     let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
@@ -195,31 +294,25 @@ pub(super) fn run_listed(
             let steps = listing.steps.max(1).min(phase.step_n - first);
             let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
             let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
-            if !listed.fill(&span) {
+            if !listed.fill(&span) || !listed.matches(steps, &same) {
                 return None;
             }
             first += steps;
             for w in 0..steps {
-                // Match every receive (in member order, as the full run
-                // does), and keep those that move this half with the
-                // values they read.
+                // Every receive is matched (above); keep those that move
+                // this half, in member order, with the values they read.
                 moved.clear();
                 values.clear();
                 for m in 0..n {
-                    for k in 0..listed.list(m, w).len() {
-                        let tr = listed.list(m, w)[k];
-                        if tr.to != m {
-                            continue;
-                        }
-                        listed.match_send(&tr, w, |sent| same(sent, &tr))?;
+                    for &tr in listed.list(m, w).iter().filter(|tr| tr.to == m) {
                         if super::moves(&tr, half) {
                             moved.push((tr, values.len()));
-                            values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)]));
+                            match cells.slice(tr.from, tr.src) {
+                                Some(r) => values.extend_from_slice(&cells.state[r]),
+                                None => values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)])),
+                            }
                         }
                     }
-                }
-                if listed.unmatched(n, w) {
-                    return None;
                 }
                 apply(&mut cells, &moved, &values, |tr, sb, db| {
                     size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
@@ -233,41 +326,69 @@ pub(super) fn run_listed(
 
 /// Applies one step's receives (`values`: what each read before the
 /// step): first every fold's sender is spent, once, then every receive
-/// lands (see the module overview for the moves allowed).
+/// lands (see the module overview for the moves allowed). A transfer
+/// whose blocks lie in consecutive memory ([`Cells::slice`]) is applied
+/// as a slice, block by block all the same.
 fn apply(
     cells: &mut Cells,
     moved: &[(Transfer, usize)],
     values: &[u32],
     sizes_agree: impl Fn(&Transfer, u32, u32) -> bool,
 ) -> Option<()> {
+    let total = cells.total;
+    // Spent already at this step: a second fold of the same cell.
+    let spend = |s: u32, _| (SPENT, s != EMPTY && s != SPENT && s != total);
     for (tr, _) in moved.iter().filter(|(tr, _)| tr.fold.is_some()) {
-        for sb in tr.src.iter() {
-            let c = cells.at(tr.from, sb);
-            let s = cells.state[c];
-            // Spent already at this step: a second fold of the same cell.
-            if s == EMPTY || s == SPENT || cells.complete(s) {
-                return None;
-            }
-            cells.state[c] = SPENT;
-        }
+        land(cells, tr.from, tr.src, &[], spend)?;
     }
+    // The receiver's new state, from its old one and the value read.
+    let fold = |s: u32, value: u32| (s.wrapping_add(value), s != SPENT && s != total);
+    let copy = |s: u32, value: u32| (value, value == total && (s == EMPTY || s == SPENT || s == total));
     for &(tr, at) in moved {
-        for (j, (sb, db)) in tr.src.iter().zip(tr.dst.iter()).enumerate() {
-            if !sizes_agree(&tr, sb, db) {
-                return None;
-            }
-            let (value, c) = (values[at + j], cells.at(tr.to, db));
-            let s = cells.state[c];
-            cells.state[c] = match tr.fold {
-                // The sender was live: checked above.
-                Some(_) if s == SPENT || cells.complete(s) => return None,
-                Some(_) => s + value,
-                None if !cells.complete(value) || (s != EMPTY && s != SPENT && !cells.complete(s)) => return None,
-                None => value,
-            };
+        // The same positions on both sides have the same sizes.
+        if tr.src != tr.dst && !tr.src.iter().zip(tr.dst.iter()).all(|(sb, db)| sizes_agree(&tr, sb, db)) {
+            return None;
+        }
+        let read = &values[at..at + tr.src.count as usize];
+        match tr.fold {
+            Some(_) => land(cells, tr.to, tr.dst, read, fold)?,
+            None => land(cells, tr.to, tr.dst, read, copy)?,
         }
     }
     Some(())
+}
+
+/// Moves member `m`'s cells of `set` each to `new(old, value)`, `value`
+/// the next of `read` (0 past its end), which also says whether the move
+/// is allowed: `None` when one is not. Every cell is moved before the
+/// answer is known, so that a slice's loop has no early exit (a refused
+/// run is dropped whole).
+#[inline(always)]
+fn land(cells: &mut Cells, m: u32, set: BlockSet, read: &[u32], new: impl Fn(u32, u32) -> (u32, bool)) -> Option<()> {
+    let value = |j: usize| read.get(j).copied().unwrap_or(0);
+    let mut ok = true;
+    match cells.slice(m, set) {
+        Some(r) if read.is_empty() => {
+            for s in &mut cells.state[r] {
+                let (to, allowed) = new(*s, 0);
+                (*s, ok) = (to, ok & allowed);
+            }
+        }
+        Some(r) => {
+            for (s, &v) in cells.state[r].iter_mut().zip(read) {
+                let (to, allowed) = new(*s, v);
+                (*s, ok) = (to, ok & allowed);
+            }
+        }
+        None => {
+            for (j, b) in set.iter().enumerate() {
+                let c = cells.at(m, b);
+                let (to, allowed) = new(cells.state[c], value(j));
+                (cells.state[c], ok) = (to, ok & allowed);
+            }
+        }
+    }
+    ok.then_some(())
 }
 
 /// The full run's shape checks: the transfer involves member `m`, names

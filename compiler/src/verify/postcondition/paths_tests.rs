@@ -232,3 +232,42 @@ fn the_listing_does_not_change_the_answer() {
     }
     assert!(compared > 1000, "{compared}");
 }
+
+/// Where the counters lie (pipeline tiles or one row per member) changes
+/// nothing the path run finds: on every rooted pairing and recursive
+/// halving with a prologue, as built and with seeded defects, both layouts
+/// give the default's answer.
+#[test]
+fn the_cell_layout_does_not_change_the_answer() {
+    let dropped: &Edit = &|_, step, out| {
+        if step == 1 {
+            out.clear();
+        }
+    };
+    let twice: &Edit = &|index, step, out| {
+        if step == 0 && index == 1 {
+            out.extend_from_within(..);
+        }
+    };
+    let mut cases: Vec<Case> = ROOTED.into_iter().flat_map(rooted_cases).collect();
+    for n in [3, 5, 6, 7, 12, 13] {
+        for op in [OpType::AllReduce, OpType::ReduceScatter, OpType::AllGather] {
+            cases.extend(Case::for_alg(op, AlgType::InterRdh, n));
+        }
+    }
+    let (mut compared, mut proven) = (0, 0);
+    for case in &cases {
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        let sources: [&dyn TransferSource; 3] = [&AsBuilt, &Mutated(dropped), &Mutated(twice)];
+        for source in sources {
+            let default = paths::run(&schedule, plan, 0, HalfChunk::H0, source, &ProverOptions::default());
+            for rows in [false, true] {
+                assert_eq!(paths::run_laid_out(&schedule, plan, HalfChunk::H0, source, rows), default, "{case:?}");
+                compared += 1;
+            }
+            proven += u32::from(default.is_some());
+        }
+    }
+    assert!(compared > 1000 && proven > 300, "{compared} {proven}");
+}

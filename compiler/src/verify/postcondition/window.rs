@@ -5,11 +5,16 @@
 //! step), never on what was applied before, so listing a window ahead
 //! changes nothing but the order of the work. Members are listed a chunk
 //! at a time (the chunks in parallel when asked), each chunk step-major
-//! in one flat buffer: the matching pass then reads one step's lists of
+//! in one flat buffer: the passes then read one step's lists of
 //! consecutive members from consecutive memory, and the chunks cost one
-//! fork-join per window instead of one per step. The chunk and window
-//! sizes decide only where lists are stored, never what is listed or in
-//! which order the path run matches and applies them.
+//! fork-join per window instead of one per step. Matching depends on the
+//! lists alone, not on the cells, so a whole window is matched at once
+//! after it is listed ([`Window::matches`], the chunks in parallel too),
+//! by counting each receive's class in both ends' lists, which decides
+//! exactly as the full run's one-by-one matching (a test compares both on
+//! random lists). The chunk and window sizes decide only where lists are
+//! stored, never what is listed or in which order the path run applies
+//! them.
 
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, Schedule, Transfer};
 use crate::verify::transfers::{Site, TransferSource};
@@ -68,6 +73,9 @@ struct Chunk {
     /// Site `w * len + i`'s transfers are `list[starts[site]..starts[site + 1]]`.
     starts: Vec<u32>,
     list: Vec<Transfer>,
+    /// Per window step, the sends listed (transfers whose sender is the
+    /// member that lists them) and the receives (whose receiver is).
+    sends: Vec<(u32, u32)>,
     /// One site's list, before it joins `list`.
     site: Vec<Transfer>,
     /// Whether every transfer listed passed the full run's shape checks.
@@ -79,8 +87,10 @@ impl Chunk {
         self.starts.clear();
         self.list.clear();
         self.starts.push(0);
+        self.sends.clear();
         self.ok = true;
         for t in span.first..span.first + span.steps {
+            let (mut sends, mut receives) = (0, 0);
             for m in self.first..self.first + self.len {
                 let site = Site {
                     group: span.group,
@@ -95,9 +105,12 @@ impl Chunk {
                 self.site.clear();
                 span.source.transfers(span.schedule, span.plan, &site, &mut self.site);
                 self.ok &= self.site.iter().all(|tr| (span.shape_ok)(tr, m));
+                sends += self.site.iter().filter(|tr| tr.from == m).count() as u32;
+                receives += self.site.iter().filter(|tr| tr.to == m).count() as u32;
                 self.list.extend_from_slice(&self.site);
                 self.starts.push(self.list.len() as u32);
             }
+            self.sends.push((sends, receives));
         }
     }
 
@@ -107,13 +120,10 @@ impl Chunk {
     }
 }
 
-/// Every member's transfers over one window, and which sends have been
-/// matched to a receive.
+/// Every member's transfers over one window.
 pub(super) struct Window {
     chunk: u32,
     chunks: Vec<Chunk>,
-    /// Per chunk, per transfer listed: matched to a receive.
-    matched: Vec<Vec<bool>>,
     parallel: bool,
 }
 
@@ -127,12 +137,12 @@ impl Window {
                 len: chunk.min(n - c * chunk),
                 starts: Vec::new(),
                 list: Vec::new(),
+                sends: Vec::new(),
                 site: Vec::new(),
                 ok: true,
             })
             .collect::<Vec<_>>();
-        let matched = chunks.iter().map(|_| Vec::new()).collect();
-        Window { chunk, chunks, matched, parallel }
+        Window { chunk, chunks, parallel }
     }
 
     /// Lists `span`; `false` when some transfer fails its shape check.
@@ -142,10 +152,6 @@ impl Window {
             self.chunks.par_iter_mut().for_each(fill);
         } else {
             self.chunks.iter_mut().for_each(fill);
-        }
-        for (c, matched) in self.chunks.iter().zip(&mut self.matched) {
-            matched.clear();
-            matched.resize(c.list.len(), false);
         }
         self.chunks.iter().all(|c| c.ok)
     }
@@ -161,23 +167,137 @@ impl Window {
         &self.chunks[c].list[r]
     }
 
-    /// Marks the first send of `tr.from` at window step `w` not matched
-    /// yet for which `same` holds (the full run's matching); `None` when
-    /// there is none.
-    pub(super) fn match_send(&mut self, tr: &Transfer, w: u32, same: impl Fn(&Transfer) -> bool) -> Option<()> {
-        let (c, r) = self.at(tr.from, w);
-        let (sent, matched) = (&self.chunks[c].list[r.clone()], &mut self.matched[c][r]);
-        let k = (0..sent.len()).find(|&k| sent[k].from == tr.from && !matched[k] && same(&sent[k]))?;
-        matched[k] = true;
-        Some(())
+    /// Whether, at each of the window's first `steps` steps, every receive
+    /// can be matched to a send of its own by its sender for which `same`
+    /// holds, and no send is left over: the full run's matching (each
+    /// receive, in member order, takes the first such send not taken yet)
+    /// succeeds exactly then. `same` is an equivalence (equality of what
+    /// it compares), so that matching succeeds when every receive's class
+    /// has as many sends in its sender's list as receives in its
+    /// receiver's, and there are as many receives as sends in all: then
+    /// every send is in some receive's class, and taken. The members'
+    /// shape checks passed ([`Window::fill`]): every sender is a member.
+    /// Read only, so the chunks are checked in parallel when listed so.
+    pub(super) fn matches(&self, steps: u32, same: &(dyn Fn(&Transfer, &Transfer) -> bool + Sync)) -> bool {
+        let chunk_matches = |c: &Chunk| {
+            (0..steps).all(|w| {
+                (c.first..c.first + c.len).all(|m| {
+                    let listed = &c.list[c.range(m, w)];
+                    listed.iter().filter(|tr| tr.to == m).all(|tr| {
+                        let received = listed.iter().filter(|x| x.to == m && same(x, tr)).count();
+                        let sent = self.list(tr.from, w).iter().filter(|x| x.from == tr.from && same(x, tr)).count();
+                        received == sent
+                    })
+                })
+            })
+        };
+        let classes = if self.parallel {
+            self.chunks.par_iter().all(chunk_matches)
+        } else {
+            self.chunks.iter().all(chunk_matches)
+        };
+        let balanced = |w: u32| {
+            let (sends, receives) = self
+                .chunks
+                .iter()
+                .map(|c| c.sends[w as usize])
+                .fold((0u64, 0u64), |(s, r), (cs, cr)| (s + u64::from(cs), r + u64::from(cr)));
+            sends == receives
+        };
+        classes && (0..steps).all(balanced)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{BlockSet, Halves};
+    use ccc_ir::enums::Neigh;
+
+    /// A window of one step holding `lists` (member by member), `chunk`
+    /// members to a chunk.
+    fn window(lists: &[Vec<Transfer>], chunk: u32, parallel: bool) -> Window {
+        let n = lists.len() as u32;
+        let mut w = Window::new(n, Listing { steps: 1, chunk, parallel });
+        for c in &mut w.chunks {
+            c.starts = vec![0];
+            let (mut sends, mut receives) = (0, 0);
+            for m in c.first..c.first + c.len {
+                let list = &lists[m as usize];
+                sends += list.iter().filter(|t| t.from == m).count() as u32;
+                receives += list.iter().filter(|t| t.to == m).count() as u32;
+                c.list.extend_from_slice(list);
+                c.starts.push(c.list.len() as u32);
+            }
+            c.sends = vec![(sends, receives)];
+        }
+        w
     }
 
-    /// Whether some member's send at window step `w` was not matched.
-    pub(super) fn unmatched(&self, n: u32, w: u32) -> bool {
-        (0..n).any(|m| {
-            let (c, r) = self.at(m, w);
-            let (sent, matched) = (&self.chunks[c].list[r.clone()], &self.matched[c][r]);
-            sent.iter().zip(matched).any(|(tr, &done)| tr.from == m && !done)
-        })
+    /// The full run's matching: each receive, in member order, takes the
+    /// first send of its sender not taken yet that is the same; then no
+    /// send may be left.
+    fn greedy(lists: &[Vec<Transfer>], same: impl Fn(&Transfer, &Transfer) -> bool) -> bool {
+        let mut taken: Vec<Vec<bool>> = lists.iter().map(|l| vec![false; l.len()]).collect();
+        for (m, list) in lists.iter().enumerate() {
+            for tr in list.iter().filter(|t| t.to == m as u32) {
+                let from = tr.from as usize;
+                let found = (0..lists[from].len())
+                    .find(|&k| lists[from][k].from == tr.from && !taken[from][k] && same(&lists[from][k], tr));
+                match found {
+                    Some(k) => taken[from][k] = true,
+                    None => return false,
+                }
+            }
+        }
+        lists.iter().enumerate().all(|(m, l)| l.iter().zip(&taken[m]).all(|(t, &done)| t.from != m as u32 || done))
+    }
+
+    /// On random lists of four members (transfers among them, each
+    /// listed by one end, both or neither, some twice), counting classes
+    /// decides as the full run's greedy matching does, whatever the chunks.
+    #[test]
+    fn counting_classes_decides_as_greedy_matching() {
+        let same = |a: &Transfer, b: &Transfer| super::super::full::same(a, b);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % bound) as u32
+        };
+        let (mut matched, mut refused) = (0, 0);
+        for _ in 0..4000 {
+            let n = 4;
+            let mut lists: Vec<Vec<Transfer>> = vec![Vec::new(); n];
+            for _ in 0..next(6) {
+                let (from, to) = (next(4), next(4));
+                let block = BlockSet::one(next(2));
+                let fold = (next(2) == 0).then_some(ccc_ir::enums::ReductionType::Ring2R1W);
+                let tr = Transfer { from, to, src: block, dst: block, halves: Halves::Both, fold, neigh: Neigh::Next };
+                // Listed by both ends, mostly; by one, or twice, sometimes.
+                match next(8) {
+                    0 => lists[from as usize].push(tr),
+                    1 => lists[to as usize].push(tr),
+                    2 => {
+                        lists[from as usize].push(tr);
+                        lists[from as usize].push(tr);
+                        lists[to as usize].push(tr);
+                    }
+                    _ => {
+                        lists[from as usize].push(tr);
+                        if to != from {
+                            lists[to as usize].push(tr);
+                        }
+                    }
+                }
+            }
+            let want = greedy(&lists, same);
+            for (chunk, parallel) in [(1, false), (3, true), (4, false)] {
+                assert_eq!(window(&lists, chunk, parallel).matches(1, &same), want, "{lists:?}");
+            }
+            if want { matched += 1 } else { refused += 1 }
+        }
+        assert!(matched > 500 && refused > 500, "{matched} {refused}");
     }
 }

@@ -4,6 +4,12 @@
 //! each mesh event waits for exactly the increments its peer sends during
 //! the phase; every phase that runs to its end notifies the host once per
 //! TOP_SP.
+//!
+//! Steps in a row of one phase whose needs are the same are checked as
+//! one run: each TOP_SP's `tp_inc_steps` entries are consumed a whole
+//! entry (or the rest of the run) at a time, and the defect reported is
+//! the one a check of each step alone finds first (lowest step, then
+//! lowest TOP_SP), with its place and message.
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
@@ -21,7 +27,7 @@ use ccc_ir::wire::tp::TpIncStep;
 /// What the step graph has a member do at one step: per TOP_SP of the
 /// collective, the `(m2s, s2m)` descriptors it must post; and per transfer
 /// it receives, the sending member and the semaphore increments.
-#[derive(Default)]
+#[derive(Clone, Default, PartialEq, Eq)]
 struct Needs {
     counts: Vec<(u64, u64)>,
     receives: Vec<(u32, u64)>,
@@ -140,12 +146,14 @@ impl<'a> StepCheck<'a> {
             let received = orbit.step(step).iter().filter(|tr| tr.to == 0);
             let action = &orbit.action;
             self.needs.receives.extend(received.map(|tr| (action.add(tr.from, member), increments(tr))));
-            self.step(step, phase)?;
+            self.run(step, 1, phase)?;
         }
         Ok(())
     }
 
-    /// Step by step, the needs from the rank's own step graph.
+    /// Step by step, the needs from the rank's own step graph. Steps in a
+    /// row of one phase that need the same are checked as one run (see
+    /// [`StepCheck::run`]).
     fn by_walk(mut self) -> Result<(), Box<Defect>> {
         let (schedule, plan, at) = (self.schedule, self.plan, self.at);
         let hosted = self.hosted.clone();
@@ -154,6 +162,10 @@ impl<'a> StepCheck<'a> {
         // one's counts (the collective's channels split alike over them).
         let alike: Vec<usize> =
             (0..tables.len()).map(|t| (0..t).find(|&u| tables[u].counts_alike(&tables[t])).unwrap_or(t)).collect();
+        // The run not checked yet: its first step, length and phase, and
+        // what each of its steps needs.
+        let mut pending: Option<(u32, u32, usize)> = None;
+        let mut pending_needs = Needs::default();
         walk_collective(schedule, plan, at, |node| {
             self.needs.counts.clear();
             for (t, &u) in alike.iter().enumerate() {
@@ -163,55 +175,134 @@ impl<'a> StepCheck<'a> {
             self.needs.receives.clear();
             let received = node.transfers.iter().filter(|tr| tr.to == node.member);
             self.needs.receives.extend(received.map(|tr| (tr.from, increments(tr))));
-            self.step(node.step, node.phase as usize)
-        })
-    }
-
-    /// One step: the records' posts against the needs.
-    fn step(&mut self, step: u32, phase_index: usize) -> Result<(), Box<Defect>> {
-        let (plan, rank) = (self.plan, self.at.rank());
-        let place =
-            |t: usize, record| Place { collective: plan.index, rank, topsp: TopSp(t as u8), record, step: Some(step) };
-        for (t, (cursor, &(m2s, s2m))) in self.cursors.iter_mut().zip(&self.needs.counts).enumerate() {
-            let Some((record, posted_m2s, posted_s2m)) = cursor.next() else {
-                let kind = mismatch("steps its records cover", u64::from(step), u64::from(plan.step_n));
-                return Err(defect(place(t, None), kind));
-            };
-            if record as usize != phase_index {
-                let kind = mismatch("phase of the record running this step", u64::from(record), phase_index as u64);
-                return Err(defect(place(t, Some(record)), kind));
-            }
-            for (queue, posted, needed) in [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)] {
-                if u64::from(posted) != needed {
-                    let kind = DefectKind::CountMismatch { queue, posted: u64::from(posted), needed };
-                    return Err(defect(place(t, Some(record)), kind));
+            let phase = node.phase as usize;
+            match &mut pending {
+                Some((first, len, p)) if *p == phase && *first + *len == node.step && self.needs == pending_needs => {
+                    *len += 1;
+                }
+                _ => {
+                    if let Some((first, len, p)) = pending.take() {
+                        std::mem::swap(&mut self.needs, &mut pending_needs);
+                        self.run(first, len, p)?;
+                        std::mem::swap(&mut self.needs, &mut pending_needs);
+                    }
+                    pending = Some((node.step, 1, phase));
+                    std::mem::swap(&mut self.needs, &mut pending_needs);
                 }
             }
-            self.proof.steps += 1;
+            // A phase's last step ends its run: the phase's end is checked
+            // after it.
+            let last = plan.phases.get(phase).is_some_and(|p| node.step + 1 == p.first_step + p.step_n);
+            match pending.take() {
+                Some((first, len, p)) if last => {
+                    std::mem::swap(&mut self.needs, &mut pending_needs);
+                    self.run(first, len, p)
+                }
+                other => {
+                    pending = other;
+                    Ok(())
+                }
+            }
+        })?;
+        match pending {
+            Some((first, len, p)) => {
+                self.needs = pending_needs;
+                self.run(first, len, p)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Steps `first..first + len` of phase `phase_index`, each needing
+    /// [`StepCheck::needs`]: the records' posts against them, as step by
+    /// step: the first defect is the one the lowest step shows, on the
+    /// lowest TOP_SP there, and its place and message are those a check of
+    /// that step alone gives.
+    fn run(&mut self, first: u32, len: u32, phase_index: usize) -> Result<(), Box<Defect>> {
+        let (plan, rank) = (self.plan, self.at.rank());
+        let place = |t: usize, record, step| Place {
+            collective: plan.index,
+            rank,
+            topsp: TopSp(t as u8),
+            record,
+            step: Some(step),
+        };
+        // Per TOP_SP, the first step of the run its records fail, and how.
+        let mut failed: Option<(u32, Box<Defect>)> = None;
+        for (t, (cursor, &(m2s, s2m))) in self.cursors.iter_mut().zip(&self.needs.counts).enumerate() {
+            let mut done = 0;
+            while done < len {
+                let step = first + done;
+                if failed.as_ref().is_some_and(|(at, _)| *at <= done) {
+                    break;
+                }
+                let found = match cursor.take(len - done) {
+                    None => {
+                        let kind = mismatch("steps its records cover", u64::from(step), u64::from(plan.step_n));
+                        Err(defect(place(t, None, step), kind))
+                    }
+                    Some((record, ..)) if record as usize != phase_index => {
+                        let kind =
+                            mismatch("phase of the record running this step", u64::from(record), phase_index as u64);
+                        Err(defect(place(t, Some(record), step), kind))
+                    }
+                    Some((record, posted_m2s, posted_s2m, steps)) => {
+                        let queues = [("M2S", posted_m2s, m2s), ("S2M", posted_s2m, s2m)];
+                        match queues.into_iter().find(|&(_, posted, needed)| u64::from(posted) != needed) {
+                            Some((queue, posted, needed)) => {
+                                let kind = DefectKind::CountMismatch { queue, posted: u64::from(posted), needed };
+                                Err(defect(place(t, Some(record), step), kind))
+                            }
+                            None => Ok(steps),
+                        }
+                    }
+                };
+                match found {
+                    Ok(steps) => done += steps,
+                    Err(d) => {
+                        failed = Some((done, d));
+                        break;
+                    }
+                }
+            }
+            self.proof.steps += u64::from(done);
+        }
+        // The receives are checked after the first step's posts.
+        if let Some((0, d)) = failed {
+            return Err(d);
         }
         let phase = &plan.phases[phase_index];
         let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
         for &(from, increments) in &self.needs.receives {
-            self.proof.signals += increments * self.channels;
+            self.proof.signals += increments * self.channels * u64::from(len);
             if mesh && from != self.at.index() {
                 let Some(Rank(peer)) = plan.rank(self.at.group(), from) else {
                     let kind =
                         DefectKind::OutOfRange { what: "sending member", value: from, limit: plan.groups.size() };
-                    return Err(defect(place(0, None), kind));
+                    return Err(defect(place(0, None, first), kind));
                 };
+                let increments = increments * u64::from(len);
                 match self.incoming.iter_mut().find(|(p, _)| *p == peer) {
                     Some(e) => e.1 += increments,
                     None => self.incoming.push((peer, increments)),
                 }
             }
         }
-        if step + 1 == phase.first_step + phase.step_n {
+        if let Some((_, d)) = failed {
+            return Err(d);
+        }
+        if first + len == phase.first_step + phase.step_n {
             for t in 0..self.cursors.len() {
                 self.notified[t] += 1;
                 if mesh {
                     let record = self.cursors[t].records.get(phase_index);
                     let channels = self.hosted[t].len() as u64;
-                    check_events(record, &self.incoming, channels, place(t, Some(phase_index as u32)))?;
+                    check_events(
+                        record,
+                        &self.incoming,
+                        channels,
+                        place(t, Some(phase_index as u32), first + len - 1),
+                    )?;
                 }
             }
             self.incoming.clear();
@@ -254,14 +345,17 @@ struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
-    /// The next step's `(record, m2s, s2m)`.
-    fn next(&mut self) -> Option<(u32, u32, u32)> {
+    /// The next steps' `(record, m2s, s2m, steps)`: as many steps as the
+    /// current `tp_inc_steps` entry still covers, at most `most` (at least
+    /// 1), each posting `m2s` and `s2m` in `record`.
+    fn take(&mut self, most: u32) -> Option<(u32, u32, u32, u32)> {
         loop {
             let record = self.records.get(self.record)?;
             match record.tp.get(self.entry) {
                 Some(&TpIncStep { m2s, s2m, repeat }) if self.done < repeat => {
-                    self.done += 1;
-                    return Some((self.record as u32, m2s, s2m));
+                    let steps = u32::from(repeat - self.done).min(most.max(1));
+                    self.done += steps as u16;
+                    return Some((self.record as u32, m2s, s2m, steps));
                 }
                 Some(_) => {
                     self.entry += 1;

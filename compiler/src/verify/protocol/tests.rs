@@ -193,3 +193,79 @@ fn the_rank_local_check_catches_a_wrong_count_on_its_own() {
     assert!(matches!(d.kind, DefectKind::CountMismatch { queue: "M2S", .. }), "{d}");
     assert_eq!((d.rank, d.topsp, d.record, d.step), (Some(Rank(5)), Some(TopSp(0)), Some(1), Some(Step(7))));
 }
+
+/// Step `at` of `tp` (counted from the record's first step) posting one
+/// more `m2s` (`s2m` with `s2m`), its entry split around it.
+fn bump(tp: &mut Vec<TpIncStep>, at: u32, s2m: bool) {
+    let mut steps: Vec<(u32, u32)> =
+        tp.iter().flat_map(|e| std::iter::repeat_n((e.m2s, e.s2m), usize::from(e.repeat))).collect();
+    let step = &mut steps[at as usize];
+    if s2m {
+        step.1 += 1
+    } else {
+        step.0 += 1
+    }
+    tp.clear();
+    for (m2s, s2m) in steps {
+        match tp.last_mut() {
+            Some(e) if (e.m2s, e.s2m) == (m2s, s2m) => e.repeat += 1,
+            _ => tp.push(TpIncStep { m2s, s2m, repeat: 1 }),
+        }
+    }
+}
+
+/// Steps that need the same are checked as one run, and a run reports
+/// what a check of each of its steps would: a record off by one at any
+/// one step, on any TOP_SP, is caught at that step, TOP_SP and record
+/// with the queue that differs; of two, the lower step wins, and on one
+/// step the lower TOP_SP.
+#[test]
+fn runs_report_the_step_a_step_check_reports() {
+    let mut checked = 0;
+    for (op, alg) in
+        [(OpType::Broadcast, AlgType::Ring), (OpType::Reduce, AlgType::Ring), (OpType::AllReduce, AlgType::InterRdh)]
+    {
+        let mut case = Case::for_alg(op, alg, 6).unwrap();
+        case.root = Some(2);
+        case.channels = 3;
+        case.count = 4099;
+        let (schedule, programs) = lower_all(&case);
+        let plan = &schedule.collectives[0];
+        for p in &programs {
+            assert!(check_rank(&schedule, p, None, None).defects.is_empty());
+            let segment = |p: &RankProgram, t: usize| p.topsps[t].segments[0].records.clone();
+            for t in 0..p.topsps.len() {
+                for (i, record) in segment(p, t).iter().enumerate() {
+                    for at in 0..record.step_n {
+                        let step = record.first_step + at;
+                        let s2m = step % 2 == 1;
+                        let mut edited = p.clone();
+                        bump(&mut edited.topsps[t].segments[0].records[i].tp, at, s2m);
+                        // Another TOP_SP off at a later step, and at the
+                        // same step: the first defect stays this one, but
+                        // for a lower TOP_SP at the same step.
+                        let other = (t + 1) % p.topsps.len();
+                        if other != t && at + 1 < record.step_n {
+                            bump(&mut edited.topsps[other].segments[0].records[i].tp, at + 1, false);
+                        }
+                        let found = check_rank(&schedule, &edited, None, None);
+                        let [d] = &found.defects[..] else { panic!("{:?}", found.defects) };
+                        let queue = if s2m { "S2M" } else { "M2S" };
+                        assert!(matches!(d.kind, DefectKind::CountMismatch { queue: q, .. } if q == queue), "{d}");
+                        let want = (Some(p.rank), Some(TopSp(t as u8)), Some(i as u32), Some(Step(step)));
+                        assert_eq!((d.rank, d.topsp, d.record, d.step), want, "{op:?} {alg:?}");
+                        if other < t {
+                            bump(&mut edited.topsps[other].segments[0].records[i].tp, at, false);
+                            let found = check_rank(&schedule, &edited, None, None);
+                            let [d] = &found.defects[..] else { panic!("{:?}", found.defects) };
+                            assert_eq!((d.topsp, d.step), (Some(TopSp(other as u8)), Some(Step(step))));
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(plan.step_n > 0);
+    }
+    assert!(checked > 400, "{checked}");
+}
