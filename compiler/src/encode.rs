@@ -13,7 +13,6 @@ use ccc_ir::wire::EncodeError;
 use ccc_ir::wire::ctrl_spad::{self, Segment};
 use ccc_ir::wire::neff_configs::NEFF_CONFIGS_BYTES;
 use ccc_ir::wire::slot_spad::SlotSpad;
-use std::hash::{Hash, Hasher};
 
 /// The three images of one TOP_SP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,17 +84,18 @@ pub(crate) fn encode_topsp(
 ) -> Result<TopSpImages, EncodeError> {
     let segments: Vec<Segment> = tp.segments.iter().map(SegmentProgram::ctrl_spad).collect();
     let ctrl_spad = ctrl_spad::encode(&segments, ctrl_capacity)?;
-    let slot = SlotSpad { records: tp.records().map(|r| r.tp.clone()).collect() };
+    let slot = SlotSpad { records: tp.records().map(|r| r.tp.to_vec()).collect() };
     let slot_spad = slot.encode(slot_capacity)?;
     let neff_configs = tp.neff.encode()?;
     Ok(TopSpImages { topsp: tp.topsp, ctrl_spad, slot_spad, neff_configs, record_n: tp.neff.op_num })
 }
 
-/// Exactly what [`encode_topsp`] reads of a TOP_SP, compared and hashed as
-/// a whole: each segment's op entries and END address, each record's
+/// Exactly what [`encode_topsp`] reads of a TOP_SP, compared as a whole:
+/// each segment's op entries and END address, each record's
 /// `tp_inc_steps`, and the EXEC block (which holds the TOP_SP's index).
 /// Not the phases, steps, channels or mesh event counts the checks read:
-/// the images do not hold them.
+/// the images do not hold them. (The round trip files programs under a
+/// fingerprint of part of these, `verify/distinct.rs`.)
 #[derive(Clone, Copy)]
 pub(crate) struct EncodeInputs<'a>(pub(crate) &'a TopSpProgram);
 
@@ -113,23 +113,3 @@ impl PartialEq for EncodeInputs<'_> {
 }
 
 impl Eq for EncodeInputs<'_> {}
-
-/// Hashes the whole inputs, each record's `tp_inc_steps` runs included:
-/// the runs are what tells apart the TOP_SPs of a rooted op (one per
-/// position from the root), so leaving them out filed every such program
-/// under one hash, and each lookup compared against every one before it.
-/// Equal inputs hash equal; equality compares the whole.
-impl Hash for EncodeInputs<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.neff.hash(state);
-        self.0.segments.len().hash(state);
-        for s in &self.0.segments {
-            s.compl_addr.hash(state);
-            s.records.len().hash(state);
-            for r in &s.records {
-                r.op.hash(state);
-                r.tp.hash(state);
-            }
-        }
-    }
-}

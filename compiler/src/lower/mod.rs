@@ -44,10 +44,11 @@ use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::wire::ctrl_spad;
 use ccc_ir::wire::ctrl_word::CcOp;
 use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs};
-use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
+use ccc_ir::wire::tp::{Folder, TpIncStep, TpRuns, VAL_MASK};
 use neff::{neff_configs, sem};
 use serde::Serialize;
 use std::fmt;
+use std::mem::size_of;
 
 /// One cc_op record with what it drives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -55,7 +56,7 @@ pub struct Record {
     /// The op entry.
     pub op: CcOp,
     /// Its DMA schedule.
-    pub tp: Vec<TpIncStep>,
+    pub tp: TpRuns,
     /// The phase it runs.
     pub phase: u32,
     /// The collective step of its first step.
@@ -124,29 +125,42 @@ impl RankProgram {
     /// capacities plus an allocator's header per allocation: what holding
     /// one more lowered rank costs (the proof holds every rank's).
     pub fn footprint(&self) -> u64 {
-        use std::mem::size_of;
-        /// An allocator's bookkeeping per allocation, about.
-        const HEADER: usize = 16;
-        let vec = |capacity: usize, item: usize| if capacity == 0 { 0 } else { capacity * item + HEADER };
-        let mut bytes = size_of::<RankProgram>() + vec(self.topsps.capacity(), size_of::<TopSpProgram>());
-        for tp in &self.topsps {
-            bytes += vec(tp.channels.capacity(), 1) + vec(tp.segments.capacity(), size_of::<SegmentProgram>());
-            bytes +=
-                vec(tp.neff.channel_ids.capacity(), 1) + vec(tp.neff.mesh_events.capacity(), size_of::<MeshEvent>());
-            if let BarrierConfigs::Device { steps } = &tp.neff.barrier {
-                bytes += vec(steps.capacity(), size_of::<BarrierStep>());
-            }
-            for segment in &tp.segments {
-                bytes += vec(segment.records.capacity(), size_of::<Record>());
-                for r in &segment.records {
-                    bytes += vec(r.tp.capacity(), size_of::<TpIncStep>())
-                        + vec(r.events.capacity(), size_of::<MeshEvent>())
-                        + vec(r.event_targets.capacity(), size_of::<u64>());
-                }
+        // Each TOP_SP's inline bytes are counted in the vector's items.
+        let held: u64 = self.topsps.iter().map(|tp| tp.footprint() - size_of::<TopSpProgram>() as u64).sum();
+        (size_of::<RankProgram>() + heap(self.topsps.capacity(), size_of::<TopSpProgram>())) as u64 + held
+    }
+}
+
+impl TopSpProgram {
+    /// The bytes it holds, inline and on the heap, as
+    /// [`RankProgram::footprint`] counts them.
+    pub fn footprint(&self) -> u64 {
+        let mut bytes = size_of::<TopSpProgram>();
+        bytes += heap(self.channels.capacity(), 1) + heap(self.segments.capacity(), size_of::<SegmentProgram>());
+        bytes +=
+            heap(self.neff.channel_ids.capacity(), 1) + heap(self.neff.mesh_events.capacity(), size_of::<MeshEvent>());
+        if let BarrierConfigs::Device { steps } = &self.neff.barrier {
+            bytes += heap(steps.capacity(), size_of::<BarrierStep>());
+        }
+        for segment in &self.segments {
+            bytes += heap(segment.records.capacity(), size_of::<Record>());
+            for r in &segment.records {
+                bytes += heap(r.tp.heap_capacity(), size_of::<TpIncStep>())
+                    + heap(r.events.capacity(), size_of::<MeshEvent>())
+                    + heap(r.event_targets.capacity(), size_of::<u64>());
             }
         }
         bytes as u64
     }
+}
+
+/// The heap bytes of a vector of `capacity` items of `item` bytes: none
+/// when it holds no allocation, else its items and an allocator's
+/// bookkeeping, about.
+fn heap(capacity: usize, item: usize) -> usize {
+    /// An allocator's bookkeeping per allocation, about.
+    const HEADER: usize = 16;
+    if capacity == 0 { 0 } else { capacity * item + HEADER }
 }
 
 /// A limit of the device that a schedule exceeds.
@@ -555,7 +569,7 @@ fn finish_records(
                 unique_tensors,
                 ..CcOp::default()
             },
-            tp: post.folder.finish(),
+            tp: post.folder.runs(),
             phase,
             first_step: p.first_step,
             step_n: p.step_n,

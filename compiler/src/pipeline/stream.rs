@@ -219,7 +219,7 @@ impl Stages<'_, '_> {
                 .map(|(program, seen)| {
                     let checked = match (self.prover, seen) {
                         (Some(prover), Some(seen)) => prover.check_rank(program, seen),
-                        _ => protocol::check_rank(schedule, program, None, None),
+                        _ => protocol::check_rank(schedule, program, None, None, None),
                     };
                     checking.tick(1);
                     checked
