@@ -32,7 +32,7 @@ use super::ranks::{Failed, map_until_error};
 use super::times::{Ledger, Part};
 use super::{CompileError, Options, Proof, Stage, Ticker};
 use crate::encode::{RankImages, encode};
-use crate::lower::{RankProgram, lower};
+use crate::lower::{Lowerer, RankProgram};
 use crate::schedule::Schedule;
 use crate::verify::protocol::{self, RankChecked};
 use crate::verify::symmetry::Seen;
@@ -94,7 +94,9 @@ pub(super) fn stream(
         (None, None)
     };
     let memo = Memo::new(schedule.arch);
-    let stages = Stages { schedule, wanted, prover: prover.as_ref(), options, lowering, checking, decoding, memo };
+    let lowerer = Lowerer::new(schedule);
+    let stages =
+        Stages { schedule, lowerer, wanted, prover: prover.as_ref(), options, lowering, checking, decoding, memo };
     let mut seen = Vec::with_capacity(if prover.is_some() { world.len() } else { 0 });
     let mut found = Found::default();
     let mut programs = Vec::new();
@@ -134,6 +136,8 @@ pub(super) fn stream(
 /// What every chunk's stages share.
 struct Stages<'a, 's> {
     schedule: &'s Schedule,
+    /// What lowering every rank shares.
+    lowerer: Lowerer<'s>,
     /// The ranks asked for, ascending.
     wanted: &'a [Rank],
     /// When proving: the prover, whose watches the ranks are lowered under.
@@ -165,7 +169,7 @@ impl Stages<'_, '_> {
         let checks = self.checking.is_some();
         let lower_each = |ranks: &[Rank]| {
             map_until_error(ranks, |&r| {
-                let program = lower(schedule, r);
+                let program = self.lowerer.lower(r);
                 self.lowering.tick(1);
                 program
             })
