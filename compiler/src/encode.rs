@@ -5,8 +5,12 @@
 //! `EncodeInputs` (and of the arch's region sizes): two TOP_SPs whose
 //! inputs are equal, of whatever ranks, encode to equal images. The round
 //! trip (`verify/roundtrip.rs`) rests on that to decode each distinct
-//! TOP_SP program once.
+//! TOP_SP program once, and a compile that keeps no image and proves
+//! nothing on it to encode each distinct TOP_SP program once (`Encoded`):
+//! an image nobody keeps matters only by whether it fits, and a program
+//! whose inputs equal one that encoded would encode to the same bytes.
 
+use crate::lower::distinct::{Distinct, fingerprint};
 use crate::lower::{RankProgram, SegmentProgram, TopSpProgram};
 use ccc_ir::id::{Rank, TopSp};
 use ccc_ir::wire::EncodeError;
@@ -72,6 +76,50 @@ pub fn encode(program: &RankProgram, arch: ccc_ir::arch::Arch) -> Result<RankIma
     Ok(RankImages { rank: program.rank, topsps })
 }
 
+/// The most bytes of programs an [`Encoded`] holds (past it, new programs
+/// are encoded but not kept).
+const ENCODED_BYTES: usize = 16 << 20;
+
+/// The TOP_SP programs a compile that keeps no image has encoded, for one
+/// arch (see the module overview), shared by every thread: only programs
+/// that encoded are kept, so a TOP_SP that does not fit is encoded, and
+/// its error returned, every time.
+pub(crate) struct Encoded {
+    arch: ccc_ir::arch::Arch,
+    /// The programs that encoded, equal by their [`EncodeInputs`].
+    table: Distinct<()>,
+}
+
+impl Encoded {
+    /// None yet, for images of `arch`.
+    pub(crate) fn new(arch: ccc_ir::arch::Arch) -> Encoded {
+        Encoded { arch, table: Distinct::new(|a, b| EncodeInputs(a) == EncodeInputs(b), ENCODED_BYTES) }
+    }
+
+    /// Whether every TOP_SP of `program` encodes, as [`encode`] says,
+    /// without keeping the images: a TOP_SP whose inputs equal a program's
+    /// that encoded is not encoded again.
+    ///
+    /// # Errors
+    ///
+    /// The first TOP_SP's [`ImageError`], as [`encode`].
+    pub(crate) fn check(&self, program: &RankProgram) -> Result<(), ImageError> {
+        let params = self.arch.params();
+        for tp in &program.topsps {
+            let fingerprint = fingerprint(tp);
+            if self.table.find(tp, fingerprint, |()| ()).is_none() {
+                encode_topsp(tp, params.ctrl_spad_size, params.slot_spad_size).map_err(|source| ImageError {
+                    rank: program.rank,
+                    topsp: tp.topsp,
+                    source,
+                })?;
+                self.table.keep(tp, fingerprint, (), 0);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Encodes one TOP_SP (its index is the images' label only).
 ///
 /// # Errors
@@ -95,7 +143,7 @@ pub(crate) fn encode_topsp(
 /// `tp_inc_steps`, and the EXEC block (which holds the TOP_SP's index).
 /// Not the phases, steps, channels or mesh event counts the checks read:
 /// the images do not hold them. (The round trip files programs under a
-/// fingerprint of part of these, `verify/distinct.rs`.)
+/// fingerprint of part of these, `lower/distinct.rs`.)
 #[derive(Clone, Copy)]
 pub(crate) struct EncodeInputs<'a>(pub(crate) &'a TopSpProgram);
 
@@ -113,3 +161,35 @@ impl PartialEq for EncodeInputs<'_> {
 }
 
 impl Eq for EncodeInputs<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::build;
+    use crate::lower::lower;
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+
+    /// Encoding each distinct program once answers as encoding every rank
+    /// does: the same error, naming its own rank, for two ranks whose
+    /// TOP_SP 0 programs are equal and do not encode (a run repeated 0
+    /// times), after an intact copy encoded; success for the others.
+    #[test]
+    fn encoded_answers_as_encode_on_every_rank_even_when_a_program_repeats() {
+        let schedule = build(&Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4).valid()).unwrap();
+        let mut programs: Vec<RankProgram> = (0..8).map(|r| lower(&schedule, Rank(r)).unwrap()).collect();
+        let same: Vec<usize> = (1..8).filter(|&r| programs[r].topsps[0] == programs[0].topsps[0]).collect();
+        assert!(same.len() >= 3, "no repeated TOP_SP program: the test would not reach the table");
+        let encoded = Encoded::new(schedule.arch);
+        assert_eq!(encoded.check(&programs[0]), Ok(()));
+        let (a, b) = (same[1], same[2]);
+        for r in [a, b] {
+            programs[r].topsps[0].segments[0].records[0].tp[0].repeat = 0;
+        }
+        for p in &programs {
+            let expected = encode(p, schedule.arch).map(|_| ());
+            assert_eq!(encoded.check(p), expected, "rank {}", p.rank.0);
+            assert_eq!(expected.is_err(), [a, b].contains(&(p.rank.0 as usize)), "rank {}", p.rank.0);
+        }
+    }
+}

@@ -39,6 +39,7 @@
 //! checks and drops 65,536 ranks. Why a rank cannot be lowered is
 //! `error.rs`.
 
+pub(crate) mod distinct;
 mod error;
 mod neff;
 mod runs;

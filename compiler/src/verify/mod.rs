@@ -78,22 +78,20 @@
 //!
 //! # Files
 //!
-//! `defect.rs` (what a failure says), `options.rs` (tuning), `distinct.rs`
-//! (the distinct TOP_SP programs a check passed, so that the chain check
-//! and the round trip run once per distinct program), `prover.rs`
+//! `defect.rs` (what a failure says), `options.rs` (tuning), `prover.rs`
 //! (the state across ranks), `postcondition/` (`full.rs`: every member's
 //! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths), `protocol/` (`chain.rs`: part 1;
 //! `steps.rs`: part 2; `profile.rs`: member 0's needs), `roundtrip.rs`,
 //! `symmetry.rs`, `by_phase.rs` and `action.rs`, `sets.rs` (contributor sets),
 //! `transfers.rs` (where transfers come from), `figures.rs` (a proof's
 //! figures without proving, for certificates). Modules import only
-//! downward: `transfers`, `action`, `defect`, `distinct` and `options`
-//! import no other verify module; none imports this file.
+//! downward: `transfers`, `action`, `defect` and `options` import no other
+//! verify module; none imports this file. The chain check and the round
+//! trip run once per distinct TOP_SP program (`lower/distinct.rs`).
 
 mod action;
 mod by_phase;
 mod defect;
-mod distinct;
 pub(crate) mod figures;
 mod options;
 pub(crate) mod postcondition;

@@ -25,7 +25,7 @@
 //! The memo only shortcuts successes, so every image's verdict (and every
 //! defect's message) is the one decoding it would give: results do not
 //! depend on which thread got to a program first, on the thread count or
-//! on the chunk size. It is a [`Distinct`] table (`distinct.rs`: looked
+//! on the chunk size. It is a [`Distinct`] table (`lower/distinct.rs`: looked
 //! up by a fingerprint and whole equality of the inputs, never iterated)
 //! of at most [`MEMO_BYTES`] of images and the programs they decode to
 //! (past that, a world of distinct programs decodes each, as without a
@@ -35,8 +35,8 @@
 //! on the threads; the verdicts and the count of images proven do not.
 
 use super::defect::{Defect, DefectKind};
-use super::distinct::{Distinct, fingerprint};
 use crate::encode::{EncodeInputs, ImageError, RankImages, TopSpImages, encode_topsp};
+use crate::lower::distinct::{Distinct, fingerprint};
 use crate::lower::{RankProgram, SegmentProgram, TopSpProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::id::{CollectiveIdx, Rank, TopSp};

@@ -16,11 +16,11 @@
 //! every rank that has it, with the same message.
 
 use super::found::{MAX_SEND_CREDITS, Place, defect, hosted, mismatch};
+use crate::lower::distinct::{Distinct, fingerprint};
 use crate::lower::{Record, SegmentProgram, TopSpProgram};
 use crate::placement::{channel_sema, mesh_sema, sema, topsps_for};
 use crate::schedule::{CollectivePlan, Phase, Schedule};
 use crate::verify::defect::{Defect, DefectKind, SemaphoreWindow};
-use crate::verify::distinct::{Distinct, fingerprint};
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType};
 use ccc_ir::id::{Rank, TopSp};
