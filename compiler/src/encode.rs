@@ -5,15 +5,18 @@
 //! `EncodeInputs` (and of the arch's region sizes): two TOP_SPs whose
 //! inputs are equal, of whatever ranks, encode to equal images. The round
 //! trip (`verify/roundtrip.rs`) rests on that to decode each distinct
-//! TOP_SP program once.
+//! TOP_SP program once, and a compile that keeps no image and proves
+//! nothing on it to encode each distinct TOP_SP program once (`Encoded`):
+//! an image nobody keeps matters only by whether it fits, and a program
+//! whose inputs equal one that encoded would encode to the same bytes.
 
+use crate::lower::distinct::{Distinct, fingerprint};
 use crate::lower::{RankProgram, SegmentProgram, TopSpProgram};
 use ccc_ir::id::{Rank, TopSp};
 use ccc_ir::wire::EncodeError;
 use ccc_ir::wire::ctrl_spad::{self, Segment};
 use ccc_ir::wire::neff_configs::NEFF_CONFIGS_BYTES;
 use ccc_ir::wire::slot_spad::SlotSpad;
-use std::hash::{Hash, Hasher};
 
 /// The three images of one TOP_SP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +76,50 @@ pub fn encode(program: &RankProgram, arch: ccc_ir::arch::Arch) -> Result<RankIma
     Ok(RankImages { rank: program.rank, topsps })
 }
 
+/// The most bytes of programs an [`Encoded`] holds (past it, new programs
+/// are encoded but not kept).
+const ENCODED_BYTES: usize = 16 << 20;
+
+/// The TOP_SP programs a compile that keeps no image has encoded, for one
+/// arch (see the module overview), shared by every thread: only programs
+/// that encoded are kept, so a TOP_SP that does not fit is encoded, and
+/// its error returned, every time.
+pub(crate) struct Encoded {
+    arch: ccc_ir::arch::Arch,
+    /// The programs that encoded, equal by their [`EncodeInputs`].
+    table: Distinct<()>,
+}
+
+impl Encoded {
+    /// None yet, for images of `arch`.
+    pub(crate) fn new(arch: ccc_ir::arch::Arch) -> Encoded {
+        Encoded { arch, table: Distinct::new(|a, b| EncodeInputs(a) == EncodeInputs(b), ENCODED_BYTES) }
+    }
+
+    /// Whether every TOP_SP of `program` encodes, as [`encode`] says,
+    /// without keeping the images: a TOP_SP whose inputs equal a program's
+    /// that encoded is not encoded again.
+    ///
+    /// # Errors
+    ///
+    /// The first TOP_SP's [`ImageError`], as [`encode`].
+    pub(crate) fn check(&self, program: &RankProgram) -> Result<(), ImageError> {
+        let params = self.arch.params();
+        for tp in &program.topsps {
+            let fingerprint = fingerprint(tp);
+            if self.table.find(tp, fingerprint, |()| ()).is_none() {
+                encode_topsp(tp, params.ctrl_spad_size, params.slot_spad_size).map_err(|source| ImageError {
+                    rank: program.rank,
+                    topsp: tp.topsp,
+                    source,
+                })?;
+                self.table.keep(tp, fingerprint, (), 0);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Encodes one TOP_SP (its index is the images' label only).
 ///
 /// # Errors
@@ -85,17 +132,18 @@ pub(crate) fn encode_topsp(
 ) -> Result<TopSpImages, EncodeError> {
     let segments: Vec<Segment> = tp.segments.iter().map(SegmentProgram::ctrl_spad).collect();
     let ctrl_spad = ctrl_spad::encode(&segments, ctrl_capacity)?;
-    let slot = SlotSpad { records: tp.records().map(|r| r.tp.clone()).collect() };
+    let slot = SlotSpad { records: tp.records().map(|r| r.tp.to_vec()).collect() };
     let slot_spad = slot.encode(slot_capacity)?;
     let neff_configs = tp.neff.encode()?;
     Ok(TopSpImages { topsp: tp.topsp, ctrl_spad, slot_spad, neff_configs, record_n: tp.neff.op_num })
 }
 
-/// Exactly what [`encode_topsp`] reads of a TOP_SP, compared and hashed as
-/// a whole: each segment's op entries and END address, each record's
+/// Exactly what [`encode_topsp`] reads of a TOP_SP, compared as a whole:
+/// each segment's op entries and END address, each record's
 /// `tp_inc_steps`, and the EXEC block (which holds the TOP_SP's index).
 /// Not the phases, steps, channels or mesh event counts the checks read:
-/// the images do not hold them.
+/// the images do not hold them. (The round trip files programs under a
+/// fingerprint of part of these, `lower/distinct.rs`.)
 #[derive(Clone, Copy)]
 pub(crate) struct EncodeInputs<'a>(pub(crate) &'a TopSpProgram);
 
@@ -114,22 +162,34 @@ impl PartialEq for EncodeInputs<'_> {
 
 impl Eq for EncodeInputs<'_> {}
 
-/// Hashes the whole inputs, each record's `tp_inc_steps` runs included:
-/// the runs are what tells apart the TOP_SPs of a rooted op (one per
-/// position from the root), so leaving them out filed every such program
-/// under one hash, and each lookup compared against every one before it.
-/// Equal inputs hash equal; equality compares the whole.
-impl Hash for EncodeInputs<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.neff.hash(state);
-        self.0.segments.len().hash(state);
-        for s in &self.0.segments {
-            s.compl_addr.hash(state);
-            s.records.len().hash(state);
-            for r in &s.records {
-                r.op.hash(state);
-                r.tp.hash(state);
-            }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::build;
+    use crate::lower::lower;
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+
+    /// Encoding each distinct program once answers as encoding every rank
+    /// does: the same error, naming its own rank, for two ranks whose
+    /// TOP_SP 0 programs are equal and do not encode (a run repeated 0
+    /// times), after an intact copy encoded; success for the others.
+    #[test]
+    fn encoded_answers_as_encode_on_every_rank_even_when_a_program_repeats() {
+        let schedule = build(&Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4).valid()).unwrap();
+        let mut programs: Vec<RankProgram> = (0..8).map(|r| lower(&schedule, Rank(r)).unwrap()).collect();
+        let same: Vec<usize> = (1..8).filter(|&r| programs[r].topsps[0] == programs[0].topsps[0]).collect();
+        assert!(same.len() >= 3, "no repeated TOP_SP program: the test would not reach the table");
+        let encoded = Encoded::new(schedule.arch);
+        assert_eq!(encoded.check(&programs[0]), Ok(()));
+        let (a, b) = (same[1], same[2]);
+        for r in [a, b] {
+            programs[r].topsps[0].segments[0].records[0].tp[0].repeat = 0;
+        }
+        for p in &programs {
+            let expected = encode(p, schedule.arch).map(|_| ());
+            assert_eq!(encoded.check(p), expected, "rank {}", p.rank.0);
+            assert_eq!(expected.is_err(), [a, b].contains(&(p.rank.0 as usize)), "rank {}", p.rank.0);
         }
     }
 }

@@ -198,3 +198,35 @@ fn a_tampered_image_is_caught_on_every_rank_even_when_its_program_repeats() {
         assert_eq!(defect.kind, kind);
     }
 }
+
+/// The chain check runs once per distinct TOP_SP program and keeps only
+/// successes: when a repeated program's chain is broken on two ranks (and
+/// the intact copy is proven on the others), each broken copy is caught
+/// on its own rank, with the message the check gives without a memo.
+#[test]
+fn a_broken_chain_is_caught_on_every_rank_even_when_its_program_repeats() {
+    let s = schedule(HIER);
+    let mut programs = world(&s);
+    prove_protocol(&s, &programs).unwrap();
+    let same: Vec<usize> = (1..programs.len()).filter(|&r| programs[r].topsps[0] == programs[0].topsps[0]).collect();
+    assert!(same.len() >= 2, "no repeated TOP_SP program: the test would not reach the memo");
+    let (a, b) = (same[0], same[1]);
+    for r in [a, b] {
+        programs[r].topsps[0].segments[0].records[0].op.trigger_next = false;
+    }
+    let Err(VerifyError::Defects(d)) = prove_protocol(&s, &programs) else { panic!("proven") };
+    assert_eq!(d.total(), 2, "{d}");
+    let mut found = std::iter::once(&d.first).chain(&d.more);
+    for r in [a, b] {
+        let defect = found.next().unwrap();
+        assert_eq!((defect.rank, defect.topsp, defect.record), (Some(Rank(r as u32)), Some(TopSp(0)), Some(0)));
+        assert_eq!(defect.kind, DefectKind::ChainBroken { next: 1 });
+        assert_eq!(
+            defect.to_string(),
+            format!(
+                "collective 0, rank {r}, TOP_SP 0, record 0, step 0: trigger_next is 0 but record 1 follows: the \
+                 chain stops here and the records after it never run"
+            )
+        );
+    }
+}

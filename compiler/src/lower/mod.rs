@@ -28,14 +28,26 @@
 //! The step-by-step walk the closed forms replace is kept as the reference
 //! ([`lower_by_steps`], `steps.rs`); a property test over random specs holds
 //! both to the same programs and errors.
+//!
+//! **Per rank, little is allocated.** What does not depend on the rank
+//! (each collective's descriptor table per TOP_SP) is made once per
+//! schedule by a [`Lowerer`], which a compile lowers every rank through;
+//! a record keeps its `tp_inc_steps` runs inline up to two
+//! ([`TpRuns`]); one buffer of posts serves every
+//! phase. A rank's program is then a few vectors per TOP_SP (its
+//! channels, segments and records), which matters when a proof lowers,
+//! checks and drops 65,536 ranks. Why a rank cannot be lowered is
+//! `error.rs`.
 
+pub(crate) mod distinct;
+mod error;
 mod neff;
 mod runs;
 mod steps;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use crate::placement::{DEVICE_BARRIER_MAX_RANK_N, hosted_channels, mesh_sema, sema, topsps_for, topsps_used};
+use crate::placement::{hosted_channels, mesh_sema, sema, topsps_for, topsps_used};
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer, mesh_type};
 use crate::valid::GroupMember;
 use ccc_ir::arch::SemWindow;
@@ -43,11 +55,12 @@ use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::wire::ctrl_spad;
 use ccc_ir::wire::ctrl_word::CcOp;
-use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, CHANNEL_IDS_N, DEVICE_STEPS_N, MeshEvent, NeffConfigs};
-use ccc_ir::wire::tp::{Folder, TpIncStep, VAL_MASK};
+use ccc_ir::wire::neff_configs::{BarrierConfigs, BarrierStep, CHANNEL_IDS_N, MeshEvent, NeffConfigs};
+use ccc_ir::wire::tp::{Folder, TpIncStep, TpRuns, VAL_MASK};
+pub use error::{Limit, LowerError, LowerErrorKind};
 use neff::{neff_configs, sem};
 use serde::Serialize;
-use std::fmt;
+use std::mem::size_of;
 
 /// One cc_op record with what it drives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -55,7 +68,7 @@ pub struct Record {
     /// The op entry.
     pub op: CcOp,
     /// Its DMA schedule.
-    pub tp: Vec<TpIncStep>,
+    pub tp: TpRuns,
     /// The phase it runs.
     pub phase: u32,
     /// The collective step of its first step.
@@ -124,148 +137,42 @@ impl RankProgram {
     /// capacities plus an allocator's header per allocation: what holding
     /// one more lowered rank costs (the proof holds every rank's).
     pub fn footprint(&self) -> u64 {
-        use std::mem::size_of;
-        /// An allocator's bookkeeping per allocation, about.
-        const HEADER: usize = 16;
-        let vec = |capacity: usize, item: usize| if capacity == 0 { 0 } else { capacity * item + HEADER };
-        let mut bytes = size_of::<RankProgram>() + vec(self.topsps.capacity(), size_of::<TopSpProgram>());
-        for tp in &self.topsps {
-            bytes += vec(tp.channels.capacity(), 1) + vec(tp.segments.capacity(), size_of::<SegmentProgram>());
-            bytes +=
-                vec(tp.neff.channel_ids.capacity(), 1) + vec(tp.neff.mesh_events.capacity(), size_of::<MeshEvent>());
-            if let BarrierConfigs::Device { steps } = &tp.neff.barrier {
-                bytes += vec(steps.capacity(), size_of::<BarrierStep>());
-            }
-            for segment in &tp.segments {
-                bytes += vec(segment.records.capacity(), size_of::<Record>());
-                for r in &segment.records {
-                    bytes += vec(r.tp.capacity(), size_of::<TpIncStep>())
-                        + vec(r.events.capacity(), size_of::<MeshEvent>())
-                        + vec(r.event_targets.capacity(), size_of::<u64>());
-                }
+        // Each TOP_SP's inline bytes are counted in the vector's items.
+        let held: u64 = self.topsps.iter().map(|tp| tp.footprint() - size_of::<TopSpProgram>() as u64).sum();
+        (size_of::<RankProgram>() + heap(self.topsps.capacity(), size_of::<TopSpProgram>())) as u64 + held
+    }
+}
+
+impl TopSpProgram {
+    /// The bytes it holds, inline and on the heap, as
+    /// [`RankProgram::footprint`] counts them.
+    pub fn footprint(&self) -> u64 {
+        let mut bytes = size_of::<TopSpProgram>();
+        bytes += heap(self.channels.capacity(), 1) + heap(self.segments.capacity(), size_of::<SegmentProgram>());
+        bytes +=
+            heap(self.neff.channel_ids.capacity(), 1) + heap(self.neff.mesh_events.capacity(), size_of::<MeshEvent>());
+        if let BarrierConfigs::Device { steps } = &self.neff.barrier {
+            bytes += heap(steps.capacity(), size_of::<BarrierStep>());
+        }
+        for segment in &self.segments {
+            bytes += heap(segment.records.capacity(), size_of::<Record>());
+            for r in &segment.records {
+                bytes += heap(r.tp.heap_capacity(), size_of::<TpIncStep>())
+                    + heap(r.events.capacity(), size_of::<MeshEvent>())
+                    + heap(r.event_targets.capacity(), size_of::<u64>());
             }
         }
         bytes as u64
     }
 }
 
-/// A limit of the device that a schedule exceeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Limit {
-    /// Mesh events per TOP_SP.
-    MeshEvents,
-    /// Increments one mesh event counts (u16).
-    MeshEventTarget,
-    /// Descriptors one tp_inc_steps increment posts (`VAL_MASK`).
-    TpIncrement,
-    /// END marks per TOP_SP (`tpb_compl_addr_num` is a u8).
-    CompletionAddresses,
-    /// Collectives per program (`function_n` is a u16).
-    Functions,
-    /// Records per TOP_SP (`op_num` is a u32).
-    Records,
-    /// Semaphores per EVT_SEM window.
-    SemaphoreIndex,
-}
-
-impl Limit {
-    /// What to change in the spec when the limit is exceeded.
-    pub const fn advice(self) -> &'static str {
-        match self {
-            Limit::MeshEvents => {
-                "a MESH record waits on one event per sending peer, and a TOP_SP's table serves the whole \
-                 program: choose Ring or a Hier algorithm, mesh over fewer ranks, or split the program"
-            }
-            Limit::MeshEventTarget => {
-                "one peer sends more half-chunks in one mesh step than an event counts: use fewer channels \
-                 or a ring algorithm"
-            }
-            Limit::TpIncrement => {
-                "one step posts more 64 KiB descriptors than the increment register holds: choose an \
-                 algorithm with fewer peers per step (a ring or Hier), raise channels, or split the collective"
-            }
-            Limit::CompletionAddresses | Limit::Functions | Limit::Records => "split the program into smaller ones",
-            Limit::SemaphoreIndex => "this is a ccc defect; please report it with the spec",
-        }
-    }
-}
-
-impl fmt::Display for Limit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Limit::MeshEvents => "mesh events per TOP_SP",
-            Limit::MeshEventTarget => "increments per mesh event",
-            Limit::TpIncrement => "descriptors per tp_inc_steps increment (VAL_MASK)",
-            Limit::CompletionAddresses => "END marks per TOP_SP (tpb_compl_addr_num)",
-            Limit::Functions => "collectives per program (function_n)",
-            Limit::Records => "records per TOP_SP (op_num)",
-            Limit::SemaphoreIndex => "semaphores per EVT_SEM window",
-        })
-    }
-}
-
-/// Why a rank could not be lowered.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{rank}{}{}{}: {kind}",
-    .topsp.map(|t| format!(", {t}")).unwrap_or_default(),
-    .collective.map(|c| format!(", {c}")).unwrap_or_default(),
-    .step.map(|s| format!(", {s}")).unwrap_or_default())]
-pub struct LowerError {
-    /// The rank.
-    pub rank: Rank,
-    /// The TOP_SP.
-    pub topsp: Option<TopSp>,
-    /// The collective.
-    pub collective: Option<CollectiveIdx>,
-    /// The step.
-    pub step: Option<Step>,
-    /// What went wrong.
-    pub kind: LowerErrorKind,
-}
-
-/// The kinds of lowering failure.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum LowerErrorKind {
-    /// A device limit exceeded.
-    #[error("{limit} is at most {max} on {arch}; this schedule needs {value}; {}", limit.advice())]
-    Limit {
-        /// The limit.
-        limit: Limit,
-        /// What the schedule needs.
-        value: u64,
-        /// The most the device takes.
-        max: u64,
-        /// The architecture.
-        arch: ccc_ir::arch::Arch,
-    },
-    /// The rank is not in the world.
-    #[error("no such rank: the world has {}", ccc_ir::noun::count(rank_n, "rank"))]
-    NoSuchRank {
-        /// Ranks in the world.
-        rank_n: u32,
-    },
-    /// A collective's replica groups do not hold the rank (a schedule
-    /// `build` did not make: its groups disagree with its shape).
-    #[error("the collective's replica groups do not hold this rank")]
-    NotInGroups,
-    /// The schedule names a group member its groups do not hold (a
-    /// schedule `build` did not make).
-    #[error("the schedule names member {index} of replica group {group}, which the groups do not hold")]
-    NoSuchMember {
-        /// The replica group.
-        group: u32,
-        /// The group-local index.
-        index: u32,
-    },
-    /// The device barrier does not reach every rank in its steps.
-    #[error(
-        "a device barrier covers at most {DEVICE_BARRIER_MAX_RANK_N} ranks in its {DEVICE_STEPS_N} steps; \
-         the world has {rank_n}; use the host barrier"
-    )]
-    DeviceBarrierTooLarge {
-        /// Ranks in the world.
-        rank_n: u32,
-    },
+/// The heap bytes of a vector of `capacity` items of `item` bytes: none
+/// when it holds no allocation, else its items and an allocator's
+/// bookkeeping, about.
+fn heap(capacity: usize, item: usize) -> usize {
+    /// An allocator's bookkeeping per allocation, about.
+    const HEADER: usize = 16;
+    if capacity == 0 { 0 } else { capacity * item + HEADER }
 }
 
 /// Lowers rank `rank`, by records: each phase's folded `tp_inc_steps`
@@ -277,7 +184,7 @@ pub enum LowerErrorKind {
 /// [`LowerError`] naming the limit, the value, the rank and the TOP_SP when
 /// the schedule does not fit.
 pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError> {
-    lower_with(schedule, rank, runs::collective)
+    Lowerer::new(schedule).lower(rank)
 }
 
 /// [`lower`] the way it was first written, step by step: every step of
@@ -290,7 +197,44 @@ pub fn lower(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError>
 /// As [`lower`].
 #[doc(hidden)]
 pub fn lower_by_steps(schedule: &Schedule, rank: Rank) -> Result<RankProgram, LowerError> {
-    lower_with(schedule, rank, steps::collective)
+    Lowerer::new(schedule).lower_with(rank, steps::collective)
+}
+
+/// What lowering every rank of one schedule shares, made once: each
+/// collective's descriptor table on each TOP_SP it uses (the channels
+/// hosted there and what a block costs on them do not depend on the
+/// rank). [`lower`] makes one per rank; a compile that lowers many ranks
+/// makes one and lowers each rank through it, to the same programs.
+pub struct Lowerer<'s> {
+    schedule: &'s Schedule,
+    /// `[collective][TOP_SP]`, over the TOP_SPs the collective uses.
+    tables: Vec<Vec<DescTable<'s>>>,
+}
+
+impl<'s> Lowerer<'s> {
+    /// The tables of `schedule`.
+    pub fn new(schedule: &'s Schedule) -> Lowerer<'s> {
+        let params = schedule.arch.params();
+        let tables = schedule
+            .collectives
+            .iter()
+            .map(|plan| {
+                (0..topsps_for(params, plan.channels))
+                    .map(|t| DescTable::new(plan, &hosted_channels(params, plan.channels, t)))
+                    .collect()
+            })
+            .collect();
+        Lowerer { schedule, tables }
+    }
+
+    /// Lowers rank `rank`, as [`lower`].
+    ///
+    /// # Errors
+    ///
+    /// As [`lower`].
+    pub fn lower(&self, rank: Rank) -> Result<RankProgram, LowerError> {
+        self.lower_with(rank, runs::collective)
+    }
 }
 
 /// What one phase posts on one TOP_SP: its folded `tp_inc_steps`, and its
@@ -301,9 +245,10 @@ struct Posts {
     events: Vec<(MeshEvent, u64)>,
 }
 
-/// One phase of one collective, as lowered on every TOP_SP the collective
-/// uses: `(phase, posts per TOP_SP)`, phases in order.
-type PhasePosts = Vec<(u32, Vec<Posts>)>;
+/// Takes each phase of a collective once it is posted, in order: the
+/// phase and its posts per TOP_SP the collective uses (taken, so the
+/// buffer can serve the next phase).
+type PhaseSink<'e> = dyn FnMut(u32, &mut [Posts]) -> Result<(), LowerError> + 'e;
 
 /// One rank lowering one collective: where the rank stands in it, and how
 /// descriptors are counted on each TOP_SP. Both ways of lowering
@@ -317,16 +262,18 @@ struct Lowering<'a> {
     group: u32,
     member: u32,
     /// Per TOP_SP, the descriptor table of the channels it hosts.
-    tables: Vec<DescTable<'a>>,
+    tables: &'a [DescTable<'a>],
 }
 
 impl<'a> Lowering<'a> {
     /// `None` when the collective's groups do not hold `rank`.
-    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, rank: Rank) -> Option<Lowering<'a>> {
-        let params = schedule.arch.params();
-        let plan_used = topsps_for(params, plan.channels);
+    fn new(
+        schedule: &'a Schedule,
+        plan: &'a CollectivePlan,
+        tables: &'a [DescTable<'a>],
+        rank: Rank,
+    ) -> Option<Lowering<'a>> {
         let at = plan.groups.locate(rank)?;
-        let tables = (0..plan_used).map(|t| DescTable::new(plan, &hosted_channels(params, plan.channels, t))).collect();
         Some(Lowering { schedule, plan, at, rank, group: at.group(), member: at.index(), tables })
     }
 
@@ -378,92 +325,96 @@ impl<'a> Lowering<'a> {
     }
 }
 
-/// Lowers `rank`, each collective's phases posted by `posts`.
-fn lower_with(
-    schedule: &Schedule,
-    rank: Rank,
-    posts: fn(&Lowering<'_>) -> Result<PhasePosts, LowerError>,
-) -> Result<RankProgram, LowerError> {
-    let params = schedule.arch.params();
-    let err = |topsp: Option<TopSp>, collective: Option<u32>, step: Option<u32>, kind| LowerError {
-        rank,
-        topsp,
-        collective: collective.map(CollectiveIdx),
-        step: step.map(Step),
-        kind,
-    };
-    if rank.0 >= schedule.shape.rank_n {
-        return Err(err(None, None, None, LowerErrorKind::NoSuchRank { rank_n: schedule.shape.rank_n }));
-    }
-    let limit = |limit, value: u64, max: u64| LowerErrorKind::Limit { limit, value, max, arch: schedule.arch };
-    let used = topsps_used(schedule);
-    // The channels of every collective: those below the widest one.
-    let widest = schedule.collectives.iter().map(|p| p.channels).max().unwrap_or(0).min(CHANNEL_IDS_N as u8);
-    let mut topsps: Vec<TopSpProgram> = (0..used)
-        .map(|t| {
-            let channels = hosted_channels(params, widest, t);
-            TopSpProgram { topsp: TopSp(t), channels, segments: Vec::new(), neff: NeffConfigs::default() }
-        })
-        .collect();
-    let mut events_used = vec![0u32; usize::from(used)];
-    for plan in &schedule.collectives {
-        let lowering = Lowering::new(schedule, plan, rank)
-            .ok_or_else(|| err(None, Some(plan.index), None, LowerErrorKind::NotInGroups))?;
-        let mut records: Vec<Vec<Record>> = vec![Vec::new(); lowering.tables.len()];
-        for (phase, phase_posts) in posts(&lowering)? {
-            finish_records(&lowering, phase, phase_posts, &mut records)
-                .map_err(|kind| lowering.error(None, None, kind))?;
+impl Lowerer<'_> {
+    /// Lowers `rank`, each collective's phases posted by `posts`.
+    fn lower_with(
+        &self,
+        rank: Rank,
+        posts: fn(&Lowering<'_>, &mut PhaseSink<'_>) -> Result<(), LowerError>,
+    ) -> Result<RankProgram, LowerError> {
+        let schedule = self.schedule;
+        let params = schedule.arch.params();
+        let err = |topsp: Option<TopSp>, collective: Option<u32>, step: Option<u32>, kind| LowerError {
+            rank,
+            topsp,
+            collective: collective.map(CollectiveIdx),
+            step: step.map(Step),
+            kind,
+        };
+        if rank.0 >= schedule.shape.rank_n {
+            return Err(err(None, None, None, LowerErrorKind::NoSuchRank { rank_n: schedule.shape.rank_n }));
         }
-        for (t, mut recs) in records.into_iter().enumerate() {
-            if recs.is_empty() {
-                continue;
-            }
-            let topsp = TopSp(t as u8);
-            let n = recs.len();
-            for (i, r) in recs.iter_mut().enumerate() {
-                r.op.trigger_next = i + 1 < n;
-                r.op.ring_wait_complete = i > 0;
-                r.op.ring_send_complete = i + 1 < n;
-                r.op.reporter = t == 0;
-                if r.op.algo_type == DevicePattern::Mesh.raw() {
-                    let shift = events_used[t];
-                    let event_n = r.events.len() as u32;
-                    let max = u32::from(params.mesh_event_max);
-                    if shift + event_n > max {
-                        return Err(err(
-                            Some(topsp),
-                            Some(plan.index),
-                            Some(r.first_step),
-                            limit(Limit::MeshEvents, u64::from(shift + event_n), u64::from(max)),
-                        ));
-                    }
-                    if let Some(&needed) = r.event_targets.iter().find(|&&t| t > u64::from(u16::MAX)) {
-                        return Err(err(
-                            Some(topsp),
-                            Some(plan.index),
-                            Some(r.first_step),
-                            limit(Limit::MeshEventTarget, needed, u64::from(u16::MAX)),
-                        ));
-                    }
-                    for (e, ev) in r.events.iter_mut().enumerate() {
-                        ev.sema_index = mesh_sema(shift + e as u32);
-                    }
-                    // shift + event_n <= mesh_event_max <= 108.
-                    r.op.operand = CcOp::mesh_operand(shift as u16, sema::MESH_MASK);
-                    events_used[t] += event_n;
-                } else {
-                    r.op.operand = lowering.tables[t].channels().iter().fold(0u32, |acc, &c| acc | (1u32 << c));
+        let limit = |limit, value: u64, max: u64| LowerErrorKind::Limit { limit, value, max, arch: schedule.arch };
+        let used = topsps_used(schedule);
+        // The channels of every collective: those below the widest one.
+        let widest = schedule.collectives.iter().map(|p| p.channels).max().unwrap_or(0).min(CHANNEL_IDS_N as u8);
+        let mut topsps: Vec<TopSpProgram> = (0..used)
+            .map(|t| {
+                let channels = hosted_channels(params, widest, t);
+                TopSpProgram { topsp: TopSp(t), channels, segments: Vec::new(), neff: NeffConfigs::default() }
+            })
+            .collect();
+        let mut events_used = vec![0u32; usize::from(used)];
+        for (plan, tables) in schedule.collectives.iter().zip(&self.tables) {
+            let lowering = Lowering::new(schedule, plan, tables, rank)
+                .ok_or_else(|| err(None, Some(plan.index), None, LowerErrorKind::NotInGroups))?;
+            let mut records: Vec<Vec<Record>> =
+                (0..tables.len()).map(|_| Vec::with_capacity(plan.phases.len())).collect();
+            posts(&lowering, &mut |phase, phase_posts| {
+                finish_records(&lowering, phase, phase_posts, &mut records)
+                    .map_err(|kind| lowering.error(None, None, kind))
+            })?;
+            for (t, mut recs) in records.into_iter().enumerate() {
+                if recs.is_empty() {
+                    continue;
                 }
+                let topsp = TopSp(t as u8);
+                let n = recs.len();
+                for (i, r) in recs.iter_mut().enumerate() {
+                    r.op.trigger_next = i + 1 < n;
+                    r.op.ring_wait_complete = i > 0;
+                    r.op.ring_send_complete = i + 1 < n;
+                    r.op.reporter = t == 0;
+                    if r.op.algo_type == DevicePattern::Mesh.raw() {
+                        let shift = events_used[t];
+                        let event_n = r.events.len() as u32;
+                        let max = u32::from(params.mesh_event_max);
+                        if shift + event_n > max {
+                            return Err(err(
+                                Some(topsp),
+                                Some(plan.index),
+                                Some(r.first_step),
+                                limit(Limit::MeshEvents, u64::from(shift + event_n), u64::from(max)),
+                            ));
+                        }
+                        if let Some(&needed) = r.event_targets.iter().find(|&&t| t > u64::from(u16::MAX)) {
+                            return Err(err(
+                                Some(topsp),
+                                Some(plan.index),
+                                Some(r.first_step),
+                                limit(Limit::MeshEventTarget, needed, u64::from(u16::MAX)),
+                            ));
+                        }
+                        for (e, ev) in r.events.iter_mut().enumerate() {
+                            ev.sema_index = mesh_sema(shift + e as u32);
+                        }
+                        // shift + event_n <= mesh_event_max <= 108.
+                        r.op.operand = CcOp::mesh_operand(shift as u16, sema::MESH_MASK);
+                        events_used[t] += event_n;
+                    } else {
+                        r.op.operand = lowering.tables[t].channels().iter().fold(0u32, |acc, &c| acc | (1u32 << c));
+                    }
+                }
+                let compl_addr = sem(params, topsp, SemWindow::Inc, sema::COMPLETE)
+                    .map_err(|kind| err(Some(topsp), Some(plan.index), None, kind))?;
+                topsps[t].segments.push(SegmentProgram { collective: plan.index, records: recs, compl_addr });
             }
-            let compl_addr = sem(params, topsp, SemWindow::Inc, sema::COMPLETE)
-                .map_err(|kind| err(Some(topsp), Some(plan.index), None, kind))?;
-            topsps[t].segments.push(SegmentProgram { collective: plan.index, records: recs, compl_addr });
         }
+        for tp in &mut topsps {
+            tp.neff = neff_configs(schedule, tp).map_err(|kind| err(Some(tp.topsp), None, None, kind))?;
+        }
+        Ok(RankProgram { rank, topsps })
     }
-    for tp in &mut topsps {
-        tp.neff = neff_configs(schedule, tp).map_err(|kind| err(Some(tp.topsp), None, None, kind))?;
-    }
-    Ok(RankProgram { rank, topsps })
 }
 
 /// Whether phase `phase` of `plan` runs the mesh pattern (its records get
@@ -518,11 +469,12 @@ fn member_rank(plan: &CollectivePlan, group: u32, index: u32) -> Result<Rank, Lo
     plan.rank(group, index).ok_or(LowerErrorKind::NoSuchMember { group, index })
 }
 
-/// Closes the records of `phase` on every TOP_SP, from what it posted.
+/// Closes the records of `phase` on every TOP_SP, from what it posted
+/// (taken, leaving `posts` empty).
 fn finish_records(
     l: &Lowering<'_>,
     phase: u32,
-    posts: Vec<Posts>,
+    posts: &mut [Posts],
     records: &mut [Vec<Record>],
 ) -> Result<(), LowerErrorKind> {
     let (schedule, plan) = (l.schedule, l.plan);
@@ -546,7 +498,8 @@ fn finish_records(
     // rank's input sits at its own chunk of it); only all-to-all keeps its
     // input and output apart (docs/algorithms.md).
     let unique_tensors = matches!(plan.op, OpType::AllToAll | OpType::AllToAllV);
-    for (post, records) in posts.into_iter().zip(records.iter_mut()) {
+    for (post, records) in posts.iter_mut().zip(records.iter_mut()) {
+        let post = std::mem::take(post);
         records.push(Record {
             op: CcOp {
                 algo_type: pattern.raw(),
@@ -555,7 +508,7 @@ fn finish_records(
                 unique_tensors,
                 ..CcOp::default()
             },
-            tp: post.folder.finish(),
+            tp: post.folder.runs(),
             phase,
             first_step: p.first_step,
             step_n: p.step_n,

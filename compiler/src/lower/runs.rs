@@ -30,39 +30,42 @@
 //! one-step phases, and the all-to-all of AllToAllV, whose per-pair sizes
 //! are a spec of `n²` counts anyway.
 
-use super::{LowerError, Lowering, PhasePosts, plan_phase_is_mesh};
+use super::{LowerError, Lowering, PhaseSink, plan_phase_is_mesh};
 use crate::schedule::{Phase, PhaseInstance, PhaseKind};
 
-/// Every phase of `l`'s collective, posted run by run.
-pub(super) fn collective(l: &Lowering<'_>) -> Result<PhasePosts, LowerError> {
+/// Every phase of `l`'s collective, posted run by run into `emit`.
+pub(super) fn collective(l: &Lowering<'_>, emit: &mut PhaseSink<'_>) -> Result<(), LowerError> {
     let plan = l.plan;
-    let mut out: PhasePosts = Vec::with_capacity(plan.phases.len());
     let mut transfers = Vec::new();
+    let mut posts = l.posts();
+    let mut starts = Vec::new();
     for (i, phase) in plan.phases.iter().enumerate() {
         let inst = plan.instance(phase, l.member);
         let mesh = plan_phase_is_mesh(plan, i as u32);
-        let mut posts = l.posts();
-        let starts = segment_starts(l, phase, inst);
+        segment_starts(l, phase, inst, &mut starts);
         for (s, &start) in starts.iter().enumerate() {
             let end = starts.get(s + 1).copied().unwrap_or(phase.step_n);
             transfers.clear();
             l.schedule.phase_transfers(plan, l.group, phase, inst, start, &mut transfers);
             l.count(phase.first_step + start, &transfers, end - start, mesh, &mut posts)?;
         }
-        out.push((i as u32, posts));
+        emit(i as u32, &mut posts)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The steps of `phase` (from 0, ascending) from which on every step
-/// posts the same as the segment's first, until the next.
-fn segment_starts(l: &Lowering<'_>, phase: &Phase, inst: PhaseInstance) -> Vec<u32> {
-    let every_step = || (0..phase.step_n).collect();
-    let Some(table) = l.tables.first() else { return vec![0] };
+/// posts the same as the segment's first, until the next, into `at`.
+fn segment_starts(l: &Lowering<'_>, phase: &Phase, inst: PhaseInstance, at: &mut Vec<u32>) {
+    at.clear();
+    let every_step = |at: &mut Vec<u32>| at.extend(0..phase.step_n);
+    let Some(table) = l.tables.first() else { return at.push(0) };
     // Block costs that depend on the member (AllToAllV): no closed form.
-    let Some(big_below) = table.big_below() else { return every_step() };
+    let Some(big_below) = table.big_below() else { return every_step(at) };
+    at.push(0);
     let (k, p) = (i64::from(inst.scope.k), i64::from(inst.scope.pos));
-    let mut s = Starts { k, heavy: i64::from(heavy_pieces(big_below, inst)), n: i64::from(phase.step_n), at: vec![0] };
+    let heavy = i64::from(heavy_pieces(big_below, inst));
+    let mut s = Starts { k, heavy, n: i64::from(phase.step_n), at };
     use PhaseKind as K;
     match phase.kind {
         K::RingReduceScatter { bidir } => {
@@ -91,11 +94,13 @@ fn segment_starts(l: &Lowering<'_>, phase: &Phase, inst: PhaseInstance) -> Vec<u
         K::RingBroadcast { root } => s.chain((p - i64::from(root)).rem_euclid(k.max(1))),
         K::RingReduce { root } => s.chain((p - i64::from(root) - 1).rem_euclid(k.max(1))),
         K::RingAllToAll if table.position_free() => s.at(1),
-        _ => return every_step(),
+        _ => {
+            s.at.clear();
+            return every_step(s.at);
+        }
     }
     s.at.sort_unstable();
     s.at.dedup();
-    s.at
 }
 
 /// How many of the `k` pieces of `inst`'s universe are heavy (hold one
@@ -118,14 +123,14 @@ fn heavy_pieces(big_below: u32, inst: PhaseInstance) -> u32 {
 
 /// Segment starts being gathered: steps `0..n` of a phase over `k` pieces,
 /// pieces `0..heavy` heavy.
-struct Starts {
+struct Starts<'v> {
     k: i64,
     heavy: i64,
     n: i64,
-    at: Vec<u32>,
+    at: &'v mut Vec<u32>,
 }
 
-impl Starts {
+impl Starts<'_> {
     /// A segment may start at step `t` (ignored outside the phase).
     fn at(&mut self, t: i64) {
         if (0..self.n).contains(&t) {

@@ -1,7 +1,7 @@
 //! Ranks mapped in parallel (lowered, encoded), in the order asked, the
 //! first error in that order whatever the thread count.
 
-use crate::lower::{LowerError, RankProgram, lower};
+use crate::lower::{LowerError, Lowerer, RankProgram};
 use crate::schedule::Schedule;
 use ccc_ir::id::Rank;
 use rayon::prelude::*;
@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// The first rank's [`LowerError`].
 pub fn lower_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<RankProgram>, LowerError> {
-    first_error_early(ranks, |&r| lower(schedule, r))
+    let lowerer = Lowerer::new(schedule);
+    first_error_early(ranks, |&r| lowerer.lower(r))
 }
 
 /// Maps `items` in parallel, in order, stopping early at a failure: the

@@ -19,7 +19,10 @@
 //! (a [`Memo`] shared by the chunks, `verify/roundtrip.rs` says why that
 //! is sound). When the images are not kept, encoding is the round trip's
 //! work and is done with it, in the encoding stage's place: a TOP_SP
-//! program equal to one proven is neither encoded nor decoded.
+//! program equal to one proven is neither encoded nor decoded. When they
+//! are neither kept nor checked (no proof, nothing emitted), only whether
+//! each rank encodes matters, and a program whose encoding inputs equal
+//! one that encoded is not encoded again (`encode.rs`).
 //!
 //! Results never depend on the thread count or the chunk size: each rank
 //! is checked alone, and what is folded across ranks is folded in rank
@@ -31,8 +34,8 @@ use super::options::ProofSource;
 use super::ranks::{Failed, map_until_error};
 use super::times::{Ledger, Part};
 use super::{CompileError, Options, Proof, Stage, Ticker};
-use crate::encode::{RankImages, encode};
-use crate::lower::{RankProgram, lower};
+use crate::encode::{Encoded, RankImages, encode};
+use crate::lower::{Lowerer, RankProgram};
 use crate::schedule::Schedule;
 use crate::verify::protocol::{self, RankChecked};
 use crate::verify::symmetry::Seen;
@@ -94,7 +97,9 @@ pub(super) fn stream(
         (None, None)
     };
     let memo = Memo::new(schedule.arch);
-    let stages = Stages { schedule, wanted, prover: prover.as_ref(), options, lowering, checking, decoding, memo };
+    let (lowerer, encoded) = (Lowerer::new(schedule), Encoded::new(schedule.arch));
+    let prover = prover.as_ref();
+    let stages = Stages { schedule, lowerer, wanted, prover, options, lowering, checking, decoding, memo, encoded };
     let mut seen = Vec::with_capacity(if prover.is_some() { world.len() } else { 0 });
     let mut found = Found::default();
     let mut programs = Vec::new();
@@ -134,6 +139,8 @@ pub(super) fn stream(
 /// What every chunk's stages share.
 struct Stages<'a, 's> {
     schedule: &'s Schedule,
+    /// What lowering every rank shares.
+    lowerer: Lowerer<'s>,
     /// The ranks asked for, ascending.
     wanted: &'a [Rank],
     /// When proving: the prover, whose watches the ranks are lowered under.
@@ -146,6 +153,8 @@ struct Stages<'a, 's> {
     decoding: Option<Ticker<'a>>,
     /// The TOP_SP programs decoded back so far.
     memo: Memo,
+    /// The TOP_SP programs encoded so far, when no image is kept or checked.
+    encoded: Encoded,
 }
 
 impl Stages<'_, '_> {
@@ -165,7 +174,7 @@ impl Stages<'_, '_> {
         let checks = self.checking.is_some();
         let lower_each = |ranks: &[Rank]| {
             map_until_error(ranks, |&r| {
-                let program = lower(schedule, r);
+                let program = self.lowerer.lower(r);
                 self.lowering.tick(1);
                 program
             })
@@ -198,6 +207,12 @@ impl Stages<'_, '_> {
                 });
                 (Vec::new(), Some(round_trips), failed)
             }
+            // Neither kept nor checked, an image matters only by whether
+            // it encodes: each distinct program is encoded once.
+            _ if !self.options.emit => {
+                let (_, failed) = map_until_error(&programs, |p| self.encoded.check(p));
+                (Vec::new(), None, failed)
+            }
             _ => {
                 let (images, failed) = map_until_error(&programs, |p| encode(p, schedule.arch));
                 (images, None, failed)
@@ -219,7 +234,7 @@ impl Stages<'_, '_> {
                 .map(|(program, seen)| {
                     let checked = match (self.prover, seen) {
                         (Some(prover), Some(seen)) => prover.check_rank(program, seen),
-                        _ => protocol::check_rank(schedule, program, None, None),
+                        _ => protocol::check_rank(schedule, program, None, None, None),
                     };
                     checking.tick(1);
                     checked

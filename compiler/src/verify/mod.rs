@@ -86,7 +86,8 @@
 //! `transfers.rs` (where transfers come from), `figures.rs` (a proof's
 //! figures without proving, for certificates). Modules import only
 //! downward: `transfers`, `action`, `defect` and `options` import no other
-//! verify module; none imports this file.
+//! verify module; none imports this file. The chain check and the round
+//! trip run once per distinct TOP_SP program (`lower/distinct.rs`).
 
 mod action;
 mod by_phase;

@@ -11,7 +11,7 @@
 use super::defect::{Defect, Defects, VerifyError};
 use super::options::ProverOptions;
 use super::postcondition::{self, CollectivePostcondition};
-use super::protocol::{self, Profiles, ProtocolProof, RankChecked};
+use super::protocol::{self, Chains, Profiles, ProtocolProof, RankChecked};
 use super::symmetry::{Bases, Seen, Symmetry};
 use super::transfers::AsBuilt;
 use crate::lower::RankProgram;
@@ -26,6 +26,8 @@ pub(crate) struct Prover<'s> {
     /// Member 0's transfers of every group that can be symmetric, and what
     /// they post (symmetry on).
     bases: Option<(Bases, Profiles)>,
+    /// The TOP_SP programs whose chains passed, checked once each.
+    chains: Chains,
     /// The time listing them took: postcondition work.
     pub(crate) setup_time: Duration,
 }
@@ -47,7 +49,7 @@ impl<'s> Prover<'s> {
             let profiles = Profiles::new(schedule, Some(&bases));
             (bases, profiles)
         });
-        Prover { schedule, options: *options, bases, setup_time: t.elapsed() }
+        Prover { schedule, options: *options, bases, chains: Chains::new(), setup_time: t.elapsed() }
     }
 
     /// What `rank` runs, per collective: member 0's transfers moved at
@@ -64,7 +66,7 @@ impl<'s> Prover<'s> {
     /// The protocol check of one rank's records (see `protocol`).
     pub(crate) fn check_rank(&self, program: &RankProgram, seen: &Seen) -> RankChecked {
         let bases = self.bases.as_ref().map(|(b, p)| (b, p));
-        protocol::check_rank(self.schedule, program, bases, Some(seen))
+        protocol::check_rank(self.schedule, program, bases, Some(seen), Some(&self.chains))
     }
 
     /// The world's postcondition, each group that every member's watch saw

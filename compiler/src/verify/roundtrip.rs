@@ -25,34 +25,33 @@
 //! The memo only shortcuts successes, so every image's verdict (and every
 //! defect's message) is the one decoding it would give: results do not
 //! depend on which thread got to a program first, on the thread count or
-//! on the chunk size. It is looked up by a hash of the inputs, never
-//! iterated, and holds at most [`MEMO_IMAGE_BYTES`] of images, with the
-//! programs they decode to (past that, a world of distinct programs
-//! decodes each, as without a memo). For the same reason the proof does
+//! on the chunk size. It is a [`Distinct`] table (`lower/distinct.rs`: looked
+//! up by a fingerprint and whole equality of the inputs, never iterated)
+//! of at most [`MEMO_BYTES`] of images and the programs they decode to
+//! (past that, a world of distinct programs decodes each, as without a
+//! memo). For the same reason the proof does
 //! not say how many images were decoded and how many matched: two threads
 //! may both decode a program neither has yet kept, so that split depends
 //! on the threads; the verdicts and the count of images proven do not.
 
 use super::defect::{Defect, DefectKind};
 use crate::encode::{EncodeInputs, ImageError, RankImages, TopSpImages, encode_topsp};
+use crate::lower::distinct::{Distinct, fingerprint};
 use crate::lower::{RankProgram, SegmentProgram, TopSpProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::id::{CollectiveIdx, Rank, TopSp};
 use ccc_ir::wire::ctrl_spad;
 use ccc_ir::wire::neff_configs::NeffConfigs;
 use ccc_ir::wire::slot_spad::SlotSpad;
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::sync::RwLock;
 
 /// Images per TOP_SP: `ctrl_spad`, `slot_spad`, `neff_configs`.
 const IMAGES_PER_TOPSP: u64 = 3;
 
-/// The most image bytes a [`Memo`] holds (beside the programs they decode
-/// to): past it, a new program is decoded but not kept. A TOP_SP's three
-/// images are at most 4 KiB + 32 KiB + 3,592 bytes on Cayman, so at least
-/// 400 programs fit; an 8,192-rank Hier all-reduce has 8, of 4,008 bytes.
-pub(crate) const MEMO_IMAGE_BYTES: usize = 16 << 20;
+/// The most bytes of images and programs a [`Memo`] holds: past it, a new
+/// program is decoded but not kept. A TOP_SP's three images are at most
+/// 4 KiB + 32 KiB + 3,592 bytes on Cayman, so hundreds of programs fit; an
+/// 8,192-rank Hier all-reduce has 8, of 4,008 bytes of images each.
+pub(crate) const MEMO_BYTES: usize = 16 << 20;
 
 /// A round-trip defect of `rank`'s TOP_SP `topsp`.
 fn defect(rank: Rank, topsp: TopSp, image: &'static str, detail: String) -> Box<Defect> {
@@ -85,7 +84,7 @@ fn check_topsp(rank: Rank, tp: &TopSpProgram, img: &TopSpImages) -> Result<(), B
     }
     let slot = SlotSpad::decode(&img.slot_spad).map_err(|e| fail("slot_spad", e.to_string()))?;
     let record_n = tp.records().count();
-    let differs = slot.records.iter().zip(tp.records()).position(|(decoded, r)| *decoded != r.tp);
+    let differs = slot.records.iter().zip(tp.records()).position(|(decoded, r)| decoded[..] != r.tp[..]);
     if differs.is_some() || slot.records.len() != record_n {
         let at = differs.unwrap_or(slot.records.len().min(record_n));
         return Err(fail("slot_spad", format!("record {at}'s tp_inc_steps differ")));
@@ -103,106 +102,38 @@ fn check_topsp(rank: Rank, tp: &TopSpProgram, img: &TopSpImages) -> Result<(), B
 /// other's.
 pub(crate) struct Memo {
     arch: Arch,
-    table: RwLock<Table>,
+    /// The programs proven, equal by their [`EncodeInputs`], each with
+    /// its images.
+    proven: Distinct<TopSpImages>,
 }
 
-/// A [`Memo`]'s contents.
-#[derive(Default)]
-struct Table {
-    /// Indices into `proven` by their programs' [`EncodeInputs`] hash:
-    /// looked up, never iterated.
-    by_hash: HashMap<u64, Vec<usize>>,
-    /// Each program proven, with its images.
-    proven: Vec<(TopSpProgram, TopSpImages)>,
-    /// The bytes of the images in `proven`.
-    image_bytes: usize,
+/// Whether `a` and `b` encode alike: their [`EncodeInputs`] are equal.
+fn same_inputs(a: &TopSpProgram, b: &TopSpProgram) -> bool {
+    EncodeInputs(a) == EncodeInputs(b)
 }
 
-impl Table {
-    /// The images proven for a program with `tp`'s encoding inputs.
-    fn find(&self, tp: &TopSpProgram, hash: u64) -> Option<&TopSpImages> {
-        let candidates = self.by_hash.get(&hash)?;
-        let inputs = EncodeInputs(tp);
-        candidates.iter().filter_map(|&i| self.proven.get(i)).find(|(p, _)| EncodeInputs(p) == inputs).map(|(_, i)| i)
-    }
-}
-
-/// The hash a [`Memo`] files `tp` under.
-fn hash(tp: &TopSpProgram) -> u64 {
-    let mut hasher = Fx(0);
-    EncodeInputs(tp).hash(&mut hasher);
-    hasher.finish()
-}
-
-/// A multiply-rotate hash of each word written (rustc's FxHash): no
-/// defence against chosen collisions, which would only cost the memo
-/// comparisons, but a few cycles a field where SipHash costs tens; the
-/// memo hashes every TOP_SP of the world.
-struct Fx(u64);
-
-impl Fx {
-    /// The multiplier (FxHash's, 2^64 / the golden ratio, made odd).
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    /// The rotation before each word is mixed in.
-    const ROTATE: u32 = 5;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(Self::ROTATE) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-    fn write_u16(&mut self, n: u16) {
-        self.add(u64::from(n));
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
+/// The bytes of a TOP_SP's three images.
+fn image_bytes(images: &TopSpImages) -> usize {
+    images.ctrl_spad.len() + images.slot_spad.len() + images.neff_configs.len()
 }
 
 impl Memo {
     /// An empty memo for images of `arch`.
     pub(crate) fn new(arch: Arch) -> Memo {
-        Memo { arch, table: RwLock::default() }
+        Memo { arch, proven: Distinct::new(same_inputs, MEMO_BYTES) }
     }
 
     /// Whether a program with `tp`'s encoding inputs is proven, and its
-    /// images pass `accept`. A poisoned lock reads as not proven.
-    fn proven(&self, tp: &TopSpProgram, hash: u64, accept: impl FnOnce(&TopSpImages) -> bool) -> bool {
-        self.table.read().map(|t| t.find(tp, hash).is_some_and(accept)).unwrap_or(false)
+    /// images pass `accept`.
+    fn proven(&self, tp: &TopSpProgram, fingerprint: u64, accept: impl FnOnce(&TopSpImages) -> bool) -> bool {
+        self.proven.find(tp, fingerprint, accept).unwrap_or(false)
     }
 
     /// Keeps `tp`, whose images `images` decoded back to it (unless a
     /// program with its inputs is kept already, or the memo is full).
-    fn keep(&self, tp: &TopSpProgram, hash: u64, images: TopSpImages) {
-        let Ok(mut table) = self.table.write() else { return };
-        let bytes = images.ctrl_spad.len() + images.slot_spad.len() + images.neff_configs.len();
-        if table.image_bytes + bytes > MEMO_IMAGE_BYTES || table.find(tp, hash).is_some() {
-            return;
-        }
-        table.image_bytes += bytes;
-        let index = table.proven.len();
-        table.proven.push((tp.clone(), images));
-        table.by_hash.entry(hash).or_default().push(index);
+    fn keep(&self, tp: &TopSpProgram, fingerprint: u64, images: TopSpImages) {
+        let bytes = image_bytes(&images);
+        self.proven.keep(tp, fingerprint, images, bytes);
     }
 
     /// Checks that `images` (kept, so each one built) decode back to
@@ -220,7 +151,7 @@ impl Memo {
             return Err(defect(program.rank, TopSp(0), "TOP_SP", detail));
         }
         for (tp, img) in program.topsps.iter().zip(&images.topsps) {
-            let hash = hash(tp);
+            let hash = fingerprint(tp);
             let same_bytes = |proven: &TopSpImages| {
                 proven.ctrl_spad == img.ctrl_spad
                     && proven.slot_spad == img.slot_spad
@@ -247,7 +178,7 @@ impl Memo {
         let params = self.arch.params();
         let mut fresh = Vec::new();
         for tp in &program.topsps {
-            let hash = hash(tp);
+            let hash = fingerprint(tp);
             if !self.proven(tp, hash, |_| true) {
                 let images = encode_topsp(tp, params.ctrl_spad_size, params.slot_spad_size)
                     .map_err(|source| ImageError { rank: program.rank, topsp: tp.topsp, source })?;

@@ -9,6 +9,9 @@
 //! ```
 
 use super::bytes::{DecodeError, DecodeErrorKind, EncodeError};
+use smallvec::SmallVec;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
 
 /// Bytes per entry.
 pub const ENTRY_BYTES: usize = 8;
@@ -81,11 +84,98 @@ impl TpIncStep {
     }
 }
 
+/// How many entries a [`TpRuns`] holds without a heap allocation: most
+/// records fold to one or two runs.
+pub const TP_RUNS_INLINE: usize = 2;
+
+/// One record's `tp_inc_steps` entries, in order: a vector that keeps up to
+/// [`TP_RUNS_INLINE`] entries inline, so that lowering a world of records
+/// of one or two runs allocates nothing per record. It reads as a slice
+/// (`Deref`), prints and serializes as a list, and compares equal to a
+/// `Vec` of the same entries.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct TpRuns(SmallVec<[TpIncStep; TP_RUNS_INLINE]>);
+
+impl TpRuns {
+    /// No entries.
+    pub fn new() -> Self {
+        TpRuns::default()
+    }
+
+    /// Appends an entry.
+    pub fn push(&mut self, entry: TpIncStep) {
+        self.0.push(entry);
+    }
+
+    /// The entries a heap allocation holds room for: 0 while they are
+    /// inline.
+    pub fn heap_capacity(&self) -> usize {
+        if self.0.spilled() { self.0.capacity() } else { 0 }
+    }
+}
+
+impl Deref for TpRuns {
+    type Target = [TpIncStep];
+    fn deref(&self) -> &[TpIncStep] {
+        &self.0
+    }
+}
+
+impl DerefMut for TpRuns {
+    fn deref_mut(&mut self) -> &mut [TpIncStep] {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for TpRuns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl serde::Serialize for TpRuns {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.as_slice().serialize(serializer)
+    }
+}
+
+impl From<Vec<TpIncStep>> for TpRuns {
+    fn from(entries: Vec<TpIncStep>) -> Self {
+        TpRuns(SmallVec::from_vec(entries))
+    }
+}
+
+impl FromIterator<TpIncStep> for TpRuns {
+    fn from_iter<I: IntoIterator<Item = TpIncStep>>(entries: I) -> Self {
+        TpRuns(entries.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a TpRuns {
+    type Item = &'a TpIncStep;
+    type IntoIter = std::slice::Iter<'a, TpIncStep>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl PartialEq<Vec<TpIncStep>> for TpRuns {
+    fn eq(&self, other: &Vec<TpIncStep>) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl PartialEq<TpRuns> for Vec<TpIncStep> {
+    fn eq(&self, other: &TpRuns) -> bool {
+        self[..] == other[..]
+    }
+}
+
 /// Run-length folds per-step `(m2s, s2m)` pairs: consecutive identical pairs
 /// become one entry, split every [`REPEAT_MAX`] steps.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Folder {
-    entries: Vec<TpIncStep>,
+    entries: TpRuns,
 }
 
 impl Folder {
@@ -121,6 +211,11 @@ impl Folder {
 
     /// The folded entries.
     pub fn finish(self) -> Vec<TpIncStep> {
+        self.entries.to_vec()
+    }
+
+    /// The folded entries, as a record holds them.
+    pub fn runs(self) -> TpRuns {
         self.entries
     }
 }

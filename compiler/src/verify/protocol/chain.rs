@@ -6,8 +6,17 @@
 //! `channel_list` holds exactly the collective's channels there; mesh
 //! records address their events inside the mesh window; credits are in
 //! 1..=511; the host's counts match the chain.
+//!
+//! The check reads the schedule and the TOP_SP's program, nothing else (the
+//! rank only names where a defect is), so a compile checks each distinct
+//! program once ([`Chains`], a [`Distinct`] table of the programs that
+//! passed, equal as wholes): the TOP_SPs of a world repeat (an 8,192-rank
+//! Hier all-reduce has 8 distinct programs on its 65,536 TOP_SPs). Only
+//! successes are kept, so a defective chain is checked and reported on
+//! every rank that has it, with the same message.
 
 use super::found::{MAX_SEND_CREDITS, Place, defect, hosted, mismatch};
+use crate::lower::distinct::{Distinct, fingerprint};
 use crate::lower::{Record, SegmentProgram, TopSpProgram};
 use crate::placement::{channel_sema, mesh_sema, sema, topsps_for};
 use crate::schedule::{CollectivePlan, Phase, Schedule};
@@ -15,6 +24,34 @@ use crate::verify::defect::{Defect, DefectKind, SemaphoreWindow};
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType};
 use ccc_ir::id::{Rank, TopSp};
+
+/// The most bytes of programs a [`Chains`] holds (past it, new programs are
+/// checked but not kept).
+const CHAINS_BYTES: usize = 16 << 20;
+
+/// The TOP_SP programs whose chains passed [`check`] for one schedule (see
+/// the module overview), shared by every thread checking its ranks.
+pub(crate) struct Chains(Distinct<()>);
+
+impl Chains {
+    /// None yet.
+    pub(crate) fn new() -> Chains {
+        Chains(Distinct::new(|a, b| a == b, CHAINS_BYTES))
+    }
+
+    /// [`check`], unless a program equal to `tp` passed it already: the
+    /// same verdict, since the check reads only `schedule` (the one these
+    /// chains are of) and the program.
+    pub(super) fn check(&self, schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(), Box<Defect>> {
+        let fingerprint = fingerprint(tp);
+        if self.0.find(tp, fingerprint, |()| ()).is_some() {
+            return Ok(());
+        }
+        check(schedule, rank, tp)?;
+        self.0.keep(tp, fingerprint, (), 0);
+        Ok(())
+    }
+}
 
 /// The first defect of the chain of `tp`, on rank `rank`.
 pub(super) fn check(schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(), Box<Defect>> {

@@ -57,6 +57,7 @@ mod steps;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use chain::Chains;
 pub(crate) use found::RankChecked;
 pub use found::{MAX_SEND_CREDITS, NET_INDEX_LOOP, ProtocolProof};
 use found::{Place, defect, mismatch};
@@ -86,7 +87,9 @@ impl Profiles {
 /// shows lowering found them so and `bases` has them; that each mesh
 /// event waits for exactly the increments the step graph sends it; that
 /// the notifications per TOP_SP add up to `op_num`. The balance between
-/// ranks is the postcondition proof's (see the module overview).
+/// ranks is the postcondition proof's (see the module overview). With
+/// `chains`, a chain equal to one that passed for this schedule is not
+/// checked again (`chain.rs`).
 ///
 /// A defect in a chain stops the rank's check there (its steps would only
 /// echo it); otherwise each collective's first defect is collected.
@@ -95,6 +98,7 @@ pub(crate) fn check_rank(
     program: &RankProgram,
     bases: Option<(&Bases, &Profiles)>,
     seen: Option<&Seen>,
+    chains: Option<&Chains>,
 ) -> RankChecked {
     let mut checked = RankChecked::default();
     let rank = program.rank;
@@ -105,7 +109,11 @@ pub(crate) fn check_rank(
         return checked;
     }
     for tp in &program.topsps {
-        match chain::check(schedule, rank, tp) {
+        let chain = match chains {
+            Some(chains) => chains.check(schedule, rank, tp),
+            None => chain::check(schedule, rank, tp),
+        };
+        match chain {
             Ok(()) => {
                 checked.proof.chains += 1;
                 checked.proof.records += tp.records().count() as u64;

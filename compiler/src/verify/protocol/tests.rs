@@ -100,7 +100,7 @@ fn a_ring_takes_the_folded_path() {
     let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
     case.channels = 2;
     let records_of = |p: &RankProgram, t: usize| -> Vec<Vec<TpIncStep>> {
-        p.topsps[t].segments[0].records.iter().map(|r| r.tp.clone()).collect()
+        p.topsps[t].segments[0].records.iter().map(|r| r.tp.to_vec()).collect()
     };
     // 4096 + 7 elements: the first 7 blocks are one element bigger, so
     // counts depend on the block, and each rank's are folded on its own.
@@ -186,9 +186,9 @@ fn the_rank_local_check_catches_a_wrong_count_on_its_own() {
     case.count = 65536;
     let (schedule, mut programs) = lower_all(&case);
     let mut one = programs.swap_remove(5);
-    assert!(check_rank(&schedule, &one, None, None).defects.is_empty());
+    assert!(check_rank(&schedule, &one, None, None, None).defects.is_empty());
     one.topsps[0].segments[0].records[1].tp[0].m2s += 1;
-    let checked = check_rank(&schedule, &one, None, None);
+    let checked = check_rank(&schedule, &one, None, None, None);
     let [d] = &checked.defects[..] else { panic!("{:?}", checked.defects) };
     assert!(matches!(d.kind, DefectKind::CountMismatch { queue: "M2S", .. }), "{d}");
     assert_eq!((d.rank, d.topsp, d.record, d.step), (Some(Rank(5)), Some(TopSp(0)), Some(1), Some(Step(7))));
