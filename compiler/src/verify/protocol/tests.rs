@@ -11,7 +11,7 @@ use crate::verify::symmetry::Symmetry;
 use crate::verify::{Defects, Prover, ProverOptions, VerifyError};
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::{Rank, Step, TopSp};
-use ccc_ir::wire::tp::TpIncStep;
+use ccc_ir::wire::tp::{TpIncStep, TpRuns};
 
 /// The protocol proof of `programs`, every rank's, each rank checked
 /// against member 0's needs where its watch saw its transfers moved
@@ -196,7 +196,7 @@ fn the_rank_local_check_catches_a_wrong_count_on_its_own() {
 
 /// Step `at` of `tp` (counted from the record's first step) posting one
 /// more `m2s` (`s2m` with `s2m`), its entry split around it.
-fn bump(tp: &mut Vec<TpIncStep>, at: u32, s2m: bool) {
+fn bump(tp: &mut TpRuns, at: u32, s2m: bool) {
     let mut steps: Vec<(u32, u32)> =
         tp.iter().flat_map(|e| std::iter::repeat_n((e.m2s, e.s2m), usize::from(e.repeat))).collect();
     let step = &mut steps[at as usize];
@@ -205,13 +205,14 @@ fn bump(tp: &mut Vec<TpIncStep>, at: u32, s2m: bool) {
     } else {
         step.0 += 1
     }
-    tp.clear();
+    let mut runs: Vec<TpIncStep> = Vec::new();
     for (m2s, s2m) in steps {
-        match tp.last_mut() {
+        match runs.last_mut() {
             Some(e) if (e.m2s, e.s2m) == (m2s, s2m) => e.repeat += 1,
-            _ => tp.push(TpIncStep { m2s, s2m, repeat: 1 }),
+            _ => runs.push(TpIncStep { m2s, s2m, repeat: 1 }),
         }
     }
+    *tp = TpRuns::from(runs);
 }
 
 /// Steps that need the same are checked as one run, and a run reports
@@ -232,7 +233,7 @@ fn runs_report_the_step_a_step_check_reports() {
         let (schedule, programs) = lower_all(&case);
         let plan = &schedule.collectives[0];
         for p in &programs {
-            assert!(check_rank(&schedule, p, None, None).defects.is_empty());
+            assert!(check_rank(&schedule, p, None, None, None).defects.is_empty());
             let segment = |p: &RankProgram, t: usize| p.topsps[t].segments[0].records.clone();
             for t in 0..p.topsps.len() {
                 for (i, record) in segment(p, t).iter().enumerate() {
@@ -248,7 +249,7 @@ fn runs_report_the_step_a_step_check_reports() {
                         if other != t && at + 1 < record.step_n {
                             bump(&mut edited.topsps[other].segments[0].records[i].tp, at + 1, false);
                         }
-                        let found = check_rank(&schedule, &edited, None, None);
+                        let found = check_rank(&schedule, &edited, None, None, None);
                         let [d] = &found.defects[..] else { panic!("{:?}", found.defects) };
                         let queue = if s2m { "S2M" } else { "M2S" };
                         assert!(matches!(d.kind, DefectKind::CountMismatch { queue: q, .. } if q == queue), "{d}");
@@ -256,7 +257,7 @@ fn runs_report_the_step_a_step_check_reports() {
                         assert_eq!((d.rank, d.topsp, d.record, d.step), want, "{op:?} {alg:?}");
                         if other < t {
                             bump(&mut edited.topsps[other].segments[0].records[i].tp, at, false);
-                            let found = check_rank(&schedule, &edited, None, None);
+                            let found = check_rank(&schedule, &edited, None, None, None);
                             let [d] = &found.defects[..] else { panic!("{:?}", found.defects) };
                             assert_eq!((d.topsp, d.step), (Some(TopSp(other as u8)), Some(Step(step))));
                         }
