@@ -110,7 +110,7 @@ impl Prediction {
 
 /// What one member moves in one step. Each per-side array is indexed
 /// by [`SENT`] and [`HEARD`].
-#[derive(Default)]
+#[derive(Debug, Default, PartialEq)]
 struct StepLoad {
     /// Bytes per side and hop kind: [intra, inter, pod]. Intra-node bytes
     /// are link loads: bytes times the links they cross, on the busier of
@@ -307,7 +307,7 @@ impl Walk<'_> {
     fn step(&mut self, phase: &Phase, step: u32, rates: &Rates) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.table, self.params);
-        let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step };
+        let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step, floor: self.floor };
         // A floor costs member 0 (the first sampled member) alone.
         let costed = if self.floor { &self.members[..self.members.len().min(1)] } else { &self.members[..] };
         for &m in costed {
@@ -430,7 +430,11 @@ fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &m
     let mut flows = 0u32;
     let mut spans = SpanMemo::default();
     let mut walked = 0;
-    for m in (0..n).filter(|&i| node(i) == node0) {
+    // World groups hold rank `i` at index `i`: node 0's members are the
+    // first `local_rank_n`, found without placing every member.
+    let world = !plan.groups.is_explicit();
+    let scanned = if world { 0..n.min(shape.local_rank_n) } else { 0..n };
+    for m in scanned.filter(|&i| world || node(i) == node0) {
         on_node += 1;
         let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
             Some(off) => off,

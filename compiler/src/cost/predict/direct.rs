@@ -35,23 +35,31 @@ pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32) -> Option<StepLoad> 
     let behind = move |d: u32| (p + k - d) % k;
     let mut side = Sides { cx, me, member: scope.base + p * scope.stride, memo: None, load: StepLoad::default() };
     let (to_all, from_all) = ((1..k).map(ahead), (1..k).map(behind));
+    // Every piece of a position-free layout costs alike: a floor on world
+    // groups may count the peers of a side that reaches every other member
+    // instead of visiting them (`Sides::add_all`).
+    let counted = cx.floor && !cx.plan.groups.is_explicit() && cx.table.position_free() && side.member == me;
+    let send = Side::Send;
+    let (hear, hear_folded) = (Side::Hear { fold: false }, Side::Hear { fold: true });
     match phase.kind {
         K::DirectReduceScatter => {
-            side.add(to_all.map(|q| (q, piece(q))), &scope, Side::Send);
-            side.add(from_all.map(|q| (q, piece(p))), &scope, Side::Hear { fold: true });
+            side.add_all(to_all.map(|q| (q, piece(q))), piece(p), &scope, send, counted);
+            side.add_all(from_all.map(|q| (q, piece(p))), piece(p), &scope, hear_folded, counted);
         }
         K::DirectAllGather => {
-            side.add(to_all.map(|q| (q, piece(p))), &scope, Side::Send);
-            side.add(from_all.map(|q| (q, piece(q))), &scope, Side::Hear { fold: false });
+            side.add_all(to_all.map(|q| (q, piece(p))), piece(p), &scope, send, counted);
+            side.add_all(from_all.map(|q| (q, piece(q))), piece(p), &scope, hear, counted);
         }
         K::DirectAllReduce => {
-            side.add(to_all.map(|q| (q, u)), &scope, Side::Send);
-            side.add(from_all.map(|q| (q, u)), &scope, Side::Hear { fold: true });
+            side.add_all(to_all.map(|q| (q, u)), u, &scope, send, counted);
+            side.add_all(from_all.map(|q| (q, u)), u, &scope, hear_folded, counted);
         }
-        K::DirectBroadcast { root } if p == root => side.add(to_all.map(|q| (q, u)), &scope, Side::Send),
-        K::DirectBroadcast { root } => side.add(std::iter::once((root, u)), &scope, Side::Hear { fold: false }),
-        K::DirectReduce { root } if p == root => side.add(from_all.map(|q| (q, u)), &scope, Side::Hear { fold: true }),
-        K::DirectReduce { root } => side.add(std::iter::once((root, u)), &scope, Side::Send),
+        K::DirectBroadcast { root } if p == root => side.add_all(to_all.map(|q| (q, u)), u, &scope, send, counted),
+        K::DirectBroadcast { root } => side.add(std::iter::once((root, u)), &scope, hear),
+        K::DirectReduce { root } if p == root => {
+            side.add_all(from_all.map(|q| (q, u)), u, &scope, hear_folded, counted);
+        }
+        K::DirectReduce { root } => side.add(std::iter::once((root, u)), &scope, send),
         _ => return None,
     }
     let mut load = side.load;
@@ -121,6 +129,61 @@ impl Sides<'_> {
                     load.folded += bytes / size;
                 }
                 load.sender_n += 1;
+            }
+        }
+    }
+}
+
+impl Sides<'_> {
+    /// The member sends to (`Side::Send`) or hears from every other member
+    /// of `scope`: `peers` in the generator's order, or, when `counted`,
+    /// every peer's blocks costing what `any` costs (a position-free
+    /// layout on world groups, the member costed itself), the peers off
+    /// its node counted by hop from the scope's arithmetic instead of
+    /// visited. Those peers each add the same whole number of bytes (and
+    /// of elements folded), so the counted sums are the visited ones to
+    /// the bit (`cost/predict/tests.rs` checks it).
+    fn add_all(
+        &mut self,
+        peers: impl Iterator<Item = (u32, BlockSet)>,
+        any: BlockSet,
+        scope: &ScopeInstance,
+        side: Side,
+        counted: bool,
+    ) {
+        if !counted || scope.k < 2 {
+            return self.add(peers, scope, side);
+        }
+        let shape = &self.cx.schedule.shape;
+        let (m, p, k, stride) = (self.member, scope.pos, scope.k, scope.stride.max(1));
+        // The positions whose members (group index = rank) lie in the same
+        // run of `span` ranks as the member: one run of positions around `p`.
+        let run = |span: u32| {
+            let first = m / span * span;
+            let last = first.saturating_add(span - 1);
+            (p - ((m - first) / stride).min(p), p.saturating_add((last - m) / stride).min(k - 1))
+        };
+        let local = shape.local_rank_n.max(1);
+        let (node_lo, node_hi) = run(local);
+        let (pod_lo, pod_hi) = run(local.saturating_mul(shape.nodes_per_pod.max(1)));
+        // The peers on the member's node are visited (their ring distances
+        // differ); the others are counted.
+        let on_node = (node_lo..=node_hi).filter(|&q| q != p).map(|q| (q, any));
+        self.add(on_node, scope, side);
+        let (bytes, desc) = self.of(any);
+        let s = if side == Side::Send { SENT } else { HEARD };
+        let off_node = [(Hop::Inter, (pod_hi - pod_lo) - (node_hi - node_lo)), (Hop::Pod, k - 1 - (pod_hi - pod_lo))];
+        for (hop, n) in off_node.into_iter().filter(|&(_, n)| n > 0) {
+            let load = &mut self.load;
+            load.hop = load.hop.max(Some(hop));
+            load.moved[s] += bytes * f64::from(n);
+            load.hops[s][hop as usize] += bytes * f64::from(n);
+            load.desc[s] += desc * u64::from(n);
+            if let Side::Hear { fold } = side {
+                if fold {
+                    load.folded += bytes / self.cx.plan.dtype.size() as f64 * f64::from(n);
+                }
+                load.sender_n += n as usize;
             }
         }
     }

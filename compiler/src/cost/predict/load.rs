@@ -52,6 +52,9 @@ pub(super) struct LoadCx<'a> {
     /// Name a direct step's transfers from its pattern (false: generate
     /// them, the reference the shortcut is tested against).
     pub(super) named: bool,
+    /// Costing a floor: a direct step's peers off the member's node may
+    /// be counted rather than visited (`direct::Sides::add_all`).
+    pub(super) floor: bool,
 }
 
 impl LoadCx<'_> {

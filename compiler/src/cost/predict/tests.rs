@@ -8,18 +8,17 @@ use ccc_ir::arch::Arch;
 use ccc_ir::enums::OpType;
 use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, Topology};
 
-/// Every pattern's flows read from the pattern are what its generated
-/// transfers say, for every member of every phase: every flat
-/// algorithm, and Hier with ring, Kangaring, mesh, RDH and single-cycle
-/// legs, over shapes and ops.
-#[test]
-fn a_patterns_sends_are_what_its_transfers_say() {
+/// Calls `f` with every phase of every built spec the tests read: every
+/// flat algorithm, and Hier with ring, Kangaring, mesh, RDH and
+/// single-cycle legs, over shapes (pods among them) and ops, each named.
+fn each_phase(mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
     let mut algorithms: Vec<Algorithm> = AlgType::ALL.iter().filter_map(|&a| Algorithm::flat(a)).collect();
     for (intra, inter) in [
         (AlgType::Ring, AlgType::Mesh),
         (AlgType::Kangaring, AlgType::SingleCycleRing),
         (AlgType::Kangaring, AlgType::InterRdh),
         (AlgType::Ring, AlgType::Ring),
+        (AlgType::Mesh, AlgType::Mesh),
     ] {
         let legs = HierLegs::new().intra_reduce_scatter(intra).intra_all_gather(intra);
         algorithms.push(Algorithm::Hier(legs.clone().inter_all_reduce(inter)));
@@ -31,7 +30,6 @@ fn a_patterns_sends_are_what_its_transfers_say() {
     // Every op: the ones a pattern does not serve are refused and skipped.
     let ops = OpType::ALL;
     let shapes = [Topology::new(8, 8), Topology::new(16, 4), Topology::new(32, 8).pods(2), Topology::new(24, 8)];
-    let (mut buf, mut checked) = (Vec::new(), 0);
     for topology in shapes {
         for &op in ops {
             for algorithm in &algorithms {
@@ -47,19 +45,49 @@ fn a_patterns_sends_are_what_its_transfers_say() {
                 let Ok(schedule) = build(&valid) else { continue };
                 let Some(plan) = schedule.collectives.first() else { continue };
                 for phase in &plan.phases {
-                    // One memo across the phase's members, as `node_flows` keeps it.
-                    let mut spans = SpanMemo::default();
-                    for m in 0..plan.groups.size() {
-                        let Some(off) = sends_off_from_pattern(&schedule, plan, phase, m, &mut spans) else {
-                            continue;
-                        };
-                        let walked = sends_off_walked(&schedule, plan, phase, m, &mut buf);
-                        assert_eq!(off, walked, "{topology:?} {op:?} {algorithm:?} {:?} member {m}", phase.kind);
-                        checked += 1;
-                    }
+                    f(&schedule, plan, phase, &format!("{topology:?} {op:?} {algorithm:?} {:?}", phase.kind));
                 }
             }
         }
     }
+}
+
+/// Every pattern's flows read from the pattern are what its generated
+/// transfers say, for every member of every phase.
+#[test]
+fn a_patterns_sends_are_what_its_transfers_say() {
+    let (mut buf, mut checked) = (Vec::new(), 0);
+    each_phase(|schedule, plan, phase, name| {
+        // One memo across the phase's members, as `node_flows` keeps it.
+        let mut spans = SpanMemo::default();
+        for m in 0..plan.groups.size() {
+            let Some(off) = sends_off_from_pattern(schedule, plan, phase, m, &mut spans) else { continue };
+            let walked = sends_off_walked(schedule, plan, phase, m, &mut buf);
+            assert_eq!(off, walked, "{name} member {m}");
+            checked += 1;
+        }
+    });
     assert!(checked > 1000, "{checked}");
+}
+
+/// A floor's direct step load, its peers off the member's node counted
+/// rather than visited, is the visited load to the bit, for every member
+/// of every direct phase (and some are counted: world groups spanning
+/// nodes and pods).
+#[test]
+fn a_floors_counted_direct_load_is_the_visited_one() {
+    let mut counted = 0;
+    each_phase(|schedule, plan, phase, name| {
+        let busiest = hosted_channels(schedule.arch.params(), plan.channels, 0);
+        let table = DescTable::new(plan, &busiest);
+        let params = ModelParams::of(schedule.arch);
+        let cx = |floor| LoadCx { schedule, plan, table: &table, params: &params, named: true, floor };
+        for m in 0..plan.groups.size() {
+            let Some(visited) = direct::load(&cx(false), phase, m) else { continue };
+            let floor = direct::load(&cx(true), phase, m);
+            assert_eq!(floor.as_ref(), Some(&visited), "{name} member {m}");
+            counted += usize::from(table.position_free() && visited.hops[SENT][Hop::Inter as usize] > 0.0);
+        }
+    });
+    assert!(counted > 100, "{counted}");
 }
