@@ -24,6 +24,10 @@ const PROBE_FROM: usize = 4;
 /// cells; and the memory the compile will hold, estimated from the probes,
 /// must fit [`Options::memory_budget`].
 ///
+/// Returns the largest probe's program footprint (bytes), which sizes the
+/// stream's chunks; `None` when no probe was lowered (fewer than
+/// [`PROBE_FROM`] ranks asked, no proof: one chunk holds them).
+///
 /// # Errors
 ///
 /// The first probe's lowering or image error, [`VerifyError::TooLarge`](crate::verify::VerifyError::TooLarge),
@@ -33,13 +37,13 @@ pub(super) fn check(
     wanted: &[Rank],
     source: ProofSource<'_>,
     options: &Options,
-) -> Result<(), CompileError> {
+) -> Result<Option<u64>, CompileError> {
     let prover = match source {
         ProofSource::Prove(prover) => Some(prover),
         ProofSource::Certificate(_) | ProofSource::Skip => None,
     };
     if prover.is_none() && wanted.len() < PROBE_FROM {
-        return Ok(());
+        return Ok(None);
     }
     let probed = probe(schedule, wanted)?;
     if let Some(prover) = prover {
@@ -58,7 +62,7 @@ pub(super) fn check(
         }
         .into());
     }
-    Ok(())
+    Ok(probed.iter().map(|p| p.program.footprint()).max())
 }
 
 /// The representative ranks lowered and encoded before any world-sized

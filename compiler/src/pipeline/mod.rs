@@ -30,7 +30,7 @@ mod stream;
 mod times;
 
 pub use error::{CertificateError, CompileError, MemoryError, WayOut};
-pub use options::DEFAULT_CHUNK_RANKS;
+pub use options::{CHUNK_CACHE_BYTES, DEFAULT_CHUNK_RANKS};
 pub use options::{DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
 pub use ranks::lower_ranks;
@@ -63,9 +63,10 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
         certificate::check_vouches(certificate, &schedule, &signature)?;
     }
     let wanted = wanted_ranks(&schedule, &options.ranks)?;
-    budget::check(&schedule, &wanted, source, options)?;
+    let probe_bytes = budget::check(&schedule, &wanted, source, options)?;
     ledger.lap(Part::Build);
-    let streamed = stream::stream(&schedule, &wanted, source, options, &mut ledger)?;
+    let chunk_ranks = stream::chunk_ranks(options, probe_bytes);
+    let streamed = stream::stream(&schedule, &wanted, source, options, chunk_ranks, &mut ledger)?;
     let (programs, images, proof) = (streamed.programs, streamed.images, streamed.proof);
     Ok(Compiled { schedule, signature, programs, images, proof, times: ledger.finish() })
 }

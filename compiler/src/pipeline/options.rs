@@ -15,15 +15,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// estimate leaves out (the proof's interned contributor sets).
 pub const DEFAULT_MEMORY_BUDGET: u64 = 2 << 30;
 
-/// The default of [`Options::chunk_ranks`]: enough ranks per chunk to
-/// keep every core busy between a chunk's stages, few enough that a
-/// chunk's programs stay in the processor's caches from one stage to the
-/// next (each stage reads every record again: a 65,536-rank Hier
-/// all-reduce's rank holds about 24 KB of records, so 64 ranks are about
-/// 1.5 MB; at 512 ranks the stages after lowering spent most of their time
+/// The default of [`Options::chunk_ranks`], the most ranks a chunk holds:
+/// enough to keep every core busy between a chunk's stages and to pay each
+/// stage's fork and join over many ranks, few enough that a chunk's
+/// programs and images are a small part of the memory budget. A chunk
+/// holds fewer where a rank's programs are large (see
+/// [`CHUNK_CACHE_BYTES`]).
+pub const DEFAULT_CHUNK_RANKS: usize = 512;
+
+/// The programs a chunk holds, at most, by the largest probe's footprint
+/// (`budget.rs`): each stage of a chunk reads every record again, so a
+/// chunk's programs should stay in the processor's caches from one stage
+/// to the next. A 65,536-rank Hier all-reduce's rank holds about 24 KB of
+/// records: at 512 ranks a chunk (12 MB) left the stages after lowering
 /// waiting on memory, and the verified compile took about 1.4 times the
-/// CPU time on a 2-core machine).
-pub const DEFAULT_CHUNK_RANKS: usize = 64;
+/// CPU time it takes at 64; a flat ring's rank holds a few KB, and 64-rank
+/// chunks made its compile slower by their fork-joins alone.
+pub const CHUNK_CACHE_BYTES: u64 = 3 << 19;
 
 /// What to compile.
 #[derive(Clone)]
@@ -57,10 +65,11 @@ pub struct Options {
     /// Called as work counted in ranks advances (see [`Progress`]); `None`
     /// costs nothing.
     pub progress: Option<Arc<ProgressFn>>,
-    /// Ranks lowered, encoded and checked at once (a chunk; see
+    /// The most ranks lowered, encoded and checked at once (a chunk; see
     /// `pipeline/stream.rs`), [`DEFAULT_CHUNK_RANKS`]; 0 is taken as 1.
-    /// Tuning only: a result never depends on it; the memory a compile
-    /// holds beyond what it keeps grows with it.
+    /// A chunk holds fewer when that many ranks' programs would pass
+    /// [`CHUNK_CACHE_BYTES`]. Tuning only: a result never depends on it;
+    /// the memory a compile holds beyond what it keeps grows with it.
     pub chunk_ranks: usize,
 }
 

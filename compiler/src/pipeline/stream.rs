@@ -1,6 +1,7 @@
 //! The world streamed through the compile and its proof: ranks are
-//! lowered, encoded, checked and decoded back a chunk at a time
-//! ([`Options::chunk_ranks`] ranks, in rank order), and every rank not kept
+//! lowered, encoded, checked and decoded back a chunk at a time (at most
+//! [`Options::chunk_ranks`] ranks, fewer when their programs would pass
+//! [`CHUNK_CACHE_BYTES`]; in rank order), and every rank not kept
 //! ([`Options::emit`]) is dropped with its chunk. Only what the proof
 //! needs across ranks outlives a chunk: each rank's symmetry watch
 //! ([`Seen`], a count per collective), the protocol figures and the
@@ -33,7 +34,7 @@ use super::certificate;
 use super::options::ProofSource;
 use super::ranks::{Failed, map_until_error};
 use super::times::{Ledger, Part};
-use super::{CompileError, Options, Proof, Stage, Ticker};
+use super::{CHUNK_CACHE_BYTES, CompileError, Options, Proof, Stage, Ticker};
 use crate::encode::{Encoded, RankImages, encode};
 use crate::lower::{Lowerer, RankProgram};
 use crate::schedule::Schedule;
@@ -77,6 +78,7 @@ pub(super) fn stream(
     wanted: &[Rank],
     source: ProofSource<'_>,
     options: &Options,
+    chunk_ranks: usize,
     ledger: &mut Ledger,
 ) -> Result<Streamed, CompileError> {
     let prover = match source {
@@ -104,7 +106,7 @@ pub(super) fn stream(
     let mut found = Found::default();
     let mut programs = Vec::new();
     let mut images = Vec::new();
-    for chunk in world.chunks(options.chunk_ranks.max(1)) {
+    for chunk in world.chunks(chunk_ranks.max(1)) {
         let (asked, asked_images) = stages.chunk(chunk, ledger, &mut seen, &mut found)?;
         if options.emit {
             programs.extend(asked);
@@ -134,6 +136,18 @@ pub(super) fn stream(
         _ => None,
     };
     Ok(Streamed { programs, images, proof })
+}
+
+/// The ranks per chunk: [`Options::chunk_ranks`], or fewer so that a
+/// chunk's programs, at `probe_bytes` each (the largest probe's
+/// footprint, when probes were lowered), stay within
+/// [`CHUNK_CACHE_BYTES`]; at least one.
+pub(super) fn chunk_ranks(options: &Options, probe_bytes: Option<u64>) -> usize {
+    let most = options.chunk_ranks.max(1);
+    match probe_bytes {
+        Some(bytes) if bytes > 0 => most.min(usize::try_from(CHUNK_CACHE_BYTES / bytes).unwrap_or(most).max(1)),
+        _ => most,
+    }
 }
 
 /// What every chunk's stages share.
@@ -300,5 +314,26 @@ impl<E: Into<CompileError>> Failed<E> {
     /// The failing item's rank (`ranks[index]`), with its error.
     fn at(self, ranks: &[Rank]) -> (Rank, CompileError) {
         (ranks.get(self.index).copied().unwrap_or(Rank(u32::MAX)), self.error.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CHUNK_CACHE_BYTES, Options, chunk_ranks};
+
+    /// A chunk holds `chunk_ranks` ranks of small programs, fewer of large
+    /// ones (at least one), and all of them when nothing was probed.
+    #[test]
+    fn chunks_are_sized_by_the_probes_programs() {
+        let options = Options { chunk_ranks: 512, ..Options::default() };
+        assert_eq!(chunk_ranks(&options, None), 512);
+        assert_eq!(chunk_ranks(&options, Some(4_000)), 393);
+        assert_eq!(CHUNK_CACHE_BYTES / 24_000, 65);
+        assert_eq!(chunk_ranks(&options, Some(24_000)), 65);
+        assert_eq!(chunk_ranks(&options, Some(CHUNK_CACHE_BYTES + 1)), 1);
+        assert_eq!(chunk_ranks(&options, Some(0)), 512);
+        let narrow = Options { chunk_ranks: 0, ..Options::default() };
+        assert_eq!(chunk_ranks(&narrow, Some(1)), 1);
+        assert_eq!(chunk_ranks(&Options { chunk_ranks: 8, ..Options::default() }, Some(4_000)), 8);
     }
 }
