@@ -119,7 +119,7 @@ fn report(case: &str, t: Duration, steps: Option<u64>, bytes: &[u8]) {
     let md5 = md5_time(bytes);
     let per_step = steps.map(|s| human(t / u32::try_from(s).unwrap_or(u32::MAX))).unwrap_or_else(|| "-".into());
     println!(
-        "{:<44} {:>10} {:>12} {:>10} {:>16} {:>8.0}x",
+        "{:<44} {:>10} {:>12} {:>10} {:>16} {:>8.1}x",
         case,
         human(t),
         per_step,
