@@ -78,7 +78,7 @@ pub fn encode(program: &RankProgram, arch: ccc_ir::arch::Arch) -> Result<RankIma
 
 /// The most bytes of programs an [`Encoded`] holds (past it, new programs
 /// are encoded but not kept).
-const ENCODED_BYTES: usize = 16 << 20;
+pub(crate) const ENCODED_BYTES: usize = 16 << 20;
 
 /// The TOP_SP programs a compile that keeps no image has encoded, for one
 /// arch (see the module overview), shared by every thread: only programs

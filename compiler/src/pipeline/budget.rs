@@ -4,11 +4,12 @@
 
 use super::options::ProofSource;
 use super::{CompileError, MemoryError, Options};
-use crate::encode::{RankImages, TopSpImages, encode};
+use crate::encode::{ENCODED_BYTES, RankImages, TopSpImages, encode};
 use crate::lower::{LowerError, RankProgram, lower};
 use crate::schedule::Schedule;
-use crate::verify::ProverOptions;
+use crate::verify::MEMO_BYTES;
 use crate::verify::postcondition;
+use crate::verify::protocol::CHAINS_BYTES;
 use crate::verify::symmetry::Seen;
 use ccc_ir::id::Rank;
 
@@ -49,7 +50,7 @@ pub(super) fn check(
     if let Some(prover) = prover {
         postcondition::check_cells(schedule, prover)?;
     }
-    let estimate = estimate(schedule, &probed, wanted.len() as u64, options, prover);
+    let estimate = estimate(schedule, &probed, wanted.len() as u64, options, source);
     let needed = estimate.proof.saturating_add(estimate.emit);
     if needed > options.memory_budget {
         return Err(MemoryError {
@@ -107,17 +108,21 @@ struct Estimate {
 
 /// The memory of a compile emitting `ranks` ranks, from the largest probe,
 /// as `stream.rs` streams the world: the ranks kept, their programs and
-/// images (when none is kept, the chunk in flight's); when proving, every
-/// rank's watch (what outlives its chunk), a chunk of ranks only the proof
-/// needs, lowered, with their watches, and the postcondition proof's
-/// largest buffers. A chunk's ranks are either kept or only the proof's,
-/// so counting a whole chunk of each overcounts by at most one chunk.
+/// images (when none is kept, the chunk in flight's); the tables of
+/// distinct TOP_SP programs the compile keeps (`lower/distinct.rs`: the
+/// round trip's and the chain check's when checking, the encoder's when
+/// neither keeping nor checking), each at most its byte cap and at most
+/// every rank's programs and images; when proving, every rank's watch
+/// (what outlives its chunk), a chunk of ranks only the proof needs,
+/// lowered, with their watches, and the postcondition proof's largest
+/// buffers. A chunk's ranks are either kept or only the proof's, so
+/// counting a whole chunk of each overcounts by at most one chunk.
 fn estimate(
     schedule: &Schedule,
     probed: &[Probed],
     ranks: u64,
     options: &Options,
-    prover: Option<&ProverOptions>,
+    source: ProofSource<'_>,
 ) -> Estimate {
     use std::mem::size_of;
     let program = probed.iter().map(|p| p.program.footprint()).max().unwrap_or(0);
@@ -125,8 +130,22 @@ fn estimate(
     let chunk = options.chunk_ranks.max(1) as u64;
     let kept = if options.emit { ranks } else { ranks.min(chunk) };
     let emit = kept.saturating_mul(program.saturating_add(images));
-    let Some(prover) = prover else { return Estimate { proof: 0, emit } };
     let rank_n = u64::from(schedule.shape.rank_n);
+    // A table holds at most its cap, and at most every rank's programs
+    // (with their images).
+    let table = |cap: usize| (cap as u64).min(rank_n.saturating_mul(program.saturating_add(images)));
+    let (prover, tables) = match source {
+        ProofSource::Prove(prover) => (Some(prover), table(MEMO_BYTES).saturating_add(table(CHAINS_BYTES))),
+        ProofSource::Certificate(_) => (None, table(MEMO_BYTES)),
+        ProofSource::Skip if !options.emit => (None, table(ENCODED_BYTES)),
+        ProofSource::Skip => (None, 0),
+    };
+    let Some(prover) = prover else {
+        return match source {
+            ProofSource::Skip => Estimate { proof: 0, emit: emit.saturating_add(tables) },
+            _ => Estimate { proof: tables, emit },
+        };
+    };
     // A watch: its rank and a count per collective, on the heap.
     let watch = (size_of::<Seen>() + 4 * schedule.collectives.len() + ALLOCATION_HEADER) as u64;
     // A rank lowered in a chunk, as the parallel map collects it.
@@ -134,7 +153,8 @@ fn estimate(
     let in_flight = rank_n.min(chunk).saturating_mul(program.saturating_add(watch).saturating_add(collected));
     let watches = rank_n.saturating_mul(watch);
     let buffers = schedule.collectives.iter().map(|plan| postcondition::bytes(schedule, plan, prover)).max();
-    Estimate { proof: watches.saturating_add(in_flight).saturating_add(buffers.unwrap_or(0)), emit }
+    let proof = watches.saturating_add(in_flight).saturating_add(buffers.unwrap_or(0)).saturating_add(tables);
+    Estimate { proof, emit }
 }
 
 /// An allocator's bookkeeping per allocation, about.

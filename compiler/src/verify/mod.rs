@@ -108,7 +108,7 @@ pub use postcondition::CollectivePostcondition;
 pub use protocol::{MAX_SEND_CREDITS, NET_INDEX_LOOP, ProtocolProof};
 pub use prover::Proof;
 pub(crate) use prover::Prover;
-pub(crate) use roundtrip::Memo;
+pub(crate) use roundtrip::{MEMO_BYTES, Memo};
 
 use crate::encode::RankImages;
 use crate::lower::RankProgram;

@@ -27,7 +27,7 @@ use ccc_ir::id::{Rank, TopSp};
 
 /// The most bytes of programs a [`Chains`] holds (past it, new programs are
 /// checked but not kept).
-const CHAINS_BYTES: usize = 16 << 20;
+pub(crate) const CHAINS_BYTES: usize = 16 << 20;
 
 /// The TOP_SP programs whose chains passed [`check`] for one schedule (see
 /// the module overview), shared by every thread checking its ranks.

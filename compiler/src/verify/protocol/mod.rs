@@ -57,7 +57,7 @@ mod steps;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use chain::Chains;
+pub(crate) use chain::{CHAINS_BYTES, Chains};
 pub(crate) use found::RankChecked;
 pub use found::{MAX_SEND_CREDITS, NET_INDEX_LOOP, ProtocolProof};
 use found::{Place, defect, mismatch};
