@@ -167,3 +167,37 @@ fn images_footprint(images: &RankImages) -> u64 {
         images.topsps.iter().map(|t| t.ctrl_spad.capacity() + t.slot_spad.capacity() + t.neff_configs.len()).sum();
     (inline + heap) as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ENCODED_BYTES, MEMO_BYTES, estimate, probe};
+    use crate::build::build;
+    use crate::pipeline::Options;
+    use crate::pipeline::options::ProofSource;
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+    use ccc_ir::id::Rank;
+
+    /// The encoder's table of distinct programs is counted when nothing is
+    /// kept or checked, at most every rank's programs and images; no table
+    /// when the ranks are kept unchecked.
+    #[test]
+    fn the_distinct_program_tables_are_counted_where_they_are_kept() {
+        let case = Case::flat(OpType::AllReduce, AlgType::Ring, 64, 16);
+        let schedule = build(&case.valid()).unwrap();
+        let wanted: Vec<Rank> = (0..64).map(Rank).collect();
+        let probed = probe(&schedule, &wanted).unwrap();
+        let per_rank = {
+            let e = estimate(&schedule, &probed, 1, &Options { emit: true, ..Options::default() }, ProofSource::Skip);
+            e.emit
+        };
+        let world = 64 * per_rank;
+        assert!(world < ENCODED_BYTES as u64 && world < MEMO_BYTES as u64, "a small world stays under the caps");
+        let kept = Options { emit: true, ..Options::default() };
+        let unkept = Options { emit: false, ..Options::default() };
+        let e = estimate(&schedule, &probed, 64, &kept, ProofSource::Skip);
+        assert_eq!((e.proof, e.emit), (0, 64 * per_rank), "kept and unchecked: no table");
+        let e = estimate(&schedule, &probed, 64, &unkept, ProofSource::Skip);
+        assert_eq!((e.proof, e.emit), (0, 64 * per_rank + world), "a chunk in flight and the encoder's table");
+    }
+}
