@@ -9,6 +9,7 @@ use ccc_ir::spec::{Leg, LegChoices};
 pub(crate) mod hier;
 mod mesh;
 mod rdh;
+pub(crate) use rdh::sends_to as rdh_sends_to;
 mod ring;
 mod step_gen;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};

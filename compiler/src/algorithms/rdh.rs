@@ -138,6 +138,27 @@ pub(crate) fn doubling(g: &mut Gen<'_>, round: u8, balanced: bool) {
     g.push_rel(peer, me, recv, None);
 }
 
+/// The scope position member `q` of `k` sends to at the step of an RDH
+/// phase of `kind` (`Some(None)`: it sends nothing), from the same
+/// pairing the generators above use: what they push with `from == q`,
+/// named without generating it (the cost model's network flows). `None`
+/// for any other kind, or a round no built plan has.
+pub(crate) fn sends_to(kind: PhaseKind, k: u32, q: u32) -> Option<Option<u32>> {
+    use PhaseKind as K;
+    let (p2, parts) = participants(k, false);
+    let r = parts.r;
+    let d = match kind {
+        K::RdhPrologue { .. } => return Some((q < 2 * r && q.is_multiple_of(2)).then_some(q + 1)),
+        K::RdhEpilogue { .. } => return Some((q < 2 * r && q % 2 == 1).then(|| q - 1)),
+        K::RdhHalving { round, .. } => p2.checked_shr(u32::from(round) + 1)?,
+        K::RdhDoubling { round, .. } => 1u32.checked_shl(u32::from(round))?,
+        _ => return None,
+    };
+    let Some(j) = parts.of(q) else { return Some(None) };
+    let partner = j ^ d;
+    (d > 0 && partner < p2).then(|| Some(parts.member(partner)))
+}
+
 /// Binomial broadcast round: members `q' < 2^round` send to `q' + 2^round`.
 pub(crate) fn tree_broadcast(g: &mut Gen<'_>, root: u32, round: u8) {
     let k = g.k();

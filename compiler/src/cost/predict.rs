@@ -24,10 +24,6 @@ use serde::Serialize;
 /// scaled up (a ring's steps all cost the same).
 const SAMPLED_STEPS: u32 = 16;
 
-/// A floor's network flows walk at most this many members of a node per
-/// phase (the others counted as not sending: see [`node_flows`]).
-const FLOOR_WALKED: u32 = 8;
-
 /// The kind of link a transfer takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Hop {
@@ -192,9 +188,10 @@ pub(crate) fn launch_ns(schedule: &Schedule, plan: &CollectivePlan, params: &Mod
 /// that, and cheaper: a phase's time is the sum over its sampled steps of
 /// its most expensive sampled member's cost; the floor costs member 0
 /// (always sampled) alone, so each step's term is at most the step's, and
-/// counts only the network flows the pattern names
-/// ([`sends_off_from_pattern`]), not those that would have to be walked,
-/// so each flow's share of the network is at least the prediction's.
+/// counts the network flows the pattern names
+/// ([`sends_off_from_pattern`](flows::sends_off_from_pattern)) but at most
+/// [`FLOOR_WALKED`](flows::FLOOR_WALKED) of the others, so each flow's
+/// share of the network is at least the prediction's.
 /// `Auto` predicts only the choices whose floor could still win
 /// (`docs/cost-model.md` §4).
 pub(crate) struct PhaseCoster<'a>(Walk<'a>);
@@ -206,9 +203,27 @@ impl<'a> PhaseCoster<'a> {
         PhaseCoster(Walk { floor, ..Walk::new(schedule, plan, params) })
     }
 
+    /// [`PhaseCoster::new`], taking each phase's network flows from `memo`
+    /// (and counting them into it): the same numbers, counted once for
+    /// every candidate of one choice ([`FlowMemo`]).
+    pub(crate) fn with_memo(
+        schedule: &'a Schedule,
+        plan: &'a CollectivePlan,
+        params: &'a ModelParams,
+        floor: bool,
+        memo: &'a mut FlowMemo,
+    ) -> Self {
+        PhaseCoster(Walk { floor, memo: Some(memo), ..Walk::new(schedule, plan, params) })
+    }
+
     /// The phases at `indices`, each costed alone.
     pub(crate) fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
         self.0.times(indices)
+    }
+
+    /// Every phase, each costed alone, in run order.
+    pub(crate) fn every_time(&mut self) -> Vec<f64> {
+        self.0.times(0..self.0.plan.phases.len())
     }
 }
 
@@ -224,6 +239,8 @@ struct Walk<'a> {
     buf: Vec<Transfer>,
     /// Cost a floor, not the prediction ([`PhaseCoster`]).
     floor: bool,
+    /// Where the phases' network flows are kept across walks, if anywhere.
+    memo: Option<&'a mut FlowMemo>,
     /// Walk every sampled step, even those that cost alike, and generate
     /// every transfer, even a direct step's (the reference the shortcuts
     /// are tested against).
@@ -245,6 +262,7 @@ impl<'a> Walk<'a> {
             dma: params.dma * lanes,
             buf: Vec::new(),
             floor: false,
+            memo: None,
             walk_every_step: false,
         }
     }
@@ -259,7 +277,10 @@ impl<'a> Walk<'a> {
     /// The cost of phase `index`, starting at `start_ns`.
     fn phase(&mut self, index: usize, phase: &Phase, start_ns: f64) -> PhaseCost {
         let (schedule, plan, params) = (self.schedule, self.plan, self.params);
-        let flows = node_flows(schedule, plan, phase, &mut self.buf, self.floor);
+        let flows = match self.memo.as_deref_mut() {
+            Some(memo) => memo.flows(schedule, plan, phase, &mut self.buf, self.floor),
+            None => node_flows(schedule, plan, phase, &mut self.buf, self.floor).flows,
+        };
         let inter_rate = params.node_inter / flows;
         let rates = Rates { link: params.link_intra, network: inter_rate, dma: self.dma };
         let (picked, weight) = sampled_steps(phase.step_n);
@@ -267,7 +288,7 @@ impl<'a> Walk<'a> {
         // The first walked step of each class, reused for the others.
         let mut walked: [Option<StepCost>; 2] = [None, None];
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
-        for &t in &picked {
+        for t in picked {
             let class = classes.of(t);
             let cost = match class.and_then(|c| walked[c]) {
                 Some(cost) => cost,
@@ -403,126 +424,13 @@ fn sample_members(plan: &CollectivePlan) -> Vec<u32> {
     m
 }
 
-/// The steps of a phase that are walked, and the weight of each.
-fn sampled_steps(step_n: u32) -> (Vec<u32>, f64) {
-    if step_n <= SAMPLED_STEPS {
-        return ((0..step_n).collect(), 1.0);
-    }
-    let picked = (0..SAMPLED_STEPS).map(|i| (u64::from(i) * u64::from(step_n) / u64::from(SAMPLED_STEPS)) as u32);
-    (picked.collect(), f64::from(step_n) / f64::from(SAMPLED_STEPS))
-}
-
-/// How many flows leave one node at once in `phase`: the members of group
-/// 0 on member 0's node that send off-node at the phase's first step,
-/// times the groups that share that node. At least 1.
-///
-/// Most patterns' sends are known from the pattern without generating
-/// their transfers ([`sends_off_from_pattern`]); the others are walked.
-/// A `floor` walks at most [`FLOOR_WALKED`] of them and counts the rest
-/// as not sending (fewer flows: a larger share of the network each).
-fn node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>, floor: bool) -> f64 {
-    let shape = &schedule.shape;
-    let n = plan.groups.size();
-    // The node of group 0's member `i` (`None`: no such member).
-    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
-    let node0 = node(0);
-    let mut on_node = 0u32;
-    let mut flows = 0u32;
-    let mut spans = SpanMemo::default();
-    let mut walked = 0;
-    // World groups hold rank `i` at index `i`: node 0's members are the
-    // first `local_rank_n`, found without placing every member.
-    let world = !plan.groups.is_explicit();
-    let scanned = if world { 0..n.min(shape.local_rank_n) } else { 0..n };
-    for m in scanned.filter(|&i| world || node(i) == node0) {
-        on_node += 1;
-        let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
-            Some(off) => off,
-            None if floor && walked >= FLOOR_WALKED => false,
-            None => {
-                walked += 1;
-                sends_off_walked(schedule, plan, phase, m, buf)
-            }
-        };
-        flows += u32::from(off);
-    }
-    let groups_on_node = (shape.local_rank_n / on_node.max(1)).max(1);
-    f64::from(flows.max(1) * groups_on_node)
-}
-
-/// Whether member `m` of group 0 sends off its node at `phase`'s first
-/// step, from the transfers the phase generates.
-fn sends_off_walked(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    phase: &Phase,
-    m: u32,
-    buf: &mut Vec<Transfer>,
-) -> bool {
-    let shape = &schedule.shape;
-    buf.clear();
-    schedule.transfers(plan, 0, m, phase.first_step, buf);
-    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
-    buf.iter().any(|t| t.from == m && node(t.to) != node(m))
-}
-
-/// The last scope [`sends_off_from_pattern`] asked about, `(base, stride, k)`,
-/// and whether its members span more than one node (the members of one
-/// node usually share their scope).
-#[derive(Default)]
-struct SpanMemo(Option<((u32, u32, u32), bool)>);
-
-/// Whether member `m` of group 0 sends off its node at `phase`'s first
-/// step, from the pattern (`algorithms/`), or `None` for a pattern it is
-/// not known for (a point-to-point's peers, a chain's or a tree's rounds:
-/// walked).
-///
-/// Every pattern but the point-to-point moves data between members of
-/// its scope only, so a member whose scope lies on one node sends
-/// nothing off it. Otherwise: a direct reduce-scatter, all-gather,
-/// all-reduce or all-to-all sends to every other member of the scope; a
-/// direct broadcast's root to every other member, the others nothing; a
-/// direct reduce's members to the root, which sends nothing; a ring
-/// reduce-scatter or all-gather sends to the next member at every step
-/// (and a Kangaring's second half to the previous one); the single-cycle
-/// ring's first step is a reduce-scatter step.
-fn sends_off_from_pattern(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    phase: &Phase,
-    m: u32,
-    spans: &mut SpanMemo,
-) -> Option<bool> {
-    use crate::schedule::PhaseKind as K;
-    if phase.kind == K::PointToPoint {
-        return None;
-    }
-    let shape = &schedule.shape;
-    // The scope alone (`instance` also narrows the block universe).
-    let scope = phase.scope.around(&plan.radices, m);
-    let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
-    let key = (scope.base, scope.stride, scope.k);
-    let spans_nodes = match spans.0 {
-        Some((k, v)) if k == key => v,
-        _ => {
-            let first = node_of(0);
-            let v = (1..scope.k).any(|q| node_of(q) != first);
-            spans.0 = Some((key, v));
-            v
-        }
-    };
-    if !spans_nodes {
-        return Some(false);
-    }
-    let (me, next, prev) = (node_of(scope.pos), node_of(scope.pos + 1), node_of(scope.pos + scope.k - 1));
-    Some(match phase.kind {
-        K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => true,
-        K::DirectBroadcast { root } => scope.pos == root,
-        K::DirectReduce { root } => scope.pos != root && node_of(root) != me,
-        K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => next != me || (bidir && prev != me),
-        K::RingAllReduceFused => next != me,
-        _ => return None,
-    })
+/// The steps of a phase that are walked, in order, and the weight of each
+/// (every step up to [`SAMPLED_STEPS`], else that many evenly spread).
+fn sampled_steps(step_n: u32) -> (impl Iterator<Item = u32>, f64) {
+    let all = step_n <= SAMPLED_STEPS;
+    let picked = (0..step_n.min(SAMPLED_STEPS))
+        .map(move |i| if all { i } else { (u64::from(i) * u64::from(step_n) / u64::from(SAMPLED_STEPS)) as u32 });
+    (picked, if all { 1.0 } else { f64::from(step_n) / f64::from(SAMPLED_STEPS) })
 }
 
 /// The four terms of a step's (or a phase's) cost, ns.
@@ -578,7 +486,12 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
 }
 
 mod direct;
+mod flows;
 mod load;
+pub(crate) use flows::FlowMemo;
+use flows::node_flows;
+#[cfg(test)]
+use flows::{SpanMemo, sends_off_from_partner, sends_off_from_pattern, sends_off_walked};
 use load::{LoadCx, step_load};
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! candidate would give: the same argmin with the same tie-break.
 
 use super::{Machine, build_alone, floor_ns, whole_ns};
-use crate::cost::predict::{PhaseCoster, launch_ns, predict};
+use crate::cost::predict::{FlowMemo, PhaseCoster, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
 use crate::schedule::{CollectivePlan, Schedule};
 use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, ValidCollective};
@@ -57,11 +57,21 @@ pub(super) struct Search<'a> {
     /// The collective's bound and its launch cost, ns: the same for every
     /// candidate (they depend on the op, groups, size and channels only).
     fixed: Option<(f64, f64)>,
+    /// The phases' network flows, counted once for every candidate.
+    flows: FlowMemo,
 }
 
 impl<'a> Search<'a> {
     pub(super) fn new(collective: &'a ValidCollective, machine: Machine, params: &'a ModelParams) -> Self {
-        Search { collective, machine, params, homes: Vec::new(), legs: Vec::new(), fixed: None }
+        Search {
+            collective,
+            machine,
+            params,
+            homes: Vec::new(),
+            legs: Vec::new(),
+            fixed: None,
+            flows: FlowMemo::default(),
+        }
     }
 
     /// Predicts the candidates that could win or come second, in floor
@@ -133,9 +143,10 @@ impl<'a> Search<'a> {
         };
         self.fix(&schedule, plan);
         let home = self.homes.len();
-        let mut coster = PhaseCoster::new(&schedule, plan, self.params, true);
+        let mut coster = PhaseCoster::with_memo(&schedule, plan, self.params, true, &mut self.flows);
         for (&key, phases) in chosen.iter().zip(runs) {
-            if self.leg(key).is_none() {
+            // (`self.leg`, borrowing only the legs: the coster holds the flows.)
+            if !self.legs.iter().any(|l| l.key == key) {
                 let floors = coster.times(phases.clone());
                 self.legs.push(LegCost { key, home, phases, floors, times: None });
             }
@@ -146,11 +157,13 @@ impl<'a> Search<'a> {
 
     /// The floor of a candidate built alone: the launch cost plus its
     /// phases' floors, summed as [`predict()`] sums their times.
+    ///
+    /// [`predict()`]: crate::cost::predict::predict
     fn whole_floor(&mut self, schedule: &Schedule) -> Option<f64> {
         let plan = schedule.collectives.first()?;
         self.fix(schedule, plan);
         let (_, launch) = self.fixed?;
-        Some(launch + phase_floors(schedule, plan, self.params))
+        Some(launch + phase_times(PhaseCoster::with_memo(schedule, plan, self.params, true, &mut self.flows)))
     }
 
     /// Records the collective's bound and launch cost from the first plan
@@ -170,6 +183,8 @@ impl<'a> Search<'a> {
     /// The launch cost plus, leg by leg in run order, the phase values
     /// `of` gives: the very sum [`predict()`] makes of a whole plan's
     /// phase times.
+    ///
+    /// [`predict()`]: crate::cost::predict::predict
     fn legs_sum(&self, chosen: &[(Leg, AlgType)], of: impl Fn(&LegCost) -> Option<&Vec<f64>>) -> Option<f64> {
         let mut at = 0.0;
         for &key in chosen {
@@ -182,12 +197,21 @@ impl<'a> Search<'a> {
     }
 
     /// The prediction of a held candidate, ns: a whole one's
-    /// [`predict()`]; a combination's from its legs' phase times, costing
-    /// each leg the first time it is asked for.
+    /// [`predict()`] total (the launch cost plus its phases' times, their
+    /// network flows from [`Search::flows`]); a combination's from its
+    /// legs' phase times, costing each leg the first time it is asked for.
+    ///
+    /// [`predict()`]: crate::cost::predict::predict
     fn predict(&mut self, held: &Held) -> Option<f64> {
         let chosen = match held {
             Held::Whole(schedule) => {
-                return Some(predict(schedule, schedule.collectives.first()?, self.params).total_ns);
+                // `predict()`'s total: the launch cost plus the phases'
+                // times summed in run order.
+                let plan = schedule.collectives.first()?;
+                let (_, launch) = self.fixed?;
+                return Some(
+                    launch + phase_times(PhaseCoster::with_memo(schedule, plan, self.params, false, &mut self.flows)),
+                );
             }
             Held::Legs(chosen) => chosen,
         };
@@ -196,7 +220,8 @@ impl<'a> Search<'a> {
             if self.legs[l].times.is_none() {
                 let schedule = self.homes.get(self.legs[l].home)?;
                 let plan = schedule.collectives.first()?;
-                let times = PhaseCoster::new(schedule, plan, self.params, false).times(self.legs[l].phases.clone());
+                let mut coster = PhaseCoster::with_memo(schedule, plan, self.params, false, &mut self.flows);
+                let times = coster.times(self.legs[l].phases.clone());
                 self.legs[l].times = Some(times);
             }
         }
@@ -206,14 +231,19 @@ impl<'a> Search<'a> {
 
 /// The floor of `plan` built alone, ns: the launch cost plus its phases'
 /// floors, summed as [`predict()`] sums their times.
+///
+/// [`predict()`]: crate::cost::predict::predict
 pub(super) fn whole_floor(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> f64 {
-    launch_ns(schedule, plan, params) + phase_floors(schedule, plan, params)
+    launch_ns(schedule, plan, params) + phase_times(PhaseCoster::new(schedule, plan, params, true))
 }
 
-/// The floors of `plan`'s phases, summed in run order.
-fn phase_floors(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> f64 {
+/// The times (or floors) `coster` gives every phase of its plan, summed in
+/// run order as [`predict()`] sums them.
+///
+/// [`predict()`]: crate::cost::predict::predict
+fn phase_times(mut coster: PhaseCoster<'_>) -> f64 {
     let mut at = 0.0;
-    for t in PhaseCoster::new(schedule, plan, params, true).times(0..plan.phases.len()) {
+    for t in coster.every_time() {
         at += t;
     }
     at

@@ -70,6 +70,27 @@ fn a_patterns_sends_are_what_its_transfers_say() {
     assert!(checked > 1000, "{checked}");
 }
 
+/// An RDH phase's sends named from its pairing are what its generated
+/// transfers say, for every member of every RDH phase, those off the
+/// member's node among them (a prologue and epilogue too: 24 ranks pair
+/// up).
+#[test]
+fn an_rdh_partners_sends_are_what_its_transfers_say() {
+    let (mut buf, mut checked, mut off_node, mut kinds) = (Vec::new(), 0, 0, Vec::new());
+    each_phase(|schedule, plan, phase, name| {
+        for m in 0..plan.groups.size() {
+            let Some(off) = sends_off_from_partner(schedule, plan, phase, m) else { continue };
+            assert_eq!(off, sends_off_walked(schedule, plan, phase, m, &mut buf), "{name} member {m}");
+            (checked, off_node) = (checked + 1, off_node + usize::from(off));
+            if !kinds.contains(&phase.kind.name()) {
+                kinds.push(phase.kind.name());
+            }
+        }
+    });
+    assert!(checked > 1000 && off_node > 100, "{checked} {off_node}");
+    assert_eq!(kinds.len(), 4, "{kinds:?}");
+}
+
 /// A floor's direct step load, its peers off the member's node counted
 /// rather than visited, is the visited load to the bit, for every member
 /// of every direct phase (and some are counted: world groups spanning

@@ -1,0 +1,246 @@
+//! How many flows share a node's network in a phase (`docs/cost-model.md`
+//! §1, Network): from the pattern where it names them, else from the
+//! transfers the phase generates; and [`FlowMemo`], which counts a phase
+//! once for every candidate of one `Auto` choice that runs it.
+
+use crate::algorithms;
+use crate::schedule::{CollectivePlan, Phase, PhaseKind, Radices, Schedule, Scope, Transfer};
+
+/// A floor's network flows walk at most this many members of a node per
+/// phase (the others counted as not sending: see [`node_flows`]).
+pub(super) const FLOOR_WALKED: u32 = 8;
+
+/// The network flows of the phases already counted for one `Auto` choice:
+/// one collective on one machine, so the plans its candidates build share
+/// their groups, shape, op, sizes, root and peers and differ only in their
+/// radices and phases. A phase's flows are what its first step's transfers
+/// (or its pattern) say about node 0's members, and those depend on the
+/// plan's radices and the phase's kind, scope and narrowing scopes only
+/// (the generators read no other phase: `algorithms::transfers`), so a
+/// phase with the same four is counted once, for its floor and for its
+/// prediction. Both counts are kept: a floor may walk fewer members
+/// ([`FLOOR_WALKED`]). Nothing is kept between choices.
+#[derive(Default)]
+pub(crate) struct FlowMemo(Vec<Counted>);
+
+/// One phase's counts, as [`FlowMemo`] keys them.
+struct Counted {
+    radices: Radices,
+    kind: PhaseKind,
+    scope: Scope,
+    narrow: Vec<Scope>,
+    /// The prediction's count.
+    whole: Option<f64>,
+    /// The floor's count.
+    floor: Option<f64>,
+}
+
+impl FlowMemo {
+    /// [`node_flows`] of `phase` of `plan`, counted once per key.
+    pub(super) fn flows(
+        &mut self,
+        schedule: &Schedule,
+        plan: &CollectivePlan,
+        phase: &Phase,
+        buf: &mut Vec<Transfer>,
+        floor: bool,
+    ) -> f64 {
+        // A phase without steps walks the transfers of the step after it
+        // (`Schedule::transfers` finds the phase running at that step):
+        // not keyed by its own fields.
+        if phase.step_n == 0 {
+            return node_flows(schedule, plan, phase, buf, floor).flows;
+        }
+        let same = |c: &Counted| {
+            c.radices == plan.radices && c.kind == phase.kind && c.scope == phase.scope && c.narrow == phase.narrow
+        };
+        let at = match self.0.iter().position(same) {
+            Some(at) => at,
+            None => {
+                let (radices, kind, scope, narrow) = (plan.radices, phase.kind, phase.scope, phase.narrow.clone());
+                self.0.push(Counted { radices, kind, scope, narrow, whole: None, floor: None });
+                self.0.len() - 1
+            }
+        };
+        let Some(counted) = self.0.get_mut(at) else { return node_flows(schedule, plan, phase, buf, floor).flows };
+        if let Some(flows) = if floor { counted.floor } else { counted.whole } {
+            return flows;
+        }
+        let n = node_flows(schedule, plan, phase, buf, floor);
+        // A floor and a prediction walk the same members, hence count the
+        // same, when no more than [`FLOOR_WALKED`] must be walked.
+        let same_walk = if floor { n.skipped == 0 } else { n.walked <= FLOOR_WALKED };
+        if floor || same_walk {
+            counted.floor = Some(n.flows);
+        }
+        if !floor || same_walk {
+            counted.whole = Some(n.flows);
+        }
+        n.flows
+    }
+}
+
+/// What [`node_flows`] counted, and how.
+pub(super) struct NodeFlows {
+    /// The flows (at least 1).
+    pub(super) flows: f64,
+    /// Members whose sends were walked.
+    walked: u32,
+    /// Members a floor counted as not sending rather than walk them.
+    skipped: u32,
+}
+
+/// How many flows leave one node at once in `phase`: the members of group
+/// 0 on member 0's node that send off-node at the phase's first step,
+/// times the groups that share that node. At least 1.
+///
+/// Most patterns' sends are known from the pattern without generating
+/// their transfers ([`sends_off_from_pattern`]); the others are walked:
+/// an RDH member's from the partner its round pairs it with
+/// ([`sends_off_from_partner`]), the rest from the transfers generated
+/// ([`sends_off_walked`]). A `floor` walks at most [`FLOOR_WALKED`] of
+/// them and counts the rest as not sending (fewer flows: a larger share
+/// of the network each).
+pub(super) fn node_flows(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    buf: &mut Vec<Transfer>,
+    floor: bool,
+) -> NodeFlows {
+    let shape = &schedule.shape;
+    let n = plan.groups.size();
+    // The node of group 0's member `i` (`None`: no such member).
+    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
+    let node0 = node(0);
+    let mut on_node = 0u32;
+    let mut flows = 0u32;
+    let mut spans = SpanMemo::default();
+    let (mut walked, mut skipped) = (0, 0);
+    // World groups hold rank `i` at index `i`: node 0's members are the
+    // first `local_rank_n`, found without placing every member.
+    let world = !plan.groups.is_explicit();
+    let scanned = if world { 0..n.min(shape.local_rank_n) } else { 0..n };
+    for m in scanned.filter(|&i| world || node(i) == node0) {
+        on_node += 1;
+        let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
+            Some(off) => off,
+            None if floor && walked >= FLOOR_WALKED => {
+                skipped += 1;
+                false
+            }
+            None => {
+                // Counted as walked even when the partner is named, so a
+                // floor counts the same members either way.
+                walked += 1;
+                sends_off_from_partner(schedule, plan, phase, m)
+                    .unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
+            }
+        };
+        flows += u32::from(off);
+    }
+    let groups_on_node = (shape.local_rank_n / on_node.max(1)).max(1);
+    NodeFlows { flows: f64::from(flows.max(1) * groups_on_node), walked, skipped }
+}
+
+/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// step, from the transfers the phase generates.
+pub(super) fn sends_off_walked(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    m: u32,
+    buf: &mut Vec<Transfer>,
+) -> bool {
+    let shape = &schedule.shape;
+    buf.clear();
+    schedule.transfers(plan, 0, m, phase.first_step, buf);
+    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
+    buf.iter().any(|t| t.from == m && node(t.to) != node(m))
+}
+
+/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// step, from the partner an RDH phase pairs it with
+/// ([`algorithms::rdh_sends_to`]): what [`sends_off_walked`] finds,
+/// without generating the step; `None` for any other phase.
+pub(super) fn sends_off_from_partner(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    m: u32,
+) -> Option<bool> {
+    // A phase without steps walks the step after it.
+    if phase.step_n == 0 {
+        return None;
+    }
+    let scope = phase.scope.around(&plan.radices, m);
+    let Some(to) = algorithms::rdh_sends_to(phase.kind, scope.k, scope.pos)? else { return Some(false) };
+    let node = |i: u32| plan.rank(0, i).map(|r| schedule.shape.node(r.0));
+    Some(node(scope.base + to * scope.stride) != node(m))
+}
+
+/// The last scope [`sends_off_from_pattern`] asked about, `(base, stride, k)`,
+/// and whether its members span more than one node (the members of one
+/// node usually share their scope).
+#[derive(Default)]
+pub(super) struct SpanMemo(Option<((u32, u32, u32), bool)>);
+
+/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// step, from the pattern (`algorithms/`), or `None` for a pattern it is
+/// not known for (a point-to-point's peers, a chain's or a tree's rounds:
+/// walked).
+///
+/// Every pattern but the point-to-point moves data between members of
+/// its scope only, so a member whose scope lies on one node sends
+/// nothing off it. Otherwise: a direct reduce-scatter, all-gather,
+/// all-reduce or all-to-all sends to every other member of the scope; a
+/// direct broadcast's root to every other member, the others nothing; a
+/// direct reduce's members to the root, which sends nothing; a ring
+/// reduce-scatter or all-gather sends to the next member at every step
+/// (and a Kangaring's second half to the previous one); the single-cycle
+/// ring's first step is a reduce-scatter step.
+pub(super) fn sends_off_from_pattern(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    m: u32,
+    spans: &mut SpanMemo,
+) -> Option<bool> {
+    use PhaseKind as K;
+    if phase.kind == K::PointToPoint {
+        return None;
+    }
+    let shape = &schedule.shape;
+    // The scope alone (`instance` also narrows the block universe).
+    let scope = phase.scope.around(&plan.radices, m);
+    let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
+    let key = (scope.base, scope.stride, scope.k);
+    let spans_nodes = match spans.0 {
+        Some((k, v)) if k == key => v,
+        _ => {
+            let first = node_of(0);
+            // World groups hold rank `i` at index `i`: a scope's members
+            // rise with `q`, and so do their nodes, so the scope spans
+            // nodes when its last member's node is not its first's.
+            let v = if plan.groups.is_explicit() {
+                (1..scope.k).any(|q| node_of(q) != first)
+            } else {
+                node_of(scope.k.saturating_sub(1)) != first
+            };
+            spans.0 = Some((key, v));
+            v
+        }
+    };
+    if !spans_nodes {
+        return Some(false);
+    }
+    let (me, next, prev) = (node_of(scope.pos), node_of(scope.pos + 1), node_of(scope.pos + scope.k - 1));
+    Some(match phase.kind {
+        K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => true,
+        K::DirectBroadcast { root } => scope.pos == root,
+        K::DirectReduce { root } => scope.pos != root && node_of(root) != me,
+        K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => next != me || (bidir && prev != me),
+        K::RingAllReduceFused => next != me,
+        _ => return None,
+    })
+}
