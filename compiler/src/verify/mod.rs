@@ -80,7 +80,8 @@
 //!
 //! `defect.rs` (what a failure says), `options.rs` (tuning), `prover.rs`
 //! (the state across ranks), `postcondition/` (`full.rs`: every member's
-//! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths), `protocol/` (`chain.rs`: part 1;
+//! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths,
+//! `window.rs` its listing, `runs.rs` its counters as runs), `protocol/` (`chain.rs`: part 1;
 //! `steps.rs`: part 2; `profile.rs`: member 0's needs), `roundtrip.rs`,
 //! `symmetry.rs`, `by_phase.rs` and `action.rs`, `sets.rs` (contributor sets),
 //! `transfers.rs` (where transfers come from), `figures.rs` (a proof's
