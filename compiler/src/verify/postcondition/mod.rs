@@ -30,6 +30,7 @@ use crate::schedule::{CollectivePlan, Halves, OpKind, PhaseInstance, PhaseKind, 
 use ccc_ir::enums::HalfChunk;
 use serde::Serialize;
 
+mod counters;
 mod full;
 mod orbit;
 mod paths;

@@ -32,7 +32,7 @@
 //! rest of the run (the same states): then it costs what the per-cell
 //! rows cost, never a run search per block.
 
-use super::paths::{Counters, EMPTY, Extent};
+use super::counters::{Counters, EMPTY, Extent};
 use crate::schedule::{BlockSet, CollectivePlan, OpKind};
 
 /// The runs a row holds before it turns into one counter per cell: a
@@ -300,7 +300,7 @@ impl Counters for Runs {
 
 #[cfg(test)]
 mod tests {
-    use super::super::paths::{self, Cells, Counters};
+    use super::super::paths::{self, Cells};
     use super::*;
     use crate::build::build;
     use crate::schedule::{Halves, Transfer};
