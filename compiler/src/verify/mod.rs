@@ -80,14 +80,16 @@
 //!
 //! `defect.rs` (what a failure says), `options.rs` (tuning), `prover.rs`
 //! (the state across ranks), `postcondition/` (`full.rs`: every member's
-//! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths), `protocol/` (`chain.rs`: part 1;
-//! `steps.rs`: part 2; `profile.rs`: member 0's needs), `roundtrip.rs`,
-//! `symmetry.rs`, `by_phase.rs` and `action.rs`, `sets.rs` (contributor sets),
-//! `transfers.rs` (where transfers come from), `figures.rs` (a proof's
-//! figures without proving, for certificates). Modules import only
-//! downward: `transfers`, `action`, `defect` and `options` import no other
-//! verify module; none imports this file. The chain check and the round
-//! trip run once per distinct TOP_SP program (`lower/distinct.rs`).
+//! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths,
+//! `window.rs` its listing, `counters.rs` and `runs.rs` its counters),
+//! `protocol/` (`chain.rs`: part 1; `steps.rs`: part 2; `profile.rs`:
+//! member 0's needs), `roundtrip.rs`, `symmetry.rs`, `by_phase.rs` and
+//! `action.rs`, `sets.rs` (contributor sets), `transfers.rs` (where
+//! transfers come from), `figures.rs` (a proof's figures without
+//! proving, for certificates). Modules import only downward: `transfers`,
+//! `action`, `defect` and `options` import no other verify module; none
+//! imports this file. The chain check and the round trip run once per
+//! distinct TOP_SP program (`lower/distinct.rs`).
 
 mod action;
 mod by_phase;

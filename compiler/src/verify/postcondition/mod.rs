@@ -30,11 +30,13 @@ use crate::schedule::{CollectivePlan, Halves, OpKind, PhaseInstance, PhaseKind, 
 use ccc_ir::enums::HalfChunk;
 use serde::Serialize;
 
+mod counters;
 mod full;
 mod orbit;
 mod paths;
 #[cfg(test)]
 mod paths_tests;
+mod runs;
 #[cfg(test)]
 mod tests;
 mod window;

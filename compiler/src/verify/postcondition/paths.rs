@@ -58,11 +58,17 @@
 //! operations per block moved, no set unions (recursive halving's sets are
 //! bitsets in the full run). Where the phases are ring pipelines the cells
 //! lie in page-sized tiles of 16 members x 64 blocks, so that a step
-//! touches few pages; where every phase moves ranges of blocks (recursive
-//! halving and doubling, trees, direct sends), in one row per member, so
-//! that a range is consecutive memory ([`Tiles`]).
+//! touches few pages ([`Tiles`]); where every phase moves ranges of blocks
+//! (recursive halving and doubling, trees, direct sends), each member's
+//! row is held as runs of equal counters (`runs`), so that a range costs
+//! the runs it meets: recursive halving over 3,072 members moves 9.4 M
+//! blocks, in some 47,000 transfers of a few runs each. Every store holds
+//! each cell's state exactly ([`Counters`]), so the argument above is
+//! about cells whatever the store.
 
+use super::counters::{Counters, EMPTY, Extent};
 use super::full::{same, size_mismatch};
+use super::runs::Runs;
 use super::window::{Listing, Span, Window};
 use crate::schedule::{BlockSet, CollectivePlan, OpKind, PhaseInstance, PhaseKind, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
@@ -70,8 +76,6 @@ use crate::verify::transfers::TransferSource;
 use ccc_ir::enums::HalfChunk;
 use std::ops::Range;
 
-/// An empty cell's state.
-const EMPTY: u32 = 0;
 /// A spent cell's state (above every count).
 const SPENT: u32 = u32::MAX;
 
@@ -94,7 +98,9 @@ enum Tiles {
     /// tile.
     Tiled { members: u32, blocks: u32 },
     /// One row of blocks per member, so that a range of blocks is
-    /// consecutive memory.
+    /// consecutive memory. The run holds such rows as runs of equal
+    /// counters ([`Runs`]); one counter per cell in a row is the tests'
+    /// reference.
     Rows,
 }
 
@@ -107,9 +113,9 @@ enum Tiles {
 const PIPELINE_TILES: Tiles = Tiles::Tiled { members: 4, blocks: 6 };
 
 impl Tiles {
-    /// The layout for `plan`: rows when every phase moves ranges of blocks
-    /// (recursive halving and doubling, trees, direct sends: no ring
-    /// pattern), pipeline tiles otherwise.
+    /// The layout for `plan`: rows (as runs) when every phase moves
+    /// ranges of blocks (recursive halving and doubling, trees, direct
+    /// sends: no ring pattern), pipeline tiles otherwise.
     fn of(plan: &CollectivePlan) -> Tiles {
         use PhaseKind as K;
         let ranges = plan.phases.iter().all(|p| {
@@ -133,7 +139,7 @@ impl Tiles {
 }
 
 /// One group, one half: a counter per cell, laid out in [`Tiles`].
-struct Cells {
+pub(super) struct Cells {
     n: u32,
     block_n: u32,
     tiles: Tiles,
@@ -149,11 +155,21 @@ impl Cells {
         Cells::laid_out(plan, Tiles::of(plan))
     }
 
+    /// A row per member, whatever the plan: the tests' reference.
+    #[cfg(test)]
+    pub(super) fn rows(plan: &CollectivePlan) -> Option<Cells> {
+        Cells::laid_out(plan, Tiles::Rows)
+    }
+
+    /// Member `m`'s state of block `b`.
+    #[cfg(test)]
+    pub(super) fn state(&self, m: u32, b: u32) -> u32 {
+        self.state[self.at(m, b)]
+    }
+
     fn laid_out(plan: &CollectivePlan, tiles: Tiles) -> Option<Cells> {
-        let (n, block_n) = (plan.groups.size(), plan.layout().block_n());
+        let Extent { n, block_n, total } = Extent::of(plan);
         let root = plan.root;
-        let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
-        let total = if reduces { n } else { 1 };
         let size = match tiles {
             Tiles::Tiled { members, blocks } => {
                 let rows = block_n.div_ceil(1 << blocks) as usize;
@@ -203,12 +219,52 @@ impl Cells {
             first..first + set.count as usize
         })
     }
+}
 
-    fn complete(&self, s: u32) -> bool {
-        s == self.total
+impl Counters for Cells {
+    type Read = u32;
+
+    fn extent(&self) -> Extent {
+        Extent { n: self.n, block_n: self.block_n, total: self.total }
     }
 
-    /// Whether every cell the op defines is complete.
+    fn read(&self, m: u32, set: BlockSet, out: &mut Vec<u32>) {
+        match self.slice(m, set) {
+            Some(r) => out.extend_from_slice(&self.state[r]),
+            None => out.extend(set.iter().map(|b| self.state[self.at(m, b)])),
+        }
+    }
+
+    /// A set whose blocks lie in consecutive memory ([`Cells::slice`]) is
+    /// moved as a slice, block by block all the same.
+    #[inline(always)]
+    fn land(&mut self, m: u32, set: BlockSet, read: &[u32], new: impl Fn(u32, u32) -> (u32, bool)) -> bool {
+        let value = |j: usize| read.get(j).copied().unwrap_or(0);
+        let mut ok = true;
+        match self.slice(m, set) {
+            Some(r) if read.is_empty() => {
+                for s in &mut self.state[r] {
+                    let (to, allowed) = new(*s, 0);
+                    (*s, ok) = (to, ok & allowed);
+                }
+            }
+            Some(r) => {
+                for (s, &v) in self.state[r].iter_mut().zip(read) {
+                    let (to, allowed) = new(*s, v);
+                    (*s, ok) = (to, ok & allowed);
+                }
+            }
+            None => {
+                for (j, b) in set.iter().enumerate() {
+                    let c = self.at(m, b);
+                    let (to, allowed) = new(self.state[c], value(j));
+                    (self.state[c], ok) = (to, ok & allowed);
+                }
+            }
+        }
+        ok
+    }
+
     fn done(&self, plan: &CollectivePlan) -> bool {
         (0..self.n).all(|m| {
             (0..self.block_n).all(|b| {
@@ -217,7 +273,7 @@ impl Cells {
                     OpKind::Reduce => Some(m) == plan.root,
                     _ => true,
                 };
-                !defined || self.complete(self.state[self.at(m, b)])
+                !defined || self.state[self.at(m, b)] == self.total
             })
         })
     }
@@ -248,42 +304,60 @@ pub(super) fn run_listed(
     source: &dyn TransferSource,
     listing: Listing,
 ) -> Option<u64> {
-    run_in(schedule, plan, group, half, source, listing, Cells::new(plan)?)
+    match Tiles::of(plan) {
+        // Ranges of blocks: each row as runs (`runs`), the same states.
+        Tiles::Rows => applies(plan).then(|| run_in(schedule, plan, group, half, source, listing, Runs::new(plan)))?,
+        Tiles::Tiled { .. } => run_in(schedule, plan, group, half, source, listing, Cells::new(plan)?),
+    }
 }
 
-/// [`run_listed`] with its counters laid out in rows (`rows`) or in
-/// pipeline tiles, whatever the plan: the tests' check that the layout
-/// changes nothing.
+/// Where the tests lay the path run's counters out, whatever the plan.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// One per cell, in pipeline tiles.
+    Tiled,
+    /// One per cell, a row per member.
+    Rows,
+    /// A row per member, as runs.
+    Runs,
+}
+
+/// [`run_listed`] with its counters laid out as `layout` says, whatever
+/// the plan: the tests' check that the layout changes nothing.
 #[cfg(test)]
 pub(super) fn run_laid_out(
     schedule: &Schedule,
     plan: &CollectivePlan,
     half: HalfChunk,
     source: &dyn TransferSource,
-    rows: bool,
+    layout: Layout,
 ) -> Option<u64> {
-    let tiles = if rows { Tiles::Rows } else { PIPELINE_TILES };
     let listing = Listing::for_group(plan.groups.size(), u32::MAX);
-    run_in(schedule, plan, 0, half, source, listing, Cells::laid_out(plan, tiles)?)
+    let cells = |tiles| Cells::laid_out(plan, tiles);
+    match layout {
+        Layout::Tiled => run_in(schedule, plan, 0, half, source, listing, cells(PIPELINE_TILES)?),
+        Layout::Rows => run_in(schedule, plan, 0, half, source, listing, cells(Tiles::Rows)?),
+        Layout::Runs => run_in(schedule, plan, 0, half, source, listing, Runs::new(plan)),
+    }
 }
 
 /// [`run_listed`] on `cells`.
-fn run_in(
+fn run_in<C: Counters>(
     schedule: &Schedule,
     plan: &CollectivePlan,
     group: u32,
     half: HalfChunk,
     source: &dyn TransferSource,
     listing: Listing,
-    mut cells: Cells,
+    mut cells: C,
 ) -> Option<u64> {
-    let (n, block_n) = (cells.n, cells.block_n);
+    let Extent { n, block_n, .. } = cells.extent();
     let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
-    // This step's receives that move the half, each with where its
-    // values (its blocks' states at the sender before the step) start.
-    let mut moved: Vec<(Transfer, usize)> = Vec::new();
-    let mut values: Vec<u32> = Vec::new();
+    // This step's receives that move the half.
+    let mut moved: Vec<Transfer> = Vec::new();
+    let mut read = Reads::default();
     let mut transfers = 0u64;
     let layout = plan.layout();
     for phase in &plan.phases {
@@ -302,19 +376,12 @@ fn run_in(
                 // Every receive is matched (above); keep those that move
                 // this half, in member order, with the values they read.
                 moved.clear();
-                values.clear();
                 for m in 0..n {
-                    for &tr in listed.list(m, w).iter().filter(|tr| tr.to == m) {
-                        if super::moves(&tr, half) {
-                            moved.push((tr, values.len()));
-                            match cells.slice(tr.from, tr.src) {
-                                Some(r) => values.extend_from_slice(&cells.state[r]),
-                                None => values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)])),
-                            }
-                        }
-                    }
+                    let receives = listed.list(m, w).iter().filter(|tr| tr.to == m && super::moves(tr, half));
+                    moved.extend(receives);
                 }
-                apply(&mut cells, &moved, &values, |tr, sb, db| {
+                read.step(&cells, &moved);
+                apply(&mut cells, &moved, &read, |tr, sb, db| {
                     size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
                 })?;
                 transfers += moved.len() as u64;
@@ -324,71 +391,78 @@ fn run_in(
     cells.done(plan).then_some(transfers)
 }
 
-/// Applies one step's receives (`values`: what each read before the
+/// What one step's receives read: each its sender's cells as they stood
+/// before the step.
+struct Reads<R> {
+    values: Vec<R>,
+    /// Receive `i`'s values are `values[at[i]..at[i + 1]]`.
+    at: Vec<usize>,
+}
+
+impl<R> Default for Reads<R> {
+    fn default() -> Self {
+        Reads { values: Vec::new(), at: Vec::new() }
+    }
+}
+
+impl<R: Copy> Reads<R> {
+    /// Reads what each of `moved` reads, from `cells` before the step.
+    fn step(&mut self, cells: &impl Counters<Read = R>, moved: &[Transfer]) {
+        self.values.clear();
+        self.at.clear();
+        self.at.push(0);
+        for tr in moved {
+            cells.read(tr.from, tr.src, &mut self.values);
+            self.at.push(self.values.len());
+        }
+    }
+
+    /// What receive `i` read.
+    fn of(&self, i: usize) -> &[R] {
+        &self.values[self.at[i]..self.at[i + 1]]
+    }
+}
+
+/// One step of `moved` (receives, in member order) on `cells`, every
+/// block of the same size on both sides: the tests' step.
+#[cfg(test)]
+pub(super) fn step<C: Counters>(cells: &mut C, moved: &[Transfer]) -> Option<()> {
+    let mut read = Reads::default();
+    read.step(cells, moved);
+    apply(cells, moved, &read, |_, _, _| true)
+}
+
+/// Applies one step's receives (`read`: what each read before the
 /// step): first every fold's sender is spent, once, then every receive
-/// lands (see the module overview for the moves allowed). A transfer
-/// whose blocks lie in consecutive memory ([`Cells::slice`]) is applied
-/// as a slice, block by block all the same.
-fn apply(
-    cells: &mut Cells,
-    moved: &[(Transfer, usize)],
-    values: &[u32],
+/// lands (see the module overview for the moves allowed).
+fn apply<C: Counters>(
+    cells: &mut C,
+    moved: &[Transfer],
+    read: &Reads<C::Read>,
     sizes_agree: impl Fn(&Transfer, u32, u32) -> bool,
 ) -> Option<()> {
-    let total = cells.total;
+    let total = cells.extent().total;
     // Spent already at this step: a second fold of the same cell.
     let spend = |s: u32, _| (SPENT, s != EMPTY && s != SPENT && s != total);
-    for (tr, _) in moved.iter().filter(|(tr, _)| tr.fold.is_some()) {
-        land(cells, tr.from, tr.src, &[], spend)?;
+    for tr in moved.iter().filter(|tr| tr.fold.is_some()) {
+        cells.land(tr.from, tr.src, &[], spend).then_some(())?;
     }
     // The receiver's new state, from its old one and the value read.
     let fold = |s: u32, value: u32| (s.wrapping_add(value), s != SPENT && s != total);
     let copy = |s: u32, value: u32| (value, value == total && (s == EMPTY || s == SPENT || s == total));
-    for &(tr, at) in moved {
+    for (i, tr) in moved.iter().enumerate() {
         // The same positions on both sides have the same sizes.
-        if tr.src != tr.dst && !tr.src.iter().zip(tr.dst.iter()).all(|(sb, db)| sizes_agree(&tr, sb, db)) {
+        if tr.src != tr.dst && !tr.src.iter().zip(tr.dst.iter()).all(|(sb, db)| sizes_agree(tr, sb, db)) {
             return None;
         }
-        let read = &values[at..at + tr.src.count as usize];
-        match tr.fold {
-            Some(_) => land(cells, tr.to, tr.dst, read, fold)?,
-            None => land(cells, tr.to, tr.dst, read, copy)?,
-        }
+        let read = read.of(i);
+        let landed = match tr.fold {
+            Some(_) => cells.land(tr.to, tr.dst, read, fold),
+            None => cells.land(tr.to, tr.dst, read, copy),
+        };
+        landed.then_some(())?;
     }
     Some(())
-}
-
-/// Moves member `m`'s cells of `set` each to `new(old, value)`, `value`
-/// the next of `read` (0 past its end), which also says whether the move
-/// is allowed: `None` when one is not. Every cell is moved before the
-/// answer is known, so that a slice's loop has no early exit (a refused
-/// run is dropped whole).
-#[inline(always)]
-fn land(cells: &mut Cells, m: u32, set: BlockSet, read: &[u32], new: impl Fn(u32, u32) -> (u32, bool)) -> Option<()> {
-    let value = |j: usize| read.get(j).copied().unwrap_or(0);
-    let mut ok = true;
-    match cells.slice(m, set) {
-        Some(r) if read.is_empty() => {
-            for s in &mut cells.state[r] {
-                let (to, allowed) = new(*s, 0);
-                (*s, ok) = (to, ok & allowed);
-            }
-        }
-        Some(r) => {
-            for (s, &v) in cells.state[r].iter_mut().zip(read) {
-                let (to, allowed) = new(*s, v);
-                (*s, ok) = (to, ok & allowed);
-            }
-        }
-        None => {
-            for (j, b) in set.iter().enumerate() {
-                let c = cells.at(m, b);
-                let (to, allowed) = new(cells.state[c], value(j));
-                (cells.state[c], ok) = (to, ok & allowed);
-            }
-        }
-    }
-    ok.then_some(())
 }
 
 /// The full run's shape checks: the transfer involves member `m`, names

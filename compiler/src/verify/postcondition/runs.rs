@@ -1,0 +1,377 @@
+//! The path run's counters as runs: where every phase moves ranges of
+//! blocks (recursive halving and doubling, trees, direct sends), each
+//! member's row of counters is held as runs of consecutive cells in one
+//! state, so that a transfer of a range costs the runs it meets, not the
+//! blocks it moves.
+//!
+//! Recursive halving moves `O(n)` blocks per member in all, so one
+//! counter per cell costs `O(n^2)` block operations per group (9.4 M for
+//! 3,072 members), and as many bytes of counters to clear; but its rows
+//! hold a handful of runs at any step (the range a member keeps, the
+//! spent ranges around it; the range it has gathered back), so that a
+//! transfer costs a few runs.
+//!
+//! **Why it proves what the cell-per-counter run proves.** [`Runs`] is a
+//! representation of the same array of counters, nothing more: a run
+//! stands for each of its cells in its state. A read yields every cell's
+//! state in the set's order (as runs of equal states), and a landing
+//! applies the run's move `new(old, value)` to every cell of the set, in
+//! the set's order, the value of each cell read from its sender before
+//! the step; a piece where both the old state and the value are constant
+//! is moved once, which is what moving each of its cells would give, and
+//! the move is allowed for the piece exactly when it is for each cell.
+//! So after every landing every cell's state is the one the per-cell
+//! array holds, and the run accepts or refuses exactly as it does; the
+//! module overview of `paths` argues the rest. A test holds both equal,
+//! cell by cell, on random transfers, and end to end on every pairing
+//! and seeded defect.
+//!
+//! Runs pay off only where rows stay short. A row that a strided set
+//! (stride not 1, more than one block) lands in, or that splits into more
+//! than [`MAX_RUNS`] runs, is turned into one counter per cell for the
+//! rest of the run (the same states): then it costs what the per-cell
+//! rows cost, never a run search per block.
+
+use super::counters::{Counters, EMPTY, Extent};
+use crate::schedule::{BlockSet, CollectivePlan, OpKind};
+
+/// The runs a row holds before it turns into one counter per cell: a
+/// landing shifts the runs after it, so a long row would cost more than
+/// its cells.
+const MAX_RUNS: usize = 64;
+
+/// What a read yields: `len` consecutive cells (in the set's order) in
+/// state `state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Run {
+    pub(super) len: u32,
+    pub(super) state: u32,
+}
+
+/// One member's counters.
+#[derive(Clone, Debug)]
+enum Row {
+    /// `(first block, state)` per run, the first at block 0, ascending,
+    /// no two neighbours in one state; each run ends where the next
+    /// begins, the last at the row's end.
+    Runs(Vec<(u32, u32)>),
+    /// One state per block.
+    Cells(Vec<u32>),
+}
+
+/// One group, one half: a row of counters per member, as runs.
+pub(super) struct Runs {
+    n: u32,
+    block_n: u32,
+    total: u32,
+    rows: Vec<Row>,
+    /// [`MAX_RUNS`] (fewer in the tests, to turn rows into cells often).
+    max_runs: usize,
+    /// A row's runs being rebuilt.
+    scratch: Vec<(u32, u32)>,
+}
+
+/// Where a landing's values come from: `read`, run by run, then 0.
+struct Cursor<'a> {
+    read: &'a [Run],
+    /// The run read next, and how many of its cells are left.
+    at: usize,
+    left: u32,
+}
+
+impl Cursor<'_> {
+    fn new(read: &[Run]) -> Cursor<'_> {
+        Cursor { read, at: 0, left: read.first().map_or(0, |r| r.len) }
+    }
+
+    /// The next cell's value, and for how many cells it holds.
+    fn peek(&mut self) -> (u32, u32) {
+        while self.left == 0 && self.at < self.read.len() {
+            self.at += 1;
+            self.left = self.read.get(self.at).map_or(0, |r| r.len);
+        }
+        match self.read.get(self.at) {
+            Some(r) => (r.state, self.left),
+            None => (0, u32::MAX),
+        }
+    }
+
+    fn advance(&mut self, len: u32) {
+        if self.at < self.read.len() {
+            self.left -= len;
+        }
+    }
+}
+
+/// Appends `run` to `runs`, joined to the last when in one state.
+fn push(runs: &mut Vec<(u32, u32)>, run: (u32, u32)) {
+    if runs.last().is_none_or(|last| last.1 != run.1) {
+        runs.push(run);
+    }
+}
+
+/// Appends `run` to `out`, joined to the last one from `base` on when in
+/// one state.
+fn push_read(out: &mut Vec<Run>, base: usize, run: Run) {
+    let len = out.len();
+    match out.last_mut() {
+        Some(last) if len > base && last.state == run.state => last.len += run.len,
+        _ => out.push(run),
+    }
+}
+
+/// Where run `i` of `runs` ends.
+fn end(runs: &[(u32, u32)], i: usize, block_n: u32) -> u32 {
+    runs.get(i + 1).map_or(block_n, |r| r.0)
+}
+
+/// The index of the run of `runs` that holds block `b`.
+fn holding(runs: &[(u32, u32)], b: u32) -> usize {
+    runs.partition_point(|r| r.0 <= b).saturating_sub(1)
+}
+
+impl Runs {
+    /// `plan`'s counters as they start (see `paths`: every cell live with
+    /// count 1 but the empty ones).
+    pub(super) fn new(plan: &CollectivePlan) -> Runs {
+        let Extent { n, block_n, total } = Extent::of(plan);
+        let rows = (0..n)
+            .map(|m| {
+                let mut runs = Vec::new();
+                let starts: &[(u32, u32)] = match plan.kind {
+                    OpKind::Broadcast => &[(0, u32::from(Some(m) == plan.root))],
+                    // Block m alone holds a contribution.
+                    OpKind::AllGather => &[(0, EMPTY), (m, 1), (m + 1, EMPTY)],
+                    _ => &[(0, 1)],
+                };
+                // Each run from its first block on, to the next's (a run
+                // that starts past the row's end, or where the next one
+                // starts, holds no block).
+                for (i, &run) in starts.iter().enumerate() {
+                    let next = starts.get(i + 1).map_or(block_n, |r| r.0.min(block_n));
+                    if run.0 < next {
+                        push(&mut runs, run);
+                    }
+                }
+                Row::Runs(runs)
+            })
+            .collect();
+        Runs { n, block_n, total, rows, max_runs: MAX_RUNS, scratch: Vec::new() }
+    }
+
+    /// Member `m`'s state of block `b`.
+    #[cfg(test)]
+    pub(super) fn state(&self, m: u32, b: u32) -> u32 {
+        match &self.rows[m as usize] {
+            Row::Runs(runs) => runs[holding(runs, b)].1,
+            Row::Cells(cells) => cells[b as usize],
+        }
+    }
+
+    /// Spreads member `m`'s row into one counter per cell.
+    fn spread(&mut self, m: u32) {
+        let row = &mut self.rows[m as usize];
+        if let Row::Runs(runs) = row {
+            let mut cells = Vec::with_capacity(self.block_n as usize);
+            for (i, &(first, state)) in runs.iter().enumerate() {
+                cells.resize((end(runs, i, self.block_n) - first) as usize + cells.len(), state);
+            }
+            *row = Row::Cells(cells);
+        }
+    }
+
+    /// Lands blocks `a..b` of member `m`'s row of runs: each cell moved by
+    /// `new` with the next value of `values`; whether every move was
+    /// allowed.
+    fn land_range(
+        &mut self,
+        m: u32,
+        a: u32,
+        b: u32,
+        values: &mut Cursor<'_>,
+        new: &impl Fn(u32, u32) -> (u32, bool),
+    ) -> bool {
+        let Row::Runs(runs) = &mut self.rows[m as usize] else { return true };
+        let scratch = &mut self.scratch;
+        // Runs lo..hi meet a..b; from..to adds a neighbour either side, to
+        // join the new runs to.
+        let (lo, hi) = (holding(runs, a), runs.partition_point(|r| r.0 < b));
+        let (from, to) = (lo.saturating_sub(1), (hi + 1).min(runs.len()));
+        scratch.clear();
+        runs[from..lo].iter().for_each(|&r| push(scratch, r));
+        if runs[lo].0 < a {
+            push(scratch, runs[lo]);
+        }
+        let mut ok = true;
+        let mut p = a;
+        for i in lo..hi {
+            let e = end(runs, i, self.block_n).min(b);
+            while p < e {
+                let (value, left) = values.peek();
+                let len = left.min(e - p);
+                let (state, allowed) = new(runs[i].1, value);
+                ok &= allowed;
+                push(scratch, (p, state));
+                values.advance(len);
+                p += len;
+            }
+        }
+        if end(runs, hi - 1, self.block_n) > b {
+            push(scratch, (b, runs[hi - 1].1));
+        }
+        runs[hi..to].iter().for_each(|&r| push(scratch, r));
+        runs.splice(from..to, scratch.drain(..));
+        ok
+    }
+}
+
+impl Counters for Runs {
+    type Read = Run;
+
+    fn extent(&self) -> Extent {
+        Extent { n: self.n, block_n: self.block_n, total: self.total }
+    }
+
+    fn read(&self, m: u32, set: BlockSet, out: &mut Vec<Run>) {
+        let base = out.len();
+        match &self.rows[m as usize] {
+            Row::Runs(runs) if set.stride == 1 && set.count > 0 => {
+                let (a, b) = (set.start, set.start + set.count);
+                let mut p = a;
+                for i in holding(runs, a)..runs.partition_point(|r| r.0 < b) {
+                    let e = end(runs, i, self.block_n).min(b);
+                    push_read(out, base, Run { len: e - p, state: runs[i].1 });
+                    p = e;
+                }
+            }
+            Row::Runs(runs) => {
+                set.iter().for_each(|b| push_read(out, base, Run { len: 1, state: runs[holding(runs, b)].1 }))
+            }
+            Row::Cells(cells) => {
+                set.iter().for_each(|b| push_read(out, base, Run { len: 1, state: cells[b as usize] }))
+            }
+        }
+    }
+
+    fn land(&mut self, m: u32, set: BlockSet, read: &[Run], new: impl Fn(u32, u32) -> (u32, bool)) -> bool {
+        let mut values = Cursor::new(read);
+        if set.count == 0 {
+            return true;
+        }
+        let range = set.stride == 1 || set.count == 1;
+        if !range {
+            self.spread(m);
+        }
+        let ok = match &mut self.rows[m as usize] {
+            Row::Cells(cells) => {
+                let mut ok = true;
+                for b in set.iter() {
+                    let (value, _) = values.peek();
+                    let cell = &mut cells[b as usize];
+                    let (to, allowed) = new(*cell, value);
+                    (*cell, ok) = (to, ok & allowed);
+                    values.advance(1);
+                }
+                ok
+            }
+            Row::Runs(_) => self.land_range(m, set.start, set.start + set.count, &mut values, &new),
+        };
+        if matches!(&self.rows[m as usize], Row::Runs(runs) if runs.len() > self.max_runs) {
+            self.spread(m);
+        }
+        ok
+    }
+
+    fn done(&self, plan: &CollectivePlan) -> bool {
+        let complete = |m: u32, blocks: std::ops::Range<u32>| match &self.rows[m as usize] {
+            Row::Runs(runs) => {
+                let (a, b) = (blocks.start, blocks.end);
+                a >= b || runs[holding(runs, a)..runs.partition_point(|r| r.0 < b)].iter().all(|r| r.1 == self.total)
+            }
+            Row::Cells(cells) => cells[blocks.start as usize..blocks.end as usize].iter().all(|&s| s == self.total),
+        };
+        (0..self.n).all(|m| match plan.kind {
+            OpKind::ReduceScatter => m >= self.block_n || complete(m, m..m + 1),
+            OpKind::Reduce => Some(m) != plan.root || complete(m, 0..self.block_n),
+            _ => complete(m, 0..self.block_n),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::paths::{self, Cells};
+    use super::*;
+    use crate::build::build;
+    use crate::schedule::{Halves, Transfer};
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, Neigh, OpType, ReductionType};
+
+    /// A xorshift generator: `next(bound)` in `0..bound`.
+    fn generator(mut seed: u64) -> impl FnMut(u32) -> u32 {
+        move |bound| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(bound.max(1))) as u32
+        }
+    }
+
+    /// A random set of blocks below `block_n`: a range mostly, else
+    /// strided (stride 0 repeats one block).
+    fn random_set(next: &mut impl FnMut(u32) -> u32, block_n: u32) -> BlockSet {
+        let start = next(block_n);
+        let stride = [1, 1, 1, 0, 2, 3][next(6) as usize];
+        let room = (block_n - 1 - start).checked_div(stride).map_or(4, |steps| steps + 1);
+        BlockSet { start, stride, count: next(room + 1) }
+    }
+
+    /// On random steps of random transfers (folds and copies, ranges,
+    /// strided and repeated blocks, legal moves or not) from every op's
+    /// starting counters, the runs hold every cell's state as the
+    /// per-cell rows do after every step, answer every step alike, and
+    /// agree on the end; rows turn into cells on the way (few runs
+    /// allowed) or not.
+    #[test]
+    fn runs_hold_every_cell_as_the_cells_do() {
+        let ops = [OpType::AllReduce, OpType::ReduceScatter, OpType::AllGather, OpType::Broadcast, OpType::Reduce];
+        let mut next = generator(0x9e37_79b9_7f4a_7c15);
+        let (mut steps, mut refused, mut turned) = (0, 0, 0);
+        for round in 0..600 {
+            let op = ops[round % ops.len()];
+            let n = 1 + next(9);
+            let Some(mut case) = Case::for_alg(op, AlgType::InterRdh, n) else { continue };
+            case.root = Some(next(n));
+            let schedule = build(&case.valid()).unwrap();
+            let plan = &schedule.collectives[0];
+            let mut cells = Cells::rows(plan).unwrap();
+            let max_runs = [1, 2, 4, MAX_RUNS][next(4) as usize];
+            let mut runs = Runs { max_runs, ..Runs::new(plan) };
+            let block_n = cells.extent().block_n;
+            for _ in 0..1 + next(12) {
+                let moved: Vec<Transfer> = (0..next(2 * n + 1))
+                    .map(|_| {
+                        let set = random_set(&mut next, block_n.max(1));
+                        let set = if block_n == 0 { BlockSet::all(0) } else { set };
+                        let fold = (next(2) == 0).then_some(ReductionType::Ring2R1W);
+                        let (from, to) = (next(n), next(n));
+                        Transfer { from, to, src: set, dst: set, halves: Halves::Both, fold, neigh: Neigh::Next }
+                    })
+                    .collect();
+                let by_cells = paths::step(&mut cells, &moved);
+                let by_runs = paths::step(&mut runs, &moved);
+                assert_eq!(by_runs, by_cells, "{op:?} n={n}: {moved:?}");
+                for m in 0..n {
+                    for b in 0..block_n {
+                        assert_eq!(runs.state(m, b), cells.state(m, b), "{op:?} n={n} member {m} block {b}: {moved:?}");
+                    }
+                }
+                steps += 1;
+                refused += u32::from(by_cells.is_none());
+            }
+            assert_eq!(runs.done(plan), cells.done(plan), "{op:?} n={n}");
+            turned += runs.rows.iter().filter(|r| matches!(r, Row::Cells(_))).count();
+        }
+        assert!(steps > 2000 && refused > 500 && steps - refused > 500 && turned > 100, "{steps} {refused} {turned}");
+    }
+}
