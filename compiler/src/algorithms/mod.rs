@@ -11,9 +11,11 @@ mod mesh;
 mod rdh;
 mod ring;
 mod step_gen;
+mod step_runs;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};
 use crate::valid::Shape;
 use ccc_ir::enums::ReductionType;
+pub(crate) use step_runs::StepRun;
 
 /// The ops each flat algorithm serves.
 pub fn flat_ops(alg: AlgType) -> &'static [OpType] {

@@ -35,6 +35,7 @@ mod orbit;
 mod paths;
 #[cfg(test)]
 mod paths_tests;
+mod runs;
 #[cfg(test)]
 mod tests;
 mod window;

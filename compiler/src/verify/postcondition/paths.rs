@@ -60,13 +60,21 @@
 //! lie in page-sized tiles of 16 members x 64 blocks, so that a step
 //! touches few pages; where every phase moves ranges of blocks (recursive
 //! halving and doubling, trees, direct sends), in one row per member, so
-//! that a range is consecutive memory ([`Tiles`]).
+//! that a range is consecutive memory; where every phase is a pipelined
+//! chain, in one row per diagonal (block + member), so that a step reads
+//! one row and writes the next ([`Tiles`]). Where every member's
+//! transfers over a phase come as runs of steps (the schedule as built,
+//! on the chains), the listing checks are made once per pair of
+//! overlapping runs and each step's receives are read from the runs
+//! (`runs`), so no site is listed one by one and idle members cost
+//! nothing per step; the cells are moved step by step as always.
 
 use super::full::{same, size_mismatch};
 use super::window::{Listing, Span, Window};
+use crate::algorithms::StepRun;
 use crate::schedule::{BlockSet, CollectivePlan, OpKind, PhaseInstance, PhaseKind, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
-use crate::verify::transfers::TransferSource;
+use crate::verify::transfers::{Site, TransferSource};
 use ccc_ir::enums::HalfChunk;
 use std::ops::Range;
 
@@ -96,6 +104,11 @@ enum Tiles {
     /// One row of blocks per member, so that a range of blocks is
     /// consecutive memory.
     Rows,
+    /// One row per diagonal `(b + m) mod blocks`, members in order along
+    /// it (for at most as many members as blocks): a pipelined chain's
+    /// step, which moves block `t - j + 1` into each member `j` from
+    /// `j - 1`, then reads one row and writes the next, in member order.
+    Skewed,
 }
 
 /// For ring pipelines: 16 members (16 counters of 4 bytes, one cache
@@ -109,9 +122,14 @@ const PIPELINE_TILES: Tiles = Tiles::Tiled { members: 4, blocks: 6 };
 impl Tiles {
     /// The layout for `plan`: rows when every phase moves ranges of blocks
     /// (recursive halving and doubling, trees, direct sends: no ring
-    /// pattern), pipeline tiles otherwise.
+    /// pattern), diagonals when every phase is a pipelined chain (and
+    /// there are no more members than blocks), pipeline tiles otherwise.
     fn of(plan: &CollectivePlan) -> Tiles {
         use PhaseKind as K;
+        let chains = plan.phases.iter().all(|p| matches!(p.kind, K::RingBroadcast { .. } | K::RingReduce { .. }));
+        if chains && plan.groups.size() <= plan.layout().block_n() {
+            return Tiles::Skewed;
+        }
         let ranges = plan.phases.iter().all(|p| {
             matches!(
                 p.kind,
@@ -151,6 +169,8 @@ impl Cells {
 
     fn laid_out(plan: &CollectivePlan, tiles: Tiles) -> Option<Cells> {
         let (n, block_n) = (plan.groups.size(), plan.layout().block_n());
+        // Diagonals need every `b + m` below `2 * block_n`.
+        let tiles = if tiles == Tiles::Skewed && n > block_n { PIPELINE_TILES } else { tiles };
         let root = plan.root;
         let reduces = matches!(plan.kind, OpKind::Reduce | OpKind::AllReduce | OpKind::ReduceScatter);
         let total = if reduces { n } else { 1 };
@@ -159,25 +179,35 @@ impl Cells {
                 let rows = block_n.div_ceil(1 << blocks) as usize;
                 (n.div_ceil(1 << members) as usize * rows) << (members + blocks)
             }
-            Tiles::Rows => n as usize * block_n as usize,
+            Tiles::Rows | Tiles::Skewed => n as usize * block_n as usize,
         };
         let across = match tiles {
             Tiles::Tiled { members, .. } => n.div_ceil(1 << members) as usize,
-            Tiles::Rows => 0,
+            Tiles::Rows | Tiles::Skewed => 0,
         };
         let mut cells = Cells { n, block_n, tiles, across, total, state: vec![EMPTY; size] };
-        for m in 0..n {
-            for b in 0..block_n {
-                let holds = match plan.kind {
-                    OpKind::Broadcast => Some(m) == root,
-                    OpKind::AllGather => b == m,
-                    _ => true,
-                };
-                let c = cells.at(m, b);
-                cells.state[c] = u32::from(holds);
-            }
+        for (m, b) in cells.order() {
+            let holds = match plan.kind {
+                OpKind::Broadcast => Some(m) == root,
+                OpKind::AllGather => b == m,
+                _ => true,
+            };
+            let c = cells.at(m, b);
+            cells.state[c] = u32::from(holds);
         }
         applies(plan).then_some(cells)
+    }
+
+    /// Every cell `(m, b)` once, about in the order they lie in memory.
+    fn order(&self) -> impl Iterator<Item = (u32, u32)> + use<> {
+        let (n, block_n) = (self.n, self.block_n);
+        let skewed = self.tiles == Tiles::Skewed;
+        let diagonals = (0..if skewed { block_n } else { 0 }).flat_map(move |r| {
+            // b = r - m (mod block_n), m < n <= block_n.
+            (0..n).map(move |m| (m, if r >= m { r - m } else { r + block_n - m }))
+        });
+        let members = (0..if skewed { 0 } else { n }).flat_map(move |m| (0..block_n).map(move |b| (m, b)));
+        diagonals.chain(members)
     }
 
     #[inline(always)]
@@ -189,6 +219,12 @@ impl Cells {
                 (tile << (members + blocks)) | within as usize
             }
             Tiles::Rows => m as usize * self.block_n as usize + b as usize,
+            Tiles::Skewed => {
+                // b < block_n and m < n <= block_n: one subtraction wraps it.
+                let d = b + m;
+                let row = if d >= self.block_n { d - self.block_n } else { d };
+                row as usize * self.n as usize + m as usize
+            }
         }
     }
 
@@ -210,15 +246,13 @@ impl Cells {
 
     /// Whether every cell the op defines is complete.
     fn done(&self, plan: &CollectivePlan) -> bool {
-        (0..self.n).all(|m| {
-            (0..self.block_n).all(|b| {
-                let defined = match plan.kind {
-                    OpKind::ReduceScatter => b == m,
-                    OpKind::Reduce => Some(m) == plan.root,
-                    _ => true,
-                };
-                !defined || self.complete(self.state[self.at(m, b)])
-            })
+        self.order().all(|(m, b)| {
+            let defined = match plan.kind {
+                OpKind::ReduceScatter => b == m,
+                OpKind::Reduce => Some(m) == plan.root,
+                _ => true,
+            };
+            !defined || self.complete(self.state[self.at(m, b)])
         })
     }
 }
@@ -251,8 +285,8 @@ pub(super) fn run_listed(
     run_in(schedule, plan, group, half, source, listing, Cells::new(plan)?)
 }
 
-/// [`run_listed`] with its counters laid out in rows (`rows`) or in
-/// pipeline tiles, whatever the plan: the tests' check that the layout
+/// [`run_listed`] with its counters laid out in pipeline tiles, rows or
+/// diagonals (`layout` 0, 1, 2), whatever the plan: the tests' check that the layout
 /// changes nothing.
 #[cfg(test)]
 pub(super) fn run_laid_out(
@@ -260,9 +294,9 @@ pub(super) fn run_laid_out(
     plan: &CollectivePlan,
     half: HalfChunk,
     source: &dyn TransferSource,
-    rows: bool,
+    layout: usize,
 ) -> Option<u64> {
-    let tiles = if rows { Tiles::Rows } else { PIPELINE_TILES };
+    let tiles = [PIPELINE_TILES, Tiles::Rows, Tiles::Skewed][layout % 3];
     let listing = Listing::for_group(plan.groups.size(), u32::MAX);
     run_in(schedule, plan, 0, half, source, listing, Cells::laid_out(plan, tiles)?)
 }
@@ -280,44 +314,76 @@ fn run_in(
     let (n, block_n) = (cells.n, cells.block_n);
     let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
+    let mut runs: Vec<Option<Vec<StepRun>>> = Vec::with_capacity(n as usize);
     // This step's receives that move the half, each with where its
     // values (its blocks' states at the sender before the step) start.
     let mut moved: Vec<(Transfer, usize)> = Vec::new();
     let mut values: Vec<u32> = Vec::new();
+    // Every member's receives at one step, in member order.
+    let mut received: Vec<Transfer> = Vec::new();
     let mut transfers = 0u64;
     let layout = plan.layout();
     for phase in &plan.phases {
         insts.clear();
         insts.extend((0..n).map(|m| plan.instance(phase, m)));
+        runs.clear();
+        runs.extend((0..n).zip(&insts).map(|(index, &inst)| {
+            let mut listed = Vec::new();
+            let site = Site { group, index, phase, inst, step: phase.first_step, t: 0 };
+            source.runs(schedule, plan, &site, &mut listed).then_some(listed)
+        }));
+        let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
+        let mut step = |cells: &mut Cells, receives: &[Transfer]| {
+            // Every receive is matched (checked before); keep those that
+            // move this half, in member order, with the values they read.
+            moved.clear();
+            values.clear();
+            for &tr in receives.iter().filter(|tr| super::moves(tr, half)) {
+                moved.push((tr, values.len()));
+                match cells.slice(tr.from, tr.src) {
+                    Some(r) => values.extend_from_slice(&cells.state[r]),
+                    None => values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)])),
+                }
+            }
+            apply(cells, &moved, &values, |tr, sb, db| {
+                size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
+            })?;
+            transfers += moved.len() as u64;
+            Some(())
+        };
+        let listed_runs: Option<Vec<&[StepRun]>> = runs.iter().map(|r| r.as_deref()).collect();
+        if let Some(all) = listed_runs.filter(|all| super::runs::checked(all, phase.step_n, block_n, &shape_ok)) {
+            let mut receives = super::runs::Receives::new(&all);
+            for t in 0..phase.step_n {
+                received.clear();
+                receives.at(t, &mut received);
+                step(&mut cells, &received)?;
+            }
+            continue;
+        }
         let mut first = 0;
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
-            let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
-            let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
+            let span = Span {
+                schedule,
+                plan,
+                source,
+                shape_ok: &shape_ok,
+                group,
+                phase,
+                insts: &insts,
+                runs: &runs,
+                first,
+                steps,
+            };
             if !listed.fill(&span) || !listed.matches(steps, &same) {
                 return None;
             }
             first += steps;
             for w in 0..steps {
-                // Every receive is matched (above); keep those that move
-                // this half, in member order, with the values they read.
-                moved.clear();
-                values.clear();
-                for m in 0..n {
-                    for &tr in listed.list(m, w).iter().filter(|tr| tr.to == m) {
-                        if super::moves(&tr, half) {
-                            moved.push((tr, values.len()));
-                            match cells.slice(tr.from, tr.src) {
-                                Some(r) => values.extend_from_slice(&cells.state[r]),
-                                None => values.extend(tr.src.iter().map(|b| cells.state[cells.at(tr.from, b)])),
-                            }
-                        }
-                    }
-                }
-                apply(&mut cells, &moved, &values, |tr, sb, db| {
-                    size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
-                })?;
-                transfers += moved.len() as u64;
+                received.clear();
+                received.extend((0..n).flat_map(|m| listed.list(m, w).iter().filter(move |tr| tr.to == m)));
+                step(&mut cells, &received)?;
             }
         }
     }
