@@ -186,7 +186,7 @@ impl Cells {
             Tiles::Rows | Tiles::Skewed => 0,
         };
         let mut cells = Cells { n, block_n, tiles, across, total, state: vec![EMPTY; size] };
-        for (m, b) in cells.order() {
+        for (m, b) in Cells::order(n, block_n, tiles) {
             let holds = match plan.kind {
                 OpKind::Broadcast => Some(m) == root,
                 OpKind::AllGather => b == m,
@@ -198,10 +198,10 @@ impl Cells {
         applies(plan).then_some(cells)
     }
 
-    /// Every cell `(m, b)` once, about in the order they lie in memory.
-    fn order(&self) -> impl Iterator<Item = (u32, u32)> + use<> {
-        let (n, block_n) = (self.n, self.block_n);
-        let skewed = self.tiles == Tiles::Skewed;
+    /// Every cell `(m, b)` of `n` members' `block_n` blocks laid out in
+    /// `tiles` once, about in the order they lie in memory.
+    fn order(n: u32, block_n: u32, tiles: Tiles) -> impl Iterator<Item = (u32, u32)> {
+        let skewed = tiles == Tiles::Skewed;
         let diagonals = (0..if skewed { block_n } else { 0 }).flat_map(move |r| {
             // b = r - m (mod block_n), m < n <= block_n.
             (0..n).map(move |m| (m, if r >= m { r - m } else { r + block_n - m }))
@@ -246,7 +246,7 @@ impl Cells {
 
     /// Whether every cell the op defines is complete.
     fn done(&self, plan: &CollectivePlan) -> bool {
-        self.order().all(|(m, b)| {
+        Cells::order(self.n, self.block_n, self.tiles).all(|(m, b)| {
             let defined = match plan.kind {
                 OpKind::ReduceScatter => b == m,
                 OpKind::Reduce => Some(m) == plan.root,
