@@ -57,10 +57,16 @@ impl StepRun {
     /// `tr`, one of the run's transfers at its first step, as it is at
     /// phase step `t` (in the run).
     pub(crate) fn moved(&self, tr: &Transfer, t: u32) -> Transfer {
-        let d = t.wrapping_sub(self.first).wrapping_mul(self.shift);
-        let moved = |b: BlockSet| BlockSet { start: b.start.wrapping_add(d), ..b };
-        Transfer { src: moved(tr.src), dst: moved(tr.dst), ..*tr }
+        moved_along(tr, self.first, self.shift, t)
     }
+}
+
+/// `tr`, a transfer at step `first` of a run moving by `shift` a step, as
+/// it is at step `t` of the run.
+pub(crate) fn moved_along(tr: &Transfer, first: u32, shift: u32, t: u32) -> Transfer {
+    let d = t.wrapping_sub(first).wrapping_mul(shift);
+    let moved = |b: BlockSet| BlockSet { start: b.start.wrapping_add(d), ..b };
+    Transfer { src: moved(tr.src), dst: moved(tr.dst), ..*tr }
 }
 
 impl Schedule {

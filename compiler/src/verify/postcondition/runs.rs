@@ -30,7 +30,7 @@
 //! decides nothing: the phase is listed step by step, as without runs.
 
 use super::full::same;
-use crate::algorithms::StepRun;
+use crate::algorithms::{StepRun, moved_along};
 use crate::schedule::Transfer;
 
 /// Whether every site of a phase of `step_n` steps passes the path run's
@@ -114,43 +114,57 @@ fn in_range(run: &StepRun, tr: &Transfer, last: u32, block_n: u32) -> bool {
 }
 
 /// Every member's receives at one phase step, in member order, read from
-/// the runs holding it: the runs that receive, by first step, and those
-/// holding the current step, by member (a member's runs are disjoint, so
-/// one at a time). Steps are asked in order.
-pub(super) struct Receives<'r> {
-    /// `(first, end, member, run)` of every run with a receive, by first
-    /// step then member.
-    starts: Vec<(u32, u32, u32, &'r StepRun)>,
+/// the runs holding it: every receive of every run, by first step, and
+/// those of the runs holding the current step, by member and in their
+/// list's order (a member's runs are disjoint, so its receives come from
+/// one run at a time). Steps are asked in order.
+pub(super) struct Receives {
+    /// Every run's receives, by first step then member, each run's in
+    /// its list's order.
+    starts: Vec<Receive>,
     next: usize,
-    /// `(member, end, run)` of the runs holding the current step, by member.
-    active: Vec<(u32, u32, &'r StepRun)>,
+    /// The receives of the runs holding the current step.
+    active: Vec<Receive>,
 }
 
-impl<'r> Receives<'r> {
-    pub(super) fn new(runs: &'r [&'r [StepRun]]) -> Receives<'r> {
-        let mut starts: Vec<_> = runs
-            .iter()
-            .enumerate()
-            .flat_map(|(m, own)| own.iter().map(move |r| (r.first, r.first + r.len, m as u32, r)))
-            .filter(|&(_, _, m, r)| r.transfers.iter().any(|tr| tr.to == m))
-            .collect();
-        starts.sort_unstable_by_key(|&(first, _, m, _)| (first, m));
+/// One receive of a run: the transfer at the run's first step.
+#[derive(Clone, Copy)]
+struct Receive {
+    member: u32,
+    first: u32,
+    end: u32,
+    shift: u32,
+    tr: Transfer,
+}
+
+impl Receives {
+    pub(super) fn new(runs: &[&[StepRun]]) -> Receives {
+        let mut starts: Vec<Receive> = Vec::new();
+        for (m, own) in runs.iter().enumerate() {
+            let member = m as u32;
+            for r in own.iter() {
+                let (first, end, shift) = (r.first, r.first + r.len, r.shift);
+                let received = r.transfers.iter().filter(|tr| tr.to == member);
+                starts.extend(received.map(|&tr| Receive { member, first, end, shift, tr }));
+            }
+        }
+        // Stable: a run's receives keep their order.
+        starts.sort_by_key(|r| (r.first, r.member));
         Receives { starts, next: 0, active: Vec::new() }
     }
 
     /// Appends every member's receives at step `t` (not before the last
     /// step asked), member by member, each in its list's order.
     pub(super) fn at(&mut self, t: u32, out: &mut Vec<Transfer>) {
-        self.active.retain(|&(_, end, _)| end > t);
-        while let Some(&(first, end, m, run)) = self.starts.get(self.next).filter(|s| s.0 <= t) {
+        self.active.retain(|r| r.end > t);
+        while let Some(&r) = self.starts.get(self.next).filter(|r| r.first <= t) {
             self.next += 1;
-            if end > t && first <= t {
-                let at = self.active.partition_point(|a| a.0 < m);
-                self.active.insert(at, (m, end, run));
+            if r.end > t {
+                // After the member's receives listed before it.
+                let at = self.active.partition_point(|a| a.member <= r.member);
+                self.active.insert(at, r);
             }
         }
-        for &(m, _, run) in &self.active {
-            out.extend(run.transfers.iter().filter(|tr| tr.to == m).map(|tr| run.moved(tr, t)));
-        }
+        out.extend(self.active.iter().map(|r| moved_along(&r.tr, r.first, r.shift, t)));
     }
 }
