@@ -12,9 +12,11 @@ mod rdh;
 pub(crate) use rdh::sends_to as rdh_sends_to;
 mod ring;
 mod step_gen;
+mod step_runs;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};
 use crate::valid::Shape;
 use ccc_ir::enums::ReductionType;
+pub(crate) use step_runs::{StepRun, moved_along};
 
 /// The ops each flat algorithm serves.
 pub fn flat_ops(alg: AlgType) -> &'static [OpType] {

@@ -67,17 +67,35 @@ pub(crate) fn all_reduce_fused(g: &mut Gen<'_>, t: u32) {
 /// One step of the pipelined ring broadcast: the chain runs from the root
 /// along NEXT; the member at chain position `j` forwards piece `t - j`.
 pub(crate) fn broadcast(g: &mut Gen<'_>, t: u32, root: u32) {
-    let k = g.k();
-    let j = i64::from(md(i64::from(g.p()) - i64::from(root), k));
+    let j = chain_position(g.p(), g.k(), root, false);
     chain_step(g, t, j, None);
 }
 
 /// One step of the pipelined ring reduce: the chain starts after the root
 /// and ends at it; each member folds what arrives and forwards it.
 pub(crate) fn reduce(g: &mut Gen<'_>, t: u32, root: u32) {
-    let k = g.k();
-    let j = i64::from(md(i64::from(g.p()) - i64::from(root) - 1, k));
+    let j = chain_position(g.p(), g.k(), root, true);
     chain_step(g, t, j, Some(ReductionType::Ring2R1W));
+}
+
+/// The chain position of scope position `p` in a pipelined broadcast
+/// (the chain starts at the root) or reduce (it ends at the root), over a
+/// scope of `k`: what [`broadcast`] and [`reduce`] hand [`chain_step`].
+pub(crate) fn chain_position(p: u32, k: u32, root: u32, reduce: bool) -> i64 {
+    let behind = i64::from(p) - i64::from(root) - i64::from(reduce);
+    i64::from(md(behind, k))
+}
+
+/// The steps where chain position `j`'s transfers in [`chain_step`]
+/// change shape, over `k` pieces: where its receive window `j-1..j-1+k`
+/// and its send window `j..j+k` open and close (whether or not the
+/// position has such a window). Between two of them every step lists
+/// the previous step's transfers, each piece one further (`t - j` and
+/// `t - j + 1` both grow by one, and stay in `0..k`, so no piece wraps),
+/// or nothing.
+pub(crate) fn chain_edges(j: i64, k: u32) -> [i64; 4] {
+    let k = i64::from(k);
+    [j - 1, j, j - 1 + k, j + k]
 }
 
 /// A pipelined chain of `k` members over `k` pieces: chain position `j`

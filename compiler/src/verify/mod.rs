@@ -68,6 +68,21 @@
 //! then copied on; anything it cannot accept goes to the full run, which
 //! names the defect.
 //!
+//! **Runs** (`algorithms/step_runs.rs`, `postcondition/step_runs.rs`,
+//! `protocol/steps.rs`): where a phase's generator has a closed form (the
+//! pipelined ring chains of broadcast and reduce), the schedule as built
+//! lists a member's transfers as runs of steps, each its first step's
+//! transfers with the blocks one piece further a step, and idle runs.
+//! The path run then makes checks 1–2 once per pair of overlapping runs
+//! (each holds at every step of the pair when it holds at the first, the
+//! range at the last) and applies the steps from the runs; the protocol
+//! takes a run's steps at once when every block costs the same (their
+//! needs are then the same at every step). Like `by_phase`, this is an
+//! argument from the generator's structure, held equal place by place to
+//! the step generator by tests on every pairing and random specs; the
+//! tests' mutated sources have no runs, so they are asked at every site
+//! and their defects are found, and named, as before.
+//!
 //! # Defects
 //!
 //! A failed proof is [`VerifyError::Defects`]: every defect found, each a
@@ -81,7 +96,8 @@
 //! `defect.rs` (what a failure says), `options.rs` (tuning), `prover.rs`
 //! (the state across ranks), `postcondition/` (`full.rs`: every member's
 //! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths,
-//! `window.rs` its listing, `counters.rs` and `runs.rs` its counters),
+//! `window.rs` its listing, `step_runs.rs` its checks run by run,
+//! `counters.rs` and `runs.rs` its counters),
 //! `protocol/` (`chain.rs`: part 1; `steps.rs`: part 2; `profile.rs`:
 //! member 0's needs), `roundtrip.rs`, `symmetry.rs`, `by_phase.rs` and
 //! `action.rs`, `sets.rs` (contributor sets), `transfers.rs` (where

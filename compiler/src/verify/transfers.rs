@@ -1,8 +1,12 @@
 //! Where the provers get a member's transfers: the schedule itself
 //! ([`AsBuilt`]), listed at one [`Site`] at a time, or member by member in
-//! step order ([`walk`]). The [`TransferSource`] trait is crate-private: the
-//! unit tests seed defects through it, nothing outside the crate sees it.
+//! step order ([`walk`]); the schedule as built also lists a phase's
+//! transfers a run of steps at a time where its generator has a closed
+//! form ([`TransferSource::runs`]). The [`TransferSource`] trait is
+//! crate-private: the unit tests seed defects through it, nothing outside
+//! the crate sees it.
 
+use crate::algorithms::StepRun;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, Schedule, Transfer};
 
 /// One member at one step: where a [`TransferSource`] is asked for transfers.
@@ -29,6 +33,16 @@ pub(crate) struct Site<'a> {
 pub(crate) trait TransferSource: Sync {
     /// Appends every transfer the member at `site` sends or receives.
     fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>);
+
+    /// The transfers of the member and phase of `site` (its step is not
+    /// read) as runs of steps ([`StepRun`]), into `out`, when the source
+    /// knows them so; `false` when it does not, and then it is asked at
+    /// every site. Only the schedule as built answers: a mutated source of
+    /// the tests is asked at every site, so each seeded defect is met where
+    /// it was seeded.
+    fn runs(&self, _schedule: &Schedule, _plan: &CollectivePlan, _site: &Site<'_>, _out: &mut Vec<StepRun>) -> bool {
+        false
+    }
 }
 
 /// The schedule as built.
@@ -38,6 +52,12 @@ pub(crate) struct AsBuilt;
 impl TransferSource for AsBuilt {
     fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
         schedule.phase_transfers(plan, site.group, site.phase, site.inst, site.t, out);
+    }
+
+    /// The generator's runs where its phase has them (see `algorithms`'
+    /// `step_runs`): the same transfers at every site, held by its tests.
+    fn runs(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<StepRun>) -> bool {
+        schedule.phase_runs(plan, site.group, site.phase, site.inst, out)
     }
 }
 

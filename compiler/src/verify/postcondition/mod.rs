@@ -37,6 +37,7 @@ mod paths;
 #[cfg(test)]
 mod paths_tests;
 mod runs;
+mod step_runs;
 #[cfg(test)]
 mod tests;
 mod window;

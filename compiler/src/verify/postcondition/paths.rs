@@ -58,21 +58,29 @@
 //! operations per block moved, no set unions (recursive halving's sets are
 //! bitsets in the full run). Where the phases are ring pipelines the cells
 //! lie in page-sized tiles of 16 members x 64 blocks, so that a step
-//! touches few pages ([`Tiles`]); where every phase moves ranges of blocks
+//! touches few pages; where every phase is a pipelined chain, in one
+//! row per diagonal (block + member), so that a step reads one row and
+//! writes the next ([`Tiles`]); where every phase moves ranges of blocks
 //! (recursive halving and doubling, trees, direct sends), each member's
 //! row is held as runs of equal counters (`runs`), so that a range costs
 //! the runs it meets: recursive halving over 3,072 members moves 9.4 M
 //! blocks, in some 47,000 transfers of a few runs each. Every store holds
 //! each cell's state exactly ([`Counters`]), so the argument above is
-//! about cells whatever the store.
+//! about cells whatever the store. Where every member's transfers over
+//! a phase come as runs of steps (the schedule as built, on the chains),
+//! the listing checks are made once per pair of overlapping runs and
+//! each step's receives are read from the runs (`step_runs`), so no site
+//! is listed one by one and idle members cost nothing per step; the
+//! cells are moved step by step as always.
 
 use super::counters::{Counters, EMPTY, Extent};
 use super::full::{same, size_mismatch};
 use super::runs::Runs;
 use super::window::{Listing, Span, Window};
+use crate::algorithms::StepRun;
 use crate::schedule::{BlockSet, CollectivePlan, OpKind, PhaseInstance, PhaseKind, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
-use crate::verify::transfers::TransferSource;
+use crate::verify::transfers::{Site, TransferSource};
 use ccc_ir::enums::HalfChunk;
 use std::ops::Range;
 
@@ -102,6 +110,11 @@ enum Tiles {
     /// counters ([`Runs`]); one counter per cell in a row is the tests'
     /// reference.
     Rows,
+    /// One row per diagonal `(b + m) mod blocks`, members in order along
+    /// it (for at most as many members as blocks): a pipelined chain's
+    /// step, which moves block `t - j + 1` into each member `j` from
+    /// `j - 1`, then reads one row and writes the next, in member order.
+    Skewed,
 }
 
 /// For ring pipelines: 16 members (16 counters of 4 bytes, one cache
@@ -115,9 +128,15 @@ const PIPELINE_TILES: Tiles = Tiles::Tiled { members: 4, blocks: 6 };
 impl Tiles {
     /// The layout for `plan`: rows (as runs) when every phase moves
     /// ranges of blocks (recursive halving and doubling, trees, direct
-    /// sends: no ring pattern), pipeline tiles otherwise.
+    /// sends: no ring pattern), diagonals when every phase is a pipelined
+    /// chain (and there are no more members than blocks), pipeline tiles
+    /// otherwise.
     fn of(plan: &CollectivePlan) -> Tiles {
         use PhaseKind as K;
+        let chains = plan.phases.iter().all(|p| matches!(p.kind, K::RingBroadcast { .. } | K::RingReduce { .. }));
+        if chains && plan.groups.size() <= plan.layout().block_n() {
+            return Tiles::Skewed;
+        }
         let ranges = plan.phases.iter().all(|p| {
             matches!(
                 p.kind,
@@ -169,31 +188,43 @@ impl Cells {
 
     fn laid_out(plan: &CollectivePlan, tiles: Tiles) -> Option<Cells> {
         let Extent { n, block_n, total } = Extent::of(plan);
+        // Diagonals need every `b + m` below `2 * block_n`.
+        let tiles = if tiles == Tiles::Skewed && n > block_n { PIPELINE_TILES } else { tiles };
         let root = plan.root;
         let size = match tiles {
             Tiles::Tiled { members, blocks } => {
                 let rows = block_n.div_ceil(1 << blocks) as usize;
                 (n.div_ceil(1 << members) as usize * rows) << (members + blocks)
             }
-            Tiles::Rows => n as usize * block_n as usize,
+            Tiles::Rows | Tiles::Skewed => n as usize * block_n as usize,
         };
         let across = match tiles {
             Tiles::Tiled { members, .. } => n.div_ceil(1 << members) as usize,
-            Tiles::Rows => 0,
+            Tiles::Rows | Tiles::Skewed => 0,
         };
         let mut cells = Cells { n, block_n, tiles, across, total, state: vec![EMPTY; size] };
-        for m in 0..n {
-            for b in 0..block_n {
-                let holds = match plan.kind {
-                    OpKind::Broadcast => Some(m) == root,
-                    OpKind::AllGather => b == m,
-                    _ => true,
-                };
-                let c = cells.at(m, b);
-                cells.state[c] = u32::from(holds);
-            }
+        for (m, b) in Cells::order(n, block_n, tiles) {
+            let holds = match plan.kind {
+                OpKind::Broadcast => Some(m) == root,
+                OpKind::AllGather => b == m,
+                _ => true,
+            };
+            let c = cells.at(m, b);
+            cells.state[c] = u32::from(holds);
         }
         applies(plan).then_some(cells)
+    }
+
+    /// Every cell `(m, b)` of `n` members' `block_n` blocks laid out in
+    /// `tiles` once, about in the order they lie in memory.
+    fn order(n: u32, block_n: u32, tiles: Tiles) -> impl Iterator<Item = (u32, u32)> {
+        let skewed = tiles == Tiles::Skewed;
+        let diagonals = (0..if skewed { block_n } else { 0 }).flat_map(move |r| {
+            // b = r - m (mod block_n), m < n <= block_n.
+            (0..n).map(move |m| (m, if r >= m { r - m } else { r + block_n - m }))
+        });
+        let members = (0..if skewed { 0 } else { n }).flat_map(move |m| (0..block_n).map(move |b| (m, b)));
+        diagonals.chain(members)
     }
 
     #[inline(always)]
@@ -205,6 +236,12 @@ impl Cells {
                 (tile << (members + blocks)) | within as usize
             }
             Tiles::Rows => m as usize * self.block_n as usize + b as usize,
+            Tiles::Skewed => {
+                // b < block_n and m < n <= block_n: one subtraction wraps it.
+                let d = b + m;
+                let row = if d >= self.block_n { d - self.block_n } else { d };
+                row as usize * self.n as usize + m as usize
+            }
         }
     }
 
@@ -266,15 +303,13 @@ impl Counters for Cells {
     }
 
     fn done(&self, plan: &CollectivePlan) -> bool {
-        (0..self.n).all(|m| {
-            (0..self.block_n).all(|b| {
-                let defined = match plan.kind {
-                    OpKind::ReduceScatter => b == m,
-                    OpKind::Reduce => Some(m) == plan.root,
-                    _ => true,
-                };
-                !defined || self.state[self.at(m, b)] == self.total
-            })
+        Cells::order(self.n, self.block_n, self.tiles).all(|(m, b)| {
+            let defined = match plan.kind {
+                OpKind::ReduceScatter => b == m,
+                OpKind::Reduce => Some(m) == plan.root,
+                _ => true,
+            };
+            !defined || self.state[self.at(m, b)] == self.total
         })
     }
 }
@@ -307,7 +342,7 @@ pub(super) fn run_listed(
     match Tiles::of(plan) {
         // Ranges of blocks: each row as runs (`runs`), the same states.
         Tiles::Rows => applies(plan).then(|| run_in(schedule, plan, group, half, source, listing, Runs::new(plan)))?,
-        Tiles::Tiled { .. } => run_in(schedule, plan, group, half, source, listing, Cells::new(plan)?),
+        Tiles::Tiled { .. } | Tiles::Skewed => run_in(schedule, plan, group, half, source, listing, Cells::new(plan)?),
     }
 }
 
@@ -321,6 +356,8 @@ pub(super) enum Layout {
     Rows,
     /// A row per member, as runs.
     Runs,
+    /// One per cell, a row per diagonal.
+    Skewed,
 }
 
 /// [`run_listed`] with its counters laid out as `layout` says, whatever
@@ -339,6 +376,7 @@ pub(super) fn run_laid_out(
         Layout::Tiled => run_in(schedule, plan, 0, half, source, listing, cells(PIPELINE_TILES)?),
         Layout::Rows => run_in(schedule, plan, 0, half, source, listing, cells(Tiles::Rows)?),
         Layout::Runs => run_in(schedule, plan, 0, half, source, listing, Runs::new(plan)),
+        Layout::Skewed => run_in(schedule, plan, 0, half, source, listing, cells(Tiles::Skewed)?),
     }
 }
 
@@ -355,36 +393,69 @@ fn run_in<C: Counters>(
     let Extent { n, block_n, .. } = cells.extent();
     let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
+    let mut runs: Vec<Option<Vec<StepRun>>> = Vec::with_capacity(n as usize);
     // This step's receives that move the half.
     let mut moved: Vec<Transfer> = Vec::new();
     let mut read = Reads::default();
+    // Every member's receives at one step, in member order.
+    let mut received: Vec<Transfer> = Vec::new();
     let mut transfers = 0u64;
     let layout = plan.layout();
     for phase in &plan.phases {
         insts.clear();
         insts.extend((0..n).map(|m| plan.instance(phase, m)));
+        runs.clear();
+        runs.extend((0..n).zip(&insts).map(|(index, &inst)| {
+            let mut listed = Vec::new();
+            let site = Site { group, index, phase, inst, step: phase.first_step, t: 0 };
+            source.runs(schedule, plan, &site, &mut listed).then_some(listed)
+        }));
+        let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
+        let mut step = |cells: &mut C, receives: &[Transfer]| {
+            // Every receive is matched (checked before); keep those that
+            // move this half, in member order, with the values they read.
+            moved.clear();
+            moved.extend(receives.iter().filter(|tr| super::moves(tr, half)));
+            read.step(&*cells, &moved);
+            apply(cells, &moved, &read, |tr, sb, db| {
+                size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
+            })?;
+            transfers += moved.len() as u64;
+            Some(())
+        };
+        let listed_runs: Option<Vec<&[StepRun]>> = runs.iter().map(|r| r.as_deref()).collect();
+        if let Some(all) = listed_runs.filter(|all| super::step_runs::checked(all, phase.step_n, block_n, &shape_ok)) {
+            let mut receives = super::step_runs::Receives::new(&all);
+            for t in 0..phase.step_n {
+                received.clear();
+                receives.at(t, &mut received);
+                step(&mut cells, &received)?;
+            }
+            continue;
+        }
         let mut first = 0;
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
-            let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
-            let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
+            let span = Span {
+                schedule,
+                plan,
+                source,
+                shape_ok: &shape_ok,
+                group,
+                phase,
+                insts: &insts,
+                runs: &runs,
+                first,
+                steps,
+            };
             if !listed.fill(&span) || !listed.matches(steps, &same) {
                 return None;
             }
             first += steps;
             for w in 0..steps {
-                // Every receive is matched (above); keep those that move
-                // this half, in member order, with the values they read.
-                moved.clear();
-                for m in 0..n {
-                    let receives = listed.list(m, w).iter().filter(|tr| tr.to == m && super::moves(tr, half));
-                    moved.extend(receives);
-                }
-                read.step(&cells, &moved);
-                apply(&mut cells, &moved, &read, |tr, sb, db| {
-                    size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
-                })?;
-                transfers += moved.len() as u64;
+                received.clear();
+                received.extend((0..n).flat_map(|m| listed.list(m, w).iter().filter(move |tr| tr.to == m)));
+                step(&mut cells, &received)?;
             }
         }
     }

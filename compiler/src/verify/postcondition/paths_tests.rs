@@ -6,11 +6,13 @@
 use super::paths::Layout;
 use super::tests::Mutated;
 use super::*;
+use crate::algorithms::StepRun;
 use crate::algorithms::flat_ops;
 use crate::build::build;
 use crate::testing::Case;
+use crate::valid::ResolvedAlgorithm;
 use crate::verify::defect::Defects;
-use crate::verify::transfers::AsBuilt;
+use crate::verify::transfers::{AsBuilt, Site};
 use ccc_ir::enums::{AlgType, OpType};
 
 const ROOTED: [OpType; 2] = [OpType::Broadcast, OpType::Reduce];
@@ -233,10 +235,10 @@ fn the_listing_does_not_change_the_answer() {
     assert!(compared > 1000, "{compared}");
 }
 
-/// Where the counters lie (pipeline tiles, one row per member, or each
-/// row as runs) changes nothing the path run finds: on every rooted
-/// pairing and recursive halving with a prologue, as built and with
-/// seeded defects, every layout gives the default's answer.
+/// Where the counters lie (pipeline tiles, one row per member, each row
+/// as runs, or one row per diagonal) changes nothing the path run finds:
+/// on every rooted pairing and recursive halving with a prologue, as
+/// built and with seeded defects, every layout gives the default's answer.
 #[test]
 fn the_cell_layout_does_not_change_the_answer() {
     let twice: &Edit = &|index, step, out| {
@@ -257,7 +259,7 @@ fn the_cell_layout_does_not_change_the_answer() {
         let sources: [&dyn TransferSource; 3] = [&AsBuilt, &Mutated(&drop_step_1), &Mutated(twice)];
         for source in sources {
             let default = paths::run(&schedule, plan, 0, HalfChunk::H0, source, &ProverOptions::default());
-            for layout in [Layout::Tiled, Layout::Rows, Layout::Runs] {
+            for layout in [Layout::Tiled, Layout::Rows, Layout::Runs, Layout::Skewed] {
                 let laid_out = paths::run_laid_out(&schedule, plan, HalfChunk::H0, source, layout);
                 assert_eq!(laid_out, default, "{case:?} {layout:?}");
                 compared += 1;
@@ -266,4 +268,116 @@ fn the_cell_layout_does_not_change_the_answer() {
         }
     }
     assert!(compared > 1500 && proven > 300, "{compared} {proven}");
+}
+
+/// The schedule's runs, one member's run edited (member, run index, run),
+/// and its transfers at every site read from those runs: the run-level
+/// checks and a listing step by step see the same transfers.
+struct SeededRuns<F: Fn(u32, usize, &mut StepRun) + Sync>(F);
+
+impl<F: Fn(u32, usize, &mut StepRun) + Sync> TransferSource for SeededRuns<F> {
+    fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+        let mut runs = Vec::new();
+        if self.runs(s, plan, site, &mut runs) {
+            if let Some(run) = runs.iter().find(|r| r.holds(site.t)) {
+                run.at(site.t, out);
+            }
+        } else {
+            AsBuilt.transfers(s, plan, site, out);
+        }
+    }
+
+    fn runs(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<StepRun>) -> bool {
+        let listed = AsBuilt.runs(s, plan, site, out);
+        for (i, run) in out.iter_mut().enumerate() {
+            (self.0)(site.index, i, run);
+        }
+        listed
+    }
+}
+
+/// A source's transfers site by site only: its runs are never asked.
+struct StepByStep<'s>(&'s dyn TransferSource);
+
+impl TransferSource for StepByStep<'_> {
+    fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+        self.0.transfers(s, plan, site, out);
+    }
+}
+
+/// A run's edit: (member, run index, run).
+type RunEdit = dyn Fn(u32, usize, &mut StepRun) + Sync;
+
+/// On every ring broadcast and reduce over 2..=9 members and every root,
+/// as built and with a run of member 1 seeded with a defect, the path run
+/// over runs finds what it finds listing every site step by step: the
+/// run-level checks accept exactly what the step-level ones accept.
+#[test]
+fn runs_decide_as_the_steps_do() {
+    let edits: [(&str, &RunEdit); 8] = [
+        ("as built", &|_, _, _| {}),
+        ("a receive dropped", &|m, i, run| {
+            if m == 1 && i == 1 {
+                run.transfers.retain(|t| t.to != 1);
+            }
+        }),
+        ("a transfer listed twice", &|m, i, run| {
+            if m == 1 && i == 1 {
+                run.transfers.extend_from_within(..);
+            }
+        }),
+        ("a run moving apart", &|m, _, run| {
+            if m == 1 && run.len > 1 {
+                run.shift += 1;
+            }
+        }),
+        ("a run moving out of range", &|m, _, run| {
+            if m == 1 && run.len > 1 {
+                run.shift = 1 << 20;
+            }
+        }),
+        ("a fold turned to a copy, or the reverse", &|m, i, run| {
+            if m == 1 && i == 1 {
+                for t in &mut run.transfers {
+                    t.fold = match t.fold {
+                        Some(_) => None,
+                        None => Some(ccc_ir::enums::ReductionType::Ring2R1W),
+                    };
+                }
+            }
+        }),
+        ("a gap between runs", &|m, i, run| {
+            if m == 1 && i == 1 && run.len > 1 {
+                run.first += 1;
+                run.len -= 1;
+            }
+        }),
+        ("a send nobody receives, in an idle run", &|m, _, run| {
+            if m == 1 && run.transfers.is_empty() {
+                let block = crate::schedule::BlockSet::one(0);
+                let to = 0;
+                let neigh = ccc_ir::enums::Neigh::Next;
+                let halves = crate::schedule::Halves::Both;
+                run.transfers.push(Transfer { from: 1, to, src: block, dst: block, halves, fold: None, neigh });
+            }
+        }),
+    ];
+    let (mut compared, mut refused) = (0, 0);
+    for case in ROOTED.into_iter().flat_map(rooted_cases).filter(|c| c.alg == ResolvedAlgorithm::Flat(AlgType::Ring)) {
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        for (what, edit) in edits {
+            let seeded = SeededRuns(edit);
+            let by_runs = paths::run(&schedule, plan, 0, HalfChunk::H0, &seeded, &ProverOptions::default());
+            let by_steps =
+                paths::run(&schedule, plan, 0, HalfChunk::H0, &StepByStep(&seeded), &ProverOptions::default());
+            assert_eq!(by_runs, by_steps, "{what}: {case:?}");
+            if what == "as built" {
+                assert!(by_runs.is_some(), "{case:?}");
+            }
+            compared += 1;
+            refused += u32::from(by_runs.is_none());
+        }
+    }
+    assert!(compared > 300 && refused > 150, "{compared} {refused}");
 }

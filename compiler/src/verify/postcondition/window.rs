@@ -15,7 +15,15 @@
 //! random lists). The chunk and window sizes decide only where lists are
 //! stored, never what is listed or in which order the path run applies
 //! them.
+//!
+//! Where the source lists a member's phase as runs of steps
+//! ([`TransferSource::runs`]: the schedule as built, on the ring chains),
+//! each site's list is read from the run holding it instead of asking the
+//! source: the same transfers in the same order (the runs' tests hold
+//! them equal to the generator at every site), at the cost of a copy, and
+//! an idle run's sites cost nothing but their empty list.
 
+use crate::algorithms::StepRun;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, Schedule, Transfer};
 use crate::verify::transfers::{Site, TransferSource};
 use rayon::prelude::*;
@@ -61,6 +69,9 @@ pub(super) struct Span<'a> {
     pub(super) phase: &'a Phase,
     /// Every member's placement in the phase, by member.
     pub(super) insts: &'a [PhaseInstance],
+    /// Every member's runs of the phase, by member, where the source
+    /// lists them (`None`: asked at every site).
+    pub(super) runs: &'a [Option<Vec<StepRun>>],
     pub(super) first: u32,
     pub(super) steps: u32,
 }
@@ -106,7 +117,14 @@ impl Chunk {
                 // A list of its own: a source may edit what it was handed
                 // (the tests' mutated sources do).
                 self.site.clear();
-                span.source.transfers(span.schedule, span.plan, &site, &mut self.site);
+                match span.runs.get(m as usize).and_then(Option::as_ref) {
+                    Some(runs) => {
+                        if let Some(run) = runs.iter().find(|r| r.holds(t)) {
+                            run.at(t, &mut self.site);
+                        }
+                    }
+                    None => span.source.transfers(span.schedule, span.plan, &site, &mut self.site),
+                }
                 self.ok &= self.site.iter().all(|tr| (span.shape_ok)(tr, m));
                 sends += self.site.iter().filter(|tr| tr.from == m).count() as u32;
                 receives += self.site.iter().filter(|tr| tr.to == m).count() as u32;

@@ -10,13 +10,25 @@
 //! entry (or the rest of the run) at a time, and the defect reported is
 //! the one a check of each step alone finds first (lowest step, then
 //! lowest TOP_SP), with its place and message.
+//!
+//! Where the phase lists the member's transfers as runs of steps
+//! (`Schedule::phase_runs`: the ring chains) and every block costs the
+//! same on every TOP_SP (`DescTable::position_free`), a run's steps are
+//! taken at once: along a run only the blocks' positions move, by the
+//! same shift each step, and stay in range (checked at its last step),
+//! so every step of it posts the descriptors its first does (a count
+//! that depends on how many blocks move, not which) and receives the
+//! same increments from the same peers. Its steps then join the run of
+//! equal needs exactly as they would one by one, and are checked as
+//! above, with the same defect, place and message. Otherwise each step
+//! is listed from the generator.
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
+use crate::algorithms::StepRun;
 use crate::lower::{RankProgram, Record};
 use crate::placement::topsps_for;
-use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
-use crate::step_graph::walk_collective;
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
 use crate::valid::GroupMember;
 use crate::verify::defect::{Defect, DefectKind};
 use crate::verify::symmetry::Orbit;
@@ -153,63 +165,93 @@ impl<'a> StepCheck<'a> {
 
     /// Step by step, the needs from the rank's own step graph. Steps in a
     /// row of one phase that need the same are checked as one run (see
-    /// [`StepCheck::run`]).
+    /// [`StepCheck::run`]). Where the phase lists the member's transfers
+    /// as runs of steps ([`Schedule::phase_runs`]) and every block costs
+    /// the same, each run's steps need the same and are taken at once
+    /// (see the module overview).
     fn by_walk(mut self) -> Result<(), Box<Defect>> {
         let (schedule, plan, at) = (self.schedule, self.plan, self.at);
+        let (group, member) = (at.group(), at.index());
         let hosted = self.hosted.clone();
         let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
         // A TOP_SP whose table counts as an earlier one's does takes that
         // one's counts (the collective's channels split alike over them).
         let alike: Vec<usize> =
             (0..tables.len()).map(|t| (0..t).find(|&u| tables[u].counts_alike(&tables[t])).unwrap_or(t)).collect();
-        // The run not checked yet: its first step, length and phase, and
-        // what each of its steps needs.
-        let mut pending: Option<(u32, u32, usize)> = None;
-        let mut pending_needs = Needs::default();
-        walk_collective(schedule, plan, at, |node| {
-            self.needs.counts.clear();
-            for (t, &u) in alike.iter().enumerate() {
-                let counts = if u == t { tables[t].step(node.member, node.transfers) } else { self.needs.counts[u] };
-                self.needs.counts.push(counts);
+        let position_free = tables.iter().all(DescTable::position_free);
+        let block_n = plan.layout().block_n();
+        let mut pending = Pending::default();
+        let (mut transfers, mut runs) = (Vec::new(), Vec::new());
+        for (index, phase) in plan.phases.iter().enumerate() {
+            let inst = plan.instance(phase, member);
+            let by_runs = position_free
+                && schedule.phase_runs(plan, group, phase, inst, &mut runs)
+                && runs.iter().all(|run| in_range(run, block_n));
+            if by_runs {
+                for run in &runs {
+                    self.needs_of(&tables, &alike, &run.transfers);
+                    self.feed(&mut pending, phase.first_step + run.first, run.len, index)?;
+                }
+                continue;
             }
-            self.needs.receives.clear();
-            let received = node.transfers.iter().filter(|tr| tr.to == node.member);
-            self.needs.receives.extend(received.map(|tr| (tr.from, increments(tr))));
-            let phase = node.phase as usize;
-            match &mut pending {
-                Some((first, len, p)) if *p == phase && *first + *len == node.step && self.needs == pending_needs => {
-                    *len += 1;
-                }
-                _ => {
-                    if let Some((first, len, p)) = pending.take() {
-                        std::mem::swap(&mut self.needs, &mut pending_needs);
-                        self.run(first, len, p)?;
-                        std::mem::swap(&mut self.needs, &mut pending_needs);
-                    }
-                    pending = Some((node.step, 1, phase));
-                    std::mem::swap(&mut self.needs, &mut pending_needs);
-                }
+            for t in 0..phase.step_n {
+                transfers.clear();
+                schedule.phase_transfers(plan, group, phase, inst, t, &mut transfers);
+                self.needs_of(&tables, &alike, &transfers);
+                self.feed(&mut pending, phase.first_step + t, 1, index)?;
             }
-            // A phase's last step ends its run: the phase's end is checked
-            // after it.
-            let last = plan.phases.get(phase).is_some_and(|p| node.step + 1 == p.first_step + p.step_n);
-            match pending.take() {
-                Some((first, len, p)) if last => {
-                    std::mem::swap(&mut self.needs, &mut pending_needs);
-                    self.run(first, len, p)
-                }
-                other => {
-                    pending = other;
-                    Ok(())
-                }
-            }
-        })?;
-        match pending {
+        }
+        match pending.at {
             Some((first, len, p)) => {
-                self.needs = pending_needs;
+                self.needs = pending.needs;
                 self.run(first, len, p)
             }
             None => Ok(()),
+        }
+    }
+
+    /// [`StepCheck::needs`] of a step listing `transfers`, counted on
+    /// `tables` (`alike`: the TOP_SP whose counts each takes).
+    fn needs_of(&mut self, tables: &[DescTable<'_>], alike: &[usize], transfers: &[Transfer]) {
+        let member = self.at.index();
+        self.needs.counts.clear();
+        for (t, &u) in alike.iter().enumerate() {
+            let counts = if u == t { tables[t].step(member, transfers) } else { self.needs.counts[u] };
+            self.needs.counts.push(counts);
+        }
+        self.needs.receives.clear();
+        let received = transfers.iter().filter(|tr| tr.to == member);
+        self.needs.receives.extend(received.map(|tr| (tr.from, increments(tr))));
+    }
+
+    /// Steps `first..first + len` of phase `phase`, each needing
+    /// [`StepCheck::needs`]: joined to the run not checked yet when they
+    /// follow it in the phase and need the same, else that run is checked
+    /// and they start the next; a phase's last step ends its run (the
+    /// phase's end is checked after it).
+    fn feed(&mut self, pending: &mut Pending, first: u32, len: u32, phase: usize) -> Result<(), Box<Defect>> {
+        match &mut pending.at {
+            Some((f, l, p)) if *p == phase && *f + *l == first && self.needs == pending.needs => *l += len,
+            _ => {
+                if let Some((f, l, p)) = pending.at.take() {
+                    std::mem::swap(&mut self.needs, &mut pending.needs);
+                    self.run(f, l, p)?;
+                    std::mem::swap(&mut self.needs, &mut pending.needs);
+                }
+                pending.at = Some((first, len, phase));
+                std::mem::swap(&mut self.needs, &mut pending.needs);
+            }
+        }
+        let last = self.plan.phases.get(phase).is_some_and(|p| first + len == p.first_step + p.step_n);
+        match pending.at.take() {
+            Some((f, l, p)) if last => {
+                std::mem::swap(&mut self.needs, &mut pending.needs);
+                self.run(f, l, p)
+            }
+            other => {
+                pending.at = other;
+                Ok(())
+            }
         }
     }
 
@@ -309,6 +351,25 @@ impl<'a> StepCheck<'a> {
         }
         Ok(())
     }
+}
+
+/// The run not checked yet: its first step, length and phase, and what
+/// each of its steps needs.
+#[derive(Default)]
+struct Pending {
+    at: Option<(u32, u32, usize)>,
+    needs: Needs,
+}
+
+/// Whether every block set of `run` stays below `block_n` at each of its
+/// steps (the starts only grow along a run, so its last step decides).
+fn in_range(run: &StepRun, block_n: u32) -> bool {
+    let d = u64::from(run.len.saturating_sub(1)) * u64::from(run.shift);
+    let below = |b: BlockSet| {
+        let last = u64::from(b.start) + d + u64::from(b.count.saturating_sub(1)) * u64::from(b.stride);
+        b.count == 0 || last < u64::from(block_n)
+    };
+    run.transfers.iter().all(|tr| below(tr.src) && below(tr.dst))
 }
 
 /// The semaphore increments a transfer delivers per channel: blocks x
