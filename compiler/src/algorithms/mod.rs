@@ -16,7 +16,7 @@ mod step_runs;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};
 use crate::valid::Shape;
 use ccc_ir::enums::ReductionType;
-pub(crate) use step_runs::{StepRun, moved_along};
+pub(crate) use step_runs::{StepRun, covers, moved_along};
 
 /// The ops each flat algorithm serves.
 pub fn flat_ops(alg: AlgType) -> &'static [OpType] {

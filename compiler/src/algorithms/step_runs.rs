@@ -69,6 +69,19 @@ pub(crate) fn moved_along(tr: &Transfer, first: u32, shift: u32, t: u32) -> Tran
     Transfer { src: moved(tr.src), dst: moved(tr.dst), ..*tr }
 }
 
+/// Whether `runs` cover steps `0..step_n` in order, each at least one step.
+pub(crate) fn covers(runs: &[StepRun], step_n: u32) -> bool {
+    let mut next = 0u32;
+    for r in runs {
+        if r.first != next || r.len == 0 {
+            return false;
+        }
+        let Some(end) = next.checked_add(r.len) else { return false };
+        next = end;
+    }
+    next == step_n
+}
+
 impl Schedule {
     /// The transfers of `phase`, for the member `inst` was placed around
     /// (in `group`), as runs covering the phase's steps in order, into

@@ -80,8 +80,11 @@
 //! needs are then the same at every step). Like `by_phase`, this is an
 //! argument from the generator's structure, held equal place by place to
 //! the step generator by tests on every pairing and random specs; the
-//! tests' mutated sources have no runs, so they are asked at every site
-//! and their defects are found, and named, as before.
+//! tests' mutated sources have no runs (but `SeededRuns`, which seeds
+//! defects into the runs themselves), so they are asked at every site
+//! and their defects are found, and named, as before. Runs that do not
+//! cover a phase's steps in order decide nothing: the phase is then
+//! listed step by step.
 //!
 //! # Defects
 //!

@@ -433,6 +433,9 @@ fn run_in<C: Counters>(
             }
             continue;
         }
+        // The runs decided nothing: the phase is listed step by step from
+        // the source, as without runs.
+        runs.clear();
         let mut first = 0;
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);

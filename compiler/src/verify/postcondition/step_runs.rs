@@ -30,7 +30,7 @@
 //! decides nothing: the phase is listed step by step, as without runs.
 
 use super::full::same;
-use crate::algorithms::{StepRun, moved_along};
+use crate::algorithms::{StepRun, covers, moved_along};
 use crate::schedule::Transfer;
 
 /// Whether every site of a phase of `step_n` steps passes the path run's
@@ -45,11 +45,12 @@ pub(super) fn checked(
 ) -> bool {
     let mut balance = vec![0i64; step_n as usize + 1];
     let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    // Every member's runs first: a receive below reads its sender's.
+    if !runs.iter().all(|own| covers(own, step_n)) {
+        return false;
+    }
     for (m, own) in runs.iter().enumerate() {
         let m = m as u32;
-        if !covers(own, step_n) {
-            return false;
-        }
         for r in own.iter() {
             let last = r.first + r.len - 1;
             if !r.transfers.iter().all(|tr| shape_ok(tr, m) && in_range(r, tr, last, block_n)) {
@@ -86,19 +87,6 @@ pub(super) fn checked(
         open += d;
         open == 0
     })
-}
-
-/// Whether `runs` cover steps `0..step_n` in order, each at least one step.
-fn covers(runs: &[StepRun], step_n: u32) -> bool {
-    let mut next = 0u32;
-    for r in runs {
-        if r.first != next || r.len == 0 {
-            return false;
-        }
-        let Some(end) = next.checked_add(r.len) else { return false };
-        next = end;
-    }
-    next == step_n
 }
 
 /// Whether `tr`'s block sets, moved to step `last` of `run`, are below

@@ -25,7 +25,7 @@
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
-use crate::algorithms::StepRun;
+use crate::algorithms::{StepRun, covers};
 use crate::lower::{RankProgram, Record};
 use crate::placement::topsps_for;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
@@ -186,6 +186,7 @@ impl<'a> StepCheck<'a> {
             let inst = plan.instance(phase, member);
             let by_runs = position_free
                 && schedule.phase_runs(plan, group, phase, inst, &mut runs)
+                && covers(&runs, phase.step_n)
                 && runs.iter().all(|run| in_range(run, block_n));
             if by_runs {
                 for run in &runs {
