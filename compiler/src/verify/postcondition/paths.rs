@@ -170,6 +170,9 @@ pub(super) struct Cells {
 }
 
 impl Cells {
+    /// The cells of `plan`'s layout. The run takes cells only in pipeline
+    /// tiles or diagonals: its rows are held as runs ([`Runs`]), and one
+    /// counter per cell in a row is the tests' reference.
     fn new(plan: &CollectivePlan) -> Option<Cells> {
         Cells::laid_out(plan, Tiles::of(plan))
     }

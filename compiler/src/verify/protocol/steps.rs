@@ -364,10 +364,13 @@ struct Pending {
 
 /// Whether every block set of `run` stays below `block_n` at each of its
 /// steps (the starts only grow along a run, so its last step decides).
+/// Each term is below 2^64; their sum saturates, and a saturated sum is
+/// out of range.
 fn in_range(run: &StepRun, block_n: u32) -> bool {
     let d = u64::from(run.len.saturating_sub(1)) * u64::from(run.shift);
     let below = |b: BlockSet| {
-        let last = u64::from(b.start) + d + u64::from(b.count.saturating_sub(1)) * u64::from(b.stride);
+        let span = u64::from(b.count.saturating_sub(1)) * u64::from(b.stride);
+        let last = u64::from(b.start).saturating_add(d).saturating_add(span);
         b.count == 0 || last < u64::from(block_n)
     };
     run.transfers.iter().all(|tr| below(tr.src) && below(tr.dst))
