@@ -44,9 +44,20 @@ pub(crate) struct StepRun {
 }
 
 impl StepRun {
-    /// Whether phase step `t` lies in the run.
+    /// Whether phase step `t` lies in the run (the tests' lookup).
+    #[cfg(test)]
     pub(crate) fn holds(&self, t: u32) -> bool {
         t >= self.first && t - self.first < self.len
+    }
+
+    /// Whether every block set of the run stays below `block_n` at each
+    /// of its steps: the starts only grow along a run, so its last step
+    /// decides. The position there is computed in 64 bits, saturating, so
+    /// a set that would wrap is out of range.
+    pub(crate) fn in_range(&self, block_n: u32) -> bool {
+        let d = u64::from(self.len.saturating_sub(1)) * u64::from(self.shift);
+        let below = |b: BlockSet| b.last().is_none_or(|l| l.saturating_add(d) < u64::from(block_n));
+        self.transfers.iter().all(|tr| below(tr.src) && below(tr.dst))
     }
 
     /// Appends the member's transfers at phase step `t` (in the run).

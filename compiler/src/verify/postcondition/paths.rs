@@ -438,22 +438,10 @@ fn run_in<C: Counters>(
         }
         // The runs decided nothing: the phase is listed step by step from
         // the source, as without runs.
-        runs.clear();
         let mut first = 0;
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
-            let span = Span {
-                schedule,
-                plan,
-                source,
-                shape_ok: &shape_ok,
-                group,
-                phase,
-                insts: &insts,
-                runs: &runs,
-                first,
-                steps,
-            };
+            let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
             if !listed.fill(&span) || !listed.matches(steps, &same) {
                 return None;
             }

@@ -354,7 +354,7 @@ type RunEdit = dyn Fn(u32, usize, &mut StepRun) + Sync;
 /// run-level checks accept exactly what the step-level ones accept.
 #[test]
 fn runs_decide_as_the_steps_do() {
-    let edits: [(&str, &RunEdit); 8] = [
+    let edits: [(&str, &RunEdit); 9] = [
         ("as built", &|_, _, _| {}),
         ("a receive dropped", &|m, i, run| {
             if m == 1 && i == 1 {
@@ -373,6 +373,11 @@ fn runs_decide_as_the_steps_do() {
         }),
         ("a run moving out of range", &|m, _, run| {
             if m == 1 && run.len > 1 {
+                run.shift = 1 << 20;
+            }
+        }),
+        ("every run moving out of range alike", &|_, _, run| {
+            if run.len > 1 {
                 run.shift = 1 << 20;
             }
         }),

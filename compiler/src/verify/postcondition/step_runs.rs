@@ -52,8 +52,7 @@ pub(super) fn checked(
     for (m, own) in runs.iter().enumerate() {
         let m = m as u32;
         for r in own.iter() {
-            let last = r.first + r.len - 1;
-            if !r.transfers.iter().all(|tr| shape_ok(tr, m) && in_range(r, tr, last, block_n)) {
+            if !(r.transfers.iter().all(|tr| shape_ok(tr, m)) && r.in_range(block_n)) {
                 return false;
             }
             let sends = r.transfers.iter().filter(|tr| tr.from == m).count() as i64;
@@ -87,18 +86,6 @@ pub(super) fn checked(
         open += d;
         open == 0
     })
-}
-
-/// Whether `tr`'s block sets, moved to step `last` of `run`, are below
-/// `block_n` (without wrapping: the start at step `last` is computed in
-/// 64 bits, so a set that would wrap is out of range here).
-fn in_range(run: &StepRun, tr: &Transfer, last: u32, block_n: u32) -> bool {
-    let d = u64::from(last - run.first) * u64::from(run.shift);
-    let below = |b: crate::schedule::BlockSet| match b.last() {
-        None => true,
-        Some(l) => l + d < u64::from(block_n),
-    };
-    below(tr.src) && below(tr.dst)
 }
 
 /// Every member's receives at one phase step, in member order, read from

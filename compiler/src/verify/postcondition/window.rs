@@ -16,14 +16,10 @@
 //! stored, never what is listed or in which order the path run applies
 //! them.
 //!
-//! Where the source lists a member's phase as runs of steps
-//! ([`TransferSource::runs`]: the schedule as built, on the ring chains),
-//! each site's list is read from the run holding it instead of asking the
-//! source: the same transfers in the same order (the runs' tests hold
-//! them equal to the generator at every site), at the cost of a copy, and
-//! an idle run's sites cost nothing but their empty list.
+//! A phase whose runs of steps decide its checks (`step_runs`) is not
+//! listed here at all; every other phase is listed from the source, site
+//! by site.
 
-use crate::algorithms::StepRun;
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, Schedule, Transfer};
 use crate::verify::transfers::{Site, TransferSource};
 use rayon::prelude::*;
@@ -69,9 +65,6 @@ pub(super) struct Span<'a> {
     pub(super) phase: &'a Phase,
     /// Every member's placement in the phase, by member.
     pub(super) insts: &'a [PhaseInstance],
-    /// Every member's runs of the phase, by member, where the source
-    /// lists them (`None`: asked at every site).
-    pub(super) runs: &'a [Option<Vec<StepRun>>],
     pub(super) first: u32,
     pub(super) steps: u32,
 }
@@ -117,14 +110,7 @@ impl Chunk {
                 // A list of its own: a source may edit what it was handed
                 // (the tests' mutated sources do).
                 self.site.clear();
-                match span.runs.get(m as usize).and_then(Option::as_ref) {
-                    Some(runs) => {
-                        if let Some(run) = runs.iter().find(|r| r.holds(t)) {
-                            run.at(t, &mut self.site);
-                        }
-                    }
-                    None => span.source.transfers(span.schedule, span.plan, &site, &mut self.site),
-                }
+                span.source.transfers(span.schedule, span.plan, &site, &mut self.site);
                 self.ok &= self.site.iter().all(|tr| (span.shape_ok)(tr, m));
                 sends += self.site.iter().filter(|tr| tr.from == m).count() as u32;
                 receives += self.site.iter().filter(|tr| tr.to == m).count() as u32;

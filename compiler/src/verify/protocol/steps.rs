@@ -25,10 +25,10 @@
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
-use crate::algorithms::{StepRun, covers};
+use crate::algorithms::covers;
 use crate::lower::{RankProgram, Record};
 use crate::placement::topsps_for;
-use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
 use crate::valid::GroupMember;
 use crate::verify::defect::{Defect, DefectKind};
 use crate::verify::symmetry::Orbit;
@@ -187,7 +187,7 @@ impl<'a> StepCheck<'a> {
             let by_runs = position_free
                 && schedule.phase_runs(plan, group, phase, inst, &mut runs)
                 && covers(&runs, phase.step_n)
-                && runs.iter().all(|run| in_range(run, block_n));
+                && runs.iter().all(|run| run.in_range(block_n));
             if by_runs {
                 for run in &runs {
                     self.needs_of(&tables, &alike, &run.transfers);
@@ -360,20 +360,6 @@ impl<'a> StepCheck<'a> {
 struct Pending {
     at: Option<(u32, u32, usize)>,
     needs: Needs,
-}
-
-/// Whether every block set of `run` stays below `block_n` at each of its
-/// steps (the starts only grow along a run, so its last step decides).
-/// Each term is below 2^64; their sum saturates, and a saturated sum is
-/// out of range.
-fn in_range(run: &StepRun, block_n: u32) -> bool {
-    let d = u64::from(run.len.saturating_sub(1)) * u64::from(run.shift);
-    let below = |b: BlockSet| {
-        let span = u64::from(b.count.saturating_sub(1)) * u64::from(b.stride);
-        let last = u64::from(b.start).saturating_add(d).saturating_add(span);
-        b.count == 0 || last < u64::from(block_n)
-    };
-    run.transfers.iter().all(|tr| below(tr.src) && below(tr.dst))
 }
 
 /// The semaphore increments a transfer delivers per channel: blocks x
