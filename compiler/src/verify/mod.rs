@@ -75,7 +75,10 @@
 //! transfers with the blocks one piece further a step, and idle runs.
 //! The path run then makes checks 1–2 once per pair of overlapping runs
 //! (each holds at every step of the pair when it holds at the first, the
-//! range at the last) and applies the steps from the runs; the protocol
+//! range at the last) and applies the runs a member at a time where each
+//! cell meets at most one landing and one read, the landing first
+//! (`postcondition/member_major.rs`: each move then meets the state and
+//! value it meets step by step), else step by step; the protocol
 //! takes a run's steps at once when every block costs the same (their
 //! needs are then the same at every step). Like `by_phase`, this is an
 //! argument from the generator's structure, held equal place by place to
@@ -100,7 +103,8 @@
 //! (the state across ranks), `postcondition/` (`full.rs`: every member's
 //! buffer; `orbit.rs`: member 0 alone; `paths.rs`: contributions' paths,
 //! `window.rs` its listing, `step_runs.rs` its checks run by run,
-//! `counters.rs` and `runs.rs` its counters),
+//! `member_major.rs` its cells moved run by run, `counters.rs` and
+//! `runs.rs` its counters),
 //! `protocol/` (`chain.rs`: part 1; `steps.rs`: part 2; `profile.rs`:
 //! member 0's needs), `roundtrip.rs`, `symmetry.rs`, `by_phase.rs` and
 //! `action.rs`, `sets.rs` (contributor sets), `transfers.rs` (where

@@ -32,6 +32,7 @@ use serde::Serialize;
 
 mod counters;
 mod full;
+mod member_major;
 mod orbit;
 mod paths;
 #[cfg(test)]

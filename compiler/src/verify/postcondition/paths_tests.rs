@@ -62,6 +62,28 @@ fn every_rooted_pairing_is_proven_by_its_paths() {
     assert!(algs.len() >= 8, "{algs:?}");
 }
 
+/// Every rooted ring, as built, is taken member-major (`member_major`),
+/// with the full run's figures; the path run then takes it so.
+#[test]
+fn rooted_rings_are_taken_member_major() {
+    let mut taken = 0;
+    for case in ROOTED.into_iter().flat_map(rooted_cases).filter(|c| c.alg == ResolvedAlgorithm::Flat(AlgType::Ring)) {
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        let (n, block_n) = (plan.groups.size(), plan.layout().block_n());
+        let shape_ok = |tr: &Transfer, m| paths::shape_ok(tr, m, n, block_n);
+        let runs_of = |phase: &crate::schedule::Phase, index, out: &mut Vec<StepRun>| {
+            let site = Site { group: 0, index, phase, inst: plan.instance(phase, index), step: phase.first_step, t: 0 };
+            AsBuilt.runs(&schedule, plan, &site, out)
+        };
+        let found = member_major::run(plan, HalfChunk::H0, &runs_of, &shape_ok);
+        let full = full::run(&schedule, plan, 0, HalfChunk::H0, &AsBuilt, &ProverOptions::default()).unwrap();
+        assert_eq!(found, Some(Some(full)), "{case:?}");
+        taken += 1;
+    }
+    assert!(taken > 40, "{taken}");
+}
+
 /// An edit of a member's list at a step: (member, step, list).
 type Edit = dyn Fn(u32, u32, &mut Vec<Transfer>) + Sync;
 

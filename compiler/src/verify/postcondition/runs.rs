@@ -299,7 +299,7 @@ impl Counters for Runs {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::paths::{self, Cells};
     use super::*;
     use crate::build::build;
@@ -308,7 +308,7 @@ mod tests {
     use ccc_ir::enums::{AlgType, Neigh, OpType, ReductionType};
 
     /// A xorshift generator: `next(bound)` in `0..bound`.
-    fn generator(mut seed: u64) -> impl FnMut(u32) -> u32 {
+    pub(in crate::verify::postcondition) fn generator(mut seed: u64) -> impl FnMut(u32) -> u32 {
         move |bound| {
             seed ^= seed << 13;
             seed ^= seed >> 7;

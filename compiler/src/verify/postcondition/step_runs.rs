@@ -3,8 +3,9 @@
 //! built, on the ring chains) has its listing checks (checks 1–2 of
 //! `verify`: shapes, and every receive matched to one identical send, no
 //! send left over) made once per pair of overlapping runs instead of at
-//! every site; its steps are then applied one by one as before, each
-//! member's receives read from the run holding the step.
+//! every site; its steps are then applied a run at a time, member after
+//! member, where `member_major` shows that the same, else one by one as
+//! before, each member's receives read from the run holding the step.
 //!
 //! **Why a run's check is every step's.** Along a run every block set's
 //! start moves by the same `shift` a step, and nothing else changes
