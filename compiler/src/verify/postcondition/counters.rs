@@ -1,12 +1,17 @@
 //! The path run's counters, whatever holds them: what the run reads and
 //! lands through ([`Counters`]), and what a group's counters are
-//! ([`Extent`]). `paths` holds one per cell, `runs` each row as runs of
-//! equal ones; both hold every cell's state exactly.
+//! ([`Extent`]), and the moves a transfer makes on them (`spend`, `fold`,
+//! `copy`: `paths` says which are allowed, and why). `paths` holds one
+//! per cell, `runs` each row as runs of equal ones; both hold every
+//! cell's state exactly.
 
 use crate::schedule::{BlockSet, CollectivePlan, OpKind};
 
 /// An empty cell's state.
 pub(super) const EMPTY: u32 = 0;
+
+/// A spent cell's state (above every count).
+pub(super) const SPENT: u32 = u32::MAX;
 
 /// Where the path run keeps its counters: one per cell (`Cells`, in
 /// `paths`), or each member's row as runs of equal ones (`Runs`, in
@@ -47,4 +52,23 @@ impl Extent {
         let n = plan.groups.size();
         Extent { n, block_n: plan.layout().block_n(), total: if reduces { n } else { 1 } }
     }
+}
+
+/// A fold's sender's move, a block's count `total` being complete: the
+/// cell is spent, allowed from a live, incomplete cell (a cell spent
+/// already at this step is a second fold of it).
+pub(super) fn spend(total: u32) -> impl Fn(u32, u32) -> (u32, bool) + Copy {
+    move |s, _| (SPENT, s != EMPTY && s != SPENT && s != total)
+}
+
+/// A fold's receiver's move, from its old state and the count read: the
+/// sum, allowed into an empty or live, incomplete cell.
+pub(super) fn fold(total: u32) -> impl Fn(u32, u32) -> (u32, bool) + Copy {
+    move |s, value| (s.wrapping_add(value), s != SPENT && s != total)
+}
+
+/// A copy's receiver's move: the value read, allowed from a complete cell
+/// into any cell but a live, incomplete one.
+pub(super) fn copy(total: u32) -> impl Fn(u32, u32) -> (u32, bool) + Copy {
+    move |s, value| (value, value == total && (s == EMPTY || s == SPENT || s == total))
 }

@@ -61,8 +61,7 @@
 //! landing and a read differ by the same amount at every block, so one
 //! comparison of `first - lo` decides (c) for all of it.
 
-use super::counters::Counters;
-use super::paths::{copy, fold, spend};
+use super::counters::{Counters, copy, fold, spend};
 use super::runs::Runs;
 use crate::algorithms::StepRun;
 use crate::schedule::{BlockSet, CollectivePlan, Phase, Transfer};
@@ -311,8 +310,8 @@ fn senders_first(n: usize, items: &[Item]) -> Option<Vec<u32>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::counters::{EMPTY, Extent};
-    use super::super::paths::{self, Cells, SPENT};
+    use super::super::counters::{EMPTY, Extent, SPENT};
+    use super::super::paths::{self, Cells};
     use super::super::runs::tests::generator;
     use super::*;
     use crate::build::build;

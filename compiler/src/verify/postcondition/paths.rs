@@ -79,7 +79,7 @@
 //! and no counter per cell is held. Elsewhere the cells are moved step by
 //! step.
 
-use super::counters::{Counters, EMPTY, Extent};
+use super::counters::{Counters, EMPTY, Extent, copy, fold, spend};
 use super::full::{same, size_mismatch};
 use super::runs::Runs;
 use super::window::{Listing, Span, Window};
@@ -89,9 +89,6 @@ use crate::verify::options::ProverOptions;
 use crate::verify::transfers::{Site, TransferSource};
 use ccc_ir::enums::HalfChunk;
 use std::ops::Range;
-
-/// A spent cell's state (above every count).
-pub(super) const SPENT: u32 = u32::MAX;
 
 /// Whether `plan`'s groups can take the path run: a broadcast or a reduce
 /// with a root in the group, an all-reduce, a reduce-scatter or an
@@ -542,25 +539,6 @@ fn apply<C: Counters>(
         landed.then_some(())?;
     }
     Some(())
-}
-
-/// A fold's sender's move, a block's count `total` being complete: the
-/// cell is spent, allowed from a live, incomplete cell (a cell spent
-/// already at this step is a second fold of it).
-pub(super) fn spend(total: u32) -> impl Fn(u32, u32) -> (u32, bool) + Copy {
-    move |s, _| (SPENT, s != EMPTY && s != SPENT && s != total)
-}
-
-/// A fold's receiver's move, from its old state and the count read: the
-/// sum, allowed into an empty or live, incomplete cell.
-pub(super) fn fold(total: u32) -> impl Fn(u32, u32) -> (u32, bool) + Copy {
-    move |s, value| (s.wrapping_add(value), s != SPENT && s != total)
-}
-
-/// A copy's receiver's move: the value read, allowed from a complete cell
-/// into any cell but a live, incomplete one.
-pub(super) fn copy(total: u32) -> impl Fn(u32, u32) -> (u32, bool) + Copy {
-    move |s, value| (value, value == total && (s == EMPTY || s == SPENT || s == total))
 }
 
 /// The full run's shape checks: the transfer involves member `m`, names
