@@ -27,7 +27,11 @@
 //!   walked and a [`Watch`] compares each step's transfers with member
 //!   0's, moved, from the transfers themselves, not from what the
 //!   algorithm is called; the walk stops at the first step that is not
-//!   (nothing after it can make the collective symmetric for the rank). This is also the reference the phases are tested
+//!   (nothing after it can make the collective symmetric for the rank),
+//!   and is not taken when the middle step of some phase is not (a
+//!   rooted chain's member would walk its idle steps up to its place
+//!   along the chain first: 8.1 M steps over a 4,096-rank broadcast's
+//!   ranks). This is also the reference the phases are tested
 //!   against (`Bases::watch_steps`, every collective walked), as is
 //!   `orbit`, which walks every member.
 //!
@@ -45,6 +49,7 @@ use super::by_phase::phases_move;
 use super::transfers::{AsBuilt, TransferSource, walk};
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
 use crate::step_graph::{NodeView, walk_collective};
+use crate::valid::GroupMember;
 use ccc_ir::id::Rank;
 #[cfg(test)]
 use rayon::prelude::*;
@@ -153,18 +158,30 @@ impl Bases {
     /// (no step walked); otherwise what a watch sees of its step graph,
     /// walked step by step.
     pub(crate) fn watch_rank(&self, schedule: &Schedule, rank: Rank) -> Seen {
-        self.watch_where(schedule, rank, |plan| self.by_phase.get(plan.index as usize).copied().unwrap_or(false))
+        let decided = |plan: &CollectivePlan| self.by_phase.get(plan.index as usize).copied().unwrap_or(false);
+        self.watch_where(schedule, rank, decided, true)
     }
 
     /// What a watch sees of `rank`'s step graph, every collective walked
     /// step by step: the reference [`Bases::watch_rank`] is tested against.
     #[cfg(test)]
     pub(crate) fn watch_steps(&self, schedule: &Schedule, rank: Rank) -> Seen {
-        self.watch_where(schedule, rank, |_| false)
+        self.watch_where(schedule, rank, |_| false, false)
     }
 
-    /// [`Bases::watch_rank`], with the collectives `decided` says the phases decide.
-    fn watch_where(&self, schedule: &Schedule, rank: Rank, decided: impl Fn(&CollectivePlan) -> bool) -> Seen {
+    /// [`Bases::watch_rank`], with the collectives `decided` says the
+    /// phases decide; with `probe`, a collective is first looked at in the
+    /// middle step of each phase, and not walked when one is not member
+    /// 0's moved (the walk would stop there or before: a rooted chain's
+    /// member idles until its window opens, so a walk from step 0 costs
+    /// it as many steps as its place along the chain).
+    fn watch_where(
+        &self,
+        schedule: &Schedule,
+        rank: Rank,
+        decided: impl Fn(&CollectivePlan) -> bool,
+        probe: bool,
+    ) -> Seen {
         let mut watch = self.watch(rank);
         for plan in &schedule.collectives {
             // A rank the groups do not hold has no nodes to see.
@@ -179,7 +196,8 @@ impl Bases {
             // Once a step is not member 0's moved the collective is not
             // symmetric for this rank, whatever follows: the walk stops
             // there (at once when the group has no base to compare with).
-            if self.orbit(plan.index, at.group()).is_none() {
+            let base = self.orbit(plan.index, at.group());
+            if base.is_none_or(|base| probe && !base.moves_at_middles(schedule, plan, at)) {
                 if let Some(steps) = watch.seen.steps.get_mut(plan.index as usize) {
                     *steps = None;
                 }
@@ -276,13 +294,8 @@ impl Watch<'_> {
             return;
         }
         let base = self.bases.orbits.get(plan.index as usize).and_then(|g| g.get(node.group as usize));
-        let moved = base.and_then(Option::as_ref).is_some_and(|base| {
-            let (first, end) = base.span(node.step);
-            end - first == node.transfers.len() && {
-                let by = base.action.by(node.member);
-                node.transfers.iter().zip(&base.transfers[first..end]).all(|(x, b)| is_moved_with(x, b, &by))
-            }
-        });
+        let moved =
+            base.and_then(Option::as_ref).is_some_and(|base| base.moves_to(node.step, node.member, node.transfers));
         *steps = moved.then_some(node.step + 1);
     }
 
@@ -311,6 +324,30 @@ pub(crate) struct Orbit {
 }
 
 impl Orbit {
+    /// Whether `transfers`, a member's at collective step `step`, are
+    /// member 0's moved to `member`, in order (what a watch asks of each
+    /// node).
+    fn moves_to(&self, step: u32, member: u32, transfers: &[Transfer]) -> bool {
+        let (first, end) = self.span(step);
+        end - first == transfers.len() && {
+            let by = self.action.by(member);
+            transfers.iter().zip(&self.transfers[first..end]).all(|(x, b)| is_moved_with(x, b, &by))
+        }
+    }
+
+    /// Whether `at`'s transfers at the middle step of each phase of
+    /// `plan` are member 0's moved to it: when not, some step of the
+    /// collective is not, and a walk of its steps finds so.
+    fn moves_at_middles(&self, schedule: &Schedule, plan: &CollectivePlan, at: GroupMember) -> bool {
+        let mut transfers = Vec::new();
+        plan.phases.iter().filter(|p| p.step_n > 0).all(|p| {
+            let t = p.step_n / 2;
+            transfers.clear();
+            schedule.phase_transfers(plan, at.group(), p, plan.instance(p, at.index()), t, &mut transfers);
+            self.moves_to(p.first_step + t, at.index(), &transfers)
+        })
+    }
+
     /// Member 0's transfers, of every step in order.
     pub(crate) fn transfers(&self) -> &[Transfer] {
         &self.transfers
