@@ -279,3 +279,44 @@ fn runs_report_the_step_a_step_check_reports() {
     }
     assert!(checked > 700, "{checked}");
 }
+
+/// Where the folded walk decides a rank's records, it counts exactly the
+/// figures and notifications the step-by-step check does (which passes
+/// there): on every pairing, recursive halving with a prologue and uneven
+/// rooted rings; it decides many (rank, collective) pairs, and none of a
+/// collective with a mesh phase.
+#[test]
+fn folded_walks_count_as_the_step_by_step_check() {
+    let mut cases = Case::pairings(&[2, 3, 5, 8]);
+    cases.push(Case::for_alg(OpType::AllReduce, AlgType::InterRdh, 12).unwrap());
+    for op in [OpType::Broadcast, OpType::Reduce] {
+        let mut uneven = Case::flat(op, AlgType::Ring, 7, 1);
+        uneven.count = 4099;
+        cases.push(uneven);
+    }
+    let (mut folded, mut walked) = (0u32, 0u32);
+    for case in &cases {
+        let (schedule, programs) = lower_all(case);
+        let used = usize::from(crate::placement::topsps_used(&schedule));
+        for p in &programs {
+            for plan in &schedule.collectives {
+                let Some(at) = plan.groups.locate(p.rank) else { continue };
+                let (mut by_fold, mut by_step) = (ProtocolProof::default(), ProtocolProof::default());
+                let (mut fold_notified, mut step_notified) = (vec![0u64; used], vec![0u64; used]);
+                let decided = StepCheck::new(&schedule, plan, p, at, &mut by_fold, &mut fold_notified).folded_alone();
+                let stepped = StepCheck::new(&schedule, plan, p, at, &mut by_step, &mut step_notified).step_by_step();
+                assert!(stepped.is_ok(), "{case:?} rank {}", p.rank.0);
+                let mesh = plan.phases.iter().any(|ph| ph.alg.pattern() == Some(ccc_ir::enums::DevicePattern::Mesh));
+                assert!(!(mesh && decided), "{case:?}: a mesh phase is never folded");
+                if decided {
+                    folded += 1;
+                    assert_eq!((&by_fold, &fold_notified), (&by_step, &step_notified), "{case:?} rank {}", p.rank.0);
+                } else {
+                    walked += 1;
+                    assert_eq!((by_fold, fold_notified.iter().sum::<u64>()), (ProtocolProof::default(), 0));
+                }
+            }
+        }
+    }
+    assert!(folded > 400 && walked > 100, "{folded} folded, {walked} walked");
+}
