@@ -54,6 +54,7 @@ use crate::schedule::{CollectivePlan, Schedule};
 use ccc_ir::id::TopSp;
 
 mod chain;
+mod exceptions;
 mod found;
 mod profile;
 mod steps;

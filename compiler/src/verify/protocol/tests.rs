@@ -320,3 +320,35 @@ fn folded_walks_count_as_the_step_by_step_check() {
     }
     assert!(folded > 400 && walked > 100, "{folded} folded, {walked} walked");
 }
+
+/// With blocks of two sizes, every member's fold from its group's
+/// exceptions is its step-by-step fold: on every pairing whose groups are
+/// symmetric, with the big blocks the few (one element over a multiple of
+/// the blocks) and the many (the cases' 4,096 + 7 elements).
+#[test]
+fn exceptions_fold_as_the_steps_do() {
+    let (mut compared, mut cases) = (0u32, 0u32);
+    for count in [4096 + 1, 4096 + 7] {
+        for mut case in Case::pairings(&[2, 3, 5, 8, 12]) {
+            case.count = count;
+            let Ok(schedule) = build(&case.valid()) else { continue };
+            let symmetry = Symmetry::find(&schedule);
+            for plan in &schedule.collectives {
+                let used = usize::from(crate::placement::topsps_for(schedule.arch.params(), plan.channels));
+                for g in 0..plan.groups.group_n() {
+                    let Some(orbit) = symmetry.orbit(plan.index, g) else { continue };
+                    let Some(profile) = Profile::new(&schedule, plan, orbit) else { continue };
+                    let mut any = false;
+                    for m in 0..plan.groups.size() {
+                        let Some(by_exceptions) = profile.exceptions_fold(plan, orbit, m, used) else { continue };
+                        let steps = profile.fold_steps(plan, orbit, m, used);
+                        assert_eq!(Some(by_exceptions), steps, "{case:?} member {m}");
+                        (compared, any) = (compared + 1, true);
+                    }
+                    cases += u32::from(any);
+                }
+            }
+        }
+    }
+    assert!(compared > 150 && cases > 20, "{compared} members of {cases} groups");
+}
