@@ -1,7 +1,8 @@
 //! A symmetric group's folded counts when blocks differ in size
-//! ([`Counts::ByBlock`]), member by member without walking its steps:
-//! what is the same for every member is computed once per group
-//! ([`Exceptions`]), and each member costs the few steps where it differs.
+//! (`Counts::ByBlock` in `profile.rs`), member by member without walking
+//! its steps: what is the same for every member is computed once per
+//! group ([`Exceptions`]), and each member costs the few steps where it
+//! differs.
 //!
 //! Member `m` moves member 0's block `v` as block `v + m` (the group's
 //! action), which is big when `v + m < big_below`. Call the positions
@@ -15,18 +16,20 @@
 //! `w - m` for each minority position `w` (adding `m` is a bijection of
 //! `0..n` whose inverse adds `-m`, checked for each `w`); the steps where
 //! member 0 moves one of them are the member's *exceptions*, and there its
-//! counts are [`Profile::counts`]' own. So the fold is the base fold cut
+//! counts are `Profile::counts`' own. So the fold is the base fold cut
 //! at the exceptions, each counted as the step-by-step fold counts it:
-//! exactly the step-by-step fold ([`Profile::fold_steps`], which the tests
+//! exactly the step-by-step fold (`Profile::fold_steps`, which the tests
 //! compare it with on every member), at the cost of the base runs and the
 //! exceptions. A ring all-reduce of `n` members whose blocks are all big
 //! but one has about four exceptions a member, instead of `2n` steps.
 
-use super::profile::{Counts, Folded, Profile};
 use crate::schedule::CollectivePlan;
 use crate::verify::symmetry::Orbit;
-use ccc_ir::wire::tp::Folder;
+use ccc_ir::wire::tp::{Folder, TpIncStep};
 use std::ops::Range;
+
+/// `tp_inc_steps` per TOP_SP and record.
+pub(super) type Folded = Vec<Vec<Vec<TpIncStep>>>;
 
 /// `(m2s, s2m)` per TOP_SP.
 type Counted = Vec<(u64, u64)>;
@@ -35,8 +38,8 @@ type Counted = Vec<(u64, u64)>;
 type Run = (u32, u32, Counted);
 
 /// A transfer's costs on each TOP_SP with its block small and big (see
-/// [`Counts::ByBlock`]).
-type Costs = [[(u64, u64); 2]];
+/// `Counts::ByBlock` in `profile.rs`).
+pub(super) type Costs = [[(u64, u64); 2]];
 
 /// What every member's fold shares, computed once per group.
 pub(super) struct Exceptions {
@@ -54,7 +57,7 @@ pub(super) struct Exceptions {
 impl Exceptions {
     /// Those of a group of `n` members whose member 0 moves as `orbit`,
     /// with blocks below `big_below` big and `costs` (see
-    /// [`Counts::ByBlock`]) on `used` TOP_SPs; `None` when a block of
+    /// `Counts::ByBlock`) on `used` TOP_SPs; `None` when a block of
     /// member 0 lies outside `0..n`.
     pub(super) fn new(
         plan: &CollectivePlan,
@@ -141,16 +144,17 @@ impl Exceptions {
     }
 
     /// Member `member`'s counts folded per TOP_SP and phase: the base
-    /// runs cut at its exceptions, each exception counted by
-    /// [`Profile::counts`]. `None` when a count does not fit a fold, or
-    /// the exceptions cannot be found (see [`Exceptions::of`]).
+    /// runs cut at its exceptions, each exception's counts from
+    /// `counts(step, out)` (`Profile::counts`). `None` when a count does
+    /// not fit a fold, or the exceptions cannot be found (see
+    /// [`Exceptions::of`]).
     pub(super) fn fold(
         &self,
-        profile: &Profile,
         plan: &CollectivePlan,
         orbit: &Orbit,
         member: u32,
         used: usize,
+        mut counted: impl FnMut(u32, &mut Vec<(u64, u64)>),
     ) -> Option<Folded> {
         let exceptions = self.of(orbit, member)?;
         let mut next = exceptions.iter().copied().peekable();
@@ -173,7 +177,7 @@ impl Exceptions {
                         push(&mut folders, base, stop - s)?;
                     }
                     if stop < end {
-                        profile.counts(orbit, stop, member, used, &mut counts);
+                        counted(stop, &mut counts);
                         push(&mut folders, &counts, 1)?;
                     }
                     s = stop + 1;
@@ -184,13 +188,5 @@ impl Exceptions {
             }
         }
         Some(out)
-    }
-}
-
-/// Whether `counts` are by block (what [`Exceptions`] serve).
-pub(super) fn by_block(counts: &Counts) -> Option<(u32, &Costs)> {
-    match counts {
-        Counts::ByBlock { big_below, costs } => Some((*big_below, costs)),
-        Counts::Same(_) => None,
     }
 }

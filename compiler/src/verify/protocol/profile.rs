@@ -6,13 +6,14 @@
 //! two sizes, each member's fold is the group's base fold cut at the
 //! member's few exceptions (`exceptions.rs`), not a walk of its steps.
 
-use super::exceptions::{Exceptions, by_block};
+pub(super) use super::exceptions::Folded;
+use super::exceptions::{Costs, Exceptions};
 use super::found::hosted;
 use crate::placement::topsps_for;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
 use crate::verify::symmetry::Orbit;
 use ccc_ir::enums::DevicePattern;
-use ccc_ir::wire::tp::{Folder, TpIncStep};
+use ccc_ir::wire::tp::Folder;
 
 /// What a member of a group posts when its transfers are member 0's moved
 /// to it, from member 0's transfers (its [`Orbit`]).
@@ -32,9 +33,6 @@ pub(crate) struct Profile {
     /// fold shares.
     exceptions: Option<Exceptions>,
 }
-
-/// `tp_inc_steps` per TOP_SP and record.
-pub(super) type Folded = Vec<Vec<Vec<TpIncStep>>>;
 
 /// The descriptors a member of a symmetric group posts at each step.
 pub(super) enum Counts {
@@ -87,8 +85,10 @@ impl Profile {
             .filter(|tr| tr.to == 0)
             .map(|tr| u64::from(tr.src.count) * u64::from(tr.halves.count()) * channels)
             .sum();
-        let exceptions = match by_block(&counts) {
-            Some((big_below, costs)) if !mesh => Exceptions::new(plan, orbit, big_below, costs, usize::from(used)),
+        let exceptions = match &counts {
+            Counts::ByBlock { big_below, costs } if !mesh => {
+                Exceptions::new(plan, orbit, *big_below, costs.as_slice() as &Costs, usize::from(used))
+            }
             _ => None,
         };
         let mut profile = Profile { counts, folded: None, mesh, signals, exceptions };
@@ -107,7 +107,10 @@ impl Profile {
         if self.mesh {
             return None;
         }
-        let by_exceptions = self.exceptions.as_ref().and_then(|e| e.fold(self, plan, orbit, member, used));
+        let by_exceptions = self
+            .exceptions
+            .as_ref()
+            .and_then(|e| e.fold(plan, orbit, member, used, |s, out| self.counts(orbit, s, member, used, out)));
         by_exceptions.or_else(|| self.fold_steps(plan, orbit, member, used))
     }
 
@@ -121,7 +124,7 @@ impl Profile {
         member: u32,
         used: usize,
     ) -> Option<Folded> {
-        self.exceptions.as_ref()?.fold(self, plan, orbit, member, used)
+        self.exceptions.as_ref()?.fold(plan, orbit, member, used, |s, out| self.counts(orbit, s, member, used, out))
     }
 
     /// [`Profile::fold_for`] step by step: the reference the exceptions'
