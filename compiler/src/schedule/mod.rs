@@ -35,7 +35,7 @@ mod topology;
 pub use blocks::{BlockSet, Halves, Pair, PeerMap, Transfer};
 pub use layout::{DescTable, Layout, MAX_DESC_BYTES, split};
 pub use phase::{Phase, PhaseInstance, PhaseKind, RdhMode};
-pub use scope::{DIGIT_NODE, DIGIT_POD, DIGITS, Placer, Radices, Scope, ScopeInstance};
+pub use scope::{DIGIT_NODE, DIGIT_POD, DIGITS, Radices, Scope, ScopeInstance, ScopePlacer};
 pub use topology::{mesh_type, relation};
 
 use crate::valid::{Groups, Shape};

@@ -67,23 +67,23 @@ impl Scope {
     }
 
     /// The scope's stride and size under `radices`, to place it around
-    /// many members ([`Placer::around`]) without recomputing them.
-    pub fn placer(self, radices: &Radices) -> Placer {
-        Placer { stride: radices.span(0, self.lo), k: radices.span(self.lo, self.hi) }
+    /// many members ([`ScopePlacer::around`]) without recomputing them.
+    pub fn placer(self, radices: &Radices) -> ScopePlacer {
+        ScopePlacer { stride: radices.span(0, self.lo), k: radices.span(self.lo, self.hi) }
     }
 }
 
 /// A scope's stride and size under one group's radices ([`Scope::placer`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Placer {
+pub struct ScopePlacer {
     stride: u32,
     k: u32,
 }
 
-impl Placer {
+impl ScopePlacer {
     /// [`Scope::around`] group member `index`.
     pub fn around(self, index: u32) -> ScopeInstance {
-        let Placer { stride, k } = self;
+        let ScopePlacer { stride, k } = self;
         let pos = (index / stride) % k;
         ScopeInstance { base: index - pos * stride, stride, k, pos }
     }

@@ -4,7 +4,7 @@
 //! once for every candidate of one `Auto` choice that runs it.
 
 use crate::algorithms;
-use crate::schedule::{CollectivePlan, Phase, PhaseKind, Placer, Radices, Schedule, Scope, Transfer};
+use crate::schedule::{CollectivePlan, Phase, PhaseKind, Radices, Schedule, Scope, ScopePlacer, Transfer};
 
 /// A floor's network flows walk at most this many members of a node per
 /// phase (the others counted as not sending: see [`node_flows`]).
@@ -180,19 +180,19 @@ pub(super) fn sends_off_from_partner(
 }
 
 /// What [`sends_off_from_pattern`] keeps between the members it is asked
-/// about: the last phase scope it placed, with its [`Placer`] (the members
+/// about: the last phase scope it placed, with its [`ScopePlacer`] (the members
 /// of one phase share it), and the last scope instance, `(base, stride,
 /// k)`, with whether its members span more than one node (the members of
 /// one node usually share their scope).
 #[derive(Default)]
 pub(super) struct SpanMemo {
-    placer: Option<(Scope, Radices, Placer)>,
+    placer: Option<(Scope, Radices, ScopePlacer)>,
     spans: Option<((u32, u32, u32), bool)>,
 }
 
 impl SpanMemo {
     /// `scope`'s placer under `radices`, kept for the next member.
-    fn placer(&mut self, scope: Scope, radices: Radices) -> Placer {
+    fn placer(&mut self, scope: Scope, radices: Radices) -> ScopePlacer {
         match self.placer {
             Some((s, r, placer)) if s == scope && r == radices => placer,
             _ => {
