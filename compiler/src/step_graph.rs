@@ -100,8 +100,9 @@ pub fn walk_collective<E>(
 ) -> Result<(), E> {
     let (group, member) = (at.group(), at.index());
     let mut transfers = Vec::new();
+    let mut placer = plan.placer(member);
     for (phase, p) in plan.phases.iter().enumerate() {
-        let inst = plan.instance(p, member);
+        let inst = placer.place(p);
         for t in 0..p.step_n {
             transfers.clear();
             schedule.phase_transfers(plan, group, p, inst, t, &mut transfers);

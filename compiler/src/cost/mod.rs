@@ -41,6 +41,18 @@ pub fn op_bytes(plan: &CollectivePlan) -> f64 {
 
 /// The nodes a group of the plan spans.
 fn nodes_spanned(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
+    // The world group holds ranks `0..n` at their own index: nodes `0`
+    // to that of rank `n - 1`, without placing every member.
+    if !plan.groups.is_explicit() {
+        let n = plan.groups.size();
+        return if n == 0 { 0 } else { schedule.shape.node(n - 1) + 1 };
+    }
+    nodes_listed(schedule, plan)
+}
+
+/// [`nodes_spanned`] counted from every member's node (the reference the
+/// world group's shortcut is tested against).
+fn nodes_listed(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
     let mut nodes: Vec<u32> =
         (0..plan.groups.size()).filter_map(|i| plan.rank(0, i)).map(|r| schedule.shape.node(r.0)).collect();
     // A group lists its members node by node (or nearly): dropping

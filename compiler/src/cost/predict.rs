@@ -133,6 +133,13 @@ const SENT: usize = 0;
 const HEARD: usize = 1;
 
 impl StepLoad {
+    /// The bytes its busier side moves off the node (to other nodes and
+    /// pods), what the network term charges.
+    fn off_node(&self) -> f64 {
+        let [out, inn] = self.hops;
+        (out[1] + out[2]).max(inn[1] + inn[2])
+    }
+
     /// Adds to `side` one transfer of `bytes` (and `desc` descriptors) over
     /// a `hop`; inside a node, in ring direction `dir` across `links`.
     fn add_side(&mut self, side: usize, hop: Hop, dir: usize, links: f64, bytes: f64, desc: u64) {
@@ -216,6 +223,19 @@ impl<'a> PhaseCoster<'a> {
         PhaseCoster(Walk { floor, memo: Some(memo), ..Walk::new(schedule, plan, params) })
     }
 
+    /// [`PhaseCoster::new`] as the reference the shortcuts are tested
+    /// against: every sampled step walked, every transfer generated, every
+    /// phase's flows counted up front.
+    #[cfg(test)]
+    pub(crate) fn every_step(
+        schedule: &'a Schedule,
+        plan: &'a CollectivePlan,
+        params: &'a ModelParams,
+        floor: bool,
+    ) -> Self {
+        PhaseCoster(Walk { floor, walk_every_step: true, ..Walk::new(schedule, plan, params) })
+    }
+
     /// The phases at `indices`, each costed alone.
     pub(crate) fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
         self.0.times(indices)
@@ -237,6 +257,8 @@ struct Walk<'a> {
     members: Vec<u32>,
     dma: f64,
     buf: Vec<Transfer>,
+    /// Scratch for a step's distinct senders.
+    senders: Vec<u32>,
     /// Cost a floor, not the prediction ([`PhaseCoster`]).
     floor: bool,
     /// Where the phases' network flows are kept across walks, if anywhere.
@@ -261,6 +283,7 @@ impl<'a> Walk<'a> {
             members: sample_members(plan),
             dma: params.dma * lanes,
             buf: Vec::new(),
+            senders: Vec::new(),
             floor: false,
             memo: None,
             walk_every_step: false,
@@ -276,13 +299,13 @@ impl<'a> Walk<'a> {
 
     /// The cost of phase `index`, starting at `start_ns`.
     fn phase(&mut self, index: usize, phase: &Phase, start_ns: f64) -> PhaseCost {
-        let (schedule, plan, params) = (self.schedule, self.plan, self.params);
-        let flows = match self.memo.as_deref_mut() {
-            Some(memo) => memo.flows(schedule, plan, phase, &mut self.buf, self.floor),
-            None => node_flows(schedule, plan, phase, &mut self.buf, self.floor).flows,
-        };
-        let inter_rate = params.node_inter / flows;
-        let rates = Rates { link: params.link_intra, network: inter_rate, dma: self.dma };
+        // The network's rate is counted when a step first needs it
+        // ([`Walk::step`]); the reference counts it up front.
+        let mut network = None;
+        if self.walk_every_step {
+            let flows = node_flows(self.schedule, self.plan, phase, &mut self.buf, self.floor).flows;
+            network = Some(self.params.node_inter / flows);
+        }
         let (picked, weight) = sampled_steps(phase.step_n);
         let classes = if self.walk_every_step { StepClasses::None } else { self.classes(phase) };
         // The first walked step of each class, reused for the others.
@@ -293,7 +316,7 @@ impl<'a> Walk<'a> {
             let cost = match class.and_then(|c| walked[c]) {
                 Some(cost) => cost,
                 None => {
-                    let cost = self.step(phase, phase.first_step + t, &rates);
+                    let cost = self.step(phase, phase.first_step + t, &mut network);
                     if let Some(c) = class {
                         walked[c] = Some(cost);
                     }
@@ -325,7 +348,12 @@ impl<'a> Walk<'a> {
 impl Walk<'_> {
     /// Collective step `step` costed for every sampled member: its most
     /// expensive member's terms, the most any member sends, the widest hop.
-    fn step(&mut self, phase: &Phase, step: u32, rates: &Rates) -> StepCost {
+    ///
+    /// `network` is this flow's share of the node's network, bytes/s,
+    /// once counted: it is counted ([`node_flows`]) when a member first
+    /// moves bytes off its node. Until then the network term is 0,
+    /// as it is at any positive rate (see [`no_flows_needed`]).
+    fn step(&mut self, phase: &Phase, step: u32, network: &mut Option<f64>) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.table, self.params);
         let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step, floor: self.floor };
@@ -333,8 +361,20 @@ impl Walk<'_> {
         let costed = if self.floor { &self.members[..self.members.len().min(1)] } else { &self.members[..] };
         for &m in costed {
             let named = cx.named.then(|| direct::load(&cx, phase, m)).flatten();
-            let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut self.buf));
-            let terms = step_terms(&load, self.params, rates);
+            let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut self.buf, &mut self.senders));
+            let network = match *network {
+                Some(rate) => rate,
+                None if no_flows_needed(&load, params) => params.node_inter,
+                None => {
+                    let flows = match self.memo.as_deref_mut() {
+                        Some(memo) => memo.flows(schedule, plan, phase, &mut self.buf, self.floor),
+                        None => node_flows(schedule, plan, phase, &mut self.buf, self.floor).flows,
+                    };
+                    *network.insert(params.node_inter / flows)
+                }
+            };
+            let rates = Rates { link: params.link_intra, network, dma: self.dma };
+            let terms = step_terms(&load, params, &rates);
             if terms.total() > cost.worst.total() {
                 cost.worst = terms;
             }
@@ -371,6 +411,14 @@ impl Walk<'_> {
             _ => StepClasses::None,
         }
     }
+}
+
+/// Whether `load`'s network term is the same whatever the phase's flows,
+/// so that they need not be counted: it moves no byte off its node, and
+/// the network's rate shared by any number of flows is positive (the
+/// network term is then `0 / rate = 0`; a flow count is a `u32`).
+fn no_flows_needed(load: &StepLoad, params: &ModelParams) -> bool {
+    load.off_node() == 0.0 && params.node_inter / f64::from(u32::MAX) > 0.0
 }
 
 /// One step's cost over the sampled members.
@@ -476,7 +524,7 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     // for the slowest of the three.
     let [out, inn] = load.hops;
     let link = ModelParams::ns_at(out[0].max(inn[0]), rates.link);
-    let network = ModelParams::ns_at((out[1] + out[2]).max(inn[1] + inn[2]), rates.network);
+    let network = ModelParams::ns_at(load.off_node(), rates.network);
     let dma = ModelParams::ns_at(load.moved[SENT].max(load.moved[HEARD]), rates.dma);
     let beta = link.max(network).max(dma);
     let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };

@@ -1,13 +1,16 @@
 //! The prediction's shortcuts against the plain step walk, over random
 //! specs: `predict` (which walks one step of each class of steps that cost
-//! alike) must give what `predict_every_step` (which walks every sampled
-//! step) gives, bit for bit, for every legal choice `Auto` lists; and
+//! alike, names a direct step's transfers, counts a phase's network flows
+//! only when a step sends off its node) must give what
+//! `predict_every_step` (which walks every sampled step, generates every
+//! transfer, counts every phase's flows) gives, bit for bit, for every
+//! legal choice `Auto` lists, and so must their floors; and
 //! `Auto`'s pruned search against predicting every choice
 //! ([`check_against`]): every floor at most its prediction, the same
 //! winner and runner-up.
 
 use super::auto::{Machine, check_against, choose_exhaustive};
-use super::predict::{predict, predict_every_step};
+use super::predict::{PhaseCoster, predict, predict_every_step};
 use crate::build::build;
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
@@ -51,6 +54,16 @@ fn same_both_ways(c: &Collective) -> usize {
         assert_eq!(bits(&fast), bits(&walked), "{} of {c:?}", super::auto::display(&a.algorithm));
         // The rest of the prediction (launch, overheads, starts, hops) too.
         assert_eq!(fast, walked);
+        // The nodes the group spans, counted without placing every member.
+        assert_eq!(super::nodes_spanned(&schedule, plan), super::nodes_listed(&schedule, plan));
+        // A floor's shortcuts too: its phases' floors, bit for bit.
+        let floors =
+            |mut coster: PhaseCoster<'_>| coster.every_time().into_iter().map(f64::to_bits).collect::<Vec<_>>();
+        let (fast, walked) = (
+            floors(PhaseCoster::new(&schedule, plan, vc.model(), true)),
+            floors(PhaseCoster::every_step(&schedule, plan, vc.model(), true)),
+        );
+        assert_eq!(fast, walked, "floor of {} of {c:?}", super::auto::display(&a.algorithm));
         compared += 1;
     }
     compared

@@ -35,7 +35,7 @@ mod topology;
 pub use blocks::{BlockSet, Halves, Pair, PeerMap, Transfer};
 pub use layout::{DescTable, Layout, MAX_DESC_BYTES, split};
 pub use phase::{Phase, PhaseInstance, PhaseKind, RdhMode};
-pub use scope::{DIGIT_NODE, DIGIT_POD, DIGITS, Radices, Scope, ScopeInstance};
+pub use scope::{DIGIT_NODE, DIGIT_POD, DIGITS, Radices, Scope, ScopeInstance, ScopePlacer};
 pub use topology::{mesh_type, relation};
 
 use crate::valid::{Groups, Shape};
@@ -160,6 +160,12 @@ impl CollectivePlan {
         PhaseInstance { scope, universe, per_piece: universe.count / scope.k.max(1) }
     }
 
+    /// Member `index`'s placer: its phases placed one after another,
+    /// each placed once per run of phases placed alike ([`Placer`]).
+    pub fn placer(&self, index: u32) -> Placer<'_> {
+        Placer { plan: self, index, last: None }
+    }
+
     /// The phase running at collective step `step`, and the step within it.
     pub fn phase_at(&self, step: u32) -> Option<(usize, u32)> {
         let i = self.phases.partition_point(|p| p.first_step + p.step_n <= step);
@@ -171,6 +177,31 @@ impl CollectivePlan {
     /// the plan's groups have no such member.
     pub fn rank(&self, group: u32, index: u32) -> Option<Rank> {
         self.groups.member(group, index)
+    }
+}
+
+/// One member's phases placed one after another: what
+/// [`CollectivePlan::instance`] gives, but a phase placed as the one
+/// placed before it ([`Phase::placed_as`]) takes that one's placement
+/// instead of computing it again.
+pub struct Placer<'p> {
+    plan: &'p CollectivePlan,
+    index: u32,
+    last: Option<(&'p Phase, PhaseInstance)>,
+}
+
+impl<'p> Placer<'p> {
+    /// `phase` placed around the member.
+    pub fn place(&mut self, phase: &'p Phase) -> PhaseInstance {
+        if let Some((before, inst)) = self.last
+            && phase.placed_as(before)
+        {
+            self.last = Some((phase, inst));
+            return inst;
+        }
+        let inst = self.plan.instance(phase, self.index);
+        self.last = Some((phase, inst));
+        inst
     }
 }
 

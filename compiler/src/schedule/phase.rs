@@ -207,8 +207,19 @@ pub struct Phase {
     pub first_step: u32,
 }
 
+impl Phase {
+    /// Whether `self` is placed around every member as `other` is: the
+    /// same scope and narrowing, all that [`CollectivePlan::instance`]
+    /// reads (recursive halving's rounds are all placed alike).
+    ///
+    /// [`CollectivePlan::instance`]: super::CollectivePlan::instance
+    pub fn placed_as(&self, other: &Phase) -> bool {
+        self.scope == other.scope && self.narrow == other.narrow
+    }
+}
+
 /// A phase placed around one member.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PhaseInstance {
     /// The scope around the member.
     pub scope: ScopeInstance,

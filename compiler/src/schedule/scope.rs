@@ -63,8 +63,27 @@ impl Scope {
     /// The scope around group member `index`: its members are
     /// `base + q * stride` for `q` in `0..k`, and `index` is at `q = pos`.
     pub fn around(self, radices: &Radices, index: u32) -> ScopeInstance {
-        let stride = radices.span(0, self.lo);
-        let k = radices.span(self.lo, self.hi);
+        self.placer(radices).around(index)
+    }
+
+    /// The scope's stride and size under `radices`, to place it around
+    /// many members ([`ScopePlacer::around`]) without recomputing them.
+    pub fn placer(self, radices: &Radices) -> ScopePlacer {
+        ScopePlacer { stride: radices.span(0, self.lo), k: radices.span(self.lo, self.hi) }
+    }
+}
+
+/// A scope's stride and size under one group's radices ([`Scope::placer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScopePlacer {
+    stride: u32,
+    k: u32,
+}
+
+impl ScopePlacer {
+    /// [`Scope::around`] group member `index`.
+    pub fn around(self, index: u32) -> ScopeInstance {
+        let ScopePlacer { stride, k } = self;
         let pos = (index / stride) % k;
         ScopeInstance { base: index - pos * stride, stride, k, pos }
     }

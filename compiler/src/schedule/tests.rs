@@ -126,3 +126,26 @@ fn tables_alike_count_alike() {
     }
     assert!(alike > 0 && unlike > 0, "{alike} alike, {unlike} not");
 }
+
+/// A placer gives every member, phase after phase, what `instance` does
+/// (phases placed alike take the placement before them), on every
+/// pairing; and alike phases do occur (recursive halving's rounds).
+#[test]
+fn placers_place_as_instance_does() {
+    use crate::build::build;
+    use crate::testing::Case;
+    let mut reused = 0;
+    for case in Case::pairings(&[2, 3, 6, 8, 12]) {
+        let schedule = build(&case.valid()).unwrap();
+        for plan in &schedule.collectives {
+            for m in 0..plan.groups.size() {
+                let mut placer = plan.placer(m);
+                for (i, phase) in plan.phases.iter().enumerate() {
+                    assert_eq!(placer.place(phase), plan.instance(phase, m), "{:?} member {m}", phase.kind);
+                    reused += u32::from(i > 0 && phase.placed_as(&plan.phases[i - 1]));
+                }
+            }
+        }
+    }
+    assert!(reused > 100, "{reused}");
+}

@@ -106,7 +106,8 @@
 //! `member_major.rs` its cells moved run by run, `counters.rs` and
 //! `runs.rs` its counters),
 //! `protocol/` (`chain.rs`: part 1; `steps.rs`: part 2; `profile.rs`:
-//! member 0's needs), `roundtrip.rs`, `symmetry.rs`, `by_phase.rs` and
+//! member 0's needs, `exceptions.rs` their fold per member when blocks
+//! differ in size), `roundtrip.rs`, `symmetry.rs`, `by_phase.rs` and
 //! `action.rs`, `sets.rs` (contributor sets), `transfers.rs` (where
 //! transfers come from), `figures.rs` (a proof's figures without
 //! proving, for certificates). Modules import only downward: `transfers`,

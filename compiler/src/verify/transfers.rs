@@ -72,8 +72,9 @@ pub(crate) fn walk<S: TransferSource + ?Sized>(
     mut visit: impl FnMut(u32, &[Transfer]) -> bool,
 ) -> bool {
     let mut list = Vec::new();
+    let mut placer = plan.placer(m);
     for phase in &plan.phases {
-        let inst = plan.instance(phase, m);
+        let inst = placer.place(phase);
         for t in 0..phase.step_n {
             list.clear();
             let site = Site { group, index: m, phase, inst, step: phase.first_step + t, t };

@@ -4,7 +4,7 @@
 //! once for every candidate of one `Auto` choice that runs it.
 
 use crate::algorithms;
-use crate::schedule::{CollectivePlan, Phase, PhaseKind, Radices, Schedule, Scope, Transfer};
+use crate::schedule::{CollectivePlan, Phase, PhaseKind, Radices, Schedule, Scope, ScopePlacer, Transfer};
 
 /// A floor's network flows walk at most this many members of a node per
 /// phase (the others counted as not sending: see [`node_flows`]).
@@ -179,11 +179,30 @@ pub(super) fn sends_off_from_partner(
     Some(node(scope.base + to * scope.stride) != node(m))
 }
 
-/// The last scope [`sends_off_from_pattern`] asked about, `(base, stride, k)`,
-/// and whether its members span more than one node (the members of one
-/// node usually share their scope).
+/// What [`sends_off_from_pattern`] keeps between the members it is asked
+/// about: the last phase scope it placed, with its [`ScopePlacer`] (the members
+/// of one phase share it), and the last scope instance, `(base, stride,
+/// k)`, with whether its members span more than one node (the members of
+/// one node usually share their scope).
 #[derive(Default)]
-pub(super) struct SpanMemo(Option<((u32, u32, u32), bool)>);
+pub(super) struct SpanMemo {
+    placer: Option<(Scope, Radices, ScopePlacer)>,
+    spans: Option<((u32, u32, u32), bool)>,
+}
+
+impl SpanMemo {
+    /// `scope`'s placer under `radices`, kept for the next member.
+    fn placer(&mut self, scope: Scope, radices: Radices) -> ScopePlacer {
+        match self.placer {
+            Some((s, r, placer)) if s == scope && r == radices => placer,
+            _ => {
+                let placer = scope.placer(&radices);
+                self.placer = Some((scope, radices, placer));
+                placer
+            }
+        }
+    }
+}
 
 /// Whether member `m` of group 0 sends off its node at `phase`'s first
 /// step, from the pattern (`algorithms/`), or `None` for a pattern it is
@@ -212,10 +231,10 @@ pub(super) fn sends_off_from_pattern(
     }
     let shape = &schedule.shape;
     // The scope alone (`instance` also narrows the block universe).
-    let scope = phase.scope.around(&plan.radices, m);
+    let scope = spans.placer(phase.scope, plan.radices).around(m);
     let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
     let key = (scope.base, scope.stride, scope.k);
-    let spans_nodes = match spans.0 {
+    let spans_nodes = match spans.spans {
         Some((k, v)) if k == key => v,
         _ => {
             let first = node_of(0);
@@ -227,20 +246,26 @@ pub(super) fn sends_off_from_pattern(
             } else {
                 node_of(scope.k.saturating_sub(1)) != first
             };
-            spans.0 = Some((key, v));
+            spans.spans = Some((key, v));
             v
         }
     };
     if !spans_nodes {
         return Some(false);
     }
-    let (me, next, prev) = (node_of(scope.pos), node_of(scope.pos + 1), node_of(scope.pos + scope.k - 1));
+    // The member's node and its ring neighbours', each placed only when
+    // the pattern asks.
+    let me = || node_of(scope.pos);
+    let (next, prev) = (|| node_of(scope.pos + 1), || node_of(scope.pos + scope.k - 1));
     Some(match phase.kind {
         K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => true,
         K::DirectBroadcast { root } => scope.pos == root,
-        K::DirectReduce { root } => scope.pos != root && node_of(root) != me,
-        K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => next != me || (bidir && prev != me),
-        K::RingAllReduceFused => next != me,
+        K::DirectReduce { root } => scope.pos != root && node_of(root) != me(),
+        K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => {
+            let me = me();
+            next() != me || (bidir && prev() != me)
+        }
+        K::RingAllReduceFused => next() != me(),
         _ => return None,
     })
 }

@@ -24,12 +24,18 @@ pub(super) fn bytes_of(plan: &CollectivePlan, member: u32, blocks: BlockSet, hal
 }
 
 /// Member `me`'s load at collective step `step`, from the transfers the
-/// pattern generates for it.
-pub(super) fn step_load(cx: &LoadCx<'_>, me: u32, step: u32, buf: &mut Vec<Transfer>) -> StepLoad {
+/// pattern generates for it (into `buf`; `senders` is scratch).
+pub(super) fn step_load(
+    cx: &LoadCx<'_>,
+    me: u32,
+    step: u32,
+    buf: &mut Vec<Transfer>,
+    senders: &mut Vec<u32>,
+) -> StepLoad {
     buf.clear();
     cx.schedule.transfers(cx.plan, 0, me, step, buf);
     let mut load = StepLoad::default();
-    let mut senders = Vec::new();
+    senders.clear();
     for t in buf.iter() {
         cx.add(&mut load, me, t.from, t.to, t.src, t.dst, t.halves, t.fold.is_some());
         if t.to == me {

@@ -420,9 +420,11 @@ fn run_in<C: Counters>(
     let mut received: Vec<Transfer> = Vec::new();
     let mut transfers = 0u64;
     let layout = plan.layout();
-    for phase in &plan.phases {
-        insts.clear();
-        insts.extend((0..n).map(|m| plan.instance(phase, m)));
+    for (p, phase) in plan.phases.iter().enumerate() {
+        if p == 0 || !phase.placed_as(&plan.phases[p - 1]) {
+            insts.clear();
+            insts.extend((0..n).map(|m| plan.instance(phase, m)));
+        }
         runs.clear();
         runs.extend((0..n).zip(&insts).map(|(index, &inst)| {
             let mut listed = Vec::new();

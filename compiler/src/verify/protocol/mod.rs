@@ -24,7 +24,12 @@
 //!    listing its transfers again:
 //!    the same counts for every member when every block costs the same
 //!    (and then a record equal to member 0's counts folded is checked
-//!    whole), or per member from member 0's costs of small and big blocks.
+//!    whole), or per member from member 0's costs of small and big blocks
+//!    (folded as the group's base fold cut at the member's few exceptions,
+//!    `exceptions.rs`, and checked whole too).
+//!    A rank checked against its own step graph has its counts folded as
+//!    lowering folds them and compared with its records whole first; only
+//!    records that differ are checked step by step (`steps.rs`).
 //!
 //! **Why no wait is left unsatisfied.** The postcondition proof matches,
 //! at every step, every transfer a rank receives to exactly one identical
@@ -51,6 +56,7 @@ use crate::schedule::{CollectivePlan, Schedule};
 use ccc_ir::id::TopSp;
 
 mod chain;
+mod exceptions;
 mod found;
 mod profile;
 mod steps;

@@ -2,14 +2,18 @@
 //! member 0's transfers alone: its descriptor counts step by step (the
 //! same for every member when every block costs the same, else per member
 //! from member 0's costs of small and big blocks), folded as lowering
-//! folds them when that can be compared record by record.
+//! folds them when that can be compared record by record. With blocks of
+//! two sizes, each member's fold is the group's base fold cut at the
+//! member's few exceptions (`exceptions.rs`), not a walk of its steps.
 
+pub(super) use super::exceptions::Folded;
+use super::exceptions::{Costs, Exceptions};
 use super::found::hosted;
 use crate::placement::topsps_for;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
 use crate::verify::symmetry::Orbit;
 use ccc_ir::enums::DevicePattern;
-use ccc_ir::wire::tp::{Folder, TpIncStep};
+use ccc_ir::wire::tp::Folder;
 
 /// What a member of a group posts when its transfers are member 0's moved
 /// to it, from member 0's transfers (its [`Orbit`]).
@@ -25,10 +29,10 @@ pub(crate) struct Profile {
     /// Semaphore increments a member receives over the collective, on
     /// every channel.
     pub(super) signals: u64,
+    /// With [`Counts::ByBlock`] and no mesh phase: what every member's
+    /// fold shares.
+    exceptions: Option<Exceptions>,
 }
-
-/// `tp_inc_steps` per TOP_SP and record.
-pub(super) type Folded = Vec<Vec<Vec<TpIncStep>>>;
 
 /// The descriptors a member of a symmetric group posts at each step.
 pub(super) enum Counts {
@@ -81,7 +85,13 @@ impl Profile {
             .filter(|tr| tr.to == 0)
             .map(|tr| u64::from(tr.src.count) * u64::from(tr.halves.count()) * channels)
             .sum();
-        let mut profile = Profile { counts, folded: None, mesh, signals };
+        let exceptions = match &counts {
+            Counts::ByBlock { big_below, costs } if !mesh => {
+                Exceptions::new(plan, orbit, *big_below, costs.as_slice() as &Costs, usize::from(used))
+            }
+            _ => None,
+        };
+        let mut profile = Profile { counts, folded: None, mesh, signals, exceptions };
         // The same for every member: fold them once.
         if matches!(profile.counts, Counts::Same(_)) {
             profile.folded = profile.fold_for(plan, orbit, 0, usize::from(used));
@@ -91,8 +101,35 @@ impl Profile {
 
     /// What member `member` posts, folded per TOP_SP and phase as the
     /// lowering folds it, when that can be compared record by record (no
-    /// mesh phase, counts that fit).
+    /// mesh phase, counts that fit): from the group's [`Exceptions`] where
+    /// it has them, else step by step.
     pub(super) fn fold_for(&self, plan: &CollectivePlan, orbit: &Orbit, member: u32, used: usize) -> Option<Folded> {
+        if self.mesh {
+            return None;
+        }
+        let by_exceptions = self
+            .exceptions
+            .as_ref()
+            .and_then(|e| e.fold(plan, orbit, member, used, |s, out| self.counts(orbit, s, member, used, out)));
+        by_exceptions.or_else(|| self.fold_steps(plan, orbit, member, used))
+    }
+
+    /// The fold from the group's [`Exceptions`] alone, when it has them
+    /// and they decide.
+    #[cfg(test)]
+    pub(super) fn exceptions_fold(
+        &self,
+        plan: &CollectivePlan,
+        orbit: &Orbit,
+        member: u32,
+        used: usize,
+    ) -> Option<Folded> {
+        self.exceptions.as_ref()?.fold(plan, orbit, member, used, |s, out| self.counts(orbit, s, member, used, out))
+    }
+
+    /// [`Profile::fold_for`] step by step: the reference the exceptions'
+    /// fold is tested against.
+    pub(super) fn fold_steps(&self, plan: &CollectivePlan, orbit: &Orbit, member: u32, used: usize) -> Option<Folded> {
         if self.mesh {
             return None;
         }

@@ -22,6 +22,20 @@
 //! equal needs exactly as they would one by one, and are checked as
 //! above, with the same defect, place and message. Otherwise each step
 //! is listed from the generator.
+//!
+//! **Folded first.** A rank checked against its own step graph is first
+//! walked without checking step by step: each step's counts (a run's at
+//! once, as above) are folded per TOP_SP and phase as lowering folds
+//! them, and each record's `tp_inc_steps` compared whole with its phase's
+//! fold. Records equal to the folds post exactly the counts step by step,
+//! one record per phase covering its steps (the argument by which a
+//! symmetric group's records are checked whole against member 0's folded
+//! counts), so the step-by-step check would find nothing, and its figures
+//! (steps, signals, notifications) are counted at once. Records that
+//! differ, a mesh phase (its events need the steps) or a count too wide to
+//! fold leave the rank to the step-by-step check, which finds and names
+//! the defect as before. This saves the matching of every step against
+//! the records' cursors, not the listing.
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
@@ -34,7 +48,7 @@ use crate::verify::defect::{Defect, DefectKind};
 use crate::verify::symmetry::Orbit;
 use ccc_ir::enums::DevicePattern;
 use ccc_ir::id::{Rank, TopSp};
-use ccc_ir::wire::tp::TpIncStep;
+use ccc_ir::wire::tp::{Folder, TpIncStep};
 
 /// What the step graph has a member do at one step: per TOP_SP of the
 /// collective, the `(m2s, s2m)` descriptors it must post; and per transfer
@@ -114,8 +128,80 @@ impl<'a> StepCheck<'a> {
                 }
                 self.by_profile(profile, orbit)
             }
-            None => self.by_walk(),
+            None => {
+                if self.walk_folded() {
+                    return Ok(());
+                }
+                self.by_walk()
+            }
         }
+    }
+
+    /// Records that are exactly the rank's own step graph's counts, folded
+    /// as lowering folds them, post them step by step (see the module
+    /// overview): the walk lists and counts each step's transfers (a run's
+    /// steps at once where [`StepCheck::by_walk`] takes them so) and folds
+    /// them, checking nothing step by step, and counts what the
+    /// step-by-step check would. `false`, with nothing counted, when the
+    /// records differ (the step-by-step check then finds and names the
+    /// defect), the collective has a mesh phase (its events need the
+    /// steps) or a count is too wide to fold.
+    fn walk_folded(&mut self) -> bool {
+        let (schedule, plan, at) = (self.schedule, self.plan, self.at);
+        let (group, member) = (at.group(), at.index());
+        let mesh = plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh));
+        if mesh || self.cursors.iter().any(|c| c.records.len() != plan.phases.len()) {
+            return false;
+        }
+        let (tables, alike) = tables(plan, &self.hosted);
+        let position_free = tables.iter().all(DescTable::position_free);
+        let block_n = plan.layout().block_n();
+        let (mut transfers, mut runs, mut counts) = (Vec::new(), Vec::new(), Vec::new());
+        let mut received = 0u64;
+        let mut placer = plan.placer(member);
+        let mut folders: Vec<Folder> = self.cursors.iter().map(|_| Folder::new()).collect();
+        for (index, phase) in plan.phases.iter().enumerate() {
+            let inst = placer.place(phase);
+            let mut fold = |transfers: &[Transfer], len: u32| {
+                count_step(&tables, &alike, member, transfers, &mut counts);
+                received += transfers.iter().filter(|tr| tr.to == member).map(increments).sum::<u64>() * u64::from(len);
+                folders.iter_mut().zip(&counts).all(|(folder, &(m2s, s2m))| {
+                    let (Ok(m2s), Ok(s2m)) = (u32::try_from(m2s), u32::try_from(s2m)) else { return false };
+                    folder.push_n(m2s, s2m, u64::from(len));
+                    true
+                })
+            };
+            let by_runs = position_free
+                && schedule.phase_runs(plan, group, phase, inst, &mut runs)
+                && covers(&runs, phase.step_n)
+                && runs.iter().all(|run| run.in_range(block_n));
+            if by_runs {
+                if !runs.iter().all(|run| fold(&run.transfers, run.len)) {
+                    return false;
+                }
+            } else {
+                for t in 0..phase.step_n {
+                    transfers.clear();
+                    schedule.phase_transfers(plan, group, phase, inst, t, &mut transfers);
+                    if !fold(&transfers, 1) {
+                        return false;
+                    }
+                }
+            }
+            let same = |(cursor, folder): (&Cursor<'_>, &mut Folder)| {
+                cursor.records.get(index).is_some_and(|r| r.tp == std::mem::take(folder).runs())
+            };
+            if !self.cursors.iter().zip(&mut folders).all(same) {
+                return false;
+            }
+        }
+        self.proof.steps += self.cursors.len() as u64 * u64::from(plan.step_n);
+        self.proof.signals += received * self.channels;
+        let phases = plan.phases.iter().filter(|p| p.step_n > 0).count() as u64;
+        for n in self.notified.iter_mut().take(self.cursors.len()) {
+            *n += phases;
+        }
+        true
     }
 
     /// Records that are exactly the profile's folded counts post them step
@@ -173,17 +259,14 @@ impl<'a> StepCheck<'a> {
         let (schedule, plan, at) = (self.schedule, self.plan, self.at);
         let (group, member) = (at.group(), at.index());
         let hosted = self.hosted.clone();
-        let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
-        // A TOP_SP whose table counts as an earlier one's does takes that
-        // one's counts (the collective's channels split alike over them).
-        let alike: Vec<usize> =
-            (0..tables.len()).map(|t| (0..t).find(|&u| tables[u].counts_alike(&tables[t])).unwrap_or(t)).collect();
+        let (tables, alike) = tables(plan, &hosted);
         let position_free = tables.iter().all(DescTable::position_free);
         let block_n = plan.layout().block_n();
         let mut pending = Pending::default();
         let (mut transfers, mut runs) = (Vec::new(), Vec::new());
+        let mut placer = plan.placer(member);
         for (index, phase) in plan.phases.iter().enumerate() {
-            let inst = plan.instance(phase, member);
+            let inst = placer.place(phase);
             let by_runs = position_free
                 && schedule.phase_runs(plan, group, phase, inst, &mut runs)
                 && covers(&runs, phase.step_n)
@@ -215,11 +298,7 @@ impl<'a> StepCheck<'a> {
     /// `tables` (`alike`: the TOP_SP whose counts each takes).
     fn needs_of(&mut self, tables: &[DescTable<'_>], alike: &[usize], transfers: &[Transfer]) {
         let member = self.at.index();
-        self.needs.counts.clear();
-        for (t, &u) in alike.iter().enumerate() {
-            let counts = if u == t { tables[t].step(member, transfers) } else { self.needs.counts[u] };
-            self.needs.counts.push(counts);
-        }
+        count_step(tables, alike, member, transfers, &mut self.needs.counts);
         self.needs.receives.clear();
         let received = transfers.iter().filter(|tr| tr.to == member);
         self.needs.receives.extend(received.map(|tr| (tr.from, increments(tr))));
@@ -351,6 +430,47 @@ impl<'a> StepCheck<'a> {
             self.incoming.clear();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl StepCheck<'_> {
+    /// The folded walk alone: whether it decided the rank's records (see
+    /// [`StepCheck::walk_folded`]).
+    pub(super) fn folded_alone(mut self) -> bool {
+        self.walk_folded()
+    }
+
+    /// The step-by-step check against the rank's own step graph alone.
+    pub(super) fn step_by_step(self) -> Result<(), Box<Defect>> {
+        self.by_walk()
+    }
+}
+
+/// The descriptor tables of a collective's TOP_SPs (`hosted`: their
+/// channels), and for each the TOP_SP whose counts it takes: a TOP_SP
+/// whose table counts as an earlier one's does takes that one's counts
+/// (the collective's channels split alike over them).
+fn tables<'p>(plan: &'p CollectivePlan, hosted: &[Vec<u8>]) -> (Vec<DescTable<'p>>, Vec<usize>) {
+    let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
+    let alike = (0..tables.len()).map(|t| (0..t).find(|&u| tables[u].counts_alike(&tables[t])).unwrap_or(t)).collect();
+    (tables, alike)
+}
+
+/// The `(m2s, s2m)` member `member` posts on each TOP_SP for a step
+/// listing `transfers`, counted on `tables` (`alike`: the TOP_SP whose
+/// counts each takes), into `out`.
+fn count_step(
+    tables: &[DescTable<'_>],
+    alike: &[usize],
+    member: u32,
+    transfers: &[Transfer],
+    out: &mut Vec<(u64, u64)>,
+) {
+    out.clear();
+    for (t, &u) in alike.iter().enumerate() {
+        let counts = if u == t { tables[t].step(member, transfers) } else { out[u] };
+        out.push(counts);
     }
 }
 

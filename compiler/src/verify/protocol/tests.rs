@@ -279,3 +279,76 @@ fn runs_report_the_step_a_step_check_reports() {
     }
     assert!(checked > 700, "{checked}");
 }
+
+/// Where the folded walk decides a rank's records, it counts exactly the
+/// figures and notifications the step-by-step check does (which passes
+/// there): on every pairing, recursive halving with a prologue and uneven
+/// rooted rings; it decides many (rank, collective) pairs, and none of a
+/// collective with a mesh phase.
+#[test]
+fn folded_walks_count_as_the_step_by_step_check() {
+    let mut cases = Case::pairings(&[2, 3, 5, 8]);
+    cases.push(Case::for_alg(OpType::AllReduce, AlgType::InterRdh, 12).unwrap());
+    for op in [OpType::Broadcast, OpType::Reduce] {
+        let mut uneven = Case::flat(op, AlgType::Ring, 7, 1);
+        uneven.count = 4099;
+        cases.push(uneven);
+    }
+    let (mut folded, mut walked) = (0u32, 0u32);
+    for case in &cases {
+        let (schedule, programs) = lower_all(case);
+        let used = usize::from(crate::placement::topsps_used(&schedule));
+        for p in &programs {
+            for plan in &schedule.collectives {
+                let Some(at) = plan.groups.locate(p.rank) else { continue };
+                let (mut by_fold, mut by_step) = (ProtocolProof::default(), ProtocolProof::default());
+                let (mut fold_notified, mut step_notified) = (vec![0u64; used], vec![0u64; used]);
+                let decided = StepCheck::new(&schedule, plan, p, at, &mut by_fold, &mut fold_notified).folded_alone();
+                let stepped = StepCheck::new(&schedule, plan, p, at, &mut by_step, &mut step_notified).step_by_step();
+                assert!(stepped.is_ok(), "{case:?} rank {}", p.rank.0);
+                let mesh = plan.phases.iter().any(|ph| ph.alg.pattern() == Some(ccc_ir::enums::DevicePattern::Mesh));
+                assert!(!(mesh && decided), "{case:?}: a mesh phase is never folded");
+                if decided {
+                    folded += 1;
+                    assert_eq!((&by_fold, &fold_notified), (&by_step, &step_notified), "{case:?} rank {}", p.rank.0);
+                } else {
+                    walked += 1;
+                    assert_eq!((by_fold, fold_notified.iter().sum::<u64>()), (ProtocolProof::default(), 0));
+                }
+            }
+        }
+    }
+    assert!(folded > 400 && walked > 100, "{folded} folded, {walked} walked");
+}
+
+/// With blocks of two sizes, every member's fold from its group's
+/// exceptions is its step-by-step fold: on every pairing whose groups are
+/// symmetric, with the big blocks the few (one element over a multiple of
+/// the blocks) and the many (the cases' 4,096 + 7 elements).
+#[test]
+fn exceptions_fold_as_the_steps_do() {
+    let (mut compared, mut cases) = (0u32, 0u32);
+    for count in [4096 + 1, 4096 + 7] {
+        for mut case in Case::pairings(&[2, 3, 5, 8, 12]) {
+            case.count = count;
+            let Ok(schedule) = build(&case.valid()) else { continue };
+            let symmetry = Symmetry::find(&schedule);
+            for plan in &schedule.collectives {
+                let used = usize::from(crate::placement::topsps_for(schedule.arch.params(), plan.channels));
+                for g in 0..plan.groups.group_n() {
+                    let Some(orbit) = symmetry.orbit(plan.index, g) else { continue };
+                    let Some(profile) = Profile::new(&schedule, plan, orbit) else { continue };
+                    let mut any = false;
+                    for m in 0..plan.groups.size() {
+                        let Some(by_exceptions) = profile.exceptions_fold(plan, orbit, m, used) else { continue };
+                        let steps = profile.fold_steps(plan, orbit, m, used);
+                        assert_eq!(Some(by_exceptions), steps, "{case:?} member {m}");
+                        (compared, any) = (compared + 1, true);
+                    }
+                    cases += u32::from(any);
+                }
+            }
+        }
+    }
+    assert!(compared > 150 && cases > 20, "{compared} members of {cases} groups");
+}
