@@ -10,7 +10,7 @@
 //! winner and runner-up.
 
 use super::auto::{Machine, check_against, choose_exhaustive};
-use super::predict::{PhaseCoster, predict, predict_every_step};
+use super::predict::{FlowMemo, PhaseCoster, predict, predict_every_step};
 use crate::build::build;
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
@@ -40,6 +40,7 @@ fn same_both_ways(c: &Collective) -> usize {
         panic!("{c:?}: {e}");
     }
     let mut compared = 0;
+    let mut memo = FlowMemo::default();
     for a in &auto.alternatives {
         let mut one = program.clone();
         one.collectives[0].algorithm = a.algorithm.clone();
@@ -64,6 +65,15 @@ fn same_both_ways(c: &Collective) -> usize {
             floors(PhaseCoster::every_step(&schedule, plan, vc.model(), true)),
         );
         assert_eq!(fast, walked, "floor of {} of {c:?}", super::auto::display(&a.algorithm));
+        // And as `Auto` costs them: flows from one memo shared by every
+        // alternative, counted only when a step needs them.
+        let shared = floors(PhaseCoster::with_memo(&schedule, plan, vc.model(), true, &mut memo));
+        assert_eq!(shared, walked, "floor from the memo of {} of {c:?}", super::auto::display(&a.algorithm));
+        let (shared, walked) = (
+            floors(PhaseCoster::with_memo(&schedule, plan, vc.model(), false, &mut memo)),
+            floors(PhaseCoster::every_step(&schedule, plan, vc.model(), false)),
+        );
+        assert_eq!(shared, walked, "times from the memo of {} of {c:?}", super::auto::display(&a.algorithm));
         compared += 1;
     }
     compared

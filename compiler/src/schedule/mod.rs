@@ -161,9 +161,9 @@ impl CollectivePlan {
     }
 
     /// Member `index`'s placer: its phases placed one after another,
-    /// each placed once per run of phases placed alike ([`Placer`]).
-    pub fn placer(&self, index: u32) -> Placer<'_> {
-        Placer { plan: self, index, last: None }
+    /// each placed once per run of phases placed alike ([`PhasePlacer`]).
+    pub fn placer(&self, index: u32) -> PhasePlacer<'_> {
+        PhasePlacer { plan: self, index, last: None }
     }
 
     /// The phase running at collective step `step`, and the step within it.
@@ -184,13 +184,13 @@ impl CollectivePlan {
 /// [`CollectivePlan::instance`] gives, but a phase placed as the one
 /// placed before it ([`Phase::placed_as`]) takes that one's placement
 /// instead of computing it again.
-pub struct Placer<'p> {
+pub struct PhasePlacer<'p> {
     plan: &'p CollectivePlan,
     index: u32,
     last: Option<(&'p Phase, PhaseInstance)>,
 }
 
-impl<'p> Placer<'p> {
+impl<'p> PhasePlacer<'p> {
     /// `phase` placed around the member.
     pub fn place(&mut self, phase: &'p Phase) -> PhaseInstance {
         if let Some((before, inst)) = self.last

@@ -318,3 +318,38 @@ fn moved_blocks(base: BlockSet, by: &Mover<'_>) -> Option<BlockSet> {
     let low = action.digit(moved, r) & (base.count - 1);
     Some(BlockSet { start: moved - low * action.runs[r].0, ..base })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Action;
+    use crate::build::build;
+    use crate::testing::Case;
+
+    /// Adding any `g` permutes `0..n`, and adding its inverse undoes it,
+    /// on every pairing's action (what `protocol/exceptions.rs` relies on:
+    /// the blocks a member moves onto a position are found from that
+    /// position alone).
+    #[test]
+    fn adding_permutes_the_indices() {
+        let mut actions = 0;
+        for case in Case::pairings(&[2, 3, 5, 6, 8, 12]) {
+            let Ok(schedule) = build(&case.valid()) else { continue };
+            for plan in &schedule.collectives {
+                let action = Action::of(plan);
+                let n = plan.groups.size();
+                for g in 0..n {
+                    let mut hit = vec![false; n as usize];
+                    for v in 0..n {
+                        let w = action.add(v, g);
+                        assert!(w < n && !hit[w as usize], "{case:?}: {v} + {g} = {w} twice or out of range");
+                        hit[w as usize] = true;
+                        assert_eq!(action.add(w, action.inverse(g)), v, "{case:?}: {v} + {g} - {g}");
+                    }
+                }
+                actions += usize::from(!action.is_cyclic());
+            }
+        }
+        // Not only the flat rotation: the digit-wise actions are held too.
+        assert!(actions > 10, "{actions} digit-wise actions");
+    }
+}

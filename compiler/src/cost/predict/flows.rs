@@ -140,7 +140,10 @@ pub(super) fn node_flows(
         flows += u32::from(off);
     }
     let groups_on_node = (shape.local_rank_n / on_node.max(1)).max(1);
-    NodeFlows { flows: f64::from(flows.max(1) * groups_on_node), walked, skipped }
+    // In f64, where the product cannot overflow; it is the integer product
+    // exactly (each factor is at most a node's ranks, at most 2^20, so the
+    // product is below 2^53).
+    NodeFlows { flows: f64::from(flows.max(1)) * f64::from(groups_on_node), walked, skipped }
 }
 
 /// Whether member `m` of group 0 sends off its node at `phase`'s first

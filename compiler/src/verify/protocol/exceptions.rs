@@ -13,8 +13,11 @@
 //! size, so it posts the *base counts*: each transfer's cost with its
 //! block (if any) of the base size, the same for every member, folded
 //! once per phase. The blocks that move onto the minority for `m` are
-//! `w - m` for each minority position `w` (adding `m` is a bijection of
-//! `0..n` whose inverse adds `-m`, checked for each `w`); the steps where
+//! `w - m` for each minority position `w`: adding `m` is a bijection of
+//! `0..n` by construction (`Action::of` adds digit by digit, each digit
+//! mod its size or by XOR, the sizes' product `n`; `action.rs`'s tests
+//! hold it a permutation for every `m` on every pairing), and adding
+//! `-m` undoes it (checked for each `w`); the steps where
 //! member 0 moves one of them are the member's *exceptions*, and there its
 //! counts are `Profile::counts`' own. So the fold is the base fold cut
 //! at the exceptions, each counted as the step-by-step fold counts it:
@@ -145,7 +148,7 @@ impl Exceptions {
 
     /// Member `member`'s counts folded per TOP_SP and phase: the base
     /// runs cut at its exceptions, each exception's counts from
-    /// `counts(step, out)` (`Profile::counts`). `None` when a count does
+    /// `counted(step, out)` (`Profile::counts`). `None` when a count does
     /// not fit a fold, or the exceptions cannot be found (see
     /// [`Exceptions::of`]).
     pub(super) fn fold(
