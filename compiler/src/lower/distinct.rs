@@ -108,9 +108,10 @@ pub(crate) fn fingerprint(tp: &TopSpProgram) -> u64 {
 }
 
 /// [`fingerprint`] without the `tp_inc_steps` runs: a hash of what the
-/// round trip compares with a TOP_SP's `ctrl_spad` and `neff_configs`
-/// (a rooted op's TOP_SPs of one index mostly share it,
-/// `verify/roundtrip.rs`).
+/// round trip compares with a TOP_SP's `ctrl_spad` and `neff_configs`,
+/// and of part of what the chain check reads (a rooted op's TOP_SPs of
+/// one index mostly share it: `verify/roundtrip.rs`,
+/// `verify/protocol/chain.rs`).
 pub(crate) fn fingerprint_without_runs(tp: &TopSpProgram) -> u64 {
     hash(tp, false)
 }
