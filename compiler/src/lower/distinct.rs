@@ -104,6 +104,20 @@ const OP_OPERAND_SHIFT: u32 = 32;
 /// word per op entry and per run: a TOP_SP of 24 records of one run is
 /// about 50 multiplications.
 pub(crate) fn fingerprint(tp: &TopSpProgram) -> u64 {
+    hash(tp, true)
+}
+
+/// [`fingerprint`] without the `tp_inc_steps` runs: a hash of what the
+/// round trip compares with a TOP_SP's `ctrl_spad` and `neff_configs`,
+/// and of part of what the chain check reads (a rooted op's TOP_SPs of
+/// one index mostly share it: `verify/roundtrip.rs`,
+/// `verify/protocol/chain.rs`).
+pub(crate) fn fingerprint_without_runs(tp: &TopSpProgram) -> u64 {
+    hash(tp, false)
+}
+
+/// [`fingerprint`], with each record's runs when `runs`.
+fn hash(tp: &TopSpProgram, runs: bool) -> u64 {
     let mut h = Fx::default();
     let neff = &tp.neff;
     h.add(u64::from(neff.topsp_index) | u64::from(neff.op_num) << 8 | (neff.mesh_events.len() as u64) << 40);
@@ -125,6 +139,9 @@ pub(crate) fn fingerprint(tp: &TopSpProgram) -> u64 {
                     | flags << OP_FLAGS_SHIFT
                     | u64::from(op.operand) << OP_OPERAND_SHIFT,
             );
+            if !runs {
+                continue;
+            }
             h.add(r.tp.len() as u64);
             for run in r.tp.iter() {
                 h.add(u64::from(run.m2s) | u64::from(run.s2m) << S2M_SHIFT | u64::from(run.repeat) << REPEAT_SHIFT);

@@ -10,13 +10,19 @@
 //! The check reads the schedule and the TOP_SP's program, nothing else (the
 //! rank only names where a defect is), so a compile checks each distinct
 //! program once ([`Chains`], a [`Distinct`] table of the programs that
-//! passed, equal as wholes): the TOP_SPs of a world repeat (an 8,192-rank
-//! Hier all-reduce has 8 distinct programs on its 65,536 TOP_SPs). Only
-//! successes are kept, so a defective chain is checked and reported on
-//! every rank that has it, with the same message.
+//! passed): the TOP_SPs of a world repeat (an 8,192-rank Hier all-reduce
+//! has 8 distinct programs on its 65,536 TOP_SPs). Of a record's
+//! `tp_inc_steps` runs the check reads only the steps they add up to, so
+//! programs are distinct for it by [`same_chain`]: equal in everything but
+//! the runs, and in each record's step total. A rooted op's TOP_SPs are
+//! mostly distinct only by their runs (each rank's idle steps come at its
+//! place along the chain): a 512-rank Ring broadcast's 2,048 TOP_SPs hold
+//! 2,048 programs but a few chains. Only successes are kept, so a
+//! defective chain is checked and reported on every rank that has it,
+//! with the same message.
 
 use super::found::{MAX_SEND_CREDITS, Place, defect, hosted, mismatch};
-use crate::lower::distinct::{Distinct, fingerprint};
+use crate::lower::distinct::{Distinct, fingerprint_without_runs};
 use crate::lower::{Record, SegmentProgram, TopSpProgram};
 use crate::placement::{channel_sema, mesh_sema, sema, topsps_for};
 use crate::schedule::{CollectivePlan, Phase, Schedule};
@@ -36,14 +42,14 @@ pub(crate) struct Chains(Distinct<()>);
 impl Chains {
     /// None yet.
     pub(crate) fn new() -> Chains {
-        Chains(Distinct::new(|a, b| a == b, CHAINS_BYTES))
+        Chains(Distinct::new(same_chain, CHAINS_BYTES))
     }
 
-    /// [`check`], unless a program equal to `tp` passed it already: the
-    /// same verdict, since the check reads only `schedule` (the one these
-    /// chains are of) and the program.
+    /// [`check`], unless a program [`same_chain`] as `tp` passed it
+    /// already: the same verdict, since the check reads only `schedule`
+    /// (the one these chains are of) and what `same_chain` compares.
     pub(super) fn check(&self, schedule: &Schedule, rank: Rank, tp: &TopSpProgram) -> Result<(), Box<Defect>> {
-        let fingerprint = fingerprint(tp);
+        let fingerprint = fingerprint_without_runs(tp);
         if self.0.find(tp, fingerprint, |()| ()).is_some() {
             return Ok(());
         }
@@ -51,6 +57,37 @@ impl Chains {
         self.0.keep(tp, fingerprint, (), 0);
         Ok(())
     }
+}
+
+/// Whether `a` and `b` are alike in all that [`check`] reads: equal but
+/// for their records' `tp_inc_steps` runs, of which each record's step
+/// total (the runs' repeats added up) is equal. Every field of a record is
+/// named, so a field added to [`Record`] is compared unless said here.
+pub(super) fn same_chain(a: &TopSpProgram, b: &TopSpProgram) -> bool {
+    let steps = |r: &Record| r.tp.iter().map(|e| u64::from(e.repeat)).sum::<u64>();
+    let same_record = |x: &Record, y: &Record| {
+        let Record { op, tp: _, phase, first_step, step_n, events, event_targets } = x;
+        *op == y.op
+            && *phase == y.phase
+            && *first_step == y.first_step
+            && *step_n == y.step_n
+            && *events == y.events
+            && *event_targets == y.event_targets
+            && steps(x) == steps(y)
+    };
+    let same_segment = |x: &SegmentProgram, y: &SegmentProgram| {
+        let SegmentProgram { collective, records, compl_addr } = x;
+        *collective == y.collective
+            && *compl_addr == y.compl_addr
+            && records.len() == y.records.len()
+            && records.iter().zip(&y.records).all(|(p, q)| same_record(p, q))
+    };
+    let TopSpProgram { topsp, channels, segments, neff } = a;
+    *topsp == b.topsp
+        && *channels == b.channels
+        && *neff == b.neff
+        && segments.len() == b.segments.len()
+        && segments.iter().zip(&b.segments).all(|(x, y)| same_segment(x, y))
 }
 
 /// The first defect of the chain of `tp`, on rank `rank`.
@@ -226,5 +263,48 @@ fn check_host_counts(schedule: &Schedule, tp: &TopSpProgram, events: u32) -> Res
     match (0..tp.channels.len() as u32).map(|j| channel_sema(j) + 1).find(|&recv| recv > last) {
         Some(index) => Err(DefectKind::SemaphoreOutOfWindow { index, window: SemaphoreWindow::Channel, first, last }),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::build;
+    use crate::lower::lower;
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+
+    /// A rooted ring's TOP_SP 0 on two ranks: programs that differ, in
+    /// their runs only.
+    fn two_ranks() -> (Schedule, TopSpProgram, TopSpProgram) {
+        let schedule = build(&Case::flat(OpType::Broadcast, AlgType::Ring, 8, 4).valid()).unwrap();
+        let [a, b] = [Rank(5), Rank(6)].map(|r| lower(&schedule, r).unwrap().topsps.swap_remove(0));
+        (schedule, a, b)
+    }
+
+    #[test]
+    fn programs_alike_but_for_their_runs_are_one_chain() {
+        let (schedule, a, b) = two_ranks();
+        assert_ne!(a, b);
+        assert!(same_chain(&a, &b));
+        let chains = Chains::new();
+        assert_eq!(chains.check(&schedule, Rank(5), &a), Ok(()));
+        assert_eq!(chains.check(&schedule, Rank(6), &b), Ok(()));
+    }
+
+    #[test]
+    fn a_step_total_that_differs_is_checked_and_named() {
+        let (schedule, a, mut b) = two_ranks();
+        let record = &mut b.segments[0].records[0];
+        record.tp[0].repeat += 1;
+        assert!(!same_chain(&a, &b));
+        let alone = check(&schedule, Rank(6), &b).unwrap_err();
+        assert!(
+            matches!(&alone.kind, DefectKind::FieldMismatch { field, .. } if *field == "steps its tp_inc_steps cover"),
+            "{alone:?}"
+        );
+        let chains = Chains::new();
+        assert_eq!(chains.check(&schedule, Rank(5), &a), Ok(()));
+        assert_eq!(chains.check(&schedule, Rank(6), &b), Err(alone));
     }
 }
