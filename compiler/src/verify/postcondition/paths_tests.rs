@@ -17,6 +17,11 @@ use ccc_ir::enums::{AlgType, OpType};
 
 const ROOTED: [OpType; 2] = [OpType::Broadcast, OpType::Reduce];
 
+/// The rooted ops' flat ring cases: the phases listed as runs of steps.
+fn rooted_rings() -> impl Iterator<Item = Case> {
+    ROOTED.into_iter().flat_map(rooted_cases).filter(|c| c.alg == ResolvedAlgorithm::Flat(AlgType::Ring))
+}
+
 /// The rooted schedules of every flat algorithm serving `op`, over group
 /// sizes 1..=9 and every root.
 fn rooted_cases(op: OpType) -> Vec<Case> {
@@ -67,7 +72,7 @@ fn every_rooted_pairing_is_proven_by_its_paths() {
 #[test]
 fn rooted_rings_are_taken_member_major() {
     let mut taken = 0;
-    for case in ROOTED.into_iter().flat_map(rooted_cases).filter(|c| c.alg == ResolvedAlgorithm::Flat(AlgType::Ring)) {
+    for case in rooted_rings() {
         let schedule = build(&case.valid()).unwrap();
         let plan = &schedule.collectives[0];
         let (n, block_n) = (plan.groups.size(), plan.layout().block_n());
@@ -355,7 +360,7 @@ impl TransferSource for GappedRuns {
 #[test]
 fn runs_that_leave_a_gap_decide_nothing() {
     let mut compared = 0;
-    for case in ROOTED.into_iter().flat_map(rooted_cases).filter(|c| c.alg == ResolvedAlgorithm::Flat(AlgType::Ring)) {
+    for case in rooted_rings() {
         let schedule = build(&case.valid()).unwrap();
         let plan = &schedule.collectives[0];
         let as_built = paths::run(&schedule, plan, 0, HalfChunk::H0, &AsBuilt, &ProverOptions::default());
@@ -430,7 +435,7 @@ fn runs_decide_as_the_steps_do() {
         }),
     ];
     let (mut compared, mut refused) = (0, 0);
-    for case in ROOTED.into_iter().flat_map(rooted_cases).filter(|c| c.alg == ResolvedAlgorithm::Flat(AlgType::Ring)) {
+    for case in rooted_rings() {
         let schedule = build(&case.valid()).unwrap();
         let plan = &schedule.collectives[0];
         for (what, edit) in edits {

@@ -39,10 +39,10 @@
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
-use crate::algorithms::covers;
+use crate::algorithms::{StepRun, covers};
 use crate::lower::{RankProgram, Record};
 use crate::placement::topsps_for;
-use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
 use crate::valid::GroupMember;
 use crate::verify::defect::{Defect, DefectKind};
 use crate::verify::symmetry::Orbit;
@@ -171,22 +171,12 @@ impl<'a> StepCheck<'a> {
                     true
                 })
             };
-            let by_runs = position_free
-                && schedule.phase_runs(plan, group, phase, inst, &mut runs)
-                && covers(&runs, phase.step_n)
-                && runs.iter().all(|run| run.in_range(block_n));
-            if by_runs {
-                if !runs.iter().all(|run| fold(&run.transfers, run.len)) {
-                    return false;
-                }
-            } else {
-                for t in 0..phase.step_n {
-                    transfers.clear();
-                    schedule.phase_transfers(plan, group, phase, inst, t, &mut transfers);
-                    if !fold(&transfers, 1) {
-                        return false;
-                    }
-                }
+            let listing = Listing { schedule, plan, group, position_free, block_n };
+            let folded = listing.each(phase, inst, &mut runs, &mut transfers, |transfers, _, len| {
+                if fold(transfers, len) { Ok(()) } else { Err(()) }
+            });
+            if folded.is_err() {
+                return false;
             }
             let same = |(cursor, folder): (&Cursor<'_>, &mut Folder)| {
                 cursor.records.get(index).is_some_and(|r| r.tp == std::mem::take(folder).runs())
@@ -195,12 +185,7 @@ impl<'a> StepCheck<'a> {
                 return false;
             }
         }
-        self.proof.steps += self.cursors.len() as u64 * u64::from(plan.step_n);
-        self.proof.signals += received * self.channels;
-        let phases = plan.phases.iter().filter(|p| p.step_n > 0).count() as u64;
-        for n in self.notified.iter_mut().take(self.cursors.len()) {
-            *n += phases;
-        }
+        self.count_decided(received * self.channels);
         true
     }
 
@@ -225,13 +210,22 @@ impl<'a> StepCheck<'a> {
         if !self.cursors.iter().zip(folded).all(|(c, f)| same(c, f)) {
             return false;
         }
+        self.count_decided(profile.signals);
+        true
+    }
+
+    /// Counts what the step-by-step check would have counted of a
+    /// collective whose records were decided whole: every used TOP_SP's
+    /// steps, `signals` semaphore increments, and one notification per
+    /// phase with steps on each used TOP_SP.
+    fn count_decided(&mut self, signals: u64) {
+        let used = self.cursors.len();
         self.proof.steps += used as u64 * u64::from(self.plan.step_n);
-        self.proof.signals += profile.signals;
+        self.proof.signals += signals;
         let phases = self.plan.phases.iter().filter(|p| p.step_n > 0).count() as u64;
         for n in self.notified.iter_mut().take(used) {
             *n += phases;
         }
-        true
     }
 
     /// Step by step, the needs from member 0's moved to this member.
@@ -267,23 +261,11 @@ impl<'a> StepCheck<'a> {
         let mut placer = plan.placer(member);
         for (index, phase) in plan.phases.iter().enumerate() {
             let inst = placer.place(phase);
-            let by_runs = position_free
-                && schedule.phase_runs(plan, group, phase, inst, &mut runs)
-                && covers(&runs, phase.step_n)
-                && runs.iter().all(|run| run.in_range(block_n));
-            if by_runs {
-                for run in &runs {
-                    self.needs_of(&tables, &alike, &run.transfers);
-                    self.feed(&mut pending, phase.first_step + run.first, run.len, index)?;
-                }
-                continue;
-            }
-            for t in 0..phase.step_n {
-                transfers.clear();
-                schedule.phase_transfers(plan, group, phase, inst, t, &mut transfers);
-                self.needs_of(&tables, &alike, &transfers);
-                self.feed(&mut pending, phase.first_step + t, 1, index)?;
-            }
+            let listing = Listing { schedule, plan, group, position_free, block_n };
+            listing.each(phase, inst, &mut runs, &mut transfers, |transfers, t, len| {
+                self.needs_of(&tables, &alike, transfers);
+                self.feed(&mut pending, phase.first_step + t, len, index)
+            })?;
         }
         match pending.at {
             Some((first, len, p)) => {
@@ -444,6 +426,47 @@ impl StepCheck<'_> {
     /// The step-by-step check against the rank's own step graph alone.
     pub(super) fn step_by_step(self) -> Result<(), Box<Defect>> {
         self.by_walk()
+    }
+}
+
+/// How a rank's phases are listed, shared by [`StepCheck::walk_folded`]
+/// and [`StepCheck::by_walk`]: a run of steps at once where the phase's
+/// runs cover it, stay in range and every block holds the same elements
+/// (`position_free`), else step by step.
+struct Listing<'p> {
+    schedule: &'p Schedule,
+    plan: &'p CollectivePlan,
+    group: u32,
+    position_free: bool,
+    block_n: u32,
+}
+
+impl Listing<'_> {
+    /// Calls `f(transfers, t, len)` for each listing of `phase` placed as
+    /// `inst`: the member's transfers at phase step `t`, the same for the
+    /// `len` steps from it. The first error, if any.
+    fn each<E>(
+        &self,
+        phase: &Phase,
+        inst: PhaseInstance,
+        runs: &mut Vec<StepRun>,
+        transfers: &mut Vec<Transfer>,
+        mut f: impl FnMut(&[Transfer], u32, u32) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Listing { schedule, plan, group, position_free, block_n } = *self;
+        let by_runs = position_free
+            && schedule.phase_runs(plan, group, phase, inst, runs)
+            && covers(runs, phase.step_n)
+            && runs.iter().all(|run| run.in_range(block_n));
+        if by_runs {
+            return runs.iter().try_for_each(|run| f(&run.transfers, run.first, run.len));
+        }
+        for t in 0..phase.step_n {
+            transfers.clear();
+            schedule.phase_transfers(plan, group, phase, inst, t, transfers);
+            f(transfers, t, 1)?;
+        }
+        Ok(())
     }
 }
 
