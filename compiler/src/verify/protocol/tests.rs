@@ -3,7 +3,6 @@
 use super::found::hosted;
 use super::profile::Counts;
 use super::*;
-use crate::algorithms::flat_ops;
 use crate::build::build;
 use crate::encode::encode;
 use crate::lower::lower;
@@ -55,17 +54,12 @@ fn assert_protocol(case: &Case) {
 
 #[test]
 fn every_flat_pairing_is_checked() {
-    for &alg in AlgType::ALL {
-        if alg == AlgType::Hier {
-            continue;
-        }
-        for &op in flat_ops(alg) {
-            for n in [2u32, 3, 4, 5, 8, 12] {
-                for channels in [1u8, 3, 9] {
-                    let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
-                    case.channels = channels;
-                    assert_protocol(&case);
-                }
+    for (op, alg) in Case::flat_pairs() {
+        for n in [2u32, 3, 4, 5, 8, 12] {
+            for channels in [1u8, 3, 9] {
+                let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+                case.channels = channels;
+                assert_protocol(&case);
             }
         }
     }
@@ -75,21 +69,16 @@ fn every_flat_pairing_is_checked() {
 /// every flat pairing, invariant or not.
 #[test]
 fn symmetry_changes_no_figure() {
-    for &alg in AlgType::ALL {
-        if alg == AlgType::Hier {
-            continue;
-        }
-        for &op in flat_ops(alg) {
-            // Even blocks (every rank's counts the same) and uneven.
-            for (n, channels, count) in [(2u32, 1u8, 4096), (5, 3, 4100), (8, 2, 4096), (8, 2, 4103), (12, 9, 4104)] {
-                let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
-                case.channels = channels;
-                case.count = count;
-                let (schedule, programs) = lower_all(&case);
-                let fast = prove(&schedule, &programs, true);
-                let full = prove(&schedule, &programs, false);
-                assert_eq!(fast, full, "{op:?} {alg:?} n={n} channels={channels} count={count}");
-            }
+    for (op, alg) in Case::flat_pairs() {
+        // Even blocks (every rank's counts the same) and uneven.
+        for (n, channels, count) in [(2u32, 1u8, 4096), (5, 3, 4100), (8, 2, 4096), (8, 2, 4103), (12, 9, 4104)] {
+            let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+            case.channels = channels;
+            case.count = count;
+            let (schedule, programs) = lower_all(&case);
+            let fast = prove(&schedule, &programs, true);
+            let full = prove(&schedule, &programs, false);
+            assert_eq!(fast, full, "{op:?} {alg:?} n={n} channels={channels} count={count}");
         }
     }
 }
