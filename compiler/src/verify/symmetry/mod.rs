@@ -43,6 +43,10 @@
 //! transfer of the world, by phase a look at each phase; the symbolic
 //! execution it saves costs a buffer of `n` x `n` cells and a fold per
 //! block moved in the world.
+//!
+//! This file holds the symmetry found and each rank's watch;
+//! `orbit.rs` member 0's transfers ([`Orbit`]) and the walks that compare
+//! other members with them (`orbit`, [`sampled`]); `tests.rs` the tests.
 
 mod orbit;
 #[cfg(test)]
