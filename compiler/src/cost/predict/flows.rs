@@ -3,6 +3,7 @@
 //! transfers the phase generates; and [`FlowMemo`], which counts a phase
 //! once for every candidate of one `Auto` choice that runs it.
 
+use super::Scratch;
 use crate::algorithms;
 use crate::schedule::{CollectivePlan, Phase, PhaseKind, Radices, Schedule, Scope, ScopePlacer, Transfer};
 
@@ -19,9 +20,24 @@ pub(super) const FLOOR_WALKED: u32 = 8;
 /// (the generators read no other phase: `algorithms::transfers`), so a
 /// phase with the same four is counted once, for its floor and for its
 /// prediction. Both counts are kept: a floor may walk fewer members
-/// ([`FLOOR_WALKED`]). Nothing is kept between choices.
+/// ([`FLOOR_WALKED`]). It also lends its walks one [`Scratch`]. Nothing
+/// is kept between choices.
 #[derive(Default)]
-pub(crate) struct FlowMemo(Vec<Counted>);
+pub(crate) struct FlowMemo {
+    counts: FlowCounts,
+    scratch: Scratch,
+}
+
+/// The counts of a [`FlowMemo`].
+#[derive(Default)]
+pub(super) struct FlowCounts(Vec<Counted>);
+
+impl FlowMemo {
+    /// Its counts and its scratch, to use at once.
+    pub(super) fn split(&mut self) -> (&mut FlowCounts, &mut Scratch) {
+        (&mut self.counts, &mut self.scratch)
+    }
+}
 
 /// One phase's counts, as [`FlowMemo`] keys them.
 struct Counted {
@@ -35,7 +51,7 @@ struct Counted {
     floor: Option<f64>,
 }
 
-impl FlowMemo {
+impl FlowCounts {
     /// [`node_flows`] of `phase` of `plan`, counted once per key.
     pub(super) fn flows(
         &mut self,
