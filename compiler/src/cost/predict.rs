@@ -14,7 +14,7 @@
 //! the sum of its steps; the collective adds one launch cost.
 
 use crate::placement::hosted_channels;
-use crate::schedule::{CollectivePlan, DescTable, Phase, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
 use ccc_ir::enums::{AlgType, Neigh};
 use ccc_ir::model::ModelParams;
 use ccc_ir::spec::Leg;
@@ -287,6 +287,8 @@ pub(crate) struct Scratch {
     buf: Vec<Transfer>,
     /// A step's distinct senders.
     senders: Vec<u32>,
+    /// The costed members placed around the phase walked.
+    insts: Vec<PhaseInstance>,
 }
 
 /// What costing a plan's phases shares: the plan and its [`PlanCx`].
@@ -333,12 +335,15 @@ impl<'a> Walk<'a> {
         // The first walked step of each class, reused for the others.
         let mut walked: [Option<StepCost>; 2] = [None, None];
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
+        // The costed members are placed once for the phase, at its first
+        // walked step.
+        let mut placed = false;
         for t in picked {
             let class = classes.of(t);
             let cost = match class.and_then(|c| walked[c]) {
                 Some(cost) => cost,
                 None => {
-                    let cost = self.step(phase, phase.first_step + t, &mut network);
+                    let cost = self.step(phase, t, &mut network, &mut placed);
                     if let Some(c) = class {
                         walked[c] = Some(cost);
                     }
@@ -368,14 +373,16 @@ impl<'a> Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Collective step `step` costed for every sampled member: its most
+    /// Step `t` of `phase` costed for every sampled member: its most
     /// expensive member's terms, the most any member sends, the widest hop.
+    /// The members are placed around the phase ([`Scratch::insts`]) unless
+    /// `placed` says they already are.
     ///
     /// `network` is this flow's share of the node's network, bytes/s,
     /// once counted: it is counted ([`node_flows`]) when a member first
     /// moves bytes off its node. Until then the network term is 0,
     /// as it is at any positive rate (see [`no_flows_needed`]).
-    fn step(&mut self, phase: &Phase, step: u32, network: &mut Option<f64>) -> StepCost {
+    fn step(&mut self, phase: &Phase, t: u32, network: &mut Option<f64>, placed: &mut bool) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.cx.table, self.params);
         let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step, floor: self.floor };
@@ -390,9 +397,15 @@ impl Walk<'_> {
             }
             None => (None, &mut self.own),
         };
-        for &m in costed {
-            let named = cx.named.then(|| direct::load(&cx, phase, m)).flatten();
-            let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut scratch.buf, &mut scratch.senders));
+        if !*placed {
+            scratch.insts.clear();
+            scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
+            *placed = true;
+        }
+        for (&m, &inst) in costed.iter().zip(&scratch.insts) {
+            let named = cx.named.then(|| direct::load(&cx, phase, m, inst)).flatten();
+            let load =
+                named.unwrap_or_else(|| step_load(&cx, m, phase, inst, t, &mut scratch.buf, &mut scratch.senders));
             let network = match *network {
                 Some(rate) => rate,
                 None if no_flows_needed(&load, params) => params.node_inter,

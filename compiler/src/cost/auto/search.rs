@@ -34,7 +34,7 @@ enum Held {
     /// legs' phases do not run one after another.
     Whole(usize),
     /// A hierarchical combination, costed leg by leg ([`LegCost`]).
-    Legs(Vec<(Leg, AlgType)>),
+    Legs,
 }
 
 /// One hierarchical leg choice: a leg's phases cost the same whichever
@@ -65,13 +65,13 @@ struct Planned {
 
 impl Planned {
     fn of(collective: &ValidCollective, schedule: &Schedule, candidates: Vec<ResolvedAlgorithm>) -> Planned {
-        let mut planned = Planned { plans: Vec::new(), held: Vec::with_capacity(candidates.len()), legs: Vec::new() };
+        let n = candidates.len();
+        let mut planned = Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new() };
         for algorithm in candidates {
             if let ResolvedAlgorithm::Hier(chosen) = &algorithm
                 && chosen.iter().all(|&key| planned.leg(key).is_some())
             {
-                let h = Held::Legs(chosen.clone());
-                planned.held.push((algorithm, h));
+                planned.held.push((algorithm, Held::Legs));
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
@@ -85,7 +85,7 @@ impl Planned {
                             planned.legs.push(LegCost { key, home: at, phases, floors: None, times: None });
                         }
                     }
-                    Held::Legs(chosen.clone())
+                    Held::Legs
                 }
                 // Legs whose phases do not run one after another cannot
                 // be costed apart: cost this combination whole, as
@@ -138,8 +138,8 @@ pub(super) fn choose(
     let launch = launch_ns(schedule, first, params);
     let mut search = Search { schedule, plans: &plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
     let mut floors = Vec::with_capacity(held.len());
-    for (_, h) in &held {
-        floors.push(floor_ns(search.floor(h)?));
+    for (algorithm, h) in &held {
+        floors.push(floor_ns(search.floor(algorithm, h)?));
     }
     let mut order: Vec<usize> = (0..held.len()).collect();
     order.sort_by_key(|&i| (floors[i], i));
@@ -153,7 +153,8 @@ pub(super) fn choose(
         if top[1].is_some_and(|second| (floors[i], i) > second) {
             break;
         }
-        let p = whole_ns(search.predict(&held[i].1)?);
+        let (algorithm, h) = held.get(i)?;
+        let p = whole_ns(search.predict(algorithm, h)?);
         predicted[i] = Some(p);
         match top {
             [Some(first), _] if (p, i) >= first => {
@@ -182,8 +183,8 @@ impl Search<'_> {
     /// first time it is asked for.
     ///
     /// [`predict()`]: crate::cost::predict::predict
-    fn floor(&mut self, held: &Held) -> Option<f64> {
-        self.cost(held, true)
+    fn floor(&mut self, algorithm: &ResolvedAlgorithm, held: &Held) -> Option<f64> {
+        self.cost(algorithm, held, true)
     }
 
     /// The prediction of a held candidate, ns: a whole one's
@@ -192,20 +193,21 @@ impl Search<'_> {
     /// legs' phase times, costing each leg the first time it is asked for.
     ///
     /// [`predict()`]: crate::cost::predict::predict
-    fn predict(&mut self, held: &Held) -> Option<f64> {
-        self.cost(held, false)
+    fn predict(&mut self, algorithm: &ResolvedAlgorithm, held: &Held) -> Option<f64> {
+        self.cost(algorithm, held, false)
     }
 
     /// [`Search::floor`] (`floor`) or [`Search::predict`].
-    fn cost(&mut self, held: &Held, floor: bool) -> Option<f64> {
+    fn cost(&mut self, algorithm: &ResolvedAlgorithm, held: &Held, floor: bool) -> Option<f64> {
         let (schedule, params, cx) = (self.schedule, self.params, self.cx);
-        let chosen = match held {
-            Held::Whole(at) => {
+        let chosen = match (held, algorithm) {
+            (Held::Whole(at), _) => {
                 let plan = self.plans.get(*at)?;
                 let mut coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
                 return Some(self.launch + coster.total());
             }
-            Held::Legs(chosen) => chosen,
+            (Held::Legs, ResolvedAlgorithm::Hier(chosen)) => chosen,
+            (Held::Legs, ResolvedAlgorithm::Flat(_)) => return None,
         };
         let mut at = 0.0;
         for &key in chosen {

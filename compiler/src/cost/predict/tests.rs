@@ -104,8 +104,9 @@ fn a_floors_counted_direct_load_is_the_visited_one() {
         let params = ModelParams::of(schedule.arch);
         let cx = |floor| LoadCx { schedule, plan, table: &table, params: &params, named: true, floor };
         for m in 0..plan.groups.size() {
-            let Some(visited) = direct::load(&cx(false), phase, m) else { continue };
-            let floor = direct::load(&cx(true), phase, m);
+            let inst = plan.instance(phase, m);
+            let Some(visited) = direct::load(&cx(false), phase, m, inst) else { continue };
+            let floor = direct::load(&cx(true), phase, m, inst);
             assert_eq!(floor.as_ref(), Some(&visited), "{name} member {m}");
             counted += usize::from(table.position_free() && visited.hops[SENT][Hop::Inter as usize] > 0.0);
         }
