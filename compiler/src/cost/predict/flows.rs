@@ -19,7 +19,10 @@ pub(super) const FLOOR_WALKED: u32 = 8;
 /// plan's radices and the phase's kind, scope and narrowing scopes only
 /// (the generators read no other phase: `algorithms::transfers`), so a
 /// phase with the same four is counted once, for its floor and for its
-/// prediction. Both counts are kept: a floor may walk fewer members
+/// prediction. A phase whose sends the pattern names ([`Sends`]) is
+/// keyed by what it sends and its scope alone, so that a ring's
+/// reduce-scatter and all-gather, or a mesh's direct phases, over one
+/// scope are counted once. Both counts are kept: a floor may walk fewer members
 /// ([`FLOOR_WALKED`]). It also lends its walks one [`Scratch`]. Nothing
 /// is kept between choices.
 #[derive(Default)]
@@ -39,12 +42,53 @@ impl FlowMemo {
     }
 }
 
+/// What a phase sends off its node, as [`FlowMemo`] keys it: where
+/// [`sends_off_from_pattern`] names it (one of its arms, whatever the
+/// narrowing), or the phase's kind and narrowing scopes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Sends {
+    /// Every member of a scope spanning nodes sends off it: a direct
+    /// reduce-scatter, all-gather, all-reduce or all-to-all.
+    Everyone,
+    /// To the next member, and to the previous one when `both`: a ring
+    /// reduce-scatter or all-gather (`both`: a Kangaring's), and the
+    /// single-cycle ring, whose first step is a reduce-scatter step.
+    Ring { both: bool },
+    /// Any other phase.
+    Kind(PhaseKind, Vec<Scope>),
+}
+
+impl Sends {
+    pub(super) fn of(phase: &Phase) -> Sends {
+        use PhaseKind as K;
+        match phase.kind {
+            K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => Sends::Everyone,
+            K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => Sends::Ring { both: bidir },
+            K::RingAllReduceFused => Sends::Ring { both: false },
+            kind => Sends::Kind(kind, phase.narrow.clone()),
+        }
+    }
+
+    /// Whether `phase` sends as this says.
+    pub(super) fn is(&self, phase: &Phase) -> bool {
+        use PhaseKind as K;
+        match (self, phase.kind) {
+            (Sends::Everyone, K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll) => {
+                true
+            }
+            (Sends::Ring { both }, K::RingReduceScatter { bidir } | K::RingAllGather { bidir }) => *both == bidir,
+            (Sends::Ring { both }, K::RingAllReduceFused) => !*both,
+            (Sends::Kind(kind, narrow), _) => *kind == phase.kind && *narrow == phase.narrow,
+            _ => false,
+        }
+    }
+}
+
 /// One phase's counts, as [`FlowMemo`] keys them.
 struct Counted {
     radices: Radices,
-    kind: PhaseKind,
+    sends: Sends,
     scope: Scope,
-    narrow: Vec<Scope>,
     /// The prediction's count.
     whole: Option<f64>,
     /// The floor's count.
@@ -67,14 +111,12 @@ impl FlowCounts {
         if phase.step_n == 0 {
             return node_flows(schedule, plan, phase, buf, floor).flows;
         }
-        let same = |c: &Counted| {
-            c.radices == plan.radices && c.kind == phase.kind && c.scope == phase.scope && c.narrow == phase.narrow
-        };
+        let same = |c: &Counted| c.radices == plan.radices && c.scope == phase.scope && c.sends.is(phase);
         let at = match self.0.iter().position(same) {
             Some(at) => at,
             None => {
-                let (radices, kind, scope, narrow) = (plan.radices, phase.kind, phase.scope, phase.narrow.clone());
-                self.0.push(Counted { radices, kind, scope, narrow, whole: None, floor: None });
+                let (radices, sends, scope) = (plan.radices, Sends::of(phase), phase.scope);
+                self.0.push(Counted { radices, sends, scope, whole: None, floor: None });
                 self.0.len() - 1
             }
         };
@@ -236,7 +278,9 @@ impl SpanMemo {
 /// direct reduce's members to the root, which sends nothing; a ring
 /// reduce-scatter or all-gather sends to the next member at every step
 /// (and a Kangaring's second half to the previous one); the single-cycle
-/// ring's first step is a reduce-scatter step.
+/// ring's first step is a reduce-scatter step. (The arms that name a
+/// phase's sends from its kind and scope alone are [`Sends`]' keys: keep
+/// them in step.)
 pub(super) fn sends_off_from_pattern(
     schedule: &Schedule,
     plan: &CollectivePlan,

@@ -113,3 +113,49 @@ fn a_floors_counted_direct_load_is_the_visited_one() {
     });
     assert!(counted > 100, "{counted}");
 }
+
+/// Phases that `FlowMemo` keys alike (`Sends`: the same scope and
+/// radices, kinds whose sends the pattern names the same way) count the
+/// same flows: every phase, its kind swapped for each kind keyed with
+/// it, counts what it counts, for a floor and a prediction (and some of
+/// them send off their node, on more than one member).
+#[test]
+fn phases_keyed_alike_count_alike() {
+    use crate::schedule::PhaseKind as K;
+    let kinds = [
+        K::DirectReduceScatter,
+        K::DirectAllGather,
+        K::DirectAllReduce,
+        K::DirectAllToAll,
+        K::DirectBroadcast { root: 0 },
+        K::DirectReduce { root: 0 },
+        K::RingReduceScatter { bidir: false },
+        K::RingReduceScatter { bidir: true },
+        K::RingAllGather { bidir: false },
+        K::RingAllGather { bidir: true },
+        K::RingAllReduceFused,
+        K::RingBroadcast { root: 0 },
+        K::RingReduce { root: 0 },
+        K::RingAllToAll,
+    ];
+    let (mut buf, mut swapped_n, mut several) = (Vec::new(), 0, 0);
+    each_phase(|schedule, plan, phase, name| {
+        let sends = flows::Sends::of(phase);
+        for kind in kinds.into_iter().filter(|&k| k != phase.kind) {
+            let swapped = Phase { kind, ..phase.clone() };
+            if !sends.is(&swapped) {
+                continue;
+            }
+            for floor in [true, false] {
+                let (a, b) = (
+                    node_flows(schedule, plan, phase, &mut buf, floor),
+                    node_flows(schedule, plan, &swapped, &mut buf, floor),
+                );
+                assert_eq!(a.flows.to_bits(), b.flows.to_bits(), "{name} as {kind:?}, floor {floor}");
+                several += usize::from(a.flows > 1.0);
+            }
+            swapped_n += 1;
+        }
+    });
+    assert!(swapped_n > 300 && several > 100, "{swapped_n} {several}");
+}
