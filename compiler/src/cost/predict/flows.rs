@@ -179,9 +179,28 @@ pub(super) fn node_flows(
     // first `local_rank_n`, found without placing every member.
     let world = !plan.groups.is_explicit();
     let scanned = if world { 0..n.min(shape.local_rank_n) } else { 0..n };
+    // On world groups (member `i` is rank `i`), a scope whose stride is a
+    // whole number of nodes puts every position on its own node (`base +
+    // q * stride` is on node `base / L + q * stride / L`): which positions
+    // share a node, hence the pattern's and the RDH pairing's answer,
+    // depends on a member's position alone, not on its scope's base. Node
+    // 0's members at one position (an inter leg's are all at position 0)
+    // then take the first one's answers.
+    let placer = phase.scope.placer(&plan.radices);
+    let by_position = world && placer.around(0).stride.is_multiple_of(shape.local_rank_n.max(1));
+    // The last member's position and answers: the pattern's, and the
+    // pairing's once asked.
+    let mut last: Option<(u32, Option<bool>, Option<bool>)> = None;
     for m in scanned.filter(|&i| world || node(i) == node0) {
         on_node += 1;
-        let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
+        let pos = placer.around(m).pos;
+        let same = last.filter(|&(p, ..)| by_position && p == pos);
+        let named = match same {
+            Some((_, named, _)) => named,
+            None => sends_off_from_pattern(schedule, plan, phase, m, &mut spans),
+        };
+        let mut paired = same.and_then(|(.., paired)| paired);
+        let off = match named {
             Some(off) => off,
             None if floor && walked >= FLOOR_WALKED => {
                 skipped += 1;
@@ -191,10 +210,13 @@ pub(super) fn node_flows(
                 // Counted as walked even when the partner is named, so a
                 // floor counts the same members either way.
                 walked += 1;
-                sends_off_from_partner(schedule, plan, phase, m)
-                    .unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
+                if paired.is_none() {
+                    paired = sends_off_from_partner(schedule, plan, phase, m);
+                }
+                paired.unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
             }
         };
+        last = Some((pos, named, paired));
         flows += u32::from(off);
     }
     let groups_on_node = (shape.local_rank_n / on_node.max(1)).max(1);

@@ -159,3 +159,25 @@ fn phases_keyed_alike_count_alike() {
     });
     assert!(swapped_n > 300 && several > 100, "{swapped_n} {several}");
 }
+
+/// A phase's flows as a prediction counts them (`node_flows`: from the
+/// pattern, the RDH pairing, or the walk, an RDH answer reused across
+/// members at one scope position) are what the generated transfers of
+/// every member on member 0's node say, for every phase.
+#[test]
+fn a_phases_flows_are_what_its_transfers_say() {
+    let (mut buf, mut checked, mut several) = (Vec::new(), 0, 0);
+    each_phase(|schedule, plan, phase, name| {
+        if phase.step_n == 0 {
+            return;
+        }
+        let node = |i: u32| plan.rank(0, i).map(|r| schedule.shape.node(r.0));
+        let on_node: Vec<u32> = (0..plan.groups.size()).filter(|&i| node(i) == node(0)).collect();
+        let sending = on_node.iter().filter(|&&m| sends_off_walked(schedule, plan, phase, m, &mut buf)).count();
+        let groups_on_node = (schedule.shape.local_rank_n / on_node.len().max(1) as u32).max(1);
+        let walked = f64::from((sending as u32).max(1) * groups_on_node);
+        assert_eq!(node_flows(schedule, plan, phase, &mut buf, false).flows.to_bits(), walked.to_bits(), "{name}");
+        (checked, several) = (checked + 1, several + usize::from(sending > 1));
+    });
+    assert!(checked > 300 && several > 80, "{checked} {several}");
+}
