@@ -72,9 +72,20 @@ pub fn build(valid: &ValidProgram) -> Result<Schedule, BuildError> {
 }
 
 fn plan_collective(c: &ValidCollective, shape: &Shape) -> Result<CollectivePlan, BuildError> {
+    plan_as(c, c.algorithm(), shape)
+}
+
+/// The plan of `c` composed under `algorithm` instead of its own: what
+/// building `c` with that algorithm gives (`Auto` plans each of its
+/// candidates so, without copying the collective).
+pub(crate) fn plan_as(
+    c: &ValidCollective,
+    algorithm: &ResolvedAlgorithm,
+    shape: &Shape,
+) -> Result<CollectivePlan, BuildError> {
     let groups = c.groups().clone();
     let n = groups.size();
-    let needs_shape = match c.algorithm() {
+    let needs_shape = match algorithm {
         ResolvedAlgorithm::Flat(alg) => (requirement(*alg) != Requirement::None).then_some(*alg),
         ResolvedAlgorithm::Hier(_) => Some(AlgType::Hier),
     };
@@ -96,7 +107,7 @@ fn plan_collective(c: &ValidCollective, shape: &Shape) -> Result<CollectivePlan,
     let unsupported =
         |u: Unsupported, leg| BuildError::Unsupported { collective: c.index(), alg: u.alg, op: c.op(), leg };
     let whole = Scope::WHOLE;
-    let legs: Vec<(Option<Leg>, AlgType)> = match c.algorithm() {
+    let legs: Vec<(Option<Leg>, AlgType)> = match algorithm {
         ResolvedAlgorithm::Flat(alg) => {
             composer.compose(op, *alg, whole, &[], None).map_err(|u| unsupported(u, None))?;
             vec![(None, *alg)]

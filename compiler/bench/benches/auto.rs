@@ -4,9 +4,17 @@
 //!
 //! Auto's cost is validation with `Auto` minus validation with the
 //! algorithm Auto chose written out (the same checks, without listing the
-//! legal choices, building them, giving each a floor and predicting those
-//! that could win or come second: the `predicted` column). Lowering one
-//! rank is `lower_ranks(schedule, [rank 0])` on the chosen schedule.
+//! legal choices, planning them (composing each one's phases, not a whole
+//! schedule), giving each a floor and predicting those that could win or
+//! come second: the `predicted` column). Lowering one rank is
+//! `lower_ranks(schedule, [rank 0])` on the chosen schedule.
+//!
+//! The times move with the machine's load; instruction counts do not:
+//! `valgrind --tool=callgrind target/release/deps/auto-<hash> "16/node"`
+//! runs one case (25 validations each way, 25 lowerings), and
+//! `callgrind_annotate --inclusive=yes` gives `cost::auto::choose`,
+//! `Checker::algorithm` (listing the choices) and `lower_ranks` per call
+//! (`docs/cost-model.md` §7, revision (9)).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

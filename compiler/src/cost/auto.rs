@@ -19,7 +19,6 @@ use crate::schedule::Schedule;
 use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::spec::{Barrier, Leg};
-use search::Search;
 
 mod search;
 
@@ -39,7 +38,7 @@ pub struct Machine {
 /// Picks the cheapest of `candidates` for `collective` (see the module
 /// doc for the order); `auto_legs` are the legs a `Hier((...))` left to
 /// the model (empty: the whole algorithm was `Auto`). `None` when no
-/// candidate builds.
+/// candidate plans.
 ///
 /// Every candidate gets a floor under its prediction ([`Alternative::floor_ns`]);
 /// candidates are predicted in floor order until no floor left could
@@ -58,7 +57,8 @@ pub fn choose(
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
 ) -> Option<AutoChoice> {
-    Search::new(collective, machine, params).choose(candidates, auto_legs)
+    let (chosen, alternatives) = search::choose(collective, &machine.schedule(), params, candidates)?;
+    Some(AutoChoice { chosen, alternatives, auto_legs })
 }
 
 /// The reference [`choose`] is tested against: every candidate built,
@@ -165,6 +165,17 @@ fn build_alone(collective: &ValidCollective, machine: Machine, algorithm: &Resol
 }
 
 impl Machine {
+    /// A schedule of this machine without collectives.
+    fn schedule(self) -> Schedule {
+        Schedule {
+            arch: self.arch,
+            shape: self.shape,
+            barrier: self.barrier,
+            send_credits: self.send_credits,
+            collectives: Vec::new(),
+        }
+    }
+
     /// The machine a validated program runs on.
     pub fn of(program: &ValidProgram) -> Machine {
         Machine {

@@ -14,7 +14,7 @@
 //! the sum of its steps; the collective adds one launch cost.
 
 use crate::placement::hosted_channels;
-use crate::schedule::{CollectivePlan, DescTable, Phase, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
 use ccc_ir::enums::{AlgType, Neigh};
 use ccc_ir::model::ModelParams;
 use ccc_ir::spec::Leg;
@@ -155,14 +155,16 @@ impl StepLoad {
 
 /// Predicts collective `plan` of `schedule` under `params`.
 pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    predict_walking(Walk::new(schedule, plan, params))
+    let cx = PlanCx::new(schedule, plan, params);
+    predict_walking(Walk::new(schedule, plan, params, &cx))
 }
 
 /// [`predict()`] walking every sampled step, even those that cost alike
 /// (`StepClasses`): the reference the shortcut is tested against.
 #[cfg(test)]
 pub(crate) fn predict_every_step(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params) })
+    let cx = PlanCx::new(schedule, plan, params);
+    predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params, &cx) })
 }
 
 fn predict_walking(mut walk: Walk<'_>) -> Prediction {
@@ -205,35 +207,32 @@ pub(crate) struct PhaseCoster<'a>(Walk<'a>);
 
 impl<'a> PhaseCoster<'a> {
     /// Costs `plan`'s phases: their predicted times, or floors under them
-    /// when `floor`.
-    pub(crate) fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams, floor: bool) -> Self {
-        PhaseCoster(Walk { floor, ..Walk::new(schedule, plan, params) })
-    }
-
-    /// [`PhaseCoster::new`], taking each phase's network flows from `memo`
-    /// (and counting them into it): the same numbers, counted once for
-    /// every candidate of one choice ([`FlowMemo`]).
-    pub(crate) fn with_memo(
+    /// when `floor`; `cx` is [`PlanCx::new`] of `plan`.
+    pub(crate) fn new(
         schedule: &'a Schedule,
         plan: &'a CollectivePlan,
         params: &'a ModelParams,
+        cx: &'a PlanCx<'a>,
         floor: bool,
-        memo: &'a mut FlowMemo,
     ) -> Self {
-        PhaseCoster(Walk { floor, memo: Some(memo), ..Walk::new(schedule, plan, params) })
+        PhaseCoster(Walk { floor, ..Walk::new(schedule, plan, params, cx) })
     }
 
-    /// [`PhaseCoster::new`] as the reference the shortcuts are tested
-    /// against: every sampled step walked, every transfer generated, every
-    /// phase's flows counted up front.
+    /// This coster, taking each phase's network flows from `memo` (and
+    /// counting them into it, its scratch buffers too): the same numbers,
+    /// counted once for every candidate of one choice ([`FlowMemo`]). Its
+    /// `cx` may then be that of any plan of the same collective (see
+    /// [`PlanCx`]).
+    pub(crate) fn with_memo(self, memo: &'a mut FlowMemo) -> Self {
+        PhaseCoster(Walk { memo: Some(memo), ..self.0 })
+    }
+
+    /// This coster as the reference the shortcuts are tested against:
+    /// every sampled step walked, every transfer generated, every phase's
+    /// flows counted up front.
     #[cfg(test)]
-    pub(crate) fn every_step(
-        schedule: &'a Schedule,
-        plan: &'a CollectivePlan,
-        params: &'a ModelParams,
-        floor: bool,
-    ) -> Self {
-        PhaseCoster(Walk { floor, walk_every_step: true, ..Walk::new(schedule, plan, params) })
+    pub(crate) fn every_step(self) -> Self {
+        PhaseCoster(Walk { walk_every_step: true, ..self.0 })
     }
 
     /// The phases at `indices`, each costed alone.
@@ -245,20 +244,61 @@ impl<'a> PhaseCoster<'a> {
     pub(crate) fn every_time(&mut self) -> Vec<f64> {
         self.0.times(0..self.0.plan.phases.len())
     }
+
+    /// The sum of [`PhaseCoster::every_time`], added in run order as
+    /// [`predict()`] adds the phases' times.
+    pub(crate) fn total(&mut self) -> f64 {
+        let plan = self.0.plan;
+        let mut at = 0.0;
+        for (index, phase) in plan.phases.iter().enumerate() {
+            at += self.0.phase(index, phase, 0.0).time_ns;
+        }
+        at
+    }
 }
 
-/// What costing a plan's phases shares: the plan, its descriptor table,
-/// the sampled members and the DMA rate.
+/// What walking a plan reads that every plan of one collective shares,
+/// whichever algorithm composed it: the descriptor table (the layout reads
+/// the op, group size, count, counts, dtype and channels only), the
+/// sampled members (the group size and root) and the DMA rate (the arch
+/// and channels). `Auto` makes it once for all its candidates
+/// (`cost/tests.rs` checks that a candidate costs the same on another's).
+pub(crate) struct PlanCx<'a> {
+    table: DescTable<'a>,
+    members: Vec<u32>,
+    dma: f64,
+}
+
+impl<'a> PlanCx<'a> {
+    /// The context of `plan` of `schedule`.
+    pub(crate) fn new(schedule: &Schedule, plan: &'a CollectivePlan, params: &ModelParams) -> Self {
+        let arch = schedule.arch.params();
+        let busiest = hosted_channels(arch, plan.channels, 0);
+        let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
+        PlanCx { table: DescTable::new(plan, &busiest), members: sample_members(plan), dma: params.dma * lanes }
+    }
+}
+
+/// Buffers a walk fills and empties at every step, kept across walks
+/// where they share a [`FlowMemo`].
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// A step's transfers.
+    buf: Vec<Transfer>,
+    /// A step's distinct senders.
+    senders: Vec<u32>,
+    /// The costed members placed around the phase walked.
+    insts: Vec<PhaseInstance>,
+}
+
+/// What costing a plan's phases shares: the plan and its [`PlanCx`].
 struct Walk<'a> {
     schedule: &'a Schedule,
     plan: &'a CollectivePlan,
     params: &'a ModelParams,
-    table: DescTable<'a>,
-    members: Vec<u32>,
-    dma: f64,
-    buf: Vec<Transfer>,
-    /// Scratch for a step's distinct senders.
-    senders: Vec<u32>,
+    cx: &'a PlanCx<'a>,
+    /// Scratch when no memo lends its own.
+    own: Scratch,
     /// Cost a floor, not the prediction ([`PhaseCoster`]).
     floor: bool,
     /// Where the phases' network flows are kept across walks, if anywhere.
@@ -270,24 +310,8 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams) -> Walk<'a> {
-        let arch = schedule.arch.params();
-        let busiest = hosted_channels(arch, plan.channels, 0);
-        let table = DescTable::new(plan, &busiest);
-        let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
-        Walk {
-            schedule,
-            plan,
-            params,
-            table,
-            members: sample_members(plan),
-            dma: params.dma * lanes,
-            buf: Vec::new(),
-            senders: Vec::new(),
-            floor: false,
-            memo: None,
-            walk_every_step: false,
-        }
+    fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams, cx: &'a PlanCx<'a>) -> Walk<'a> {
+        Walk { schedule, plan, params, cx, own: Scratch::default(), floor: false, memo: None, walk_every_step: false }
     }
 
     /// The times of the phases at `indices`, each costed alone.
@@ -303,7 +327,7 @@ impl<'a> Walk<'a> {
         // ([`Walk::step`]); the reference counts it up front.
         let mut network = None;
         if self.walk_every_step {
-            let flows = node_flows(self.schedule, self.plan, phase, &mut self.buf, self.floor).flows;
+            let flows = node_flows(self.schedule, self.plan, phase, &mut self.own.buf, self.floor).flows;
             network = Some(self.params.node_inter / flows);
         }
         let (picked, weight) = sampled_steps(phase.step_n);
@@ -311,12 +335,15 @@ impl<'a> Walk<'a> {
         // The first walked step of each class, reused for the others.
         let mut walked: [Option<StepCost>; 2] = [None, None];
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
+        // The costed members are placed once for the phase, at its first
+        // walked step.
+        let mut placed = false;
         for t in picked {
             let class = classes.of(t);
             let cost = match class.and_then(|c| walked[c]) {
                 Some(cost) => cost,
                 None => {
-                    let cost = self.step(phase, phase.first_step + t, &mut network);
+                    let cost = self.step(phase, t, &mut network, &mut placed);
                     if let Some(c) = class {
                         walked[c] = Some(cost);
                     }
@@ -346,34 +373,51 @@ impl<'a> Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Collective step `step` costed for every sampled member: its most
+    /// Step `t` of `phase` costed for every sampled member: its most
     /// expensive member's terms, the most any member sends, the widest hop.
+    /// The members are placed around the phase ([`Scratch::insts`]) unless
+    /// `placed` says they already are.
     ///
     /// `network` is this flow's share of the node's network, bytes/s,
     /// once counted: it is counted ([`node_flows`]) when a member first
     /// moves bytes off its node. Until then the network term is 0,
     /// as it is at any positive rate (see [`no_flows_needed`]).
-    fn step(&mut self, phase: &Phase, step: u32, network: &mut Option<f64>) -> StepCost {
+    fn step(&mut self, phase: &Phase, t: u32, network: &mut Option<f64>, placed: &mut bool) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
-        let (schedule, plan, table, params) = (self.schedule, self.plan, &self.table, self.params);
+        let (schedule, plan, table, params) = (self.schedule, self.plan, &self.cx.table, self.params);
         let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step, floor: self.floor };
         // A floor costs member 0 (the first sampled member) alone.
-        let costed = if self.floor { &self.members[..self.members.len().min(1)] } else { &self.members[..] };
-        for &m in costed {
-            let named = cx.named.then(|| direct::load(&cx, phase, m)).flatten();
-            let load = named.unwrap_or_else(|| step_load(&cx, m, step, &mut self.buf, &mut self.senders));
+        let members = &self.cx.members;
+        let costed = if self.floor { &members[..members.len().min(1)] } else { &members[..] };
+        let (memo, floor) = (self.memo.as_deref_mut(), self.floor);
+        let (mut memo, scratch) = match memo {
+            Some(memo) => {
+                let (memo, scratch) = memo.split();
+                (Some(memo), scratch)
+            }
+            None => (None, &mut self.own),
+        };
+        if !*placed {
+            scratch.insts.clear();
+            scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
+            *placed = true;
+        }
+        for (&m, &inst) in costed.iter().zip(&scratch.insts) {
+            let named = cx.named.then(|| direct::load(&cx, phase, m, inst)).flatten();
+            let load =
+                named.unwrap_or_else(|| step_load(&cx, m, phase, inst, t, &mut scratch.buf, &mut scratch.senders));
             let network = match *network {
                 Some(rate) => rate,
                 None if no_flows_needed(&load, params) => params.node_inter,
                 None => {
-                    let flows = match self.memo.as_deref_mut() {
-                        Some(memo) => memo.flows(schedule, plan, phase, &mut self.buf, self.floor),
-                        None => node_flows(schedule, plan, phase, &mut self.buf, self.floor).flows,
+                    let flows = match memo.as_deref_mut() {
+                        Some(memo) => memo.flows(schedule, plan, phase, &mut scratch.buf, floor),
+                        None => node_flows(schedule, plan, phase, &mut scratch.buf, floor).flows,
                     };
                     *network.insert(params.node_inter / flows)
                 }
             };
-            let rates = Rates { link: params.link_intra, network, dma: self.dma };
+            let rates = Rates { link: params.link_intra, network, dma: self.cx.dma };
             let terms = step_terms(&load, params, &rates);
             if terms.total() > cost.worst.total() {
                 cost.worst = terms;
@@ -398,13 +442,13 @@ impl Walk<'_> {
     /// sampled member, or no classes).
     fn classes(&self, phase: &Phase) -> StepClasses {
         use crate::schedule::PhaseKind as K;
-        if !self.table.position_free() {
+        if !self.cx.table.position_free() {
             return StepClasses::None;
         }
         match phase.kind {
             K::RingReduceScatter { .. } | K::RingAllGather { .. } => StepClasses::One,
             K::RingAllReduceFused => {
-                let mut k = self.members.iter().map(|&m| self.plan.instance(phase, m).scope.k);
+                let mut k = self.cx.members.iter().map(|&m| self.plan.instance(phase, m).scope.k);
                 let first = k.next().unwrap_or(1);
                 if k.all(|x| x == first) { StepClasses::Split(first.saturating_sub(1)) } else { StepClasses::None }
             }

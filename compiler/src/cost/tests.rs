@@ -10,7 +10,7 @@
 //! winner and runner-up.
 
 use super::auto::{Machine, check_against, choose_exhaustive};
-use super::predict::{FlowMemo, PhaseCoster, predict, predict_every_step};
+use super::predict::{FlowMemo, PhaseCoster, PlanCx, predict, predict_every_step};
 use crate::build::build;
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
@@ -41,11 +41,18 @@ fn same_both_ways(c: &Collective) -> usize {
     }
     let mut compared = 0;
     let mut memo = FlowMemo::default();
-    for a in &auto.alternatives {
+    let alone = |algorithm: &crate::valid::ResolvedAlgorithm| {
         let mut one = program.clone();
-        one.collectives[0].algorithm = a.algorithm.clone();
+        one.collectives[0].algorithm = algorithm.clone();
         one.collectives[0].auto = None;
-        let Ok(schedule) = build(&one) else { continue };
+        build(&one).ok()
+    };
+    // `Auto` walks every candidate with the context of the first it plans
+    // (`PlanCx`): here the last alternative's, made once for all.
+    let Some(last) = auto.alternatives.iter().rev().find_map(|a| alone(&a.algorithm)) else { return 0 };
+    let shared_cx = PlanCx::new(&last, &last.collectives[0], vc.model());
+    for a in &auto.alternatives {
+        let Some(schedule) = alone(&a.algorithm) else { continue };
         let plan = &schedule.collectives[0];
         let (fast, walked) = (predict(&schedule, plan, vc.model()), predict_every_step(&schedule, plan, vc.model()));
         let bits = |p: &super::Prediction| -> Vec<u64> {
@@ -60,20 +67,25 @@ fn same_both_ways(c: &Collective) -> usize {
         // A floor's shortcuts too: its phases' floors, bit for bit.
         let floors =
             |mut coster: PhaseCoster<'_>| coster.every_time().into_iter().map(f64::to_bits).collect::<Vec<_>>();
+        let cx = PlanCx::new(&schedule, plan, vc.model());
         let (fast, walked) = (
-            floors(PhaseCoster::new(&schedule, plan, vc.model(), true)),
-            floors(PhaseCoster::every_step(&schedule, plan, vc.model(), true)),
+            floors(PhaseCoster::new(&schedule, plan, vc.model(), &cx, true)),
+            floors(PhaseCoster::new(&schedule, plan, vc.model(), &cx, true).every_step()),
         );
         assert_eq!(fast, walked, "floor of {} of {c:?}", super::auto::display(&a.algorithm));
         // And as `Auto` costs them: flows from one memo shared by every
-        // alternative, counted only when a step needs them.
-        let shared = floors(PhaseCoster::with_memo(&schedule, plan, vc.model(), true, &mut memo));
+        // alternative, counted only when a step needs them, on another
+        // alternative's context, summed whole by `total`.
+        let shared = floors(PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, true).with_memo(&mut memo));
         assert_eq!(shared, walked, "floor from the memo of {} of {c:?}", super::auto::display(&a.algorithm));
         let (shared, walked) = (
-            floors(PhaseCoster::with_memo(&schedule, plan, vc.model(), false, &mut memo)),
-            floors(PhaseCoster::every_step(&schedule, plan, vc.model(), false)),
+            floors(PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, false).with_memo(&mut memo)),
+            floors(PhaseCoster::new(&schedule, plan, vc.model(), &cx, false).every_step()),
         );
         assert_eq!(shared, walked, "times from the memo of {} of {c:?}", super::auto::display(&a.algorithm));
+        let total = PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, false).with_memo(&mut memo).total();
+        let summed = walked.iter().fold(0.0, |at, &t| at + f64::from_bits(t));
+        assert_eq!(total.to_bits(), summed.to_bits(), "total of {} of {c:?}", super::auto::display(&a.algorithm));
         compared += 1;
     }
     compared

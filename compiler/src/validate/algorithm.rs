@@ -3,14 +3,16 @@
 use super::*;
 
 impl Checker {
-    /// Resolves the algorithm; `structure` is the shape and groups when both
-    /// are valid (structural requirements are checked only then).
+    /// Resolves `algorithm`, written for `op`; `structure` is the shape
+    /// and groups when both are valid (structural requirements are checked
+    /// only then). It reads nothing else of the collective, so `Auto`
+    /// checks each choice without copying the collective.
     pub(super) fn algorithm(
         &mut self,
-        c: &Collective,
+        op: OpType,
+        algorithm: &Algorithm,
         structure: Option<(&Shape, &CheckedGroups)>,
     ) -> Option<ResolvedAlgorithm> {
-        let op = c.op;
         let serving = || {
             let mut algs: Vec<AlgType> =
                 AlgType::ALL.iter().copied().filter(|&a| a != AlgType::Hier && algorithms::supports(a, op)).collect();
@@ -19,14 +21,14 @@ impl Checker {
             }
             algs
         };
-        let alg = match &c.algorithm {
+        let alg = match algorithm {
             Algorithm::Auto => {
                 // The choice needs the whole collective checked: it is
                 // made at the end of `collective`, from these. Without a
                 // valid shape and groups, their own problems are reported
                 // and no choice is legal to list.
                 structure?;
-                let candidates = self.auto_candidates(c, structure);
+                let candidates = self.auto_candidates(op, structure);
                 let first = candidates.first().cloned();
                 if first.is_none() {
                     self.push("algorithm", Problem::AutoNoChoice { op });
@@ -35,7 +37,7 @@ impl Checker {
                 return first;
             }
             Algorithm::Hier(legs) if auto_legs(op, legs).is_empty() => return self.hier(op, legs, structure, serving),
-            Algorithm::Hier(legs) => return self.leg_auto(c, legs, structure),
+            Algorithm::Hier(legs) => return self.leg_auto(op, legs, structure),
             flat => flat.alg_type()?,
         };
         if !algorithms::supports(alg, op) {
@@ -63,13 +65,13 @@ impl Checker {
     /// The legal choices of `algorithm: Auto`: every flat algorithm that
     /// serves the op, then every combination of the seed's leg choices,
     /// each kept only when this checker's own rules accept it.
-    fn auto_candidates(&self, c: &Collective, structure: Option<(&Shape, &CheckedGroups)>) -> Vec<ResolvedAlgorithm> {
+    fn auto_candidates(&self, op: OpType, structure: Option<(&Shape, &CheckedGroups)>) -> Vec<ResolvedAlgorithm> {
         let mut written: Vec<Algorithm> = AlgType::ALL
             .iter()
-            .filter(|&&a| a != AlgType::Hier && algorithms::supports(a, c.op))
+            .filter(|&&a| a != AlgType::Hier && algorithms::supports(a, op))
             .filter_map(|&a| Algorithm::flat(a))
             .collect();
-        if let (Some(legs), true) = (algorithms::hier_legs(c.op), algorithms::supports(AlgType::Hier, c.op)) {
+        if let (Some(legs), true) = (algorithms::hier_legs(op), algorithms::supports(AlgType::Hier, op)) {
             let mut combos = vec![HierLegs::default()];
             for &leg in legs {
                 let choices = algorithms::leg_choices_in(leg, LegChoices::Seed);
@@ -84,8 +86,7 @@ impl Checker {
         let mut met = Vec::new();
         for algorithm in written {
             let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None, met };
-            let candidate = Collective { algorithm, ..c.clone() };
-            if let Some(resolved) = scratch.algorithm(&candidate, structure)
+            if let Some(resolved) = scratch.algorithm(op, &algorithm, structure)
                 && scratch.errors.is_empty()
             {
                 legal.push(resolved);
@@ -102,11 +103,11 @@ impl Checker {
     /// it. The choice is made at the end of `collective`, like `Auto`'s.
     fn leg_auto(
         &mut self,
-        c: &Collective,
+        op: OpType,
         given: &HierLegs,
         structure: Option<(&Shape, &CheckedGroups)>,
     ) -> Option<ResolvedAlgorithm> {
-        let auto = auto_legs(c.op, given);
+        let auto = auto_legs(op, given);
         let mut combos = vec![given.clone()];
         for &leg in &auto {
             let choices = algorithms::leg_choices_in(leg, given.choices);
@@ -119,8 +120,7 @@ impl Checker {
         for legs in &combos {
             let met = std::mem::take(&mut self.met);
             let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None, met };
-            let candidate = Collective { algorithm: Algorithm::Hier(legs.clone()), ..c.clone() };
-            if let Some(resolved) = scratch.algorithm(&candidate, structure)
+            if let Some(resolved) = scratch.algorithm(op, &Algorithm::Hier(legs.clone()), structure)
                 && scratch.errors.is_empty()
             {
                 legal.push(resolved);
@@ -133,11 +133,10 @@ impl Checker {
             // written Hier; `AutoNoChoice` when there are none.
             let before = self.errors.len();
             if let Some(legs) = combos.first() {
-                let candidate = Collective { algorithm: Algorithm::Hier(legs.clone()), ..c.clone() };
-                self.algorithm(&candidate, structure);
+                self.algorithm(op, &Algorithm::Hier(legs.clone()), structure);
             }
             if self.errors.len() == before && structure.is_some() {
-                self.push("algorithm", Problem::AutoNoChoice { op: c.op });
+                self.push("algorithm", Problem::AutoNoChoice { op });
             }
             return None;
         };

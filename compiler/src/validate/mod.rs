@@ -208,7 +208,7 @@ impl Checker {
         let peers = self.peers(c, n);
         self.counts(c, n);
         self.errors.append(&mut group_checker.errors);
-        let algorithm = self.algorithm(c, shape.as_ref().zip(groups.as_ref()));
+        let algorithm = self.algorithm(c.op, &c.algorithm, shape.as_ref().zip(groups.as_ref()));
         self.model(c);
 
         if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)

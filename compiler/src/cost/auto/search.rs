@@ -2,7 +2,11 @@
 //! prediction, then predictions in floor order until no candidate left
 //! could win or come second (branch and bound, `docs/cost-model.md` §4).
 //!
-//! A floor is cheap: the candidate built (a few hundred ns) and member 0's
+//! The candidates are planned first ([`Planned`]: each one's phases
+//! composed as `build` composes them, not a whole schedule each), then
+//! costed on one [`PlanCx`] (the descriptor table, sampled members and
+//! DMA rate every plan of the collective shares) and one [`FlowMemo`]
+//! (network flows and scratch buffers). A floor is cheap: member 0's
 //! steps costed alone ([`PhaseCoster`] with `floor`). Candidates are
 //! visited by floor, ties by the tie-break order; each is predicted
 //! exactly as before. Once the next floor is above the runner-up so far
@@ -12,11 +16,12 @@
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
 
-use super::{Machine, build_alone, floor_ns, whole_ns};
-use crate::cost::predict::{FlowMemo, PhaseCoster, launch_ns};
+use super::{floor_ns, whole_ns};
+use crate::build::plan_as;
+use crate::cost::predict::{FlowMemo, PhaseCoster, PlanCx, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
 use crate::schedule::{CollectivePlan, Schedule};
-use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, ValidCollective};
+use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
 use std::ops::Range;
@@ -24,176 +29,162 @@ use std::ops::Range;
 /// A candidate as the search holds it between its floor and its
 /// prediction.
 enum Held {
-    /// Built alone and costed whole: a flat algorithm, or a combination
-    /// whose legs' phases do not run one after another.
-    Whole(Schedule),
+    /// Planned alone and costed whole (its plan's position in
+    /// [`Planned::plans`]): a flat algorithm, or a combination whose
+    /// legs' phases do not run one after another.
+    Whole(usize),
     /// A hierarchical combination, costed leg by leg ([`LegCost`]).
-    Legs(Vec<(Leg, AlgType)>),
+    Legs,
 }
 
 /// One hierarchical leg choice: a leg's phases cost the same whichever
 /// algorithms the other legs run, so each is costed once, on the first
-/// combination built that holds it.
+/// combination planned that holds it.
 struct LegCost {
     key: (Leg, AlgType),
-    /// The schedule in [`Search::homes`] it was costed on, and its phases there.
+    /// The plan it is costed on, and its phases there.
     home: usize,
     phases: Range<usize>,
-    /// Floors under its phases' times, in run order.
-    floors: Vec<f64>,
+    /// Floors under its phases' times, in run order, once asked for.
+    floors: Option<Vec<f64>>,
     /// Its phases' predicted times, once asked for.
     times: Option<Vec<f64>>,
 }
 
-/// What one `Auto` choice has built and costed so far (it lives for one
-/// choice: nothing is kept between validations).
-pub(super) struct Search<'a> {
-    collective: &'a ValidCollective,
-    machine: Machine,
-    params: &'a ModelParams,
-    /// The combinations built for their legs.
-    homes: Vec<Schedule>,
+/// The candidates' plans: every flat algorithm's, and one combination's
+/// for each leg choice not seen before (a combination of leg choices all
+/// seen is costed from theirs and not planned). Which are planned depends
+/// on the candidates alone, so they are all planned first and then costed
+/// sharing one [`PlanCx`].
+struct Planned {
+    plans: Vec<CollectivePlan>,
+    /// Each candidate that plans, with how it is held.
+    held: Vec<(ResolvedAlgorithm, Held)>,
     legs: Vec<LegCost>,
-    /// The collective's bound and its launch cost, ns: the same for every
-    /// candidate (they depend on the op, groups, size and channels only).
-    fixed: Option<(f64, f64)>,
-    /// The phases' network flows, counted once for every candidate.
-    flows: FlowMemo,
 }
 
-impl<'a> Search<'a> {
-    pub(super) fn new(collective: &'a ValidCollective, machine: Machine, params: &'a ModelParams) -> Self {
-        Search {
-            collective,
-            machine,
-            params,
-            homes: Vec::new(),
-            legs: Vec::new(),
-            fixed: None,
-            flows: FlowMemo::default(),
-        }
-    }
-
-    /// Predicts the candidates that could win or come second, in floor
-    /// order, and picks the cheapest; `None` when no candidate builds.
-    pub(super) fn choose(mut self, candidates: Vec<ResolvedAlgorithm>, auto_legs: Vec<Leg>) -> Option<AutoChoice> {
-        let mut held = Vec::with_capacity(candidates.len());
+impl Planned {
+    fn of(collective: &ValidCollective, schedule: &Schedule, candidates: Vec<ResolvedAlgorithm>) -> Planned {
+        let n = candidates.len();
+        let mut planned = Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new() };
         for algorithm in candidates {
-            let Some((h, floor)) = self.hold(&algorithm) else { continue };
-            held.push((algorithm, h, floor_ns(floor)));
-        }
-        let (bound, _) = self.fixed?;
-        let mut order: Vec<usize> = (0..held.len()).collect();
-        order.sort_by_key(|&i| (held[i].2, i));
-        let mut predicted: Vec<Option<u64>> = vec![None; held.len()];
-        // The first and second place so far, as (prediction, position).
-        let mut top: [Option<(u64, usize)>; 2] = [None, None];
-        for i in order {
-            // A prediction is at least its floor: a candidate whose floor
-            // is above the second place (or equal and later in the order)
-            // cannot take either place, nor can any after it.
-            if top[1].is_some_and(|second| (held[i].2, i) > second) {
-                break;
-            }
-            let p = whole_ns(self.predict(&held[i].1)?);
-            predicted[i] = Some(p);
-            match top {
-                [Some(first), _] if (p, i) >= first => {
-                    if top[1].is_none_or(|second| (p, i) < second) {
-                        top[1] = Some((p, i));
-                    }
-                }
-                [first, _] => top = [Some((p, i)), first],
-            }
-        }
-        let chosen = top[0]?.1;
-        let bound_ns = whole_ns(bound);
-        let alternatives = held
-            .into_iter()
-            .zip(predicted)
-            .map(|((algorithm, _, floor_ns), predicted_ns)| Alternative { algorithm, predicted_ns, floor_ns, bound_ns })
-            .collect();
-        Some(AutoChoice { chosen, alternatives, auto_legs })
-    }
-
-    /// Builds what `algorithm`'s floor needs and returns it with the
-    /// floor, ns; `None` when it does not build.
-    fn hold(&mut self, algorithm: &ResolvedAlgorithm) -> Option<(Held, f64)> {
-        let chosen = match algorithm {
-            ResolvedAlgorithm::Hier(chosen)
-                if self.fixed.is_some() && chosen.iter().all(|l| self.leg(*l).is_some()) =>
+            if let ResolvedAlgorithm::Hier(chosen) = &algorithm
+                && chosen.iter().all(|&key| planned.leg(key).is_some())
             {
-                return Some((Held::Legs(chosen.clone()), self.legs_sum(chosen, |l| Some(&l.floors))?));
+                planned.held.push((algorithm, Held::Legs));
+                continue;
             }
-            ResolvedAlgorithm::Hier(chosen) => chosen,
-            ResolvedAlgorithm::Flat(_) => {
-                let schedule = build_alone(self.collective, self.machine, algorithm)?;
-                let floor = self.whole_floor(&schedule)?;
-                return Some((Held::Whole(schedule), floor));
-            }
-        };
-        let schedule = build_alone(self.collective, self.machine, algorithm)?;
-        let plan = schedule.collectives.first()?;
-        let Some(runs) = leg_runs(plan) else {
-            // Legs whose phases do not run one after another cannot be
-            // costed apart: cost this combination whole, as
-            // `choose_exhaustive` does, rather than drop it.
-            let floor = self.whole_floor(&schedule)?;
-            return Some((Held::Whole(schedule), floor));
-        };
-        self.fix(&schedule, plan);
-        let home = self.homes.len();
-        let mut coster = PhaseCoster::with_memo(&schedule, plan, self.params, true, &mut self.flows);
-        for (&key, phases) in chosen.iter().zip(runs) {
-            // (`self.leg`, borrowing only the legs: the coster holds the flows.)
-            if !self.legs.iter().any(|l| l.key == key) {
-                let floors = coster.times(phases.clone());
-                self.legs.push(LegCost { key, home, phases, floors, times: None });
-            }
+            // As `build` plans it alone (the collective's first and only).
+            let Ok(mut plan) = plan_as(collective, &algorithm, &schedule.shape) else { continue };
+            plan.index = 0;
+            let at = planned.plans.len();
+            let h = match (&algorithm, leg_runs(&plan)) {
+                (ResolvedAlgorithm::Hier(chosen), Some(runs)) => {
+                    for (&key, phases) in chosen.iter().zip(runs) {
+                        if planned.leg(key).is_none() {
+                            planned.legs.push(LegCost { key, home: at, phases, floors: None, times: None });
+                        }
+                    }
+                    Held::Legs
+                }
+                // Legs whose phases do not run one after another cannot
+                // be costed apart: cost this combination whole, as
+                // `choose_exhaustive` does, rather than drop it.
+                _ => Held::Whole(at),
+            };
+            planned.plans.push(plan);
+            planned.held.push((algorithm, h));
         }
-        self.homes.push(schedule);
-        Some((Held::Legs(chosen.clone()), self.legs_sum(chosen, |l| Some(&l.floors))?))
-    }
-
-    /// The floor of a candidate built alone: the launch cost plus its
-    /// phases' floors, summed as [`predict()`] sums their times.
-    ///
-    /// [`predict()`]: crate::cost::predict::predict
-    fn whole_floor(&mut self, schedule: &Schedule) -> Option<f64> {
-        let plan = schedule.collectives.first()?;
-        self.fix(schedule, plan);
-        let (_, launch) = self.fixed?;
-        Some(launch + phase_times(PhaseCoster::with_memo(schedule, plan, self.params, true, &mut self.flows)))
-    }
-
-    /// Records the collective's bound and launch cost from the first plan
-    /// built.
-    fn fix(&mut self, schedule: &Schedule, plan: &CollectivePlan) {
-        if self.fixed.is_none() {
-            let nodes = nodes_spanned(schedule, plan);
-            let bound = leg_bound(schedule, plan, nodes, None, self.params).total_ns();
-            self.fixed = Some((bound, launch_ns(schedule, plan, self.params)));
-        }
+        planned
     }
 
     fn leg(&self, key: (Leg, AlgType)) -> Option<usize> {
         self.legs.iter().position(|l| l.key == key)
     }
+}
 
-    /// The launch cost plus, leg by leg in run order, the phase values
-    /// `of` gives: the very sum [`predict()`] makes of a whole plan's
-    /// phase times.
+/// What one `Auto` choice costs its planned candidates with (it lives for
+/// one choice: nothing is kept between validations).
+pub(super) struct Search<'a> {
+    schedule: &'a Schedule,
+    plans: &'a [CollectivePlan],
+    params: &'a ModelParams,
+    /// What every plan's walk shares, made from the first plan.
+    cx: &'a PlanCx<'a>,
+    legs: Vec<LegCost>,
+    /// The collective's launch cost, ns: the same for every candidate (it
+    /// depends on the groups only).
+    launch: f64,
+    /// The phases' network flows, counted once for every candidate.
+    flows: FlowMemo,
+}
+
+/// Plans, floors and predicts `candidates` of `collective` on
+/// `schedule` (the machine, no collective), as [`choose`](super::choose)
+/// says: the position of the winner and every alternative; `None` when no
+/// candidate plans.
+pub(super) fn choose(
+    collective: &ValidCollective,
+    schedule: &Schedule,
+    params: &ModelParams,
+    candidates: Vec<ResolvedAlgorithm>,
+) -> Option<(usize, Vec<Alternative>)> {
+    let Planned { plans, held, legs } = Planned::of(collective, schedule, candidates);
+    let first = plans.first()?;
+    // The collective's bound and launch cost are the same for every
+    // candidate (they depend on the op, groups, size and channels only).
+    let bound = leg_bound(schedule, first, nodes_spanned(schedule, first), None, params).total_ns();
+    let cx = PlanCx::new(schedule, first, params);
+    let launch = launch_ns(schedule, first, params);
+    let mut search = Search { schedule, plans: &plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
+    let mut floors = Vec::with_capacity(held.len());
+    for (algorithm, h) in &held {
+        floors.push(floor_ns(search.floor(algorithm, h)?));
+    }
+    let mut order: Vec<usize> = (0..held.len()).collect();
+    order.sort_by_key(|&i| (floors[i], i));
+    let mut predicted: Vec<Option<u64>> = vec![None; held.len()];
+    // The first and second place so far, as (prediction, position).
+    let mut top: [Option<(u64, usize)>; 2] = [None, None];
+    for i in order {
+        // A prediction is at least its floor: a candidate whose floor
+        // is above the second place (or equal and later in the order)
+        // cannot take either place, nor can any after it.
+        if top[1].is_some_and(|second| (floors[i], i) > second) {
+            break;
+        }
+        let (algorithm, h) = held.get(i)?;
+        let p = whole_ns(search.predict(algorithm, h)?);
+        predicted[i] = Some(p);
+        match top {
+            [Some(first), _] if (p, i) >= first => {
+                if top[1].is_none_or(|second| (p, i) < second) {
+                    top[1] = Some((p, i));
+                }
+            }
+            [first, _] => top = [Some((p, i)), first],
+        }
+    }
+    let chosen = top[0]?.1;
+    let bound_ns = whole_ns(bound);
+    let alternatives = held
+        .into_iter()
+        .zip(floors)
+        .zip(predicted)
+        .map(|(((algorithm, _), floor_ns), predicted_ns)| Alternative { algorithm, predicted_ns, floor_ns, bound_ns })
+        .collect();
+    Some((chosen, alternatives))
+}
+
+impl Search<'_> {
+    /// The floor of a held candidate, ns: a whole one's launch cost plus
+    /// its phases' floors, summed as [`predict()`] sums their times; a
+    /// combination's from its legs' phase floors, flooring each leg the
+    /// first time it is asked for.
     ///
     /// [`predict()`]: crate::cost::predict::predict
-    fn legs_sum(&self, chosen: &[(Leg, AlgType)], of: impl Fn(&LegCost) -> Option<&Vec<f64>>) -> Option<f64> {
-        let mut at = 0.0;
-        for &key in chosen {
-            for t in of(self.legs.get(self.leg(key)?)?)? {
-                at += t;
-            }
-        }
-        let (_, launch) = self.fixed?;
-        Some(launch + at)
+    fn floor(&mut self, algorithm: &ResolvedAlgorithm, held: &Held) -> Option<f64> {
+        self.cost(algorithm, held, true)
     }
 
     /// The prediction of a held candidate, ns: a whole one's
@@ -202,30 +193,38 @@ impl<'a> Search<'a> {
     /// legs' phase times, costing each leg the first time it is asked for.
     ///
     /// [`predict()`]: crate::cost::predict::predict
-    fn predict(&mut self, held: &Held) -> Option<f64> {
-        let chosen = match held {
-            Held::Whole(schedule) => {
-                // `predict()`'s total: the launch cost plus the phases'
-                // times summed in run order.
-                let plan = schedule.collectives.first()?;
-                let (_, launch) = self.fixed?;
-                return Some(
-                    launch + phase_times(PhaseCoster::with_memo(schedule, plan, self.params, false, &mut self.flows)),
-                );
+    fn predict(&mut self, algorithm: &ResolvedAlgorithm, held: &Held) -> Option<f64> {
+        self.cost(algorithm, held, false)
+    }
+
+    /// [`Search::floor`] (`floor`) or [`Search::predict`].
+    fn cost(&mut self, algorithm: &ResolvedAlgorithm, held: &Held, floor: bool) -> Option<f64> {
+        let (schedule, params, cx) = (self.schedule, self.params, self.cx);
+        let chosen = match (held, algorithm) {
+            (Held::Whole(at), _) => {
+                let plan = self.plans.get(*at)?;
+                let mut coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
+                return Some(self.launch + coster.total());
             }
-            Held::Legs(chosen) => chosen,
+            (Held::Legs, ResolvedAlgorithm::Hier(chosen)) => chosen,
+            (Held::Legs, ResolvedAlgorithm::Flat(_)) => return None,
         };
+        let mut at = 0.0;
         for &key in chosen {
-            let l = self.leg(key)?;
-            if self.legs[l].times.is_none() {
-                let schedule = self.homes.get(self.legs[l].home)?;
-                let plan = schedule.collectives.first()?;
-                let mut coster = PhaseCoster::with_memo(schedule, plan, self.params, false, &mut self.flows);
-                let times = coster.times(self.legs[l].phases.clone());
-                self.legs[l].times = Some(times);
+            let l = self.legs.iter_mut().find(|l| l.key == key)?;
+            let known = if floor { &mut l.floors } else { &mut l.times };
+            if known.is_none() {
+                let plan = self.plans.get(l.home)?;
+                let mut coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
+                *known = Some(coster.times(l.phases.clone()));
+            }
+            // The launch cost plus, leg by leg in run order, the phase
+            // values: the very sum [`predict()`] makes of a whole plan's.
+            for t in known.as_ref()? {
+                at += t;
             }
         }
-        self.legs_sum(chosen, |l| l.times.as_ref())
+        Some(self.launch + at)
     }
 }
 
@@ -234,19 +233,12 @@ impl<'a> Search<'a> {
 ///
 /// [`predict()`]: crate::cost::predict::predict
 pub(super) fn whole_floor(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> f64 {
-    launch_ns(schedule, plan, params) + phase_times(PhaseCoster::new(schedule, plan, params, true))
-}
-
-/// The times (or floors) `coster` gives every phase of its plan, summed in
-/// run order as [`predict()`] sums them.
-///
-/// [`predict()`]: crate::cost::predict::predict
-fn phase_times(mut coster: PhaseCoster<'_>) -> f64 {
+    let cx = PlanCx::new(schedule, plan, params);
     let mut at = 0.0;
-    for t in coster.every_time() {
+    for t in PhaseCoster::new(schedule, plan, params, &cx, true).every_time() {
         at += t;
     }
-    at
+    launch_ns(schedule, plan, params) + at
 }
 
 /// The phases of each leg of a hierarchical plan, in the plan's leg order;

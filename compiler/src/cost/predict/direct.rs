@@ -14,18 +14,25 @@
 
 use super::load::{LoadCx, bytes_of, ring_hops};
 use super::{HEARD, Hop, SENT, StepLoad};
-use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseKind, ScopeInstance, relation};
+use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation};
 
-/// Member `me`'s load at the single step of direct `phase`, or `None`
-/// when `phase` is not a direct reduce-scatter, all-gather, all-reduce,
-/// broadcast or reduce (or the op is an all-to-all, whose block sizes
-/// depend on the member): walk it.
-pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32) -> Option<StepLoad> {
+/// Member `me`'s load at the single step of direct `phase` (`inst`: the
+/// phase placed around it), or `None` when `phase` is not a direct
+/// reduce-scatter, all-gather, all-reduce, broadcast or reduce (or the op
+/// is an all-to-all, whose block sizes depend on the member): walk it.
+pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32, inst: PhaseInstance) -> Option<StepLoad> {
     use PhaseKind as K;
-    if phase.step_n != 1 || matches!(cx.plan.kind, OpKind::AllToAll) {
+    let direct = matches!(
+        phase.kind,
+        K::DirectReduceScatter
+            | K::DirectAllGather
+            | K::DirectAllReduce
+            | K::DirectBroadcast { .. }
+            | K::DirectReduce { .. }
+    );
+    if !direct || phase.step_n != 1 || matches!(cx.plan.kind, OpKind::AllToAll) {
         return None;
     }
-    let inst = cx.plan.instance(phase, me);
     let scope = inst.scope;
     let (k, p) = (scope.k, scope.pos);
     let u = inst.universe;

@@ -3,6 +3,7 @@
 //! transfers the phase generates; and [`FlowMemo`], which counts a phase
 //! once for every candidate of one `Auto` choice that runs it.
 
+use super::Scratch;
 use crate::algorithms;
 use crate::schedule::{CollectivePlan, Phase, PhaseKind, Radices, Schedule, Scope, ScopePlacer, Transfer};
 
@@ -18,24 +19,83 @@ pub(super) const FLOOR_WALKED: u32 = 8;
 /// plan's radices and the phase's kind, scope and narrowing scopes only
 /// (the generators read no other phase: `algorithms::transfers`), so a
 /// phase with the same four is counted once, for its floor and for its
-/// prediction. Both counts are kept: a floor may walk fewer members
-/// ([`FLOOR_WALKED`]). Nothing is kept between choices.
+/// prediction. A phase whose sends the pattern names ([`Sends`]) is
+/// keyed by what it sends and its scope alone, so that a ring's
+/// reduce-scatter and all-gather, or a mesh's direct phases, over one
+/// scope are counted once. Both counts are kept: a floor may walk fewer members
+/// ([`FLOOR_WALKED`]). It also lends its walks one [`Scratch`]. Nothing
+/// is kept between choices.
 #[derive(Default)]
-pub(crate) struct FlowMemo(Vec<Counted>);
+pub(crate) struct FlowMemo {
+    counts: FlowCounts,
+    scratch: Scratch,
+}
+
+/// The counts of a [`FlowMemo`].
+#[derive(Default)]
+pub(super) struct FlowCounts(Vec<Counted>);
+
+impl FlowMemo {
+    /// Its counts and its scratch, to use at once.
+    pub(super) fn split(&mut self) -> (&mut FlowCounts, &mut Scratch) {
+        (&mut self.counts, &mut self.scratch)
+    }
+}
+
+/// What a phase sends off its node, as [`FlowMemo`] keys it: where
+/// [`sends_off_from_pattern`] names it (one of its arms, whatever the
+/// narrowing), or the phase's kind and narrowing scopes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Sends {
+    /// Every member of a scope spanning nodes sends off it: a direct
+    /// reduce-scatter, all-gather, all-reduce or all-to-all.
+    Everyone,
+    /// To the next member, and to the previous one when `both`: a ring
+    /// reduce-scatter or all-gather (`both`: a Kangaring's), and the
+    /// single-cycle ring, whose first step is a reduce-scatter step.
+    Ring { both: bool },
+    /// Any other phase.
+    Kind(PhaseKind, Vec<Scope>),
+}
+
+impl Sends {
+    pub(super) fn of(phase: &Phase) -> Sends {
+        use PhaseKind as K;
+        match phase.kind {
+            K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => Sends::Everyone,
+            K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => Sends::Ring { both: bidir },
+            K::RingAllReduceFused => Sends::Ring { both: false },
+            kind => Sends::Kind(kind, phase.narrow.clone()),
+        }
+    }
+
+    /// Whether `phase` sends as this says.
+    pub(super) fn is(&self, phase: &Phase) -> bool {
+        use PhaseKind as K;
+        match (self, phase.kind) {
+            (Sends::Everyone, K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll) => {
+                true
+            }
+            (Sends::Ring { both }, K::RingReduceScatter { bidir } | K::RingAllGather { bidir }) => *both == bidir,
+            (Sends::Ring { both }, K::RingAllReduceFused) => !*both,
+            (Sends::Kind(kind, narrow), _) => *kind == phase.kind && *narrow == phase.narrow,
+            _ => false,
+        }
+    }
+}
 
 /// One phase's counts, as [`FlowMemo`] keys them.
 struct Counted {
     radices: Radices,
-    kind: PhaseKind,
+    sends: Sends,
     scope: Scope,
-    narrow: Vec<Scope>,
     /// The prediction's count.
     whole: Option<f64>,
     /// The floor's count.
     floor: Option<f64>,
 }
 
-impl FlowMemo {
+impl FlowCounts {
     /// [`node_flows`] of `phase` of `plan`, counted once per key.
     pub(super) fn flows(
         &mut self,
@@ -51,14 +111,12 @@ impl FlowMemo {
         if phase.step_n == 0 {
             return node_flows(schedule, plan, phase, buf, floor).flows;
         }
-        let same = |c: &Counted| {
-            c.radices == plan.radices && c.kind == phase.kind && c.scope == phase.scope && c.narrow == phase.narrow
-        };
+        let same = |c: &Counted| c.radices == plan.radices && c.scope == phase.scope && c.sends.is(phase);
         let at = match self.0.iter().position(same) {
             Some(at) => at,
             None => {
-                let (radices, kind, scope, narrow) = (plan.radices, phase.kind, phase.scope, phase.narrow.clone());
-                self.0.push(Counted { radices, kind, scope, narrow, whole: None, floor: None });
+                let (radices, sends, scope) = (plan.radices, Sends::of(phase), phase.scope);
+                self.0.push(Counted { radices, sends, scope, whole: None, floor: None });
                 self.0.len() - 1
             }
         };
@@ -121,9 +179,28 @@ pub(super) fn node_flows(
     // first `local_rank_n`, found without placing every member.
     let world = !plan.groups.is_explicit();
     let scanned = if world { 0..n.min(shape.local_rank_n) } else { 0..n };
+    // On world groups (member `i` is rank `i`), a scope whose stride is a
+    // whole number of nodes puts every position on its own node (`base +
+    // q * stride` is on node `base / L + q * stride / L`): which positions
+    // share a node, hence the pattern's and the RDH pairing's answer,
+    // depends on a member's position alone, not on its scope's base. Node
+    // 0's members at one position (an inter leg's are all at position 0)
+    // then take the first one's answers.
+    let placer = phase.scope.placer(&plan.radices);
+    let by_position = world && placer.around(0).stride.is_multiple_of(shape.local_rank_n.max(1));
+    // The last member's position and answers: the pattern's, and the
+    // pairing's once asked.
+    let mut last: Option<(u32, Option<bool>, Option<bool>)> = None;
     for m in scanned.filter(|&i| world || node(i) == node0) {
         on_node += 1;
-        let off = match sends_off_from_pattern(schedule, plan, phase, m, &mut spans) {
+        let pos = placer.around(m).pos;
+        let same = last.filter(|&(p, ..)| by_position && p == pos);
+        let named = match same {
+            Some((_, named, _)) => named,
+            None => sends_off_from_pattern(schedule, plan, phase, m, &mut spans),
+        };
+        let mut paired = same.and_then(|(.., paired)| paired);
+        let off = match named {
             Some(off) => off,
             None if floor && walked >= FLOOR_WALKED => {
                 skipped += 1;
@@ -133,10 +210,13 @@ pub(super) fn node_flows(
                 // Counted as walked even when the partner is named, so a
                 // floor counts the same members either way.
                 walked += 1;
-                sends_off_from_partner(schedule, plan, phase, m)
-                    .unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
+                if paired.is_none() {
+                    paired = sends_off_from_partner(schedule, plan, phase, m);
+                }
+                paired.unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
             }
         };
+        last = Some((pos, named, paired));
         flows += u32::from(off);
     }
     let groups_on_node = (shape.local_rank_n / on_node.max(1)).max(1);
@@ -220,7 +300,9 @@ impl SpanMemo {
 /// direct reduce's members to the root, which sends nothing; a ring
 /// reduce-scatter or all-gather sends to the next member at every step
 /// (and a Kangaring's second half to the previous one); the single-cycle
-/// ring's first step is a reduce-scatter step.
+/// ring's first step is a reduce-scatter step. (The arms that name a
+/// phase's sends from its kind and scope alone are [`Sends`]' keys: keep
+/// them in step.)
 pub(super) fn sends_off_from_pattern(
     schedule: &Schedule,
     plan: &CollectivePlan,

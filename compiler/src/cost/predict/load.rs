@@ -4,7 +4,9 @@
 //! adds the same values).
 
 use super::{HEARD, Hop, SENT, StepLoad};
-use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Schedule, Transfer, relation};
+use crate::schedule::{
+    BlockSet, CollectivePlan, DescTable, Halves, Phase, PhaseInstance, Schedule, Transfer, relation,
+};
 use ccc_ir::model::ModelParams;
 
 pub(super) fn halves_share(h: Halves) -> f64 {
@@ -23,17 +25,20 @@ pub(super) fn bytes_of(plan: &CollectivePlan, member: u32, blocks: BlockSet, hal
     f64::from(blocks.count) * elems as f64 * plan.dtype.size() as f64 * halves_share(halves)
 }
 
-/// Member `me`'s load at collective step `step`, from the transfers the
-/// pattern generates for it (into `buf`; `senders` is scratch).
+/// Member `me`'s load at step `t` of `phase` (`inst`: the phase placed
+/// around it), from the transfers the pattern generates for it (into
+/// `buf`; `senders` is scratch).
 pub(super) fn step_load(
     cx: &LoadCx<'_>,
     me: u32,
-    step: u32,
+    phase: &Phase,
+    inst: PhaseInstance,
+    t: u32,
     buf: &mut Vec<Transfer>,
     senders: &mut Vec<u32>,
 ) -> StepLoad {
     buf.clear();
-    cx.schedule.transfers(cx.plan, 0, me, step, buf);
+    cx.schedule.phase_transfers(cx.plan, 0, phase, inst, t, buf);
     let mut load = StepLoad::default();
     senders.clear();
     for t in buf.iter() {

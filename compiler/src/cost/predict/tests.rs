@@ -104,11 +104,80 @@ fn a_floors_counted_direct_load_is_the_visited_one() {
         let params = ModelParams::of(schedule.arch);
         let cx = |floor| LoadCx { schedule, plan, table: &table, params: &params, named: true, floor };
         for m in 0..plan.groups.size() {
-            let Some(visited) = direct::load(&cx(false), phase, m) else { continue };
-            let floor = direct::load(&cx(true), phase, m);
+            let inst = plan.instance(phase, m);
+            let Some(visited) = direct::load(&cx(false), phase, m, inst) else { continue };
+            let floor = direct::load(&cx(true), phase, m, inst);
             assert_eq!(floor.as_ref(), Some(&visited), "{name} member {m}");
             counted += usize::from(table.position_free() && visited.hops[SENT][Hop::Inter as usize] > 0.0);
         }
     });
     assert!(counted > 100, "{counted}");
+}
+
+/// Phases that `FlowMemo` keys alike (`Sends`: the same scope and
+/// radices, kinds whose sends the pattern names the same way) count the
+/// same flows: every phase, its kind swapped for each kind keyed with
+/// it, counts what it counts, for a floor and a prediction (and some of
+/// them send off their node, on more than one member).
+#[test]
+fn phases_keyed_alike_count_alike() {
+    use crate::schedule::PhaseKind as K;
+    let kinds = [
+        K::DirectReduceScatter,
+        K::DirectAllGather,
+        K::DirectAllReduce,
+        K::DirectAllToAll,
+        K::DirectBroadcast { root: 0 },
+        K::DirectReduce { root: 0 },
+        K::RingReduceScatter { bidir: false },
+        K::RingReduceScatter { bidir: true },
+        K::RingAllGather { bidir: false },
+        K::RingAllGather { bidir: true },
+        K::RingAllReduceFused,
+        K::RingBroadcast { root: 0 },
+        K::RingReduce { root: 0 },
+        K::RingAllToAll,
+    ];
+    let (mut buf, mut swapped_n, mut several) = (Vec::new(), 0, 0);
+    each_phase(|schedule, plan, phase, name| {
+        let sends = flows::Sends::of(phase);
+        for kind in kinds.into_iter().filter(|&k| k != phase.kind) {
+            let swapped = Phase { kind, ..phase.clone() };
+            if !sends.is(&swapped) {
+                continue;
+            }
+            for floor in [true, false] {
+                let (a, b) = (
+                    node_flows(schedule, plan, phase, &mut buf, floor),
+                    node_flows(schedule, plan, &swapped, &mut buf, floor),
+                );
+                assert_eq!(a.flows.to_bits(), b.flows.to_bits(), "{name} as {kind:?}, floor {floor}");
+                several += usize::from(a.flows > 1.0);
+            }
+            swapped_n += 1;
+        }
+    });
+    assert!(swapped_n > 300 && several > 100, "{swapped_n} {several}");
+}
+
+/// A phase's flows as a prediction counts them (`node_flows`: from the
+/// pattern, the RDH pairing, or the walk, an RDH answer reused across
+/// members at one scope position) are what the generated transfers of
+/// every member on member 0's node say, for every phase.
+#[test]
+fn a_phases_flows_are_what_its_transfers_say() {
+    let (mut buf, mut checked, mut several) = (Vec::new(), 0, 0);
+    each_phase(|schedule, plan, phase, name| {
+        if phase.step_n == 0 {
+            return;
+        }
+        let node = |i: u32| plan.rank(0, i).map(|r| schedule.shape.node(r.0));
+        let on_node: Vec<u32> = (0..plan.groups.size()).filter(|&i| node(i) == node(0)).collect();
+        let sending = on_node.iter().filter(|&&m| sends_off_walked(schedule, plan, phase, m, &mut buf)).count();
+        let groups_on_node = (schedule.shape.local_rank_n / on_node.len().max(1) as u32).max(1);
+        let walked = f64::from((sending as u32).max(1) * groups_on_node);
+        assert_eq!(node_flows(schedule, plan, phase, &mut buf, false).flows.to_bits(), walked.to_bits(), "{name}");
+        (checked, several) = (checked + 1, several + usize::from(sending > 1));
+    });
+    assert!(checked > 300 && several > 80, "{checked} {several}");
 }
