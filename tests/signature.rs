@@ -71,17 +71,6 @@ fn leg_choices(leg: Leg) -> &'static [AlgType] {
     }
 }
 
-fn set_leg(legs: &mut HierLegs, leg: Leg, choice: Option<AlgType>) {
-    let choice = choice.map(ccc_ir::spec::LegAlgorithm::from);
-    match leg {
-        Leg::IntraReduceScatter => legs.intra_reduce_scatter = choice,
-        Leg::InterAllReduce => legs.inter_all_reduce = choice,
-        Leg::InterReduceScatter => legs.inter_reduce_scatter = choice,
-        Leg::InterAllGather => legs.inter_all_gather = choice,
-        Leg::IntraAllGather => legs.intra_all_gather = choice,
-    }
-}
-
 /// Seeds of one collective.
 type Seeds = (usize, usize, u64, u32, usize, [usize; 3], u8, u32, (u8, u32));
 
@@ -123,7 +112,7 @@ fn make(t: Topology, s: Seeds) -> Collective {
         let mut legs = HierLegs::default();
         for (k, &leg) in hier_legs(op).iter().enumerate() {
             let choices = leg_choices(leg);
-            set_leg(&mut legs, leg, Some(choices[legs_i[k] % choices.len()]));
+            legs = legs.with(leg, choices[legs_i[k] % choices.len()]);
         }
         Algorithm::Hier(legs)
     } else {
@@ -311,8 +300,7 @@ fn mutations(p: &Program) -> Vec<(String, Program)> {
             for &leg in hier_legs(c.op) {
                 for &choice in leg_choices(leg) {
                     if legs.get(leg) != Some(choice.into()) {
-                        let mut changed = legs.clone();
-                        set_leg(&mut changed, leg, Some(choice));
+                        let changed = legs.clone().with(leg, choice);
                         out.push((
                             at(format!("algorithm.{leg} {choice}")),
                             one(p, k, |c| c.algorithm = Algorithm::Hier(changed)),
@@ -323,7 +311,7 @@ fn mutations(p: &Program) -> Vec<(String, Program)> {
         } else if !hier_legs(c.op).is_empty() {
             let mut legs = HierLegs::default();
             for &leg in hier_legs(c.op) {
-                set_leg(&mut legs, leg, Some(AlgType::Ring));
+                legs = legs.with(leg, AlgType::Ring);
             }
             out.push((at("algorithm Hier(all Ring)".into()), one(p, k, |c| c.algorithm = Algorithm::Hier(legs))));
         }

@@ -81,19 +81,21 @@ impl Case {
         out
     }
 
+    /// Every flat algorithm (all but Hier) with every op it serves, in
+    /// the order of `AlgType::ALL` and `flat_ops`.
+    pub(crate) fn flat_pairs() -> impl Iterator<Item = (OpType, AlgType)> {
+        let flat = AlgType::ALL.iter().copied().filter(|&alg| alg != AlgType::Hier);
+        flat.flat_map(|alg| crate::algorithms::flat_ops(alg).iter().map(move |&op| (op, alg)))
+    }
+
     /// Every flat pairing on each of `sizes` ranks (where a case exists),
     /// every Hier composition on 12 ranks of 4 per node, and a ring
     /// all-reduce over two interleaved replica groups: the grid the
     /// symmetry tests compare their watches on.
     pub(crate) fn pairings(sizes: &[u32]) -> Vec<Case> {
         let mut cases: Vec<Case> = Vec::new();
-        for &alg in AlgType::ALL {
-            if alg == AlgType::Hier {
-                continue;
-            }
-            for &op in crate::algorithms::flat_ops(alg) {
-                cases.extend(sizes.iter().filter_map(|&n| Case::for_alg(op, alg, n)));
-            }
+        for (op, alg) in Case::flat_pairs() {
+            cases.extend(sizes.iter().filter_map(|&n| Case::for_alg(op, alg, n)));
         }
         cases.extend(Case::hier_choices().into_iter().map(|(op, choice)| Case::hier(op, &choice, 12, 4)));
         let mut grouped = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);

@@ -416,14 +416,7 @@ fn gen_algorithm(t: &mut Tape<'_>, op: OpType, groups: &[Vec<u32>], g: Geometry)
                 .copied()
                 .filter(|&a| groups.iter().all(|m| meets(requirement(a), &leg_members(leg, m, g), g)))
                 .collect();
-            let choice = Some(t.pick(&choices).into());
-            match leg {
-                Leg::IntraReduceScatter => chosen.intra_reduce_scatter = choice,
-                Leg::InterAllReduce => chosen.inter_all_reduce = choice,
-                Leg::InterReduceScatter => chosen.inter_reduce_scatter = choice,
-                Leg::InterAllGather => chosen.inter_all_gather = choice,
-                Leg::IntraAllGather => chosen.intra_all_gather = choice,
-            }
+            chosen = chosen.with(leg, t.pick(&choices));
         }
         return Algorithm::Hier(chosen);
     }

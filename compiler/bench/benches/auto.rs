@@ -33,13 +33,7 @@ fn written(r: &ResolvedAlgorithm) -> Algorithm {
         ResolvedAlgorithm::Hier(legs) => {
             let mut h = HierLegs::default();
             for &(leg, alg) in legs {
-                match leg {
-                    ccc_ir::spec::Leg::IntraReduceScatter => h.intra_reduce_scatter = Some(alg.into()),
-                    ccc_ir::spec::Leg::InterAllReduce => h.inter_all_reduce = Some(alg.into()),
-                    ccc_ir::spec::Leg::InterReduceScatter => h.inter_reduce_scatter = Some(alg.into()),
-                    ccc_ir::spec::Leg::InterAllGather => h.inter_all_gather = Some(alg.into()),
-                    ccc_ir::spec::Leg::IntraAllGather => h.intra_all_gather = Some(alg.into()),
-                }
+                h = h.with(leg, alg);
             }
             Algorithm::Hier(h)
         }

@@ -2,7 +2,7 @@
 //! schedule: the certificate (its manifest) is checked figure by figure
 //! against what a proof of this schedule reports.
 //!
-//! Compiling under a certificate ([`Options::certificate`]) instead of
+//! Compiling under a certificate ([`Options::certificate`](super::Options::certificate)) instead of
 //! proving the whole world again: the certificate must be of this manifest
 //! schema and format version, intact (its signature the digest of its
 //! fields), proven, of this spec's signature, and its proof section must

@@ -107,7 +107,6 @@ fn group_counts(schedule: &Schedule, plan: &CollectivePlan, group: u32, halves: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::flat_ops;
     use crate::build::build;
     use crate::lower::lower;
     use crate::testing::Case;
@@ -120,16 +119,11 @@ mod tests {
     #[test]
     fn figures_are_what_the_proofs_report() {
         let mut cases = Vec::new();
-        for &alg in AlgType::ALL {
-            if alg == AlgType::Hier {
-                continue;
-            }
-            for &op in flat_ops(alg) {
-                for (n, channels) in [(2u32, 1u8), (5, 3), (8, 2), (12, 9)] {
-                    let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
-                    case.channels = channels;
-                    cases.push(case);
-                }
+        for (op, alg) in Case::flat_pairs() {
+            for (n, channels) in [(2u32, 1u8), (5, 3), (8, 2), (12, 9)] {
+                let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+                case.channels = channels;
+                cases.push(case);
             }
         }
         for (op, choice) in Case::hier_choices() {

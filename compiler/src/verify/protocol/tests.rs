@@ -3,7 +3,6 @@
 use super::found::hosted;
 use super::profile::Counts;
 use super::*;
-use crate::algorithms::flat_ops;
 use crate::build::build;
 use crate::encode::encode;
 use crate::lower::lower;
@@ -55,17 +54,12 @@ fn assert_protocol(case: &Case) {
 
 #[test]
 fn every_flat_pairing_is_checked() {
-    for &alg in AlgType::ALL {
-        if alg == AlgType::Hier {
-            continue;
-        }
-        for &op in flat_ops(alg) {
-            for n in [2u32, 3, 4, 5, 8, 12] {
-                for channels in [1u8, 3, 9] {
-                    let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
-                    case.channels = channels;
-                    assert_protocol(&case);
-                }
+    for (op, alg) in Case::flat_pairs() {
+        for n in [2u32, 3, 4, 5, 8, 12] {
+            for channels in [1u8, 3, 9] {
+                let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+                case.channels = channels;
+                assert_protocol(&case);
             }
         }
     }
@@ -75,21 +69,16 @@ fn every_flat_pairing_is_checked() {
 /// every flat pairing, invariant or not.
 #[test]
 fn symmetry_changes_no_figure() {
-    for &alg in AlgType::ALL {
-        if alg == AlgType::Hier {
-            continue;
-        }
-        for &op in flat_ops(alg) {
-            // Even blocks (every rank's counts the same) and uneven.
-            for (n, channels, count) in [(2u32, 1u8, 4096), (5, 3, 4100), (8, 2, 4096), (8, 2, 4103), (12, 9, 4104)] {
-                let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
-                case.channels = channels;
-                case.count = count;
-                let (schedule, programs) = lower_all(&case);
-                let fast = prove(&schedule, &programs, true);
-                let full = prove(&schedule, &programs, false);
-                assert_eq!(fast, full, "{op:?} {alg:?} n={n} channels={channels} count={count}");
-            }
+    for (op, alg) in Case::flat_pairs() {
+        // Even blocks (every rank's counts the same) and uneven.
+        for (n, channels, count) in [(2u32, 1u8, 4096), (5, 3, 4100), (8, 2, 4096), (8, 2, 4103), (12, 9, 4104)] {
+            let Some(mut case) = Case::for_alg(op, alg, n) else { continue };
+            case.channels = channels;
+            case.count = count;
+            let (schedule, programs) = lower_all(&case);
+            let fast = prove(&schedule, &programs, true);
+            let full = prove(&schedule, &programs, false);
+            assert_eq!(fast, full, "{op:?} {alg:?} n={n} channels={channels} count={count}");
         }
     }
 }
@@ -198,14 +187,23 @@ fn the_rank_local_check_catches_a_wrong_count_on_its_own() {
 /// Step `at` of `tp` (counted from the record's first step) posting one
 /// more `m2s` (`s2m` with `s2m`), its entry split around it.
 fn bump(tp: &mut TpRuns, at: u32, s2m: bool) {
-    let mut steps: Vec<(u32, u32)> =
-        tp.iter().flat_map(|e| std::iter::repeat_n((e.m2s, e.s2m), usize::from(e.repeat))).collect();
+    let mut steps = each_step(tp);
     let step = &mut steps[at as usize];
     if s2m {
         step.1 += 1
     } else {
         step.0 += 1
     }
+    *tp = folded(steps);
+}
+
+/// `tp`'s `(m2s, s2m)`, one entry per step.
+fn each_step(tp: &TpRuns) -> Vec<(u32, u32)> {
+    tp.iter().flat_map(|e| std::iter::repeat_n((e.m2s, e.s2m), usize::from(e.repeat))).collect()
+}
+
+/// Steps' `(m2s, s2m)` folded into `tp_inc_steps` entries.
+fn folded(steps: Vec<(u32, u32)>) -> TpRuns {
     let mut runs: Vec<TpIncStep> = Vec::new();
     for (m2s, s2m) in steps {
         match runs.last_mut() {
@@ -213,7 +211,67 @@ fn bump(tp: &mut TpRuns, at: u32, s2m: bool) {
             _ => runs.push(TpIncStep { m2s, s2m, repeat: 1 }),
         }
     }
-    *tp = TpRuns::from(runs);
+    TpRuns::from(runs)
+}
+
+/// `tp` one step shorter: its last step dropped.
+fn drop_last_step(tp: &mut TpRuns) {
+    let mut steps = each_step(tp);
+    steps.pop();
+    *tp = folded(steps);
+}
+
+/// Records that cover too few steps are named by the step check itself,
+/// not only by the chain check that runs before it (`chain.rs`: "steps
+/// its tp_inc_steps cover"): whether the rank's needs come from its own
+/// step graph or from member 0's, a last record one step short leaves the
+/// collective's last step without a record ("steps its records cover"),
+/// and a first record one step short runs the first phase's last step
+/// from the second phase's record ("phase of the record running this
+/// step"). Each is found at that step, on the TOP_SP edited.
+#[test]
+fn the_step_check_names_records_that_cover_too_few_steps() {
+    let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 6, 2);
+    case.channels = 2;
+    let (schedule, programs) = lower_all(&case);
+    let plan = &schedule.collectives[0];
+    let used = usize::from(crate::placement::topsps_for(schedule.arch.params(), plan.channels));
+    let bases = Bases::new(&schedule);
+    let program = &programs[3];
+    let at = plan.groups.locate(program.rank).unwrap();
+    let orbit = bases.orbit(plan.index, at.group()).expect("a flat ring is symmetric");
+    let profile = Profile::new(&schedule, plan, orbit).expect("member 0's needs");
+    // A ring all-reduce of 6: 5 steps reducing, 5 gathering.
+    let phases: Vec<(u32, u32)> = plan.phases.iter().map(|p| (p.first_step, p.step_n)).collect();
+    assert_eq!((phases, plan.step_n), (vec![(0, 5), (5, 5)], 10));
+    for member0 in [None, Some((&profile, orbit))] {
+        let (mut proof, mut notified) = (ProtocolProof::default(), vec![0u64; used]);
+        assert!(StepCheck::new(&schedule, plan, program, at, &mut proof, &mut notified).collective(member0).is_ok());
+    }
+    // The last TOP_SP: its defect is not the first TOP_SP's by default.
+    assert_eq!(used, 2);
+    let t = used - 1;
+    // (record edited, the defect's record and step, its message)
+    let edits = [
+        (1, None, 9, "steps its records cover is 9, but the schedule needs 10"),
+        (0, Some(1), 4, "phase of the record running this step is 1, but the schedule needs 0"),
+    ];
+    for (record, found_record, step, message) in edits {
+        let mut edited = program.clone();
+        drop_last_step(&mut edited.topsps[t].segments[0].records[record].tp);
+        let whole = check_rank(&schedule, &edited, None, None, None);
+        let [d] = &whole.defects[..] else { panic!("{:?}", whole.defects) };
+        assert!(matches!(&d.kind, DefectKind::FieldMismatch { field, .. } if *field == "steps its tp_inc_steps cover"));
+        for member0 in [None, Some((&profile, orbit))] {
+            let (mut proof, mut notified) = (ProtocolProof::default(), vec![0u64; used]);
+            let check = StepCheck::new(&schedule, plan, &edited, at, &mut proof, &mut notified);
+            let d = check.collective(member0).expect_err("a step without its record");
+            assert!(matches!(d.kind, DefectKind::FieldMismatch { .. }), "{d}");
+            assert_eq!(d.kind.to_string(), message);
+            let want = (Some(program.rank), Some(TopSp(t as u8)), found_record, Some(Step(step)));
+            assert_eq!((d.rank, d.topsp, d.record, d.step), want, "{d}");
+        }
+    }
 }
 
 /// Steps that need the same are checked as one run, and a run reports

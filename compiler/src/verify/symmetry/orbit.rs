@@ -1,0 +1,164 @@
+//! Member 0's transfers of a group ([`Orbit`]), step by step, with the
+//! action that moves them to every member; and the walks that compare
+//! other members with them: every member (`orbit`, the tests'
+//! reference) or a sample ([`sampled`], a necessary condition the
+//! postcondition proof asks before running member 0 alone).
+//!
+//! [`base`] lists member 0's transfers of a group that can be symmetric;
+//! the watches of the parent module compare each rank's steps with them.
+
+use crate::schedule::{CollectivePlan, Schedule, Transfer};
+use crate::valid::GroupMember;
+use crate::verify::action::{Action, is_moved_by, is_moved_with};
+use crate::verify::by_phase::phases_move;
+use crate::verify::transfers::{AsBuilt, TransferSource, walk};
+#[cfg(test)]
+use rayon::prelude::*;
+
+/// Member 0's transfers of a group, step by step, with the action that
+/// moves them to every member: in a symmetric group every member's
+/// transfers are their orbit under it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Orbit {
+    /// How the group's indices move.
+    pub(crate) action: Action,
+    transfers: Vec<Transfer>,
+    /// Step `s`'s transfers are `transfers[at[s]..at[s + 1]]`.
+    at: Vec<usize>,
+}
+
+impl Orbit {
+    /// Whether `transfers`, a member's at collective step `step`, are
+    /// member 0's moved to `member`, in order (what a watch asks of each
+    /// node).
+    pub(super) fn moves_to(&self, step: u32, member: u32, transfers: &[Transfer]) -> bool {
+        let (first, end) = self.span(step);
+        end - first == transfers.len() && {
+            let by = self.action.by(member);
+            transfers.iter().zip(&self.transfers[first..end]).all(|(x, b)| is_moved_with(x, b, &by))
+        }
+    }
+
+    /// Whether `at`'s transfers at the middle step of each phase of
+    /// `plan` are member 0's moved to it: when not, some step of the
+    /// collective is not, and a walk of its steps finds so.
+    pub(super) fn moves_at_middles(&self, schedule: &Schedule, plan: &CollectivePlan, at: GroupMember) -> bool {
+        let mut transfers = Vec::new();
+        plan.phases.iter().filter(|p| p.step_n > 0).all(|p| {
+            let t = p.step_n / 2;
+            transfers.clear();
+            schedule.phase_transfers(plan, at.group(), p, plan.instance(p, at.index()), t, &mut transfers);
+            self.moves_to(p.first_step + t, at.index(), &transfers)
+        })
+    }
+
+    /// Whether member `m` of `group`, walked from `source`, lists at
+    /// every step exactly member 0's transfers moved to it (what `orbit`
+    /// asks of every member and [`sampled`] of a few).
+    fn walks_moved<S: TransferSource + ?Sized>(
+        &self,
+        schedule: &Schedule,
+        plan: &CollectivePlan,
+        group: u32,
+        m: u32,
+        source: &S,
+    ) -> bool {
+        let mut step = 0u32;
+        walk(schedule, plan, group, m, source, |_, list| {
+            let want = self.step(step);
+            step += 1;
+            list.len() == want.len() && list.iter().zip(want).all(|(x, b)| is_moved_by(x, b, m, &self.action))
+        })
+    }
+
+    /// Member 0's transfers, of every step in order.
+    pub(crate) fn transfers(&self) -> &[Transfer] {
+        &self.transfers
+    }
+
+    /// Where member 0's transfers of step `s` start and end among all of
+    /// them (an empty span past the last step).
+    #[inline(always)]
+    pub(crate) fn span(&self, s: u32) -> (usize, usize) {
+        let s = s as usize;
+        match (self.at.get(s), self.at.get(s + 1)) {
+            (Some(&a), Some(&b)) => (a, b),
+            _ => (0, 0),
+        }
+    }
+
+    /// Member 0's transfers at step `s` of the collective.
+    pub(crate) fn step(&self, s: u32) -> &[Transfer] {
+        let (a, b) = self.span(s);
+        &self.transfers[a..b]
+    }
+}
+
+/// Member 0's transfers, if every member of `group` lists, at every step,
+/// exactly member 0's moved by its index; `None` at the first member and
+/// step that does not (or for a group of fewer than two members, or whose
+/// blocks are not one per member, where moving means nothing). The tests'
+/// reference: a compile finds the same groups with [`Watch`](super::Watch)es.
+#[cfg(test)]
+pub(crate) fn orbit<S: TransferSource + ?Sized>(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    source: &S,
+) -> Option<Orbit> {
+    let n = plan.groups.size();
+    let base = base(schedule, plan, group, source)?;
+    let same = (1..n).into_par_iter().with_min_len(8).all(|m| base.walks_moved(schedule, plan, group, m, source));
+    same.then_some(base)
+}
+
+/// Members a [`sampled`] check compares with member 0.
+const SAMPLES: u32 = 16;
+
+/// Member 0's transfers, if a sample of the group's members (the second,
+/// the last and [`SAMPLES`] spread between) each list, at every step,
+/// exactly member 0's moved to them: a necessary condition of
+/// `orbit` at the cost of a few members' walks. `None` proves the
+/// group is not symmetric; `Some` only says the sample did not show it.
+/// Where the phases decide (`by_phase`), no member past 0 is walked.
+pub(crate) fn sampled(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> Option<Orbit> {
+    let n = plan.groups.size();
+    let base = base(schedule, plan, group, &AsBuilt)?;
+    if phases_move(plan, &base.action) {
+        return Some(base);
+    }
+    let mut members: Vec<u32> =
+        (0..SAMPLES).map(|i| 1 + (u64::from(n - 1) * u64::from(i) / u64::from(SAMPLES)) as u32).collect();
+    members.push(n - 1);
+    members.sort_unstable();
+    members.dedup();
+    let same = members.iter().all(|&m| base.walks_moved(schedule, plan, group, m, &AsBuilt));
+    same.then_some(base)
+}
+
+/// Member 0's transfers, step by step, for a group that can be invariant:
+/// two members or more, one block per member (elsewhere rotation means
+/// nothing).
+pub(crate) fn base<S: TransferSource + ?Sized>(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    source: &S,
+) -> Option<Orbit> {
+    let n = plan.groups.size();
+    if n < 2 || plan.layout().block_n() != n {
+        return None;
+    }
+    let mut base = Orbit { action: Action::of(plan), transfers: Vec::new(), at: vec![0] };
+    // The phases must run steps 0..step_n, once each, in order: what both
+    // the full run and the orbit run execute.
+    let ordered = walk(schedule, plan, group, 0, source, |step, list| {
+        if step as usize + 1 != base.at.len() {
+            return false;
+        }
+        base.transfers.extend_from_slice(list);
+        base.at.push(base.transfers.len());
+        true
+    });
+    (ordered && base.at.len() == plan.step_n as usize + 1).then_some(base)
+}
