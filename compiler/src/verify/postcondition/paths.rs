@@ -412,7 +412,7 @@ fn run_in<C: Counters>(
     let Extent { n, block_n, .. } = cells.extent();
     let mut listed = Window::new(n, listing);
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
-    let mut runs: Vec<Option<Vec<StepRun>>> = Vec::with_capacity(n as usize);
+    let mut runs: Vec<Vec<StepRun>> = Vec::with_capacity(n as usize);
     // This step's receives that move the half.
     let mut moved: Vec<Transfer> = Vec::new();
     let mut read = Reads::default();
@@ -425,12 +425,18 @@ fn run_in<C: Counters>(
             insts.clear();
             insts.extend((0..n).map(|m| plan.instance(phase, m)));
         }
+        // Every member's runs, or none: the first member without runs
+        // leaves the phase to the listing, so no other is asked.
         runs.clear();
-        runs.extend((0..n).zip(&insts).map(|(index, &inst)| {
+        for (index, &inst) in (0..n).zip(&insts) {
             let mut listed = Vec::new();
             let site = Site { group, index, phase, inst, step: phase.first_step, t: 0 };
-            source.runs(schedule, plan, &site, &mut listed).then_some(listed)
-        }));
+            if !source.runs(schedule, plan, &site, &mut listed) {
+                runs.clear();
+                break;
+            }
+            runs.push(listed);
+        }
         let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
         let mut step = |cells: &mut C, receives: &[Transfer]| {
             // Every receive is matched (checked before); keep those that
@@ -444,8 +450,8 @@ fn run_in<C: Counters>(
             transfers += moved.len() as u64;
             Some(())
         };
-        let listed_runs: Option<Vec<&[StepRun]>> = runs.iter().map(|r| r.as_deref()).collect();
-        if let Some(all) = listed_runs.filter(|all| super::step_runs::checked(all, phase.step_n, block_n, &shape_ok)) {
+        let all: Vec<&[StepRun]> = runs.iter().map(Vec::as_slice).collect();
+        if all.len() == n as usize && super::step_runs::checked(&all, phase.step_n, block_n, &shape_ok) {
             let mut receives = super::step_runs::Receives::new(&all);
             for t in 0..phase.step_n {
                 received.clear();
@@ -460,13 +466,13 @@ fn run_in<C: Counters>(
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
             let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
-            if !listed.fill(&span) || !listed.matches(steps, &same) {
+            if !listed.fill(&span) || !listed.matches(steps, same) {
                 return None;
             }
             first += steps;
             for w in 0..steps {
                 received.clear();
-                received.extend((0..n).flat_map(|m| listed.list(m, w).iter().filter(move |tr| tr.to == m)));
+                listed.receives(w, &mut received);
                 step(&mut cells, &received)?;
             }
         }

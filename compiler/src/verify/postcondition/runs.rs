@@ -26,6 +26,19 @@
 //! cell by cell, on random transfers, and end to end on every pairing
 //! and seeded defect.
 //!
+//! **One run, one value.** A landing whose blocks lie in one run and
+//! whose values read are one (a fold's sender reads none; recursive
+//! halving and doubling land each range on cells of one state, from
+//! cells of one state) makes one move, `new(state, value)`, for every
+//! cell: the run is cut where the range begins and ends and the middle
+//! takes the new state, joined to a neighbour run in that state, which
+//! is the row the general landing builds (runs are kept maximal, so a
+//! row of cells has one such form). Anything else (the range crosses a
+//! run's end, the values change along it, the read runs out before its
+//! end) takes the general landing. The random test below holds the
+//! rows equal to the per-cell ones, and maximal, after every step, and
+//! a test of its own cuts, joins and refuses each case.
+//!
 //! Runs pay off only where rows stay short. A row that a strided set
 //! (stride not 1, more than one block) lands in, or that splits into more
 //! than [`MAX_RUNS`] runs, is turned into one counter per cell for the
@@ -180,6 +193,56 @@ impl Runs {
         }
     }
 
+    /// [`Runs::land_range`] where blocks `a..b` (not empty) lie in one run
+    /// of member `m`'s row and every value read is one (`read` is empty,
+    /// or its first run covers them): every cell then makes one move, from
+    /// the run's state with that value, so the run is cut into at most
+    /// three (before `a`, `a..b` moved, from `b`), the moved piece joined
+    /// to a neighbour in its new state, as `land_range` leaves the row.
+    /// `None` (the row untouched) when the blocks or the values are not
+    /// so.
+    fn land_within(
+        &mut self,
+        m: u32,
+        a: u32,
+        b: u32,
+        read: &[Run],
+        new: &impl Fn(u32, u32) -> (u32, bool),
+    ) -> Option<bool> {
+        let Row::Runs(runs) = &mut self.rows[m as usize] else { return None };
+        let value = match read {
+            [] => 0,
+            [first, ..] if first.len >= b - a => first.state,
+            _ => return None,
+        };
+        let i = holding(runs, a);
+        let (start, stop, state) = (runs[i].0, end(runs, i, self.block_n), runs[i].1);
+        if stop < b {
+            return None;
+        }
+        let (to, allowed) = new(state, value);
+        if to == state {
+            return Some(allowed);
+        }
+        let after_joins = b == stop && runs.get(i + 1).is_some_and(|r| r.1 == to);
+        let before_joins = a == start && i > 0 && runs[i - 1].1 == to;
+        // Runs i..i + gone give way to the pieces kept, in place.
+        let (mut pieces, mut kept) = ([(0, 0); 3], 0);
+        for (keep, run) in [(a > start, (start, state)), (!before_joins, (a, to)), (b < stop, (b, state))] {
+            pieces[kept] = run;
+            kept += usize::from(keep);
+        }
+        let gone = 1 + usize::from(after_joins);
+        let len = runs.len();
+        if kept > gone {
+            runs.resize(len + kept - gone, (0, 0));
+        }
+        runs.copy_within(i + gone..len, i + kept);
+        runs.truncate(len + kept - gone);
+        runs[i..i + kept].copy_from_slice(&pieces[..kept]);
+        Some(allowed)
+    }
+
     /// Lands blocks `a..b` of member `m`'s row of runs: each cell moved by
     /// `new` with the next value of `values`; whether every move was
     /// allowed.
@@ -274,7 +337,13 @@ impl Counters for Runs {
                 }
                 ok
             }
-            Row::Runs(_) => self.land_range(m, set.start, set.start + set.count, &mut values, &new),
+            Row::Runs(_) => {
+                let (a, b) = (set.start, set.start + set.count);
+                match self.land_within(m, a, b, read, &new) {
+                    Some(ok) => ok,
+                    None => self.land_range(m, a, b, &mut values, &new),
+                }
+            }
         };
         if matches!(&self.rows[m as usize], Row::Runs(runs) if runs.len() > self.max_runs) {
             self.spread(m);
@@ -326,6 +395,66 @@ pub(super) mod tests {
         BlockSet { start, stride, count: next(room + 1) }
     }
 
+    /// One member's row of 8 blocks, `runs`, in a group whose complete
+    /// cells count 4.
+    fn row_of(runs: &[(u32, u32)]) -> Runs {
+        let rows = vec![Row::Runs(runs.to_vec())];
+        Runs { n: 1, block_n: 8, total: 4, rows, max_runs: MAX_RUNS, scratch: Vec::new() }
+    }
+
+    /// A landing in one run with one value cuts the run and joins the
+    /// moved piece to a neighbour in its state, as the general landing
+    /// does; one that crosses a run's end, reads two values or reads too
+    /// few takes the general landing (each would be wrong if moved as one
+    /// piece); a refused move is refused either way.
+    #[test]
+    fn one_run_one_value_lands_as_the_general_landing() {
+        let start = [(0, 1), (3, 2), (5, 1)];
+        let run = |len, state| Run { len, state };
+        let take = |s: u32, v: u32| (v, s != 9);
+        // (blocks, values read, the row after, whether allowed)
+        type Case = ((u32, u32), Vec<Run>, Vec<(u32, u32)>, bool);
+        let cases: [Case; 8] = [
+            ((1, 2), vec![run(1, 7)], vec![(0, 1), (1, 7), (2, 1), (3, 2), (5, 1)], true),
+            ((0, 3), vec![run(3, 2)], vec![(0, 2), (5, 1)], true),
+            ((5, 8), vec![run(3, 2)], vec![(0, 1), (3, 2)], true),
+            ((3, 5), vec![run(2, 2)], start.to_vec(), true),
+            ((0, 2), vec![], vec![(0, 0), (2, 1), (3, 2), (5, 1)], true),
+            // Crosses the first run's end.
+            ((2, 4), vec![run(2, 9)], vec![(0, 1), (2, 9), (4, 2), (5, 1)], true),
+            // Two values; too few values (the rest read as 0).
+            ((0, 2), vec![run(1, 3), run(1, 4)], vec![(0, 3), (1, 4), (2, 1), (3, 2), (5, 1)], true),
+            ((0, 2), vec![run(1, 3)], vec![(0, 3), (1, 0), (2, 1), (3, 2), (5, 1)], true),
+        ];
+        for ((a, b), read, after, allowed) in cases {
+            let set = BlockSet { start: a, stride: 1, count: b - a };
+            let mut runs = row_of(&start);
+            assert_eq!(runs.land(0, set, &read, take), allowed, "{a}..{b} {read:?}");
+            assert!(matches!(&runs.rows[0], Row::Runs(r) if *r == after), "{a}..{b} {read:?}: {:?}", runs.rows[0]);
+            let mut general = row_of(&start);
+            assert_eq!(general.land_range(0, a, b, &mut Cursor::new(&read), &take), allowed);
+            assert!(matches!(&general.rows[0], Row::Runs(r) if *r == after), "{a}..{b} general");
+        }
+        // A refused move, in one run with one value, is refused.
+        let mut runs = row_of(&[(0, 9), (4, 1)]);
+        assert!(!runs.land(0, BlockSet { start: 1, stride: 1, count: 2 }, &[run(2, 3)], take));
+        assert!(matches!(&runs.rows[0], Row::Runs(r) if *r == [(0, 9), (1, 3), (3, 9), (4, 1)]));
+    }
+
+    /// Whether `row` is as every landing must leave it: one counter per
+    /// block, or runs from block 0 on, ascending, none empty, no two
+    /// neighbours in one state.
+    fn canonical(row: &Row, block_n: u32) -> bool {
+        match row {
+            Row::Cells(cells) => cells.len() == block_n as usize,
+            Row::Runs(runs) => {
+                runs.first().is_none_or(|r| r.0 == 0)
+                    && runs.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 != w[1].1)
+                    && runs.last().is_none_or(|r| r.0 < block_n.max(1))
+            }
+        }
+    }
+
     /// On random steps of random transfers (folds and copies, ranges,
     /// strided and repeated blocks, legal moves or not) from every op's
     /// starting counters, the runs hold every cell's state as the
@@ -365,6 +494,7 @@ pub(super) mod tests {
                     for b in 0..block_n {
                         assert_eq!(runs.state(m, b), cells.state(m, b), "{op:?} n={n} member {m} block {b}: {moved:?}");
                     }
+                    assert!(canonical(&runs.rows[m as usize], block_n), "{op:?} n={n} member {m}: {moved:?}");
                 }
                 steps += 1;
                 refused += u32::from(by_cells.is_none());

@@ -14,7 +14,11 @@
 //! exactly as the full run's one-by-one matching (a test compares both on
 //! random lists). The chunk and window sizes decide only where lists are
 //! stored, never what is listed or in which order the path run applies
-//! them.
+//! them. Each chunk also keeps its members' receives (the transfers whose
+//! receiver is the member listing them) step by step in member order as
+//! it lists them, so that a step's receives are the chunks' slices one
+//! after another: what reading every member's list in member order
+//! gives, without a second pass over the lists.
 //!
 //! A phase whose runs of steps decide its checks (`step_runs`) is not
 //! listed here at all; every other phase is listed from the source, site
@@ -83,6 +87,11 @@ struct Chunk {
     /// Per window step, the sends listed (transfers whose sender is the
     /// member that lists them) and the receives (whose receiver is).
     sends: Vec<(u32, u32)>,
+    /// The receives listed (each transfer whose receiver is the member
+    /// that lists it), step-major, in member order within a step: window
+    /// step `w`'s are `receives[received[w]..received[w + 1]]`.
+    receives: Vec<Transfer>,
+    received: Vec<u32>,
     /// One site's list, before it joins `list`.
     site: Vec<Transfer>,
     /// Whether every transfer listed passed the full run's shape checks.
@@ -95,6 +104,9 @@ impl Chunk {
         self.list.clear();
         self.starts.push(0);
         self.sends.clear();
+        self.receives.clear();
+        self.received.clear();
+        self.received.push(0);
         self.ok = true;
         for t in span.first..span.first + span.steps {
             let (mut sends, mut receives) = (0, 0);
@@ -111,13 +123,19 @@ impl Chunk {
                 // (the tests' mutated sources do).
                 self.site.clear();
                 span.source.transfers(span.schedule, span.plan, &site, &mut self.site);
-                self.ok &= self.site.iter().all(|tr| (span.shape_ok)(tr, m));
-                sends += self.site.iter().filter(|tr| tr.from == m).count() as u32;
-                receives += self.site.iter().filter(|tr| tr.to == m).count() as u32;
+                for tr in &self.site {
+                    self.ok &= (span.shape_ok)(tr, m);
+                    sends += u32::from(tr.from == m);
+                    if tr.to == m {
+                        receives += 1;
+                        self.receives.push(*tr);
+                    }
+                }
                 self.list.extend_from_slice(&self.site);
                 self.starts.push(self.list.len() as u32);
             }
             self.sends.push((sends, receives));
+            self.received.push(self.receives.len() as u32);
         }
     }
 
@@ -145,6 +163,8 @@ impl Window {
                 starts: Vec::new(),
                 list: Vec::new(),
                 sends: Vec::new(),
+                receives: Vec::new(),
+                received: Vec::new(),
                 site: Vec::new(),
                 ok: true,
             })
@@ -168,6 +188,16 @@ impl Window {
         (c, self.chunks[c].range(m, w))
     }
 
+    /// Every member's receives at window step `w` (each transfer whose
+    /// receiver is the member that lists it), in member order, appended
+    /// to `out`: what reading each member's list for them gives.
+    pub(super) fn receives(&self, w: u32, out: &mut Vec<Transfer>) {
+        for c in &self.chunks {
+            let w = w as usize;
+            out.extend_from_slice(&c.receives[c.received[w] as usize..c.received[w + 1] as usize]);
+        }
+    }
+
     /// Member `m`'s transfers at window step `w`.
     pub(super) fn list(&self, m: u32, w: u32) -> &[Transfer] {
         let (c, r) = self.at(m, w);
@@ -185,7 +215,7 @@ impl Window {
     /// every send is in some receive's class, and taken. The members'
     /// shape checks passed ([`Window::fill`]): every sender is a member.
     /// Read only, so the chunks are checked in parallel when listed so.
-    pub(super) fn matches(&self, steps: u32, same: &(dyn Fn(&Transfer, &Transfer) -> bool + Sync)) -> bool {
+    pub(super) fn matches(&self, steps: u32, same: impl Fn(&Transfer, &Transfer) -> bool + Sync) -> bool {
         let chunk_matches = |c: &Chunk| {
             (0..steps).all(|w| {
                 (c.first..c.first + c.len).all(|m| {
@@ -301,7 +331,7 @@ mod tests {
             }
             let want = greedy(&lists, same);
             for (chunk, parallel) in [(1, false), (3, true), (4, false)] {
-                assert_eq!(window(&lists, chunk, parallel).matches(1, &same), want, "{lists:?}");
+                assert_eq!(window(&lists, chunk, parallel).matches(1, same), want, "{lists:?}");
             }
             if want { matched += 1 } else { refused += 1 }
         }
