@@ -16,7 +16,7 @@ use ccc_ir::spec::Leg;
 const FOLD: Option<ReductionType> = Some(ReductionType::KangaringNR1W);
 
 /// Direct reduce-scatter: piece `q` goes to member `q`, which folds all of them.
-pub(crate) fn reduce_scatter(g: &mut Gen<'_>) {
+pub(crate) fn reduce_scatter<const L: bool>(g: &mut Gen<'_, L>) {
     let p = g.p();
     for d in 1..i64::from(g.k()) {
         let to = g.at(d);
@@ -31,7 +31,7 @@ pub(crate) fn reduce_scatter(g: &mut Gen<'_>) {
 }
 
 /// Direct all-gather: member `p`'s piece goes to every other member.
-pub(crate) fn all_gather(g: &mut Gen<'_>) {
+pub(crate) fn all_gather<const L: bool>(g: &mut Gen<'_, L>) {
     let p = g.p();
     let mine = g.piece(p);
     for d in 1..i64::from(g.k()) {
@@ -46,7 +46,7 @@ pub(crate) fn all_gather(g: &mut Gen<'_>) {
 }
 
 /// Direct all-reduce: everything to everyone, each folds all.
-pub(crate) fn all_reduce(g: &mut Gen<'_>) {
+pub(crate) fn all_reduce<const L: bool>(g: &mut Gen<'_, L>) {
     let p = g.p();
     let all = g.universe();
     for d in 1..i64::from(g.k()) {
@@ -60,7 +60,7 @@ pub(crate) fn all_reduce(g: &mut Gen<'_>) {
 }
 
 /// Direct broadcast: the root sends everything to every other member.
-pub(crate) fn broadcast(g: &mut Gen<'_>, root: u32) {
+pub(crate) fn broadcast<const L: bool>(g: &mut Gen<'_, L>, root: u32) {
     let all = g.universe();
     if g.p() == root {
         for d in 1..i64::from(g.k()) {
@@ -73,7 +73,7 @@ pub(crate) fn broadcast(g: &mut Gen<'_>, root: u32) {
 }
 
 /// Direct reduce: every other member sends everything to the root, which folds.
-pub(crate) fn reduce(g: &mut Gen<'_>, root: u32) {
+pub(crate) fn reduce<const L: bool>(g: &mut Gen<'_, L>, root: u32) {
     let all = g.universe();
     if g.p() == root {
         for d in 1..i64::from(g.k()) {
@@ -87,7 +87,7 @@ pub(crate) fn reduce(g: &mut Gen<'_>, root: u32) {
 
 /// Direct all-to-all over the whole group: input block `q` goes to member
 /// `q`'s output block `n + p`; the own block is copied locally.
-pub(crate) fn all_to_all(g: &mut Gen<'_>) {
+pub(crate) fn all_to_all<const L: bool>(g: &mut Gen<'_, L>) {
     let n = g.plan.groups.size();
     let me = g.idx(g.p());
     g.push_moved(me, me, BlockSet::one(me), BlockSet::one(n + me), Neigh::Local);
@@ -106,7 +106,7 @@ pub(crate) fn all_to_all(g: &mut Gen<'_>) {
 }
 
 /// The op's peer pairs, one step: each source sends its buffer to its target.
-pub(crate) fn point_to_point(g: &mut Gen<'_>, reduce: bool) {
+pub(crate) fn point_to_point<const L: bool>(g: &mut Gen<'_, L>, reduce: bool) {
     let me = g.idx(g.p());
     let fold = reduce.then_some(ReductionType::Ring2R1W);
     let (send, recv) = g.plan.peers.of(me);

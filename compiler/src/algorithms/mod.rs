@@ -256,8 +256,9 @@ impl Composer<'_> {
 }
 
 /// Appends to `out` every transfer that member `index` of `group` sends or
-/// receives at step `t` of `phase`.
-pub(crate) fn transfers(
+/// receives at step `t` of `phase`, each with its `neigh` named when
+/// `LABELLED` (otherwise [`step_gen::UNLABELLED`]; see `step_gen`).
+pub(crate) fn transfers<const LABELLED: bool>(
     plan: &CollectivePlan,
     shape: &Shape,
     group: u32,
@@ -267,7 +268,7 @@ pub(crate) fn transfers(
     out: &mut Vec<Transfer>,
 ) {
     use PhaseKind as K;
-    let mut g = step_gen::Gen { plan, shape, group, inst, out };
+    let mut g = step_gen::Gen::<LABELLED> { plan, shape, group, inst, out };
     match phase.kind {
         // Each fold of either ring reads the local piece and one incoming half.
         K::RingReduceScatter { bidir } => ring::reduce_scatter(&mut g, t, bidir, ReductionType::Ring2R1W),
@@ -313,7 +314,7 @@ impl Schedule {
         t: u32,
         out: &mut Vec<Transfer>,
     ) {
-        transfers(collective, &self.shape, group, phase, inst, t, out);
+        transfers::<true>(collective, &self.shape, group, phase, inst, t, out);
     }
 
     /// Appends to `out` every transfer member `index` of `group` sends or
@@ -322,7 +323,7 @@ impl Schedule {
         let Some((p, t)) = collective.phase_at(step) else { return };
         let Some(phase) = collective.phases.get(p) else { return };
         let inst = collective.instance(phase, index);
-        transfers(collective, &self.shape, group, phase, inst, t, out);
+        transfers::<true>(collective, &self.shape, group, phase, inst, t, out);
     }
 }
 

@@ -69,7 +69,7 @@ impl Participants {
 }
 
 /// The prologue: the even member of each of the first `r` pairs hands over.
-pub(crate) fn prologue(g: &mut Gen<'_>, mode: RdhMode) {
+pub(crate) fn prologue<const L: bool>(g: &mut Gen<'_, L>, mode: RdhMode) {
     let (_, r) = split_pow2(g.k());
     let q = g.p();
     if q >= 2 * r {
@@ -89,7 +89,7 @@ pub(crate) fn prologue(g: &mut Gen<'_>, mode: RdhMode) {
 }
 
 /// The epilogue: the odd member hands the result back to the even one.
-pub(crate) fn epilogue(g: &mut Gen<'_>, mode: RdhMode) {
+pub(crate) fn epilogue<const L: bool>(g: &mut Gen<'_, L>, mode: RdhMode) {
     let (_, r) = split_pow2(g.k());
     let q = g.p();
     if q >= 2 * r {
@@ -109,7 +109,7 @@ fn participants(k: u32, balanced: bool) -> (u32, Participants) {
 }
 
 /// Halving round `round`: exchange the half the partner keeps, fold the half we keep.
-pub(crate) fn halving(g: &mut Gen<'_>, round: u8, balanced: bool) {
+pub(crate) fn halving<const L: bool>(g: &mut Gen<'_, L>, round: u8, balanced: bool) {
     let (p2, parts) = participants(g.k(), balanced);
     let Some(j) = parts.of(g.p()) else { return };
     let d = p2 >> (u32::from(round) + 1);
@@ -124,7 +124,7 @@ pub(crate) fn halving(g: &mut Gen<'_>, round: u8, balanced: bool) {
 }
 
 /// Doubling round `round`: exchange the ranges held so far.
-pub(crate) fn doubling(g: &mut Gen<'_>, round: u8, balanced: bool) {
+pub(crate) fn doubling<const L: bool>(g: &mut Gen<'_, L>, round: u8, balanced: bool) {
     let (_, parts) = participants(g.k(), balanced);
     let Some(j) = parts.of(g.p()) else { return };
     let d = 1u32 << round;
@@ -160,7 +160,7 @@ pub(crate) fn sends_to(kind: PhaseKind, k: u32, q: u32) -> Option<Option<u32>> {
 }
 
 /// Binomial broadcast round: members `q' < 2^round` send to `q' + 2^round`.
-pub(crate) fn tree_broadcast(g: &mut Gen<'_>, root: u32, round: u8) {
+pub(crate) fn tree_broadcast<const L: bool>(g: &mut Gen<'_, L>, root: u32, round: u8) {
     let k = g.k();
     let rel = md(i64::from(g.p()) - i64::from(root), k);
     let d = 1u32 << round;
@@ -176,7 +176,7 @@ pub(crate) fn tree_broadcast(g: &mut Gen<'_>, root: u32, round: u8) {
 
 /// Binomial reduce round: members with `q' mod 2^(round+1) == 2^round` send
 /// to `q' - 2^round`, which folds.
-pub(crate) fn tree_reduce(g: &mut Gen<'_>, root: u32, round: u8) {
+pub(crate) fn tree_reduce<const L: bool>(g: &mut Gen<'_, L>, root: u32, round: u8) {
     let k = g.k();
     let rel = md(i64::from(g.p()) - i64::from(root), k);
     let d = 1u32 << round;

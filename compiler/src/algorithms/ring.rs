@@ -18,7 +18,7 @@ use ccc_ir::enums::{HalfChunk, Neigh, ReductionType};
 use ccc_ir::spec::Leg;
 
 /// One step of a ring reduce-scatter.
-pub(crate) fn reduce_scatter(g: &mut Gen<'_>, t: u32, bidir: bool, fold: ReductionType) {
+pub(crate) fn reduce_scatter<const L: bool>(g: &mut Gen<'_, L>, t: u32, bidir: bool, fold: ReductionType) {
     let (p, t) = (i64::from(g.p()), i64::from(t));
     let cw = if bidir { Halves::Only(HalfChunk::H0) } else { Halves::Both };
     let (next, prev) = (g.at(1), g.at(-1));
@@ -36,7 +36,7 @@ pub(crate) fn reduce_scatter(g: &mut Gen<'_>, t: u32, bidir: bool, fold: Reducti
 }
 
 /// One step of a ring all-gather.
-pub(crate) fn all_gather(g: &mut Gen<'_>, t: u32, bidir: bool) {
+pub(crate) fn all_gather<const L: bool>(g: &mut Gen<'_, L>, t: u32, bidir: bool) {
     let (p, t) = (i64::from(g.p()), i64::from(t));
     let cw = if bidir { Halves::Only(HalfChunk::H0) } else { Halves::Both };
     let (next, prev) = (g.at(1), g.at(-1));
@@ -55,7 +55,7 @@ pub(crate) fn all_gather(g: &mut Gen<'_>, t: u32, bidir: bool) {
 
 /// One step of the single-cycle ring all-reduce: the reduce-scatter steps,
 /// then the all-gather steps, in one cycle, folding 2R2W.
-pub(crate) fn all_reduce_fused(g: &mut Gen<'_>, t: u32) {
+pub(crate) fn all_reduce_fused<const L: bool>(g: &mut Gen<'_, L>, t: u32) {
     let rs_steps = g.k() - 1;
     if t < rs_steps {
         reduce_scatter(g, t, false, ReductionType::Ring2R2W);
@@ -66,14 +66,14 @@ pub(crate) fn all_reduce_fused(g: &mut Gen<'_>, t: u32) {
 
 /// One step of the pipelined ring broadcast: the chain runs from the root
 /// along NEXT; the member at chain position `j` forwards piece `t - j`.
-pub(crate) fn broadcast(g: &mut Gen<'_>, t: u32, root: u32) {
+pub(crate) fn broadcast<const L: bool>(g: &mut Gen<'_, L>, t: u32, root: u32) {
     let j = chain_position(g.p(), g.k(), root, false);
     chain_step(g, t, j, None);
 }
 
 /// One step of the pipelined ring reduce: the chain starts after the root
 /// and ends at it; each member folds what arrives and forwards it.
-pub(crate) fn reduce(g: &mut Gen<'_>, t: u32, root: u32) {
+pub(crate) fn reduce<const L: bool>(g: &mut Gen<'_, L>, t: u32, root: u32) {
     let j = chain_position(g.p(), g.k(), root, true);
     chain_step(g, t, j, Some(ReductionType::Ring2R1W));
 }
@@ -100,7 +100,7 @@ pub(crate) fn chain_edges(j: i64, k: u32) -> [i64; 4] {
 
 /// A pipelined chain of `k` members over `k` pieces: chain position `j`
 /// sends piece `t - j` to `j + 1` while it has one.
-fn chain_step(g: &mut Gen<'_>, t: u32, j: i64, fold: Option<ReductionType>) {
+fn chain_step<const L: bool>(g: &mut Gen<'_, L>, t: u32, j: i64, fold: Option<ReductionType>) {
     let k = i64::from(g.k());
     let t = i64::from(t);
     let (next, prev) = (g.at(1), g.at(-1));
@@ -119,7 +119,7 @@ fn chain_step(g: &mut Gen<'_>, t: u32, j: i64, fold: Option<ReductionType>) {
 /// step `t` member `p` sends its input block for `p + t + 1` there and
 /// receives from `p - t - 1`; step 0 also copies its own block locally.
 /// Input blocks are positions `0..n`, output blocks `n..2n`.
-pub(crate) fn all_to_all(g: &mut Gen<'_>, t: u32) {
+pub(crate) fn all_to_all<const L: bool>(g: &mut Gen<'_, L>, t: u32) {
     let n = g.plan.groups.size();
     let me = g.idx(g.p());
     if t == 0 {

@@ -2,7 +2,15 @@
 //! ([`AsBuilt`]), listed at one [`Site`] at a time, or member by member in
 //! step order ([`walk`]); the schedule as built also lists a phase's
 //! transfers a run of steps at a time where its generator has a closed
-//! form ([`TransferSource::runs`]). The [`TransferSource`] trait is
+//! form ([`TransferSource::runs`]). The schedule's transfers are listed
+//! unlabelled (`algorithms::transfers::<false>`: each `neigh` a
+//! placeholder, everything else as built): `neigh` names a link for
+//! display, and no proof reads it (a send and its receive are the same
+//! transfer whatever it says, `postcondition`'s `same`; a member's
+//! transfers are member 0's moved whatever it says, `action`'s
+//! `is_moved_with`), so naming it, two rank look-ups per transfer, would
+//! be work no check uses. A test proves schedules with every `neigh`
+//! scrambled and finds the same. The [`TransferSource`] trait is
 //! crate-private: the unit tests seed defects through it, nothing outside
 //! the crate sees it.
 
@@ -45,13 +53,13 @@ pub(crate) trait TransferSource: Sync {
     }
 }
 
-/// The schedule as built.
+/// The schedule as built, its transfers unlabelled (see the module doc).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct AsBuilt;
 
 impl TransferSource for AsBuilt {
     fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
-        schedule.phase_transfers(plan, site.group, site.phase, site.inst, site.t, out);
+        crate::algorithms::transfers::<false>(plan, &schedule.shape, site.group, site.phase, site.inst, site.t, out);
     }
 
     /// The generator's runs where its phase has them (see `algorithms`'

@@ -21,7 +21,10 @@
 //! same increments from the same peers. Its steps then join the run of
 //! equal needs exactly as they would one by one, and are checked as
 //! above, with the same defect, place and message. Otherwise each step
-//! is listed from the generator.
+//! is listed from the generator, unlabelled: the needs count blocks,
+//! halves and members (`DescTable::step`, `increments`), never a
+//! transfer's `neigh`, so it is left a placeholder rather than named by
+//! two rank look-ups per transfer (see `verify::transfers`).
 //!
 //! **Folded first.** A rank checked against its own step graph is first
 //! walked without checking step by step: each step's counts (a run's at
@@ -463,7 +466,7 @@ impl Listing<'_> {
         }
         for t in 0..phase.step_n {
             transfers.clear();
-            schedule.phase_transfers(plan, group, phase, inst, t, transfers);
+            crate::algorithms::transfers::<false>(plan, &schedule.shape, group, phase, inst, t, transfers);
             f(transfers, t, 1)?;
         }
         Ok(())
