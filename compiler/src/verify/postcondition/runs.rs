@@ -414,19 +414,34 @@ pub(super) mod tests {
         let take = |s: u32, v: u32| (v, s != 9);
         // (blocks, values read, the row after, whether allowed)
         type Case = ((u32, u32), Vec<Run>, Vec<(u32, u32)>, bool);
-        let cases: [Case; 8] = [
+        // The first six land within one run (`land_within` answers),
+        // the last three take the general landing (it declines).
+        let within = 6;
+        let cases: [Case; 9] = [
             ((1, 2), vec![run(1, 7)], vec![(0, 1), (1, 7), (2, 1), (3, 2), (5, 1)], true),
             ((0, 3), vec![run(3, 2)], vec![(0, 2), (5, 1)], true),
             ((5, 8), vec![run(3, 2)], vec![(0, 1), (3, 2)], true),
             ((3, 5), vec![run(2, 2)], start.to_vec(), true),
             ((0, 2), vec![], vec![(0, 0), (2, 1), (3, 2), (5, 1)], true),
+            // The whole middle run joins both neighbours: three runs give way to one.
+            ((3, 5), vec![run(2, 1)], vec![(0, 1)], true),
             // Crosses the first run's end.
             ((2, 4), vec![run(2, 9)], vec![(0, 1), (2, 9), (4, 2), (5, 1)], true),
             // Two values; too few values (the rest read as 0).
             ((0, 2), vec![run(1, 3), run(1, 4)], vec![(0, 3), (1, 4), (2, 1), (3, 2), (5, 1)], true),
             ((0, 2), vec![run(1, 3)], vec![(0, 3), (1, 0), (2, 1), (3, 2), (5, 1)], true),
         ];
-        for ((a, b), read, after, allowed) in cases {
+        for (i, ((a, b), read, after, allowed)) in cases.into_iter().enumerate() {
+            // The shortcut itself: it answers exactly the cases within one run.
+            let mut direct = row_of(&start);
+            let answer = direct.land_within(0, a, b, &read, &take);
+            if i < within {
+                assert_eq!(answer, Some(allowed), "{a}..{b} {read:?}: land_within");
+                assert!(matches!(&direct.rows[0], Row::Runs(r) if *r == after), "{a}..{b} land_within");
+            } else {
+                assert_eq!(answer, None, "{a}..{b} {read:?}: land_within must decline");
+                assert!(matches!(&direct.rows[0], Row::Runs(r) if *r == start), "{a}..{b} declined, row untouched");
+            }
             let set = BlockSet { start: a, stride: 1, count: b - a };
             let mut runs = row_of(&start);
             assert_eq!(runs.land(0, set, &read, take), allowed, "{a}..{b} {read:?}");
@@ -448,7 +463,8 @@ pub(super) mod tests {
         match row {
             Row::Cells(cells) => cells.len() == block_n as usize,
             Row::Runs(runs) => {
-                runs.first().is_none_or(|r| r.0 == 0)
+                (block_n == 0 || !runs.is_empty())
+                    && runs.first().is_none_or(|r| r.0 == 0)
                     && runs.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 != w[1].1)
                     && runs.last().is_none_or(|r| r.0 < block_n.max(1))
             }
