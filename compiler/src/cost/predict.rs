@@ -581,6 +581,8 @@ mod direct;
 mod flows;
 mod load;
 pub(crate) use flows::FlowMemo;
+#[cfg(test)]
+use flows::count_flows;
 use flows::node_flows;
 #[cfg(test)]
 use flows::{SpanMemo, sends_off_from_partner, sends_off_from_pattern, sends_off_walked};

@@ -29,7 +29,13 @@ fn each_phase(mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
     }
     // Every op: the ones a pattern does not serve are refused and skipped.
     let ops = OpType::ALL;
-    let shapes = [Topology::new(8, 8), Topology::new(16, 4), Topology::new(32, 8).pods(2), Topology::new(24, 8)];
+    let shapes = [
+        Topology::new(8, 8),
+        Topology::new(16, 4),
+        Topology::new(32, 8).pods(2),
+        Topology::new(24, 8),
+        Topology::new(48, 16),
+    ];
     for topology in shapes {
         for &op in ops {
             for algorithm in &algorithms {
@@ -217,4 +223,30 @@ fn a_phases_flows_are_what_its_transfers_say() {
         (checked, several) = (checked + 1, several + usize::from(sending > 1));
     });
     assert!(checked > 300 && several > 80, "{checked} {several}");
+}
+
+/// A phase's flows counted with node 0's members at one position taking
+/// the first one's answer by arithmetic (`count_flows`, on world groups
+/// whose phase stride is whole nodes) are what the members counted one by
+/// one give, for a floor (its walk budget too) and a prediction, and the
+/// shortcut is taken (inter-leg phases over several nodes).
+#[test]
+fn flows_counted_alike_are_the_member_by_member_ones() {
+    let (mut buf, mut alike) = (Vec::new(), 0);
+    each_phase(|schedule, plan, phase, name| {
+        for floor in [true, false] {
+            let shortcut = count_flows(schedule, plan, phase, &mut buf, floor, true);
+            let one_by_one = count_flows(schedule, plan, phase, &mut buf, floor, false);
+            let got = (shortcut.flows.to_bits(), shortcut.walked, shortcut.skipped);
+            assert_eq!(
+                got,
+                (one_by_one.flows.to_bits(), one_by_one.walked, one_by_one.skipped),
+                "{name}, floor {floor}"
+            );
+        }
+        let stride = phase.scope.placer(&plan.radices).around(0).stride;
+        let l = schedule.shape.local_rank_n;
+        alike += usize::from(!plan.groups.is_explicit() && stride >= l && stride % l == 0 && plan.groups.size() > l);
+    });
+    assert!(alike > 50, "{alike}");
 }
