@@ -110,7 +110,7 @@ impl Prediction {
 struct StepLoad {
     /// Bytes per side and hop kind: [intra, inter, pod]. Intra-node bytes
     /// are link loads: bytes times the links they cross, on the busier of
-    /// the node ring's two directions (see [`ring_hops`]).
+    /// the node ring's two directions (see [`load::ring_hops`]).
     hops: [[f64; 3]; 2],
     /// Intra-node link loads per side and direction (clockwise,
     /// counter-clockwise).
@@ -581,6 +581,8 @@ mod direct;
 mod flows;
 mod load;
 pub(crate) use flows::FlowMemo;
+#[cfg(test)]
+use flows::count_flows;
 use flows::node_flows;
 #[cfg(test)]
 use flows::{SpanMemo, sends_off_from_partner, sends_off_from_pattern, sends_off_walked};

@@ -42,10 +42,11 @@ pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32, inst: PhaseInstance)
     let behind = move |d: u32| (p + k - d) % k;
     let mut side = Sides { cx, me, member: scope.base + p * scope.stride, memo: None, load: StepLoad::default() };
     let (to_all, from_all) = ((1..k).map(ahead), (1..k).map(behind));
-    // Every piece of a position-free layout costs alike: a floor on world
-    // groups may count the peers of a side that reaches every other member
-    // instead of visiting them (`Sides::add_all`).
-    let counted = cx.floor && !cx.plan.groups.is_explicit() && cx.table.position_free() && side.member == me;
+    // Every piece of a position-free layout costs alike: on world groups
+    // the peers of a side that reaches every other member may be counted
+    // instead of visited (`Sides::add_all`; a prediction only when the
+    // counted sums are exact, `sums_exact`).
+    let counted = !cx.plan.groups.is_explicit() && cx.table.position_free() && side.member == me;
     let send = Side::Send;
     let (hear, hear_folded) = (Side::Hear { fold: false }, Side::Hear { fold: true });
     match phase.kind {
@@ -149,7 +150,11 @@ impl Sides<'_> {
     /// its node counted by hop from the scope's arithmetic instead of
     /// visited. Those peers each add the same whole number of bytes (and
     /// of elements folded), so the counted sums are the visited ones to
-    /// the bit (`cost/predict/tests.rs` checks it).
+    /// the bit while every partial sum is a whole number an `f64` holds
+    /// exactly. A floor counts whatever the sizes (as it always has); a
+    /// prediction only when [`sums_exact`] says the sums stay exact
+    /// (`cost/predict/tests.rs` checks both against the generated
+    /// transfers).
     fn add_all(
         &mut self,
         peers: impl Iterator<Item = (u32, BlockSet)>,
@@ -162,6 +167,9 @@ impl Sides<'_> {
             return self.add(peers, scope, side);
         }
         let shape = &self.cx.schedule.shape;
+        if !self.cx.floor && !sums_exact(self.of(any).0, scope.k, shape.local_rank_n) {
+            return self.add(peers, scope, side);
+        }
         let (m, p, k, stride) = (self.member, scope.pos, scope.k, scope.stride.max(1));
         // The positions whose members (group index = rank) lie in the same
         // run of `span` ranks as the member: one run of positions around `p`.
@@ -194,6 +202,22 @@ impl Sides<'_> {
             }
         }
     }
+}
+
+/// Below this every whole number is an `f64` (2^52, a bit under the
+/// 2^53 where whole numbers start to be skipped, so that the product
+/// [`sums_exact`] bounds the sums with may itself round without passing
+/// 2^53).
+const EXACT_WHOLE: f64 = (1u64 << 52) as f64;
+
+/// Whether one side's sums over the peers of a scope of `k`, each peer
+/// adding `bytes` (and link loads of `bytes` times at most `local / 2`
+/// links on a node of `local` ranks), are exact in whatever order they
+/// are added: `bytes` is whole and `bytes * k * local`, above every sum,
+/// stays under [`EXACT_WHOLE`]. The elements folded are `bytes` over the
+/// element size, whole and smaller.
+fn sums_exact(bytes: f64, k: u32, local: u32) -> bool {
+    bytes.fract() == 0.0 && bytes * f64::from(k) * f64::from(local.max(1)) <= EXACT_WHOLE
 }
 
 /// Which way a direct step's transfers go, seen from the member.

@@ -143,9 +143,9 @@ pub(super) struct NodeFlows {
     /// The flows (at least 1).
     pub(super) flows: f64,
     /// Members whose sends were walked.
-    walked: u32,
+    pub(super) walked: u32,
     /// Members a floor counted as not sending rather than walk them.
-    skipped: u32,
+    pub(super) skipped: u32,
 }
 
 /// How many flows leave one node at once in `phase`: the members of group
@@ -166,6 +166,20 @@ pub(super) fn node_flows(
     buf: &mut Vec<Transfer>,
     floor: bool,
 ) -> NodeFlows {
+    count_flows(schedule, plan, phase, buf, floor, true)
+}
+
+/// [`node_flows`], the members after the first taking its answers by
+/// arithmetic when they all share its position (`alike`), or one by one
+/// (the reference `cost/predict/tests.rs` holds the shortcut to).
+pub(super) fn count_flows(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    buf: &mut Vec<Transfer>,
+    floor: bool,
+    alike: bool,
+) -> NodeFlows {
     let shape = &schedule.shape;
     let n = plan.groups.size();
     // The node of group 0's member `i` (`None`: no such member).
@@ -179,6 +193,7 @@ pub(super) fn node_flows(
     // first `local_rank_n`, found without placing every member.
     let world = !plan.groups.is_explicit();
     let scanned = if world { 0..n.min(shape.local_rank_n) } else { 0..n };
+    let scanned_n = scanned.end;
     // On world groups (member `i` is rank `i`), a scope whose stride is a
     // whole number of nodes puts every position on its own node (`base +
     // q * stride` is on node `base / L + q * stride / L`): which positions
@@ -188,6 +203,11 @@ pub(super) fn node_flows(
     // then take the first one's answers.
     let placer = phase.scope.placer(&plan.radices);
     let by_position = world && placer.around(0).stride.is_multiple_of(shape.local_rank_n.max(1));
+    // Node 0's members are `0..L` and a stride of whole nodes is at least
+    // `L`, so every one of them is at position `(m / stride) % k = 0`:
+    // when the first one's answer is named or paired, the others take it
+    // (as the loop would, one by one), counted rather than visited.
+    let all_alike = alike && by_position && placer.around(0).stride >= shape.local_rank_n;
     // The last member's position and answers: the pattern's, and the
     // pairing's once asked.
     let mut last: Option<(u32, Option<bool>, Option<bool>)> = None;
@@ -218,6 +238,27 @@ pub(super) fn node_flows(
         };
         last = Some((pos, named, paired));
         flows += u32::from(off);
+        if all_alike && m == 0 {
+            let rest = scanned_n.saturating_sub(1);
+            let off = u32::from(named.or(paired).unwrap_or(false));
+            let counted = match (named, paired) {
+                (Some(_), _) => rest,
+                (None, Some(_)) if floor => {
+                    let w = rest.min(FLOOR_WALKED.saturating_sub(walked));
+                    (walked, skipped) = (walked + w, skipped + (rest - w));
+                    w
+                }
+                (None, Some(_)) => {
+                    walked += rest;
+                    rest
+                }
+                // Walked from the transfers: member by member.
+                (None, None) => continue,
+            };
+            on_node += rest;
+            flows += off * counted;
+            break;
+        }
     }
     let groups_on_node = (shape.local_rank_n / on_node.max(1)).max(1);
     // In f64, where the product cannot overflow; it is the integer product
