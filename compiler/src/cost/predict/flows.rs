@@ -20,7 +20,7 @@ pub(super) const FLOOR_WALKED: u32 = 8;
 /// (the generators read no other phase: `algorithms::transfers`), so a
 /// phase with the same four is counted once, for its floor and for its
 /// prediction. A phase whose sends the pattern names ([`Sends`]) is
-/// keyed by what it sends and its scope alone, so that a ring's
+/// keyed by what it sends, its scope and the plan's radices, so that a ring's
 /// reduce-scatter and all-gather, or a mesh's direct phases, over one
 /// scope are counted once. Both counts are kept: a floor may walk fewer members
 /// ([`FLOOR_WALKED`]). It also lends its walks one [`Scratch`]. Nothing
