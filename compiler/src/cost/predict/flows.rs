@@ -60,26 +60,31 @@ pub(super) enum Sends {
 
 impl Sends {
     pub(super) fn of(phase: &Phase) -> Sends {
-        use PhaseKind as K;
-        match phase.kind {
-            K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => Sends::Everyone,
-            K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => Sends::Ring { both: bidir },
-            K::RingAllReduceFused => Sends::Ring { both: false },
-            kind => Sends::Kind(kind, phase.narrow.clone()),
+        Sends::named(phase.kind).unwrap_or_else(|| Sends::Kind(phase.kind, phase.narrow.clone()))
+    }
+
+    /// Whether `phase` sends as this says: the key [`Sends::of`] gives
+    /// it, without building it.
+    pub(super) fn is(&self, phase: &Phase) -> bool {
+        match (Sends::named(phase.kind), self) {
+            (Some(named), _) => *self == named,
+            (None, Sends::Kind(kind, narrow)) => *kind == phase.kind && *narrow == phase.narrow,
+            (None, _) => false,
         }
     }
 
-    /// Whether `phase` sends as this says.
-    pub(super) fn is(&self, phase: &Phase) -> bool {
+    /// The key of a phase of `kind` whose sends the pattern names, the
+    /// one place the grouping of kinds is written (`of` and `is` both
+    /// read it); `None` for any other kind.
+    fn named(kind: PhaseKind) -> Option<Sends> {
         use PhaseKind as K;
-        match (self, phase.kind) {
-            (Sends::Everyone, K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll) => {
-                true
+        match kind {
+            K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => {
+                Some(Sends::Everyone)
             }
-            (Sends::Ring { both }, K::RingReduceScatter { bidir } | K::RingAllGather { bidir }) => *both == bidir,
-            (Sends::Ring { both }, K::RingAllReduceFused) => !*both,
-            (Sends::Kind(kind, narrow), _) => *kind == phase.kind && *narrow == phase.narrow,
-            _ => false,
+            K::RingReduceScatter { bidir } | K::RingAllGather { bidir } => Some(Sends::Ring { both: bidir }),
+            K::RingAllReduceFused => Some(Sends::Ring { both: false }),
+            _ => None,
         }
     }
 }
