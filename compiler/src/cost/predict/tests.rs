@@ -36,11 +36,17 @@ fn each_phase(mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
         Topology::new(24, 8),
         Topology::new(48, 16),
     ];
-    for topology in shapes {
+    // World groups on every shape, and explicit interleaved groups (two
+    // groups, even and odd ranks, each with members on every node) on
+    // 16 ranks of 4 a node: `node_flows`' explicit-group path.
+    let interleaved: Vec<Vec<u32>> = (0..2).map(|g| (0..8).map(|i| 2 * i + g).collect()).collect();
+    let worlds = shapes.iter().map(|&t| (t, None));
+    for (topology, groups) in worlds.chain([(Topology::new(16, 4), Some(interleaved))]) {
         for &op in ops {
             for algorithm in &algorithms {
                 let mut c = Collective::new(op, DType::Bf16, u64::from(topology.rank_n) * 64, Arch::Cayman, topology);
                 c = c.algorithm(algorithm.clone());
+                c.groups = groups.clone();
                 if op.is_reducing() {
                     c = c.reduce(ReduceOp::Add);
                 }
@@ -51,7 +57,12 @@ fn each_phase(mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
                 let Ok(schedule) = build(&valid) else { continue };
                 let Some(plan) = schedule.collectives.first() else { continue };
                 for phase in &plan.phases {
-                    f(&schedule, plan, phase, &format!("{topology:?} {op:?} {algorithm:?} {:?}", phase.kind));
+                    f(
+                        &schedule,
+                        plan,
+                        phase,
+                        &format!("{topology:?} {groups:?} {op:?} {algorithm:?} {:?}", phase.kind),
+                    );
                 }
             }
         }
