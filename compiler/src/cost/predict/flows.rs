@@ -200,31 +200,20 @@ pub(super) fn count_flows(
     let scanned = if world { 0..n.min(shape.local_rank_n) } else { 0..n };
     let scanned_n = scanned.end;
     // On world groups (member `i` is rank `i`), a scope whose stride is a
-    // whole number of nodes puts every position on its own node (`base +
-    // q * stride` is on node `base / L + q * stride / L`): which positions
-    // share a node, hence the pattern's and the RDH pairing's answer,
-    // depends on a member's position alone, not on its scope's base. Node
-    // 0's members at one position (an inter leg's are all at position 0)
-    // then take the first one's answers.
-    let placer = phase.scope.placer(&plan.radices);
-    let by_position = world && placer.around(0).stride.is_multiple_of(shape.local_rank_n.max(1));
-    // Node 0's members are `0..L` and a stride of whole nodes is at least
-    // `L`, so every one of them is at position `(m / stride) % k = 0`:
-    // when the first one's answer is named or paired, the others take it
-    // (as the loop would, one by one), counted rather than visited.
-    let all_alike = alike && by_position && placer.around(0).stride >= shape.local_rank_n;
-    // The last member's position and answers: the pattern's, and the
-    // pairing's once asked.
-    let mut last: Option<(u32, Option<bool>, Option<bool>)> = None;
+    // whole number of nodes, at least `L`, puts node 0's members `0..L`
+    // all at position `(m / stride) % k = 0`, every position on its own
+    // node (`base + q * stride` is on node `base / L + q * stride / L`):
+    // which positions share a node, hence the pattern's and the RDH
+    // pairing's answer, is the same for all of them (an inter leg's
+    // phases). When the first one's answer is named or paired, the others
+    // take it (as the loop would, one by one), counted rather than
+    // visited, the floor's walk budget applied as the loop applies it.
+    let stride = phase.scope.placer(&plan.radices).around(0).stride;
+    let all_alike = alike && world && stride >= shape.local_rank_n && stride.is_multiple_of(shape.local_rank_n.max(1));
     for m in scanned.filter(|&i| world || node(i) == node0) {
         on_node += 1;
-        let pos = placer.around(m).pos;
-        let same = last.filter(|&(p, ..)| by_position && p == pos);
-        let named = match same {
-            Some((_, named, _)) => named,
-            None => sends_off_from_pattern(schedule, plan, phase, m, &mut spans),
-        };
-        let mut paired = same.and_then(|(.., paired)| paired);
+        let named = sends_off_from_pattern(schedule, plan, phase, m, &mut spans);
+        let mut paired = None;
         let off = match named {
             Some(off) => off,
             None if floor && walked >= FLOOR_WALKED => {
@@ -235,13 +224,10 @@ pub(super) fn count_flows(
                 // Counted as walked even when the partner is named, so a
                 // floor counts the same members either way.
                 walked += 1;
-                if paired.is_none() {
-                    paired = sends_off_from_partner(schedule, plan, phase, m);
-                }
+                paired = sends_off_from_partner(schedule, plan, phase, m);
                 paired.unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
             }
         };
-        last = Some((pos, named, paired));
         flows += u32::from(off);
         if all_alike && m == 0 {
             let rest = scanned_n.saturating_sub(1);
