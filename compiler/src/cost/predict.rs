@@ -240,7 +240,9 @@ impl<'a> PhaseCoster<'a> {
         self.0.times(indices)
     }
 
-    /// Every phase, each costed alone, in run order.
+    /// Every phase, each costed alone, in run order (the tests compare
+    /// phase by phase; a sum is [`PhaseCoster::total`]).
+    #[cfg(test)]
     pub(crate) fn every_time(&mut self) -> Vec<f64> {
         self.0.times(0..self.0.plan.phases.len())
     }

@@ -234,11 +234,7 @@ impl Search<'_> {
 /// [`predict()`]: crate::cost::predict::predict
 pub(super) fn whole_floor(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> f64 {
     let cx = PlanCx::new(schedule, plan, params);
-    let mut at = 0.0;
-    for t in PhaseCoster::new(schedule, plan, params, &cx, true).every_time() {
-        at += t;
-    }
-    launch_ns(schedule, plan, params) + at
+    launch_ns(schedule, plan, params) + PhaseCoster::new(schedule, plan, params, &cx, true).total()
 }
 
 /// The phases of each leg of a hierarchical plan, in the plan's leg order;
