@@ -45,8 +45,12 @@ impl<'s> Prover<'s> {
     pub(crate) fn new(schedule: &'s Schedule, options: &ProverOptions) -> Prover<'s> {
         let t = Instant::now();
         let bases = options.symmetry.then(|| {
-            let bases = Bases::new(schedule);
+            let mut bases = Bases::new(schedule);
             let profiles = Profiles::new(schedule, Some(&bases));
+            // A member's watch serves its group's symmetry and, where the
+            // group has a profile, its own protocol check: only groups
+            // without one may go unwatched (see `symmetry`).
+            bases.deny_unneeded(schedule, |collective, group| profiles.has(collective, group));
             (bases, profiles)
         });
         Prover { schedule, options: *options, bases, chains: Chains::new(), setup_time: t.elapsed() }

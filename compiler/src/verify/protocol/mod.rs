@@ -85,6 +85,12 @@ impl Profiles {
             schedule.collectives.iter().map(|plan| (0..plan.groups.group_n()).map(|g| of(plan, g)).collect()).collect(),
         )
     }
+
+    /// Whether `group` of `collective` has a profile: the check of its
+    /// members reads their watches ([`Seen`]).
+    pub(crate) fn has(&self, collective: u32, group: u32) -> bool {
+        self.0.get(collective as usize).and_then(|g| g.get(group as usize)).is_some_and(Option::is_some)
+    }
 }
 
 /// Checks everything of the protocol one rank's records show: each

@@ -215,3 +215,68 @@ fn shifts_wrap_members_and_blocks() {
     let strided = Transfer { src: BlockSet { start: 0, stride: 4, count: 1 }, ..x };
     assert!(is_moved_by(&strided, &base, 2, &four));
 }
+
+/// Denying the groups no watch can serve (`Bases::deny_unneeded`, as the
+/// prover does: groups without member 0's profile) changes no reader of a
+/// watch: the symmetric groups are those the step watch of every rank
+/// finds, and a member of a group with a profile is seen as before. On
+/// every pairing, uneven blocks too (no profile where transfers move
+/// ranges of blocks of two sizes), Hier compositions and recursive halving
+/// with a prologue, whose groups are denied. Asked to deny every group it
+/// can (no profile needed, no collective decided by its phases: every
+/// symmetric group watched step by step), it still denies no symmetric
+/// one.
+#[test]
+fn denied_groups_change_no_reader_of_a_watch() {
+    let mut cases = Case::pairings(&[2, 3, 5, 8, 12]);
+    for count in [4096 + 1, 4096 + 7] {
+        cases.extend(Case::pairings(&[5, 8, 12]).into_iter().map(|mut c| {
+            c.count = count;
+            c
+        }));
+    }
+    cases.extend(Case::hier_choices().into_iter().map(|(op, choice)| Case::hier(op, &choice, 16, 4)));
+    for n in [6, 12, 24] {
+        let mut rdh = Case::for_alg(OpType::AllReduce, AlgType::InterRdh, n).unwrap();
+        rdh.count = 4099;
+        cases.push(rdh);
+    }
+    // (denied, members of profiled groups, symmetric groups watched
+    // step by step) with the profiles asked for, and without them or the
+    // phases.
+    let mut counts = [[0u32; 3]; 2];
+    for case in &cases {
+        let Ok(schedule) = build(&case.valid()) else { continue };
+        let plain = Bases::new(&schedule);
+        let profiles = crate::verify::protocol::Profiles::new(&schedule, Some(&plain));
+        let ranks = 0..schedule.shape.rank_n;
+        let stepped: Vec<Seen> = ranks.clone().map(|r| plain.watch_steps(&schedule, Rank(r))).collect();
+        let reference = plain.symmetry(&schedule, &stepped);
+        for (asked, [denied, profiled, undecided]) in [true, false].into_iter().zip(&mut counts) {
+            let needed = |c, g| asked && profiles.has(c, g);
+            let mut bases = Bases::new(&schedule);
+            if !asked {
+                bases.by_phase.iter_mut().for_each(|d| *d = false);
+            }
+            bases.deny_unneeded(&schedule, needed);
+            let watched: Vec<Seen> = ranks.clone().map(|r| bases.watch_rank(&schedule, Rank(r))).collect();
+            assert!(bases.symmetry(&schedule, &watched).same_groups(&reference), "{case:?} asked {asked}");
+            for plan in &schedule.collectives {
+                let decided = bases.by_phase[plan.index as usize];
+                for g in 0..plan.groups.group_n() {
+                    *denied += u32::from(bases.denied(plan.index, g));
+                    *undecided += u32::from(!decided && reference.orbit(plan.index, g).is_some());
+                }
+                for (w, s) in watched.iter().zip(&stepped) {
+                    let Some(at) = plan.groups.locate(w.rank) else { continue };
+                    if needed(plan.index, at.group()) {
+                        *profiled += 1;
+                        assert_eq!(w.all_moved(plan), s.all_moved(plan), "{case:?} rank {}", w.rank.0);
+                    }
+                }
+            }
+        }
+    }
+    let [[denied, profiled, _], [denied_all, _, undecided]] = counts;
+    assert!(denied > 20 && profiled > 1000 && denied_all > denied && undecided > 20, "{counts:?}");
+}
