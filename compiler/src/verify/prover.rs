@@ -11,7 +11,7 @@
 use super::defect::{Defect, Defects, VerifyError};
 use super::options::ProverOptions;
 use super::postcondition::{self, CollectivePostcondition};
-use super::protocol::{self, Chains, Profiles, ProtocolProof, RankChecked};
+use super::protocol::{self, Chains, Profiles, ProtocolProof, RankChecked, Setups};
 use super::symmetry::{Bases, Seen, Symmetry};
 use super::transfers::AsBuilt;
 use crate::lower::RankProgram;
@@ -28,6 +28,8 @@ pub(crate) struct Prover<'s> {
     bases: Option<(Bases, Profiles)>,
     /// The TOP_SP programs whose chains passed, checked once each.
     chains: Chains,
+    /// What every rank's protocol check shares, per collective.
+    setups: Setups<'s>,
     /// The time listing them took: postcondition work.
     pub(crate) setup_time: Duration,
 }
@@ -53,7 +55,8 @@ impl<'s> Prover<'s> {
             bases.deny_unneeded(schedule, |collective, group| profiles.has(collective, group));
             (bases, profiles)
         });
-        Prover { schedule, options: *options, bases, chains: Chains::new(), setup_time: t.elapsed() }
+        let setups = Setups::new(schedule);
+        Prover { schedule, options: *options, bases, chains: Chains::new(), setups, setup_time: t.elapsed() }
     }
 
     /// What `rank` runs, per collective: member 0's transfers moved at
@@ -70,7 +73,7 @@ impl<'s> Prover<'s> {
     /// The protocol check of one rank's records (see `protocol`).
     pub(crate) fn check_rank(&self, program: &RankProgram, seen: &Seen) -> RankChecked {
         let bases = self.bases.as_ref().map(|(b, p)| (b, p));
-        protocol::check_rank(self.schedule, program, bases, Some(seen), Some(&self.chains))
+        protocol::check_rank_in(self.schedule, &self.setups, program, bases, Some(seen), Some(&self.chains))
     }
 
     /// The world's postcondition, each group that every member's watch saw

@@ -68,7 +68,7 @@ pub(crate) use found::RankChecked;
 pub use found::{MAX_SEND_CREDITS, NET_INDEX_LOOP, ProtocolProof};
 use found::{Place, defect, mismatch};
 pub(crate) use profile::Profile;
-use steps::StepCheck;
+use steps::{Setup, StepCheck};
 
 /// Member 0's needs of every group lowering may find symmetric,
 /// `[collective][group]`: what a rank whose transfers were member 0's
@@ -93,6 +93,29 @@ impl Profiles {
     }
 }
 
+/// What the check of every rank of one schedule shares: each
+/// collective's [`Setup`] (its channels and descriptor tables), made once
+/// rather than per rank.
+pub(crate) struct Setups<'s>(Vec<Setup<'s>>);
+
+impl<'s> Setups<'s> {
+    /// The setups of `schedule`'s collectives.
+    pub(crate) fn new(schedule: &'s Schedule) -> Setups<'s> {
+        Setups(schedule.collectives.iter().map(|plan| Setup::new(schedule, plan)).collect())
+    }
+}
+
+/// [`check_rank_in`], with the setups made for this rank alone.
+pub(crate) fn check_rank(
+    schedule: &Schedule,
+    program: &RankProgram,
+    bases: Option<(&Bases, &Profiles)>,
+    seen: Option<&Seen>,
+    chains: Option<&Chains>,
+) -> RankChecked {
+    check_rank_in(schedule, &Setups::new(schedule), program, bases, seen, chains)
+}
+
 /// Checks everything of the protocol one rank's records show: each
 /// chain's structure; step by step, that every record posts exactly the
 /// descriptors the rank's transfers need, member 0's moved when `seen`
@@ -105,8 +128,10 @@ impl Profiles {
 ///
 /// A defect in a chain stops the rank's check there (its steps would only
 /// echo it); otherwise each collective's first defect is collected.
-pub(crate) fn check_rank(
+/// `setups` are the schedule's (see [`Setups`]).
+pub(crate) fn check_rank_in(
     schedule: &Schedule,
+    setups: &Setups<'_>,
     program: &RankProgram,
     bases: Option<(&Bases, &Profiles)>,
     seen: Option<&Seen>,
@@ -150,7 +175,16 @@ pub(crate) fn check_rank(
             let profile = profiles.0.get(plan.index as usize)?.get(group as usize)?.as_ref()?;
             Some((profile, bases.orbit(plan.index, group)?))
         });
-        let check = StepCheck::new(schedule, plan, program, at, &mut checked.proof, &mut notified);
+        // The schedule's setup of the collective, else one made here.
+        let own: Setup<'_>;
+        let setup = match setups.0.get(plan.index as usize).filter(|s| s.is_of(plan)) {
+            Some(setup) => setup,
+            None => {
+                own = Setup::new(schedule, plan);
+                &own
+            }
+        };
+        let check = StepCheck::new(schedule, setup, program, at, &mut checked.proof, &mut notified);
         if let Err(d) = check.collective(profile) {
             checked.defects.push(*d);
         }

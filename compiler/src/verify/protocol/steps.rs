@@ -39,6 +39,11 @@
 //! fold leave the rank to the step-by-step check, which finds and names
 //! the defect as before. This saves the matching of every step against
 //! the records' cursors, not the listing.
+//!
+//! What the check of every rank of a collective shares, its channels on
+//! each TOP_SP and their descriptor tables, is made once per schedule
+//! ([`Setup`], kept by the prover), not once per rank: a function of the
+//! schedule alone, it is the same whichever rank it is made for.
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
@@ -70,12 +75,10 @@ pub(super) type Member0<'a> = (&'a Profile, &'a Orbit);
 pub(super) struct StepCheck<'a> {
     schedule: &'a Schedule,
     plan: &'a CollectivePlan,
+    /// What every rank's check of the collective shares.
+    setup: &'a Setup<'a>,
     /// Where the rank sits in the collective's groups.
     at: GroupMember,
-    /// The collective's channels on each of its TOP_SPs.
-    hosted: Vec<Vec<u8>>,
-    /// Their count over every TOP_SP.
-    channels: u64,
     /// Per TOP_SP, where the records stand.
     cursors: Vec<Cursor<'a>>,
     /// Increments received from each peer during the current mesh phase.
@@ -89,15 +92,14 @@ pub(super) struct StepCheck<'a> {
 impl<'a> StepCheck<'a> {
     pub(super) fn new(
         schedule: &'a Schedule,
-        plan: &'a CollectivePlan,
+        setup: &'a Setup<'a>,
         program: &'a RankProgram,
         at: GroupMember,
         proof: &'a mut ProtocolProof,
         notified: &'a mut [u64],
     ) -> StepCheck<'a> {
-        let used = usize::from(topsps_for(schedule.arch.params(), plan.channels));
-        let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t as u8)).collect();
-        let channels = hosted.iter().map(|h| h.len() as u64).sum();
+        let plan = setup.plan;
+        let used = setup.hosted.len();
         let cursors = program.topsps[..used]
             .iter()
             .map(|tp| {
@@ -106,18 +108,7 @@ impl<'a> StepCheck<'a> {
                 Cursor { records, record: 0, entry: 0, done: 0 }
             })
             .collect();
-        StepCheck {
-            schedule,
-            plan,
-            at,
-            hosted,
-            channels,
-            cursors,
-            incoming: Vec::new(),
-            needs: Needs::default(),
-            proof,
-            notified,
-        }
+        StepCheck { schedule, plan, setup, at, cursors, incoming: Vec::new(), needs: Needs::default(), proof, notified }
     }
 
     /// The whole collective: from member 0's needs when the rank's
@@ -150,15 +141,12 @@ impl<'a> StepCheck<'a> {
     /// defect), the collective has a mesh phase (its events need the
     /// steps) or a count is too wide to fold.
     fn walk_folded(&mut self) -> bool {
-        let (schedule, plan, at) = (self.schedule, self.plan, self.at);
+        let (schedule, plan, at, setup) = (self.schedule, self.plan, self.at, self.setup);
         let (group, member) = (at.group(), at.index());
-        let mesh = plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh));
-        if mesh || self.cursors.iter().any(|c| c.records.len() != plan.phases.len()) {
+        if setup.mesh || self.cursors.iter().any(|c| c.records.len() != plan.phases.len()) {
             return false;
         }
-        let (tables, alike) = tables(plan, &self.hosted);
-        let position_free = tables.iter().all(DescTable::position_free);
-        let block_n = plan.layout().block_n();
+        let (tables, alike) = (&setup.tables, &setup.alike);
         let (mut transfers, mut runs, mut counts) = (Vec::new(), Vec::new(), Vec::new());
         let mut received = 0u64;
         let mut placer = plan.placer(member);
@@ -166,7 +154,7 @@ impl<'a> StepCheck<'a> {
         for (index, phase) in plan.phases.iter().enumerate() {
             let inst = placer.place(phase);
             let mut fold = |transfers: &[Transfer], len: u32| {
-                count_step(&tables, &alike, member, transfers, &mut counts);
+                count_step(tables, alike, member, transfers, &mut counts);
                 received += transfers.iter().filter(|tr| tr.to == member).map(increments).sum::<u64>() * u64::from(len);
                 folders.iter_mut().zip(&counts).all(|(folder, &(m2s, s2m))| {
                     let (Ok(m2s), Ok(s2m)) = (u32::try_from(m2s), u32::try_from(s2m)) else { return false };
@@ -174,7 +162,7 @@ impl<'a> StepCheck<'a> {
                     true
                 })
             };
-            let listing = Listing { schedule, plan, group, position_free, block_n };
+            let listing = Listing { schedule, setup, group };
             let folded = listing.each(phase, inst, &mut runs, &mut transfers, |transfers, _, len| {
                 if fold(transfers, len) { Ok(()) } else { Err(()) }
             });
@@ -188,7 +176,7 @@ impl<'a> StepCheck<'a> {
                 return false;
             }
         }
-        self.count_decided(received * self.channels);
+        self.count_decided(received * setup.channels);
         true
     }
 
@@ -253,20 +241,16 @@ impl<'a> StepCheck<'a> {
     /// the same, each run's steps need the same and are taken at once
     /// (see the module overview).
     fn by_walk(mut self) -> Result<(), Box<Defect>> {
-        let (schedule, plan, at) = (self.schedule, self.plan, self.at);
+        let (schedule, plan, at, setup) = (self.schedule, self.plan, self.at, self.setup);
         let (group, member) = (at.group(), at.index());
-        let hosted = self.hosted.clone();
-        let (tables, alike) = tables(plan, &hosted);
-        let position_free = tables.iter().all(DescTable::position_free);
-        let block_n = plan.layout().block_n();
         let mut pending = Pending::default();
         let (mut transfers, mut runs) = (Vec::new(), Vec::new());
         let mut placer = plan.placer(member);
         for (index, phase) in plan.phases.iter().enumerate() {
             let inst = placer.place(phase);
-            let listing = Listing { schedule, plan, group, position_free, block_n };
+            let listing = Listing { schedule, setup, group };
             listing.each(phase, inst, &mut runs, &mut transfers, |transfers, t, len| {
-                self.needs_of(&tables, &alike, transfers);
+                self.needs_of(&setup.tables, &setup.alike, transfers);
                 self.feed(&mut pending, phase.first_step + t, len, index)
             })?;
         }
@@ -381,7 +365,7 @@ impl<'a> StepCheck<'a> {
         let phase = &plan.phases[phase_index];
         let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
         for &(from, increments) in &self.needs.receives {
-            self.proof.signals += increments * self.channels * u64::from(len);
+            self.proof.signals += increments * self.setup.channels * u64::from(len);
             if mesh && from != self.at.index() {
                 let Some(Rank(peer)) = plan.rank(self.at.group(), from) else {
                     let kind =
@@ -403,7 +387,7 @@ impl<'a> StepCheck<'a> {
                 self.notified[t] += 1;
                 if mesh {
                     let record = self.cursors[t].records.get(phase_index);
-                    let channels = self.hosted[t].len() as u64;
+                    let channels = self.setup.hosted[t].len() as u64;
                     check_events(
                         record,
                         &self.incoming,
@@ -438,10 +422,8 @@ impl StepCheck<'_> {
 /// (`position_free`), else step by step.
 struct Listing<'p> {
     schedule: &'p Schedule,
-    plan: &'p CollectivePlan,
+    setup: &'p Setup<'p>,
     group: u32,
-    position_free: bool,
-    block_n: u32,
 }
 
 impl Listing<'_> {
@@ -456,8 +438,9 @@ impl Listing<'_> {
         transfers: &mut Vec<Transfer>,
         mut f: impl FnMut(&[Transfer], u32, u32) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Listing { schedule, plan, group, position_free, block_n } = *self;
-        let by_runs = position_free
+        let Listing { schedule, setup, group } = *self;
+        let (plan, block_n) = (setup.plan, setup.block_n);
+        let by_runs = setup.position_free
             && schedule.phase_runs(plan, group, phase, inst, runs)
             && covers(runs, phase.step_n)
             && runs.iter().all(|run| run.in_range(block_n));
@@ -473,14 +456,51 @@ impl Listing<'_> {
     }
 }
 
-/// The descriptor tables of a collective's TOP_SPs (`hosted`: their
-/// channels), and for each the TOP_SP whose counts it takes: a TOP_SP
-/// whose table counts as an earlier one's does takes that one's counts
-/// (the collective's channels split alike over them).
-fn tables<'p>(plan: &'p CollectivePlan, hosted: &[Vec<u8>]) -> (Vec<DescTable<'p>>, Vec<usize>) {
-    let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
-    let alike = (0..tables.len()).map(|t| (0..t).find(|&u| tables[u].counts_alike(&tables[t])).unwrap_or(t)).collect();
-    (tables, alike)
+/// What the check of every rank of one collective shares, set up once
+/// per schedule: the collective's channels on each of its TOP_SPs, their
+/// descriptor tables, and for each table the TOP_SP whose counts it takes
+/// (a TOP_SP whose table counts as an earlier one's does takes that one's
+/// counts: the collective's channels split alike over them).
+pub(crate) struct Setup<'p> {
+    plan: &'p CollectivePlan,
+    /// The collective's channels on each of its TOP_SPs.
+    hosted: Vec<Vec<u8>>,
+    /// Their count over every TOP_SP.
+    channels: u64,
+    tables: Vec<DescTable<'p>>,
+    alike: Vec<usize>,
+    /// Every block costs the same on every TOP_SP.
+    position_free: bool,
+    block_n: u32,
+    /// The collective has a mesh phase.
+    mesh: bool,
+}
+
+impl<'p> Setup<'p> {
+    /// The setup of `plan`, a collective of `schedule`.
+    pub(crate) fn new(schedule: &Schedule, plan: &'p CollectivePlan) -> Setup<'p> {
+        let used = topsps_for(schedule.arch.params(), plan.channels);
+        let hosted: Vec<Vec<u8>> = (0..used).map(|t| hosted(schedule, plan, t)).collect();
+        let channels = hosted.iter().map(|h| h.len() as u64).sum();
+        let tables: Vec<DescTable<'_>> = hosted.iter().map(|h| DescTable::new(plan, h)).collect();
+        let alike =
+            (0..tables.len()).map(|t| (0..t).find(|&u| tables[u].counts_alike(&tables[t])).unwrap_or(t)).collect();
+        Setup {
+            plan,
+            channels,
+            position_free: tables.iter().all(DescTable::position_free),
+            block_n: plan.layout().block_n(),
+            mesh: plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh)),
+            hosted,
+            tables,
+            alike,
+        }
+    }
+
+    /// Whether this is the setup of `plan`.
+    pub(super) fn is_of(&self, plan: &CollectivePlan) -> bool {
+        std::ptr::eq(self.plan, plan)
+    }
 }
 
 /// The `(m2s, s2m)` member `member` posts on each TOP_SP for a step

@@ -241,12 +241,13 @@ fn the_step_check_names_records_that_cover_too_few_steps() {
     let at = plan.groups.locate(program.rank).unwrap();
     let orbit = bases.orbit(plan.index, at.group()).expect("a flat ring is symmetric");
     let profile = Profile::new(&schedule, plan, orbit).expect("member 0's needs");
+    let setup = Setup::new(&schedule, plan);
     // A ring all-reduce of 6: 5 steps reducing, 5 gathering.
     let phases: Vec<(u32, u32)> = plan.phases.iter().map(|p| (p.first_step, p.step_n)).collect();
     assert_eq!((phases, plan.step_n), (vec![(0, 5), (5, 5)], 10));
     for member0 in [None, Some((&profile, orbit))] {
         let (mut proof, mut notified) = (ProtocolProof::default(), vec![0u64; used]);
-        assert!(StepCheck::new(&schedule, plan, program, at, &mut proof, &mut notified).collective(member0).is_ok());
+        assert!(StepCheck::new(&schedule, &setup, program, at, &mut proof, &mut notified).collective(member0).is_ok());
     }
     // The last TOP_SP: its defect is not the first TOP_SP's by default.
     assert_eq!(used, 2);
@@ -264,7 +265,7 @@ fn the_step_check_names_records_that_cover_too_few_steps() {
         assert!(matches!(&d.kind, DefectKind::FieldMismatch { field, .. } if *field == "steps its tp_inc_steps cover"));
         for member0 in [None, Some((&profile, orbit))] {
             let (mut proof, mut notified) = (ProtocolProof::default(), vec![0u64; used]);
-            let check = StepCheck::new(&schedule, plan, &edited, at, &mut proof, &mut notified);
+            let check = StepCheck::new(&schedule, &setup, &edited, at, &mut proof, &mut notified);
             let d = check.collective(member0).expect_err("a step without its record");
             assert!(matches!(d.kind, DefectKind::FieldMismatch { .. }), "{d}");
             assert_eq!(d.kind.to_string(), message);
@@ -359,10 +360,11 @@ fn folded_walks_count_as_the_step_by_step_check() {
         for p in &programs {
             for plan in &schedule.collectives {
                 let Some(at) = plan.groups.locate(p.rank) else { continue };
+                let setup = Setup::new(&schedule, plan);
                 let (mut by_fold, mut by_step) = (ProtocolProof::default(), ProtocolProof::default());
                 let (mut fold_notified, mut step_notified) = (vec![0u64; used], vec![0u64; used]);
-                let decided = StepCheck::new(&schedule, plan, p, at, &mut by_fold, &mut fold_notified).folded_alone();
-                let stepped = StepCheck::new(&schedule, plan, p, at, &mut by_step, &mut step_notified).step_by_step();
+                let decided = StepCheck::new(&schedule, &setup, p, at, &mut by_fold, &mut fold_notified).folded_alone();
+                let stepped = StepCheck::new(&schedule, &setup, p, at, &mut by_step, &mut step_notified).step_by_step();
                 assert!(stepped.is_ok(), "{case:?} rank {}", p.rank.0);
                 let mesh = plan.phases.iter().any(|ph| ph.alg.pattern() == Some(ccc_ir::enums::DevicePattern::Mesh));
                 assert!(!(mesh && decided), "{case:?}: a mesh phase is never folded");
