@@ -30,6 +30,7 @@ use crate::verify::defect::{Defect, DefectKind, SemaphoreWindow};
 use ccc_ir::arch::SemWindow;
 use ccc_ir::enums::{DevicePattern, MetaringType};
 use ccc_ir::id::{Rank, TopSp};
+use ccc_ir::wire::tp::TpIncStep;
 
 /// The most bytes of programs a [`Chains`] holds (past it, new programs are
 /// checked but not kept).
@@ -64,30 +65,40 @@ impl Chains {
 /// total (the runs' repeats added up) is equal. Every field of a record is
 /// named, so a field added to [`Record`] is compared unless said here.
 pub(super) fn same_chain(a: &TopSpProgram, b: &TopSpProgram) -> bool {
-    let steps = |r: &Record| r.tp.iter().map(|e| u64::from(e.repeat)).sum::<u64>();
-    let same_record = |x: &Record, y: &Record| {
-        let Record { op, tp: _, phase, first_step, step_n, events, event_targets } = x;
-        *op == y.op
-            && *phase == y.phase
-            && *first_step == y.first_step
-            && *step_n == y.step_n
-            && *events == y.events
-            && *event_targets == y.event_targets
-            && steps(x) == steps(y)
-    };
-    let same_segment = |x: &SegmentProgram, y: &SegmentProgram| {
-        let SegmentProgram { collective, records, compl_addr } = x;
-        *collective == y.collective
-            && *compl_addr == y.compl_addr
-            && records.len() == y.records.len()
-            && records.iter().zip(&y.records).all(|(p, q)| same_record(p, q))
-    };
     let TopSpProgram { topsp, channels, segments, neff } = a;
     *topsp == b.topsp
         && *channels == b.channels
         && *neff == b.neff
         && segments.len() == b.segments.len()
         && segments.iter().zip(&b.segments).all(|(x, y)| same_segment(x, y))
+}
+
+/// [`same_chain`] of one segment: every field, each record's runs by their
+/// step total.
+fn same_segment(x: &SegmentProgram, y: &SegmentProgram) -> bool {
+    let SegmentProgram { collective, records, compl_addr } = x;
+    *collective == y.collective
+        && *compl_addr == y.compl_addr
+        && records.len() == y.records.len()
+        && records.iter().zip(&y.records).all(|(p, q)| same_record(p, q))
+}
+
+/// [`same_chain`] of one record: every field but its runs, equal, and
+/// its runs' step total. The cheap fields first; the (mostly empty)
+/// event lists by length before their contents.
+#[inline]
+fn same_record(x: &Record, y: &Record) -> bool {
+    let Record { op, tp, phase, first_step, step_n, events, event_targets } = x;
+    let total = |runs: &[TpIncStep]| runs.iter().map(|e| u64::from(e.repeat)).sum::<u64>();
+    *phase == y.phase
+        && *first_step == y.first_step
+        && *step_n == y.step_n
+        && *op == y.op
+        && events.len() == y.events.len()
+        && event_targets.len() == y.event_targets.len()
+        && (events.is_empty() || *events == y.events)
+        && (event_targets.is_empty() || *event_targets == y.event_targets)
+        && total(tp) == total(&y.tp)
 }
 
 /// The first defect of the chain of `tp`, on rank `rank`.
