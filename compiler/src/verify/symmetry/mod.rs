@@ -83,6 +83,7 @@ use crate::schedule::{CollectivePlan, Schedule};
 use crate::step_graph::{NodeView, walk_collective};
 use crate::valid::GroupMember;
 use ccc_ir::id::Rank;
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// The symmetric groups of every collective of a schedule, found
@@ -254,7 +255,9 @@ impl Bases {
     /// sees none of their steps moved). `needed(collective, group)`: some
     /// reader of a member's [`Seen`] other than [`Bases::symmetry`] uses
     /// it (the protocol proof, when it holds member 0's needs).
-    pub(crate) fn deny_unneeded(&mut self, schedule: &Schedule, needed: impl Fn(u32, u32) -> bool) {
+    /// The groups are taken on every core (each decided on its own, in
+    /// group order: the same for any thread count).
+    pub(crate) fn deny_unneeded(&mut self, schedule: &Schedule, needed: impl Fn(u32, u32) -> bool + Sync) {
         let mut denied: Vec<Vec<bool>> = Vec::with_capacity(schedule.collectives.len());
         for plan in &schedule.collectives {
             let decided = self.by_phase.get(plan.index as usize).copied().unwrap_or(false);
@@ -263,7 +266,7 @@ impl Bases {
                 let undecided = !decided && self.orbit(plan.index, g).is_some() && !needed(plan.index, g);
                 undecided && sample_members(n).any(|m| self.member_denies(schedule, plan, g, m))
             };
-            denied.push((0..plan.groups.group_n()).map(deny).collect());
+            denied.push((0..plan.groups.group_n()).into_par_iter().map(deny).collect());
         }
         self.denied = denied;
     }
