@@ -402,7 +402,7 @@ fn auto_legs(op: OpType, legs: &HierLegs) -> Vec<Leg> {
 /// legs as `base` has them): the first leg outermost, each leg's choices
 /// in its set's order; `base` alone when `legs` is empty. Named one by
 /// one from the combination's index, without listing them first.
-fn combinations(base: &HierLegs, legs: &[Leg], set: LegChoices) -> impl Iterator<Item = HierLegs> + use<> {
+fn combinations(base: &HierLegs, legs: &[Leg], set: LegChoices) -> impl Iterator<Item = HierLegs> {
     let sets: Vec<(Leg, &'static [AlgType])> =
         legs.iter().map(|&leg| (leg, algorithms::leg_choices_in(leg, set))).collect();
     let n: usize = sets.iter().map(|(_, choices)| choices.len()).product();

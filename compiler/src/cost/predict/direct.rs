@@ -10,7 +10,12 @@
 //! peers are visited in the generator's order and every value is added
 //! to the same accumulator as [`LoadCx::add`] adds it, so the load is
 //! the walked one to the bit (`cost/tests.rs` compares both over random
-//! specs).
+//! specs). On world groups with a position-free layout the peers need not
+//! be visited at all while the sums stay exact (`sums_exact`): those off
+//! the member's node are counted per hop, those on it summed per ring
+//! direction ([`on_node_links`]), each a whole number of bytes times a
+//! whole count (`cost/predict/tests.rs` compares them with the generated
+//! transfers).
 
 use super::load::{LoadCx, bytes_of, ring_hops};
 use super::{HEARD, Hop, SENT, StepLoad};
@@ -151,10 +156,12 @@ impl Sides<'_> {
     /// visited. Those peers each add the same whole number of bytes (and
     /// of elements folded), so the counted sums are the visited ones to
     /// the bit while every partial sum is a whole number an `f64` holds
-    /// exactly. A floor counts whatever the sizes (as it always has); a
-    /// prediction only when [`sums_exact`] says the sums stay exact
-    /// (`cost/predict/tests.rs` checks both against the generated
-    /// transfers).
+    /// exactly. A floor counts the peers off its node whatever the sizes
+    /// (as it always has); a prediction only when [`sums_exact`] says the
+    /// sums stay exact. The peers on its node are summed by ring direction
+    /// ([`on_node_links`]) when the sums are exact and the cap on links is
+    /// whole ([`whole_cap`]), else visited (`cost/predict/tests.rs` checks
+    /// every way against the generated transfers).
     fn add_all(
         &mut self,
         peers: impl Iterator<Item = (u32, BlockSet)>,
