@@ -286,7 +286,9 @@ fn world_facts_follow_from_the_shape() {
 #[test]
 fn auto_lists_what_resolves_written() {
     use ccc_ir::spec::LegAlgorithm;
-    let topologies: [(u32, u32, u32, Option<Vec<Vec<u32>>>); 8] = [
+    // (rank_n, local_rank_n, pod_n, groups)
+    type Case = (u32, u32, u32, Option<Vec<Vec<u32>>>);
+    let topologies: [Case; 8] = [
         (8, 8, 1, None),
         (16, 4, 1, None),
         (32, 8, 2, None),
