@@ -14,7 +14,7 @@
 //! runs one case (25 validations each way, 25 lowerings), and
 //! `callgrind_annotate --inclusive=yes` gives `cost::auto::choose`,
 //! `Checker::algorithm` (listing the choices) and `lower_ranks` per call
-//! (`docs/cost-model.md` §7, revisions (9) and (10)).
+//! (`docs/cost-model.md` §7, revisions (9) to (11)).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -36,7 +36,7 @@ impl Checker {
                 self.auto = Some((candidates, Vec::new()));
                 return first;
             }
-            Algorithm::Hier(legs) if auto_legs(op, legs).is_empty() => return self.hier(op, legs, structure, serving),
+            Algorithm::Hier(legs) if !has_auto_leg(op, legs) => return self.hier(op, legs, structure, serving),
             Algorithm::Hier(legs) => return self.leg_auto(op, legs, structure),
             flat => flat.alg_type()?,
         };
@@ -47,14 +47,9 @@ impl Checker {
         }
         let (shape, groups) = structure?;
         let req = algorithms::requirement(alg);
-        if !self.met.contains(&Met::Whole(req)) {
-            let mut unmet = groups.members.iter().filter_map(|(g, m)| unmet(req, m, shape).map(|u| (*g, u)));
-            if let Some((group, u)) = unmet.next() {
-                let more = unmet.count();
-                self.push("algorithm", u.problem(alg, None, group, more, shape));
-                return None;
-            }
-            self.met.push(Met::Whole(req));
+        if !self.holds(Fact::Whole(req), shape, groups) {
+            self.report_whole(alg, req, shape, groups);
+            return None;
         }
         if req != Requirement::None && !self.same_shapes(alg, shape, groups) {
             return None;
@@ -66,32 +61,25 @@ impl Checker {
     /// serves the op, then every combination of the seed's leg choices,
     /// each kept only when this checker's own rules accept it.
     fn auto_candidates(&self, op: OpType, structure: Option<(&Shape, &CheckedGroups)>) -> Vec<ResolvedAlgorithm> {
-        let mut written: Vec<Algorithm> = AlgType::ALL
-            .iter()
-            .filter(|&&a| a != AlgType::Hier && algorithms::supports(a, op))
-            .filter_map(|&a| Algorithm::flat(a))
-            .collect();
-        if let (Some(legs), true) = (algorithms::hier_legs(op), algorithms::supports(AlgType::Hier, op)) {
-            let mut combos = vec![HierLegs::default()];
-            for &leg in legs {
-                let choices = algorithms::leg_choices_in(leg, LegChoices::Seed);
-                combos = combos
-                    .into_iter()
-                    .flat_map(|h| choices.iter().map(move |&alg| with_leg(h.clone(), leg, alg)))
-                    .collect();
-            }
-            written.extend(combos.into_iter().map(Algorithm::Hier));
-        }
-        let mut legal = Vec::new();
-        let mut met = Vec::new();
-        for algorithm in written {
-            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None, met };
-            if let Some(resolved) = scratch.algorithm(op, &algorithm, structure)
+        let mut legal = Vec::with_capacity(AlgType::ALL.len());
+        let mut scratch = Checker { listing: true, ..Checker::new(self.index) };
+        let mut consider = |algorithm: &Algorithm| {
+            scratch.errors.clear();
+            if let Some(resolved) = scratch.algorithm(op, algorithm, structure)
                 && scratch.errors.is_empty()
             {
                 legal.push(resolved);
             }
-            met = scratch.met;
+        };
+        for &alg in AlgType::ALL.iter().filter(|&&a| a != AlgType::Hier && algorithms::supports(a, op)) {
+            if let Some(algorithm) = Algorithm::flat(alg) {
+                consider(&algorithm);
+            }
+        }
+        if let (Some(legs), true) = (algorithms::hier_legs(op), algorithms::supports(AlgType::Hier, op)) {
+            for legs in combinations(&HierLegs::default(), legs, LegChoices::Seed) {
+                consider(&Algorithm::Hier(legs));
+            }
         }
         legal
     }
@@ -108,32 +96,26 @@ impl Checker {
         structure: Option<(&Shape, &CheckedGroups)>,
     ) -> Option<ResolvedAlgorithm> {
         let auto = auto_legs(op, given);
-        let mut combos = vec![given.clone()];
-        for &leg in &auto {
-            let choices = algorithms::leg_choices_in(leg, given.choices);
-            combos = combos
-                .into_iter()
-                .flat_map(|h| choices.iter().map(move |&alg| with_leg(h.clone(), leg, alg)))
-                .collect();
-        }
+        let combos = || combinations(given, &auto, given.choices);
         let mut legal = Vec::new();
-        for legs in &combos {
-            let met = std::mem::take(&mut self.met);
-            let mut scratch = Checker { index: self.index, errors: Vec::new(), auto: None, met };
-            if let Some(resolved) = scratch.algorithm(op, &Algorithm::Hier(legs.clone()), structure)
+        let facts = std::mem::take(&mut self.facts);
+        let mut scratch = Checker { facts, listing: true, ..Checker::new(self.index) };
+        for legs in combos() {
+            scratch.errors.clear();
+            if let Some(resolved) = scratch.algorithm(op, &Algorithm::Hier(legs), structure)
                 && scratch.errors.is_empty()
             {
                 legal.push(resolved);
             }
-            self.met = scratch.met;
         }
+        self.facts = scratch.facts;
         let Some(first) = legal.first().cloned() else {
             // Nothing legal: the first combination's problems are the
             // written legs' own (or the topology's), reported as for a
             // written Hier; `AutoNoChoice` when there are none.
             let before = self.errors.len();
-            if let Some(legs) = combos.first() {
-                self.algorithm(op, &Algorithm::Hier(legs.clone()), structure);
+            if let Some(legs) = combos().next() {
+                self.algorithm(op, &Algorithm::Hier(legs), structure);
             }
             if self.errors.len() == before && structure.is_some() {
                 self.push("algorithm", Problem::AutoNoChoice { op });
@@ -144,22 +126,45 @@ impl Checker {
         Some(first)
     }
 
-    /// Do all groups have one node/pod shape? Reports the first that does not.
+    /// Do all groups have one node/pod shape? Reports the first that does
+    /// not (unless listing).
     fn same_shapes(&mut self, alg: AlgType, shape: &Shape, groups: &CheckedGroups) -> bool {
-        if self.met.contains(&Met::SameShapes) {
+        if self.holds(Fact::SameShapes, shape, groups) {
             return true;
+        }
+        if self.listing {
+            return false;
         }
         let mut shapes = groups.members.iter().map(|(g, m)| (*g, algorithms::group_shape(m, shape)));
         let Some((_, expected)) = shapes.next() else { return true };
         match shapes.find(|(_, found)| *found != expected) {
-            None => {
-                self.met.push(Met::SameShapes);
-                true
-            }
+            None => true,
             Some((group, found)) => {
                 self.push("groups", Problem::UnevenGroupShapes { alg, group, found, expected });
                 false
             }
+        }
+    }
+
+    /// Whether the groups meet `fact`, found once per validation: from the
+    /// shape's arithmetic for the world group ([`world_holds`]), else by
+    /// checking every group's members.
+    fn holds(&mut self, fact: Fact, shape: &Shape, groups: &CheckedGroups) -> bool {
+        let slot = &mut self.facts[fact.slot()];
+        *slot
+            .get_or_insert_with(|| world_holds(fact, shape, groups).unwrap_or_else(|| groups_hold(fact, shape, groups)))
+    }
+
+    /// Reports the first group that does not meet `req` (`alg`'s, over
+    /// whole groups), and how many more do not; nothing when listing.
+    fn report_whole(&mut self, alg: AlgType, req: Requirement, shape: &Shape, groups: &CheckedGroups) {
+        if self.listing {
+            return;
+        }
+        let mut unmet = groups.members.iter().filter_map(|(g, m)| unmet(req, m, shape).map(|u| (*g, u)));
+        if let Some((group, u)) = unmet.next() {
+            let more = unmet.count();
+            self.push("algorithm", u.problem(alg, None, group, more, shape));
         }
     }
 
@@ -179,8 +184,9 @@ impl Checker {
             }
         };
         let before = self.errors.len();
-        let mut chosen = Vec::new();
-        for leg in Leg::ALL {
+        // Each leg's choice, in `Leg::ALL`'s order.
+        let mut chosen: [Option<AlgType>; Leg::ALL.len()] = [None; Leg::ALL.len()];
+        for (slot, leg) in chosen.iter_mut().zip(Leg::ALL) {
             // Named only when a problem is pushed (`Auto` checks many
             // combinations that have none).
             let field = || format!("algorithm.{leg}");
@@ -192,10 +198,10 @@ impl Checker {
                 (false, None) => {}
                 (true, Some(choice)) => {
                     let choices = algorithms::leg_choices_in(leg, given.choices);
-                    let wide = algorithms::leg_choices_in(leg, LegChoices::Wide);
                     if choices.contains(&choice) {
-                        chosen.push((leg, choice));
+                        *slot = Some(choice);
                     } else {
+                        let wide = algorithms::leg_choices_in(leg, LegChoices::Wide);
                         let gate = match choice {
                             _ if wide.contains(&choice) => Some(Gate::WideLegChoice),
                             AlgType::Kangaring if !leg.is_intra() => Some(Gate::KangaringIntraOnly),
@@ -216,49 +222,94 @@ impl Checker {
         let (shape, groups) = structure?;
         // The composition itself: every group listed node by node.
         let req = algorithms::requirement(AlgType::Hier);
-        if !self.met.contains(&Met::Whole(req)) {
-            let mut unmet_groups = groups.members.iter().filter_map(|(g, m)| unmet(req, m, shape).map(|u| (*g, u)));
-            if let Some((group, u)) = unmet_groups.next() {
-                let more = unmet_groups.count();
-                self.push("algorithm", u.problem(AlgType::Hier, None, group, more, shape));
-                return None;
-            }
-            self.met.push(Met::Whole(req));
+        if !self.holds(Fact::Whole(req), shape, groups) {
+            self.report_whole(AlgType::Hier, req, shape, groups);
+            return None;
         }
         // Each leg's own requirement, over the leg's members: one node's
         // members for an intra leg, one member per node for an inter leg.
         // Groups are node-aligned here, so the first of each is representative.
-        for &(leg, alg) in &chosen {
+        for (leg, alg) in Leg::ALL.into_iter().zip(chosen).filter_map(|(leg, alg)| Some((leg, alg?))) {
             let req = algorithms::requirement(alg);
-            let met = Met::Leg { intra: leg.is_intra(), req };
-            if self.met.contains(&met) {
+            if self.holds(Fact::Leg { intra: leg.is_intra(), req }, shape, groups) {
                 continue;
             }
-            let before_leg = self.errors.len();
-            let mut unmet_legs = groups.members.iter().filter_map(|(g, m)| {
-                let per_node =
-                    m.iter().take_while(|&&r| shape.node(r) == m.first().map_or(0, |&f| shape.node(f))).count();
-                let leg_members: Vec<u32> = if leg.is_intra() {
-                    m.iter().take(per_node).copied().collect()
-                } else {
-                    m.iter().step_by(per_node.max(1)).copied().collect()
-                };
-                unmet(req, &leg_members, shape).map(|u| (*g, u))
-            });
+            if self.listing {
+                return None;
+            }
+            let mut unmet_legs = groups
+                .members
+                .iter()
+                .filter_map(|(g, m)| unmet(req, &leg_members(m, leg.is_intra(), shape), shape).map(|u| (*g, u)));
             if let Some((group, u)) = unmet_legs.next() {
                 let more = unmet_legs.count();
                 self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
-            }
-            if self.errors.len() == before_leg {
-                self.met.push(met);
             }
         }
         if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
             return None;
         }
         // `chosen` follows `Leg::ALL`; the resolution follows the op's leg order.
-        let resolved = legs.iter().filter_map(|&leg| chosen.iter().find(|(l, _)| *l == leg).copied()).collect();
+        let resolved = legs
+            .iter()
+            .filter_map(|&leg| Some((leg, Leg::ALL.iter().zip(chosen).find(|&(&l, _)| l == leg)?.1?)))
+            .collect();
         Some(ResolvedAlgorithm::Hier(resolved))
+    }
+}
+
+/// Whether every group meets `fact`, checked member by member.
+pub(super) fn groups_hold(fact: Fact, shape: &Shape, groups: &CheckedGroups) -> bool {
+    let members = groups.members.iter().map(|(_, m)| m);
+    match fact {
+        Fact::Whole(req) => members.clone().all(|m| unmet(req, m, shape).is_none()),
+        Fact::Leg { intra, req } => members.clone().all(|m| unmet(req, &leg_members(m, intra, shape), shape).is_none()),
+        Fact::SameShapes => {
+            let mut shapes = members.clone().map(|m| algorithms::group_shape(m, shape));
+            // One group (or none) has one shape, whatever it is.
+            match (groups.members.len() > 1, shapes.next()) {
+                (true, Some(first)) => shapes.all(|s| s == first),
+                _ => true,
+            }
+        }
+    }
+}
+
+/// Whether the world group (members `0..rank_n`, rank `i` member `i`)
+/// meets `fact`, from the shape's arithmetic: its members come node by
+/// node, `local_rank_n` on each of `node_n` nodes, and pod by pod,
+/// `nodes_per_pod` nodes on each of `pod_n` pods. So every requirement but
+/// `WithinNode` and `PodAligned` holds; the whole group (and its inter
+/// leg, one member per node) lies in one node only when there is one node
+/// and spans two pods only when there are two; an intra leg (one node's
+/// members) always lies in one node and one pod; one group has one shape.
+/// `None` for explicit groups. A unit test holds it equal to
+/// [`groups_hold`] over shapes.
+pub(super) fn world_holds(fact: Fact, shape: &Shape, groups: &CheckedGroups) -> Option<bool> {
+    let [(GroupRef::World, m)] = groups.members.as_slice() else { return None };
+    if u32::try_from(m.len()).ok() != Some(shape.rank_n) {
+        return None;
+    }
+    let (one_node, one_pod) = (shape.node_n == 1, shape.pod_n == 1);
+    Some(match fact {
+        Fact::SameShapes => true,
+        Fact::Leg { intra: true, req } => req != Requirement::PodAligned,
+        Fact::Whole(req) | Fact::Leg { intra: false, req } => match req {
+            Requirement::None | Requirement::NodeAligned => true,
+            Requirement::WithinNode => one_node,
+            Requirement::PodAligned => !one_pod,
+        },
+    })
+}
+
+/// The members of `m` (a node-aligned group) that run `leg`: the first
+/// node's for an intra leg, the first of each node's for an inter leg.
+fn leg_members(m: &[u32], intra: bool, shape: &Shape) -> Vec<u32> {
+    let per_node = m.iter().take_while(|&&r| shape.node(r) == m.first().map_or(0, |&f| shape.node(f))).count();
+    if intra {
+        m.iter().take(per_node).copied().collect()
+    } else {
+        m.iter().step_by(per_node.max(1)).copied().collect()
     }
 }
 
@@ -335,13 +386,33 @@ pub(super) fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usiz
     }
 }
 
+/// Whether `legs` leaves one of `op`'s legs to the model (`leg: Auto`).
+fn has_auto_leg(op: OpType, legs: &HierLegs) -> bool {
+    let used = algorithms::hier_legs(op).unwrap_or(&[]);
+    used.iter().any(|&leg| legs.get(leg) == Some(ccc_ir::spec::LegAlgorithm::Auto))
+}
+
 /// The legs of `op` that `legs` leaves to the model (`leg: Auto`), in run order.
 fn auto_legs(op: OpType, legs: &HierLegs) -> Vec<Leg> {
     let used = algorithms::hier_legs(op).unwrap_or(&[]);
     used.iter().copied().filter(|&leg| legs.get(leg) == Some(ccc_ir::spec::LegAlgorithm::Auto)).collect()
 }
 
-/// `legs` with `leg` set to `alg`.
-fn with_leg(legs: HierLegs, leg: Leg, alg: AlgType) -> HierLegs {
-    legs.with(leg, alg)
+/// Every combination of `legs`' choices in `set` over `base` (the other
+/// legs as `base` has them): the first leg outermost, each leg's choices
+/// in its set's order; `base` alone when `legs` is empty. Named one by
+/// one from the combination's index, without listing them first.
+fn combinations(base: &HierLegs, legs: &[Leg], set: LegChoices) -> impl Iterator<Item = HierLegs> {
+    let sets: Vec<(Leg, &'static [AlgType])> =
+        legs.iter().map(|&leg| (leg, algorithms::leg_choices_in(leg, set))).collect();
+    let n: usize = sets.iter().map(|(_, choices)| choices.len()).product();
+    let base = base.clone();
+    (0..n).map(move |i| {
+        let mut rest = i;
+        sets.iter().rev().fold(base.clone(), |legs, &(leg, choices)| {
+            let Some(&alg) = choices.get(rest % choices.len().max(1)) else { return legs };
+            rest /= choices.len().max(1);
+            legs.with(leg, alg)
+        })
+    })
 }

@@ -59,7 +59,7 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
 
     let mut valid = Vec::new();
     for (i, c) in program.collectives.iter().enumerate() {
-        let mut cx = Checker { index: idx(i), errors: Vec::new(), auto: None, met: Vec::new() };
+        let mut cx = Checker::new(idx(i));
         let barrier = c.barrier.unwrap_or_default();
         let credits = c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
         if i > 0 {
@@ -148,16 +148,21 @@ struct Checker {
     /// The legal choices of `algorithm: Auto` (or of a `Hier((...))` with
     /// `Auto` legs, which are listed second), once listed.
     auto: Option<(Vec<ResolvedAlgorithm>, Vec<Leg>)>,
-    /// Structural checks this collective's groups are known to pass
-    /// (`algorithm.rs`): `Auto` checks every legal choice's structure,
-    /// and most share their requirements; a failed check is never kept,
-    /// so its problem is always found and reported afresh.
-    met: Vec<Met>,
+    /// Structural facts about this collective's groups, each with whether
+    /// the groups meet it, found once per validation (`algorithm.rs`):
+    /// `Auto` checks every legal choice's structure, and most share their
+    /// requirements. A failed fact's problem is found and formatted afresh
+    /// whenever it is reported; a listing only drops the candidate.
+    facts: [Option<bool>; Fact::SLOTS],
+    /// Listing `Auto`'s choices: a problem only drops the candidate, so
+    /// the structural checks return at the first unmet fact without
+    /// naming it (a written algorithm's problems are always reported).
+    listing: bool,
 }
 
-/// A structural check passed by a collective's groups.
+/// A structural fact about a collective's groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Met {
+enum Fact {
     /// Every group meets the requirement.
     Whole(Requirement),
     /// Every group's intra-leg members (one node's), or inter-leg members
@@ -165,6 +170,36 @@ enum Met {
     Leg { intra: bool, req: Requirement },
     /// Every group has one node/pod shape.
     SameShapes,
+}
+
+impl Fact {
+    /// How many facts there are: one per requirement over whole groups,
+    /// intra legs and inter legs, and `SameShapes`.
+    const SLOTS: usize = 3 * Self::REQUIREMENTS + 1;
+    /// How many [`Requirement`]s there are.
+    const REQUIREMENTS: usize = 4;
+
+    /// This fact's place in [`Checker::facts`].
+    fn slot(self) -> usize {
+        let req = |r: Requirement| match r {
+            Requirement::None => 0,
+            Requirement::WithinNode => 1,
+            Requirement::NodeAligned => 2,
+            Requirement::PodAligned => 3,
+        };
+        match self {
+            Fact::Whole(r) => req(r),
+            Fact::Leg { intra: true, req: r } => Self::REQUIREMENTS + req(r),
+            Fact::Leg { intra: false, req: r } => 2 * Self::REQUIREMENTS + req(r),
+            Fact::SameShapes => 3 * Self::REQUIREMENTS,
+        }
+    }
+}
+
+impl Checker {
+    fn new(index: u32) -> Self {
+        Checker { index, errors: Vec::new(), auto: None, facts: [None; Fact::SLOTS], listing: false }
+    }
 }
 
 impl Checker {
@@ -197,7 +232,7 @@ impl Checker {
         // The groups come first because the group size bounds everything
         // else; their problems are reported after the other fields, in the
         // order of the schema.
-        let mut group_checker = Checker { index: self.index, errors: Vec::new(), auto: None, met: Vec::new() };
+        let mut group_checker = Checker::new(self.index);
         let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
         let n = groups.as_ref().map(|g| g.n);
 

@@ -10,7 +10,12 @@
 //! peers are visited in the generator's order and every value is added
 //! to the same accumulator as [`LoadCx::add`] adds it, so the load is
 //! the walked one to the bit (`cost/tests.rs` compares both over random
-//! specs).
+//! specs). On world groups with a position-free layout the peers need not
+//! be visited at all while the sums stay exact (`sums_exact`): those off
+//! the member's node are counted per hop, those on it summed per ring
+//! direction ([`on_node_links`]), each a whole number of bytes times a
+//! whole count (`cost/predict/tests.rs` compares them with the generated
+//! transfers).
 
 use super::load::{LoadCx, bytes_of, ring_hops};
 use super::{HEARD, Hop, SENT, StepLoad};
@@ -151,10 +156,12 @@ impl Sides<'_> {
     /// visited. Those peers each add the same whole number of bytes (and
     /// of elements folded), so the counted sums are the visited ones to
     /// the bit while every partial sum is a whole number an `f64` holds
-    /// exactly. A floor counts whatever the sizes (as it always has); a
-    /// prediction only when [`sums_exact`] says the sums stay exact
-    /// (`cost/predict/tests.rs` checks both against the generated
-    /// transfers).
+    /// exactly. A floor counts the peers off its node whatever the sizes
+    /// (as it always has); a prediction only when [`sums_exact`] says the
+    /// sums stay exact. The peers on its node are summed by ring direction
+    /// ([`on_node_links`]) when the sums are exact and the cap on links is
+    /// whole ([`whole_cap`]), else visited (`cost/predict/tests.rs` checks
+    /// every way against the generated transfers).
     fn add_all(
         &mut self,
         peers: impl Iterator<Item = (u32, BlockSet)>,
@@ -167,7 +174,8 @@ impl Sides<'_> {
             return self.add(peers, scope, side);
         }
         let shape = &self.cx.schedule.shape;
-        if !self.cx.floor && !sums_exact(self.of(any).0, scope.k, shape.local_rank_n) {
+        let exact = sums_exact(self.of(any).0, scope.k, shape.local_rank_n);
+        if !self.cx.floor && !exact {
             return self.add(peers, scope, side);
         }
         let (m, p, k, stride) = (self.member, scope.pos, scope.k, scope.stride.max(1));
@@ -181,12 +189,30 @@ impl Sides<'_> {
         let local = shape.local_rank_n.max(1);
         let (node_lo, node_hi) = run(local);
         let (pod_lo, pod_hi) = run(local.saturating_mul(shape.nodes_per_pod.max(1)));
-        // The peers on the member's node are visited (their ring distances
-        // differ); the others are counted.
-        let on_node = (node_lo..=node_hi).filter(|&q| q != p).map(|q| (q, any));
-        self.add(on_node, scope, side);
+        // The peers on the member's node differ by their ring distance:
+        // summed by direction in whole links while the sums are exact and
+        // the cap on links is whole, else visited. The others are counted.
         let (bytes, desc) = self.of(any);
         let s = if side == Side::Send { SENT } else { HEARD };
+        match whole_cap(self.cx.params.hops_max).filter(|_| exact) {
+            Some(cap) => {
+                let ring = on_node_links(local, stride, (p - node_lo, node_hi - p), cap, side);
+                for (dir, (n, links)) in ring.into_iter().enumerate().filter(|&(_, (n, _))| n > 0) {
+                    let load = &mut self.load;
+                    load.hop = load.hop.max(Some(Hop::Intra));
+                    load.moved[s] += bytes * f64::from(n);
+                    load.ring[s][dir] += bytes * links as f64;
+                    load.desc[s] += desc * u64::from(n);
+                    if let Side::Hear { fold } = side {
+                        if fold {
+                            load.folded += bytes / self.cx.plan.dtype.size() as f64 * f64::from(n);
+                        }
+                        load.sender_n += n as usize;
+                    }
+                }
+            }
+            None => self.add((node_lo..=node_hi).filter(|&q| q != p).map(|q| (q, any)), scope, side),
+        }
         let off_node = [(Hop::Inter, (pod_hi - pod_lo) - (node_hi - node_lo)), (Hop::Pod, k - 1 - (pod_hi - pod_lo))];
         for (hop, n) in off_node.into_iter().filter(|&(_, n)| n > 0) {
             let load = &mut self.load;
@@ -220,9 +246,47 @@ fn sums_exact(bytes: f64, k: u32, local: u32) -> bool {
     bytes.fract() == 0.0 && bytes * f64::from(k) * f64::from(local.max(1)) <= EXACT_WHOLE
 }
 
+/// The cap on the links an intra-node transfer crosses
+/// (`hops_max.max(1.0)`, as [`LoadCx::add`] applies it) as a whole number,
+/// or `None` when it is not one (a cap a `model:` override sets always is).
+fn whole_cap(hops_max: f64) -> Option<u64> {
+    let cap = hops_max.max(1.0);
+    (cap.fract() == 0.0 && cap <= EXACT_WHOLE).then_some(cap as u64)
+}
+
+/// The member's peers on its node, `below` and `above` it at multiples of
+/// `stride` ranks on a node of `local`: how many of its transfers with them
+/// go each way round the node's ring (0 clockwise, as [`ring_hops`]
+/// names it), and their links, each capped at `cap`, summed. The
+/// clockwise distance from a sender to a peer `j * stride` above it is
+/// `j * stride`, to one below it `local - j * stride`; a member hearing
+/// sees the mirror. Whole numbers, so the load adds `bytes * links` once a
+/// direction where a visit adds each peer's product: the same sum while
+/// the sums are exact (`sums_exact`; `cost/predict/tests.rs` compares both
+/// with the generated transfers).
+pub(super) fn on_node_links(
+    local: u32,
+    stride: u32,
+    (below, above): (u32, u32),
+    cap: u64,
+    side: Side,
+) -> [(u32, u64); 2] {
+    let mut ring = [(0, 0); 2];
+    let offsets = (1..=above).map(|j| (j, true)).chain((1..=below).map(|j| (j, false)));
+    for (j, up) in offsets {
+        let off = j.saturating_mul(stride);
+        let cw = if up == (side == Side::Send) { off } else { local.saturating_sub(off) };
+        let ccw = local.saturating_sub(cw);
+        let (dir, hops) = if cw <= ccw { (0, cw) } else { (1, ccw) };
+        ring[dir].0 += 1;
+        ring[dir].1 += u64::from(hops).min(cap);
+    }
+    ring
+}
+
 /// Which way a direct step's transfers go, seen from the member.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Side {
     Send,
     /// Heard, and folded when `fold`.
     Hear {

@@ -115,22 +115,65 @@ fn an_rdh_partners_sends_are_what_its_transfers_say() {
 /// spanning nodes and pods).
 #[test]
 fn a_counted_direct_load_is_the_generated_one() {
-    let (mut counted, mut buf, mut senders) = (0, Vec::new(), Vec::new());
+    let (mut counted, mut on_node, mut buf, mut senders) = (0, 0, Vec::new(), Vec::new());
     each_phase(|schedule, plan, phase, name| {
         let busiest = hosted_channels(schedule.arch.params(), plan.channels, 0);
         let table = DescTable::new(plan, &busiest);
-        let params = ModelParams::of(schedule.arch);
-        let cx = |floor| LoadCx { schedule, plan, table: &table, params: &params, named: true, floor };
-        for m in 0..plan.groups.size() {
-            let inst = plan.instance(phase, m);
-            let Some(predicted) = direct::load(&cx(false), phase, m, inst) else { continue };
-            let generated = step_load(&cx(false), m, phase, inst, 0, &mut buf, &mut senders);
-            assert_eq!(predicted, generated, "{name} member {m}");
-            assert_eq!(direct::load(&cx(true), phase, m, inst).as_ref(), Some(&generated), "{name} member {m}");
-            counted += usize::from(table.position_free() && generated.hops[SENT][Hop::Inter as usize] > 0.0);
+        // The default cap on a transfer's links (4), none binding, one
+        // link, and a cap that is not whole (on-node peers then visited).
+        for hops_max in [ModelParams::of(schedule.arch).hops_max, 64.0, 1.0, 2.0, 2.5] {
+            let params = ModelParams { hops_max, ..ModelParams::of(schedule.arch) };
+            let cx = |floor| LoadCx { schedule, plan, table: &table, params: &params, named: true, floor };
+            for m in 0..plan.groups.size() {
+                let inst = plan.instance(phase, m);
+                let Some(predicted) = direct::load(&cx(false), phase, m, inst) else { continue };
+                let generated = step_load(&cx(false), m, phase, inst, 0, &mut buf, &mut senders);
+                assert_eq!(predicted, generated, "{name} member {m} hops_max {hops_max}");
+                let floor = direct::load(&cx(true), phase, m, inst);
+                assert_eq!(floor.as_ref(), Some(&generated), "{name} member {m} hops_max {hops_max}");
+                counted += usize::from(table.position_free() && generated.hops[SENT][Hop::Inter as usize] > 0.0);
+                on_node += usize::from(table.position_free() && generated.ring[SENT][1] > 0.0);
+            }
         }
     });
-    assert!(counted > 100, "{counted}");
+    assert!(counted > 100 && on_node > 100, "{counted} {on_node}");
+}
+
+/// A member's peers on its node, summed by ring direction, are what
+/// visiting each with `ring_hops` gives, for runs of peers anywhere on a
+/// node (not only the whole node a world group's direct step has, where
+/// sending and hearing see the same distances), every stride and cap,
+/// both sides (hearing with a sender's distances fails it; so does the
+/// tie at half the node going counter-clockwise, or an uncapped link).
+#[test]
+fn on_node_peers_summed_by_direction_are_the_visited_ones() {
+    let mut checked = 0;
+    for local in 1..=16u32 {
+        for stride in 1..=4u32 {
+            for me in 0..local {
+                let below = me / stride;
+                let above = (local - 1 - me) / stride;
+                for (lo, hi) in [(below, above), (below, 0), (0, above), (below / 2, above.min(1))] {
+                    for cap in [1, 2, 3, 4, 64] {
+                        for side in [direct::Side::Send, direct::Side::Hear { fold: true }] {
+                            let mut visited = [(0u32, 0u64); 2];
+                            let peers = (1..=hi).map(|j| me + j * stride).chain((1..=lo).map(|j| me - j * stride));
+                            for peer in peers {
+                                let (a, b) = if side == direct::Side::Send { (me, peer) } else { (peer, me) };
+                                let (dir, hops) = load::ring_hops(local, a, b);
+                                visited[dir].0 += 1;
+                                visited[dir].1 += (hops as u64).min(cap);
+                            }
+                            let summed = direct::on_node_links(local, stride, (lo, hi), cap, side);
+                            assert_eq!(summed, visited, "{local} {stride} {me} {lo} {hi} {cap}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 10_000, "{checked}");
 }
 
 /// A prediction's direct load is the generated one to the bit even when

@@ -229,3 +229,130 @@ fn wide_leg_choices_are_opt_in() {
     let e = one(ar(AlgType::LatencyOptMesh, LegChoices::Wide));
     assert!(matches!(e.1, Problem::HierLegChoice { gate: None, .. }), "{e:?}");
 }
+
+/// Every structural fact about the world group, as `world_holds` names it
+/// from the shape, is the one checking its members finds (making one pod
+/// meet `PodAligned`, or one node's worth of ranks fail `WithinNode`,
+/// fails it).
+#[test]
+fn world_facts_follow_from_the_shape() {
+    use crate::validate::algorithm::{groups_hold, world_holds};
+    let reqs = [Requirement::None, Requirement::WithinNode, Requirement::NodeAligned, Requirement::PodAligned];
+    let facts: Vec<Fact> = std::iter::once(Fact::SameShapes)
+        .chain(
+            reqs.iter()
+                .flat_map(|&req| [Fact::Whole(req), Fact::Leg { intra: true, req }, Fact::Leg { intra: false, req }]),
+        )
+        .collect();
+    // Each fact has its own place in the checker's memory.
+    let mut slots: Vec<usize> = facts.iter().map(|f| f.slot()).collect();
+    slots.sort_unstable();
+    slots.dedup();
+    assert_eq!((slots.len(), slots.last().copied()), (Fact::SLOTS, Some(Fact::SLOTS - 1)));
+    let mut checked = 0;
+    for rank_n in [1, 2, 4, 6, 8, 12, 16, 32, 48, 64, 96, 128, 256] {
+        for local in [1, 2, 3, 4, 8, 16, 64].into_iter().filter(|l| rank_n % l == 0) {
+            for pod_n in (1..=4).filter(|p| (rank_n / local) % p == 0) {
+                let shape = shape_of(Topology { rank_n, local_rank_n: local, pod_n }).unwrap();
+                let groups = CheckedGroups {
+                    groups: Groups::world(rank_n),
+                    n: rank_n,
+                    members: vec![(GroupRef::World, (0..rank_n).collect())],
+                };
+                for &fact in &facts {
+                    let found = groups_hold(fact, &shape, &groups);
+                    assert_eq!(world_holds(fact, &shape, &groups), Some(found), "{fact:?} on {rank_n}/{local}/{pod_n}");
+                    checked += usize::from(!found);
+                }
+                // Explicit groups are checked member by member.
+                let explicit =
+                    CheckedGroups { members: vec![(GroupRef::Explicit(0), (0..rank_n).collect())], ..groups };
+                assert_eq!(world_holds(Fact::SameShapes, &shape, &explicit), None);
+            }
+        }
+    }
+    // Both verdicts are seen.
+    assert!(checked > 50, "{checked} facts fail");
+}
+
+/// `Auto` lists exactly the candidates that resolve when written out,
+/// over ops, shapes and groups (world, node-contiguous, strided across
+/// nodes, two node/pod shapes), and so do `Auto` legs over the seed's and
+/// the wide leg choices: a listing (which stops at a candidate's first
+/// unmet fact and remembers failed facts too) and a written check (which
+/// reports) agree. Letting a listing pass `SameShapes` fails it (the
+/// uneven groups), as does letting it pass a failed leg requirement
+/// (`TwoStepPodMesh` on one pod).
+#[test]
+fn auto_lists_what_resolves_written() {
+    use ccc_ir::spec::LegAlgorithm;
+    // (rank_n, local_rank_n, pod_n, groups)
+    type Case = (u32, u32, u32, Option<Vec<Vec<u32>>>);
+    let topologies: [Case; 8] = [
+        (8, 8, 1, None),
+        (16, 4, 1, None),
+        (32, 8, 2, None),
+        (32, 4, 4, None),
+        (16, 8, 1, Some((0..4).map(|g| (g * 4..g * 4 + 4).collect()).collect())),
+        (16, 4, 1, Some((0..4).map(|g| (g..16).step_by(4).collect()).collect())),
+        (16, 8, 1, Some(vec![vec![0, 1, 2, 3], vec![4, 5, 12, 13], vec![6, 7, 14, 15], vec![8, 9, 10, 11]])),
+        (32, 4, 2, Some(vec![(0..16).collect(), (16..32).collect()])),
+    ];
+    let (mut listed, mut refused) = (0, 0);
+    for (rank_n, local, pod_n, groups) in topologies {
+        let shape = shape_of(Topology { rank_n, local_rank_n: local, pod_n }).unwrap();
+        let checked = Checker::new(0).groups(groups.as_deref(), rank_n).unwrap();
+        let structure = Some((&shape, &checked));
+        let resolved = |op: OpType, algorithm: &Algorithm| {
+            let mut cx = Checker::new(0);
+            let r = cx.algorithm(op, algorithm, structure);
+            (r, cx)
+        };
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::Broadcast, OpType::AllToAll] {
+            let legs = crate::algorithms::hier_legs(op).unwrap_or(&[]);
+            for set in [None, Some(LegChoices::Seed), Some(LegChoices::Wide)] {
+                let (written, asked): (Vec<Algorithm>, Algorithm) = match set {
+                    None => {
+                        let mut w: Vec<Algorithm> = AlgType::ALL.iter().filter_map(|&a| Algorithm::flat(a)).collect();
+                        let mut combos = vec![HierLegs::default()];
+                        for &leg in legs {
+                            let choices = crate::algorithms::leg_choices_in(leg, LegChoices::Seed);
+                            combos = combos
+                                .into_iter()
+                                .flat_map(|h| choices.iter().map(move |&a| h.clone().with(leg, a)))
+                                .collect();
+                        }
+                        w.extend(combos.into_iter().filter(|_| !legs.is_empty()).map(Algorithm::Hier));
+                        (w, Algorithm::Auto)
+                    }
+                    Some(_) if legs.is_empty() => continue,
+                    Some(choices) => {
+                        let mut combos = vec![HierLegs { choices, ..HierLegs::default() }];
+                        let mut auto = HierLegs { choices, ..HierLegs::default() };
+                        for &leg in legs {
+                            auto = auto.with(leg, LegAlgorithm::Auto);
+                            let set = crate::algorithms::leg_choices_in(leg, choices);
+                            combos = combos
+                                .into_iter()
+                                .flat_map(|h| set.iter().map(move |&a| h.clone().with(leg, a)))
+                                .collect();
+                        }
+                        (combos.into_iter().map(Algorithm::Hier).collect(), Algorithm::Hier(auto))
+                    }
+                };
+                let (_, mut cx) = resolved(op, &asked);
+                let list = cx.auto.take().map(|(l, _)| l).unwrap_or_default();
+                let mut valid = Vec::new();
+                for algorithm in &written {
+                    match resolved(op, algorithm) {
+                        (Some(r), cx) if cx.errors.is_empty() => valid.push(r),
+                        (_, cx) => refused += usize::from(!cx.errors.is_empty()),
+                    }
+                }
+                assert_eq!(list, valid, "{op:?} {set:?} on {rank_n}/{local}/{pod_n} {groups:?}");
+                listed += valid.len();
+            }
+        }
+    }
+    assert!(listed > 100 && refused > 100, "{listed} listed, {refused} refused");
+}
