@@ -425,10 +425,13 @@ pub(super) fn run_laid_out(
     }
 }
 
-/// [`run_listed`] on `cells`. Where the listing is parallel, the whole
-/// run is one job of the thread pool, so that each window's fork-join
-/// ([`run_on`]) starts from a worker: one hand-over to the pool per run
-/// instead of one per window.
+/// [`run_listed`] on `cells`: each phase's steps from its runs where
+/// they decide its checks (`step_runs`), else listed a window at a time
+/// (`window`), each window listed and matched while the one before it
+/// lands where the listing is parallel (see [`Landing`] and the module
+/// overview). Then the whole run is one job of the thread pool, so that
+/// each window's fork-join starts from a worker: one hand-over to the
+/// pool per run instead of one per window.
 fn run_in<C: Counters + Send>(
     schedule: &Schedule,
     plan: &CollectivePlan,
@@ -438,23 +441,9 @@ fn run_in<C: Counters + Send>(
     listing: Listing,
     cells: C,
 ) -> Option<u64> {
-    let run = || run_on(schedule, plan, group, half, source, listing, cells);
-    if listing.parallel { rayon::scope(|_| run()) } else { run() }
-}
-
-/// [`run_in`], on the calling thread: each phase's steps from its runs
-/// where they decide its checks (`step_runs`), else listed a window at a
-/// time (`window`), each window listed and matched while the one before
-/// it lands (see [`Landing`] and the module overview).
-fn run_on<C: Counters + Send>(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    group: u32,
-    half: HalfChunk,
-    source: &dyn TransferSource,
-    listing: Listing,
-    cells: C,
-) -> Option<u64> {
+    if listing.parallel && rayon::current_thread_index().is_none() {
+        return rayon::scope(|_| run_in(schedule, plan, group, half, source, listing, cells));
+    }
     let Extent { n, block_n, .. } = cells.extent();
     let layout = plan.layout();
     let mut landing = Landing::new(plan, &layout, half, cells);
