@@ -20,7 +20,7 @@ pub(super) const SPENT: u32 = u32::MAX;
 /// on the store.
 pub(super) trait Counters {
     /// What a read yields: a cell's state, or a run of equal ones.
-    type Read: Copy;
+    type Read: Copy + Send;
     /// Members, blocks per member, and what a complete cell counts.
     fn extent(&self) -> Extent;
     /// Appends member `m`'s states of `set`, in the set's order (the set

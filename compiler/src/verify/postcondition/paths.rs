@@ -78,12 +78,38 @@
 //! broadcast's 16.8 M transfers are 8,190 landings of ranges of blocks,
 //! and no counter per cell is held. Elsewhere the cells are moved step by
 //! step.
+//!
+//! **Listing beside landing.** Where the listing is parallel (`window`'s
+//! `Listing`: groups large enough that a window's fork-join pays), each
+//! window of steps is listed and matched while the window listed before
+//! it lands, one fork-join for both ([`rayon::join`]), in two buffers
+//! that swap; recursive halving over 3,072 members is 24 phases of one
+//! step each, so without this one core lands each step alone while the
+//! other idles. It finds what landing each window as soon as it is
+//! matched finds, because: (1) a window's listing and matching read the
+//! source and the plan alone, never the cells (`window`), so listing it
+//! earlier lists the same transfers and decides the same; (2) the cells
+//! are moved by one thread, window after window and step after step in
+//! order, exactly as before: the window listed beside is never read
+//! until it has been matched and the one before it has landed, and a
+//! phase taken from its runs first lands the window listed before it;
+//! (3) the answer is `None` as soon as either half of a fork-join
+//! refuses and the transfers matched otherwise: the run is taken only
+//! whole, and a refusal leaves the defect to the full run, which names
+//! it with its own message, so which refusal comes first, or whether a
+//! window was listed after a refusal, changes nothing reported. Below the
+//! parallel listing nothing overlaps (a fork-join costs more than a
+//! small step): each window lands as soon as it is matched. A test
+//! holds both equal on every pairing the run serves, with seeded defects
+//! and with phases from runs between listed ones, under one thread and
+//! two.
 
 use super::counters::{Counters, EMPTY, Extent, copy, fold, spend};
 use super::full::{same, size_mismatch};
 use super::runs::Runs;
 use super::window::{Listing, Span, Window};
 use crate::algorithms::StepRun;
+use crate::schedule::Layout as Sizes;
 use crate::schedule::{BlockSet, CollectivePlan, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, Transfer};
 use crate::verify::options::ProverOptions;
 use crate::verify::transfers::{Site, TransferSource};
@@ -399,27 +425,34 @@ pub(super) fn run_laid_out(
     }
 }
 
-/// [`run_listed`] on `cells`.
-fn run_in<C: Counters>(
+/// [`run_listed`] on `cells`: each phase's steps from its runs where
+/// they decide its checks (`step_runs`), else listed a window at a time
+/// (`window`), each window listed and matched while the one before it
+/// lands where the listing is parallel (see [`Landing`] and the module
+/// overview). Then the whole run is one job of the thread pool, so that
+/// each window's fork-join starts from a worker: one hand-over to the
+/// pool per run instead of one per window.
+fn run_in<C: Counters + Send>(
     schedule: &Schedule,
     plan: &CollectivePlan,
     group: u32,
     half: HalfChunk,
     source: &dyn TransferSource,
     listing: Listing,
-    mut cells: C,
+    cells: C,
 ) -> Option<u64> {
+    if listing.parallel && rayon::current_thread_index().is_none() {
+        return rayon::scope(|_| run_in(schedule, plan, group, half, source, listing, cells));
+    }
     let Extent { n, block_n, .. } = cells.extent();
-    let mut listed = Window::new(n, listing);
+    let layout = plan.layout();
+    let mut landing = Landing::new(plan, &layout, half, cells);
+    // The window being listed, and the one listed before it, which
+    // lands meanwhile (`ready` steps of it, when there is one).
+    let (mut listed, mut last) = (Window::new(n, listing), Window::new(n, listing));
+    let mut ready: Option<u32> = None;
     let mut insts: Vec<PhaseInstance> = Vec::with_capacity(n as usize);
     let mut runs: Vec<Vec<StepRun>> = Vec::with_capacity(n as usize);
-    // This step's receives that move the half.
-    let mut moved: Vec<Transfer> = Vec::new();
-    let mut read = Reads::default();
-    // Every member's receives at one step, in member order.
-    let mut received: Vec<Transfer> = Vec::new();
-    let mut transfers = 0u64;
-    let layout = plan.layout();
     for (p, phase) in plan.phases.iter().enumerate() {
         if p == 0 || !phase.placed_as(&plan.phases[p - 1]) {
             insts.clear();
@@ -438,46 +471,102 @@ fn run_in<C: Counters>(
             runs.push(listed);
         }
         let shape_ok = |tr: &Transfer, m| shape_ok(tr, m, n, block_n);
-        let mut step = |cells: &mut C, receives: &[Transfer]| {
-            // Every receive is matched (checked before); keep those that
-            // move this half, in member order, with the values they read.
-            moved.clear();
-            moved.extend(receives.iter().filter(|tr| super::moves(tr, half)));
-            read.step(&*cells, &moved);
-            apply(cells, &moved, &read, |tr, sb, db| {
-                size_mismatch(&layout, plan.channels, half, tr, sb, db).is_none()
-            })?;
-            transfers += moved.len() as u64;
-            Some(())
-        };
         let all: Vec<&[StepRun]> = runs.iter().map(Vec::as_slice).collect();
         if all.len() == n as usize && super::step_runs::checked(&all, phase.step_n, block_n, &shape_ok) {
+            // The window listed before lands first: steps land in order.
+            if let Some(steps) = ready.take() {
+                landing.window(&last, steps)?;
+            }
             let mut receives = super::step_runs::Receives::new(&all);
             for t in 0..phase.step_n {
-                received.clear();
-                receives.at(t, &mut received);
-                step(&mut cells, &received)?;
+                landing.received.clear();
+                receives.at(t, &mut landing.received);
+                landing.step()?;
             }
             continue;
         }
         // The runs decided nothing: the phase is listed step by step from
-        // the source, as without runs.
+        // the source, as without runs, a window at a time. Listed in
+        // parallel, a window is listed and matched while the one listed
+        // before it lands, and lands while the next is listed; else it
+        // lands as soon as it is matched.
         let mut first = 0;
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
             let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
-            if !listed.fill(&span) || !listed.matches(steps, same) {
+            let mut list = || listed.fill(&span) && listed.matches(steps, same);
+            let (landed, matched) = match ready.take() {
+                Some(ready) => rayon::join(|| landing.window(&last, ready), list),
+                None => (Some(()), list()),
+            };
+            landed?;
+            if !matched {
                 return None;
             }
-            first += steps;
-            for w in 0..steps {
-                received.clear();
-                listed.receives(w, &mut received);
-                step(&mut cells, &received)?;
+            std::mem::swap(&mut listed, &mut last);
+            if listing.parallel {
+                ready = Some(steps);
+            } else {
+                landing.window(&last, steps)?;
             }
+            first += steps;
         }
     }
-    cells.done(plan).then_some(transfers)
+    if let Some(steps) = ready {
+        landing.window(&last, steps)?;
+    }
+    landing.cells.done(plan).then_some(landing.transfers)
+}
+
+/// The run's cells and what moves them, step after step: each step's
+/// receives (every member's, in member order) read their senders' cells
+/// as they stood before the step, then land ([`apply`]). Steps land one
+/// at a time, in order, on the calling thread; only the listing of the
+/// next window runs beside them.
+struct Landing<'a, C: Counters> {
+    plan: &'a CollectivePlan,
+    layout: &'a Sizes<'a>,
+    half: HalfChunk,
+    cells: C,
+    /// Every member's receives at one step, in member order.
+    received: Vec<Transfer>,
+    /// This step's receives that move the half.
+    moved: Vec<Transfer>,
+    read: Reads<C::Read>,
+    /// Receives landed so far.
+    transfers: u64,
+}
+
+impl<'a, C: Counters> Landing<'a, C> {
+    fn new(plan: &'a CollectivePlan, layout: &'a Sizes<'a>, half: HalfChunk, cells: C) -> Self {
+        let (received, moved, read) = (Vec::new(), Vec::new(), Reads::default());
+        Landing { plan, layout, half, cells, received, moved, read, transfers: 0 }
+    }
+
+    /// Lands the first `steps` steps of `window`, listed and matched.
+    fn window(&mut self, window: &Window, steps: u32) -> Option<()> {
+        for w in 0..steps {
+            self.received.clear();
+            window.receives(w, &mut self.received);
+            self.step()?;
+        }
+        Some(())
+    }
+
+    /// Lands the step whose receives are [`Landing::received`]: every
+    /// receive is matched (checked before); those that move the half land,
+    /// in member order, with the values they read.
+    fn step(&mut self) -> Option<()> {
+        let (plan, layout, half) = (self.plan, self.layout, self.half);
+        self.moved.clear();
+        self.moved.extend(self.received.iter().filter(|tr| super::moves(tr, half)));
+        self.read.step(&self.cells, &self.moved);
+        apply(&mut self.cells, &self.moved, &self.read, |tr, sb, db| {
+            size_mismatch(layout, plan.channels, half, tr, sb, db).is_none()
+        })?;
+        self.transfers += self.moved.len() as u64;
+        Some(())
+    }
 }
 
 /// What one step's receives read: each its sender's cells as they stood

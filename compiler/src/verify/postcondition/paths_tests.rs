@@ -453,3 +453,93 @@ fn runs_decide_as_the_steps_do() {
     }
     assert!(compared > 300 && refused > 150, "{compared} {refused}");
 }
+
+/// A source's transfers, and its runs for every other phase (the odd
+/// ones), a run of one step per step: phases taken from runs and phases
+/// listed a window at a time alternate, on any plan.
+struct RunsEveryOtherPhase<'s>(&'s dyn TransferSource);
+
+impl TransferSource for RunsEveryOtherPhase<'_> {
+    fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+        self.0.transfers(s, plan, site, out);
+    }
+
+    fn runs(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<StepRun>) -> bool {
+        out.clear();
+        let p = plan.phases.iter().position(|phase| std::ptr::eq(phase, site.phase));
+        if p.is_none_or(|p| p % 2 == 0) {
+            return false;
+        }
+        for t in 0..site.phase.step_n {
+            let mut transfers = Vec::new();
+            let (group, index, phase, inst) = (site.group, site.index, site.phase, site.inst);
+            let at = Site { group, index, phase, inst, step: phase.first_step + t, t };
+            self.0.transfers(s, plan, &at, &mut transfers);
+            out.push(StepRun { first: t, len: 1, shift: 0, transfers });
+        }
+        true
+    }
+}
+
+/// Each window listed and matched while the one before it lands (the
+/// listing in parallel) finds what landing each window as soon as it is
+/// matched finds: on every pairing the path run serves over 1..=13
+/// members, as built and with defects seeded at the first steps and at
+/// the last, its runs taken for every phase or every other one, under one
+/// thread and two, every parallel listing gives the sequential one's
+/// answer.
+#[test]
+fn landing_beside_the_listing_changes_nothing() {
+    use super::window::Listing;
+    let sequential = Listing { steps: 1, chunk: u32::MAX, parallel: false };
+    let overlapped = [
+        Listing { steps: 1, chunk: 2, parallel: true },
+        Listing { steps: 2, chunk: 3, parallel: true },
+        Listing { steps: 1 << 20, chunk: 4, parallel: true },
+    ];
+    let pools: Vec<rayon::ThreadPool> =
+        [1, 2].into_iter().map(|k| rayon::ThreadPoolBuilder::new().num_threads(k).build().unwrap()).collect();
+    let twice: &Edit = &|index, step, out| {
+        if step == 0 && index == 1 {
+            out.extend_from_within(..);
+        }
+    };
+    let (mut compared, mut proven, mut refused) = (0, 0, 0);
+    for (op, alg) in Case::flat_pairs() {
+        for n in 1..=13u32 {
+            let Some(case) = Case::for_alg(op, alg, n) else { continue };
+            let schedule = build(&case.valid()).unwrap();
+            let plan = &schedule.collectives[0];
+            if !paths::applies(plan) {
+                continue;
+            }
+            let last = plan.step_n.saturating_sub(1);
+            let drop_last = Mutated(move |_, step, out: &mut Vec<Transfer>| {
+                if step == last {
+                    out.clear();
+                }
+            });
+            let seeded: [&dyn TransferSource; 4] = [&AsBuilt, &Mutated(&drop_step_1), &Mutated(twice), &drop_last];
+            let every_other = seeded.map(RunsEveryOtherPhase);
+            let sources = seeded.into_iter().chain(every_other.iter().map(|s| s as &dyn TransferSource));
+            for source in sources {
+                let want = paths::run_listed(&schedule, plan, 0, HalfChunk::H0, source, sequential);
+                for listing in overlapped {
+                    for pool in &pools {
+                        let got =
+                            pool.install(|| paths::run_listed(&schedule, plan, 0, HalfChunk::H0, source, listing));
+                        assert_eq!(
+                            got,
+                            want,
+                            "{op:?} {alg:?} n={n} {listing:?}, {} threads",
+                            pool.current_num_threads()
+                        );
+                        compared += 1;
+                    }
+                }
+                if want.is_some() { proven += 1 } else { refused += 1 }
+            }
+        }
+    }
+    assert!(compared > 5000 && proven > 500 && refused > 500, "{compared} {proven} {refused}");
+}

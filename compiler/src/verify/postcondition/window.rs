@@ -18,7 +18,10 @@
 //! receiver is the member listing them) step by step in member order as
 //! it lists them, so that a step's receives are the chunks' slices one
 //! after another: what reading every member's list in member order
-//! gives, without a second pass over the lists.
+//! gives, without a second pass over the lists. For the same reason
+//! (neither listing nor matching reads the cells), where the chunks are
+//! listed in parallel `paths` lists and matches each window in a second
+//! [`Window`] while the one before it lands (see its overview).
 //!
 //! A phase whose runs of steps decide its checks (`step_runs`) is not
 //! listed here at all; every other phase is listed from the source, site
