@@ -36,7 +36,9 @@ impl Checker {
                 self.auto = Some((candidates, Vec::new()));
                 return first;
             }
-            Algorithm::Hier(legs) if !has_auto_leg(op, legs) => return self.hier(op, legs, structure, serving),
+            Algorithm::Hier(legs) if auto_legs(op, legs).next().is_none() => {
+                return self.hier(op, legs, structure, serving);
+            }
             Algorithm::Hier(legs) => return self.leg_auto(op, legs, structure),
             flat => flat.alg_type()?,
         };
@@ -95,7 +97,7 @@ impl Checker {
         given: &HierLegs,
         structure: Option<(&Shape, &CheckedGroups)>,
     ) -> Option<ResolvedAlgorithm> {
-        let auto = auto_legs(op, given);
+        let auto: Vec<Leg> = auto_legs(op, given).collect();
         let combos = || combinations(given, &auto, given.choices);
         let mut legal = Vec::new();
         let facts = std::mem::take(&mut self.facts);
@@ -386,16 +388,10 @@ pub(super) fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usiz
     }
 }
 
-/// Whether `legs` leaves one of `op`'s legs to the model (`leg: Auto`).
-fn has_auto_leg(op: OpType, legs: &HierLegs) -> bool {
-    let used = algorithms::hier_legs(op).unwrap_or(&[]);
-    used.iter().any(|&leg| legs.get(leg) == Some(ccc_ir::spec::LegAlgorithm::Auto))
-}
-
 /// The legs of `op` that `legs` leaves to the model (`leg: Auto`), in run order.
-fn auto_legs(op: OpType, legs: &HierLegs) -> Vec<Leg> {
+fn auto_legs(op: OpType, legs: &HierLegs) -> impl Iterator<Item = Leg> + '_ {
     let used = algorithms::hier_legs(op).unwrap_or(&[]);
-    used.iter().copied().filter(|&leg| legs.get(leg) == Some(ccc_ir::spec::LegAlgorithm::Auto)).collect()
+    used.iter().copied().filter(|&leg| legs.get(leg) == Some(ccc_ir::spec::LegAlgorithm::Auto))
 }
 
 /// Every combination of `legs`' choices in `set` over `base` (the other

@@ -103,9 +103,16 @@ impl<'s> Setups<'s> {
     pub(crate) fn new(schedule: &'s Schedule) -> Setups<'s> {
         Setups(schedule.collectives.iter().map(|plan| Setup::new(schedule, plan)).collect())
     }
+
+    /// No setup: [`check_rank_in`] makes each collective's as the rank
+    /// needs it (only those the rank is a member of).
+    fn none() -> Setups<'s> {
+        Setups(Vec::new())
+    }
 }
 
-/// [`check_rank_in`], with the setups made for this rank alone.
+/// [`check_rank_in`] with no shared setups: each collective the rank is
+/// a member of is set up for this rank alone.
 pub(crate) fn check_rank(
     schedule: &Schedule,
     program: &RankProgram,
@@ -113,7 +120,7 @@ pub(crate) fn check_rank(
     seen: Option<&Seen>,
     chains: Option<&Chains>,
 ) -> RankChecked {
-    check_rank_in(schedule, &Setups::new(schedule), program, bases, seen, chains)
+    check_rank_in(schedule, &Setups::none(), program, bases, seen, chains)
 }
 
 /// Checks everything of the protocol one rank's records show: each
@@ -175,7 +182,8 @@ pub(crate) fn check_rank_in(
             let profile = profiles.0.get(plan.index as usize)?.get(group as usize)?.as_ref()?;
             Some((profile, bases.orbit(plan.index, group)?))
         });
-        // The schedule's setup of the collective, else one made here.
+        // The schedule's setup of the collective, else (none shared) one
+        // made here.
         let own: Setup<'_>;
         let setup = match setups.0.get(plan.index as usize).filter(|s| s.is_of(plan)) {
             Some(setup) => setup,
