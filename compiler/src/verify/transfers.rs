@@ -2,7 +2,10 @@
 //! ([`AsBuilt`]), listed at one [`Site`] at a time, or member by member in
 //! step order ([`walk`]); the schedule as built also lists a phase's
 //! transfers a run of steps at a time where its generator has a closed
-//! form ([`TransferSource::runs`]). The schedule's transfers are listed
+//! form ([`TransferSource::runs`]), and several members' at one step at
+//! once ([`TransferSource::list_members`], the path run's listing: each
+//! member's what its site lists, generated straight onto the caller's
+//! buffer, since the generators only append). The schedule's transfers are listed
 //! unlabelled (`algorithms::transfers::<false>`: each `neigh` a
 //! placeholder, everything else as built): `neigh` names a link for
 //! display, and no proof reads it (a send and its receive are the same
@@ -36,11 +39,51 @@ pub(crate) struct Site<'a> {
     pub(crate) t: u32,
 }
 
+/// Consecutive members of one group at one step of a phase: where a
+/// [`TransferSource`] is asked for several members' transfers at once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Members<'a> {
+    /// The replica group.
+    pub(crate) group: u32,
+    /// The phase running.
+    pub(crate) phase: &'a Phase,
+    /// The first member's group-local index.
+    pub(crate) first: u32,
+    /// Each member's placement in the phase, from `first` on.
+    pub(crate) insts: &'a [PhaseInstance],
+    /// The step within the phase.
+    pub(crate) t: u32,
+}
+
 /// Where transfers come from: the schedule itself, or, in tests, a mutated
 /// view of it.
 pub(crate) trait TransferSource: Sync {
     /// Appends every transfer the member at `site` sends or receives.
     fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>);
+
+    /// Appends to `out`, member after member, what
+    /// [`TransferSource::transfers`] lists at each site of `at`, each in
+    /// a list of its own (`scratch`, since a source may edit what it was
+    /// handed: the tests' mutated sources do), and after each member the
+    /// length of `out` to `ends`.
+    fn list_members(
+        &self,
+        schedule: &Schedule,
+        plan: &CollectivePlan,
+        at: &Members<'_>,
+        out: &mut Vec<Transfer>,
+        ends: &mut Vec<u32>,
+        scratch: &mut Vec<Transfer>,
+    ) {
+        let step = at.phase.first_step + at.t;
+        for (index, &inst) in (at.first..).zip(at.insts) {
+            let site = Site { group: at.group, index, phase: at.phase, inst, step, t: at.t };
+            scratch.clear();
+            self.transfers(schedule, plan, &site, scratch);
+            out.extend_from_slice(scratch);
+            ends.push(out.len() as u32);
+        }
+    }
 
     /// The transfers of the member and phase of `site` (its step is not
     /// read) as runs of steps ([`StepRun`]), into `out`, when the source
@@ -60,6 +103,24 @@ pub(crate) struct AsBuilt;
 impl TransferSource for AsBuilt {
     fn transfers(&self, schedule: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
         crate::algorithms::transfers::<false>(plan, &schedule.shape, site.group, site.phase, site.inst, site.t, out);
+    }
+
+    /// Every member's transfers straight onto `out`: the generators only
+    /// append (they push, and read nothing of `out`), so each member's
+    /// are what it lists on its own, with no list of its own to copy.
+    fn list_members(
+        &self,
+        schedule: &Schedule,
+        plan: &CollectivePlan,
+        at: &Members<'_>,
+        out: &mut Vec<Transfer>,
+        ends: &mut Vec<u32>,
+        _scratch: &mut Vec<Transfer>,
+    ) {
+        for &inst in at.insts {
+            crate::algorithms::transfers::<false>(plan, &schedule.shape, at.group, at.phase, inst, at.t, out);
+            ends.push(out.len() as u32);
+        }
     }
 
     /// The generator's runs where its phase has them (see `algorithms`'

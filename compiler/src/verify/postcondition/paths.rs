@@ -107,7 +107,7 @@
 use super::counters::{Counters, EMPTY, Extent, copy, fold, spend};
 use super::full::{same, size_mismatch};
 use super::runs::Runs;
-use super::window::{Listing, Span, Window};
+use super::window::{Listing, Shape, Span, Window};
 use crate::algorithms::StepRun;
 use crate::schedule::Layout as Sizes;
 use crate::schedule::{BlockSet, CollectivePlan, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, Transfer};
@@ -479,8 +479,8 @@ fn run_in<C: Counters + Send>(
             }
             let mut receives = super::step_runs::Receives::new(&all);
             for t in 0..phase.step_n {
-                landing.received.clear();
-                receives.at(t, &mut landing.received);
+                landing.moved.clear();
+                receives.at(t, &mut landing.moved);
                 landing.step()?;
             }
             continue;
@@ -493,7 +493,8 @@ fn run_in<C: Counters + Send>(
         let mut first = 0;
         while first < phase.step_n {
             let steps = listing.steps.max(1).min(phase.step_n - first);
-            let span = Span { schedule, plan, source, shape_ok: &shape_ok, group, phase, insts: &insts, first, steps };
+            let shape = Shape { n, block_n };
+            let span = Span { schedule, plan, source, shape, group, phase, insts: &insts, first, steps };
             let mut list = || listed.fill(&span) && listed.matches(steps, same);
             let (landed, matched) = match ready.take() {
                 Some(ready) => rayon::join(|| landing.window(&last, ready), list),
@@ -528,9 +529,8 @@ struct Landing<'a, C: Counters> {
     layout: &'a Sizes<'a>,
     half: HalfChunk,
     cells: C,
-    /// Every member's receives at one step, in member order.
-    received: Vec<Transfer>,
-    /// This step's receives that move the half.
+    /// Every member's receives at one step, in member order; then, in
+    /// [`Landing::step`], those of them that move the half.
     moved: Vec<Transfer>,
     read: Reads<C::Read>,
     /// Receives landed so far.
@@ -539,27 +539,28 @@ struct Landing<'a, C: Counters> {
 
 impl<'a, C: Counters> Landing<'a, C> {
     fn new(plan: &'a CollectivePlan, layout: &'a Sizes<'a>, half: HalfChunk, cells: C) -> Self {
-        let (received, moved, read) = (Vec::new(), Vec::new(), Reads::default());
-        Landing { plan, layout, half, cells, received, moved, read, transfers: 0 }
+        let (moved, read) = (Vec::new(), Reads::default());
+        Landing { plan, layout, half, cells, moved, read, transfers: 0 }
     }
 
     /// Lands the first `steps` steps of `window`, listed and matched.
     fn window(&mut self, window: &Window, steps: u32) -> Option<()> {
         for w in 0..steps {
-            self.received.clear();
-            window.receives(w, &mut self.received);
+            self.moved.clear();
+            window.receives(w, &mut self.moved);
             self.step()?;
         }
         Some(())
     }
 
-    /// Lands the step whose receives are [`Landing::received`]: every
+    /// Lands the step whose receives are [`Landing::moved`]: every
     /// receive is matched (checked before); those that move the half land,
-    /// in member order, with the values they read.
+    /// in member order, with the values they read (the others are
+    /// dropped from the list first, in place: where every receive moves
+    /// the half, as under one run for both, nothing is copied).
     fn step(&mut self) -> Option<()> {
         let (plan, layout, half) = (self.plan, self.layout, self.half);
-        self.moved.clear();
-        self.moved.extend(self.received.iter().filter(|tr| super::moves(tr, half)));
+        self.moved.retain(|tr| super::moves(tr, half));
         self.read.step(&self.cells, &self.moved);
         apply(&mut self.cells, &self.moved, &self.read, |tr, sb, db| {
             size_mismatch(layout, plan.channels, half, tr, sb, db).is_none()
@@ -642,11 +643,5 @@ fn apply<C: Counters>(
 /// members and blocks in range, as many of each side, and keeps every
 /// block at its position.
 pub(super) fn shape_ok(t: &Transfer, m: u32, n: u32, block_n: u32) -> bool {
-    t.from < n
-        && t.to < n
-        && (t.from == m || t.to == m)
-        && t.src.count == t.dst.count
-        && t.src.below(block_n)
-        && t.dst.below(block_n)
-        && t.src.same_positions(t.dst)
+    Shape { n, block_n }.ok(t, m)
 }

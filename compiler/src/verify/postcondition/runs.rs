@@ -181,7 +181,9 @@ impl Runs {
         }
     }
 
-    /// Spreads member `m`'s row into one counter per cell.
+    /// Spreads member `m`'s row into one counter per cell (rare: kept out
+    /// of the landings' code).
+    #[inline(never)]
     fn spread(&mut self, m: u32) {
         let row = &mut self.rows[m as usize];
         if let Row::Runs(runs) = row {
@@ -216,7 +218,8 @@ impl Runs {
             _ => return None,
         };
         let i = holding(runs, a);
-        let (start, stop, state) = (runs[i].0, end(runs, i, self.block_n), runs[i].1);
+        let (start, state) = runs[i];
+        let stop = end(runs, i, self.block_n);
         if stop < b {
             return None;
         }
@@ -224,28 +227,46 @@ impl Runs {
         if to == state {
             return Some(allowed);
         }
-        let after_joins = b == stop && runs.get(i + 1).is_some_and(|r| r.1 == to);
-        let before_joins = a == start && i > 0 && runs[i - 1].1 == to;
-        // Runs i..i + gone give way to the pieces kept, in place.
-        let (mut pieces, mut kept) = ([(0, 0); 3], 0);
-        for (keep, run) in [(a > start, (start, state)), (!before_joins, (a, to)), (b < stop, (b, state))] {
-            pieces[kept] = run;
-            kept += usize::from(keep);
+        // Run i becomes: its cells before `a` (kept when `a > start`),
+        // `a..b` in state `to` (joined to run i - 1 when that starts the
+        // run and is in `to`), its cells from `b` (kept when `b < stop`);
+        // run i + 1 joins the middle when it is in `to` and `b` ends run i.
+        // Each case below edits the row in place to that maximal form.
+        let next_joins = b == stop && runs.get(i + 1).is_some_and(|r| r.1 == to);
+        let prev_joins = a == start && i > 0 && runs[i - 1].1 == to;
+        match (a > start, b < stop) {
+            (true, true) => {
+                runs.splice(i + 1..i + 1, [(a, to), (b, state)]);
+            }
+            (true, false) if next_joins => runs[i + 1].0 = a,
+            (true, false) => runs.insert(i + 1, (a, to)),
+            (false, true) if prev_joins => runs[i].0 = b,
+            (false, true) => {
+                runs[i].1 = to;
+                runs.insert(i + 1, (b, state));
+            }
+            (false, false) => match (prev_joins, next_joins) {
+                (true, true) => {
+                    runs.drain(i..i + 2);
+                }
+                (true, false) => {
+                    runs.remove(i);
+                }
+                (false, true) => {
+                    runs.remove(i);
+                    runs[i].0 = a;
+                }
+                (false, false) => runs[i].1 = to,
+            },
         }
-        let gone = 1 + usize::from(after_joins);
-        let len = runs.len();
-        if kept > gone {
-            runs.resize(len + kept - gone, (0, 0));
-        }
-        runs.copy_within(i + gone..len, i + kept);
-        runs.truncate(len + kept - gone);
-        runs[i..i + kept].copy_from_slice(&pieces[..kept]);
         Some(allowed)
     }
 
     /// Lands blocks `a..b` of member `m`'s row of runs: each cell moved by
     /// `new` with the next value of `values`; whether every move was
-    /// allowed.
+    /// allowed. Out of line: the landings `land_within` serves, the
+    /// common ones, then carry none of its code.
+    #[inline(never)]
     fn land_range(
         &mut self,
         m: u32,
@@ -286,42 +307,14 @@ impl Runs {
         runs.splice(from..to, scratch.drain(..));
         ok
     }
-}
 
-impl Counters for Runs {
-    type Read = Run;
-
-    fn extent(&self) -> Extent {
-        Extent { n: self.n, block_n: self.block_n, total: self.total }
-    }
-
-    fn read(&self, m: u32, set: BlockSet, out: &mut Vec<Run>) {
-        let base = out.len();
-        match &self.rows[m as usize] {
-            Row::Runs(runs) if set.stride == 1 && set.count > 0 => {
-                let (a, b) = (set.start, set.start + set.count);
-                let mut p = a;
-                for i in holding(runs, a)..runs.partition_point(|r| r.0 < b) {
-                    let e = end(runs, i, self.block_n).min(b);
-                    push_read(out, base, Run { len: e - p, state: runs[i].1 });
-                    p = e;
-                }
-            }
-            Row::Runs(runs) => {
-                set.iter().for_each(|b| push_read(out, base, Run { len: 1, state: runs[holding(runs, b)].1 }))
-            }
-            Row::Cells(cells) => {
-                set.iter().for_each(|b| push_read(out, base, Run { len: 1, state: cells[b as usize] }))
-            }
-        }
-    }
-
-    fn land(&mut self, m: u32, set: BlockSet, read: &[Run], new: impl Fn(u32, u32) -> (u32, bool)) -> bool {
-        let mut values = Cursor::new(read);
-        if set.count == 0 {
-            return true;
-        }
+    /// [`Counters::land`] where `land_within` declines: a strided set,
+    /// a row of cells, or runs or values that change along the range
+    /// (rare, so out of the common landing's code).
+    #[inline(never)]
+    fn land_general(&mut self, m: u32, set: BlockSet, read: &[Run], new: impl Fn(u32, u32) -> (u32, bool)) -> bool {
         let range = set.stride == 1 || set.count == 1;
+        let mut values = Cursor::new(read);
         if !range {
             self.spread(m);
         }
@@ -337,18 +330,61 @@ impl Counters for Runs {
                 }
                 ok
             }
-            Row::Runs(_) => {
-                let (a, b) = (set.start, set.start + set.count);
-                match self.land_within(m, a, b, read, &new) {
-                    Some(ok) => ok,
-                    None => self.land_range(m, a, b, &mut values, &new),
-                }
-            }
+            // A range that `land_within` declined.
+            Row::Runs(_) => self.land_range(m, set.start, set.start + set.count, &mut values, &new),
         };
         if matches!(&self.rows[m as usize], Row::Runs(runs) if runs.len() > self.max_runs) {
             self.spread(m);
         }
         ok
+    }
+}
+
+impl Counters for Runs {
+    type Read = Run;
+
+    fn extent(&self) -> Extent {
+        Extent { n: self.n, block_n: self.block_n, total: self.total }
+    }
+
+    #[inline]
+    fn read(&self, m: u32, set: BlockSet, out: &mut Vec<Run>) {
+        let base = out.len();
+        match &self.rows[m as usize] {
+            Row::Runs(runs) if (set.stride == 1 || set.count == 1) && set.count > 0 => {
+                // The runs from the one holding `a` on, while they start
+                // below `b` (each begins where the one before ends; the
+                // set is in range, the last run ends at the row's end).
+                let (a, b) = (set.start, set.start + set.count);
+                let (mut i, mut p) = (holding(runs, a), a);
+                while p < b && i < runs.len() {
+                    let e = end(runs, i, self.block_n).min(b);
+                    push_read(out, base, Run { len: e - p, state: runs[i].1 });
+                    (p, i) = (e, i + 1);
+                }
+            }
+            Row::Runs(runs) => {
+                set.iter().for_each(|b| push_read(out, base, Run { len: 1, state: runs[holding(runs, b)].1 }))
+            }
+            Row::Cells(cells) => {
+                set.iter().for_each(|b| push_read(out, base, Run { len: 1, state: cells[b as usize] }))
+            }
+        }
+    }
+
+    fn land(&mut self, m: u32, set: BlockSet, read: &[Run], new: impl Fn(u32, u32) -> (u32, bool)) -> bool {
+        if set.count == 0 {
+            return true;
+        }
+        let range = set.stride == 1 || set.count == 1;
+        // Within one run, one value: the common landing, first.
+        if range && let Some(ok) = self.land_within(m, set.start, set.start + set.count, read, &new) {
+            if matches!(&self.rows[m as usize], Row::Runs(runs) if runs.len() > self.max_runs) {
+                self.spread(m);
+            }
+            return ok;
+        }
+        self.land_general(m, set, read, new)
     }
 
     fn done(&self, plan: &CollectivePlan) -> bool {

@@ -24,11 +24,18 @@
 //! [`Window`] while the one before it lands (see its overview).
 //!
 //! A phase whose runs of steps decide its checks (`step_runs`) is not
-//! listed here at all; every other phase is listed from the source, site
-//! by site.
+//! listed here at all; every other phase is listed from the source, a
+//! chunk's members at a step at once ([`TransferSource::list_members`]:
+//! the schedule as built generates them straight onto the chunk's buffer,
+//! a mutated source of the tests is asked site by site, each site in a
+//! list of its own, as before), then read once for the shape checks
+//! ([`Shape`], a plain value so that they are inlined) and the counts.
+//! What is listed, member by member and in order, is what asking each
+//! site gives (a test compares both on every pairing), so the checks and
+//! the matching decide as before.
 
 use crate::schedule::{CollectivePlan, Phase, PhaseInstance, Schedule, Transfer};
-use crate::verify::transfers::{Site, TransferSource};
+use crate::verify::transfers::{Members, TransferSource};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -62,12 +69,12 @@ impl Listing {
 
 /// What one window lists: a phase's steps `first..first + steps` (`t`,
 /// within the phase) of one group, from `source`, each transfer checked
-/// by `shape_ok` as it is listed.
+/// by `shape` as it is listed.
 pub(super) struct Span<'a> {
     pub(super) schedule: &'a Schedule,
     pub(super) plan: &'a CollectivePlan,
     pub(super) source: &'a dyn TransferSource,
-    pub(super) shape_ok: Shape<'a>,
+    pub(super) shape: Shape,
     pub(super) group: u32,
     pub(super) phase: &'a Phase,
     /// Every member's placement in the phase, by member.
@@ -76,9 +83,30 @@ pub(super) struct Span<'a> {
     pub(super) steps: u32,
 }
 
-/// Whether a transfer a member listed is well formed (the path run's
-/// shape checks), asked of every transfer as it is listed.
-pub(super) type Shape<'a> = &'a (dyn Fn(&Transfer, u32) -> bool + Sync);
+/// The path run's shape checks (the full run's) for a group of `n`
+/// members of `block_n` blocks, asked of every transfer as it is listed:
+/// a plain value, so that the check is inlined where it is asked.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
+    pub(super) n: u32,
+    pub(super) block_n: u32,
+}
+
+impl Shape {
+    /// Whether `t`, listed by member `m`, involves `m`, names members and
+    /// blocks in range, as many of each side, and keeps every block at its
+    /// position.
+    #[inline(always)]
+    pub(super) fn ok(&self, t: &Transfer, m: u32) -> bool {
+        t.from < self.n
+            && t.to < self.n
+            && (t.from == m || t.to == m)
+            && t.src.count == t.dst.count
+            && t.src.below(self.block_n)
+            && t.dst.below(self.block_n)
+            && t.src.same_positions(t.dst)
+    }
+}
 
 /// Members `first..first + len`, their lists over the window step-major.
 struct Chunk {
@@ -111,31 +139,27 @@ impl Chunk {
         self.received.clear();
         self.received.push(0);
         self.ok = true;
+        let members = self.first as usize..(self.first + self.len) as usize;
+        let insts = &span.insts[members];
         for t in span.first..span.first + span.steps {
+            // The chunk's members' lists, one after the other (each site's
+            // end in `starts`), then read once for the checks.
+            let from = self.list.len();
+            let ends = self.starts.len();
+            let at = Members { group: span.group, phase: span.phase, first: self.first, insts, t };
+            span.source.list_members(span.schedule, span.plan, &at, &mut self.list, &mut self.starts, &mut self.site);
             let (mut sends, mut receives) = (0, 0);
-            for m in self.first..self.first + self.len {
-                let site = Site {
-                    group: span.group,
-                    index: m,
-                    phase: span.phase,
-                    inst: span.insts[m as usize],
-                    step: span.phase.first_step + t,
-                    t,
-                };
-                // A list of its own: a source may edit what it was handed
-                // (the tests' mutated sources do).
-                self.site.clear();
-                span.source.transfers(span.schedule, span.plan, &site, &mut self.site);
-                for tr in &self.site {
-                    self.ok &= (span.shape_ok)(tr, m);
+            let mut begin = from;
+            for (m, &end) in (self.first..).zip(&self.starts[ends..]) {
+                for tr in &self.list[begin..end as usize] {
+                    self.ok &= span.shape.ok(tr, m);
                     sends += u32::from(tr.from == m);
                     if tr.to == m {
                         receives += 1;
                         self.receives.push(*tr);
                     }
                 }
-                self.list.extend_from_slice(&self.site);
-                self.starts.push(self.list.len() as u32);
+                begin = end as usize;
             }
             self.sends.push((sends, receives));
             self.received.push(self.receives.len() as u32);
@@ -212,20 +236,29 @@ impl Window {
     /// holds, and no send is left over: the full run's matching (each
     /// receive, in member order, takes the first such send not taken yet)
     /// succeeds exactly then. `same` is an equivalence (equality of what
-    /// it compares), so that matching succeeds when every receive's class
+    /// it compares, the members among it: a class is counted only among
+    /// transfers between the receive's two members, and a member that
+    /// lists one receive holds one of its class), so that matching
+    /// succeeds when every receive's class
     /// has as many sends in its sender's list as receives in its
     /// receiver's, and there are as many receives as sends in all: then
     /// every send is in some receive's class, and taken. The members'
     /// shape checks passed ([`Window::fill`]): every sender is a member.
     /// Read only, so the chunks are checked in parallel when listed so.
     pub(super) fn matches(&self, steps: u32, same: impl Fn(&Transfer, &Transfer) -> bool + Sync) -> bool {
+        // A member that lists one receive has one in that receive's
+        // class (`same` is reflexive): only its sender's list is counted.
         let chunk_matches = |c: &Chunk| {
             (0..steps).all(|w| {
-                (c.first..c.first + c.len).all(|m| {
-                    let listed = &c.list[c.range(m, w)];
+                let base = (w * c.len) as usize;
+                let ends = &c.starts[base..=base + c.len as usize];
+                (c.first..).zip(ends.windows(2)).all(|(m, end)| {
+                    let listed = &c.list[end[0] as usize..end[1] as usize];
+                    let one = listed.iter().filter(|tr| tr.to == m).count() == 1;
                     listed.iter().filter(|tr| tr.to == m).all(|tr| {
-                        let received = listed.iter().filter(|x| x.to == m && same(x, tr)).count();
-                        let sent = self.list(tr.from, w).iter().filter(|x| x.from == tr.from && same(x, tr)).count();
+                        let received = if one { 1 } else { listed.iter().filter(|x| x.to == m && same(x, tr)).count() };
+                        let sender = self.list(tr.from, w);
+                        let sent = sender.iter().filter(|x| x.from == tr.from && x.to == tr.to && same(x, tr)).count();
                         received == sent
                     })
                 })
@@ -291,6 +324,56 @@ mod tests {
             }
         }
         lists.iter().enumerate().all(|(m, l)| l.iter().zip(&taken[m]).all(|(t, &done)| t.from != m as u32 || done))
+    }
+
+    /// The schedule as built lists a run of members straight onto the
+    /// window's buffer (`AsBuilt::list_members`): the same transfers,
+    /// member by member, with the same ends, as asking it site by site,
+    /// each site in a list of its own (the trait's default), appended
+    /// after what the buffer held, on every pairing, phase and step, from
+    /// the first member and from the middle one.
+    #[test]
+    fn members_listed_at_once_are_the_sites_listed_one_by_one() {
+        use crate::build::build;
+        use crate::testing::Case;
+        use crate::verify::transfers::{AsBuilt, Site};
+        struct SiteBySite;
+        impl TransferSource for SiteBySite {
+            fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+                AsBuilt.transfers(s, plan, site, out);
+            }
+        }
+        let held = Transfer {
+            from: 0,
+            to: 0,
+            src: BlockSet::one(0),
+            dst: BlockSet::one(0),
+            halves: Halves::Both,
+            fold: None,
+            neigh: Neigh::Next,
+        };
+        let mut listed = 0;
+        for case in Case::pairings(&[2, 3, 5, 8]) {
+            let schedule = build(&case.valid()).unwrap_or_else(|e| panic!("{case:?}: {e}"));
+            for plan in &schedule.collectives {
+                let n = plan.groups.size();
+                for group in 0..plan.groups.group_n() {
+                    for phase in &plan.phases {
+                        let insts: Vec<PhaseInstance> = (0..n).map(|m| plan.instance(phase, m)).collect();
+                        for (t, first) in (0..phase.step_n).flat_map(|t| [(t, 0), (t, n / 2)]) {
+                            let at = Members { group, phase, first, insts: &insts[first as usize..], t };
+                            let (mut ours, mut theirs) = ((vec![held], vec![1]), (vec![held], vec![1]));
+                            let mut scratch = Vec::new();
+                            AsBuilt.list_members(&schedule, plan, &at, &mut ours.0, &mut ours.1, &mut scratch);
+                            SiteBySite.list_members(&schedule, plan, &at, &mut theirs.0, &mut theirs.1, &mut scratch);
+                            assert_eq!(ours, theirs, "{case:?} {t} {first}");
+                            listed += ours.0.len() - 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(listed > 1000, "{listed}");
     }
 
     /// On random lists of four members (transfers among them, each
