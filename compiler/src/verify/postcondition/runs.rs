@@ -33,7 +33,11 @@
 //! cell: the run is cut where the range begins and ends and the middle
 //! takes the new state, joined to a neighbour run in that state, which
 //! is the row the general landing builds (runs are kept maximal, so a
-//! row of cells has one such form). Anything else (the range crosses a
+//! row of cells has one such form). It edits the row in place, one case
+//! per way the range meets its run's ends and the neighbours' states
+//! (at most two runs inserted or removed), and the general landing is
+//! kept out of its code, so that the common landing costs a search and a
+//! few stores. Anything else (the range crosses a
 //! run's end, the values change along it, the read runs out before its
 //! end) takes the general landing. The random test below holds the
 //! rows equal to the per-cell ones, and maximal, after every step, and
