@@ -19,7 +19,12 @@
 //! place along the chain): a 512-rank Ring broadcast's 2,048 TOP_SPs hold
 //! 2,048 programs but a few chains. Only successes are kept, so a
 //! defective chain is checked and reported on every rank that has it,
-//! with the same message.
+//! with the same message. Since a kept program passed, each of its
+//! records' step total is its `step_n` (`check_record`), so a lookup adds
+//! up the new program's runs only, against the kept record's `step_n`
+//! (equal to the new record's, compared first): the same answer as adding
+//! up both, for half the reading of runs (every rank of a world whose
+//! programs differ only in their runs reads them).
 
 use super::found::{MAX_SEND_CREDITS, Place, defect, hosted, mismatch};
 use crate::lower::distinct::{Distinct, fingerprint_without_runs};
@@ -60,10 +65,13 @@ impl Chains {
     }
 }
 
-/// Whether `a` and `b` are alike in all that [`check`] reads: equal but
-/// for their records' `tp_inc_steps` runs, of which each record's step
-/// total (the runs' repeats added up) is equal. Every field of a record is
-/// named, so a field added to [`Record`] is compared unless said here.
+/// Whether `b` is alike `a`, a program that passed [`check`], in all that
+/// [`check`] reads: equal but for their records' `tp_inc_steps` runs, of
+/// which each record's step total (the runs' repeats added up) is equal.
+/// Every field of a record is named, so a field added to [`Record`] is
+/// compared unless said here. Since `a` passed, each of its records' step
+/// total is its `step_n` (`check_record`), so `b`'s totals are compared
+/// with `a`'s `step_n`, not added up on both sides.
 pub(super) fn same_chain(a: &TopSpProgram, b: &TopSpProgram) -> bool {
     let TopSpProgram { topsp, channels, segments, neff } = a;
     *topsp == b.topsp
@@ -83,12 +91,12 @@ fn same_segment(x: &SegmentProgram, y: &SegmentProgram) -> bool {
         && records.iter().zip(&y.records).all(|(p, q)| same_record(p, q))
 }
 
-/// [`same_chain`] of one record: every field but its runs, equal, and
-/// its runs' step total. The cheap fields first; the (mostly empty)
-/// event lists by length before their contents.
+/// [`same_chain`] of one record (`x` passed): every field but its runs,
+/// equal, and `y`'s runs' step total `x`'s `step_n`. The cheap fields
+/// first; the (mostly empty) event lists by length before their contents.
 #[inline]
 fn same_record(x: &Record, y: &Record) -> bool {
-    let Record { op, tp, phase, first_step, step_n, events, event_targets } = x;
+    let Record { op, tp: _, phase, first_step, step_n, events, event_targets } = x;
     let total = |runs: &[TpIncStep]| runs.iter().map(|e| u64::from(e.repeat)).sum::<u64>();
     *phase == y.phase
         && *first_step == y.first_step
@@ -98,7 +106,7 @@ fn same_record(x: &Record, y: &Record) -> bool {
         && event_targets.len() == y.event_targets.len()
         && (events.is_empty() || *events == y.events)
         && (event_targets.is_empty() || *event_targets == y.event_targets)
-        && total(tp) == total(&y.tp)
+        && total(&y.tp) == u64::from(*step_n)
 }
 
 /// The first defect of the chain of `tp`, on rank `rank`.

@@ -70,6 +70,10 @@ use found::{Place, defect, mismatch};
 pub(crate) use profile::Profile;
 use steps::{Setup, StepCheck};
 
+/// Room for a rank's notifications per TOP_SP: one per TOP_SP index (a
+/// `u8`), so that [`check_rank_in`] counts them on the stack.
+const NOTIFIED_ROOM: usize = u8::MAX as usize + 1;
+
 /// Member 0's needs of every group lowering may find symmetric,
 /// `[collective][group]`: what a rank whose transfers were member 0's
 /// moved posts (see [`Profile`]).
@@ -168,8 +172,10 @@ pub(crate) fn check_rank_in(
     if !checked.defects.is_empty() {
         return checked;
     }
-    // Every record that runs to its end notifies the host once.
-    let mut notified = vec![0u64; usize::from(used_all)];
+    // Every record that runs to its end notifies the host once; per TOP_SP
+    // used, on the stack (a TOP_SP index is a u8).
+    let mut notified_all = [0u64; NOTIFIED_ROOM];
+    let notified = &mut notified_all[..usize::from(used_all)];
     for plan in &schedule.collectives {
         let Some(at) = plan.groups.locate(rank) else {
             let kind = DefectKind::OutOfRange { what: "rank", value: rank.0, limit: schedule.shape.rank_n };
@@ -192,13 +198,13 @@ pub(crate) fn check_rank_in(
                 &own
             }
         };
-        let check = StepCheck::new(schedule, setup, program, at, &mut checked.proof, &mut notified);
+        let check = StepCheck::new(schedule, setup, program, at, &mut checked.proof, notified);
         if let Err(d) = check.collective(profile) {
             checked.defects.push(*d);
         }
     }
     if checked.defects.is_empty() {
-        checked.defects.extend(check_notifications(program, &notified));
+        checked.defects.extend(check_notifications(program, notified));
     }
     checked
 }

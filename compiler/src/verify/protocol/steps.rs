@@ -40,6 +40,18 @@
 //! the defect as before. This saves the matching of every step against
 //! the records' cursors, not the listing.
 //!
+//! **Not shared between ranks.** Each rank not checked from member 0's
+//! needs walks its own steps: nothing shows two such members need the same
+//! without walking both. Under recursive halving with a prologue, moving
+//! participants by XOR with `c < r` keeps the pairing, but not the counts:
+//! an all-reduce's balanced pieces (`floor(j k / p2)` blocks) differ in
+//! size with the low bits of `j` (its parity at 3,072 = 1.5 x 2,048) at
+//! the last halving round, and blocks below `big_below` cost more, so
+//! the counts of `j` and `j ^ c` agree only for some `c`, which only the
+//! walk (or a watch of the same cost) would show. On the
+//! 3,072-rank InterRdh all-reduce the walk costs about 540 instructions a
+//! step, 126 of them generating the step's transfers.
+//!
 //! What the check of every rank of a collective shares, its channels on
 //! each TOP_SP and their descriptor tables, is made once per schedule
 //! ([`Setup`], kept by the prover), not once per rank: a function of the
