@@ -16,11 +16,12 @@
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
 
-use super::{floor_ns, whole_ns};
+use super::legal::events_over;
+use super::{NoChoice, floor_ns, whole_ns};
 use crate::build::plan_as;
 use crate::cost::predict::{FlowMemo, PhaseCoster, PlanCx, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
-use crate::schedule::{CollectivePlan, Schedule};
+use crate::schedule::{CollectivePlan, Phase, Schedule};
 use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
@@ -58,20 +59,24 @@ struct LegCost {
 /// sharing one [`PlanCx`].
 struct Planned {
     plans: Vec<CollectivePlan>,
-    /// Each candidate that plans, with how it is held.
+    /// Each candidate that plans and lowers, with how it is held.
     held: Vec<(ResolvedAlgorithm, Held)>,
     legs: Vec<LegCost>,
+    /// The candidates that plan but need more mesh events per TOP_SP
+    /// than the arch has (`legal.rs`): the fewest any needs, and which.
+    refused: Option<(u32, ResolvedAlgorithm)>,
 }
 
 impl Planned {
     fn of(collective: &ValidCollective, schedule: &Schedule, candidates: Vec<ResolvedAlgorithm>) -> Planned {
         let n = candidates.len();
-        let mut planned = Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new() };
+        let mut planned =
+            Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new(), refused: None };
         for algorithm in candidates {
             if let ResolvedAlgorithm::Hier(chosen) = &algorithm
                 && chosen.iter().all(|&key| planned.leg(key).is_some())
             {
-                planned.held.push((algorithm, Held::Legs));
+                planned.hold(schedule, algorithm, Held::Legs);
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
@@ -93,9 +98,41 @@ impl Planned {
                 _ => Held::Whole(at),
             };
             planned.plans.push(plan);
-            planned.held.push((algorithm, h));
+            planned.hold(schedule, algorithm, h);
         }
         planned
+    }
+
+    /// Holds `algorithm` as `held` when it lowers: when its schedule needs
+    /// no more mesh events per TOP_SP than the arch has (`legal.rs`);
+    /// otherwise records it as refused.
+    fn hold(&mut self, schedule: &Schedule, algorithm: ResolvedAlgorithm, held: Held) {
+        let max = u32::from(schedule.arch.params().mesh_event_max);
+        let needed = match (&held, &algorithm) {
+            (Held::Whole(at), _) => self.plans.get(*at).and_then(|plan| {
+                let phases: Vec<(&CollectivePlan, &Phase)> = plan.phases.iter().map(|p| (plan, p)).collect();
+                events_over(&schedule.shape, &phases, max)
+            }),
+            (Held::Legs, ResolvedAlgorithm::Hier(chosen)) => {
+                // The combination's phases are its legs', each leg's on
+                // the plan it is costed on.
+                let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
+                for &key in chosen {
+                    let Some(l) = self.leg(key).and_then(|i| self.legs.get(i)) else { continue };
+                    let Some(plan) = self.plans.get(l.home) else { continue };
+                    phases.extend(plan.phases.get(l.phases.clone()).unwrap_or(&[]).iter().map(|p| (plan, p)));
+                }
+                events_over(&schedule.shape, &phases, max)
+            }
+            (Held::Legs, ResolvedAlgorithm::Flat(_)) => None,
+        };
+        match needed {
+            None => self.held.push((algorithm, held)),
+            Some(n) if self.refused.as_ref().is_none_or(|&(fewest, _)| n < fewest) => {
+                self.refused = Some((n, algorithm));
+            }
+            Some(_) => {}
+        }
     }
 
     fn leg(&self, key: (Leg, AlgType)) -> Option<usize> {
@@ -121,22 +158,44 @@ pub(super) struct Search<'a> {
 
 /// Plans, floors and predicts `candidates` of `collective` on
 /// `schedule` (the machine, no collective), as [`choose`](super::choose)
-/// says: the position of the winner and every alternative; `None` when no
-/// candidate plans.
+/// says: the position of the winner and every alternative that lowers.
+///
+/// # Errors
+///
+/// [`NoChoice`] when no candidate plans and lowers.
 pub(super) fn choose(
     collective: &ValidCollective,
     schedule: &Schedule,
     params: &ModelParams,
     candidates: Vec<ResolvedAlgorithm>,
+) -> Result<(usize, Vec<Alternative>), NoChoice> {
+    let Planned { plans, held, legs, refused } = Planned::of(collective, schedule, candidates);
+    if held.is_empty() {
+        return Err(NoChoice::of(schedule.arch, refused));
+    }
+    let Some(first) = plans.first() else { return Err(NoChoice::NonePlans) };
+    match search(schedule, params, &plans, held, legs, first) {
+        Some(found) => Ok(found),
+        None => Err(NoChoice::NonePlans),
+    }
+}
+
+/// Floors and predicts the `held` candidates (`first` the first plan),
+/// as [`choose`] says; `None` when a held candidate cannot be costed.
+fn search(
+    schedule: &Schedule,
+    params: &ModelParams,
+    plans: &[CollectivePlan],
+    held: Vec<(ResolvedAlgorithm, Held)>,
+    legs: Vec<LegCost>,
+    first: &CollectivePlan,
 ) -> Option<(usize, Vec<Alternative>)> {
-    let Planned { plans, held, legs } = Planned::of(collective, schedule, candidates);
-    let first = plans.first()?;
     // The collective's bound and launch cost are the same for every
     // candidate (they depend on the op, groups, size and channels only).
     let bound = leg_bound(schedule, first, nodes_spanned(schedule, first), None, params).total_ns();
     let cx = PlanCx::new(schedule, first, params);
     let launch = launch_ns(schedule, first, params);
-    let mut search = Search { schedule, plans: &plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
+    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
     let mut floors = Vec::with_capacity(held.len());
     for (algorithm, h) in &held {
         floors.push(floor_ns(search.floor(algorithm, h)?));
