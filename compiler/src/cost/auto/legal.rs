@@ -15,9 +15,10 @@
 //! all-gather, all-reduce or all-to-all over a scope of `k`; `k - 1` for a
 //! direct reduce's root and none for the others; one for a direct
 //! broadcast's non-roots; at most one in an RDH or binomial round or a
-//! point-to-point step. [`events_needed`] sums each phase's most over the
-//! members and is done when that fits (or when every phase is the same for
-//! every member); only otherwise does it count member by member, naming
+//! point-to-point step. [`Bounds`] sums each phase's fewest and most over
+//! the members, which settles it when the most fits (or when every phase
+//! is the same for every member); only otherwise does [`events_needed`]
+//! count member by member, naming
 //! the senders of the phases that differ by generating their one step's
 //! transfers, as lowering does. A test holds [`phase_events`] equal to
 //! what lowering gives every mesh record (`compiler/tests/cost_legal.rs`).
@@ -37,7 +38,7 @@ use ccc_ir::enums::DevicePattern;
 /// for a phase that is not lowered to MESH records.
 pub fn phase_events(shape: &Shape, plan: &CollectivePlan, phase: &Phase, member: u32, out: &mut Vec<Transfer>) -> u32 {
     match bounds(plan, phase) {
-        (lo, hi) if lo == hi => lo,
+        Bounds { lo, hi } if lo == hi => lo,
         _ => senders(shape, plan, phase, member, out),
     }
 }
@@ -45,20 +46,47 @@ pub fn phase_events(shape: &Shape, plan: &CollectivePlan, phase: &Phase, member:
 /// The most mesh events any member of a group needs on a TOP_SP over
 /// `phases` (each with its plan: a hierarchical combination's legs may be
 /// planned apart), when that is more than `max`; `None` when it fits.
-/// Cheap when it fits by the phases' own bounds: each phase's most over
-/// the members, summed.
+/// Cheap when the phases' own bounds settle it ([`Bounds::over`]).
 pub fn events_over(shape: &Shape, phases: &[(&CollectivePlan, &Phase)], max: u32) -> Option<u32> {
-    let (mut lo, mut hi) = (0u32, 0u32);
-    for &(plan, phase) in phases {
-        let (l, h) = bounds(plan, phase);
-        lo = lo.saturating_add(l);
-        hi = hi.saturating_add(h);
+    Bounds::of(phases.iter().copied()).over(max, || events_needed(shape, phases))
+}
+
+/// The fewest and the most mesh events a member of a group needs on a
+/// TOP_SP over some phases: each phase's fewest and most over the
+/// members, from its pattern alone, summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bounds {
+    /// At most what every member needs.
+    pub lo: u32,
+    /// At least what any member needs.
+    pub hi: u32,
+}
+
+impl Bounds {
+    /// The bounds of `phases`, summed.
+    pub fn of<'p>(phases: impl IntoIterator<Item = (&'p CollectivePlan, &'p Phase)>) -> Bounds {
+        phases.into_iter().fold(Bounds::default(), |sum, (plan, phase)| sum + bounds(plan, phase))
     }
-    if hi <= max {
-        return None;
+
+    /// The most events any member needs when more than `max`, `None` when
+    /// it fits: settled by the bounds when the most fits or every member
+    /// needs the same, else by `exact` (the count member by member,
+    /// [`events_needed`]).
+    pub fn over(self, max: u32, exact: impl FnOnce() -> u32) -> Option<u32> {
+        if self.hi <= max {
+            return None;
+        }
+        let needed = if self.lo == self.hi { self.hi } else { exact() };
+        (needed > max).then_some(needed)
     }
-    let needed = if lo == hi { hi } else { events_needed(shape, phases) };
-    (needed > max).then_some(needed)
+}
+
+impl std::ops::Add for Bounds {
+    type Output = Bounds;
+
+    fn add(self, other: Bounds) -> Bounds {
+        Bounds { lo: self.lo.saturating_add(other.lo), hi: self.hi.saturating_add(other.hi) }
+    }
 }
 
 /// The most mesh events any member of a group needs on a TOP_SP over
@@ -79,18 +107,18 @@ pub fn events_needed(shape: &Shape, phases: &[(&CollectivePlan, &Phase)]) -> u32
 }
 
 /// The fewest and the most mesh events a member needs in `phase`, from
-/// its pattern alone (`(n, n)` when every member needs `n`).
-fn bounds(plan: &CollectivePlan, phase: &Phase) -> (u32, u32) {
+/// its pattern alone (equal when every member needs the same).
+fn bounds(plan: &CollectivePlan, phase: &Phase) -> Bounds {
     use PhaseKind as K;
     if phase.alg.pattern() != Some(DevicePattern::Mesh) {
-        return (0, 0);
+        return Bounds::default();
     }
-    // Every member's scope has the same size.
-    let others = plan.instance(phase, 0).scope.k.saturating_sub(1);
-    match phase.kind {
+    // Every member's scope has this size.
+    let others = phase.scope.size(&plan.radices).saturating_sub(1);
+    let (lo, hi) = match phase.kind {
         K::DirectReduceScatter | K::DirectAllGather | K::DirectAllReduce | K::DirectAllToAll => (others, others),
-        K::DirectBroadcast { .. } => (0, others.min(1)),
-        K::PointToPoint
+        K::DirectBroadcast { .. }
+        | K::PointToPoint
         | K::RdhPrologue { .. }
         | K::RdhHalving { .. }
         | K::RdhDoubling { .. }
@@ -101,7 +129,8 @@ fn bounds(plan: &CollectivePlan, phase: &Phase) -> (u32, u32) {
         // algorithm composes ring phases, but were one to, its senders
         // are still members of its scope.
         _ => (0, others),
-    }
+    };
+    Bounds { lo, hi }
 }
 
 /// The peers that send to `member` in any step of `phase`, counted from

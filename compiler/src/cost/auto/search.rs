@@ -16,7 +16,7 @@
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
 
-use super::legal::events_over;
+use super::legal::{Bounds, events_needed};
 use super::{NoChoice, floor_ns, whole_ns};
 use crate::build::plan_as;
 use crate::cost::predict::{FlowMemo, PhaseCoster, PlanCx, launch_ns};
@@ -50,6 +50,8 @@ struct LegCost {
     floors: Option<Vec<f64>>,
     /// Its phases' predicted times, once asked for.
     times: Option<Vec<f64>>,
+    /// Its phases' mesh events per TOP_SP (`legal.rs`).
+    events: Bounds,
 }
 
 /// The candidates' plans: every flat algorithm's, and one combination's
@@ -70,13 +72,16 @@ struct Planned {
 impl Planned {
     fn of(collective: &ValidCollective, schedule: &Schedule, candidates: Vec<ResolvedAlgorithm>) -> Planned {
         let n = candidates.len();
+        let max = u32::from(schedule.arch.params().mesh_event_max);
         let mut planned =
             Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new(), refused: None };
         for algorithm in candidates {
+            // A combination of leg choices all seen: its mesh events are
+            // its legs' (found with them).
             if let ResolvedAlgorithm::Hier(chosen) = &algorithm
-                && chosen.iter().all(|&key| planned.leg(key).is_some())
+                && let Some(events) = planned.legs_events(chosen)
             {
-                planned.hold(schedule, algorithm, Held::Legs);
+                planned.hold(schedule, max, algorithm, Held::Legs, events, None);
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
@@ -87,7 +92,9 @@ impl Planned {
                 (ResolvedAlgorithm::Hier(chosen), Some(runs)) => {
                     for (&key, phases) in chosen.iter().zip(runs) {
                         if planned.leg(key).is_none() {
-                            planned.legs.push(LegCost { key, home: at, phases, floors: None, times: None });
+                            let events =
+                                Bounds::of(plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p)));
+                            planned.legs.push(LegCost { key, home: at, phases, floors: None, times: None, events });
                         }
                     }
                     Held::Legs
@@ -97,35 +104,46 @@ impl Planned {
                 // `choose_exhaustive` does, rather than drop it.
                 _ => Held::Whole(at),
             };
+            let events = Bounds::of(plan.phases.iter().map(|p| (&plan, p)));
             planned.plans.push(plan);
-            planned.hold(schedule, algorithm, h);
+            planned.hold(schedule, max, algorithm, h, events, Some(at));
         }
         planned
     }
 
     /// Holds `algorithm` as `held` when it lowers: when its schedule needs
     /// no more mesh events per TOP_SP than the arch has (`legal.rs`);
-    /// otherwise records it as refused.
-    fn hold(&mut self, schedule: &Schedule, algorithm: ResolvedAlgorithm, held: Held) {
-        let max = u32::from(schedule.arch.params().mesh_event_max);
-        let needed = match (&held, &algorithm) {
-            (Held::Whole(at), _) => self.plans.get(*at).and_then(|plan| {
-                let phases: Vec<(&CollectivePlan, &Phase)> = plan.phases.iter().map(|p| (plan, p)).collect();
-                events_over(&schedule.shape, &phases, max)
-            }),
-            (Held::Legs, ResolvedAlgorithm::Hier(chosen)) => {
-                // The combination's phases are its legs', each leg's on
-                // the plan it is costed on.
-                let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
-                for &key in chosen {
-                    let Some(l) = self.leg(key).and_then(|i| self.legs.get(i)) else { continue };
-                    let Some(plan) = self.plans.get(l.home) else { continue };
-                    phases.extend(plan.phases.get(l.phases.clone()).unwrap_or(&[]).iter().map(|p| (plan, p)));
+    /// otherwise records it as refused. `events` bounds what it needs:
+    /// the phases of plan `whole`, or (`None`) its legs', each leg's on
+    /// the plan it is costed on; they are counted member by member only
+    /// when the bounds do not settle it.
+    fn hold(
+        &mut self,
+        schedule: &Schedule,
+        max: u32,
+        algorithm: ResolvedAlgorithm,
+        held: Held,
+        events: Bounds,
+        whole: Option<usize>,
+    ) {
+        let needed = events.over(max, || {
+            let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
+            let mut add = |home: usize, run: Option<Range<usize>>| {
+                let Some(plan) = self.plans.get(home) else { return };
+                let run = run.unwrap_or(0..plan.phases.len());
+                phases.extend(plan.phases.get(run).unwrap_or(&[]).iter().map(|p| (plan, p)));
+            };
+            match (whole, &algorithm) {
+                (Some(at), _) => add(at, None),
+                (None, ResolvedAlgorithm::Hier(chosen)) => {
+                    for l in chosen.iter().filter_map(|&key| self.legs.get(self.leg(key)?)) {
+                        add(l.home, Some(l.phases.clone()));
+                    }
                 }
-                events_over(&schedule.shape, &phases, max)
+                (None, ResolvedAlgorithm::Flat(_)) => {}
             }
-            (Held::Legs, ResolvedAlgorithm::Flat(_)) => None,
-        };
+            events_needed(&schedule.shape, &phases)
+        });
         match needed {
             None => self.held.push((algorithm, held)),
             Some(n) if self.refused.as_ref().is_none_or(|&(fewest, _)| n < fewest) => {
@@ -133,6 +151,12 @@ impl Planned {
             }
             Some(_) => {}
         }
+    }
+
+    /// The mesh events of a combination of `chosen` leg choices, summed
+    /// over its legs; `None` unless every one has been seen.
+    fn legs_events(&self, chosen: &[(Leg, AlgType)]) -> Option<Bounds> {
+        chosen.iter().try_fold(Bounds::default(), |sum, &key| Some(sum + self.legs.get(self.leg(key)?)?.events))
     }
 
     fn leg(&self, key: (Leg, AlgType)) -> Option<usize> {
