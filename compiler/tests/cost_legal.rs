@@ -4,6 +4,7 @@
 //! The count is lowering's, member by member and record by record; every
 //! choice over a grid lowers; the exhaustive reference drops the same
 //! candidates; and when nothing is left validation says why.
+use super::cost_auto::{OPS, collective};
 use ccc_compiler::build::build;
 use ccc_compiler::cost::auto::legal::{events_needed, events_over, phase_events};
 use ccc_compiler::cost::auto::{Machine, NoChoice, check_against, choose, choose_exhaustive, display};
@@ -14,23 +15,7 @@ use ccc_compiler::validate::{Problem, validate};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, DevicePattern, OpType};
 use ccc_ir::id::Rank;
-use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, LegAlgorithm, Program, ReduceOp, Topology};
-
-const OPS: [OpType; 6] =
-    [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll, OpType::Broadcast, OpType::Reduce];
-
-fn collective(op: OpType, bytes: u64, arch: Arch, topology: Topology) -> Collective {
-    let rank_n = topology.rank_n;
-    let count = (bytes / 2).max(1).div_ceil(u64::from(rank_n)) * u64::from(rank_n);
-    let mut c = Collective::new(op, DType::Bf16, count, arch, topology).channels(4);
-    if op.is_reducing() {
-        c = c.reduce(ReduceOp::Add);
-    }
-    if matches!(op, OpType::Broadcast | OpType::Reduce) {
-        c = c.root(rank_n / 2 + 1);
-    }
-    c
-}
+use ccc_ir::spec::{Algorithm, Collective, HierLegs, LegAlgorithm, Program, Topology};
 
 /// Every algorithm validation accepts written out for `c`, in `Auto`'s
 /// order (flat ones in `enc_alg_type` order, then every combination of

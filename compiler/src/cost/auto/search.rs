@@ -3,7 +3,9 @@
 //! could win or come second (branch and bound, `docs/cost-model.md` §4).
 //!
 //! The candidates are planned first ([`Planned`]: each one's phases
-//! composed as `build` composes them, not a whole schedule each), then
+//! composed as `build` composes them, not a whole schedule each; one that
+//! would need more mesh events per TOP_SP than the arch has is dropped
+//! there, `legal.rs`), then
 //! costed on one [`PlanCx`] (the descriptor table, sampled members and
 //! DMA rate every plan of the collective shares) and one [`FlowMemo`]
 //! (network flows and scratch buffers). A floor is cheap: member 0's
