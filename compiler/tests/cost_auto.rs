@@ -20,10 +20,13 @@ use ccc_ir::enums::OpType;
 use ccc_ir::model::ModelOverrides;
 use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, LegAlgorithm, Program, ReduceOp, Topology};
 
-const OPS: [OpType; 6] =
+/// The ops `Auto` is checked over (also `cost_legal.rs`).
+pub const OPS: [OpType; 6] =
     [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll, OpType::Broadcast, OpType::Reduce];
 
-fn collective(op: OpType, bytes: u64, arch: Arch, topology: Topology) -> Collective {
+/// `op` over `bytes` (rounded to a count every group splits evenly) on
+/// `arch` and `topology`, 4 channels, rooted mid-world (also `cost_legal.rs`).
+pub fn collective(op: OpType, bytes: u64, arch: Arch, topology: Topology) -> Collective {
     let rank_n = topology.rank_n;
     let count = (bytes / 2).max(1).div_ceil(u64::from(rank_n)) * u64::from(rank_n);
     let mut c = Collective::new(op, DType::Bf16, count, arch, topology).channels(4);

@@ -8,6 +8,7 @@
 
 mod cost;
 mod cost_auto;
+mod cost_legal;
 mod cost_legs;
 mod early_refusals;
 mod module_cycles;

@@ -12,6 +12,11 @@
 //! result is the one predicting every choice gives ([`choose_exhaustive`])
 //! and deterministic: the same spec and model give the same choice on
 //! every rank and every run.
+//!
+//! **Legality.** A choice whose schedule needs more mesh events on a
+//! TOP_SP than the arch has would be refused by lowering; it is dropped
+//! before it is costed, so it is neither chosen nor listed (`legal.rs`).
+//! When none is left, [`NoChoice::MeshEvents`] says what the fewest needs.
 
 use super::{Evaluation, ModelParams, evaluate};
 use crate::build::build;
@@ -20,7 +25,40 @@ use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidColle
 use ccc_ir::arch::Arch;
 use ccc_ir::spec::{Barrier, Leg};
 
+pub mod legal;
 mod search;
+
+/// Why `Auto` has no choice to make.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoChoice {
+    /// No candidate plans.
+    NonePlans,
+    /// Every candidate that plans needs more mesh events on a TOP_SP than
+    /// the arch has, so none would lower (`legal.rs`).
+    MeshEvents {
+        /// The architecture.
+        arch: Arch,
+        /// The fewest events per TOP_SP a candidate needs.
+        needed: u32,
+        /// The most the arch has (`mesh_event_max`).
+        max: u32,
+        /// The candidate that needs the fewest (the first of equals).
+        fewest: ResolvedAlgorithm,
+    },
+}
+
+impl NoChoice {
+    /// Why nothing is left of the candidates, the fewest refused
+    /// (`None`: none planned).
+    fn of(arch: Arch, refused: Option<(u32, ResolvedAlgorithm)>) -> NoChoice {
+        match refused {
+            None => NoChoice::NonePlans,
+            Some((needed, fewest)) => {
+                NoChoice::MeshEvents { arch, needed, max: u32::from(arch.params().mesh_event_max), fewest }
+            }
+        }
+    }
+}
 
 /// The machine a choice is made for.
 #[derive(Clone, Copy, Debug)]
@@ -37,8 +75,7 @@ pub struct Machine {
 
 /// Picks the cheapest of `candidates` for `collective` (see the module
 /// doc for the order); `auto_legs` are the legs a `Hier((...))` left to
-/// the model (empty: the whole algorithm was `Auto`). `None` when no
-/// candidate plans.
+/// the model (empty: the whole algorithm was `Auto`).
 ///
 /// Every candidate gets a floor under its prediction ([`Alternative::floor_ns`]);
 /// candidates are predicted in floor order until no floor left could
@@ -49,31 +86,50 @@ pub struct Machine {
 /// phases cost the same whichever algorithms the other legs run, and a
 /// combination's prediction is the launch cost plus its legs' phase times
 /// summed in run order, the same sum [`super::predict()`] makes
-/// (`compiler/tests/cost_auto.rs` checks all of this).
+/// (`compiler/tests/cost_auto.rs` checks all of this). Candidates that
+/// would not lower are dropped first (`legal.rs`).
+///
+/// # Errors
+///
+/// [`NoChoice`] when no candidate plans and lowers.
 pub fn choose(
     collective: &ValidCollective,
     machine: Machine,
     params: &ModelParams,
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
-) -> Option<AutoChoice> {
+) -> Result<AutoChoice, NoChoice> {
     let (chosen, alternatives) = search::choose(collective, &machine.schedule(), params, candidates)?;
-    Some(AutoChoice { chosen, alternatives, auto_legs })
+    Ok(AutoChoice { chosen, alternatives, auto_legs })
 }
 
 /// The reference [`choose`] is tested against: every candidate built,
-/// predicted whole and given its floor, one by one.
+/// judged by the same legality rule on its whole schedule, predicted whole
+/// and given its floor, one by one.
+///
+/// # Errors
+///
+/// As [`choose`].
 pub fn choose_exhaustive(
     collective: &ValidCollective,
     machine: Machine,
     params: &ModelParams,
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
-) -> Option<AutoChoice> {
+) -> Result<AutoChoice, NoChoice> {
     let mut alternatives = Vec::with_capacity(candidates.len());
+    let mut refused: Option<(u32, ResolvedAlgorithm)> = None;
+    let max = u32::from(machine.arch.params().mesh_event_max);
     for algorithm in candidates {
         let Some((schedule, e)) = evaluate_choice(collective, machine, params, &algorithm) else { continue };
         let Some(plan) = schedule.collectives.first() else { continue };
+        let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
+        if let Some(needed) = legal::events_over(&schedule.shape, &phases, max) {
+            if refused.as_ref().is_none_or(|&(fewest, _)| needed < fewest) {
+                refused = Some((needed, algorithm));
+            }
+            continue;
+        }
         alternatives.push(Alternative {
             algorithm,
             predicted_ns: Some(whole_ns(e.prediction.total_ns)),
@@ -82,8 +138,10 @@ pub fn choose_exhaustive(
         });
     }
     // min_by_key keeps the first of equal keys: the documented tie-break.
-    let chosen = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i)?;
-    Some(AutoChoice { chosen, alternatives, auto_legs })
+    let Some(chosen) = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i) else {
+        return Err(NoChoice::of(machine.arch, refused));
+    };
+    Ok(AutoChoice { chosen, alternatives, auto_legs })
 }
 
 /// The runner-up of `choice`: the cheapest predicted alternative but the

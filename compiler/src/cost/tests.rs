@@ -36,7 +36,9 @@ fn same_both_ways(c: &Collective) -> usize {
     let Some(auto) = vc.auto() else { return 0 };
     let candidates = auto.alternatives.iter().map(|a| a.algorithm.clone()).collect();
     let every = choose_exhaustive(vc, Machine::of(&program), vc.model(), candidates, auto.auto_legs.clone());
-    if let Err(e) = every.as_ref().ok_or("nothing chosen".to_owned()).and_then(|every| check_against(auto, every)) {
+    if let Err(e) =
+        every.as_ref().map_err(|e| format!("nothing chosen: {e:?}")).and_then(|every| check_against(auto, every))
+    {
         panic!("{c:?}: {e}");
     }
     let mut compared = 0;

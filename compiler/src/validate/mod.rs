@@ -11,7 +11,8 @@
 //! [`crate::algorithms`], the single source of truth.
 
 use crate::algorithms::{self, Requirement};
-use crate::cost::{self, ModelParams, auto::Machine};
+use crate::cost::auto::{Machine, NoChoice};
+use crate::cost::{self, ModelParams};
 use crate::valid::{DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
@@ -280,9 +281,17 @@ impl Checker {
                 barrier: c.barrier.unwrap_or_default(),
                 send_credits: u16::try_from(c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS))).ok()?,
             };
-            let Some(choice) = cost::auto::choose(&valid, machine, &valid.model, candidates, auto_legs) else {
-                self.push("algorithm", Problem::AutoNoChoice { op: c.op });
-                return None;
+            let choice = match cost::auto::choose(&valid, machine, &valid.model, candidates, auto_legs) {
+                Ok(choice) => choice,
+                Err(NoChoice::NonePlans) => {
+                    self.push("algorithm", Problem::AutoNoChoice { op: c.op });
+                    return None;
+                }
+                Err(NoChoice::MeshEvents { arch, needed, max, fewest }) => {
+                    let fewest = cost::auto::display(&fewest);
+                    self.push("algorithm", Problem::AutoNoneLowers { op: c.op, arch, needed, max, fewest });
+                    return None;
+                }
             };
             valid.algorithm = choice.winner()?.algorithm.clone();
             valid.auto = Some(choice);

@@ -436,6 +436,26 @@ pub enum Problem {
         /// The op.
         op: OpType,
     },
+    /// `algorithm: Auto` whose every legal choice needs more mesh events
+    /// per TOP_SP than the arch has, so none would lower.
+    #[error(
+        "`Auto` found no algorithm for {op} that lowers on {arch}: every legal choice needs more mesh events \
+         per TOP_SP than the {max} {arch} has (one per peer that sends to a rank in each MESH step; the fewest, \
+         {fewest}, needs {needed}); accepted: a leg written Ring or InterRdh in place of Mesh, or fewer ranks \
+         per mesh (fewer nodes, smaller groups)"
+    )]
+    AutoNoneLowers {
+        /// The op.
+        op: OpType,
+        /// The architecture.
+        arch: Arch,
+        /// The fewest mesh events per TOP_SP a legal choice needs.
+        needed: u32,
+        /// The most the arch has.
+        max: u32,
+        /// The choice that needs the fewest, as the signature writes it.
+        fewest: String,
+    },
     /// A flat algorithm (or Hier) that does not serve the op.
     #[error(
         "{} does not serve {op}{}; accepted: {}",

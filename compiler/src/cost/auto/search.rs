@@ -3,7 +3,9 @@
 //! could win or come second (branch and bound, `docs/cost-model.md` §4).
 //!
 //! The candidates are planned first ([`Planned`]: each one's phases
-//! composed as `build` composes them, not a whole schedule each), then
+//! composed as `build` composes them, not a whole schedule each; one that
+//! would need more mesh events per TOP_SP than the arch has is dropped
+//! there, `legal.rs`), then
 //! costed on one [`PlanCx`] (the descriptor table, sampled members and
 //! DMA rate every plan of the collective shares) and one [`FlowMemo`]
 //! (network flows and scratch buffers). A floor is cheap: member 0's
@@ -16,11 +18,12 @@
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
 
-use super::{floor_ns, whole_ns};
+use super::legal::{Bounds, events_needed};
+use super::{NoChoice, floor_ns, whole_ns};
 use crate::build::plan_as;
 use crate::cost::predict::{FlowMemo, PhaseCoster, PlanCx, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
-use crate::schedule::{CollectivePlan, Schedule};
+use crate::schedule::{CollectivePlan, Phase, Schedule};
 use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
@@ -49,6 +52,8 @@ struct LegCost {
     floors: Option<Vec<f64>>,
     /// Its phases' predicted times, once asked for.
     times: Option<Vec<f64>>,
+    /// Its phases' mesh events per TOP_SP (`legal.rs`).
+    events: Bounds,
 }
 
 /// The candidates' plans: every flat algorithm's, and one combination's
@@ -58,20 +63,27 @@ struct LegCost {
 /// sharing one [`PlanCx`].
 struct Planned {
     plans: Vec<CollectivePlan>,
-    /// Each candidate that plans, with how it is held.
+    /// Each candidate that plans and lowers, with how it is held.
     held: Vec<(ResolvedAlgorithm, Held)>,
     legs: Vec<LegCost>,
+    /// The candidates that plan but need more mesh events per TOP_SP
+    /// than the arch has (`legal.rs`): the fewest any needs, and which.
+    refused: Option<(u32, ResolvedAlgorithm)>,
 }
 
 impl Planned {
     fn of(collective: &ValidCollective, schedule: &Schedule, candidates: Vec<ResolvedAlgorithm>) -> Planned {
         let n = candidates.len();
-        let mut planned = Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new() };
+        let max = u32::from(schedule.arch.params().mesh_event_max);
+        let mut planned =
+            Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new(), refused: None };
         for algorithm in candidates {
+            // A combination of leg choices all seen: its mesh events are
+            // its legs' (found with them).
             if let ResolvedAlgorithm::Hier(chosen) = &algorithm
-                && chosen.iter().all(|&key| planned.leg(key).is_some())
+                && let Some(events) = planned.legs_events(chosen)
             {
-                planned.held.push((algorithm, Held::Legs));
+                planned.hold(schedule, max, algorithm, Held::Legs, events, None);
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
@@ -82,7 +94,9 @@ impl Planned {
                 (ResolvedAlgorithm::Hier(chosen), Some(runs)) => {
                     for (&key, phases) in chosen.iter().zip(runs) {
                         if planned.leg(key).is_none() {
-                            planned.legs.push(LegCost { key, home: at, phases, floors: None, times: None });
+                            let events =
+                                Bounds::of(plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p)));
+                            planned.legs.push(LegCost { key, home: at, phases, floors: None, times: None, events });
                         }
                     }
                     Held::Legs
@@ -92,10 +106,59 @@ impl Planned {
                 // `choose_exhaustive` does, rather than drop it.
                 _ => Held::Whole(at),
             };
+            let events = Bounds::of(plan.phases.iter().map(|p| (&plan, p)));
             planned.plans.push(plan);
-            planned.held.push((algorithm, h));
+            planned.hold(schedule, max, algorithm, h, events, Some(at));
         }
         planned
+    }
+
+    /// Holds `algorithm` as `held` when it lowers: when its schedule needs
+    /// no more mesh events per TOP_SP than the arch has (`legal.rs`);
+    /// otherwise records it as refused. `events` bounds what it needs:
+    /// the phases of plan `whole`, or (`None`) its legs', each leg's on
+    /// the plan it is costed on; they are counted member by member only
+    /// when the bounds do not settle it.
+    fn hold(
+        &mut self,
+        schedule: &Schedule,
+        max: u32,
+        algorithm: ResolvedAlgorithm,
+        held: Held,
+        events: Bounds,
+        whole: Option<usize>,
+    ) {
+        let needed = events.over(max, || {
+            let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
+            let mut add = |home: usize, run: Option<Range<usize>>| {
+                let Some(plan) = self.plans.get(home) else { return };
+                let run = run.unwrap_or(0..plan.phases.len());
+                phases.extend(plan.phases.get(run).unwrap_or(&[]).iter().map(|p| (plan, p)));
+            };
+            match (whole, &algorithm) {
+                (Some(at), _) => add(at, None),
+                (None, ResolvedAlgorithm::Hier(chosen)) => {
+                    for l in chosen.iter().filter_map(|&key| self.legs.get(self.leg(key)?)) {
+                        add(l.home, Some(l.phases.clone()));
+                    }
+                }
+                (None, ResolvedAlgorithm::Flat(_)) => {}
+            }
+            events_needed(&schedule.shape, &phases)
+        });
+        match needed {
+            None => self.held.push((algorithm, held)),
+            Some(n) if self.refused.as_ref().is_none_or(|&(fewest, _)| n < fewest) => {
+                self.refused = Some((n, algorithm));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The mesh events of a combination of `chosen` leg choices, summed
+    /// over its legs; `None` unless every one has been seen.
+    fn legs_events(&self, chosen: &[(Leg, AlgType)]) -> Option<Bounds> {
+        chosen.iter().try_fold(Bounds::default(), |sum, &key| Some(sum + self.legs.get(self.leg(key)?)?.events))
     }
 
     fn leg(&self, key: (Leg, AlgType)) -> Option<usize> {
@@ -121,22 +184,44 @@ pub(super) struct Search<'a> {
 
 /// Plans, floors and predicts `candidates` of `collective` on
 /// `schedule` (the machine, no collective), as [`choose`](super::choose)
-/// says: the position of the winner and every alternative; `None` when no
-/// candidate plans.
+/// says: the position of the winner and every alternative that lowers.
+///
+/// # Errors
+///
+/// [`NoChoice`] when no candidate plans and lowers.
 pub(super) fn choose(
     collective: &ValidCollective,
     schedule: &Schedule,
     params: &ModelParams,
     candidates: Vec<ResolvedAlgorithm>,
+) -> Result<(usize, Vec<Alternative>), NoChoice> {
+    let Planned { plans, held, legs, refused } = Planned::of(collective, schedule, candidates);
+    if held.is_empty() {
+        return Err(NoChoice::of(schedule.arch, refused));
+    }
+    let Some(first) = plans.first() else { return Err(NoChoice::NonePlans) };
+    match search(schedule, params, &plans, held, legs, first) {
+        Some(found) => Ok(found),
+        None => Err(NoChoice::NonePlans),
+    }
+}
+
+/// Floors and predicts the `held` candidates (`first` the first plan),
+/// as [`choose`] says; `None` when a held candidate cannot be costed.
+fn search(
+    schedule: &Schedule,
+    params: &ModelParams,
+    plans: &[CollectivePlan],
+    held: Vec<(ResolvedAlgorithm, Held)>,
+    legs: Vec<LegCost>,
+    first: &CollectivePlan,
 ) -> Option<(usize, Vec<Alternative>)> {
-    let Planned { plans, held, legs } = Planned::of(collective, schedule, candidates);
-    let first = plans.first()?;
     // The collective's bound and launch cost are the same for every
     // candidate (they depend on the op, groups, size and channels only).
     let bound = leg_bound(schedule, first, nodes_spanned(schedule, first), None, params).total_ns();
     let cx = PlanCx::new(schedule, first, params);
     let launch = launch_ns(schedule, first, params);
-    let mut search = Search { schedule, plans: &plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
+    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
     let mut floors = Vec::with_capacity(held.len());
     for (algorithm, h) in &held {
         floors.push(floor_ns(search.floor(algorithm, h)?));

@@ -1,0 +1,298 @@
+//! `Auto` never chooses what lowering refuses (`cost::auto::legal`,
+//! `docs/cost-model.md` §4): a candidate whose schedule needs more mesh
+//! events on a TOP_SP than the arch has is dropped before it is costed.
+//! The count is lowering's, member by member and record by record; every
+//! choice over a grid lowers; the exhaustive reference drops the same
+//! candidates; and when nothing is left validation says why.
+use super::cost_auto::{OPS, collective};
+use ccc_compiler::build::build;
+use ccc_compiler::cost::auto::legal::{events_needed, events_over, phase_events};
+use ccc_compiler::cost::auto::{Machine, NoChoice, check_against, choose, choose_exhaustive, display};
+use ccc_compiler::lower::{Limit, LowerErrorKind, lower};
+use ccc_compiler::schedule::{CollectivePlan, Phase, Schedule};
+use ccc_compiler::valid::{ResolvedAlgorithm, ValidProgram};
+use ccc_compiler::validate::{Problem, validate};
+use ccc_ir::arch::Arch;
+use ccc_ir::enums::{AlgType, DevicePattern, OpType};
+use ccc_ir::id::Rank;
+use ccc_ir::spec::{Algorithm, Collective, HierLegs, LegAlgorithm, Program, Topology};
+
+/// Every algorithm validation accepts written out for `c`, in `Auto`'s
+/// order (flat ones in `enc_alg_type` order, then every combination of
+/// the seed's leg sets, the first leg outermost), whether it lowers or
+/// not: the candidates before the legality rule.
+fn written_candidates(c: &Collective) -> Vec<ResolvedAlgorithm> {
+    let resolved = |algorithm: Algorithm| {
+        validate(&Program::from(c.clone().algorithm(algorithm))).ok().map(|p| p.collectives()[0].algorithm().clone())
+    };
+    let mut out: Vec<ResolvedAlgorithm> =
+        AlgType::ALL.iter().filter(|&&a| a != AlgType::Hier).filter_map(|&a| resolved(Algorithm::flat(a)?)).collect();
+    let Some(legs) = ccc_compiler::algorithms::hier_legs(c.op) else { return out };
+    let mut combos = vec![HierLegs::new()];
+    for &leg in legs {
+        combos = combos
+            .into_iter()
+            .flat_map(|base| ccc_compiler::algorithms::leg_choices(leg).iter().map(move |&a| base.clone().with(leg, a)))
+            .collect();
+    }
+    out.extend(combos.into_iter().filter_map(|legs| resolved(Algorithm::Hier(legs))));
+    out
+}
+
+/// `c` validated under `algorithm` (one of [`written_candidates`]) and built.
+fn built(c: &Collective, algorithm: &ResolvedAlgorithm) -> (ValidProgram, Schedule) {
+    let written = match algorithm {
+        ResolvedAlgorithm::Flat(a) => Algorithm::flat(*a).unwrap(),
+        ResolvedAlgorithm::Hier(legs) => {
+            Algorithm::Hier(legs.iter().fold(HierLegs::new(), |h, &(leg, a)| h.with(leg, a)))
+        }
+    };
+    let program = validate(&Program::from(c.clone().algorithm(written))).unwrap();
+    let schedule = build(&program).unwrap();
+    (program, schedule)
+}
+
+fn mesh_events_error(kind: &LowerErrorKind) -> Option<u64> {
+    match kind {
+        LowerErrorKind::Limit { limit: Limit::MeshEvents, value, .. } => Some(*value),
+        _ => None,
+    }
+}
+
+fn phases(plan: &CollectivePlan) -> Vec<(&CollectivePlan, &Phase)> {
+    plan.phases.iter().map(|p| (plan, p)).collect()
+}
+
+/// The brief's reproducer: 256 ranks, 64 per node, 2 pods, on Sunda.
+/// `Auto` used to choose BwOptMesh (63 mesh events on a TOP_SP, 50 allowed),
+/// which lowering then refused; now every legal choice lowers and the
+/// choice is one of them.
+#[test]
+fn the_reproducer_compiles() {
+    let c = collective(OpType::AllReduce, 8, Arch::Sunda, Topology::new(256, 64).pods(2)).algorithm(Algorithm::Auto);
+    let program = validate(&Program::from(c.clone())).unwrap();
+    let auto = program.collectives()[0].auto().unwrap();
+    let names: Vec<String> = auto.alternatives.iter().map(|a| display(&a.algorithm)).collect();
+    assert!(!names.contains(&"BwOptMesh".to_owned()), "{names:?}");
+    let schedule = build(&program).unwrap();
+    for rank in [0, 255] {
+        lower(&schedule, Rank(rank)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // Written out, BwOptMesh is still refused by lowering, as before.
+    let (_, bw) = built(&c, &ResolvedAlgorithm::Flat(AlgType::BwOptMesh));
+    let err = lower(&bw, Rank(0)).unwrap_err();
+    assert_eq!(mesh_events_error(&err.kind), Some(63), "{err}");
+}
+
+/// Every `Auto` choice over shapes to 1024 ranks and 2 pods, every op,
+/// tiny to large sizes, Sunda (50 events) and each other arch (108),
+/// lowers on rank 0, the last rank and the root.
+#[test]
+fn every_auto_choice_lowers() {
+    let shapes = [
+        Topology::new(8, 8),
+        Topology::new(32, 16),
+        Topology::new(64, 64),
+        Topology::new(128, 16).pods(2),
+        Topology::new(256, 64).pods(2),
+        Topology::new(1024, 64),
+        Topology::new(1024, 64).pods(2),
+    ];
+    let others = [Arch::Cayman, Arch::Mariana, Arch::MarianaPlus];
+    let mut lowered = 0;
+    for (s, &topology) in shapes.iter().enumerate() {
+        for (o, &op) in OPS.iter().enumerate() {
+            for (b, bytes) in [8u64, 64 << 10, 64 << 20].into_iter().enumerate() {
+                for arch in [Arch::Sunda, others[(s + o + b) % others.len()]] {
+                    let c = collective(op, bytes, arch, topology).algorithm(Algorithm::Auto);
+                    // Some ops do not serve every shape and size.
+                    let Ok(program) = validate(&Program::from(c)) else { continue };
+                    let schedule = build(&program).unwrap();
+                    let rank_n = topology.rank_n;
+                    for rank in [0, rank_n - 1, rank_n / 2 + 1] {
+                        lower(&schedule, Rank(rank)).unwrap_or_else(|e| {
+                            let chose = display(program.collectives()[0].algorithm());
+                            panic!("{op} {bytes} B {arch} {topology:?}: Auto chose {chose}: {e}")
+                        });
+                    }
+                    lowered += 1;
+                }
+            }
+        }
+    }
+    assert!(lowered >= 200, "{lowered}");
+}
+
+/// For every candidate with a mesh phase over a grid of shapes, ops and
+/// archs, on every rank (ranks 0, 1, the root and the last on the
+/// largest): each MESH record has the events `phase_events` counts for
+/// its member; where lowering refuses the limit, its count is the sum
+/// through the refused record; `events_needed` is the most any rank
+/// needs and `events_over` refuses exactly the candidates lowering does
+/// (and, against any limit, says so with the count).
+#[test]
+fn the_count_is_what_lowering_gives() {
+    let shapes = [
+        Topology::new(8, 8),
+        // Not a power of two: RDH's prologue and epilogue reach some members only.
+        Topology::new(24, 24),
+        Topology::new(16, 4),
+        Topology::new(32, 16),
+        Topology::new(64, 64),
+        Topology::new(64, 8).pods(2),
+        Topology::new(128, 16).pods(2),
+    ];
+    let (mut candidates, mut refused, mut records) = (0, 0, 0);
+    for &topology in &shapes {
+        for &op in &OPS {
+            for arch in [Arch::Sunda, Arch::Cayman] {
+                let c = collective(op, 64 << 10, arch, topology);
+                let max = u32::from(arch.params().mesh_event_max);
+                for algorithm in written_candidates(&c) {
+                    let (_, schedule) = built(&c, &algorithm);
+                    let plan = &schedule.collectives[0];
+                    if !plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh)) {
+                        continue;
+                    }
+                    candidates += 1;
+                    let name = format!("{op} {arch} {topology:?} {}", display(&algorithm));
+                    let rank_n = topology.rank_n;
+                    let every = rank_n <= 64;
+                    let ranks: Vec<u32> =
+                        if every { (0..rank_n).collect() } else { vec![0, 1, rank_n / 2 + 1, rank_n - 1] };
+                    let (mut most, mut any_refused) = (0u32, false);
+                    let mut out = Vec::new();
+                    for rank in ranks {
+                        let member = plan.groups.locate(Rank(rank)).unwrap().index();
+                        let count = |p: &Phase| phase_events(&schedule.shape, plan, p, member, &mut out);
+                        match lower(&schedule, Rank(rank)) {
+                            Ok(program) => {
+                                for tp in &program.topsps {
+                                    let mut total = 0;
+                                    for r in tp.records() {
+                                        let phase = &plan.phases[r.phase as usize];
+                                        let want = if phase.alg.pattern() == Some(DevicePattern::Mesh) {
+                                            phase_events(&schedule.shape, plan, phase, member, &mut out)
+                                        } else {
+                                            0
+                                        };
+                                        assert_eq!(
+                                            r.events.len() as u32,
+                                            want,
+                                            "{name}: rank {rank} phase {}",
+                                            r.phase
+                                        );
+                                        total += want;
+                                        records += 1;
+                                    }
+                                    most = most.max(total);
+                                }
+                            }
+                            Err(e) => {
+                                let value = mesh_events_error(&e.kind).unwrap_or_else(|| panic!("{name}: {e}"));
+                                let (at, _) = plan.phase_at(e.step.unwrap().0).unwrap();
+                                let through: u32 = plan.phases[..=at].iter().map(count).sum();
+                                assert_eq!(u64::from(through), value, "{name}: rank {rank}");
+                                most = most.max(through);
+                                any_refused = true;
+                            }
+                        }
+                    }
+                    let needed = events_needed(&schedule.shape, &phases(plan));
+                    let over = events_over(&schedule.shape, &phases(plan), max);
+                    if every {
+                        assert_eq!(over.is_some(), any_refused, "{name}: {over:?}");
+                        if !any_refused {
+                            assert_eq!(needed, most, "{name}");
+                        }
+                    } else if any_refused {
+                        assert!(over.is_some(), "{name}");
+                    }
+                    assert!(needed >= most, "{name}: {needed} < {most}");
+                    assert_eq!(over, (needed > max).then_some(needed), "{name}");
+                    // Against any limit, not only the arch's: the phases'
+                    // bounds settle it only where they are exact.
+                    for m in 0..needed {
+                        assert_eq!(events_over(&schedule.shape, &phases(plan), m), Some(needed), "{name} {m}");
+                    }
+                    refused += usize::from(over.is_some());
+                }
+            }
+        }
+    }
+    assert!(candidates >= 200 && refused >= 20 && records >= 10_000, "{candidates} {refused} {records}");
+}
+
+/// `choose` and `choose_exhaustive` over every written candidate, the
+/// refused ones included: they drop the same ones (the reference judges
+/// each whole schedule) and keep their promises over the rest; none they
+/// keep is refused by lowering on rank 0.
+#[test]
+fn the_exhaustive_reference_drops_the_same_candidates() {
+    let shapes =
+        [Topology::new(32, 16), Topology::new(64, 32), Topology::new(128, 16).pods(2), Topology::new(256, 64).pods(2)];
+    let mut dropped = 0;
+    for &topology in &shapes {
+        for &op in &[OpType::AllReduce, OpType::AllToAll, OpType::Reduce] {
+            for arch in [Arch::Sunda, Arch::Cayman] {
+                for bytes in [8u64, 1 << 20] {
+                    let c = collective(op, bytes, arch, topology);
+                    let all = written_candidates(&c);
+                    let (program, _) = built(&c, &all[0]);
+                    let vc = &program.collectives()[0];
+                    let machine = Machine::of(&program);
+                    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap();
+                    let every = choose_exhaustive(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap();
+                    check_against(&fast, &every).unwrap_or_else(|e| panic!("{op} {arch} {topology:?}: {e}"));
+                    for algorithm in &all {
+                        let kept = fast.alternatives.iter().any(|a| &a.algorithm == algorithm);
+                        let (_, schedule) = built(&c, algorithm);
+                        let lowers = lower(&schedule, Rank(0)).is_ok();
+                        assert!(!kept || lowers, "{op} {arch} {topology:?}: kept {}", display(algorithm));
+                        dropped += usize::from(!kept);
+                    }
+                }
+            }
+        }
+    }
+    assert!(dropped >= 20, "{dropped}");
+}
+
+/// Per-leg `Auto` with a written Mesh inter leg over 32 nodes on Sunda:
+/// every combination needs 62 events (50 allowed), so validation refuses
+/// the spec, naming the field, the limit and what would be accepted; the
+/// exhaustive reference gives the same reason.
+#[test]
+fn no_legal_choice_left_is_a_validation_error() {
+    let legs = HierLegs::new()
+        .intra_reduce_scatter(LegAlgorithm::Auto)
+        .inter_all_reduce(AlgType::Mesh)
+        .intra_all_gather(LegAlgorithm::Auto);
+    let on = |arch| collective(OpType::AllReduce, 256, arch, Topology::new(64, 2));
+    let c = on(Arch::Sunda).algorithm(Algorithm::Hier(legs.clone()));
+    let errors = validate(&Program::from(c.clone())).unwrap_err().0;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].field, "algorithm");
+    let Problem::AutoNoneLowers { needed, max, ref fewest, .. } = errors[0].problem else {
+        panic!("{:?}", errors[0].problem)
+    };
+    assert_eq!((needed, max), (62, 50));
+    assert_eq!(fewest, "Hier(intra_reduce_scatter=Ring, inter_all_reduce=Mesh, intra_all_gather=Ring)");
+    let text = errors[0].to_string();
+    assert!(text.contains("mesh events per TOP_SP") && text.contains("accepted:"), "{text}");
+    // On Cayman (108 events) the same spec is legal.
+    assert!(validate(&Program::from(on(Arch::Cayman).algorithm(Algorithm::Hier(legs)))).is_ok());
+    // The reference refuses it alike.
+    let written = written_candidates(&c.algorithm(Algorithm::Auto));
+    let mesh: Vec<ResolvedAlgorithm> = written
+        .into_iter()
+        .filter(|a| matches!(a, ResolvedAlgorithm::Hier(l) if l.iter().any(|&(_, alg)| alg == AlgType::Mesh)))
+        .collect();
+    let (program, _) = built(&on(Arch::Sunda), &mesh[0]);
+    let vc = &program.collectives()[0];
+    let machine = Machine::of(&program);
+    let fast = choose(vc, machine, vc.model(), mesh.clone(), Vec::new()).unwrap_err();
+    let every = choose_exhaustive(vc, machine, vc.model(), mesh, Vec::new()).unwrap_err();
+    assert_eq!(fast, every);
+    assert!(matches!(fast, NoChoice::MeshEvents { needed: 62, max: 50, .. }), "{fast:?}");
+}
