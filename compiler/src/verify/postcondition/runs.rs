@@ -185,6 +185,14 @@ impl Runs {
         }
     }
 
+    /// Spreads member `m`'s row once it holds more than `max_runs` runs
+    /// (after every landing).
+    fn cap(&mut self, m: u32) {
+        if matches!(&self.rows[m as usize], Row::Runs(runs) if runs.len() > self.max_runs) {
+            self.spread(m);
+        }
+    }
+
     /// Spreads member `m`'s row into one counter per cell (rare: kept out
     /// of the landings' code).
     #[inline(never)]
@@ -337,9 +345,7 @@ impl Runs {
             // A range that `land_within` declined.
             Row::Runs(_) => self.land_range(m, set.start, set.start + set.count, &mut values, &new),
         };
-        if matches!(&self.rows[m as usize], Row::Runs(runs) if runs.len() > self.max_runs) {
-            self.spread(m);
-        }
+        self.cap(m);
         ok
     }
 }
@@ -383,9 +389,7 @@ impl Counters for Runs {
         let range = set.stride == 1 || set.count == 1;
         // Within one run, one value: the common landing, first.
         if range && let Some(ok) = self.land_within(m, set.start, set.start + set.count, read, &new) {
-            if matches!(&self.rows[m as usize], Row::Runs(runs) if runs.len() > self.max_runs) {
-                self.spread(m);
-            }
+            self.cap(m);
             return ok;
         }
         self.land_general(m, set, read, new)
