@@ -8,7 +8,9 @@
 //! differently, those legs are inputs to the choice that differ, and are
 //! named leg by leg; the other differing fields of the collective follow;
 //! when nothing signed differs, the inputs that differ are the `model:`
-//! overrides, which are not signed.
+//! overrides, which are not signed, or, when a collective before it
+//! differs, the mesh events those collectives take (`Auto` holds each
+//! collective to what the ones before it leave of a TOP_SP's events).
 
 /// One side's `algorithm`, as far as `Auto` is concerned.
 enum Choice<'a> {
@@ -94,15 +96,20 @@ fn leg_inputs(a: &Choice<'_>, b: &Choice<'_>) -> Vec<String> {
 /// When both sides' `algorithm` was chosen (at least in part) by `Auto`
 /// and the two differ: the sentence that says what each chose and which
 /// inputs to the choice differ. `others` are the collective's other
-/// differing fields (signed inputs).
-pub(super) fn auto_note(here: &str, there: &str, others: &[&str]) -> Option<String> {
+/// differing fields (signed inputs); `earlier` the first collective
+/// before it that differs, if any.
+pub(super) fn auto_note(here: &str, there: &str, others: &[&str], earlier: Option<u32>) -> Option<String> {
     let (a, b) = (Choice::of(here)?, Choice::of(there)?);
     let mut inputs = leg_inputs(&a, &b);
     inputs.extend(others.iter().map(|f| (*f).to_owned()));
-    let inputs = if inputs.is_empty() {
-        "model (the `model:` overrides of the cost model, which the signature does not hold)".to_owned()
-    } else {
-        inputs.join(", ")
+    let model = "model (the `model:` overrides of the cost model, which the signature does not hold)";
+    let inputs = match earlier {
+        _ if !inputs.is_empty() => inputs.join(", "),
+        Some(k) => format!(
+            "the mesh events the collectives before it take (collective {k} differs, and `Auto` holds each \
+             collective to what the ones before it leave of a TOP_SP's), or {model}"
+        ),
+        None => model.to_owned(),
     };
     // A whole `Auto` by its choice; a Hier as signed, its chosen legs
     // marked `Auto(<choice>)`.

@@ -26,12 +26,13 @@ fn field_diffs<'a>(
 }
 
 /// The `Auto` sentence of a changed collective (see [`super::auto_note`]):
-/// both sides' `algorithm`, the other differing input fields.
-fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)]) -> Option<String> {
+/// both sides' `algorithm`, the other differing input fields, and the
+/// first collective before it that differs (`earlier`).
+fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)], earlier: Option<u32>) -> Option<String> {
     let &(_, here, there) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
     let others: Vec<&str> =
         diffs.iter().map(|(k, _, _)| *k).filter(|k| *k != "algorithm" && *k != "schedule").collect();
-    super::auto_note::auto_note(here?, there?, &others)
+    super::auto_note::auto_note(here?, there?, &others, earlier)
 }
 
 /// Compares group `group`'s program `b` with the majority's `a`.
@@ -49,8 +50,11 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
         .collect();
     let versions_differ = fields.iter().any(|f| f.field == "format_version");
 
-    let mut collectives = Vec::new();
+    let mut collectives: Vec<CollectiveDiff> = Vec::new();
     for edit in align(&a.collectives, &b.collectives) {
+        // The first collective that differs before this one: `Auto` holds
+        // a collective to the mesh events the ones before it leave.
+        let earlier = collectives.first().map(|d| d.majority_index);
         let get = |v: &[Vec<(&str, &str)>], i: u32| v.get(i as usize).map(|c| summary(c));
         let diff = match edit {
             Edit::Match(..) => continue,
@@ -58,7 +62,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
                 let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
                 let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
-                let auto = auto_note(&diffs);
+                let auto = auto_note(&diffs, earlier);
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| FieldDiff {

@@ -228,7 +228,7 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     let here =
         "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Kangaring))";
     let there = "Hier(intra_reduce_scatter=Kangaring, inter_all_reduce=Auto(Ring), intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note(here, there, &[]).unwrap_or_default();
+    let note = auto_note::auto_note(here, there, &[], None).unwrap_or_default();
     assert_eq!(
         note,
         format!(
@@ -240,14 +240,14 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     // The same legs left to Auto on both sides and nothing else signed
     // differs: the unsigned `model:` overrides are what differ.
     let other = "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note(here, other, &[]).unwrap_or_default();
+    let note = auto_note::auto_note(here, other, &[], None).unwrap_or_default();
     assert!(note.ends_with("the inputs to the choice differ: model (the `model:` overrides of the cost model, which the signature does not hold)"), "{note}");
     // Legs named first, then the other differing fields.
-    let note = auto_note::auto_note(here, there, &["count"]).unwrap_or_default();
+    let note = auto_note::auto_note(here, there, &["count"], None).unwrap_or_default();
     assert!(note.ends_with("left to Auto (chose Ring) there), count"), "{note}");
     // A whole Auto against a per-leg one: the written legs differ.
     let whole = "Auto(Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring))";
-    let note = auto_note::auto_note(whole, here, &[]).unwrap_or_default();
+    let note = auto_note::auto_note(whole, here, &[], None).unwrap_or_default();
     assert!(
         note.starts_with(
             "Auto chose Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring) here"
@@ -261,7 +261,7 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
         "{note}"
     );
     // A written algorithm on one side is no Auto choice.
-    assert_eq!(auto_note::auto_note("Ring", there, &[]), None);
+    assert_eq!(auto_note::auto_note("Ring", there, &[], None), None);
 }
 
 /// End to end through `diagnose`: the per-leg note reaches the algorithm
@@ -282,6 +282,45 @@ fn diagnose_names_the_auto_leg() {
     let note = field.note.as_deref().unwrap_or_default();
     assert!(
         note.ends_with("differ: algorithm.inter_all_reduce (written InterRdh here, left to Auto (chose Ring) there)"),
+        "{note}"
+    );
+}
+
+/// Two programs whose first collective differs (a written Hier with a Mesh
+/// inter leg against one with a Ring) and whose second is `Auto` with the
+/// same signed inputs: `Auto` chose differently because the first took
+/// different mesh events, and the note says so rather than blaming the
+/// `model:` overrides alone.
+#[test]
+fn an_auto_choice_moved_by_an_earlier_collective_says_so() {
+    use crate::build::build;
+    use crate::sign::sign;
+    use crate::validate::validate;
+    use ccc_ir::arch::Arch;
+    use ccc_ir::enums::{AlgType, OpType};
+    use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, Topology};
+    let c = Collective::new(OpType::AllReduce, DType::Bf16, 128, Arch::Cayman, Topology::new(64, 2))
+        .reduce(ReduceOp::Add)
+        .channels(4);
+    let signed = |name: &str, inter: AlgType| {
+        let legs =
+            HierLegs::new().intra_reduce_scatter(AlgType::Ring).inter_all_reduce(inter).intra_all_gather(AlgType::Ring);
+        let first = c.clone().algorithm(Algorithm::Hier(legs));
+        let program = Program { collectives: vec![first, c.clone().algorithm(Algorithm::Auto)] };
+        let valid = validate(&program).unwrap_or_else(|e| panic!("{e}"));
+        let schedule = build(&valid).unwrap_or_else(|e| panic!("{e}"));
+        Input::new(name, sign(&valid, &schedule).fields)
+    };
+    let report = diagnose(&[signed("a", AlgType::Mesh), signed("b", AlgType::Ring)]);
+    let second = report.differences[0].collectives.iter().find(|d| d.majority_index == 1);
+    let second = second.unwrap_or_else(|| panic!("{report:?}"));
+    let field = second.fields.iter().find(|f| f.field == "algorithm").unwrap_or_else(|| panic!("{second:?}"));
+    assert_eq!(field.cause, Cause::AutoChoice);
+    let note = field.note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains(
+            "the inputs to the choice differ: the mesh events the collectives before it take (collective 0 differs"
+        ),
         "{note}"
     );
 }
