@@ -40,7 +40,7 @@ fn written_candidates(c: &Collective) -> Vec<ResolvedAlgorithm> {
 }
 
 /// `c` validated under `algorithm` (one of [`written_candidates`]) and built.
-fn built(c: &Collective, algorithm: &ResolvedAlgorithm) -> (ValidProgram, Schedule) {
+pub fn built(c: &Collective, algorithm: &ResolvedAlgorithm) -> (ValidProgram, Schedule) {
     let written = match algorithm {
         ResolvedAlgorithm::Flat(a) => Algorithm::flat(*a).unwrap(),
         ResolvedAlgorithm::Hier(legs) => {

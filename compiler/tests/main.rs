@@ -10,6 +10,7 @@ mod cost;
 mod cost_auto;
 mod cost_legal;
 mod cost_legs;
+mod cost_program;
 mod early_refusals;
 mod module_cycles;
 mod mutations;

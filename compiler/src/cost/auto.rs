@@ -42,26 +42,30 @@ pub enum NoChoice {
         needed: u32,
         /// The most the arch has (`mesh_event_max`).
         max: u32,
+        /// Of those, what the program's collectives before this one
+        /// already take ([`Machine::mesh_events_spent`]).
+        spent: u32,
         /// The candidate that needs the fewest (the first of equals).
         fewest: ResolvedAlgorithm,
     },
 }
 
 impl NoChoice {
-    /// Why nothing is left of the candidates, the fewest refused
-    /// (`None`: none planned).
-    fn of(arch: Arch, refused: Option<(u32, ResolvedAlgorithm)>) -> NoChoice {
+    /// Why nothing is left of the candidates on `machine`, the fewest
+    /// refused (`None`: none planned).
+    fn of(machine: Machine, refused: Option<(u32, ResolvedAlgorithm)>) -> NoChoice {
+        let Machine { arch, mesh_events_spent: spent, .. } = machine;
         match refused {
             None => NoChoice::NonePlans,
             Some((needed, fewest)) => {
-                NoChoice::MeshEvents { arch, needed, max: u32::from(arch.params().mesh_event_max), fewest }
+                NoChoice::MeshEvents { arch, needed, max: u32::from(arch.params().mesh_event_max), spent, fewest }
             }
         }
     }
 }
 
 /// The machine a choice is made for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Machine {
     /// Architecture.
     pub arch: Arch,
@@ -71,6 +75,11 @@ pub struct Machine {
     pub barrier: Barrier,
     /// Send credits.
     pub send_credits: u16,
+    /// The mesh events per TOP_SP the program's collectives before this
+    /// one already take (0 for a collective alone): a TOP_SP's events add
+    /// up over every collective it hosts, so a candidate is legal only
+    /// within what they leave (`legal.rs`).
+    pub mesh_events_spent: u32,
 }
 
 /// Picks the cheapest of `candidates` for `collective` (see the module
@@ -99,8 +108,46 @@ pub fn choose(
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
 ) -> Result<AutoChoice, NoChoice> {
-    let (chosen, alternatives) = search::choose(collective, &machine.schedule(), params, candidates)?;
-    Ok(AutoChoice { chosen, alternatives, auto_legs })
+    choose_standing(collective, machine, params, candidates, auto_legs).map(|(choice, _)| choice)
+}
+
+/// The mesh events left to a collective ([`Machine::mesh_event_room`])
+/// over which a choice stands: every candidate it held needs at most
+/// `from`, every one it refused more than `below - 1`, so with any room in
+/// `from..below` the same candidates are held, in the same order, and the
+/// same choice is made from them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stands {
+    /// The fewest events left with which the choice stands.
+    pub from: u32,
+    /// The fewest events left with which it no longer does (`u32::MAX`:
+    /// none refused).
+    pub below: u32,
+}
+
+impl Stands {
+    /// Whether the choice stands with `room` events left.
+    pub fn with(self, room: u32) -> bool {
+        (self.from..self.below).contains(&room)
+    }
+}
+
+/// [`choose`], and the rooms over which its choice stands: what a program
+/// of collectives needs to reuse the choice for an equal collective that
+/// has fewer mesh events left.
+///
+/// # Errors
+///
+/// As [`choose`].
+pub fn choose_standing(
+    collective: &ValidCollective,
+    machine: Machine,
+    params: &ModelParams,
+    candidates: Vec<ResolvedAlgorithm>,
+    auto_legs: Vec<Leg>,
+) -> Result<(AutoChoice, Stands), NoChoice> {
+    let (chosen, alternatives, stands) = search::choose(collective, machine, params, candidates)?;
+    Ok((AutoChoice { chosen, alternatives, auto_legs }, stands))
 }
 
 /// The reference [`choose`] is tested against: every candidate built,
@@ -119,7 +166,7 @@ pub fn choose_exhaustive(
 ) -> Result<AutoChoice, NoChoice> {
     let mut alternatives = Vec::with_capacity(candidates.len());
     let mut refused: Option<(u32, ResolvedAlgorithm)> = None;
-    let max = u32::from(machine.arch.params().mesh_event_max);
+    let max = machine.mesh_event_room();
     for algorithm in candidates {
         let Some((schedule, e)) = evaluate_choice(collective, machine, params, &algorithm) else { continue };
         let Some(plan) = schedule.collectives.first() else { continue };
@@ -139,7 +186,7 @@ pub fn choose_exhaustive(
     }
     // min_by_key keeps the first of equal keys: the documented tie-break.
     let Some(chosen) = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i) else {
-        return Err(NoChoice::of(machine.arch, refused));
+        return Err(NoChoice::of(machine, refused));
     };
     Ok(AutoChoice { chosen, alternatives, auto_legs })
 }
@@ -223,8 +270,14 @@ fn build_alone(collective: &ValidCollective, machine: Machine, algorithm: &Resol
 }
 
 impl Machine {
+    /// The mesh events per TOP_SP a candidate may still take: the arch's
+    /// `mesh_event_max` less what the collectives before it spent.
+    pub fn mesh_event_room(self) -> u32 {
+        u32::from(self.arch.params().mesh_event_max).saturating_sub(self.mesh_events_spent)
+    }
+
     /// A schedule of this machine without collectives.
-    fn schedule(self) -> Schedule {
+    pub(super) fn schedule(self) -> Schedule {
         Schedule {
             arch: self.arch,
             shape: self.shape,
@@ -241,7 +294,23 @@ impl Machine {
             shape: program.topology(),
             barrier: program.barrier(),
             send_credits: program.send_credits(),
+            mesh_events_spent: 0,
         }
+    }
+}
+
+/// The most mesh events per TOP_SP any member of `collective`'s groups
+/// waits on under its (resolved) algorithm, as lowering counts them
+/// (`legal.rs`): what it spends of every TOP_SP it uses, for the `Auto`
+/// collectives after it. 0 when it does not build (validation refuses it
+/// then, or lowering does).
+pub fn mesh_events(collective: &ValidCollective, machine: Machine) -> u32 {
+    let Some(schedule) = build_alone(collective, machine, &collective.algorithm) else { return 0 };
+    let Some(plan) = schedule.collectives.first() else { return 0 };
+    let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
+    match legal::Bounds::of(phases.iter().copied()) {
+        legal::Bounds { lo, hi } if lo == hi => hi,
+        _ => legal::events_needed(&schedule.shape, &phases),
     }
 }
 

@@ -11,12 +11,14 @@
 //! [`crate::algorithms`], the single source of truth.
 
 use crate::algorithms::{self, Requirement};
-use crate::cost::auto::{Machine, NoChoice};
+use crate::cost::auto::{Machine, NoChoice, Stands};
 use crate::cost::{self, ModelParams};
-use crate::valid::{DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
+use crate::valid::{AutoChoice, DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
-use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, LegChoices, Program, ReduceOp, Topology};
+use ccc_ir::spec::{
+    Algorithm, Barrier, Collective, DType, HierLegs, Leg, LegAlgorithm, LegChoices, Program, ReduceOp, Topology,
+};
 use std::collections::BTreeMap;
 use std::fmt::{self, Display};
 
@@ -59,6 +61,7 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
     let first_credits = first.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
 
     let mut valid = Vec::new();
+    let mut autos = ProgramAuto::of(program);
     for (i, c) in program.collectives.iter().enumerate() {
         let mut cx = Checker::new(idx(i));
         let barrier = c.barrier.unwrap_or_default();
@@ -84,7 +87,7 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
             barrier: i == 0 || barrier != first_barrier,
             send_credits: i == 0 || credits != first_credits,
         };
-        if let Some(v) = cx.collective(c, own) {
+        if let Some(v) = cx.collective(c, own, &mut autos) {
             valid.push(v);
         }
         errors.append(&mut cx.errors);
@@ -121,6 +124,134 @@ fn shape_of(t: Topology) -> Option<Shape> {
             nodes_per_pod: node_n / t.pod_n,
         }
     })
+}
+
+/// What `Auto` carries from one collective of a program to the next.
+///
+/// **The mesh events spent.** A TOP_SP's mesh events add up over every
+/// collective it hosts, and every collective has records on TOP_SP 0 (a
+/// collective of `c` channels uses TOP_SPs `0..c`, at most the arch's),
+/// so what the collectives before an `Auto` collective spend on TOP_SP 0
+/// bounds what they spend on any TOP_SP it uses. Each collective before
+/// the last `Auto` one adds the most events any member of its groups
+/// needs under its algorithm, written or chosen
+/// ([`cost::auto::mesh_events`]), and `Auto` holds its candidates to what
+/// is left ([`Machine::mesh_events_spent`]). Choices are thus made in
+/// program order, the earlier collectives' first. The sum of each
+/// collective's most is at least what any one rank needs over them, so
+/// what this accepts lowers; it can refuse a candidate that would lower
+/// only when different members are the busiest in different collectives
+/// (explicit groups of uneven shapes, rooted meshes).
+///
+/// **The answers found.** A program repeating a collective (a training
+/// step's per-layer all-reduces of one size, an imported module's equal
+/// all-gathers) pays for the search once per distinct collective. The
+/// answer is a function of what is compared here and nothing else:
+/// [`cost::auto::choose`] reads the collective's op, dtype, reduction,
+/// count, channels, groups, root, peers, counts and model, the machine
+/// (with the events spent), the candidates and the `Auto` legs, and not
+/// its index (it plans every candidate as collective 0). Entries are
+/// found by op, dtype, count and channels in a `BTreeMap`, then compared
+/// whole; a choice is reused while the events left are in the range over
+/// which it stands ([`Stands`]: the same candidates held), a refusal only
+/// with the same events spent.
+struct ProgramAuto {
+    answers: BTreeMap<Bucket, Vec<(MemoKey, Answer)>>,
+    /// The mesh events per TOP_SP the collectives so far spend.
+    mesh_events_spent: u32,
+    /// The collectives before this index spend events an `Auto` one
+    /// after them must leave room for: up to the last collective with
+    /// `Auto` in its algorithm.
+    counted_before: usize,
+}
+
+/// Where an answer is kept: the collective's op, dtype, count and
+/// channels.
+type Bucket = (OpType, DType, u64, u8);
+
+/// An answer kept: a choice with the rooms over which it stands, or why
+/// there is none with the events the collectives before had spent.
+type Answer = Result<(AutoChoice, Stands), (u32, NoChoice)>;
+
+/// Everything [`cost::auto::choose`] reads but the bucket's fields (the
+/// machine with no events spent: what was spent is judged by
+/// [`Stands`]).
+#[derive(PartialEq)]
+struct MemoKey {
+    reduce: Option<ReduceOp>,
+    groups: Groups,
+    root: Option<u32>,
+    peers: Vec<(u32, u32)>,
+    counts: Option<Vec<Vec<u64>>>,
+    model: ModelParams,
+    machine: Machine,
+    candidates: Vec<ResolvedAlgorithm>,
+    auto_legs: Vec<Leg>,
+}
+
+impl ProgramAuto {
+    /// Nothing found or spent yet, for `program`.
+    fn of(program: &Program) -> ProgramAuto {
+        let counted_before = program.collectives.iter().rposition(|c| has_auto(&c.algorithm)).unwrap_or(0);
+        ProgramAuto { answers: BTreeMap::new(), mesh_events_spent: 0, counted_before }
+    }
+
+    /// Adds what `valid` (validated, on `machine`) spends of the mesh
+    /// events, when an `Auto` collective comes after it.
+    fn spend(&mut self, valid: &ValidCollective, machine: Machine) {
+        if (valid.index as usize) < self.counted_before {
+            let events = cost::auto::mesh_events(valid, machine);
+            self.mesh_events_spent = self.mesh_events_spent.saturating_add(events);
+        }
+    }
+
+    /// [`cost::auto::choose`]'s answer for `valid` over `candidates`: the
+    /// one kept for an equal collective before it, or searched now and
+    /// kept.
+    fn choose(
+        &mut self,
+        valid: &ValidCollective,
+        machine: Machine,
+        candidates: Vec<ResolvedAlgorithm>,
+        auto_legs: Vec<Leg>,
+    ) -> Result<AutoChoice, NoChoice> {
+        let bucket = self.answers.entry((valid.op, valid.dtype, valid.count, valid.channels)).or_default();
+        let key = MemoKey {
+            reduce: valid.reduce,
+            groups: valid.groups.clone(),
+            root: valid.root,
+            peers: valid.peers.clone(),
+            counts: valid.counts.clone(),
+            model: valid.model,
+            machine: Machine { mesh_events_spent: 0, ..machine },
+            candidates,
+            auto_legs,
+        };
+        let room = machine.mesh_event_room();
+        let kept = bucket.iter().find_map(|(k, answer)| match answer {
+            Ok((choice, stands)) if *k == key && stands.with(room) => Some(Ok(choice.clone())),
+            Err((spent, no)) if *k == key && *spent == machine.mesh_events_spent => Some(Err(no.clone())),
+            _ => None,
+        });
+        if let Some(answer) = kept {
+            return answer;
+        }
+        let MemoKey { candidates, auto_legs, .. } = &key;
+        let answer = cost::auto::choose_standing(valid, machine, &valid.model, candidates.clone(), auto_legs.clone());
+        let choice = answer.as_ref().map(|(choice, _)| choice.clone()).map_err(Clone::clone);
+        bucket.push((key, answer.map_err(|no| (machine.mesh_events_spent, no))));
+        choice
+    }
+}
+
+/// Whether `algorithm` leaves anything to `Auto`: the whole of it, or a
+/// leg of a `Hier((...))`.
+fn has_auto(algorithm: &Algorithm) -> bool {
+    match algorithm {
+        Algorithm::Auto => true,
+        Algorithm::Hier(legs) => Leg::ALL.iter().any(|&l| legs.get(l) == Some(LegAlgorithm::Auto)),
+        _ => false,
+    }
 }
 
 /// Which of the settings every collective of a program shares are checked
@@ -217,8 +348,10 @@ impl Checker {
         ok
     }
 
-    /// Checks one collective; `own` says which shared settings to check here.
-    fn collective(&mut self, c: &Collective, own: Own) -> Option<ValidCollective> {
+    /// Checks one collective; `own` says which shared settings to check
+    /// here; `autos` is what `Auto` carries from the collectives before
+    /// it.
+    fn collective(&mut self, c: &Collective, own: Own, autos: &mut ProgramAuto) -> Option<ValidCollective> {
         let before = self.errors.len();
         if own.topology {
             self.topology(c.topology);
@@ -274,28 +407,30 @@ impl Checker {
             model: ModelParams::with(c.arch, c.model.as_ref()),
             auto: None,
         };
+        let machine = Machine {
+            arch: c.arch,
+            shape: shape?,
+            barrier: c.barrier.unwrap_or_default(),
+            send_credits: u16::try_from(c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS))).ok()?,
+            mesh_events_spent: autos.mesh_events_spent,
+        };
         if let Some((candidates, auto_legs)) = self.auto.take() {
-            let machine = Machine {
-                arch: c.arch,
-                shape: shape?,
-                barrier: c.barrier.unwrap_or_default(),
-                send_credits: u16::try_from(c.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS))).ok()?,
-            };
-            let choice = match cost::auto::choose(&valid, machine, &valid.model, candidates, auto_legs) {
+            let choice = match autos.choose(&valid, machine, candidates, auto_legs) {
                 Ok(choice) => choice,
                 Err(NoChoice::NonePlans) => {
                     self.push("algorithm", Problem::AutoNoChoice { op: c.op });
                     return None;
                 }
-                Err(NoChoice::MeshEvents { arch, needed, max, fewest }) => {
+                Err(NoChoice::MeshEvents { arch, needed, max, spent, fewest }) => {
                     let fewest = cost::auto::display(&fewest);
-                    self.push("algorithm", Problem::AutoNoneLowers { op: c.op, arch, needed, max, fewest });
+                    self.push("algorithm", Problem::AutoNoneLowers { op: c.op, arch, needed, max, spent, fewest });
                     return None;
                 }
             };
             valid.algorithm = choice.winner()?.algorithm.clone();
             valid.auto = Some(choice);
         }
+        autos.spend(&valid, machine);
         Some(valid)
     }
 

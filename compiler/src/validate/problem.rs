@@ -440,9 +440,11 @@ pub enum Problem {
     /// per TOP_SP than the arch has, so none would lower.
     #[error(
         "`Auto` found no algorithm for {op} that lowers on {arch}: every legal choice needs more mesh events \
-         per TOP_SP than the {max} {arch} has (one per peer that sends to a rank in each MESH step; the fewest, \
+         per TOP_SP than {room} (one per peer that sends to a rank in each MESH step; the fewest, \
          {fewest}, needs {needed}); accepted: a leg written Ring or InterRdh in place of Mesh, or fewer ranks \
-         per mesh (fewer nodes, smaller groups)"
+         per mesh (fewer nodes, smaller groups){earlier}",
+        room = super::wording::mesh_room(*.max, *.spent, *.arch),
+        earlier = if *.spent > 0 { ", or fewer mesh events in the collectives before it" } else { "" }
     )]
     AutoNoneLowers {
         /// The op.
@@ -453,6 +455,8 @@ pub enum Problem {
         needed: u32,
         /// The most the arch has.
         max: u32,
+        /// Of those, what the program's collectives before this one take.
+        spent: u32,
         /// The choice that needs the fewest, as the signature writes it.
         fewest: String,
     },

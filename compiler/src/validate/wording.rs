@@ -128,3 +128,14 @@ pub(super) fn not_aligned(p: &Problem) -> String {
         more_groups(*more)
     )
 }
+
+/// The mesh events per TOP_SP an `Auto` collective may take: the arch's
+/// `max` ("the 50 Sunda has"), or what the collectives before it left of
+/// them.
+pub(super) fn mesh_room(max: u32, spent: u32, arch: ccc_ir::arch::Arch) -> String {
+    if spent == 0 {
+        format!("the {max} {arch} has")
+    } else {
+        format!("the {} the collectives before it leave of the {max} {arch} has", max.saturating_sub(spent))
+    }
+}

@@ -23,9 +23,10 @@
 //! transfers, as lowering does. A test holds [`phase_events`] equal to
 //! what lowering gives every mesh record (`compiler/tests/cost_legal.rs`).
 //!
-//! Each collective is judged alone: a TOP_SP's table serves the whole
-//! program, so a program whose collectives each fit can still need more
-//! in all, and lowering still refuses it with `Limit::MeshEvents`.
+//! A TOP_SP's table serves the whole program, so a candidate is held to
+//! what the program's collectives before it leave
+//! ([`Machine::mesh_event_room`](super::Machine::mesh_event_room); the
+//! sum is kept by validation's `ProgramAuto`).
 
 use crate::algorithms::transfers;
 use crate::schedule::{CollectivePlan, Phase, PhaseKind, Transfer};
@@ -78,6 +79,17 @@ impl Bounds {
         }
         let needed = if self.lo == self.hi { self.hi } else { exact() };
         (needed > max).then_some(needed)
+    }
+}
+
+impl Bounds {
+    /// The mesh events to judge a candidate by against `max`: the bounds'
+    /// most when it fits (at least what any member needs), else what the
+    /// most-needing member needs (the bounds' when every member needs the
+    /// same, else `exact`). More than `max` exactly when [`Bounds::over`]
+    /// says it is over.
+    pub fn need(self, max: u32, exact: impl FnOnce() -> u32) -> u32 {
+        if self.hi <= max || self.lo == self.hi { self.hi } else { exact() }
     }
 }
 

@@ -19,7 +19,7 @@
 //! candidate would give: the same argmin with the same tie-break.
 
 use super::legal::{Bounds, events_needed};
-use super::{NoChoice, floor_ns, whole_ns};
+use super::{Machine, NoChoice, Stands, floor_ns, whole_ns};
 use crate::build::plan_as;
 use crate::cost::predict::{FlowMemo, PhaseCoster, PlanCx, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
@@ -69,14 +69,23 @@ struct Planned {
     /// The candidates that plan but need more mesh events per TOP_SP
     /// than the arch has (`legal.rs`): the fewest any needs, and which.
     refused: Option<(u32, ResolvedAlgorithm)>,
+    /// At least the most mesh events per TOP_SP a held candidate needs
+    /// (its bounds' most where that settled it, else its count).
+    held_need: u32,
 }
 
 impl Planned {
-    fn of(collective: &ValidCollective, schedule: &Schedule, candidates: Vec<ResolvedAlgorithm>) -> Planned {
+    /// Plans `candidates`, holding those that need at most `max` mesh
+    /// events per TOP_SP.
+    fn of(collective: &ValidCollective, schedule: &Schedule, max: u32, candidates: Vec<ResolvedAlgorithm>) -> Planned {
         let n = candidates.len();
-        let max = u32::from(schedule.arch.params().mesh_event_max);
-        let mut planned =
-            Planned { plans: Vec::with_capacity(n), held: Vec::with_capacity(n), legs: Vec::new(), refused: None };
+        let mut planned = Planned {
+            plans: Vec::with_capacity(n),
+            held: Vec::with_capacity(n),
+            legs: Vec::new(),
+            refused: None,
+            held_need: 0,
+        };
         for algorithm in candidates {
             // A combination of leg choices all seen: its mesh events are
             // its legs' (found with them).
@@ -128,7 +137,7 @@ impl Planned {
         events: Bounds,
         whole: Option<usize>,
     ) {
-        let needed = events.over(max, || {
+        let needed = events.need(max, || {
             let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
             let mut add = |home: usize, run: Option<Range<usize>>| {
                 let Some(plan) = self.plans.get(home) else { return };
@@ -147,11 +156,14 @@ impl Planned {
             events_needed(&schedule.shape, &phases)
         });
         match needed {
-            None => self.held.push((algorithm, held)),
-            Some(n) if self.refused.as_ref().is_none_or(|&(fewest, _)| n < fewest) => {
+            n if n <= max => {
+                self.held_need = self.held_need.max(n);
+                self.held.push((algorithm, held));
+            }
+            n if self.refused.as_ref().is_none_or(|&(fewest, _)| n < fewest) => {
                 self.refused = Some((n, algorithm));
             }
-            Some(_) => {}
+            _ => {}
         }
     }
 
@@ -191,17 +203,20 @@ pub(super) struct Search<'a> {
 /// [`NoChoice`] when no candidate plans and lowers.
 pub(super) fn choose(
     collective: &ValidCollective,
-    schedule: &Schedule,
+    machine: Machine,
     params: &ModelParams,
     candidates: Vec<ResolvedAlgorithm>,
-) -> Result<(usize, Vec<Alternative>), NoChoice> {
-    let Planned { plans, held, legs, refused } = Planned::of(collective, schedule, candidates);
+) -> Result<(usize, Vec<Alternative>, Stands), NoChoice> {
+    let schedule = &machine.schedule();
+    let Planned { plans, held, legs, refused, held_need } =
+        Planned::of(collective, schedule, machine.mesh_event_room(), candidates);
     if held.is_empty() {
-        return Err(NoChoice::of(schedule.arch, refused));
+        return Err(NoChoice::of(machine, refused));
     }
+    let stands = Stands { from: held_need, below: refused.as_ref().map_or(u32::MAX, |&(fewest, _)| fewest) };
     let Some(first) = plans.first() else { return Err(NoChoice::NonePlans) };
     match search(schedule, params, &plans, held, legs, first) {
-        Some(found) => Ok(found),
+        Some((chosen, alternatives)) => Ok((chosen, alternatives, stands)),
         None => Err(NoChoice::NonePlans),
     }
 }

@@ -2,6 +2,36 @@
 
 use super::*;
 use crate::validate::algorithm::aligned;
+use ccc_ir::model::ModelOverrides;
+
+/// A program that repeats a collective searches it once (`AutoMemo`),
+/// and every collective still gets the answer validating it alone gives:
+/// collectives equal but for their model or their groups (the same bucket
+/// of op, dtype, count and channels) get their own.
+#[test]
+fn auto_answers_are_kept_per_distinct_collective() {
+    let auto = |f: &dyn Fn(&mut Collective)| {
+        with(|c| {
+            c.algorithm = Algorithm::Auto;
+            f(c);
+        })
+    };
+    let a = auto(&|_| {});
+    let slow_network = auto(&|c| c.model = Some(ModelOverrides { node_inter_mbps: Some(1), ..Default::default() }));
+    let pairs = auto(&|c| c.groups = Some((0..16).map(|g| vec![g, g + 16]).collect()));
+    let smaller = auto(&|c| c.count = 1024);
+    let program = [&a, &slow_network, &a, &pairs, &smaller, &slow_network, &a];
+    let valid = validate(&Program { collectives: program.iter().map(|c| (*c).clone()).collect() }).unwrap();
+    let alone: Vec<AutoChoice> = program.iter().map(|c| ok((*c).clone()).auto().unwrap().clone()).collect();
+    for (i, (v, alone)) in valid.collectives().iter().zip(&alone).enumerate() {
+        assert_eq!(v.auto(), Some(alone), "collective {i}");
+        assert_eq!(v.algorithm(), &alone.winner().unwrap().algorithm, "collective {i}");
+    }
+    // The overrides and the groups change the answer, so a memo keyed on
+    // the bucket alone would hand them the first collective's.
+    assert_ne!(alone[1], alone[0]);
+    assert_ne!(alone[3], alone[0]);
+}
 
 #[test]
 fn auto_and_unserved_algorithms() {
