@@ -7,7 +7,17 @@
 //! legal choices, planning them (composing each one's phases, not a whole
 //! schedule), giving each a floor and predicting those that could win or
 //! come second: the `predicted` column). Lowering one rank is
-//! `lower_ranks(schedule, [rank 0])` on the chosen schedule.
+//! `lower_ranks(schedule, [rank 0])` on the chosen schedule. For context,
+//! the last columns set Auto's cost beside a whole compile of rank 0 with
+//! the choice written out (build, lower, encode and sign rank 0, without
+//! the whole-world proof: what a framework pays at least for one rank's
+//! bytes).
+//!
+//! The last case is a program: a training step whose 32 gradient
+//! all-reduces come in 8 sizes. Validation searches each distinct
+//! collective once (`validate`'s `AutoMemo`), so its columns are the
+//! whole program's: Auto's cost over the program against lowering (and
+//! compiling) rank 0 of the whole program.
 //!
 //! The times move with the machine's load; instruction counts do not:
 //! `valgrind --tool=callgrind target/release/deps/auto-<hash> "16/node"`
@@ -20,7 +30,7 @@
 
 use ccc_bench::{human, median};
 use ccc_compiler::build::build;
-use ccc_compiler::pipeline::lower_ranks;
+use ccc_compiler::pipeline::{Options, compile, lower_ranks};
 use ccc_compiler::valid::ResolvedAlgorithm;
 use ccc_compiler::validate::validate;
 use ccc_ir::arch::Arch;
@@ -48,43 +58,87 @@ fn written(r: &ResolvedAlgorithm) -> Algorithm {
     }
 }
 
+/// One case: a program of collectives, each with `Auto`.
+struct Case {
+    name: &'static str,
+    collectives: Vec<Collective>,
+}
+
+impl Case {
+    fn one(name: &'static str, c: Collective) -> Case {
+        Case { name, collectives: vec![c] }
+    }
+}
+
+/// A training step's gradient all-reduces: 32 layers whose tensors come in
+/// 8 sizes, 4 layers each, in layer order (each size recurs every 8).
+fn training_step() -> Vec<Collective> {
+    (0..32u64).map(|layer| spec(OpType::AllReduce, Arch::Cayman, 32, 16, (1 << 16) << (layer % 8))).collect()
+}
+
 fn main() {
     let budget = Duration::from_secs(2);
     let cases = [
-        ("all-reduce 32 ranks, 16/node, 8 MiB", spec(OpType::AllReduce, Arch::Cayman, 32, 16, 4 << 20)),
-        ("all-reduce 64 ranks, 32/node, 1 GiB", spec(OpType::AllReduce, Arch::Sunda, 64, 32, 256 << 20)),
-        ("all-gather 32 ranks, 32/node, 512 KiB", spec(OpType::AllGather, Arch::Sunda, 32, 32, 8192)),
-        ("all-reduce 1024 ranks, 64/node, 64 MiB", spec(OpType::AllReduce, Arch::Cayman, 1024, 64, 32 << 20)),
+        Case::one("all-reduce 32 ranks, 16/node, 8 MiB", spec(OpType::AllReduce, Arch::Cayman, 32, 16, 4 << 20)),
+        Case::one("all-reduce 64 ranks, 32/node, 1 GiB", spec(OpType::AllReduce, Arch::Sunda, 64, 32, 256 << 20)),
+        Case::one("all-gather 32 ranks, 32/node, 512 KiB", spec(OpType::AllGather, Arch::Sunda, 32, 32, 8192)),
+        Case::one("all-reduce 1024 ranks, 64/node, 64 MiB", spec(OpType::AllReduce, Arch::Cayman, 1024, 64, 32 << 20)),
+        Case { name: "32 all-reduces, 8 sizes (32 ranks, 16/node)", collectives: training_step() },
     ];
     println!(
-        "{:<42} {:>8} {:>10} {:>12} {:>14} {:>14} {:>8}",
-        "case", "choices", "predicted", "Auto adds", "lower 1 rank", "Auto/lower", "chosen"
+        "{:<44} {:>8} {:>10} {:>12} {:>14} {:>11} {:>16} {:>13} {:>8}",
+        "case",
+        "choices",
+        "predicted",
+        "Auto adds",
+        "lower 1 rank",
+        "Auto/lower",
+        "compile 1 rank",
+        "Auto/compile",
+        "chosen"
     );
     // `cargo bench -p ccc-bench --bench auto -- 1024` runs the cases whose
     // name holds `1024` (a profiler's run); no filter runs them all.
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    for (name, c) in cases {
-        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+    for case in cases {
+        if !filter.is_empty() && !filter.iter().any(|f| case.name.contains(f.as_str())) {
             continue;
         }
-        let auto = Collective { algorithm: Algorithm::Auto, ..c.clone() };
-        let (t_auto, valid) = median(budget, || validate(&Program::from(auto.clone())).unwrap());
+        let auto = Program {
+            collectives: case
+                .collectives
+                .iter()
+                .map(|c| Collective { algorithm: Algorithm::Auto, ..c.clone() })
+                .collect(),
+        };
+        let (t_auto, valid) = median(budget, || validate(&auto).unwrap());
         let v = &valid.collectives()[0];
         let choices = v.auto().unwrap().alternatives.len();
         let predicted = v.auto().unwrap().alternatives.iter().filter(|a| a.predicted_ns.is_some()).count();
-        let fixed = Collective { algorithm: written(v.algorithm()), ..c };
-        let (t_fixed, _) = median(budget, || validate(&Program::from(fixed.clone())).unwrap());
+        let fixed = Program {
+            collectives: case
+                .collectives
+                .iter()
+                .zip(valid.collectives())
+                .map(|(c, v)| Collective { algorithm: written(v.algorithm()), ..c.clone() })
+                .collect(),
+        };
+        let (t_fixed, valid_fixed) = median(budget, || validate(&fixed).unwrap());
         let schedule = build(&valid).unwrap();
         let (t_lower, _) = median(budget, || lower_ranks(&schedule, &[Rank(0)]).unwrap());
+        let rank0 = Options { ranks: vec![Rank(0)], verify: false, ..Options::default() };
+        let (t_compile, _) = median(budget, || compile(&valid_fixed, &rank0).unwrap());
         let adds = t_auto.saturating_sub(t_fixed);
         println!(
-            "{:<42} {:>8} {:>10} {:>12} {:>14} {:>13.2}x {:>8}",
-            name,
+            "{:<44} {:>8} {:>10} {:>12} {:>14} {:>10.2}x {:>16} {:>12.2}x {:>8}",
+            case.name,
             choices,
             predicted,
             human(adds),
             human(t_lower),
             adds.as_secs_f64() / t_lower.as_secs_f64(),
+            human(t_compile),
+            adds.as_secs_f64() / t_compile.as_secs_f64(),
             ccc_compiler::cost::auto::display(v.algorithm()).chars().take(8).collect::<String>()
         );
     }
