@@ -1,4 +1,15 @@
 //! Checking the algorithm choice: what serves the op, hier's legs, and the structure (node, pod alignment) each algorithm requires of the groups.
+//!
+//! A written algorithm is checked by [`Checker::algorithm`], which reports
+//! every problem. `Auto` (and a `Hier((...))` with `Auto` legs) lists the
+//! choices those same rules accept without running them once per
+//! candidate: each structural fact is decided once per validation
+//! ([`Checker::holds`]), a flat choice is two facts
+//! ([`Checker::flat_listed`]), and a hierarchical combination's checks are
+//! split into what every combination shares and each `Auto` leg's own
+//! requirement ([`Checker::list_hier`]). Tests hold the listing equal to
+//! the candidates that resolve when written out
+//! (`validate/tests/algorithm.rs`).
 
 use super::*;
 

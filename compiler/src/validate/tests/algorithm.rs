@@ -275,6 +275,36 @@ fn world_facts_follow_from_the_shape() {
     assert!(checked > 50, "{checked} facts fail");
 }
 
+/// A topology and its groups, `None` for the world:
+/// (rank_n, local_rank_n, pod_n, groups).
+type Case = (u32, u32, u32, Option<Vec<Vec<u32>>>);
+
+/// The listing tests' topologies: world groups on one and several pods,
+/// node-contiguous, strided and unevenly shaped explicit groups.
+fn listing_cases() -> [Case; 8] {
+    [
+        (8, 8, 1, None),
+        (16, 4, 1, None),
+        (32, 8, 2, None),
+        (32, 4, 4, None),
+        (16, 8, 1, Some((0..4).map(|g| (g * 4..g * 4 + 4).collect()).collect())),
+        (16, 4, 1, Some((0..4).map(|g| (g..16).step_by(4).collect()).collect())),
+        (16, 8, 1, Some(vec![vec![0, 1, 2, 3], vec![4, 5, 12, 13], vec![6, 7, 14, 15], vec![8, 9, 10, 11]])),
+        (32, 4, 2, Some(vec![(0..16).collect(), (16..32).collect()])),
+    ]
+}
+
+/// `algorithm` written for `op` on `case`'s checked shape and groups:
+/// what it resolves to, and the checker (its problems, its listing).
+fn resolve_on(case: &Case, op: OpType, algorithm: &Algorithm) -> (Option<ResolvedAlgorithm>, Checker) {
+    let (rank_n, local_rank_n, pod_n, groups) = case;
+    let shape = shape_of(Topology { rank_n: *rank_n, local_rank_n: *local_rank_n, pod_n: *pod_n }).unwrap();
+    let checked = Checker::new(0).groups(groups.as_deref(), *rank_n).unwrap();
+    let mut cx = Checker::new(0);
+    let r = cx.algorithm(op, algorithm, Some((&shape, &checked)));
+    (r, cx)
+}
+
 /// `Auto` lists exactly the candidates that resolve when written out,
 /// over ops, shapes and groups (world, node-contiguous, strided across
 /// nodes, two node/pod shapes), and so do `Auto` legs over the seed's and
@@ -286,28 +316,10 @@ fn world_facts_follow_from_the_shape() {
 #[test]
 fn auto_lists_what_resolves_written() {
     use ccc_ir::spec::LegAlgorithm;
-    // (rank_n, local_rank_n, pod_n, groups)
-    type Case = (u32, u32, u32, Option<Vec<Vec<u32>>>);
-    let topologies: [Case; 8] = [
-        (8, 8, 1, None),
-        (16, 4, 1, None),
-        (32, 8, 2, None),
-        (32, 4, 4, None),
-        (16, 8, 1, Some((0..4).map(|g| (g * 4..g * 4 + 4).collect()).collect())),
-        (16, 4, 1, Some((0..4).map(|g| (g..16).step_by(4).collect()).collect())),
-        (16, 8, 1, Some(vec![vec![0, 1, 2, 3], vec![4, 5, 12, 13], vec![6, 7, 14, 15], vec![8, 9, 10, 11]])),
-        (32, 4, 2, Some(vec![(0..16).collect(), (16..32).collect()])),
-    ];
     let (mut listed, mut refused) = (0, 0);
-    for (rank_n, local, pod_n, groups) in topologies {
-        let shape = shape_of(Topology { rank_n, local_rank_n: local, pod_n }).unwrap();
-        let checked = Checker::new(0).groups(groups.as_deref(), rank_n).unwrap();
-        let structure = Some((&shape, &checked));
-        let resolved = |op: OpType, algorithm: &Algorithm| {
-            let mut cx = Checker::new(0);
-            let r = cx.algorithm(op, algorithm, structure);
-            (r, cx)
-        };
+    for case in listing_cases() {
+        let (rank_n, local, pod_n, groups) = &case;
+        let resolved = |op: OpType, algorithm: &Algorithm| resolve_on(&case, op, algorithm);
         for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::Broadcast, OpType::AllToAll] {
             let legs = crate::algorithms::hier_legs(op).unwrap_or(&[]);
             for set in [None, Some(LegChoices::Seed), Some(LegChoices::Wide)] {
@@ -365,25 +377,10 @@ fn auto_lists_what_resolves_written() {
 #[test]
 fn auto_legs_beside_written_ones_list_what_resolves() {
     use ccc_ir::spec::LegAlgorithm;
-    // (rank_n, local_rank_n, pod_n, groups)
-    type Case = (u32, u32, u32, Option<Vec<Vec<u32>>>);
-    let topologies: [Case; 5] = [
-        (16, 4, 1, None),
-        (32, 8, 2, None),
-        (32, 4, 4, None),
-        (16, 4, 1, Some((0..4).map(|g| (g..16).step_by(4).collect()).collect())),
-        (32, 4, 2, Some(vec![(0..16).collect(), (16..32).collect()])),
-    ];
     let (mut listed, mut empty, mut written_refused) = (0, 0, 0);
-    for (rank_n, local, pod_n, groups) in topologies {
-        let shape = shape_of(Topology { rank_n, local_rank_n: local, pod_n }).unwrap();
-        let checked = Checker::new(0).groups(groups.as_deref(), rank_n).unwrap();
-        let structure = Some((&shape, &checked));
-        let resolved = |op: OpType, algorithm: &Algorithm| {
-            let mut cx = Checker::new(0);
-            let r = cx.algorithm(op, algorithm, structure);
-            (r, cx)
-        };
+    for case in listing_cases() {
+        let (rank_n, local, pod_n, groups) = &case;
+        let resolved = |op: OpType, algorithm: &Algorithm| resolve_on(&case, op, algorithm);
         for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
             let legs = crate::algorithms::hier_legs(op).unwrap();
             for choices in [LegChoices::Seed, LegChoices::Wide] {
