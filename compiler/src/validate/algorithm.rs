@@ -1,4 +1,15 @@
 //! Checking the algorithm choice: what serves the op, hier's legs, and the structure (node, pod alignment) each algorithm requires of the groups.
+//!
+//! A written algorithm is checked by [`Checker::algorithm`], which reports
+//! every problem. `Auto` (and a `Hier((...))` with `Auto` legs) lists the
+//! choices those same rules accept without running them once per
+//! candidate: each structural fact is decided once per validation
+//! ([`Checker::holds`]), a flat choice is two facts
+//! ([`Checker::flat_listed`]), and a hierarchical combination's checks are
+//! split into what every combination shares and each `Auto` leg's own
+//! requirement ([`Checker::list_hier`]). Tests hold the listing equal to
+//! the candidates that resolve when written out
+//! (`validate/tests/algorithm.rs`).
 
 use super::*;
 
@@ -27,8 +38,8 @@ impl Checker {
                 // made at the end of `collective`, from these. Without a
                 // valid shape and groups, their own problems are reported
                 // and no choice is legal to list.
-                structure?;
-                let candidates = self.auto_candidates(op, structure);
+                let (shape, groups) = structure?;
+                let candidates = self.auto_candidates(op, shape, groups);
                 let first = candidates.first().cloned();
                 if first.is_none() {
                     self.push("algorithm", Problem::AutoNoChoice { op });
@@ -61,36 +72,124 @@ impl Checker {
 
     /// The legal choices of `algorithm: Auto`: every flat algorithm that
     /// serves the op, then every combination of the seed's leg choices,
-    /// each kept only when this checker's own rules accept it.
-    fn auto_candidates(&self, op: OpType, structure: Option<(&Shape, &CheckedGroups)>) -> Vec<ResolvedAlgorithm> {
-        let mut legal = Vec::with_capacity(AlgType::ALL.len());
-        let mut scratch = Checker { listing: true, ..Checker::new(self.index) };
-        let mut consider = |algorithm: &Algorithm| {
-            scratch.errors.clear();
-            if let Some(resolved) = scratch.algorithm(op, algorithm, structure)
-                && scratch.errors.is_empty()
-            {
-                legal.push(resolved);
-            }
-        };
-        for &alg in AlgType::ALL.iter().filter(|&&a| a != AlgType::Hier && algorithms::supports(a, op)) {
-            if let Some(algorithm) = Algorithm::flat(alg) {
-                consider(&algorithm);
+    /// each kept only when this checker's own rules accept it. The rules
+    /// are not run per candidate: what they check of a flat choice is two
+    /// facts ([`Checker::flat_listed`]), and of a combination what
+    /// [`Checker::list_hier`] decides once for all of them.
+    fn auto_candidates(&mut self, op: OpType, shape: &Shape, groups: &CheckedGroups) -> Vec<ResolvedAlgorithm> {
+        let flats = AlgType::ALL.iter().copied().filter(|&a| a != AlgType::Hier && algorithms::supports(a, op));
+        let hier = algorithms::hier_legs(op).filter(|_| algorithms::supports(AlgType::Hier, op));
+        let set = LegChoices::Seed;
+        let combos: usize = hier.unwrap_or(&[]).iter().map(|&leg| algorithms::leg_choices_in(leg, set).len()).product();
+        let mut legal = Vec::with_capacity(flats.clone().count() + combos);
+        // `Algorithm::flat` names every flat algorithm, as `algorithm`
+        // resolves it.
+        for alg in flats.filter(|&alg| Algorithm::flat(alg).is_some()) {
+            if self.flat_listed(alg, shape, groups) {
+                legal.push(ResolvedAlgorithm::Flat(alg));
             }
         }
-        if let (Some(legs), true) = (algorithms::hier_legs(op), algorithms::supports(AlgType::Hier, op)) {
-            for legs in combinations(&HierLegs::default(), legs, LegChoices::Seed) {
-                consider(&Algorithm::Hier(legs));
-            }
+        if let Some(legs) = hier {
+            let facts = std::mem::take(&mut self.facts);
+            let mut scratch = Checker { facts, listing: true, ..Checker::new(self.index) };
+            scratch.list_hier(op, &HierLegs::default(), legs, set, shape, groups, &mut legal);
+            self.facts = scratch.facts;
         }
         legal
+    }
+
+    /// Whether `algorithm` accepts flat `alg` (which serves the op) without
+    /// a problem: its requirement holds over whole groups and, unless it
+    /// has none, every group has one shape (what `algorithm` checks after
+    /// `supports`, in that order).
+    fn flat_listed(&mut self, alg: AlgType, shape: &Shape, groups: &CheckedGroups) -> bool {
+        let req = algorithms::requirement(alg);
+        self.holds(Fact::Whole(req), shape, groups)
+            && (req == Requirement::None || self.holds(Fact::SameShapes, shape, groups))
+    }
+
+    /// Appends to `legal` every combination of the `auto` legs' choices in
+    /// `set` over `base` (the other legs as written) that [`Checker::hier`]
+    /// accepts without a problem, in [`combinations`]' order. Each check
+    /// is decided once, not per combination: the legs' own checks
+    /// ([`Checker::hier_chosen`]) give the same problems for every
+    /// combination (an `Auto` leg's choice is always in its set, so only
+    /// the written legs can have one), so the first combination's decide
+    /// for all; the composition's requirement, one shape and the written
+    /// legs' requirements are facts shared by all; what is left is each
+    /// `Auto` leg's own requirement, which filters its choices. The legal
+    /// combinations are the product of the filtered sets, named in the
+    /// same nesting (the first leg outermost). Problems go to this
+    /// (scratch) checker's errors and are not reported.
+    #[allow(clippy::too_many_arguments)]
+    fn list_hier(
+        &mut self,
+        op: OpType,
+        base: &HierLegs,
+        auto: &[Leg],
+        set: LegChoices,
+        shape: &Shape,
+        groups: &CheckedGroups,
+        legal: &mut Vec<ResolvedAlgorithm>,
+    ) {
+        let Some(legs) = algorithms::hier_legs(op).filter(|_| algorithms::supports(AlgType::Hier, op)) else {
+            return;
+        };
+        let Some(first) = combinations(base, auto, set).next() else { return };
+        let Some(chosen) = self.hier_chosen(op, legs, &first) else { return };
+        if !self.holds(Fact::Whole(algorithms::requirement(AlgType::Hier)), shape, groups)
+            || !self.holds(Fact::SameShapes, shape, groups)
+        {
+            return;
+        }
+        let written = Leg::ALL.into_iter().zip(chosen).filter(|(leg, _)| !auto.contains(leg));
+        for (leg, alg) in written.filter_map(|(leg, alg)| Some((leg, alg?))) {
+            if !self.holds(Fact::Leg { intra: leg.is_intra(), req: algorithms::requirement(alg) }, shape, groups) {
+                return;
+            }
+        }
+        // Every combination resolves as the first does, but for its Auto
+        // legs' choices: each Auto leg's place in that resolution, its set,
+        // and which of its choices meet the leg's requirement (bit `j` for
+        // the set's `j`-th choice).
+        let template = resolve_hier(legs, &chosen);
+        let mut sets: [(usize, &[AlgType], u32); Leg::ALL.len()] = [(0, &[], 0); Leg::ALL.len()];
+        for (slot, &leg) in sets.iter_mut().zip(auto) {
+            let Some(at) = template.iter().position(|&(l, _)| l == leg) else { return };
+            let choices = algorithms::leg_choices_in(leg, set);
+            let mut met = 0u32;
+            for (j, &alg) in choices.iter().enumerate() {
+                let fact = Fact::Leg { intra: leg.is_intra(), req: algorithms::requirement(alg) };
+                if self.holds(fact, shape, groups) {
+                    met |= 1 << j;
+                }
+            }
+            *slot = (at, choices, met);
+        }
+        let sets = sets.get(..auto.len()).unwrap_or(&[]);
+        let n: usize = sets.iter().map(|(_, choices, _)| choices.len()).product();
+        // As `combinations` names them: the last leg's choice varies fastest.
+        'combos: for i in 0..n {
+            let mut resolved = template.clone();
+            let mut rest = i;
+            for &(at, choices, met) in sets.iter().rev() {
+                let j = rest % choices.len().max(1);
+                rest /= choices.len().max(1);
+                match (choices.get(j), resolved.get_mut(at)) {
+                    (Some(&alg), Some(slot)) if met & (1 << j) != 0 => slot.1 = alg,
+                    _ => continue 'combos,
+                }
+            }
+            legal.push(ResolvedAlgorithm::Hier(resolved));
+        }
     }
 
     /// A `Hier((...))` with `Auto` legs: every combination of the Auto
     /// legs' legal sets (the set `choices` selects; legs in run order, the
     /// first outermost, each leg's choices in its set's order), the other
     /// legs as written, each kept only when this checker's own rules accept
-    /// it. The choice is made at the end of `collective`, like `Auto`'s.
+    /// it ([`Checker::list_hier`]). The choice is made at the end of
+    /// `collective`, like `Auto`'s.
     fn leg_auto(
         &mut self,
         op: OpType,
@@ -100,17 +199,13 @@ impl Checker {
         let auto: Vec<Leg> = auto_legs(op, given).collect();
         let combos = || combinations(given, &auto, given.choices);
         let mut legal = Vec::new();
-        let facts = std::mem::take(&mut self.facts);
-        let mut scratch = Checker { facts, listing: true, ..Checker::new(self.index) };
-        for legs in combos() {
-            scratch.errors.clear();
-            if let Some(resolved) = scratch.algorithm(op, &Algorithm::Hier(legs), structure)
-                && scratch.errors.is_empty()
-            {
-                legal.push(resolved);
-            }
+        // Without a valid shape and groups no combination resolves.
+        if let Some((shape, groups)) = structure {
+            let facts = std::mem::take(&mut self.facts);
+            let mut scratch = Checker { facts, listing: true, ..Checker::new(self.index) };
+            scratch.list_hier(op, given, &auto, given.choices, shape, groups, &mut legal);
+            self.facts = scratch.facts;
         }
-        self.facts = scratch.facts;
         let Some(first) = legal.first().cloned() else {
             // Nothing legal: the first combination's problems are the
             // written legs' own (or the topology's), reported as for a
@@ -185,6 +280,51 @@ impl Checker {
                 return None;
             }
         };
+        let chosen = self.hier_chosen(op, legs, given)?;
+        let before = self.errors.len();
+        let (shape, groups) = structure?;
+        // The composition itself: every group listed node by node.
+        let req = algorithms::requirement(AlgType::Hier);
+        if !self.holds(Fact::Whole(req), shape, groups) {
+            self.report_whole(AlgType::Hier, req, shape, groups);
+            return None;
+        }
+        // Each leg's own requirement, over the leg's members: one node's
+        // members for an intra leg, one member per node for an inter leg.
+        // Groups are node-aligned here, so the first of each is representative.
+        for (leg, alg) in Leg::ALL.into_iter().zip(chosen).filter_map(|(leg, alg)| Some((leg, alg?))) {
+            let req = algorithms::requirement(alg);
+            if self.holds(Fact::Leg { intra: leg.is_intra(), req }, shape, groups) {
+                continue;
+            }
+            if self.listing {
+                return None;
+            }
+            let mut unmet_legs = groups
+                .members
+                .iter()
+                .filter_map(|(g, m)| unmet(req, &leg_members(m, leg.is_intra(), shape), shape).map(|u| (*g, u)));
+            if let Some((group, u)) = unmet_legs.next() {
+                let more = unmet_legs.count();
+                self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
+            }
+        }
+        if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
+            return None;
+        }
+        Some(ResolvedAlgorithm::Hier(resolve_hier(legs, &chosen)))
+    }
+
+    /// Each leg's choice, in `Leg::ALL`'s order, when every leg `given`
+    /// names is one `op` uses (`legs`), every leg it uses is named, and
+    /// each choice is in its leg's set; otherwise `None`, with the
+    /// problems pushed.
+    fn hier_chosen(
+        &mut self,
+        op: OpType,
+        legs: &'static [Leg],
+        given: &HierLegs,
+    ) -> Option<[Option<AlgType>; Leg::ALL.len()]> {
         let before = self.errors.len();
         // Each leg's choice, in `Leg::ALL`'s order.
         let mut chosen: [Option<AlgType>; Leg::ALL.len()] = [None; Leg::ALL.len()];
@@ -218,46 +358,20 @@ impl Checker {
                 }
             }
         }
-        if self.errors.len() != before {
-            return None;
-        }
-        let (shape, groups) = structure?;
-        // The composition itself: every group listed node by node.
-        let req = algorithms::requirement(AlgType::Hier);
-        if !self.holds(Fact::Whole(req), shape, groups) {
-            self.report_whole(AlgType::Hier, req, shape, groups);
-            return None;
-        }
-        // Each leg's own requirement, over the leg's members: one node's
-        // members for an intra leg, one member per node for an inter leg.
-        // Groups are node-aligned here, so the first of each is representative.
-        for (leg, alg) in Leg::ALL.into_iter().zip(chosen).filter_map(|(leg, alg)| Some((leg, alg?))) {
-            let req = algorithms::requirement(alg);
-            if self.holds(Fact::Leg { intra: leg.is_intra(), req }, shape, groups) {
-                continue;
-            }
-            if self.listing {
-                return None;
-            }
-            let mut unmet_legs = groups
-                .members
-                .iter()
-                .filter_map(|(g, m)| unmet(req, &leg_members(m, leg.is_intra(), shape), shape).map(|u| (*g, u)));
-            if let Some((group, u)) = unmet_legs.next() {
-                let more = unmet_legs.count();
-                self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
-            }
-        }
-        if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
-            return None;
-        }
-        // `chosen` follows `Leg::ALL`; the resolution follows the op's leg order.
-        let resolved = legs
-            .iter()
-            .filter_map(|&leg| Some((leg, Leg::ALL.iter().zip(chosen).find(|&(&l, _)| l == leg)?.1?)))
-            .collect();
-        Some(ResolvedAlgorithm::Hier(resolved))
+        (self.errors.len() == before).then_some(chosen)
     }
+}
+
+/// A hierarchical choice resolved: each of the op's legs (`legs`, in run
+/// order) with its choice in `chosen` (in `Leg::ALL`'s order).
+fn resolve_hier(legs: &[Leg], chosen: &[Option<AlgType>; Leg::ALL.len()]) -> Vec<(Leg, AlgType)> {
+    let mut resolved = Vec::with_capacity(legs.len());
+    for &leg in legs {
+        if let Some(alg) = Leg::ALL.iter().zip(chosen).find(|&(&l, _)| l == leg).and_then(|(_, &alg)| alg) {
+            resolved.push((leg, alg));
+        }
+    }
+    resolved
 }
 
 /// Whether every group meets `fact`, checked member by member.

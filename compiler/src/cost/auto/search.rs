@@ -242,7 +242,9 @@ fn search(
         floors.push(floor_ns(search.floor(algorithm, h)?));
     }
     let mut order: Vec<usize> = (0..held.len()).collect();
-    order.sort_by_key(|&i| (floors[i], i));
+    // The keys are distinct (the position is one), so an unstable sort
+    // orders them as a stable one would, without the stable sort's buffer.
+    order.sort_unstable_by_key(|&i| (floors[i], i));
     let mut predicted: Vec<Option<u64>> = vec![None; held.len()];
     // The first and second place so far, as (prediction, position).
     let mut top: [Option<(u64, usize)>; 2] = [None, None];
@@ -338,14 +340,15 @@ pub(super) fn whole_floor(schedule: &Schedule, plan: &CollectivePlan, params: &M
 }
 
 /// The phases of each leg of a hierarchical plan, in the plan's leg order;
-/// `None` unless each leg's phases are one run, in that order.
-fn leg_runs(plan: &CollectivePlan) -> Option<Vec<Range<usize>>> {
-    let mut runs = Vec::with_capacity(plan.legs.len());
-    let mut at = 0;
-    for &(leg, _) in &plan.legs {
-        let n = plan.phases.iter().skip(at).take_while(|p| p.leg == leg).count();
-        runs.push(at..at + n);
-        at += n;
-    }
-    (at == plan.phases.len()).then_some(runs)
+/// `None` unless each leg's phases are one run, in that order. Named as
+/// they are asked for, not collected (a plan per new leg choice).
+fn leg_runs(plan: &CollectivePlan) -> Option<impl Iterator<Item = Range<usize>> + Clone + '_> {
+    let runs = plan.legs.iter().scan(0, |at: &mut usize, &(leg, _)| {
+        let n = plan.phases.iter().skip(*at).take_while(|p| p.leg == leg).count();
+        let run = *at..*at + n;
+        *at += n;
+        Some(run)
+    });
+    let end = runs.clone().last().map_or(0, |run| run.end);
+    (end == plan.phases.len()).then_some(runs)
 }

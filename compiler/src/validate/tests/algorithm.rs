@@ -305,6 +305,36 @@ fn world_facts_follow_from_the_shape() {
     assert!(checked > 50, "{checked} facts fail");
 }
 
+/// A topology and its groups, `None` for the world:
+/// (rank_n, local_rank_n, pod_n, groups).
+type Case = (u32, u32, u32, Option<Vec<Vec<u32>>>);
+
+/// The listing tests' topologies: world groups on one and several pods,
+/// node-contiguous, strided and unevenly shaped explicit groups.
+fn listing_cases() -> [Case; 8] {
+    [
+        (8, 8, 1, None),
+        (16, 4, 1, None),
+        (32, 8, 2, None),
+        (32, 4, 4, None),
+        (16, 8, 1, Some((0..4).map(|g| (g * 4..g * 4 + 4).collect()).collect())),
+        (16, 4, 1, Some((0..4).map(|g| (g..16).step_by(4).collect()).collect())),
+        (16, 8, 1, Some(vec![vec![0, 1, 2, 3], vec![4, 5, 12, 13], vec![6, 7, 14, 15], vec![8, 9, 10, 11]])),
+        (32, 4, 2, Some(vec![(0..16).collect(), (16..32).collect()])),
+    ]
+}
+
+/// `algorithm` written for `op` on `case`'s checked shape and groups:
+/// what it resolves to, and the checker (its problems, its listing).
+fn resolve_on(case: &Case, op: OpType, algorithm: &Algorithm) -> (Option<ResolvedAlgorithm>, Checker) {
+    let (rank_n, local_rank_n, pod_n, groups) = case;
+    let shape = shape_of(Topology { rank_n: *rank_n, local_rank_n: *local_rank_n, pod_n: *pod_n }).unwrap();
+    let checked = Checker::new(0).groups(groups.as_deref(), *rank_n).unwrap();
+    let mut cx = Checker::new(0);
+    let r = cx.algorithm(op, algorithm, Some((&shape, &checked)));
+    (r, cx)
+}
+
 /// `Auto` lists exactly the candidates that resolve when written out,
 /// over ops, shapes and groups (world, node-contiguous, strided across
 /// nodes, two node/pod shapes), and so do `Auto` legs over the seed's and
@@ -316,28 +346,10 @@ fn world_facts_follow_from_the_shape() {
 #[test]
 fn auto_lists_what_resolves_written() {
     use ccc_ir::spec::LegAlgorithm;
-    // (rank_n, local_rank_n, pod_n, groups)
-    type Case = (u32, u32, u32, Option<Vec<Vec<u32>>>);
-    let topologies: [Case; 8] = [
-        (8, 8, 1, None),
-        (16, 4, 1, None),
-        (32, 8, 2, None),
-        (32, 4, 4, None),
-        (16, 8, 1, Some((0..4).map(|g| (g * 4..g * 4 + 4).collect()).collect())),
-        (16, 4, 1, Some((0..4).map(|g| (g..16).step_by(4).collect()).collect())),
-        (16, 8, 1, Some(vec![vec![0, 1, 2, 3], vec![4, 5, 12, 13], vec![6, 7, 14, 15], vec![8, 9, 10, 11]])),
-        (32, 4, 2, Some(vec![(0..16).collect(), (16..32).collect()])),
-    ];
     let (mut listed, mut refused) = (0, 0);
-    for (rank_n, local, pod_n, groups) in topologies {
-        let shape = shape_of(Topology { rank_n, local_rank_n: local, pod_n }).unwrap();
-        let checked = Checker::new(0).groups(groups.as_deref(), rank_n).unwrap();
-        let structure = Some((&shape, &checked));
-        let resolved = |op: OpType, algorithm: &Algorithm| {
-            let mut cx = Checker::new(0);
-            let r = cx.algorithm(op, algorithm, structure);
-            (r, cx)
-        };
+    for case in listing_cases() {
+        let (rank_n, local, pod_n, groups) = &case;
+        let resolved = |op: OpType, algorithm: &Algorithm| resolve_on(&case, op, algorithm);
         for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::Broadcast, OpType::AllToAll] {
             let legs = crate::algorithms::hier_legs(op).unwrap_or(&[]);
             for set in [None, Some(LegChoices::Seed), Some(LegChoices::Wide)] {
@@ -385,4 +397,74 @@ fn auto_lists_what_resolves_written() {
         }
     }
     assert!(listed > 100 && refused > 100, "{listed} listed, {refused} refused");
+}
+
+/// `Hier((...))` with some legs `Auto` and the others written, rightly or
+/// not (a choice outside the set, a leg whose requirement the groups do
+/// not meet, an unused leg): the listing, which decides the written legs
+/// once for every combination, holds exactly the combinations that
+/// resolve without a problem when written out, in the same order.
+#[test]
+fn auto_legs_beside_written_ones_list_what_resolves() {
+    use ccc_ir::spec::LegAlgorithm;
+    let (mut listed, mut empty, mut written_refused) = (0, 0, 0);
+    for case in listing_cases() {
+        let (rank_n, local, pod_n, groups) = &case;
+        let resolved = |op: OpType, algorithm: &Algorithm| resolve_on(&case, op, algorithm);
+        for op in [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter] {
+            let legs = crate::algorithms::hier_legs(op).unwrap();
+            for choices in [LegChoices::Seed, LegChoices::Wide] {
+                // Which legs are Auto: every non-empty proper subset.
+                for mask in 1..(1u32 << legs.len()) - 1 {
+                    let auto: Vec<Leg> = (0..legs.len()).filter(|&i| mask & (1 << i) != 0).map(|i| legs[i]).collect();
+                    // The written legs: every combination of the wide set
+                    // plus Kangaring (refused on inter legs), under `choices`.
+                    let mut bases = vec![HierLegs { choices, ..HierLegs::default() }];
+                    for &leg in legs {
+                        if auto.contains(&leg) {
+                            bases = bases.into_iter().map(|h| h.with(leg, LegAlgorithm::Auto)).collect();
+                            continue;
+                        }
+                        let mut written = crate::algorithms::leg_choices_in(leg, LegChoices::Wide).to_vec();
+                        if !written.contains(&AlgType::Kangaring) {
+                            written.push(AlgType::Kangaring);
+                        }
+                        bases = bases
+                            .into_iter()
+                            .flat_map(|h| written.iter().map(move |&a| h.clone().with(leg, a)))
+                            .collect();
+                    }
+                    // A leg the op does not use, written: refused whatever the rest.
+                    let unused = Leg::ALL.into_iter().find(|l| !legs.contains(l)).unwrap();
+                    let first = bases[0].clone();
+                    bases.push(first.with(unused, AlgType::Ring));
+                    for base in bases {
+                        let (_, mut cx) = resolved(op, &Algorithm::Hier(base.clone()));
+                        let list = cx.auto.take().map(|(l, _)| l).unwrap_or_default();
+                        let mut combos = vec![base.clone()];
+                        for &leg in &auto {
+                            let set = crate::algorithms::leg_choices_in(leg, choices);
+                            combos = combos
+                                .into_iter()
+                                .flat_map(|h| set.iter().map(move |&a| h.clone().with(leg, a)))
+                                .collect();
+                        }
+                        let mut valid = Vec::new();
+                        for combo in combos {
+                            match resolved(op, &Algorithm::Hier(combo)) {
+                                (Some(r), cx) if cx.errors.is_empty() => valid.push(r),
+                                _ => {}
+                            }
+                        }
+                        assert_eq!(list, valid, "{op:?} {base:?} on {rank_n}/{local}/{pod_n} {groups:?}");
+                        listed += valid.len();
+                        empty += usize::from(valid.is_empty());
+                        written_refused +=
+                            usize::from(cx.errors.iter().any(|e| !matches!(e.problem, Problem::AutoNoChoice { .. })));
+                    }
+                }
+            }
+        }
+    }
+    assert!(listed > 100 && empty > 100 && written_refused > 100, "{listed} listed, {empty} empty, {written_refused}");
 }
