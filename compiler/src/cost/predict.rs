@@ -235,16 +235,19 @@ impl<'a> PhaseCoster<'a> {
         PhaseCoster(Walk { walk_every_step: true, ..self.0 })
     }
 
-    /// The phases at `indices`, each costed alone.
-    pub(crate) fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
-        self.0.times(indices)
+    /// The phases at `indices`, each costed alone, appended to `out` in
+    /// run order (`Auto` keeps every leg's in one vector).
+    pub(crate) fn times(&mut self, indices: std::ops::Range<usize>, out: &mut Vec<f64>) {
+        self.0.times(indices, out);
     }
 
     /// Every phase, each costed alone, in run order (the tests compare
     /// phase by phase; a sum is [`PhaseCoster::total`]).
     #[cfg(test)]
     pub(crate) fn every_time(&mut self) -> Vec<f64> {
-        self.0.times(0..self.0.plan.phases.len())
+        let mut out = Vec::new();
+        self.0.times(0..self.0.plan.phases.len(), &mut out);
+        out
     }
 
     /// The sum of [`PhaseCoster::every_time`], added in run order as
@@ -299,8 +302,16 @@ struct Walk<'a> {
     plan: &'a CollectivePlan,
     params: &'a ModelParams,
     cx: &'a PlanCx<'a>,
+    /// The cap on the links an intra-node transfer crosses, as
+    /// [`LoadCx::cap`] reads it, worked out once for the walk.
+    cap: Cap,
     /// Scratch when no memo lends its own.
     own: Scratch,
+    /// The phase whose placement [`Scratch::insts`] holds for this walk's
+    /// costed members, if any: a phase placed as it ([`Phase::placed_as`],
+    /// as recursive halving's rounds are) takes that placement instead of
+    /// placing the members again.
+    placed: Option<&'a Phase>,
     /// Cost a floor, not the prediction ([`PhaseCoster`]).
     floor: bool,
     /// Where the phases' network flows are kept across walks, if anywhere.
@@ -313,18 +324,24 @@ struct Walk<'a> {
 
 impl<'a> Walk<'a> {
     fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams, cx: &'a PlanCx<'a>) -> Walk<'a> {
-        Walk { schedule, plan, params, cx, own: Scratch::default(), floor: false, memo: None, walk_every_step: false }
+        let cap = Cap::of(params.hops_max);
+        let own = Scratch::default();
+        Walk { schedule, plan, params, cx, cap, own, placed: None, floor: false, memo: None, walk_every_step: false }
     }
 
-    /// The times of the phases at `indices`, each costed alone.
-    fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
+    /// The times of the phases at `indices`, each costed alone, appended
+    /// to `out`.
+    fn times(&mut self, indices: std::ops::Range<usize>, out: &mut Vec<f64>) {
         let plan = self.plan;
         let phases = plan.phases.get(indices.clone()).unwrap_or_default();
-        phases.iter().zip(indices).map(|(phase, index)| self.phase(index, phase, 0.0).time_ns).collect()
+        out.reserve(phases.len());
+        for (phase, index) in phases.iter().zip(indices) {
+            out.push(self.phase(index, phase, 0.0).time_ns);
+        }
     }
 
     /// The cost of phase `index`, starting at `start_ns`.
-    fn phase(&mut self, index: usize, phase: &Phase, start_ns: f64) -> PhaseCost {
+    fn phase(&mut self, index: usize, phase: &'a Phase, start_ns: f64) -> PhaseCost {
         // The network's rate is counted when a step first needs it
         // ([`Walk::step`]); the reference counts it up front.
         let mut network = None;
@@ -334,27 +351,29 @@ impl<'a> Walk<'a> {
         }
         let (picked, weight) = sampled_steps(phase.step_n);
         let classes = if self.walk_every_step { StepClasses::None } else { self.classes(phase) };
-        // The first walked step of each class, reused for the others.
-        let mut walked: [Option<StepCost>; 2] = [None, None];
+        // The first walked step of each class, weighted, reused for the
+        // others: its products with the weight are the ones every step of
+        // the class would compute, so adding them is adding the step's.
+        let mut walked: [Option<Weighted>; 2] = [None, None];
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
         // The costed members are placed once for the phase, at its first
         // walked step.
         let mut placed = false;
         for t in picked {
             let class = classes.of(t);
-            let cost = match class.and_then(|c| walked[c]) {
-                Some(cost) => cost,
+            let w = match class.and_then(|c| walked[c]) {
+                Some(w) => w,
                 None => {
-                    let cost = self.step(phase, t, &mut network, &mut placed);
+                    let w = self.step(phase, t, &mut network, &mut placed).weighted(weight);
                     if let Some(c) = class {
-                        walked[c] = Some(cost);
+                        walked[c] = Some(w);
                     }
-                    cost
+                    w
                 }
             };
-            hop = hop.max(cost.hop);
-            terms.add(&cost.worst, weight);
-            bytes += cost.sent * weight;
+            hop = hop.max(w.hop);
+            terms.plus(&w.terms);
+            bytes += w.sent;
         }
         PhaseCost {
             index,
@@ -374,7 +393,7 @@ impl<'a> Walk<'a> {
     }
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
     /// Step `t` of `phase` costed for every sampled member: its most
     /// expensive member's terms, the most any member sends, the widest hop.
     /// The members are placed around the phase ([`Scratch::insts`]) unless
@@ -384,10 +403,11 @@ impl Walk<'_> {
     /// once counted: it is counted ([`node_flows`]) when a member first
     /// moves bytes off its node. Until then the network term is 0,
     /// as it is at any positive rate (see [`no_flows_needed`]).
-    fn step(&mut self, phase: &Phase, t: u32, network: &mut Option<f64>, placed: &mut bool) -> StepCost {
+    fn step(&mut self, phase: &'a Phase, t: u32, network: &mut Option<f64>, placed: &mut bool) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.cx.table, self.params);
-        let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step, floor: self.floor };
+        let named = !self.walk_every_step;
+        let cx = LoadCx { schedule, plan, table, cap: self.cap, named, floor: self.floor };
         // A floor costs member 0 (the first sampled member) alone.
         let members = &self.cx.members;
         let costed = if self.floor { &members[..members.len().min(1)] } else { &members[..] };
@@ -400,8 +420,13 @@ impl Walk<'_> {
             None => (None, &mut self.own),
         };
         if !*placed {
-            scratch.insts.clear();
-            scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
+            // The reference places every phase afresh.
+            let alike = named && self.placed.is_some_and(|before| phase.placed_as(before));
+            if !alike {
+                scratch.insts.clear();
+                scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
+            }
+            self.placed = Some(phase);
             *placed = true;
         }
         for (&m, &inst) in costed.iter().zip(&scratch.insts) {
@@ -449,10 +474,10 @@ impl Walk<'_> {
         }
         match phase.kind {
             K::RingReduceScatter { .. } | K::RingAllGather { .. } => StepClasses::One,
+            // Every member's scope has the size its placer gives
+            // (`ScopePlacer::around` keeps it), so one placement says it.
             K::RingAllReduceFused => {
-                let mut k = self.cx.members.iter().map(|&m| self.plan.instance(phase, m).scope.k);
-                let first = k.next().unwrap_or(1);
-                if k.all(|x| x == first) { StepClasses::Split(first.saturating_sub(1)) } else { StepClasses::None }
+                StepClasses::Split(phase.scope.placer(&self.plan.radices).around(0).k.saturating_sub(1))
             }
             _ => StepClasses::None,
         }
@@ -475,6 +500,29 @@ struct StepCost {
     /// The most bytes a member sends.
     sent: f64,
     /// The widest hop a member takes.
+    hop: Hop,
+}
+
+impl StepCost {
+    /// This step's share of its phase, each sampled step standing for
+    /// `weight` steps.
+    fn weighted(&self, weight: f64) -> Weighted {
+        let w = &self.worst;
+        let terms = Terms {
+            alpha: w.alpha * weight,
+            beta: w.beta * weight,
+            gamma: w.gamma * weight,
+            overhead: w.overhead * weight,
+        };
+        Weighted { terms, sent: self.sent * weight, hop: self.hop }
+    }
+}
+
+/// A [`StepCost`] times its weight: what the phase adds for the step.
+#[derive(Clone, Copy)]
+struct Weighted {
+    terms: Terms,
+    sent: f64,
     hop: Hop,
 }
 
@@ -540,11 +588,11 @@ impl Terms {
     fn total(&self) -> f64 {
         self.alpha + self.beta + self.gamma + self.overhead
     }
-    fn add(&mut self, other: &Terms, weight: f64) {
-        self.alpha += other.alpha * weight;
-        self.beta += other.beta * weight;
-        self.gamma += other.gamma * weight;
-        self.overhead += other.overhead * weight;
+    fn plus(&mut self, other: &Terms) {
+        self.alpha += other.alpha;
+        self.beta += other.beta;
+        self.gamma += other.gamma;
+        self.overhead += other.overhead;
     }
 }
 
@@ -577,6 +625,22 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let desc = load.desc[SENT].max(load.desc[HEARD]) as f64 * p.desc_ns;
     let fanin = load.sender_n.saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
+}
+
+/// The cap on the links an intra-node transfer crosses
+/// (`hops_max`, at least 1), and the same as a whole number when it is one
+/// (a cap a `model:` override sets always is): what every step's loads read,
+/// worked out once a walk.
+#[derive(Clone, Copy)]
+struct Cap {
+    links: f64,
+    whole: Option<u64>,
+}
+
+impl Cap {
+    fn of(hops_max: f64) -> Cap {
+        Cap { links: hops_max.max(1.0), whole: direct::whole_cap(hops_max) }
+    }
 }
 
 mod direct;

@@ -48,10 +48,11 @@ struct LegCost {
     /// The plan it is costed on, and its phases there.
     home: usize,
     phases: Range<usize>,
-    /// Floors under its phases' times, in run order, once asked for.
-    floors: Option<Vec<f64>>,
-    /// Its phases' predicted times, once asked for.
-    times: Option<Vec<f64>>,
+    /// Floors under its phases' times, in run order, once asked for: where
+    /// they sit in [`Search::values`].
+    floors: Option<Range<usize>>,
+    /// Its phases' predicted times, once asked for, in [`Search::values`].
+    times: Option<Range<usize>>,
     /// Its phases' mesh events per TOP_SP (`legal.rs`).
     events: Bounds,
 }
@@ -180,6 +181,9 @@ pub(super) struct Search<'a> {
     launch: f64,
     /// The phases' network flows, counted once for every candidate.
     flows: FlowMemo,
+    /// Every leg's phase floors and times, one after another, as each
+    /// [`LegCost`] asks for them (one vector, not one a leg).
+    values: Vec<f64>,
 }
 
 /// Plans, floors and predicts `candidates` of `collective` on
@@ -221,7 +225,8 @@ fn search(
     let bound = leg_bound(schedule, first, nodes_spanned(schedule, first), None, params).total_ns();
     let cx = PlanCx::new(schedule, first, params);
     let launch = launch_ns(schedule, first, params);
-    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
+    let (flows, values) = (FlowMemo::default(), Vec::new());
+    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows, values };
     let mut floors = Vec::with_capacity(held.len());
     for (algorithm, h) in &held {
         floors.push(floor_ns(search.floor(algorithm, h)?));
@@ -301,11 +306,13 @@ impl Search<'_> {
             if known.is_none() {
                 let plan = self.plans.get(l.home)?;
                 let mut coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
-                *known = Some(coster.times(l.phases.clone()));
+                let from = self.values.len();
+                coster.times(l.phases.clone(), &mut self.values);
+                *known = Some(from..self.values.len());
             }
             // The launch cost plus, leg by leg in run order, the phase
             // values: the very sum [`predict()`] makes of a whole plan's.
-            for t in known.as_ref()? {
+            for t in self.values.get(known.clone()?)? {
                 at += t;
             }
         }
