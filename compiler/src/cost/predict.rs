@@ -106,7 +106,7 @@ impl Prediction {
 
 /// What one member moves in one step. Each per-side array is indexed
 /// by [`SENT`] and [`HEARD`].
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct StepLoad {
     /// Bytes per side and hop kind: [intra, inter, pod]. Intra-node bytes
     /// are link loads: bytes times the links they cross, on the busier of
@@ -227,6 +227,20 @@ impl<'a> PhaseCoster<'a> {
         PhaseCoster(Walk { memo: Some(memo), ..self.0 })
     }
 
+    /// This floor's coster, keeping in `out` the load of the first costed
+    /// member (member 0) at every step it walks from the transfers
+    /// ([`FirstLoads`]), for the prediction of the same phases to take.
+    pub(crate) fn recording(self, out: &'a mut FirstLoads) -> Self {
+        PhaseCoster(Walk { first: First::Record(out), ..self.0 })
+    }
+
+    /// This prediction's coster, taking the first costed member's loads
+    /// from `loads`, which a floor of the same phases of the same plan
+    /// recorded ([`PhaseCoster::recording`]).
+    pub(crate) fn replaying(self, loads: &'a [FirstLoad]) -> Self {
+        PhaseCoster(Walk { first: First::Replay(loads, 0), ..self.0 })
+    }
+
     /// This coster as the reference the shortcuts are tested against:
     /// every sampled step walked, every transfer generated, every phase's
     /// flows counted up front.
@@ -312,6 +326,8 @@ struct Walk<'a> {
     /// as recursive halving's rounds are) takes that placement instead of
     /// placing the members again.
     placed: Option<&'a Phase>,
+    /// Where the first costed member's loads are kept or taken from.
+    first: First<'a>,
     /// Cost a floor, not the prediction ([`PhaseCoster`]).
     floor: bool,
     /// Where the phases' network flows are kept across walks, if anywhere.
@@ -326,7 +342,20 @@ impl<'a> Walk<'a> {
     fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams, cx: &'a PlanCx<'a>) -> Walk<'a> {
         let cap = Cap::of(params.hops_max);
         let own = Scratch::default();
-        Walk { schedule, plan, params, cx, cap, own, placed: None, floor: false, memo: None, walk_every_step: false }
+        let first = First::Neither;
+        Walk {
+            schedule,
+            plan,
+            params,
+            cx,
+            cap,
+            own,
+            placed: None,
+            first,
+            floor: false,
+            memo: None,
+            walk_every_step: false,
+        }
     }
 
     /// The times of the phases at `indices`, each costed alone, appended
@@ -364,7 +393,7 @@ impl<'a> Walk<'a> {
             let w = match class.and_then(|c| walked[c]) {
                 Some(w) => w,
                 None => {
-                    let w = self.step(phase, t, &mut network, &mut placed).weighted(weight);
+                    let w = self.step((index, phase), t, &mut network, &mut placed).weighted(weight);
                     if let Some(c) = class {
                         walked[c] = Some(w);
                     }
@@ -403,7 +432,13 @@ impl<'a> Walk<'a> {
     /// once counted: it is counted ([`node_flows`]) when a member first
     /// moves bytes off its node. Until then the network term is 0,
     /// as it is at any positive rate (see [`no_flows_needed`]).
-    fn step(&mut self, phase: &'a Phase, t: u32, network: &mut Option<f64>, placed: &mut bool) -> StepCost {
+    fn step(
+        &mut self,
+        (index, phase): (usize, &'a Phase),
+        t: u32,
+        network: &mut Option<f64>,
+        placed: &mut bool,
+    ) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.cx.table, self.params);
         let named = !self.walk_every_step;
@@ -429,10 +464,23 @@ impl<'a> Walk<'a> {
             self.placed = Some(phase);
             *placed = true;
         }
-        for (&m, &inst) in costed.iter().zip(&scratch.insts) {
+        for (i, (&m, &inst)) in costed.iter().zip(&scratch.insts).enumerate() {
             let named = cx.named.then(|| direct::load(&cx, phase, m, inst)).flatten();
-            let load =
-                named.unwrap_or_else(|| step_load(&cx, m, phase, inst, t, &mut scratch.buf, &mut scratch.senders));
+            // The first costed member's load from the transfers, as the
+            // floor of this very step found it (`First`).
+            let load = match named {
+                Some(load) => load,
+                None => match if i == 0 { self.first.take(index, t) } else { None } {
+                    Some(load) => load,
+                    None => {
+                        let load = step_load(&cx, m, phase, inst, t, &mut scratch.buf, &mut scratch.senders);
+                        if i == 0 {
+                            self.first.keep(index, t, &load);
+                        }
+                        load
+                    }
+                },
+            };
             let network = match *network {
                 Some(rate) => rate,
                 None if no_flows_needed(&load, params) => params.node_inter,
@@ -524,6 +572,53 @@ struct Weighted {
     terms: Terms,
     sent: f64,
     hop: Hop,
+}
+
+/// The load of a floor's costed member (member 0, the first sampled
+/// member, which a prediction costs first too) at one step it walked from
+/// the transfers: phase `index` of the plan, step `t`.
+#[derive(Clone, Copy)]
+pub(crate) struct FirstLoad {
+    index: usize,
+    t: u32,
+    load: StepLoad,
+}
+
+/// A floor's [`FirstLoad`]s, in the order it walked them.
+pub(crate) type FirstLoads = Vec<FirstLoad>;
+
+/// Where a walk keeps or finds its first costed member's loads. A floor
+/// and a prediction of the same phases of one plan walk the same steps
+/// (the sampled ones, one a class of steps that cost alike) in the same
+/// order, and a load from the transfers (`step_load`) reads neither the
+/// network nor whether it is a floor, so the prediction's first member
+/// has, at every such step, the load the floor found: it takes it instead
+/// of generating the step again. Each kept load names its phase and step,
+/// and one that does not match is not taken (the step is walked).
+/// Direct steps' loads are not kept: a floor may count peers that a
+/// prediction visits (`direct::Sides::add_all`).
+enum First<'a> {
+    Neither,
+    Record(&'a mut FirstLoads),
+    /// The loads, and how many steps have been walked.
+    Replay(&'a [FirstLoad], usize),
+}
+
+impl First<'_> {
+    /// The load kept for phase `index`'s step `t`, when replaying one.
+    fn take(&mut self, index: usize, t: u32) -> Option<StepLoad> {
+        let First::Replay(loads, at) = self else { return None };
+        let kept = loads.get(*at).filter(|k| k.index == index && k.t == t).map(|k| k.load);
+        *at += 1;
+        kept
+    }
+
+    /// Keeps `load`, phase `index`'s step `t`, when recording.
+    fn keep(&mut self, index: usize, t: u32, load: &StepLoad) {
+        if let First::Record(out) = self {
+            out.push(FirstLoad { index, t, load: *load });
+        }
+    }
 }
 
 /// Which steps of a phase cost exactly alike, so that only the first
