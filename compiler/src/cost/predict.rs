@@ -12,6 +12,14 @@
 //! TOP_SP posts; and a fan-in charge per extra incoming peer. A step costs
 //! its most expensive sampled member (steps are synchronous); a phase is
 //! the sum of its steps; the collective adds one launch cost.
+//!
+//! The walk's shortcuts, each giving the plain walk's numbers to the bit
+//! (`predict_every_step` is the reference, `cost/tests.rs` compares):
+//! steps that cost alike walked once (`StepClasses`), a direct step's
+//! load named from its pattern (`direct.rs`), a phase's network flows
+//! counted once a choice and only when a step needs them (`flows.rs`),
+//! and, for `Auto`, a prediction's member 0 taking the loads its floor
+//! found (`First`; `docs/cost-model.md` §7).
 
 use crate::placement::hosted_channels;
 use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};

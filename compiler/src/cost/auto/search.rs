@@ -9,7 +9,9 @@
 //! costed on one [`PlanCx`] (the descriptor table, sampled members and
 //! DMA rate every plan of the collective shares) and one [`FlowMemo`]
 //! (network flows and scratch buffers). A floor is cheap: member 0's
-//! steps costed alone ([`PhaseCoster`] with `floor`). Candidates are
+//! steps costed alone ([`PhaseCoster`] with `floor`); it keeps member 0's
+//! loads from the transfers ([`FirstLoads`]) for the prediction of the
+//! same plan or leg to take, in `Search::firsts`. Candidates are
 //! visited by floor, ties by the tie-break order; each is predicted
 //! exactly as before. Once the next floor is above the runner-up so far
 //! (or equal to it and later in the order, so it would lose the tie), no
