@@ -12,6 +12,14 @@
 //! TOP_SP posts; and a fan-in charge per extra incoming peer. A step costs
 //! its most expensive sampled member (steps are synchronous); a phase is
 //! the sum of its steps; the collective adds one launch cost.
+//!
+//! The walk's shortcuts, each giving the plain walk's numbers to the bit
+//! (`predict_every_step` is the reference, `cost/tests.rs` compares):
+//! steps that cost alike walked once (`StepClasses`), a direct step's
+//! load named from its pattern (`direct.rs`), a phase's network flows
+//! counted once a choice and only when a step needs them (`flows.rs`),
+//! and, for `Auto`, a prediction's member 0 taking the loads its floor
+//! found (`First`; `docs/cost-model.md` §7).
 
 use crate::placement::hosted_channels;
 use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
@@ -106,7 +114,7 @@ impl Prediction {
 
 /// What one member moves in one step. Each per-side array is indexed
 /// by [`SENT`] and [`HEARD`].
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct StepLoad {
     /// Bytes per side and hop kind: [intra, inter, pod]. Intra-node bytes
     /// are link loads: bytes times the links they cross, on the busier of
@@ -227,6 +235,20 @@ impl<'a> PhaseCoster<'a> {
         PhaseCoster(Walk { memo: Some(memo), ..self.0 })
     }
 
+    /// This floor's coster, keeping in `out` the load of the first costed
+    /// member (member 0) at every step it walks from the transfers
+    /// ([`FirstLoads`]), for the prediction of the same phases to take.
+    pub(crate) fn recording(self, out: &'a mut FirstLoads) -> Self {
+        PhaseCoster(Walk { first: First::Record(out), ..self.0 })
+    }
+
+    /// This prediction's coster, taking the first costed member's loads
+    /// from `loads`, which a floor of the same phases of the same plan
+    /// recorded ([`PhaseCoster::recording`]).
+    pub(crate) fn replaying(self, loads: &'a [FirstLoad]) -> Self {
+        PhaseCoster(Walk { first: First::Replay(loads, 0), ..self.0 })
+    }
+
     /// This coster as the reference the shortcuts are tested against:
     /// every sampled step walked, every transfer generated, every phase's
     /// flows counted up front.
@@ -235,16 +257,19 @@ impl<'a> PhaseCoster<'a> {
         PhaseCoster(Walk { walk_every_step: true, ..self.0 })
     }
 
-    /// The phases at `indices`, each costed alone.
-    pub(crate) fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
-        self.0.times(indices)
+    /// The phases at `indices`, each costed alone, appended to `out` in
+    /// run order (`Auto` keeps every leg's in one vector).
+    pub(crate) fn times(&mut self, indices: std::ops::Range<usize>, out: &mut Vec<f64>) {
+        self.0.times(indices, out);
     }
 
     /// Every phase, each costed alone, in run order (the tests compare
     /// phase by phase; a sum is [`PhaseCoster::total`]).
     #[cfg(test)]
     pub(crate) fn every_time(&mut self) -> Vec<f64> {
-        self.0.times(0..self.0.plan.phases.len())
+        let mut out = Vec::new();
+        self.0.times(0..self.0.plan.phases.len(), &mut out);
+        out
     }
 
     /// The sum of [`PhaseCoster::every_time`], added in run order as
@@ -299,8 +324,18 @@ struct Walk<'a> {
     plan: &'a CollectivePlan,
     params: &'a ModelParams,
     cx: &'a PlanCx<'a>,
+    /// The cap on the links an intra-node transfer crosses, as
+    /// [`LoadCx::cap`] reads it, worked out once for the walk.
+    cap: Cap,
     /// Scratch when no memo lends its own.
     own: Scratch,
+    /// The phase whose placement [`Scratch::insts`] holds for this walk's
+    /// costed members, if any: a phase placed as it ([`Phase::placed_as`],
+    /// as recursive halving's rounds are) takes that placement instead of
+    /// placing the members again.
+    placed: Option<&'a Phase>,
+    /// Where the first costed member's loads are kept or taken from.
+    first: First<'a>,
     /// Cost a floor, not the prediction ([`PhaseCoster`]).
     floor: bool,
     /// Where the phases' network flows are kept across walks, if anywhere.
@@ -313,18 +348,37 @@ struct Walk<'a> {
 
 impl<'a> Walk<'a> {
     fn new(schedule: &'a Schedule, plan: &'a CollectivePlan, params: &'a ModelParams, cx: &'a PlanCx<'a>) -> Walk<'a> {
-        Walk { schedule, plan, params, cx, own: Scratch::default(), floor: false, memo: None, walk_every_step: false }
+        let cap = Cap::of(params.hops_max);
+        let own = Scratch::default();
+        let first = First::Neither;
+        Walk {
+            schedule,
+            plan,
+            params,
+            cx,
+            cap,
+            own,
+            placed: None,
+            first,
+            floor: false,
+            memo: None,
+            walk_every_step: false,
+        }
     }
 
-    /// The times of the phases at `indices`, each costed alone.
-    fn times(&mut self, indices: std::ops::Range<usize>) -> Vec<f64> {
+    /// The times of the phases at `indices`, each costed alone, appended
+    /// to `out`.
+    fn times(&mut self, indices: std::ops::Range<usize>, out: &mut Vec<f64>) {
         let plan = self.plan;
         let phases = plan.phases.get(indices.clone()).unwrap_or_default();
-        phases.iter().zip(indices).map(|(phase, index)| self.phase(index, phase, 0.0).time_ns).collect()
+        out.reserve(phases.len());
+        for (phase, index) in phases.iter().zip(indices) {
+            out.push(self.phase(index, phase, 0.0).time_ns);
+        }
     }
 
     /// The cost of phase `index`, starting at `start_ns`.
-    fn phase(&mut self, index: usize, phase: &Phase, start_ns: f64) -> PhaseCost {
+    fn phase(&mut self, index: usize, phase: &'a Phase, start_ns: f64) -> PhaseCost {
         // The network's rate is counted when a step first needs it
         // ([`Walk::step`]); the reference counts it up front.
         let mut network = None;
@@ -334,27 +388,29 @@ impl<'a> Walk<'a> {
         }
         let (picked, weight) = sampled_steps(phase.step_n);
         let classes = if self.walk_every_step { StepClasses::None } else { self.classes(phase) };
-        // The first walked step of each class, reused for the others.
-        let mut walked: [Option<StepCost>; 2] = [None, None];
+        // The first walked step of each class, weighted, reused for the
+        // others: its products with the weight are the ones every step of
+        // the class would compute, so adding them is adding the step's.
+        let mut walked: [Option<Weighted>; 2] = [None, None];
         let (mut terms, mut bytes, mut hop) = (Terms::default(), 0.0f64, Hop::Intra);
         // The costed members are placed once for the phase, at its first
         // walked step.
         let mut placed = false;
         for t in picked {
             let class = classes.of(t);
-            let cost = match class.and_then(|c| walked[c]) {
-                Some(cost) => cost,
+            let w = match class.and_then(|c| walked[c]) {
+                Some(w) => w,
                 None => {
-                    let cost = self.step(phase, t, &mut network, &mut placed);
+                    let w = self.step((index, phase), t, &mut network, &mut placed).weighted(weight);
                     if let Some(c) = class {
-                        walked[c] = Some(cost);
+                        walked[c] = Some(w);
                     }
-                    cost
+                    w
                 }
             };
-            hop = hop.max(cost.hop);
-            terms.add(&cost.worst, weight);
-            bytes += cost.sent * weight;
+            hop = hop.max(w.hop);
+            terms.plus(&w.terms);
+            bytes += w.sent;
         }
         PhaseCost {
             index,
@@ -374,7 +430,7 @@ impl<'a> Walk<'a> {
     }
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
     /// Step `t` of `phase` costed for every sampled member: its most
     /// expensive member's terms, the most any member sends, the widest hop.
     /// The members are placed around the phase ([`Scratch::insts`]) unless
@@ -384,10 +440,17 @@ impl Walk<'_> {
     /// once counted: it is counted ([`node_flows`]) when a member first
     /// moves bytes off its node. Until then the network term is 0,
     /// as it is at any positive rate (see [`no_flows_needed`]).
-    fn step(&mut self, phase: &Phase, t: u32, network: &mut Option<f64>, placed: &mut bool) -> StepCost {
+    fn step(
+        &mut self,
+        (index, phase): (usize, &'a Phase),
+        t: u32,
+        network: &mut Option<f64>,
+        placed: &mut bool,
+    ) -> StepCost {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.cx.table, self.params);
-        let cx = LoadCx { schedule, plan, table, params, named: !self.walk_every_step, floor: self.floor };
+        let named = !self.walk_every_step;
+        let cx = LoadCx { schedule, plan, table, cap: self.cap, named, floor: self.floor };
         // A floor costs member 0 (the first sampled member) alone.
         let members = &self.cx.members;
         let costed = if self.floor { &members[..members.len().min(1)] } else { &members[..] };
@@ -400,14 +463,32 @@ impl Walk<'_> {
             None => (None, &mut self.own),
         };
         if !*placed {
-            scratch.insts.clear();
-            scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
+            // The reference places every phase afresh.
+            let alike = named && self.placed.is_some_and(|before| phase.placed_as(before));
+            if !alike {
+                scratch.insts.clear();
+                scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
+            }
+            self.placed = Some(phase);
             *placed = true;
         }
-        for (&m, &inst) in costed.iter().zip(&scratch.insts) {
+        for (i, (&m, &inst)) in costed.iter().zip(&scratch.insts).enumerate() {
             let named = cx.named.then(|| direct::load(&cx, phase, m, inst)).flatten();
-            let load =
-                named.unwrap_or_else(|| step_load(&cx, m, phase, inst, t, &mut scratch.buf, &mut scratch.senders));
+            // The first costed member's load from the transfers, as the
+            // floor of this very step found it (`First`).
+            let load = match named {
+                Some(load) => load,
+                None => match if i == 0 { self.first.take(index, t) } else { None } {
+                    Some(load) => load,
+                    None => {
+                        let load = step_load(&cx, m, phase, inst, t, &mut scratch.buf, &mut scratch.senders);
+                        if i == 0 {
+                            self.first.keep(index, t, &load);
+                        }
+                        load
+                    }
+                },
+            };
             let network = match *network {
                 Some(rate) => rate,
                 None if no_flows_needed(&load, params) => params.node_inter,
@@ -449,10 +530,10 @@ impl Walk<'_> {
         }
         match phase.kind {
             K::RingReduceScatter { .. } | K::RingAllGather { .. } => StepClasses::One,
+            // Every member's scope has the size its placer gives
+            // (`ScopePlacer::around` keeps it), so one placement says it.
             K::RingAllReduceFused => {
-                let mut k = self.cx.members.iter().map(|&m| self.plan.instance(phase, m).scope.k);
-                let first = k.next().unwrap_or(1);
-                if k.all(|x| x == first) { StepClasses::Split(first.saturating_sub(1)) } else { StepClasses::None }
+                StepClasses::Split(phase.scope.placer(&self.plan.radices).around(0).k.saturating_sub(1))
             }
             _ => StepClasses::None,
         }
@@ -476,6 +557,76 @@ struct StepCost {
     sent: f64,
     /// The widest hop a member takes.
     hop: Hop,
+}
+
+impl StepCost {
+    /// This step's share of its phase, each sampled step standing for
+    /// `weight` steps.
+    fn weighted(&self, weight: f64) -> Weighted {
+        let w = &self.worst;
+        let terms = Terms {
+            alpha: w.alpha * weight,
+            beta: w.beta * weight,
+            gamma: w.gamma * weight,
+            overhead: w.overhead * weight,
+        };
+        Weighted { terms, sent: self.sent * weight, hop: self.hop }
+    }
+}
+
+/// A [`StepCost`] times its weight: what the phase adds for the step.
+#[derive(Clone, Copy)]
+struct Weighted {
+    terms: Terms,
+    sent: f64,
+    hop: Hop,
+}
+
+/// The load of a floor's costed member (member 0, the first sampled
+/// member, which a prediction costs first too) at one step it walked from
+/// the transfers: phase `index` of the plan, step `t`.
+#[derive(Clone, Copy)]
+pub(crate) struct FirstLoad {
+    index: usize,
+    t: u32,
+    load: StepLoad,
+}
+
+/// A floor's [`FirstLoad`]s, in the order it walked them.
+pub(crate) type FirstLoads = Vec<FirstLoad>;
+
+/// Where a walk keeps or finds its first costed member's loads. A floor
+/// and a prediction of the same phases of one plan walk the same steps
+/// (the sampled ones, one a class of steps that cost alike) in the same
+/// order, and a load from the transfers (`step_load`) reads neither the
+/// network nor whether it is a floor, so the prediction's first member
+/// has, at every such step, the load the floor found: it takes it instead
+/// of generating the step again. Each kept load names its phase and step,
+/// and one that does not match is not taken (the step is walked).
+/// Direct steps' loads are not kept: a floor may count peers that a
+/// prediction visits (`direct::Sides::add_all`).
+enum First<'a> {
+    Neither,
+    Record(&'a mut FirstLoads),
+    /// The loads, and how many steps have been walked.
+    Replay(&'a [FirstLoad], usize),
+}
+
+impl First<'_> {
+    /// The load kept for phase `index`'s step `t`, when replaying one.
+    fn take(&mut self, index: usize, t: u32) -> Option<StepLoad> {
+        let First::Replay(loads, at) = self else { return None };
+        let kept = loads.get(*at).filter(|k| k.index == index && k.t == t).map(|k| k.load);
+        *at += 1;
+        kept
+    }
+
+    /// Keeps `load`, phase `index`'s step `t`, when recording.
+    fn keep(&mut self, index: usize, t: u32, load: &StepLoad) {
+        if let First::Record(out) = self {
+            out.push(FirstLoad { index, t, load: *load });
+        }
+    }
 }
 
 /// Which steps of a phase cost exactly alike, so that only the first
@@ -540,11 +691,11 @@ impl Terms {
     fn total(&self) -> f64 {
         self.alpha + self.beta + self.gamma + self.overhead
     }
-    fn add(&mut self, other: &Terms, weight: f64) {
-        self.alpha += other.alpha * weight;
-        self.beta += other.beta * weight;
-        self.gamma += other.gamma * weight;
-        self.overhead += other.overhead * weight;
+    fn plus(&mut self, other: &Terms) {
+        self.alpha += other.alpha;
+        self.beta += other.beta;
+        self.gamma += other.gamma;
+        self.overhead += other.overhead;
     }
 }
 
@@ -577,6 +728,22 @@ fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let desc = load.desc[SENT].max(load.desc[HEARD]) as f64 * p.desc_ns;
     let fanin = load.sender_n.saturating_sub(1) as f64 * p.fanin_ns;
     Terms { alpha, beta, gamma, overhead: desc + fanin }
+}
+
+/// The cap on the links an intra-node transfer crosses
+/// (`hops_max`, at least 1), and the same as a whole number when it is one
+/// (a cap a `model:` override sets always is): what every step's loads read,
+/// worked out once a walk.
+#[derive(Clone, Copy)]
+struct Cap {
+    links: f64,
+    whole: Option<u64>,
+}
+
+impl Cap {
+    fn of(hops_max: f64) -> Cap {
+        Cap { links: hops_max.max(1.0), whole: direct::whole_cap(hops_max) }
+    }
 }
 
 mod direct;

@@ -77,15 +77,26 @@ fn same_both_ways(c: &Collective) -> usize {
         assert_eq!(fast, walked, "floor of {} of {c:?}", super::auto::display(&a.algorithm));
         // And as `Auto` costs them: flows from one memo shared by every
         // alternative, counted only when a step needs them, on another
-        // alternative's context, summed whole by `total`.
-        let shared = floors(PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, true).with_memo(&mut memo));
+        // alternative's context, summed whole by `total`; the prediction
+        // taking member 0's loads from the floor's walk.
+        let mut firsts = Vec::new();
+        let shared = floors(
+            PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, true).with_memo(&mut memo).recording(&mut firsts),
+        );
         assert_eq!(shared, walked, "floor from the memo of {} of {c:?}", super::auto::display(&a.algorithm));
         let (shared, walked) = (
-            floors(PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, false).with_memo(&mut memo)),
+            floors(
+                PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, false)
+                    .with_memo(&mut memo)
+                    .replaying(&firsts),
+            ),
             floors(PhaseCoster::new(&schedule, plan, vc.model(), &cx, false).every_step()),
         );
         assert_eq!(shared, walked, "times from the memo of {} of {c:?}", super::auto::display(&a.algorithm));
-        let total = PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, false).with_memo(&mut memo).total();
+        let total = PhaseCoster::new(&schedule, plan, vc.model(), &shared_cx, false)
+            .with_memo(&mut memo)
+            .replaying(&firsts)
+            .total();
         let summed = walked.iter().fold(0.0, |at, &t| at + f64::from_bits(t));
         assert_eq!(total.to_bits(), summed.to_bits(), "total of {} of {c:?}", super::auto::display(&a.algorithm));
         compared += 1;

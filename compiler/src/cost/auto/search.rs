@@ -9,7 +9,9 @@
 //! costed on one [`PlanCx`] (the descriptor table, sampled members and
 //! DMA rate every plan of the collective shares) and one [`FlowMemo`]
 //! (network flows and scratch buffers). A floor is cheap: member 0's
-//! steps costed alone ([`PhaseCoster`] with `floor`). Candidates are
+//! steps costed alone ([`PhaseCoster`] with `floor`); it keeps member 0's
+//! loads from the transfers ([`FirstLoads`]) for the prediction of the
+//! same plan or leg to take, in `Search::firsts`. Candidates are
 //! visited by floor, ties by the tie-break order; each is predicted
 //! exactly as before. Once the next floor is above the runner-up so far
 //! (or equal to it and later in the order, so it would lose the tie), no
@@ -21,13 +23,19 @@
 use super::legal::{Bounds, events_needed};
 use super::{Machine, NoChoice, Stands, floor_ns, whole_ns};
 use crate::build::plan_as;
-use crate::cost::predict::{FlowMemo, PhaseCoster, PlanCx, launch_ns};
+use crate::cost::predict::{FirstLoads, FlowMemo, PhaseCoster, PlanCx, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
 use crate::schedule::{CollectivePlan, Phase, Schedule};
 use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
 use std::ops::Range;
+
+/// Room made up front for the floors' kept loads of member 0
+/// ([`Search::firsts`]): about what the floors of an all-reduce's
+/// candidates at 32 ranks walk from the transfers, so that the vector
+/// rarely grows.
+const FIRST_LOADS_RESERVED: usize = 32;
 
 /// A candidate as the search holds it between its floor and its
 /// prediction.
@@ -48,10 +56,13 @@ struct LegCost {
     /// The plan it is costed on, and its phases there.
     home: usize,
     phases: Range<usize>,
-    /// Floors under its phases' times, in run order, once asked for.
-    floors: Option<Vec<f64>>,
-    /// Its phases' predicted times, once asked for.
-    times: Option<Vec<f64>>,
+    /// Floors under its phases' times, in run order, once asked for: where
+    /// they sit in [`Search::values`].
+    floors: Option<Range<usize>>,
+    /// Its phases' predicted times, once asked for, in [`Search::values`].
+    times: Option<Range<usize>>,
+    /// Where its floor's walk kept member 0's loads, in [`Search::firsts`].
+    firsts: Range<usize>,
     /// Its phases' mesh events per TOP_SP (`legal.rs`).
     events: Bounds,
 }
@@ -105,7 +116,8 @@ impl Planned {
                         if planned.leg(key).is_none() {
                             let events =
                                 Bounds::of(plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p)));
-                            planned.legs.push(LegCost { key, home: at, phases, floors: None, times: None, events });
+                            let (floors, times, firsts) = (None, None, 0..0);
+                            planned.legs.push(LegCost { key, home: at, phases, floors, times, firsts, events });
                         }
                     }
                     Held::Legs
@@ -192,6 +204,15 @@ pub(super) struct Search<'a> {
     launch: f64,
     /// The phases' network flows, counted once for every candidate.
     flows: FlowMemo,
+    /// Every leg's phase floors and times, one after another, as each
+    /// [`LegCost`] asks for them (one vector, not one a leg).
+    values: Vec<f64>,
+    /// Member 0's loads as each floor walked them, for the prediction of
+    /// the same phases to take (`PhaseCoster::recording`), one floor after
+    /// another.
+    firsts: FirstLoads,
+    /// Where the floor of each plan costed whole kept them, by plan.
+    whole_firsts: Vec<Range<usize>>,
 }
 
 /// Plans, floors and predicts `candidates` of `collective` on
@@ -236,13 +257,15 @@ fn search(
     let bound = leg_bound(schedule, first, nodes_spanned(schedule, first), None, params).total_ns();
     let cx = PlanCx::new(schedule, first, params);
     let launch = launch_ns(schedule, first, params);
-    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows: FlowMemo::default() };
+    let (flows, values) = (FlowMemo::default(), Vec::new());
+    let (firsts, whole_firsts) = (Vec::with_capacity(FIRST_LOADS_RESERVED), vec![0..0; plans.len()]);
+    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows, values, firsts, whole_firsts };
     let mut floors = Vec::with_capacity(held.len());
     for (algorithm, h) in &held {
         floors.push(floor_ns(search.floor(algorithm, h)?));
     }
     let mut order: Vec<usize> = (0..held.len()).collect();
-    // The keys are distinct (the position is one), so an unstable sort
+    // Each key holds its position, so no two are equal: an unstable sort
     // orders them as a stable one would, without the stable sort's buffer.
     order.sort_unstable_by_key(|&i| (floors[i], i));
     let mut predicted: Vec<Option<u64>> = vec![None; held.len()];
@@ -305,8 +328,17 @@ impl Search<'_> {
         let chosen = match (held, algorithm) {
             (Held::Whole(at), _) => {
                 let plan = self.plans.get(*at)?;
-                let mut coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
-                return Some(self.launch + coster.total());
+                let coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
+                let kept = self.whole_firsts.get_mut(*at)?;
+                let total = if floor {
+                    let from = self.firsts.len();
+                    let total = coster.recording(&mut self.firsts).total();
+                    *kept = from..self.firsts.len();
+                    total
+                } else {
+                    coster.replaying(self.firsts.get(kept.clone()).unwrap_or_default()).total()
+                };
+                return Some(self.launch + total);
             }
             (Held::Legs, ResolvedAlgorithm::Hier(chosen)) => chosen,
             (Held::Legs, ResolvedAlgorithm::Flat(_)) => return None,
@@ -317,12 +349,21 @@ impl Search<'_> {
             let known = if floor { &mut l.floors } else { &mut l.times };
             if known.is_none() {
                 let plan = self.plans.get(l.home)?;
-                let mut coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
-                *known = Some(coster.times(l.phases.clone()));
+                let coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
+                let from = self.values.len();
+                if floor {
+                    let first = self.firsts.len();
+                    coster.recording(&mut self.firsts).times(l.phases.clone(), &mut self.values);
+                    l.firsts = first..self.firsts.len();
+                } else {
+                    let kept = self.firsts.get(l.firsts.clone()).unwrap_or_default();
+                    coster.replaying(kept).times(l.phases.clone(), &mut self.values);
+                }
+                *known = Some(from..self.values.len());
             }
             // The launch cost plus, leg by leg in run order, the phase
             // values: the very sum [`predict()`] makes of a whole plan's.
-            for t in known.as_ref()? {
+            for t in self.values.get(known.clone()?)? {
                 at += t;
             }
         }

@@ -118,7 +118,7 @@ impl Sides<'_> {
             return Some((hop, 0, 0.0));
         }
         let (dir, hops) = ring_hops(cx.schedule.shape.local_rank_n, a.0, b.0);
-        Some((hop, dir, hops.min(cx.params.hops_max.max(1.0))))
+        Some((hop, dir, hops.min(cx.cap.links)))
     }
 
     /// The member sends to (`Side::Send`) or hears from each `(position,
@@ -194,7 +194,7 @@ impl Sides<'_> {
         // the cap on links is whole, else visited. The others are counted.
         let (bytes, desc) = self.of(any);
         let s = if side == Side::Send { SENT } else { HEARD };
-        match whole_cap(self.cx.params.hops_max).filter(|_| exact) {
+        match self.cx.cap.whole.filter(|_| exact) {
             Some(cap) => {
                 let ring = on_node_links(local, stride, (p - node_lo, node_hi - p), cap, side);
                 for (dir, (n, links)) in ring.into_iter().enumerate().filter(|&(_, (n, _))| n > 0) {
@@ -249,7 +249,7 @@ fn sums_exact(bytes: f64, k: u32, local: u32) -> bool {
 /// The cap on the links an intra-node transfer crosses
 /// (`hops_max.max(1.0)`, as [`LoadCx::add`] applies it) as a whole number,
 /// or `None` when it is not one (a cap a `model:` override sets always is).
-fn whole_cap(hops_max: f64) -> Option<u64> {
+pub(super) fn whole_cap(hops_max: f64) -> Option<u64> {
     let cap = hops_max.max(1.0);
     (cap.fract() == 0.0 && cap <= EXACT_WHOLE).then_some(cap as u64)
 }

@@ -343,7 +343,8 @@ pub(super) fn sends_off_from_pattern(
     spans: &mut SpanMemo,
 ) -> Option<bool> {
     use PhaseKind as K;
-    if phase.kind == K::PointToPoint {
+    // A match, not the derived `==`: asked once a member of node 0.
+    if matches!(phase.kind, K::PointToPoint) {
         return None;
     }
     let shape = &schedule.shape;

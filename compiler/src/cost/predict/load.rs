@@ -3,11 +3,10 @@
 //! folds of `StepLoad` (a direct step's are named by `direct.rs`, which
 //! adds the same values).
 
-use super::{HEARD, Hop, SENT, StepLoad};
+use super::{Cap, HEARD, Hop, SENT, StepLoad};
 use crate::schedule::{
     BlockSet, CollectivePlan, DescTable, Halves, Phase, PhaseInstance, Schedule, Transfer, relation,
 };
-use ccc_ir::model::ModelParams;
 
 pub(super) fn halves_share(h: Halves) -> f64 {
     match h {
@@ -27,7 +26,10 @@ pub(super) fn bytes_of(plan: &CollectivePlan, member: u32, blocks: BlockSet, hal
 
 /// Member `me`'s load at step `t` of `phase` (`inst`: the phase placed
 /// around it), from the transfers the pattern generates for it (into
-/// `buf`; `senders` is scratch).
+/// `buf`; `senders` is scratch). The transfers are generated unlabelled
+/// (`algorithms/step_gen.rs`): a transfer's hop is read from its ranks'
+/// relation here, never from its `neigh`; the reference
+/// (`named` off) generates them labelled, as lowering does.
 pub(super) fn step_load(
     cx: &LoadCx<'_>,
     me: u32,
@@ -38,7 +40,11 @@ pub(super) fn step_load(
     senders: &mut Vec<u32>,
 ) -> StepLoad {
     buf.clear();
-    cx.schedule.phase_transfers(cx.plan, 0, phase, inst, t, buf);
+    if cx.named {
+        crate::algorithms::transfers::<false>(cx.plan, &cx.schedule.shape, 0, phase, inst, t, buf);
+    } else {
+        cx.schedule.phase_transfers(cx.plan, 0, phase, inst, t, buf);
+    }
     let mut load = StepLoad::default();
     senders.clear();
     for t in buf.iter() {
@@ -59,7 +65,9 @@ pub(super) struct LoadCx<'a> {
     pub(super) schedule: &'a Schedule,
     pub(super) plan: &'a CollectivePlan,
     pub(super) table: &'a DescTable<'a>,
-    pub(super) params: &'a ModelParams,
+    /// The cap on an intra-node transfer's links, from the model's
+    /// `hops_max`.
+    pub(super) cap: Cap,
     /// Name a direct step's transfers from its pattern (false: generate
     /// them, the reference the shortcut is tested against).
     pub(super) named: bool,
@@ -89,9 +97,18 @@ impl LoadCx<'_> {
         let (Some(a), Some(b)) = (plan.rank(0, from), plan.rank(0, to)) else { return };
         let hop = Hop::of(relation(&schedule.shape, a, b));
         load.hop = load.hop.max(Some(hop));
+        if from != me && to != me {
+            return;
+        }
         let bytes = bytes_of(plan, from, src, halves);
-        let (dir, hops) = ring_hops(schedule.shape.local_rank_n, a.0, b.0);
-        let hops = hops.min(self.params.hops_max.max(1.0));
+        // Only an intra-node transfer loads the node's ring (`add_side`).
+        let (dir, hops) = match hop {
+            Hop::Intra => {
+                let (dir, hops) = ring_hops(schedule.shape.local_rank_n, a.0, b.0);
+                (dir, hops.min(self.cap.links))
+            }
+            Hop::Inter | Hop::Pod => (0, 0.0),
+        };
         if from == me {
             load.add_side(SENT, hop, dir, hops, bytes, self.table.count(me, src, halves));
         }
@@ -117,7 +134,7 @@ impl StepLoad {
 /// a transfer from global rank `a` to `b` crosses inside a node whose
 /// `local` ranks sit on a bidirectional ring in local-index order: the
 /// \[project\] stand-in for the node's NeuronLink topology, capped by the
-/// caller at the network's diameter ([`ModelParams::hops_max`]). A
+/// caller at the network's diameter ([`ccc_ir::model::ModelParams::hops_max`]). A
 /// transfer to a neighbour crosses one link; one to a rank `d` places away
 /// shares `d` links with the other transfers of its step (so a ring, whose
 /// transfers all go one way, uses half the node's links, a Kangaring both

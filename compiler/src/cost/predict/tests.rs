@@ -123,7 +123,8 @@ fn a_counted_direct_load_is_the_generated_one() {
         // link, and a cap that is not whole (on-node peers then visited).
         for hops_max in [ModelParams::of(schedule.arch).hops_max, 64.0, 1.0, 2.0, 2.5] {
             let params = ModelParams { hops_max, ..ModelParams::of(schedule.arch) };
-            let cx = |floor| LoadCx { schedule, plan, table: &table, params: &params, named: true, floor };
+            let cx =
+                |floor| LoadCx { schedule, plan, table: &table, cap: Cap::of(params.hops_max), named: true, floor };
             for m in 0..plan.groups.size() {
                 let inst = plan.instance(phase, m);
                 let Some(predicted) = direct::load(&cx(false), phase, m, inst) else { continue };
@@ -197,7 +198,14 @@ fn a_prediction_visits_direct_peers_when_counted_sums_would_round() {
         let busiest = hosted_channels(schedule.arch.params(), plan.channels, 0);
         let table = DescTable::new(plan, &busiest);
         let params = ModelParams::of(schedule.arch);
-        let cx = |floor| LoadCx { schedule: &schedule, plan, table: &table, params: &params, named: true, floor };
+        let cx = |floor| LoadCx {
+            schedule: &schedule,
+            plan,
+            table: &table,
+            cap: Cap::of(params.hops_max),
+            named: true,
+            floor,
+        };
         for phase in &plan.phases {
             for m in 0..plan.groups.size() {
                 let inst = plan.instance(phase, m);
