@@ -287,9 +287,9 @@ impl Checker {
                     self.push("algorithm", Problem::AutoNoChoice { op: c.op });
                     return None;
                 }
-                Err(NoChoice::MeshEvents { arch, needed, max, fewest }) => {
+                Err(NoChoice::Limit { limit, arch, needed, max, fewest }) => {
                     let fewest = cost::auto::display(&fewest);
-                    self.push("algorithm", Problem::AutoNoneLowers { op: c.op, arch, needed, max, fewest });
+                    self.push("algorithm", Problem::AutoNoneLowers { op: c.op, arch, limit, needed, max, fewest });
                     return None;
                 }
             };

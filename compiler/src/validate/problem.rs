@@ -436,24 +436,23 @@ pub enum Problem {
         /// The op.
         op: OpType,
     },
-    /// `algorithm: Auto` whose every legal choice needs more mesh events
-    /// per TOP_SP than the arch has, so none would lower.
-    #[error(
-        "`Auto` found no algorithm for {op} that lowers on {arch}: every legal choice needs more mesh events \
-         per TOP_SP than the {max} {arch} has (one per peer that sends to a rank in each MESH step; the fewest, \
-         {fewest}, needs {needed}); accepted: a leg written Ring or InterRdh in place of Mesh, or fewer ranks \
-         per mesh (fewer nodes, smaller groups)"
-    )]
+    /// `algorithm: Auto` whose every legal choice exceeds a lowering limit
+    /// that depends on the choice (mesh events per TOP_SP, increments per
+    /// mesh event, descriptors per step), so none would lower.
+    #[error("`Auto` found no algorithm for {op} that lowers on {arch}: {}", none_lowers(*limit, *arch, *needed, *max, fewest))]
     AutoNoneLowers {
         /// The op.
         op: OpType,
         /// The architecture.
         arch: Arch,
-        /// The fewest mesh events per TOP_SP a legal choice needs.
-        needed: u32,
-        /// The most the arch has.
-        max: u32,
-        /// The choice that needs the fewest, as the signature writes it.
+        /// The limit the named choice exceeds.
+        limit: crate::lower::Limit,
+        /// What the named choice needs of it (for mesh events, the fewest
+        /// a legal choice needs).
+        needed: u64,
+        /// The most the limit allows.
+        max: u64,
+        /// The choice named, as the signature writes it.
         fewest: String,
     },
     /// A flat algorithm (or Hier) that does not serve the op.
@@ -577,4 +576,27 @@ pub enum Problem {
         /// Ranks.
         rank_n: u32,
     },
+}
+
+/// Why `Auto` has nothing left that lowers, for `limit`: what every legal
+/// choice exceeds, what the named one needs, and what would be accepted.
+fn none_lowers(limit: crate::lower::Limit, arch: Arch, needed: u64, max: u64, fewest: &str) -> String {
+    use crate::lower::Limit;
+    match limit {
+        Limit::MeshEventTarget => format!(
+            "every legal choice has a mesh event that counts more increments than the {max} its target \
+             holds (one per half-chunk a peer sends in a MESH step, per channel of the TOP_SP; {fewest} needs \
+             {needed}); accepted: fewer channels, or a leg written Ring or InterRdh in place of a mesh"
+        ),
+        Limit::TpIncrement => format!(
+            "every legal choice posts more descriptors in one step than the {max} one tp_inc_steps increment \
+             holds (VAL_MASK: one per 64 KiB a rank moves in one step on one TOP_SP; {fewest} needs {needed}); \
+             accepted: a smaller count, more channels, or the collective split into smaller ones"
+        ),
+        _ => format!(
+            "every legal choice needs more mesh events per TOP_SP than the {max} {arch} has (one per peer that \
+             sends to a rank in each MESH step; the fewest, {fewest}, needs {needed}); accepted: a leg written \
+             Ring or InterRdh in place of Mesh, or fewer ranks per mesh (fewer nodes, smaller groups)"
+        ),
+    }
 }
