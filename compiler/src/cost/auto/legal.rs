@@ -302,6 +302,20 @@ impl Unit {
             .map_or((0, 0), |(_, i, j)| (i, j));
         Unit { block: table.count(member, BlockSet::one(b), Halves::Both), hosted: channels.len() as u64 }
     }
+
+    /// Whether no phase of `plan` can exceed either per-step limit,
+    /// whatever its pattern (so [`step_bounds`] need not look at one): of
+    /// a group of `n`, no member moves more than `n (n - 1)` blocks in one
+    /// direction in one step (or 2, a local copy beside), and no peer
+    /// sends it more than `n` blocks in a step, over at most the plan's
+    /// steps. True of every collective of an ordinary size.
+    pub fn quiet(self, plan: &CollectivePlan) -> bool {
+        let n = u64::from(plan.groups.size());
+        let moved = n.saturating_mul(n.saturating_sub(1)).max(2);
+        let halves = u64::from(Halves::Both.count());
+        let target = n.max(1).saturating_mul(halves * self.hosted).saturating_mul(u64::from(plan.step_n));
+        moved.saturating_mul(self.block) <= DESCRIPTORS_MAX && target <= TARGET_MAX
+    }
 }
 
 /// The per-step needs of `phases` (each with its plan), settled: each
@@ -318,9 +332,12 @@ pub fn peaks(shape: &Shape, params: &ArchParams, unit: Unit, phases: &[(&Collect
 }
 
 /// The upper bounds of `phases` (each with its plan), from their
-/// patterns alone.
+/// patterns alone; none (they fit) for the phases of a plan that is
+/// [`Unit::quiet`].
 pub fn step_bounds<'p>(unit: Unit, phases: impl IntoIterator<Item = (&'p CollectivePlan, &'p Phase)>) -> Peaks {
-    phases.into_iter().fold(Peaks::default(), |most, (plan, phase)| most.max(step_bound(unit, plan, phase)))
+    phases.into_iter().fold(Peaks::default(), |most, (plan, phase)| {
+        if unit.quiet(plan) { most } else { most.max(step_bound(unit, plan, phase)) }
+    })
 }
 
 /// An upper bound on what any member needs in one step of `phase`, from
@@ -353,7 +370,10 @@ fn pattern_blocks(plan: &CollectivePlan, phase: &Phase) -> (u64, u64) {
     use PhaseKind as K;
     let k = u64::from(phase.scope.size(&plan.radices));
     let others = k.saturating_sub(1);
-    let universe = u64::from(plan.instance(phase, 0).universe.count);
+    // The blocks every member's universe holds: each narrowing keeps one
+    // piece of its scope's size, as `CollectivePlan::instance` cuts it.
+    let universe = phase.narrow.iter().fold(plan.groups.size(), |n, s| n / s.size(&plan.radices).max(1));
+    let universe = u64::from(universe);
     let piece = universe / k.max(1);
     if k <= 1 && phase.kind != K::PointToPoint {
         // No peer; an all-to-all still copies its own block.
