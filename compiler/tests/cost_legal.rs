@@ -231,8 +231,8 @@ fn the_count_is_what_lowering_gives() {
 }
 
 /// `choose` and `choose_exhaustive` over every written candidate, the
-/// refused ones included (for mesh events, and at 16 and 64 TiB for the
-/// descriptors per step): they drop the same ones (the reference judges
+/// refused ones included (for mesh events, and at 256 GiB, 16 and 64 TiB
+/// for the descriptors per step): they drop the same ones (the reference judges
 /// each whole schedule) and keep their promises over the rest; none they
 /// keep is refused by lowering on rank 0.
 #[test]
@@ -243,7 +243,7 @@ fn the_exhaustive_reference_drops_the_same_candidates() {
     for &topology in &shapes {
         for &op in &[OpType::AllReduce, OpType::AllToAll, OpType::Reduce] {
             for arch in [Arch::Sunda, Arch::Cayman] {
-                for bytes in [8u64, 1 << 20, 1 << 44, 1 << 46] {
+                for bytes in [8u64, 1 << 20, 1 << 38, 1 << 44, 1 << 46] {
                     let c = collective(op, bytes, arch, topology);
                     let name = format!("{op} {bytes} B {arch} {topology:?}");
                     let all = written_candidates(&c);
@@ -425,8 +425,9 @@ fn the_step_counts_are_what_lowering_gives() {
 }
 
 /// Over every candidate of small shapes, every op (AllToAllV among
-/// them), at sizes whose steps post about `VAL_MASK` descriptors (4 to
-/// 64 TiB) on 1 or 4 channels: `refusal` refuses exactly the candidates
+/// them), at sizes whose steps post about `VAL_MASK` descriptors (256
+/// GiB, where only a direct all-reduce's `k (k - 1)` blocks in a step
+/// pass it, to 64 TiB) on 1 or 4 channels: `refusal` refuses exactly the candidates
 /// that some rank fails to lower for a limit that depends on the choice,
 /// naming the limit and the count lowering names; every other candidate
 /// lowers on every rank.
@@ -436,7 +437,7 @@ fn the_step_limits_refuse_what_lowering_refuses() {
     let (mut kept, mut refused) = (0, 0);
     for (s, &topology) in shapes.iter().enumerate() {
         for (o, op) in OPS.iter().copied().chain([OpType::AllToAllV]).enumerate() {
-            for bytes in [1u64 << 42, 1 << 44, 1 << 46] {
+            for bytes in [1u64 << 38, 1 << 40, 1 << 42, 1 << 44, 1 << 46] {
                 for channels in [1u32, 4] {
                     let arch = [Arch::Sunda, Arch::Cayman][(s + o) % 2];
                     let c = if op == OpType::AllToAllV {
