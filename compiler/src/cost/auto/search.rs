@@ -99,8 +99,9 @@ impl Planned {
             // legs' (found with them).
             if let ResolvedAlgorithm::Hier(chosen) = &algorithm
                 && let Some((events, steps)) = planned.legs_needs(chosen)
+                && let Some(unit) = planned.unit
             {
-                planned.hold(schedule, params, algorithm, Held::Legs, (events, steps), None);
+                planned.hold(schedule, (params, unit), algorithm, Held::Legs, (events, steps), None);
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
@@ -136,7 +137,7 @@ impl Planned {
             let whole = || plan.phases.iter().map(|p| (&plan, p));
             let needs = (Bounds::of(whole()), step_bounds(unit, whole()));
             planned.plans.push(plan);
-            planned.hold(schedule, params, algorithm, h, needs, Some(at));
+            planned.hold(schedule, (params, unit), algorithm, h, needs, Some(at));
         }
         planned
     }
@@ -148,18 +149,19 @@ impl Planned {
     /// it needs: the phases of plan `whole`, or (`None`) its legs', each
     /// leg's on the plan it is costed on; they are counted (member by
     /// member for the events, phase by phase for the rest) only when the
-    /// bounds do not settle it.
+    /// bounds do not settle it. `arch` is the arch's parameters and the
+    /// collective's [`Unit`].
     fn hold(
         &mut self,
         schedule: &Schedule,
-        params: &ArchParams,
+        arch: (&ArchParams, Unit),
         algorithm: ResolvedAlgorithm,
         held: Held,
         needs: (Bounds, Peaks),
         whole: Option<usize>,
     ) {
         let (events, steps) = needs;
-        let max = u32::from(params.mesh_event_max);
+        let max = u32::from(arch.0.mesh_event_max);
         let needed = events.over(max, || {
             let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
             let mut add = |home: usize, run: Option<Range<usize>>| {
@@ -182,7 +184,7 @@ impl Planned {
             Some(n) => Some(Refusal { limit: Limit::MeshEvents, needed: u64::from(n) }),
             None if steps.fits() => None,
             None => {
-                self.settle(schedule, params, &algorithm, whole).over().map(|(limit, needed)| Refusal { limit, needed })
+                self.settle(schedule, arch, &algorithm, whole).over().map(|(limit, needed)| Refusal { limit, needed })
             }
         };
         match refusal {
@@ -201,11 +203,10 @@ impl Planned {
     fn settle(
         &mut self,
         schedule: &Schedule,
-        params: &ArchParams,
+        (params, unit): (&ArchParams, Unit),
         algorithm: &ResolvedAlgorithm,
         whole: Option<usize>,
     ) -> Peaks {
-        let Some(unit) = self.unit else { return Peaks::default() };
         let shape = &schedule.shape;
         match (whole, algorithm) {
             (Some(at), _) => {
