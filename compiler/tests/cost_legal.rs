@@ -1,21 +1,27 @@
 //! `Auto` never chooses what lowering refuses (`cost::auto::legal`,
 //! `docs/cost-model.md` §4): a candidate whose schedule needs more mesh
-//! events on a TOP_SP than the arch has is dropped before it is costed.
-//! The count is lowering's, member by member and record by record; every
-//! choice over a grid lowers; the exhaustive reference drops the same
-//! candidates; and when nothing is left validation says why.
+//! events on a TOP_SP than the arch has, more increments on one mesh
+//! event than a u16 counts, or more descriptors in one step than
+//! `VAL_MASK`, is dropped before it is costed. The counts are lowering's,
+//! member by member and record by record; every choice over a grid
+//! lowers; the exhaustive reference drops the same candidates; and when
+//! nothing is left validation says why.
 use super::cost_auto::{OPS, collective};
 use ccc_compiler::build::build;
-use ccc_compiler::cost::auto::legal::{events_needed, events_over, phase_events};
+use ccc_compiler::cost::auto::legal::{
+    DESCRIPTORS_MAX, Peaks, Refusal, TARGET_MAX, Unit, events_needed, events_over, phase_events, phase_peaks, refusal,
+    step_bound,
+};
 use ccc_compiler::cost::auto::{Machine, NoChoice, check_against, choose, choose_exhaustive, display};
 use ccc_compiler::lower::{Limit, LowerErrorKind, lower};
+use ccc_compiler::pipeline::{Options, compile_source};
 use ccc_compiler::schedule::{CollectivePlan, Phase, Schedule};
 use ccc_compiler::valid::{ResolvedAlgorithm, ValidProgram};
 use ccc_compiler::validate::{Problem, validate};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, DevicePattern, OpType};
 use ccc_ir::id::Rank;
-use ccc_ir::spec::{Algorithm, Collective, HierLegs, LegAlgorithm, Program, Topology};
+use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, LegAlgorithm, Program, ReduceOp, Topology};
 
 /// Every algorithm validation accepts written out for `c`, in `Auto`'s
 /// order (flat ones in `enc_alg_type` order, then every combination of
@@ -85,8 +91,9 @@ fn the_reproducer_compiles() {
 }
 
 /// Every `Auto` choice over shapes to 1024 ranks and 2 pods, every op,
-/// tiny to large sizes, Sunda (50 events) and each other arch (108),
-/// lowers on rank 0, the last rank and the root.
+/// tiny to large sizes and one of 64 TiB (whose steps post more than
+/// `VAL_MASK` descriptors on some candidates), Sunda (50 events) and each
+/// other arch (108), lowers on rank 0, the last rank and the root.
 #[test]
 fn every_auto_choice_lowers() {
     let shapes = [
@@ -102,7 +109,7 @@ fn every_auto_choice_lowers() {
     let mut lowered = 0;
     for (s, &topology) in shapes.iter().enumerate() {
         for (o, &op) in OPS.iter().enumerate() {
-            for (b, bytes) in [8u64, 64 << 10, 64 << 20].into_iter().enumerate() {
+            for (b, bytes) in [8u64, 64 << 10, 64 << 20, 1 << 46].into_iter().enumerate() {
                 for arch in [Arch::Sunda, others[(s + o + b) % others.len()]] {
                     let c = collective(op, bytes, arch, topology).algorithm(Algorithm::Auto);
                     // Some ops do not serve every shape and size.
@@ -224,38 +231,60 @@ fn the_count_is_what_lowering_gives() {
 }
 
 /// `choose` and `choose_exhaustive` over every written candidate, the
-/// refused ones included: they drop the same ones (the reference judges
+/// refused ones included (for mesh events, and at 256 GiB, 16 and 64 TiB
+/// for the descriptors per step): they drop the same ones (the reference judges
 /// each whole schedule) and keep their promises over the rest; none they
 /// keep is refused by lowering on rank 0.
 #[test]
 fn the_exhaustive_reference_drops_the_same_candidates() {
     let shapes =
         [Topology::new(32, 16), Topology::new(64, 32), Topology::new(128, 16).pods(2), Topology::new(256, 64).pods(2)];
-    let mut dropped = 0;
+    let (mut dropped, mut stepped, mut none_left) = (0, 0, 0);
     for &topology in &shapes {
         for &op in &[OpType::AllReduce, OpType::AllToAll, OpType::Reduce] {
             for arch in [Arch::Sunda, Arch::Cayman] {
-                for bytes in [8u64, 1 << 20] {
+                for bytes in [8u64, 1 << 20, 1 << 38, 1 << 44, 1 << 46] {
                     let c = collective(op, bytes, arch, topology);
+                    let name = format!("{op} {bytes} B {arch} {topology:?}");
                     let all = written_candidates(&c);
                     let (program, _) = built(&c, &all[0]);
                     let vc = &program.collectives()[0];
                     let machine = Machine::of(&program);
-                    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap();
-                    let every = choose_exhaustive(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap();
-                    check_against(&fast, &every).unwrap_or_else(|e| panic!("{op} {arch} {topology:?}: {e}"));
+                    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new());
+                    let every = choose_exhaustive(vc, machine, vc.model(), all.clone(), Vec::new());
+                    let fast = match (fast, every) {
+                        (Ok(fast), Ok(every)) => {
+                            check_against(&fast, &every).unwrap_or_else(|e| panic!("{name}: {e}"));
+                            fast.alternatives
+                        }
+                        (Err(fast), Err(every)) => {
+                            assert_eq!(fast, every, "{name}");
+                            none_left += 1;
+                            Vec::new()
+                        }
+                        (fast, every) => panic!("{name}: {fast:?} against {every:?}"),
+                    };
                     for algorithm in &all {
-                        let kept = fast.alternatives.iter().any(|a| &a.algorithm == algorithm);
+                        let kept = fast.iter().any(|a| &a.algorithm == algorithm);
                         let (_, schedule) = built(&c, algorithm);
                         let lowers = lower(&schedule, Rank(0)).is_ok();
-                        assert!(!kept || lowers, "{op} {arch} {topology:?}: kept {}", display(algorithm));
+                        assert!(!kept || lowers, "{name}: kept {}", display(algorithm));
+                        let plan = &schedule.collectives[0];
+                        let judged = refusal(
+                            &schedule.shape,
+                            arch.params(),
+                            u32::from(arch.params().mesh_event_max),
+                            &phases(plan),
+                        );
+                        assert_eq!(kept, judged.is_none(), "{name}: {}: {judged:?}", display(algorithm));
                         dropped += usize::from(!kept);
+                        stepped += usize::from(judged.is_some_and(|r| r.limit != Limit::MeshEvents));
                     }
                 }
             }
         }
     }
-    assert!(dropped >= 20, "{dropped}");
+    assert!(dropped >= 20 && stepped >= 20 && none_left >= 1, "{dropped} {stepped} {none_left}");
 }
 
 /// Per-leg `Auto` with a written Mesh inter leg over 32 nodes on Sunda:
@@ -294,5 +323,265 @@ fn no_legal_choice_left_is_a_validation_error() {
     let fast = choose(vc, machine, vc.model(), mesh.clone(), Vec::new()).unwrap_err();
     let every = choose_exhaustive(vc, machine, vc.model(), mesh, Vec::new()).unwrap_err();
     assert_eq!(fast, every);
-    assert!(matches!(fast, NoChoice::MeshEvents { needed: 62, max: 50, .. }), "{fast:?}");
+    assert!(matches!(fast, NoChoice::Limit { limit: Limit::MeshEvents, needed: 62, max: 50, .. }), "{fast:?}");
+}
+
+/// The limit of a lowering refusal that depends on the choice, with the
+/// value lowering names.
+fn choice_limit(kind: &LowerErrorKind) -> Option<(Limit, u64)> {
+    match kind {
+        LowerErrorKind::Limit {
+            limit: limit @ (Limit::MeshEvents | Limit::MeshEventTarget | Limit::TpIncrement),
+            value,
+            ..
+        } => Some((*limit, *value)),
+        _ => None,
+    }
+}
+
+/// Per phase of the schedule's collective, what lowering gives the
+/// records of `ranks`: the most descriptors one step posts in one
+/// direction on any TOP_SP, and the most increments any mesh event
+/// counts; the first rank that does not lower, and why, otherwise.
+fn lowered_peaks(schedule: &Schedule, ranks: &[u32]) -> Result<Vec<Peaks>, (u32, LowerErrorKind)> {
+    let plan = &schedule.collectives[0];
+    let mut most = vec![Peaks::default(); plan.phases.len()];
+    for &rank in ranks {
+        let program = lower(schedule, Rank(rank)).map_err(|e| (rank, e.kind))?;
+        for r in program.topsps.iter().flat_map(|tp| tp.records()) {
+            let m = &mut most[r.phase as usize];
+            for e in r.tp.iter() {
+                m.descriptors = m.descriptors.max(u64::from(e.m2s.max(e.s2m)));
+            }
+            m.target = r.event_targets.iter().fold(m.target, |t, &e| t.max(e));
+        }
+    }
+    Ok(most)
+}
+
+/// An AllToAllV over `topology` whose members send uneven counts (each
+/// row a rotation of the same sizes, so every row sums alike).
+fn all_to_all_v(bytes: u64, arch: Arch, topology: Topology) -> Collective {
+    let n = u64::from(topology.rank_n);
+    let base = (bytes / 2 / n / n).max(1);
+    let counts: Vec<Vec<u64>> = (0..n).map(|i| (0..n).map(|j| base + (i + j) % n).collect()).collect();
+    let count = counts[0].iter().sum();
+    Collective::new(OpType::AllToAllV, DType::Bf16, count, arch, topology).counts(counts)
+}
+
+/// Over every candidate of a grid of shapes, ops (AllToAllV among them),
+/// archs, channel counts and uneven sizes, every rank lowered: each
+/// phase's count (`phase_peaks`) is the most descriptors one step of any
+/// rank posts in one direction on any TOP_SP, and the most increments
+/// any of its mesh events counts; the pattern's bound (`step_bound`) is
+/// at least that, and for a mesh phase's events equal to it.
+#[test]
+fn the_step_counts_are_what_lowering_gives() {
+    let shapes =
+        [Topology::new(8, 8), Topology::new(12, 12), Topology::new(16, 4), Topology::new(24, 8), Topology::new(32, 16)];
+    let archs = [Arch::Sunda, Arch::Cayman, Arch::Mariana];
+    let (mut phases, mut meshes, mut uneven, mut quiet) = (0, 0, 0, 0);
+    let mut out = Vec::new();
+    for (s, &topology) in shapes.iter().enumerate() {
+        for (o, op) in OPS.iter().copied().chain([OpType::AllToAllV]).enumerate() {
+            for (b, bytes) in [8u64, 3 << 20].into_iter().enumerate() {
+                let arch = archs[(s + o + b) % archs.len()];
+                let channels = [1u32, 5, 32][(s + o + 2 * b) % 3];
+                let mut c = if op == OpType::AllToAllV {
+                    all_to_all_v(bytes, arch, topology)
+                } else {
+                    collective(op, bytes, arch, topology)
+                };
+                if !matches!(op, OpType::ReduceScatter | OpType::AllToAll | OpType::AllToAllV) {
+                    // Blocks of two sizes: the first ones hold one element more.
+                    c.count += 3;
+                    uneven += 1;
+                }
+                let c = c.channels(channels);
+                let ranks: Vec<u32> = (0..topology.rank_n).collect();
+                for algorithm in written_candidates(&c) {
+                    let (_, schedule) = built(&c, &algorithm);
+                    let plan = &schedule.collectives[0];
+                    let name = format!("{op} {bytes} B {arch} {channels} ch {topology:?} {}", display(&algorithm));
+                    let lowered = lowered_peaks(&schedule, &ranks).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+                    let unit = Unit::of(arch.params(), plan);
+                    for (i, phase) in plan.phases.iter().enumerate() {
+                        let exact = phase_peaks(&schedule.shape, arch.params(), plan, phase, &mut out);
+                        assert_eq!(exact, lowered[i], "{name}: phase {i} {}", phase.kind);
+                        let bound = step_bound(unit, plan, phase);
+                        let at_least = bound.descriptors >= exact.descriptors && bound.target >= exact.target;
+                        assert!(at_least, "{name}: phase {i} {}: {bound:?} under {exact:?}", phase.kind);
+                        // The shortcut that skips the bounds is sound.
+                        assert!(!unit.quiet(plan) || bound.fits(), "{name}: phase {i} {}: {bound:?}", phase.kind);
+                        quiet += usize::from(unit.quiet(plan));
+                        let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
+                        let peers = phase.scope.size(&plan.radices) > 1;
+                        if mesh && peers && phase.kind.name() != "point_to_point" {
+                            assert_eq!(bound.target, exact.target, "{name}: phase {i} {}", phase.kind);
+                            meshes += 1;
+                        }
+                        phases += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(phases >= 1_000 && meshes >= 200 && uneven >= 20 && quiet >= 500, "{phases} {meshes} {uneven} {quiet}");
+}
+
+/// Over every candidate of small shapes, every op (AllToAllV among
+/// them), at sizes whose steps post about `VAL_MASK` descriptors (256
+/// GiB, where only a direct all-reduce's `k (k - 1)` blocks in a step
+/// pass it, to 64 TiB) on 1 or 4 channels: `refusal` refuses exactly the candidates
+/// that some rank fails to lower for a limit that depends on the choice,
+/// naming the limit and the count lowering names; every other candidate
+/// lowers on every rank.
+#[test]
+fn the_step_limits_refuse_what_lowering_refuses() {
+    let shapes = [Topology::new(8, 8), Topology::new(12, 12), Topology::new(16, 4)];
+    let (mut kept, mut refused) = (0, 0);
+    for (s, &topology) in shapes.iter().enumerate() {
+        for (o, op) in OPS.iter().copied().chain([OpType::AllToAllV]).enumerate() {
+            for bytes in [1u64 << 38, 1 << 40, 1 << 42, 1 << 44, 1 << 46] {
+                for channels in [1u32, 4] {
+                    let arch = [Arch::Sunda, Arch::Cayman][(s + o) % 2];
+                    let c = if op == OpType::AllToAllV {
+                        all_to_all_v(bytes, arch, topology)
+                    } else {
+                        collective(op, bytes, arch, topology)
+                    }
+                    .channels(channels);
+                    let ranks: Vec<u32> = (0..topology.rank_n).collect();
+                    for algorithm in written_candidates(&c) {
+                        let (_, schedule) = built(&c, &algorithm);
+                        let plan = &schedule.collectives[0];
+                        let name = format!("{op} {bytes} B {arch} {channels} ch {topology:?} {}", display(&algorithm));
+                        let judged = refusal(
+                            &schedule.shape,
+                            arch.params(),
+                            u32::from(arch.params().mesh_event_max),
+                            &phases(plan),
+                        );
+                        match (judged, lowered_peaks(&schedule, &ranks)) {
+                            (None, Ok(_)) => kept += 1,
+                            (Some(r), Err((rank, e))) => {
+                                let (limit, value) = choice_limit(&e).unwrap_or_else(|| panic!("{name}: {e}"));
+                                // Lowering names the first step it cannot
+                                // post; the rule names the most any needs.
+                                assert!(limit != Limit::MeshEvents || r.limit == limit, "{name}: {r:?} {e}");
+                                assert!(value <= r.needed || r.limit != limit, "{name}: rank {rank}: {r:?} {e}");
+                                refused += 1;
+                            }
+                            (judged, lowered) => panic!("{name}: judged {judged:?}, lowered {:?}", lowered.err()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(kept >= 100 && refused >= 100, "{kept} {refused}");
+}
+
+/// One ring all-reduce over 8 ranks on Sunda's 5 channels (TOP_SP 0
+/// hosts channels 0 and 4) whose one step posts exactly `VAL_MASK`
+/// descriptors, and one that posts one more: the rule keeps the first and
+/// refuses the second, with lowering's count, as lowering does.
+#[test]
+fn the_descriptor_limit_is_exact() {
+    // A block of 5 x 65,536 x m + d elements: each channel's halves hold
+    // 32,768 x m elements and the first d % 5 channels' one more (two
+    // more each past the first five), so TOP_SP 0's descriptors are
+    // 4 (m + 1) plus 3 for d = 6 and plus 4 for d = 10.
+    let m = 4_194_302u64;
+    for (d, needed) in [(6u64, DESCRIPTORS_MAX), (10, DESCRIPTORS_MAX + 1)] {
+        let count = 8 * (5 * 65_536 * m + d);
+        let c = Collective::new(OpType::AllReduce, DType::Bf16, count, Arch::Sunda, Topology::new(8, 8))
+            .reduce(ReduceOp::Add)
+            .channels(5);
+        let (_, schedule) = built(&c, &ResolvedAlgorithm::Flat(AlgType::Ring));
+        let plan = &schedule.collectives[0];
+        let mut out = Vec::new();
+        let most = plan.phases.iter().map(|p| phase_peaks(&schedule.shape, Arch::Sunda.params(), plan, p, &mut out));
+        assert_eq!(most.map(|p| p.descriptors).max(), Some(needed));
+        let judged = refusal(
+            &schedule.shape,
+            Arch::Sunda.params(),
+            u32::from(Arch::Sunda.params().mesh_event_max),
+            &phases(plan),
+        );
+        let lowered = lower(&schedule, Rank(0));
+        if needed <= DESCRIPTORS_MAX {
+            assert_eq!(judged, None);
+            lowered.unwrap();
+        } else {
+            assert_eq!(judged, Some(Refusal { limit: Limit::TpIncrement, needed }));
+            assert_eq!(choice_limit(&lowered.unwrap_err().kind), Some((Limit::TpIncrement, needed)));
+        }
+    }
+}
+
+/// The brief's reproducers, which `Auto` used to resolve to what
+/// lowering then refused: all-reduce of 8 elements over 65,536 ranks on
+/// one node at 32 channels on Cayman chose IntraRdh, whose first halving
+/// round counts 262,144 increments on one mesh event (65,535 fit); and
+/// all-to-all of 2 TiB over 8 ranks on Sunda chose Mesh, whose one step
+/// posts 33,554,448 descriptors (16,777,215 fit). Now neither is a
+/// candidate and the choices compile.
+#[test]
+fn the_step_limit_reproducers_compile() {
+    let src = "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 8, arch: Cayman,
+               topology: (rank_n: 65536, local_rank_n: 65536), channels: 32, algorithm: Auto)";
+    let last = Rank(65_535);
+    let options = Options { ranks: vec![Rank(0), Rank(1), last], verify: false, ..Options::default() };
+    let (_, program, _) = compile_source(src, &options).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> =
+        program.collectives()[0].auto().unwrap().alternatives.iter().map(|a| display(&a.algorithm)).collect();
+    assert!(!names.contains(&"IntraRdh".to_owned()), "{names:?}");
+    let c = Collective::new(OpType::AllReduce, DType::Bf16, 8, Arch::Cayman, Topology::new(65_536, 65_536))
+        .reduce(ReduceOp::Add)
+        .channels(32);
+    let (_, rdh) = built(&c, &ResolvedAlgorithm::Flat(AlgType::IntraRdh));
+    let err = lower(&rdh, Rank(0)).unwrap_err();
+    assert_eq!(choice_limit(&err.kind), Some((Limit::MeshEventTarget, 262_144)), "{err}");
+    let plan = &rdh.collectives[0];
+    let judged =
+        refusal(&rdh.shape, Arch::Cayman.params(), u32::from(Arch::Cayman.params().mesh_event_max), &phases(plan));
+    assert_eq!(judged, Some(Refusal { limit: Limit::MeshEventTarget, needed: 262_144 }));
+    assert_eq!(judged.map(|r| r.max(Arch::Cayman.params())), Some(TARGET_MAX));
+
+    let src = "Collective(op: AllToAll, dtype: Bf16, count: 1099511627776, arch: Sunda,
+               topology: (rank_n: 8, local_rank_n: 8), channels: 1, algorithm: Auto)";
+    let (_, program, compiled) = compile_source(src, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(display(program.collectives()[0].algorithm()), "Ring");
+    assert_eq!(compiled.images.len(), 8);
+    let c = Collective::new(OpType::AllToAll, DType::Bf16, 1 << 40, Arch::Sunda, Topology::new(8, 8));
+    let (_, mesh) = built(&c, &ResolvedAlgorithm::Flat(AlgType::Mesh));
+    let err = lower(&mesh, Rank(0)).unwrap_err();
+    assert_eq!(choice_limit(&err.kind), Some((Limit::TpIncrement, 33_554_448)), "{err}");
+}
+
+/// All-to-all of 8 TiB over 8 ranks on Sunda: every candidate posts more
+/// than `VAL_MASK` descriptors in a step (Ring the fewest, two blocks of
+/// 2^24 + 2 at its first step), so validation refuses `algorithm`,
+/// naming the limit, the choice and what it needs; the exhaustive
+/// reference gives the same reason.
+#[test]
+fn no_choice_left_under_the_descriptor_limit_is_a_validation_error() {
+    let c = Collective::new(OpType::AllToAll, DType::Bf16, 1 << 42, Arch::Sunda, Topology::new(8, 8));
+    let errors = validate(&Program::from(c.clone().algorithm(Algorithm::Auto))).unwrap_err().0;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].field, "algorithm");
+    let Problem::AutoNoneLowers { limit, needed, max, ref fewest, .. } = errors[0].problem else {
+        panic!("{:?}", errors[0].problem)
+    };
+    assert_eq!((limit, needed, max, fewest.as_str()), (Limit::TpIncrement, 33_554_436, DESCRIPTORS_MAX, "Ring"));
+    let text = errors[0].to_string();
+    assert!(text.contains("descriptors in one step") && text.contains("accepted:"), "{text}");
+    let all = written_candidates(&c);
+    let (program, _) = built(&c, &all[0]);
+    let vc = &program.collectives()[0];
+    let machine = Machine::of(&program);
+    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap_err();
+    let every = choose_exhaustive(vc, machine, vc.model(), all, Vec::new()).unwrap_err();
+    assert_eq!(fast, every);
 }

@@ -13,13 +13,17 @@
 //! and deterministic: the same spec and model give the same choice on
 //! every rank and every run.
 //!
-//! **Legality.** A choice whose schedule needs more mesh events on a
-//! TOP_SP than the arch has would be refused by lowering; it is dropped
-//! before it is costed, so it is neither chosen nor listed (`legal.rs`).
-//! When none is left, [`NoChoice::MeshEvents`] says what the fewest needs.
+//! **Legality.** A choice whose schedule exceeds a lowering limit that
+//! depends on the choice (more mesh events on a TOP_SP than the arch has,
+//! more increments on one mesh event than a u16 counts, more descriptors
+//! in one step than `VAL_MASK`) would be refused by lowering; it is
+//! dropped before it is costed, so it is neither chosen nor listed
+//! (`legal.rs`). When none is left, [`NoChoice::Limit`] names the limit
+//! and what one refused choice needs.
 
 use super::{Evaluation, ModelParams, evaluate};
 use crate::build::build;
+use crate::lower::Limit;
 use crate::schedule::Schedule;
 use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
@@ -33,32 +37,40 @@ mod search;
 pub enum NoChoice {
     /// No candidate plans.
     NonePlans,
-    /// Every candidate that plans needs more mesh events on a TOP_SP than
-    /// the arch has, so none would lower (`legal.rs`).
-    MeshEvents {
+    /// Every candidate that plans exceeds a lowering limit that depends
+    /// on the choice, so none would lower (`legal.rs`).
+    Limit {
+        /// The limit the named candidate exceeds: `MeshEvents`,
+        /// `MeshEventTarget` or `TpIncrement`.
+        limit: Limit,
         /// The architecture.
         arch: Arch,
-        /// The fewest events per TOP_SP a candidate needs.
-        needed: u32,
-        /// The most the arch has (`mesh_event_max`).
-        max: u32,
-        /// Of those, what the program's collectives before this one
-        /// already take ([`Machine::mesh_events_spent`]).
+        /// What the named candidate needs of it.
+        needed: u64,
+        /// The most the limit allows (for `MeshEvents`, the arch's
+        /// `mesh_event_max`).
+        max: u64,
+        /// For `MeshEvents`, what the program's collectives before this
+        /// one already take of `max` ([`Machine::mesh_events_spent`]); 0
+        /// for the other limits.
         spent: u32,
-        /// The candidate that needs the fewest (the first of equals).
+        /// The candidate named: of those refused for the first limit in
+        /// the order they are judged, the one that needs the fewest (the
+        /// first of equals).
         fewest: ResolvedAlgorithm,
     },
 }
 
 impl NoChoice {
-    /// Why nothing is left of the candidates on `machine`, the fewest
-    /// refused (`None`: none planned).
-    fn of(machine: Machine, refused: Option<(u32, ResolvedAlgorithm)>) -> NoChoice {
-        let Machine { arch, mesh_events_spent: spent, .. } = machine;
+    /// Why nothing is left of the candidates on `machine`, the refused
+    /// one to name (`None`: none planned).
+    fn of(machine: Machine, refused: Option<(legal::Refusal, ResolvedAlgorithm)>) -> NoChoice {
+        let Machine { arch, mesh_events_spent, .. } = machine;
         match refused {
             None => NoChoice::NonePlans,
-            Some((needed, fewest)) => {
-                NoChoice::MeshEvents { arch, needed, max: u32::from(arch.params().mesh_event_max), spent, fewest }
+            Some((r, fewest)) => {
+                let spent = if r.limit == Limit::MeshEvents { mesh_events_spent } else { 0 };
+                NoChoice::Limit { limit: r.limit, arch, needed: r.needed, max: r.max(arch.params()), spent, fewest }
             }
         }
     }
@@ -165,15 +177,15 @@ pub fn choose_exhaustive(
     auto_legs: Vec<Leg>,
 ) -> Result<AutoChoice, NoChoice> {
     let mut alternatives = Vec::with_capacity(candidates.len());
-    let mut refused: Option<(u32, ResolvedAlgorithm)> = None;
-    let max = machine.mesh_event_room();
+    let mut refused: Option<(legal::Refusal, ResolvedAlgorithm)> = None;
+    let room = machine.mesh_event_room();
     for algorithm in candidates {
         let Some((schedule, e)) = evaluate_choice(collective, machine, params, &algorithm) else { continue };
         let Some(plan) = schedule.collectives.first() else { continue };
         let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
-        if let Some(needed) = legal::events_over(&schedule.shape, &phases, max) {
-            if refused.as_ref().is_none_or(|&(fewest, _)| needed < fewest) {
-                refused = Some((needed, algorithm));
+        if let Some(r) = legal::refusal(&schedule.shape, machine.arch.params(), room, &phases) {
+            if refused.as_ref().is_none_or(|(named, _)| r.before(*named)) {
+                refused = Some((r, algorithm));
             }
             continue;
         }

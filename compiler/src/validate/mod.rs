@@ -421,9 +421,10 @@ impl Checker {
                     self.push("algorithm", Problem::AutoNoChoice { op: c.op });
                     return None;
                 }
-                Err(NoChoice::MeshEvents { arch, needed, max, spent, fewest }) => {
+                Err(NoChoice::Limit { limit, arch, needed, max, spent, fewest }) => {
                     let fewest = cost::auto::display(&fewest);
-                    self.push("algorithm", Problem::AutoNoneLowers { op: c.op, arch, needed, max, spent, fewest });
+                    let problem = Problem::AutoNoneLowers { op: c.op, arch, limit, needed, max, spent, fewest };
+                    self.push("algorithm", problem);
                     return None;
                 }
             };

@@ -436,28 +436,30 @@ pub enum Problem {
         /// The op.
         op: OpType,
     },
-    /// `algorithm: Auto` whose every legal choice needs more mesh events
-    /// per TOP_SP than the arch has, so none would lower.
+    /// `algorithm: Auto` whose every legal choice exceeds a lowering limit
+    /// that depends on the choice (mesh events per TOP_SP, less what the
+    /// collectives before it take; increments per mesh event; descriptors
+    /// per step), so none would lower.
     #[error(
-        "`Auto` found no algorithm for {op} that lowers on {arch}: every legal choice needs more mesh events \
-         per TOP_SP than {room} (one per peer that sends to a rank in each MESH step; the fewest, \
-         {fewest}, needs {needed}); accepted: a leg written Ring or InterRdh in place of Mesh, or fewer ranks \
-         per mesh (fewer nodes, smaller groups){earlier}",
-        room = super::wording::mesh_room(*.max, *.spent, *.arch),
-        earlier = if *.spent > 0 { ", or fewer mesh events in the collectives before it" } else { "" }
+        "`Auto` found no algorithm for {op} that lowers on {arch}: {}",
+        none_lowers(*limit, *arch, *needed, *max, *spent, fewest)
     )]
     AutoNoneLowers {
         /// The op.
         op: OpType,
         /// The architecture.
         arch: Arch,
-        /// The fewest mesh events per TOP_SP a legal choice needs.
-        needed: u32,
-        /// The most the arch has.
-        max: u32,
-        /// Of those, what the program's collectives before this one take.
+        /// The limit the named choice exceeds.
+        limit: crate::lower::Limit,
+        /// What the named choice needs of it (for mesh events, the fewest
+        /// a legal choice needs).
+        needed: u64,
+        /// The most the limit allows.
+        max: u64,
+        /// For mesh events, what the program's collectives before this
+        /// one take of `max` (0 for the other limits).
         spent: u32,
-        /// The choice that needs the fewest, as the signature writes it.
+        /// The choice named, as the signature writes it.
         fewest: String,
     },
     /// A flat algorithm (or Hier) that does not serve the op.
@@ -581,4 +583,29 @@ pub enum Problem {
         /// Ranks.
         rank_n: u32,
     },
+}
+
+/// Why `Auto` has nothing left that lowers, for `limit`: what every legal
+/// choice exceeds, what the named one needs, and what would be accepted.
+fn none_lowers(limit: crate::lower::Limit, arch: Arch, needed: u64, max: u64, spent: u32, fewest: &str) -> String {
+    use crate::lower::Limit;
+    match limit {
+        Limit::MeshEventTarget => format!(
+            "every legal choice has a mesh event that counts more increments than the {max} its target \
+             holds (one per half-chunk a peer sends in a MESH step, per channel of the TOP_SP; {fewest} needs \
+             {needed}); accepted: fewer channels, or a leg written Ring or InterRdh in place of a mesh"
+        ),
+        Limit::TpIncrement => format!(
+            "every legal choice posts more descriptors in one step than the {max} one tp_inc_steps increment \
+             holds (VAL_MASK: one per 64 KiB a rank moves in one step on one TOP_SP; {fewest} needs {needed}); \
+             accepted: a smaller count, more channels, or the collective split into smaller ones"
+        ),
+        _ => format!(
+            "every legal choice needs more mesh events per TOP_SP than {} (one per peer that sends to a rank in \
+             each MESH step; the fewest, {fewest}, needs {needed}); accepted: a leg written Ring or InterRdh in \
+             place of Mesh, or fewer ranks per mesh (fewer nodes, smaller groups){}",
+            super::wording::mesh_room(u32::try_from(max).unwrap_or(u32::MAX), spent, arch),
+            if spent > 0 { ", or fewer mesh events in the collectives before it" } else { "" }
+        ),
+    }
 }

@@ -1,15 +1,19 @@
-//! Which of `Auto`'s candidates lower: a candidate whose schedule needs
-//! more mesh events on a TOP_SP than the arch has (`mesh_event_max`, 50
-//! on Sunda, 108 elsewhere) is not legal for `Auto`, so it is dropped
-//! before it is costed (`docs/cost-model.md` §4).
+//! Which of `Auto`'s candidates lower: a candidate whose schedule exceeds
+//! one of the three lowering limits that depend on the choice is not
+//! legal for `Auto`, so it is dropped before it is costed
+//! (`docs/cost-model.md` §4). The limits (`lower/mod.rs`) are the mesh
+//! events per TOP_SP (`Limit::MeshEvents`: `mesh_event_max`, 50 on Sunda,
+//! 108 elsewhere), the increments one mesh event counts
+//! (`Limit::MeshEventTarget`: a u16) and the descriptors one step posts
+//! in one direction on one TOP_SP (`Limit::TpIncrement`: `VAL_MASK`).
 //!
-//! Lowering gives every MESH record one event per peer that sends to the
-//! rank in the record's phase, on every TOP_SP that hosts one of the
-//! collective's channels (each hosts at least one, so each gets the same
-//! events), and a TOP_SP's events add up over its records
-//! (`lower/mod.rs`, `Limit::MeshEvents`). So a candidate needs, on each
-//! TOP_SP it uses, the most any member of a group needs: the sum over its
-//! mesh phases of the member's sending peers ([`phase_events`]). Every
+//! **Mesh events.** Lowering gives every MESH record one event per peer
+//! that sends to the rank in the record's phase, on every TOP_SP that
+//! hosts one of the collective's channels (each hosts at least one, so
+//! each gets the same events), and a TOP_SP's events add up over its
+//! records (`lower/mod.rs`, `Limit::MeshEvents`). So a candidate needs, on
+//! each TOP_SP it uses, the most any member of a group needs: the sum over
+//! its mesh phases of the member's sending peers ([`phase_events`]). Every
 //! mesh phase is one step (`algorithms`), and its senders follow from its
 //! pattern: `k - 1` for every member of a direct reduce-scatter,
 //! all-gather, all-reduce or all-to-all over a scope of `k`; `k - 1` for a
@@ -23,15 +27,37 @@
 //! transfers, as lowering does. A test holds [`phase_events`] equal to
 //! what lowering gives every mesh record (`compiler/tests/cost_legal.rs`).
 //!
-//! A TOP_SP's table serves the whole program, so a candidate is held to
+//! **Event targets and descriptors per step** ([`Peaks`]). Unlike the
+//! events, these are maxima, not sums: a candidate exceeds them when one
+//! phase does, whichever phases run beside it. A phase's [`step_bound`] is
+//! cheap, from its pattern alone: the most blocks one member moves in one
+//! direction in one step, times the most descriptors one block costs on
+//! TOP_SP 0 ([`Unit`]), and the most blocks one peer sends a member in
+//! the phase, times two halves and TOP_SP 0's channels. TOP_SP 0 hosts
+//! the most channels, and the first of them, whose shares are the
+//! largest, so it needs at least what any other TOP_SP does. The bound
+//! settles it when it fits (every collective of a normal size); only a
+//! phase whose bound exceeds a limit is counted exactly ([`phase_peaks`]):
+//! a ring phase's largest step moves the heaviest piece, piece 0 of
+//! member 0's universe (every piece is sent and received at some step,
+//! both halves of it at one step even on Kangaring), and any other phase
+//! is counted member by member from its generated transfers, as lowering
+//! counts them. A test holds the count equal to lowering's verdict, over
+//! a grid that reaches the limits (`compiler/tests/cost_legal.rs`).
+//!
+//! **A program.** A TOP_SP's table serves the whole program, so a candidate is held to
 //! what the program's collectives before it leave
 //! ([`Machine::mesh_event_room`](super::Machine::mesh_event_room); the
 //! sum is kept by validation's `ProgramAuto`).
 
 use crate::algorithms::transfers;
-use crate::schedule::{CollectivePlan, Phase, PhaseKind, Transfer};
+use crate::lower::Limit;
+use crate::placement::hosted_channels;
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, PhaseKind, RdhMode, Transfer};
 use crate::valid::Shape;
+use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::DevicePattern;
+use ccc_ir::wire::tp::VAL_MASK;
 
 /// The mesh events member `member` of a group of `plan` waits on in
 /// `phase`, on every TOP_SP the collective uses: one per peer that sends
@@ -157,4 +183,334 @@ fn senders(shape: &Shape, plan: &CollectivePlan, phase: &Phase, member: u32, out
     from.sort_unstable();
     from.dedup();
     from.len() as u32
+}
+
+/// Why a candidate would not lower: the limit it exceeds and what it
+/// needs of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The limit.
+    pub limit: Limit,
+    /// What the candidate needs: mesh events per TOP_SP, increments per
+    /// mesh event, or descriptors per step.
+    pub needed: u64,
+}
+
+impl Refusal {
+    /// The most the limit allows on an arch of `params`.
+    pub fn max(self, params: &ArchParams) -> u64 {
+        match self.limit {
+            Limit::MeshEvents => u64::from(params.mesh_event_max),
+            Limit::MeshEventTarget => TARGET_MAX,
+            _ => DESCRIPTORS_MAX,
+        }
+    }
+
+    /// Whether `self` is the one to name rather than `other` when nothing
+    /// is left: the limits in the order they are judged (mesh events,
+    /// increments per event, descriptors per step), then the fewest
+    /// needed.
+    pub fn before(self, other: Refusal) -> bool {
+        let order = |r: Refusal| {
+            let at = match r.limit {
+                Limit::MeshEvents => 0,
+                Limit::MeshEventTarget => 1,
+                _ => 2,
+            };
+            (at, r.needed)
+        };
+        order(self) < order(other)
+    }
+}
+
+/// Why `phases` (each with its plan, the collective built alone on an
+/// arch of `params`) would not lower, judged as `Auto` judges a whole
+/// schedule: the mesh events first (at most `room`: what the collectives
+/// before it leave), then the per-step needs; `None` when
+/// no limit that depends on the choice is exceeded.
+pub fn refusal(shape: &Shape, params: &ArchParams, room: u32, phases: &[(&CollectivePlan, &Phase)]) -> Option<Refusal> {
+    if let Some(n) = events_over(shape, phases, room) {
+        return Some(Refusal { limit: Limit::MeshEvents, needed: u64::from(n) });
+    }
+    let &(plan, _) = phases.first()?;
+    let (limit, needed) = peaks(shape, params, Unit::of(params, plan), phases).over()?;
+    Some(Refusal { limit, needed })
+}
+
+/// The most increments one mesh event counts: its target is a u16
+/// (`Limit::MeshEventTarget`).
+pub const TARGET_MAX: u64 = u16::MAX as u64;
+
+/// The most descriptors one `tp_inc_steps` increment posts
+/// (`Limit::TpIncrement`).
+pub const DESCRIPTORS_MAX: u64 = VAL_MASK as u64;
+
+/// The TOP_SP that needs the most of every per-step limit: it hosts the
+/// most channels, and the first, largest shares of them.
+const HEAVIEST_TOPSP: u8 = 0;
+
+/// The most a member of a group needs in one step under the two per-step
+/// limits, over some phases: an upper bound ([`step_bound`]) or lowering's
+/// count ([`phase_peaks`]). Phases combine by the larger of each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Peaks {
+    /// The most descriptors one member posts in one direction, in one
+    /// step, on one TOP_SP.
+    pub descriptors: u64,
+    /// The most increments one mesh event of one member counts, on one
+    /// TOP_SP.
+    pub target: u64,
+}
+
+impl Peaks {
+    /// The larger of each.
+    pub fn max(self, other: Peaks) -> Peaks {
+        Peaks { descriptors: self.descriptors.max(other.descriptors), target: self.target.max(other.target) }
+    }
+
+    /// Whether both fit their limits.
+    pub fn fits(self) -> bool {
+        self.over().is_none()
+    }
+
+    /// The first limit exceeded (the event target, then the descriptors)
+    /// with what is needed; `None` when both fit.
+    pub fn over(self) -> Option<(Limit, u64)> {
+        if self.target > TARGET_MAX {
+            Some((Limit::MeshEventTarget, self.target))
+        } else if self.descriptors > DESCRIPTORS_MAX {
+            Some((Limit::TpIncrement, self.descriptors))
+        } else {
+            None
+        }
+    }
+}
+
+/// What the per-step bounds of every candidate of one collective share:
+/// the layout, channels and dtype are the collective's, whatever the
+/// algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct Unit {
+    /// The most descriptors one block (both halves) costs on the heaviest
+    /// TOP_SP.
+    block: u64,
+    /// The channels the heaviest TOP_SP hosts.
+    hosted: u64,
+}
+
+impl Unit {
+    /// The unit of `plan`'s collective on an arch of `params`.
+    pub fn of(params: &ArchParams, plan: &CollectivePlan) -> Unit {
+        let channels = hosted_channels(params, plan.channels, HEAVIEST_TOPSP);
+        let table = DescTable::new(plan, &channels);
+        // Block 0 is the largest where sizes follow positions; AllToAllV's
+        // largest is its largest count, input block j of member i.
+        let (member, b) = plan
+            .counts
+            .iter()
+            .flat_map(|rows| rows.iter().enumerate())
+            .flat_map(|(i, row)| row.iter().enumerate().map(move |(j, &n)| (n, i as u32, j as u32)))
+            .max()
+            .map_or((0, 0), |(_, i, j)| (i, j));
+        Unit { block: table.count(member, BlockSet::one(b), Halves::Both), hosted: channels.len() as u64 }
+    }
+
+    /// Whether no phase of `plan` can exceed either per-step limit,
+    /// whatever its pattern (so [`step_bounds`] need not look at one): of
+    /// a group of `n`, no member moves more than `n (n - 1)` blocks in one
+    /// direction in one step (or 2, a local copy beside), and no peer
+    /// sends it more than `n` blocks in a step, over at most the plan's
+    /// steps. True of every collective of an ordinary size.
+    pub fn quiet(self, plan: &CollectivePlan) -> bool {
+        let n = u64::from(plan.groups.size());
+        let moved = n.saturating_mul(n.saturating_sub(1)).max(2);
+        let halves = u64::from(Halves::Both.count());
+        let target = n.max(1).saturating_mul(halves * self.hosted).saturating_mul(u64::from(plan.step_n));
+        moved.saturating_mul(self.block) <= DESCRIPTORS_MAX && target <= TARGET_MAX
+    }
+}
+
+/// The per-step needs of `phases` (each with its plan), settled: each
+/// phase's [`step_bound`] where it fits, else lowering's count of what
+/// does not fit ([`phase_peaks`]). So the result exceeds a limit exactly
+/// when lowering would refuse one of the phases for it, and then it is
+/// the count.
+pub fn peaks(shape: &Shape, params: &ArchParams, unit: Unit, phases: &[(&CollectivePlan, &Phase)]) -> Peaks {
+    let mut out = Vec::new();
+    phases.iter().fold(Peaks::default(), |most, &(plan, phase)| {
+        let b = step_bound(unit, plan, phase);
+        most.max(if b.fits() { b } else { settle(shape, params, plan, phase, b, &mut out) })
+    })
+}
+
+/// The upper bounds of `phases` (each with its plan), from their
+/// patterns alone; none (they fit) for the phases of a plan that is
+/// [`Unit::quiet`].
+pub fn step_bounds<'p>(unit: Unit, phases: impl IntoIterator<Item = (&'p CollectivePlan, &'p Phase)>) -> Peaks {
+    phases.into_iter().fold(Peaks::default(), |most, (plan, phase)| {
+        if unit.quiet(plan) { most } else { most.max(step_bound(unit, plan, phase)) }
+    })
+}
+
+/// An upper bound on what any member needs in one step of `phase`, from
+/// its pattern alone: the most blocks one member moves in one direction
+/// in one step, and the most one peer sends it in the phase, each at the
+/// most a block costs ([`pattern_blocks`]).
+pub fn step_bound(unit: Unit, plan: &CollectivePlan, phase: &Phase) -> Peaks {
+    let (moved, from_peer) = pattern_blocks(plan, phase);
+    Peaks { descriptors: moved.saturating_mul(unit.block), target: event_target(phase, from_peer, unit.hosted) }
+}
+
+/// The increments one mesh event of `phase` counts when one peer sends
+/// `blocks` blocks in each of its steps, on a TOP_SP hosting `hosted`
+/// channels: one per half per block per channel (none unless the phase
+/// is lowered to MESH records).
+fn event_target(phase: &Phase, blocks: u64, hosted: u64) -> u64 {
+    if phase.alg.pattern() != Some(DevicePattern::Mesh) {
+        return 0;
+    }
+    let halves = u64::from(Halves::Both.count());
+    blocks.saturating_mul(halves * hosted).saturating_mul(u64::from(phase.step_n))
+}
+
+/// From `phase`'s pattern: the most blocks one member moves in one
+/// direction in one step, and the most one peer sends it in one step
+/// (both halves of each). The second is the most some member receives
+/// from one peer for every pattern but a point-to-point one (which may
+/// pair a member with itself) once the scope has two members.
+fn pattern_blocks(plan: &CollectivePlan, phase: &Phase) -> (u64, u64) {
+    use PhaseKind as K;
+    let k = u64::from(phase.scope.size(&plan.radices));
+    let others = k.saturating_sub(1);
+    // The blocks every member's universe holds: each narrowing keeps one
+    // piece of its scope's size, as `CollectivePlan::instance` cuts it.
+    let universe = phase.narrow.iter().fold(plan.groups.size(), |n, s| n / s.size(&plan.radices).max(1));
+    let universe = u64::from(universe);
+    let piece = universe / k.max(1);
+    if k <= 1 && phase.kind != K::PointToPoint {
+        // No peer; an all-to-all still copies its own block.
+        return (1, 0);
+    }
+    match phase.kind {
+        K::RingReduceScatter { .. }
+        | K::RingAllGather { .. }
+        | K::RingAllReduceFused
+        | K::RingBroadcast { .. }
+        | K::RingReduce { .. } => (piece, piece),
+        // Step 0 also copies the member's own block locally.
+        K::RingAllToAll => (2, 1),
+        K::DirectReduceScatter | K::DirectAllGather => (others * piece, piece),
+        K::DirectAllReduce | K::DirectBroadcast { .. } | K::DirectReduce { .. } => (others * universe, universe),
+        K::DirectAllToAll => (k, 1),
+        // A member may be its own pair's source and target.
+        K::PointToPoint => (2, 1),
+        K::RdhPrologue { mode: RdhMode::GatherPiece } | K::RdhEpilogue { mode: RdhMode::ScatterPiece } => (1, 1),
+        K::RdhHalving { round, balanced } | K::RdhDoubling { round, balanced } => {
+            // A round pairs participants `d` apart, each sending and
+            // receiving the blocks of `d` participants: of the first `d`
+            // at most, who speak for two members each while below `r`
+            // (`algorithms/rdh.rs`); balanced, `ceil(d k / p2)`.
+            let p2 = if k == 0 { 0 } else { 1u64 << (63 - k.leading_zeros()) };
+            let d = match phase.kind {
+                K::RdhHalving { .. } => p2.checked_shr(u32::from(round) + 1).unwrap_or(0),
+                _ => 1u64.checked_shl(u32::from(round)).unwrap_or(0),
+            };
+            let blocks = if balanced { d.saturating_mul(k).div_ceil(p2.max(1)) } else { d + d.min(k - p2) };
+            (blocks, blocks)
+        }
+        K::RdhPrologue { .. } | K::RdhEpilogue { .. } | K::BinomialBroadcast { .. } | K::BinomialReduce { .. } => {
+            (universe, universe)
+        }
+    }
+}
+
+/// What the members of a group need in one step of `phase` on an arch of
+/// `params`, counted as lowering counts it on the heaviest TOP_SP (`out`
+/// is scratch): the most descriptors one member posts in one direction
+/// in one step, and the most increments one of its mesh events counts
+/// (none unless the phase is lowered to MESH records).
+pub fn phase_peaks(
+    shape: &Shape,
+    params: &ArchParams,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    out: &mut Vec<Transfer>,
+) -> Peaks {
+    settle(shape, params, plan, phase, Peaks { descriptors: u64::MAX, target: u64::MAX }, out)
+}
+
+/// `bound`, each part that exceeds its limit replaced by lowering's count
+/// ([`phase_peaks`]). A ring phase's largest step moves piece 0 of member
+/// 0's universe, the heaviest: every piece is moved at some step, and
+/// both halves of one piece at one step even in two directions. A one-step
+/// mesh phase's largest event counts what [`pattern_blocks`] names. The
+/// rest is counted member by member from the phase's transfers.
+fn settle(
+    shape: &Shape,
+    params: &ArchParams,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    bound: Peaks,
+    out: &mut Vec<Transfer>,
+) -> Peaks {
+    use PhaseKind as K;
+    let channels = hosted_channels(params, plan.channels, HEAVIEST_TOPSP);
+    let table = DescTable::new(plan, &channels);
+    let hosted = channels.len() as u64;
+    let mesh = phase.alg.pattern() == Some(DevicePattern::Mesh);
+    let mut exact = bound;
+    let mut count_descriptors = bound.descriptors > DESCRIPTORS_MAX;
+    let mut count_target = bound.target > TARGET_MAX;
+    if count_target && (!mesh || phase.step_n == 1 && phase.kind != K::PointToPoint) {
+        exact.target = event_target(phase, pattern_blocks(plan, phase).1, hosted);
+        count_target = false;
+    }
+    let ring = matches!(
+        phase.kind,
+        K::RingReduceScatter { .. }
+            | K::RingAllGather { .. }
+            | K::RingAllReduceFused
+            | K::RingBroadcast { .. }
+            | K::RingReduce { .. }
+    );
+    if count_descriptors && ring && phase.step_n > 0 {
+        let inst = plan.instance(phase, 0);
+        exact.descriptors = table.count(0, inst.universe.piece(inst.scope.k.max(1), 0), Halves::Both);
+        count_descriptors = false;
+    }
+    if !count_descriptors && !count_target {
+        return exact;
+    }
+    let (mut descriptors, mut target) = (0u64, 0u64);
+    let mut targets: Vec<(u32, u64)> = Vec::new();
+    for member in 0..plan.groups.size() {
+        let inst = plan.instance(phase, member);
+        targets.clear();
+        for t in 0..phase.step_n {
+            out.clear();
+            transfers::<false>(plan, shape, 0, phase, inst, t, out);
+            if count_descriptors {
+                let (m2s, s2m) = table.step(member, out);
+                descriptors = descriptors.max(m2s).max(s2m);
+            }
+            if !count_target {
+                continue;
+            }
+            for tr in out.iter().filter(|tr| tr.to == member && tr.from != member) {
+                let n = u64::from(tr.dst.count) * u64::from(tr.halves.count()) * hosted;
+                match targets.iter_mut().find(|(peer, _)| *peer == tr.from) {
+                    Some((_, sum)) => *sum = sum.saturating_add(n),
+                    None => targets.push((tr.from, n)),
+                }
+            }
+        }
+        target = targets.iter().fold(target, |most, &(_, n)| most.max(n));
+    }
+    if count_descriptors {
+        exact.descriptors = descriptors;
+    }
+    if count_target {
+        exact.target = target;
+    }
+    exact
 }

@@ -4,8 +4,9 @@
 //!
 //! The candidates are planned first ([`Planned`]: each one's phases
 //! composed as `build` composes them, not a whole schedule each; one that
-//! would need more mesh events per TOP_SP than the arch has is dropped
-//! there, `legal.rs`), then
+//! would exceed a lowering limit that depends on the choice, the mesh
+//! events per TOP_SP, the increments per mesh event or the descriptors
+//! per step, is dropped there, `legal.rs`), then
 //! costed on one [`PlanCx`] (the descriptor table, sampled members and
 //! DMA rate every plan of the collective shares) and one [`FlowMemo`]
 //! (network flows and scratch buffers). A floor is cheap: member 0's
@@ -20,13 +21,15 @@
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
 
-use super::legal::{Bounds, events_needed};
+use super::legal::{Bounds, Peaks, Refusal, Unit, events_needed, peaks, step_bounds};
 use super::{Machine, NoChoice, Stands, floor_ns, whole_ns};
 use crate::build::plan_as;
 use crate::cost::predict::{FirstLoads, FlowMemo, PhaseCoster, PlanCx, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
+use crate::lower::Limit;
 use crate::schedule::{CollectivePlan, Phase, Schedule};
 use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
+use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
 use std::ops::Range;
@@ -65,6 +68,12 @@ struct LegCost {
     firsts: Range<usize>,
     /// Its phases' mesh events per TOP_SP (`legal.rs`).
     events: Bounds,
+    /// Its phases' per-step needs, bounded from their patterns
+    /// (`legal.rs`).
+    steps: Peaks,
+    /// Its phases' per-step needs as lowering counts them, once asked
+    /// for (only when `steps` exceeds a limit).
+    settled: Option<Peaks>,
 }
 
 /// The candidates' plans: every flat algorithm's, and one combination's
@@ -77,12 +86,21 @@ struct Planned {
     /// Each candidate that plans and lowers, with how it is held.
     held: Vec<(ResolvedAlgorithm, Held)>,
     legs: Vec<LegCost>,
-    /// The candidates that plan but need more mesh events per TOP_SP
-    /// than the arch has (`legal.rs`): the fewest any needs, and which.
-    refused: Option<(u32, ResolvedAlgorithm)>,
+    /// What the per-step bounds of every candidate share, from the first
+    /// plan (`legal.rs`).
+    unit: Option<Unit>,
+    /// The mesh events per TOP_SP a candidate may take: the arch's less
+    /// what the program's collectives before this one spent.
+    room: u32,
+    /// The candidates that plan but exceed a lowering limit
+    /// (`legal.rs`): the one to name, and which ([`Refusal::before`]).
+    refused: Option<(Refusal, ResolvedAlgorithm)>,
     /// At least the most mesh events per TOP_SP a held candidate needs
     /// (its bounds' most where that settled it, else its count).
     held_need: u32,
+    /// The fewest mesh events a candidate refused for them needs
+    /// (`u32::MAX`: none was).
+    events_refused: u32,
 }
 
 impl Planned {
@@ -90,34 +108,50 @@ impl Planned {
     /// events per TOP_SP.
     fn of(collective: &ValidCollective, schedule: &Schedule, max: u32, candidates: Vec<ResolvedAlgorithm>) -> Planned {
         let n = candidates.len();
+        let params = schedule.arch.params();
         let mut planned = Planned {
             plans: Vec::with_capacity(n),
             held: Vec::with_capacity(n),
             legs: Vec::new(),
+            unit: None,
+            room: max,
             refused: None,
             held_need: 0,
+            events_refused: u32::MAX,
         };
         for algorithm in candidates {
-            // A combination of leg choices all seen: its mesh events are
-            // its legs' (found with them).
+            // A combination of leg choices all seen: its needs are its
+            // legs' (found with them).
             if let ResolvedAlgorithm::Hier(chosen) = &algorithm
-                && let Some(events) = planned.legs_events(chosen)
+                && let Some((events, steps)) = planned.legs_needs(chosen)
+                && let Some(unit) = planned.unit
             {
-                planned.hold(schedule, max, algorithm, Held::Legs, events, None);
+                planned.hold(schedule, (params, unit), algorithm, Held::Legs, (events, steps), None);
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
             let Ok(mut plan) = plan_as(collective, &algorithm, &schedule.shape) else { continue };
             plan.index = 0;
+            let unit = *planned.unit.get_or_insert_with(|| Unit::of(params, &plan));
             let at = planned.plans.len();
             let h = match (&algorithm, leg_runs(&plan)) {
                 (ResolvedAlgorithm::Hier(chosen), Some(runs)) => {
                     for (&key, phases) in chosen.iter().zip(runs) {
                         if planned.leg(key).is_none() {
-                            let events =
-                                Bounds::of(plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p)));
-                            let (floors, times, firsts) = (None, None, 0..0);
-                            planned.legs.push(LegCost { key, home: at, phases, floors, times, firsts, events });
+                            let run = || plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p));
+                            let (events, steps) = (Bounds::of(run()), step_bounds(unit, run()));
+                            let (floors, times, firsts, settled) = (None, None, 0..0, None);
+                            planned.legs.push(LegCost {
+                                key,
+                                home: at,
+                                phases,
+                                floors,
+                                times,
+                                firsts,
+                                events,
+                                steps,
+                                settled,
+                            });
                         }
                     }
                     Held::Legs
@@ -127,28 +161,34 @@ impl Planned {
                 // `choose_exhaustive` does, rather than drop it.
                 _ => Held::Whole(at),
             };
-            let events = Bounds::of(plan.phases.iter().map(|p| (&plan, p)));
+            let whole = || plan.phases.iter().map(|p| (&plan, p));
+            let needs = (Bounds::of(whole()), step_bounds(unit, whole()));
             planned.plans.push(plan);
-            planned.hold(schedule, max, algorithm, h, events, Some(at));
+            planned.hold(schedule, (params, unit), algorithm, h, needs, Some(at));
         }
         planned
     }
 
     /// Holds `algorithm` as `held` when it lowers: when its schedule needs
-    /// no more mesh events per TOP_SP than the arch has (`legal.rs`);
-    /// otherwise records it as refused. `events` bounds what it needs:
-    /// the phases of plan `whole`, or (`None`) its legs', each leg's on
-    /// the plan it is costed on; they are counted member by member only
-    /// when the bounds do not settle it.
+    /// no more mesh events per TOP_SP than the arch has, and no step more
+    /// increments per mesh event or descriptors than lowering allows
+    /// (`legal.rs`); otherwise records it as refused. `needs` bounds what
+    /// it needs: the phases of plan `whole`, or (`None`) its legs', each
+    /// leg's on the plan it is costed on; they are counted (member by
+    /// member for the events, phase by phase for the rest) only when the
+    /// bounds do not settle it. `arch` is the arch's parameters and the
+    /// collective's [`Unit`].
     fn hold(
         &mut self,
         schedule: &Schedule,
-        max: u32,
+        arch: (&ArchParams, Unit),
         algorithm: ResolvedAlgorithm,
         held: Held,
-        events: Bounds,
+        needs: (Bounds, Peaks),
         whole: Option<usize>,
     ) {
+        let (events, steps) = needs;
+        let max = self.room;
         let needed = events.need(max, || {
             let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
             let mut add = |home: usize, run: Option<Range<usize>>| {
@@ -167,22 +207,77 @@ impl Planned {
             }
             events_needed(&schedule.shape, &phases)
         });
-        match needed {
-            n if n <= max => {
-                self.held_need = self.held_need.max(n);
+        let refusal = match needed {
+            n if n > max => Some(Refusal { limit: Limit::MeshEvents, needed: u64::from(n) }),
+            _ if steps.fits() => None,
+            _ => self.settle(schedule, arch, &algorithm, whole).over().map(|(limit, needed)| Refusal { limit, needed }),
+        };
+        if refusal.is_some_and(|r| r.limit == Limit::MeshEvents) {
+            self.events_refused = self.events_refused.min(needed);
+        }
+        match refusal {
+            None => {
+                self.held_need = self.held_need.max(needed);
                 self.held.push((algorithm, held));
             }
-            n if self.refused.as_ref().is_none_or(|&(fewest, _)| n < fewest) => {
-                self.refused = Some((n, algorithm));
+            Some(r) if self.refused.as_ref().is_none_or(|(named, _)| r.before(*named)) => {
+                self.refused = Some((r, algorithm));
             }
             _ => {}
         }
     }
 
-    /// The mesh events of a combination of `chosen` leg choices, summed
-    /// over its legs; `None` unless every one has been seen.
-    fn legs_events(&self, chosen: &[(Leg, AlgType)]) -> Option<Bounds> {
-        chosen.iter().try_fold(Bounds::default(), |sum, &key| Some(sum + self.legs.get(self.leg(key)?)?.events))
+    /// The per-step needs of `algorithm` as lowering counts them where its
+    /// bounds exceed a limit (`legal::peaks`): of plan `whole`, or
+    /// (`None`) of its legs, each leg's settled once, on the plan it is
+    /// costed on.
+    fn settle(
+        &mut self,
+        schedule: &Schedule,
+        (params, unit): (&ArchParams, Unit),
+        algorithm: &ResolvedAlgorithm,
+        whole: Option<usize>,
+    ) -> Peaks {
+        let shape = &schedule.shape;
+        match (whole, algorithm) {
+            (Some(at), _) => {
+                let Some(plan) = self.plans.get(at) else { return Peaks::default() };
+                let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
+                peaks(shape, params, unit, &phases)
+            }
+            (None, ResolvedAlgorithm::Hier(chosen)) => {
+                let mut most = Peaks::default();
+                for &key in chosen {
+                    let Some(i) = self.leg(key) else { continue };
+                    let l = &self.legs[i];
+                    let leg = match l.settled {
+                        _ if l.steps.fits() => l.steps,
+                        Some(settled) => settled,
+                        None => {
+                            let Some(plan) = self.plans.get(l.home) else { continue };
+                            let run = plan.phases.get(l.phases.clone()).unwrap_or(&[]);
+                            let phases: Vec<_> = run.iter().map(|p| (plan, p)).collect();
+                            let settled = peaks(shape, params, unit, &phases);
+                            self.legs[i].settled = Some(settled);
+                            settled
+                        }
+                    };
+                    most = most.max(leg);
+                }
+                most
+            }
+            (None, ResolvedAlgorithm::Flat(_)) => Peaks::default(),
+        }
+    }
+
+    /// The mesh events (summed) and per-step needs (the larger of each)
+    /// of a combination of `chosen` leg choices, over its legs; `None`
+    /// unless every one has been seen.
+    fn legs_needs(&self, chosen: &[(Leg, AlgType)]) -> Option<(Bounds, Peaks)> {
+        chosen.iter().try_fold((Bounds::default(), Peaks::default()), |(events, steps), &key| {
+            let l = self.legs.get(self.leg(key)?)?;
+            Some((events + l.events, steps.max(l.steps)))
+        })
     }
 
     fn leg(&self, key: (Leg, AlgType)) -> Option<usize> {
@@ -229,12 +324,12 @@ pub(super) fn choose(
     candidates: Vec<ResolvedAlgorithm>,
 ) -> Result<(usize, Vec<Alternative>, Stands), NoChoice> {
     let schedule = &machine.schedule();
-    let Planned { plans, held, legs, refused, held_need } =
+    let Planned { plans, held, legs, refused, held_need, events_refused, .. } =
         Planned::of(collective, schedule, machine.mesh_event_room(), candidates);
     if held.is_empty() {
         return Err(NoChoice::of(machine, refused));
     }
-    let stands = Stands { from: held_need, below: refused.as_ref().map_or(u32::MAX, |&(fewest, _)| fewest) };
+    let stands = Stands { from: held_need, below: events_refused };
     let Some(first) = plans.first() else { return Err(NoChoice::NonePlans) };
     match search(schedule, params, &plans, held, legs, first) {
         Some((chosen, alternatives)) => Ok((chosen, alternatives, stands)),
