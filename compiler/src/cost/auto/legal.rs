@@ -355,7 +355,7 @@ pub fn step_bounds<'p>(unit: Unit, phases: impl IntoIterator<Item = (&'p Collect
 /// An upper bound on what any member needs in one step of `phase`, from
 /// its pattern alone: the most blocks one member moves in one direction
 /// in one step, and the most one peer sends it in the phase, each at the
-/// most a block costs ([`pattern_blocks`]).
+/// most a block costs (`pattern_blocks`).
 pub fn step_bound(unit: Unit, plan: &CollectivePlan, phase: &Phase) -> Peaks {
     let (moved, from_peer) = pattern_blocks(plan, phase);
     Peaks { descriptors: moved.saturating_mul(unit.block), target: event_target(phase, from_peer, unit.hosted) }
