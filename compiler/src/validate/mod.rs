@@ -163,6 +163,8 @@ struct ProgramAuto {
     /// after them must leave room for: up to the last collective with
     /// `Auto` in its algorithm.
     counted_before: usize,
+    /// The program's collectives.
+    collective_n: usize,
 }
 
 /// Where an answer is kept: the collective's op, dtype, count and
@@ -193,7 +195,8 @@ impl ProgramAuto {
     /// Nothing found or spent yet, for `program`.
     fn of(program: &Program) -> ProgramAuto {
         let counted_before = program.collectives.iter().rposition(|c| has_auto(&c.algorithm)).unwrap_or(0);
-        ProgramAuto { answers: BTreeMap::new(), mesh_events_spent: 0, counted_before }
+        let collective_n = program.collectives.len();
+        ProgramAuto { answers: BTreeMap::new(), mesh_events_spent: 0, counted_before, collective_n }
     }
 
     /// Adds what `valid` (validated, on `machine`) spends of the mesh
@@ -215,7 +218,15 @@ impl ProgramAuto {
         candidates: Vec<ResolvedAlgorithm>,
         auto_legs: Vec<Leg>,
     ) -> Result<AutoChoice, NoChoice> {
-        let bucket = self.answers.entry((valid.op, valid.dtype, valid.count, valid.channels)).or_default();
+        let at = (valid.op, valid.dtype, valid.count, valid.channels);
+        // The last collective keeps nothing for later ones: with no equal
+        // collective before it, it searches without building a key or
+        // copying the answer (a program of one collective, the common
+        // call, pays for no memo).
+        if valid.index as usize + 1 >= self.collective_n && !self.answers.contains_key(&at) {
+            return cost::auto::choose(valid, machine, &valid.model, candidates, auto_legs);
+        }
+        let bucket = self.answers.entry(at).or_default();
         let key = MemoKey {
             reduce: valid.reduce,
             groups: valid.groups.clone(),
