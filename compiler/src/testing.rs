@@ -153,7 +153,7 @@ impl Case {
             groups,
             root: self.root,
             peers,
-            counts,
+            counts: counts.map(std::sync::Arc::from),
             model: ccc_ir::model::ModelParams::of(self.arch),
             auto: None,
         };

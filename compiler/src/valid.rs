@@ -113,8 +113,9 @@ pub struct ValidCollective {
     /// (source, target) pairs of a peer-map op, group-local indices, in the
     /// order given (the `peer: k` shorthand expanded in member order).
     pub(crate) peers: Vec<(u32, u32)>,
-    /// AllToAllV sizes, `counts[i][j]` from member i to member j.
-    pub(crate) counts: Option<Vec<Vec<u64>>>,
+    /// AllToAllV sizes, `counts[i][j]` from member i to member j. Shared
+    /// with every plan of the collective (`Auto` plans several).
+    pub(crate) counts: Option<std::sync::Arc<[Vec<u64>]>>,
     /// The cost model's parameters: the architecture's, with the spec's
     /// `model:` overrides applied.
     pub(crate) model: ModelParams,
@@ -195,16 +196,24 @@ pub enum ResolvedAlgorithm {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Groups {
     rank_n: u32,
-    /// `None`: one group, the world in rank order.
-    explicit: Option<Vec<Vec<u32>>>,
-    /// For explicit groups: global rank → (group, index in group).
+    /// `None`: one group, the world in rank order. Shared, so that a
+    /// clone (every plan of the collective holds one, and `Auto` plans a
+    /// dozen) copies a pointer, not every group.
+    explicit: Option<std::sync::Arc<Explicit>>,
+}
+
+/// Explicit groups and where each rank sits in them.
+#[derive(Debug, PartialEq, Eq)]
+struct Explicit {
+    groups: Vec<Vec<u32>>,
+    /// Global rank → (group, index in group).
     places: Vec<(u32, u32)>,
 }
 
 impl Groups {
     /// The whole world, one group in rank order.
     pub(crate) fn world(rank_n: u32) -> Self {
-        Groups { rank_n, explicit: None, places: Vec::new() }
+        Groups { rank_n, explicit: None }
     }
 
     /// Explicit groups. The caller (validation) has checked the invariants.
@@ -217,7 +226,7 @@ impl Groups {
                 }
             }
         }
-        Groups { rank_n, explicit: Some(groups), places }
+        Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places })) }
     }
 
     /// Are the groups explicit (given in the spec)?
@@ -227,14 +236,14 @@ impl Groups {
 
     /// Number of groups.
     pub fn group_n(&self) -> u32 {
-        self.explicit.as_ref().map_or(1, |g| g.len() as u32)
+        self.explicit.as_ref().map_or(1, |e| e.groups.len() as u32)
     }
 
     /// Members per group.
     pub fn size(&self) -> u32 {
         match &self.explicit {
             None => self.rank_n,
-            Some(g) => g.first().map_or(0, |m| m.len() as u32),
+            Some(e) => e.groups.first().map_or(0, |m| m.len() as u32),
         }
     }
 
@@ -243,7 +252,7 @@ impl Groups {
     pub fn member(&self, group: u32, index: u32) -> Option<Rank> {
         match &self.explicit {
             None => (group == 0 && index < self.rank_n).then_some(Rank(index)),
-            Some(g) => g.get(group as usize)?.get(index as usize).copied().map(Rank),
+            Some(e) => e.groups.get(group as usize)?.get(index as usize).copied().map(Rank),
         }
     }
 
@@ -252,14 +261,14 @@ impl Groups {
     pub fn locate(&self, rank: Rank) -> Option<GroupMember> {
         let (group, index) = match &self.explicit {
             None => (rank.0 < self.rank_n).then_some((0, rank.0))?,
-            Some(_) => *self.places.get(rank.0 as usize)?,
+            Some(e) => *e.places.get(rank.0 as usize)?,
         };
         Some(GroupMember { rank, group, index })
     }
 
     /// The explicit groups, if any.
     pub fn as_explicit(&self) -> Option<&[Vec<u32>]> {
-        self.explicit.as_deref()
+        self.explicit.as_deref().map(|e| e.groups.as_slice())
     }
 }
 

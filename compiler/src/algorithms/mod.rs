@@ -13,7 +13,7 @@ pub(crate) use rdh::sends_to as rdh_sends_to;
 mod ring;
 mod step_gen;
 mod step_runs;
-use crate::schedule::{CollectivePlan, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};
+use crate::schedule::{CollectivePlan, Narrow, Phase, PhaseInstance, PhaseKind, Radices, Schedule, Scope, Transfer};
 use crate::valid::Shape;
 use ccc_ir::enums::ReductionType;
 pub(crate) use step_runs::{StepRun, covers, moved_along};
@@ -224,7 +224,7 @@ impl Composer<'_> {
             alg,
             leg,
             scope,
-            narrow: narrow.to_vec(),
+            narrow: Narrow::from_slice(narrow),
             step_n,
             first_step: u32::try_from(self.step).unwrap_or(u32::MAX),
         });

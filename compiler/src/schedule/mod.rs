@@ -30,12 +30,14 @@ mod blocks;
 mod layout;
 mod phase;
 mod scope;
+mod short;
 mod topology;
 
 pub use blocks::{BlockSet, Halves, Pair, PeerMap, Transfer};
 pub use layout::{DescTable, Layout, MAX_DESC_BYTES, split};
-pub use phase::{Phase, PhaseInstance, PhaseKind, RdhMode};
+pub use phase::{NARROW_INLINE, Narrow, Phase, PhaseInstance, PhaseKind, RdhMode};
 pub use scope::{DIGIT_NODE, DIGIT_POD, DIGITS, Radices, Scope, ScopeInstance, ScopePlacer};
+pub use short::ShortList;
 pub use topology::{mesh_type, relation};
 
 use crate::valid::{Groups, Shape};
@@ -85,19 +87,27 @@ pub struct CollectivePlan {
     pub root: Option<u32>,
     /// Peer pairs (group-local) of a peer-map op, with a per-member index.
     pub peers: PeerMap,
-    /// AllToAllV sizes.
-    pub counts: Option<Vec<Vec<u64>>>,
+    /// AllToAllV sizes, shared with the collective (and its other plans).
+    pub counts: Option<std::sync::Arc<[Vec<u64>]>>,
     /// The phases, in order; phases with no peer are already dropped.
     pub phases: Vec<Phase>,
     /// Total steps (the sum of the phases' step counts).
     pub step_n: u32,
     /// The algorithm per leg, as resolved (for manifests and signatures).
-    pub legs: Vec<(Option<Leg>, AlgType)>,
+    pub legs: PlanLegs,
     /// The cost model's parameters for this collective.
     pub model: ccc_ir::model::ModelParams,
     /// What `algorithm: Auto` chose, and from what (`None`: written).
     pub auto: Option<crate::valid::AutoChoice>,
 }
+
+/// The most legs held without an allocation: as many as a hierarchical
+/// op runs (an all-reduce's three; a flat plan has one, without a leg).
+pub const LEGS_INLINE: usize = 3;
+
+/// A plan's algorithm per leg ([`CollectivePlan::legs`]): a short list,
+/// held inline (`Auto` plans a dozen candidates per collective).
+pub type PlanLegs = ShortList<(Option<Leg>, AlgType), LEGS_INLINE>;
 
 /// What an op does to the buffers: the symbolic model the schedule is
 /// planned for and the verifier proves. Coarser than the wire's

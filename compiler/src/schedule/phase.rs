@@ -1,6 +1,6 @@
 //! Phases: the pattern each phase runs, over which scope and steps, and a phase placed around one member.
 
-use super::{BlockSet, Scope, ScopeInstance};
+use super::{BlockSet, Scope, ScopeInstance, ShortList};
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
 use serde::Serialize;
@@ -187,6 +187,15 @@ impl RdhMode {
     }
 }
 
+/// The most narrowing scopes held without an allocation: a hierarchical
+/// inter leg's node scope, and under it BwOptMesh's node level (the
+/// deepest nesting the algorithms compose).
+pub const NARROW_INLINE: usize = 2;
+
+/// A phase's narrowing scopes ([`Phase::narrow`]): a short list, held
+/// inline (every inter-leg phase of every plan `Auto` makes has one).
+pub type Narrow = ShortList<Scope, NARROW_INLINE>;
+
 /// One phase: one step group, one record per TOP_SP.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Phase {
@@ -200,7 +209,7 @@ pub struct Phase {
     pub scope: Scope,
     /// Reduce-scatter scopes that narrowed the data before this phase: the
     /// phase works on the member's piece of each, in order.
-    pub narrow: Vec<Scope>,
+    pub narrow: Narrow,
     /// Steps in the phase.
     pub step_n: u32,
     /// The collective's step at which the phase starts.

@@ -184,7 +184,7 @@ struct MemoKey {
     groups: Groups,
     root: Option<u32>,
     peers: Vec<(u32, u32)>,
-    counts: Option<Vec<Vec<u64>>>,
+    counts: Option<std::sync::Arc<[Vec<u64>]>>,
     model: ModelParams,
     machine: Machine,
     candidates: Vec<ResolvedAlgorithm>,
@@ -414,7 +414,7 @@ impl Checker {
             groups: groups?.groups,
             root: root?,
             peers: peers?,
-            counts: c.counts.clone(),
+            counts: c.counts.clone().map(std::sync::Arc::from),
             model: ModelParams::with(c.arch, c.model.as_ref()),
             auto: None,
         };

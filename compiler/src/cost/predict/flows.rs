@@ -60,7 +60,7 @@ pub(super) enum Sends {
 
 impl Sends {
     pub(super) fn of(phase: &Phase) -> Sends {
-        Sends::named(phase.kind).unwrap_or_else(|| Sends::Kind(phase.kind, phase.narrow.clone()))
+        Sends::named(phase.kind).unwrap_or_else(|| Sends::Kind(phase.kind, phase.narrow.to_vec()))
     }
 
     /// Whether `phase` sends as this says: the key [`Sends::of`] gives
