@@ -133,14 +133,13 @@ impl<'a> DescTable<'a> {
             let rows = if big_below == 0 { 1 } else { 2 };
             for (size, row) in cost.iter_mut().enumerate().take(rows) {
                 let elems = small.saturating_add(size as u64);
-                for (i, halves) in
-                    [Halves::Both, Halves::Only(HalfChunk::H0), Halves::Only(HalfChunk::H1)].into_iter().enumerate()
-                {
-                    row[i] = channels
-                        .iter()
-                        .flat_map(|&c| halves.iter().map(move |h| layout.descriptors_of_elems(elems, c, h)))
-                        .sum();
-                }
+                // One half on every channel; both halves cost the two
+                // summed (the very terms `Halves::Both` walks), so each
+                // half is counted once, not twice.
+                let half = |h| channels.iter().map(|&c| layout.descriptors_of_elems(elems, c, h)).sum::<u64>();
+                let (h0, h1) = (half(HalfChunk::H0), half(HalfChunk::H1));
+                // In `halves_index`'s order: Both, H0, H1.
+                *row = [h0 + h1, h0, h1];
             }
             Uniform { big_below, cost }
         });

@@ -18,9 +18,17 @@ pub const DIGIT_NODE: u8 = 1;
 pub const DIGIT_POD: u8 = 2;
 
 impl Radices {
-    /// The product of the radices of digits `lo..hi`.
+    /// The product of the radices of digits `lo..hi` (1 when none).
+    ///
+    /// Digit by digit rather than over a slice of the array: it is asked
+    /// twice each time a scope is placed around a member (every phase of
+    /// every member a prediction or a lowering walks), and the slice's
+    /// bounds checks cost as much as the product.
+    #[inline]
     pub fn span(&self, lo: u8, hi: u8) -> u32 {
-        self.0[usize::from(lo)..usize::from(hi)].iter().product()
+        let [local, node, pod] = self.0;
+        let radix = |digit: u8, r: u32| if lo <= digit && digit < hi { r } else { 1 };
+        radix(0, local) * radix(DIGIT_NODE, node) * radix(DIGIT_POD, pod)
     }
 }
 
@@ -62,12 +70,14 @@ impl Scope {
 
     /// The scope around group member `index`: its members are
     /// `base + q * stride` for `q` in `0..k`, and `index` is at `q = pos`.
+    #[inline]
     pub fn around(self, radices: &Radices, index: u32) -> ScopeInstance {
         self.placer(radices).around(index)
     }
 
     /// The scope's stride and size under `radices`, to place it around
     /// many members ([`ScopePlacer::around`]) without recomputing them.
+    #[inline]
     pub fn placer(self, radices: &Radices) -> ScopePlacer {
         ScopePlacer { stride: radices.span(0, self.lo), k: radices.span(self.lo, self.hi) }
     }
@@ -82,6 +92,7 @@ pub struct ScopePlacer {
 
 impl ScopePlacer {
     /// [`Scope::around`] group member `index`.
+    #[inline]
     pub fn around(self, index: u32) -> ScopeInstance {
         let ScopePlacer { stride, k } = self;
         let pos = (index / stride) % k;

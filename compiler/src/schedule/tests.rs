@@ -23,6 +23,20 @@ fn scopes_decompose_the_group_index() {
     assert_eq!((p.base, p.stride, p.k, p.pos), (5, 12, 2, 1));
 }
 
+/// A span is the product of the radices of its digits, for every range
+/// of digits (empty ones give 1), as the array's slice gives it.
+#[test]
+fn spans_multiply_their_digits() {
+    let r = Radices([4, 3, 2]);
+    let digits = u8::try_from(DIGITS).unwrap();
+    for lo in 0..=digits {
+        for hi in lo..=digits {
+            let product: u32 = r.0[usize::from(lo)..usize::from(hi)].iter().product();
+            assert_eq!(r.span(lo, hi), product, "{lo}..{hi}");
+        }
+    }
+}
+
 #[test]
 fn pieces_interleave() {
     let all = BlockSet::all(12);
