@@ -11,7 +11,13 @@ use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, To
 /// Calls `f` with every phase of every built spec the tests read: every
 /// flat algorithm, and Hier with ring, Kangaring, mesh, RDH and
 /// single-cycle legs, over shapes (pods among them) and ops, each named.
-fn each_phase(mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
+fn each_phase(f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
+    each_phase_uneven(0, f);
+}
+
+/// [`each_phase`] with `extra` more elements than 64 a rank (the blocks
+/// then hold different sizes when it does not divide the group).
+fn each_phase_uneven(extra: u64, mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
     let mut algorithms: Vec<Algorithm> = AlgType::ALL.iter().filter_map(|&a| Algorithm::flat(a)).collect();
     for (intra, inter) in [
         (AlgType::Ring, AlgType::Mesh),
@@ -44,7 +50,8 @@ fn each_phase(mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
     for (topology, groups) in worlds.chain([(Topology::new(16, 4), Some(interleaved))]) {
         for &op in ops {
             for algorithm in &algorithms {
-                let mut c = Collective::new(op, DType::Bf16, u64::from(topology.rank_n) * 64, Arch::Cayman, topology);
+                let count = u64::from(topology.rank_n) * 64 + extra;
+                let mut c = Collective::new(op, DType::Bf16, count, Arch::Cayman, topology);
                 c = c.algorithm(algorithm.clone());
                 c.groups = groups.clone();
                 if op.is_reducing() {
@@ -311,4 +318,52 @@ fn flows_counted_alike_are_the_member_by_member_ones() {
         alike += usize::from(!plan.groups.is_explicit() && stride >= l && stride % l == 0 && plan.groups.size() > l);
     });
     assert!(alike > 50, "{alike}");
+}
+
+/// A member a prediction skips as a twin of an earlier one
+/// (`twins::alike`) has that member's load at every sampled step, to the
+/// bit: the load the walk finds (a direct step's named, the others
+/// generated unlabelled) and the load of the generated, labelled
+/// transfers, for every pair of members of every phase where twins are
+/// looked for (world groups over nodes and pods; the interleaved groups
+/// are not), with counts that split evenly and (where no twin is looked
+/// for: the blocks differ in size) not. Each member is held to the first
+/// member it is a twin of, as the walk skips it; twins found by whole
+/// nodes apart and by a scope stride of whole nodes, across pods, are
+/// among them.
+#[test]
+fn a_twin_costs_what_its_twin_costs() {
+    let (mut buf, mut senders, mut twins, mut by_stride, mut pods) = (Vec::new(), Vec::new(), 0, 0, 0);
+    let mut check = |schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, name: &str| {
+        let busiest = hosted_channels(schedule.arch.params(), plan.channels, 0);
+        let table = DescTable::new(plan, &busiest);
+        if !twins::may_have_twins(plan, &table, phase) {
+            return;
+        }
+        let cap = Cap::of(ModelParams::of(schedule.arch).hops_max);
+        let cx = |named| LoadCx { schedule, plan, table: &table, cap, named, floor: false };
+        let shape = &schedule.shape;
+        let insts: Vec<PhaseInstance> = (0..plan.groups.size()).map(|m| plan.instance(phase, m)).collect();
+        let mut loads = |m: u32, t: u32| {
+            let inst = insts[m as usize];
+            let walked = direct::load(&cx(true), phase, m, inst)
+                .unwrap_or_else(|| step_load(&cx(true), m, phase, inst, t, &mut buf, &mut senders));
+            (walked, step_load(&cx(false), m, phase, inst, t, &mut buf, &mut senders))
+        };
+        for b in 0..plan.groups.size() {
+            let ib = insts[b as usize];
+            let Some(a) = (0..b).find(|&a| twins::alike(shape, (a, insts[a as usize]), (b, ib))) else { continue };
+            for t in sampled_steps(phase.step_n).0 {
+                let (twin, first) = (loads(b, t), loads(a, t));
+                assert_eq!(twin, first, "{name}: member {b} (twin of {a}), step {t}");
+            }
+            twins += 1;
+            let local = shape.local_rank_n;
+            by_stride += usize::from((b - a) % local != 0);
+            pods += usize::from(shape.pod_n > 1 && shape.pod(a) != shape.pod(b));
+        }
+    };
+    each_phase_uneven(0, &mut check);
+    each_phase_uneven(3, &mut check);
+    assert!(twins > 3000 && by_stride > 1000 && pods > 200, "{twins} {by_stride} {pods}");
 }
