@@ -17,7 +17,25 @@ fn each_phase(f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
 
 /// [`each_phase`] with `extra` more elements than 64 a rank (the blocks
 /// then hold different sizes when it does not divide the group).
-fn each_phase_uneven(extra: u64, mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
+fn each_phase_uneven(extra: u64, f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str)) {
+    let shapes = [
+        Topology::new(8, 8),
+        Topology::new(16, 4),
+        Topology::new(32, 8).pods(2),
+        Topology::new(24, 8),
+        Topology::new(48, 16),
+    ];
+    each_phase_on(&shapes, true, extra, f);
+}
+
+/// [`each_phase_uneven`] over world groups on `shapes`, and the
+/// interleaved explicit groups when `explicit`.
+fn each_phase_on(
+    shapes: &[Topology],
+    explicit: bool,
+    extra: u64,
+    mut f: impl FnMut(&Schedule, &CollectivePlan, &Phase, &str),
+) {
     let mut algorithms: Vec<Algorithm> = AlgType::ALL.iter().filter_map(|&a| Algorithm::flat(a)).collect();
     for (intra, inter) in [
         (AlgType::Ring, AlgType::Mesh),
@@ -35,19 +53,13 @@ fn each_phase_uneven(extra: u64, mut f: impl FnMut(&Schedule, &CollectivePlan, &
     }
     // Every op: the ones a pattern does not serve are refused and skipped.
     let ops = OpType::ALL;
-    let shapes = [
-        Topology::new(8, 8),
-        Topology::new(16, 4),
-        Topology::new(32, 8).pods(2),
-        Topology::new(24, 8),
-        Topology::new(48, 16),
-    ];
     // World groups on every shape, and explicit interleaved groups (two
     // groups, even and odd ranks, each with members on every node) on
     // 16 ranks of 4 a node: `node_flows`' explicit-group path.
     let interleaved: Vec<Vec<u32>> = (0..2).map(|g| (0..8).map(|i| 2 * i + g).collect()).collect();
     let worlds = shapes.iter().map(|&t| (t, None));
-    for (topology, groups) in worlds.chain([(Topology::new(16, 4), Some(interleaved))]) {
+    let explicit = explicit.then_some((Topology::new(16, 4), Some(interleaved)));
+    for (topology, groups) in worlds.chain(explicit) {
         for &op in ops {
             for algorithm in &algorithms {
                 let count = u64::from(topology.rank_n) * 64 + extra;
@@ -92,6 +104,26 @@ fn a_patterns_sends_are_what_its_transfers_say() {
         }
     });
     assert!(checked > 1000, "{checked}");
+}
+
+/// In a phase where the pattern leaves some member's sends unnamed
+/// (`sends_off_from_pattern` answers `None`), it names no member as sending
+/// off its node, for every member of every phase (what lets
+/// `count_flows` stop once a floor's walk budget is spent); and such
+/// phases are met.
+#[test]
+fn a_pattern_leaving_a_member_unnamed_names_none_sending() {
+    let mut unnamed_n = 0;
+    each_phase(|schedule, plan, phase, name| {
+        let mut spans = SpanMemo::default();
+        let answers: Vec<Option<bool>> =
+            (0..plan.groups.size()).map(|m| sends_off_from_pattern(schedule, plan, phase, m, &mut spans)).collect();
+        if answers.contains(&None) {
+            assert!(!answers.contains(&Some(true)), "{name}: {answers:?}");
+            unnamed_n += 1;
+        }
+    });
+    assert!(unnamed_n > 150, "{unnamed_n}");
 }
 
 /// An RDH phase's sends named from its pairing are what its generated
@@ -296,13 +328,16 @@ fn a_phases_flows_are_what_its_transfers_say() {
 
 /// A phase's flows counted with node 0's members at one position taking
 /// the first one's answer by arithmetic (`count_flows`, on world groups
-/// whose phase stride is whole nodes) are what the members counted one by
-/// one give, for a floor (its walk budget too) and a prediction, and the
-/// shortcut is taken (inter-leg phases over several nodes).
+/// whose phase stride is whole nodes), and a floor's count stopped once its
+/// walk budget is spent, are what the members counted one by one give, for
+/// a floor (its walk budget too) and a prediction, and both shortcuts are
+/// taken (inter-leg phases over several nodes; RDH rounds over the world,
+/// on nodes of up to 32 ranks, where the members left once the budget is
+/// spent are more than the counted ones).
 #[test]
 fn flows_counted_alike_are_the_member_by_member_ones() {
-    let (mut buf, mut alike) = (Vec::new(), 0);
-    each_phase(|schedule, plan, phase, name| {
+    let (mut buf, mut alike, mut cut) = (Vec::new(), 0, 0);
+    let mut check = |schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, name: &str| {
         for floor in [true, false] {
             let shortcut = count_flows(schedule, plan, phase, &mut buf, floor, true);
             let one_by_one = count_flows(schedule, plan, phase, &mut buf, floor, false);
@@ -316,8 +351,12 @@ fn flows_counted_alike_are_the_member_by_member_ones() {
         let stride = phase.scope.placer(&plan.radices).around(0).stride;
         let l = schedule.shape.local_rank_n;
         alike += usize::from(!plan.groups.is_explicit() && stride >= l && stride % l == 0 && plan.groups.size() > l);
-    });
-    assert!(alike > 50, "{alike}");
+        let spent = count_flows(schedule, plan, phase, &mut buf, true, false).skipped;
+        cut += usize::from(!plan.groups.is_explicit() && spent && l > 2 * (flows::FLOOR_WALKED + 1));
+    };
+    each_phase(&mut check);
+    each_phase_on(&[Topology::new(64, 32)], false, 0, &mut check);
+    assert!(alike > 50 && cut > 10, "{alike} {cut}");
 }
 
 /// A member a prediction skips as a twin of an earlier one
@@ -366,4 +405,38 @@ fn a_twin_costs_what_its_twin_costs() {
     each_phase_uneven(0, &mut check);
     each_phase_uneven(3, &mut check);
     assert!(twins > 3000 && by_stride > 1000 && pods > 200, "{twins} {by_stride} {pods}");
+}
+
+/// A narrowing's key (`flows::Narrowing`, packed into one number when it
+/// fits) is another narrowing's exactly when the two lists are equal, for
+/// every list of up to four scopes over the group's digits, and lists too
+/// long to pack are listed and still told apart.
+#[test]
+fn narrowings_keyed_alike_are_equal() {
+    use crate::schedule::{DIGITS, Scope};
+    use flows::Narrowing;
+    let scopes: Vec<Scope> =
+        (0..=DIGITS as u8).flat_map(|lo| (lo..=DIGITS as u8).map(move |hi| Scope { lo, hi })).collect();
+    let mut lists: Vec<Vec<Scope>> = vec![Vec::new()];
+    for len in 1..=4 {
+        let longer: Vec<Vec<Scope>> = lists
+            .iter()
+            .filter(|l| l.len() == len - 1)
+            .flat_map(|l| scopes.iter().map(move |&s| [l.as_slice(), &[s]].concat()))
+            .collect();
+        lists.extend(longer);
+    }
+    // Too long to pack: 16 scopes.
+    let long = vec![Scope::WHOLE; 16];
+    lists.push(long.clone());
+    lists.push([long.as_slice(), &[Scope { lo: 0, hi: 1 }]].concat());
+    let mut packed = 0;
+    for a in &lists {
+        let key = Narrowing::of(a);
+        packed += usize::from(matches!(key, Narrowing::Packed(_)));
+        for b in &lists {
+            assert_eq!(key.is(b, Narrowing::packed(b)), a == b, "{a:?} {b:?}");
+        }
+    }
+    assert_eq!(packed, lists.len() - 2);
 }
