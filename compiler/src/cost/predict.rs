@@ -316,6 +316,9 @@ pub(crate) struct Scratch {
     senders: Vec<u32>,
     /// The costed members placed around the phase walked.
     insts: Vec<PhaseInstance>,
+    /// Which of them a prediction skips in that phase, as a bit mask by
+    /// position: their load is an earlier one's ([`twins`]).
+    twins: u32,
 }
 
 /// What costing a plan's phases shares: the plan and its [`PlanCx`].
@@ -396,7 +399,8 @@ impl<'a> Walk<'a> {
         // The costed members are placed once for the phase, at its first
         // walked step.
         let mut placed = false;
-        for t in picked {
+        let mut picked = picked.peekable();
+        while let Some(t) = picked.next() {
             let class = classes.of(t);
             let w = match class.and_then(|c| walked[c]) {
                 Some(w) => w,
@@ -408,9 +412,19 @@ impl<'a> Walk<'a> {
                     w
                 }
             };
-            hop = hop.max(w.hop);
-            terms.plus(&w.terms);
-            bytes += w.sent;
+            // The sampled steps right after it of its class add the same
+            // `w`: counted first, then added in a tight loop, the very
+            // additions in the very order the step-by-step loop makes.
+            let run = match (class, classes) {
+                (None, _) => 0,
+                (Some(_), StepClasses::One) => picked.by_ref().count(),
+                (Some(c), _) => std::iter::from_fn(|| picked.next_if(|&u| classes.of(u) == Some(c))).count(),
+            };
+            for _ in 0..=run {
+                hop = hop.max(w.hop);
+                terms.plus(&w.terms);
+                bytes += w.sent;
+            }
         }
         PhaseCost {
             index,
@@ -469,10 +483,17 @@ impl<'a> Walk<'a> {
                 scratch.insts.clear();
                 scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
             }
+            // A prediction costs no member whose load is an earlier one's
+            // (the reference costs every one).
+            let look = named && !floor && twins::may_have_twins(plan, table, phase);
+            scratch.twins = if look { twins::of(&schedule.shape, costed, &scratch.insts) } else { 0 };
             self.placed = Some(phase);
             *placed = true;
         }
         for (i, (&m, &inst)) in costed.iter().zip(&scratch.insts).enumerate() {
+            if twins::is_set(scratch.twins, i) {
+                continue;
+            }
             let named = cx.named.then(|| direct::load(&cx, phase, m, inst)).flatten();
             // The first costed member's load from the transfers, as the
             // floor of this very step found it (`First`).
@@ -749,6 +770,7 @@ impl Cap {
 mod direct;
 mod flows;
 mod load;
+mod twins;
 pub(crate) use flows::FlowMemo;
 #[cfg(test)]
 use flows::count_flows;
