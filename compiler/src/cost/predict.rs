@@ -22,7 +22,7 @@
 //! found (`First`; `docs/cost-model.md` §7).
 
 use crate::placement::hosted_channels;
-use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, DescTable, EveryBlock, Phase, PhaseInstance, Schedule, Transfer};
 use ccc_ir::enums::{AlgType, Neigh};
 use ccc_ir::model::ModelParams;
 use ccc_ir::spec::Leg;
@@ -292,6 +292,8 @@ impl<'a> PhaseCoster<'a> {
 /// (`cost/tests.rs` checks that a candidate costs the same on another's).
 pub(crate) struct PlanCx<'a> {
     table: DescTable<'a>,
+    /// The table's [`DescTable::every_block`], read once.
+    every: Option<EveryBlock>,
     members: Vec<u32>,
     dma: f64,
 }
@@ -302,7 +304,8 @@ impl<'a> PlanCx<'a> {
         let arch = schedule.arch.params();
         let busiest = hosted_channels(arch, plan.channels, 0);
         let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
-        PlanCx { table: DescTable::new(plan, &busiest), members: sample_members(plan), dma: params.dma * lanes }
+        let table = DescTable::new(plan, &busiest);
+        PlanCx { every: table.every_block(), table, members: sample_members(plan), dma: params.dma * lanes }
     }
 }
 
@@ -464,7 +467,9 @@ impl<'a> Walk<'a> {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.cx.table, self.params);
         let named = !self.walk_every_step;
-        let cx = LoadCx { schedule, plan, table, cap: self.cap, named, floor: self.floor };
+        // The reference works out every block's elements and descriptors.
+        let every = if named { self.cx.every } else { None };
+        let cx = LoadCx { schedule, plan, table, cap: self.cap, named, floor: self.floor, every };
         // A floor costs member 0 (the first sampled member) alone.
         let members = &self.cx.members;
         let costed = if self.floor { &members[..members.len().min(1)] } else { &members[..] };

@@ -33,7 +33,7 @@ mod scope;
 mod topology;
 
 pub use blocks::{BlockSet, Halves, Pair, PeerMap, Transfer};
-pub use layout::{DescTable, Layout, MAX_DESC_BYTES, split};
+pub use layout::{DescTable, EveryBlock, Layout, MAX_DESC_BYTES, split};
 pub use phase::{Phase, PhaseInstance, PhaseKind, RdhMode};
 pub use scope::{DIGIT_NODE, DIGIT_POD, DIGITS, Radices, Scope, ScopeInstance, ScopePlacer};
 pub use topology::{mesh_type, relation};

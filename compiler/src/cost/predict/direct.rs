@@ -17,7 +17,7 @@
 //! whole count (`cost/predict/tests.rs` compares them with the generated
 //! transfers).
 
-use super::load::{LoadCx, bytes_of, ring_hops};
+use super::load::{LoadCx, ring_hops};
 use super::{HEARD, Hop, SENT, StepLoad};
 use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation};
 
@@ -100,8 +100,8 @@ impl Sides<'_> {
         match self.memo {
             Some((b, bytes, desc)) if b == blocks => (bytes, desc),
             _ => {
-                let bytes = bytes_of(self.cx.plan, self.member, blocks, Halves::Both);
-                let desc = self.cx.table.count(self.me, blocks, Halves::Both);
+                let bytes = self.cx.bytes(self.member, blocks, Halves::Both);
+                let desc = self.cx.desc(self.me, blocks, Halves::Both);
                 self.memo = Some((blocks, bytes, desc));
                 (bytes, desc)
             }

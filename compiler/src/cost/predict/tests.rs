@@ -3,9 +3,10 @@
 
 use super::*;
 use crate::build::build;
+use crate::schedule::{BlockSet, Halves};
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
-use ccc_ir::enums::OpType;
+use ccc_ir::enums::{HalfChunk, OpType};
 use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, Program, ReduceOp, Topology};
 
 /// Calls `f` with every phase of every built spec the tests read: every
@@ -162,12 +163,24 @@ fn a_counted_direct_load_is_the_generated_one() {
         // link, and a cap that is not whole (on-node peers then visited).
         for hops_max in [ModelParams::of(schedule.arch).hops_max, 64.0, 1.0, 2.0, 2.5] {
             let params = ModelParams { hops_max, ..ModelParams::of(schedule.arch) };
-            let cx =
-                |floor| LoadCx { schedule, plan, table: &table, cap: Cap::of(params.hops_max), named: true, floor };
+            let every = table.every_block();
+            let cx = |floor| LoadCx {
+                schedule,
+                plan,
+                table: &table,
+                cap: Cap::of(params.hops_max),
+                named: true,
+                floor,
+                every,
+            };
             for m in 0..plan.groups.size() {
                 let inst = plan.instance(phase, m);
                 let Some(predicted) = direct::load(&cx(false), phase, m, inst) else { continue };
-                let generated = step_load(&cx(false), m, phase, inst, 0, &mut buf, &mut senders);
+                // Every block's elements and descriptors worked out, and read.
+                let generated =
+                    step_load(&LoadCx { every: None, ..cx(false) }, m, phase, inst, 0, &mut buf, &mut senders);
+                let read = step_load(&cx(false), m, phase, inst, 0, &mut buf, &mut senders);
+                assert_eq!(read, generated, "{name} member {m} hops_max {hops_max}");
                 assert_eq!(predicted, generated, "{name} member {m} hops_max {hops_max}");
                 let floor = direct::load(&cx(true), phase, m, inst);
                 assert_eq!(floor.as_ref(), Some(&generated), "{name} member {m} hops_max {hops_max}");
@@ -244,6 +257,7 @@ fn a_prediction_visits_direct_peers_when_counted_sums_would_round() {
             cap: Cap::of(params.hops_max),
             named: true,
             floor,
+            every: table.every_block(),
         };
         for phase in &plan.phases {
             for m in 0..plan.groups.size() {
@@ -380,7 +394,16 @@ fn a_twin_costs_what_its_twin_costs() {
             return;
         }
         let cap = Cap::of(ModelParams::of(schedule.arch).hops_max);
-        let cx = |named| LoadCx { schedule, plan, table: &table, cap, named, floor: false };
+        let every = table.every_block();
+        let cx = |named: bool| LoadCx {
+            schedule,
+            plan,
+            table: &table,
+            cap,
+            named,
+            floor: false,
+            every: every.filter(|_| named),
+        };
         let shape = &schedule.shape;
         let insts: Vec<PhaseInstance> = (0..plan.groups.size()).map(|m| plan.instance(phase, m)).collect();
         let mut loads = |m: u32, t: u32| {
@@ -439,4 +462,45 @@ fn narrowings_keyed_alike_are_equal() {
         }
     }
     assert_eq!(packed, lists.len() - 2);
+}
+
+/// When every block is alike (`DescTable::every_block`), its elements and
+/// descriptors are what the layout and the table work out for every block
+/// of every member and for block sets of every start, stride, size and
+/// halves, over every op and algorithm of the grid, with counts that split
+/// evenly and not (where none is alike: some blocks are one bigger).
+#[test]
+fn every_block_alike_reads_what_is_worked_out() {
+    let (mut alike, mut not) = (0, 0);
+    let mut check = |schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, _: &str| {
+        // Once a plan.
+        if plan.phases.first() != Some(phase) {
+            return;
+        }
+        let busiest = hosted_channels(schedule.arch.params(), plan.channels, 0);
+        let table = DescTable::new(plan, &busiest);
+        let Some(every) = table.every_block() else {
+            not += 1;
+            return;
+        };
+        let (layout, n) = (plan.layout(), plan.layout().block_n());
+        for member in 0..plan.groups.size() {
+            for b in 0..n {
+                assert_eq!(every.elems, layout.block_elems(member, b), "{:?} member {member} block {b}", plan.kind);
+            }
+            for (start, stride) in (0..n).flat_map(|s| (1..4).map(move |d| (s, d))) {
+                for count in 0..=(n - start).div_ceil(stride) {
+                    let blocks = BlockSet { start, stride, count };
+                    for halves in [Halves::Both, Halves::Only(HalfChunk::H0), Halves::Only(HalfChunk::H1)] {
+                        let worked = table.count(member, blocks, halves);
+                        assert_eq!(every.count(blocks, halves), worked, "{:?} {blocks:?} {halves:?}", plan.kind);
+                    }
+                }
+            }
+        }
+        alike += 1;
+    };
+    each_phase_uneven(0, &mut check);
+    each_phase_uneven(3, &mut check);
+    assert!(alike > 100 && not > 100, "{alike} {not}");
 }
