@@ -322,6 +322,9 @@ pub(crate) struct Scratch {
     /// Which of them a prediction skips in that phase, as a bit mask by
     /// position: their load is an earlier one's ([`twins`]).
     twins: u32,
+    /// Whether that phase's loads are named from its pattern
+    /// (`direct::names`), asked once a phase.
+    direct: bool,
 }
 
 /// What costing a plan's phases shares: the plan and its [`PlanCx`].
@@ -492,6 +495,7 @@ impl<'a> Walk<'a> {
             // (the reference costs every one).
             let look = named && !floor && twins::may_have_twins(plan, table, phase);
             scratch.twins = if look { twins::of(&schedule.shape, costed, &scratch.insts) } else { 0 };
+            scratch.direct = named && direct::names(plan, phase);
             self.placed = Some(phase);
             *placed = true;
         }
@@ -499,7 +503,7 @@ impl<'a> Walk<'a> {
             if twins::is_set(scratch.twins, i) {
                 continue;
             }
-            let named = cx.named.then(|| direct::load(&cx, phase, m, inst)).flatten();
+            let named = scratch.direct.then(|| direct::load(&cx, phase, m, inst)).flatten();
             // The first costed member's load from the transfers, as the
             // floor of this very step found it (`First`).
             let load = match named {

@@ -19,7 +19,9 @@
 
 use super::load::{LoadCx, ring_hops};
 use super::{HEARD, Hop, SENT, StepLoad};
-use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation};
+use crate::schedule::{
+    BlockSet, CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation,
+};
 
 /// Member `me`'s load at the single step of direct `phase` (`inst`: the
 /// phase placed around it), or `None` when `phase` is not a direct
@@ -27,15 +29,7 @@ use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseInstance, PhaseKind,
 /// is an all-to-all, whose block sizes depend on the member): walk it.
 pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32, inst: PhaseInstance) -> Option<StepLoad> {
     use PhaseKind as K;
-    let direct = matches!(
-        phase.kind,
-        K::DirectReduceScatter
-            | K::DirectAllGather
-            | K::DirectAllReduce
-            | K::DirectBroadcast { .. }
-            | K::DirectReduce { .. }
-    );
-    if !direct || phase.step_n != 1 || matches!(cx.plan.kind, OpKind::AllToAll) {
+    if !names(cx.plan, phase) {
         return None;
     }
     let scope = inst.scope;
@@ -78,6 +72,22 @@ pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32, inst: PhaseInstance)
     let mut load = side.load;
     load.finish();
     Some(load)
+}
+
+/// Whether [`load`] names `phase`'s load (else it answers `None` for every
+/// member): a direct reduce-scatter, all-gather, all-reduce, broadcast or
+/// reduce of one step, the op not an all-to-all. A walk asks once a phase.
+pub(super) fn names(plan: &CollectivePlan, phase: &Phase) -> bool {
+    use PhaseKind as K;
+    let direct = matches!(
+        phase.kind,
+        K::DirectReduceScatter
+            | K::DirectAllGather
+            | K::DirectAllReduce
+            | K::DirectBroadcast { .. }
+            | K::DirectReduce { .. }
+    );
+    direct && phase.step_n == 1 && !matches!(plan.kind, OpKind::AllToAll)
 }
 
 /// One member's load as its sends and receives are added.

@@ -292,7 +292,7 @@ pub(super) fn count_flows(
                 // Counted as walked even when the partner is named, so a
                 // floor counts the same members either way.
                 walked += 1;
-                paired = sends_off_from_partner(schedule, plan, phase, m);
+                paired = sends_off_from_partner(schedule, plan, phase, m, &mut spans);
                 paired.unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
             }
         };
@@ -345,18 +345,21 @@ pub(super) fn sends_off_walked(
 /// Whether member `m` of group 0 sends off its node at `phase`'s first
 /// step, from the partner an RDH phase pairs it with
 /// ([`algorithms::rdh_sends_to`]): what [`sends_off_walked`] finds,
-/// without generating the step; `None` for any other phase.
+/// without generating the step; `None` for any other phase. `spans`
+/// keeps the phase scope's placer between members (as
+/// [`sends_off_from_pattern`] keeps it).
 pub(super) fn sends_off_from_partner(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
     m: u32,
+    spans: &mut SpanMemo,
 ) -> Option<bool> {
     // A phase without steps walks the step after it.
     if phase.step_n == 0 {
         return None;
     }
-    let scope = phase.scope.around(&plan.radices, m);
+    let scope = spans.placer(phase.scope, plan.radices).around(m);
     let Some(to) = algorithms::rdh_sends_to(phase.kind, scope.k, scope.pos)? else { return Some(false) };
     let node = |i: u32| plan.rank(0, i).map(|r| schedule.shape.node(r.0));
     Some(node(scope.base + to * scope.stride) != node(m))

@@ -135,8 +135,9 @@ fn a_pattern_leaving_a_member_unnamed_names_none_sending() {
 fn an_rdh_partners_sends_are_what_its_transfers_say() {
     let (mut buf, mut checked, mut off_node, mut kinds) = (Vec::new(), 0, 0, Vec::new());
     each_phase(|schedule, plan, phase, name| {
+        let mut spans = SpanMemo::default();
         for m in 0..plan.groups.size() {
-            let Some(off) = sends_off_from_partner(schedule, plan, phase, m) else { continue };
+            let Some(off) = sends_off_from_partner(schedule, plan, phase, m, &mut spans) else { continue };
             assert_eq!(off, sends_off_walked(schedule, plan, phase, m, &mut buf), "{name} member {m}");
             (checked, off_node) = (checked + 1, off_node + usize::from(off));
             if !kinds.contains(&phase.kind.name()) {
