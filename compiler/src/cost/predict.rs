@@ -18,8 +18,11 @@
 //! steps that cost alike walked once (`StepClasses`), a direct step's
 //! load named from its pattern (`direct.rs`), a phase's network flows
 //! counted once a choice and only when a step needs them (`flows.rs`),
-//! and, for `Auto`, a prediction's member 0 taking the loads its floor
-//! found (`First`; `docs/cost-model.md` §7).
+//! a prediction skipping a member whose load is an earlier one's
+//! (`twins.rs`), block elements and descriptors read when every block is
+//! alike (`DescTable::every_block`), and, for `Auto`, a prediction's
+//! member 0 taking the loads its floor found (`First`;
+//! `docs/cost-model.md` §7).
 
 use crate::placement::hosted_channels;
 use crate::schedule::{CollectivePlan, DescTable, EveryBlock, Phase, PhaseInstance, Schedule, Transfer};

@@ -365,7 +365,9 @@ fn flows_counted_alike_are_the_member_by_member_ones() {
         }
         let stride = phase.scope.placer(&plan.radices).around(0).stride;
         let l = schedule.shape.local_rank_n;
-        alike += usize::from(!plan.groups.is_explicit() && stride >= l && stride.is_multiple_of(l) && plan.groups.size() > l);
+        alike += usize::from(
+            !plan.groups.is_explicit() && stride >= l && stride.is_multiple_of(l) && plan.groups.size() > l,
+        );
         let spent = count_flows(schedule, plan, phase, &mut buf, true, false).skipped;
         cut += usize::from(!plan.groups.is_explicit() && spent && l > 2 * (flows::FLOOR_WALKED + 1));
     };

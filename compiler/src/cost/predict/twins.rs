@@ -28,6 +28,12 @@
 //! - the member's distinct senders are counted alike (the move is one to
 //!   one).
 //!
+//! (On the plans ccc builds the node and pod conditions decide nothing:
+//! world groups' radices follow the shape's digits, so members placed
+//! alike already cross the same node and pod boundaries; dropping either
+//! fails no test. They are kept for the argument's sake, which does not
+//! lean on how the radices are chosen.)
+//!
 //! The point-to-point pattern is left out: its peers are a map of group
 //! indices, not of scope positions. A step's cost is its most expensive
 //! member's (the first on a tie), the most any sends and the widest hop,
