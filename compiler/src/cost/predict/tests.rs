@@ -202,13 +202,13 @@ fn a_counted_direct_load_is_the_generated_one() {
 #[test]
 fn on_node_peers_summed_by_direction_are_the_visited_ones() {
     let mut checked = 0;
-    for local in 1..=16u32 {
-        for stride in 1..=4u32 {
+    for local in 1..=64u32 {
+        for stride in 1..=8u32 {
             for me in 0..local {
                 let below = me / stride;
                 let above = (local - 1 - me) / stride;
                 for (lo, hi) in [(below, above), (below, 0), (0, above), (below / 2, above.min(1))] {
-                    for cap in [1, 2, 3, 4, 64] {
+                    for cap in [1, 2, 3, 4, 7, 16, 31, 64, u64::MAX] {
                         for side in [direct::Side::Send, direct::Side::Hear { fold: true }] {
                             let mut visited = [(0u32, 0u64); 2];
                             let peers = (1..=hi).map(|j| me + j * stride).chain((1..=lo).map(|j| me - j * stride));
@@ -227,7 +227,7 @@ fn on_node_peers_summed_by_direction_are_the_visited_ones() {
             }
         }
     }
-    assert!(checked > 10_000, "{checked}");
+    assert!(checked > 100_000, "{checked}");
 }
 
 /// A prediction's direct load is the generated one to the bit even when
