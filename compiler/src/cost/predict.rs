@@ -18,11 +18,14 @@
 //! steps that cost alike walked once (`StepClasses`), a direct step's
 //! load named from its pattern (`direct.rs`), a phase's network flows
 //! counted once a choice and only when a step needs them (`flows.rs`),
-//! and, for `Auto`, a prediction's member 0 taking the loads its floor
-//! found (`First`; `docs/cost-model.md` §7).
+//! a prediction skipping a member whose load is an earlier one's
+//! (`twins.rs`), block elements and descriptors read when every block is
+//! alike (`DescTable::every_block`), and, for `Auto`, a prediction's
+//! member 0 taking the loads its floor found (`First`;
+//! `docs/cost-model.md` §7).
 
 use crate::placement::hosted_channels;
-use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
+use crate::schedule::{CollectivePlan, DescTable, EveryBlock, Phase, PhaseInstance, Schedule, Transfer};
 use ccc_ir::enums::{AlgType, Neigh};
 use ccc_ir::model::ModelParams;
 use ccc_ir::spec::Leg;
@@ -292,6 +295,8 @@ impl<'a> PhaseCoster<'a> {
 /// (`cost/tests.rs` checks that a candidate costs the same on another's).
 pub(crate) struct PlanCx<'a> {
     table: DescTable<'a>,
+    /// The table's [`DescTable::every_block`], read once.
+    every: Option<EveryBlock>,
     members: Vec<u32>,
     dma: f64,
 }
@@ -302,7 +307,8 @@ impl<'a> PlanCx<'a> {
         let arch = schedule.arch.params();
         let busiest = hosted_channels(arch, plan.channels, 0);
         let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
-        PlanCx { table: DescTable::new(plan, &busiest), members: sample_members(plan), dma: params.dma * lanes }
+        let table = DescTable::new(plan, &busiest);
+        PlanCx { every: table.every_block(), table, members: sample_members(plan), dma: params.dma * lanes }
     }
 }
 
@@ -316,6 +322,12 @@ pub(crate) struct Scratch {
     senders: Vec<u32>,
     /// The costed members placed around the phase walked.
     insts: Vec<PhaseInstance>,
+    /// Which of them a prediction skips in that phase, as a bit mask by
+    /// position: their load is an earlier one's ([`twins`]).
+    twins: u32,
+    /// Whether that phase's loads are named from its pattern
+    /// (`direct::names`), asked once a phase.
+    direct: bool,
 }
 
 /// What costing a plan's phases shares: the plan and its [`PlanCx`].
@@ -396,7 +408,8 @@ impl<'a> Walk<'a> {
         // The costed members are placed once for the phase, at its first
         // walked step.
         let mut placed = false;
-        for t in picked {
+        let mut picked = picked.peekable();
+        while let Some(t) = picked.next() {
             let class = classes.of(t);
             let w = match class.and_then(|c| walked[c]) {
                 Some(w) => w,
@@ -408,9 +421,19 @@ impl<'a> Walk<'a> {
                     w
                 }
             };
-            hop = hop.max(w.hop);
-            terms.plus(&w.terms);
-            bytes += w.sent;
+            // The sampled steps right after it of its class add the same
+            // `w`: counted first, then added in a tight loop, the very
+            // additions in the very order the step-by-step loop makes.
+            let run = match (class, classes) {
+                (None, _) => 0,
+                (Some(_), StepClasses::One) => picked.by_ref().count(),
+                (Some(c), _) => std::iter::from_fn(|| picked.next_if(|&u| classes.of(u) == Some(c))).count(),
+            };
+            for _ in 0..=run {
+                hop = hop.max(w.hop);
+                terms.plus(&w.terms);
+                bytes += w.sent;
+            }
         }
         PhaseCost {
             index,
@@ -450,7 +473,9 @@ impl<'a> Walk<'a> {
         let mut cost = StepCost { worst: Terms::default(), sent: 0.0, hop: Hop::Intra };
         let (schedule, plan, table, params) = (self.schedule, self.plan, &self.cx.table, self.params);
         let named = !self.walk_every_step;
-        let cx = LoadCx { schedule, plan, table, cap: self.cap, named, floor: self.floor };
+        // The reference works out every block's elements and descriptors.
+        let every = if named { self.cx.every } else { None };
+        let cx = LoadCx { schedule, plan, table, cap: self.cap, named, floor: self.floor, every };
         // A floor costs member 0 (the first sampled member) alone.
         let members = &self.cx.members;
         let costed = if self.floor { &members[..members.len().min(1)] } else { &members[..] };
@@ -469,11 +494,19 @@ impl<'a> Walk<'a> {
                 scratch.insts.clear();
                 scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
             }
+            // A prediction costs no member whose load is an earlier one's
+            // (the reference costs every one).
+            let look = named && !floor && twins::may_have_twins(plan, table, phase);
+            scratch.twins = if look { twins::of(&schedule.shape, costed, &scratch.insts) } else { 0 };
+            scratch.direct = named && direct::names(plan, phase);
             self.placed = Some(phase);
             *placed = true;
         }
         for (i, (&m, &inst)) in costed.iter().zip(&scratch.insts).enumerate() {
-            let named = cx.named.then(|| direct::load(&cx, phase, m, inst)).flatten();
+            if twins::is_set(scratch.twins, i) {
+                continue;
+            }
+            let named = scratch.direct.then(|| direct::load(&cx, phase, m, inst)).flatten();
             // The first costed member's load from the transfers, as the
             // floor of this very step found it (`First`).
             let load = match named {
@@ -749,6 +782,7 @@ impl Cap {
 mod direct;
 mod flows;
 mod load;
+mod twins;
 pub(crate) use flows::FlowMemo;
 #[cfg(test)]
 use flows::count_flows;

@@ -106,6 +106,23 @@ pub struct DescTable<'a> {
     uniform: Option<Uniform>,
 }
 
+/// Every block of every member alike ([`DescTable::every_block`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EveryBlock {
+    /// Elements of any block of any member.
+    pub elems: u64,
+    /// Descriptors per block, per halves: `[Both, H0, H1]`.
+    desc: [u64; 3],
+}
+
+impl EveryBlock {
+    /// [`DescTable::count`] of `halves` of `blocks`: the same product of
+    /// the block count and one block's descriptors.
+    pub fn count(&self, blocks: BlockSet, halves: Halves) -> u64 {
+        u64::from(blocks.count) * self.desc[halves_index(halves)]
+    }
+}
+
 /// Blocks hold `small` elements, or one more below position `big_below`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Uniform {
@@ -171,6 +188,17 @@ impl<'a> DescTable<'a> {
     /// that a count depends only on how many blocks move, not which.
     pub fn position_free(&self) -> bool {
         self.uniform.is_some_and(|u| u.big_below == 0 || u.big_below >= self.layout.block_n())
+    }
+
+    /// When every block of every member holds the same elements, none one
+    /// bigger (the count splits evenly, or the op copies whole buffers):
+    /// that number and the descriptors of one block, what
+    /// [`Layout::block_elems`] and [`DescTable::count`] answer for any
+    /// block, read without their arithmetic.
+    pub fn every_block(&self) -> Option<EveryBlock> {
+        let u = self.uniform.filter(|u| u.big_below == 0)?;
+        let elems = self.layout.uniform().map(|(small, _)| small)?;
+        Some(EveryBlock { elems, desc: u.cost[0] })
     }
 
     /// Descriptors to move `halves` of `blocks` of `member`'s buffer on the

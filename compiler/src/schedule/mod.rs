@@ -34,7 +34,7 @@ mod short;
 mod topology;
 
 pub use blocks::{BlockSet, Halves, Pair, PeerMap, Transfer};
-pub use layout::{DescTable, Layout, MAX_DESC_BYTES, split};
+pub use layout::{DescTable, EveryBlock, Layout, MAX_DESC_BYTES, split};
 pub use phase::{NARROW_INLINE, Narrow, Phase, PhaseInstance, PhaseKind, RdhMode};
 pub use scope::{DIGIT_NODE, DIGIT_POD, DIGITS, Radices, Scope, ScopeInstance, ScopePlacer};
 pub use short::ShortList;

@@ -17,9 +17,11 @@
 //! whole count (`cost/predict/tests.rs` compares them with the generated
 //! transfers).
 
-use super::load::{LoadCx, bytes_of, ring_hops};
+use super::load::{LoadCx, ring_hops};
 use super::{HEARD, Hop, SENT, StepLoad};
-use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation};
+use crate::schedule::{
+    BlockSet, CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation,
+};
 
 /// Member `me`'s load at the single step of direct `phase` (`inst`: the
 /// phase placed around it), or `None` when `phase` is not a direct
@@ -27,15 +29,7 @@ use crate::schedule::{BlockSet, Halves, OpKind, Phase, PhaseInstance, PhaseKind,
 /// is an all-to-all, whose block sizes depend on the member): walk it.
 pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32, inst: PhaseInstance) -> Option<StepLoad> {
     use PhaseKind as K;
-    let direct = matches!(
-        phase.kind,
-        K::DirectReduceScatter
-            | K::DirectAllGather
-            | K::DirectAllReduce
-            | K::DirectBroadcast { .. }
-            | K::DirectReduce { .. }
-    );
-    if !direct || phase.step_n != 1 || matches!(cx.plan.kind, OpKind::AllToAll) {
+    if !names(cx.plan, phase) {
         return None;
     }
     let scope = inst.scope;
@@ -80,6 +74,22 @@ pub(super) fn load(cx: &LoadCx<'_>, phase: &Phase, me: u32, inst: PhaseInstance)
     Some(load)
 }
 
+/// Whether [`load`] names `phase`'s load (else it answers `None` for every
+/// member): a direct reduce-scatter, all-gather, all-reduce, broadcast or
+/// reduce of one step, the op not an all-to-all. A walk asks once a phase.
+pub(super) fn names(plan: &CollectivePlan, phase: &Phase) -> bool {
+    use PhaseKind as K;
+    let direct = matches!(
+        phase.kind,
+        K::DirectReduceScatter
+            | K::DirectAllGather
+            | K::DirectAllReduce
+            | K::DirectBroadcast { .. }
+            | K::DirectReduce { .. }
+    );
+    direct && phase.step_n == 1 && !matches!(plan.kind, OpKind::AllToAll)
+}
+
 /// One member's load as its sends and receives are added.
 struct Sides<'a> {
     cx: &'a LoadCx<'a>,
@@ -100,8 +110,8 @@ impl Sides<'_> {
         match self.memo {
             Some((b, bytes, desc)) if b == blocks => (bytes, desc),
             _ => {
-                let bytes = bytes_of(self.cx.plan, self.member, blocks, Halves::Both);
-                let desc = self.cx.table.count(self.me, blocks, Halves::Both);
+                let bytes = self.cx.bytes(self.member, blocks, Halves::Both);
+                let desc = self.cx.desc(self.me, blocks, Halves::Both);
                 self.memo = Some((blocks, bytes, desc));
                 (bytes, desc)
             }
@@ -263,7 +273,9 @@ pub(super) fn whole_cap(hops_max: f64) -> Option<u64> {
 /// sees the mirror. Whole numbers, so the load adds `bytes * links` once a
 /// direction where a visit adds each peer's product: the same sum while
 /// the sums are exact (`sums_exact`; `cost/predict/tests.rs` compares both
-/// with the generated transfers).
+/// with the generated transfers). Each side's run of peers is summed in
+/// closed form ([`add_run`]) while its offsets stay inside the node (as
+/// the peers on a node's always do), else visited peer by peer.
 pub(super) fn on_node_links(
     local: u32,
     stride: u32,
@@ -271,6 +283,22 @@ pub(super) fn on_node_links(
     cap: u64,
     side: Side,
 ) -> [(u32, u64); 2] {
+    let mut ring = [(0, 0); 2];
+    let send = side == Side::Send;
+    let inside = |n: u32| stride > 0 && u64::from(n) * u64::from(stride) < u64::from(local);
+    if !(inside(above) && inside(below)) {
+        return on_node_links_visited(local, stride, (below, above), cap, side);
+    }
+    // A sender's peers above it, and a hearer's below it, are the offset
+    // away clockwise; the others the rest of the ring.
+    add_run(&mut ring, (local, stride), above, send, cap);
+    add_run(&mut ring, (local, stride), below, !send, cap);
+    ring
+}
+
+/// [`on_node_links`] visiting each peer: its ring direction and capped
+/// links, one by one.
+fn on_node_links_visited(local: u32, stride: u32, (below, above): (u32, u32), cap: u64, side: Side) -> [(u32, u64); 2] {
     let mut ring = [(0, 0); 2];
     let offsets = (1..=above).map(|j| (j, true)).chain((1..=below).map(|j| (j, false)));
     for (j, up) in offsets {
@@ -282,6 +310,47 @@ pub(super) fn on_node_links(
         ring[dir].1 += u64::from(hops).min(cap);
     }
     ring
+}
+
+/// Adds to `ring` the `n` peers at offsets `j * stride`, `j` in `1..=n`,
+/// all inside a node of `local` ranks, whose clockwise distance is the
+/// offset (`clockwise`) or the rest of the ring, as the visit adds them:
+/// a peer goes the shorter way (clockwise on a tie) across
+/// `min(off, local - off)` links, capped at `cap`. The near peers (the
+/// offset the shorter way) are the first `p`: clockwise while
+/// `2 * off <= local`, counter-clockwise while `2 * off < local`; their
+/// links are `j * stride`, the far ones' `local - j * stride`, each
+/// capped: arithmetic series, summed in whole numbers (below 2^64: the
+/// offsets are below `local`).
+fn add_run(ring: &mut [(u32, u64); 2], (local, stride): (u32, u32), n: u32, clockwise: bool, cap: u64) {
+    if n == 0 {
+        return;
+    }
+    let (l, s, n64) = (u64::from(local), u64::from(stride), u64::from(n));
+    // The near peers: the first `p`, and the direction each side goes.
+    let (p, near, far) = if clockwise {
+        // Clockwise while `2 j s <= l`.
+        ((l / (2 * s)).min(n64), 0, 1)
+    } else {
+        // Counter-clockwise while `2 j s < l`: `j <= ceil(l / 2s) - 1`.
+        (l.div_ceil(2 * s).saturating_sub(1).min(n64), 1, 0)
+    };
+    // Sum of `j` over `a..=b` (0 when empty), and how many.
+    let sum = |a: u64, b: u64| if a > b { 0 } else { (a + b) * (b - a + 1) / 2 };
+    let count = |a: u64, b: u64| if a > b { 0 } else { b - a + 1 };
+    // Near: `min(j s, cap)`, uncapped while `j <= cap / s`.
+    let q = cap / s;
+    let near_links = s * sum(1, p.min(q)) + cap * count(q.saturating_add(1).max(1), p);
+    // Far: `min(l - j s, cap)`, capped while `j < ceil((l - cap) / s)`.
+    let r = l.saturating_sub(cap).div_ceil(s);
+    let (capped, open) = (count(p + 1, n64.min(r.saturating_sub(1))), (r.max(p + 1), n64));
+    let far_links = cap * capped + l * count(open.0, open.1) - s * sum(open.0, open.1);
+    // `p` and `n - p` are at most `n`, a `u32`.
+    let (p32, rest) = (u32::try_from(p).unwrap_or(n), n - u32::try_from(p).unwrap_or(n));
+    ring[near].0 += p32;
+    ring[near].1 += near_links;
+    ring[far].0 += rest;
+    ring[far].1 += far_links;
 }
 
 /// Which way a direct step's transfers go, seen from the member.

@@ -55,20 +55,73 @@ pub(super) enum Sends {
     /// single-cycle ring, whose first step is a reduce-scatter step.
     Ring { both: bool },
     /// Any other phase.
-    Kind(PhaseKind, Vec<Scope>),
+    Kind(PhaseKind, Narrowing),
+}
+
+/// A phase's narrowing scopes as [`Sends::Kind`] keys them: packed into
+/// one number when they fit (every short narrowing ccc composes), so that
+/// keying a phase allocates nothing and compares one number; else listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Narrowing {
+    /// A leading 1 bit, then each scope's `lo` and `hi` in
+    /// [`NARROW_BITS`] bits each, in order (distinct lists, distinct
+    /// numbers).
+    Packed(u64),
+    /// Scopes whose digits or number do not fit.
+    Listed(Vec<Scope>),
+}
+
+/// Bits a [`Narrowing::Packed`] gives each of a scope's two digits.
+const NARROW_BITS: u32 = 2;
+
+impl Narrowing {
+    /// `narrow` packed, when every digit fits in [`NARROW_BITS`] bits and
+    /// the whole, with its leading bit, in 64.
+    pub(super) fn packed(narrow: &[Scope]) -> Option<u64> {
+        let per_scope = 2 * NARROW_BITS;
+        if narrow.len() >= (u64::BITS / per_scope) as usize {
+            return None;
+        }
+        let fits = |d: u8| u32::from(d) < 1 << NARROW_BITS;
+        narrow.iter().try_fold(1u64, |at, s| {
+            (fits(s.lo) && fits(s.hi)).then(|| at << per_scope | u64::from(s.lo) << NARROW_BITS | u64::from(s.hi))
+        })
+    }
+
+    /// The key of `narrow`.
+    pub(super) fn of(narrow: &[Scope]) -> Narrowing {
+        Narrowing::packed(narrow).map_or_else(|| Narrowing::Listed(narrow.to_vec()), Narrowing::Packed)
+    }
+
+    /// Whether this is the key of `narrow` (`packed`: its packing, worked
+    /// out once by the caller).
+    pub(super) fn is(&self, narrow: &[Scope], packed: Option<u64>) -> bool {
+        match (self, packed) {
+            (Narrowing::Packed(a), Some(b)) => *a == b,
+            (Narrowing::Listed(a), None) => a == narrow,
+            _ => false,
+        }
+    }
 }
 
 impl Sends {
     pub(super) fn of(phase: &Phase) -> Sends {
-        Sends::named(phase.kind).unwrap_or_else(|| Sends::Kind(phase.kind, phase.narrow.to_vec()))
+        Sends::named(phase.kind).unwrap_or_else(|| Sends::Kind(phase.kind, Narrowing::of(&phase.narrow)))
     }
 
     /// Whether `phase` sends as this says: the key [`Sends::of`] gives
     /// it, without building it.
+    #[cfg(test)]
     pub(super) fn is(&self, phase: &Phase) -> bool {
-        match (Sends::named(phase.kind), self) {
-            (Some(named), _) => *self == named,
-            (None, Sends::Kind(kind, narrow)) => *kind == phase.kind && *narrow == phase.narrow,
+        self.is_named(phase, Sends::named(phase.kind).as_ref(), Narrowing::packed(&phase.narrow))
+    }
+
+    /// [`Sends::is`], `phase`'s [`Sends::named`] and packed narrowing
+    /// given (worked out once for every key a look-up compares).
+    fn is_named(&self, phase: &Phase, named: Option<&Sends>, packed: Option<u64>) -> bool {
+        match (named, self) {
+            (Some(named), _) => self == named,
+            (None, Sends::Kind(kind, narrow)) => *kind == phase.kind && narrow.is(&phase.narrow, packed),
             (None, _) => false,
         }
     }
@@ -116,7 +169,12 @@ impl FlowCounts {
         if phase.step_n == 0 {
             return node_flows(schedule, plan, phase, buf, floor).flows;
         }
-        let same = |c: &Counted| c.radices == plan.radices && c.scope == phase.scope && c.sends.is(phase);
+        // The phase's own key parts worked out once, the cheapest compared
+        // first (every plan of one collective usually has the same radices).
+        let (named, packed) = (Sends::named(phase.kind), Narrowing::packed(&phase.narrow));
+        let same = |c: &Counted| {
+            c.scope == phase.scope && c.sends.is_named(phase, named.as_ref(), packed) && c.radices == plan.radices
+        };
         let at = match self.0.iter().position(same) {
             Some(at) => at,
             None => {
@@ -132,7 +190,7 @@ impl FlowCounts {
         let n = node_flows(schedule, plan, phase, buf, floor);
         // A floor and a prediction walk the same members, hence count the
         // same, when no more than [`FLOOR_WALKED`] must be walked.
-        let same_walk = if floor { n.skipped == 0 } else { n.walked <= FLOOR_WALKED };
+        let same_walk = if floor { !n.skipped } else { n.walked <= FLOOR_WALKED };
         if floor || same_walk {
             counted.floor = Some(n.flows);
         }
@@ -149,8 +207,9 @@ pub(super) struct NodeFlows {
     pub(super) flows: f64,
     /// Members whose sends were walked.
     pub(super) walked: u32,
-    /// Members a floor counted as not sending rather than walk them.
-    pub(super) skipped: u32,
+    /// Whether a floor counted some member as not sending rather than
+    /// walk it.
+    pub(super) skipped: bool,
 }
 
 /// How many flows leave one node at once in `phase`: the members of group
@@ -193,7 +252,7 @@ pub(super) fn count_flows(
     let mut on_node = 0u32;
     let mut flows = 0u32;
     let mut spans = SpanMemo::default();
-    let (mut walked, mut skipped) = (0, 0);
+    let (mut walked, mut skipped) = (0, false);
     // World groups hold rank `i` at index `i`: node 0's members are the
     // first `local_rank_n`, found without placing every member.
     let world = !plan.groups.is_explicit();
@@ -217,14 +276,23 @@ pub(super) fn count_flows(
         let off = match named {
             Some(off) => off,
             None if floor && walked >= FLOOR_WALKED => {
-                skipped += 1;
+                skipped = true;
+                // A member is unnamed only in a phase whose pattern names no
+                // member as sending off its node (`sends_off_from_pattern`),
+                // and past the budget none is walked: no member left adds a
+                // flow. On world groups every member left is on node 0, so
+                // they are counted on it without being asked.
+                if alike && world {
+                    on_node += scanned_n.saturating_sub(m + 1);
+                    break;
+                }
                 false
             }
             None => {
                 // Counted as walked even when the partner is named, so a
                 // floor counts the same members either way.
                 walked += 1;
-                paired = sends_off_from_partner(schedule, plan, phase, m);
+                paired = sends_off_from_partner(schedule, plan, phase, m, &mut spans);
                 paired.unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf))
             }
         };
@@ -236,7 +304,7 @@ pub(super) fn count_flows(
                 (Some(_), _) => rest,
                 (None, Some(_)) if floor => {
                     let w = rest.min(FLOOR_WALKED.saturating_sub(walked));
-                    (walked, skipped) = (walked + w, skipped + (rest - w));
+                    (walked, skipped) = (walked + w, skipped || rest > w);
                     w
                 }
                 (None, Some(_)) => {
@@ -277,18 +345,21 @@ pub(super) fn sends_off_walked(
 /// Whether member `m` of group 0 sends off its node at `phase`'s first
 /// step, from the partner an RDH phase pairs it with
 /// ([`algorithms::rdh_sends_to`]): what [`sends_off_walked`] finds,
-/// without generating the step; `None` for any other phase.
+/// without generating the step; `None` for any other phase. `spans`
+/// keeps the phase scope's placer between members (as
+/// [`sends_off_from_pattern`] keeps it).
 pub(super) fn sends_off_from_partner(
     schedule: &Schedule,
     plan: &CollectivePlan,
     phase: &Phase,
     m: u32,
+    spans: &mut SpanMemo,
 ) -> Option<bool> {
     // A phase without steps walks the step after it.
     if phase.step_n == 0 {
         return None;
     }
-    let scope = phase.scope.around(&plan.radices, m);
+    let scope = spans.placer(phase.scope, plan.radices).around(m);
     let Some(to) = algorithms::rdh_sends_to(phase.kind, scope.k, scope.pos)? else { return Some(false) };
     let node = |i: u32| plan.rank(0, i).map(|r| schedule.shape.node(r.0));
     Some(node(scope.base + to * scope.stride) != node(m))
@@ -334,7 +405,10 @@ impl SpanMemo {
 /// (and a Kangaring's second half to the previous one); the single-cycle
 /// ring's first step is a reduce-scatter step. (The arms that name a
 /// phase's sends from its kind and scope alone are [`Sends`]' keys: keep
-/// them in step.)
+/// them in step.) So in a phase where some member is left unnamed, no
+/// member is named as sending off its node (only as sending nothing, its
+/// scope on one node): `count_flows` relies on it, and
+/// `cost/predict/tests.rs` checks it.
 pub(super) fn sends_off_from_pattern(
     schedule: &Schedule,
     plan: &CollectivePlan,

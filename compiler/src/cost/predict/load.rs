@@ -5,7 +5,7 @@
 
 use super::{Cap, HEARD, Hop, SENT, StepLoad};
 use crate::schedule::{
-    BlockSet, CollectivePlan, DescTable, Halves, Phase, PhaseInstance, Schedule, Transfer, relation,
+    BlockSet, CollectivePlan, DescTable, EveryBlock, Halves, Phase, PhaseInstance, Schedule, Transfer, relation,
 };
 
 pub(super) fn halves_share(h: Halves) -> f64 {
@@ -74,9 +74,33 @@ pub(super) struct LoadCx<'a> {
     /// Costing a floor: a direct step's peers off the member's node may
     /// be counted rather than visited (`direct::Sides::add_all`).
     pub(super) floor: bool,
+    /// Every block alike ([`DescTable::every_block`]), read instead of
+    /// working out a transfer's block elements and descriptors (`None`:
+    /// worked out, as the reference does).
+    pub(super) every: Option<EveryBlock>,
 }
 
 impl LoadCx<'_> {
+    /// [`bytes_of`] `halves` of `blocks` of `member`'s buffer: the same
+    /// product, the block's elements read when every block is alike.
+    pub(super) fn bytes(&self, member: u32, blocks: BlockSet, halves: Halves) -> f64 {
+        match self.every {
+            Some(every) if blocks.count > 0 => {
+                f64::from(blocks.count) * every.elems as f64 * self.plan.dtype.size() as f64 * halves_share(halves)
+            }
+            _ => bytes_of(self.plan, member, blocks, halves),
+        }
+    }
+
+    /// [`DescTable::count`] of `halves` of `blocks` of `member`'s buffer,
+    /// read when every block is alike.
+    pub(super) fn desc(&self, member: u32, blocks: BlockSet, halves: Halves) -> u64 {
+        match self.every {
+            Some(every) => every.count(blocks, halves),
+            None => self.table.count(member, blocks, halves),
+        }
+    }
+
     /// Adds to `me`'s `load` one transfer of `halves` of blocks `src` of
     /// member `from` to blocks `dst` of member `to` (folded there when
     /// `fold`), if `me` sends or receives it.
@@ -100,7 +124,7 @@ impl LoadCx<'_> {
         if from != me && to != me {
             return;
         }
-        let bytes = bytes_of(plan, from, src, halves);
+        let bytes = self.bytes(from, src, halves);
         // Only an intra-node transfer loads the node's ring (`add_side`).
         let (dir, hops) = match hop {
             Hop::Intra => {
@@ -110,10 +134,10 @@ impl LoadCx<'_> {
             Hop::Inter | Hop::Pod => (0, 0.0),
         };
         if from == me {
-            load.add_side(SENT, hop, dir, hops, bytes, self.table.count(me, src, halves));
+            load.add_side(SENT, hop, dir, hops, bytes, self.desc(me, src, halves));
         }
         if to == me {
-            load.add_side(HEARD, hop, dir, hops, bytes, self.table.count(me, dst, halves));
+            load.add_side(HEARD, hop, dir, hops, bytes, self.desc(me, dst, halves));
             if fold {
                 load.folded += bytes / plan.dtype.size() as f64;
             }
