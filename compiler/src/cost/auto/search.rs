@@ -22,6 +22,7 @@
 //! candidate would give: the same argmin with the same tie-break.
 
 use super::legal::{Bounds, Peaks, Refusal, Unit, events_needed, peaks, step_bounds};
+use super::prefloor::PreFloor;
 use super::{Machine, NoChoice, Stands, floor_ns, whole_ns};
 use crate::build::plan_as;
 use crate::cost::predict::{FirstLoads, FlowMemo, PhaseCoster, PlanCx, launch_ns};
@@ -32,6 +33,8 @@ use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
 use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::ops::Range;
 
 /// Room made up front for the floors' kept loads of member 0
@@ -59,6 +62,9 @@ struct LegCost {
     /// The plan it is costed on, and its phases there.
     home: usize,
     phases: Range<usize>,
+    /// Pre-floors under its phases' floors, in run order, once asked for
+    /// ([`PreFloor`]): where they sit in [`Search::values`].
+    pres: Option<Range<usize>>,
     /// Floors under its phases' times, in run order, once asked for: where
     /// they sit in [`Search::values`].
     floors: Option<Range<usize>>,
@@ -140,11 +146,12 @@ impl Planned {
                         if planned.leg(key).is_none() {
                             let run = || plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p));
                             let (events, steps) = (Bounds::of(run()), step_bounds(unit, run()));
-                            let (floors, times, firsts, settled) = (None, None, 0..0, None);
+                            let (pres, floors, times, firsts, settled) = (None, None, None, 0..0, None);
                             planned.legs.push(LegCost {
                                 key,
                                 home: at,
                                 phases,
+                                pres,
                                 floors,
                                 times,
                                 firsts,
@@ -297,6 +304,8 @@ pub(super) struct Search<'a> {
     /// The collective's launch cost, ns: the same for every candidate (it
     /// depends on the groups only).
     launch: f64,
+    /// What the pre-floors read.
+    pre: PreFloor<'a>,
     /// The phases' network flows, counted once for every candidate.
     flows: FlowMemo,
     /// Every leg's phase floors and times, one after another, as each
@@ -354,38 +363,20 @@ fn search(
     let launch = launch_ns(schedule, first, params);
     let (flows, values) = (FlowMemo::default(), Vec::new());
     let (firsts, whole_firsts) = (Vec::with_capacity(FIRST_LOADS_RESERVED), vec![0..0; plans.len()]);
-    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows, values, firsts, whole_firsts };
+    let pre = PreFloor::new(schedule, params, &cx);
+    let mut search =
+        Search { schedule, plans, params, cx: &cx, legs, launch, pre, flows, values, firsts, whole_firsts };
+    // Every candidate's pre-floor: its floor in the manifest unless its
+    // floor is walked.
     let mut floors = Vec::with_capacity(held.len());
     for (algorithm, h) in &held {
-        floors.push(floor_ns(search.floor(algorithm, h)?));
+        floors.push(floor_ns(search.pre_floor(algorithm, h)?));
     }
-    let mut order: Vec<usize> = (0..held.len()).collect();
-    // Each key holds its position, so no two are equal: an unstable sort
-    // orders them as a stable one would, without the stable sort's buffer.
-    order.sort_unstable_by_key(|&i| (floors[i], i));
-    let mut predicted: Vec<Option<u64>> = vec![None; held.len()];
-    // The first and second place so far, as (prediction, position).
-    let mut top: [Option<(u64, usize)>; 2] = [None, None];
-    for i in order {
-        // A prediction is at least its floor: a candidate whose floor
-        // is above the second place (or equal and later in the order)
-        // cannot take either place, nor can any after it.
-        if top[1].is_some_and(|second| (floors[i], i) > second) {
-            break;
-        }
+    let (top, predicted) = branch_and_bound(&mut floors, |i, floor| {
         let (algorithm, h) = held.get(i)?;
-        let p = whole_ns(search.predict(algorithm, h)?);
-        predicted[i] = Some(p);
-        match top {
-            [Some(first), _] if (p, i) >= first => {
-                if top[1].is_none_or(|second| (p, i) < second) {
-                    top[1] = Some((p, i));
-                }
-            }
-            [first, _] => top = [Some((p, i)), first],
-        }
-    }
-    let chosen = top[0]?.1;
+        Some(if floor { floor_ns(search.floor(algorithm, h)?) } else { whole_ns(search.predict(algorithm, h)?) })
+    })?;
+    let chosen = top?.1;
     let bound_ns = whole_ns(bound);
     let alternatives = held
         .into_iter()
@@ -396,7 +387,108 @@ fn search(
     Some((chosen, alternatives))
 }
 
+/// The branch and bound over candidates whose pre-floors are `floors`
+/// (whole ns, by position): `cost(i, true)` walks candidate `i`'s floor,
+/// `cost(i, false)` predicts it (whole ns; `None`: it cannot be costed).
+/// The first place (prediction, position) and every prediction made;
+/// `floors` ends with each walked floor in place of its pre-floor.
+///
+/// Candidates are taken in (pre-floor, position) order and their floors
+/// walked; the least walked (floor, position) is predicted once no
+/// candidate unwalked can have a floor below it (a floor is at least its
+/// pre-floor), so the candidates are predicted in (floor, position) order,
+/// the very predictions a search visiting them by walked floor makes. It
+/// stops when the least (floor or pre-floor, position) left is above the
+/// second place (prediction, position): a prediction is at least its
+/// floor, so none left can win or come second.
+fn branch_and_bound(
+    floors: &mut [u64],
+    mut cost: impl FnMut(usize, bool) -> Option<u64>,
+) -> Option<(Option<(u64, usize)>, Vec<Option<u64>>)> {
+    let mut order: Vec<usize> = (0..floors.len()).collect();
+    // Each key holds its position, so no two are equal: an unstable sort
+    // orders them as a stable one would, without the stable sort's buffer.
+    order.sort_unstable_by_key(|&i| (floors.get(i).copied(), i));
+    let mut unwalked = order.into_iter().peekable();
+    // Walked but not yet predicted, least (floor, position) first.
+    let mut walked: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::with_capacity(floors.len());
+    let mut predicted: Vec<Option<u64>> = vec![None; floors.len()];
+    // The first and second place so far, as (prediction, position).
+    let mut top: [Option<(u64, usize)>; 2] = [None, None];
+    let out_of_reach = |top: &[Option<(u64, usize)>; 2], key: (u64, usize)| top[1].is_some_and(|second| key > second);
+    loop {
+        let next = unwalked.peek().and_then(|&i| Some((*floors.get(i)?, i)));
+        let (floor, i) = match walked.peek() {
+            Some(&Reverse(least)) if next.is_none_or(|pre| least < pre) => {
+                walked.pop();
+                least
+            }
+            _ => {
+                let Some(key) = next else { break };
+                unwalked.next();
+                if out_of_reach(&top, key) {
+                    break;
+                }
+                let floor = cost(key.1, true)?;
+                *floors.get_mut(key.1)? = floor;
+                walked.push(Reverse((floor, key.1)));
+                continue;
+            }
+        };
+        if out_of_reach(&top, (floor, i)) {
+            break;
+        }
+        let p = cost(i, false)?;
+        *predicted.get_mut(i)? = Some(p);
+        match top {
+            [Some(first), _] if (p, i) >= first => {
+                if top[1].is_none_or(|second| (p, i) < second) {
+                    top[1] = Some((p, i));
+                }
+            }
+            [first, _] => top = [Some((p, i)), first],
+        }
+    }
+    Some((top[0], predicted))
+}
+
 impl Search<'_> {
+    /// The pre-floor of a held candidate, ns ([`PreFloor`]): a whole
+    /// one's launch cost plus its phases' pre-floors, a combination's from
+    /// its legs', each leg's found the first time it is asked for; summed
+    /// as [`Search::floor`] sums the phases' floors, so that, each under
+    /// its phase's floor, the sum is under the floor's.
+    fn pre_floor(&mut self, algorithm: &ResolvedAlgorithm, held: &Held) -> Option<f64> {
+        let chosen = match (held, algorithm) {
+            (Held::Whole(at), _) => {
+                let plan = self.plans.get(*at)?;
+                let mut total = 0.0;
+                for phase in &plan.phases {
+                    total += self.pre.phase(plan, phase);
+                }
+                return Some(self.launch + total);
+            }
+            (Held::Legs, ResolvedAlgorithm::Hier(chosen)) => chosen,
+            (Held::Legs, ResolvedAlgorithm::Flat(_)) => return None,
+        };
+        let mut at = 0.0;
+        for &key in chosen {
+            let l = self.legs.iter_mut().find(|l| l.key == key)?;
+            if l.pres.is_none() {
+                let plan = self.plans.get(l.home)?;
+                let from = self.values.len();
+                for phase in plan.phases.get(l.phases.clone())? {
+                    self.values.push(self.pre.phase(plan, phase));
+                }
+                l.pres = Some(from..self.values.len());
+            }
+            for t in self.values.get(l.pres.clone()?)? {
+                at += t;
+            }
+        }
+        Some(self.launch + at)
+    }
+
     /// The floor of a held candidate, ns: a whole one's launch cost plus
     /// its phases' floors, summed as [`predict()`] sums their times; a
     /// combination's from its legs' phase floors, flooring each leg the
@@ -487,4 +579,54 @@ fn leg_runs(plan: &CollectivePlan) -> Option<impl Iterator<Item = Range<usize>> 
     });
     let end = runs.clone().last().map_or(0, |run| run.end);
     (end == plan.phases.len()).then_some(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::branch_and_bound;
+
+    /// Runs [`branch_and_bound`] over candidates given as (pre-floor,
+    /// floor, prediction): the winner's position, the predictions made,
+    /// the floors recorded and the floors walked, in the order walked.
+    fn run(c: &[(u64, u64, u64)]) -> (usize, Vec<Option<u64>>, Vec<u64>, Vec<usize>) {
+        let mut floors: Vec<u64> = c.iter().map(|x| x.0).collect();
+        let mut walked = Vec::new();
+        let (top, predicted) = branch_and_bound(&mut floors, |i, floor| {
+            let &(_, f, p) = c.get(i)?;
+            if floor {
+                walked.push(i);
+            }
+            Some(if floor { f } else { p })
+        })
+        .unwrap();
+        (top.unwrap().1, predicted, floors, walked)
+    }
+
+    /// A candidate whose pre-floor (then floor) equals the second place's
+    /// prediction but comes earlier in the order would take the second
+    /// place on the tie: it is walked and predicted, and does.
+    #[test]
+    fn an_equal_key_earlier_in_the_order_is_still_predicted() {
+        // 0 wins; 2 is predicted second first; 1 ties it and is earlier.
+        let (winner, predicted, _, _) = run(&[(5, 5, 5), (20, 20, 20), (10, 10, 20)]);
+        assert_eq!(winner, 0);
+        assert_eq!(predicted, [Some(5), Some(20), Some(20)]);
+        // Later in the order, the tie loses: not walked, its pre-floor kept.
+        let (_, predicted, floors, walked) = run(&[(5, 5, 5), (10, 10, 20), (20, 20, 20)]);
+        assert_eq!(predicted, [Some(5), Some(20), None]);
+        assert_eq!((floors, walked), (vec![5, 10, 20], vec![0, 1]));
+    }
+
+    /// Predictions go in walked-floor order, not pre-floor order: a
+    /// candidate with a low pre-floor but a high floor is walked, not
+    /// predicted; one whose pre-floor is out of reach is not walked.
+    #[test]
+    fn predictions_follow_the_walked_floors() {
+        let c = [(1, 100, 100), (2, 5, 5), (3, 6, 6), (4, 7, 50), (9, 9, 9)];
+        let (winner, predicted, floors, walked) = run(&c);
+        assert_eq!(winner, 1);
+        assert_eq!(predicted, [None, Some(5), Some(6), None, None]);
+        // 4's pre-floor, 9, is above the second place, 6: never walked.
+        assert_eq!((floors, walked), (vec![100, 5, 6, 7, 9], vec![0, 1, 2, 3]));
+    }
 }
