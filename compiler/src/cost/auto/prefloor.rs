@@ -44,9 +44,12 @@ use ccc_ir::model::ModelParams;
 const SLACK: f64 = 1e-9;
 
 /// The most peers of a direct step whose hop and ring distance are
-/// looked up; the others count in the DMA term only (bytes every peer
-/// moves), so a 1024-member mesh costs what a 64-member one does.
-const PEERS_VISITED: u32 = 64;
+/// looked up, the nearest ahead of member 0 (with the last, behind it);
+/// the others count in the DMA term only (bytes every peer moves), so a
+/// 1024-member mesh costs what a 17-member one does. On world groups
+/// the nearest ahead are those on member 0's node, which the link term
+/// reads, and the last is often off it, which α reads.
+const PEERS_VISITED: u32 = 16;
 
 /// What the pre-floor of every plan of one collective reads.
 pub(crate) struct PreFloor<'a> {
@@ -168,13 +171,14 @@ impl<'a> PreFloor<'a> {
 
     /// Member 0 (at `scope.pos`) sends `each` bytes to every other member
     /// of `scope` and hears as much from each: all of them through the
-    /// DMA, the first [`PEERS_VISITED`] it sends to, in the generator's
-    /// order, on their links (the heard side is left out of the link and
-    /// network terms: a lower bound on their largest).
+    /// DMA, the first [`PEERS_VISITED`] it sends to in the generator's
+    /// order (and the last) on their links (the heard side is left out of
+    /// the link and network terms: a lower bound on their largest).
     fn direct(&self, plan: &CollectivePlan, load: &mut Load, scope: &ScopeInstance, each: f64) {
         let me = scope.member(scope.pos);
         let peers = scope.k - 1;
-        for d in 1..=peers.min(PEERS_VISITED) {
+        let last = (peers > PEERS_VISITED).then_some(peers);
+        for d in (1..=peers.min(PEERS_VISITED)).chain(last) {
             self.add(plan, load, (me, scope.member(scope.pos + d)), SENT, each);
         }
         load.moved = [f64::from(peers) * each; 2];

@@ -12,12 +12,15 @@
 //! (network flows and scratch buffers). A floor is cheap: member 0's
 //! steps costed alone ([`PhaseCoster`] with `floor`); it keeps member 0's
 //! loads from the transfers ([`FirstLoads`]) for the prediction of the
-//! same plan or leg to take, in `Search::firsts`. Candidates are
-//! visited by floor, ties by the tie-break order; each is predicted
-//! exactly as before. Once the next floor is above the runner-up so far
-//! (or equal to it and later in the order, so it would lose the tie), no
-//! candidate left can take the first or second place, and they are
-//! recorded with their floor, not predicted. The winner and the runner-up
+//! same plan or leg to take, in `Search::firsts`. A pre-floor is cheaper
+//! still ([`PreFloor`]: named from the phases' patterns, never above the
+//! floor). Candidates are visited by pre-floor and their floors walked;
+//! they are predicted by floor, ties by the tie-break order, each exactly
+//! as before (`branch_and_bound`). Once the next floor or pre-floor is
+//! above the runner-up so far (or equal to it and later in the order, so
+//! it would lose the tie), no candidate left can take the first or second
+//! place, and they are recorded with their floor (their pre-floor where
+//! it was not walked), not predicted. The winner and the runner-up
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
 
@@ -387,6 +390,9 @@ fn search(
     Some((chosen, alternatives))
 }
 
+/// A place in the search: (prediction, position), whole ns.
+type Place = (u64, usize);
+
 /// The branch and bound over candidates whose pre-floors are `floors`
 /// (whole ns, by position): `cost(i, true)` walks candidate `i`'s floor,
 /// `cost(i, false)` predicts it (whole ns; `None`: it cannot be costed).
@@ -404,7 +410,7 @@ fn search(
 fn branch_and_bound(
     floors: &mut [u64],
     mut cost: impl FnMut(usize, bool) -> Option<u64>,
-) -> Option<(Option<(u64, usize)>, Vec<Option<u64>>)> {
+) -> Option<(Option<Place>, Vec<Option<u64>>)> {
     let mut order: Vec<usize> = (0..floors.len()).collect();
     // Each key holds its position, so no two are equal: an unstable sort
     // orders them as a stable one would, without the stable sort's buffer.
