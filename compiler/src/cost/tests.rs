@@ -80,9 +80,12 @@ fn same_both_ways(c: &Collective, named: &mut (usize, usize)) -> usize {
         assert_eq!(fast, walked, "floor of {} of {c:?}", super::auto::display(&a.algorithm));
         // The pre-floor under the walked floor, phase by phase (so its
         // sums, a whole plan's or leg by leg, under the floor's sums).
-        let pre = PreFloor::new(&schedule, vc.model(), &cx);
+        let (pre, mut flows) = (PreFloor::new(&schedule, vc.model(), &cx), FlowMemo::default());
         for (phase, &floor) in plan.phases.iter().zip(&walked) {
-            let (pre, floor) = (pre.phase(plan, phase), f64::from_bits(floor));
+            let bound = pre.phase(plan, phase);
+            let network = if bound.off > 0.0 { pre.network(plan, phase, &mut flows) } else { vc.model().node_inter };
+            let (whole, pre, floor) = (bound.ns(vc.model().node_inter), bound.ns(network), f64::from_bits(floor));
+            assert!(whole <= pre, "pre-floor {whole} above the one with flows {pre}: {} of {c:?}", phase.kind);
             assert!(
                 pre <= floor,
                 "pre-floor {pre} above floor {floor}: {} of {} of {c:?}",

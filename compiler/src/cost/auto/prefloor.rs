@@ -17,11 +17,13 @@
 //!   transfer listed for it takes, and a `model:` override may make a
 //!   wider hop's α the smaller);
 //! - β: the largest of member 0's busier ring direction's link load over
-//!   the link rate, its bytes off its node over the node's whole network
-//!   rate (a flow's share is at most that: at least one flow), and its
-//!   bytes through the DMA at the walk's DMA rate; each block counted at
-//!   the layout's smallest block, so uneven counts and sampled steps stay
-//!   above it;
+//!   the link rate, its bytes off its node over its share of the node's
+//!   network (the floor's flows, counted once in the [`FlowMemo`] the
+//!   walks share, only when it moves bytes off its node: the floor's walk
+//!   divides by the same count then; or, cheaper, the whole network, a
+//!   share at least as fast), and its bytes through the DMA at
+//!   the walk's DMA rate; each block counted at the layout's smallest
+//!   block, so uneven counts and sampled steps stay above it;
 //! - γ: the elements it folds, at the reduction rate, where every step
 //!   folds (reduce-scatter patterns);
 //! - no overheads (descriptors and fan-in): 0 is below them.
@@ -32,7 +34,7 @@
 //! `cost/tests.rs` checks the pre-floor against the walked floor phase by
 //! phase over random specs.
 
-use crate::cost::predict::{Hop, PlanCx, ring_hops};
+use crate::cost::predict::{FlowMemo, Hop, PlanCx, ring_hops};
 use crate::schedule::{CollectivePlan, OpKind, Phase, PhaseKind, Schedule, ScopeInstance, relation};
 use ccc_ir::model::ModelParams;
 
@@ -91,14 +93,14 @@ impl<'a> PreFloor<'a> {
         PreFloor { schedule, params, dma: cx.dma(), cap: params.hops_max.max(1.0) }
     }
 
-    /// A floor under `phase`'s walked floor in `plan`, ns (0 for the
-    /// patterns it does not name; see the module doc).
-    pub(crate) fn phase(&self, plan: &CollectivePlan, phase: &Phase) -> f64 {
+    /// What bounds `phase` of `plan` (see the module doc): its
+    /// [`PhasePre::ns`] is a floor under the phase's walked floor.
+    pub(crate) fn phase(&self, plan: &CollectivePlan, phase: &Phase) -> PhasePre {
         use PhaseKind as K;
         let inst = plan.instance(phase, 0);
         let scope = inst.scope;
         if scope.k < 2 || phase.step_n == 0 {
-            return 0.0;
+            return PhasePre::NONE;
         }
         let block = min_block_bytes(plan);
         let piece = f64::from(inst.per_piece) * block;
@@ -153,7 +155,7 @@ impl<'a> PreFloor<'a> {
                 } else {
                     1u32.checked_shl(u32::from(round))
                 };
-                let Some(d) = d.filter(|&d| d > 0 && d < scope.k) else { return 0.0 };
+                let Some(d) = d.filter(|&d| d > 0 && d < scope.k) else { return PhasePre::NONE };
                 let (me, peer) = (scope.member(scope.pos), scope.member(scope.pos ^ d));
                 let blocks = f64::from(d) * block;
                 self.add(plan, &mut load, (me, peer), SENT, blocks);
@@ -162,11 +164,19 @@ impl<'a> PreFloor<'a> {
                     load.folded = blocks / size;
                 }
             }
-            _ => return 0.0,
+            _ => return PhasePre::NONE,
         }
-        let step = self.step_ns(&load);
-        let ns = f64::from(phase.step_n) * step * (1.0 - SLACK);
-        if ns.is_nan() { 0.0 } else { ns.max(0.0) }
+        self.pre(&load, phase.step_n)
+    }
+
+    /// The network's share `phase` of `plan` costs a floor's bytes off
+    /// the node at, bytes/s, as the floor's walk divides it: the node's
+    /// network over the floor's flows, from `flows` (counted there the
+    /// first time). Asked only of a phase whose member 0 moves bytes off
+    /// its node ([`PhasePre::off`]): the walk's load then does too, and
+    /// divides by the same count.
+    pub(crate) fn network(&self, plan: &CollectivePlan, phase: &Phase, flows: &mut FlowMemo) -> f64 {
+        self.params.node_inter / flows.floor_flows(self.schedule, plan, phase)
     }
 
     /// Member 0 (at `scope.pos`) sends `each` bytes to every other member
@@ -202,11 +212,12 @@ impl<'a> PreFloor<'a> {
         }
     }
 
-    /// A floor under one step's α, β and γ for a member with at least
-    /// `load` (`predict::step_terms` with every rate at its fastest).
-    fn step_ns(&self, load: &Load) -> f64 {
+    /// One step's terms for a member with at least `load`, `steps` of
+    /// them (`predict::step_terms`, every rate but the network's the
+    /// walk's own).
+    fn pre(&self, load: &Load, steps: u32) -> PhasePre {
         let p = self.params;
-        let Some(hop) = load.hop else { return 0.0 };
+        let Some(hop) = load.hop else { return PhasePre::NONE };
         // The step's hop is at least the member's own widest.
         let alpha = [(Hop::Intra, p.alpha_intra_ns), (Hop::Inter, p.alpha_inter_ns), (Hop::Pod, p.alpha_pod_ns)]
             .into_iter()
@@ -215,10 +226,38 @@ impl<'a> PreFloor<'a> {
             .fold(f64::INFINITY, f64::min);
         let most = |x: [f64; 2]| x[0].max(x[1]);
         let link = ModelParams::ns_at(most(load.ring[SENT]).max(most(load.ring[HEARD])), p.link_intra);
-        let network = ModelParams::ns_at(most(load.off), p.node_inter);
         let dma = ModelParams::ns_at(most(load.moved), self.dma);
         let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };
-        alpha + link.max(network).max(dma) + gamma
+        PhasePre { steps: f64::from(steps), fixed: alpha + gamma, beta: link.max(dma), off: most(load.off) }
+    }
+}
+
+/// A phase's pre-floor, kept by the search so that it is found once:
+/// its steps, each at least `fixed + max(beta, off / network)` ns, where
+/// `network` is the flow's share of the node's network.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PhasePre {
+    steps: f64,
+    /// α and γ of a step, ns.
+    fixed: f64,
+    /// The larger of a step's link and DMA β, ns.
+    beta: f64,
+    /// Member 0's bytes off its node in a step, on its busier side.
+    pub(crate) off: f64,
+}
+
+impl PhasePre {
+    /// A phase bounded by 0.
+    const NONE: PhasePre = PhasePre { steps: 0.0, fixed: 0.0, beta: 0.0, off: 0.0 };
+
+    /// The pre-floor, ns, with the bytes off the node at `network`
+    /// bytes/s: the node's whole network (`ModelParams::node_inter`, at
+    /// least any flow's share) or [`PreFloor::network`]; lowered by
+    /// [`SLACK`].
+    pub(crate) fn ns(&self, network: f64) -> f64 {
+        let step = self.fixed + self.beta.max(ModelParams::ns_at(self.off, network));
+        let ns = self.steps * step * (1.0 - SLACK);
+        if ns.is_nan() { 0.0 } else { ns.max(0.0) }
     }
 }
 
