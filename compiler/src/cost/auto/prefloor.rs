@@ -1,7 +1,8 @@
 //! The pre-floor: a floor under a candidate's walked floor (and so under
 //! its prediction) named from its phases' patterns, without generating a
-//! transfer, placing the sampled members or counting a network flow
-//! (`docs/cost-model.md` §4).
+//! transfer or placing the sampled members; first without counting a
+//! network flow, then, for a candidate still in reach, with the floor's
+//! flows (`docs/cost-model.md` §4).
 //!
 //! The walked floor of a phase (`PhaseCoster` with `floor`) is, over its
 //! sampled steps, each standing for `step_n / sampled` steps, member 0's

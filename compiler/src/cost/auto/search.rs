@@ -14,9 +14,12 @@
 //! loads from the transfers ([`FirstLoads`]) for the prediction of the
 //! same plan or leg to take, in `Search::firsts`. A pre-floor is cheaper
 //! still ([`PreFloor`]: named from the phases' patterns, never above the
-//! floor). Candidates are visited by pre-floor and their floors walked;
-//! they are predicted by floor, ties by the tie-break order, each exactly
-//! as before (`branch_and_bound`). Once the next floor or pre-floor is
+//! floor), first without the network's flows, then with them.
+//! Candidates are held at the highest floor found for each and the least
+//! is costed one step further (pre-floor with flows, walked floor,
+//! prediction), so they are predicted by walked floor, ties by the
+//! tie-break order, each exactly as before (`branch_and_bound`). Once the
+//! least floor or pre-floor held is
 //! above the runner-up so far (or equal to it and later in the order, so
 //! it would lose the tie), no candidate left can take the first or second
 //! place, and they are recorded with their floor (their pre-floor where
