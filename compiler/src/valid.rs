@@ -310,7 +310,11 @@ pub struct Alternative {
     /// every choice.
     pub predicted_ns: Option<u64>,
     /// A floor under this choice's prediction, whole ns: cheaper to compute
-    /// than the prediction, never above it.
+    /// than the prediction, never above it. For a choice whose floor was
+    /// not walked (its pre-floor already above the runner-up's prediction),
+    /// its pre-floor: named from its phases' patterns, never above the
+    /// walked floor (`docs/cost-model.md` §4). A predicted choice's floor
+    /// is always the walked one.
     pub floor_ns: u64,
     /// The collective's lower bound, whole ns (the same for every choice).
     pub bound_ns: u64,

@@ -30,6 +30,7 @@ use ccc_ir::arch::Arch;
 use ccc_ir::spec::{Barrier, Leg};
 
 pub mod legal;
+pub(crate) mod prefloor;
 mod search;
 
 /// Why `Auto` has no choice to make.
@@ -213,7 +214,9 @@ pub fn runner_up(choice: &AutoChoice) -> Option<(u64, usize)> {
 
 /// What [`choose`] promises against [`choose_exhaustive`] over the same
 /// candidates (`reference`): the same alternatives in the same order with
-/// the same floors and bounds; every floor at most its prediction; the
+/// the same bounds, and the same floors where `choice` predicted them (an
+/// unpredicted one's, perhaps its pre-floor, at most the reference's);
+/// every floor at most its prediction; the
 /// same winner and runner-up; every prediction `choice` made the
 /// reference's, to the nanosecond; every alternative it left unpredicted
 /// with a floor above the runner-up (or equal and later in the order).
@@ -233,7 +236,13 @@ pub fn check_against(choice: &AutoChoice, reference: &AutoChoice) -> Result<(), 
         if r.floor_ns > p {
             return Err(format!("{name}'s floor {} is above its prediction {p}", r.floor_ns));
         }
-        if (c.floor_ns, c.bound_ns) != (r.floor_ns, r.bound_ns) || c.predicted_ns.is_some_and(|cp| cp != p) {
+        // A predicted choice's floor was walked: the reference's. One left
+        // unpredicted may keep its pre-floor, at most that.
+        let floor_kept = match c.predicted_ns {
+            Some(_) => c.floor_ns == r.floor_ns,
+            None => c.floor_ns <= r.floor_ns,
+        };
+        if !floor_kept || c.bound_ns != r.bound_ns || c.predicted_ns.is_some_and(|cp| cp != p) {
             return Err(format!("{name}: {c:?} against {r:?}"));
         }
     }

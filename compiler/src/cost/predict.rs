@@ -47,7 +47,8 @@ pub enum Hop {
 }
 
 impl Hop {
-    fn of(neigh: Neigh) -> Hop {
+    /// The hop a transfer between ranks of relation `neigh` takes.
+    pub(crate) fn of(neigh: Neigh) -> Hop {
         match neigh {
             Neigh::PeerRmtv | Neigh::Gateway | Neigh::NextPeerRmtv => Hop::Inter,
             Neigh::PeerRmtv2 => Hop::Pod,
@@ -309,6 +310,12 @@ impl<'a> PlanCx<'a> {
         let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
         let table = DescTable::new(plan, &busiest);
         PlanCx { every: table.every_block(), table, members: sample_members(plan), dma: params.dma * lanes }
+    }
+
+    /// The DMA rate a walk on this context charges, bytes/s (`Auto`'s
+    /// pre-floor reads it).
+    pub(crate) fn dma(&self) -> f64 {
+        self.dma
     }
 }
 
@@ -789,6 +796,7 @@ use flows::count_flows;
 use flows::node_flows;
 #[cfg(test)]
 use flows::{SpanMemo, sends_off_from_partner, sends_off_from_pattern, sends_off_walked};
+pub(crate) use load::ring_hops;
 use load::{LoadCx, step_load};
 
 #[cfg(test)]

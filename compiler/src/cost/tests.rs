@@ -9,6 +9,7 @@
 //! ([`check_against`]): every floor at most its prediction, the same
 //! winner and runner-up.
 
+use super::auto::prefloor::PreFloor;
 use super::auto::{Machine, check_against, choose_exhaustive};
 use super::predict::{FlowMemo, PhaseCoster, PlanCx, predict, predict_every_step};
 use crate::build::build;
@@ -29,8 +30,10 @@ fn any_count() -> impl Strategy<Value = u64> {
 }
 
 /// Every alternative `Auto` lists for `c`, each built alone and predicted
-/// both ways; the number compared (0 when the spec is refused).
-fn same_both_ways(c: &Collective) -> usize {
+/// both ways, and its pre-floor checked under its floor phase by phase;
+/// the number compared (0 when the spec is refused). `named` counts the
+/// phases compared and, first, those with a pre-floor above 0.
+fn same_both_ways(c: &Collective, named: &mut (usize, usize)) -> usize {
     let Ok(program) = validate(&Program::from(c.clone())) else { return 0 };
     let vc = &program.collectives()[0];
     let Some(auto) = vc.auto() else { return 0 };
@@ -75,6 +78,23 @@ fn same_both_ways(c: &Collective) -> usize {
             floors(PhaseCoster::new(&schedule, plan, vc.model(), &cx, true).every_step()),
         );
         assert_eq!(fast, walked, "floor of {} of {c:?}", super::auto::display(&a.algorithm));
+        // The pre-floor under the walked floor, phase by phase (so its
+        // sums, a whole plan's or leg by leg, under the floor's sums).
+        let (pre, mut flows) = (PreFloor::new(&schedule, vc.model(), &cx), FlowMemo::default());
+        for (phase, &floor) in plan.phases.iter().zip(&walked) {
+            let bound = pre.phase(plan, phase);
+            let network = if bound.off > 0.0 { pre.network(plan, phase, &mut flows) } else { vc.model().node_inter };
+            let (whole, pre, floor) = (bound.ns(vc.model().node_inter), bound.ns(network), f64::from_bits(floor));
+            assert!(whole <= pre, "pre-floor {whole} above the one with flows {pre}: {} of {c:?}", phase.kind);
+            assert!(
+                pre <= floor,
+                "pre-floor {pre} above floor {floor}: {} of {} of {c:?}",
+                phase.kind,
+                super::auto::display(&a.algorithm)
+            );
+            named.0 += usize::from(pre > 0.0);
+            named.1 += 1;
+        }
         // And as `Auto` costs them: flows from one memo shared by every
         // alternative, counted only when a step needs them, on another
         // alternative's context, summed whole by `total`; the prediction
@@ -147,7 +167,7 @@ proptest! {
         }
         // A spec refused, or with no alternative that builds, compares
         // nothing: not a case.
-        prop_assume!(same_both_ways(&c) > 0);
+        prop_assume!(same_both_ways(&c, &mut (0, 0)) > 0);
     }
 }
 
@@ -156,7 +176,7 @@ proptest! {
 /// shortcut and its refusal are exercised; and enough of it compares.
 #[test]
 fn predictions_are_the_step_walks_on_a_grid() {
-    let mut compared = 0;
+    let (mut compared, mut named) = (0, (0, 0));
     for topology in [Topology::new(8, 8), Topology::new(32, 8), Topology::new(48, 16), Topology::new(64, 8).pods(2)] {
         for op in OPS {
             for count in [topology.rank_n as u64 * 4096, topology.rank_n as u64 * 4096 + 3] {
@@ -169,9 +189,12 @@ fn predictions_are_the_step_walks_on_a_grid() {
                 if op.is_rooted() {
                     c = c.root(topology.rank_n / 2 + 1);
                 }
-                compared += same_both_ways(&c);
+                compared += same_both_ways(&c, &mut named);
             }
         }
     }
     assert!(compared >= 300, "{compared}");
+    // The pre-floor names most phases of the grid (0 is always under
+    // the floor; a pre-floor that names nothing prunes nothing).
+    assert!(named.0 * 2 >= named.1, "{named:?}");
 }

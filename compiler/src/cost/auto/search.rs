@@ -12,16 +12,23 @@
 //! (network flows and scratch buffers). A floor is cheap: member 0's
 //! steps costed alone ([`PhaseCoster`] with `floor`); it keeps member 0's
 //! loads from the transfers ([`FirstLoads`]) for the prediction of the
-//! same plan or leg to take, in `Search::firsts`. Candidates are
-//! visited by floor, ties by the tie-break order; each is predicted
-//! exactly as before. Once the next floor is above the runner-up so far
-//! (or equal to it and later in the order, so it would lose the tie), no
-//! candidate left can take the first or second place, and they are
-//! recorded with their floor, not predicted. The winner and the runner-up
+//! same plan or leg to take, in `Search::firsts`. A pre-floor is cheaper
+//! still ([`PreFloor`]: named from the phases' patterns, never above the
+//! floor), first without the network's flows, then with them.
+//! Candidates are held at the highest floor found for each and the least
+//! is costed one step further (pre-floor with flows, walked floor,
+//! prediction), so they are predicted by walked floor, ties by the
+//! tie-break order, each exactly as before (`branch_and_bound`). Once the
+//! least floor or pre-floor held is
+//! above the runner-up so far (or equal to it and later in the order, so
+//! it would lose the tie), no candidate left can take the first or second
+//! place, and they are recorded with their floor (their pre-floor where
+//! it was not walked), not predicted. The winner and the runner-up
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
 
 use super::legal::{Bounds, Peaks, Refusal, Unit, events_needed, peaks, step_bounds};
+use super::prefloor::{PhasePre, PreFloor};
 use super::{Machine, NoChoice, Stands, floor_ns, whole_ns};
 use crate::build::plan_as;
 use crate::cost::predict::{FirstLoads, FlowMemo, PhaseCoster, PlanCx, launch_ns};
@@ -32,6 +39,8 @@ use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
 use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::ops::Range;
 
 /// Room made up front for the floors' kept loads of member 0
@@ -59,6 +68,13 @@ struct LegCost {
     /// The plan it is costed on, and its phases there.
     home: usize,
     phases: Range<usize>,
+    /// What bounds its phases ([`PhasePre`]), once asked for: where they
+    /// sit in [`Search::pre_phases`].
+    pre_phases: Option<Range<usize>>,
+    /// Pre-floors under its phases' floors, in run order, once asked for,
+    /// without and with the phases' network flows: where they sit in
+    /// [`Search::values`].
+    pres: [Option<Range<usize>>; 2],
     /// Floors under its phases' times, in run order, once asked for: where
     /// they sit in [`Search::values`].
     floors: Option<Range<usize>>,
@@ -140,11 +156,14 @@ impl Planned {
                         if planned.leg(key).is_none() {
                             let run = || plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p));
                             let (events, steps) = (Bounds::of(run()), step_bounds(unit, run()));
+                            let (pre_phases, pres) = (None, [None, None]);
                             let (floors, times, firsts, settled) = (None, None, 0..0, None);
                             planned.legs.push(LegCost {
                                 key,
                                 home: at,
                                 phases,
+                                pre_phases,
+                                pres,
                                 floors,
                                 times,
                                 firsts,
@@ -297,6 +316,14 @@ pub(super) struct Search<'a> {
     /// The collective's launch cost, ns: the same for every candidate (it
     /// depends on the groups only).
     launch: f64,
+    /// What the pre-floors read.
+    pre: PreFloor<'a>,
+    /// What bounds each phase whose pre-floor was asked for, plan by plan
+    /// and leg by leg ([`PhasePre`]): found once, without and with the
+    /// phases' network flows.
+    pre_phases: Vec<PhasePre>,
+    /// Where those of each plan costed whole sit in `pre_phases`, by plan.
+    whole_pres: Vec<Option<Range<usize>>>,
     /// The phases' network flows, counted once for every candidate.
     flows: FlowMemo,
     /// Every leg's phase floors and times, one after another, as each
@@ -354,38 +381,37 @@ fn search(
     let launch = launch_ns(schedule, first, params);
     let (flows, values) = (FlowMemo::default(), Vec::new());
     let (firsts, whole_firsts) = (Vec::with_capacity(FIRST_LOADS_RESERVED), vec![0..0; plans.len()]);
-    let mut search = Search { schedule, plans, params, cx: &cx, legs, launch, flows, values, firsts, whole_firsts };
+    let (pre, pre_phases, whole_pres) = (PreFloor::new(schedule, params, &cx), Vec::new(), vec![None; plans.len()]);
+    let mut search = Search {
+        schedule,
+        plans,
+        params,
+        cx: &cx,
+        legs,
+        launch,
+        pre,
+        pre_phases,
+        whole_pres,
+        flows,
+        values,
+        firsts,
+        whole_firsts,
+    };
+    // Every candidate's pre-floor: its floor in the manifest unless its
+    // floor is walked.
     let mut floors = Vec::with_capacity(held.len());
     for (algorithm, h) in &held {
-        floors.push(floor_ns(search.floor(algorithm, h)?));
+        floors.push(floor_ns(search.pre_floor(algorithm, h, false)?));
     }
-    let mut order: Vec<usize> = (0..held.len()).collect();
-    // Each key holds its position, so no two are equal: an unstable sort
-    // orders them as a stable one would, without the stable sort's buffer.
-    order.sort_unstable_by_key(|&i| (floors[i], i));
-    let mut predicted: Vec<Option<u64>> = vec![None; held.len()];
-    // The first and second place so far, as (prediction, position).
-    let mut top: [Option<(u64, usize)>; 2] = [None, None];
-    for i in order {
-        // A prediction is at least its floor: a candidate whose floor
-        // is above the second place (or equal and later in the order)
-        // cannot take either place, nor can any after it.
-        if top[1].is_some_and(|second| (floors[i], i) > second) {
-            break;
-        }
+    let (top, predicted) = branch_and_bound(&mut floors, |i, ask| {
         let (algorithm, h) = held.get(i)?;
-        let p = whole_ns(search.predict(algorithm, h)?);
-        predicted[i] = Some(p);
-        match top {
-            [Some(first), _] if (p, i) >= first => {
-                if top[1].is_none_or(|second| (p, i) < second) {
-                    top[1] = Some((p, i));
-                }
-            }
-            [first, _] => top = [Some((p, i)), first],
-        }
-    }
-    let chosen = top[0]?.1;
+        Some(match ask {
+            Ask::Flows => floor_ns(search.pre_floor(algorithm, h, true)?),
+            Ask::Floor => floor_ns(search.floor(algorithm, h)?),
+            Ask::Prediction => whole_ns(search.predict(algorithm, h)?),
+        })
+    })?;
+    let chosen = top?.1;
     let bound_ns = whole_ns(bound);
     let alternatives = held
         .into_iter()
@@ -396,7 +422,151 @@ fn search(
     Some((chosen, alternatives))
 }
 
+/// A place in the search: (prediction, position), whole ns.
+type Place = (u64, usize);
+
+/// What [`branch_and_bound`] asks of a candidate, each at least the one
+/// before it and at most the next: its pre-floor with the phases'
+/// network flows counted (the first one it is given has none), its
+/// walked floor, its prediction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ask {
+    Flows,
+    Floor,
+    Prediction,
+}
+
+/// The branch and bound over candidates whose pre-floors (without
+/// flows) are `floors` (whole ns, by position): `cost(i, ask)` costs
+/// candidate `i` as `ask` says (whole ns; `None`: it cannot be costed).
+/// The first place (prediction, position) and every prediction made;
+/// `floors` ends with each candidate's highest floor found (its walked
+/// floor where it was walked).
+///
+/// Every candidate is held with the highest floor found for it, least
+/// (floor, position) first; the least is taken and costed one step
+/// further (pre-floor with flows, walked floor, prediction) and held
+/// again, until it is predicted. A candidate is therefore predicted only
+/// once every other's floor is known to be at least its walked floor (a
+/// floor is at least each of its pre-floors), so the candidates are
+/// predicted in (floor, position) order, the very predictions a search
+/// visiting them by walked floor makes. It stops when the least (floor,
+/// position) held is above the second place (prediction, position): a
+/// prediction is at least its floor, so none left can win or come second.
+fn branch_and_bound(
+    floors: &mut [u64],
+    mut cost: impl FnMut(usize, Ask) -> Option<u64>,
+) -> Option<(Option<Place>, Vec<Option<u64>>)> {
+    // Each key holds its position, so no two are equal: the heap pops them
+    // in one order whatever order they were pushed in.
+    let held = floors.iter().enumerate().map(|(i, &pre)| Reverse((pre, i, Ask::Flows)));
+    let mut held: BinaryHeap<Reverse<(u64, usize, Ask)>> = held.collect();
+    let mut predicted: Vec<Option<u64>> = vec![None; floors.len()];
+    // The first and second place so far, as (prediction, position).
+    let mut top: [Option<Place>; 2] = [None, None];
+    while let Some(Reverse((floor, i, ask))) = held.pop() {
+        if top[1].is_some_and(|second| (floor, i) > second) {
+            break;
+        }
+        if ask != Ask::Prediction {
+            let found = cost(i, ask)?;
+            *floors.get_mut(i)? = found;
+            let next = if ask == Ask::Flows { Ask::Floor } else { Ask::Prediction };
+            held.push(Reverse((found, i, next)));
+            continue;
+        }
+        let p = cost(i, Ask::Prediction)?;
+        *predicted.get_mut(i)? = Some(p);
+        match top {
+            [Some(first), _] if (p, i) >= first => {
+                if top[1].is_none_or(|second| (p, i) < second) {
+                    top[1] = Some((p, i));
+                }
+            }
+            [first, _] => top = [Some((p, i)), first],
+        }
+    }
+    Some((top[0], predicted))
+}
+
 impl Search<'_> {
+    /// The pre-floor of a held candidate, ns ([`PreFloor`]), with the
+    /// phases' network flows counted or not (`with_flows`): a whole one's
+    /// launch cost plus its phases' pre-floors, a combination's from its
+    /// legs', each leg's found the first time it is asked for; summed as
+    /// [`Search::floor`] sums the phases' floors, so that, each under its
+    /// phase's floor, the sum is under the floor's. What bounds each phase
+    /// is found once for both ([`Search::pre_phases`]).
+    fn pre_floor(&mut self, algorithm: &ResolvedAlgorithm, held: &Held, with_flows: bool) -> Option<f64> {
+        let plans = self.plans;
+        let chosen = match (held, algorithm) {
+            (Held::Whole(at), _) => {
+                let plan = plans.get(*at)?;
+                let kept = self.kept_pres(*at, 0..plan.phases.len(), self.whole_pres.get(*at)?.clone())?;
+                *self.whole_pres.get_mut(*at)? = Some(kept.clone());
+                let mut total = 0.0;
+                for (phase, k) in plan.phases.iter().zip(kept) {
+                    let bound = *self.pre_phases.get(k)?;
+                    total += self.pre_ns(plan, phase, bound, with_flows);
+                }
+                return Some(self.launch + total);
+            }
+            (Held::Legs, ResolvedAlgorithm::Hier(chosen)) => chosen,
+            (Held::Legs, ResolvedAlgorithm::Flat(_)) => return None,
+        };
+        let which = usize::from(with_flows);
+        let mut at = 0.0;
+        for &key in chosen {
+            let i = self.legs.iter().position(|l| l.key == key)?;
+            let l = self.legs.get(i)?;
+            if l.pres.get(which)?.is_none() {
+                let (home, phases, kept) = (l.home, l.phases.clone(), l.pre_phases.clone());
+                let plan = plans.get(home)?;
+                let kept = self.kept_pres(home, phases.clone(), kept)?;
+                let from = self.values.len();
+                for (phase, k) in plan.phases.get(phases)?.iter().zip(kept.clone()) {
+                    let bound = *self.pre_phases.get(k)?;
+                    let ns = self.pre_ns(plan, phase, bound, with_flows);
+                    self.values.push(ns);
+                }
+                let l = self.legs.get_mut(i)?;
+                l.pre_phases = Some(kept);
+                *l.pres.get_mut(which)? = Some(from..self.values.len());
+            }
+            for t in self.values.get(self.legs.get(i)?.pres.get(which)?.clone()?)? {
+                at += t;
+            }
+        }
+        Some(self.launch + at)
+    }
+
+    /// Where what bounds `phases` of plan `at` sits in
+    /// [`Search::pre_phases`]: `kept`, or found now.
+    fn kept_pres(&mut self, at: usize, phases: Range<usize>, kept: Option<Range<usize>>) -> Option<Range<usize>> {
+        if kept.is_some() {
+            return kept;
+        }
+        let plan = self.plans.get(at)?;
+        let from = self.pre_phases.len();
+        for phase in plan.phases.get(phases)? {
+            self.pre_phases.push(self.pre.phase(plan, phase));
+        }
+        Some(from..self.pre_phases.len())
+    }
+
+    /// The pre-floor of `phase` of `plan`, which `bound` bounds: its
+    /// bytes off the node at the node's whole network, or, `with_flows`,
+    /// at the floor's share of it (its flows counted once, in
+    /// [`Search::flows`], where the walks find them).
+    fn pre_ns(&mut self, plan: &CollectivePlan, phase: &Phase, bound: PhasePre, with_flows: bool) -> f64 {
+        let network = if with_flows && bound.off > 0.0 {
+            self.pre.network(plan, phase, &mut self.flows)
+        } else {
+            self.params.node_inter
+        };
+        bound.ns(network)
+    }
+
     /// The floor of a held candidate, ns: a whole one's launch cost plus
     /// its phases' floors, summed as [`predict()`] sums their times; a
     /// combination's from its legs' phase floors, flooring each leg the
@@ -487,4 +657,69 @@ fn leg_runs(plan: &CollectivePlan) -> Option<impl Iterator<Item = Range<usize>> 
     });
     let end = runs.clone().last().map_or(0, |run| run.end);
     (end == plan.phases.len()).then_some(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ask, branch_and_bound};
+
+    /// Runs [`branch_and_bound`] over candidates given as (pre-floor,
+    /// pre-floor with flows, floor, prediction): the winner's position,
+    /// the predictions made, the floors recorded and the floors walked, in
+    /// the order walked.
+    fn run(c: &[(u64, u64, u64, u64)]) -> (usize, Vec<Option<u64>>, Vec<u64>, Vec<usize>) {
+        let mut floors: Vec<u64> = c.iter().map(|x| x.0).collect();
+        let mut walked = Vec::new();
+        let (top, predicted) = branch_and_bound(&mut floors, |i, ask| {
+            let &(_, flows, floor, p) = c.get(i)?;
+            Some(match ask {
+                Ask::Flows => flows,
+                Ask::Floor => {
+                    walked.push(i);
+                    floor
+                }
+                Ask::Prediction => p,
+            })
+        })
+        .unwrap();
+        (top.unwrap().1, predicted, floors, walked)
+    }
+
+    /// A candidate whose pre-floor (then floor) equals the second place's
+    /// prediction but comes earlier in the order would take the second
+    /// place on the tie: it is walked and predicted, and does.
+    #[test]
+    fn an_equal_key_earlier_in_the_order_is_still_predicted() {
+        // 0 wins; 2 is predicted second first; 1 ties it and is earlier.
+        let (winner, predicted, _, _) = run(&[(5, 5, 5, 5), (20, 20, 20, 20), (10, 10, 10, 20)]);
+        assert_eq!(winner, 0);
+        assert_eq!(predicted, [Some(5), Some(20), Some(20)]);
+        // Later in the order, the tie loses: not walked, its pre-floor kept.
+        let (_, predicted, floors, walked) = run(&[(5, 5, 5, 5), (10, 10, 10, 20), (20, 20, 20, 20)]);
+        assert_eq!(predicted, [Some(5), Some(20), None]);
+        assert_eq!((floors, walked), (vec![5, 10, 20], vec![0, 1]));
+    }
+
+    /// Predictions go in walked-floor order, not pre-floor order: a
+    /// candidate with a low pre-floor but a high floor is walked, not
+    /// predicted; one whose pre-floor is out of reach is not walked.
+    #[test]
+    fn predictions_follow_the_walked_floors() {
+        let c = [(1, 1, 100, 100), (2, 2, 5, 5), (3, 3, 6, 6), (4, 4, 7, 50), (9, 9, 9, 9)];
+        let (winner, predicted, floors, walked) = run(&c);
+        assert_eq!(winner, 1);
+        assert_eq!(predicted, [None, Some(5), Some(6), None, None]);
+        // 4's pre-floor, 9, is above the second place, 6: never walked.
+        assert_eq!((floors, walked), (vec![100, 5, 6, 7, 9], vec![0, 1, 2, 3]));
+    }
+
+    /// A pre-floor with flows out of reach spares the walk, and is the
+    /// floor recorded.
+    #[test]
+    fn the_flows_spare_a_walk() {
+        let (winner, predicted, floors, walked) = run(&[(1, 1, 5, 5), (2, 2, 6, 6), (3, 50, 60, 60)]);
+        assert_eq!(winner, 0);
+        assert_eq!(predicted, [Some(5), Some(6), None]);
+        assert_eq!((floors, walked), (vec![5, 6, 50], vec![0, 1]));
+    }
 }

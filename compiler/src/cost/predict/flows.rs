@@ -40,6 +40,14 @@ impl FlowMemo {
     pub(super) fn split(&mut self) -> (&mut FlowCounts, &mut Scratch) {
         (&mut self.counts, &mut self.scratch)
     }
+
+    /// The flows a floor of `phase` of `plan` shares the node's network
+    /// with (counted once, as a floor's walk counts them): what `Auto`'s
+    /// pre-floor divides the network's rate by.
+    pub(crate) fn floor_flows(&mut self, schedule: &Schedule, plan: &CollectivePlan, phase: &Phase) -> f64 {
+        let (counts, scratch) = self.split();
+        counts.flows(schedule, plan, phase, &mut scratch.buf, true)
+    }
 }
 
 /// What a phase sends off its node, as [`FlowMemo`] keys it: where

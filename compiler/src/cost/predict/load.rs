@@ -164,7 +164,7 @@ impl StepLoad {
 /// transfers all go one way, uses half the node's links, a Kangaring both
 /// halves, and a mesh or a far recursive-halving partner pays for the
 /// distance).
-pub(super) fn ring_hops(local: u32, a: u32, b: u32) -> (usize, f64) {
+pub(crate) fn ring_hops(local: u32, a: u32, b: u32) -> (usize, f64) {
     let local = local.max(1);
     let cw = (b % local + local - a % local) % local;
     if cw == 0 {
