@@ -30,7 +30,7 @@
 use super::legal::{Bounds, Peaks, Refusal, Unit, events_needed, peaks, step_bounds};
 use super::prefloor::{PhasePre, PreFloor};
 use super::{Machine, NoChoice, Stands, floor_ns, whole_ns};
-use crate::build::plan_as;
+use crate::build::Planner;
 use crate::cost::predict::{FirstLoads, FlowMemo, PhaseCoster, PlanCx, launch_ns};
 use crate::cost::{ModelParams, leg_bound, nodes_spanned};
 use crate::lower::Limit;
@@ -135,6 +135,8 @@ impl Planned {
             held_need: 0,
             events_refused: u32::MAX,
         };
+        // What every candidate's plan shares, found once.
+        let mut planner = Planner::new(collective, &schedule.shape);
         for algorithm in candidates {
             // A combination of leg choices all seen: its needs are its
             // legs' (found with them).
@@ -146,7 +148,7 @@ impl Planned {
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
-            let Ok(mut plan) = plan_as(collective, &algorithm, &schedule.shape) else { continue };
+            let Ok(mut plan) = planner.plan(&algorithm) else { continue };
             plan.index = 0;
             let unit = *planned.unit.get_or_insert_with(|| Unit::of(params, &plan));
             let at = planned.plans.len();
