@@ -30,7 +30,8 @@ Collective(op: AllReduce, dtype: F32, reduce: Add, count: 4096, arch: Cayman,
     topology: (rank_n: 4, local_rank_n: 4), channels: 2, algorithm: Ring)
 RON
 
-# Specs: valid and invalid examples, the diagnose fixtures, the regressions.
+# Specs: valid and invalid examples, the diagnose fixtures, the regressions,
+# the cost fixtures.
 put ron_spec reference.ron "$work/reference.ron"
 for f in examples/*.ron; do put ron_spec "$(basename "$f")" "$f"; done
 for f in examples/invalid/*.ron; do put ron_spec "invalid-$(basename "$f")" "$f"; done
@@ -38,6 +39,8 @@ for f in tests/fixtures/diagnose/*/*.ron; do
     put ron_spec "diagnose-$(basename "$(dirname "$f")")-$(basename "$f")" "$f"
 done
 for f in compiler/tests/regressions/*.ron; do put ron_spec "regression-$(basename "$f")" "$f"; done
+# `algorithm: Auto` (whole and per leg, with a `model:` block): the cost fixtures.
+for f in tests/fixtures/cost/*.ron; do put ron_spec "cost-$(basename "$f")" "$f"; done
 
 # Images: the decode fixtures, then rank 0's images of every example.
 for f in tests/fixtures/decode/*.bin; do
