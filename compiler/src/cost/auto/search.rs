@@ -225,7 +225,7 @@ impl Store {
     ) -> Store {
         let n = candidates.len();
         let arch = schedule.arch.params();
-        let (mut plans, mut held, mut legs) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+        let (mut plans, mut planned, mut legs) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
         let mut algorithms = Vec::with_capacity(n);
         let mut unit: Option<Unit> = None;
         // What every candidate's plan shares, found once.
@@ -239,7 +239,7 @@ impl Store {
                 && unit.is_some()
             {
                 let (held_as, whole) = (Held::Legs, None);
-                held.push(Candidate { held: held_as, needs, whole, counted, settled, pre, asked });
+                planned.push(Candidate { held: held_as, needs, whole, counted, settled, pre, asked });
                 algorithms.push(algorithm);
                 continue;
             }
@@ -281,7 +281,7 @@ impl Store {
             let whole = || plan.phases.iter().map(|p| (&plan, p));
             let needs = (Bounds::of(whole()), step_bounds(unit, whole()));
             plans.push(plan);
-            held.push(Candidate { held: h, needs, whole: Some(at), counted, settled, pre, asked });
+            planned.push(Candidate { held: h, needs, whole: Some(at), counted, settled, pre, asked });
             algorithms.push(algorithm);
         }
         let costs = Costs {
@@ -292,7 +292,7 @@ impl Store {
             firsts: Vec::with_capacity(FIRST_LOADS_RESERVED),
             whole_firsts: vec![0..0; plans.len()],
         };
-        Store { schedule, params, plans, candidates: held, algorithms, legs, unit, costs, bound_ns: None }
+        Store { schedule, params, plans, candidates: planned, algorithms, legs, unit, costs, bound_ns: None }
     }
 
     /// Judges, floors and predicts the candidates for `machine` (as the
