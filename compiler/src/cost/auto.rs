@@ -159,8 +159,56 @@ pub fn choose_standing(
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
 ) -> Result<(AutoChoice, Stands), NoChoice> {
-    let (chosen, alternatives, stands) = search::choose(collective, machine, params, candidates)?;
+    let mut store = search::Store::of(collective, machine.schedule(), *params, candidates);
+    let found = store.choose(machine)?;
+    let stands = found.stands;
+    let (chosen, alternatives) = store.into_alternatives(found);
     Ok((AutoChoice { chosen, alternatives, auto_legs }, stands))
+}
+
+/// A collective's candidates on one machine, planned once, with every
+/// need counted and every value costed of them so far: what
+/// [`choose_standing`] finds that does not depend on the mesh events
+/// spent (`search.rs`). A program repeating a collective keeps it, so
+/// that choosing for the repeat with fewer events left
+/// ([`Candidates::choose`]) judges and searches afresh but plans nothing
+/// and costs only the values no choice before it asked for.
+pub struct Candidates {
+    store: search::Store,
+    /// The machine, with no events spent.
+    machine: Machine,
+    auto_legs: Vec<Leg>,
+}
+
+impl Candidates {
+    /// Plans `candidates` of `collective` on `machine` (its events spent
+    /// are not read), as [`choose`] takes them; nothing costed yet.
+    pub fn of(
+        collective: &ValidCollective,
+        machine: Machine,
+        params: &ModelParams,
+        candidates: Vec<ResolvedAlgorithm>,
+        auto_legs: Vec<Leg>,
+    ) -> Candidates {
+        let machine = Machine { mesh_events_spent: 0, ..machine };
+        let store = search::Store::of(collective, machine.schedule(), *params, candidates);
+        Candidates { store, machine, auto_legs }
+    }
+
+    /// [`choose_standing`] on the machine with `mesh_events_spent`: the
+    /// same choice and rooms, equal as a whole (what it records is what
+    /// this choice asked for, whatever earlier ones found), costing only
+    /// what no earlier choice on these candidates asked for.
+    ///
+    /// # Errors
+    ///
+    /// As [`choose`].
+    pub fn choose(&mut self, mesh_events_spent: u32) -> Result<(AutoChoice, Stands), NoChoice> {
+        let found = self.store.choose(Machine { mesh_events_spent, ..self.machine })?;
+        let stands = found.stands;
+        let (chosen, alternatives) = self.store.alternatives(found);
+        Ok((AutoChoice { chosen, alternatives, auto_legs: self.auto_legs.clone() }, stands))
+    }
 }
 
 /// The reference [`choose`] is tested against: every candidate built,

@@ -11,7 +11,7 @@
 //! [`crate::algorithms`], the single source of truth.
 
 use crate::algorithms::{self, Requirement};
-use crate::cost::auto::{Machine, NoChoice, Stands};
+use crate::cost::auto::{Candidates, Machine, NoChoice, Stands};
 use crate::cost::{self, ModelParams};
 use crate::valid::{AutoChoice, DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::Arch;
@@ -48,6 +48,20 @@ pub use problem::*;
 ///
 /// [`ValidationErrors`] listing every problem found (at least one).
 pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
+    validate_with(program, &mut ProgramAuto::of(program))
+}
+
+/// [`validate`], with every `Auto` answer the program's collectives asked
+/// `autos` for logged (the tests compare each with a fresh search).
+#[cfg(test)]
+fn validate_logged(program: &Program) -> (Result<ValidProgram, ValidationErrors>, Vec<Logged>) {
+    let mut autos = ProgramAuto::of(program);
+    let valid = validate_with(program, &mut autos);
+    (valid, autos.log)
+}
+
+/// [`validate`], `Auto` carrying what it found in `autos`.
+fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProgram, ValidationErrors> {
     let mut errors = Vec::new();
     let Some(first) = program.collectives.first() else {
         errors.push(ValidationError {
@@ -61,7 +75,6 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
     let first_credits = first.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
 
     let mut valid = Vec::new();
-    let mut autos = ProgramAuto::of(program);
     for (i, c) in program.collectives.iter().enumerate() {
         let mut cx = Checker::new(idx(i));
         let barrier = c.barrier.unwrap_or_default();
@@ -87,7 +100,7 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
             barrier: i == 0 || barrier != first_barrier,
             send_credits: i == 0 || credits != first_credits,
         };
-        if let Some(v) = cx.collective(c, own, &mut autos) {
+        if let Some(v) = cx.collective(c, own, autos) {
             valid.push(v);
         }
         errors.append(&mut cx.errors);
@@ -145,31 +158,71 @@ fn shape_of(t: Topology) -> Option<Shape> {
 ///
 /// **The answers found.** A program repeating a collective (a training
 /// step's per-layer all-reduces of one size, an imported module's equal
-/// all-gathers) pays for the search once per distinct collective. The
+/// all-gathers) plans its candidates once per distinct collective. The
 /// answer is a function of what is compared here and nothing else:
 /// [`cost::auto::choose`] reads the collective's op, dtype, reduction,
 /// count, channels, groups, root, peers, counts and model, the machine
 /// (with the events spent), the candidates and the `Auto` legs, and not
 /// its index (it plans every candidate as collective 0). Entries are
 /// found by op, dtype, count and channels in a `BTreeMap`, then compared
-/// whole; a choice is reused while the events left are in the range over
-/// which it stands ([`Stands`]: the same candidates held), a refusal only
-/// with the same events spent.
+/// whole (the machine without the events spent). Only a collective that
+/// a later one could equal (the same op, dtype, count and channels) keeps
+/// anything, so a program of distinct collectives holds no plans. Each
+/// entry keeps the candidates planned, with every need counted and value costed of them
+/// so far ([`Candidates`]: they depend on the collective and the machine,
+/// not on the events left), and the answers found. An answer is reused
+/// while the events left are in the range over which it stands
+/// ([`Stands`]: the same candidates held), a refusal only with the same
+/// events spent; otherwise the entry's candidates choose again for the
+/// events left, judging them and running the branch and bound afresh over
+/// the values kept, costing only what no earlier choice asked for. That
+/// answer is the one a fresh search gives, equal as a whole: what it
+/// records of an alternative is what this choice asked of it, whatever
+/// the earlier ones found (`tests/algorithm.rs` compares every answer of
+/// the training step, of programs that refuse some candidates and all of
+/// them, and of random programs with a fresh `choose_standing`).
 struct ProgramAuto {
-    answers: BTreeMap<Bucket, Vec<(MemoKey, Answer)>>,
+    answers: BTreeMap<Bucket, Vec<(MemoKey, Kept)>>,
     /// The mesh events per TOP_SP the collectives so far spend.
     mesh_events_spent: u32,
     /// The collectives before this index spend events an `Auto` one
     /// after them must leave room for: up to the last collective with
     /// `Auto` in its algorithm.
     counted_before: usize,
-    /// The program's collectives.
-    collective_n: usize,
+    /// By collective up to the last `Auto` one: whether a later one has
+    /// the same op, dtype, count and channels (could be equal to it).
+    /// Only those keep their candidates for later ones.
+    repeated: Vec<bool>,
+    /// Every answer given, in order.
+    #[cfg(test)]
+    log: Vec<Logged>,
+}
+
+/// One `Auto` answer a program's collective was given, with what it was
+/// asked over: `chosen_now` when it was chosen then (not kept from an
+/// equal collective before it), with the rooms over which the choice
+/// stands where one was made.
+#[cfg(test)]
+struct Logged {
+    collective: ValidCollective,
+    machine: Machine,
+    candidates: Vec<ResolvedAlgorithm>,
+    auto_legs: Vec<Leg>,
+    answer: Result<AutoChoice, NoChoice>,
+    chosen_now: Option<Option<Stands>>,
 }
 
 /// Where an answer is kept: the collective's op, dtype, count and
 /// channels.
 type Bucket = (OpType, DType, u64, u8);
+
+/// What is kept of one collective's `Auto`: its candidates planned, with
+/// every value costed of them so far ([`Candidates`]), and the answers
+/// found with the events spent before it.
+struct Kept {
+    planned: Candidates,
+    answers: Vec<Answer>,
+}
 
 /// An answer kept: a choice with the rooms over which it stands, or why
 /// there is none with the events the collectives before had spent.
@@ -194,9 +247,22 @@ struct MemoKey {
 impl ProgramAuto {
     /// Nothing found or spent yet, for `program`.
     fn of(program: &Program) -> ProgramAuto {
-        let counted_before = program.collectives.iter().rposition(|c| has_auto(&c.algorithm)).unwrap_or(0);
-        let collective_n = program.collectives.len();
-        ProgramAuto { answers: BTreeMap::new(), mesh_events_spent: 0, counted_before, collective_n }
+        let last_auto = program.collectives.iter().rposition(|c| has_auto(&c.algorithm));
+        let counted_before = last_auto.unwrap_or(0);
+        // Worked out only where an `Auto` collective may repeat (not for
+        // one collective, nor for a program without `Auto`).
+        let bucket = |c: &Collective| (c.op, c.dtype, c.count, c.channels);
+        let cs = program.collectives.get(..last_auto.map_or(0, |last| last + 1)).filter(|cs| cs.len() > 1);
+        let cs = cs.unwrap_or_default();
+        let repeated = cs.iter().enumerate().map(|(i, c)| cs.iter().skip(i + 1).any(|l| bucket(l) == bucket(c)));
+        ProgramAuto {
+            answers: BTreeMap::new(),
+            mesh_events_spent: 0,
+            counted_before,
+            repeated: repeated.collect(),
+            #[cfg(test)]
+            log: Vec::new(),
+        }
     }
 
     /// Adds what `valid` (validated, on `machine`) spends of the mesh
@@ -209,8 +275,8 @@ impl ProgramAuto {
     }
 
     /// [`cost::auto::choose`]'s answer for `valid` over `candidates`: the
-    /// one kept for an equal collective before it, or searched now and
-    /// kept.
+    /// one kept for an equal collective before it, or chosen now (from the
+    /// candidates kept for one, [`Candidates`]) and kept.
     fn choose(
         &mut self,
         valid: &ValidCollective,
@@ -218,13 +284,37 @@ impl ProgramAuto {
         candidates: Vec<ResolvedAlgorithm>,
         auto_legs: Vec<Leg>,
     ) -> Result<AutoChoice, NoChoice> {
+        #[cfg(test)]
+        let asked = (valid.clone(), candidates.clone(), auto_legs.clone());
+        let (answer, _chosen_now) = self.answer(valid, machine, candidates, auto_legs);
+        #[cfg(test)]
+        {
+            let (collective, candidates, auto_legs) = asked;
+            let (answer, chosen_now) = (answer.clone(), _chosen_now);
+            self.log.push(Logged { collective, machine, candidates, auto_legs, answer, chosen_now });
+        }
+        answer
+    }
+
+    /// [`ProgramAuto::choose`], and whether the answer was chosen now
+    /// (not kept from an equal collective before) with, if one was made,
+    /// the rooms over which the choice stands.
+    fn answer(
+        &mut self,
+        valid: &ValidCollective,
+        machine: Machine,
+        candidates: Vec<ResolvedAlgorithm>,
+        auto_legs: Vec<Leg>,
+    ) -> (Result<AutoChoice, NoChoice>, Option<Option<Stands>>) {
         let at = (valid.op, valid.dtype, valid.count, valid.channels);
-        // The last collective keeps nothing for later ones: with no equal
-        // collective before it, it searches without building a key or
-        // copying the answer (a program of one collective, the common
-        // call, pays for no memo).
-        if valid.index as usize + 1 >= self.collective_n && !self.answers.contains_key(&at) {
-            return cost::auto::choose(valid, machine, &valid.model, candidates, auto_legs);
+        // A collective no later one can equal (the last one, the common
+        // call of one) keeps nothing for them: with no equal collective
+        // before it, it searches without building a key, planning for
+        // later or copying the answer (a program of one collective pays
+        // for no memo).
+        let repeated = self.repeated.get(valid.index as usize).copied().unwrap_or(false);
+        if !repeated && !self.answers.contains_key(&at) {
+            return alone(valid, machine, candidates, auto_legs);
         }
         let bucket = self.answers.entry(at).or_default();
         let key = MemoKey {
@@ -238,20 +328,54 @@ impl ProgramAuto {
             candidates,
             auto_legs,
         };
-        let room = machine.mesh_event_room();
-        let kept = bucket.iter().find_map(|(k, answer)| match answer {
-            Ok((choice, stands)) if *k == key && stands.with(room) => Some(Ok(choice.clone())),
-            Err((spent, no)) if *k == key && *spent == machine.mesh_events_spent => Some(Err(no.clone())),
-            _ => None,
-        });
-        if let Some(answer) = kept {
-            return answer;
+        if let Some((_, kept)) = bucket.iter_mut().find(|(k, _)| *k == key) {
+            return kept.choose(machine);
+        }
+        if !repeated {
+            let MemoKey { candidates, auto_legs, .. } = key;
+            return alone(valid, machine, candidates, auto_legs);
         }
         let MemoKey { candidates, auto_legs, .. } = &key;
-        let answer = cost::auto::choose_standing(valid, machine, &valid.model, candidates.clone(), auto_legs.clone());
-        let choice = answer.as_ref().map(|(choice, _)| choice.clone()).map_err(Clone::clone);
-        bucket.push((key, answer.map_err(|no| (machine.mesh_events_spent, no))));
+        let planned = Candidates::of(valid, machine, &valid.model, candidates.clone(), auto_legs.clone());
+        let mut kept = Kept { planned, answers: Vec::new() };
+        let choice = kept.choose(machine);
+        bucket.push((key, kept));
         choice
+    }
+}
+
+/// [`ProgramAuto::answer`] for a collective that keeps nothing: searched
+/// now, alone.
+fn alone(
+    valid: &ValidCollective,
+    machine: Machine,
+    candidates: Vec<ResolvedAlgorithm>,
+    auto_legs: Vec<Leg>,
+) -> (Result<AutoChoice, NoChoice>, Option<Option<Stands>>) {
+    let answer = cost::auto::choose_standing(valid, machine, &valid.model, candidates, auto_legs);
+    let stands = answer.as_ref().ok().map(|&(_, stands)| stands);
+    (answer.map(|(choice, _)| choice), Some(stands))
+}
+
+impl Kept {
+    /// The answer for an equal collective on `machine`: one found before
+    /// if it holds with the events spent, else chosen now from the
+    /// candidates planned, and kept.
+    fn choose(&mut self, machine: Machine) -> (Result<AutoChoice, NoChoice>, Option<Option<Stands>>) {
+        let room = machine.mesh_event_room();
+        let found = self.answers.iter().find_map(|answer| match answer {
+            Ok((choice, stands)) if stands.with(room) => Some(Ok(choice.clone())),
+            Err((spent, no)) if *spent == machine.mesh_events_spent => Some(Err(no.clone())),
+            _ => None,
+        });
+        if let Some(answer) = found {
+            return (answer, None);
+        }
+        let answer = self.planned.choose(machine.mesh_events_spent);
+        let stands = answer.as_ref().ok().map(|&(_, stands)| stands);
+        let choice = answer.as_ref().map(|(choice, _)| choice.clone()).map_err(Clone::clone);
+        self.answers.push(answer.map_err(|no| (machine.mesh_events_spent, no)));
+        (choice, Some(stands))
     }
 }
 

@@ -2,17 +2,18 @@
 //! prediction, then predictions in floor order until no candidate left
 //! could win or come second (branch and bound, `docs/cost-model.md` §4).
 //!
-//! The candidates are planned first ([`Planned`]: each one's phases
-//! composed as `build` composes them, not a whole schedule each; one that
-//! would exceed a lowering limit that depends on the choice, the mesh
-//! events per TOP_SP, the increments per mesh event or the descriptors
-//! per step, is dropped there, `legal.rs`), then
-//! costed on one [`PlanCx`] (the descriptor table, sampled members and
-//! DMA rate every plan of the collective shares) and one [`FlowMemo`]
-//! (network flows and scratch buffers). A floor is cheap: member 0's
+//! The candidates are planned first ([`Store::of`]: each one's phases
+//! composed as `build` composes them, not a whole schedule each), then
+//! judged for the mesh events left ([`Store::hold`]: one that would
+//! exceed a lowering limit that depends on the choice, the mesh events
+//! per TOP_SP, the increments per mesh event or the descriptors per step,
+//! is dropped there, `legal.rs`), then costed on one [`PlanCx`] (the
+//! descriptor table, sampled members and DMA rate every plan of the
+//! collective shares) and one [`FlowMemo`] (network flows and scratch
+//! buffers). A floor is cheap: member 0's
 //! steps costed alone ([`PhaseCoster`] with `floor`); it keeps member 0's
 //! loads from the transfers ([`FirstLoads`]) for the prediction of the
-//! same plan or leg to take, in `Search::firsts`. A pre-floor is cheaper
+//! same plan or leg to take, in `Costs::firsts`. A pre-floor is cheaper
 //! still ([`PreFloor`]: named from the phases' patterns, never above the
 //! floor), first without the network's flows, then with them.
 //! Candidates are held at the highest floor found for each and the least
@@ -26,6 +27,18 @@
 //! it was not walked), not predicted. The winner and the runner-up
 //! (`compile`'s `next Y at T us`) are therefore the ones predicting every
 //! candidate would give: the same argmin with the same tie-break.
+//!
+//! **What is kept.** The plans, every need counted and every value costed
+//! (a candidate's pre-floors, floor and prediction, a leg's phase values,
+//! the flows, member 0's loads) depend on the collective and the machine
+//! and not on the mesh events left: only which candidates are held, and
+//! so what the branch and bound asks, does. A [`Store`] keeps them, each
+//! found the first time a choice asks for it, so that a choice for the
+//! same collective with fewer events left ([`Store::choose`] again) judges
+//! and searches afresh over the values found, costing only what it asks
+//! for and no earlier choice did. What it records is what it asked for
+//! (an alternative's floor is the last value it asked of it), whatever
+//! else earlier choices found: the very choice a fresh store makes.
 
 use super::legal::{Bounds, Peaks, Refusal, Unit, events_needed, peaks, step_bounds};
 use super::prefloor::{PhasePre, PreFloor};
@@ -36,24 +49,27 @@ use crate::cost::{ModelParams, leg_bound, nodes_spanned};
 use crate::lower::Limit;
 use crate::schedule::{CollectivePlan, Phase, Schedule};
 use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
-use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
 
 /// Room made up front for the floors' kept loads of member 0
-/// ([`Search::firsts`]): about what the floors of an all-reduce's
+/// ([`Costs::firsts`]): about what the floors of an all-reduce's
 /// candidates at 32 ranks walk from the transfers, so that the vector
 /// rarely grows.
 const FIRST_LOADS_RESERVED: usize = 32;
+
+/// How many things [`branch_and_bound`] asks of a candidate ([`Ask`]).
+const ASKS: usize = 3;
 
 /// A candidate as the search holds it between its floor and its
 /// prediction.
 enum Held {
     /// Planned alone and costed whole (its plan's position in
-    /// [`Planned::plans`]): a flat algorithm, or a combination whose
+    /// [`Store::plans`]): a flat algorithm, or a combination whose
     /// legs' phases do not run one after another.
     Whole(usize),
     /// A hierarchical combination, costed leg by leg ([`LegCost`]).
@@ -69,18 +85,18 @@ struct LegCost {
     home: usize,
     phases: Range<usize>,
     /// What bounds its phases ([`PhasePre`]), once asked for: where they
-    /// sit in [`Search::pre_phases`].
+    /// sit in [`Costs::pre_phases`].
     pre_phases: Option<Range<usize>>,
     /// Pre-floors under its phases' floors, in run order, once asked for,
     /// without and with the phases' network flows: where they sit in
-    /// [`Search::values`].
+    /// [`Costs::values`].
     pres: [Option<Range<usize>>; 2],
     /// Floors under its phases' times, in run order, once asked for: where
-    /// they sit in [`Search::values`].
+    /// they sit in [`Costs::values`].
     floors: Option<Range<usize>>,
-    /// Its phases' predicted times, once asked for, in [`Search::values`].
+    /// Its phases' predicted times, once asked for, in [`Costs::values`].
     times: Option<Range<usize>>,
-    /// Where its floor's walk kept member 0's loads, in [`Search::firsts`].
+    /// Where its floor's walk kept member 0's loads, in [`Costs::firsts`].
     firsts: Range<usize>,
     /// Its phases' mesh events per TOP_SP (`legal.rs`).
     events: Bounds,
@@ -92,25 +108,90 @@ struct LegCost {
     settled: Option<Peaks>,
 }
 
-/// The candidates' plans: every flat algorithm's, and one combination's
-/// for each leg choice not seen before (a combination of leg choices all
-/// seen is costed from theirs and not planned). Which are planned depends
-/// on the candidates alone, so they are all planned first and then costed
-/// sharing one [`PlanCx`].
-struct Planned {
+/// A candidate that plans, as a [`Store`] keeps it (its algorithm apart,
+/// in [`Store::algorithms`]): how it is costed, what it needs, and what
+/// has been found of it.
+struct Candidate {
+    held: Held,
+    /// Bounds on the mesh events per TOP_SP it needs and on its per-step
+    /// needs (`legal.rs`).
+    needs: (Bounds, Peaks),
+    /// The plan whose phases it needs: `Some` for one planned, `None` for
+    /// a combination of legs all seen before (each leg's on the plan it is
+    /// costed on).
+    whole: Option<usize>,
+    /// Its mesh events per TOP_SP as lowering counts them, once asked for
+    /// (only when its bounds do not settle whether it is held).
+    counted: Option<u32>,
+    /// Its per-step needs as lowering counts them, once asked for (only
+    /// when `needs` exceeds a limit).
+    settled: Option<Peaks>,
+    /// Its pre-floor without the network's flows, whole ns, once asked
+    /// for.
+    pre: Option<u64>,
+    /// What [`branch_and_bound`] asked of it (by [`Ask`]), whole ns, once
+    /// asked for.
+    asked: [Option<u64>; ASKS],
+}
+
+/// What one collective's candidates on one machine are costed with, kept
+/// across choices ([`Store`]): the values found so far and where each
+/// sits.
+struct Costs {
+    /// What bounds each phase whose pre-floor was asked for, plan by plan
+    /// and leg by leg ([`PhasePre`]): found once, without and with the
+    /// phases' network flows.
+    pre_phases: Vec<PhasePre>,
+    /// Where those of each plan costed whole sit in `pre_phases`, by plan.
+    whole_pres: Vec<Option<Range<usize>>>,
+    /// The phases' network flows, counted once for every candidate.
+    flows: FlowMemo,
+    /// Every leg's phase floors and times, one after another, as each
+    /// [`LegCost`] asks for them (one vector, not one a leg).
+    values: Vec<f64>,
+    /// Member 0's loads as each floor walked them, for the prediction of
+    /// the same phases to take (`PhaseCoster::recording`), one floor after
+    /// another.
+    firsts: FirstLoads,
+    /// Where the floor of each plan costed whole kept them, by plan.
+    whole_firsts: Vec<Range<usize>>,
+}
+
+/// A collective's candidates on one machine, planned, with every need
+/// and value found of them so far (see the module doc): the part of
+/// [`super::choose`] that does not depend on the mesh events spent.
+pub(super) struct Store {
+    /// The machine, without collectives.
+    schedule: Schedule,
+    params: ModelParams,
+    /// Every flat algorithm's plan, and one combination's for each leg
+    /// choice not seen before (a combination of leg choices all seen is
+    /// costed from theirs and not planned). Which are planned depends on
+    /// the candidates alone.
     plans: Vec<CollectivePlan>,
-    /// Each candidate that plans and lowers, with how it is held.
-    held: Vec<(ResolvedAlgorithm, Held)>,
+    /// Each candidate that plans, in the candidates' order.
+    candidates: Vec<Candidate>,
+    /// Their algorithms, by position.
+    algorithms: Vec<ResolvedAlgorithm>,
     legs: Vec<LegCost>,
     /// What the per-step bounds of every candidate share, from the first
     /// plan (`legal.rs`).
     unit: Option<Unit>,
-    /// The mesh events per TOP_SP a candidate may take: the arch's less
-    /// what the program's collectives before this one spent.
-    room: u32,
+    costs: Costs,
+    /// The collective's bound, whole ns, once asked for: the same for
+    /// every candidate (it depends on the op, groups, size and channels
+    /// only).
+    bound_ns: Option<u64>,
+}
+
+/// The candidates one choice holds (positions in [`Store::candidates`],
+/// in order), with what [`Stands`] is made of and the refused one to
+/// name.
+struct Holding {
+    held: Vec<usize>,
     /// The candidates that plan but exceed a lowering limit
     /// (`legal.rs`): the one to name, and which ([`Refusal::before`]).
-    refused: Option<(Refusal, ResolvedAlgorithm)>,
+    refused: Option<(Refusal, usize)>,
     /// At least the most mesh events per TOP_SP a held candidate needs
     /// (its bounds' most where that settled it, else its count).
     held_need: u32,
@@ -119,48 +200,63 @@ struct Planned {
     events_refused: u32,
 }
 
-impl Planned {
-    /// Plans `candidates`, holding those that need at most `max` mesh
-    /// events per TOP_SP.
-    fn of(collective: &ValidCollective, schedule: &Schedule, max: u32, candidates: Vec<ResolvedAlgorithm>) -> Planned {
+/// What one choice found: the winner's position among the held
+/// candidates and what is recorded of each.
+pub(super) struct Found {
+    chosen: usize,
+    /// The held candidates' positions in [`Store::candidates`], in order.
+    held: Vec<usize>,
+    /// Each held one's floor recorded: the last value asked of it.
+    floors: Vec<u64>,
+    predicted: Vec<Option<u64>>,
+    bound_ns: u64,
+    /// The rooms over which the choice stands.
+    pub(super) stands: Stands,
+}
+
+impl Store {
+    /// Plans `candidates` of `collective` on `schedule` (the machine, no
+    /// collective), with what bounds their needs; nothing costed yet.
+    pub(super) fn of(
+        collective: &ValidCollective,
+        schedule: Schedule,
+        params: ModelParams,
+        candidates: Vec<ResolvedAlgorithm>,
+    ) -> Store {
         let n = candidates.len();
-        let params = schedule.arch.params();
-        let mut planned = Planned {
-            plans: Vec::with_capacity(n),
-            held: Vec::with_capacity(n),
-            legs: Vec::new(),
-            unit: None,
-            room: max,
-            refused: None,
-            held_need: 0,
-            events_refused: u32::MAX,
-        };
+        let arch = schedule.arch.params();
+        let (mut plans, mut planned, mut legs) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+        let mut algorithms = Vec::with_capacity(n);
+        let mut unit: Option<Unit> = None;
         // What every candidate's plan shares, found once.
         let mut planner = Planner::new(collective, &schedule.shape);
         for algorithm in candidates {
+            let (counted, settled, pre, asked) = (None, None, None, [None; ASKS]);
             // A combination of leg choices all seen: its needs are its
             // legs' (found with them).
             if let ResolvedAlgorithm::Hier(chosen) = &algorithm
-                && let Some((events, steps)) = planned.legs_needs(chosen)
-                && let Some(unit) = planned.unit
+                && let Some(needs) = legs_needs(&legs, chosen)
+                && unit.is_some()
             {
-                planned.hold(schedule, (params, unit), algorithm, Held::Legs, (events, steps), None);
+                let (held_as, whole) = (Held::Legs, None);
+                planned.push(Candidate { held: held_as, needs, whole, counted, settled, pre, asked });
+                algorithms.push(algorithm);
                 continue;
             }
             // As `build` plans it alone (the collective's first and only).
             let Ok(mut plan) = planner.plan(&algorithm) else { continue };
             plan.index = 0;
-            let unit = *planned.unit.get_or_insert_with(|| Unit::of(params, &plan));
-            let at = planned.plans.len();
+            let unit = *unit.get_or_insert_with(|| Unit::of(arch, &plan));
+            let at = plans.len();
             let h = match (&algorithm, leg_runs(&plan)) {
                 (ResolvedAlgorithm::Hier(chosen), Some(runs)) => {
                     for (&key, phases) in chosen.iter().zip(runs) {
-                        if planned.leg(key).is_none() {
+                        if leg(&legs, key).is_none() {
                             let run = || plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p));
                             let (events, steps) = (Bounds::of(run()), step_bounds(unit, run()));
                             let (pre_phases, pres) = (None, [None, None]);
                             let (floors, times, firsts, settled) = (None, None, 0..0, None);
-                            planned.legs.push(LegCost {
+                            legs.push(LegCost {
                                 key,
                                 home: at,
                                 phases,
@@ -184,92 +280,147 @@ impl Planned {
             };
             let whole = || plan.phases.iter().map(|p| (&plan, p));
             let needs = (Bounds::of(whole()), step_bounds(unit, whole()));
-            planned.plans.push(plan);
-            planned.hold(schedule, (params, unit), algorithm, h, needs, Some(at));
+            plans.push(plan);
+            planned.push(Candidate { held: h, needs, whole: Some(at), counted, settled, pre, asked });
+            algorithms.push(algorithm);
         }
-        planned
-    }
-
-    /// Holds `algorithm` as `held` when it lowers: when its schedule needs
-    /// no more mesh events per TOP_SP than the arch has, and no step more
-    /// increments per mesh event or descriptors than lowering allows
-    /// (`legal.rs`); otherwise records it as refused. `needs` bounds what
-    /// it needs: the phases of plan `whole`, or (`None`) its legs', each
-    /// leg's on the plan it is costed on; they are counted (member by
-    /// member for the events, phase by phase for the rest) only when the
-    /// bounds do not settle it. `arch` is the arch's parameters and the
-    /// collective's [`Unit`].
-    fn hold(
-        &mut self,
-        schedule: &Schedule,
-        arch: (&ArchParams, Unit),
-        algorithm: ResolvedAlgorithm,
-        held: Held,
-        needs: (Bounds, Peaks),
-        whole: Option<usize>,
-    ) {
-        let (events, steps) = needs;
-        let max = self.room;
-        let needed = events.need(max, || {
-            let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
-            let mut add = |home: usize, run: Option<Range<usize>>| {
-                let Some(plan) = self.plans.get(home) else { return };
-                let run = run.unwrap_or(0..plan.phases.len());
-                phases.extend(plan.phases.get(run).unwrap_or(&[]).iter().map(|p| (plan, p)));
-            };
-            match (whole, &algorithm) {
-                (Some(at), _) => add(at, None),
-                (None, ResolvedAlgorithm::Hier(chosen)) => {
-                    for l in chosen.iter().filter_map(|&key| self.legs.get(self.leg(key)?)) {
-                        add(l.home, Some(l.phases.clone()));
-                    }
-                }
-                (None, ResolvedAlgorithm::Flat(_)) => {}
-            }
-            events_needed(&schedule.shape, &phases)
-        });
-        let refusal = match needed {
-            n if n > max => Some(Refusal { limit: Limit::MeshEvents, needed: u64::from(n) }),
-            _ if steps.fits() => None,
-            _ => self.settle(schedule, arch, &algorithm, whole).over().map(|(limit, needed)| Refusal { limit, needed }),
+        let costs = Costs {
+            pre_phases: Vec::new(),
+            whole_pres: vec![None; plans.len()],
+            flows: FlowMemo::default(),
+            values: Vec::new(),
+            firsts: Vec::with_capacity(FIRST_LOADS_RESERVED),
+            whole_firsts: vec![0..0; plans.len()],
         };
-        if refusal.is_some_and(|r| r.limit == Limit::MeshEvents) {
-            self.events_refused = self.events_refused.min(needed);
-        }
-        match refusal {
-            None => {
-                self.held_need = self.held_need.max(needed);
-                self.held.push((algorithm, held));
-            }
-            Some(r) if self.refused.as_ref().is_none_or(|(named, _)| r.before(*named)) => {
-                self.refused = Some((r, algorithm));
-            }
-            _ => {}
-        }
+        Store { schedule, params, plans, candidates: planned, algorithms, legs, unit, costs, bound_ns: None }
     }
 
-    /// The per-step needs of `algorithm` as lowering counts them where its
-    /// bounds exceed a limit (`legal::peaks`): of plan `whole`, or
-    /// (`None`) of its legs, each leg's settled once, on the plan it is
-    /// costed on.
-    fn settle(
-        &mut self,
-        schedule: &Schedule,
-        (params, unit): (&ArchParams, Unit),
-        algorithm: &ResolvedAlgorithm,
-        whole: Option<usize>,
-    ) -> Peaks {
-        let shape = &schedule.shape;
-        match (whole, algorithm) {
+    /// Judges, floors and predicts the candidates for `machine` (as the
+    /// store's, with its events spent), as [`choose`](super::choose)
+    /// says, from the values found so far, finding those it asks for and
+    /// keeping them.
+    ///
+    /// # Errors
+    ///
+    /// [`NoChoice`] when no candidate plans and lowers.
+    pub(super) fn choose(&mut self, machine: Machine) -> Result<Found, NoChoice> {
+        let Holding { held, refused, held_need, events_refused } = self.hold(machine.mesh_event_room());
+        if held.is_empty() {
+            let refused = refused.and_then(|(r, c)| Some((r, self.algorithms.get(c)?.clone())));
+            return Err(NoChoice::of(machine, refused));
+        }
+        let stands = Stands { from: held_need, below: events_refused };
+        self.search(held, stands).ok_or(NoChoice::NonePlans)
+    }
+
+    /// The alternatives of `found` ([`Store::choose`]), their algorithms
+    /// copied from the store.
+    pub(super) fn alternatives(&self, found: Found) -> (usize, Vec<Alternative>) {
+        let Found { chosen, held, floors, predicted, bound_ns, .. } = found;
+        let mut alternatives = Vec::with_capacity(held.len());
+        for ((c, floor_ns), predicted_ns) in held.into_iter().zip(floors).zip(predicted) {
+            let Some(algorithm) = self.algorithms.get(c).cloned() else { continue };
+            alternatives.push(Alternative { algorithm, predicted_ns, floor_ns, bound_ns });
+        }
+        (chosen, alternatives)
+    }
+
+    /// The alternatives of `found` ([`Store::choose`]), their algorithms
+    /// taken from the store, which is done with.
+    pub(super) fn into_alternatives(self, found: Found) -> (usize, Vec<Alternative>) {
+        let Found { chosen, held, floors, predicted, bound_ns, .. } = found;
+        // The held positions ascend: each candidate is matched in one walk.
+        let mut recorded = held.iter().zip(floors.into_iter().zip(predicted)).peekable();
+        let mut alternatives = Vec::with_capacity(held.len());
+        for (c, algorithm) in self.algorithms.into_iter().enumerate() {
+            if let Some((_, (floor_ns, predicted_ns))) = recorded.next_if(|&(&h, _)| h == c) {
+                alternatives.push(Alternative { algorithm, predicted_ns, floor_ns, bound_ns });
+            }
+        }
+        (chosen, alternatives)
+    }
+
+    /// Holds each candidate that lowers with `room` mesh events per
+    /// TOP_SP left: that needs no more of them than that, and no step
+    /// more increments per mesh event or descriptors than lowering allows
+    /// (`legal.rs`); records the others as refused. Its needs are counted
+    /// (member by member for the events, phase by phase for the rest) only
+    /// when the bounds do not settle it, once for every choice.
+    fn hold(&mut self, room: u32) -> Holding {
+        let n = self.candidates.len();
+        let mut h = Holding { held: Vec::with_capacity(n), refused: None, held_need: 0, events_refused: u32::MAX };
+        for c in 0..n {
+            let Some(&Candidate { needs: (events, steps), .. }) = self.candidates.get(c) else { continue };
+            let needed = events.need(room, || self.count(c));
+            let refusal = match needed {
+                n if n > room => Some(Refusal { limit: Limit::MeshEvents, needed: u64::from(n) }),
+                _ if steps.fits() => None,
+                _ => self.settle(c).over().map(|(limit, needed)| Refusal { limit, needed }),
+            };
+            if refusal.is_some_and(|r| r.limit == Limit::MeshEvents) {
+                h.events_refused = h.events_refused.min(needed);
+            }
+            match refusal {
+                None => {
+                    h.held_need = h.held_need.max(needed);
+                    h.held.push(c);
+                }
+                Some(r) if h.refused.as_ref().is_none_or(|&(named, _)| r.before(named)) => h.refused = Some((r, c)),
+                _ => {}
+            }
+        }
+        h
+    }
+
+    /// The mesh events per TOP_SP candidate `c` needs as lowering counts
+    /// them: its plan's phases, or its legs', each leg's on the plan it is
+    /// costed on; counted once.
+    fn count(&mut self, c: usize) -> u32 {
+        let Some(candidate) = self.candidates.get(c) else { return 0 };
+        if let Some(counted) = candidate.counted {
+            return counted;
+        }
+        let mut phases: Vec<(&CollectivePlan, &Phase)> = Vec::new();
+        let mut add = |home: usize, run: Option<Range<usize>>| {
+            let Some(plan) = self.plans.get(home) else { return };
+            let run = run.unwrap_or(0..plan.phases.len());
+            phases.extend(plan.phases.get(run).unwrap_or(&[]).iter().map(|p| (plan, p)));
+        };
+        match (candidate.whole, self.algorithms.get(c)) {
+            (Some(at), _) => add(at, None),
+            (None, Some(ResolvedAlgorithm::Hier(chosen))) => {
+                for l in chosen.iter().filter_map(|&key| self.legs.get(leg(&self.legs, key)?)) {
+                    add(l.home, Some(l.phases.clone()));
+                }
+            }
+            (None, _) => {}
+        }
+        let counted = events_needed(&self.schedule.shape, &phases);
+        if let Some(candidate) = self.candidates.get_mut(c) {
+            candidate.counted = Some(counted);
+        }
+        counted
+    }
+
+    /// The per-step needs of candidate `c` as lowering counts them where
+    /// its bounds exceed a limit (`legal::peaks`): of its plan, or of its
+    /// legs, each leg's settled once, on the plan it is costed on.
+    fn settle(&mut self, c: usize) -> Peaks {
+        let (Some(candidate), Some(unit)) = (self.candidates.get(c), self.unit) else { return Peaks::default() };
+        if let Some(settled) = candidate.settled {
+            return settled;
+        }
+        let (shape, params) = (&self.schedule.shape, self.schedule.arch.params());
+        let settled = match (candidate.whole, self.algorithms.get(c)) {
             (Some(at), _) => {
                 let Some(plan) = self.plans.get(at) else { return Peaks::default() };
                 let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
                 peaks(shape, params, unit, &phases)
             }
-            (None, ResolvedAlgorithm::Hier(chosen)) => {
+            (None, Some(ResolvedAlgorithm::Hier(chosen))) => {
                 let mut most = Peaks::default();
                 for &key in chosen {
-                    let Some(i) = self.leg(key) else { continue };
+                    let Some(i) = leg(&self.legs, key) else { continue };
                     let l = &self.legs[i];
                     let leg = match l.settled {
                         _ if l.steps.fits() => l.steps,
@@ -287,141 +438,117 @@ impl Planned {
                 }
                 most
             }
-            (None, ResolvedAlgorithm::Flat(_)) => Peaks::default(),
+            (None, _) => Peaks::default(),
+        };
+        if let Some(candidate) = self.candidates.get_mut(c) {
+            candidate.settled = Some(settled);
         }
+        settled
     }
 
-    /// The mesh events (summed) and per-step needs (the larger of each)
-    /// of a combination of `chosen` leg choices, over its legs; `None`
-    /// unless every one has been seen.
-    fn legs_needs(&self, chosen: &[(Leg, AlgType)]) -> Option<(Bounds, Peaks)> {
-        chosen.iter().try_fold((Bounds::default(), Peaks::default()), |(events, steps), &key| {
-            let l = self.legs.get(self.leg(key)?)?;
-            Some((events + l.events, steps.max(l.steps)))
-        })
-    }
-
-    fn leg(&self, key: (Leg, AlgType)) -> Option<usize> {
-        self.legs.iter().position(|l| l.key == key)
+    /// Floors and predicts the `held` candidates, as [`choose`](super::choose) says,
+    /// each value taken from the store where an earlier choice found it
+    /// (`stands`: the rooms over which the choice stands); `None` when a
+    /// held candidate cannot be costed.
+    fn search(&mut self, held: Vec<usize>, stands: Stands) -> Option<Found> {
+        let Store { schedule, params, plans, candidates, algorithms, legs, costs, bound_ns, .. } = self;
+        let (schedule, params, plans) = (&*schedule, &*params, &plans[..]);
+        let first = plans.first()?;
+        // What costing shares, made the first time a value is not kept
+        // (a choice whose values were all found before makes none).
+        let made: OnceCell<Made<'_>> = OnceCell::new();
+        let mut value = |c: usize, ask: Option<Ask>| -> Option<u64> {
+            let at = *held.get(c)?;
+            let (candidate, algorithm) = (candidates.get_mut(at)?, algorithms.get(at)?);
+            let kept = match ask {
+                None => &mut candidate.pre,
+                Some(ask) => candidate.asked.get_mut(ask as usize)?,
+            };
+            if let Some(v) = *kept {
+                return Some(v);
+            }
+            let m = made.get_or_init(|| Made::new(schedule, first, params));
+            let (cx, launch, pre) = (&m.cx, m.launch, &m.pre);
+            let mut search = Search { schedule, plans, params, cx, legs, launch, pre, c: costs };
+            let h = &candidate.held;
+            let v = match ask {
+                None => floor_ns(search.pre_floor(algorithm, h, false)?),
+                Some(Ask::Flows) => floor_ns(search.pre_floor(algorithm, h, true)?),
+                Some(Ask::Floor) => floor_ns(search.floor(algorithm, h)?),
+                Some(Ask::Prediction) => whole_ns(search.predict(algorithm, h)?),
+            };
+            *kept = Some(v);
+            Some(v)
+        };
+        // Every candidate's pre-floor: its floor in the manifest unless its
+        // floor is walked.
+        let mut floors = Vec::with_capacity(held.len());
+        for c in 0..held.len() {
+            floors.push(value(c, None)?);
+        }
+        let (top, predicted) = branch_and_bound(&mut floors, |c, ask| value(c, Some(ask)))?;
+        let chosen = top?.1;
+        // The collective's bound is the same for every candidate (it
+        // depends on the op, groups, size and channels only).
+        let bound = *bound_ns.get_or_insert_with(|| {
+            whole_ns(leg_bound(schedule, first, nodes_spanned(schedule, first), None, params).total_ns())
+        });
+        Some(Found { chosen, held, floors, predicted, bound_ns: bound, stands })
     }
 }
 
-/// What one `Auto` choice costs its planned candidates with (it lives for
-/// one choice: nothing is kept between validations).
-pub(super) struct Search<'a> {
-    schedule: &'a Schedule,
-    plans: &'a [CollectivePlan],
-    params: &'a ModelParams,
-    /// What every plan's walk shares, made from the first plan.
-    cx: &'a PlanCx<'a>,
-    legs: Vec<LegCost>,
+/// The mesh events (summed) and per-step needs (the larger of each) of a
+/// combination of `chosen` leg choices, over its `legs`; `None` unless
+/// every one has been seen.
+fn legs_needs(legs: &[LegCost], chosen: &[(Leg, AlgType)]) -> Option<(Bounds, Peaks)> {
+    chosen.iter().try_fold((Bounds::default(), Peaks::default()), |(events, steps), &key| {
+        let l = legs.get(leg(legs, key)?)?;
+        Some((events + l.events, steps.max(l.steps)))
+    })
+}
+
+/// Where leg choice `key` sits in `legs`.
+fn leg(legs: &[LegCost], key: (Leg, AlgType)) -> Option<usize> {
+    legs.iter().position(|l| l.key == key)
+}
+
+/// What costing a store's candidates reads that is made from its first
+/// plan: made once a choice, when it first costs anything.
+struct Made<'a> {
+    /// What every plan's walk shares.
+    cx: PlanCx<'a>,
     /// The collective's launch cost, ns: the same for every candidate (it
     /// depends on the groups only).
     launch: f64,
     /// What the pre-floors read.
     pre: PreFloor<'a>,
-    /// What bounds each phase whose pre-floor was asked for, plan by plan
-    /// and leg by leg ([`PhasePre`]): found once, without and with the
-    /// phases' network flows.
-    pre_phases: Vec<PhasePre>,
-    /// Where those of each plan costed whole sit in `pre_phases`, by plan.
-    whole_pres: Vec<Option<Range<usize>>>,
-    /// The phases' network flows, counted once for every candidate.
-    flows: FlowMemo,
-    /// Every leg's phase floors and times, one after another, as each
-    /// [`LegCost`] asks for them (one vector, not one a leg).
-    values: Vec<f64>,
-    /// Member 0's loads as each floor walked them, for the prediction of
-    /// the same phases to take (`PhaseCoster::recording`), one floor after
-    /// another.
-    firsts: FirstLoads,
-    /// Where the floor of each plan costed whole kept them, by plan.
-    whole_firsts: Vec<Range<usize>>,
 }
 
-/// Plans, floors and predicts `candidates` of `collective` on
-/// `schedule` (the machine, no collective), as [`choose`](super::choose)
-/// says: the position of the winner and every alternative that lowers.
-///
-/// # Errors
-///
-/// [`NoChoice`] when no candidate plans and lowers.
-pub(super) fn choose(
-    collective: &ValidCollective,
-    machine: Machine,
-    params: &ModelParams,
-    candidates: Vec<ResolvedAlgorithm>,
-) -> Result<(usize, Vec<Alternative>, Stands), NoChoice> {
-    let schedule = &machine.schedule();
-    let Planned { plans, held, legs, refused, held_need, events_refused, .. } =
-        Planned::of(collective, schedule, machine.mesh_event_room(), candidates);
-    if held.is_empty() {
-        return Err(NoChoice::of(machine, refused));
-    }
-    let stands = Stands { from: held_need, below: events_refused };
-    let Some(first) = plans.first() else { return Err(NoChoice::NonePlans) };
-    match search(schedule, params, &plans, held, legs, first) {
-        Some((chosen, alternatives)) => Ok((chosen, alternatives, stands)),
-        None => Err(NoChoice::NonePlans),
+impl<'a> Made<'a> {
+    fn new(schedule: &'a Schedule, first: &'a CollectivePlan, params: &'a ModelParams) -> Made<'a> {
+        let cx = PlanCx::new(schedule, first, params);
+        let launch = launch_ns(schedule, first, params);
+        let pre = PreFloor::new(schedule, params, &cx);
+        Made { cx, launch, pre }
     }
 }
 
-/// Floors and predicts the `held` candidates (`first` the first plan),
-/// as [`choose`] says; `None` when a held candidate cannot be costed.
-fn search(
-    schedule: &Schedule,
-    params: &ModelParams,
-    plans: &[CollectivePlan],
-    held: Vec<(ResolvedAlgorithm, Held)>,
-    legs: Vec<LegCost>,
-    first: &CollectivePlan,
-) -> Option<(usize, Vec<Alternative>)> {
-    // The collective's bound and launch cost are the same for every
-    // candidate (they depend on the op, groups, size and channels only).
-    let bound = leg_bound(schedule, first, nodes_spanned(schedule, first), None, params).total_ns();
-    let cx = PlanCx::new(schedule, first, params);
-    let launch = launch_ns(schedule, first, params);
-    let (flows, values) = (FlowMemo::default(), Vec::new());
-    let (firsts, whole_firsts) = (Vec::with_capacity(FIRST_LOADS_RESERVED), vec![0..0; plans.len()]);
-    let (pre, pre_phases, whole_pres) = (PreFloor::new(schedule, params, &cx), Vec::new(), vec![None; plans.len()]);
-    let mut search = Search {
-        schedule,
-        plans,
-        params,
-        cx: &cx,
-        legs,
-        launch,
-        pre,
-        pre_phases,
-        whole_pres,
-        flows,
-        values,
-        firsts,
-        whole_firsts,
-    };
-    // Every candidate's pre-floor: its floor in the manifest unless its
-    // floor is walked.
-    let mut floors = Vec::with_capacity(held.len());
-    for (algorithm, h) in &held {
-        floors.push(floor_ns(search.pre_floor(algorithm, h, false)?));
-    }
-    let (top, predicted) = branch_and_bound(&mut floors, |i, ask| {
-        let (algorithm, h) = held.get(i)?;
-        Some(match ask {
-            Ask::Flows => floor_ns(search.pre_floor(algorithm, h, true)?),
-            Ask::Floor => floor_ns(search.floor(algorithm, h)?),
-            Ask::Prediction => whole_ns(search.predict(algorithm, h)?),
-        })
-    })?;
-    let chosen = top?.1;
-    let bound_ns = whole_ns(bound);
-    let alternatives = held
-        .into_iter()
-        .zip(floors)
-        .zip(predicted)
-        .map(|(((algorithm, _), floor_ns), predicted_ns)| Alternative { algorithm, predicted_ns, floor_ns, bound_ns })
-        .collect();
-    Some((chosen, alternatives))
+/// What one value a choice asks of its candidates is costed with: the
+/// store's plans and the values kept (see [`Costs`]), and what is made
+/// from its first plan ([`Made`]).
+struct Search<'a> {
+    schedule: &'a Schedule,
+    plans: &'a [CollectivePlan],
+    params: &'a ModelParams,
+    /// What every plan's walk shares, made from the first plan.
+    cx: &'a PlanCx<'a>,
+    legs: &'a mut [LegCost],
+    /// The collective's launch cost, ns.
+    launch: f64,
+    /// What the pre-floors read.
+    pre: &'a PreFloor<'a>,
+    /// The values kept.
+    c: &'a mut Costs,
 }
 
 /// A place in the search: (prediction, position), whole ns.
@@ -498,17 +625,17 @@ impl Search<'_> {
     /// legs', each leg's found the first time it is asked for; summed as
     /// [`Search::floor`] sums the phases' floors, so that, each under its
     /// phase's floor, the sum is under the floor's. What bounds each phase
-    /// is found once for both ([`Search::pre_phases`]).
+    /// is found once for both ([`Costs::pre_phases`]).
     fn pre_floor(&mut self, algorithm: &ResolvedAlgorithm, held: &Held, with_flows: bool) -> Option<f64> {
         let plans = self.plans;
         let chosen = match (held, algorithm) {
             (Held::Whole(at), _) => {
                 let plan = plans.get(*at)?;
-                let kept = self.kept_pres(*at, 0..plan.phases.len(), self.whole_pres.get(*at)?.clone())?;
-                *self.whole_pres.get_mut(*at)? = Some(kept.clone());
+                let kept = self.kept_pres(*at, 0..plan.phases.len(), self.c.whole_pres.get(*at)?.clone())?;
+                *self.c.whole_pres.get_mut(*at)? = Some(kept.clone());
                 let mut total = 0.0;
                 for (phase, k) in plan.phases.iter().zip(kept) {
-                    let bound = *self.pre_phases.get(k)?;
+                    let bound = *self.c.pre_phases.get(k)?;
                     total += self.pre_ns(plan, phase, bound, with_flows);
                 }
                 return Some(self.launch + total);
@@ -525,17 +652,17 @@ impl Search<'_> {
                 let (home, phases, kept) = (l.home, l.phases.clone(), l.pre_phases.clone());
                 let plan = plans.get(home)?;
                 let kept = self.kept_pres(home, phases.clone(), kept)?;
-                let from = self.values.len();
+                let from = self.c.values.len();
                 for (phase, k) in plan.phases.get(phases)?.iter().zip(kept.clone()) {
-                    let bound = *self.pre_phases.get(k)?;
+                    let bound = *self.c.pre_phases.get(k)?;
                     let ns = self.pre_ns(plan, phase, bound, with_flows);
-                    self.values.push(ns);
+                    self.c.values.push(ns);
                 }
                 let l = self.legs.get_mut(i)?;
                 l.pre_phases = Some(kept);
-                *l.pres.get_mut(which)? = Some(from..self.values.len());
+                *l.pres.get_mut(which)? = Some(from..self.c.values.len());
             }
-            for t in self.values.get(self.legs.get(i)?.pres.get(which)?.clone()?)? {
+            for t in self.c.values.get(self.legs.get(i)?.pres.get(which)?.clone()?)? {
                 at += t;
             }
         }
@@ -543,26 +670,26 @@ impl Search<'_> {
     }
 
     /// Where what bounds `phases` of plan `at` sits in
-    /// [`Search::pre_phases`]: `kept`, or found now.
+    /// [`Costs::pre_phases`]: `kept`, or found now.
     fn kept_pres(&mut self, at: usize, phases: Range<usize>, kept: Option<Range<usize>>) -> Option<Range<usize>> {
         if kept.is_some() {
             return kept;
         }
         let plan = self.plans.get(at)?;
-        let from = self.pre_phases.len();
+        let from = self.c.pre_phases.len();
         for phase in plan.phases.get(phases)? {
-            self.pre_phases.push(self.pre.phase(plan, phase));
+            self.c.pre_phases.push(self.pre.phase(plan, phase));
         }
-        Some(from..self.pre_phases.len())
+        Some(from..self.c.pre_phases.len())
     }
 
     /// The pre-floor of `phase` of `plan`, which `bound` bounds: its
     /// bytes off the node at the node's whole network, or, `with_flows`,
     /// at the floor's share of it (its flows counted once, in
-    /// [`Search::flows`], where the walks find them).
+    /// [`Costs::flows`], where the walks find them).
     fn pre_ns(&mut self, plan: &CollectivePlan, phase: &Phase, bound: PhasePre, with_flows: bool) -> f64 {
         let network = if with_flows && bound.off > 0.0 {
-            self.pre.network(plan, phase, &mut self.flows)
+            self.pre.network(plan, phase, &mut self.c.flows)
         } else {
             self.params.node_inter
         };
@@ -581,7 +708,7 @@ impl Search<'_> {
 
     /// The prediction of a held candidate, ns: a whole one's
     /// [`predict()`] total (the launch cost plus its phases' times, their
-    /// network flows from [`Search::flows`]); a combination's from its
+    /// network flows from [`Costs::flows`]); a combination's from its
     /// legs' phase times, costing each leg the first time it is asked for.
     ///
     /// [`predict()`]: crate::cost::predict::predict
@@ -595,15 +722,15 @@ impl Search<'_> {
         let chosen = match (held, algorithm) {
             (Held::Whole(at), _) => {
                 let plan = self.plans.get(*at)?;
-                let coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
-                let kept = self.whole_firsts.get_mut(*at)?;
+                let coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.c.flows);
+                let kept = self.c.whole_firsts.get_mut(*at)?;
                 let total = if floor {
-                    let from = self.firsts.len();
-                    let total = coster.recording(&mut self.firsts).total();
-                    *kept = from..self.firsts.len();
+                    let from = self.c.firsts.len();
+                    let total = coster.recording(&mut self.c.firsts).total();
+                    *kept = from..self.c.firsts.len();
                     total
                 } else {
-                    coster.replaying(self.firsts.get(kept.clone()).unwrap_or_default()).total()
+                    coster.replaying(self.c.firsts.get(kept.clone()).unwrap_or_default()).total()
                 };
                 return Some(self.launch + total);
             }
@@ -616,21 +743,21 @@ impl Search<'_> {
             let known = if floor { &mut l.floors } else { &mut l.times };
             if known.is_none() {
                 let plan = self.plans.get(l.home)?;
-                let coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.flows);
-                let from = self.values.len();
+                let coster = PhaseCoster::new(schedule, plan, params, cx, floor).with_memo(&mut self.c.flows);
+                let from = self.c.values.len();
                 if floor {
-                    let first = self.firsts.len();
-                    coster.recording(&mut self.firsts).times(l.phases.clone(), &mut self.values);
-                    l.firsts = first..self.firsts.len();
+                    let first = self.c.firsts.len();
+                    coster.recording(&mut self.c.firsts).times(l.phases.clone(), &mut self.c.values);
+                    l.firsts = first..self.c.firsts.len();
                 } else {
-                    let kept = self.firsts.get(l.firsts.clone()).unwrap_or_default();
-                    coster.replaying(kept).times(l.phases.clone(), &mut self.values);
+                    let kept = self.c.firsts.get(l.firsts.clone()).unwrap_or_default();
+                    coster.replaying(kept).times(l.phases.clone(), &mut self.c.values);
                 }
-                *known = Some(from..self.values.len());
+                *known = Some(from..self.c.values.len());
             }
             // The launch cost plus, leg by leg in run order, the phase
             // values: the very sum [`predict()`] makes of a whole plan's.
-            for t in self.values.get(known.clone()?)? {
+            for t in self.c.values.get(known.clone()?)? {
                 at += t;
             }
         }

@@ -23,8 +23,11 @@ pub(super) const FLOOR_WALKED: u32 = 8;
 /// keyed by what it sends, its scope and the plan's radices, so that a ring's
 /// reduce-scatter and all-gather, or a mesh's direct phases, over one
 /// scope are counted once. Both counts are kept: a floor may walk fewer members
-/// ([`FLOOR_WALKED`]). It also lends its walks one [`Scratch`]. Nothing
-/// is kept between choices.
+/// ([`FLOOR_WALKED`]). It also lends its walks one [`Scratch`]. It is
+/// kept for one collective on one machine: across the choices a program's
+/// equal collectives make from the same candidates
+/// ([`Candidates`](crate::cost::auto::Candidates)), never between
+/// collectives.
 #[derive(Default)]
 pub(crate) struct FlowMemo {
     counts: FlowCounts,

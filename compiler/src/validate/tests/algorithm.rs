@@ -468,3 +468,181 @@ fn auto_legs_beside_written_ones_list_what_resolves() {
     }
     assert!(listed > 100 && empty > 100 && written_refused > 100, "{listed} listed, {empty} empty, {written_refused}");
 }
+
+/// `op` over about `bytes` (a count every rank splits evenly) on `arch`
+/// and `topology`, 4 channels, its algorithm left to `Auto`.
+fn auto_of(op: OpType, bytes: u64, arch: Arch, topology: Topology) -> Collective {
+    let rank_n = u64::from(topology.rank_n);
+    let count = (bytes / 2).max(1).div_ceil(rank_n) * rank_n;
+    let c = Collective::new(op, DType::Bf16, count, arch, topology).channels(4).algorithm(Algorithm::Auto);
+    if op.is_reducing() { c.reduce(ReduceOp::Add) } else { c }
+}
+
+/// What [`assert_each_answer_is_fresh`] saw of a program's answers.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Answers chosen from the candidates kept for an equal collective
+    /// before, not reused whole.
+    replayed: usize,
+    /// Of those, the ones holding fewer candidates than the collective
+    /// alone holds (some refused for the events left).
+    replayed_refusing: usize,
+    /// Of those, the ones with none left.
+    replayed_none: usize,
+}
+
+/// Validates `program` and checks every `Auto` answer its collectives
+/// were given against a fresh `cost::auto::choose_standing` for the same
+/// collective over the same candidates on the same machine, with the
+/// events the program had spent before it: equal as a whole, `NoChoice`
+/// included, and so are the rooms over which it stands where it was
+/// chosen then. `picks[i]` names collective `i`'s kind (equal collectives
+/// share one), to tell a choice made from candidates kept for an earlier
+/// equal collective.
+fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -> Seen {
+    let (_, log) = validate_logged(program);
+    let autos = program.collectives.iter().filter(|c| has_auto(&c.algorithm)).count();
+    assert_eq!(log.len(), autos, "{name}: one answer an Auto collective");
+    let mut seen = Seen::default();
+    for logged in &log {
+        let Logged { collective, machine, candidates, auto_legs, answer, chosen_now } = logged;
+        let i = collective.index as usize;
+        let fresh =
+            cost::auto::choose_standing(collective, *machine, &collective.model, candidates.clone(), auto_legs.clone());
+        let fresh_answer = fresh.as_ref().map(|(choice, _)| choice);
+        assert_eq!(answer.as_ref(), fresh_answer, "{name}: collective {i}, {} events spent", machine.mesh_events_spent);
+        if let Some(stands) = chosen_now {
+            let fresh_stands = fresh.as_ref().ok().map(|&(_, s)| s);
+            assert_eq!(*stands, fresh_stands, "{name}: collective {i}'s rooms");
+        }
+        if picks[..i].contains(&picks[i]) && chosen_now.is_some() {
+            seen.replayed += 1;
+            let alone = cost::auto::choose(
+                collective,
+                Machine { mesh_events_spent: 0, ..*machine },
+                &collective.model,
+                candidates.clone(),
+                auto_legs.clone(),
+            );
+            let held_alone = alone.map_or(0, |c| c.alternatives.len());
+            let held = answer.as_ref().map_or(0, |c| c.alternatives.len());
+            seen.replayed_refusing += usize::from(held < held_alone);
+            seen.replayed_none += usize::from(answer.is_err());
+        }
+    }
+    seen
+}
+
+/// A program of `pool[picks[i]]` for each `i`.
+fn program_of(pool: &[Collective], picks: &[usize]) -> Program {
+    Program { collectives: picks.iter().map(|&p| pool[p % pool.len()].clone()).collect() }
+}
+
+/// A training step's 32 all-reduces in 8 sizes (the `auto` bench's last
+/// case): the chosen meshes spend the events, so the later repeats are
+/// chosen with less room than the first, from the candidates kept for it,
+/// refusing some; each answer is the fresh search's, whatever order the
+/// sizes come in.
+#[test]
+fn a_training_step_chooses_each_repeat_as_a_fresh_search_would() {
+    let topology = Topology::new(32, 16);
+    let pool: Vec<Collective> =
+        (0..8u64).map(|s| auto_of(OpType::AllReduce, (128 << 10) << s, Arch::Cayman, topology)).collect();
+    let ascending: Vec<usize> = (0..32).map(|layer| layer % 8).collect();
+    let descending: Vec<usize> = (0..32).map(|layer| 7 - layer % 8).collect();
+    for (name, picks) in [("ascending", ascending), ("descending", descending)] {
+        let seen = assert_each_answer_is_fresh(name, &program_of(&pool, &picks), &picks);
+        assert!(seen.replayed > 0 && seen.replayed_refusing > 0, "{name}: {seen:?}");
+    }
+}
+
+/// A collective whose every combination needs 62 of Cayman's 108 events
+/// (`Hier` with its inter leg a mesh, the intra all-gather left to
+/// `Auto`), repeated after one written the same way: the repeat is
+/// chosen from the candidates kept for the first, with none left, and
+/// says so as a fresh search does (`NoChoice` equal, the events spent
+/// named); and all-reduces, all-gathers and reduce-scatters between them.
+#[test]
+fn a_repeat_with_no_room_left_refuses_as_a_fresh_search_would() {
+    let topology = Topology::new(64, 2);
+    let legs = HierLegs::new().intra_reduce_scatter(AlgType::Ring).inter_all_reduce(AlgType::Mesh);
+    let base = auto_of(OpType::AllReduce, 512, Arch::Cayman, topology);
+    let left = base.clone().algorithm(Algorithm::Hier(legs.clone().intra_all_gather(LegAlgorithm::Auto)));
+    let written = base.algorithm(Algorithm::Hier(legs.intra_all_gather(AlgType::Ring)));
+    let pool = [
+        left,
+        written,
+        auto_of(OpType::AllReduce, 64 << 10, Arch::Cayman, topology),
+        auto_of(OpType::AllGather, 64 << 10, Arch::Cayman, topology),
+        auto_of(OpType::ReduceScatter, 1 << 20, Arch::Cayman, topology),
+    ];
+    let picks = [0, 2, 3, 4, 0, 1, 2, 0, 3, 4, 0];
+    let seen = assert_each_answer_is_fresh("no room", &program_of(&pool, &picks), &picks);
+    assert!(seen.replayed_none > 0, "{seen:?}");
+}
+
+/// A `Candidates` kept across choices gives what a fresh search gives for
+/// every number of events spent, asked in any order (falling, rising,
+/// jumping, repeated, past the arch's most): what one choice found does
+/// not leak into another's answer.
+#[test]
+fn kept_candidates_choose_as_fresh_searches_in_any_order() {
+    let topology = Topology::new(32, 16);
+    let pool = [
+        auto_of(OpType::AllReduce, 128 << 10, Arch::Cayman, topology),
+        auto_of(OpType::AllGather, 1 << 20, Arch::Sunda, topology),
+        auto_of(OpType::ReduceScatter, 16 << 10, Arch::Cayman, Topology::new(64, 32)),
+    ];
+    for (p, c) in pool.iter().enumerate() {
+        let (_, log) = validate_logged(&Program::from(c.clone()));
+        let Logged { collective, machine, candidates, auto_legs, .. } = &log[0];
+        let max = u32::from(machine.arch.params().mesh_event_max);
+        let falling: Vec<u32> = (0..=max + 2).rev().step_by(3).collect();
+        let rising: Vec<u32> = (0..=max + 2).step_by(5).collect();
+        let jumping = [max / 2, 0, max, max - 1, max / 3, max / 2, 2 * max / 3, 1];
+        for (order, spent) in [("falling", &falling[..]), ("rising", &rising[..]), ("jumping", &jumping[..])] {
+            let mut kept =
+                Candidates::of(collective, *machine, &collective.model, candidates.clone(), auto_legs.clone());
+            let mut held = std::collections::BTreeSet::new();
+            for &s in spent {
+                let m = Machine { mesh_events_spent: s, ..*machine };
+                let fresh = cost::auto::choose_standing(
+                    collective,
+                    m,
+                    &collective.model,
+                    candidates.clone(),
+                    auto_legs.clone(),
+                );
+                let got = kept.choose(s);
+                assert_eq!(got, fresh, "collective {p}, {order}, {s} events spent");
+                held.insert(got.map_or(0, |(c, _)| c.alternatives.len()));
+            }
+            // The events spent change which candidates are held.
+            assert!(held.len() > 1, "collective {p}, {order}: {held:?}");
+        }
+    }
+}
+
+/// Random programs' `Auto` cases: the arch, topology and channels shared,
+/// then each collective's op (all-reduce, all-gather or reduce-scatter)
+/// and size, each kind drawn from `POOL_KINDS` so that kinds repeat.
+const POOL_KINDS: usize = 6;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+    /// Every `Auto` answer of a random program mixing ops, sizes and
+    /// repeats, on one of three machines, is the fresh search's.
+    #[test]
+    fn random_programs_choose_each_repeat_as_a_fresh_search_would(
+        machine in 0usize..3,
+        kinds in proptest::collection::vec((0usize..3, 0u32..12), POOL_KINDS),
+        picks in proptest::collection::vec(0usize..POOL_KINDS, 2..14),
+    ) {
+        let (arch, topology, channels) =
+            [(Arch::Cayman, Topology::new(32, 16), 4), (Arch::Sunda, Topology::new(64, 32), 8), (Arch::Cayman, Topology::new(64, 2), 1)][machine];
+        let ops = [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter];
+        let pool: Vec<Collective> =
+            kinds.iter().map(|&(op, size)| auto_of(ops[op], 1024 << size, arch, topology).channels(channels)).collect();
+        assert_each_answer_is_fresh("random", &program_of(&pool, &picks), &picks);
+    }
+}
