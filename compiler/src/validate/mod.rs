@@ -183,6 +183,9 @@ fn shape_of(t: Topology) -> Option<Shape> {
 /// them, and of random programs with a fresh `choose_standing`).
 struct ProgramAuto {
     answers: BTreeMap<Bucket, Vec<(MemoKey, Kept)>>,
+    /// The mesh events each collective a later one could equal spends
+    /// ([`ProgramAuto::spend`]).
+    spent: BTreeMap<Bucket, Vec<(SpendKey, u32)>>,
     /// The mesh events per TOP_SP the collectives so far spend.
     mesh_events_spent: u32,
     /// The collectives before this index spend events an `Auto` one
@@ -210,6 +213,22 @@ struct Logged {
     auto_legs: Vec<Leg>,
     answer: Result<AutoChoice, NoChoice>,
     chosen_now: Option<Option<Stands>>,
+}
+
+/// Everything [`cost::auto::mesh_events`] could read of a collective but
+/// its bucket's fields and its index (it builds the collective alone, as
+/// collective 0), with the machine (no events spent: they do not
+/// change what it builds).
+#[derive(PartialEq)]
+struct SpendKey {
+    reduce: Option<ReduceOp>,
+    groups: Groups,
+    root: Option<u32>,
+    peers: Vec<(u32, u32)>,
+    counts: Option<std::sync::Arc<[Vec<u64>]>>,
+    algorithm: ResolvedAlgorithm,
+    model: ModelParams,
+    machine: Machine,
 }
 
 /// Where an answer is kept: the collective's op, dtype, count and
@@ -254,12 +273,17 @@ impl ProgramAuto {
         let bucket = |c: &Collective| (c.op, c.dtype, c.count, c.channels);
         let cs = program.collectives.get(..last_auto.map_or(0, |last| last + 1)).filter(|cs| cs.len() > 1);
         let cs = cs.unwrap_or_default();
-        let repeated = cs.iter().enumerate().map(|(i, c)| cs.iter().skip(i + 1).any(|l| bucket(l) == bucket(c)));
+        // From the last back, each asks whether its bucket was seen after
+        // it: one pass, not a scan of the rest per collective.
+        let mut later = std::collections::BTreeSet::new();
+        let mut repeated: Vec<bool> = cs.iter().rev().map(|c| !later.insert(bucket(c))).collect();
+        repeated.reverse();
         ProgramAuto {
             answers: BTreeMap::new(),
+            spent: BTreeMap::new(),
             mesh_events_spent: 0,
             counted_before,
-            repeated: repeated.collect(),
+            repeated,
             #[cfg(test)]
             log: Vec::new(),
         }
@@ -267,11 +291,44 @@ impl ProgramAuto {
 
     /// Adds what `valid` (validated, on `machine`) spends of the mesh
     /// events, when an `Auto` collective comes after it.
+    ///
+    /// What a collective spends is a function of what [`SpendKey`] and
+    /// its bucket hold (it builds the collective alone under its
+    /// algorithm): a collective a later one could equal keeps it, and an
+    /// equal collective after it takes it instead of building again.
     fn spend(&mut self, valid: &ValidCollective, machine: Machine) {
-        if (valid.index as usize) < self.counted_before {
-            let events = cost::auto::mesh_events(valid, machine);
-            self.mesh_events_spent = self.mesh_events_spent.saturating_add(events);
+        let i = valid.index as usize;
+        if i >= self.counted_before {
+            return;
         }
+        let at = (valid.op, valid.dtype, valid.count, valid.channels);
+        let repeated = self.repeated.get(i).copied().unwrap_or(false);
+        let events = if repeated || self.spent.contains_key(&at) {
+            let key = SpendKey {
+                reduce: valid.reduce,
+                groups: valid.groups.clone(),
+                root: valid.root,
+                peers: valid.peers.clone(),
+                counts: valid.counts.clone(),
+                algorithm: valid.algorithm.clone(),
+                model: valid.model,
+                machine: Machine { mesh_events_spent: 0, ..machine },
+            };
+            let bucket = self.spent.entry(at).or_default();
+            match bucket.iter().find(|(k, _)| *k == key) {
+                Some(&(_, events)) => events,
+                None => {
+                    let events = cost::auto::mesh_events(valid, machine);
+                    if repeated {
+                        bucket.push((key, events));
+                    }
+                    events
+                }
+            }
+        } else {
+            cost::auto::mesh_events(valid, machine)
+        };
+        self.mesh_events_spent = self.mesh_events_spent.saturating_add(events);
     }
 
     /// [`cost::auto::choose`]'s answer for `valid` over `candidates`: the

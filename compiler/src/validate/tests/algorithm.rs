@@ -504,9 +504,28 @@ fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -
     let autos = program.collectives.iter().filter(|c| has_auto(&c.algorithm)).count();
     assert_eq!(log.len(), autos, "{name}: one answer an Auto collective");
     let mut seen = Seen::default();
+    // The events the collectives before spend, each built afresh under
+    // its choice (the program keeps what an equal one spent); one left
+    // without a choice is refused and spends none.
+    let mut spent = 0u32;
+    let mut before = 0;
     for logged in &log {
         let Logged { collective, machine, candidates, auto_legs, answer, chosen_now } = logged;
         let i = collective.index as usize;
+        // The written collectives before it spend too, validated alone.
+        for written in program.collectives.get(before..i).unwrap_or_default() {
+            let alone = validate(&Program::from(written.clone())).expect("a written collective validates alone");
+            let fresh = cost::auto::mesh_events(&alone.collectives()[0], Machine { mesh_events_spent: 0, ..*machine });
+            spent = spent.saturating_add(fresh);
+        }
+        before = i + 1;
+        assert_eq!(machine.mesh_events_spent, spent, "{name}: the events spent before collective {i}");
+        if let Ok(choice) = answer {
+            let mut chosen = collective.clone();
+            chosen.algorithm = choice.alternatives[choice.chosen].algorithm.clone();
+            let fresh = cost::auto::mesh_events(&chosen, Machine { mesh_events_spent: 0, ..*machine });
+            spent = spent.saturating_add(fresh);
+        }
         let fresh =
             cost::auto::choose_standing(collective, *machine, &collective.model, candidates.clone(), auto_legs.clone());
         let fresh_answer = fresh.as_ref().map(|(choice, _)| choice);
