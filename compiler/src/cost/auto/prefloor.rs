@@ -36,7 +36,7 @@
 //! phase over random specs.
 
 use crate::cost::predict::{FlowMemo, Hop, PlanCx, ring_hops};
-use crate::schedule::{CollectivePlan, OpKind, Phase, PhaseKind, Schedule, ScopeInstance, relation};
+use crate::schedule::{CollectivePlan, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, ScopeInstance, relation};
 use ccc_ir::model::ModelParams;
 
 /// How much a phase's pre-floor is lowered, relative: rounding may make
@@ -63,6 +63,10 @@ pub(crate) struct PreFloor<'a> {
     /// The cap on the links an intra-node transfer crosses, as the walk
     /// applies it.
     cap: f64,
+    /// By [`Hop`] (intra, inter, pod), the least α of the hops at least
+    /// as wide, ns: a step is charged the α of its widest hop, and a
+    /// `model:` override may make a wider hop's α the smaller.
+    least_alpha: [f64; 3],
 }
 
 /// Member 0's load at one step, bounded from below: bytes per side
@@ -91,14 +95,24 @@ impl<'a> PreFloor<'a> {
     /// The pre-floors of `schedule`'s candidates under `params`, `cx` the
     /// context their walks share.
     pub(crate) fn new(schedule: &'a Schedule, params: &'a ModelParams, cx: &PlanCx<'_>) -> Self {
-        PreFloor { schedule, params, dma: cx.dma(), cap: params.hops_max.max(1.0) }
+        let alphas = [params.alpha_intra_ns, params.alpha_inter_ns, params.alpha_pod_ns];
+        let least_alpha = [0, 1, 2].map(|h| alphas.iter().skip(h).copied().fold(f64::INFINITY, f64::min));
+        PreFloor { schedule, params, dma: cx.dma(), cap: params.hops_max.max(1.0), least_alpha }
     }
 
-    /// What bounds `phase` of `plan` (see the module doc): its
-    /// [`PhasePre::ns`] is a floor under the phase's walked floor.
+    /// What bounds `phase` of `plan` (see the module doc), placed around
+    /// member 0 here (the tests' call).
+    #[cfg(test)]
     pub(crate) fn phase(&self, plan: &CollectivePlan, phase: &Phase) -> PhasePre {
+        self.placed(plan, phase, plan.instance(phase, 0))
+    }
+
+    /// What bounds `phase` of `plan` (see the module doc), `inst` its
+    /// placement around member 0 (the search places a run of phases
+    /// placed alike once, [`CollectivePlan::placer`]): its
+    /// [`PhasePre::ns`] is a floor under the phase's walked floor.
+    pub(crate) fn placed(&self, plan: &CollectivePlan, phase: &Phase, inst: PhaseInstance) -> PhasePre {
         use PhaseKind as K;
-        let inst = plan.instance(phase, 0);
         let scope = inst.scope;
         if scope.k < 2 || phase.step_n == 0 {
             return PhasePre::NONE;
@@ -220,11 +234,11 @@ impl<'a> PreFloor<'a> {
         let p = self.params;
         let Some(hop) = load.hop else { return PhasePre::NONE };
         // The step's hop is at least the member's own widest.
-        let alpha = [(Hop::Intra, p.alpha_intra_ns), (Hop::Inter, p.alpha_inter_ns), (Hop::Pod, p.alpha_pod_ns)]
-            .into_iter()
-            .filter(|&(h, _)| h >= hop)
-            .map(|(_, a)| a)
-            .fold(f64::INFINITY, f64::min);
+        let alpha = self.least_alpha[match hop {
+            Hop::Intra => 0,
+            Hop::Inter => 1,
+            Hop::Pod => 2,
+        }];
         let most = |x: [f64; 2]| x[0].max(x[1]);
         let link = ModelParams::ns_at(most(load.ring[SENT]).max(most(load.ring[HEARD])), p.link_intra);
         let dma = ModelParams::ns_at(most(load.moved), self.dma);

@@ -677,8 +677,11 @@ impl Search<'_> {
         }
         let plan = self.plans.get(at)?;
         let from = self.c.pre_phases.len();
+        // Member 0 placed once per run of phases placed alike.
+        let mut placer = plan.placer(0);
         for phase in plan.phases.get(phases)? {
-            self.c.pre_phases.push(self.pre.phase(plan, phase));
+            let inst = placer.place(phase);
+            self.c.pre_phases.push(self.pre.placed(plan, phase, inst));
         }
         Some(from..self.c.pre_phases.len())
     }
