@@ -14,10 +14,11 @@
 //! bytes).
 //!
 //! The last case is a program: a training step whose 32 gradient
-//! all-reduces come in 8 sizes. Validation searches each distinct
-//! collective once (`validate`'s `AutoMemo`), so its columns are the
-//! whole program's: Auto's cost over the program against lowering (and
-//! compiling) rank 0 of the whole program.
+//! all-reduces come in 8 sizes. Validation plans each distinct
+//! collective's candidates once and keeps what it costs of them for its
+//! repeats (`validate`'s `ProgramAuto`, `cost::auto::Candidates`), so its
+//! columns are the whole program's: Auto's cost over the program against
+//! lowering (and compiling) rank 0 of the whole program.
 //!
 //! The times move with the machine's load; instruction counts do not:
 //! `valgrind --tool=callgrind target/release/deps/auto-<hash> "16/node"`

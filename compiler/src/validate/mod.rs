@@ -215,20 +215,42 @@ struct Logged {
     chosen_now: Option<Option<Stands>>,
 }
 
-/// Everything [`cost::auto::mesh_events`] could read of a collective but
-/// its bucket's fields and its index (it builds the collective alone, as
-/// collective 0), with the machine (no events spent: they do not
-/// change what it builds).
+/// What a kept `Auto` value reads of a collective beyond its bucket's
+/// fields and its index (every candidate is planned, and the events
+/// counted, as collective 0), with the machine without the events spent
+/// (what was spent is judged by [`Stands`], and does not change what a
+/// collective builds).
 #[derive(PartialEq)]
-struct SpendKey {
+struct Inputs {
     reduce: Option<ReduceOp>,
     groups: Groups,
     root: Option<u32>,
     peers: Vec<(u32, u32)>,
     counts: Option<std::sync::Arc<[Vec<u64>]>>,
-    algorithm: ResolvedAlgorithm,
     model: ModelParams,
     machine: Machine,
+}
+
+impl Inputs {
+    fn of(valid: &ValidCollective, machine: Machine) -> Inputs {
+        Inputs {
+            reduce: valid.reduce,
+            groups: valid.groups.clone(),
+            root: valid.root,
+            peers: valid.peers.clone(),
+            counts: valid.counts.clone(),
+            model: valid.model,
+            machine: Machine { mesh_events_spent: 0, ..machine },
+        }
+    }
+}
+
+/// Everything [`cost::auto::mesh_events`] could read but the bucket's
+/// fields: the inputs and the collective's algorithm (written or chosen).
+#[derive(PartialEq)]
+struct SpendKey {
+    inputs: Inputs,
+    algorithm: ResolvedAlgorithm,
 }
 
 /// Where an answer is kept: the collective's op, dtype, count and
@@ -247,18 +269,11 @@ struct Kept {
 /// there is none with the events the collectives before had spent.
 type Answer = Result<(AutoChoice, Stands), (u32, NoChoice)>;
 
-/// Everything [`cost::auto::choose`] reads but the bucket's fields (the
-/// machine with no events spent: what was spent is judged by
-/// [`Stands`]).
+/// Everything [`cost::auto::choose`] reads but the bucket's fields: the
+/// inputs, the candidates and the `Auto` legs.
 #[derive(PartialEq)]
 struct MemoKey {
-    reduce: Option<ReduceOp>,
-    groups: Groups,
-    root: Option<u32>,
-    peers: Vec<(u32, u32)>,
-    counts: Option<std::sync::Arc<[Vec<u64>]>>,
-    model: ModelParams,
-    machine: Machine,
+    inputs: Inputs,
     candidates: Vec<ResolvedAlgorithm>,
     auto_legs: Vec<Leg>,
 }
@@ -304,16 +319,7 @@ impl ProgramAuto {
         let at = (valid.op, valid.dtype, valid.count, valid.channels);
         let repeated = self.repeated.get(i).copied().unwrap_or(false);
         let events = if repeated || self.spent.contains_key(&at) {
-            let key = SpendKey {
-                reduce: valid.reduce,
-                groups: valid.groups.clone(),
-                root: valid.root,
-                peers: valid.peers.clone(),
-                counts: valid.counts.clone(),
-                algorithm: valid.algorithm.clone(),
-                model: valid.model,
-                machine: Machine { mesh_events_spent: 0, ..machine },
-            };
+            let key = SpendKey { inputs: Inputs::of(valid, machine), algorithm: valid.algorithm.clone() };
             let bucket = self.spent.entry(at).or_default();
             match bucket.iter().find(|(k, _)| *k == key) {
                 Some(&(_, events)) => events,
@@ -374,17 +380,7 @@ impl ProgramAuto {
             return alone(valid, machine, candidates, auto_legs);
         }
         let bucket = self.answers.entry(at).or_default();
-        let key = MemoKey {
-            reduce: valid.reduce,
-            groups: valid.groups.clone(),
-            root: valid.root,
-            peers: valid.peers.clone(),
-            counts: valid.counts.clone(),
-            model: valid.model,
-            machine: Machine { mesh_events_spent: 0, ..machine },
-            candidates,
-            auto_legs,
-        };
+        let key = MemoKey { inputs: Inputs::of(valid, machine), candidates, auto_legs };
         if let Some((_, kept)) = bucket.iter_mut().find(|(k, _)| *k == key) {
             return kept.choose(machine);
         }

@@ -4,7 +4,7 @@ use super::*;
 use crate::validate::algorithm::aligned;
 use ccc_ir::model::ModelOverrides;
 
-/// A program that repeats a collective searches it once (`AutoMemo`),
+/// A program that repeats a collective plans it once (`ProgramAuto`),
 /// and every collective still gets the answer validating it alone gives:
 /// collectives equal but for their model or their groups (the same bucket
 /// of op, dtype, count and channels) get their own.
