@@ -8,7 +8,7 @@
 //! collective with `Auto`, so that the alternatives are exactly `Auto`'s.
 
 use crate::cost::Evaluation;
-use crate::cost::auto::{Machine, display, evaluate_choice, whole_ns};
+use crate::cost::auto::{Machine, choose, display, evaluate_choice, mesh_events, whole_ns};
 use crate::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use crate::validate::validate;
 use ccc_ir::noun::count;
@@ -111,11 +111,20 @@ fn dominant(e: &Evaluation) -> String {
 }
 
 /// Evaluates every legal choice of collective `vc` (written as `c`).
+///
+/// `machine` carries the mesh events the collectives before it spend
+/// ([`Machine::mesh_events_spent`], as [`explain`] counts them): a written
+/// collective lists the choices `Auto` would hold in its place, those
+/// that fit in what is left, and its own.
 pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine) -> Explained {
     // Validation already listed the alternatives when the spec left a
-    // choice to `Auto`; otherwise list them (which runs `Auto` once).
+    // choice to `Auto`; otherwise list them (which runs `Auto` once) and
+    // keep those `Auto` would hold with the events left.
     let listed = vc.auto().map(|a| a.alternatives.iter().map(|x| x.algorithm.clone()).collect());
-    let legal = listed.or_else(|| legal_choices(c)).unwrap_or_else(|| vec![vc.algorithm().clone()]);
+    let mut legal = listed.or_else(|| legal_choices(c).map(|all| held(vc, machine, all))).unwrap_or_default();
+    if !legal.contains(vc.algorithm()) {
+        legal.push(vc.algorithm().clone());
+    }
     let mut choices = Vec::new();
     for alg in legal {
         let Some((schedule, e)) = evaluate_choice(vc, machine, vc.model(), &alg) else { continue };
@@ -204,8 +213,31 @@ pub fn written(c: &Collective) -> Option<String> {
 }
 
 /// Explains every collective of `program` (validated as `valid`), in
-/// program order.
+/// program order, each with the mesh events the collectives before it
+/// spend (as validation holds an `Auto` collective to what they leave:
+/// each collective's most, [`cost::auto::mesh_events`]).
+///
+/// [`cost::auto::mesh_events`]: crate::cost::auto::mesh_events
 pub fn explain(program: &Program, valid: &ValidProgram) -> Vec<Explained> {
     let machine = Machine::of(valid);
-    program.collectives.iter().zip(valid.collectives()).map(|(c, vc)| explain_collective(c, vc, machine)).collect()
+    let last = valid.collectives().len().saturating_sub(1);
+    let mut spent = 0u32;
+    let mut all = Vec::with_capacity(valid.collectives().len());
+    for (i, (c, vc)) in program.collectives.iter().zip(valid.collectives()).enumerate() {
+        all.push(explain_collective(c, vc, Machine { mesh_events_spent: spent, ..machine }));
+        if i < last {
+            spent = spent.saturating_add(mesh_events(vc, machine));
+        }
+    }
+    all
+}
+
+/// Of `candidates`, those `Auto` would hold for `vc` on `machine` (with
+/// the events its collectives before spent), in their order; none when
+/// none fits.
+fn held(vc: &ValidCollective, machine: Machine, candidates: Vec<ResolvedAlgorithm>) -> Vec<ResolvedAlgorithm> {
+    match choose(vc, machine, vc.model(), candidates, Vec::new()) {
+        Ok(choice) => choice.alternatives.into_iter().map(|a| a.algorithm).collect(),
+        Err(_) => Vec::new(),
+    }
 }

@@ -129,3 +129,50 @@ fn no_room_left_by_the_collectives_before_is_a_validation_error() {
     assert!(text.contains("than the 46 the collectives before it leave of the 108 Cayman has"), "{text}");
     assert!(text.contains("or fewer mesh events in the collectives before it"), "{text}");
 }
+
+/// The written form of a resolved algorithm.
+fn written(r: &ResolvedAlgorithm) -> Algorithm {
+    match r {
+        ResolvedAlgorithm::Flat(a) => Algorithm::flat(*a).unwrap(),
+        ResolvedAlgorithm::Hier(legs) => {
+            Algorithm::Hier(legs.iter().fold(HierLegs::new(), |h, &(leg, alg)| h.with(leg, alg)))
+        }
+    }
+}
+
+/// `explain` of a written collective in a program lists the choices
+/// `Auto` would hold in its place, with the events the collectives
+/// before it spend, and its own: three meshes of the training step's
+/// smallest all-reduce (32 of Cayman's 108 events each) leave no room for
+/// a fourth, so a fourth written as Ring lists no mesh, though alone it
+/// would.
+#[test]
+fn explain_lists_the_choices_that_fit_after_the_collectives_before() {
+    use ccc_compiler::cost::auto::display;
+    use ccc_compiler::explain::explain;
+    use std::collections::BTreeSet;
+    let c = training_step().remove(0);
+    let alone = validate(&Program::from(c.clone().algorithm(Algorithm::Auto))).unwrap();
+    let mesh = alone.collectives()[0].algorithm().clone();
+    assert!(events_of(&c, &mesh) > 0, "alone, the smallest chooses a mesh: {}", display(&mesh));
+    let meshes = vec![c.clone().algorithm(written(&mesh)); 3];
+    let program =
+        |last: Algorithm| Program { collectives: meshes.iter().cloned().chain([c.clone().algorithm(last)]).collect() };
+    let ring = program(Algorithm::flat(AlgType::Ring).unwrap());
+    let explained = explain(&ring, &validate(&ring).unwrap());
+    let listed: BTreeSet<String> = explained[3].choices.iter().map(|ch| ch.algorithm.clone()).collect();
+    let as_auto = program(Algorithm::Auto);
+    let held = validate(&as_auto).unwrap();
+    let mut expected: BTreeSet<String> =
+        held.collectives()[3].auto().unwrap().alternatives.iter().map(|a| display(&a.algorithm)).collect();
+    expected.insert("Ring".to_owned());
+    assert_eq!(listed, expected);
+    assert!(!listed.contains(&display(&mesh)), "{listed:?}");
+    let one = Program::from(c.clone().algorithm(Algorithm::flat(AlgType::Ring).unwrap()));
+    let alone_listed: BTreeSet<String> =
+        explain(&one, &validate(&one).unwrap())[0].choices.iter().map(|ch| ch.algorithm.clone()).collect();
+    assert!(alone_listed.contains(&display(&mesh)) && alone_listed.len() > listed.len(), "{alone_listed:?}");
+    // The meshes before it are explained with what the ones before them
+    // leave: the third has room for its own mesh but lists what fits.
+    assert!(explained[2].choices.iter().any(|ch| ch.winner && ch.algorithm == display(&mesh)));
+}

@@ -8,8 +8,8 @@ use crate::load::load_spec;
 use ccc_backends::plot::{Bar, timeline_svg};
 use ccc_compiler::build::build;
 use ccc_compiler::cost;
-use ccc_compiler::cost::auto::{Machine, display, runner_up};
-use ccc_compiler::explain::{Explained, explain_collective, us};
+use ccc_compiler::cost::auto::{display, runner_up};
+use ccc_compiler::explain::{Explained, explain, us};
 use ccc_compiler::placement;
 use ccc_compiler::schedule::{CollectivePlan, Schedule};
 use ccc_compiler::valid::ValidProgram;
@@ -52,11 +52,7 @@ pub fn cost_lines(out: &mut String, schedule: &Schedule, plan: &CollectivePlan) 
 /// Runs `ccc explain`.
 pub fn run(args: &ExplainArgs) -> Result<ExitCode, Failure> {
     let (parsed, valid) = load_spec(&args.spec, &args.hlo)?;
-    let machine = Machine::of(&valid);
-    let mut all = Vec::new();
-    for (c, vc) in parsed.program.collectives.iter().zip(valid.collectives()) {
-        all.push(explain_collective(c, vc, machine));
-    }
+    let all = explain(&parsed.program, &valid);
     if let Some(path) = &args.svg {
         let svg = timeline(&args.spec, &valid)?;
         write_new(path, &svg)?;
