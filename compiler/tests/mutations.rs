@@ -230,3 +230,13 @@ fn a_broken_chain_is_caught_on_every_rank_even_when_its_program_repeats() {
         );
     }
 }
+
+/// A TOP_SP numbered past those the schedule uses (a program not from
+/// lowering) is a defect named on it (its chain holds a collective the
+/// schedule puts on no such TOP_SP), not an index out of bounds.
+#[test]
+fn a_topsp_numbered_past_those_used_is_caught() {
+    let d = mutate_records(RING, |p| p[5].topsps[1].topsp = TopSp(9));
+    assert_eq!((d.rank, d.topsp), (Some(Rank(5)), Some(TopSp(9))), "{d}");
+    assert!(matches!(d.kind, DefectKind::FieldMismatch { field: "collectives in the chain", .. }), "{d}");
+}
