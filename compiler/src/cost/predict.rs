@@ -276,8 +276,8 @@ impl<'a> PhaseCoster<'a> {
         out
     }
 
-    /// The sum of [`PhaseCoster::every_time`], added in run order as
-    /// [`predict()`] adds the phases' times.
+    /// The sum of the phases' times (the tests' `every_time`), added in
+    /// run order as [`predict()`] adds them.
     pub(crate) fn total(&mut self) -> f64 {
         let plan = self.0.plan;
         let mut at = 0.0;

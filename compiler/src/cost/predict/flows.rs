@@ -127,8 +127,9 @@ impl Sends {
         self.is_named(phase, Sends::named(phase.kind).as_ref(), Narrowing::packed(&phase.narrow))
     }
 
-    /// [`Sends::is`], `phase`'s [`Sends::named`] and packed narrowing
-    /// given (worked out once for every key a look-up compares).
+    /// Whether `phase` sends as this says (the tests' `Sends::is`), with
+    /// `phase`'s [`Sends::named`] and packed narrowing given (worked out
+    /// once for every key a look-up compares).
     fn is_named(&self, phase: &Phase, named: Option<&Sends>, packed: Option<u64>) -> bool {
         match (named, self) {
             (Some(named), _) => self == named,
