@@ -186,6 +186,14 @@ struct ProgramAuto {
     /// The mesh events each collective a later one could equal spends
     /// ([`ProgramAuto::spend`]).
     spent: BTreeMap<Bucket, Vec<(SpendKey, u32)>>,
+    /// Whether whole `Auto`'s listings are kept: when more than one
+    /// collective is `Auto`.
+    lists: bool,
+    /// The legal choices whole `Auto` listed, by op, shape and groups
+    /// (all they depend on: `Checker::algorithm`), for the `Auto`
+    /// collectives after them; only non-empty ones (an empty one is a
+    /// problem reported at each).
+    listed: Vec<((OpType, Shape, Groups), Vec<ResolvedAlgorithm>)>,
     /// The mesh events per TOP_SP the collectives so far spend.
     mesh_events_spent: u32,
     /// The collectives before this index spend events an `Auto` one
@@ -296,6 +304,8 @@ impl ProgramAuto {
         ProgramAuto {
             answers: BTreeMap::new(),
             spent: BTreeMap::new(),
+            lists: program.collectives.iter().filter(|c| c.algorithm == Algorithm::Auto).nth(1).is_some(),
+            listed: Vec::new(),
             mesh_events_spent: 0,
             counted_before,
             repeated,
@@ -565,7 +575,28 @@ impl Checker {
         let peers = self.peers(c, n);
         self.counts(c, n);
         self.errors.append(&mut group_checker.errors);
-        let algorithm = self.algorithm(c.op, &c.algorithm, shape.as_ref().zip(groups.as_ref()));
+        let structure = shape.as_ref().zip(groups.as_ref());
+        let algorithm = match (&c.algorithm, structure) {
+            // Whole `Auto`: its legal choices depend on the op, the shape
+            // and the groups alone; an equal listing before is taken.
+            (Algorithm::Auto, Some((shape, checked))) if autos.lists => {
+                let key = (c.op, *shape, &checked.groups);
+                match autos.listed.iter().find(|((op, s, g), _)| (*op, *s, g) == key) {
+                    Some((_, candidates)) => {
+                        self.auto = Some((candidates.clone(), Vec::new()));
+                        candidates.first().cloned()
+                    }
+                    None => {
+                        let first = self.algorithm(c.op, &c.algorithm, structure);
+                        if let Some((candidates, _)) = self.auto.as_ref().filter(|(c, _)| !c.is_empty()) {
+                            autos.listed.push(((c.op, *shape, checked.groups.clone()), candidates.clone()));
+                        }
+                        first
+                    }
+                }
+            }
+            _ => self.algorithm(c.op, &c.algorithm, structure),
+        };
         self.model(c);
 
         if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)

@@ -520,6 +520,14 @@ fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -
         }
         before = i + 1;
         assert_eq!(machine.mesh_events_spent, spent, "{name}: the events spent before collective {i}");
+        // The choices listed (perhaps kept from an equal listing before)
+        // are the collective's listed alone.
+        let (_, alone) = validate_logged(&Program::from(program.collectives[i].clone()));
+        assert_eq!(
+            (candidates, auto_legs),
+            (&alone[0].candidates, &alone[0].auto_legs),
+            "{name}: collective {i}'s list"
+        );
         if let Ok(choice) = answer {
             let mut chosen = collective.clone();
             chosen.algorithm = choice.alternatives[choice.chosen].algorithm.clone();
@@ -664,4 +672,27 @@ proptest::proptest! {
             kinds.iter().map(|&(op, size)| auto_of(ops[op], 1024 << size, arch, topology).channels(channels)).collect();
         assert_each_answer_is_fresh("random", &program_of(&pool, &picks), &picks);
     }
+}
+
+/// Whole `Auto`'s listing is kept for the `Auto` collectives after it by
+/// op, shape and groups: groups within a node list no `Hier` (nor a
+/// choice needing more than one node), groups across nodes do, so a
+/// listing kept by op alone would hand one the other's; each collective's
+/// list is the one it has alone.
+#[test]
+fn auto_listings_are_kept_per_op_and_groups() {
+    let topology = Topology::new(32, 16);
+    let world = auto_of(OpType::AllReduce, 1 << 20, Arch::Cayman, topology);
+    let mut on_node = world.clone();
+    on_node.groups = Some(vec![(0..16).collect(), (16..32).collect()]);
+    let mut across = world.clone();
+    across.groups = Some((0..16).map(|i| vec![i, i + 16]).collect());
+    let gather = auto_of(OpType::AllGather, 1 << 20, Arch::Cayman, topology);
+    let pool = [world, on_node, across, gather];
+    let lists: Vec<Vec<ResolvedAlgorithm>> =
+        pool.iter().map(|c| validate_logged(&Program::from(c.clone())).1.remove(0).candidates).collect();
+    assert_ne!(lists[0], lists[1], "world and on-node groups list alike: the test would not tell");
+    assert_ne!(lists[1], lists[2], "on-node and across groups list alike: the test would not tell");
+    let picks = [0, 1, 2, 3, 1, 0, 2, 3, 0];
+    assert_each_answer_is_fresh("listings", &program_of(&pool, &picks), &picks);
 }
