@@ -8,7 +8,7 @@
 //! collective with `Auto`, so that the alternatives are exactly `Auto`'s.
 
 use crate::cost::Evaluation;
-use crate::cost::auto::{Machine, choose, display, evaluate_choice, mesh_events, whole_ns};
+use crate::cost::auto::{Machine, display, evaluate_choice, legal, mesh_events, whole_ns};
 use crate::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use crate::validate::validate;
 use ccc_ir::noun::count;
@@ -119,16 +119,25 @@ fn dominant(e: &Evaluation) -> String {
 pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine) -> Explained {
     // Validation already listed the alternatives when the spec left a
     // choice to `Auto`; otherwise list them (which runs `Auto` once) and
-    // keep those `Auto` would hold with the events left.
+    // keep, besides the written one, those that lower with the events
+    // left, judged on the schedule built here by `Auto`'s own rule.
     let listed = vc.auto().map(|a| a.alternatives.iter().map(|x| x.algorithm.clone()).collect());
-    let mut legal = listed.or_else(|| legal_choices(c).map(|all| held(vc, machine, all))).unwrap_or_default();
+    let judge = listed.is_none();
+    let mut legal = listed.or_else(|| legal_choices(c)).unwrap_or_default();
     if !legal.contains(vc.algorithm()) {
         legal.push(vc.algorithm().clone());
     }
+    let (arch, room) = (machine.arch.params(), machine.mesh_event_room());
     let mut choices = Vec::new();
     for alg in legal {
         let Some((schedule, e)) = evaluate_choice(vc, machine, vc.model(), &alg) else { continue };
         let plan = schedule.collectives.first();
+        if judge && &alg != vc.algorithm() {
+            let phases: Vec<_> = plan.into_iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
+            if legal::refusal(&schedule.shape, arch, room, &phases).is_some() {
+                continue;
+            }
+        }
         let legs = plan
             .map(|plan| {
                 e.legs
@@ -230,14 +239,4 @@ pub fn explain(program: &Program, valid: &ValidProgram) -> Vec<Explained> {
         }
     }
     all
-}
-
-/// Of `candidates`, those `Auto` would hold for `vc` on `machine` (with
-/// the events its collectives before spent), in their order; none when
-/// none fits.
-fn held(vc: &ValidCollective, machine: Machine, candidates: Vec<ResolvedAlgorithm>) -> Vec<ResolvedAlgorithm> {
-    match choose(vc, machine, vc.model(), candidates, Vec::new()) {
-        Ok(choice) => choice.alternatives.into_iter().map(|a| a.algorithm).collect(),
-        Err(_) => Vec::new(),
-    }
 }
