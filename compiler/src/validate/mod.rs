@@ -577,24 +577,7 @@ impl Checker {
         self.errors.append(&mut group_checker.errors);
         let structure = shape.as_ref().zip(groups.as_ref());
         let algorithm = match (&c.algorithm, structure) {
-            // Whole `Auto`: its legal choices depend on the op, the shape
-            // and the groups alone; an equal listing before is taken.
-            (Algorithm::Auto, Some((shape, checked))) if autos.lists => {
-                let key = (c.op, *shape, &checked.groups);
-                match autos.listed.iter().find(|((op, s, g), _)| (*op, *s, g) == key) {
-                    Some((_, candidates)) => {
-                        self.auto = Some((candidates.clone(), Vec::new()));
-                        candidates.first().cloned()
-                    }
-                    None => {
-                        let first = self.algorithm(c.op, &c.algorithm, structure);
-                        if let Some((candidates, _)) = self.auto.as_ref().filter(|(c, _)| !c.is_empty()) {
-                            autos.listed.push(((c.op, *shape, checked.groups.clone()), candidates.clone()));
-                        }
-                        first
-                    }
-                }
-            }
+            (Algorithm::Auto, Some(structure)) if autos.lists => self.auto_listed(c.op, structure, autos),
             _ => self.algorithm(c.op, &c.algorithm, structure),
         };
         self.model(c);
@@ -652,6 +635,29 @@ impl Checker {
         }
         autos.spend(&valid, machine);
         Some(valid)
+    }
+
+    /// [`Checker::algorithm`] for whole `Auto` in a program of several:
+    /// its legal choices depend on the op, the shape and the groups alone,
+    /// so an equal listing before is taken, and a listing made here is
+    /// kept for the collectives after (a non-empty one: an empty one is a
+    /// problem reported at each).
+    fn auto_listed(
+        &mut self,
+        op: OpType,
+        (shape, checked): (&Shape, &CheckedGroups),
+        autos: &mut ProgramAuto,
+    ) -> Option<ResolvedAlgorithm> {
+        let key = (op, *shape, &checked.groups);
+        if let Some((_, candidates)) = autos.listed.iter().find(|((o, s, g), _)| (*o, *s, g) == key) {
+            self.auto = Some((candidates.clone(), Vec::new()));
+            return candidates.first().cloned();
+        }
+        let first = self.algorithm(op, &Algorithm::Auto, Some((shape, checked)));
+        if let Some((candidates, _)) = self.auto.as_ref().filter(|(c, _)| !c.is_empty()) {
+            autos.listed.push(((op, *shape, checked.groups.clone()), candidates.clone()));
+        }
+        first
     }
 
     /// The `model:` overrides: each in its accepted range.
