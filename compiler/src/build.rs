@@ -242,7 +242,9 @@ mod tests {
         }
         for inter in [AlgType::Ring, AlgType::InterRdh, AlgType::Mesh] {
             let legs = [(Leg::IntraReduceScatter, AlgType::Kangaring), (Leg::InterAllReduce, inter)];
-            out.push(ResolvedAlgorithm::Hier([&legs[..], &[(Leg::IntraAllGather, AlgType::Ring)]].concat()));
+            out.push(ResolvedAlgorithm::Hier(
+                crate::valid::LegAlgorithms::new(&[legs[0], legs[1], (Leg::IntraAllGather, AlgType::Ring)]).unwrap(),
+            ));
             out.push(ResolvedAlgorithm::Flat(AlgType::Mesh));
         }
         out

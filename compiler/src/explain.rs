@@ -121,11 +121,11 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
     // choice to `Auto`; otherwise list them (which runs `Auto` once) and
     // keep, besides the written one, those that lower with the events
     // left, judged on the schedule built here by `Auto`'s own rule.
-    let listed = vc.auto().map(|a| a.alternatives.iter().map(|x| x.algorithm.clone()).collect());
+    let listed = vc.auto().map(|a| a.alternatives.iter().map(|x| x.algorithm).collect());
     let judge = listed.is_none();
     let mut legal = listed.or_else(|| legal_choices(c)).unwrap_or_default();
     if !legal.contains(vc.algorithm()) {
-        legal.push(vc.algorithm().clone());
+        legal.push(*vc.algorithm());
     }
     let (arch, room) = (machine.arch.params(), machine.mesh_event_room());
     let mut choices = Vec::new();

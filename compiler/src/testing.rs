@@ -105,7 +105,10 @@ impl Case {
     }
 
     pub(crate) fn hier(op: OpType, legs: &[(Leg, AlgType)], rank_n: u32, local_rank_n: u32) -> Case {
-        Case { alg: ResolvedAlgorithm::Hier(legs.to_vec()), ..Case::flat(op, AlgType::Ring, rank_n, local_rank_n) }
+        Case {
+            alg: ResolvedAlgorithm::Hier(crate::valid::LegAlgorithms::new(legs).unwrap()),
+            ..Case::flat(op, AlgType::Ring, rank_n, local_rank_n)
+        }
     }
 
     pub(crate) fn group_size(&self) -> u32 {
@@ -149,7 +152,7 @@ impl Case {
             reduce: self.op.is_reducing().then_some(ReduceOp::Add),
             count,
             channels: self.channels,
-            algorithm: self.alg.clone(),
+            algorithm: self.alg,
             groups,
             root: self.root,
             peers,

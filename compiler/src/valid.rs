@@ -180,12 +180,82 @@ impl ValidCollective {
 }
 
 /// The algorithm after validation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum ResolvedAlgorithm {
     /// One algorithm over the whole group.
     Flat(AlgType),
     /// One algorithm per leg, in the order the legs run.
-    Hier(Vec<(Leg, AlgType)>),
+    Hier(LegAlgorithms),
+}
+
+/// A hierarchical algorithm's choices: one algorithm per leg, in the
+/// order the legs run, no leg twice (so at most [`Leg::ALL`]'s five).
+/// Held inline, so that a [`ResolvedAlgorithm`] is `Copy`: `Auto` lists,
+/// keeps and records every candidate of every collective without a heap
+/// allocation each. Reads as a slice of `(leg, algorithm)` pairs;
+/// compares, prints and serializes as that slice.
+#[derive(Clone, Copy)]
+pub struct LegAlgorithms {
+    len: u8,
+    /// The pairs in `..len`; the rest is filler, never read.
+    pairs: [(Leg, AlgType); Leg::ALL.len()],
+}
+
+impl LegAlgorithms {
+    /// `pairs`, in order; `None` when a leg is named twice.
+    pub fn new(pairs: &[(Leg, AlgType)]) -> Option<LegAlgorithms> {
+        let mut out = LegAlgorithms { len: 0, pairs: [(Leg::IntraReduceScatter, AlgType::Ring); Leg::ALL.len()] };
+        for (i, &(leg, alg)) in pairs.iter().enumerate() {
+            if pairs.get(..i).is_some_and(|before| before.iter().any(|&(l, _)| l == leg)) {
+                return None;
+            }
+            // Distinct legs are at most `Leg::ALL.len()`, so every one has a slot.
+            *out.pairs.get_mut(i)? = (leg, alg);
+            out.len += 1;
+        }
+        Some(out)
+    }
+}
+
+impl std::ops::Deref for LegAlgorithms {
+    type Target = [(Leg, AlgType)];
+    fn deref(&self) -> &Self::Target {
+        self.pairs.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+}
+
+impl std::ops::DerefMut for LegAlgorithms {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.pairs.get_mut(..usize::from(self.len)).unwrap_or(&mut [])
+    }
+}
+
+impl<'a> IntoIterator for &'a LegAlgorithms {
+    type Item = &'a (Leg, AlgType);
+    type IntoIter = std::slice::Iter<'a, (Leg, AlgType)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl PartialEq for LegAlgorithms {
+    fn eq(&self, other: &Self) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl Eq for LegAlgorithms {}
+
+impl std::fmt::Debug for LegAlgorithms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for LegAlgorithms {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 /// Replica groups: the collective runs independently inside each.
@@ -364,5 +434,36 @@ mod tests {
         let at = explicit.locate(Rank(1)).unwrap();
         assert_eq!((at.rank(), at.group(), at.index()), (Rank(1), 0, 1));
         assert_eq!(explicit.locate(Rank(4)), None);
+    }
+
+    /// A hierarchical choice holds its pairs in order, at most one per
+    /// leg, and reads, compares, prints and serializes as the list it
+    /// was (a `Vec` before it was held inline): the manifest and
+    /// `explain --json` keep their shape.
+    #[test]
+    fn leg_algorithms_read_as_their_list() {
+        let pairs = [
+            (Leg::IntraReduceScatter, AlgType::Kangaring),
+            (Leg::InterAllReduce, AlgType::InterRdh),
+            (Leg::IntraAllGather, AlgType::Ring),
+        ];
+        let legs = LegAlgorithms::new(&pairs).unwrap();
+        assert_eq!(&legs[..], &pairs[..]);
+        assert_eq!(format!("{legs:?}"), format!("{:?}", pairs.to_vec()));
+        let json = serde_json::to_string(&ResolvedAlgorithm::Hier(legs)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"Hier":[["IntraReduceScatter","Kangaring"],["InterAllReduce","InterRdh"],["IntraAllGather","Ring"]]}"#
+        );
+        // Equal lists are equal whatever filler the unused slots hold.
+        let two = LegAlgorithms::new(&pairs[..2]).unwrap();
+        assert_eq!(two, LegAlgorithms::new(&pairs[..2]).unwrap());
+        assert_ne!(two, legs);
+        assert_eq!(LegAlgorithms::new(&[]).unwrap().len(), 0);
+        // Every leg once fits; a leg named twice is refused.
+        let every: Vec<_> = Leg::ALL.iter().map(|&l| (l, AlgType::Ring)).collect();
+        assert_eq!(LegAlgorithms::new(&every).unwrap().len(), Leg::ALL.len());
+        let again = [(Leg::InterAllReduce, AlgType::Ring), (Leg::InterAllReduce, AlgType::Mesh)];
+        assert!(LegAlgorithms::new(&again).is_none());
     }
 }

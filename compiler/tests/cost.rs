@@ -45,7 +45,7 @@ fn every_alternative(c: &Collective) -> Vec<Alternative> {
     let v = valid(c);
     let vc = &v.collectives()[0];
     let choice = vc.auto().unwrap();
-    let candidates = choice.alternatives.iter().map(|a| a.algorithm.clone()).collect();
+    let candidates = choice.alternatives.iter().map(|a| a.algorithm).collect();
     let all = choose_exhaustive(vc, Machine::of(&v), vc.model(), candidates, choice.auto_legs.clone()).unwrap();
     assert_eq!(all.chosen, choice.chosen, "{c:?}");
     all.alternatives
@@ -57,7 +57,7 @@ fn predictions(c: &Collective) -> BTreeMap<String, u64> {
 }
 
 fn winner(c: &Collective) -> ResolvedAlgorithm {
-    valid(c).collectives()[0].algorithm().clone()
+    *valid(c).collectives()[0].algorithm()
 }
 
 #[test]

@@ -44,7 +44,7 @@ pub fn collective(op: OpType, bytes: u64, arch: Arch, topology: Topology) -> Col
 pub fn exhaustive(program: &ValidProgram) -> AutoChoice {
     let vc = &program.collectives()[0];
     let fast = vc.auto().unwrap_or_else(|| panic!("no Auto choice"));
-    let candidates = fast.alternatives.iter().map(|a| a.algorithm.clone()).collect();
+    let candidates = fast.alternatives.iter().map(|a| a.algorithm).collect();
     choose_exhaustive(vc, Machine::of(program), vc.model(), candidates, fast.auto_legs.clone()).unwrap()
 }
 

@@ -29,7 +29,7 @@ use ccc_ir::spec::{Algorithm, Collective, DType, HierLegs, LegAlgorithm, Program
 /// not: the candidates before the legality rule.
 fn written_candidates(c: &Collective) -> Vec<ResolvedAlgorithm> {
     let resolved = |algorithm: Algorithm| {
-        validate(&Program::from(c.clone().algorithm(algorithm))).ok().map(|p| p.collectives()[0].algorithm().clone())
+        validate(&Program::from(c.clone().algorithm(algorithm))).ok().map(|p| *p.collectives()[0].algorithm())
     };
     let mut out: Vec<ResolvedAlgorithm> =
         AlgType::ALL.iter().filter(|&&a| a != AlgType::Hier).filter_map(|&a| resolved(Algorithm::flat(a)?)).collect();

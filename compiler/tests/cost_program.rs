@@ -94,7 +94,7 @@ fn each_choice_is_made_with_the_events_before_it_spent() {
             let alone = validate(&Program::from(c.clone())).unwrap();
             let fresh_vc = &alone.collectives()[0];
             let candidates: Vec<ResolvedAlgorithm> =
-                fresh_vc.auto().unwrap().alternatives.iter().map(|a| a.algorithm.clone()).collect();
+                fresh_vc.auto().unwrap().alternatives.iter().map(|a| a.algorithm).collect();
             let fresh = choose(fresh_vc, machine, fresh_vc.model(), candidates, Vec::new()).unwrap();
             assert_eq!(vc.auto(), Some(&fresh), "{name}: collective {i}");
             rooms.push(machine.mesh_event_room());
@@ -153,7 +153,7 @@ fn explain_lists_the_choices_that_fit_after_the_collectives_before() {
     use std::collections::BTreeSet;
     let c = training_step().remove(0);
     let alone = validate(&Program::from(c.clone().algorithm(Algorithm::Auto))).unwrap();
-    let mesh = alone.collectives()[0].algorithm().clone();
+    let mesh = *alone.collectives()[0].algorithm();
     assert!(events_of(&c, &mesh) > 0, "alone, the smallest chooses a mesh: {}", display(&mesh));
     let meshes = vec![c.clone().algorithm(written(&mesh)); 3];
     let program =

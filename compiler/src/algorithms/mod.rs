@@ -382,7 +382,10 @@ mod tests {
         for &op in OpType::ALL {
             if let Some(legs) = hier_legs(op) {
                 assert!(supports(AlgType::Hier, op));
-                for leg in legs {
+                for (i, leg) in legs.iter().enumerate() {
+                    // Each leg once: `validate` resolves a combination
+                    // into `LegAlgorithms`, which refuses a repeat.
+                    assert!(!legs[..i].contains(leg), "{op} names {leg} twice");
                     let leg_op = leg.op();
                     // AllReduce composes RS, AR, AG; the others compose their own op.
                     assert!(op == OpType::AllReduce || leg_op == op, "{op} {leg}");

@@ -325,7 +325,7 @@ pub fn evaluate_choice(
 /// Builds `collective` alone under `algorithm` on `machine`.
 fn build_alone(collective: &ValidCollective, machine: Machine, algorithm: &ResolvedAlgorithm) -> Option<Schedule> {
     let mut c = collective.clone();
-    c.algorithm = algorithm.clone();
+    c.algorithm = *algorithm;
     c.index = 0;
     c.auto = None;
     let program = ValidProgram {

@@ -37,7 +37,7 @@ fn same_both_ways(c: &Collective, named: &mut (usize, usize)) -> usize {
     let Ok(program) = validate(&Program::from(c.clone())) else { return 0 };
     let vc = &program.collectives()[0];
     let Some(auto) = vc.auto() else { return 0 };
-    let candidates = auto.alternatives.iter().map(|a| a.algorithm.clone()).collect();
+    let candidates = auto.alternatives.iter().map(|a| a.algorithm).collect();
     let every = choose_exhaustive(vc, Machine::of(&program), vc.model(), candidates, auto.auto_legs.clone());
     if let Err(e) =
         every.as_ref().map_err(|e| format!("nothing chosen: {e:?}")).and_then(|every| check_against(auto, every))
@@ -48,7 +48,7 @@ fn same_both_ways(c: &Collective, named: &mut (usize, usize)) -> usize {
     let mut memo = FlowMemo::default();
     let alone = |algorithm: &crate::valid::ResolvedAlgorithm| {
         let mut one = program.clone();
-        one.collectives[0].algorithm = algorithm.clone();
+        one.collectives[0].algorithm = *algorithm;
         one.collectives[0].auto = None;
         build(&one).ok()
     };

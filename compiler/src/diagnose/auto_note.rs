@@ -160,7 +160,7 @@ mod tests {
                 let Some(auto) = program.collectives()[0].auto().cloned() else { panic!("no Auto choice") };
                 for (i, alternative) in auto.alternatives.iter().enumerate() {
                     let mut one = program.clone();
-                    one.collectives[0].algorithm = alternative.algorithm.clone();
+                    one.collectives[0].algorithm = alternative.algorithm;
                     one.collectives[0].auto = Some(crate::valid::AutoChoice { chosen: i, ..auto.clone() });
                     let Ok(schedule) = build(&one) else { continue };
                     let signature = sign(&one, &schedule);

@@ -152,7 +152,7 @@ impl Checker {
         // legs' choices: each Auto leg's place in that resolution, its set,
         // and which of its choices meet the leg's requirement (bit `j` for
         // the set's `j`-th choice).
-        let template = resolve_hier(legs, &chosen);
+        let Some(template) = resolve_hier(legs, &chosen) else { return };
         let mut sets: [(usize, &[AlgType], u32); Leg::ALL.len()] = [(0, &[], 0); Leg::ALL.len()];
         for (slot, &leg) in sets.iter_mut().zip(auto) {
             let Some(at) = template.iter().position(|&(l, _)| l == leg) else { return };
@@ -170,7 +170,7 @@ impl Checker {
         let n: usize = sets.iter().map(|(_, choices, _)| choices.len()).product();
         // As `combinations` names them: the last leg's choice varies fastest.
         'combos: for i in 0..n {
-            let mut resolved = template.clone();
+            let mut resolved = template;
             let mut rest = i;
             for &(at, choices, met) in sets.iter().rev() {
                 let j = rest % choices.len().max(1);
@@ -312,7 +312,9 @@ impl Checker {
         if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
             return None;
         }
-        Some(ResolvedAlgorithm::Hier(resolve_hier(legs, &chosen)))
+        // `hier_legs` names each leg once (`algorithms::tests`), so this
+        // always resolves.
+        Some(ResolvedAlgorithm::Hier(resolve_hier(legs, &chosen)?))
     }
 
     /// Each leg's choice, in `Leg::ALL`'s order, when every leg `given`
@@ -363,15 +365,18 @@ impl Checker {
 }
 
 /// A hierarchical choice resolved: each of the op's legs (`legs`, in run
-/// order) with its choice in `chosen` (in `Leg::ALL`'s order).
-fn resolve_hier(legs: &[Leg], chosen: &[Option<AlgType>; Leg::ALL.len()]) -> Vec<(Leg, AlgType)> {
-    let mut resolved = Vec::with_capacity(legs.len());
+/// order) with its choice in `chosen` (in `Leg::ALL`'s order); `None`
+/// when `legs` names a leg twice, which `hier_legs` never does.
+fn resolve_hier(legs: &[Leg], chosen: &[Option<AlgType>; Leg::ALL.len()]) -> Option<LegAlgorithms> {
+    let mut resolved = [(Leg::IntraReduceScatter, AlgType::Ring); Leg::ALL.len()];
+    let mut n = 0;
     for &leg in legs {
         if let Some(alg) = Leg::ALL.iter().zip(chosen).find(|&(&l, _)| l == leg).and_then(|(_, &alg)| alg) {
-            resolved.push((leg, alg));
+            *resolved.get_mut(n)? = (leg, alg);
+            n += 1;
         }
     }
-    resolved
+    LegAlgorithms::new(resolved.get(..n)?)
 }
 
 /// Whether every group meets `fact`, checked member by member.

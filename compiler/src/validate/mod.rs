@@ -13,7 +13,9 @@
 use crate::algorithms::{self, Requirement};
 use crate::cost::auto::{Candidates, Machine, NoChoice, Stands};
 use crate::cost::{self, ModelParams};
-use crate::valid::{AutoChoice, DEFAULT_SEND_CREDITS, Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram};
+use crate::valid::{
+    AutoChoice, DEFAULT_SEND_CREDITS, Groups, LegAlgorithms, ResolvedAlgorithm, Shape, ValidCollective, ValidProgram,
+};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::spec::{
@@ -329,7 +331,7 @@ impl ProgramAuto {
         let at = (valid.op, valid.dtype, valid.count, valid.channels);
         let repeated = self.repeated.get(i).copied().unwrap_or(false);
         let events = if repeated || self.spent.contains_key(&at) {
-            let key = SpendKey { inputs: Inputs::of(valid, machine), algorithm: valid.algorithm.clone() };
+            let key = SpendKey { inputs: Inputs::of(valid, machine), algorithm: valid.algorithm };
             let bucket = self.spent.entry(at).or_default();
             match bucket.iter().find(|(k, _)| *k == key) {
                 Some(&(_, events)) => events,
@@ -630,7 +632,7 @@ impl Checker {
                     return None;
                 }
             };
-            valid.algorithm = choice.winner()?.algorithm.clone();
+            valid.algorithm = choice.winner()?.algorithm;
             valid.auto = Some(choice);
         }
         autos.spend(&valid, machine);

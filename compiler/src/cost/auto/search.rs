@@ -306,7 +306,7 @@ impl Store {
     pub(super) fn choose(&mut self, machine: Machine) -> Result<Found, NoChoice> {
         let Holding { held, refused, held_need, events_refused } = self.hold(machine.mesh_event_room());
         if held.is_empty() {
-            let refused = refused.and_then(|(r, c)| Some((r, self.algorithms.get(c)?.clone())));
+            let refused = refused.and_then(|(r, c)| Some((r, *self.algorithms.get(c)?)));
             return Err(NoChoice::of(machine, refused));
         }
         let stands = Stands { from: held_need, below: events_refused };

@@ -530,7 +530,7 @@ fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -
         );
         if let Ok(choice) = answer {
             let mut chosen = collective.clone();
-            chosen.algorithm = choice.alternatives[choice.chosen].algorithm.clone();
+            chosen.algorithm = choice.alternatives[choice.chosen].algorithm;
             let fresh = cost::auto::mesh_events(&chosen, Machine { mesh_events_spent: 0, ..*machine });
             spent = spent.saturating_add(fresh);
         }

@@ -77,11 +77,14 @@ fn hier_resolves_in_leg_order() {
     let c = ok(with(|c| c.algorithm = hier_ar()));
     assert_eq!(
         c.algorithm(),
-        &ResolvedAlgorithm::Hier(vec![
-            (Leg::IntraReduceScatter, AlgType::Ring),
-            (Leg::InterAllReduce, AlgType::SingleCycleRing),
-            (Leg::IntraAllGather, AlgType::Kangaring),
-        ])
+        &ResolvedAlgorithm::Hier(
+            crate::valid::LegAlgorithms::new(&[
+                (Leg::IntraReduceScatter, AlgType::Ring),
+                (Leg::InterAllReduce, AlgType::SingleCycleRing),
+                (Leg::IntraAllGather, AlgType::Kangaring),
+            ])
+            .unwrap()
+        )
     );
 }
 
