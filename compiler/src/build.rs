@@ -7,12 +7,21 @@ use crate::valid::{Groups, ResolvedAlgorithm, Shape, ValidCollective, ValidProgr
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::spec::Leg;
 
-/// Room made for a plan's phases up front: as many as most plans have (a
-/// flat ring or mesh has one or two, a hierarchical all-reduce of rings
-/// and meshes at most six, recursive halving and doubling two per
-/// doubling of the members), so that composing them rarely grows the
-/// vector (a plan's phases allocated once, not two or three times).
+/// Room made for a plan's phases up front, beside two per doubling of
+/// the members ([`phases_reserved`]): as many as most plans have (a flat
+/// ring or mesh has one or two, a hierarchical all-reduce of rings and
+/// meshes at most six), so that composing them rarely grows the vector
+/// (a plan's phases allocated once, not two or three times).
 const PHASES_RESERVED: usize = 8;
+
+/// The room [`Planner::plan`] makes for the phases of a plan over `n`
+/// members: [`PHASES_RESERVED`], or two per doubling of the members and
+/// two more (recursive halving and doubling's rounds, with a prologue and
+/// an epilogue when `n` is not a power of two), whichever is more.
+fn phases_reserved(n: u32) -> usize {
+    let doublings = (u32::BITS - n.leading_zeros()) as usize;
+    PHASES_RESERVED.max(2 * doublings + 2)
+}
 
 /// Why a validated program could not be composed into a schedule.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -165,7 +174,7 @@ impl<'c> Planner<'c> {
                 })?
             }
         };
-        let mut composer = Composer { radices: &radices, phases: Vec::with_capacity(PHASES_RESERVED), step: 0 };
+        let mut composer = Composer { radices: &radices, phases: Vec::with_capacity(phases_reserved(n)), step: 0 };
         let unsupported =
             |u: Unsupported, leg| BuildError::Unsupported { collective: c.index(), alg: u.alg, op: c.op(), leg };
         let legs: PlanLegs = match algorithm {

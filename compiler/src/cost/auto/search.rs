@@ -284,11 +284,16 @@ impl Store {
             planned.push(Candidate { held: h, needs, whole: Some(at), counted, settled, pre, asked });
             algorithms.push(algorithm);
         }
+        // Room for what bounds every phase of every plan, and for each
+        // leg's four values a phase (two pre-floors, a floor, a time): the
+        // most a store keeps, allocated once.
+        let phases: usize = plans.iter().map(|p| p.phases.len()).sum();
+        let leg_phases: usize = legs.iter().map(|l| l.phases.len()).sum();
         let costs = Costs {
-            pre_phases: Vec::new(),
+            pre_phases: Vec::with_capacity(phases),
             whole_pres: vec![None; plans.len()],
             flows: FlowMemo::default(),
-            values: Vec::new(),
+            values: Vec::with_capacity(4 * leg_phases),
             firsts: Vec::with_capacity(FIRST_LOADS_RESERVED),
             whole_firsts: vec![0..0; plans.len()],
         };
