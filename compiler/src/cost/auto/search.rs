@@ -52,8 +52,6 @@ use crate::valid::{Alternative, ResolvedAlgorithm, ValidCollective};
 use ccc_ir::enums::AlgType;
 use ccc_ir::spec::Leg;
 use std::cell::OnceCell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::ops::Range;
 
 /// Room made up front for the floors' kept loads of member 0
@@ -247,13 +245,17 @@ impl Store {
             let Ok(mut plan) = planner.plan(&algorithm) else { continue };
             plan.index = 0;
             let unit = *unit.get_or_insert_with(|| Unit::of(arch, &plan));
+            // What `step_bounds` finds of every phase of a quiet plan,
+            // asked once for the plan.
+            let quiet = unit.quiet(&plan);
             let at = plans.len();
             let h = match (&algorithm, leg_runs(&plan)) {
                 (ResolvedAlgorithm::Hier(chosen), Some(runs)) => {
                     for (&key, phases) in chosen.iter().zip(runs) {
                         if leg(&legs, key).is_none() {
                             let run = || plan.phases.get(phases.clone()).unwrap_or(&[]).iter().map(|p| (&plan, p));
-                            let (events, steps) = (Bounds::of(run()), step_bounds(unit, run()));
+                            let steps = if quiet { Peaks::default() } else { step_bounds(unit, run()) };
+                            let events = Bounds::of(run());
                             let (pre_phases, pres) = (None, [None, None]);
                             let (floors, times, firsts, settled) = (None, None, 0..0, None);
                             legs.push(LegCost {
@@ -279,7 +281,7 @@ impl Store {
                 _ => Held::Whole(at),
             };
             let whole = || plan.phases.iter().map(|p| (&plan, p));
-            let needs = (Bounds::of(whole()), step_bounds(unit, whole()));
+            let needs = (Bounds::of(whole()), if quiet { Peaks::default() } else { step_bounds(unit, whole()) });
             plans.push(plan);
             planned.push(Candidate { held: h, needs, whole: Some(at), counted, settled, pre, asked });
             algorithms.push(algorithm);
@@ -591,14 +593,16 @@ fn branch_and_bound(
     floors: &mut [u64],
     mut cost: impl FnMut(usize, Ask) -> Option<u64>,
 ) -> Option<(Option<Place>, Vec<Option<u64>>)> {
-    // Each key holds its position, so no two are equal: the heap pops them
-    // in one order whatever order they were pushed in.
-    let held = floors.iter().enumerate().map(|(i, &pre)| Reverse((pre, i, Ask::Flows)));
-    let mut held: BinaryHeap<Reverse<(u64, usize, Ask)>> = held.collect();
+    // Each key holds its position, so no two are equal: held greatest
+    // first, the least is popped from the end, in one order whatever
+    // order they were pushed in (a handful of candidates: a sorted vector
+    // costs less than a heap's sifting).
+    let mut held: Vec<(u64, usize, Ask)> = floors.iter().enumerate().map(|(i, &pre)| (pre, i, Ask::Flows)).collect();
+    held.sort_unstable_by(|a, b| b.cmp(a));
     let mut predicted: Vec<Option<u64>> = vec![None; floors.len()];
     // The first and second place so far, as (prediction, position).
     let mut top: [Option<Place>; 2] = [None, None];
-    while let Some(Reverse((floor, i, ask))) = held.pop() {
+    while let Some((floor, i, ask)) = held.pop() {
         if top[1].is_some_and(|second| (floor, i) > second) {
             break;
         }
@@ -606,7 +610,8 @@ fn branch_and_bound(
             let found = cost(i, ask)?;
             *floors.get_mut(i)? = found;
             let next = if ask == Ask::Flows { Ask::Floor } else { Ask::Prediction };
-            held.push(Reverse((found, i, next)));
+            let key = (found, i, next);
+            held.insert(held.partition_point(|&k| k > key), key);
             continue;
         }
         let p = cost(i, Ask::Prediction)?;
