@@ -22,10 +22,13 @@
 //!
 //! The times move with the machine's load; instruction counts do not:
 //! `valgrind --tool=callgrind target/release/deps/auto-<hash> "16/node"`
-//! runs one case (25 validations each way, 25 lowerings), and
-//! `callgrind_annotate --inclusive=yes` gives `cost::auto::choose`,
-//! `Checker::algorithm` (listing the choices) and `lower_ranks` per call
-//! (`docs/cost-model.md` §7, revisions (9) to (11)).
+//! runs one case (up to 25 validations each way within the time budget,
+//! one more each for the columns, as many lowerings and compiles), and
+//! `callgrind_annotate --inclusive=yes --threshold=100` gives the totals
+//! of `auto_validation` and `written_validation` (what `Auto` adds is
+//! their difference, freeing the result included), `lower_ranks` and
+//! `pipeline::compile`; `--tree=calling` gives their call counts to
+//! divide by (`docs/cost-model.md` §7).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
