@@ -215,18 +215,24 @@ impl LegAlgorithms {
         }
         Some(out)
     }
+
+    /// Sets the algorithm of the `i`-th leg (its leg stays, so no leg is
+    /// named twice); `false`, and nothing set, when there is no such leg.
+    pub fn set_algorithm(&mut self, i: usize, alg: AlgType) -> bool {
+        match self.pairs.get_mut(..usize::from(self.len)).and_then(|pairs| pairs.get_mut(i)) {
+            Some(pair) => {
+                pair.1 = alg;
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl std::ops::Deref for LegAlgorithms {
     type Target = [(Leg, AlgType)];
     fn deref(&self) -> &Self::Target {
         self.pairs.get(..usize::from(self.len)).unwrap_or(&[])
-    }
-}
-
-impl std::ops::DerefMut for LegAlgorithms {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        self.pairs.get_mut(..usize::from(self.len)).unwrap_or(&mut [])
     }
 }
 
@@ -465,5 +471,12 @@ mod tests {
         assert_eq!(LegAlgorithms::new(&every).unwrap().len(), Leg::ALL.len());
         let again = [(Leg::InterAllReduce, AlgType::Ring), (Leg::InterAllReduce, AlgType::Mesh)];
         assert!(LegAlgorithms::new(&again).is_none());
+        // An algorithm is set in place, its leg kept; past the end nothing is.
+        let mut set = legs;
+        assert!(set.set_algorithm(1, AlgType::Mesh));
+        assert_eq!(set[1], (Leg::InterAllReduce, AlgType::Mesh));
+        assert_eq!((set[0], set[2]), (pairs[0], pairs[2]));
+        assert!(!set.set_algorithm(3, AlgType::Ring));
+        assert_eq!(&set[..], &[pairs[0], (Leg::InterAllReduce, AlgType::Mesh), pairs[2]]);
     }
 }

@@ -175,8 +175,8 @@ impl Checker {
             for &(at, choices, met) in sets.iter().rev() {
                 let j = rest % choices.len().max(1);
                 rest /= choices.len().max(1);
-                match (choices.get(j), resolved.get_mut(at)) {
-                    (Some(&alg), Some(slot)) if met & (1 << j) != 0 => slot.1 = alg,
+                match choices.get(j) {
+                    Some(&alg) if met & (1 << j) != 0 && resolved.set_algorithm(at, alg) => {}
                     _ => continue 'combos,
                 }
             }
