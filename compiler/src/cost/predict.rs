@@ -22,7 +22,7 @@
 //! (`twins.rs`), block elements and descriptors read when every block is
 //! alike (`DescTable::every_block`), and, for `Auto`, a prediction's
 //! member 0 taking the loads its floor found (`First`;
-//! `docs/cost-model.md` §7).
+//! `docs/cost-model-revisions.md`).
 
 use crate::placement::hosted_channels;
 use crate::schedule::{CollectivePlan, DescTable, EveryBlock, Phase, PhaseInstance, Schedule, Transfer};

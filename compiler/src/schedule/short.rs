@@ -1,7 +1,7 @@
 //! Short lists held inline: a phase's narrowing scopes and a plan's legs
 //! have at most a few entries, and `Auto` plans a dozen candidates per
 //! collective, so a heap vector for each would cost an allocation and a
-//! free per phase and per plan for nothing (`docs/cost-model.md` §7).
+//! free per phase and per plan for nothing (`docs/cost-model-revisions.md`).
 
 use serde::{Serialize, Serializer};
 

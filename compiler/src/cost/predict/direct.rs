@@ -1,6 +1,6 @@
 //! A direct (mesh) step's load, named from the pattern instead of
 //! generated: the shortcut that keeps `Auto`'s prediction of the mesh
-//! algorithms cheap (`docs/cost-model.md` §7).
+//! algorithms cheap (`docs/cost-model-revisions.md`).
 //!
 //! A direct step has every member of a scope of `k` talk to every other
 //! (`algorithms/mesh.rs`), so walking it generates `2(k - 1)` transfers

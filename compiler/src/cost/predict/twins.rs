@@ -1,6 +1,6 @@
 //! Sampled members whose load at every step of a phase is, to the bit,
 //! that of a sampled member costed before them, so that a prediction need
-//! not cost them (`docs/cost-model.md` §7).
+//! not cost them (`docs/cost-model-revisions.md`).
 //!
 //! A step's load of member `m` is read from the transfers the pattern
 //! generates around `m`'s placement (`PhaseInstance`): its scope's size,
