@@ -202,18 +202,25 @@ pub struct LegAlgorithms {
 }
 
 impl LegAlgorithms {
+    /// No leg yet (its slots hold a filler that is never read).
+    pub const EMPTY: LegAlgorithms =
+        LegAlgorithms { len: 0, pairs: [(Leg::IntraReduceScatter, AlgType::Ring); Leg::ALL.len()] };
+
     /// `pairs`, in order; `None` when a leg is named twice.
     pub fn new(pairs: &[(Leg, AlgType)]) -> Option<LegAlgorithms> {
-        let mut out = LegAlgorithms { len: 0, pairs: [(Leg::IntraReduceScatter, AlgType::Ring); Leg::ALL.len()] };
-        for (i, &(leg, alg)) in pairs.iter().enumerate() {
-            if pairs.get(..i).is_some_and(|before| before.iter().any(|&(l, _)| l == leg)) {
-                return None;
-            }
-            // Distinct legs are at most `Leg::ALL.len()`, so every one has a slot.
-            *out.pairs.get_mut(i)? = (leg, alg);
-            out.len += 1;
+        pairs.iter().try_fold(LegAlgorithms::EMPTY, |out, &(leg, alg)| out.with(leg, alg))
+    }
+
+    /// These pairs and `(leg, alg)` after them; `None` when `leg` is
+    /// already named.
+    pub fn with(mut self, leg: Leg, alg: AlgType) -> Option<LegAlgorithms> {
+        if self.iter().any(|&(l, _)| l == leg) {
+            return None;
         }
-        Some(out)
+        // Distinct legs are at most `Leg::ALL.len()`, so a new one has a slot.
+        *self.pairs.get_mut(usize::from(self.len))? = (leg, alg);
+        self.len += 1;
+        Some(self)
     }
 
     /// Sets the algorithm of the `i`-th leg (its leg stays, so no leg is
@@ -465,7 +472,10 @@ mod tests {
         let two = LegAlgorithms::new(&pairs[..2]).unwrap();
         assert_eq!(two, LegAlgorithms::new(&pairs[..2]).unwrap());
         assert_ne!(two, legs);
-        assert_eq!(LegAlgorithms::new(&[]).unwrap().len(), 0);
+        assert_eq!(LegAlgorithms::new(&[]).unwrap(), LegAlgorithms::EMPTY);
+        assert_eq!(LegAlgorithms::EMPTY.len(), 0);
+        assert_eq!(LegAlgorithms::EMPTY.with(pairs[0].0, pairs[0].1).unwrap()[..], pairs[..1]);
+        assert!(legs.with(Leg::IntraAllGather, AlgType::Kangaring).is_none());
         // Every leg once fits; a leg named twice is refused.
         let every: Vec<_> = Leg::ALL.iter().map(|&l| (l, AlgType::Ring)).collect();
         assert_eq!(LegAlgorithms::new(&every).unwrap().len(), Leg::ALL.len());

@@ -368,15 +368,13 @@ impl Checker {
 /// order) with its choice in `chosen` (in `Leg::ALL`'s order); `None`
 /// when `legs` names a leg twice, which `hier_legs` never does.
 fn resolve_hier(legs: &[Leg], chosen: &[Option<AlgType>; Leg::ALL.len()]) -> Option<LegAlgorithms> {
-    let mut resolved = [(Leg::IntraReduceScatter, AlgType::Ring); Leg::ALL.len()];
-    let mut n = 0;
+    let mut resolved = LegAlgorithms::EMPTY;
     for &leg in legs {
         if let Some(alg) = Leg::ALL.iter().zip(chosen).find(|&(&l, _)| l == leg).and_then(|(_, &alg)| alg) {
-            *resolved.get_mut(n)? = (leg, alg);
-            n += 1;
+            resolved = resolved.with(leg, alg)?;
         }
     }
-    LegAlgorithms::new(resolved.get(..n)?)
+    Some(resolved)
 }
 
 /// Whether every group meets `fact`, checked member by member.
