@@ -42,11 +42,12 @@ for f in compiler/tests/regressions/*.ron; do put ron_spec "regression-$(basenam
 # `algorithm: Auto` (whole and per leg, with a `model:` block): the cost fixtures.
 for f in tests/fixtures/cost/*.ron; do put ron_spec "cost-$(basename "$f")" "$f"; done
 
-# HLO modules: the fixtures, valid, invalid and handwritten (the hlo target
+# HLO modules: the fixtures, valid, invalid, handwritten and regressions (the hlo target
 # imports them for ccc_backends::fuzz::HLO_TARGET, the 8-device target).
 for f in tests/hlo/*.hlo; do put hlo "$(basename "$f")" "$f"; done
 for f in tests/hlo/invalid/*.hlo; do put hlo "invalid-$(basename "$f")" "$f"; done
 for f in tests/hlo/handwritten/*.hlo; do put hlo "handwritten-$(basename "$f")" "$f"; done
+for f in tests/hlo/regressions/*.hlo; do put hlo "regression-$(basename "$f")" "$f"; done
 
 # Images: the decode fixtures, then rank 0's images of every example.
 for f in tests/fixtures/decode/*.bin; do
