@@ -24,7 +24,7 @@ use std::path::PathBuf;
 /// a few seconds at the test profile.
 fn rounds(target: Target) -> usize {
     match target {
-        Target::RonSpec => 12_000,
+        Target::RonSpec | Target::Hlo => 12_000,
         Target::Manifest => 6000,
         Target::DecodeCtrl | Target::DecodeSlot | Target::DecodeNeff => 20_000,
     }
@@ -214,7 +214,7 @@ fn run(target: Target, what: &str, data: &[u8]) -> Outcome {
 /// Every seed, then the mutants of one target.
 fn smoke(target: Target) {
     let seeds = seeds(target);
-    let text = matches!(target, Target::RonSpec | Target::Manifest);
+    let text = matches!(target, Target::RonSpec | Target::Manifest | Target::Hlo);
     let mut accepted = 0;
     for (name, data) in &seeds {
         accepted += usize::from(run(target, &format!("seed {name}"), data).accepted);
@@ -259,6 +259,11 @@ fn decode_neff() {
 #[test]
 fn manifest() {
     smoke(Target::Manifest);
+}
+
+#[test]
+fn hlo() {
+    smoke(Target::Hlo);
 }
 
 /// The mutator is deterministic: the same seed gives the same mutants.

@@ -9,6 +9,11 @@
 //! - `ccc import`'s RON parses back to the same program, and compiling the
 //!   RON gives the signature compiling the HLO gives (`import_round_trips`).
 //! - Malformed modules give a located error and exit 2 (`invalid_modules`).
+//! - Modules that nest or repeat without bound (`tests/hlo/regressions/`:
+//!   the `hlo` fuzz campaign's stack overflow, 22,000 unclosed `(` of a
+//!   shape, and its neighbours) are refused with a located error, not a
+//!   stack overflow or a walk of 2^30 computations
+//!   (`hostile_modules_are_refused`).
 //! - What each fixture imports to is snapshotted in `snapshots/hlo/`.
 
 use ccc_compiler::hlo::{Imported, Target, emit, import_module, parse_target};
@@ -414,6 +419,51 @@ fn invalid_modules() {
         assert!(stderr.contains(&format!("cannot import {rel}: ")), "{file}: {stderr}");
         assert!(stderr.contains("ccc::hlo") && !stderr.contains("ccc::parse"), "{file}: {stderr}");
     }
+}
+
+/// `(file of tests/hlo/regressions/, text the error's line holds, words of the message)`;
+/// the walk that repeats past its budget stops at an instruction line.
+const HOSTILE: [(&str, &str, &str); 4] = [
+    ("unclosed_tuple_22000.hlo", "%p = ", "the tuple shape nests more than 64 deep"),
+    ("tuple_depth_65.hlo", "%t = ", "the tuple shape nests more than 64 deep"),
+    ("call_depth_257.hlo", "%c257 (", "`c257` is called 257 calls deep"),
+    ("call_fan_out_30.hlo", " = f32[8] ", "more than 262144 instructions beyond its own"),
+];
+
+#[test]
+fn hostile_modules_are_refused() {
+    for (file, line_holds, words) in HOSTILE {
+        let rel = format!("tests/hlo/regressions/{file}");
+        let src = std::fs::read_to_string(Path::new(ROOT).join(&rel)).unwrap();
+        let e = import_module(&src, &target(8), None).expect_err(file);
+        assert!(e.message.contains(words), "{file}: {e}");
+        let line = src.lines().nth(e.start.line - 1).unwrap_or("");
+        assert!(line.contains(line_holds), "{file}: {e} is on the line `{line}`");
+        let first = src.lines().position(|l| l.contains(line_holds)).unwrap() + 1;
+        assert!(file == "call_fan_out_30.hlo" || e.start.line == first, "{file}: {e}");
+    }
+    // Deep enough to overflow a test thread's stack when read recursively:
+    // a tuple 100,000 deep, a chain of 20,000 calls.
+    let header = "HloModule deep\n\nENTRY %main {\n  %p = f32[8] parameter(0)\n";
+    let deep = 100_000;
+    let tuple = format!("{header}  %t = {}f32[8]{} tuple(%p)\n}}\n", "(".repeat(deep), ")".repeat(deep));
+    let e = import_module(&tuple, &target(8), None).unwrap_err();
+    assert!(e.message.contains("nests more than 64 deep"), "{e}");
+    assert_eq!((e.start.line, e.start.col), (5, 8 + 64), "{e}");
+    let mut chain =
+        String::from("HloModule chain\n\n%c20000 (p: f32[8]) -> f32[8] {\n  ROOT %p = f32[8] parameter(0)\n}\n");
+    for i in (0..20_000).rev() {
+        chain.push_str(&format!("%c{i} (p: f32[8]) -> f32[8] {{\n  %p = f32[8] parameter(0)\n  ROOT %x = f32[8] call(%p), to_apply=%c{}\n}}\n", i + 1));
+    }
+    chain.push_str("ENTRY %main {\n  %p = f32[8] parameter(0)\n  ROOT %q = f32[8] call(%p), to_apply=%c0\n}\n");
+    let e = import_module(&chain, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`c256` is called 257 calls deep"), "{e}");
+    // The command line says the same, with the file's line and exit 2.
+    let rel = "tests/hlo/regressions/call_fan_out_30.hlo";
+    let out = ccc(&["check", rel, "--target", target_path(8).to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("instructions beyond its own") && stderr.contains(&format!("{rel}:")), "{stderr}");
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! | target | runs | checks |
 //! |---|---|---|
 //! | [`Target::RonSpec`] | parse, validate; for a small valid spec build, sign, compile rank 0 with the proof, decode its images | errors render to a bounded non-empty message; a parse error's span slices the source; no proof defect; emitted images decode |
+//! | [`Target::Hlo`] | import for [`HLO_TARGET`] (`ccc compile model.hlo --target`), print as `ccc import` does, then as [`Target::RonSpec`] from validate on | as [`Target::RonSpec`]; an import error's offset, line and column lie in the module; the printed RON reads back to the imported program |
 //! | [`Target::DecodeCtrl`] | `ctrl_word::decode_words` (what `ccc decode` reads) and the stricter chain decoder, the three renderings | every decoded word re-encodes to its bytes; a decoded chain re-encodes and decodes to itself |
 //! | [`Target::DecodeSlot`] | `SlotSpad::decode`, the three renderings | a decoded image re-encodes to the same bytes |
 //! | [`Target::DecodeNeff`] | `NeffConfigs::decode`, the renderings | a decoded block re-encodes to the same bytes |
@@ -18,15 +19,12 @@
 //! catches it, the smoke test wraps each call in `catch_unwind`). An input
 //! the code rightly refuses is not a finding: it is an [`Outcome`] with the
 //! messages a user would read.
-//!
-//! The HLO front end has not landed; when it does, add `Target::Hlo` here
-//! (its "one input" function beside [`ron_spec`]), a `fuzz_targets/hlo.rs`
-//! calling it, and seeds under `fuzz/seeds/hlo/` (see `docs/fuzzing.md`).
 
 use crate::{hexdump, json, text_log};
 use ccc_compiler::diagnose::{Input, diagnose};
+use ccc_compiler::hlo::{HloError, import_module, parse_target};
 use ccc_compiler::manifest::Manifest;
-use ccc_compiler::parse::parse;
+use ccc_compiler::parse::{SpecForm, parse, strip_bom};
 use ccc_compiler::pipeline::{CompileError, Options, compile};
 use ccc_compiler::sign::sign;
 use ccc_compiler::valid::ValidProgram;
@@ -34,6 +32,7 @@ use ccc_compiler::validate::validate;
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::arch::Arch;
 use ccc_ir::id::Rank;
+use ccc_ir::spec::Program;
 use ccc_ir::wire::ctrl_word::decode_words;
 use ccc_ir::wire::neff_configs::NeffConfigs;
 use ccc_ir::wire::slot_spad::SlotSpad;
@@ -62,6 +61,13 @@ pub const BUILD_MAX_RANKS: u32 = 4096;
 pub const REFERENCE_SPEC: &str = "Collective(op: AllReduce, dtype: F32, reduce: Add, count: 4096, arch: Cayman,
     topology: (rank_n: 4, local_rank_n: 4), channels: 2, algorithm: Ring)";
 
+/// The machine the HLO target imports every module for, as `ccc compile
+/// model.hlo --target` reads it: `tests/hlo/targets/cayman_8.ron`, the
+/// target of the 8-device fixtures and of the invalid ones
+/// (`tests/hlo/invalid/`), so those seeds reach the collectives. A module
+/// for another device count is refused at its header or its groups.
+pub const HLO_TARGET: &str = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))";
+
 /// The fuzz targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
@@ -75,12 +81,14 @@ pub enum Target {
     DecodeNeff,
     /// A `manifest.json`: [`manifest`].
     Manifest,
+    /// An XLA HLO module: [`hlo`].
+    Hlo,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 5] =
-        [Target::RonSpec, Target::DecodeCtrl, Target::DecodeSlot, Target::DecodeNeff, Target::Manifest];
+    pub const ALL: [Target; 6] =
+        [Target::RonSpec, Target::DecodeCtrl, Target::DecodeSlot, Target::DecodeNeff, Target::Manifest, Target::Hlo];
 
     /// The target's name: its cargo-fuzz target and seed folder.
     pub const fn name(self) -> &'static str {
@@ -90,6 +98,7 @@ impl Target {
             Target::DecodeSlot => "decode_slot",
             Target::DecodeNeff => "decode_neff",
             Target::Manifest => "manifest",
+            Target::Hlo => "hlo",
         }
     }
 
@@ -105,6 +114,7 @@ impl Target {
             Target::DecodeSlot => decode_slot(data),
             Target::DecodeNeff => decode_neff(data),
             Target::Manifest => manifest(data),
+            Target::Hlo => hlo(data),
         }
     }
 }
@@ -184,15 +194,26 @@ pub fn ron_spec(data: &[u8]) -> Result<Outcome, Finding> {
             return Ok(out);
         }
     };
-    let valid = match validate(&parsed.program) {
+    check_program(&parsed.program, parsed.form, data.len(), &mut out)?;
+    Ok(out)
+}
+
+/// What `ccc` runs on a program it has read, spec or imported module:
+/// validate it (every problem and its path recorded as a refusal), and for
+/// a valid one (then `out` is accepted) build and sign it if it has at
+/// most [`BUILD_MAX_RANKS`] ranks, and compile rank 0 with the whole proof
+/// if it has at most [`COMPILE_MAX_RANKS`] ranks and
+/// [`COMPILE_MAX_COLLECTIVES`] collectives.
+fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut Outcome) -> Result<(), Finding> {
+    let valid = match validate(program) {
         Ok(valid) => valid,
         Err(errors) => {
             ensure(!errors.0.is_empty(), || "validation failed with no problem listed".to_owned())?;
             for problem in &errors.0 {
-                out.refuse("validation problem path", problem.path(parsed.form), data.len())?;
-                out.refuse("validation problem", problem.to_string(), data.len())?;
+                out.refuse("validation problem path", problem.path(form), input_len)?;
+                out.refuse("validation problem", problem.to_string(), input_len)?;
             }
-            return Ok(out);
+            return Ok(());
         }
     };
     out.accepted = true;
@@ -203,13 +224,74 @@ pub fn ron_spec(data: &[u8]) -> Result<Outcome, Finding> {
                 let signature = sign(&valid, &schedule);
                 ensure(signature.digest.len() == 32, || format!("signature {} is not 32 digits", signature.digest))?;
             }
-            Err(e) => out.refuse("build error", e.to_string(), data.len())?,
+            Err(e) => out.refuse("build error", e.to_string(), input_len)?,
         }
     }
     if shape.rank_n <= COMPILE_MAX_RANKS && valid.collectives().len() <= COMPILE_MAX_COLLECTIVES {
-        compile_small(&valid, data.len(), &mut out)?;
+        compile_small(&valid, input_len, out)?;
     }
+    Ok(())
+}
+
+/// The target of [`HLO_TARGET`], parsed once.
+fn hlo_target() -> Option<&'static ccc_compiler::hlo::Target> {
+    static TARGET: OnceLock<Option<ccc_compiler::hlo::Target>> = OnceLock::new();
+    TARGET.get_or_init(|| parse_target(HLO_TARGET).ok()).as_ref()
+}
+
+/// An XLA HLO module, as `ccc compile model.hlo --target` reads it: imported
+/// for [`HLO_TARGET`] (after a byte-order mark is skipped, as the CLI does),
+/// printed as `ccc import` prints it and read back, then validated, built,
+/// signed and compiled as [`ron_spec`] does a spec. Bytes that are not
+/// UTF-8 are refused as `ccc` refuses such a file.
+///
+/// # Errors
+///
+/// A [`Finding`]: an unbounded or empty message, an import error whose
+/// offset, line or column is not in the module, printed RON that does not
+/// read back to the imported program, then as [`ron_spec`].
+pub fn hlo(data: &[u8]) -> Result<Outcome, Finding> {
+    let mut out = Outcome::default();
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(out);
+    };
+    let target = hlo_target().ok_or_else(|| Finding("HLO_TARGET is not a target".to_owned()))?;
+    let src = strip_bom(text);
+    let imported = match import_module(src, target, None) {
+        Ok(imported) => imported,
+        Err(e) => {
+            check_hlo_location(&e, src)?;
+            out.refuse("import error", e.to_string(), data.len())?;
+            out.refuse("import error help", e.help, data.len())?;
+            return Ok(out);
+        }
+    };
+    ensure(imported.sources.len() == imported.program.collectives.len(), || {
+        format!("{} collectives imported but {} sources", imported.program.collectives.len(), imported.sources.len())
+    })?;
+    let printed = ccc_compiler::hlo::emit::to_ron(&imported, "fuzzed.hlo")
+        .map_err(|e| Finding(format!("the imported program does not print as RON: {e}")))?;
+    let read = parse(&printed).map_err(|e| Finding(format!("`ccc import`'s RON does not parse: {e}\n{printed}")))?;
+    ensure(read.program == imported.program, || {
+        format!("`ccc import`'s RON reads back to another program:\n{printed}")
+    })?;
+    check_program(&imported.program, SpecForm::Program, data.len(), &mut out)?;
     Ok(out)
+}
+
+/// An import error points into the module: its byte offset is at most the
+/// module's length, and its line and column are those of that offset.
+fn check_hlo_location(e: &HloError, src: &str) -> Result<(), Finding> {
+    ensure(e.offset() <= src.len(), || {
+        format!("import error offset {} is past the module's {} bytes: {e}", e.offset(), src.len())
+    })?;
+    let at = e.byte_range(src).start;
+    let before = src.get(..at).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    ensure((e.start.line, e.start.col) == (line, col), || {
+        format!("import error at {} but its offset {at} is {line}:{col}: {e}", e.start)
+    })
 }
 
 /// The options of the fuzzed compiles: rank 0's images, with the proof

@@ -12,8 +12,8 @@ seeds=fuzz/seeds
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-rm -rf "$seeds"/{ron_spec,decode_ctrl,decode_slot,decode_neff,manifest}
-mkdir -p "$seeds"/{ron_spec,decode_ctrl,decode_slot,decode_neff,manifest}
+rm -rf "$seeds"/{ron_spec,decode_ctrl,decode_slot,decode_neff,manifest,hlo}
+mkdir -p "$seeds"/{ron_spec,decode_ctrl,decode_slot,decode_neff,manifest,hlo}
 
 # One copy per content: the first name wins.
 put() { # put TARGET NAME FILE
@@ -42,6 +42,13 @@ for f in compiler/tests/regressions/*.ron; do put ron_spec "regression-$(basenam
 # `algorithm: Auto` (whole and per leg, with a `model:` block): the cost fixtures.
 for f in tests/fixtures/cost/*.ron; do put ron_spec "cost-$(basename "$f")" "$f"; done
 
+# HLO modules: the fixtures, valid, invalid, handwritten and regressions (the hlo target
+# imports them for ccc_backends::fuzz::HLO_TARGET, the 8-device target).
+for f in tests/hlo/*.hlo; do put hlo "$(basename "$f")" "$f"; done
+for f in tests/hlo/invalid/*.hlo; do put hlo "invalid-$(basename "$f")" "$f"; done
+for f in tests/hlo/handwritten/*.hlo; do put hlo "handwritten-$(basename "$f")" "$f"; done
+for f in tests/hlo/regressions/*.hlo; do put hlo "regression-$(basename "$f")" "$f"; done
+
 # Images: the decode fixtures, then rank 0's images of every example.
 for f in tests/fixtures/decode/*.bin; do
     name=$(basename "$f")
@@ -69,6 +76,6 @@ done
 "$ccc" compile "$work/reference.ron" --no-verify -o "$work/noverify" >/dev/null
 put manifest reference-no-verify.json "$work/noverify/manifest.json"
 
-for t in ron_spec decode_ctrl decode_slot decode_neff manifest; do
+for t in ron_spec decode_ctrl decode_slot decode_neff manifest hlo; do
     echo "$t: $(ls "$seeds/$t" | wc -l) seeds, $(du -sk "$seeds/$t" | cut -f1) KiB"
 done

@@ -134,6 +134,19 @@ pub const fn default_algorithm(_op: OpType) -> Algorithm {
     Algorithm::Auto
 }
 
+/// The deepest computations may call one another (the entry is depth 0):
+/// XLA nests a few levels (a `while` body's `call` of a fusion). The bound
+/// keeps the recursive walk off the end of the stack on a module that is a
+/// chain of thousands of `call`s.
+pub const MAX_CALL_DEPTH: usize = 256;
+
+/// How many instructions the walk may visit beyond the module's own count:
+/// a computation called from two places is walked twice, so a module of a
+/// few lines that calls each level's computation twice would otherwise be
+/// walked 2^levels times (a 4.5 KB module of 30 levels did not finish in 20 s).
+/// 2^18 covers a lowered model calling a 2,000-instruction layer 100 times.
+pub const MAX_REPEATED_INSTRUCTIONS: usize = 1 << 18;
+
 /// The importer's state while walking a module.
 pub(super) struct Walker<'m, 'a> {
     pub(super) module: &'m Module<'a>,
@@ -143,6 +156,8 @@ pub(super) struct Walker<'m, 'a> {
     pub(super) space: Space,
     pub(super) src: &'m str,
     pub(super) found: Found,
+    /// Instructions the walk may still visit (see [`MAX_REPEATED_INSTRUCTIONS`]).
+    pub(super) budget: usize,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -156,7 +171,31 @@ impl<'a> Walker<'_, 'a> {
                 "HLO computations do not recurse",
             ));
         }
+        if depth > MAX_CALL_DEPTH {
+            return Err(HloError::at(
+                computation.at,
+                computation.name.len(),
+                format!("computation `{}` is called {depth} calls deep from the entry computation", computation.name),
+                format!("ccc follows calls at most {MAX_CALL_DEPTH} deep"),
+            ));
+        }
         for ins in &computation.instructions {
+            self.budget = self.budget.checked_sub(1).ok_or_else(|| {
+                HloError::at(
+                    ins.opcode_at,
+                    ins.opcode.len(),
+                    format!(
+                        "walking the module's calls visits more than {MAX_REPEATED_INSTRUCTIONS} instructions \
+                         beyond its own (computations called from many places, each calling more); it stopped at \
+                         `{}` in computation `{}`",
+                        ins.name, computation.name
+                    ),
+                    format!(
+                        "ccc walks a computation once per call; a module may repeat at most \
+                         {MAX_REPEATED_INSTRUCTIONS} instructions that way"
+                    ),
+                )
+            })?;
             if REFUSED.contains(&ins.opcode) {
                 return Err(HloError::at(
                     ins.opcode_at,

@@ -99,7 +99,9 @@ fn walk(
     })?;
     let space = import::space(module, target)?;
     let by_name: BTreeMap<&str, &text::Computation<'_>> = module.computations.iter().map(|c| (c.name, c)).collect();
-    let mut walker = import::Walker { module, by_name, target, algorithm, space, src, found: Vec::new() };
+    let own: usize = module.computations.iter().map(|c| c.instructions.len()).sum();
+    let budget = own.saturating_add(import::MAX_REPEATED_INSTRUCTIONS);
+    let mut walker = import::Walker { module, by_name, target, algorithm, space, src, found: Vec::new(), budget };
     walker.walk(entry, 0)?;
     if walker.found.is_empty() {
         return Err(HloError::at(

@@ -142,6 +142,12 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// The deepest a tuple shape may nest (`((f32[8]))` is 2 deep). XLA's
+/// tuples nest a few levels (a `while` state holding an async pair's
+/// state); the bound keeps the recursive shape reader off the end of the
+/// stack on a module of a million `(`.
+pub const MAX_SHAPE_DEPTH: usize = 64;
+
 /// The headers of the stack-frame sections compiled dumps carry.
 const SECTIONS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
 
@@ -461,6 +467,17 @@ impl<'a> Cursor<'a> {
 
     /// A shape: `elem[dims]{layout}` or `(shape, ...)`.
     fn shape(&mut self) -> Result<Shape, HloError> {
+        self.shape_in(0)
+    }
+
+    /// A shape inside `depth` tuples.
+    fn shape_in(&mut self, depth: usize) -> Result<Shape, HloError> {
+        if self.peek() == Some('(') && depth >= MAX_SHAPE_DEPTH {
+            return Err(self.error(
+                format!("the tuple shape nests more than {MAX_SHAPE_DEPTH} deep"),
+                "a tuple shape reads `(f32[8], (s32[], u32[]))`; ccc reads tuples nested at most that deep",
+            ));
+        }
         if self.eat('(') {
             let mut items = Vec::new();
             self.spaces();
@@ -469,7 +486,7 @@ impl<'a> Cursor<'a> {
             }
             loop {
                 self.spaces();
-                items.push(self.shape()?);
+                items.push(self.shape_in(depth + 1)?);
                 self.spaces();
                 if self.eat(')') {
                     return Ok(Shape::Tuple(items));
