@@ -162,7 +162,7 @@ pub fn choose_standing(
     let mut store = search::Store::of(collective, machine.schedule(), *params, candidates);
     let found = store.choose(machine)?;
     let stands = found.stands;
-    let (chosen, alternatives) = store.into_alternatives(found);
+    let (chosen, alternatives) = store.alternatives(found);
     Ok((AutoChoice { chosen, alternatives, auto_legs }, stands))
 }
 

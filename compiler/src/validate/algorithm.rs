@@ -40,7 +40,7 @@ impl Checker {
                 // and no choice is legal to list.
                 let (shape, groups) = structure?;
                 let candidates = self.auto_candidates(op, shape, groups);
-                let first = candidates.first().cloned();
+                let first = candidates.first().copied();
                 if first.is_none() {
                     self.push("algorithm", Problem::AutoNoChoice { op });
                 }
@@ -206,7 +206,7 @@ impl Checker {
             scratch.list_hier(op, given, &auto, given.choices, shape, groups, &mut legal);
             self.facts = scratch.facts;
         }
-        let Some(first) = legal.first().cloned() else {
+        let Some(first) = legal.first().copied() else {
             // Nothing legal: the first combination's problems are the
             // written legs' own (or the topology's), reported as for a
             // written Hier; `AutoNoChoice` when there are none.

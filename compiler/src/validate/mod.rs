@@ -653,7 +653,7 @@ impl Checker {
         let key = (op, *shape, &checked.groups);
         if let Some((_, candidates)) = autos.listed.iter().find(|((o, s, g), _)| (*o, *s, g) == key) {
             self.auto = Some((candidates.clone(), Vec::new()));
-            return candidates.first().cloned();
+            return candidates.first().copied();
         }
         let first = self.algorithm(op, &Algorithm::Auto, Some((shape, checked)));
         if let Some((candidates, _)) = self.auto.as_ref().filter(|(c, _)| !c.is_empty()) {

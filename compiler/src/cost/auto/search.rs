@@ -326,23 +326,8 @@ impl Store {
         let Found { chosen, held, floors, predicted, bound_ns, .. } = found;
         let mut alternatives = Vec::with_capacity(held.len());
         for ((c, floor_ns), predicted_ns) in held.into_iter().zip(floors).zip(predicted) {
-            let Some(algorithm) = self.algorithms.get(c).cloned() else { continue };
+            let Some(algorithm) = self.algorithms.get(c).copied() else { continue };
             alternatives.push(Alternative { algorithm, predicted_ns, floor_ns, bound_ns });
-        }
-        (chosen, alternatives)
-    }
-
-    /// The alternatives of `found` ([`Store::choose`]), their algorithms
-    /// taken from the store, which is done with.
-    pub(super) fn into_alternatives(self, found: Found) -> (usize, Vec<Alternative>) {
-        let Found { chosen, held, floors, predicted, bound_ns, .. } = found;
-        // The held positions ascend: each candidate is matched in one walk.
-        let mut recorded = held.iter().zip(floors.into_iter().zip(predicted)).peekable();
-        let mut alternatives = Vec::with_capacity(held.len());
-        for (c, algorithm) in self.algorithms.into_iter().enumerate() {
-            if let Some((_, (floor_ns, predicted_ns))) = recorded.next_if(|&(&h, _)| h == c) {
-                alternatives.push(Alternative { algorithm, predicted_ns, floor_ns, bound_ns });
-            }
         }
         (chosen, alternatives)
     }
