@@ -83,29 +83,58 @@ impl Signature {
 }
 
 fn preimage_of(fields: &[Field]) -> String {
-    let mut s = String::new();
-    s.push_str(PREIMAGE_HEADER);
-    s.push('\n');
-    for f in fields {
-        s.push_str(&f.name);
-        s.push_str(": ");
-        s.push_str(&f.value);
-        s.push('\n');
+    let mut s = String::with_capacity(preimage_len(fields));
+    for piece in preimage_pieces(fields) {
+        s.push_str(piece);
     }
     s
 }
 
+/// The preimage's pieces, in order: what [`preimage_of`] concatenates and
+/// [`digest_of`] hashes without concatenating.
+fn preimage_pieces(fields: &[Field]) -> impl Iterator<Item = &str> {
+    [PREIMAGE_HEADER, "\n"]
+        .into_iter()
+        .chain(fields.iter().flat_map(|f| [f.name.as_str(), ": ", f.value.as_str(), "\n"]))
+}
+
+fn preimage_len(fields: &[Field]) -> usize {
+    preimage_pieces(fields).map(str::len).sum()
+}
+
 /// The MD5 of a preimage, as lower-case hex.
 pub fn digest_of(fields: &[Field]) -> String {
-    hex::encode(Md5::digest(preimage_of(fields).as_bytes()))
+    md5_hex(preimage_of(fields).as_bytes())
+}
+
+/// MD5 of `bytes` as lower-case hex (`hex::encode` goes a `char` at a time;
+/// this is a fifth of its cost).
+fn md5_hex(bytes: &[u8]) -> String {
+    let mut hex = [0u8; 2 * MD5_LEN];
+    // Fails only when the lengths disagree, and they agree.
+    let _ = hex::encode_to_slice(Md5::digest(bytes), &mut hex);
+    String::from_utf8(hex.to_vec()).unwrap_or_default()
+}
+
+/// Bytes in an MD5 digest.
+const MD5_LEN: usize = 16;
+
+/// Appends `n` in decimal, as `Display` writes it (without `fmt`: the
+/// preimage is most of a one-rank compile's signing).
+fn push_int(s: &mut String, n: impl itoa::Integer) {
+    s.push_str(itoa::Buffer::new().format(n));
+}
+
+/// `n` in decimal.
+fn int(n: impl itoa::Integer) -> String {
+    itoa::Buffer::new().format(n).to_owned()
 }
 
 /// Signs a program.
 pub fn sign(valid: &ValidProgram, schedule: &Schedule) -> Signature {
-    let mut fields = vec![
-        Field { name: "format_version".into(), value: FORMAT_VERSION.to_string() },
-        Field { name: "collective_n".into(), value: valid.collectives().len().to_string() },
-    ];
+    let mut fields = Vec::with_capacity(PROGRAM_FIELDS.len() + COLLECTIVE_FIELDS.len() * valid.collectives().len());
+    fields.push(Field { name: "format_version".into(), value: int(FORMAT_VERSION) });
+    fields.push(Field { name: "collective_n".into(), value: int(valid.collectives().len()) });
     for (c, plan) in valid.collectives().iter().zip(&schedule.collectives) {
         collective_fields(valid, c, plan, &mut fields);
     }
@@ -114,59 +143,99 @@ pub fn sign(valid: &ValidProgram, schedule: &Schedule) -> Signature {
 }
 
 fn collective_fields(valid: &ValidProgram, c: &ValidCollective, plan: &CollectivePlan, out: &mut Vec<Field>) {
-    let prefix = format!("collectives[{}].", c.index());
-    let mut push = |name: &str, value: String| out.push(Field { name: format!("{prefix}{name}"), value });
+    let mut prefix = String::from("collectives[");
+    push_int(&mut prefix, c.index());
+    prefix.push_str("].");
+    let mut push = |name: &str, value: String| {
+        let mut full = String::with_capacity(prefix.len() + name.len());
+        full.push_str(&prefix);
+        full.push_str(name);
+        out.push(Field { name: full, value });
+    };
     let shape = valid.topology();
     push("op", c.op().name().into());
     push("dtype", c.dtype().name().into());
     push("reduce", c.reduce().map_or_else(|| "-".into(), |r| r.name().into()));
-    push("count", c.count().to_string());
+    push("count", int(c.count()));
     push("arch", valid.arch().name().into());
-    push("topology", format!("rank_n={} local_rank_n={} pod_n={}", shape.rank_n, shape.local_rank_n, shape.pod_n));
-    push("channels", c.channels().to_string());
+    let mut topology = String::from("rank_n=");
+    push_int(&mut topology, shape.rank_n);
+    topology.push_str(" local_rank_n=");
+    push_int(&mut topology, shape.local_rank_n);
+    topology.push_str(" pod_n=");
+    push_int(&mut topology, shape.pod_n);
+    push("topology", topology);
+    push("channels", int(c.channels()));
     // An `Auto` collective signs its choice, marked as made by the model:
     // two ranks that choose differently sign differently, and diagnose can
     // tell a choice from a written algorithm (docs/signature.md).
     // A `Hier((...))` with `Auto` legs marks those legs alone:
     // `Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=InterRdh, ...)`.
-    let value = match c.auto() {
-        Some(choice) if !choice.auto_legs.is_empty() => leg_auto_algorithm(plan, &choice.auto_legs),
-        Some(_) => format!("Auto({})", algorithm(plan)),
-        None => algorithm(plan),
-    };
+    let mut value = String::new();
+    match c.auto() {
+        Some(choice) if !choice.auto_legs.is_empty() => push_hier(&mut value, plan, &choice.auto_legs),
+        Some(_) => {
+            value.push_str("Auto(");
+            push_algorithm(&mut value, plan);
+            value.push(')');
+        }
+        None => push_algorithm(&mut value, plan),
+    }
     push("algorithm", value);
-    push("root", c.root().map_or_else(|| "-".into(), |r| r.to_string()));
+    push("root", c.root().map_or_else(|| "-".into(), int));
     push("peers", peers(c));
     push("counts", counts(c));
     push("groups", groups(c, shape.rank_n));
     push("barrier", barrier(valid.barrier()).into());
-    push("send_credits", valid.send_credits().to_string());
+    push("send_credits", int(valid.send_credits()));
     push("schedule", schedule_digest(plan));
 }
 
 /// `Ring`, or `Hier(intra_reduce_scatter=Ring, ...)` with the legs in run order.
 pub fn algorithm(plan: &CollectivePlan) -> String {
+    let mut s = String::new();
+    push_algorithm(&mut s, plan);
+    s
+}
+
+fn push_algorithm(s: &mut String, plan: &CollectivePlan) {
     match plan.legs.as_slice() {
-        [(None, alg)] => alg.name().to_string(),
-        _ => leg_auto_algorithm(plan, &[]),
+        [(None, alg)] => s.push_str(alg.name()),
+        _ => push_hier(s, plan, &[]),
     }
 }
 
-/// [`algorithm`] with each of `auto_legs` written `leg=Auto(<choice>)`.
-fn leg_auto_algorithm(plan: &CollectivePlan, auto_legs: &[Leg]) -> String {
-    let parts: Vec<String> = plan
-        .legs
-        .iter()
-        .map(|(leg, alg)| {
-            let name = leg.map_or("flat", |l| l.field());
-            if leg.is_some_and(|l| auto_legs.contains(&l)) {
-                format!("{name}=Auto({})", alg.name())
-            } else {
-                format!("{name}={}", alg.name())
-            }
-        })
-        .collect();
-    format!("Hier({})", parts.join(", "))
+/// The `Hier(...)` form of [`algorithm`], with each of `auto_legs` written
+/// `leg=Auto(<choice>)`.
+fn push_hier(s: &mut String, plan: &CollectivePlan, auto_legs: &[Leg]) {
+    s.push_str("Hier(");
+    for (i, (leg, alg)) in plan.legs.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(leg.map_or("flat", |l| l.field()));
+        s.push('=');
+        if leg.is_some_and(|l| auto_legs.contains(&l)) {
+            s.push_str("Auto(");
+            s.push_str(alg.name());
+            s.push(')');
+        } else {
+            s.push_str(alg.name());
+        }
+    }
+    s.push(')');
+}
+
+/// `[a, b, c]`, each item written by `item`.
+fn push_list<T>(s: &mut String, items: impl IntoIterator<Item = T>, mut item: impl FnMut(&mut String, T)) {
+    s.push('[');
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        item(s, x);
+    }
+    s.push(']');
 }
 
 fn peers(c: &ValidCollective) -> String {
@@ -177,22 +246,29 @@ fn peers(c: &ValidCollective) -> String {
     pairs.sort_unstable();
     if pairs.len() > LITERAL_GROUPS_MAX {
         let bytes: Vec<u8> = pairs.iter().flat_map(|&(a, b)| [a.to_le_bytes(), b.to_le_bytes()]).flatten().collect();
-        return format!("{} pairs, md5 {}", pairs.len(), hex::encode(Md5::digest(&bytes)));
+        return format!("{} pairs, md5 {}", pairs.len(), md5_hex(&bytes));
     }
-    let list: Vec<String> = pairs.iter().map(|(a, b)| format!("({a}, {b})")).collect();
-    format!("[{}]", list.join(", "))
+    let mut s = String::new();
+    push_list(&mut s, pairs, |s, (a, b)| {
+        s.push('(');
+        push_int(s, a);
+        s.push_str(", ");
+        push_int(s, b);
+        s.push(')');
+    });
+    s
 }
 
 fn counts(c: &ValidCollective) -> String {
     let Some(rows) = c.counts() else { return "-".into() };
     let n = rows.len();
     if n * n <= LITERAL_GROUPS_MAX {
-        let list: Vec<String> =
-            rows.iter().map(|r| format!("[{}]", r.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))).collect();
-        return format!("[{}]", list.join(", "));
+        let mut s = String::new();
+        push_list(&mut s, rows, |s, row| push_list(s, row.iter().copied(), push_int));
+        return s;
     }
     let bytes: Vec<u8> = rows.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
-    format!("{n}x{n} sizes, md5 {}", hex::encode(Md5::digest(&bytes)))
+    format!("{n}x{n} sizes, md5 {}", md5_hex(&bytes))
 }
 
 /// The replica groups: `world`, or the groups sorted (by their member
@@ -209,15 +285,13 @@ fn groups(c: &ValidCollective, rank_n: u32) -> String {
     }
     let total: usize = groups.iter().map(|g| g.len()).sum();
     if total <= LITERAL_GROUPS_MAX {
-        let list: Vec<String> = groups
-            .iter()
-            .map(|g| format!("[{}]", g.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")))
-            .collect();
-        return format!("[{}]", list.join(", "));
+        let mut s = String::new();
+        push_list(&mut s, groups, |s, g| push_list(s, g.iter().copied(), push_int));
+        return s;
     }
     let bytes: Vec<u8> =
         groups.iter().flat_map(|g| g.iter().flat_map(|r| r.to_le_bytes()).chain(u32::MAX.to_le_bytes())).collect();
-    format!("{} groups of {}, md5 {}", groups.len(), c.groups().size(), hex::encode(Md5::digest(&bytes)))
+    format!("{} groups of {}, md5 {}", groups.len(), c.groups().size(), md5_hex(&bytes))
 }
 
 /// `Host` or `Device`: the spelling of the `barrier` field.
@@ -230,8 +304,12 @@ pub const fn barrier(barrier: Barrier) -> &'static str {
 
 /// MD5 (lower-case hex) of [`schedule_preimage`]: the `schedule` field.
 pub fn schedule_digest(plan: &CollectivePlan) -> String {
-    hex::encode(Md5::digest(schedule_preimage(plan).as_bytes()))
+    md5_hex(schedule_preimage(plan).as_bytes())
 }
+
+/// Room for one `phase` line of [`schedule_preimage`]: most are shorter,
+/// so the preimage is written without growing.
+const PHASE_LINE_RESERVED: usize = 112;
 
 /// The rank-invariant schedule structure, one line each (every line ended
 /// by `\n`), as `docs/signature.md` spells it:
@@ -247,33 +325,50 @@ pub fn schedule_digest(plan: &CollectivePlan) -> String {
 /// by this module's tests). No spelling comes from `Debug`, so renaming a
 /// Rust item changes no signature.
 pub fn schedule_preimage(plan: &CollectivePlan) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(PHASE_LINE_RESERVED * (plan.phases.len() + 1));
     let [local, node, pod] = plan.radices.0;
-    let _ = writeln!(s, "radices local={local} node={node} pod={pod}");
-    let _ = writeln!(s, "steps {}", plan.step_n);
+    s.push_str("radices local=");
+    push_int(&mut s, local);
+    s.push_str(" node=");
+    push_int(&mut s, node);
+    s.push_str(" pod=");
+    push_int(&mut s, pod);
+    s.push_str("\nsteps ");
+    push_int(&mut s, plan.step_n);
+    s.push('\n');
     for p in &plan.phases {
-        let narrow = if p.narrow.is_empty() {
-            "-".to_owned()
-        } else {
-            p.narrow.iter().map(|&n| scope(n)).collect::<Vec<_>>().join(",")
-        };
-        let _ = writeln!(
-            s,
-            "phase {} alg={} leg={} scope={} narrow={narrow} first_step={} step_n={}",
-            p.kind,
-            p.alg.name(),
-            p.leg.map_or("-", |l| l.field()),
-            scope(p.scope),
-            p.first_step,
-            p.step_n
-        );
+        s.push_str("phase ");
+        let _ = write!(s, "{}", p.kind);
+        s.push_str(" alg=");
+        s.push_str(p.alg.name());
+        s.push_str(" leg=");
+        s.push_str(p.leg.map_or("-", |l| l.field()));
+        s.push_str(" scope=");
+        push_scope(&mut s, p.scope);
+        s.push_str(" narrow=");
+        if p.narrow.is_empty() {
+            s.push('-');
+        }
+        for (i, &n) in p.narrow.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            push_scope(&mut s, n);
+        }
+        s.push_str(" first_step=");
+        push_int(&mut s, p.first_step);
+        s.push_str(" step_n=");
+        push_int(&mut s, p.step_n);
+        s.push('\n');
     }
     s
 }
 
 /// A scope as its digit range, `lo..hi`.
-fn scope(s: Scope) -> String {
-    format!("{}..{}", s.lo, s.hi)
+fn push_scope(s: &mut String, scope: Scope) {
+    push_int(s, scope.lo);
+    s.push_str("..");
+    push_int(s, scope.hi);
 }
 
 #[cfg(test)]
