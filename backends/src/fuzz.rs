@@ -9,7 +9,7 @@
 //! | target | runs | checks |
 //! |---|---|---|
 //! | [`Target::RonSpec`] | parse, validate; for a small valid spec build, sign, compile rank 0 with the proof, decode its images | errors render to a bounded non-empty message; a parse error's span slices the source; no proof defect; emitted images decode |
-//! | [`Target::Hlo`] | import for [`HLO_TARGET`] (`ccc compile model.hlo --target`), print as `ccc import` does, then as [`Target::RonSpec`] from validate on | as [`Target::RonSpec`]; an import error's offset, line and column lie in the module; the printed RON reads back to the imported program |
+//! | [`Target::Hlo`] | import for a target of [`HLO_TARGETS`] (`ccc compile model.hlo --target`), print as `ccc import` does, then as [`Target::RonSpec`] from validate on | as [`Target::RonSpec`]; an import error's offset, line and column lie in the module; the printed RON reads back to the imported program |
 //! | [`Target::DecodeCtrl`] | `ctrl_word::decode_words` (what `ccc decode` reads) and the stricter chain decoder, the three renderings | every decoded word re-encodes to its bytes; a decoded chain re-encodes and decodes to itself |
 //! | [`Target::DecodeSlot`] | `SlotSpad::decode`, the three renderings | a decoded image re-encodes to the same bytes |
 //! | [`Target::DecodeNeff`] | `NeffConfigs::decode`, the renderings | a decoded block re-encodes to the same bytes |
@@ -61,12 +61,18 @@ pub const BUILD_MAX_RANKS: u32 = 4096;
 pub const REFERENCE_SPEC: &str = "Collective(op: AllReduce, dtype: F32, reduce: Add, count: 4096, arch: Cayman,
     topology: (rank_n: 4, local_rank_n: 4), channels: 2, algorithm: Ring)";
 
-/// The machine the HLO target imports every module for, as `ccc compile
-/// model.hlo --target` reads it: `tests/hlo/targets/cayman_8.ron`, the
-/// target of the 8-device fixtures and of the invalid ones
-/// (`tests/hlo/invalid/`), so those seeds reach the collectives. A module
-/// for another device count is refused at its header or its groups.
-pub const HLO_TARGET: &str = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))";
+/// The machines the HLO target imports modules for, as `ccc compile
+/// model.hlo --target` reads them: `tests/hlo/targets/cayman_<n>.ron`, the
+/// targets of the fixtures (8, 16, 32 and 64 devices; the invalid ones,
+/// `tests/hlo/invalid/`, are for 8), so that every seed reaches its
+/// collectives: [`hlo`] picks one by the device count the module's header
+/// or its ids name.
+pub const HLO_TARGETS: [&str; 4] = [
+    "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))",
+    "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 16))",
+    "(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16))",
+    "(arch: Cayman, topology: (rank_n: 64, local_rank_n: 16))",
+];
 
 /// The fuzz targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -233,17 +239,72 @@ fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut 
     Ok(())
 }
 
-/// The target of [`HLO_TARGET`], parsed once.
-fn hlo_target() -> Option<&'static ccc_compiler::hlo::Target> {
-    static TARGET: OnceLock<Option<ccc_compiler::hlo::Target>> = OnceLock::new();
-    TARGET.get_or_init(|| parse_target(HLO_TARGET).ok()).as_ref()
+/// The targets of [`HLO_TARGETS`], parsed once.
+fn hlo_targets() -> &'static [ccc_compiler::hlo::Target] {
+    static TARGETS: OnceLock<Vec<ccc_compiler::hlo::Target>> = OnceLock::new();
+    TARGETS.get_or_init(|| HLO_TARGETS.iter().map_while(|t| parse_target(t).ok()).collect())
+}
+
+/// The device count the module's header names (`replica_count` times
+/// `num_partitions`, either defaulting to 1), or `None` when it names
+/// neither. A plain scan of the `HloModule` line: which target to try is
+/// the harness's choice, and the importer checks the header itself.
+fn header_devices(src: &str) -> Option<u64> {
+    let header = src.lines().find(|l| l.trim_start().starts_with("HloModule"))?;
+    let count = |key: &str| header.split([',', ' ']).find_map(|w| w.strip_prefix(key)?.parse::<u64>().ok());
+    match (count("replica_count="), count("num_partitions=")) {
+        (None, None) => None,
+        (r, p) => r.unwrap_or(1).checked_mul(p.unwrap_or(1)),
+    }
+}
+
+/// The fewest devices the ids of the module's `replica_groups` and
+/// `source_target_pairs` need: one past the largest id of a braced list,
+/// or the product of an iota list's `<=[...]` dims (0 when it names none).
+/// A plain scan, as [`header_devices`]: the importer checks the ids itself.
+fn named_devices(src: &str) -> u64 {
+    let numbers = |text: &str| {
+        text.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse::<u64>().ok()).collect::<Vec<u64>>()
+    };
+    let mut most = 0u64;
+    for key in ["replica_groups=", "source_target_pairs="] {
+        for (at, _) in src.match_indices(key) {
+            let value = src.get(at + key.len()..).and_then(|v| v.lines().next()).unwrap_or("");
+            let needed = if value.starts_with('{') {
+                let mut depth = 0usize;
+                let end = value
+                    .char_indices()
+                    .find_map(|(i, c)| {
+                        match c {
+                            '{' => depth += 1,
+                            '}' => depth = depth.saturating_sub(1),
+                            _ => {}
+                        }
+                        (depth == 0).then_some(i)
+                    })
+                    .unwrap_or(value.len());
+                numbers(value.get(..end).unwrap_or("")).into_iter().max().map_or(0, |id| id.saturating_add(1))
+            } else if let Some((_, dims)) = value.split_once("<=[") {
+                numbers(dims.split(']').next().unwrap_or("")).into_iter().fold(1u64, u64::saturating_mul)
+            } else {
+                0
+            };
+            most = most.max(needed);
+        }
+    }
+    most
 }
 
 /// An XLA HLO module, as `ccc compile model.hlo --target` reads it: imported
-/// for [`HLO_TARGET`] (after a byte-order mark is skipped, as the CLI does),
-/// printed as `ccc import` prints it and read back, then validated, built,
-/// signed and compiled as [`ron_spec`] does a spec. Bytes that are not
-/// UTF-8 are refused as `ccc` refuses such a file.
+/// for a target of [`HLO_TARGETS`] (after a byte-order mark is skipped, as
+/// the CLI does), printed as `ccc import` prints it and read back, then
+/// validated, built, signed and compiled as [`ron_spec`] does a spec. Bytes
+/// that are not UTF-8 are refused as `ccc` refuses such a file. The target
+/// is the one of the device count the module's header names
+/// ([`header_devices`]; the first when none has it, which refuses the
+/// module at its header), or, when it names none (lowered text, whose ids
+/// are the target's ranks), the smallest whose ranks hold the ids it names
+/// ([`named_devices`]; the last when none does).
 ///
 /// # Errors
 ///
@@ -255,8 +316,18 @@ pub fn hlo(data: &[u8]) -> Result<Outcome, Finding> {
     let Ok(text) = std::str::from_utf8(data) else {
         return Ok(out);
     };
-    let target = hlo_target().ok_or_else(|| Finding("HLO_TARGET is not a target".to_owned()))?;
+    let targets = hlo_targets();
+    ensure(targets.len() == HLO_TARGETS.len(), || "an HLO_TARGETS entry is not a target".to_owned())?;
     let src = strip_bom(text);
+    let rank_n = |t: &ccc_compiler::hlo::Target| u64::from(t.topology.rank_n);
+    let target = match header_devices(src) {
+        Some(devices) => targets.iter().find(|t| rank_n(t) == devices).or(targets.first()),
+        None => {
+            let needed = named_devices(src);
+            targets.iter().find(|t| rank_n(t) >= needed).or(targets.last())
+        }
+    };
+    let target = target.ok_or_else(|| Finding("HLO_TARGETS is empty".to_owned()))?;
     let imported = match import_module(src, target, None) {
         Ok(imported) => imported,
         Err(e) => {

@@ -43,7 +43,7 @@ for f in compiler/tests/regressions/*.ron; do put ron_spec "regression-$(basenam
 for f in tests/fixtures/cost/*.ron; do put ron_spec "cost-$(basename "$f")" "$f"; done
 
 # HLO modules: the fixtures, valid, invalid, handwritten and regressions (the hlo target
-# imports them for ccc_backends::fuzz::HLO_TARGET, the 8-device target).
+# imports each for the target of its device count, ccc_backends::fuzz::HLO_TARGETS).
 for f in tests/hlo/*.hlo; do put hlo "$(basename "$f")" "$f"; done
 for f in tests/hlo/invalid/*.hlo; do put hlo "invalid-$(basename "$f")" "$f"; done
 for f in tests/hlo/handwritten/*.hlo; do put hlo "handwritten-$(basename "$f")" "$f"; done
