@@ -466,6 +466,34 @@ fn hostile_modules_are_refused() {
     assert!(stderr.contains("instructions beyond its own") && stderr.contains(&format!("{rel}:")), "{stderr}");
 }
 
+/// Device counts too large to multiply are refused at the header, not
+/// multiplied: `replica_count=2^32` with `num_partitions=2^32` overflowed a
+/// `u64` (a panic in a debug build, a wrapped count of 0 devices in a
+/// release one). The largest counts accepted multiply without overflow and
+/// are refused for not being the target's rank_n.
+#[test]
+fn device_counts_past_u32_are_refused_at_the_header() {
+    let module = |header: &str| {
+        format!(
+            "HloModule m, {header}\n\n%add (a: f32[], b: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n  \
+             %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}}\n\nENTRY %main {{\n  \
+             %p = f32[8] parameter(0)\n  ROOT %r = f32[8] all-reduce(%p), replica_groups={{}}, to_apply=%add\n}}\n"
+        )
+    };
+    let e =
+        import_module(&module("replica_count=4294967296, num_partitions=4294967296"), &target(8), None).unwrap_err();
+    assert!(e.message.contains("`replica_count=4294967296` is not a device count"), "{e}");
+    assert!(e.help.contains("4294967295"), "{}", e.help);
+    assert_eq!((e.start.line, e.start.col), (1, 28), "{e}");
+    let e =
+        import_module(&module("replica_count=4294967295, num_partitions=4294967295"), &target(8), None).unwrap_err();
+    assert!(
+        e.message.contains("runs on 18446744065119617025 devices (4294967295 replicas x 4294967295 partitions)"),
+        "{e}"
+    );
+    assert!(import_module(&module("replica_count=2, num_partitions=4"), &target(8), None).is_ok());
+}
+
 #[test]
 fn unpartitioned_module_says_what_to_import() {
     let path = Path::new(ROOT).join("tests/hlo/gspmd_matmul_8.lowered.hlo");

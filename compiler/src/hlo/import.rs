@@ -55,6 +55,8 @@ pub(super) struct Space {
 }
 
 impl Space {
+    /// Replicas times partitions: each at most `u32::MAX` ([`space`]), so
+    /// the product fits.
     pub(super) fn devices(self) -> u64 {
         self.replicas * self.partitions
     }
@@ -64,12 +66,14 @@ impl Space {
 pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloError> {
     let count = |key: &str| -> Result<Option<u64>, HloError> {
         module.header.iter().find(|a| a.key == key).map_or(Ok(None), |a| {
-            a.value.parse::<u64>().ok().filter(|&n| n > 0).map(Some).ok_or_else(|| {
+            // A count fits a `u32`, as `rank_n` does, so their product
+            // (`Space::devices`) cannot overflow.
+            a.value.parse::<u32>().ok().filter(|&n| n > 0).map(|n| Some(u64::from(n))).ok_or_else(|| {
                 HloError::at(
                     a.at,
                     a.value.len(),
                     format!("`{key}={}` is not a device count", a.value),
-                    "a whole number from 1",
+                    "a whole number from 1 to 4294967295",
                 )
             })
         })
