@@ -107,13 +107,14 @@ pub fn digest_of(fields: &[Field]) -> String {
     md5_hex(preimage_of(fields).as_bytes())
 }
 
-/// MD5 of `bytes` as lower-case hex (`hex::encode` goes a `char` at a time;
-/// this is a fifth of its cost).
+/// MD5 of `bytes` as lower-case hex (`hex::encode` goes through a `char`
+/// iterator of its own; this is a fifth of its cost).
 fn md5_hex(bytes: &[u8]) -> String {
     let mut hex = [0u8; 2 * MD5_LEN];
-    // Fails only when the lengths disagree, and they agree.
+    // Fails only when the lengths disagree, and they agree; every byte
+    // written is an ASCII hex digit.
     let _ = hex::encode_to_slice(Md5::digest(bytes), &mut hex);
-    String::from_utf8(hex.to_vec()).unwrap_or_default()
+    hex.iter().map(|&b| char::from(b)).collect()
 }
 
 /// Bytes in an MD5 digest.
