@@ -54,6 +54,11 @@ pub const COMPILE_MAX_RANKS: u32 = 16;
 pub const COMPILE_MAX_COLLECTIVES: usize = 4;
 /// The largest world a fuzzed valid spec is built and signed for.
 pub const BUILD_MAX_RANKS: u32 = 4096;
+/// The most collectives a fuzzed valid program is built and signed for: an
+/// HLO module of a few KB may call one all-reduce 49,152 times (within the
+/// importer's 2^18 repeated instructions), and building and signing that
+/// took about 0.35 s of the 0.96 s such an input cost in a release build.
+pub const BUILD_MAX_COLLECTIVES: usize = 4096;
 
 /// The reference spec the manifest target certifies against: the manifest
 /// seeds are compiled from it (`fuzz/seeds/manifest/`), so a mutant that
@@ -207,7 +212,8 @@ pub fn ron_spec(data: &[u8]) -> Result<Outcome, Finding> {
 /// What `ccc` runs on a program it has read, spec or imported module:
 /// validate it (every problem and its path recorded as a refusal), and for
 /// a valid one (then `out` is accepted) build and sign it if it has at
-/// most [`BUILD_MAX_RANKS`] ranks, and compile rank 0 with the whole proof
+/// most [`BUILD_MAX_RANKS`] ranks and [`BUILD_MAX_COLLECTIVES`]
+/// collectives, and compile rank 0 with the whole proof
 /// if it has at most [`COMPILE_MAX_RANKS`] ranks and
 /// [`COMPILE_MAX_COLLECTIVES`] collectives.
 fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut Outcome) -> Result<(), Finding> {
@@ -224,7 +230,7 @@ fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut 
     };
     out.accepted = true;
     let shape = valid.topology();
-    if shape.rank_n <= BUILD_MAX_RANKS {
+    if shape.rank_n <= BUILD_MAX_RANKS && valid.collectives().len() <= BUILD_MAX_COLLECTIVES {
         match ccc_compiler::build::build(&valid) {
             Ok(schedule) => {
                 let signature = sign(&valid, &schedule);
@@ -247,8 +253,9 @@ fn hlo_targets() -> &'static [ccc_compiler::hlo::Target] {
 
 /// The device count the module's header names (`replica_count` times
 /// `num_partitions`, either defaulting to 1), or `None` when it names
-/// neither. A plain scan of the `HloModule` line: which target to try is
-/// the harness's choice, and the importer checks the header itself.
+/// neither (or a product past `u64`, which no target has either). A plain
+/// scan of the `HloModule` line: which target to try is the harness's
+/// choice, and the importer checks the header itself.
 fn header_devices(src: &str) -> Option<u64> {
     let header = src.lines().find(|l| l.trim_start().starts_with("HloModule"))?;
     let count = |key: &str| header.split([',', ' ']).find_map(|w| w.strip_prefix(key)?.parse::<u64>().ok());
@@ -258,41 +265,56 @@ fn header_devices(src: &str) -> Option<u64> {
     }
 }
 
+/// The attributes whose values name device ids ([`named_devices`]).
+const ID_KEYS: [&str; 2] = ["replica_groups=", "source_target_pairs="];
+
 /// The fewest devices the ids of the module's `replica_groups` and
-/// `source_target_pairs` need: one past the largest id of a braced list,
-/// or the product of an iota list's `<=[...]` dims (0 when it names none).
-/// A plain scan, as [`header_devices`]: the importer checks the ids itself.
+/// `source_target_pairs` need ([`ids_needed`]; 0 when it names none). A
+/// plain scan, as [`header_devices`]: the importer checks the ids itself.
+/// Linear in the module: a value ends where the line's next such
+/// attribute starts, so no byte is read for more than one value.
 fn named_devices(src: &str) -> u64 {
-    let numbers = |text: &str| {
-        text.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse::<u64>().ok()).collect::<Vec<u64>>()
-    };
     let mut most = 0u64;
-    for key in ["replica_groups=", "source_target_pairs="] {
-        for (at, _) in src.match_indices(key) {
-            let value = src.get(at + key.len()..).and_then(|v| v.lines().next()).unwrap_or("");
-            let needed = if value.starts_with('{') {
-                let mut depth = 0usize;
-                let end = value
-                    .char_indices()
-                    .find_map(|(i, c)| {
-                        match c {
-                            '{' => depth += 1,
-                            '}' => depth = depth.saturating_sub(1),
-                            _ => {}
-                        }
-                        (depth == 0).then_some(i)
-                    })
-                    .unwrap_or(value.len());
-                numbers(value.get(..end).unwrap_or("")).into_iter().max().map_or(0, |id| id.saturating_add(1))
-            } else if let Some((_, dims)) = value.split_once("<=[") {
-                numbers(dims.split(']').next().unwrap_or("")).into_iter().fold(1u64, u64::saturating_mul)
-            } else {
-                0
-            };
-            most = most.max(needed);
+    for line in src.lines() {
+        let mut values: Vec<(usize, usize)> =
+            ID_KEYS.iter().flat_map(|k| line.match_indices(k).map(move |(at, _)| (at, at + k.len()))).collect();
+        values.sort_unstable();
+        for (i, &(_, from)) in values.iter().enumerate() {
+            let to = values.get(i + 1).map_or(line.len(), |&(next, _)| next);
+            most = most.max(ids_needed(line.get(from..to).unwrap_or("")));
         }
     }
     most
+}
+
+/// The whole numbers in `text`, in order (those past `u64` skipped).
+fn numbers(text: &str) -> impl Iterator<Item = u64> + '_ {
+    text.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse::<u64>().ok())
+}
+
+/// The devices one value's ids need: one past the largest id of a braced
+/// list (`{{0,1},{2,3}}`), the product of an iota list's dims
+/// (`[2,4]<=[8]`), else 0.
+fn ids_needed(value: &str) -> u64 {
+    if value.starts_with('{') {
+        let mut depth = 0usize;
+        let end = value
+            .char_indices()
+            .find_map(|(i, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                (depth == 0).then_some(i)
+            })
+            .unwrap_or(value.len());
+        numbers(value.get(..end).unwrap_or("")).max().map_or(0, |id| id.saturating_add(1))
+    } else if let Some((_, dims)) = value.strip_prefix('[').and_then(|v| v.split_once("]<=[")) {
+        numbers(dims.split(']').next().unwrap_or("")).fold(1u64, u64::saturating_mul)
+    } else {
+        0
+    }
 }
 
 /// An XLA HLO module, as `ccc compile model.hlo --target` reads it: imported
