@@ -466,6 +466,40 @@ fn hostile_modules_are_refused() {
     assert!(stderr.contains("instructions beyond its own") && stderr.contains(&format!("{rel}:")), "{stderr}");
 }
 
+/// A computation that calls itself, directly or through others, is refused
+/// as a cycle naming the computations on it, at its definition, however
+/// many computations the module has. (With more than 256, a two-step
+/// cycle used to be reported as "called 257 calls deep".)
+#[test]
+fn call_cycles_are_named() {
+    let computation = |name: &str, calls: &str| {
+        let body = if calls.is_empty() {
+            "  ROOT %p = f32[8] parameter(0)\n".to_owned()
+        } else {
+            format!("  %p = f32[8] parameter(0)\n  ROOT %x = f32[8] call(%p), to_apply=%{calls}\n")
+        };
+        format!("%{name} (p: f32[8]) -> f32[8] {{\n{body}}}\n\n")
+    };
+    for padding in [0, 300] {
+        let mut src = String::from("HloModule cycle\n\n");
+        for i in 0..padding {
+            src.push_str(&computation(&format!("unused{i}"), ""));
+        }
+        src.push_str(&computation("a", "b"));
+        src.push_str(&computation("b", "a"));
+        src.push_str(&computation("self", "self"));
+        src.push_str("ENTRY %main {\n  %p = f32[8] parameter(0)\n  ROOT %q = f32[8] call(%p), to_apply=%a\n}\n");
+        let e = import_module(&src, &target(8), None).unwrap_err();
+        assert!(e.message.contains("computation `a` calls itself: `a` calls `b` calls `a`"), "{padding}: {e}");
+        assert_eq!(e.help, "HLO computations do not recurse");
+        let line = src.lines().nth(e.start.line - 1).unwrap();
+        assert!(line.starts_with("%a ("), "{padding}: {e} is on the line `{line}`");
+        let direct = src.replace("to_apply=%a\n}", "to_apply=%self\n}");
+        let e = import_module(&direct, &target(8), None).unwrap_err();
+        assert!(e.message.contains("computation `self` calls itself: `self` calls `self`"), "{padding}: {e}");
+    }
+}
+
 /// Device counts too large to multiply are refused at the header, not
 /// multiplied: `replica_count=2^32` with `num_partitions=2^32` overflowed a
 /// `u64` (a panic in a debug build, a wrapped count of 0 devices in a

@@ -15,7 +15,7 @@ use super::target::{DEFAULT_CHANNELS, Target};
 use super::text::{Computation, Instruction, Module, Shape};
 use ccc_ir::enums::OpType;
 use ccc_ir::spec::{Algorithm, Collective, DType, ReduceOp};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where an imported collective came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,7 +153,6 @@ pub const MAX_REPEATED_INSTRUCTIONS: usize = 1 << 18;
 
 /// The importer's state while walking a module.
 pub(super) struct Walker<'m, 'a> {
-    pub(super) module: &'m Module<'a>,
     pub(super) by_name: BTreeMap<&'a str, &'m Computation<'a>>,
     pub(super) target: &'m Target,
     pub(super) algorithm: Option<&'m Algorithm>,
@@ -162,16 +161,27 @@ pub(super) struct Walker<'m, 'a> {
     pub(super) found: Found,
     /// Instructions the walk may still visit (see [`MAX_REPEATED_INSTRUCTIONS`]).
     pub(super) budget: usize,
+    /// The computations being walked, from the entry to the current one:
+    /// a callee already on it is a cycle.
+    pub(super) path: Vec<&'a str>,
+    /// The same names, to look one up without reading the path.
+    pub(super) on_path: BTreeSet<&'a str>,
 }
 
 impl<'a> Walker<'_, 'a> {
-    /// Walks `computation` in order; `depth` guards against a cycle.
+    /// Walks `computation` in order, `depth` calls from the entry; a
+    /// computation that calls itself, through any path, is refused as a
+    /// cycle (and named with the computations between), one more than
+    /// [`MAX_CALL_DEPTH`] deep as too deep.
     pub(super) fn walk(&mut self, computation: &Computation<'a>, depth: usize) -> Result<(), HloError> {
-        if depth > self.module.computations.len() {
+        if self.on_path.contains(computation.name) {
+            let from = self.path.iter().position(|&n| n == computation.name).unwrap_or(0);
+            let cycle: Vec<String> =
+                self.path.iter().skip(from).chain([&computation.name]).map(|n| format!("`{n}`")).collect();
             return Err(HloError::at(
                 computation.at,
                 computation.name.len(),
-                format!("computation `{}` calls itself", computation.name),
+                format!("computation `{}` calls itself: {}", computation.name, cycle.join(" calls ")),
                 "HLO computations do not recurse",
             ));
         }
@@ -230,7 +240,12 @@ impl<'a> Walker<'_, 'a> {
                         "the module looks truncated",
                     ));
                 };
-                self.walk(callee, depth + 1)?;
+                self.path.push(computation.name);
+                self.on_path.insert(computation.name);
+                let walked = self.walk(callee, depth + 1);
+                self.path.pop();
+                self.on_path.remove(computation.name);
+                walked?;
             }
         }
         Ok(())

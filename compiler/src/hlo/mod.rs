@@ -39,7 +39,7 @@ pub use import::Source;
 pub use target::{Target, TargetError, parse_target};
 
 use ccc_ir::spec::{Algorithm, Program};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An imported module: the program, and where each of its collectives came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,7 +101,9 @@ fn walk(
     let by_name: BTreeMap<&str, &text::Computation<'_>> = module.computations.iter().map(|c| (c.name, c)).collect();
     let own: usize = module.computations.iter().map(|c| c.instructions.len()).sum();
     let budget = own.saturating_add(import::MAX_REPEATED_INSTRUCTIONS);
-    let mut walker = import::Walker { module, by_name, target, algorithm, space, src, found: Vec::new(), budget };
+    let (path, on_path) = (Vec::new(), BTreeSet::new());
+    let mut walker =
+        import::Walker { by_name, target, algorithm, space, src, found: Vec::new(), budget, path, on_path };
     walker.walk(entry, 0)?;
     if walker.found.is_empty() {
         return Err(HloError::at(
