@@ -98,6 +98,7 @@ fn preimage_pieces(fields: &[Field]) -> impl Iterator<Item = &str> {
         .chain(fields.iter().flat_map(|f| [f.name.as_str(), ": ", f.value.as_str(), "\n"]))
 }
 
+/// The preimage's length in bytes, to reserve it whole.
 fn preimage_len(fields: &[Field]) -> usize {
     preimage_pieces(fields).map(str::len).sum()
 }
@@ -199,6 +200,7 @@ pub fn algorithm(plan: &CollectivePlan) -> String {
     s
 }
 
+/// Appends [`algorithm`]'s spelling of `plan`'s algorithm.
 fn push_algorithm(s: &mut String, plan: &CollectivePlan) {
     match plan.legs.as_slice() {
         [(None, alg)] => s.push_str(alg.name()),
