@@ -322,11 +322,11 @@ fn ids_needed(value: &str) -> u64 {
 /// the CLI does), printed as `ccc import` prints it and read back, then
 /// validated, built, signed and compiled as [`ron_spec`] does a spec. Bytes
 /// that are not UTF-8 are refused as `ccc` refuses such a file. The target
-/// is the one of the device count the module's header names
-/// ([`header_devices`]; the first when none has it, which refuses the
-/// module at its header), or, when it names none (lowered text, whose ids
-/// are the target's ranks), the smallest whose ranks hold the ids it names
-/// ([`named_devices`]; the last when none does).
+/// is the one of the device count the module's `HloModule` line names (the
+/// first when none has it, which refuses the module at its header), or,
+/// when it names none (lowered text, whose ids are the target's ranks), the
+/// smallest whose ranks hold the ids its `replica_groups` and
+/// `source_target_pairs` name (the last when none does).
 ///
 /// # Errors
 ///
