@@ -486,6 +486,86 @@ mod tests {
         assert!(seen >= 5, "examples found: {seen}");
     }
 
+    /// The `peers`, `counts` and `groups` values of `src`'s collective 0.
+    fn lists_of_text(src: &str) -> [String; 3] {
+        let valid = validate(&parse(src).unwrap().program).unwrap();
+        let signature = sign(&valid, &build(&valid).unwrap());
+        let value = |name: &str| {
+            let full = format!("collectives[0].{name}");
+            signature.fields.iter().find(|f| f.name == full).unwrap().value.clone()
+        };
+        [value("peers"), value("counts"), value("groups")]
+    }
+
+    /// MD5 of `bytes`, lower-case hex, straight from the `md5` crate.
+    fn md5_of(bytes: &[u8]) -> String {
+        Md5::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Peers, counts and groups are spelled as `docs/signature.md` says,
+    /// short lists literally and long ones (beyond 256 pairs, entries or
+    /// ranks) as a count and the MD5 of their little-endian bytes, each
+    /// expected value built here from the doc's words.
+    #[test]
+    fn lists_are_spelled_as_documented() {
+        // Short: literal, pairs and groups sorted, members in their order.
+        let peers = "[(3, 0), (0, 1), (2, 3), (1, 2)]";
+        let src = format!(
+            "(op: Permute, dtype: Bf16, count: 4096, arch: Cayman, topology: (rank_n: 4, local_rank_n: 4), \
+             channels: 1, algorithm: Ring, peers: {peers})"
+        );
+        assert_eq!(lists_of_text(&src)[0], "[(0, 1), (1, 2), (2, 3), (3, 0)]");
+        let src = "(op: AllGather, dtype: F32, count: 64, arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), \
+                   channels: 1, algorithm: Ring, groups: [[4, 5, 7, 6], [0, 1, 2, 3]])";
+        assert_eq!(lists_of_text(src), ["-", "-", "[[0, 1, 2, 3], [4, 5, 7, 6]]"].map(String::from));
+        let src = "(op: AllToAllV, dtype: Bf16, count: 96, arch: Cayman, topology: (rank_n: 2, local_rank_n: 2), \
+                   channels: 1, algorithm: Mesh, counts: [[32, 64], [64, 32]])";
+        assert_eq!(lists_of_text(src)[1], "[[32, 64], [64, 32]]");
+
+        // Long peers: 512 pairs, sorted, each pair's two u32s little-endian.
+        let n = 512u32;
+        let listed: Vec<String> = (0..n).rev().map(|r| format!("({r}, {})", (r + 1) % n)).collect();
+        let src = format!(
+            "(op: Permute, dtype: Bf16, count: 4096, arch: Cayman, topology: (rank_n: {n}, local_rank_n: 64), \
+             channels: 1, algorithm: Ring, peers: [{}])",
+            listed.join(", ")
+        );
+        let bytes: Vec<u8> = (0..n).flat_map(|r| [r.to_le_bytes(), ((r + 1) % n).to_le_bytes()]).flatten().collect();
+        assert_eq!(lists_of_text(&src)[0], format!("512 pairs, md5 {}", md5_of(&bytes)));
+
+        // Long counts: 32x32 = 1024 entries, row by row, each a u64
+        // little-endian.
+        let n = 32usize;
+        let row = |r: usize| (0..n).map(move |c| 64 * ((r + c) % n % 3 + 1) as u64);
+        let total: u64 = row(0).sum();
+        let rows: Vec<String> =
+            (0..n).map(|r| format!("[{}]", row(r).map(|v| v.to_string()).collect::<Vec<_>>().join(", "))).collect();
+        let src = format!(
+            "(op: AllToAllV, dtype: Bf16, count: {total}, arch: Cayman, topology: (rank_n: {n}, local_rank_n: {n}), \
+             channels: 1, algorithm: Mesh, counts: [{}])",
+            rows.join(", ")
+        );
+        let bytes: Vec<u8> = (0..n).flat_map(row).flat_map(u64::to_le_bytes).collect();
+        assert_eq!(lists_of_text(&src)[1], format!("32x32 sizes, md5 {}", md5_of(&bytes)));
+
+        // Long groups: 512 ranks in 64 groups of 8, listed last first,
+        // sorted, each group's members as u32s little-endian then u32::MAX.
+        let groups: Vec<String> = (0..64u32)
+            .rev()
+            .map(|g| format!("[{}]", (0..8).map(|m| (8 * g + m).to_string()).collect::<Vec<_>>().join(", ")))
+            .collect();
+        let src = format!(
+            "(op: AllReduce, dtype: F32, reduce: Add, count: 65536, arch: Cayman, \
+             topology: (rank_n: 512, local_rank_n: 64), channels: 1, algorithm: Ring, groups: [{}])",
+            groups.join(", ")
+        );
+        let bytes: Vec<u8> = (0..64u32)
+            .flat_map(|g| (0..8).map(move |m| 8 * g + m).chain([u32::MAX]))
+            .flat_map(u32::to_le_bytes)
+            .collect();
+        assert_eq!(lists_of_text(&src)[2], format!("64 groups of 8, md5 {}", md5_of(&bytes)));
+    }
+
     #[test]
     fn group_order_is_normalized_member_order_is_not() {
         let spec = |groups: &str| {
