@@ -169,11 +169,13 @@ pub(super) struct Walker<'m, 'a> {
 }
 
 impl<'a> Walker<'_, 'a> {
-    /// Walks `computation` in order, `depth` calls from the entry; a
+    /// Walks `computation` in order, called through [`Walker::path`] (its
+    /// length is the depth: the entry is walked with an empty path); a
     /// computation that calls itself, through any path, is refused as a
     /// cycle (and named with the computations between), one more than
     /// [`MAX_CALL_DEPTH`] deep as too deep.
-    pub(super) fn walk(&mut self, computation: &Computation<'a>, depth: usize) -> Result<(), HloError> {
+    pub(super) fn walk(&mut self, computation: &Computation<'a>) -> Result<(), HloError> {
+        let depth = self.path.len();
         if self.on_path.contains(computation.name) {
             let from = self.path.iter().position(|&n| n == computation.name).unwrap_or(0);
             let cycle: Vec<String> =
@@ -242,7 +244,7 @@ impl<'a> Walker<'_, 'a> {
                 };
                 self.path.push(computation.name);
                 self.on_path.insert(computation.name);
-                let walked = self.walk(callee, depth + 1);
+                let walked = self.walk(callee);
                 self.path.pop();
                 self.on_path.remove(computation.name);
                 walked?;

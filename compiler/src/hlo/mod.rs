@@ -104,7 +104,7 @@ fn walk(
     let (path, on_path) = (Vec::new(), BTreeSet::new());
     let mut walker =
         import::Walker { by_name, target, algorithm, space, src, found: Vec::new(), budget, path, on_path };
-    walker.walk(entry, 0)?;
+    walker.walk(entry)?;
     if walker.found.is_empty() {
         return Err(HloError::at(
             entry.at,
