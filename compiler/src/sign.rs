@@ -83,24 +83,16 @@ impl Signature {
 }
 
 fn preimage_of(fields: &[Field]) -> String {
-    let mut s = String::with_capacity(preimage_len(fields));
-    for piece in preimage_pieces(fields) {
-        s.push_str(piece);
+    let mut s = String::new();
+    s.push_str(PREIMAGE_HEADER);
+    s.push('\n');
+    for f in fields {
+        s.push_str(&f.name);
+        s.push_str(": ");
+        s.push_str(&f.value);
+        s.push('\n');
     }
     s
-}
-
-/// The preimage's pieces, in order: what [`preimage_of`] concatenates
-/// (into a string of [`preimage_len`], reserved once).
-fn preimage_pieces(fields: &[Field]) -> impl Iterator<Item = &str> {
-    [PREIMAGE_HEADER, "\n"]
-        .into_iter()
-        .chain(fields.iter().flat_map(|f| [f.name.as_str(), ": ", f.value.as_str(), "\n"]))
-}
-
-/// The preimage's length in bytes, to reserve it whole.
-fn preimage_len(fields: &[Field]) -> usize {
-    preimage_pieces(fields).map(str::len).sum()
 }
 
 /// The MD5 of a preimage, as lower-case hex.
