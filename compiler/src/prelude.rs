@@ -27,7 +27,7 @@
 pub use crate::parse::parse;
 pub use crate::pipeline::{CompileError, Compiled, Options, compile, compile_source};
 pub use crate::valid::ValidProgram;
-pub use crate::validate::validate;
+pub use crate::validate::{AutoCache, validate, validate_cached};
 pub use ccc_ir::arch::Arch;
 pub use ccc_ir::enums::{AlgType, OpType};
 pub use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, Program, ReduceOp, Topology};

@@ -53,6 +53,127 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
     validate_with(program, &mut ProgramAuto::of(program))
 }
 
+/// [`validate`], keeping what `Auto` finds in `cache` for the programs
+/// validated after it, and taking what earlier ones kept there.
+///
+/// A framework's lowering pass that compiles one collective at a time
+/// (one program each) meets the same collective again and again: every
+/// layer's gradient all-reduce of one size, every step. Validated with
+/// one [`AutoCache`], a collective equal to one seen before reuses its
+/// answer instead of searching again. The result is the one [`validate`]
+/// gives, whatever the cache holds (`docs/cost-model.md` §4, "Across
+/// programs").
+///
+/// # Errors
+///
+/// As [`validate`].
+pub fn validate_cached(program: &Program, cache: &mut AutoCache) -> Result<ValidProgram, ValidationErrors> {
+    validate_in(program, cache).0
+}
+
+/// [`validate_cached`], with what `Auto` carried through the program
+/// (its memo given back to `cache`).
+fn validate_in(program: &Program, cache: &mut AutoCache) -> (Result<ValidProgram, ValidationErrors>, ProgramAuto) {
+    let mut autos = ProgramAuto::of(program);
+    autos.memo = std::mem::take(&mut cache.memo);
+    autos.capacity = cache.capacity;
+    autos.keep_all = true;
+    autos.lists = true;
+    let valid = validate_with(program, &mut autos);
+    cache.memo = std::mem::take(&mut autos.memo);
+    (valid, autos)
+}
+
+/// [`validate_cached`], with every `Auto` answer logged.
+#[cfg(test)]
+fn validate_cached_logged(
+    program: &Program,
+    cache: &mut AutoCache,
+) -> (Result<ValidProgram, ValidationErrors>, Vec<Logged>) {
+    let (valid, autos) = validate_in(program, cache);
+    (valid, autos.log)
+}
+
+/// What `Auto` keeps between the programs [`validate_cached`] validates:
+/// for each distinct collective met, its candidates planned with every
+/// value costed of them and the answers found; what each collective
+/// spends of the mesh events; and whole `Auto`'s listings.
+///
+/// An answer depends on the collective (op, dtype, reduction, count,
+/// channels, groups, root, peers, counts, `model:`), the machine (arch,
+/// topology, barrier, send credits) and the mesh events the collectives
+/// before it spend, and an entry is reused only when all of them are
+/// equal (the events spent through the range over which its choice
+/// stands), so a cache never changes what validation returns: only how
+/// long it takes. Each of its three tables holds at most
+/// [`AutoCache::capacity`] entries; past that, the oldest entry is
+/// dropped. Not shared between threads: keep one per thread, or lock it.
+pub struct AutoCache {
+    memo: Memo,
+    capacity: usize,
+}
+
+impl AutoCache {
+    /// Entries each table keeps by default: a thousand distinct
+    /// collectives, far more than a training step has.
+    pub const DEFAULT_CAPACITY: usize = 1024;
+
+    /// An empty cache keeping [`AutoCache::DEFAULT_CAPACITY`] entries per
+    /// table.
+    #[must_use]
+    pub fn new() -> AutoCache {
+        AutoCache::with_capacity(Self::DEFAULT_CAPACITY)
+    }
+
+    /// An empty cache keeping at most `capacity` entries per table (0
+    /// keeps nothing: every validation searches afresh).
+    #[must_use]
+    pub fn with_capacity(capacity: usize) -> AutoCache {
+        AutoCache { memo: Memo::default(), capacity }
+    }
+
+    /// The most entries each table keeps.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The distinct collectives whose `Auto` answers are kept.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.memo.answers.len
+    }
+
+    /// Whether no `Auto` answer is kept.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops everything kept.
+    pub fn clear(&mut self) {
+        self.memo = Memo::default();
+    }
+}
+
+impl Default for AutoCache {
+    /// [`AutoCache::new`].
+    fn default() -> Self {
+        AutoCache::new()
+    }
+}
+
+impl fmt::Debug for AutoCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AutoCache")
+            .field("answers", &self.memo.answers.len)
+            .field("spent", &self.memo.spent.len)
+            .field("listed", &self.memo.listed.len)
+            .field("capacity", &self.capacity)
+            .finish()
+    }
+}
+
 /// [`validate`], with every `Auto` answer the program's collectives asked
 /// `autos` for logged (the tests compare each with a fresh search).
 #[cfg(test)]
@@ -184,18 +305,20 @@ fn shape_of(t: Topology) -> Option<Shape> {
 /// the training step, of programs that refuse some candidates and all of
 /// them, and of random programs with a fresh `choose_standing`).
 struct ProgramAuto {
-    answers: BTreeMap<Bucket, Vec<(MemoKey, Kept)>>,
-    /// The mesh events each collective a later one could equal spends
-    /// ([`ProgramAuto::spend`]).
-    spent: BTreeMap<Bucket, Vec<(SpendKey, u32)>>,
+    /// The answers found, the events spent and the listings made, kept
+    /// for the collectives after (and, in an [`AutoCache`], for later
+    /// programs).
+    memo: Memo,
+    /// The most entries each of `memo`'s tables keeps: unbounded for one
+    /// program, the cache's otherwise.
+    capacity: usize,
+    /// Whether every collective keeps what it found (in an
+    /// [`AutoCache`], a later program may equal any of them), not only
+    /// those a later collective of this program could equal.
+    keep_all: bool,
     /// Whether whole `Auto`'s listings are kept: when more than one
-    /// collective is `Auto`.
+    /// collective is `Auto`, or in an [`AutoCache`].
     lists: bool,
-    /// The legal choices whole `Auto` listed, by op, shape and groups
-    /// (all they depend on: `Checker::algorithm`), for the `Auto`
-    /// collectives after them; only non-empty ones (an empty one is a
-    /// problem reported at each).
-    listed: Vec<((OpType, Shape, Groups), Vec<ResolvedAlgorithm>)>,
     /// The mesh events per TOP_SP the collectives so far spend.
     mesh_events_spent: u32,
     /// The collectives before this index spend events an `Auto` one
@@ -209,6 +332,96 @@ struct ProgramAuto {
     /// Every answer given, in order.
     #[cfg(test)]
     log: Vec<Logged>,
+}
+
+/// What `Auto` keeps: three tables, each entry found by a bucket in a
+/// `BTreeMap` and then compared whole.
+#[derive(Default)]
+struct Memo {
+    /// Each collective's candidates and answers ([`Kept`]).
+    answers: Table<Bucket, MemoKey, Kept>,
+    /// The mesh events each collective spends ([`ProgramAuto::spend`]).
+    spent: Table<Bucket, SpendKey, u32>,
+    /// The legal choices whole `Auto` listed, by op, then shape and
+    /// groups (all they depend on: `Checker::algorithm`), for the `Auto`
+    /// collectives after them; only non-empty ones (an empty one is a
+    /// problem reported at each).
+    listed: Table<OpType, (Shape, Groups), Vec<ResolvedAlgorithm>>,
+    /// Entries made so far: each entry's age, to drop the oldest.
+    made: u64,
+}
+
+/// Entries of keys `K` and values `V`, found by bucket `B`; at most a
+/// capacity of them, the oldest dropped first.
+struct Table<B, K, V> {
+    buckets: BTreeMap<B, Vec<Entry<K, V>>>,
+    /// Entries held, over every bucket.
+    len: usize,
+}
+
+/// One entry of a [`Table`], with when it was made.
+struct Entry<K, V> {
+    made: u64,
+    key: K,
+    value: V,
+}
+
+impl<B, K, V> Default for Table<B, K, V> {
+    fn default() -> Self {
+        Table { buckets: BTreeMap::new(), len: 0 }
+    }
+}
+
+impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
+    /// Whether any entry is in `bucket`.
+    fn has_bucket(&self, bucket: &B) -> bool {
+        self.buckets.contains_key(bucket)
+    }
+
+    /// The value kept under `bucket` for a key `key` accepts.
+    fn get_mut(&mut self, bucket: &B, key: impl Fn(&K) -> bool) -> Option<&mut V> {
+        self.buckets.get_mut(bucket)?.iter_mut().find(|e| key(&e.key)).map(|e| &mut e.value)
+    }
+
+    /// Keeps `value` under `bucket` and `key` (not held yet), made as
+    /// entry `made`, dropping the oldest entry first when `capacity` are
+    /// held; a capacity of 0 keeps nothing.
+    fn insert(&mut self, bucket: B, key: K, value: V, made: u64, capacity: usize) {
+        if capacity == 0 {
+            return;
+        }
+        if self.len >= capacity {
+            self.drop_oldest();
+        }
+        self.buckets.entry(bucket).or_default().push(Entry { made, key, value });
+        self.len += 1;
+    }
+
+    /// Drops the entry made first.
+    fn drop_oldest(&mut self) {
+        let oldest = self
+            .buckets
+            .iter()
+            .flat_map(|(b, entries)| entries.iter().enumerate().map(move |(i, e)| (e.made, b, i)))
+            .min_by_key(|&(made, _, _)| made)
+            .map(|(_, b, i)| (b.clone(), i));
+        let Some((bucket, i)) = oldest else { return };
+        if let Some(entries) = self.buckets.get_mut(&bucket) {
+            entries.remove(i);
+            self.len -= 1;
+            if entries.is_empty() {
+                self.buckets.remove(&bucket);
+            }
+        }
+    }
+}
+
+impl Memo {
+    /// The age of the next entry made.
+    fn next(&mut self) -> u64 {
+        self.made += 1;
+        self.made
+    }
 }
 
 /// One `Auto` answer a program's collective was given, with what it was
@@ -304,16 +517,21 @@ impl ProgramAuto {
         let mut repeated: Vec<bool> = cs.iter().rev().map(|c| !later.insert(bucket(c))).collect();
         repeated.reverse();
         ProgramAuto {
-            answers: BTreeMap::new(),
-            spent: BTreeMap::new(),
+            memo: Memo::default(),
+            capacity: usize::MAX,
+            keep_all: false,
             lists: program.collectives.iter().filter(|c| c.algorithm == Algorithm::Auto).nth(1).is_some(),
-            listed: Vec::new(),
             mesh_events_spent: 0,
             counted_before,
             repeated,
             #[cfg(test)]
             log: Vec::new(),
         }
+    }
+
+    /// Whether collective `i` keeps what it finds for those after it.
+    fn keeps(&self, i: usize) -> bool {
+        self.keep_all || self.repeated.get(i).copied().unwrap_or(false)
     }
 
     /// Adds what `valid` (validated, on `machine`) spends of the mesh
@@ -329,16 +547,16 @@ impl ProgramAuto {
             return;
         }
         let at = (valid.op, valid.dtype, valid.count, valid.channels);
-        let repeated = self.repeated.get(i).copied().unwrap_or(false);
-        let events = if repeated || self.spent.contains_key(&at) {
+        let keeps = self.keeps(i);
+        let events = if keeps || self.memo.spent.has_bucket(&at) {
             let key = SpendKey { inputs: Inputs::of(valid, machine), algorithm: valid.algorithm };
-            let bucket = self.spent.entry(at).or_default();
-            match bucket.iter().find(|(k, _)| *k == key) {
-                Some(&(_, events)) => events,
+            match self.memo.spent.get_mut(&at, |k| *k == key) {
+                Some(&mut events) => events,
                 None => {
                     let events = cost::auto::mesh_events(valid, machine);
-                    if repeated {
-                        bucket.push((key, events));
+                    if keeps {
+                        let made = self.memo.next();
+                        self.memo.spent.insert(at, key, events, made, self.capacity);
                     }
                     events
                 }
@@ -387,16 +605,15 @@ impl ProgramAuto {
         // before it, it searches without building a key, planning for
         // later or copying the answer (a program of one collective pays
         // for no memo).
-        let repeated = self.repeated.get(valid.index as usize).copied().unwrap_or(false);
-        if !repeated && !self.answers.contains_key(&at) {
+        let keeps = self.keeps(valid.index as usize);
+        if !keeps && !self.memo.answers.has_bucket(&at) {
             return alone(valid, machine, candidates, auto_legs);
         }
-        let bucket = self.answers.entry(at).or_default();
         let key = MemoKey { inputs: Inputs::of(valid, machine), candidates, auto_legs };
-        if let Some((_, kept)) = bucket.iter_mut().find(|(k, _)| *k == key) {
+        if let Some(kept) = self.memo.answers.get_mut(&at, |k| *k == key) {
             return kept.choose(machine);
         }
-        if !repeated {
+        if !keeps {
             let MemoKey { candidates, auto_legs, .. } = key;
             return alone(valid, machine, candidates, auto_legs);
         }
@@ -404,7 +621,8 @@ impl ProgramAuto {
         let planned = Candidates::of(valid, machine, &valid.model, candidates.clone(), auto_legs.clone());
         let mut kept = Kept { planned, answers: Vec::new() };
         let choice = kept.choose(machine);
-        bucket.push((key, kept));
+        let made = self.memo.next();
+        self.memo.answers.insert(at, key, kept, made, self.capacity);
         choice
     }
 }
@@ -650,14 +868,16 @@ impl Checker {
         (shape, checked): (&Shape, &CheckedGroups),
         autos: &mut ProgramAuto,
     ) -> Option<ResolvedAlgorithm> {
-        let key = (op, *shape, &checked.groups);
-        if let Some((_, candidates)) = autos.listed.iter().find(|((o, s, g), _)| (*o, *s, g) == key) {
+        let same = |(s, g): &(Shape, Groups)| s == shape && *g == checked.groups;
+        if let Some(candidates) = autos.memo.listed.get_mut(&op, same) {
             self.auto = Some((candidates.clone(), Vec::new()));
             return candidates.first().copied();
         }
         let first = self.algorithm(op, &Algorithm::Auto, Some((shape, checked)));
         if let Some((candidates, _)) = self.auto.as_ref().filter(|(c, _)| !c.is_empty()) {
-            autos.listed.push(((op, *shape, checked.groups.clone()), candidates.clone()));
+            let made = autos.memo.next();
+            let key = (*shape, checked.groups.clone());
+            autos.memo.listed.insert(op, key, candidates.clone(), made, autos.capacity);
         }
         first
     }

@@ -696,3 +696,88 @@ fn auto_listings_are_kept_per_op_and_groups() {
     let picks = [0, 1, 2, 3, 1, 0, 2, 3, 0];
     assert_each_answer_is_fresh("listings", &program_of(&pool, &picks), &picks);
 }
+
+/// Single-collective and multi-collective programs a lowering pass could
+/// validate one after another: every answer `Auto` would give on each
+/// machine differs from the others', so a cache handing one program
+/// another's answer would be seen.
+fn cache_pool() -> Vec<Program> {
+    let topology = Topology::new(32, 16);
+    let reduce = auto_of(OpType::AllReduce, 8 << 20, Arch::Cayman, topology);
+    let on_sunda = Collective { arch: Arch::Sunda, ..reduce.clone() };
+    let slow =
+        Collective { model: Some(ModelOverrides { node_inter_mbps: Some(1), ..Default::default() }), ..reduce.clone() };
+    let wide = auto_of(OpType::AllReduce, 8 << 20, Arch::Cayman, Topology::new(64, 32));
+    let gather = auto_of(OpType::AllGather, 512 << 10, Arch::Cayman, topology);
+    let legs = HierLegs::new()
+        .intra_reduce_scatter(LegAlgorithm::Auto)
+        .inter_all_reduce(AlgType::InterRdh)
+        .intra_all_gather(LegAlgorithm::Auto);
+    let per_leg = reduce.clone().algorithm(Algorithm::Hier(legs));
+    let written = reduce.clone().algorithm(Algorithm::Ring);
+    let step: Vec<Collective> =
+        (0..6u64).map(|i| auto_of(OpType::AllReduce, (256 << 10) << (i % 3), Arch::Cayman, topology)).collect();
+    let invalid = Collective { count: 3, ..reduce.clone() };
+    let on_node = Collective { groups: Some(vec![(0..16).collect(), (16..32).collect()]), ..reduce.clone() };
+    let mut pool: Vec<Program> = [reduce, on_sunda, slow, wide, gather, per_leg, written, invalid, on_node]
+        .into_iter()
+        .map(Program::from)
+        .collect();
+    pool.push(Program { collectives: step });
+    pool
+}
+
+/// Programs validated one after another through one [`AutoCache`] each
+/// give what [`validate`] gives them, whole (errors included), at every
+/// capacity, and a repeat reuses the answer kept for it: the cache only
+/// saves time.
+#[test]
+fn a_cache_across_programs_changes_nothing_but_the_search() {
+    let pool = cache_pool();
+    let answers: Vec<String> = pool[..3].iter().map(|p| format!("{:?}", validate(p).unwrap())).collect();
+    assert_ne!(answers[0], answers[1], "the archs choose alike: the test would not tell");
+    assert_ne!(answers[0], answers[2], "the models choose alike: the test would not tell");
+    let order: Vec<usize> = (0..pool.len()).chain((0..pool.len()).rev()).chain([0, 9, 8, 1, 0]).collect();
+    for capacity in [AutoCache::DEFAULT_CAPACITY, 3, 1, 0] {
+        let mut cache = AutoCache::with_capacity(capacity);
+        let mut reused = 0;
+        for (n, &p) in order.iter().enumerate() {
+            let (got, log) = validate_cached_logged(&pool[p], &mut cache);
+            let fresh = validate(&pool[p]);
+            assert_eq!(format!("{got:?}"), format!("{fresh:?}"), "capacity {capacity}, program {p} (call {n})");
+            reused += log.iter().filter(|l| l.chosen_now.is_none()).count();
+            assert!(cache.len() <= capacity, "capacity {capacity}: {cache:?}");
+        }
+        match capacity {
+            0 => assert!(cache.is_empty() && reused == 0, "{cache:?}, {reused} reused"),
+            // Every Auto collective of the second pass, and the training
+            // step's repeats in each pass.
+            AutoCache::DEFAULT_CAPACITY => assert!(reused >= 16, "{reused} reused"),
+            _ => {}
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
+    /// Random sequences of programs, each on one of three machines, through
+    /// one small cache: each validates as it does alone.
+    #[test]
+    fn random_program_sequences_through_a_cache_validate_as_alone(
+        capacity in 0usize..4,
+        calls in proptest::collection::vec((0usize..3, 0usize..3, 0u32..6, 1usize..3), 2..10),
+    ) {
+        // The two machines of 64 ranks share every bucket (op, dtype,
+        // count, channels), so only the whole key tells their answers apart.
+        let machines = [(Arch::Cayman, Topology::new(32, 16)), (Arch::Sunda, Topology::new(64, 32)), (Arch::Cayman, Topology::new(64, 2))];
+        let ops = [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter];
+        let mut cache = AutoCache::with_capacity(capacity);
+        for (n, &(machine, op, size, repeats)) in calls.iter().enumerate() {
+            let (arch, topology) = machines[machine];
+            let c = auto_of(ops[op], 4096 << (3 * size), arch, topology);
+            let program = Program { collectives: vec![c; repeats] };
+            let got = validate_cached(&program, &mut cache);
+            assert_eq!(format!("{got:?}"), format!("{:?}", validate(&program)), "call {n}");
+        }
+    }
+}
