@@ -20,13 +20,22 @@
 //! columns are the whole program's: Auto's cost over the program against
 //! lowering (and compiling) rank 0 of the whole program.
 //!
+//! The `warm` columns validate through an [`AutoCache`] that already holds
+//! the case (`validate_cached`, what a lowering pass that compiles one
+//! collective at a time pays when it meets a collective again): what
+//! `Auto` adds then is the cached validation less the written one, set
+//! beside lowering rank 0 again. A cache's first call for a collective
+//! (`first_cached_validation`, the cache emptied before it, outside the
+//! function) pays the search and keeps what it found.
+//!
 //! The times move with the machine's load; instruction counts do not:
 //! `valgrind --tool=callgrind target/release/deps/auto-<hash> "16/node"`
 //! runs one case (up to 25 validations each way within the time budget,
 //! one more each for the columns, as many lowerings and compiles), and
 //! `callgrind_annotate --inclusive=yes --threshold=100` gives the totals
 //! of `auto_validation` and `written_validation` (what `Auto` adds is
-//! their difference, freeing the result included), `lower_ranks` and
+//! their difference, freeing the result included), `cached_validation`
+//! and `first_cached_validation`, `lower_ranks` and
 //! `pipeline::compile`; `--tree=calling` gives their call counts to
 //! divide by (`docs/cost-model.md` §7).
 
@@ -36,7 +45,7 @@ use ccc_bench::{human, median};
 use ccc_compiler::build::build;
 use ccc_compiler::pipeline::{Options, compile, lower_ranks};
 use ccc_compiler::valid::ResolvedAlgorithm;
-use ccc_compiler::validate::validate;
+use ccc_compiler::validate::{AutoCache, validate, validate_cached};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::OpType;
 use ccc_ir::id::Rank;
@@ -96,6 +105,20 @@ fn written_validation(program: &Program) {
     drop(std::hint::black_box(validate(program).unwrap()));
 }
 
+/// [`auto_validation`] through `cache`, which holds the program's answers
+/// already: what a repeat costs (`--toggle-collect=*cached_validation*`).
+#[inline(never)]
+fn cached_validation(program: &Program, cache: &mut AutoCache) {
+    drop(std::hint::black_box(validate_cached(program, cache).unwrap()));
+}
+
+/// [`auto_validation`] through an empty `cache`: a first call, which
+/// searches and keeps what it found.
+#[inline(never)]
+fn first_cached_validation(program: &Program, cache: &mut AutoCache) {
+    drop(std::hint::black_box(validate_cached(program, cache).unwrap()));
+}
+
 fn main() {
     let budget = Duration::from_secs(2);
     let cases = [
@@ -106,7 +129,7 @@ fn main() {
         Case { name: "32 all-reduces, 8 sizes (32 ranks, 16/node)", collectives: training_step() },
     ];
     println!(
-        "{:<44} {:>8} {:>10} {:>12} {:>14} {:>11} {:>16} {:>13} {:>8}",
+        "{:<44} {:>8} {:>10} {:>12} {:>14} {:>11} {:>16} {:>13} {:>11} {:>11} {:>12} {:>8}",
         "case",
         "choices",
         "predicted",
@@ -115,6 +138,9 @@ fn main() {
         "Auto/lower",
         "compile 1 rank",
         "Auto/compile",
+        "warm adds",
+        "warm/lower",
+        "first cached",
         "chosen"
     );
     // `cargo bench -p ccc-bench --bench auto -- 1024` runs the cases whose
@@ -150,9 +176,19 @@ fn main() {
         let (t_lower, _) = median(budget, || lower_ranks(&schedule, &[Rank(0)]).unwrap());
         let rank0 = Options { ranks: vec![Rank(0)], verify: false, ..Options::default() };
         let (t_compile, _) = median(budget, || compile(&valid_fixed, &rank0).unwrap());
+        let mut cache = AutoCache::new();
+        let (t_first, ()) = median(budget, || {
+            cache.clear();
+            first_cached_validation(&auto, &mut cache);
+        });
+        let (t_warm, ()) = median(budget, || cached_validation(&auto, &mut cache));
         let adds = t_auto.saturating_sub(t_fixed);
+        // At 1,024 ranks a warm cache's validation can cost less than the
+        // written one's (it takes the listing kept, where the written
+        // algorithm's structure is checked afresh): printed as `< 0`.
+        let warm = t_warm.saturating_sub(t_fixed);
         println!(
-            "{:<44} {:>8} {:>10} {:>12} {:>14} {:>10.2}x {:>16} {:>12.2}x {:>8}",
+            "{:<44} {:>8} {:>10} {:>12} {:>14} {:>10.2}x {:>16} {:>12.2}x {:>11} {:>10.2}x {:>12} {:>8}",
             case.name,
             choices,
             predicted,
@@ -161,6 +197,9 @@ fn main() {
             adds.as_secs_f64() / t_lower.as_secs_f64(),
             human(t_compile),
             adds.as_secs_f64() / t_compile.as_secs_f64(),
+            if t_warm < t_fixed { "< 0".to_owned() } else { human(warm) },
+            warm.as_secs_f64() / t_lower.as_secs_f64(),
+            human(t_first.saturating_sub(t_fixed)),
             ccc_compiler::cost::auto::display(v.algorithm()).chars().take(8).collect::<String>()
         );
     }
