@@ -16,11 +16,15 @@ carry the Rust error's fields (see ``ccc._errors``).
 
 ``import_hlo`` reads an XLA HLO module into a ``Program`` for a target
 machine; ``explain`` gives every legal algorithm of every collective with
-its predicted time, as ``ccc explain --json`` does.
+its predicted time, as ``ccc explain --json`` does. An ``AutoCache``
+passed to ``compile`` and ``sign`` keeps ``algorithm: Auto``'s choices for
+the calls after, so that a lowering pass meeting a collective again does
+not search the cost model again.
 """
 
 from ._ccc import (
     FORMAT_VERSION,
+    AutoCache,
     Compiled,
     Program,
     TopSpImages,
@@ -52,6 +56,7 @@ from ._errors import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "AutoCache",
     "Compiled",
     "Program",
     "TopSpImages",

@@ -118,18 +118,36 @@ def parse(text: str) -> Program:
     """Reads a spec from RON text. Raises ``ccc.ParseError`` with ``line``,
     ``column``, ``kind`` and ``accepted``."""
 
+class AutoCache:
+    """Keeps ``algorithm: Auto``'s answers between calls: pass the same one
+    as ``auto_cache=`` to ``compile`` and ``sign``, and a collective equal
+    to one seen before reuses its choice instead of searching again. The
+    result is the one a call without it gives; only the time differs.
+    Holds at most ``capacity`` collectives, the oldest dropped first
+    (``0`` keeps nothing). Threads may share one."""
+
+    def __init__(self, capacity: int = 1024) -> None: ...
+    @property
+    def capacity(self) -> int:
+        """The most collectives kept."""
+    def __len__(self) -> int:
+        """The distinct collectives whose answers are kept."""
+    def clear(self) -> None:
+        """Drops everything kept."""
+
 def compile(
     program_or_text: Union[Program, str],
     ranks: Optional[Sequence[int]] = None,
     verify: bool = True,
     memory_budget: Optional[int] = None,
+    auto_cache: Optional[AutoCache] = None,
 ) -> Compiled:
     """Validates, builds, lowers, encodes, proves and signs a spec; emits
     images for ``ranks`` (all when ``None``; an empty list is a
-    ``ValueError``). The GIL is released while ccc
-    works. Raises a subclass of ``ccc.CccError``."""
+    ``ValueError``); ``Auto``'s answers kept in ``auto_cache``. The GIL is
+    released while ccc works. Raises a subclass of ``ccc.CccError``."""
 
-def sign(program_or_text: Union[Program, str]) -> str:
+def sign(program_or_text: Union[Program, str], auto_cache: Optional[AutoCache] = None) -> str:
     """The collective signature: 32 lower-case hex digits (``ccc sign``)."""
 
 DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any]]

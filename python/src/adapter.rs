@@ -25,7 +25,8 @@ use ccc_compiler::output::{self, OutputError};
 use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
 use ccc_compiler::pipeline::{CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, compile as run};
 use ccc_compiler::sign::sign as sign_schedule;
-use ccc_compiler::validate::{ValidationErrors, validate};
+use ccc_compiler::valid::ValidProgram;
+use ccc_compiler::validate::{AutoCache, ValidationErrors, validate, validate_cached};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use ccc_ir::wire::DecodeError;
@@ -34,6 +35,7 @@ use ccc_ir::wire::neff_configs::NeffConfigs;
 use ccc_ir::wire::slot_spad::SlotSpad;
 use std::fmt::Debug;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 pub use ccc_compiler::output::Written;
 pub use ccc_compiler::pipeline::Compiled;
@@ -307,8 +309,8 @@ pub struct Request {
 /// # Errors
 ///
 /// The failing pass's error (validation lists every problem).
-pub fn compile(spec: &Spec, request: &Request) -> Result<Compiled, Failure> {
-    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec.form))?;
+pub fn compile(spec: &Spec, request: &Request, cache: Option<&Mutex<AutoCache>>) -> Result<Compiled, Failure> {
+    let valid = validated(spec, cache)?;
     let options = Options {
         ranks: request.ranks.iter().flatten().copied().map(Rank).collect(),
         verify: !request.no_verify,
@@ -318,13 +320,25 @@ pub fn compile(spec: &Spec, request: &Request) -> Result<Compiled, Failure> {
     run(&valid, &options).map_err(|e| compile_error(&e, spec.form))
 }
 
+/// Validates a spec, through `cache` when one is given (the same result,
+/// `Auto`'s answers kept for the calls after). A cache whose lock a
+/// panicking call poisoned is used as it is: validation gives what it
+/// gives without a cache, whatever the cache holds.
+fn validated(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<ValidProgram, Failure> {
+    let valid = match cache {
+        Some(cache) => validate_cached(&spec.program, &mut cache.lock().unwrap_or_else(PoisonError::into_inner)),
+        None => validate(&spec.program),
+    };
+    valid.map_err(|e| validation_error(&e, spec.form))
+}
+
 /// The collective signature of a spec (32 hex digits): what `ccc sign` prints.
 ///
 /// # Errors
 ///
 /// Validation or build errors.
-pub fn sign(spec: &Spec) -> Result<String, Failure> {
-    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec.form))?;
+pub fn sign(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<String, Failure> {
+    let valid = validated(spec, cache)?;
     let schedule = build(&valid).map_err(|e| build_error(&e))?;
     Ok(sign_schedule(&valid, &schedule).digest)
 }

@@ -9,6 +9,7 @@
 //!   of the library's API is fixed there.
 //! - `program.rs`: `ccc.Program` and `ccc.parse`.
 //! - `compiled.rs`: `ccc.Compiled` and `ccc.TopSpImages`.
+//! - `cache.rs`: `ccc.AutoCache`, `Auto`'s answers kept between calls.
 //! - `errors.rs`: failures and panics as the exceptions of `ccc/_errors.py`.
 //! - `hlo.rs`, `cost.rs`: the adapter's calls into the HLO front end
 //!   and the cost model, without PyO3 (`cost.rs` asks
@@ -24,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod adapter;
+mod cache;
 mod compiled;
 mod cost;
 mod errors;
@@ -32,6 +34,7 @@ mod json;
 mod program;
 
 use adapter::{DiagnoseInput, ErrorClass, ErrorInfo, Failure, Region, Request, Spec};
+use cache::PyAutoCache;
 use compiled::PyCompiled;
 use program::{PyProgram, spec_of};
 use pyo3::prelude::*;
@@ -55,36 +58,48 @@ fn some_ranks(ranks: Option<Vec<u32>>) -> PyResult<Option<Vec<u32>>> {
 /// ranks to emit images for (all when None); `verify=False` skips the
 /// proof (it covers every rank, so it costs as much as a whole-world
 /// compile); `memory_budget` bounds, in bytes, what the compile may hold
-/// (2 GiB by default). The GIL is released while ccc works, so threads
-/// may compile in parallel.
+/// (2 GiB by default); `auto_cache`, a `ccc.AutoCache`, keeps `Auto`'s
+/// answers for the calls after (the same result, sooner for a collective
+/// seen before). The GIL is released while ccc works, so threads may
+/// compile in parallel.
 ///
 /// Raises a subclass of `ccc.CccError`: `ParseError`, `ValidationError`
 /// (every problem, by field path), `BuildError`, `LowerError` (a rank that
 /// does not fit the device, or does not exist), `ImageError`, `ProofError`
 /// (a defect in ccc), `ProofTooLargeError`, `MemoryBudgetError`.
 #[pyfunction]
-#[pyo3(signature = (program_or_text, ranks=None, verify=true, memory_budget=None))]
+#[pyo3(signature = (program_or_text, ranks=None, verify=true, memory_budget=None, auto_cache=None))]
 fn compile(
     py: Python<'_>,
     program_or_text: &Bound<'_, PyAny>,
     ranks: Option<Vec<u32>>,
     verify: bool,
     memory_budget: Option<u64>,
+    auto_cache: Option<&Bound<'_, PyAutoCache>>,
 ) -> PyResult<PyCompiled> {
     let spec = spec_of(py, program_or_text)?;
     let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget };
-    let compiled = py.detach(|| errors::guard(|| adapter::compile(&spec, &request)));
+    let cache = auto_cache.map(|c| c.get().lock());
+    let compiled = py.detach(|| errors::guard(|| adapter::compile(&spec, &request, cache)));
     PyCompiled::new(py, compiled.map_err(|e| errors::to_py(py, e))?)
 }
 
 /// The collective signature of a spec: 32 lower-case hex digits, what
 /// `ccc sign` prints and every rank's runtime compares.
 ///
+/// `auto_cache` as for `compile`.
+///
 /// Raises `ccc.ParseError`, `ccc.ValidationError` or `ccc.BuildError`.
 #[pyfunction]
-fn sign(py: Python<'_>, program_or_text: &Bound<'_, PyAny>) -> PyResult<String> {
+#[pyo3(signature = (program_or_text, auto_cache=None))]
+fn sign(
+    py: Python<'_>,
+    program_or_text: &Bound<'_, PyAny>,
+    auto_cache: Option<&Bound<'_, PyAutoCache>>,
+) -> PyResult<String> {
     let spec = spec_of(py, program_or_text)?;
-    py.detach(|| errors::guard(|| adapter::sign(&spec))).map_err(|e| errors::to_py(py, e))
+    let cache = auto_cache.map(|c| c.get().lock());
+    py.detach(|| errors::guard(|| adapter::sign(&spec, cache))).map_err(|e| errors::to_py(py, e))
 }
 
 /// An input to `diagnose`, read while the GIL is held.
@@ -258,7 +273,7 @@ fn _time_rust_compile<'py>(
             (0..iterations)
                 .map(|_| {
                     let t = Instant::now();
-                    adapter::compile(&spec, &request).map(|c| {
+                    adapter::compile(&spec, &request, None).map(|c| {
                         let seconds = t.elapsed().as_secs_f64();
                         drop(c);
                         seconds
@@ -276,6 +291,7 @@ fn _time_rust_compile<'py>(
 fn ccc_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProgram>()?;
     m.add_class::<PyCompiled>()?;
+    m.add_class::<PyAutoCache>()?;
     m.add_class::<compiled::PyTopSpImages>()?;
     m.add_function(wrap_pyfunction!(program::parse, m)?)?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;

@@ -5,7 +5,10 @@ call ccc in-process."""
 
 from __future__ import annotations
 
+import json
+
 import ccc
+import pytest
 from conftest import ROOT
 
 MY_RANK = 5
@@ -48,3 +51,55 @@ def test_a_pass_that_built_a_different_collective_is_told_why():
     [difference] = report["differences"]
     assert difference["first"]["majority_index"] == 0
     assert any(f["field"] == "count" for c in difference["collectives"] for f in c["fields"])
+
+
+def auto_step():
+    """The training step's collectives with every algorithm left to `Auto`,
+    each of the first two twice (a model's layers repeat)."""
+    step = ccc.parse((ROOT / "examples" / "program_training_step.ron").read_text()).to_dict()
+    collectives = []
+    for spec in step["collectives"]:
+        spec = dict(spec, algorithm="Auto")
+        collectives.append(spec)
+    return collectives[:2] + collectives + collectives[:2]
+
+
+def test_a_lowering_pass_through_an_auto_cache_gets_what_it_gets_without():
+    collectives = auto_step()
+    cache = ccc.AutoCache()
+    assert (len(cache), cache.capacity) == (0, 1024)
+    for spec in collectives:
+        program = ccc.Program.from_dict(spec)
+        cached = ccc.compile(program, ranks=[MY_RANK], auto_cache=cache)
+        alone = ccc.compile(program, ranks=[MY_RANK])
+        assert cached.signature == alone.signature
+        assert cached.manifest == alone.manifest
+        assert cached.images[MY_RANK].keys() == alone.images[MY_RANK].keys()
+        for t, tp in cached.images[MY_RANK].items():
+            assert (tp.ctrl_spad, tp.slot_spad, tp.neff_configs) == (
+                alone.images[MY_RANK][t].ctrl_spad,
+                alone.images[MY_RANK][t].slot_spad,
+                alone.images[MY_RANK][t].neff_configs,
+            )
+        assert ccc.sign(program, auto_cache=cache) == alone.signature
+    # One entry per distinct collective: the repeats found theirs.
+    distinct = {json.dumps(spec, sort_keys=True) for spec in collectives}
+    assert len(cache) == len(distinct) < len(collectives)
+    assert repr(cache) == f"AutoCache(capacity=1024, collectives={len(distinct)})"
+    cache.clear()
+    assert len(cache) == 0
+
+
+def test_an_auto_cache_keeps_at_most_its_capacity():
+    small = ccc.AutoCache(capacity=1)
+    nothing = ccc.AutoCache(capacity=0)
+    for spec in auto_step():
+        program = ccc.Program.from_dict(spec)
+        expected = ccc.sign(program)
+        assert ccc.sign(program, auto_cache=small) == expected
+        assert ccc.sign(program, auto_cache=nothing) == expected
+        assert len(small) == 1 and len(nothing) == 0
+    with pytest.raises(OverflowError):
+        ccc.AutoCache(capacity=-1)
+    with pytest.raises(TypeError):
+        ccc.compile(ccc.Program.from_dict(auto_step()[0]), auto_cache={})
