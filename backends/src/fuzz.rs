@@ -8,7 +8,7 @@
 //!
 //! | target | runs | checks |
 //! |---|---|---|
-//! | [`Target::RonSpec`] | parse, validate; for a small valid spec build, sign, compile rank 0 with the proof, decode its images | errors render to a bounded non-empty message; a parse error's span slices the source; no proof defect; emitted images decode |
+//! | [`Target::RonSpec`] | parse, validate (also through the run's [`AutoCache`] and twice through one of its own); for a small valid spec build, sign, compile rank 0 with the proof, decode its images | errors render to a bounded non-empty message; a parse error's span slices the source; a cached validation gives `validate`'s algorithms, `Auto` answers or problems; no proof defect; emitted images decode |
 //! | [`Target::Hlo`] | import for a target of [`HLO_TARGETS`] (`ccc compile model.hlo --target`), print as `ccc import` does, then as [`Target::RonSpec`] from validate on | as [`Target::RonSpec`]; an import error's offset, line and column lie in the module; the printed RON reads back to the imported program |
 //! | [`Target::DecodeCtrl`] | `ctrl_word::decode_words` (what `ccc decode` reads) and the stricter chain decoder, the three renderings | every decoded word re-encodes to its bytes; a decoded chain re-encodes and decodes to itself |
 //! | [`Target::DecodeSlot`] | `SlotSpad::decode`, the three renderings | a decoded image re-encodes to the same bytes |
@@ -28,7 +28,7 @@ use ccc_compiler::parse::{SpecForm, parse, strip_bom};
 use ccc_compiler::pipeline::{CompileError, Options, compile};
 use ccc_compiler::sign::sign;
 use ccc_compiler::valid::ValidProgram;
-use ccc_compiler::validate::validate;
+use ccc_compiler::validate::{AutoCache, ValidationErrors, validate, validate_cached};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::arch::Arch;
 use ccc_ir::id::Rank;
@@ -37,6 +37,7 @@ use ccc_ir::wire::ctrl_word::decode_words;
 use ccc_ir::wire::neff_configs::NeffConfigs;
 use ccc_ir::wire::slot_spad::SlotSpad;
 use ccc_ir::wire::{DecodeError, ctrl_spad};
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -217,7 +218,9 @@ pub fn ron_spec(data: &[u8]) -> Result<Outcome, Finding> {
 /// if it has at most [`COMPILE_MAX_RANKS`] ranks and
 /// [`COMPILE_MAX_COLLECTIVES`] collectives.
 fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut Outcome) -> Result<(), Finding> {
-    let valid = match validate(program) {
+    let validated = validate(program);
+    check_cached(program, &validated)?;
+    let valid = match validated {
         Ok(valid) => valid,
         Err(errors) => {
             ensure(!errors.0.is_empty(), || "validation failed with no problem listed".to_owned())?;
@@ -243,6 +246,54 @@ fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut 
         compile_small(&valid, input_len, out)?;
     }
     Ok(())
+}
+
+/// The entries each table of the fuzz run's [`AutoCache`] keeps: few, so
+/// that a run drops entries as well as keeping them.
+pub const CACHE_ENTRIES: usize = 8;
+
+thread_local! {
+    /// One cache for the whole run: every program is validated through it
+    /// after every program before, as a lowering pass's calls are.
+    static RUN_CACHE: RefCell<AutoCache> = RefCell::new(AutoCache::with_capacity(CACHE_ENTRIES));
+}
+
+/// Checks that validating `program` through an [`AutoCache`] gives
+/// `validated`, what [`validate`] gave: through the run's cache (whatever
+/// the inputs before left in it), and twice through a cache of its own
+/// (the second call takes every `Auto` answer the first kept, which this
+/// input alone reproduces).
+fn check_cached(program: &Program, validated: &Result<ValidProgram, ValidationErrors>) -> Result<(), Finding> {
+    let through_run = RUN_CACHE.with_borrow_mut(|cache| validate_cached(program, cache));
+    ensure(same_validation(validated, &through_run), || {
+        "validating through the run's AutoCache differs from validate (the inputs before it filled the cache)"
+            .to_owned()
+    })?;
+    let mut own = AutoCache::new();
+    for call in ["first", "second"] {
+        let through_own = validate_cached(program, &mut own);
+        ensure(same_validation(validated, &through_own), || {
+            format!("validating through an AutoCache of its own ({call} call) differs from validate")
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether two validations of one program agree in everything a cache
+/// could change: each collective's algorithm and `Auto` answer, or the
+/// problems.
+fn same_validation(a: &Result<ValidProgram, ValidationErrors>, b: &Result<ValidProgram, ValidationErrors>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => {
+            a.collectives().len() == b.collectives().len()
+                && a.collectives()
+                    .iter()
+                    .zip(b.collectives())
+                    .all(|(x, y)| x.algorithm() == y.algorithm() && x.auto() == y.auto())
+        }
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// The targets of [`HLO_TARGETS`], parsed once.
