@@ -156,6 +156,13 @@ impl AutoCache {
     }
 }
 
+// A cache may move to another thread (the Python binding locks one for
+// every thread): this does not compile if it cannot.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<AutoCache>();
+};
+
 impl Default for AutoCache {
     /// [`AutoCache::new`].
     fn default() -> Self {
