@@ -32,12 +32,15 @@ pub const CHANNELS: std::ops::RangeInclusive<u32> = 1..=32;
 pub const SEND_CREDITS: std::ops::RangeInclusive<u32> = 1..=511;
 
 mod algorithm;
+mod cache;
 mod error;
 mod problem;
 #[cfg(test)]
 mod tests;
 mod wording;
 
+pub use cache::AutoCache;
+use cache::Table;
 pub use error::{ValidationError, ValidationErrors};
 pub use problem::*;
 
@@ -75,11 +78,12 @@ pub fn validate_cached(program: &Program, cache: &mut AutoCache) -> Result<Valid
 /// (its memo given back to `cache`).
 fn validate_in(program: &Program, cache: &mut AutoCache) -> (Result<ValidProgram, ValidationErrors>, ProgramAuto) {
     let mut autos = ProgramAuto::of(program);
-    autos.memo = std::mem::take(&mut cache.memo);
+    autos.memo = std::mem::replace(&mut cache.memo, Memo::bounded());
     autos.capacity = cache.capacity;
     autos.keep_all = true;
     autos.lists = true;
     let valid = validate_with(program, &mut autos);
+    autos.memo.release(cache.capacity);
     cache.memo = std::mem::take(&mut autos.memo);
     (valid, autos)
 }
@@ -92,93 +96,6 @@ fn validate_cached_logged(
 ) -> (Result<ValidProgram, ValidationErrors>, Vec<Logged>) {
     let (valid, autos) = validate_in(program, cache);
     (valid, autos.log)
-}
-
-/// What `Auto` keeps between the programs [`validate_cached`] validates:
-/// for each distinct collective met, its candidates planned with every
-/// value costed of them and the answers found; what each collective
-/// spends of the mesh events; and whole `Auto`'s listings.
-///
-/// An answer depends on the collective (op, dtype, reduction, count,
-/// channels, groups, root, peers, counts, `model:`), the machine (arch,
-/// topology, barrier, send credits) and the mesh events the collectives
-/// before it spend, and an entry is reused only when all of them are
-/// equal (the events spent through the range over which its choice
-/// stands), so a cache never changes what validation returns: only how
-/// long it takes. Each of its three tables holds at most
-/// [`AutoCache::capacity`] entries; past that, the oldest entry is
-/// dropped. Not shared between threads: keep one per thread, or lock it.
-pub struct AutoCache {
-    memo: Memo,
-    capacity: usize,
-}
-
-impl AutoCache {
-    /// Entries each table keeps by default: a thousand distinct
-    /// collectives, far more than a training step has.
-    pub const DEFAULT_CAPACITY: usize = 1024;
-
-    /// An empty cache keeping [`AutoCache::DEFAULT_CAPACITY`] entries per
-    /// table.
-    #[must_use]
-    pub fn new() -> AutoCache {
-        AutoCache::with_capacity(Self::DEFAULT_CAPACITY)
-    }
-
-    /// An empty cache keeping at most `capacity` entries per table (0
-    /// keeps nothing: every validation searches afresh).
-    #[must_use]
-    pub fn with_capacity(capacity: usize) -> AutoCache {
-        AutoCache { memo: Memo::default(), capacity }
-    }
-
-    /// The most entries each table keeps.
-    #[must_use]
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
-    /// The distinct collectives whose `Auto` answers are kept.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.memo.answers.len
-    }
-
-    /// Whether no `Auto` answer is kept.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Drops everything kept.
-    pub fn clear(&mut self) {
-        self.memo = Memo::default();
-    }
-}
-
-// A cache may move to another thread (the Python binding locks one for
-// every thread): this does not compile if it cannot.
-const _: fn() = || {
-    fn send<T: Send>() {}
-    send::<AutoCache>();
-};
-
-impl Default for AutoCache {
-    /// [`AutoCache::new`].
-    fn default() -> Self {
-        AutoCache::new()
-    }
-}
-
-impl fmt::Debug for AutoCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AutoCache")
-            .field("answers", &self.memo.answers.len)
-            .field("spent", &self.memo.spent.len)
-            .field("listed", &self.memo.listed.len)
-            .field("capacity", &self.capacity)
-            .finish()
-    }
 }
 
 /// [`validate`], with every `Auto` answer the program's collectives asked
@@ -295,9 +212,13 @@ fn shape_of(t: Topology) -> Option<Shape> {
 /// (with the events spent), the candidates and the `Auto` legs, and not
 /// its index (it plans every candidate as collective 0). Entries are
 /// found by op, dtype, count and channels in a `BTreeMap`, then compared
-/// whole (the machine without the events spent). Only a collective that
-/// a later one could equal (the same op, dtype, count and channels) keeps
-/// anything, so a program of distinct collectives holds no plans. Each
+/// whole (the machine without the events spent). Validated alone
+/// ([`validate`]), only a collective that a later one could equal (the
+/// same op, dtype, count and channels) keeps anything, so a program of
+/// distinct collectives holds no plans; through an [`AutoCache`]
+/// ([`validate_cached`]) every collective keeps what it found for later
+/// programs, within the cache's capacity, and what one keeps for a later
+/// collective of its own program is pinned until the program ends. Each
 /// entry keeps the candidates planned, with every need counted and value costed of them
 /// so far ([`Candidates`]: they depend on the collective and the machine,
 /// not on the events left), and the answers found. An answer is reused
@@ -316,16 +237,22 @@ struct ProgramAuto {
     /// for the collectives after (and, in an [`AutoCache`], for later
     /// programs).
     memo: Memo,
-    /// The most entries each of `memo`'s tables keeps: unbounded for one
+    /// The most entries each of `memo`'s tables keeps beyond those
+    /// pinned for this program's later collectives: unbounded for one
     /// program, the cache's otherwise.
     capacity: usize,
     /// Whether every collective keeps what it found (in an
     /// [`AutoCache`], a later program may equal any of them), not only
-    /// those a later collective of this program could equal.
+    /// those a later collective of this program could equal (which pin
+    /// what they keep until the program ends).
     keep_all: bool,
     /// Whether whole `Auto`'s listings are kept: when more than one
     /// collective is `Auto`, or in an [`AutoCache`].
     lists: bool,
+    /// Whether a later collective of this program may take a listing
+    /// kept: when more than one collective is `Auto` (a listing kept then
+    /// is pinned until the program ends).
+    lists_within: bool,
     /// The mesh events per TOP_SP the collectives so far spend.
     mesh_events_spent: u32,
     /// The collectives before this index spend events an `Auto` one
@@ -343,7 +270,6 @@ struct ProgramAuto {
 
 /// What `Auto` keeps: three tables, each entry found by a bucket in a
 /// `BTreeMap` and then compared whole.
-#[derive(Default)]
 struct Memo {
     /// Each collective's candidates and answers ([`Kept`]).
     answers: Table<Bucket, MemoKey, Kept>,
@@ -354,80 +280,37 @@ struct Memo {
     /// collectives after them; only non-empty ones (an empty one is a
     /// problem reported at each).
     listed: Table<OpType, (Shape, Groups), Vec<ResolvedAlgorithm>>,
-    /// Entries made so far: each entry's age, to drop the oldest.
-    made: u64,
+    /// Stamps given so far ([`Memo::next`]): when each entry was last
+    /// used, to drop the least recently used.
+    stamps: u64,
 }
 
-/// Entries of keys `K` and values `V`, found by bucket `B`; at most a
-/// capacity of them, the oldest dropped first.
-struct Table<B, K, V> {
-    buckets: BTreeMap<B, Vec<Entry<K, V>>>,
-    /// Entries held, over every bucket.
-    len: usize,
-}
-
-/// One entry of a [`Table`], with when it was made.
-struct Entry<K, V> {
-    made: u64,
-    key: K,
-    value: V,
-}
-
-impl<B, K, V> Default for Table<B, K, V> {
+impl Default for Memo {
+    /// A memo for one program validated alone: it keeps every entry made.
     fn default() -> Self {
-        Table { buckets: BTreeMap::new(), len: 0 }
-    }
-}
-
-impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
-    /// Whether any entry is in `bucket`.
-    fn has_bucket(&self, bucket: &B) -> bool {
-        self.buckets.contains_key(bucket)
-    }
-
-    /// The value kept under `bucket` for a key `key` accepts.
-    fn get_mut(&mut self, bucket: &B, key: impl Fn(&K) -> bool) -> Option<&mut V> {
-        self.buckets.get_mut(bucket)?.iter_mut().find(|e| key(&e.key)).map(|e| &mut e.value)
-    }
-
-    /// Keeps `value` under `bucket` and `key` (not held yet), made as
-    /// entry `made`, dropping the oldest entry first when `capacity` are
-    /// held; a capacity of 0 keeps nothing.
-    fn insert(&mut self, bucket: B, key: K, value: V, made: u64, capacity: usize) {
-        if capacity == 0 {
-            return;
-        }
-        if self.len >= capacity {
-            self.drop_oldest();
-        }
-        self.buckets.entry(bucket).or_default().push(Entry { made, key, value });
-        self.len += 1;
-    }
-
-    /// Drops the entry made first.
-    fn drop_oldest(&mut self) {
-        let oldest = self
-            .buckets
-            .iter()
-            .flat_map(|(b, entries)| entries.iter().enumerate().map(move |(i, e)| (e.made, b, i)))
-            .min_by_key(|&(made, _, _)| made)
-            .map(|(_, b, i)| (b.clone(), i));
-        let Some((bucket, i)) = oldest else { return };
-        if let Some(entries) = self.buckets.get_mut(&bucket) {
-            entries.remove(i);
-            self.len -= 1;
-            if entries.is_empty() {
-                self.buckets.remove(&bucket);
-            }
-        }
+        Memo { answers: Table::unbounded(), spent: Table::unbounded(), listed: Table::unbounded(), stamps: 0 }
     }
 }
 
 impl Memo {
-    /// The age of the next entry made.
+    /// A memo for an [`AutoCache`]: its tables drop their least recently
+    /// used entries past the cache's capacity.
+    fn bounded() -> Self {
+        Memo { answers: Table::bounded(), spent: Table::bounded(), listed: Table::bounded(), stamps: 0 }
+    }
+
+    /// A stamp not used before, for an entry made or found now.
     fn next(&mut self) -> u64 {
-        self.made += 1;
-        self.made
+        self.stamps += 1;
+        self.stamps
+    }
+
+    /// Ends a program: its pins lapse, and each table is trimmed to
+    /// `capacity` entries.
+    fn release(&mut self, capacity: usize) {
+        self.answers.release(capacity);
+        self.spent.release(capacity);
+        self.listed.release(capacity);
     }
 }
 
@@ -523,11 +406,13 @@ impl ProgramAuto {
         let mut later = std::collections::BTreeSet::new();
         let mut repeated: Vec<bool> = cs.iter().rev().map(|c| !later.insert(bucket(c))).collect();
         repeated.reverse();
+        let lists_within = program.collectives.iter().filter(|c| c.algorithm == Algorithm::Auto).nth(1).is_some();
         ProgramAuto {
             memo: Memo::default(),
             capacity: usize::MAX,
             keep_all: false,
-            lists: program.collectives.iter().filter(|c| c.algorithm == Algorithm::Auto).nth(1).is_some(),
+            lists: lists_within,
+            lists_within,
             mesh_events_spent: 0,
             counted_before,
             repeated,
@@ -536,9 +421,15 @@ impl ProgramAuto {
         }
     }
 
+    /// Whether a later collective of this program could equal collective
+    /// `i`: then what it keeps is pinned until the program ends.
+    fn repeated(&self, i: usize) -> bool {
+        self.repeated.get(i).copied().unwrap_or(false)
+    }
+
     /// Whether collective `i` keeps what it finds for those after it.
     fn keeps(&self, i: usize) -> bool {
-        self.keep_all || self.repeated.get(i).copied().unwrap_or(false)
+        self.keep_all || self.repeated(i)
     }
 
     /// Adds what `valid` (validated, on `machine`) spends of the mesh
@@ -554,16 +445,16 @@ impl ProgramAuto {
             return;
         }
         let at = (valid.op, valid.dtype, valid.count, valid.channels);
-        let keeps = self.keeps(i);
+        let (keeps, pin) = (self.keeps(i), self.repeated(i));
         let events = if keeps || self.memo.spent.has_bucket(&at) {
             let key = SpendKey { inputs: Inputs::of(valid, machine), algorithm: valid.algorithm };
-            match self.memo.spent.get_mut(&at, |k| *k == key) {
+            let now = self.memo.next();
+            match self.memo.spent.get_mut(&at, |k| *k == key, now, pin) {
                 Some(&mut events) => events,
                 None => {
                     let events = cost::auto::mesh_events(valid, machine);
                     if keeps {
-                        let made = self.memo.next();
-                        self.memo.spent.insert(at, key, events, made, self.capacity);
+                        self.memo.spent.insert(at, key, events, now, self.capacity, pin);
                     }
                     events
                 }
@@ -607,17 +498,20 @@ impl ProgramAuto {
         auto_legs: Vec<Leg>,
     ) -> (Result<AutoChoice, NoChoice>, Option<Option<Stands>>) {
         let at = (valid.op, valid.dtype, valid.count, valid.channels);
-        // A collective no later one can equal (the last one, the common
-        // call of one) keeps nothing for them: with no equal collective
-        // before it, it searches without building a key, planning for
-        // later or copying the answer (a program of one collective pays
-        // for no memo).
-        let keeps = self.keeps(valid.index as usize);
+        // Validated alone, a collective no later one can equal (the last
+        // one, the common call of one) keeps nothing for them: with no
+        // equal collective before it, it searches without building a
+        // key, planning for later or copying the answer (a program of one
+        // collective pays for no memo). Through a cache, every collective
+        // keeps.
+        let i = valid.index as usize;
+        let (keeps, pin) = (self.keeps(i), self.repeated(i));
         if !keeps && !self.memo.answers.has_bucket(&at) {
             return alone(valid, machine, candidates, auto_legs);
         }
         let key = MemoKey { inputs: Inputs::of(valid, machine), candidates, auto_legs };
-        if let Some(kept) = self.memo.answers.get_mut(&at, |k| *k == key) {
+        let now = self.memo.next();
+        if let Some(kept) = self.memo.answers.get_mut(&at, |k| *k == key, now, pin) {
             return kept.choose(machine);
         }
         if !keeps {
@@ -628,8 +522,7 @@ impl ProgramAuto {
         let planned = Candidates::of(valid, machine, &valid.model, candidates.clone(), auto_legs.clone());
         let mut kept = Kept { planned, answers: Vec::new() };
         let choice = kept.choose(machine);
-        let made = self.memo.next();
-        self.memo.answers.insert(at, key, kept, made, self.capacity);
+        self.memo.answers.insert(at, key, kept, now, self.capacity, pin);
         choice
     }
 }
@@ -876,15 +769,15 @@ impl Checker {
         autos: &mut ProgramAuto,
     ) -> Option<ResolvedAlgorithm> {
         let same = |(s, g): &(Shape, Groups)| s == shape && *g == checked.groups;
-        if let Some(candidates) = autos.memo.listed.get_mut(&op, same) {
+        let (now, pin) = (autos.memo.next(), autos.lists_within);
+        if let Some(candidates) = autos.memo.listed.get_mut(&op, same, now, pin) {
             self.auto = Some((candidates.clone(), Vec::new()));
             return candidates.first().copied();
         }
         let first = self.algorithm(op, &Algorithm::Auto, Some((shape, checked)));
         if let Some((candidates, _)) = self.auto.as_ref().filter(|(c, _)| !c.is_empty()) {
-            let made = autos.memo.next();
             let key = (*shape, checked.groups.clone());
-            autos.memo.listed.insert(op, key, candidates.clone(), made, autos.capacity);
+            autos.memo.listed.insert(op, key, candidates.clone(), now, autos.capacity, pin);
         }
         first
     }
