@@ -123,8 +123,9 @@ class AutoCache:
     as ``auto_cache=`` to ``compile`` and ``sign``, and a collective equal
     to one seen before reuses its choice instead of searching again. The
     result is the one a call without it gives; only the time differs.
-    Holds at most ``capacity`` collectives, the oldest dropped first
-    (``0`` keeps nothing). Threads may share one."""
+    Holds at most ``capacity`` collectives between calls, the least
+    recently used dropped first (``0`` keeps nothing between calls).
+    Threads may share one: their validations through it take turns."""
 
     def __init__(self, capacity: int = 1024) -> None: ...
     @property

@@ -1,34 +1,40 @@
 //! `ccc.AutoCache`: what `algorithm: Auto` keeps between the calls of a
 //! lowering pass that compiles one collective at a time
 //! (`ccc_compiler::validate::AutoCache`, behind a lock so that threads
-//! may share one).
+//! may share one; the lock is only ever taken with the GIL released).
 
 use ccc_compiler::validate::AutoCache;
 use pyo3::prelude::*;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 /// Keeps `Auto`'s answers between calls: pass the same one as
 /// `auto_cache=` to `ccc.compile` and `ccc.sign`, and a collective equal to
 /// one seen before (the same op, sizes, groups, machine and `model:`)
 /// reuses its choice instead of searching the cost model again. The
 /// result is the one a call without the cache gives: only the time
-/// differs. Holds at most `capacity` collectives (1024 by default), the
-/// oldest dropped first; `capacity=0` keeps nothing. Threads may share
-/// one (calls through it take turns at validation).
+/// differs. Holds at most `capacity` collectives between calls (1024 by
+/// default), the least recently used dropped first; `capacity=0` keeps
+/// nothing between calls. Threads may share one: their validations
+/// through it take turns (the rest of each compile runs in parallel).
 #[pyclass(frozen, module = "ccc", name = "AutoCache")]
 pub struct PyAutoCache {
     inner: Mutex<AutoCache>,
+    /// The cache's capacity, which never changes: read without the lock.
+    capacity: usize,
 }
 
 impl PyAutoCache {
-    /// The cache, for one call (a lock a panicking call poisoned is taken
-    /// as it is: the cache never changes a result).
-    pub fn lock(&self) -> &Mutex<AutoCache> {
+    /// The cache behind its lock, for a call to take with the GIL
+    /// released (a lock a panicking call poisoned is taken as it is: the
+    /// cache never changes a result).
+    pub fn mutex(&self) -> &Mutex<AutoCache> {
         &self.inner
     }
 
-    fn get(&self) -> MutexGuard<'_, AutoCache> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Runs `f` on the cache with the GIL released: the lock may be held
+    /// by another thread's compile for the whole of its search.
+    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut AutoCache) -> T + Send) -> T {
+        py.detach(|| f(&mut self.inner.lock().unwrap_or_else(PoisonError::into_inner)))
     }
 }
 
@@ -37,27 +43,26 @@ impl PyAutoCache {
     #[new]
     #[pyo3(signature = (capacity = AutoCache::DEFAULT_CAPACITY))]
     fn new(capacity: usize) -> PyAutoCache {
-        PyAutoCache { inner: Mutex::new(AutoCache::with_capacity(capacity)) }
+        PyAutoCache { inner: Mutex::new(AutoCache::with_capacity(capacity)), capacity }
     }
 
-    /// The most collectives kept.
+    /// The most collectives kept between calls.
     #[getter]
     fn capacity(&self) -> usize {
-        self.get().capacity()
+        self.capacity
     }
 
     /// The distinct collectives whose `Auto` answers are kept.
-    fn __len__(&self) -> usize {
-        self.get().len()
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.with(py, |cache| cache.len())
     }
 
     /// Drops everything kept.
-    fn clear(&self) {
-        self.get().clear();
+    fn clear(&self, py: Python<'_>) {
+        self.with(py, AutoCache::clear);
     }
 
-    fn __repr__(&self) -> String {
-        let cache = self.get();
-        format!("AutoCache(capacity={}, collectives={})", cache.capacity(), cache.len())
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!("AutoCache(capacity={}, collectives={})", self.capacity, self.__len__(py))
     }
 }

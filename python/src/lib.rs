@@ -79,7 +79,7 @@ fn compile(
 ) -> PyResult<PyCompiled> {
     let spec = spec_of(py, program_or_text)?;
     let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget };
-    let cache = auto_cache.map(|c| c.get().lock());
+    let cache = auto_cache.map(|c| c.get().mutex());
     let compiled = py.detach(|| errors::guard(|| adapter::compile(&spec, &request, cache)));
     PyCompiled::new(py, compiled.map_err(|e| errors::to_py(py, e))?)
 }
@@ -98,7 +98,7 @@ fn sign(
     auto_cache: Option<&Bound<'_, PyAutoCache>>,
 ) -> PyResult<String> {
     let spec = spec_of(py, program_or_text)?;
-    let cache = auto_cache.map(|c| c.get().lock());
+    let cache = auto_cache.map(|c| c.get().mutex());
     py.detach(|| errors::guard(|| adapter::sign(&spec, cache))).map_err(|e| errors::to_py(py, e))
 }
 
