@@ -9,7 +9,8 @@
 //! [`super::validate`] keeps) is pinned until the program ends: a cache
 //! never makes a program search more often than `validate` does. When a
 //! program ends ([`Table::release`]) its pins lapse and the table is
-//! trimmed back to the capacity.
+//! trimmed back to the capacity. Only entries not pinned are in the age
+//! index, so finding the one to drop never walks past pinned ones.
 
 use super::Memo;
 use std::collections::BTreeMap;
@@ -18,18 +19,20 @@ use std::fmt;
 /// Entries of keys `K` and values `V`, found by bucket `B`, then by key.
 pub(super) struct Table<B, K, V> {
     buckets: BTreeMap<B, Vec<Entry<K, V>>>,
-    /// Every entry's last use (a stamp unique in the table), oldest
-    /// first, with its bucket: the entry is the one of that bucket last
-    /// used at that stamp.
+    /// The last use of every entry not pinned (a stamp unique in the
+    /// table), least recent first, with its bucket: the entry is the one
+    /// of that bucket last used at that stamp. Pinned entries are left
+    /// out, so the first is always the one to drop.
     ages: BTreeMap<u64, B>,
+    /// The buckets of the entries pinned in the program being validated
+    /// (a bucket may repeat), whose entries go back into `ages` when it
+    /// ends.
+    pinned: Vec<B>,
     /// Entries held, over every bucket.
     pub(super) len: usize,
-    /// The program being validated: an entry pinned in it is not dropped
-    /// before it ends.
-    program: u64,
     /// Whether entries are ever dropped (an [`AutoCache`]'s tables): only
-    /// then are their uses tracked in `ages`. One program validated alone
-    /// keeps every entry it makes, all pinned.
+    /// then are their uses tracked. One program validated alone keeps
+    /// every entry it makes.
     bounded: bool,
 }
 
@@ -37,20 +40,16 @@ pub(super) struct Table<B, K, V> {
 struct Entry<K, V> {
     /// When it was last used (made or found).
     used: u64,
-    /// The program in which it was last pinned, if any (`u64::MAX`:
-    /// never): pinned while that program is being validated.
-    pinned_in: u64,
+    /// Whether it is pinned until the program being validated ends.
+    pinned: bool,
     key: K,
     value: V,
 }
 
-/// An entry never pinned.
-const NEVER: u64 = u64::MAX;
-
 impl<B, K, V> Table<B, K, V> {
     /// An empty table whose entries are never dropped.
     pub(super) fn unbounded() -> Self {
-        Table { buckets: BTreeMap::new(), ages: BTreeMap::new(), len: 0, program: 0, bounded: false }
+        Table { buckets: BTreeMap::new(), ages: BTreeMap::new(), pinned: Vec::new(), len: 0, bounded: false }
     }
 
     /// An empty table whose least recently used entries are dropped past
@@ -71,14 +70,16 @@ impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
     /// the program ends.
     pub(super) fn get_mut(&mut self, bucket: &B, key: impl Fn(&K) -> bool, now: u64, pin: bool) -> Option<&mut V> {
         let entry = self.buckets.get_mut(bucket)?.iter_mut().find(|e| key(&e.key))?;
-        if self.bounded {
+        if self.bounded && !entry.pinned {
             self.ages.remove(&entry.used);
-            self.ages.insert(now, bucket.clone());
+            if pin {
+                entry.pinned = true;
+                self.pinned.push(bucket.clone());
+            } else {
+                self.ages.insert(now, bucket.clone());
+            }
         }
         entry.used = now;
-        if pin {
-            entry.pinned_in = self.program;
-        }
         Some(&mut entry.value)
     }
 
@@ -86,38 +87,47 @@ impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
     /// `now` (a stamp not used before). With `pin`, it is kept and pinned
     /// until the program ends; without, only within `capacity`, dropping
     /// the least recently used entry not pinned to make room, or not kept
-    /// when every entry is pinned (or the capacity is 0).
+    /// when every entry held is pinned (or the capacity is 0).
     pub(super) fn insert(&mut self, bucket: B, key: K, value: V, now: u64, capacity: usize, pin: bool) {
         if !pin && self.len >= capacity && !self.drop_least_used() {
             return;
         }
-        let pinned_in = if pin { self.program } else { NEVER };
         if self.bounded {
-            self.ages.insert(now, bucket.clone());
+            if pin {
+                self.pinned.push(bucket.clone());
+            } else {
+                self.ages.insert(now, bucket.clone());
+            }
         }
-        self.buckets.entry(bucket).or_default().push(Entry { used: now, pinned_in, key, value });
+        self.buckets.entry(bucket).or_default().push(Entry { used: now, pinned: pin, key, value });
         self.len += 1;
     }
 
     /// Ends the program: every pin lapses, and the least recently used
     /// entries are dropped until at most `capacity` are held.
     pub(super) fn release(&mut self, capacity: usize) {
-        self.program += 1;
+        let mut pinned = std::mem::take(&mut self.pinned);
+        pinned.sort_unstable();
+        pinned.dedup();
+        for bucket in pinned {
+            let Some(entries) = self.buckets.get_mut(&bucket) else { continue };
+            for entry in entries.iter_mut().filter(|e| e.pinned) {
+                entry.pinned = false;
+                if self.bounded {
+                    self.ages.insert(entry.used, bucket.clone());
+                }
+            }
+        }
         while self.len > capacity && self.drop_least_used() {}
     }
 
-    /// Drops the least recently used entry not pinned; `false` when every
-    /// entry is pinned (or none is held).
+    /// Drops the least recently used entry not pinned; `false` when there
+    /// is none (every entry held is pinned, or none is held).
     fn drop_least_used(&mut self) -> bool {
-        let program = self.program;
-        let found = self.ages.iter().find_map(|(&used, bucket)| {
-            let entries = self.buckets.get(bucket)?;
-            let i = entries.iter().position(|e| e.used == used)?;
-            (entries[i].pinned_in != program).then(|| (used, bucket.clone(), i))
-        });
-        let Some((used, bucket, i)) = found else { return false };
-        self.ages.remove(&used);
-        if let Some(entries) = self.buckets.get_mut(&bucket) {
+        let Some((used, bucket)) = self.ages.pop_first() else { return false };
+        if let Some(entries) = self.buckets.get_mut(&bucket)
+            && let Some(i) = entries.iter().position(|e| e.used == used)
+        {
             entries.remove(i);
             self.len -= 1;
             if entries.is_empty() {
@@ -145,11 +155,15 @@ impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
 /// between validations, the least recently used dropped first. The
 /// capacity counts entries, not bytes: an entry keeps its collective's
 /// plans (about 34 KiB for an all-reduce of 32 ranks, 86 KiB at 65,536,
-/// `docs/cost-model.md` §4) and its key, which holds an AllToAllV's
-/// counts and a permute's peers. While one program is validated, the
-/// entries it keeps for its own later collectives (what [`super::validate`]
-/// keeps) are held beyond the capacity, so a cache never makes a program
-/// search more often than `validate` does.
+/// `docs/cost-model.md` §4), its key, which holds an AllToAllV's counts
+/// and a permute's peers, and an answer for each range of mesh events
+/// spent before it that it was asked at (at most one per value of the
+/// events spent; one, for a collective always first in its program).
+/// While one program is validated, the entries it keeps for its own later
+/// collectives (what [`super::validate`] keeps) are pinned: held beyond
+/// the capacity, never dropped for another, so a cache never makes a
+/// program search more often than `validate` does; when every entry held
+/// is pinned, a new one is not kept.
 ///
 /// `Send`, not shared: keep one per thread, or lock it (validations
 /// through one lock then take turns).
@@ -237,8 +251,30 @@ impl fmt::Debug for AutoCache {
 mod tests {
     use super::*;
 
-    /// The least recently used entry goes first, a pinned one only after
-    /// its program ends, and a table over its capacity is trimmed then.
+    impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
+        /// Asserts that `ages` names exactly the entries not pinned, each
+        /// at its last use, and that `len` counts every entry.
+        fn assert_consistent(&self) {
+            let entries: Vec<&Entry<K, V>> = self.buckets.values().flatten().collect();
+            assert_eq!(entries.len(), self.len);
+            let unpinned: Vec<u64> = entries.iter().filter(|e| !e.pinned).map(|e| e.used).collect();
+            assert_eq!(unpinned.len(), self.ages.len());
+            for used in unpinned {
+                let bucket = &self.ages[&used];
+                assert!(self.buckets[bucket].iter().any(|e| e.used == used && !e.pinned));
+            }
+        }
+
+        /// Whether an entry of `key` is held under `bucket` (without
+        /// marking it used).
+        fn holds(&self, bucket: &B, key: &K) -> bool {
+            self.buckets.get(bucket).is_some_and(|es| es.iter().any(|e| e.key == *key))
+        }
+    }
+
+    /// The least recently used entry not pinned goes first, even when
+    /// pinned ones are older; pinned entries stay past the capacity until
+    /// their program ends, and the table is trimmed then.
     #[test]
     fn tables_drop_the_least_recently_used_entry_not_pinned() {
         let mut t: Table<u8, u8, &str> = Table::bounded();
@@ -246,29 +282,36 @@ mod tests {
         t.insert(0, 1, "b", 2, 2, false);
         assert!(t.get_mut(&0, |&k| k == 0, 3, false).is_some()); // "a" used after "b"
         t.insert(1, 2, "c", 4, 2, false); // drops "b"
-        assert!(t.get_mut(&0, |&k| k == 1, 5, false).is_none());
-        assert_eq!(t.len, 2);
-        // Pinned: kept past the capacity, and not dropped for others.
-        t.insert(2, 3, "d", 6, 2, true);
-        t.insert(2, 4, "e", 7, 2, true);
+        assert!(!t.holds(&0, &1) && t.holds(&0, &0) && t.len == 2);
+        t.assert_consistent();
+        // Pinned: kept past the capacity.
+        t.insert(2, 3, "d", 5, 2, true);
+        t.insert(2, 4, "e", 6, 2, true);
         assert_eq!(t.len, 4);
-        t.insert(3, 5, "f", 8, 2, false); // drops "a", the least used not pinned
-        assert_eq!(t.len, 4);
-        assert!(t.get_mut(&0, |&k| k == 0, 9, false).is_none());
-        assert!(t.get_mut(&1, |&k| k == 2, 10, false).is_some()); // "c" now newer than "f"
-        // The program ends: the pins lapse; trimmed to 2, least used first.
+        t.assert_consistent();
+        // "a" and "c" used after the pinned ones: "a" is the least
+        // recently used entry not pinned, and goes, not "d" or "e".
+        assert!(t.get_mut(&0, |&k| k == 0, 7, false).is_some());
+        assert!(t.get_mut(&1, |&k| k == 2, 8, false).is_some());
+        t.insert(3, 5, "f", 9, 2, false);
+        assert!(!t.holds(&0, &0) && t.holds(&2, &3) && t.holds(&2, &4) && t.len == 4);
+        t.assert_consistent();
+        // A pinned entry found again stays pinned.
+        assert!(t.get_mut(&2, |&k| k == 4, 10, false).is_some());
+        t.assert_consistent();
+        // The program ends: the pins lapse; trimmed to 2, least used
+        // first: "d" (5), "c" (8), "f" (9), "e" (10) keep "f" and "e".
         t.release(2);
+        t.assert_consistent();
         assert_eq!(t.len, 2);
-        let held: Vec<&str> = [(1, 2), (2, 3), (2, 4), (3, 5)]
-            .iter()
-            .filter_map(|&(b, k)| t.get_mut(&b, |&x| x == k, 20 + u64::from(k), false).map(|v| *v))
-            .collect();
-        assert_eq!(held, ["c", "f"]);
-        // A capacity of 0 keeps only what is pinned.
+        assert!(t.holds(&3, &5) && t.holds(&2, &4));
+        // A capacity of 0 keeps only what is pinned, and nothing for long.
         let mut none: Table<u8, u8, &str> = Table::bounded();
         none.insert(0, 0, "x", 1, 0, false);
         none.insert(0, 1, "y", 2, 0, true);
-        assert_eq!(none.len, 1);
+        none.insert(0, 2, "z", 3, 0, false); // every entry held is pinned
+        assert_eq!((none.len, none.ages.len()), (1, 0));
+        none.assert_consistent();
         none.release(0);
         assert_eq!((none.len, none.buckets.len(), none.ages.len()), (0, 0, 0));
     }

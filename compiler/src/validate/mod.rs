@@ -79,9 +79,12 @@ pub fn validate_cached(program: &Program, cache: &mut AutoCache) -> Result<Valid
 fn validate_in(program: &Program, cache: &mut AutoCache) -> (Result<ValidProgram, ValidationErrors>, ProgramAuto) {
     let mut autos = ProgramAuto::of(program);
     autos.memo = std::mem::replace(&mut cache.memo, Memo::bounded());
+    // A cache that keeps nothing between programs validates as
+    // `validate` does, without keeping for later what it would drop.
+    let keeps = cache.capacity > 0;
     autos.capacity = cache.capacity;
-    autos.keep_all = true;
-    autos.lists = true;
+    autos.keep_all = keeps;
+    autos.lists |= keeps;
     let valid = validate_with(program, &mut autos);
     autos.memo.release(cache.capacity);
     cache.memo = std::mem::take(&mut autos.memo);
