@@ -248,11 +248,12 @@ fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut 
 }
 
 /// Checks that validating `program` through an [`AutoCache`] gives
-/// `validated`, what [`validate`] gave, when it leaves anything to `Auto`:
-/// through one cache of a single entry a table, it is validated, then the
-/// same program on another arch (which must not take its answers, and
-/// pushes them out), then it twice again (a search afresh, then every
-/// answer kept). The sequence is this input's alone, so a finding replays
+/// `validated`, what [`validate`] gave, when it leaves anything to `Auto`.
+/// Through a cache of one entry a table: the program, the same program on
+/// another arch (which must not take its answers, and pushes them out of
+/// the cache), then the program again. Through a cache of the default
+/// capacity: the program twice, the second time with every answer the
+/// first kept. The sequences are this input's alone, so a finding replays
 /// from its artifact.
 fn check_cached(program: &Program, validated: &Result<ValidProgram, ValidationErrors>) -> Result<(), Finding> {
     if !program.collectives.iter().any(|c| leaves_to_auto(&c.algorithm)) {
@@ -263,15 +264,18 @@ fn check_cached(program: &Program, validated: &Result<ValidProgram, ValidationEr
         c.arch = if c.arch == Arch::Cayman { Arch::Sunda } else { Arch::Cayman };
     }
     let other_validated = validate(&other);
-    let mut cache = AutoCache::with_capacity(1);
+    // (name, which cache: the small one or the large one, program, what
+    // `validate` gives it)
     let calls = [
-        ("first", program, validated),
-        ("on another arch", &other, &other_validated),
-        ("again", program, validated),
-        ("a third time", program, validated),
+        ("one entry a table, first", 0, program, validated),
+        ("one entry a table, on another arch", 0, &other, &other_validated),
+        ("one entry a table, again", 0, program, validated),
+        ("default capacity, first", 1, program, validated),
+        ("default capacity, again", 1, program, validated),
     ];
-    for (call, p, expected) in calls {
-        let through = validate_cached(p, &mut cache);
+    let mut caches = [AutoCache::with_capacity(1), AutoCache::new()];
+    for (call, cache, p, expected) in calls {
+        let through = validate_cached(p, &mut caches[cache]);
         ensure(same_validation(expected, &through), || {
             format!("validating through an AutoCache ({call}) differs from validate")
         })?;
