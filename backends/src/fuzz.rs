@@ -32,7 +32,7 @@ use ccc_compiler::validate::{AutoCache, ValidationErrors, validate, validate_cac
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::arch::Arch;
 use ccc_ir::id::Rank;
-use ccc_ir::spec::{Algorithm, Leg, LegAlgorithm, Program};
+use ccc_ir::spec::Program;
 use ccc_ir::wire::ctrl_word::decode_words;
 use ccc_ir::wire::neff_configs::NeffConfigs;
 use ccc_ir::wire::slot_spad::SlotSpad;
@@ -256,7 +256,7 @@ fn check_program(program: &Program, form: SpecForm, input_len: usize, out: &mut 
 /// first kept. The sequences are this input's alone, so a finding replays
 /// from its artifact.
 fn check_cached(program: &Program, validated: &Result<ValidProgram, ValidationErrors>) -> Result<(), Finding> {
-    if !program.collectives.iter().any(|c| leaves_to_auto(&c.algorithm)) {
+    if !program.collectives.iter().any(|c| c.algorithm.leaves_to_auto()) {
         return Ok(());
     }
     let mut other = program.clone();
@@ -281,16 +281,6 @@ fn check_cached(program: &Program, validated: &Result<ValidProgram, ValidationEr
         })?;
     }
     Ok(())
-}
-
-/// Whether `algorithm` leaves anything to `Auto`: the whole of it, or a
-/// leg of a `Hier((...))`.
-fn leaves_to_auto(algorithm: &Algorithm) -> bool {
-    match algorithm {
-        Algorithm::Auto => true,
-        Algorithm::Hier(legs) => Leg::ALL.iter().any(|&l| legs.get(l) == Some(LegAlgorithm::Auto)),
-        _ => false,
-    }
 }
 
 /// Whether two validations of one program agree in everything a cache

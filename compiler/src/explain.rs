@@ -12,7 +12,7 @@ use crate::cost::auto::{Machine, display, evaluate_choice, legal, mesh_events, w
 use crate::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use crate::validate::validate;
 use ccc_ir::noun::count;
-use ccc_ir::spec::{Algorithm, Collective, Leg, LegAlgorithm, Program};
+use ccc_ir::spec::{Algorithm, Collective, LegAlgorithm, Program};
 use serde::Serialize;
 
 /// Microseconds, for tables (nccom-test reports time in us).
@@ -81,10 +81,7 @@ pub struct Explained {
 /// The legal choices of collective `c` as `Auto` sees them; for a
 /// `Hier((...))` with `Auto` legs, the combinations its fixed legs allow.
 pub fn legal_choices(c: &Collective) -> Option<Vec<ResolvedAlgorithm>> {
-    let leg_auto = match &c.algorithm {
-        Algorithm::Hier(legs) => Leg::ALL.iter().any(|&l| legs.get(l) == Some(LegAlgorithm::Auto)),
-        _ => false,
-    };
+    let leg_auto = matches!(&c.algorithm, Algorithm::Hier(legs) if legs.has_auto_leg());
     let auto = if leg_auto { c.clone() } else { Collective { algorithm: Algorithm::Auto, ..c.clone() } };
     let valid = validate(&Program::from(auto)).ok()?;
     let choice = valid.collectives().first()?.auto()?.clone();

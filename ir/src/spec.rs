@@ -160,6 +160,16 @@ impl Algorithm {
             AlgType::Hier => return None,
         })
     }
+
+    /// Whether anything is left to the cost model: the whole algorithm
+    /// (`Auto`) or a leg of a `Hier((...))`.
+    pub fn leaves_to_auto(&self) -> bool {
+        match self {
+            Algorithm::Auto => true,
+            Algorithm::Hier(legs) => legs.has_auto_leg(),
+            _ => false,
+        }
+    }
 }
 
 /// The per-leg choices of a hierarchical collective. Each op uses the legs
@@ -292,6 +302,11 @@ impl HierLegs {
             Leg::InterAllGather => self.inter_all_gather,
             Leg::IntraAllGather => self.intra_all_gather,
         }
+    }
+
+    /// Whether any leg is left to the cost model (`Auto`).
+    pub fn has_auto_leg(&self) -> bool {
+        Leg::ALL.iter().any(|&leg| self.get(leg) == Some(LegAlgorithm::Auto))
     }
 }
 
@@ -448,6 +463,18 @@ impl std::fmt::Display for Barrier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whole `Auto` and any `Auto` leg leave the choice to the cost
+    /// model; written algorithms, flat or every leg, do not.
+    #[test]
+    fn what_leaves_the_choice_to_auto() {
+        let written = HierLegs::default().with(Leg::IntraReduceScatter, AlgType::Ring);
+        let one_left = written.clone().with(Leg::IntraAllGather, LegAlgorithm::Auto);
+        assert!(Algorithm::Auto.leaves_to_auto());
+        assert!(Algorithm::Hier(one_left.clone()).leaves_to_auto() && one_left.has_auto_leg());
+        assert!(!Algorithm::Hier(written.clone()).leaves_to_auto() && !written.has_auto_leg());
+        assert!(!Algorithm::Ring.leaves_to_auto());
+    }
 
     /// A barrier's display name is the spelling a spec file uses for it.
     #[test]

@@ -18,9 +18,7 @@ use crate::valid::{
 };
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
-use ccc_ir::spec::{
-    Algorithm, Barrier, Collective, DType, HierLegs, Leg, LegAlgorithm, LegChoices, Program, ReduceOp, Topology,
-};
+use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, LegChoices, Program, ReduceOp, Topology};
 use std::collections::BTreeMap;
 use std::fmt::{self, Display};
 
@@ -397,7 +395,7 @@ struct MemoKey {
 impl ProgramAuto {
     /// Nothing found or spent yet, for `program`.
     fn of(program: &Program) -> ProgramAuto {
-        let last_auto = program.collectives.iter().rposition(|c| has_auto(&c.algorithm));
+        let last_auto = program.collectives.iter().rposition(|c| c.algorithm.leaves_to_auto());
         let counted_before = last_auto.unwrap_or(0);
         // Worked out only where an `Auto` collective may repeat (not for
         // one collective, nor for a program without `Auto`).
@@ -562,16 +560,6 @@ impl Kept {
         let choice = answer.as_ref().map(|(choice, _)| choice.clone()).map_err(Clone::clone);
         self.answers.push(answer.map_err(|no| (machine.mesh_events_spent, no)));
         (choice, Some(stands))
-    }
-}
-
-/// Whether `algorithm` leaves anything to `Auto`: the whole of it, or a
-/// leg of a `Hier((...))`.
-fn has_auto(algorithm: &Algorithm) -> bool {
-    match algorithm {
-        Algorithm::Auto => true,
-        Algorithm::Hier(legs) => Leg::ALL.iter().any(|&l| legs.get(l) == Some(LegAlgorithm::Auto)),
-        _ => false,
     }
 }
 

@@ -3,6 +3,7 @@
 use super::*;
 use crate::validate::algorithm::aligned;
 use ccc_ir::model::ModelOverrides;
+use ccc_ir::spec::LegAlgorithm;
 
 /// A program that repeats a collective plans it once (`ProgramAuto`),
 /// and every collective still gets the answer validating it alone gives:
@@ -501,7 +502,7 @@ struct Seen {
 /// equal collective.
 fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -> Seen {
     let (_, log) = validate_logged(program);
-    let autos = program.collectives.iter().filter(|c| has_auto(&c.algorithm)).count();
+    let autos = program.collectives.iter().filter(|c| c.algorithm.leaves_to_auto()).count();
     assert_eq!(log.len(), autos, "{name}: one answer an Auto collective");
     let mut seen = Seen::default();
     // The events the collectives before spend, each built afresh under
