@@ -30,10 +30,6 @@ pub(super) struct Table<B, K, V> {
     pinned: Vec<B>,
     /// Entries held, over every bucket.
     pub(super) len: usize,
-    /// Whether entries are ever dropped (an [`AutoCache`]'s tables): only
-    /// then are their uses tracked. One program validated alone keeps
-    /// every entry it makes.
-    bounded: bool,
 }
 
 /// One entry of a [`Table`].
@@ -46,16 +42,9 @@ struct Entry<K, V> {
     value: V,
 }
 
-impl<B, K, V> Table<B, K, V> {
-    /// An empty table whose entries are never dropped.
-    pub(super) fn unbounded() -> Self {
-        Table { buckets: BTreeMap::new(), ages: BTreeMap::new(), pinned: Vec::new(), len: 0, bounded: false }
-    }
-
-    /// An empty table whose least recently used entries are dropped past
-    /// a capacity.
-    pub(super) fn bounded() -> Self {
-        Table { bounded: true, ..Table::unbounded() }
+impl<B, K, V> Default for Table<B, K, V> {
+    fn default() -> Self {
+        Table { buckets: BTreeMap::new(), ages: BTreeMap::new(), pinned: Vec::new(), len: 0 }
     }
 }
 
@@ -70,7 +59,7 @@ impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
     /// the program ends.
     pub(super) fn get_mut(&mut self, bucket: &B, key: impl Fn(&K) -> bool, now: u64, pin: bool) -> Option<&mut V> {
         let entry = self.buckets.get_mut(bucket)?.iter_mut().find(|e| key(&e.key))?;
-        if self.bounded && !entry.pinned {
+        if !entry.pinned {
             self.ages.remove(&entry.used);
             if pin {
                 entry.pinned = true;
@@ -92,12 +81,10 @@ impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
         if !pin && self.len >= capacity && !self.drop_least_used() {
             return;
         }
-        if self.bounded {
-            if pin {
-                self.pinned.push(bucket.clone());
-            } else {
-                self.ages.insert(now, bucket.clone());
-            }
+        if pin {
+            self.pinned.push(bucket.clone());
+        } else {
+            self.ages.insert(now, bucket.clone());
         }
         self.buckets.entry(bucket).or_default().push(Entry { used: now, pinned: pin, key, value });
         self.len += 1;
@@ -113,9 +100,7 @@ impl<B: Ord + Clone, K: PartialEq, V> Table<B, K, V> {
             let Some(entries) = self.buckets.get_mut(&bucket) else { continue };
             for entry in entries.iter_mut().filter(|e| e.pinned) {
                 entry.pinned = false;
-                if self.bounded {
-                    self.ages.insert(entry.used, bucket.clone());
-                }
+                self.ages.insert(entry.used, bucket.clone());
             }
         }
         while self.len > capacity && self.drop_least_used() {}
@@ -196,7 +181,7 @@ impl AutoCache {
     /// [`super::validate`] does).
     #[must_use]
     pub fn with_capacity(capacity: usize) -> AutoCache {
-        AutoCache { memo: Memo::bounded(), capacity }
+        AutoCache { memo: Memo::default(), capacity }
     }
 
     /// The most entries each table keeps between validations.
@@ -219,7 +204,7 @@ impl AutoCache {
 
     /// Drops everything kept.
     pub fn clear(&mut self) {
-        self.memo = Memo::bounded();
+        self.memo = Memo::default();
     }
 
     /// The entries each table holds: answers, events spent, listings.
@@ -277,7 +262,7 @@ mod tests {
     /// their program ends, and the table is trimmed then.
     #[test]
     fn tables_drop_the_least_recently_used_entry_not_pinned() {
-        let mut t: Table<u8, u8, &str> = Table::bounded();
+        let mut t: Table<u8, u8, &str> = Table::default();
         t.insert(0, 0, "a", 1, 2, false);
         t.insert(0, 1, "b", 2, 2, false);
         assert!(t.get_mut(&0, |&k| k == 0, 3, false).is_some()); // "a" used after "b"
@@ -306,7 +291,7 @@ mod tests {
         assert_eq!(t.len, 2);
         assert!(t.holds(&3, &5) && t.holds(&2, &4));
         // A capacity of 0 keeps only what is pinned, and nothing for long.
-        let mut none: Table<u8, u8, &str> = Table::bounded();
+        let mut none: Table<u8, u8, &str> = Table::default();
         none.insert(0, 0, "x", 1, 0, false);
         none.insert(0, 1, "y", 2, 0, true);
         none.insert(0, 2, "z", 3, 0, false); // every entry held is pinned

@@ -76,13 +76,12 @@ pub fn validate_cached(program: &Program, cache: &mut AutoCache) -> Result<Valid
 /// (its memo given back to `cache`).
 fn validate_in(program: &Program, cache: &mut AutoCache) -> (Result<ValidProgram, ValidationErrors>, ProgramAuto) {
     let mut autos = ProgramAuto::of(program);
-    autos.memo = std::mem::replace(&mut cache.memo, Memo::bounded());
+    autos.memo = std::mem::take(&mut cache.memo);
     // A cache that keeps nothing between programs validates as
     // `validate` does, without keeping for later what it would drop.
     let keeps = cache.capacity > 0;
     autos.capacity = cache.capacity;
     autos.keep_all = keeps;
-    autos.lists |= keeps;
     let valid = validate_with(program, &mut autos);
     autos.memo.release(cache.capacity);
     cache.memo = std::mem::take(&mut autos.memo);
@@ -247,9 +246,6 @@ struct ProgramAuto {
     /// those a later collective of this program could equal (which pin
     /// what they keep until the program ends).
     keep_all: bool,
-    /// Whether whole `Auto`'s listings are kept: when more than one
-    /// collective is `Auto`, or in an [`AutoCache`].
-    lists: bool,
     /// Whether a later collective of this program may take a listing
     /// kept: when more than one collective is `Auto` (a listing kept then
     /// is pinned until the program ends).
@@ -270,7 +266,10 @@ struct ProgramAuto {
 }
 
 /// What `Auto` keeps: three tables, each entry found by a bucket in a
-/// `BTreeMap` and then compared whole.
+/// `BTreeMap` and then compared whole. Validated alone, a program keeps
+/// only what its own later collectives take, all of it pinned, so
+/// nothing is ever dropped.
+#[derive(Default)]
 struct Memo {
     /// Each collective's candidates and answers ([`Kept`]).
     answers: Table<Bucket, MemoKey, Kept>,
@@ -286,20 +285,7 @@ struct Memo {
     stamps: u64,
 }
 
-impl Default for Memo {
-    /// A memo for one program validated alone: it keeps every entry made.
-    fn default() -> Self {
-        Memo { answers: Table::unbounded(), spent: Table::unbounded(), listed: Table::unbounded(), stamps: 0 }
-    }
-}
-
 impl Memo {
-    /// A memo for an [`AutoCache`]: its tables drop their least recently
-    /// used entries past the cache's capacity.
-    fn bounded() -> Self {
-        Memo { answers: Table::bounded(), spent: Table::bounded(), listed: Table::bounded(), stamps: 0 }
-    }
-
     /// A stamp not used before, for an entry made or found now.
     fn next(&mut self) -> u64 {
         self.stamps += 1;
@@ -412,7 +398,6 @@ impl ProgramAuto {
             memo: Memo::default(),
             capacity: usize::MAX,
             keep_all: false,
-            lists: lists_within,
             lists_within,
             mesh_events_spent: 0,
             counted_before,
@@ -426,6 +411,12 @@ impl ProgramAuto {
     /// `i`: then what it keeps is pinned until the program ends.
     fn repeated(&self, i: usize) -> bool {
         self.repeated.get(i).copied().unwrap_or(false)
+    }
+
+    /// Whether whole `Auto`'s listings are kept: when more than one
+    /// collective is `Auto`, or in an [`AutoCache`] that keeps anything.
+    fn lists(&self) -> bool {
+        self.lists_within || self.keep_all
     }
 
     /// Whether collective `i` keeps what it finds for those after it.
@@ -688,7 +679,7 @@ impl Checker {
         self.errors.append(&mut group_checker.errors);
         let structure = shape.as_ref().zip(groups.as_ref());
         let algorithm = match (&c.algorithm, structure) {
-            (Algorithm::Auto, Some(structure)) if autos.lists => self.auto_listed(c.op, structure, autos),
+            (Algorithm::Auto, Some(structure)) if autos.lists() => self.auto_listed(c.op, structure, autos),
             _ => self.algorithm(c.op, &c.algorithm, structure),
         };
         self.model(c);
