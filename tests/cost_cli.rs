@@ -53,6 +53,10 @@ fn sweep_prints_a_row_per_size() {
     let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "2GiB", "--to", "1GiB"]);
     assert_eq!(code, 2);
     assert!(err.contains("accepted: 1 <= from <= to"), "{err}");
+    // Zero is named in bytes, not in the largest unit that divides it.
+    let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "0GiB"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--from 0B --to 1GiB: accepted"), "{err}");
 }
 
 #[test]

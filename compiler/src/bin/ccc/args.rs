@@ -266,10 +266,14 @@ pub struct Bytes(pub u64);
 pub const UNITS: [(&str, u32); 5] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10), ("B", 0)];
 
 impl std::fmt::Display for Bytes {
-    /// The largest unit that divides the size exactly (`2GiB`, `1536MiB`).
+    /// The largest unit that divides the size exactly (`2GiB`, `1536MiB`);
+    /// zero in bytes (`0B`), as every unit divides it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (unit, shift) =
-            UNITS.iter().copied().find(|&(_, shift)| self.0.is_multiple_of(1u64 << shift)).unwrap_or(("B", 0));
+        let (unit, shift) = UNITS
+            .iter()
+            .copied()
+            .find(|&(_, shift)| self.0 != 0 && self.0.is_multiple_of(1u64 << shift))
+            .unwrap_or(("B", 0));
         write!(f, "{}{unit}", self.0 >> shift)
     }
 }
