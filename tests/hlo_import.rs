@@ -631,3 +631,44 @@ fn every_verb_takes_hlo() {
     assert!(check.contains("collective 1: AllToAll F32 x 2048, 2 groups of 8, 1 channel, Mesh"), "{check}");
     assert!(out_dir.join("manifest.json").is_file());
 }
+
+/// `--algorithm` reads an algorithm as a spec writes it: `Hier((...))`
+/// legs without `Some`, per-leg `Auto` included.
+#[test]
+fn algorithm_flag_takes_hier_as_a_spec_writes_it() {
+    let module = "tests/hlo/dp_train_step_8.compiled.hlo";
+    let t = target_path(8);
+    let t = t.to_str().unwrap();
+    let hier = "Hier((intra_reduce_scatter: Ring, inter_all_reduce: Auto, intra_all_gather: Kangaring))";
+    let out = ccc(&["check", module, "--target", t, "--algorithm", hier]);
+    let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("intra_reduce_scatter Ring") && stdout.contains("intra_all_gather Kangaring"), "{stdout}");
+}
+
+/// A bad field of the target file, copied into every imported collective,
+/// is the target's problem: said once, under the target's name and its
+/// own field path, not once a collective under the module's.
+#[test]
+fn a_target_problem_is_named_once_in_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("bad.ron");
+    std::fs::write(&t, "(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16), model: (hops_max: 0))").unwrap();
+    let module = "tests/hlo/fsdp_train_step_32.compiled.hlo";
+    let out = ccc(&["check", module, "--target", t.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("(the target of {module})")), "{stderr}");
+    assert!(stderr.contains("bad.ron"), "{stderr}");
+    assert_eq!(stderr.matches("model.hops_max: 0 is out of range").count(), 1, "{stderr}");
+    assert!(!stderr.contains("collectives["), "{stderr}");
+    // The collectives' own problems follow, by the module's paths.
+    let t16 = dir.path().join("bad16.ron");
+    std::fs::write(&t16, "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), model: (hops_max: 0))").unwrap();
+    let moe = "tests/hlo/moe_all_to_all_16.compiled.hlo";
+    let out = ccc(&["check", moe, "--target", t16.to_str().unwrap(), "--algorithm", "Kangaring"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.matches("model.hops_max").count(), 1, "{stderr}");
+    assert!(stderr.contains(&format!("{moe}: collectives[0].algorithm: Kangaring")), "{stderr}");
+}

@@ -10,11 +10,12 @@
 //!     algorithm: Ring,                      // optional: every collective
 //!     algorithms: {AllToAll: Mesh},         // optional: per op, before `algorithm`
 //!     devices: {0: 0, 1: 2, 2: 1, 3: 3},    // optional: device id -> rank
+//!     model: (alpha_inter_ns: 20000),       // optional: cost-model overrides
 //! )
 //! ```
 //!
-//! Without `devices`, device d is rank d. `barrier` and `send_credits` are
-//! taken as a spec takes them.
+//! Without `devices`, device d is rank d. `barrier`, `send_credits` and
+//! `model` are taken as a spec takes them.
 
 use crate::parse::{LineCol, strip_bom};
 use ccc_ir::arch::Arch;
@@ -96,21 +97,23 @@ pub fn parse_target(src: &str) -> Result<Target, TargetError> {
     opts.from_str::<Target>(strip_bom(src)).map_err(|e| TargetError {
         message: format!(
             "{}; a target reads `(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16))` with optional \
-             channels, algorithm, algorithms, devices, barrier, send_credits",
+             channels, algorithm, algorithms, devices, barrier, send_credits, model",
             e.code
         ),
         start: LineCol { line: e.span.start.line, col: e.span.start.col },
     })
 }
 
-/// Parses an algorithm as a spec writes it (`Ring`, `Hier((...))`): the
-/// command line's `--algorithm`.
+/// Parses an algorithm as a spec writes it (`Ring`, `Hier((...))`, its
+/// legs without `Some`, as `implicit_some` reads them): the command line's
+/// `--algorithm`.
 ///
 /// # Errors
 ///
 /// [`TargetError`] with RON's message and the column of the problem.
 pub fn parse_algorithm(text: &str) -> Result<Algorithm, TargetError> {
-    ron::Options::default().from_str::<Algorithm>(text).map_err(|e| TargetError {
+    let opts = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    opts.from_str::<Algorithm>(text).map_err(|e| TargetError {
         message: format!(
             "{}; accepted: Ring, Mesh, Kangaring, SingleCycleRing, IntraRdh, SingleStepMesh, InterRdh, \
              TwoStepPodMesh, LatencyOptMesh, BwOptMesh, Hier((...)), Auto",

@@ -8,11 +8,11 @@
 
 use crate::Failure;
 use crate::args::HloArgs;
-use crate::report::{InputKind, located_report, parse_report, validation_report};
+use crate::report::{InputKind, ValidationReport, located_report, parse_report, validation_report};
 use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
 use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
-use ccc_compiler::validate::validate;
+use ccc_compiler::validate::{ValidationError, ValidationErrors, validate};
 use ccc_ir::spec::Algorithm;
 use std::io::Read;
 use std::path::Path;
@@ -47,7 +47,9 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
     let src = strip_bom(&text);
     let parsed = if ccc_compiler::hlo::looks_like_hlo(src) {
         let imported = import_file(path, src, hlo)?;
-        ParsedSpec { program: imported.program, form: SpecForm::Program }
+        let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
+        let valid = validate(&parsed.program).map_err(|e| Failure::input(hlo_validation_report(&name, hlo, e)))?;
+        return Ok((parsed, valid));
     } else {
         if hlo.target.is_some() || hlo.algorithm.is_some() {
             return Err(Failure::input(miette::miette!(
@@ -63,6 +65,44 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
     };
     let valid = validate(&parsed.program).map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
+}
+
+/// The fields of an imported collective that its target file sets, the
+/// same for every collective (`hlo::target`): a problem with one is the
+/// target's, said once, not once a collective.
+const TARGET_FIELDS: [&str; 6] = ["arch", "topology", "channels", "barrier", "send_credits", "model"];
+
+/// The validation report of a module imported for `hlo.target`: the
+/// problems with a field the target sets come first, each once, under the
+/// target's name and by the target's field path (`model.hops_max`); the
+/// others follow by collective (`collectives[3].algorithm`).
+fn hlo_validation_report(name: &str, hlo: &HloArgs, errors: ValidationErrors) -> ValidationReport {
+    let from_target = |e: &ValidationError| {
+        TARGET_FIELDS
+            .iter()
+            .any(|f| e.field.strip_prefix(f).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')))
+    };
+    let (target, rest): (Vec<_>, Vec<_>) = errors.0.into_iter().partition(from_target);
+    let Some(target_path) = hlo.target.as_ref().filter(|_| !target.is_empty()) else {
+        return validation_report(name, SpecForm::Program, &ValidationErrors(rest));
+    };
+    // Each problem once, in the order first met; `collective: None` so
+    // that it is named by the target's own field path.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut problems: Vec<ValidationError> = target
+        .into_iter()
+        .filter(|e| seen.insert((e.field.clone(), e.problem.to_string())))
+        .map(|e| ValidationError { collective: None, ..e })
+        .collect();
+    // The collectives' own problems keep their paths (`collectives[i].`).
+    let own = rest.into_iter().map(|e| ValidationError {
+        field: e.collective.map_or_else(|| e.field.clone(), |i| format!("{name}: collectives[{i}].{}", e.field)),
+        collective: None,
+        ..e
+    });
+    problems.extend(own);
+    let title = format!("{} (the target of {name})", target_path.display());
+    validation_report(&title, SpecForm::Collective, &ValidationErrors(problems))
 }
 
 /// The cap a spec is read under: [`HLO_CAP`] when it may be an HLO module
