@@ -672,3 +672,27 @@ fn a_target_problem_is_named_once_in_the_target() {
     assert_eq!(stderr.matches("model.hops_max").count(), 1, "{stderr}");
     assert!(stderr.contains(&format!("{moe}: collectives[0].algorithm: Kangaring")), "{stderr}");
 }
+
+/// A mesh's explicit device order, as XLA prints it after the mesh
+/// (`replica_groups=mesh[x=2,y=4], device_ids=(...) {y}`), is part of the
+/// attribute, not a new one; an empty sub-axis is refused, not divided by.
+#[test]
+fn mesh_groups_in_a_module() {
+    let module = |groups: &str| {
+        format!(
+            "HloModule m, replica_count=1, num_partitions=8\n\n\
+             %add (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  \
+             ROOT %r = f32[] add(f32[] %x, f32[] %y)\n}}\n\n\
+             ENTRY %main (p: f32[1024]) -> f32[1024] {{\n  %p = f32[1024]{{0}} parameter(0)\n  \
+             ROOT %ar = f32[1024]{{0}} all-reduce(f32[1024]{{0}} %p), channel_id=1, replica_groups={groups}, \
+             use_global_device_ids=true, to_apply=%add\n}}\n"
+        )
+    };
+    let groups = |g: &str| import_module(&module(g), &target(8), None).map(|i| i.program.collectives[0].groups.clone());
+    let reversed = Some(vec![vec![7, 6, 5, 4], vec![3, 2, 1, 0]]);
+    assert_eq!(groups("mesh['x'=2,'y'=4], device_ids=(7,6,5,4,3,2,1,0) {'y'}").unwrap(), reversed);
+    assert_eq!(groups("mesh[x=2,y=4], device_ids=(7,6,5,4,3,2,1,0) {y}").unwrap(), reversed);
+    assert_eq!(groups("mesh[x=2,y=4] {x}").unwrap(), Some(vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]));
+    let e = groups("mesh['x'=2,'y'=4] {'y':(0)2}").unwrap_err();
+    assert!(e.message.contains("sub-axis `(0)2` is empty"), "{e}");
+}

@@ -207,7 +207,19 @@ fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
         let (name, sub) = match part.split_once(':') {
             Some((n, s)) => {
                 let (pre, size) = s.trim().strip_prefix('(').and_then(|s| s.split_once(')')).ok_or_else(fail)?;
-                (n, Some((pre.trim().parse().map_err(|_| fail())?, size.trim().parse().map_err(|_| fail())?)))
+                let (pre, size): (u64, u64) =
+                    (pre.trim().parse().map_err(|_| fail())?, size.trim().parse().map_err(|_| fail())?);
+                // XLA's own rule: a sub-axis has at least one factor
+                // before it and a size of at least 2.
+                if pre == 0 || size < 2 {
+                    return Err(HloError::at(
+                        at,
+                        v.len(),
+                        format!("`replica_groups` sub-axis `({pre}){size}` is empty"),
+                        "a sub-axis `(pre)size` has pre >= 1 and size >= 2, and pre * size divides its axis".to_owned(),
+                    ));
+                }
+                (n, Some((pre, size)))
             }
             None => (part, None),
         };
@@ -260,7 +272,7 @@ fn mesh_groups(sizes: &[u64], devices: &[u64], refs: &[AxisRef]) -> Option<Vec<V
         let mut prefix = 1u64;
         for &(k, pre, n) in &on_axis {
             if pre != prefix {
-                if pre % prefix != 0 {
+                if pre.checked_rem(prefix)? != 0 {
                     return None;
                 }
                 parts.push(pre / prefix);
@@ -271,7 +283,7 @@ fn mesh_groups(sizes: &[u64], devices: &[u64], refs: &[AxisRef]) -> Option<Vec<V
             prefix = prefix.checked_mul(n)?;
         }
         if prefix != size {
-            if size % prefix != 0 {
+            if size.checked_rem(prefix)? != 0 {
                 return None;
             }
             parts.push(size / prefix);
@@ -340,6 +352,15 @@ mod tests {
         assert!(replica_groups("{{0,1},{2,x}}", 0).is_err());
         assert!(replica_groups("[3,4]<=[8]", 0).is_err());
         assert!(replica_groups("mesh['x'=2] {'z'}", 0).is_err());
+        // Empty sub-axes, which once divided by zero.
+        for v in ["{'y':(0)2}", "{'y':(1)0}", "{'y':(2)0}", "{'y':(0)4}", "{'y':(1)2,'y':(0)2}", "{'y':(1)1}"] {
+            let e = replica_groups(&format!("mesh['x'=2,'y'=4] {v}"), 0).unwrap_err();
+            assert!(e.message.contains("is empty"), "{v}: {e}");
+        }
+        // Sub-axes that do not tile their axis.
+        for v in ["{'y':(1)3}", "{'y':(1)4,'y':(2)2}", "{'y':(1)2,'y':(1)2}", "{'y':(3)2}"] {
+            assert!(replica_groups(&format!("mesh['x'=2,'y'=4] {v}"), 0).is_err(), "{v}");
+        }
         assert!(pairs("{{0,1,2}}", 0).is_err());
     }
 }

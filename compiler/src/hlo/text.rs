@@ -581,7 +581,16 @@ impl<'a> Cursor<'a> {
             }
             self.spaces();
             let at = self.at;
-            let stop = self.balanced_until(&[','])?;
+            let mut stop = self.balanced_until(&[','])?;
+            // A mesh's explicit device order is part of its value:
+            // `replica_groups=mesh[x=2,y=4], device_ids=(7,6,...) {y}`.
+            if key == "replica_groups" && self.src.get(at..stop).is_some_and(|v| v.starts_with("mesh")) {
+                let next = self.src.get(stop + 1..self.end).unwrap_or("");
+                if next.trim_start().starts_with("device_ids") {
+                    self.at = stop + 1;
+                    stop = self.balanced_until(&[','])?;
+                }
+            }
             let value = self.src.get(at..stop).unwrap_or("").trim_end();
             attrs.push(Attr { key, value, at });
             self.at = stop;
