@@ -154,3 +154,34 @@ fn the_interface_and_contract_are_the_repositorys_own() {
         assert!(Path::new(ROOT).join(doc).is_file(), "{doc} is missing");
     }
 }
+
+/// Every example of `ccc` output the README shows (a fenced block opened
+/// by `$ ccc ...`) is what that command prints today: each shown line,
+/// its runs of spaces taken as one, is a line of the output, in order,
+/// where `...` alone stands for any lines and a line ending in ` ...`
+/// for any line that starts as it does. A model or format change that
+/// leaves the README behind fails here.
+#[test]
+fn the_readme_ccc_examples_are_what_ccc_prints() {
+    let readme = read("README.md");
+    let squeeze = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut checked = 0;
+    for block in readme.split("```\n").skip(1).step_by(2) {
+        let mut lines = block.lines();
+        let Some(command) = lines.next().and_then(|l| l.strip_prefix("$ ccc ")) else { continue };
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_ccc")).args(&args).current_dir(ROOT).output().unwrap();
+        assert!(out.status.success(), "README: ccc {command}: {}", String::from_utf8_lossy(&out.stderr));
+        let printed = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+        let mut printed = printed.lines().map(squeeze);
+        for shown in lines.map(squeeze).filter(|l| l != "...") {
+            let matches = |p: &String| match shown.strip_suffix(" ...") {
+                Some(start) => p.starts_with(start),
+                None => *p == shown,
+            };
+            assert!(printed.any(|p| matches(&p)), "README: ccc {command}: not printed (in this order): {shown}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "the README shows {checked} ccc examples");
+}
