@@ -41,6 +41,14 @@ fn explain_lists_every_legal_choice_and_marks_the_winner() {
     let best = choices.iter().map(|c| c["time_us"].as_f64().unwrap()).fold(f64::INFINITY, f64::min);
     let won = choices.iter().find(|c| c["winner"] == true).unwrap();
     assert_eq!(won["time_us"].as_f64().unwrap(), best);
+    // A leg has no launch cost, in its time or its bound: a flat
+    // algorithm's one leg is bounded under the whole (launch 650 us here)
+    // and its time, a mesh's, is within reach of that bound.
+    let leg = &won["legs"][0];
+    assert_eq!(leg["leg"], "flat");
+    let (leg_bound, whole_bound) = (leg["bound_us"].as_f64().unwrap(), won["bound_us"].as_f64().unwrap());
+    assert!(leg_bound > 0.0 && leg_bound < whole_bound - 600.0, "{leg} against {whole_bound}");
+    assert!(leg["time_us"].as_f64().unwrap() < 2.0 * leg_bound, "{leg}");
 }
 
 #[test]

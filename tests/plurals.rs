@@ -55,6 +55,20 @@ fn one_of_anything_is_singular() {
     assert!(stderr.contains("no such rank: the world has 1 rank"), "{stderr}");
     assert!(!stderr.contains("1 ranks"), "{stderr}");
 
+    let explain = stdout(dir, &["explain", "one.ron"]);
+    assert!(explain.contains("one.ron: 1 rank, 1 per node, 1 collective on Cayman"), "{explain}");
+    // No phase: its time is 0, not -0 (an empty f64 sum), its bound too.
+    assert!(explain.contains("leg flat: Ring 0.00 us (bound 0.00 us)"), "{explain}");
+    // One legal choice (a ring of 65,536 all-to-all steps does not lower)
+    // lost to nothing: no heading over an empty list.
+    let lone = "Collective(op: AllToAll, dtype: F32, count: 65536, arch: Cayman, \
+                topology: (rank_n: 65536, local_rank_n: 65536), channels: 1, algorithm: Auto)";
+    std::fs::write(dir.join("lone.ron"), lone).unwrap();
+    let explain = stdout(dir, &["explain", "lone.ron"]);
+    assert!(explain.contains(": 1 legal choice\n") && !explain.contains("why the others lost"), "{explain}");
+    let sweep = stdout(dir, &["sweep", "one.ron", "--from", "4KiB", "--to", "4KiB"]);
+    assert!(sweep.contains("# AllReduce over 1 rank (1 per node) on Cayman, 1 channel;"), "{sweep}");
+
     let graph = ccc(dir, &["graph", "one.ron", "--rank", "1"]);
     let stderr = String::from_utf8(graph.stderr).unwrap();
     assert_eq!(graph.status.code(), Some(2));

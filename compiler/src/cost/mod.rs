@@ -144,7 +144,9 @@ pub fn evaluate(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams
     let nodes = nodes_spanned(schedule, plan);
     let mut legs: Vec<LegEvaluation> = Vec::new();
     for &(leg, _) in &plan.legs {
-        let b = leg_bound(schedule, plan, nodes, leg, params);
+        // A leg's bound has no launch cost, as its time has none: a flat
+        // algorithm's one leg is the whole bound less the launch.
+        let b = Bound { launch_ns: 0.0, ..leg_bound(schedule, plan, nodes, leg, params) };
         legs.push(LegEvaluation { leg, predicted_ns: prediction.leg_ns(leg), bound_ns: b.total_ns() });
     }
     let op: OpType = plan.op;

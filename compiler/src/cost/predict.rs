@@ -112,7 +112,8 @@ pub struct Prediction {
 impl Prediction {
     /// The time of the phases of `leg` (`None`: a flat algorithm's), ns.
     pub fn leg_ns(&self, leg: Option<Leg>) -> f64 {
-        self.phases.iter().filter(|p| p.leg == leg).map(|p| p.time_ns).sum()
+        // `+ 0.0`: an empty sum is -0.0, which would print as `-0.00`.
+        self.phases.iter().filter(|p| p.leg == leg).map(|p| p.time_ns).sum::<f64>() + 0.0
     }
 }
 

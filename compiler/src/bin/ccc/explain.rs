@@ -72,9 +72,9 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
     let shape = valid.topology();
     let _ = writeln!(
         out,
-        "{}: {} ranks, {} per node, {} on {} (cost model: docs/cost-model.md; GB/s = 10^9 B/s)",
+        "{}: {}, {} per node, {} on {} (cost model: docs/cost-model.md; GB/s = 10^9 B/s)",
         spec.display(),
-        shape.rank_n,
+        count(shape.rank_n, "rank"),
         shape.local_rank_n,
         count(all.len(), "collective"),
         valid.arch()
@@ -121,7 +121,10 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
                 );
             }
         }
-        let _ = writeln!(out, "  why the others lost:");
+        // A lone choice lost to nothing: no heading over an empty list.
+        if e.choices.iter().any(|ch| !ch.winner) {
+            let _ = writeln!(out, "  why the others lost:");
+        }
         for ch in e.choices.iter().filter(|ch| !ch.winner) {
             let _ = writeln!(out, "    {}: {}", ch.algorithm, ch.why);
         }

@@ -13,6 +13,7 @@ use ccc_compiler::cost::auto::{Machine, display, evaluate_choice};
 use ccc_compiler::explain::{legal_choices, us};
 use ccc_compiler::validate::validate;
 use ccc_ir::enums::OpType;
+use ccc_ir::noun::count;
 use ccc_ir::spec::{Collective, Program};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -143,8 +144,12 @@ fn table(c: &Collective, rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# {} over {} ranks ({} per node) on {}, {} channels; predicted by the cost model (docs/cost-model.md); GB/s = 10^9 B/s",
-        c.op, c.topology.rank_n, c.topology.local_rank_n, c.arch, c.channels
+        "# {} over {} ({} per node) on {}, {}; predicted by the cost model (docs/cost-model.md); GB/s = 10^9 B/s",
+        c.op,
+        count(c.topology.rank_n, "rank"),
+        c.topology.local_rank_n,
+        c.arch,
+        count(c.channels, "channel")
     );
     let _ = writeln!(
         out,
