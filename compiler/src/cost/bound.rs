@@ -20,6 +20,7 @@
 //! The bound is the launch cost (with the multi-node one when the
 //! members span nodes) plus the largest of the three.
 
+use crate::cost::predict::Hop;
 use ccc_ir::enums::OpType;
 use ccc_ir::model::ModelParams;
 use serde::Serialize;
@@ -78,7 +79,9 @@ pub fn bound(input: BoundInput, params: &ModelParams, launch: bool) -> Bound {
         return Bound { launch_ns, latency_ns: 0.0, bandwidth_ns: 0.0, cut_ns: 0.0 };
     }
     let (lp, ln) = (log2_ceil(p), log2_ceil(nodes));
-    let alpha_inter = if nodes > 1 { params.alpha_inter_ns } else { 0.0 };
+    // A step across nodes pays at least an intra-node step's α
+    // (`Hop::alpha_ns`).
+    let alpha_inter = if nodes > 1 { Hop::Inter.alpha_ns(params) } else { 0.0 };
     let latency_ns = f64::from(ln) * alpha_inter + f64::from(lp - ln.min(lp)) * params.alpha_intra_ns;
     let dma = params.dma * f64::from(channels.min(topsp_n).max(1));
     // Every member must inject its share; the members of a node share its

@@ -56,6 +56,19 @@ impl Hop {
         }
     }
 
+    /// A step's latency over this hop, ns: its own α, and at least that of
+    /// every narrower hop (a message to another node crosses its own node
+    /// too), so that a wider hop never costs less than a narrower one,
+    /// whatever a `model:` override sets.
+    pub(crate) fn alpha_ns(self, p: &ModelParams) -> f64 {
+        let intra = p.alpha_intra_ns;
+        match self {
+            Hop::Intra => intra,
+            Hop::Inter => p.alpha_inter_ns.max(intra),
+            Hop::Pod => p.alpha_pod_ns.max(p.alpha_inter_ns).max(intra),
+        }
+    }
+
     /// The name used in tables.
     pub const fn name(self) -> &'static str {
         match self {
@@ -752,11 +765,7 @@ struct Rates {
 
 fn step_terms(load: &StepLoad, p: &ModelParams, rates: &Rates) -> Terms {
     let Some(hop) = load.hop else { return Terms::default() };
-    let alpha = match hop {
-        Hop::Intra => p.alpha_intra_ns,
-        Hop::Inter => p.alpha_inter_ns,
-        Hop::Pod => p.alpha_pod_ns,
-    };
+    let alpha = hop.alpha_ns(p);
     // The links run concurrently: the step waits for the slowest.
     // The links run concurrently; the DMA moves every byte. The step waits
     // for the slowest of the three.

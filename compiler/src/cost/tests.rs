@@ -15,7 +15,7 @@ use super::predict::{FlowMemo, PhaseCoster, PlanCx, predict, predict_every_step}
 use crate::build::build;
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
-use ccc_ir::enums::OpType;
+use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::model::ModelOverrides;
 use ccc_ir::spec::{Algorithm, Collective, DType, Program, ReduceOp, Topology};
 use proptest::prelude::*;
@@ -197,4 +197,30 @@ fn predictions_are_the_step_walks_on_a_grid() {
     // The pre-floor names most phases of the grid (0 is always under
     // the floor; a pre-floor that names nothing prunes nothing).
     assert!(named.0 * 2 >= named.1, "{named:?}");
+}
+
+/// A step across nodes pays at least an intra-node step's α, whatever the
+/// `model:` override sets: with a costly intra-node step (1 ms against a
+/// 5 µs network hop), a mesh all-reduce split over two nodes pays 1 ms in
+/// each of its steps, as on one node, and is not predicted cheaper for
+/// taking the network.
+#[test]
+fn a_wider_hop_never_costs_less_latency() {
+    let costly_intra = ModelOverrides { alpha_intra_ns: Some(1_000_000), ..Default::default() };
+    let mesh = |local: u32| {
+        let c = Collective::new(OpType::AllReduce, DType::Bf16, 1 << 20, Arch::Cayman, Topology::new(32, local))
+            .reduce(ReduceOp::Add)
+            .channels(4)
+            .model(costly_intra)
+            .algorithm(AlgType::Mesh);
+        let program = validate(&Program::from(c)).unwrap();
+        let schedule = build(&program).unwrap();
+        predict(&schedule, &schedule.collectives[0], program.collectives()[0].model())
+    };
+    let (one_node, two_nodes) = (mesh(32), mesh(16));
+    for p in &two_nodes.phases {
+        assert_eq!(p.hop, super::predict::Hop::Inter, "{p:?}");
+        assert!(p.alpha_ns >= f64::from(p.steps) * 1e6, "{p:?}");
+    }
+    assert!(two_nodes.total_ns > one_node.total_ns, "{} against {}", two_nodes.total_ns, one_node.total_ns);
 }

@@ -95,7 +95,7 @@ impl<'a> PreFloor<'a> {
     /// The pre-floors of `schedule`'s candidates under `params`, `cx` the
     /// context their walks share.
     pub(crate) fn new(schedule: &'a Schedule, params: &'a ModelParams, cx: &PlanCx<'_>) -> Self {
-        let alphas = [params.alpha_intra_ns, params.alpha_inter_ns, params.alpha_pod_ns];
+        let alphas = [Hop::Intra, Hop::Inter, Hop::Pod].map(|h| h.alpha_ns(params));
         let least_alpha = [0, 1, 2].map(|h| alphas.iter().skip(h).copied().fold(f64::INFINITY, f64::min));
         PreFloor { schedule, params, dma: cx.dma(), cap: params.hops_max.max(1.0), least_alpha }
     }
