@@ -63,6 +63,7 @@ invalid_specs! {
     missing_comma,
     missing_field,
     misspelt_field,
+    model_auto_out_of_range,
     model_unknown_field,
     model_zero_bandwidth,
     permute_bad_peers,

@@ -38,6 +38,10 @@ mod search;
 pub enum NoChoice {
     /// No candidate plans.
     NonePlans,
+    /// The cheapest candidate is predicted at 2^64 ns (584 years) or more,
+    /// where whole nanoseconds saturate and the candidates can no longer
+    /// be told apart: only extreme `model:` values get here.
+    OutOfRange,
     /// Every candidate that plans exceeds a lowering limit that depends
     /// on the choice, so none would lower (`legal.rs`).
     Limit {

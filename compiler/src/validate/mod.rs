@@ -725,6 +725,10 @@ impl Checker {
                     self.push("algorithm", Problem::AutoNoChoice { op: c.op });
                     return None;
                 }
+                Err(NoChoice::OutOfRange) => {
+                    self.push("model", Problem::AutoOutOfRange { op: c.op });
+                    return None;
+                }
                 Err(NoChoice::Limit { limit, arch, needed, max, spent, fewest }) => {
                     let fewest = cost::auto::display(&fewest);
                     let problem = Problem::AutoNoneLowers { op: c.op, arch, limit, needed, max, spent, fewest };

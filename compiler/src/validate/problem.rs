@@ -436,6 +436,18 @@ pub enum Problem {
         /// The op.
         op: OpType,
     },
+    /// `algorithm: Auto` whose cheapest choice is predicted to take 2^64
+    /// ns or more (`model:` values at their limits): the choices cannot be
+    /// ordered.
+    #[error(
+        "`Auto` cannot order the algorithms for {op}: under this model even the cheapest is predicted to \
+         take more than 2^64 ns (584 years); accepted: `model:` values under which some algorithm finishes \
+         sooner (faster rates, smaller latencies), or a written algorithm"
+    )]
+    AutoOutOfRange {
+        /// The op.
+        op: OpType,
+    },
     /// `algorithm: Auto` whose every legal choice exceeds a lowering limit
     /// that depends on the choice (mesh events per TOP_SP, less what the
     /// collectives before it take; increments per mesh event; descriptors

@@ -309,7 +309,8 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`NoChoice`] when no candidate plans and lowers.
+    /// [`NoChoice`] when no candidate plans and lowers, or the cheapest
+    /// is predicted past what whole nanoseconds hold.
     pub(super) fn choose(&mut self, machine: Machine) -> Result<Found, NoChoice> {
         let Holding { held, refused, held_need, events_refused } = self.hold(machine.mesh_event_room());
         if held.is_empty() {
@@ -317,7 +318,13 @@ impl Store {
             return Err(NoChoice::of(machine, refused));
         }
         let stands = Stands { from: held_need, below: events_refused };
-        self.search(held, stands).ok_or(NoChoice::NonePlans)
+        let found = self.search(held, stands).ok_or(NoChoice::NonePlans)?;
+        // A winner at the saturated whole-ns value may tie with others
+        // there that are cheaper: nothing can be chosen honestly.
+        if found.predicted.get(found.chosen) == Some(&Some(u64::MAX)) {
+            return Err(NoChoice::OutOfRange);
+        }
+        Ok(found)
     }
 
     /// The alternatives of `found` ([`Store::choose`]), their algorithms
