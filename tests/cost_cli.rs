@@ -61,6 +61,23 @@ fn sweep_prints_a_row_per_size() {
     let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "2GiB", "--to", "1GiB"]);
     assert_eq!(code, 2);
     assert!(err.contains("accepted: 1 <= from <= to"), "{err}");
+    // Every row's size is within the range asked: a count rounded to what
+    // the op takes (3 bytes of Bf16 is 1 element, 2 bytes) is not printed.
+    let (code, out, err) = ccc(&["sweep", "examples/allreduce_hier.ron", "--from", "3B", "--to", "8B"]);
+    assert_eq!(code, 0, "{err}");
+    let sizes: Vec<&str> = out.lines().skip(2).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(sizes, ["6"], "{out}");
+    // A range under the smallest size the op takes (an all-gather of 16
+    // ranks of Bf16 outputs at least 16 elements, 32 bytes) is refused,
+    // naming that size.
+    let (code, _, err) = ccc(&["sweep", "examples/allgather_mesh.ron", "--from", "8B", "--to", "16B"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no size in this range") && err.contains("the nearest size this op takes is"), "{err}");
+    // An AllToAllV's sizes are its counts matrix: refused, not a
+    // validation error at every count.
+    let (code, _, err) = ccc(&["sweep", "examples/alltoallv_mesh.ron"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("an AllToAllV's sizes are its `counts` matrix"), "{err}");
     // Zero is named in bytes, not in the largest unit that divides it.
     let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "0GiB"]);
     assert_eq!(code, 2);

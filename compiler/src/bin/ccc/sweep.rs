@@ -68,18 +68,45 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
             args.to
         )));
     }
+    if first.op == OpType::AllToAllV {
+        return Err(Failure::input(miette::miette!(
+            help = "sweep an AllToAll of the same count, or compare AllToAllV specs with `ccc explain`",
+            "{}: an AllToAllV's sizes are its `counts` matrix, which a sweep cannot scale with `count`",
+            args.spec.display()
+        )));
+    }
     let want_all = args.svg.is_some() || args.json;
     let mut rows: Vec<Row> = Vec::new();
     let mut size = args.from.0;
+    // The smallest size the op takes, when every size asked is under it.
+    let mut smallest = None;
     loop {
         let count = count_for(first, size);
-        if rows.last().is_none_or(|r| r.count != count) {
-            rows.push(row(&args.spec, first, count, want_all)?);
+        if rows.last().is_none_or(|r| r.count != count) && smallest.is_none_or(|(c, _)| c != count) {
+            let r = row(&args.spec, first, count, want_all)?;
+            // A count rounded to what the op takes may move the size out
+            // of the range asked: such a row is not printed.
+            if (args.from.0..=args.to.0).contains(&r.size) {
+                rows.push(r);
+            } else {
+                smallest = smallest.or(Some((count, r.size)));
+            }
         }
         match size.checked_mul(args.factor) {
             Some(next) if next <= args.to.0 => size = next,
             _ => break,
         }
+    }
+    if rows.is_empty() {
+        let (nearest, bytes) = smallest.unwrap_or_default();
+        return Err(Failure::input(miette::miette!(
+            help = format!("the nearest size this op takes is {bytes} bytes (count {nearest}): widen the range to it"),
+            "--from {} --to {}: no size in this range is one {} of {} takes",
+            args.from,
+            args.to,
+            first.op,
+            count(first.topology.rank_n, "rank"),
+        )));
     }
     if let Some(path) = &args.svg {
         write_new(path, &plot(&args.spec, first, &rows)?)?;
