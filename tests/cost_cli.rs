@@ -108,6 +108,16 @@ fn the_svgs_are_drawn_and_never_overwrite() {
     assert_eq!(code, 2);
     assert!(err.contains("never overwrites"), "{err}");
     assert_eq!(std::fs::read_to_string(Path::new(t)).unwrap(), timeline_svg);
+    // A folder, or a file in a missing folder: the help says which.
+    let missing = dir.path().join("no/such/folder/plot.svg");
+    for (target, help) in
+        [(dir.path().to_path_buf(), "that is a folder"), (missing.clone(), "its folder does not exist")]
+    {
+        let (code, _, err) = ccc(&["explain", "examples/allreduce_hier.ron", "--svg", target.to_str().unwrap()]);
+        assert_eq!(code, 2);
+        assert!(err.contains(help) && !err.contains("never overwrites"), "{err}");
+    }
+    assert!(!missing.exists());
 }
 
 #[test]

@@ -178,11 +178,15 @@ fn timeline(spec: &Path, valid: &ValidProgram) -> Result<String, Failure> {
 pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
     use std::io::Write as _;
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| {
-        Failure::input(miette::miette!(
-            help = "ccc never overwrites a file: choose another name, or move that file away",
-            "cannot create {}: {e}",
-            path.display()
-        ))
+        use std::io::ErrorKind as K;
+        let help = match e.kind() {
+            _ if path.is_dir() => "that is a folder: name a file in it, e.g. FOLDER/plot.svg",
+            K::AlreadyExists => "ccc never overwrites a file: choose another name, or move that file away",
+            K::NotFound => "its folder does not exist: create it first, or name a file in an existing folder",
+            K::PermissionDenied => "you may not write there: name a file in a folder you can write",
+            _ => "name a new file in a folder you can write",
+        };
+        Failure::input(miette::miette!(help = help, "cannot create {}: {e}", path.display()))
     })?;
     f.write_all(text.as_bytes()).map_err(|e| Failure::input(miette::miette!("cannot write {}: {e}", path.display())))
 }
