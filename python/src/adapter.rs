@@ -204,11 +204,12 @@ fn parse_error(e: &ParseError) -> Failure {
     info.column = Some(e.span.start.col as u64);
     info.end_line = Some(e.span.end.line as u64);
     info.end_column = Some(e.span.end.col as u64);
-    info.help = e.help().map(str::to_owned);
+    info.help = e.help();
     info.accepted = accepted_in(&e.message);
     info.field = match &e.kind {
         ParseErrorKind::UnknownField { found } => Some(found.clone()),
         ParseErrorKind::MissingField { field, .. } | ParseErrorKind::DuplicateField { field } => Some(field.clone()),
+        ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => field.clone(),
         _ => None,
     };
     info

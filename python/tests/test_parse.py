@@ -82,6 +82,19 @@ def test_parse_error_of_a_missing_comma_and_of_text_that_ends_early():
     assert caught.value.line == 2
 
 
+def test_a_number_its_field_cannot_hold_names_the_field():
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    assert "channels: 2," in text
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.parse(text.replace("channels: 2,", "channels: -2,"))
+    e = caught.value
+    assert (e.kind, e.field) == ("IntegerOutOfBounds", "channels")
+    assert "up to 4294967295" in e.help
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.parse(text.replace("channels: 2,", "channels: 2.5,"))
+    assert (caught.value.kind, caught.value.field) == ("Fraction", "channels")
+
+
 def test_missing_field_has_help():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse((ROOT / "examples" / "invalid" / "missing_field.ron").read_text())

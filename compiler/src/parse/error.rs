@@ -125,6 +125,18 @@ pub enum ParseErrorKind {
     MissingComma,
     /// A `/* */` comment that is never closed; the span marks its `/*`.
     UnclosedComment,
+    /// A whole number too large for its field, or negative where the
+    /// field takes none (`channels: -5`, `count: 99999999999999999999`).
+    IntegerOutOfBounds {
+        /// The field it is the value of, when it directly follows `field:`.
+        field: Option<String>,
+    },
+    /// A fraction where the field takes a whole number (`count: 1.5`):
+    /// RON reads the number up to the `.` and then misses a comma.
+    Fraction {
+        /// The field it is the value of, when it directly follows `field:`.
+        field: Option<String>,
+    },
     /// Any other syntax or type error (a string where a number belongs, an
     /// unclosed bracket, ...).
     Syntax,
@@ -157,6 +169,9 @@ impl ParseError {
             ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
             ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
+            ParseErrorKind::IntegerOutOfBounds { field: Some(field) } => format!("out of range for `{field}`"),
+            ParseErrorKind::IntegerOutOfBounds { field: None } => "out of range".to_owned(),
+            ParseErrorKind::Fraction { .. } => "a fraction where a whole number belongs".to_owned(),
             ParseErrorKind::Syntax => {
                 // RON's messages start with a capital (`Expected integer`).
                 let mut chars = self.message.chars();
@@ -166,7 +181,20 @@ impl ParseError {
     }
 
     /// A hint on how to fix it, where one is more useful than RON's message.
-    pub fn help(&self) -> Option<&'static str> {
+    pub fn help(&self) -> Option<String> {
+        let whole = |field: &Option<String>| {
+            let name = field.as_deref().map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
+            let max = field.as_deref().and_then(integer_max).map_or_else(String::new, |m| format!(" up to {m}"));
+            format!("{name} takes a whole number from 0{max}: no sign, no fraction")
+        };
+        match &self.kind {
+            ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),
+            _ => self.fixed_help().map(str::to_owned),
+        }
+    }
+
+    /// [`ParseError::help`] where it does not depend on the input.
+    fn fixed_help(&self) -> Option<&'static str> {
         match &self.kind {
             ParseErrorKind::WrongStructName { expected, .. }
                 if expected == SpecForm::Collective.struct_name() || expected == SpecForm::Program.struct_name() =>
@@ -204,9 +232,31 @@ pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedEr
         RonError::Eof => ParseErrorKind::UnexpectedEof,
         RonError::ExpectedComma => ParseErrorKind::MissingComma,
         RonError::UnclosedBlockComment => ParseErrorKind::UnclosedComment,
+        RonError::IntegerOutOfBounds => {
+            ParseErrorKind::IntegerOutOfBounds { field: field_before(src, skip_insignificant(src, e.span.start)) }
+        }
         _ => ParseErrorKind::Syntax,
     };
-    let message = bound_message(&e.code.to_string());
+    // `count: 1.5`: RON reads `1` and misses a comma at `.5`.
+    let kind = match kind {
+        ParseErrorKind::MissingComma => {
+            let at = byte_offset(src, to_line_col(e.span.start));
+            let (before, after) = (src.get(..at).unwrap_or(""), src.get(at..).unwrap_or(""));
+            let digits = before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
+            let fraction = after.starts_with('.') && digits.len() < before.len();
+            if fraction {
+                let number_start = to_line_col_of(src, digits.len());
+                ParseErrorKind::Fraction { field: field_before(src, number_start) }
+            } else {
+                ParseErrorKind::MissingComma
+            }
+        }
+        other => other,
+    };
+    let message = match kind {
+        ParseErrorKind::Fraction { .. } => "expected a whole number, found a fraction".to_owned(),
+        _ => bound_message(&e.code.to_string()),
+    };
     // RON points inside the comment: mark the `/*` that opens it instead.
     if kind == ParseErrorKind::UnclosedComment
         && let Some(start) = unclosed_comment(src)
@@ -225,4 +275,40 @@ pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedEr
         end = advance(start, token_at(rest));
     }
     ParseError { message, kind, span: SourceSpan { start, end }, form }
+}
+
+/// The field whose value starts at `at` (`channels` in `channels: -5`),
+/// when the value directly follows `field:`.
+fn field_before(src: &str, at: LineCol) -> Option<String> {
+    let before = src.get(..byte_offset(src, at))?.trim_end();
+    // RON points past a sign (`-5` at `5`).
+    let before = before.strip_suffix(['-', '+']).unwrap_or(before).trim_end();
+    let before = before.strip_suffix(':')?.trim_end();
+    let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let name = before.get(start..)?;
+    (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then(|| name.to_owned())
+}
+
+/// The position of byte `offset` of `src`.
+fn to_line_col_of(src: &str, offset: usize) -> LineCol {
+    let before = src.get(..offset).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    LineCol { line, col }
+}
+
+/// The largest value a spec's integer field holds, by its name.
+fn integer_max(field: &str) -> Option<u64> {
+    match field {
+        "count" | "counts" => Some(u64::MAX),
+        "rank_n" | "local_rank_n" | "pod_n" | "root" | "peer" | "peers" | "groups" | "channels" | "send_credits" => {
+            Some(u64::from(u32::MAX))
+        }
+        // The cost model's overrides (`docs/cost-model.md` §2), which
+        // validation holds to 10^12 at most.
+        f if f.ends_with("_ns") || f.ends_with("_mbps") || f.ends_with("_melems") || f == "hops_max" => {
+            Some(1_000_000_000_000)
+        }
+        _ => None,
+    }
 }

@@ -123,7 +123,7 @@ impl Diagnostic for ParseReport {
 /// the command line) whose text is `src`.
 pub fn parse_report(path: &str, src: &str, error: &ParseError) -> ParseReport {
     let range = error.span.byte_range(src);
-    let (message, help) = (lower_first(&error.message), error.help().map(str::to_owned));
+    let (message, help) = (lower_first(&error.message), error.help());
     located_report(InputKind::Spec, path, src, range, &message, error.label(), help)
 }
 
