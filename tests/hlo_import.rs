@@ -696,3 +696,29 @@ fn mesh_groups_in_a_module() {
     let e = groups("mesh['x'=2,'y'=4] {'y':(0)2}").unwrap_err();
     assert!(e.message.contains("sub-axis `(0)2` is empty"), "{e}");
 }
+
+/// A shape whose dimensions multiply past 2^64 - 1 elements is refused as
+/// such, not called empty; a reduce-scatter whose count would pass it is
+/// refused, not imported at a saturated count.
+#[test]
+fn element_counts_past_u64_are_refused() {
+    let module = |result: &str, op: &str, operand: &str, attrs: &str| {
+        format!(
+            "HloModule m, replica_count=1, num_partitions=8\n\n\
+             %add (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  \
+             ROOT %r = f32[] add(f32[] %x, f32[] %y)\n}}\n\n\
+             ENTRY %main (p: {operand}) -> {result} {{\n  %p = {operand} parameter(0)\n  \
+             ROOT %c = {result} {op}({operand} %p), channel_id=1, replica_groups={{{{0,1,2,3}},{{4,5,6,7}}}}, \
+             use_global_device_ids=true, {attrs}to_apply=%add\n}}\n"
+        )
+    };
+    let huge = "f32[4294967296,4294967297]";
+    let e = import_module(&module(huge, "all-reduce", huge, ""), &target(8), None).unwrap_err();
+    assert!(e.message.contains("more than 2^64 - 1 elements"), "{e}");
+    let big = "f32[4611686018427387904,1]";
+    let whole = "f32[18446744073709551615,1]";
+    let e = import_module(&module(big, "reduce-scatter", whole, "dimensions={0}, "), &target(8), None).unwrap_err();
+    assert!(e.message.contains("more than 2^64 - 1 elements"), "{e}");
+    // An ordinary one still imports.
+    assert!(import_module(&module("f32[1024]", "all-reduce", "f32[1024]", ""), &target(8), None).is_ok());
+}

@@ -516,14 +516,23 @@ fn counts(
     for (i, leaf) in leaves.iter().enumerate() {
         let Shape::Array { elem, dims } = leaf else { continue };
         let (dtype, reduce) = super::reduce::dtype(ins, elem, reduce)?;
-        let elements = leaf.elements().filter(|&e| e > 0).ok_or_else(|| {
+        let too_many = || {
             HloError::at(
+                ins.shape_at,
+                1,
+                format!("`{}` moves more than 2^64 - 1 elements per rank ({leaf})", ins.name),
+                "a collective's count is a 64-bit number of elements: the shape's dimensions multiply past it",
+            )
+        };
+        let elements = leaf.elements().ok_or_else(too_many)?;
+        if elements == 0 {
+            return Err(HloError::at(
                 ins.shape_at,
                 1,
                 format!("`{}` moves no elements ({leaf})", ins.name),
                 "ccc compiles collectives of at least one element",
-            )
-        })?;
+            ));
+        }
         let split = matches!(op, OpType::AllGather | OpType::AllToAll) && !tuple_all_to_all;
         if split {
             match &dimension {
@@ -548,12 +557,12 @@ fn counts(
         }
         let count = match op {
             OpType::AllGather => elements / n,
-            OpType::ReduceScatter => elements.saturating_mul(n),
+            OpType::ReduceScatter => elements.checked_mul(n).ok_or_else(too_many)?,
             _ => elements,
         };
         match parts.iter_mut().find(|p| p.0 == dtype) {
             Some(p) => {
-                p.2 = p.2.saturating_add(count);
+                p.2 = p.2.checked_add(count).ok_or_else(too_many)?;
                 p.3.push(i);
             }
             None => parts.push((dtype, reduce, count, vec![i])),
