@@ -673,21 +673,28 @@ fn a_target_problem_is_named_once_in_the_target() {
     assert!(stderr.contains(&format!("{moe}: collectives[0].algorithm: Kangaring")), "{stderr}");
 }
 
+/// A small module: one all-reduce over two groups of 4 of 8 devices.
+const SMALL: &str = "HloModule m, replica_count=1, num_partitions=8
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %r = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %main (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0} parameter(0)
+  ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %p), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add
+}
+";
+
 /// A mesh's explicit device order, as XLA prints it after the mesh
 /// (`replica_groups=mesh[x=2,y=4], device_ids=(...) {y}`), is part of the
 /// attribute, not a new one; an empty sub-axis is refused, not divided by.
 #[test]
 fn mesh_groups_in_a_module() {
-    let module = |groups: &str| {
-        format!(
-            "HloModule m, replica_count=1, num_partitions=8\n\n\
-             %add (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  \
-             ROOT %r = f32[] add(f32[] %x, f32[] %y)\n}}\n\n\
-             ENTRY %main (p: f32[1024]) -> f32[1024] {{\n  %p = f32[1024]{{0}} parameter(0)\n  \
-             ROOT %ar = f32[1024]{{0}} all-reduce(f32[1024]{{0}} %p), channel_id=1, replica_groups={groups}, \
-             use_global_device_ids=true, to_apply=%add\n}}\n"
-        )
-    };
+    let module =
+        |groups: &str| SMALL.replace("replica_groups={{0,1,2,3},{4,5,6,7}}", &format!("replica_groups={groups}"));
     let groups = |g: &str| import_module(&module(g), &target(8), None).map(|i| i.program.collectives[0].groups.clone());
     let reversed = Some(vec![vec![7, 6, 5, 4], vec![3, 2, 1, 0]]);
     assert_eq!(groups("mesh['x'=2,'y'=4], device_ids=(7,6,5,4,3,2,1,0) {'y'}").unwrap(), reversed);
@@ -721,4 +728,22 @@ fn element_counts_past_u64_are_refused() {
     assert!(e.message.contains("more than 2^64 - 1 elements"), "{e}");
     // An ordinary one still imports.
     assert!(import_module(&module("f32[1024]", "all-reduce", "f32[1024]", ""), &target(8), None).is_ok());
+}
+
+/// Text XLA would not load as one module is refused where it goes wrong,
+/// not imported in part: two modules, two ENTRY computations, two
+/// computations of one name, a header attribute given twice.
+#[test]
+fn one_module_per_text() {
+    let refused = |src: &str, words: &str| {
+        let e = import_module(src, &target(8), None).unwrap_err();
+        assert!(e.message.contains(words), "{words}: {e}");
+    };
+    refused(&format!("{SMALL}{SMALL}"), "a second `HloModule` header");
+    let entry = SMALL.split("ENTRY").nth(1).unwrap().replace("%main", "%main2");
+    refused(&format!("{SMALL}\nENTRY{entry}"), "a second ENTRY computation, `main2`");
+    let add = SMALL.split("\n\n").nth(1).unwrap();
+    refused(&format!("{SMALL}\n{add}\n"), "a second computation named `add`");
+    refused(&SMALL.replace("replica_count=1,", "replica_count=8, replica_count=1,"), "gives `replica_count` twice");
+    assert!(import_module(SMALL, &target(8), None).is_ok());
 }

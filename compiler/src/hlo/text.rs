@@ -202,6 +202,14 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
             continue;
         }
         if t.starts_with("HloModule") {
+            if module.name.is_some() || !module.computations.is_empty() {
+                return Err(HloError::at(
+                    lead,
+                    "HloModule".len(),
+                    "a second `HloModule` header: this text holds more than one module",
+                    "import one module per file (each rank's or each program's own)",
+                ));
+            }
             let mut c = Cursor { src: clean, at: lead + "HloModule".len(), end: lead + t.len() };
             c.spaces();
             let name = c.word();
@@ -210,6 +218,19 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
             }
             module.name = Some(name);
             module.header = if c.eat(',') { c.attrs()? } else { Vec::new() };
+            if let Some(again) = module
+                .header
+                .iter()
+                .enumerate()
+                .find_map(|(i, a)| module.header[..i].iter().any(|b| b.key == a.key).then_some(a))
+            {
+                return Err(HloError::at(
+                    again.at,
+                    again.value.len(),
+                    format!("the header gives `{}` twice", again.key),
+                    "each header attribute once",
+                ));
+            }
             continue;
         }
         if !t.ends_with('{') {
@@ -221,6 +242,19 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
             ));
         }
         let computation = parse_computation(&mut lines, clean, lead, lead + t.len())?;
+        let again = |what: &str, help: &str| HloError::at(computation.at, computation.name.len(), what, help);
+        if computation.entry && module.computations.iter().any(|c| c.entry) {
+            return Err(again(
+                &format!("a second ENTRY computation, `{}`: a module has one", computation.name),
+                "import one module per file; only one computation is marked ENTRY",
+            ));
+        }
+        if module.computations.iter().any(|c| c.name == computation.name) {
+            return Err(again(
+                &format!("a second computation named `{}`", computation.name),
+                "computation names are unique within a module",
+            ));
+        }
         module.computations.push(computation);
     }
     Ok(module)
