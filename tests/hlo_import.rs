@@ -648,7 +648,8 @@ fn algorithm_flag_takes_hier_as_a_spec_writes_it() {
 
 /// A bad field of the target file, copied into every imported collective,
 /// is the target's problem: said once, under the target's name and its
-/// own field path, not once a collective under the module's.
+/// own field path, not once a collective under the module's; a
+/// collective's own problem is named at its HLO instruction.
 #[test]
 fn a_target_problem_is_named_once_in_the_target() {
     let dir = tempfile::tempdir().unwrap();
@@ -670,7 +671,15 @@ fn a_target_problem_is_named_once_in_the_target() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.matches("model.hops_max").count(), 1, "{stderr}");
-    assert!(stderr.contains(&format!("{moe}: collectives[0].algorithm: Kangaring")), "{stderr}");
+    // ... at the HLO instruction each came from, with its path in the
+    // imported program.
+    let at = format!("{moe}:253: `all-to-all` (collectives[0].algorithm):");
+    assert!(stderr.contains(&at), "{stderr}");
+    // Without a target problem, the same.
+    let t = target_path(16);
+    let out = ccc(&["check", moe, "--target", t.to_str().unwrap(), "--algorithm", "Kangaring"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains(&format!("{moe} is not a valid spec: 2 problems")) && stderr.contains(&at), "{stderr}");
 }
 
 /// A small module: one all-reduce over two groups of 4 of 8 devices.

@@ -47,8 +47,10 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
     let src = strip_bom(&text);
     let parsed = if ccc_compiler::hlo::looks_like_hlo(src) {
         let imported = import_file(path, src, hlo)?;
+        let sources = imported.sources;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
-        let valid = validate(&parsed.program).map_err(|e| Failure::input(hlo_validation_report(&name, hlo, e)))?;
+        let valid =
+            validate(&parsed.program).map_err(|e| Failure::input(hlo_validation_report(&name, hlo, &sources, e)))?;
         return Ok((parsed, valid));
     } else {
         if hlo.target.is_some() || hlo.algorithm.is_some() {
@@ -75,16 +77,32 @@ const TARGET_FIELDS: [&str; 6] = ["arch", "topology", "channels", "barrier", "se
 /// The validation report of a module imported for `hlo.target`: the
 /// problems with a field the target sets come first, each once, under the
 /// target's name and by the target's field path (`model.hops_max`); the
-/// others follow by collective (`collectives[3].algorithm`).
-fn hlo_validation_report(name: &str, hlo: &HloArgs, errors: ValidationErrors) -> ValidationReport {
+/// others follow by the HLO instruction each collective came from, at its
+/// line, and their path in the imported program (`` x.hlo:12: `all-reduce.3`
+/// (collectives[3].algorithm) ``).
+fn hlo_validation_report(
+    name: &str,
+    hlo: &HloArgs,
+    sources: &[ccc_compiler::hlo::Source],
+    errors: ValidationErrors,
+) -> ValidationReport {
     let from_target = |e: &ValidationError| {
         TARGET_FIELDS
             .iter()
             .any(|f| e.field.strip_prefix(f).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')))
     };
     let (target, rest): (Vec<_>, Vec<_>) = errors.0.into_iter().partition(from_target);
+    // The collectives' own problems, at their HLO instruction.
+    let own = rest.into_iter().map(|e| {
+        let source = e.collective.and_then(|i| Some((i, sources.get(usize::try_from(i).ok()?)?)));
+        let field = match source {
+            Some((i, s)) => format!("{name}:{}: `{}` (collectives[{i}].{})", s.line, s.instruction, e.field),
+            None => e.field.clone(),
+        };
+        ValidationError { field, collective: None, ..e }
+    });
     let Some(target_path) = hlo.target.as_ref().filter(|_| !target.is_empty()) else {
-        return validation_report(name, SpecForm::Program, &ValidationErrors(rest));
+        return validation_report(name, SpecForm::Collective, &ValidationErrors(own.collect()));
     };
     // Each problem once, in the order first met; `collective: None` so
     // that it is named by the target's own field path.
@@ -94,12 +112,6 @@ fn hlo_validation_report(name: &str, hlo: &HloArgs, errors: ValidationErrors) ->
         .filter(|e| seen.insert((e.field.clone(), e.problem.to_string())))
         .map(|e| ValidationError { collective: None, ..e })
         .collect();
-    // The collectives' own problems keep their paths (`collectives[i].`).
-    let own = rest.into_iter().map(|e| ValidationError {
-        field: e.collective.map_or_else(|| e.field.clone(), |i| format!("{name}: collectives[{i}].{}", e.field)),
-        collective: None,
-        ..e
-    });
     problems.extend(own);
     let title = format!("{} (the target of {name})", target_path.display());
     validation_report(&title, SpecForm::Collective, &ValidationErrors(problems))
