@@ -756,3 +756,18 @@ fn one_module_per_text() {
     refused(&SMALL.replace("replica_count=1,", "replica_count=8, replica_count=1,"), "gives `replica_count` twice");
     assert!(import_module(SMALL, &target(8), None).is_ok());
 }
+
+/// Collectives that move nothing leave nothing to compile, and the error
+/// says so (not that the module was lowered without partitioning).
+#[test]
+fn collectives_that_move_nothing_are_named() {
+    let refused = |src: &str, words: &str| {
+        let e = import_module(src, &target(8), None).unwrap_err();
+        assert!(e.message.contains(words), "{words}: {e}");
+    };
+    let self_pairs = SMALL.replace(
+        "all-reduce(f32[1024]{0} %p), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add",
+        "collective-permute(f32[1024]{0} %p), channel_id=1, source_target_pairs={{0,0},{3,3}}",
+    );
+    refused(&self_pairs, "the module's collectives move nothing (`ar` is the first)");
+}

@@ -166,6 +166,11 @@ pub(super) struct Walker<'m, 'a> {
     pub(super) path: Vec<&'a str>,
     /// The same names, to look one up without reading the path.
     pub(super) on_path: BTreeSet<&'a str>,
+    /// The first collective instruction met that moves nothing (a
+    /// permute whose every pair is a device sending to itself, a
+    /// collective of an empty tuple), for the error when no collective
+    /// is left.
+    pub(super) moved_nothing: Option<&'a str>,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -270,6 +275,9 @@ impl<'a> Walker<'_, 'a> {
         };
         let n = groups.as_ref().and_then(|g| g.first()).map_or(1, Vec::len) as u64;
         let parts = counts(ins, op, &shape, n, reduce)?;
+        if parts.is_empty() || peers.as_ref().is_some_and(Vec::is_empty) {
+            self.moved_nothing = self.moved_nothing.or(Some(ins.name));
+        }
         let split = parts.len() > 1;
         for (dtype, reduce, count, operands) in parts {
             let Some(peers) = peers.as_ref().map_or(Some(None), |p| (!p.is_empty()).then(|| Some(p.clone()))) else {

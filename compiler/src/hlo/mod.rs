@@ -102,9 +102,28 @@ fn walk(
     let own: usize = module.computations.iter().map(|c| c.instructions.len()).sum();
     let budget = own.saturating_add(import::MAX_REPEATED_INSTRUCTIONS);
     let (path, on_path) = (Vec::new(), BTreeSet::new());
-    let mut walker =
-        import::Walker { by_name, target, algorithm, space, src, found: Vec::new(), budget, path, on_path };
+    let mut walker = import::Walker {
+        by_name,
+        target,
+        algorithm,
+        space,
+        src,
+        found: Vec::new(),
+        budget,
+        path,
+        on_path,
+        moved_nothing: None,
+    };
     walker.walk(entry)?;
+    if let (true, Some(name)) = (walker.found.is_empty(), walker.moved_nothing) {
+        return Err(HloError::at(
+            entry.at,
+            entry.name.len(),
+            format!("the module's collectives move nothing (`{name}` is the first): there is nothing to compile"),
+            "a collective-permute whose every pair sends a device to itself, or a collective of an empty \
+             tuple, moves no data; ccc imports them as nothing",
+        ));
+    }
     if walker.found.is_empty() {
         return Err(HloError::at(
             entry.at,
