@@ -601,8 +601,20 @@ fn target_choices() {
     // A collective ccc cannot express is refused, not dropped.
     let e = import_module(&mixed.replacen(" all-reduce(", " ragged-all-to-all(", 1), &target(8), None).unwrap_err();
     assert!(e.message.contains("ragged-all-to-all"), "{e}");
-    let bad = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {0: 1, 1: 1})";
-    assert!(import_module(&src, &parse_target(bad).unwrap(), None).unwrap_err().message.contains("devices"));
+    // A `devices` map that is not one to one is the target's problem,
+    // named at its field, with the device or rank at fault.
+    let bad = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8),\n devices: {0: 1, 1: 1})";
+    let e = parse_target(bad).unwrap_err();
+    assert!(e.message.contains("devices 0 and 1 are both given rank 1"), "{e}");
+    assert_eq!((e.start.line, e.start.col), (2, 2), "{e}");
+    let missing = "(arch: Cayman, topology: (rank_n: 4, local_rank_n: 4), devices: {0: 0, 1: 1, 3: 2})";
+    assert!(parse_target(missing).unwrap_err().message.contains("device 2 is not listed"));
+    let beyond = "(arch: Cayman, topology: (rank_n: 2, local_rank_n: 2), devices: {0: 0, 1: 5})";
+    assert!(parse_target(beyond).unwrap_err().message.contains("device 1 is given rank 5"));
+    // A target made in code is checked at import too.
+    let mut made = target(8);
+    made.devices = Some([(0, 1), (1, 1)].into_iter().collect());
+    assert!(import_module(&src, &made, None).unwrap_err().message.contains("both given rank 1"));
 }
 
 /// `check`, `verify`, `graph` and `compile` take an HLO module with

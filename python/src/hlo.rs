@@ -40,20 +40,28 @@ fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {
         TargetText::Ron(text) => parse_target(text).map_err(|e| located(&e, "Target", "target")),
         TargetText::Json(json) => {
             let mut de = serde_json::Deserializer::from_str(json);
-            serde_path_to_error::deserialize::<_, Target>(&mut de).map_err(|e| {
+            let target = serde_path_to_error::deserialize::<_, Target>(&mut de).map_err(|e| {
                 let path = e.path().to_string();
                 let inner = e.inner().to_string();
                 // serde_json's "at line L column C" is of the dumped dict, not the user's text.
                 let message = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
+                let field = if path == "." { "target".to_owned() } else { format!("target.{path}") };
                 let mut info = ErrorInfo::new(
                     ErrorClass::Parse,
                     "Target",
-                    format!("target.{path}: {message}; a target reads {{\"arch\": \"Cayman\", \"topology\": {{\"rank_n\": 32, \"local_rank_n\": 16}}}} with optional channels, algorithm, algorithms, devices, barrier, send_credits, model"),
+                    format!("{field}: {message}; a target reads {{\"arch\": \"Cayman\", \"topology\": {{\"rank_n\": 32, \"local_rank_n\": 16}}}} with optional channels, algorithm, algorithms, devices, barrier, send_credits, model"),
                 );
-                info.field = Some(if path == "." { "target".to_owned() } else { format!("target.{path}") });
+                info.field = Some(field);
                 info.accepted = accepted_in(&message);
                 info
-            })
+            })?;
+            target.check_devices().map_err(|why| {
+                let mut info = ErrorInfo::new(ErrorClass::Parse, "Target", format!("target.devices: {why}"));
+                info.field = Some("target.devices".to_owned());
+                info.accepted = Some("a map naming each device below topology.rank_n once, each rank once".to_owned());
+                info
+            })?;
+            Ok(target)
         }
     }
 }
@@ -74,6 +82,7 @@ fn hlo_error(e: &HloError) -> Failure {
     info.line = Some(e.start.line as u64);
     info.column = Some(e.start.col as u64);
     info.help = Some(e.help.clone());
-    info.accepted = Some(e.help.clone());
+    // The help often reads `accepted: ...` already: not twice.
+    info.accepted = Some(e.help.strip_prefix("accepted: ").unwrap_or(&e.help).to_owned());
     info
 }

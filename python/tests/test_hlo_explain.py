@@ -89,6 +89,7 @@ def test_a_malformed_module_raises_at_its_line_and_column():
     assert e.column == line.index("{{0,1,2,3}") + 1
     assert "{{0,1,2,3},{4,5,6,x}}" in str(e)
     assert e.help
+    assert e.accepted and not e.accepted.startswith("accepted:")
 
 
 def test_a_truncated_module_raises_where_it_ends():
@@ -116,6 +117,21 @@ def test_a_bad_target_or_algorithm_raises_naming_it():
     assert "Ring" in caught.value.accepted
     with pytest.raises(TypeError):
         ccc.import_hlo(text, 8)
+    # A devices map that is not one to one is the target's, in either form,
+    # naming the devices at fault.
+    swapped = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8),\n devices: {0: 1, 1: 1})"
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, swapped)
+    assert (caught.value.kind, caught.value.line) == ("Target", 2)
+    assert "devices 0 and 1 are both given rank 1" in str(caught.value)
+    as_dict = {"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}, "devices": {"0": 1, "1": 1}}
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, as_dict)
+    assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
+    # An empty dict names the target, once.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, {})
+    assert caught.value.field == "target" and "target..:" not in str(caught.value)
 
 
 EXPLAINED = [ROOT / "examples" / "allreduce_hier.ron", ROOT / "examples" / "allreduce_ring.ron"]

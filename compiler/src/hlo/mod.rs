@@ -140,23 +140,12 @@ fn walk(
 /// The target's `devices` map, when given, is a one-to-one map of the
 /// devices `0..rank_n` onto the ranks `0..rank_n`.
 fn check_devices(target: &Target) -> Result<(), HloError> {
-    let Some(map) = &target.devices else { return Ok(()) };
-    let n = target.topology.rank_n;
-    let help = "accepted: `devices: {0: r0, 1: r1, ...}` naming each device below topology.rank_n once, each rank once";
-    let mut ranks: Vec<u32> = map.values().copied().collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    if map.len() != n as usize
-        || map.keys().any(|&d| d >= n)
-        || ranks.len() != map.len()
-        || ranks.iter().any(|&r| r >= n)
-    {
-        return Err(HloError::at(
+    target.check_devices().map_err(|why| {
+        HloError::at(
             0,
             0,
-            format!("the target's `devices` map is not one-to-one over the {n} devices and ranks"),
-            help,
-        ));
-    }
-    Ok(())
+            format!("the target's `devices` map: {why}"),
+            "accepted: `devices: {0: r0, 1: r1, ...}` naming each device below topology.rank_n once, each rank once",
+        )
+    })
 }

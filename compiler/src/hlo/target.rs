@@ -77,6 +77,36 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Whether `devices`, when given, maps the devices `0..rank_n` one to
+    /// one onto the ranks `0..rank_n`; else what is wrong with it, naming
+    /// the first device or rank at fault.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, as a sentence.
+    pub fn check_devices(&self) -> Result<(), String> {
+        let Some(map) = &self.devices else { return Ok(()) };
+        let n = self.topology.rank_n;
+        if let Some((&d, _)) = map.iter().find(|&(&d, _)| d >= n) {
+            return Err(format!("device {d} is not below topology.rank_n ({n})"));
+        }
+        if let Some((&d, &r)) = map.iter().find(|&(_, &r)| r >= n) {
+            return Err(format!("device {d} is given rank {r}, not below topology.rank_n ({n})"));
+        }
+        let mut owner: BTreeMap<u32, u32> = BTreeMap::new();
+        for (&d, &r) in map {
+            if let Some(first) = owner.insert(r, d) {
+                return Err(format!("devices {first} and {d} are both given rank {r}"));
+            }
+        }
+        if let Some(missing) = (0..n).find(|d| !map.contains_key(d)) {
+            return Err(format!("device {missing} is not listed (every device below {n} is, each once)"));
+        }
+        Ok(())
+    }
+}
+
 /// A target file that is not RON of the target schema.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{start}: {message}")]
@@ -94,14 +124,30 @@ pub struct TargetError {
 /// [`TargetError`] with the line and column of the first problem.
 pub fn parse_target(src: &str) -> Result<Target, TargetError> {
     let opts = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-    opts.from_str::<Target>(strip_bom(src)).map_err(|e| TargetError {
+    let target = opts.from_str::<Target>(strip_bom(src)).map_err(|e| TargetError {
         message: format!(
             "{}; a target reads `(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16))` with optional \
              channels, algorithm, algorithms, devices, barrier, send_credits, model",
             e.code
         ),
         start: LineCol { line: e.span.start.line, col: e.span.start.col },
-    })
+    })?;
+    // A `devices` map that is not one to one is the target's problem, at
+    // its `devices` field.
+    target.check_devices().map_err(|why| {
+        let body = strip_bom(src);
+        let at = body.find("devices").unwrap_or(0);
+        let before = body.get(..at).unwrap_or("");
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        TargetError {
+            message: format!(
+                "devices: {why}; accepted: a map naming each device below topology.rank_n once, each rank once"
+            ),
+            start: LineCol { line, col },
+        }
+    })?;
+    Ok(target)
 }
 
 /// Parses an algorithm as a spec writes it (`Ring`, `Hier((...))`, its
