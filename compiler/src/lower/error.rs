@@ -32,7 +32,8 @@ impl Limit {
         match self {
             Limit::MeshEvents => {
                 "a MESH record waits on one event per sending peer, and a TOP_SP's table serves the whole \
-                 program: choose Ring or a Hier algorithm, mesh over fewer ranks, or split the program"
+                 program: choose Ring or a Hier algorithm with no Mesh leg, mesh over fewer ranks, or split the \
+                 program"
             }
             Limit::MeshEventTarget => {
                 "one peer sends more half-chunks in one mesh step than an event counts: use fewer channels \

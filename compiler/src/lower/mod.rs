@@ -370,6 +370,9 @@ impl Lowerer<'_> {
                 }
                 let topsp = TopSp(t as u8);
                 let n = recs.len();
+                // The record whose mesh events first go past the TOP_SP's
+                // table, its step, and the events through it.
+                let mut over = None;
                 for (i, r) in recs.iter_mut().enumerate() {
                     r.op.trigger_next = i + 1 < n;
                     r.op.ring_wait_complete = i > 0;
@@ -380,12 +383,8 @@ impl Lowerer<'_> {
                         let event_n = r.events.len() as u32;
                         let max = u32::from(params.mesh_event_max);
                         if shift + event_n > max {
-                            return Err(err(
-                                Some(topsp),
-                                Some(plan.index),
-                                Some(r.first_step),
-                                limit(Limit::MeshEvents, u64::from(shift + event_n), u64::from(max)),
-                            ));
+                            over = Some((i, r.first_step, shift + event_n));
+                            break;
                         }
                         if let Some(&needed) = r.event_targets.iter().find(|&&t| t > u64::from(u16::MAX)) {
                             return Err(err(
@@ -404,6 +403,18 @@ impl Lowerer<'_> {
                     } else {
                         r.op.operand = lowering.tables[t].channels().iter().fold(0u32, |acc, &c| acc | (1u32 << c));
                     }
+                }
+                if let Some((i, step, through)) = over {
+                    // What the TOP_SP needs through the end of this
+                    // collective, not only up to the record that first goes
+                    // past the limit: what `Auto`'s legality counts
+                    // (`cost/auto/legal.rs`).
+                    let mesh = DevicePattern::Mesh.raw();
+                    let later: usize =
+                        recs.iter().skip(i + 1).filter(|l| l.op.algo_type == mesh).map(|l| l.events.len()).sum();
+                    let needed = u64::from(through) + later as u64;
+                    let max = u64::from(params.mesh_event_max);
+                    return Err(err(Some(topsp), Some(plan.index), Some(step), limit(Limit::MeshEvents, needed, max)));
                 }
                 let compl_addr = sem(params, topsp, SemWindow::Inc, sema::COMPLETE)
                     .map_err(|kind| err(Some(topsp), Some(plan.index), None, kind))?;
