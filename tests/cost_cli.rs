@@ -51,6 +51,32 @@ fn explain_lists_every_legal_choice_and_marks_the_winner() {
     assert!(leg["time_us"].as_f64().unwrap() < 2.0 * leg_bound, "{leg}");
 }
 
+/// A written choice that lowering will refuse (one mesh step of an
+/// all-to-all posting more descriptors than the increment holds) is
+/// still explained, and explain says it does not lower, as verify will.
+#[test]
+fn explain_says_when_the_written_choice_does_not_lower() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("big.ron");
+    let text = std::fs::read_to_string(Path::new(ROOT).join("examples/alltoall_mesh_grouped.ron")).unwrap();
+    let count = text.lines().find(|l| l.trim_start().starts_with("count:")).unwrap();
+    std::fs::write(&spec, text.replace(count, "    count: 35184372088832,")).unwrap();
+    let spec = spec.to_str().unwrap();
+    let (code, out, err) = ccc(&["explain", spec]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("! the written choice does not lower: descriptors per tp_inc_steps increment"), "{out}");
+    let (_, json, _) = ccc(&["explain", "--json", spec]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let won = v[0]["choices"].as_array().unwrap().iter().find(|c| c["winner"] == true).unwrap().clone();
+    assert!(won["does_not_lower"].as_str().unwrap().contains("this choice needs 536870944"), "{won}");
+    let (code, _, err) = ccc(&["verify", "-q", spec]);
+    assert_eq!(code, 2);
+    assert!(err.contains("536870944"), "{err}");
+    // A choice that lowers says nothing of the kind.
+    let (_, out, _) = ccc(&["explain", "examples/alltoall_mesh_grouped.ron"]);
+    assert!(!out.contains("does not lower"), "{out}");
+}
+
 #[test]
 fn sweep_prints_a_row_per_size() {
     let (code, out, err) =

@@ -41,6 +41,10 @@ pub struct Choice {
     pub why: String,
     /// Per leg (one `flat` leg for a flat algorithm).
     pub legs: Vec<LegChoice>,
+    /// For the written choice only: the device limit it exceeds, so that
+    /// lowering will refuse it (`verify`, `compile`), as a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub does_not_lower: Option<String>,
     #[serde(skip)]
     evaluation: Evaluation,
 }
@@ -129,12 +133,15 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
     for alg in legal {
         let Some((schedule, e)) = evaluate_choice(vc, machine, vc.model(), &alg) else { continue };
         let plan = schedule.collectives.first();
-        if judge && &alg != vc.algorithm() {
-            let phases: Vec<_> = plan.into_iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
-            if legal::refusal(&schedule.shape, arch, room, &phases).is_some() {
-                continue;
-            }
+        let phases: Vec<_> = plan.into_iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
+        let refused = legal::refusal(&schedule.shape, arch, room, &phases);
+        if judge && &alg != vc.algorithm() && refused.is_some() {
+            continue;
         }
+        // The written choice is shown whatever it needs, saying so.
+        let does_not_lower = refused.filter(|_| &alg == vc.algorithm()).map(|r| {
+            format!("{} is at most {} on {}; this choice needs {}", r.limit, r.max(arch), machine.arch, r.needed)
+        });
         let legs = plan
             .map(|plan| {
                 e.legs
@@ -159,6 +166,7 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
             winner: &alg == vc.algorithm(),
             why: String::new(),
             legs,
+            does_not_lower,
             evaluation: e,
         });
     }

@@ -111,6 +111,9 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
                 ch.ratio
             );
         }
+        if let Some(why) = e.choices.iter().find(|ch| ch.winner).and_then(|w| w.does_not_lower.as_ref()) {
+            let _ = writeln!(out, "  ! the written choice does not lower: {why} (verify and compile refuse it)");
+        }
         if let Some(w) = e.choices.iter().find(|ch| ch.winner) {
             let _ = writeln!(out, "  (* the choice this spec compiles to; its legs:)");
             for l in &w.legs {
