@@ -207,3 +207,18 @@ fn per_leg_auto_is_printed_explained_and_diagnosed() {
         "algorithm Hier(intra_reduce_scatter=Auto, inter_all_reduce=InterRdh, intra_all_gather=Auto) (chose Hier(";
     assert!(out.contains(written), "{out}");
 }
+
+/// `check` marks what `Auto` chose: the whole algorithm, or each leg left
+/// to it.
+#[test]
+fn check_marks_what_auto_chose() {
+    let (code, out, err) = ccc(&["check", "tests/fixtures/cost/ar_auto_8.ron"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("4 channels, LatencyOptMesh, chosen by Auto\n"), "{out}");
+    let (_, out, _) = ccc(&["check", "tests/fixtures/cost/ar_leg_auto.ron"]);
+    let hier =
+        "Hier (intra_reduce_scatter Kangaring (Auto), inter_all_reduce InterRdh, intra_all_gather Kangaring (Auto))";
+    assert!(out.contains(hier), "{out}");
+    let (_, out, _) = ccc(&["check", "examples/allreduce_hier.ron"]);
+    assert!(!out.contains("Auto"), "{out}");
+}

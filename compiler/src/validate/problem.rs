@@ -553,7 +553,7 @@ pub enum Problem {
     },
     /// A leg the op uses, not given.
     #[error(
-        "Hier for {op} needs a choice for {leg}; accepted: {} ({op} uses {})",
+        "Hier for {op} needs a choice for {leg}; accepted: {}, or Auto to let the cost model choose ({op} uses {})",
         list(algorithms::leg_choices(*leg)), list(legs)
     )]
     HierLegMissing {

@@ -57,14 +57,26 @@ fn summary(c: &ValidCollective) -> String {
     let groups = c.groups();
     let _ =
         write!(s, ", {} of {}, {}, ", count(groups.group_n(), "group"), groups.size(), count(c.channels(), "channel"));
+    // What `Auto` chose is marked: the whole choice, or each leg left to it.
+    let auto_legs = c.auto().map(|a| a.auto_legs.as_slice());
+    let whole_auto = auto_legs.is_some_and(<[_]>::is_empty);
     match c.algorithm() {
         ResolvedAlgorithm::Flat(alg) => {
             let _ = write!(s, "{alg}");
         }
         ResolvedAlgorithm::Hier(legs) => {
-            let legs: Vec<String> = legs.iter().map(|(leg, alg)| format!("{leg} {alg}")).collect();
+            let legs: Vec<String> = legs
+                .iter()
+                .map(|(leg, alg)| {
+                    let by_auto = auto_legs.is_some_and(|l| l.contains(leg));
+                    format!("{leg} {alg}{}", if by_auto { " (Auto)" } else { "" })
+                })
+                .collect();
             let _ = write!(s, "Hier ({})", legs.join(", "));
         }
+    }
+    if whole_auto {
+        s.push_str(", chosen by Auto");
     }
     s
 }
