@@ -7,7 +7,8 @@ FORMAT_VERSION: int
 """The wire format version written into manifests and signatures."""
 
 class Program:
-    """A spec: one collective, or a program of several in order. Immutable."""
+    """A spec: one collective, or a program of several in order. Immutable,
+    hashable (equal programs hash alike) and picklable (as its RON text)."""
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> Program:
@@ -24,6 +25,7 @@ class Program:
         """Each collective as a dict."""
     def __len__(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
 
 class TopSpImages:
     """The three images one TOP_SP of one rank loads, byte for byte the files

@@ -2,7 +2,10 @@
 //! library's serde output into dicts and lists (and dicts into text for
 //! serde), so each Python value has exactly the shape the CLI's JSON has.
 
+use crate::adapter::{ErrorClass, ErrorInfo};
+use crate::errors;
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyTuple};
 
 /// `json.loads(text)`.
 pub fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -12,4 +15,54 @@ pub fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 /// `json.dumps(value)`.
 pub fn dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
     py.import("json")?.call_method1("dumps", (value,))?.extract()
+}
+
+/// `json.dumps(value)` of a spec given as a dict, after checking that
+/// every value in it is one JSON holds as the spec reads it: text keys,
+/// whole numbers from -2^63 to 2^64 - 1, finite floats, no bytes. A value
+/// that is not raises `ccc.ParseError` naming its path (`groups[1][0]`),
+/// where `json.dumps` would turn a large int into a float, write `NaN`,
+/// or fail without a path.
+pub fn dumps_spec(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    plain(value, "").map_err(|(path, why)| {
+        let field = if path.is_empty() { "spec".to_owned() } else { path };
+        let mut info = ErrorInfo::new(ErrorClass::Parse, "Syntax", format!("{field}: {why}"));
+        info.field = Some(field);
+        errors::to_py(py, info)
+    })?;
+    dumps(py, value)
+}
+
+/// The first value under `value` (at `path`) that a spec cannot hold as
+/// JSON: its path and why.
+fn plain(value: &Bound<'_, PyAny>, path: &str) -> Result<(), (String, String)> {
+    let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
+    if let Ok(dict) = value.cast::<PyDict>() {
+        for (k, v) in dict.iter() {
+            let Ok(key) = k.extract::<String>() else {
+                return Err((
+                    path.to_owned(),
+                    format!("the key {k} is not text; keys are field names or numbers as text"),
+                ));
+            };
+            plain(&v, &at(&key))?;
+        }
+    } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        for (i, v) in value.try_iter().map_err(|e| (path.to_owned(), e.to_string()))?.enumerate() {
+            let v = v.map_err(|e| (path.to_owned(), e.to_string()))?;
+            plain(&v, &format!("{path}[{i}]"))?;
+        }
+    } else if value.is_instance_of::<PyBool>() {
+    } else if value.is_instance_of::<PyInt>() {
+        if value.extract::<u64>().is_err() && value.extract::<i64>().is_err() {
+            return Err((path.to_owned(), format!("{value} is out of range; accepted: a whole number up to 2^64 - 1")));
+        }
+    } else if let Ok(f) = value.cast::<PyFloat>() {
+        if !f.value().is_finite() {
+            return Err((path.to_owned(), format!("{value} is not a finite number")));
+        }
+    } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
+        return Err((path.to_owned(), "bytes where text belongs; decode it to str".to_owned()));
+    }
+    Ok(())
 }

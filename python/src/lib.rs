@@ -145,6 +145,12 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
 #[pyfunction]
 fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let mut named: Vec<(String, Owned)> = Vec::new();
+    // A lone string is one input, not a list of characters.
+    if inputs.is_instance_of::<pyo3::types::PyString>() || inputs.is_instance_of::<pyo3::types::PyBytes>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "diagnose takes a list (or dict) of inputs to compare, not one string: diagnose([a, b])",
+        ));
+    }
     if let Ok(mapping) = inputs.cast::<PyMapping>() {
         for item in mapping.items()?.iter() {
             let (name, value): (String, Bound<'_, PyAny>) = item.extract()?;

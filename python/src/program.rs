@@ -29,7 +29,7 @@ impl PyProgram {
     /// and what would be accepted.
     #[classmethod]
     fn from_dict(_cls: &Bound<'_, PyType>, py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyProgram> {
-        let text = json::dumps(py, spec)?;
+        let text = json::dumps_spec(py, spec)?;
         let spec = errors::run(py, || adapter::from_json(&text))?;
         Ok(PyProgram { spec })
     }
@@ -64,6 +64,22 @@ impl PyProgram {
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other.cast::<PyProgram>().is_ok_and(|o| adapter::same_collectives(&o.get().spec, &self.spec))
+    }
+
+    /// Equal programs hash alike (their collectives, as `collectives`
+    /// gives them), so a `Program` can key a dict or an `lru_cache`.
+    fn __hash__(&self, py: Python<'_>) -> PyResult<u64> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        errors::run(py, || adapter::collectives_json(&self.spec))?.hash(&mut h);
+        Ok(h.finish())
+    }
+
+    /// Pickles as its RON text, read back by `ccc.parse` (so a `Program`
+    /// crosses to another process, or `copy.deepcopy` makes an equal one).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let parse = py.import("ccc")?.getattr("parse")?;
+        Ok((parse, (self.to_ron(py)?,)))
     }
 
     fn __repr__(&self) -> String {

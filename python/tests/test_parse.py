@@ -95,6 +95,24 @@ def test_a_number_its_field_cannot_hold_names_the_field():
     assert (caught.value.kind, caught.value.field) == ("Fraction", "channels")
 
 
+def test_from_dict_names_a_value_json_cannot_carry():
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+    cases = [
+        (dict(good, count=2**64), "count", "out of range"),
+        (dict(good, count=float("nan")), "count", "not a finite number"),
+        (dict(good, topology=dict(good["topology"], rank_n=b"8")), "topology.rank_n", "bytes where text belongs"),
+        ({"collectives": [good, dict(good, count=-(2**70))]}, "collectives[1].count", "out of range"),
+        (dict(good, topology={1: 8}), "topology", "is not text"),
+    ]
+    for spec, field, words in cases:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(spec)
+        assert caught.value.field == field, (field, str(caught.value))
+        assert words in str(caught.value)
+    # The largest count a spec holds still reads as one.
+    assert ccc.Program.from_dict(dict(good, count=2**64 - 1)).collectives[0]["count"] == 2**64 - 1
+
+
 def test_missing_field_has_help():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse((ROOT / "examples" / "invalid" / "missing_field.ron").read_text())
@@ -141,3 +159,20 @@ def test_program_equality_and_repr():
     b = ccc.parse((ROOT / "examples" / "reduce_ring.ron").read_text())
     assert a != b and a == a and a != "text"
     assert "AllReduce" in repr(a)
+
+
+def test_a_program_pickles_copies_and_hashes_as_its_collectives():
+    import copy
+    import pickle
+
+    ring = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text())
+    program = ccc.parse((ROOT / "examples" / "program_training_step.ron").read_text())
+    for p in (ring, program):
+        for twin in (pickle.loads(pickle.dumps(p)), copy.copy(p), copy.deepcopy(p)):
+            assert twin == p and hash(twin) == hash(p)
+            assert twin.to_ron() == p.to_ron()
+    assert ring != program
+    # Equal programs, however made, are one key.
+    from_dict = ccc.Program.from_dict(ring.to_dict())
+    assert {ring: 1, from_dict: 2} == {ring: 2}
+    assert ccc.sign(pickle.loads(pickle.dumps(ring))) == ccc.sign(ring)

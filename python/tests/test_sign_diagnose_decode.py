@@ -66,6 +66,9 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
 
     with pytest.raises(TypeError):
         ccc.diagnose([1.5])
+    # One RON text is not a list of one-character inputs.
+    with pytest.raises(TypeError, match="not one string"):
+        ccc.diagnose((ROOT / "examples" / "allreduce_ring.ron").read_text())
 
 
 def test_a_spec_error_in_diagnose_is_raised_as_such():
