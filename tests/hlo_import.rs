@@ -783,3 +783,28 @@ fn collectives_that_move_nothing_are_named() {
     );
     refused(&self_pairs, "the module's collectives move nothing (`ar` is the first)");
 }
+
+/// A collective whose result does not fit its operand (XLA's verifier
+/// refuses it) is refused, not counted from the result alone.
+#[test]
+fn ill_typed_collectives_are_refused() {
+    let all_reduce = "ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %p)";
+    let with = |root: &str| SMALL.replace(all_reduce, root);
+    let refused = |root: &str, words: &str| {
+        let e = import_module(&with(root), &target(8), None).unwrap_err();
+        assert!(e.message.contains(words), "{root}: {e}");
+    };
+    refused("ROOT %ar = f32[7]{0} all-reduce(f32[1024]{0} %p)", "it has its operand's elements");
+    refused("ROOT %ar = bf16[1024]{0} all-reduce(f32[1024]{0} %p)", "bf16 is not f32");
+    let gather =
+        |result: &str| format!("ROOT %ag = f32[{result}]{{0}} all-gather(f32[1024]{{0}} %p), dimensions={{0}}");
+    // The all-gathers keep the all-reduce's other attributes; to_apply is
+    // ignored by an all-gather.
+    refused(&gather("4000"), "an all-gather over 4 has 4 times its operand's elements");
+    assert!(import_module(&with(&gather("4096")), &target(8), None).is_ok());
+    let scatter =
+        |result: &str| format!("ROOT %rs = f32[{result}]{{0}} reduce-scatter(f32[1024]{{0}} %p), dimensions={{0}}");
+    refused(&scatter("100"), "a reduce-scatter over 4 has 1/4 of its operand's elements");
+    let ok = import_module(&with(&scatter("256")), &target(8), None).unwrap();
+    assert_eq!(ok.program.collectives[0].count, 1024);
+}

@@ -275,6 +275,7 @@ impl<'a> Walker<'_, 'a> {
         };
         let n = groups.as_ref().and_then(|g| g.first()).map_or(1, Vec::len) as u64;
         let parts = counts(ins, op, &shape, n, reduce)?;
+        typed(computation, ins, op, &shape, n)?;
         if parts.is_empty() || peers.as_ref().is_some_and(Vec::is_empty) {
             self.moved_nothing = self.moved_nothing.or(Some(ins.name));
         }
@@ -493,6 +494,61 @@ fn mode(ins: &Instruction<'_>, op: OpType) -> Result<Mode, HloError> {
         (true, Some(false)) => Mode::CrossReplicaAndPartition,
         (true, Some(true)) => Mode::FlattenedId,
     })
+}
+
+/// Checks that a collective's result agrees with its operands, as XLA's
+/// verifier does: leaf by leaf, the same element type, and the elements
+/// the op makes of the operand's (the same for an all-reduce, all-to-all
+/// or permute; `n` times for an all-gather; `1/n` for a reduce-scatter),
+/// since the count is read from the result. Operands not defined in the
+/// computation, or leaves that do not pair up, are not judged.
+fn typed(
+    computation: &Computation<'_>,
+    ins: &Instruction<'_>,
+    op: OpType,
+    result: &Shape,
+    n: u64,
+) -> Result<(), HloError> {
+    let defined: Option<Vec<&Shape>> = ins
+        .operands
+        .iter()
+        .map(|name| computation.instructions.iter().find(|d| d.name == *name).map(|d| &d.shape))
+        .collect();
+    let Some(operands) = defined else { return Ok(()) };
+    let operand_leaves: Vec<&Shape> = operands.into_iter().flat_map(Shape::leaves).collect();
+    let result_leaves = result.leaves();
+    if operand_leaves.len() != result_leaves.len() {
+        return Ok(());
+    }
+    for (operand, leaf) in operand_leaves.into_iter().zip(result_leaves) {
+        let (Shape::Array { elem: from, .. }, Shape::Array { elem: to, .. }) = (operand, leaf) else { continue };
+        let fail = |why: String| {
+            HloError::at(
+                ins.shape_at,
+                1,
+                format!("`{}`: its result {leaf} does not fit its operand {operand}: {why}", ins.name),
+                "XLA's verifier refuses this too: is the module hand-edited?",
+            )
+        };
+        if from != to {
+            return Err(fail(format!("{to} is not {from}")));
+        }
+        let (Some(a), Some(b)) = (operand.elements(), leaf.elements()) else { continue };
+        let (expected, what) = match op {
+            OpType::AllGather => {
+                (a.checked_mul(n), format!("an all-gather over {n} has {n} times its operand's elements"))
+            }
+            OpType::ReduceScatter => (
+                Some(a / n.max(1)).filter(|_| a % n.max(1) == 0),
+                format!("a reduce-scatter over {n} has 1/{n} of its operand's elements"),
+            ),
+            _ => (Some(a), "it has its operand's elements".to_owned()),
+        };
+        if expected != Some(b) {
+            return Err(fail(what));
+        }
+    }
+    Ok(())
 }
 
 /// One ccc collective's element type, reduce, count and the operands it carries.
