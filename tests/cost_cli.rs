@@ -72,6 +72,19 @@ fn explain_says_when_the_written_choice_does_not_lower() {
     let (code, _, err) = ccc(&["verify", "-q", spec]);
     assert_eq!(code, 2);
     assert!(err.contains("536870944"), "{err}");
+    // In a program, the mesh events of the collectives before it count,
+    // as lowering counts them: two 32-rank mesh all-gathers on Sunda need
+    // 62 of the 50 a TOP_SP has, not 31.
+    let mesh = "Collective(op: AllGather, dtype: Bf16, count: 1024, arch: Sunda, \
+                topology: (rank_n: 32, local_rank_n: 32), channels: 1, algorithm: Mesh)";
+    let two = dir.path().join("two.ron");
+    std::fs::write(&two, format!("Program(collectives: [{mesh}, {mesh}])")).unwrap();
+    let two = two.to_str().unwrap();
+    let (_, out, _) = ccc(&["explain", two]);
+    assert!(out.contains("this choice needs 62 (31 of them taken by the collectives before it)"), "{out}");
+    let (code, _, err) = ccc(&["verify", "-q", two]);
+    assert_eq!(code, 2);
+    assert!(err.split_whitespace().collect::<Vec<_>>().join(" ").contains("needs 62"), "{err}");
     // A choice that lowers says nothing of the kind.
     let (_, out, _) = ccc(&["explain", "examples/alltoall_mesh_grouped.ron"]);
     assert!(!out.contains("does not lower"), "{out}");

@@ -607,6 +607,9 @@ fn target_choices() {
     let e = parse_target(bad).unwrap_err();
     assert!(e.message.contains("devices 0 and 1 are both given rank 1"), "{e}");
     assert_eq!((e.start.line, e.start.col), (2, 2), "{e}");
+    // Named at the field itself, not at a comment that mentions devices.
+    let commented = format!("// 8 devices, one node\n{bad}");
+    assert_eq!(parse_target(&commented).unwrap_err().start.line, 3);
     let missing = "(arch: Cayman, topology: (rank_n: 4, local_rank_n: 4), devices: {0: 0, 1: 1, 3: 2})";
     assert!(parse_target(missing).unwrap_err().message.contains("device 2 is not listed"));
     let beyond = "(arch: Cayman, topology: (rank_n: 2, local_rank_n: 2), devices: {0: 0, 1: 5})";
@@ -743,6 +746,10 @@ fn element_counts_past_u64_are_refused() {
     let huge = "f32[4294967296,4294967297]";
     let e = import_module(&module(huge, "all-reduce", huge, ""), &target(8), None).unwrap_err();
     assert!(e.message.contains("more than 2^64 - 1 elements"), "{e}");
+    // A zero dimension after large ones is empty, not too large.
+    let empty = "f32[4294967296,4294967297,0]";
+    let e = import_module(&module(empty, "all-reduce", empty, ""), &target(8), None).unwrap_err();
+    assert!(e.message.contains("moves no elements"), "{e}");
     let big = "f32[4611686018427387904,1]";
     let whole = "f32[18446744073709551615,1]";
     let e = import_module(&module(big, "reduce-scatter", whole, "dimensions={0}, "), &target(8), None).unwrap_err();

@@ -92,6 +92,10 @@ fn the_list_matches_the_folder() {
     stems.sort();
     assert!(stems.len() >= 14, "at least 14 invalid examples, found {}", stems.len());
     assert_eq!(stems, LISTED, "add the new file to `invalid_specs!` (sorted), or remove the stale entry");
+    // The README counts them.
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let said = format!("`examples/invalid/` holds {} such specs", stems.len());
+    assert!(readme.contains(&said), "README should say: {said}");
 }
 
 #[test]

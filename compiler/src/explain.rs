@@ -9,6 +9,7 @@
 
 use crate::cost::Evaluation;
 use crate::cost::auto::{Machine, display, evaluate_choice, legal, mesh_events, whole_ns};
+use crate::lower::Limit;
 use crate::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use crate::validate::validate;
 use ccc_ir::noun::count;
@@ -140,7 +141,16 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
         }
         // The written choice is shown whatever it needs, saying so.
         let does_not_lower = refused.filter(|_| &alg == vc.algorithm()).map(|r| {
-            format!("{} is at most {} on {}; this choice needs {}", r.limit, r.max(arch), machine.arch, r.needed)
+            // A TOP_SP's mesh events add up over the program: count those
+            // the collectives before it take, as lowering does.
+            let spent = if r.limit == Limit::MeshEvents { machine.mesh_events_spent } else { 0 };
+            let needed = r.needed + u64::from(spent);
+            let before = if spent > 0 {
+                format!(" ({spent} of them taken by the collectives before it)")
+            } else {
+                String::new()
+            };
+            format!("{} is at most {} on {}; this choice needs {needed}{before}", r.limit, r.max(arch), machine.arch)
         });
         let legs = plan
             .map(|plan| {

@@ -24,7 +24,7 @@ pub fn dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
 /// where `json.dumps` would turn a large int into a float, write `NaN`,
 /// or fail without a path.
 pub fn dumps_spec(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    plain(value, "").map_err(|(path, why)| {
+    plain(value, "", 0).map_err(|(path, why)| {
         let field = if path.is_empty() { "spec".to_owned() } else { path };
         let mut info = ErrorInfo::new(ErrorClass::Parse, "Syntax", format!("{field}: {why}"));
         info.field = Some(field);
@@ -33,10 +33,23 @@ pub fn dumps_spec(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> 
     dumps(py, value)
 }
 
-/// The first value under `value` (at `path`) that a spec cannot hold as
-/// JSON: its path and why.
-fn plain(value: &Bound<'_, PyAny>, path: &str) -> Result<(), (String, String)> {
+/// How deep a spec's dicts and lists nest at most (a spec nests four
+/// deep: program, collective, groups, group); deeper, or a list that holds
+/// itself, is refused before it could exhaust the stack.
+const MAX_DEPTH: usize = 64;
+
+/// The first value under `value` (at `path`, `depth` containers down) that
+/// a spec cannot hold as JSON: its path and why.
+fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), (String, String)> {
     let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
+    let container =
+        value.is_instance_of::<PyDict>() || value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
+    if container && depth >= MAX_DEPTH {
+        return Err((
+            path.to_owned(),
+            format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"),
+        ));
+    }
     if let Ok(dict) = value.cast::<PyDict>() {
         for (k, v) in dict.iter() {
             let Ok(key) = k.extract::<String>() else {
@@ -45,12 +58,12 @@ fn plain(value: &Bound<'_, PyAny>, path: &str) -> Result<(), (String, String)> {
                     format!("the key {k} is not text; keys are field names or numbers as text"),
                 ));
             };
-            plain(&v, &at(&key))?;
+            plain(&v, &at(&key), depth + 1)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         for (i, v) in value.try_iter().map_err(|e| (path.to_owned(), e.to_string()))?.enumerate() {
             let v = v.map_err(|e| (path.to_owned(), e.to_string()))?;
-            plain(&v, &format!("{path}[{i}]"))?;
+            plain(&v, &format!("{path}[{i}]"), depth + 1)?;
         }
     } else if value.is_instance_of::<PyBool>() {
     } else if value.is_instance_of::<PyInt>() {

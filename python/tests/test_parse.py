@@ -89,7 +89,7 @@ def test_a_number_its_field_cannot_hold_names_the_field():
         ccc.parse(text.replace("channels: 2,", "channels: -2,"))
     e = caught.value
     assert (e.kind, e.field) == ("IntegerOutOfBounds", "channels")
-    assert "up to 4294967295" in e.help
+    assert "of at most 4294967295" in e.help
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse(text.replace("channels: 2,", "channels: 2.5,"))
     assert (caught.value.kind, caught.value.field) == ("Fraction", "channels")
@@ -109,6 +109,16 @@ def test_from_dict_names_a_value_json_cannot_carry():
             ccc.Program.from_dict(spec)
         assert caught.value.field == field, (field, str(caught.value))
         assert words in str(caught.value)
+    # A list that holds itself, or one nested far past any spec's depth,
+    # is refused, not followed until the stack runs out.
+    itself = []
+    itself.append(itself)
+    deep = [1]
+    for _ in range(100_000):
+        deep = [deep]
+    for groups in (itself, deep):
+        with pytest.raises(ccc.ParseError, match="nested more than 64 deep"):
+            ccc.Program.from_dict(dict(good, groups=groups))
     # The largest count a spec holds still reads as one.
     assert ccc.Program.from_dict(dict(good, count=2**64 - 1)).collectives[0]["count"] == 2**64 - 1
 

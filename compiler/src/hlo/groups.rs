@@ -138,11 +138,11 @@ fn transposed_iota(dims: &[u64], perm: &[u64]) -> Option<Vec<u64>> {
     // Row-major strides of the untransposed array.
     let mut strides = vec![1u64; dims.len()];
     for i in (0..dims.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * dims[i + 1];
+        strides[i] = strides[i + 1].checked_mul(dims[i + 1])?;
     }
     let out_dims: Vec<u64> = perm.iter().map(|&p| dims[p as usize]).collect();
     let out_strides: Vec<u64> = perm.iter().map(|&p| strides[p as usize]).collect();
-    let total: u64 = dims.iter().product();
+    let total = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
     let mut index = vec![0u64; dims.len()];
     let mut out = Vec::with_capacity(usize::try_from(total).ok()?);
     for _ in 0..total {
@@ -178,7 +178,8 @@ fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
     for axis in body.get(..close).unwrap_or("").split(',') {
         let (name, size) = axis.split_once('=').ok_or_else(fail)?;
         names.push(unquote(name));
-        sizes.push(size.trim().parse::<u64>().map_err(|_| fail())?);
+        // An axis has at least one device (XLA's rule).
+        sizes.push(size.trim().parse::<u64>().ok().filter(|&s| s > 0).ok_or_else(fail)?);
     }
     let rest = body.get(close + 1..).unwrap_or("").trim();
     let (devices, rest) = match rest.strip_prefix(',') {
@@ -301,7 +302,7 @@ fn mesh_groups(sizes: &[u64], devices: &[u64], refs: &[AxisRef]) -> Option<Vec<V
     let mut perm: Vec<u64> = (0..dims.len()).filter(|d| !grouped_dims.contains(d)).map(|d| d as u64).collect();
     perm.extend(grouped_dims.iter().map(|&d| d as u64));
     let order = transposed_iota(&dims, &perm)?;
-    let size: u64 = grouped_dims.iter().map(|&d| dims[d]).product();
+    let size = grouped_dims.iter().try_fold(1u64, |a, &d| a.checked_mul(*dims.get(d)?))?;
     let ids: Vec<u64> = order.iter().map(|&i| devices.get(i as usize).copied()).collect::<Option<_>>()?;
     Some(ids.chunks(usize::try_from(size).ok()?.max(1)).map(<[u64]>::to_vec).collect())
 }
@@ -352,6 +353,10 @@ mod tests {
         assert!(replica_groups("{{0,1},{2,x}}", 0).is_err());
         assert!(replica_groups("[3,4]<=[8]", 0).is_err());
         assert!(replica_groups("mesh['x'=2] {'z'}", 0).is_err());
+        // An axis of no devices, whose sub-axes once multiplied past u64.
+        let empty = "mesh['x'=0,'y'=0] {'x':(1)4294967296,'y':(1)4294967296}";
+        assert!(replica_groups(empty, 0).is_err());
+        assert!(replica_groups("mesh['x'=0] {'x'}", 0).is_err());
         // Empty sub-axes, which once divided by zero.
         for v in ["{'y':(0)2}", "{'y':(1)0}", "{'y':(2)0}", "{'y':(0)4}", "{'y':(1)2,'y':(0)2}", "{'y':(1)1}"] {
             let e = replica_groups(&format!("mesh['x'=2,'y'=4] {v}"), 0).unwrap_err();

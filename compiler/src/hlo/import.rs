@@ -588,7 +588,8 @@ fn counts(
                 "a collective's count is a 64-bit number of elements: the shape's dimensions multiply past it",
             )
         };
-        let elements = leaf.elements().ok_or_else(too_many)?;
+        // A zero dimension empties the shape, however large the others.
+        let elements = if dims.contains(&0) { 0 } else { leaf.elements().ok_or_else(too_many)? };
         if elements == 0 {
             return Err(HloError::at(
                 ins.shape_at,

@@ -135,11 +135,7 @@ pub fn parse_target(src: &str) -> Result<Target, TargetError> {
     // A `devices` map that is not one to one is the target's problem, at
     // its `devices` field.
     target.check_devices().map_err(|why| {
-        let body = strip_bom(src);
-        let at = body.find("devices").unwrap_or(0);
-        let before = body.get(..at).unwrap_or("");
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        let (line, col) = field_at(strip_bom(src), "devices").unwrap_or((1, 1));
         TargetError {
             message: format!(
                 "devices: {why}; accepted: a map naming each device below topology.rank_n once, each rank once"
@@ -148,6 +144,25 @@ pub fn parse_target(src: &str) -> Result<Target, TargetError> {
         }
     })?;
     Ok(target)
+}
+
+/// The line and column (1-based, in chars) of the field `name` written as
+/// `name:` outside a `//` comment, if it is.
+fn field_at(src: &str, name: &str) -> Option<(usize, usize)> {
+    src.lines().enumerate().find_map(|(i, line)| {
+        let code = line.split("//").next().unwrap_or("");
+        let mut from = 0;
+        while let Some(found) = code.get(from..)?.find(name) {
+            let at = from + found;
+            let before = code.get(..at)?.chars().next_back();
+            let after = code.get(at + name.len()..)?.trim_start();
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after.starts_with(':') {
+                return Some((i + 1, code.get(..at)?.chars().count() + 1));
+            }
+            from = at + name.len();
+        }
+        None
+    })
 }
 
 /// Parses an algorithm as a spec writes it (`Ring`, `Hier((...))`, its

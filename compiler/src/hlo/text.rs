@@ -16,6 +16,7 @@
 //! ... `}`). Anything else is an error at its line.
 
 use super::error::HloError;
+use std::collections::BTreeSet;
 
 /// A parsed module: its header attributes and its computations, in file order.
 #[derive(Clone, Debug)]
@@ -195,6 +196,9 @@ fn blank_comments(src: &str) -> Result<String, HloError> {
 pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
     let mut module = Module { name: None, header: Vec::new(), computations: Vec::new() };
     let mut lines = Lines { src: clean, at: 0 };
+    // The computation names seen, and whether one was ENTRY: looked up,
+    // never iterated, so their order cannot reach the output.
+    let (mut names, mut entry_seen) = (BTreeSet::new(), false);
     while let Some((at, line)) = lines.next_line() {
         let t = line.trim();
         let lead = at + (line.len() - line.trim_start().len());
@@ -218,12 +222,10 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
             }
             module.name = Some(name);
             module.header = if c.eat(',') { c.attrs()? } else { Vec::new() };
-            if let Some(again) = module
-                .header
-                .iter()
-                .enumerate()
-                .find_map(|(i, a)| module.header[..i].iter().any(|b| b.key == a.key).then_some(a))
-            {
+            // A set of the keys seen, so that a header of many attributes
+            // is checked in O(n log n), not O(n^2).
+            let mut keys = BTreeSet::new();
+            if let Some(again) = module.header.iter().find(|a| !keys.insert(a.key)) {
                 return Err(HloError::at(
                     again.at,
                     again.value.len(),
@@ -243,13 +245,13 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
         }
         let computation = parse_computation(&mut lines, clean, lead, lead + t.len())?;
         let again = |what: &str, help: &str| HloError::at(computation.at, computation.name.len(), what, help);
-        if computation.entry && module.computations.iter().any(|c| c.entry) {
+        if computation.entry && std::mem::replace(&mut entry_seen, true) {
             return Err(again(
                 &format!("a second ENTRY computation, `{}`: a module has one", computation.name),
                 "import one module per file; only one computation is marked ENTRY",
             ));
         }
-        if module.computations.iter().any(|c| c.name == computation.name) {
+        if !names.insert(computation.name) {
             return Err(again(
                 &format!("a second computation named `{}`", computation.name),
                 "computation names are unique within a module",

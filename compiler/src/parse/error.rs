@@ -184,8 +184,8 @@ impl ParseError {
     pub fn help(&self) -> Option<String> {
         let whole = |field: &Option<String>| {
             let name = field.as_deref().map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
-            let max = field.as_deref().and_then(integer_max).map_or_else(String::new, |m| format!(" up to {m}"));
-            format!("{name} takes a whole number from 0{max}: no sign, no fraction")
+            let max = field.as_deref().and_then(integer_max).map_or_else(String::new, |m| format!(" of at most {m}"));
+            format!("{name} takes a whole number{max}: no sign, no fraction")
         };
         match &self.kind {
             ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),

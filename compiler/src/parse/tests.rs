@@ -147,16 +147,16 @@ fn numbers_a_field_cannot_hold_name_the_field() {
     let e = err(&GOOD.replace("channels: 4,", "channels: -5,"));
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("channels".into()) });
     assert_eq!(e.label(), "out of range for `channels`");
-    assert_eq!(e.help().unwrap(), "`channels` takes a whole number from 0 up to 4294967295: no sign, no fraction");
+    assert_eq!(e.help().unwrap(), "`channels` takes a whole number of at most 4294967295: no sign, no fraction");
     let e = err(&GOOD.replace("count: 4194304,", "count:  99999999999999999999,"));
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("count".into()) });
-    assert!(e.help().unwrap().contains("up to 18446744073709551615"), "{:?}", e.help());
+    assert!(e.help().unwrap().contains("of at most 18446744073709551615"), "{:?}", e.help());
     let e = err(&GOOD.replace("count: 4194304,", "count: 4194304.5,"));
     assert_eq!(e.kind, ParseErrorKind::Fraction { field: Some("count".into()) });
     assert_eq!(e.message, "expected a whole number, found a fraction");
     let e = err(&GOOD.replace("channels: 4,", "channels: 4, model: (alpha_inter_ns: 1.5),"));
     assert_eq!(e.kind, ParseErrorKind::Fraction { field: Some("alpha_inter_ns".into()) });
-    assert!(e.help().unwrap().contains("up to 1000000000000"), "{:?}", e.help());
+    assert!(e.help().unwrap().contains("of at most 1000000000000"), "{:?}", e.help());
     // A missing comma after a whole number is still one.
     let e = err(&GOOD.replace("count: 4194304,", "count: 4194304"));
     assert_eq!(e.kind, ParseErrorKind::MissingComma);

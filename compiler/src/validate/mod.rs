@@ -726,7 +726,9 @@ impl Checker {
                     return None;
                 }
                 Err(NoChoice::OutOfRange) => {
-                    self.push("model", Problem::AutoOutOfRange { op: c.op });
+                    // At `algorithm`: it is this collective's choice that
+                    // fails (its size with the model), not the model alone.
+                    self.push("algorithm", Problem::AutoOutOfRange { op: c.op });
                     return None;
                 }
                 Err(NoChoice::Limit { limit, arch, needed, max, spent, fewest }) => {
