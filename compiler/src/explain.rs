@@ -70,8 +70,8 @@ pub struct Explained {
     pub index: u32,
     /// The op.
     pub op: String,
-    /// nccom-test's size, bytes.
-    pub bytes: f64,
+    /// nccom-test's size, bytes (a whole number; JSON writes it as one).
+    pub bytes: u64,
     /// The algorithm as the spec writes it: `Auto`, a flat algorithm, or
     /// `Hier(leg=X, ...)` with the legs in run order, a leg left to the
     /// model written `Auto`.
@@ -206,7 +206,9 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
     Explained {
         index: vc.index(),
         op: vc.op().name().to_owned(),
-        bytes: choices.first().map_or(0.0, |ch| ch.evaluation.bytes),
+        // Elements times their size, held as f64 by the cost model:
+        // exact up to 2^53 bytes (8 PiB), the most u64 holds past 2^64.
+        bytes: choices.first().map_or(0, |ch| ch.evaluation.bytes as u64),
         written: written(c).unwrap_or_else(|| display(vc.algorithm())),
         chosen: display(vc.algorithm()),
         choices,

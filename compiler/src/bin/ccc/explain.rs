@@ -82,7 +82,7 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
     for e in all {
         let _ = writeln!(
             out,
-            "\ncollective {}: {} of {:.0} bytes, algorithm {}{}: {}",
+            "\ncollective {}: {} of {} bytes, algorithm {}{}: {}",
             e.index,
             e.op,
             e.bytes,
