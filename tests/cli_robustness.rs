@@ -172,6 +172,27 @@ fn graph_refuses_a_world_too_large_to_draw() {
     assert!(stderr.contains("--rank R"), "the fix is named:\n{stderr}");
 }
 
+/// A mesh all-to-all of 4,096 ranks has only 4,096 nodes, but each lists
+/// every peer: some 16 million transfers, gigabytes of DOT. Refused from
+/// an estimate before the graph is built, not after it has filled memory;
+/// one rank of it is drawn.
+#[test]
+fn graph_refuses_a_world_with_too_many_transfers() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("a2a.ron");
+    let text = "Collective(op: AllToAll, dtype: Bf16, count: 1048576, arch: Cayman, \
+                topology: (rank_n: 4096, local_rank_n: 16), channels: 1, algorithm: Mesh)";
+    std::fs::write(&spec, text).unwrap();
+    let out = run_quiet(&[OsStr::new("graph"), spec.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    // 4096 ranks x 8191 transfers (4095 sent, 4095 heard, its own block).
+    assert!(stderr.contains("33550336 transfers") && stderr.contains("800000"), "stderr:\n{stderr}");
+    assert!(stderr.contains("--rank R"), "stderr:\n{stderr}");
+    let one = run_quiet(&[OsStr::new("graph"), spec.as_os_str(), OsStr::new("--rank"), OsStr::new("7")]);
+    assert_eq!(one.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&one.stderr));
+}
+
 #[test]
 fn graph_of_one_rank_of_a_large_world_still_works() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,12 @@
 //! drawn whole would not fit in memory (a 65,536-rank ring has billions of
 //! nodes). The node count is known from the schedule before anything is
 //! built; above [`MAX_GRAPH_NODES`] the verb refuses (exit 2) and says to
-//! draw fewer ranks with `--rank`.
+//! draw fewer ranks with `--rank`. Each node also lists its transfers (an
+//! edge and a label entry each), which grow with the peers of a step: a
+//! mesh all-to-all of 4,096 ranks has 4,096 nodes but 16 million
+//! transfers, gigabytes of DOT. Their number is estimated from the first
+//! and last rank drawn, built alone, before the whole graph is; above
+//! [`MAX_GRAPH_TRANSFERS`] the verb refuses too.
 
 use crate::Failure;
 use crate::args::GraphArgs;
@@ -20,6 +25,11 @@ use std::process::ExitCode;
 /// The most nodes a graph may have: well past anything Graphviz lays out,
 /// and some 50 MB of DOT (a node and its edges take about 230 bytes).
 const MAX_GRAPH_NODES: u64 = 200_000;
+
+/// The most transfers a graph may draw: some 50 MB of DOT (a transfer,
+/// counted at each end, takes about 60 bytes: its edge and its entry in a
+/// node's label).
+const MAX_GRAPH_TRANSFERS: u64 = 800_000;
 
 /// Runs `ccc graph`.
 pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
@@ -38,16 +48,40 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
     // The graph draws each rank once, however often it is asked for.
     ranks.sort_unstable();
     ranks.dedup();
+    let drawn = if args.ranks.is_empty() { "every rank" } else { "the ranks asked for" };
+    // Fewer ranks help unless one is drawn already.
+    let help = if ranks.len() > 1 {
+        "pass --rank R (repeatable) to draw fewer ranks"
+    } else {
+        "one rank's graph is over the limit: draw a smaller spec (fewer steps, or fewer peers a step)"
+    };
     let nodes = node_count(&schedule, ranks.len());
     if nodes > MAX_GRAPH_NODES {
         let steps: u64 = schedule.collectives.iter().map(|c| u64::from(c.step_n)).sum();
-        let drawn = if args.ranks.is_empty() { "every rank" } else { "the ranks asked for" };
         return Err(Failure::input(miette::miette!(
-            help = "pass --rank R (repeatable) to draw fewer ranks",
+            help = help,
             "{}: the step graph of {drawn} would have {nodes} nodes ({} x {}), over the limit of {MAX_GRAPH_NODES}",
             args.spec.display(),
             count(ranks.len(), "rank"),
             count(steps, "step"),
+        )));
+    }
+    // The transfers, from the busier of the first and last rank drawn
+    // (a rooted op's root, rank 0 by default, is often the busiest).
+    let per_rank = [ranks.first(), ranks.last()]
+        .into_iter()
+        .flatten()
+        .map(|&r| StepGraph::build(&schedule, &[r]).nodes().map(|n| n.transfers.len() as u64).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    let transfers = per_rank.saturating_mul(ranks.len() as u64);
+    if transfers > MAX_GRAPH_TRANSFERS {
+        return Err(Failure::input(miette::miette!(
+            help = help,
+            "{}: the step graph of {drawn} would draw about {transfers} transfers ({} x {per_rank}), over the \
+             limit of {MAX_GRAPH_TRANSFERS}",
+            args.spec.display(),
+            count(ranks.len(), "rank"),
         )));
     }
     let graph = StepGraph::build(&schedule, &ranks);
