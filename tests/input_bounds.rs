@@ -202,13 +202,40 @@ fn a_negative_rank_is_told_what_a_rank_is() {
     assert!(!out.exists());
 }
 
+/// An empty SLOT or `neff_configs` image is refused (both have a header);
+/// an empty CTRL image is what ccc writes for a TOP_SP no collective has
+/// work on (groups of one, say), and decodes as no chain.
 #[test]
-fn an_empty_image_is_refused() {
+fn an_empty_image_is_refused_unless_ctrl() {
     let dir = tempfile::tempdir().unwrap();
     let path = file(&dir, "ctrl_spad.bin", []);
-    for region in ["ctrl", "slot", "neff"] {
+    for region in ["slot", "neff"] {
         let stderr = refused(&["decode".as_ref(), path.as_os_str(), "--region".as_ref(), region.as_ref()]);
         assert!(stderr.contains("empty image"), "{region}: {stderr}");
+    }
+    // ccc's own output: a 0-byte ctrl_spad.bin, which decodes.
+    let spec = file(
+        &dir,
+        "single.ron",
+        "Collective(op: AllReduce, dtype: F32, reduce: Add, count: 8, arch: Cayman, \
+         topology: (rank_n: 4, local_rank_n: 4), channels: 1, algorithm: Ring, groups: [[0],[1],[2],[3]])",
+    );
+    let out = dir.path().join("out");
+    let done = Command::new(env!("CARGO_BIN_EXE_ccc"))
+        .args(["compile".as_ref(), spec.as_os_str(), "-o".as_ref(), out.as_os_str(), "-q".as_ref()])
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let ctrl = out.join("rank-0/topsp-0/ctrl_spad.bin");
+    assert_eq!(std::fs::metadata(&ctrl).unwrap().len(), 0);
+    for (format, printed) in [("text", "(empty: no collective has work on this TOP_SP)\n"), ("json", "[]"), ("log", "")]
+    {
+        let decoded = Command::new(env!("CARGO_BIN_EXE_ccc"))
+            .args(["decode".as_ref(), ctrl.as_os_str(), "--format".as_ref(), format.as_ref()])
+            .output()
+            .unwrap();
+        assert!(decoded.status.success(), "{format}: {}", String::from_utf8_lossy(&decoded.stderr));
+        assert_eq!(String::from_utf8(decoded.stdout).unwrap().trim_end(), printed.trim_end(), "{format}");
     }
 }
 

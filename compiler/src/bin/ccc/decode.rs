@@ -34,7 +34,10 @@ use std::process::ExitCode;
 pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
     let region = args.region.unwrap_or_else(|| region_of(&args.file));
     let image = read_bounded(&args.file, image_cap(region), &format!("{} image", region_name(region)))?;
-    if image.is_empty() {
+    // An empty CTRL image is a TOP_SP no collective has work on (ccc
+    // writes one, `docs/wire-format.md` §2): no chain to decode. The other
+    // regions always have a header.
+    if image.is_empty() && region != Region::Ctrl {
         return Err(refusal(args, region, "empty image (0 bytes)"));
     }
     let arch = naming_arch();
@@ -44,6 +47,7 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
             match args.format {
                 DecodeFormat::Json => json::ctrl(&words).map_err(|e| Failure::input(miette::miette!("{e}")))?,
                 DecodeFormat::Log => text_log::ctrl(&words, args.device, args.topsp),
+                DecodeFormat::Text if words.is_empty() => "(empty: no collective has work on this TOP_SP)\n".to_owned(),
                 DecodeFormat::Text => hexdump::ctrl(&words, arch),
             }
         }
