@@ -299,3 +299,26 @@ fn bad_manifests() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("cannot read rank-9.ron"), "{}", run.stderr);
 }
+
+/// A spec given through a pipe (`/dev/stdin`, `<(...)`) is read once: it
+/// used to be read to tell spec from manifest, then again to parse, which
+/// found the pipe empty.
+#[cfg(unix)]
+#[test]
+fn a_spec_through_a_pipe_is_read_once() {
+    use std::io::Write as _;
+    let ring = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/allreduce_ring.ron")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ccc"))
+        .args(["diagnose", "/dev/stdin", "examples/allreduce_ring.ron"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&ring).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with("match: all 2 inputs have signature"), "{stdout}");
+}

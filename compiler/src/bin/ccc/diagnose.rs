@@ -13,7 +13,7 @@
 use crate::Failure;
 use crate::args::{DiagnoseArgs, HloArgs};
 use crate::compile::compile_failure;
-use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec, read_text};
+use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text};
 use ccc_compiler::build::build;
 use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest};
 use ccc_compiler::parse::bound_message;
@@ -94,7 +94,8 @@ fn load(given: &Path, file: &Path, name: String, hlo: &HloArgs) -> Result<(Input
         )));
     }
     let path = file.display().to_string();
-    // A spec is read again, with its own cap, by `load_spec`.
+    // Read once (a pipe cannot be read twice); a spec's own cap is then
+    // applied to the text by `load_spec_text`.
     let cap = if file.extension().is_some_and(|e| e == "ron") { SPEC_CAP } else { MANIFEST_CAP };
     let text = read_text(file, cap, "spec or manifest")?;
     let is_manifest = match file.extension().and_then(|e| e.to_str()) {
@@ -113,7 +114,7 @@ fn load(given: &Path, file: &Path, name: String, hlo: &HloArgs) -> Result<(Input
         })?;
         Ok((Input { name, ..input }, Kind::Manifest))
     } else {
-        let (_, valid) = load_spec(file, hlo)?;
+        let (_, valid) = load_spec_text(file, &text, hlo)?;
         let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
         let signature = sign(&valid, &schedule);
         // The images too, so that a difference they do not carry is named

@@ -40,11 +40,22 @@ pub const HLO_CAP: u64 = 256 << 20;
 /// snippet with the token marked), or breaks a rule (every problem, by field
 /// path).
 pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
-    let name = path.display().to_string();
     let text = read_text(path, spec_cap(path, hlo), "spec")?;
+    load_spec_text(path, &text, hlo)
+}
+
+/// [`load_spec`] of a file already read (`text`, read under a cap at least
+/// the spec's): a caller that had to read the file to tell what it is
+/// (`diagnose`) reads it once, so a pipe works.
+///
+/// # Errors
+///
+/// As [`load_spec`].
+pub fn load_spec_text(path: &Path, text: &str, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
+    let name = path.display().to_string();
     // A leading byte-order mark is skipped here and by `parse` alike, so the
     // snippet's columns are the parser's.
-    let src = strip_bom(&text);
+    let src = strip_bom(text);
     let parsed = if ccc_compiler::hlo::looks_like_hlo(src) {
         let imported = import_file(path, src, hlo)?;
         let sources = imported.sources;
@@ -61,7 +72,7 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
             )));
         }
         if text.len() as u64 > SPEC_CAP {
-            read_text(path, SPEC_CAP, "spec")?;
+            return Err(too_large(path, Some(text.len() as u64), SPEC_CAP, "spec"));
         }
         parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?
     };
@@ -145,14 +156,21 @@ pub fn read_bounded(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Failur
     }
     let len = data.len() as u64;
     if known.is_some_and(|len| len > cap) || len > cap {
-        let size = known.map_or_else(String::new, |len| format!("{len} bytes, "));
-        return Err(Failure::input(miette::miette!(
-            code = "ccc::too_large",
-            help = format!("ccc reads a {what} of at most {cap} bytes ({}); is this the right file?", mib(cap)),
-            "{name} is too large for a {what}: {size}more than {cap} bytes"
-        )));
+        return Err(too_large(path, known, cap, what));
     }
     Ok(data)
+}
+
+/// The refusal of a `what` file at `path` larger than `cap` bytes (of
+/// `size` bytes, when known).
+fn too_large(path: &Path, size: Option<u64>, cap: u64, what: &str) -> Failure {
+    let size = size.map_or_else(String::new, |len| format!("{len} bytes, "));
+    Failure::input(miette::miette!(
+        code = "ccc::too_large",
+        help = format!("ccc reads a {what} of at most {cap} bytes ({}); is this the right file?", mib(cap)),
+        "{} is too large for a {what}: {size}more than {cap} bytes",
+        path.display()
+    ))
 }
 
 /// [`read_bounded`], then the bytes as UTF-8 text.
