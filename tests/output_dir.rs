@@ -257,6 +257,9 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     assert!(stderr.contains("left ") && stderr.contains("precious.txt"), "{stderr}");
     assert_eq!(fs::read(stale.join("precious.txt")).unwrap(), b"not ccc's");
     assert!(!stale.join("rank-0").exists(), "ccc's own files in it are removed");
+    // The folder stays, and the note says it was kept, not removed.
+    assert!(stderr.contains(&format!("kept {}", stale.display())), "{stderr}");
+    assert!(!stderr.contains(&format!("removed {}", stale.display())), "{stderr}");
 }
 
 /// Several compiles into one folder at once all succeed; a reader polling

@@ -103,6 +103,9 @@ pub struct Swept {
     /// `true` when the folder was a replaced output moved aside by a switch
     /// that died half-way, and was put back as `OUT` (nothing removed).
     pub restored: bool,
+    /// `true` when the folder is still there: it holds files ccc did not
+    /// write (listed in [`Written::left`]), so only ccc's own were removed.
+    pub kept: bool,
 }
 
 /// Why a folder is not recognised as ccc's own output.

@@ -104,13 +104,13 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
     stale.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
     for (path, tag, pid) in stale {
         if tag == OLD_TAG && fs::symlink_metadata(&place.out).is_err() && fs::rename(&path, &place.out).is_ok() {
-            written.swept.push(Swept { path, pid, bytes: 0, restored: true });
+            written.swept.push(Swept { path, pid, bytes: 0, restored: true, kept: false });
             continue;
         }
         let mut bytes = 0;
         remove_debris(&path, Path::new(""), &mut bytes, &mut written.left);
-        let _ = fs::remove_dir(&path);
-        written.swept.push(Swept { path, pid, bytes, restored: false });
+        let kept = fs::remove_dir(&path).is_err();
+        written.swept.push(Swept { path, pid, bytes, restored: false, kept });
     }
     Ok(())
 }

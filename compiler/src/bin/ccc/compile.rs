@@ -329,6 +329,14 @@ fn report_debris(written: &Written) {
                 s.path.display(),
                 s.pid
             );
+        } else if s.kept {
+            eprintln!(
+                "note: kept {}, left by a compile (process {}) that died while writing: ccc removed its own \
+                 files from it ({}) and left the folder, which holds files ccc did not write",
+                s.path.display(),
+                s.pid,
+                count(s.bytes, "byte")
+            );
         } else {
             eprintln!(
                 "note: removed {}, left by a compile (process {}) that died while writing ({})",
