@@ -95,8 +95,9 @@ fn a_proof_beyond_the_memory_budget_is_refused_before_the_world_is_lowered() {
         let emitted = if ranks.is_empty() { 1_048_576 } else { 1 };
         let (result, progress) = compile_watched(src, Options { ranks, memory_budget: budget, ..Options::default() });
         let Err(CompileError::Memory(e)) = result else { panic!("{result:?}") };
-        let MemoryError { needed, budget: refused_at, proof, emit, ranks, rank_n } = e.clone();
+        let MemoryError { needed, budget: refused_at, proof, emit, ranks, rank_n, proving, emitting } = e.clone();
         assert_eq!((ranks, rank_n, refused_at), (emitted, 1_048_576, budget));
+        assert!(proving && emitting, "{e:?}");
         assert!(needed > budget && needed == proof + emit && proof > budget, "{e:?}");
         assert_eq!(e.ways_out(), [WayOut::SkipProof, WayOut::Certificate, WayOut::FewerRanks]);
         let text = e.to_string();
@@ -117,6 +118,17 @@ fn a_streamed_proof_fits_the_default_budget() {
     let Err(CompileError::Memory(e)) = compile_source(src, &tight) else { panic!("not refused") };
     assert!(e.proof < DEFAULT_MEMORY_BUDGET / 2, "{e:?}");
     assert!(e.emit < DEFAULT_MEMORY_BUDGET / 64, "one chunk's output: {e:?}");
+    // A verify emits nothing and proves: the only way out is a smaller
+    // world, and the message says what it does.
+    assert_eq!(e.ways_out(), [WayOut::FewerRanks]);
+    let text = e.to_string();
+    assert!(text.starts_with("proving 1048576 of 1048576 ranks") && text.contains("lowered at a time"), "{text}");
+    assert!(text.contains("budget of 1 byte;"), "{text}");
+    // Without the proof, skipping it is no way out.
+    let ranks = (0..1024).map(Rank).collect();
+    let unproven = Options { verify: false, ranks, memory_budget: 1, ..Options::default() };
+    let Err(CompileError::Memory(e)) = compile_source(src, &unproven) else { panic!("not refused") };
+    assert_eq!(e.ways_out(), [WayOut::EmitFewerRanks, WayOut::FewerRanks]);
 }
 
 /// The budget is an option: the same small compile passes with the

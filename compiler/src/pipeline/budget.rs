@@ -60,6 +60,8 @@ pub(super) fn check(
             emit: estimate.emit,
             ranks: wanted.len() as u64,
             rank_n: schedule.shape.rank_n,
+            proving: prover.is_some(),
+            emitting: options.emit,
         }
         .into());
     }

@@ -63,6 +63,13 @@ pub struct MemoryError {
     pub ranks: u64,
     /// Ranks in the world.
     pub rank_n: u32,
+    /// Whether the compile proves (not with the proof skipped or taken
+    /// from a certificate): only then are those ways out.
+    pub proving: bool,
+    /// Whether the compile keeps the ranks it lowers
+    /// ([`Options::emit`](super::Options::emit); `verify` does not): only
+    /// then is emitting fewer a way out.
+    pub emitting: bool,
 }
 
 /// A way to compile within the memory budget (see [`MemoryError::ways_out`]).
@@ -98,11 +105,12 @@ impl MemoryError {
     pub fn ways_out(&self) -> Vec<WayOut> {
         let mut ways = Vec::new();
         let one_rank = self.emit / self.ranks.max(1);
-        if self.proof.saturating_add(one_rank) <= self.budget {
-            if self.ranks > 1 {
+        if self.proof.saturating_add(one_rank) <= self.budget || !self.proving {
+            if self.ranks > 1 && self.emitting {
                 ways.push(WayOut::EmitFewerRanks);
             }
-        } else {
+        } else if self.emitting {
+            // Both compile only the ranks named: nothing for `verify`.
             ways.extend([WayOut::SkipProof, WayOut::Certificate]);
         }
         ways.push(WayOut::FewerRanks);
@@ -114,13 +122,15 @@ impl std::fmt::Display for MemoryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "compiling {} of {} ranks needs an estimated {} ({} for the proof over every rank, {} for the ranks \
-             emitted), more than the memory budget of {}; {}",
+            "{} {} of {} ranks needs an estimated {} ({} for the proof over every rank, {} for the ranks \
+             {}), more than the memory budget of {}; {}",
+            if self.emitting { "compiling" } else { "proving" },
             self.ranks,
             self.rank_n,
             Bytes(self.needed),
             Bytes(self.proof),
             Bytes(self.emit),
+            if self.emitting { "emitted" } else { "lowered at a time" },
             Bytes(self.budget),
             WaysOut(&self.ways_out())
         )
@@ -136,7 +146,7 @@ impl std::fmt::Display for Bytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
         if self.0 < 1024 {
-            return write!(f, "{} bytes", self.0);
+            return write!(f, "{} byte{}", self.0, if self.0 == 1 { "" } else { "s" });
         }
         let (mut value, mut unit) = (self.0 as f64 / 1024.0, 0);
         while value >= 1024.0 && unit + 1 < UNITS.len() {
