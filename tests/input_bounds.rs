@@ -199,6 +199,11 @@ fn a_negative_rank_is_told_what_a_rank_is() {
         assert!(stderr.contains("a rank is a non-negative integer below"), "{stderr}");
         assert!(!stderr.contains("'-- -1'"), "{stderr}");
     }
+    // Too large is said as such, not as "not a whole number"; a size too.
+    let stderr = refused(&["compile".as_ref(), spec.as_os_str(), "--rank".as_ref(), "4294967296".as_ref()]);
+    assert!(stderr.contains("too large (ranks count to 4294967295 at most)"), "{stderr}");
+    let budget = ["compile".as_ref(), spec.as_os_str(), "--memory-budget".as_ref(), "18446744073709551616".as_ref()];
+    assert!(refused(&budget).contains("is more than 2^64 bytes"));
     assert!(!out.exists());
 }
 

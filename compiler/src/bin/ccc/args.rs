@@ -252,7 +252,15 @@ pub struct GraphArgs {
 /// is rather than how to pass a value that starts with `-`.
 fn parse_rank(value: &str) -> Result<u32, String> {
     value.trim().parse::<u32>().map_err(|_| {
-        let why = if value.trim().parse::<i64>().is_ok_and(|n| n < 0) { "negative" } else { "not a whole number" };
+        let v = value.trim();
+        let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+        let why = if v.parse::<i64>().is_ok_and(|n| n < 0) {
+            "negative"
+        } else if digits {
+            "too large (ranks count to 4294967295 at most)"
+        } else {
+            "not a whole number"
+        };
         format!("{why}: a rank is a non-negative integer below the spec's topology.rank_n (0, 1, ...)")
     })
 }
@@ -286,7 +294,15 @@ impl std::str::FromStr for Bytes {
         let (digits, shift) =
             UNITS.iter().find_map(|&(unit, shift)| Some((s.strip_suffix(unit)?.trim_end(), shift))).unwrap_or((s, 0));
         let accepted = "accepted: a whole number of bytes, or one with KiB, MiB, GiB or TiB (e.g. 4GiB)";
-        let n: u64 = digits.parse().map_err(|_| format!("{s:?} is not a size; {accepted}"))?;
-        n.checked_mul(1u64 << shift).map(Bytes).ok_or_else(|| format!("{s:?} is more than 2^64 bytes; {accepted}"))
+        let too_large = || format!("{s:?} is more than 2^64 bytes; {accepted}");
+        let n: u64 = digits.parse().map_err(|_| {
+            // All digits, yet no u64: too large, not malformed.
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                too_large()
+            } else {
+                format!("{s:?} is not a size; {accepted}")
+            }
+        })?;
+        n.checked_mul(1u64 << shift).map(Bytes).ok_or_else(too_large)
     }
 }
