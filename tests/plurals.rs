@@ -52,7 +52,7 @@ fn one_of_anything_is_singular() {
     let compile = ccc(dir, &["compile", "one.ron", "-o", "out1", "--rank", "1"]);
     let stderr = String::from_utf8(compile.stderr).unwrap();
     assert_eq!(compile.status.code(), Some(2));
-    assert!(stderr.contains("no such rank: the world has 1 rank"), "{stderr}");
+    assert!(stderr.contains("no such rank: the world has 1 rank; accepted: rank 0"), "{stderr}");
     assert!(!stderr.contains("1 ranks"), "{stderr}");
 
     let explain = stdout(dir, &["explain", "one.ron"]);

@@ -98,7 +98,11 @@ pub enum LowerErrorKind {
         arch: ccc_ir::arch::Arch,
     },
     /// The rank is not in the world.
-    #[error("no such rank: the world has {}", ccc_ir::noun::count(rank_n, "rank"))]
+    #[error(
+        "no such rank: the world has {}; accepted: {}",
+        ccc_ir::noun::count(rank_n, "rank"),
+        match rank_n { 0 => "none".to_owned(), 1 => "rank 0".to_owned(), n => format!("ranks 0 to {}", n - 1) }
+    )]
     NoSuchRank {
         /// Ranks in the world.
         rank_n: u32,
