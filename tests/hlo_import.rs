@@ -815,3 +815,44 @@ fn ill_typed_collectives_are_refused() {
     let ok = import_module(&with(&scatter("256")), &target(8), None).unwrap();
     assert_eq!(ok.program.collectives[0].count, 1024);
 }
+
+/// A module of calls fanning out to `levels` deep, each level calling the
+/// next twice, the last holding `per_leaf` all-reduces over the world.
+fn fan_out(levels: u32, per_leaf: u32) -> String {
+    let mut m = String::from(
+        "HloModule fan\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n\n",
+    );
+    m += &format!("%c{levels} (p: f32[8]) -> f32[8] {{\n  %p = f32[8] parameter(0)\n");
+    for i in 0..per_leaf {
+        let root = if i + 1 == per_leaf { "ROOT " } else { "" };
+        m += &format!("  {root}%r{i} = f32[8] all-reduce(%p), replica_groups={{}}, to_apply=%add\n");
+    }
+    m += "}\n\n";
+    for l in (1..levels).rev() {
+        let next = l + 1;
+        m += &format!(
+            "%c{l} (p: f32[8]) -> f32[8] {{\n  %p = f32[8] parameter(0)\n  %x = f32[8] call(%p), to_apply=%c{next}\n  ROOT %y = f32[8] call(%x), to_apply=%c{next}\n}}\n\n"
+        );
+    }
+    m + "ENTRY %main {\n  %p = f32[8] parameter(0)\n  ROOT %q = f32[8] call(%p), to_apply=%c1\n}\n"
+}
+
+/// A small module that calls itself out to more collectives than a
+/// program holds is refused as the walk finds them; one at the edge of a
+/// large world imports in a moment (each instruction's groups are worked
+/// out once, not at every call); a target whose world validation would
+/// refuse is refused before any device list is built (a `rank_n` of
+/// 2^32 - 1 used to abort on a 34 GB allocation).
+#[test]
+fn a_module_is_bounded_by_its_collectives_and_its_world() {
+    // 2^14 leaves of 4 all-reduces: 65,536, one more than a program holds.
+    let e = import_module(&fan_out(15, 4), &target(8), None).unwrap_err();
+    assert!(e.message.contains("imports more than 65535 collectives"), "{e}");
+    // Half as many leaves: 32,768 collectives over a world of 2^20 ranks.
+    let world = parse_target("(arch: Cayman, topology: (rank_n: 1048576, local_rank_n: 16))").unwrap();
+    let imported = import_module(&fan_out(14, 4), &world, None).unwrap();
+    assert_eq!(imported.program.collectives.len(), 32_768);
+    let huge = parse_target("(arch: Cayman, topology: (rank_n: 4294967295, local_rank_n: 1))").unwrap();
+    let e = import_module(&fan_out(2, 1), &huge, None).unwrap_err();
+    assert!(e.message.contains("topology.rank_n is 4294967295") && e.help.contains("1..=1048576"), "{e}");
+}

@@ -174,3 +174,23 @@ fn progress_reports_every_stage_from_start_to_end() {
     result.unwrap();
     assert!(progress.iter().all(|p| p.stage == Stage::Lower && p.total == 1), "{progress:?}");
 }
+
+/// A schedule handed to the lowering entry points with more channels than
+/// a ring channel list's 32 bits (not one `build` makes: every field of a
+/// `Schedule` is public) is refused with a typed error, not a shift
+/// overflow.
+#[test]
+fn a_schedule_of_too_many_channels_is_refused_by_lowering() {
+    let src = "Collective(op: AllGather, dtype: F32, count: 1024, arch: Cayman,
+        topology: (rank_n: 2, local_rank_n: 1), channels: 1, algorithm: Ring)";
+    let valid = ccc_compiler::validate::validate(&ccc_compiler::parse::parse(src).unwrap().program).unwrap();
+    let mut schedule = ccc_compiler::build::build(&valid).unwrap();
+    schedule.collectives[0].channels = 33;
+    let refused =
+        |e: &ccc_compiler::lower::LowerError| matches!(e.kind, LowerErrorKind::TooManyChannels { channels: 33 });
+    let by_records = ccc_compiler::lower::lower(&schedule, Rank(0)).unwrap_err();
+    let by_steps = ccc_compiler::lower::lower_by_steps(&schedule, Rank(0)).unwrap_err();
+    let ranks = ccc_compiler::pipeline::lower_ranks(&schedule, &[Rank(0)]).unwrap_err();
+    assert!(refused(&by_records) && refused(&by_steps), "{by_records}; {by_steps}");
+    assert!(ranks.to_string().contains("33 ring channels"), "{ranks}");
+}

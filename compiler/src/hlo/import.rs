@@ -171,7 +171,18 @@ pub(super) struct Walker<'m, 'a> {
     /// collective of an empty tuple), for the error when no collective
     /// is left.
     pub(super) moved_nothing: Option<&'a str>,
+    /// What each collective instruction imported, by its byte offset: an
+    /// instruction in a computation called from many places is imported
+    /// once and its collectives copied at each further call, not worked
+    /// out again (its groups cost O(rank_n) each time).
+    pub(super) imported: BTreeMap<usize, Found>,
 }
+
+/// The most collectives a module may import: a program's most
+/// (`function_n` is a u16; lowering refuses more), checked as the walk
+/// finds them so that a small module calling itself out to many
+/// collectives is refused early.
+pub const MAX_COLLECTIVES: usize = u16::MAX as usize;
 
 impl<'a> Walker<'_, 'a> {
     /// Walks `computation` in order, called through [`Walker::path`] (its
@@ -260,6 +271,33 @@ impl<'a> Walker<'_, 'a> {
 
     /// Imports one collective instruction.
     fn collective(&mut self, computation: &Computation<'a>, ins: &Instruction<'a>, op: OpType) -> Result<(), HloError> {
+        let from = self.found.len();
+        match self.imported.get(&ins.at) {
+            Some(found) => self.found.extend(found.iter().cloned()),
+            None => {
+                self.import_collective(computation, ins, op)?;
+                let found = self.found.get(from..).unwrap_or_default().to_vec();
+                self.imported.insert(ins.at, found);
+            }
+        }
+        if self.found.len() > MAX_COLLECTIVES {
+            return Err(HloError::at(
+                ins.at,
+                ins.name.len(),
+                format!("the module imports more than {MAX_COLLECTIVES} collectives (here, at `{}`)", ins.name),
+                "a program holds at most 65535 collectives (function_n is 16 bits): split the module",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Imports one collective instruction the first time it is met.
+    fn import_collective(
+        &mut self,
+        computation: &Computation<'a>,
+        ins: &Instruction<'a>,
+        op: OpType,
+    ) -> Result<(), HloError> {
         let shape = self.result_shape(computation, ins)?;
         let mode = mode(ins, op)?;
         let reduce = if op == OpType::AllReduce || op == OpType::ReduceScatter {

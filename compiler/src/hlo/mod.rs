@@ -93,6 +93,17 @@ fn walk(
     target: &Target,
     algorithm: Option<&Algorithm>,
 ) -> Result<Imported, HloError> {
+    // Every list of devices the import builds is as long as the world:
+    // a world validation would refuse is refused before any is built.
+    let rank_n = target.topology.rank_n;
+    if !(1..=crate::validate::MAX_RANK_N).contains(&rank_n) {
+        return Err(HloError::at(
+            0,
+            0,
+            format!("the target's topology.rank_n is {rank_n}"),
+            format!("accepted: 1..={}", crate::validate::MAX_RANK_N),
+        ));
+    }
     check_devices(target)?;
     let entry = module.computations.iter().find(|c| c.entry).or(module.computations.last()).ok_or_else(|| {
         HloError::at(src.len(), 0, "the module has no computations", "an HLO module has an `ENTRY` computation")
@@ -113,6 +124,7 @@ fn walk(
         path,
         on_path,
         moved_nothing: None,
+        imported: BTreeMap::new(),
     };
     walker.walk(entry)?;
     if let (true, Some(name)) = (walker.found.is_empty(), walker.moved_nothing) {

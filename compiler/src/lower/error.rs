@@ -111,6 +111,13 @@ pub enum LowerErrorKind {
     /// `build` did not make: its groups disagree with its shape).
     #[error("the collective's replica groups do not hold this rank")]
     NotInGroups,
+    /// More ring channels than a channel list's 32 bits name (a schedule
+    /// `build` did not make: validation holds channels to 1..=32).
+    #[error("the collective has {channels} ring channels; a ring channel list names at most 32")]
+    TooManyChannels {
+        /// The collective's channels.
+        channels: u8,
+    },
     /// The schedule names a group member its groups do not hold (a
     /// schedule `build` did not make).
     #[error("the schedule names member {index} of replica group {group}, which the groups do not hold")]

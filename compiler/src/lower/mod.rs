@@ -356,6 +356,11 @@ impl Lowerer<'_> {
             .collect();
         let mut events_used = vec![0u32; usize::from(used)];
         for (plan, tables) in schedule.collectives.iter().zip(&self.tables) {
+            // A channel list is a u32 bit mask (`1 << channel` below).
+            if plan.channels > 32 {
+                let kind = LowerErrorKind::TooManyChannels { channels: plan.channels };
+                return Err(err(None, Some(plan.index), None, kind));
+            }
             let lowering = Lowering::new(schedule, plan, tables, rank)
                 .ok_or_else(|| err(None, Some(plan.index), None, LowerErrorKind::NotInGroups))?;
             let mut records: Vec<Vec<Record>> =
