@@ -205,6 +205,14 @@ fn a_negative_rank_is_told_what_a_rank_is() {
     let budget = ["compile".as_ref(), spec.as_os_str(), "--memory-budget".as_ref(), "18446744073709551616".as_ref()];
     assert!(refused(&budget).contains("is more than 2^64 bytes"));
     assert!(!out.exists());
+    // decode's --device and --topsp say what they accept, not clap's
+    // "use '-- -1'" (which would not work).
+    let image = file(&dir, "ctrl_spad.bin", []);
+    for flag in ["--device", "--topsp"] {
+        let stderr = refused(&["decode".as_ref(), image.as_os_str(), flag.as_ref(), "-1".as_ref()]);
+        assert!(stderr.contains("accepted: a non-negative whole number"), "{flag}: {stderr}");
+        assert!(!stderr.contains("'-- -1'"), "{flag}: {stderr}");
+    }
 }
 
 /// An empty SLOT or `neff_configs` image is refused (both have a header);

@@ -190,10 +190,10 @@ pub struct DecodeArgs {
     #[arg(long, value_enum)]
     pub region: Option<Region>,
     /// Device index printed in `--format log` lines.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_index)]
     pub device: u32,
     /// TOP_SP index printed in `--format log` lines.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_index)]
     pub topsp: u32,
 }
 
@@ -244,6 +244,13 @@ pub struct GraphArgs {
     /// Only this rank's steps (repeatable); default: every rank.
     #[arg(long = "rank", value_name = "R", allow_negative_numbers = true, value_parser = parse_rank)]
     pub ranks: Vec<u32>,
+}
+
+/// A `--device` or `--topsp` value: a non-negative integer. Negative
+/// numbers reach this parser (`allow_negative_numbers`), so that `-1` is
+/// told what is accepted rather than how to pass a value starting with `-`.
+fn parse_index(value: &str) -> Result<u32, String> {
+    value.trim().parse::<u32>().map_err(|_| format!("accepted: a non-negative whole number up to {}", u32::MAX))
 }
 
 /// A `--rank` value: a non-negative integer (that it is below the spec's
