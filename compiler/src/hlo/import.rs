@@ -157,7 +157,6 @@ pub(super) struct Walker<'m, 'a> {
     pub(super) target: &'m Target,
     pub(super) algorithm: Option<&'m Algorithm>,
     pub(super) space: Space,
-    pub(super) src: &'m str,
     pub(super) found: Found,
     /// Instructions the walk may still visit (see [`MAX_REPEATED_INSTRUCTIONS`]).
     pub(super) budget: usize,
@@ -176,6 +175,9 @@ pub(super) struct Walker<'m, 'a> {
     /// once and its collectives copied at each further call, not worked
     /// out again (its groups cost O(rank_n) each time).
     pub(super) imported: BTreeMap<usize, Found>,
+    /// The byte offset of every newline of `src`, in order: an
+    /// instruction's line is a binary search, not a count from the start.
+    pub(super) newlines: Vec<usize>,
 }
 
 /// The most collectives a module may import: a program's most
@@ -305,7 +307,7 @@ impl<'a> Walker<'_, 'a> {
         } else {
             None
         };
-        let line = self.src.get(..ins.at).map_or(0, |s| s.bytes().filter(|&b| b == b'\n').count()) + 1;
+        let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
         let (groups, peers) = if op == OpType::Permute {
             (None, Some(self.pairs(ins, mode)?))
         } else {
@@ -547,11 +549,8 @@ fn typed(
     result: &Shape,
     n: u64,
 ) -> Result<(), HloError> {
-    let defined: Option<Vec<&Shape>> = ins
-        .operands
-        .iter()
-        .map(|name| computation.instructions.iter().find(|d| d.name == *name).map(|d| &d.shape))
-        .collect();
+    let defined: Option<Vec<&Shape>> =
+        ins.operands.iter().map(|name| computation.get(name).map(|d| &d.shape)).collect();
     let Some(operands) = defined else { return Ok(()) };
     let operand_leaves: Vec<&Shape> = operands.into_iter().flat_map(Shape::leaves).collect();
     let result_leaves = result.leaves();

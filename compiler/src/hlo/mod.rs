@@ -118,13 +118,13 @@ fn walk(
         target,
         algorithm,
         space,
-        src,
         found: Vec::new(),
         budget,
         path,
         on_path,
         moved_nothing: None,
         imported: BTreeMap::new(),
+        newlines: src.match_indices('\n').map(|(at, _)| at).collect(),
     };
     walker.walk(entry)?;
     if let (true, Some(name)) = (walker.found.is_empty(), walker.moved_nothing) {

@@ -75,9 +75,7 @@ impl Target {
             model: None,
         }
     }
-}
 
-impl Target {
     /// Whether `devices`, when given, maps the devices `0..rank_n` one to
     /// one onto the ranks `0..rank_n`; else what is wrong with it, naming
     /// the first device or rank at fault.

@@ -16,7 +16,7 @@
 //! ... `}`). Anything else is an error at its line.
 
 use super::error::HloError;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A parsed module: its header attributes and its computations, in file order.
 #[derive(Clone, Debug)]
@@ -41,12 +41,16 @@ pub struct Computation<'a> {
     /// Its instructions, in the order written (for a scheduled module, the
     /// order they run).
     pub instructions: Vec<Instruction<'a>>,
+    /// Where each instruction sits in `instructions`, by name: a name is
+    /// looked up, never iterated, in O(log n) (a computation of tens of
+    /// thousands of instructions is looked up once per operand).
+    by_name: BTreeMap<&'a str, usize>,
 }
 
 impl<'a> Computation<'a> {
     /// The instruction called `name`.
     pub fn get(&self, name: &str) -> Option<&Instruction<'a>> {
-        self.instructions.iter().find(|i| i.name == name)
+        self.instructions.get(*self.by_name.get(name)?)
     }
 
     /// The `ROOT` instruction (the last one when none is marked, as XLA reads it).
@@ -288,7 +292,7 @@ fn parse_computation<'a>(
     if name.is_empty() {
         return Err(c.error("expected the computation's name", "a computation starts `name {` or `ENTRY name {`"));
     }
-    let mut computation = Computation { name, at, entry, instructions: Vec::new() };
+    let mut computation = Computation { name, at, entry, instructions: Vec::new(), by_name: BTreeMap::new() };
     while let Some((line_at, line)) = lines.next_line() {
         let t = line.trim();
         let lead = line_at + (line.len() - line.trim_start().len());
@@ -307,6 +311,7 @@ fn parse_computation<'a>(
                 format!("names are unique inside a computation; the first is at byte {}", first.at),
             ));
         }
+        computation.by_name.insert(instruction.name, computation.instructions.len());
         computation.instructions.push(instruction);
     }
     Err(HloError::at(

@@ -233,7 +233,8 @@ pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedEr
         RonError::ExpectedComma => ParseErrorKind::MissingComma,
         RonError::UnclosedBlockComment => ParseErrorKind::UnclosedComment,
         RonError::IntegerOutOfBounds => {
-            ParseErrorKind::IntegerOutOfBounds { field: field_before(src, skip_insignificant(src, e.span.start)) }
+            let at = byte_offset(src, skip_insignificant(src, e.span.start));
+            ParseErrorKind::IntegerOutOfBounds { field: field_before(src, at) }
         }
         _ => ParseErrorKind::Syntax,
     };
@@ -245,8 +246,7 @@ pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedEr
             let digits = before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
             let fraction = after.starts_with('.') && digits.len() < before.len();
             if fraction {
-                let number_start = to_line_col_of(src, digits.len());
-                ParseErrorKind::Fraction { field: field_before(src, number_start) }
+                ParseErrorKind::Fraction { field: field_before(src, digits.len()) }
             } else {
                 ParseErrorKind::MissingComma
             }
@@ -277,24 +277,16 @@ pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedEr
     ParseError { message, kind, span: SourceSpan { start, end }, form }
 }
 
-/// The field whose value starts at `at` (`channels` in `channels: -5`),
-/// when the value directly follows `field:`.
-fn field_before(src: &str, at: LineCol) -> Option<String> {
-    let before = src.get(..byte_offset(src, at))?.trim_end();
+/// The field whose value starts at byte `at` (`channels` in
+/// `channels: -5`), when the value directly follows `field:`.
+fn field_before(src: &str, at: usize) -> Option<String> {
+    let before = src.get(..at)?.trim_end();
     // RON points past a sign (`-5` at `5`).
     let before = before.strip_suffix(['-', '+']).unwrap_or(before).trim_end();
     let before = before.strip_suffix(':')?.trim_end();
     let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
     let name = before.get(start..)?;
     (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then(|| name.to_owned())
-}
-
-/// The position of byte `offset` of `src`.
-fn to_line_col_of(src: &str, offset: usize) -> LineCol {
-    let before = src.get(..offset).unwrap_or("");
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    LineCol { line, col }
 }
 
 /// The largest value a spec's integer field holds, by its name.
@@ -305,9 +297,9 @@ fn integer_max(field: &str) -> Option<u64> {
             Some(u64::from(u32::MAX))
         }
         // The cost model's overrides (`docs/cost-model.md` §2), which
-        // validation holds to 10^12 at most.
+        // validation holds to `OVERRIDE_MAX`.
         f if f.ends_with("_ns") || f.ends_with("_mbps") || f.ends_with("_melems") || f == "hops_max" => {
-            Some(1_000_000_000_000)
+            Some(ccc_ir::model::OVERRIDE_MAX)
         }
         _ => None,
     }
