@@ -134,13 +134,18 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
     for alg in legal {
         let Some((schedule, e)) = evaluate_choice(vc, machine, vc.model(), &alg) else { continue };
         let plan = schedule.collectives.first();
-        let phases: Vec<_> = plan.into_iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
-        let refused = legal::refusal(&schedule.shape, arch, room, &phases);
-        if judge && &alg != vc.algorithm() && refused.is_some() {
+        // Judged when it may be dropped, and for the written choice, which
+        // is shown whatever it needs, saying so.
+        let written = &alg == vc.algorithm();
+        let refused = (judge || written).then(|| {
+            let phases: Vec<_> = plan.into_iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
+            legal::refusal(&schedule.shape, arch, room, &phases)
+        });
+        let refused = refused.flatten();
+        if judge && !written && refused.is_some() {
             continue;
         }
-        // The written choice is shown whatever it needs, saying so.
-        let does_not_lower = refused.filter(|_| &alg == vc.algorithm()).map(|r| {
+        let does_not_lower = refused.filter(|_| written).map(|r| {
             // A TOP_SP's mesh events add up over the program: count those
             // the collectives before it take, as lowering does.
             let spent = if r.limit == Limit::MeshEvents { machine.mesh_events_spent } else { 0 };
@@ -173,7 +178,7 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
             busbw_gbps: e.busbw() / 1e9,
             bound_us: us(e.bound.total_ns()),
             ratio: e.ratio(),
-            winner: &alg == vc.algorithm(),
+            winner: written,
             why: String::new(),
             legs,
             does_not_lower,

@@ -5,7 +5,7 @@
 use crate::adapter::{ErrorClass, ErrorInfo};
 use crate::errors;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyTuple};
 
 /// `json.loads(text)`.
 pub fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -65,8 +65,8 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), (Stri
             let v = v.map_err(|e| (path.to_owned(), e.to_string()))?;
             plain(&v, &format!("{path}[{i}]"), depth + 1)?;
         }
-    } else if value.is_instance_of::<PyBool>() {
     } else if value.is_instance_of::<PyInt>() {
+        // A bool is an int here, 0 or 1: in range.
         if value.extract::<u64>().is_err() && value.extract::<i64>().is_err() {
             return Err((path.to_owned(), format!("{value} is out of range; accepted: a whole number up to 2^64 - 1")));
         }

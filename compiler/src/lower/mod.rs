@@ -357,7 +357,7 @@ impl Lowerer<'_> {
         let mut events_used = vec![0u32; usize::from(used)];
         for (plan, tables) in schedule.collectives.iter().zip(&self.tables) {
             // A channel list is a u32 bit mask (`1 << channel` below).
-            if plan.channels > 32 {
+            if u32::from(plan.channels) > u32::BITS {
                 let kind = LowerErrorKind::TooManyChannels { channels: plan.channels };
                 return Err(err(None, Some(plan.index), None, kind));
             }

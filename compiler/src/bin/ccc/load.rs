@@ -56,26 +56,23 @@ pub fn load_spec_text(path: &Path, text: &str, hlo: &HloArgs) -> Result<(ParsedS
     // A leading byte-order mark is skipped here and by `parse` alike, so the
     // snippet's columns are the parser's.
     let src = strip_bom(text);
-    let parsed = if ccc_compiler::hlo::looks_like_hlo(src) {
+    if ccc_compiler::hlo::looks_like_hlo(src) {
         let imported = import_file(path, src, hlo)?;
-        let sources = imported.sources;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
-        let valid =
-            validate(&parsed.program).map_err(|e| Failure::input(hlo_validation_report(&name, hlo, &sources, e)))?;
+        let report = |e| Failure::input(hlo_validation_report(&name, hlo, &imported.sources, e));
+        let valid = validate(&parsed.program).map_err(report)?;
         return Ok((parsed, valid));
-    } else {
-        if hlo.target.is_some() || hlo.algorithm.is_some() {
-            return Err(Failure::input(miette::miette!(
-                help =
-                    "--target and --algorithm are for an XLA HLO module; a spec names its own machine and algorithms",
-                "{name} is a RON spec, not an HLO module"
-            )));
-        }
-        if text.len() as u64 > SPEC_CAP {
-            return Err(too_large(path, Some(text.len() as u64), SPEC_CAP, "spec"));
-        }
-        parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?
-    };
+    }
+    if hlo.target.is_some() || hlo.algorithm.is_some() {
+        return Err(Failure::input(miette::miette!(
+            help = "--target and --algorithm are for an XLA HLO module; a spec names its own machine and algorithms",
+            "{name} is a RON spec, not an HLO module"
+        )));
+    }
+    if text.len() as u64 > SPEC_CAP {
+        return Err(too_large(path, Some(text.len() as u64), SPEC_CAP, "spec"));
+    }
+    let parsed = parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?;
     let valid = validate(&parsed.program).map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
 }
