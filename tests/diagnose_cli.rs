@@ -300,6 +300,78 @@ fn bad_manifests() {
     assert!(run.stderr.contains("cannot read rank-9.ron"), "{}", run.stderr);
 }
 
+/// Writes `dir/<name>/manifest.json`: the manifest `text` with its fields
+/// changed by `edit`, its top-level `format_version` set to the fields' own
+/// and its signature recomputed, as a hand edit that knows the digest does.
+fn resigned(dir: &Path, text: &str, name: &str, edit: impl FnOnce(&mut Vec<Field>)) {
+    let mut json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let mut fields: Vec<Field> = serde_json::from_value(json["signature_fields"].clone()).unwrap();
+    edit(&mut fields);
+    if let Some(v) = fields.iter().find(|f| f.name == "format_version").and_then(|f| f.value.parse::<u32>().ok()) {
+        json["format_version"] = v.into();
+    }
+    json["signature"] = digest_of(&fields).into();
+    json["signature_fields"] = serde_json::to_value(&fields).unwrap();
+    std::fs::create_dir(dir.join(name)).unwrap();
+    std::fs::write(dir.join(name).join("manifest.json"), json.to_string()).unwrap();
+}
+
+/// A manifest edited by hand and signed again passes the digest check;
+/// its fields must still be what ccc writes, or the report would compare
+/// nonsense (a collective_n with no collectives behind it, a value with a
+/// line break printed raw, two fields swapped reported as "no field
+/// differs"). Another format version's fields cannot be checked that way:
+/// they are compared as they stand, and whatever they hold prints as one
+/// readable line.
+#[test]
+fn manifests_edited_and_signed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_into(dir.path(), &fixture("written/terse.ron"), "good");
+    let text = std::fs::read_to_string(dir.path().join("good/manifest.json")).unwrap();
+    // miette wraps at 80 columns: compare the words.
+    let flat = |s: &str| s.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let set = |name: &'static str, value: &'static str| {
+        move |fields: &mut Vec<Field>| {
+            fields.iter_mut().filter(|f| f.name == name).for_each(|f| f.value = value.into());
+        }
+    };
+    resigned(dir.path(), &text, "more", set("collective_n", "5"));
+    let run = ccc_in(dir.path(), &["diagnose", "good", "more"]);
+    assert!(
+        flat(&run.stderr).contains("collective_n is 5, so ccc writes 77 fields; this manifest lists 17"),
+        "{}",
+        run.stderr
+    );
+    bad_input("resigned_collective_n", &run);
+    resigned(dir.path(), &text, "newline", set("collectives[0].count", "4096\nevil: 1"));
+    let run = ccc_in(dir.path(), &["diagnose", "good", "newline"]);
+    assert!(flat(&run.stderr).contains("(`collectives[0].count`): its value holds a line break"), "{}", run.stderr);
+    assert_eq!(run.code, 2);
+    resigned(dir.path(), &text, "swapped", |f| f.swap(3, 4));
+    let run = ccc_in(dir.path(), &["diagnose", "good", "swapped"]);
+    assert!(flat(&run.stderr).contains("signature_fields[3] is named `collectives[0].reduce`"), "{}", run.stderr);
+    assert_eq!(run.code, 2);
+
+    // Format version 2: the same fields in another order, a huge value.
+    let v2 =
+        |f: &mut Vec<Field>| f.iter_mut().filter(|f| f.name == "format_version").for_each(|f| f.value = "2".into());
+    resigned(dir.path(), &text, "v2", v2);
+    resigned(dir.path(), &text, "v2-swapped", |f| {
+        v2(f);
+        f.swap(3, 4);
+    });
+    let run = ccc_in(dir.path(), &["diagnose", "v2", "v2-swapped"]);
+    assert!(run.stdout.contains("on both sides, with the same fields in a different order"), "{}", run.stdout);
+    assert_eq!(run.code, 1);
+    resigned(dir.path(), &text, "v2-huge", |f| {
+        v2(f);
+        f.iter_mut().filter(|f| f.name == "collectives[0].count").for_each(|f| f.value = "9".repeat(100_000));
+    });
+    let run = ccc_in(dir.path(), &["diagnose", "v2", "v2-huge"]);
+    assert!(run.stdout.lines().all(|l| l.chars().count() < 400), "{}", run.stdout);
+    mismatch("v2_huge_value", &run);
+}
+
 /// A spec given through a pipe (`/dev/stdin`, `<(...)`) is read once: it
 /// used to be read to tell spec from manifest, then again to parse, which
 /// found the pipe empty.

@@ -574,6 +574,10 @@ fn input_error(e: InputError) -> Failure {
         }
         InputError::DigestMismatch { computed, .. } => info.accepted = Some(computed),
         InputError::FormatVersionMismatch { field, .. } => info.accepted = Some(field),
+        InputError::EditedFields { index, .. } => {
+            info.field = Some(format!("signature_fields[{index}]"));
+            info.accepted = Some("the signature fields `ccc compile` writes (docs/signature.md)".to_owned());
+        }
     }
     info
 }

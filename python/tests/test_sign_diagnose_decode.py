@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -59,6 +60,17 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
         ccc.diagnose([compiled, manifest])
     assert caught.value.kind == "DigestMismatch"
     assert caught.value.accepted == compiled.signature
+
+    # Edited and signed again: the digest holds, the fields are not ccc's.
+    resigned = compiled.manifest
+    fields = resigned["signature_fields"]
+    fields[3], fields[4] = fields[4], fields[3]
+    preimage = "ccc collective signature\n" + "".join(f"{f['name']}: {f['value']}\n" for f in fields)
+    resigned["signature"] = hashlib.md5(preimage.encode()).hexdigest()
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([compiled, resigned])
+    assert caught.value.kind == "EditedFields"
+    assert caught.value.field == "signature_fields[3]"
 
     with pytest.raises(ccc.InputError) as caught:
         ccc.diagnose(["{ not json"])

@@ -1,7 +1,9 @@
 //! The inputs of a diagnosis: one rank's signature fields, from a signature or a checked manifest.
 
+use super::fields::clip;
 use crate::manifest::Manifest;
-use crate::sign::{Field, Signature, digest_of};
+use crate::sign::{COLLECTIVE_FIELDS, Field, PROGRAM_FIELDS, Signature, digest_of};
+use ccc_ir::FORMAT_VERSION;
 use serde::{Deserialize, Serialize};
 
 /// One rank's signature fields, with a name to show (a file name).
@@ -47,6 +49,18 @@ pub enum InputError {
         /// The digest of its `signature_fields`.
         computed: String,
     },
+    /// The manifest's `signature_fields` are not fields ccc writes: a name or
+    /// value holds a line break (a preimage line cannot), or, at this ccc's
+    /// format version, a field is missing, extra, misnamed or out of order.
+    #[error("{name}: signature_fields[{index}] {problem}; the file was edited or damaged")]
+    EditedFields {
+        /// The input's name.
+        name: String,
+        /// The position in `signature_fields` of the first field that is wrong.
+        index: usize,
+        /// What is wrong there, and what ccc writes instead.
+        problem: String,
+    },
     /// The manifest's `format_version` disagrees with its signature's field.
     #[error(
         "{name}: format_version {stated} disagrees with the signature's format_version field ({field}); the file was edited or damaged"
@@ -86,8 +100,9 @@ impl Input {
     ///
     /// # Errors
     ///
-    /// [`InputError::DigestMismatch`] or [`InputError::FormatVersionMismatch`]
-    /// for a manifest that was edited or damaged.
+    /// [`InputError::DigestMismatch`], [`InputError::FormatVersionMismatch`]
+    /// or [`InputError::EditedFields`] for a manifest that was edited or
+    /// damaged.
     pub fn from_manifest(name: impl Into<String>, manifest: &Manifest) -> Result<Input, InputError> {
         checked(name.into(), Some(manifest.format_version), &manifest.signature, manifest.signature_fields.clone())
     }
@@ -130,5 +145,59 @@ fn checked(name: String, format_version: Option<u32>, stated: &str, fields: Vec<
     {
         return Err(InputError::FormatVersionMismatch { name, stated, field: field.value.clone() });
     }
+    if let Err((index, problem)) = check_fields(&fields, format_version == Some(FORMAT_VERSION)) {
+        return Err(InputError::EditedFields { name, index, problem });
+    }
     Ok(Input { name, fields, images: None })
+}
+
+/// Checks that `fields` are fields ccc writes: no line break in a name or
+/// value (each is one preimage line), and, when the manifest (`ours`) or
+/// the fields state this ccc's format version, exactly the fields `sign`
+/// writes, in its order (`docs/signature.md`). Fields of another format
+/// version are compared as they stand. The error is the position of the
+/// first wrong field and what is wrong with it.
+fn check_fields(fields: &[Field], ours: bool) -> Result<(), (usize, String)> {
+    let breaks = |s: &str| s.contains(['\n', '\r']);
+    if let Some((i, f)) = fields.iter().enumerate().find(|(_, f)| breaks(&f.name) || breaks(&f.value)) {
+        let what = if breaks(&f.name) { "its name" } else { "its value" };
+        return Err((i, format!("(`{}`): {what} holds a line break, which no preimage line can", clip(&f.name))));
+    }
+    let version = FORMAT_VERSION.to_string();
+    if !ours && fields.first().is_none_or(|f| f.name != "format_version" || f.value != version) {
+        return Ok(());
+    }
+    let n = match fields.get(1) {
+        Some(f) if f.name == "collective_n" => f.value.parse::<usize>().map_err(|_| {
+            (
+                1,
+                format!(
+                    "(`collective_n`) is `{}`, where ccc writes the number of collectives in decimal",
+                    clip(&f.value)
+                ),
+            )
+        })?,
+        _ => usize::MAX,
+    };
+    let expected = PROGRAM_FIELDS
+        .iter()
+        .map(|&p| p.to_owned())
+        .chain((0..n).flat_map(|i| COLLECTIVE_FIELDS.iter().map(move |f| format!("collectives[{i}].{f}"))));
+    for (i, (f, want)) in fields.iter().zip(expected).enumerate() {
+        if f.name != want {
+            return Err((i, format!("is named `{}`, where format version {version} has `{want}`", clip(&f.name))));
+        }
+    }
+    let want = PROGRAM_FIELDS.len() + n.saturating_mul(COLLECTIVE_FIELDS.len());
+    if fields.len() != want {
+        return Err((
+            fields.len().min(want),
+            format!(
+                "{}: collective_n is {n}, so ccc writes {want} fields; this manifest lists {}",
+                if fields.len() < want { "is missing" } else { "is extra" },
+                fields.len()
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -3,6 +3,7 @@ use super::cause::CAUSES;
 use super::fields::Parsed;
 use super::*;
 use crate::sign::Field;
+use ccc_ir::FORMAT_VERSION;
 
 fn coll(op: &str, count: u64) -> Vec<(String, String)> {
     vec![
@@ -161,9 +162,71 @@ fn every_signature_field_has_a_cause() {
     }
 }
 
+/// A program of `n` collectives with every field `sign` writes.
+fn full(n: usize) -> Vec<Vec<(String, String)>> {
+    let one: Vec<(String, String)> =
+        crate::sign::COLLECTIVE_FIELDS.iter().map(|f| ((*f).to_owned(), format!("{f}-value"))).collect();
+    vec![one; n]
+}
+
+/// `a`'s manifest JSON, its signature recomputed after `edit`: what a
+/// hand edit that knows the digest leaves.
+fn edited(a: &Input, edit: impl FnOnce(&mut Vec<Field>)) -> String {
+    let mut fields = a.fields.clone();
+    edit(&mut fields);
+    let digest = crate::sign::digest_of(&fields);
+    serde_json::json!({ "format_version": 1, "signature": digest, "signature_fields": fields }).to_string()
+}
+
+fn edited_fields(json: &str) -> (usize, String) {
+    match Input::from_manifest_json("m", json) {
+        Err(InputError::EditedFields { index, problem, .. }) => (index, problem),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn manifests_whose_fields_ccc_does_not_write_are_refused_even_when_resigned() {
+    let a = input("a", FORMAT_VERSION, &full(2));
+    assert_eq!(Input::from_manifest_json("a", &edited(&a, |_| ())), Ok(a.clone()));
+    // collective_n says more collectives than are listed, or fewer.
+    let (i, p) = edited_fields(&edited(&a, |f| f[1].value = "5".into()));
+    assert_eq!(i, 32, "{p}");
+    assert!(p.contains("collective_n is 5, so ccc writes 77 fields; this manifest lists 32"), "{p}");
+    let (i, p) = edited_fields(&edited(&a, |f| f[1].value = "1".into()));
+    assert_eq!(i, 17, "{p}");
+    assert!(p.starts_with("is extra"), "{p}");
+    let (i, p) = edited_fields(&edited(&a, |f| f[1].value = "two".into()));
+    assert_eq!(i, 1, "{p}");
+    // Two fields swapped, a field renamed, a field dropped.
+    let (i, p) = edited_fields(&edited(&a, |f| f.swap(3, 4)));
+    assert_eq!(i, 3, "{p}");
+    assert!(p.contains("is named `collectives[0].reduce`, where format version 1 has `collectives[0].dtype`"), "{p}");
+    let (i, _) = edited_fields(&edited(&a, |f| f[20].name = "collectives[1].bogus".into()));
+    assert_eq!(i, 20);
+    let (i, _) = edited_fields(&edited(&a, |f| drop(f.remove(0))));
+    assert_eq!(i, 0);
+    // A line break in a value or a name: the preimage would have a line
+    // more than the fields. Refused at any format version, and the long
+    // value is cut in the message.
+    let (i, p) = edited_fields(&edited(&a, |f| f[5].value = "8\nevil: 1".into()));
+    assert_eq!(i, 5, "{p}");
+    assert!(p.contains("its value holds a line break"), "{p}");
+    let other = input("o", FORMAT_VERSION + 1, &base());
+    let json = |fields: &[Field]| {
+        serde_json::json!({ "signature": crate::sign::digest_of(fields), "signature_fields": fields }).to_string()
+    };
+    assert!(Input::from_manifest_json("o", &json(&other.fields)).is_ok(), "another version's fields load as they are");
+    let mut broken = other.fields.clone();
+    broken[3].name = format!("{}\r", "x".repeat(1000));
+    let (i, p) = edited_fields(&json(&broken));
+    assert_eq!(i, 3);
+    assert!(p.contains("its name holds a line break") && p.len() < 200, "{p}");
+}
+
 #[test]
 fn manifests_are_checked() {
-    let a = input("a", 1, &base());
+    let a = input("a", 1, &full(5));
     let json = serde_json::json!({
         "format_version": 1, "signature": a.digest(), "signature_fields": a.fields, "other": 3
     })

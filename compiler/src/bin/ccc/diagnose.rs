@@ -261,7 +261,9 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         let what = match c.kind {
             DiffKind::Changed => {
                 let (a, b) = (c.majority.as_deref().unwrap_or("?"), c.other.as_deref().unwrap_or("?"));
-                if a == b {
+                if a == b && c.fields.is_empty() {
+                    format!("{a} on both sides, with the same fields in a different order")
+                } else if a == b {
                     let fields: Vec<&str> = c.fields.iter().map(|f| f.field.as_str()).collect();
                     format!(
                         "{a} on both sides, but {} differ{}",
