@@ -124,7 +124,15 @@ fn anything_not_recognisably_ccc_s_is_refused_untouched() {
     let file = dir.path().join("file");
     fs::write(&file, "data").unwrap();
     assert_refused(&compile(&file, &[]), "it is not a folder");
+    assert_refused(&compile(&file, &[]), "help: -o names a folder to write");
     assert_eq!(fs::read(&file).unwrap(), b"data");
+
+    // The root is a folder, but not one ccc can write an output in place of
+    // (it used to be called "not a folder"); `..` up to it means it too.
+    for root in ["/", "/tmp/../.."] {
+        assert_refused(&compile(Path::new(root), &[]), "refusing to replace /: it is the root of the file system");
+        assert_refused(&compile(Path::new(root), &[]), "choose a folder below the root");
+    }
 
     let edited = dir.path().join("edited");
     assert_ok(&compile(&edited, &[]));

@@ -41,7 +41,8 @@ impl Limit {
             }
             Limit::TpIncrement => {
                 "one step posts more 64 KiB descriptors than the increment register holds: choose an \
-                 algorithm with fewer peers per step (a ring or Hier), raise channels, or split the collective"
+                 algorithm with fewer peers per step (a ring or Hier), more channels while fewer than 32, or split \
+                 the collective"
             }
             Limit::CompletionAddresses | Limit::Functions | Limit::Records => "split the program into smaller ones",
             Limit::SemaphoreIndex => "this is a ccc defect; please report it with the spec",

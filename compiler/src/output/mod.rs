@@ -114,6 +114,10 @@ pub enum NotOurs {
     /// `OUT` is a file (or other non-folder).
     #[error("it is not a folder")]
     NotAFolder,
+    /// `OUT` is the file-system root: it has no parent to build the new
+    /// output in beside it, and no name to give it.
+    #[error("it is the root of the file system, which ccc cannot write an output in place of")]
+    Root,
     /// No `manifest.json`.
     #[error("it is not empty and holds no manifest.json")]
     NoManifest,

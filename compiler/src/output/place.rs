@@ -30,7 +30,7 @@ impl Place {
                 let real = fs::canonicalize(&out).map_err(io_error("resolve", &out))?;
                 return match real.file_name() {
                     Some(_) => Place::of(&real),
-                    None => Err(OutputError::NotOurs { out: real, reason: NotOurs::NotAFolder }),
+                    None => Err(OutputError::NotOurs { out: real, reason: NotOurs::Root }),
                 };
             }
         };

@@ -6,7 +6,7 @@ use crate::args::{CompileArgs, VerifyArgs};
 use crate::load::load_spec;
 use crate::progress::Bar;
 use ccc_compiler::manifest::Manifest;
-use ccc_compiler::output::{self, OutputError, Written};
+use ccc_compiler::output::{self, NotOurs, OutputError, Written};
 use ccc_compiler::pipeline::{CertificateError, CompileError, Compiled, Options, Proof, WayOut, compile};
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
@@ -69,6 +69,8 @@ fn read_certificate(path: &Path) -> Result<Manifest, Failure> {
     let text = crate::load::read_text(&file, crate::load::MANIFEST_CAP, "--proven-by manifest")?;
     serde_json::from_str(&text).map_err(|e| {
         Failure::input(miette::miette!(
+            help = "--proven-by takes the manifest.json (or the output folder) of an earlier `ccc compile` of this \
+                    spec, run without --no-verify",
             "--proven-by {} is not a ccc manifest: {}",
             file.display(),
             ccc_compiler::parse::bound_message(&e.to_string())
@@ -359,6 +361,12 @@ fn report_debris(written: &Written) {
 /// Maps a refused or failed write to exit 2, with the way forward.
 fn output_failure(error: OutputError) -> Failure {
     let help = match &error {
+        OutputError::NotOurs { reason: NotOurs::NotAFolder, .. } => {
+            "-o names a folder to write (it need not exist yet); choose a path that is not a file"
+        }
+        OutputError::NotOurs { reason: NotOurs::Root, .. } => {
+            "ccc writes a new folder beside the old one and switches them; choose a folder below the root (-o /tmp/out)"
+        }
         OutputError::NotOurs { .. } => {
             "ccc replaces only a folder it wrote itself (its manifest.json and every file that lists, unchanged); choose another -o folder, or move that folder's contents elsewhere"
         }

@@ -143,7 +143,20 @@ fn spec_cap(path: &Path, hlo: &HloArgs) -> u64 {
 /// the file system knows it).
 pub fn read_bounded(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Failure> {
     let name = path.display();
-    let cannot = |e: std::io::Error| Failure::input(miette::miette!("cannot read {name}: {e}"));
+    let cannot = |e: std::io::Error| {
+        let help = match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Some(format!("check the {what}'s path (a relative path starts at the folder ccc runs in)"))
+            }
+            std::io::ErrorKind::PermissionDenied => Some(format!("ccc needs permission to read the {what}")),
+            std::io::ErrorKind::IsADirectory => Some(format!("a {what} is a file; name the file, not a folder")),
+            _ => None,
+        };
+        match help {
+            Some(help) => Failure::input(miette::miette!(help = help, "cannot read {name}: {e}")),
+            None => Failure::input(miette::miette!("cannot read {name}: {e}")),
+        }
+    };
     let file = std::fs::File::open(path).map_err(cannot)?;
     // A regular file says its size: refuse a large one without reading it.
     let known = file.metadata().ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
