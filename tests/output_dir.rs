@@ -141,6 +141,42 @@ fn anything_not_recognisably_ccc_s_is_refused_untouched() {
     assert_refused(&compile(&edited, &[]), "changed since ccc wrote it");
     assert_eq!(tree(&edited), before);
 
+    // Edited in place, its size kept: found by its MD5 (it used to be
+    // overwritten, since only sizes were compared).
+    let same_size = dir.path().join("same_size");
+    assert_ok(&compile(&same_size, &[]));
+    // The MD5s listed are `md5sum`'s of the files on disk.
+    let listed: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(same_size.join("manifest.json")).unwrap()).unwrap();
+    let mut checked = 0;
+    for rank in listed["ranks"].as_array().unwrap() {
+        for t in rank["topsps"].as_array().unwrap() {
+            for file in ["ctrl_spad", "slot_spad", "neff_configs"] {
+                let path = same_size.join(format!("rank-{}/topsp-{}/{file}.bin", rank["rank"], t["topsp"]));
+                let digest = hex::encode(<md5::Md5 as md5::Digest>::digest(fs::read(&path).unwrap()));
+                assert_eq!(t[format!("{file}_md5")], serde_json::Value::from(digest), "{}", path.display());
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 8 * 3 * listed["topsps_used"].as_u64().unwrap());
+    let image = same_size.join("rank-3/topsp-0/ctrl_spad.bin");
+    let mut bytes = fs::read(&image).unwrap();
+    bytes[0] ^= 0xff;
+    fs::write(&image, &bytes).unwrap();
+    let before = tree(&same_size);
+    assert_refused(&compile(&same_size, &[]), "rank-3/topsp-0/ctrl_spad.bin was edited since ccc wrote it: its MD5 is");
+    assert_eq!(tree(&same_size), before);
+    // A manifest of an earlier ccc build lists sizes only: still recognised.
+    let manifest = same_size.join("manifest.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let sizes_only: String = text.lines().filter(|l| !l.contains("_md5\"")).map(|l| format!("{l}\n")).collect();
+    let sizes_only = sizes_only.replace("_bytes\": 3592,\n", "_bytes\": 3592\n");
+    assert!(!sizes_only.contains("md5"), "{sizes_only}");
+    fs::write(&manifest, sizes_only).unwrap();
+    assert_ok(&compile(&same_size, &[]));
+    assert!(fs::read_to_string(&manifest).unwrap().contains("\"ctrl_spad_md5\""));
+
     fs::remove_file(edited.join("rank-3/topsp-0/ctrl_spad.bin")).unwrap();
     let before = tree(&edited);
     assert_refused(&compile(&edited, &[]), "lists rank-3/topsp-0/ctrl_spad.bin, which is missing");

@@ -241,6 +241,23 @@ pub struct ManifestTopSp {
     pub slot_spad_bytes: u64,
     /// `neff_configs.bin` bytes (always 3592).
     pub neff_configs_bytes: u64,
+    /// MD5 of `ctrl_spad.bin`, lower-case hex: how a later compile into the
+    /// same folder tells the file ccc wrote from one edited since (absent
+    /// from manifests of earlier ccc builds, which are checked by size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctrl_spad_md5: Option<String>,
+    /// MD5 of `slot_spad.bin`, as `ctrl_spad_md5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_spad_md5: Option<String>,
+    /// MD5 of `neff_configs.bin`, as `ctrl_spad_md5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neff_configs_md5: Option<String>,
+}
+
+/// MD5 of a file's bytes, lower-case hex (`md5sum`'s digest).
+pub fn file_md5(bytes: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    hex::encode(Md5::digest(bytes))
 }
 
 impl Manifest {
@@ -290,6 +307,9 @@ impl Manifest {
                             ctrl_spad_bytes: t.ctrl_spad.len() as u64,
                             slot_spad_bytes: t.slot_spad.len() as u64,
                             neff_configs_bytes: t.neff_configs.len() as u64,
+                            ctrl_spad_md5: Some(file_md5(&t.ctrl_spad)),
+                            slot_spad_md5: Some(file_md5(&t.slot_spad)),
+                            neff_configs_md5: Some(file_md5(&t.neff_configs[..])),
                         })
                         .collect(),
                 })

@@ -1,7 +1,7 @@
 //! Recognising what stands at `OUT`: nothing, an empty folder, or ccc's own output listed by its manifest.
 
 use super::{IMAGE_FILES, MANIFEST_FILE, MANIFEST_READ_CAP, NotOurs, OutputError, image_path, io_error};
-use crate::manifest::{MANIFEST_SCHEMA, Manifest};
+use crate::manifest::{MANIFEST_SCHEMA, Manifest, file_md5};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -17,10 +17,18 @@ pub(super) enum Existing {
     Ours(Listing),
 }
 
-/// The files an output's manifest lists (relative path → size), and every
-/// folder on the way to one.
+/// The files an output's manifest lists (relative path → what it lists of
+/// the file), and every folder on the way to one.
 pub(super) struct Listing {
-    pub(super) files: BTreeMap<PathBuf, u64>,
+    pub(super) files: BTreeMap<PathBuf, Listed>,
+}
+
+/// What a manifest lists of one file: its size, and its MD5 (hex) when the
+/// manifest's ccc recorded one.
+#[derive(Clone)]
+pub(super) struct Listed {
+    pub(super) size: u64,
+    pub(super) md5: Option<String>,
 }
 
 impl Listing {
@@ -28,9 +36,13 @@ impl Listing {
         let mut files = BTreeMap::new();
         for rank in &manifest.ranks {
             for t in &rank.topsps {
-                let sizes = [t.ctrl_spad_bytes, t.slot_spad_bytes, t.neff_configs_bytes];
-                for (file, size) in IMAGE_FILES.into_iter().zip(sizes) {
-                    files.insert(image_path(rank.rank, t.topsp, file), size);
+                let listed = [
+                    (t.ctrl_spad_bytes, &t.ctrl_spad_md5),
+                    (t.slot_spad_bytes, &t.slot_spad_md5),
+                    (t.neff_configs_bytes, &t.neff_configs_md5),
+                ];
+                for (file, (size, md5)) in IMAGE_FILES.into_iter().zip(listed) {
+                    files.insert(image_path(rank.rank, t.topsp, file), Listed { size, md5: md5.clone() });
                 }
             }
         }
@@ -86,13 +98,23 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
         )));
     }
     let listing = Listing::of(&manifest);
-    for (file, &listed) in &listing.files {
+    // Sizes first (one `stat` a file), then contents: a file of the listed
+    // size may still have been edited in place.
+    for (file, listed) in &listing.files {
         match fs::symlink_metadata(out.join(file)) {
-            Ok(m) if m.is_file() && m.len() == listed => {}
+            Ok(m) if m.is_file() && m.len() == listed.size => {}
             Ok(m) if m.is_file() => {
-                return not_ours(NotOurs::Resized { file: file.clone(), found: m.len(), listed });
+                return not_ours(NotOurs::Resized { file: file.clone(), found: m.len(), listed: listed.size });
             }
             _ => return not_ours(NotOurs::Missing(file.clone())),
+        }
+    }
+    for (file, listed) in &listing.files {
+        let Some(md5) = &listed.md5 else { continue };
+        let path = out.join(file);
+        let found = file_md5(&fs::read(&path).map_err(io_error("read", &path))?);
+        if &found != md5 {
+            return not_ours(NotOurs::Edited { file: file.clone(), found, listed: md5.clone() });
         }
     }
     Ok(Existing::Ours(listing))

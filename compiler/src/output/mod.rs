@@ -9,7 +9,8 @@
 //!   sibling folder `.OUT.ccc-tmp-PID` (PID: the writing process).
 //! - **It replaces** only a folder that is absent, empty, or recognised as
 //!   its own output by content: a `manifest.json` of ccc's schema and every
-//!   file that manifest lists, present with the size it lists. Anything else
+//!   file that manifest lists, present with the size and MD5 it lists (a
+//!   manifest of an earlier ccc build lists sizes only). Anything else
 //!   (a folder of someone else's that happens to hold a `manifest.json`, a
 //!   plain file) is refused before a byte is written.
 //! - **It keeps** every entry of a replaced output that it did not write (a
@@ -136,6 +137,16 @@ pub enum NotOurs {
         found: u64,
         /// The size the manifest lists.
         listed: u64,
+    },
+    /// A file the manifest lists has its listed size but other contents.
+    #[error("{} was edited since ccc wrote it: its MD5 is {found}, where its manifest.json says {listed}", file.display())]
+    Edited {
+        /// The file, relative to `OUT`.
+        file: PathBuf,
+        /// Its MD5 now.
+        found: String,
+        /// The MD5 the manifest lists.
+        listed: String,
     },
 }
 

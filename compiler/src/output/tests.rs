@@ -1,4 +1,4 @@
-use super::existing::Listing;
+use super::existing::{Listed, Listing};
 use super::place::{Place, is_ccc_file};
 use super::*;
 use std::collections::BTreeMap;
@@ -53,7 +53,8 @@ fn ccc_files_are_the_manifest_and_the_images_in_their_folders() {
 /// (`rank-1` is not on the way to `rank-10/...`).
 #[test]
 fn folders_on_the_way_to_listed_files() {
-    let listing = Listing { files: BTreeMap::from([(image_path(10, 0, IMAGE_FILES[0]), 8)]) };
+    let listing =
+        Listing { files: BTreeMap::from([(image_path(10, 0, IMAGE_FILES[0]), Listed { size: 8, md5: None })]) };
     assert!(listing.leads_to_ours(Path::new("rank-10")));
     assert!(listing.leads_to_ours(Path::new("rank-10/topsp-0")));
     assert!(!listing.leads_to_ours(Path::new("rank-1")));
