@@ -370,9 +370,21 @@ fn import_round_trips() {
     for name in ["tests/hlo/tp_train_step_16.compiled.hlo", "tests/hlo/handwritten/async_broadcast_8.hlo"] {
         let t = target_path(devices(Path::new(name)));
         let t = t.to_str().unwrap();
-        let ron = dir.path().join("program.ron");
+        let ron = dir.path().join(format!("{}.ron", Path::new(name).file_stem().unwrap().to_str().unwrap()));
         let out = ccc(&["import", name, "--target", t, "-o", ron.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        // `-o` names a new file: an existing one (the last import's, the
+        // module itself, the target) is refused untouched, exit 2.
+        let written = std::fs::read(&ron).unwrap();
+        for existing in [ron.to_str().unwrap(), name, t] {
+            let before = std::fs::read(Path::new(ROOT).join(existing)).unwrap();
+            let again = ccc(&["import", name, "--target", t, "-o", existing]);
+            let stderr = String::from_utf8_lossy(&again.stderr);
+            assert_eq!(again.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains("a file is there") && stderr.contains("ccc never overwrites a file"), "{stderr}");
+            assert_eq!(std::fs::read(Path::new(ROOT).join(existing)).unwrap(), before, "{existing}");
+        }
+        assert_eq!(std::fs::read(&ron).unwrap(), written);
         let from_hlo = ccc(&["sign", name, "--target", t]);
         let from_ron = ccc(&["sign", ron.to_str().unwrap()]);
         assert_eq!(from_hlo.status.code(), Some(0), "{}", String::from_utf8_lossy(&from_hlo.stderr));

@@ -35,8 +35,11 @@
 //!   links whose twin lives on), and reports each in [`Written::swept`].
 
 mod existing;
+mod new_file;
 mod place;
 mod replace;
+
+pub use new_file::{NewFileError, write_new};
 
 use crate::manifest::Manifest;
 use crate::pipeline::Compiled;

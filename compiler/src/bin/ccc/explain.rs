@@ -55,7 +55,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Failure> {
     let all = explain(&parsed.program, &valid);
     if let Some(path) = &args.svg {
         let svg = timeline(&args.spec, &valid)?;
-        write_new(path, &svg)?;
+        crate::out::write_new(path, &svg)?;
     }
     let text = if args.json {
         serde_json::to_string_pretty(&all).map_err(|e| Failure::input(miette::miette!("cannot write JSON: {e}")))?
@@ -174,22 +174,4 @@ fn timeline(spec: &Path, valid: &ValidProgram) -> Result<String, Failure> {
     }
     let title = format!("{}: rank 0's records on the predicted time axis", spec.display());
     timeline_svg(&title, &rows, &bars).map_err(|e| Failure::input(miette::miette!("{e}")))
-}
-
-/// Writes a new file; refuses one that exists (ccc never overwrites a
-/// file it did not write).
-pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
-    use std::io::Write as _;
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| {
-        use std::io::ErrorKind as K;
-        let help = match e.kind() {
-            _ if path.is_dir() => "that is a folder: name a file in it, e.g. FOLDER/plot.svg",
-            K::AlreadyExists => "ccc never overwrites a file: choose another name, or move that file away",
-            K::NotFound => "its folder does not exist: create it first, or name a file in an existing folder",
-            K::PermissionDenied => "you may not write there: name a file in a folder you can write",
-            _ => "name a new file in a folder you can write",
-        };
-        Failure::input(miette::miette!(help = help, "cannot create {}: {e}", path.display()))
-    })?;
-    f.write_all(text.as_bytes()).map_err(|e| Failure::input(miette::miette!("cannot write {}: {e}", path.display())))
 }

@@ -26,8 +26,7 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
     match &args.out {
         None => crate::out::emit(&ron)?,
-        Some(out) => std::fs::write(out, ron)
-            .map_err(|e| Failure::input(miette::miette!("cannot write {}: {e}", out.display())))?,
+        Some(out) => crate::out::write_new(out, &ron)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,6 @@
-//! Everything a verb prints on stdout goes through [`emit`].
+//! Everything a verb prints on stdout goes through [`emit`]; every file a
+//! verb writes besides a compile's output folder (`--svg`, `import -o`)
+//! through [`write_new`].
 //!
 //! `println!` panics when stdout is closed (`ccc graph ... | head -1`):
 //! "failed printing to stdout: Broken pipe" and exit 101. A reader that
@@ -7,7 +9,9 @@
 //! input naming stdout (exit 2).
 
 use crate::Failure;
+use ccc_compiler::output::{self, NewFileError};
 use std::io::{ErrorKind, Write};
+use std::path::Path;
 
 /// Writes `text` to stdout and flushes it.
 ///
@@ -22,4 +26,35 @@ pub fn emit(text: &str) -> Result<(), Failure> {
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Failure::input(miette::miette!("cannot write to stdout: {e}"))),
     }
+}
+
+/// Writes `text` to a new file at `path`, whole or not at all
+/// ([`output::write_new`]: ccc never overwrites a file, and never leaves
+/// half of one).
+///
+/// # Errors
+///
+/// A bad-input [`Failure`] naming `path`, with the way forward: it exists,
+/// is a folder, its folder is missing or not writable, or the write failed
+/// (a full disk).
+pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
+    output::write_new(path, text.as_bytes()).map_err(|e| match e {
+        NewFileError::Create(e) => {
+            let help = match e.kind() {
+                _ if path.is_dir() => "that is a folder: name a file in it, e.g. FOLDER/plot.svg",
+                ErrorKind::AlreadyExists => "ccc never overwrites a file: choose another name, or move that file away",
+                ErrorKind::NotFound => {
+                    "its folder does not exist: create it first, or name a file in an existing folder"
+                }
+                ErrorKind::PermissionDenied => "you may not write there: name a file in a folder you can write",
+                _ => "name a new file in a folder you can write",
+            };
+            Failure::input(miette::miette!(help = help, "cannot create {}: {e}", path.display()))
+        }
+        NewFileError::Write(e) => Failure::input(miette::miette!(
+            help = "nothing was written (a full disk?); free some space, or name a file on another disk",
+            "cannot write {}: {e}",
+            path.display()
+        )),
+    })
 }

@@ -6,8 +6,8 @@
 
 use crate::Failure;
 use crate::args::SweepArgs;
-use crate::explain::write_new;
 use crate::load::load_spec;
+use crate::out::write_new;
 use ccc_backends::plot::{Crossover, Curve, size_label, sweep_svg};
 use ccc_compiler::cost::auto::{Machine, display, evaluate_choice};
 use ccc_compiler::explain::{legal_choices, us};

@@ -1,0 +1,121 @@
+//! Writing one new file (a plot, an imported program) whole or not at all, never over another.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Why [`write_new`] wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum NewFileError {
+    /// The file could not be created: something stands at its path (a
+    /// file, a folder, a symbolic link, even a dangling one), or its folder
+    /// is missing or not writable.
+    #[error("{0}")]
+    Create(#[source] io::Error),
+    /// Its bytes could not be written (a full disk).
+    #[error("{0}")]
+    Write(#[source] io::Error),
+}
+
+/// Writes `bytes` to a new file at `path`, whole or not at all.
+///
+/// The bytes go to a sibling `.NAME.ccc-tmp-PID` first; once they are all
+/// there and synced, that file takes the name `path` in one step that
+/// fails if `path` exists (`renameat2(RENAME_NOREPLACE)`, or a hard link
+/// where the file system has no such rename). On any failure the sibling
+/// is removed and `path` is as it was: ccc never overwrites a file, and
+/// never leaves half of one.
+///
+/// # Errors
+///
+/// [`NewFileError`]; nothing is left behind.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
+    // Refuse what stands at `path` before writing anything beside it.
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        let what = if meta.is_dir() {
+            "a folder"
+        } else if meta.file_type().is_symlink() {
+            "a symbolic link"
+        } else {
+            "a file"
+        };
+        return Err(NewFileError::Create(io::Error::new(io::ErrorKind::AlreadyExists, format!("{what} is there"))));
+    }
+    let tmp = sibling(path);
+    let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(NewFileError::Create)?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    drop(file);
+    let placed = written.map_err(NewFileError::Write).and_then(|()| place(&tmp, path).map_err(NewFileError::Create));
+    if placed.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    placed
+}
+
+/// `.NAME.ccc-tmp-PID` beside `path`.
+fn sibling(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{}-{}", super::TMP_TAG, std::process::id()))
+}
+
+/// Gives `tmp` the name `path` unless `path` exists, in one step.
+fn place(tmp: &Path, path: &Path) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        match renameat_with(CWD, tmp, CWD, path, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::EXIST) => return Err(io::ErrorKind::AlreadyExists.into()),
+            // The file system has no such rename: a link does the same.
+            Err(_) => {}
+        }
+    }
+    fs::hard_link(tmp, path)?;
+    let _ = fs::remove_file(tmp);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_new_file_is_written_whole_and_nothing_is_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plot.svg");
+        write_new(&path, b"<svg/>").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"<svg/>");
+        let refused = |at: &Path, what: &str| match write_new(at, b"other") {
+            Err(NewFileError::Create(e)) => {
+                assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+                assert_eq!(e.to_string(), format!("{what} is there"));
+            }
+            other => panic!("{other:?}"),
+        };
+        refused(&path, "a file");
+        assert_eq!(fs::read(&path).unwrap(), b"<svg/>");
+        refused(dir.path(), "a folder");
+        #[cfg(unix)]
+        {
+            let dangling = dir.path().join("dangling");
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+            refused(&dangling, "a symbolic link");
+            assert!(!dir.path().join("nowhere").exists(), "not written through the link");
+        }
+        // A missing folder: nothing created, nothing left.
+        assert!(matches!(write_new(&dir.path().join("no/such.svg"), b"x"), Err(NewFileError::Create(_))));
+        let mut expected = vec!["plot.svg".to_owned()];
+        if cfg!(unix) {
+            expected.insert(0, "dangling".to_owned());
+        }
+        assert_eq!(names(dir.path()), expected, "no work file left beside them");
+    }
+}
