@@ -304,6 +304,22 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     // The folder stays, and the note says it was kept, not removed.
     assert!(stderr.contains(&format!("kept {}", stale.display())), "{stderr}");
     assert!(!stderr.contains(&format!("removed {}", stale.display())), "{stderr}");
+
+    // A link ccc made to a user's file carried over goes (the same file is
+    // at the same place in OUT); a link to a file anywhere else stays.
+    fs::write(out.join("notes.txt"), "mine").unwrap();
+    let home = dir.path().join("home");
+    fs::create_dir(&home).unwrap();
+    fs::write(home.join("shared.txt"), "shared").unwrap();
+    let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
+    fs::create_dir(&stale).unwrap();
+    fs::hard_link(out.join("notes.txt"), stale.join("notes.txt")).unwrap();
+    fs::hard_link(home.join("shared.txt"), stale.join("shared.txt")).unwrap();
+    let run = compile(&out, &[]);
+    assert_ok(&run);
+    assert!(!stale.join("notes.txt").exists(), "the twin of OUT's notes.txt is ccc's link");
+    assert_eq!(fs::read(stale.join("shared.txt")).unwrap(), b"shared", "not a twin of anything in OUT");
+    assert_eq!(fs::read(out.join("notes.txt")).unwrap(), b"mine");
 }
 
 /// Several compiles into one folder at once all succeed; a reader polling

@@ -32,7 +32,8 @@
 //!   `.OUT.ccc-tmp-PID` (or, after an interrupted two-rename switch,
 //!   `.OUT.ccc-old-PID`). The next compile into the same place removes those
 //!   whose process is gone, by the same rule (only files ccc writes, and
-//!   links whose twin lives on), and reports each in [`Written::swept`].
+//!   the links it made to a user's file: the same file at the same place in
+//!   `OUT`), and reports each in [`Written::swept`].
 
 mod existing;
 mod new_file;

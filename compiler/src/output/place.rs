@@ -108,7 +108,7 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
             continue;
         }
         let mut bytes = 0;
-        remove_debris(&path, Path::new(""), &mut bytes, &mut written.left);
+        remove_debris(&path, &place.out, Path::new(""), &mut bytes, &mut written.left);
         let kept = fs::remove_dir(&path).is_err();
         written.swept.push(Swept { path, pid, bytes, restored: false, kept });
     }
@@ -116,17 +116,17 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
 }
 
 /// Removes from a stale work folder what ccc may remove: files of the names
-/// it writes where it writes them, and files that have another link (a
-/// user's file carried over, whose twin lives in `OUT`). Everything else is
-/// left and listed.
-fn remove_debris(root: &Path, rel: &Path, bytes: &mut u64, left: &mut Vec<PathBuf>) {
+/// it writes where it writes them, and the links it made to a user's file
+/// carried over (the same file is at the same place in `out`). Everything
+/// else is left and listed.
+fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mut Vec<PathBuf>) {
     for (name, meta) in sorted_entries(&root.join(rel)) {
         let r = rel.join(&name);
         let path = root.join(&r);
         if meta.is_dir() {
-            remove_debris(root, &r, bytes, left);
+            remove_debris(root, out, &r, bytes, left);
             let _ = fs::remove_dir(&path);
-        } else if is_ccc_file(&r) || links(&meta) > 1 {
+        } else if is_ccc_file(&r) || super::replace::twins(&path, &meta, &out.join(&r)) {
             if fs::remove_file(&path).is_ok() {
                 *bytes += meta.len();
             }
@@ -148,16 +148,6 @@ pub(super) fn is_ccc_file(rel: &Path) -> bool {
         [rank, topsp, file] => numbered(rank, "rank-") && numbered(topsp, "topsp-") && IMAGE_FILES.contains(&file),
         _ => false,
     }
-}
-
-#[cfg(unix)]
-fn links(meta: &fs::Metadata) -> u64 {
-    std::os::unix::fs::MetadataExt::nlink(meta)
-}
-
-#[cfg(not(unix))]
-fn links(_meta: &fs::Metadata) -> u64 {
-    1
 }
 
 /// A folder's entries with their metadata (not following links), sorted by

@@ -164,7 +164,7 @@ pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path,
 
 /// Whether `b` is the twin [`link_tree`] made of `a`: another link to the
 /// same file, or a symbolic link to the same target.
-fn twins(a: &Path, meta: &fs::Metadata, b: &Path) -> bool {
+pub(super) fn twins(a: &Path, meta: &fs::Metadata, b: &Path) -> bool {
     if meta.file_type().is_symlink() {
         return matches!((fs::read_link(a), fs::read_link(b)), (Ok(x), Ok(y)) if x == y);
     }
