@@ -253,6 +253,73 @@ fn empty_folders_and_links_to_folders_are_written_into() {
     assert_ok(&compile(&link, &[]));
     assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
     assert_eq!(files(&real), listed(&real));
+
+    // `link/` and `real/.` name the same folders (a trailing `/` used to
+    // hide the link from ccc, and the rename then failed).
+    let mut slash = link.clone().into_os_string();
+    slash.push("/");
+    assert_ok(&compile(Path::new(&slash), &[]));
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_ok(&compile(&real.join("."), &[]));
+    assert_eq!(files(&real), listed(&real));
+    let names: BTreeSet<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["empty", "link", "real"].into_iter().map(std::ffi::OsString::from).collect());
+}
+
+/// A replaced output keeps its folder's permissions (a private output
+/// stays private), a kept read-only folder of the user's keeps its own,
+/// and an empty folder written into keeps its mode too.
+#[cfg(unix)]
+#[test]
+fn a_replaced_folder_keeps_its_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    fs::create_dir(&out).unwrap();
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o700)).unwrap();
+    assert_ok(&compile(&out, &[]));
+    assert_eq!(mode(&out), 0o700, "an empty folder written into");
+    fs::create_dir(out.join("archive")).unwrap();
+    fs::write(out.join("archive/a.txt"), "a").unwrap();
+    fs::set_permissions(out.join("archive"), fs::Permissions::from_mode(0o555)).unwrap();
+    fs::set_permissions(&out, fs::Permissions::from_mode(0o750)).unwrap();
+    assert_ok(&compile(&out, &[]));
+    assert_eq!(mode(&out), 0o750, "a replaced output");
+    assert_eq!(mode(&out.join("archive")), 0o555);
+    assert_eq!(fs::read(out.join("archive/a.txt")).unwrap(), b"a");
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["out"], "the old tree, read-only folder and all, is gone");
+}
+
+/// ccc refuses to switch a new folder into the place of the one it runs
+/// in (the caller would be left in a removed folder), and a name too long
+/// for its work folder beside it; both before writing anything.
+#[test]
+fn the_current_folder_and_overlong_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &[]));
+    let before = tree(&out);
+    for (cwd, arg) in [(out.clone(), "."), (out.join("rank-0"), ".."), (out.join("rank-0"), "../")] {
+        let run = Command::new(BIN)
+            .args(["compile", ring().to_str().unwrap(), "-o", arg])
+            .current_dir(&cwd)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_refused(&run, "it is the folder ccc runs in, or holds it");
+        assert_refused(&run, "help: run ccc from outside the folder it writes");
+    }
+    assert_eq!(tree(&out), before);
+
+    let long = dir.path().join("y".repeat(250));
+    assert_refused(&compile(&long, &[]), "its name is 250 bytes");
+    assert_refused(&compile(&long, &[]), "name the output folder in at most 235 bytes");
+    let fits = dir.path().join("y".repeat(235));
+    assert_ok(&compile(&fits, &[]));
+    let names: BTreeSet<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["out".to_owned(), "y".repeat(235)].into_iter().map(std::ffi::OsString::from).collect());
 }
 
 /// A process id that is not running: a child that has exited.

@@ -75,8 +75,16 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
         return Ok(Existing::Empty);
     }
     let path = out.join(MANIFEST_FILE);
-    if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-        return not_ours(NotOurs::NoManifest);
+    match fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() && m.len() > MANIFEST_READ_CAP => {
+            return not_ours(NotOurs::ForeignManifest(format!(
+                "{} bytes, more than the {MANIFEST_READ_CAP} of any manifest ccc reads",
+                m.len()
+            )));
+        }
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return not_ours(NotOurs::ManifestNotAFile),
+        Err(_) => return not_ours(NotOurs::NoManifest),
     }
     let mut text = String::new();
     File::open(&path).and_then(|f| f.take(MANIFEST_READ_CAP).read_to_string(&mut text)).map_err(|e| {

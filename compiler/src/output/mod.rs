@@ -126,6 +126,14 @@ pub enum NotOurs {
     /// No `manifest.json`.
     #[error("it is not empty and holds no manifest.json")]
     NoManifest,
+    /// Its `manifest.json` is a folder or a symbolic link, not a file ccc
+    /// wrote.
+    #[error("its manifest.json is not a plain file (a folder or a symbolic link), so ccc did not write it")]
+    ManifestNotAFile,
+    /// `OUT` is the folder ccc runs in, or holds it: switching a new output
+    /// into its place would leave the caller in a removed folder.
+    #[error("it is the folder ccc runs in, or holds it")]
+    HoldsCurrentFolder,
     /// A `manifest.json` that is not ccc's.
     #[error("its manifest.json is not a ccc manifest ({0})")]
     ForeignManifest(String),
@@ -174,6 +182,21 @@ pub enum OutputError {
         out: PathBuf,
         /// The entry, relative to `OUT`.
         entry: PathBuf,
+    },
+    /// `OUT`'s name is too long for the work folder ccc writes beside it
+    /// (`.NAME.ccc-tmp-PID`, which must fit a file name's 255 bytes).
+    #[error(
+        "cannot write {}: its name is {len} bytes, and the work folder ccc writes beside it, .NAME.ccc-tmp-PID, \
+         would pass the 255 bytes a file name may have",
+        out.display()
+    )]
+    NameTooLong {
+        /// The folder.
+        out: PathBuf,
+        /// Its name's length, bytes.
+        len: usize,
+        /// The longest name ccc can write.
+        max: usize,
     },
     /// A file-system call failed.
     #[error("cannot {action} {}: {source}", path.display())]
@@ -225,11 +248,45 @@ fn write_files<'a>(
     manifest: &[u8],
 ) -> Result<Written, OutputError> {
     let place = Place::of(out)?;
-    fs::create_dir_all(&place.parent).map_err(io_error("create", &place.parent))?;
+    let created = missing_folders(&place.parent);
+    let result = fs::create_dir_all(&place.parent)
+        .map_err(io_error("create", &place.parent))
+        .and_then(|()| write_in(&place, images, manifest));
+    if result.is_err() {
+        // Nothing was written: the folders made for it go too (deepest
+        // first; each only if still empty).
+        for dir in created.iter().rev() {
+            let _ = fs::remove_dir(dir);
+        }
+    }
+    result
+}
+
+/// The folders on the way to `dir` (itself included) that do not exist,
+/// outermost first.
+fn missing_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    missing.reverse();
+    missing
+}
+
+/// [`write_files`] once `OUT`'s parent exists.
+fn write_in<'a>(
+    place: &Place,
+    images: impl Iterator<Item = (PathBuf, &'a [u8])>,
+    manifest: &[u8],
+) -> Result<Written, OutputError> {
     let _lock = lock(&place.parent)?;
     let mut written = Written::default();
-    sweep(&place, &mut written)?;
+    sweep(place, &mut written)?;
     let existing = recognise(&place.out)?;
+    if holds_current_folder(&place.out) {
+        return Err(OutputError::NotOurs { out: place.out.clone(), reason: NotOurs::HoldsCurrentFolder });
+    }
     let tmp = place.sibling(TMP_TAG, std::process::id());
     let result = fill(&tmp, images, manifest, &mut written)
         .and_then(|()| match &existing {
@@ -238,7 +295,13 @@ fn write_files<'a>(
             }
             _ => Ok(()),
         })
-        .and_then(|()| switch(&place, &tmp, &existing));
+        .and_then(|()| match &existing {
+            // The new folder takes the old one's permissions (and owner,
+            // where the process may give it): a private output stays private.
+            Existing::Ours(_) | Existing::Empty => same_attributes(&place.out, &tmp),
+            Existing::Absent => Ok(()),
+        })
+        .and_then(|()| switch(place, &tmp, &existing));
     let old = match result {
         Ok(old) => old,
         Err(e) => {
@@ -259,6 +322,27 @@ fn write_files<'a>(
         }
     }
     Ok(written)
+}
+
+/// Whether the folder this process runs in is `out` or lies inside it.
+fn holds_current_folder(out: &Path) -> bool {
+    match (std::env::current_dir(), fs::canonicalize(out)) {
+        (Ok(here), Ok(out)) => here.starts_with(out),
+        _ => false,
+    }
+}
+
+/// Gives `to` the permissions of `from` and, on Unix, its owner and group
+/// where this process may (a user cannot give a folder away; then `to`
+/// stays theirs).
+fn same_attributes(from: &Path, to: &Path) -> Result<(), OutputError> {
+    let meta = fs::metadata(from).map_err(io_error("inspect", from))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = std::os::unix::fs::chown(to, Some(meta.uid()), Some(meta.gid()));
+    }
+    fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))
 }
 
 #[cfg(test)]

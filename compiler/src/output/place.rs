@@ -4,6 +4,12 @@ use super::{IMAGE_FILES, MANIFEST_FILE, NotOurs, OLD_TAG, OutputError, Swept, TM
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
+/// The bytes a file name may have (`NAME_MAX` on Linux and macOS).
+const NAME_MAX: usize = 255;
+
+/// The most digits a process ID has (Linux's `pid_max` is at most 2^22).
+const PID_DIGITS: usize = 10;
+
 /// `OUT`, resolved, with its parent and name.
 pub(super) struct Place {
     pub(super) out: PathBuf,
@@ -13,6 +19,11 @@ pub(super) struct Place {
 
 impl Place {
     pub(super) fn of(out: &Path) -> Result<Place, OutputError> {
+        // `out/`, `out/.` and `out` are one folder: its components say it
+        // without the trailing separator or `.` (a rename of `link/` would
+        // go through the link).
+        let out: PathBuf = out.components().collect();
+        let out = out.as_path();
         // A symbolic link to a folder stands for the folder: write there,
         // and leave the link as it is.
         let out = match fs::symlink_metadata(out) {
@@ -34,6 +45,11 @@ impl Place {
                 };
             }
         };
+        // `.NAME.ccc-tmp-PID` must be a file name too.
+        let max = NAME_MAX - ".".len() - ".".len() - TMP_TAG.len() - "-".len() - PID_DIGITS;
+        if name.len() > max {
+            return Err(OutputError::NameTooLong { out, len: name.len(), max });
+        }
         Ok(Place { out, parent, name })
     }
 
@@ -124,8 +140,7 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
         let r = rel.join(&name);
         let path = root.join(&r);
         if meta.is_dir() {
-            remove_debris(root, out, &r, bytes, left);
-            let _ = fs::remove_dir(&path);
+            super::replace::opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
         } else if is_ccc_file(&r) || super::replace::twins(&path, &meta, &out.join(&r)) {
             if fs::remove_file(&path).is_ok() {
                 *bytes += meta.len();

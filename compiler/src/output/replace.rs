@@ -84,11 +84,11 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), OutputError> {
     let meta = fs::symlink_metadata(from).map_err(io_error("inspect", from))?;
     if meta.is_dir() {
         fs::create_dir(to).map_err(io_error("create", to))?;
-        fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))?;
         for (name, _) in sorted_entries(from) {
             link_tree(&from.join(&name), &to.join(&name))?;
         }
-        Ok(())
+        // Last: a read-only folder's twin is filled before it is closed.
+        fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))
     } else if meta.file_type().is_symlink() {
         let target = fs::read_link(from).map_err(io_error("read", from))?;
         symlink(&target, to).map_err(io_error("link", to))
@@ -152,8 +152,7 @@ pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path,
         let r = rel.join(&name);
         let path = old.join(&r);
         if meta.is_dir() {
-            remove_ours(old, out, listing, &r, left);
-            let _ = fs::remove_dir(&path);
+            opened(&path, &meta, || remove_ours(old, out, listing, &r, left));
         } else if listing.wrote(&r) || twins(&path, &meta, &out.join(&r)) {
             let _ = fs::remove_file(&path);
         } else {
@@ -180,4 +179,25 @@ fn same_file(_a: &Path, a: &fs::Metadata, b: &Path) -> bool {
 #[cfg(not(unix))]
 fn same_file(a: &Path, _meta: &fs::Metadata, b: &Path) -> bool {
     matches!((fs::read(a), fs::read(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// Runs `empty` (which removes what ccc may from the folder `dir`), the
+/// folder writable meanwhile if it was not (a user's read-only folder
+/// carried over: its twin is in the new output, and this one goes), then
+/// removes the folder if it is empty, or gives it back its permissions.
+pub(super) fn opened(dir: &Path, meta: &fs::Metadata, empty: impl FnOnce()) {
+    let closed = meta.permissions();
+    #[cfg(unix)]
+    let opened = {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = closed.mode();
+        (mode & 0o300 != 0o300).then(|| fs::Permissions::from_mode(mode | 0o700))
+    };
+    #[cfg(not(unix))]
+    let opened: Option<fs::Permissions> = None;
+    let reopened = opened.is_some_and(|p| fs::set_permissions(dir, p).is_ok());
+    empty();
+    if fs::remove_dir(dir).is_err() && reopened {
+        let _ = fs::set_permissions(dir, closed);
+    }
 }

@@ -367,8 +367,20 @@ fn output_failure(error: OutputError) -> Failure {
         OutputError::NotOurs { reason: NotOurs::Root, .. } => {
             "ccc writes a new folder beside the old one and switches them; choose a folder below the root (-o /tmp/out)"
         }
+        OutputError::NotOurs { reason: NotOurs::HoldsCurrentFolder, .. } => {
+            "run ccc from outside the folder it writes (cd to its parent and name the folder there)"
+        }
         OutputError::NotOurs { .. } => {
             "ccc replaces only a folder it wrote itself (its manifest.json and every file that lists, unchanged); choose another -o folder, or move that folder's contents elsewhere"
+        }
+        OutputError::NameTooLong { max, .. } => {
+            return Failure::input(miette::miette!(
+                help = format!("name the output folder in at most {max} bytes"),
+                "{error}"
+            ));
+        }
+        OutputError::Io { action: "resolve", .. } => {
+            "-o is a symbolic link to nothing: create the folder it points to, or name another -o folder"
         }
         OutputError::InTheWay { .. } => {
             "ccc never overwrites a file it did not write: move that file elsewhere, or choose another -o folder"
