@@ -24,7 +24,7 @@
 use crate::lower::TopSpProgram;
 use ccc_ir::wire::tp::{REPEAT_SHIFT, S2M_SHIFT};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::RwLock;
 
 /// Whether two programs are the same for a check: equal in everything it
@@ -94,11 +94,16 @@ impl<V> Distinct<V> {
 const OP_FLAGS_SHIFT: u32 = 16;
 /// Where an op entry's operand starts in its fingerprint word.
 const OP_OPERAND_SHIFT: u32 = 32;
+/// Where a mesh event's semaphore index starts in its fingerprint word
+/// (after its 32-bit peer).
+const MESH_SEMA_SHIFT: u32 = 32;
+/// Where a mesh event's target starts in its fingerprint word.
+const MESH_TARGET_SHIFT: u32 = 48;
 
 /// A hash of `tp` over what every check through a [`Distinct`] reads, and
 /// what encoding reads ([`crate::encode::EncodeInputs`]): the TOP_SP's
-/// index, its record and mesh event counts, each segment's END address,
-/// each record's op entry and `tp_inc_steps` runs. Equal programs (by any
+/// index, its record counts, its mesh events and barrier, each segment's
+/// END address, each record's op entry and `tp_inc_steps` runs. Equal programs (by any
 /// of those checks' notion) fingerprint equal; most others differ in one
 /// of these words (a rooted op's TOP_SPs differ only in their runs). One
 /// word per op entry and per run: a TOP_SP of 24 records of one run is
@@ -121,6 +126,16 @@ fn hash(tp: &TopSpProgram, runs: bool) -> u64 {
     let mut h = Fx::default();
     let neff = &tp.neff;
     h.add(u64::from(neff.topsp_index) | u64::from(neff.op_num) << 8 | (neff.mesh_events.len() as u64) << 40);
+    // A mesh point-to-point's ranks differ only in their peers, which live
+    // here and in the barrier: without them, every rank's programs shared
+    // one fingerprint, and each lookup compared against every kept one.
+    for e in &neff.mesh_events {
+        h.add(
+            u64::from(e.peer) | u64::from(e.sema_index) << MESH_SEMA_SHIFT | u64::from(e.target) << MESH_TARGET_SHIFT,
+        );
+        h.add(e.bytes);
+    }
+    neff.barrier.hash(&mut h);
     h.add(tp.segments.len() as u64);
     for segment in &tp.segments {
         h.add(segment.compl_addr);

@@ -499,10 +499,18 @@ fn finish_records(
     let sub_type = match pattern {
         DevicePattern::Ring => MetaringType::from_alg(p.alg).map_or(0, MetaringType::raw),
         DevicePattern::Mesh => {
-            let inst = plan.instance(p, l.member);
-            let ranks = (0..inst.scope.k)
-                .map(|q| member_rank(plan, l.group, inst.scope.member(q)))
-                .collect::<Result<Vec<_>, _>>()?;
+            let scope = plan.instance(p, l.member).scope;
+            // The world in rank order: the scope's ranks ascend, and node
+            // and pod ascend with the rank, so its first and last rank say
+            // whether it spans nodes or pods (a permute's scope is the
+            // world: listing it per rank made lowering the world
+            // quadratic). Explicit groups list every member.
+            let members: Vec<u32> = if plan.groups.is_explicit() || scope.k <= 2 {
+                (0..scope.k).map(|q| scope.member(q)).collect()
+            } else {
+                vec![scope.member(0), scope.member(scope.k - 1)]
+            };
+            let ranks = members.into_iter().map(|m| member_rank(plan, l.group, m)).collect::<Result<Vec<_>, _>>()?;
             mesh_type(schedule.arch, &schedule.shape, ranks).raw()
         }
     };

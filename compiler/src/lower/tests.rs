@@ -267,3 +267,53 @@ fn a_big_ring_folds_to_a_few_runs() {
         assert!(runs.is_some_and(|n| n <= 6), "rank {r}: {runs:?}");
     }
 }
+
+/// A MESH record's sub-type, named from its scope's first and last rank
+/// when the groups are the world in rank order, is what listing every rank
+/// of the scope gives (the way lowering named it before): for meshes
+/// within a node, across nodes, and across pods, and for permutes whose
+/// scope is the whole world.
+#[test]
+fn mesh_sub_types_from_the_scope_ends_are_the_full_scan_s() {
+    use crate::schedule::mesh_type;
+    use crate::testing::Case;
+    let mut cases = Vec::new();
+    for (op, alg, rank_n, local, pods) in [
+        (OpType::AllGather, AlgType::Mesh, 16, 16, 1),
+        (OpType::AllGather, AlgType::Mesh, 32, 8, 1),
+        (OpType::AllReduce, AlgType::LatencyOptMesh, 32, 8, 1),
+        (OpType::AllReduce, AlgType::TwoStepPodMesh, 32, 8, 2),
+        (OpType::Permute, AlgType::Mesh, 64, 16, 1),
+        (OpType::Permute, AlgType::Mesh, 64, 8, 2),
+        (OpType::Recv, AlgType::Mesh, 48, 16, 3),
+    ] {
+        let mut case = Case::flat(op, alg, rank_n, local);
+        case.pod_n = pods;
+        if op.takes_peers() {
+            case.peers = (0..rank_n).map(|r| ((r + 1) % rank_n, r)).collect();
+        }
+        cases.push(case);
+    }
+    let (mut checked, mut seen) = (0, std::collections::BTreeSet::new());
+    for case in cases {
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        for rank in 0..case.rank_n {
+            let program = lower(&schedule, Rank(rank)).unwrap();
+            for record in program.topsps.iter().flat_map(|tp| tp.records()) {
+                if record.op.algo_type != ccc_ir::enums::DevicePattern::Mesh.raw() {
+                    continue;
+                }
+                let phase = &plan.phases[record.phase as usize];
+                let scope = plan.instance(phase, rank).scope;
+                let every = (0..scope.k).map(|q| plan.rank(0, scope.member(q)).unwrap());
+                let full = mesh_type(schedule.arch, &schedule.shape, every).raw();
+                assert_eq!(record.op.algo_sub_type, full, "{case:?} rank {rank} phase {}", record.phase);
+                checked += 1;
+                seen.insert(full);
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+    assert!(seen.len() >= 3, "within a node, across nodes and across pods: {seen:?}");
+}
