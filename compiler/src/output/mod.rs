@@ -35,6 +35,7 @@
 //!   the links it made to a user's file: the same file at the same place in
 //!   `OUT`), and reports each in [`Written::swept`].
 
+mod entries;
 mod existing;
 mod new_file;
 mod place;

@@ -1,5 +1,6 @@
 //! The place around `OUT`: its resolved name and parent, the writers' lock on the parent, and the sweep of dead compiles' work folders.
 
+use super::entries::{opened, sorted_entries, twins};
 use super::{IMAGE_FILES, MANIFEST_FILE, NotOurs, OLD_TAG, OutputError, Swept, TMP_TAG, Written, io_error};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -140,8 +141,8 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
         let r = rel.join(&name);
         let path = root.join(&r);
         if meta.is_dir() {
-            super::replace::opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
-        } else if is_ccc_file(&r) || super::replace::twins(&path, &meta, &out.join(&r)) {
+            opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
+        } else if is_ccc_file(&r) || twins(&path, &meta, &out.join(&r)) {
             if fs::remove_file(&path).is_ok() {
                 *bytes += meta.len();
             }
@@ -163,19 +164,4 @@ pub(super) fn is_ccc_file(rel: &Path) -> bool {
         [rank, topsp, file] => numbered(rank, "rank-") && numbered(topsp, "topsp-") && IMAGE_FILES.contains(&file),
         _ => false,
     }
-}
-
-/// A folder's entries with their metadata (not following links), sorted by
-/// name; an unreadable folder has none.
-pub(super) fn sorted_entries(dir: &Path) -> Vec<(std::ffi::OsString, fs::Metadata)> {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let e = e.ok()?;
-            Some((e.file_name(), e.metadata().ok()?))
-        })
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    entries
 }

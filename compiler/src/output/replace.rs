@@ -1,7 +1,8 @@
 //! Building the new output beside `OUT` and putting it in place: fill, carry the user's entries over by links, switch, remove what ccc wrote from the old tree.
 
+use super::entries::{opened, sorted_entries, twins};
 use super::existing::{Existing, Listing};
-use super::place::{Place, sorted_entries};
+use super::place::Place;
 use super::{MANIFEST_FILE, OLD_TAG, OutputError, Written, io_error};
 use std::fs;
 use std::io;
@@ -158,46 +159,5 @@ pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path,
         } else {
             left.push(path);
         }
-    }
-}
-
-/// Whether `b` is the twin [`link_tree`] made of `a`: another link to the
-/// same file, or a symbolic link to the same target.
-pub(super) fn twins(a: &Path, meta: &fs::Metadata, b: &Path) -> bool {
-    if meta.file_type().is_symlink() {
-        return matches!((fs::read_link(a), fs::read_link(b)), (Ok(x), Ok(y)) if x == y);
-    }
-    same_file(a, meta, b)
-}
-
-#[cfg(unix)]
-fn same_file(_a: &Path, a: &fs::Metadata, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::symlink_metadata(b).is_ok_and(|b| b.dev() == a.dev() && b.ino() == a.ino())
-}
-
-#[cfg(not(unix))]
-fn same_file(a: &Path, _meta: &fs::Metadata, b: &Path) -> bool {
-    matches!((fs::read(a), fs::read(b)), (Ok(x), Ok(y)) if x == y)
-}
-
-/// Runs `empty` (which removes what ccc may from the folder `dir`), the
-/// folder writable meanwhile if it was not (a user's read-only folder
-/// carried over: its twin is in the new output, and this one goes), then
-/// removes the folder if it is empty, or gives it back its permissions.
-pub(super) fn opened(dir: &Path, meta: &fs::Metadata, empty: impl FnOnce()) {
-    let closed = meta.permissions();
-    #[cfg(unix)]
-    let opened = {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = closed.mode();
-        (mode & 0o300 != 0o300).then(|| fs::Permissions::from_mode(mode | 0o700))
-    };
-    #[cfg(not(unix))]
-    let opened: Option<fs::Permissions> = None;
-    let reopened = opened.is_some_and(|p| fs::set_permissions(dir, p).is_ok());
-    empty();
-    if fs::remove_dir(dir).is_err() && reopened {
-        let _ = fs::set_permissions(dir, closed);
     }
 }
