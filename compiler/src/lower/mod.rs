@@ -317,7 +317,7 @@ impl<'a> Lowering<'a> {
             // Checked against VAL_MASK just above.
             post.folder.push_n(m2s as u32, s2m as u32, u64::from(n));
             if mesh {
-                collect_events(self, transfers, table.channels(), u64::from(n), &mut post.events)
+                collect_events(self, transfers, table, u64::from(n), &mut post.events)
                     .map_err(|kind| self.error(Some(TopSp(t as u8)), Some(step), kind))?;
             }
         }
@@ -445,22 +445,18 @@ fn plan_phase_is_mesh(plan: &CollectivePlan, phase: u32) -> bool {
 fn collect_events(
     l: &Lowering<'_>,
     transfers: &[Transfer],
-    hosted: &[u8],
+    table: &DescTable<'_>,
     times: u64,
     events: &mut Vec<(MeshEvent, u64)>,
 ) -> Result<(), LowerErrorKind> {
-    let layout = l.plan.layout();
+    let hosted = table.channels().len() as u64;
     for t in transfers.iter().filter(|t| t.to == l.member && t.from != l.member) {
         let peer = member_rank(l.plan, l.group, t.from)?.0;
-        let increments = u64::from(t.dst.count) * u64::from(t.halves.count()) * hosted.len() as u64;
-        let mut bytes = 0u64;
-        for &c in hosted {
-            for b in t.dst.iter() {
-                for h in t.halves.iter() {
-                    bytes = bytes.saturating_add(layout.bytes(l.member, c, b, h));
-                }
-            }
-        }
+        let increments = u64::from(t.dst.count) * u64::from(t.halves.count()) * hosted;
+        // Every block of the transfer on every hosted channel: the table
+        // sums them in closed form (a mesh all-reduce's transfer holds
+        // every block of the buffer).
+        let bytes = table.bytes(l.member, t.dst, t.halves);
         let (event, target) = match events.iter_mut().find(|(e, _)| e.peer == peer) {
             Some((e, t)) => (e, t),
             None => {

@@ -104,6 +104,9 @@ pub struct DescTable<'a> {
     layout: Layout<'a>,
     channels: Vec<u8>,
     uniform: Option<Uniform>,
+    /// Bytes per block on the table's channels, `[small, big]` x `[Both,
+    /// H0, H1]`, when `uniform` is (what [`DescTable::bytes`] reads).
+    bytes: Option<[[u64; 3]; 2]>,
 }
 
 /// Every block of every member alike ([`DescTable::every_block`]).
@@ -129,6 +132,19 @@ struct Uniform {
     big_below: u32,
     /// Descriptors per block: `[small, big]` x `[Both, H0, H1]`.
     cost: [[u64; 3]; 2],
+}
+
+impl Uniform {
+    /// How many of `blocks` sit below `big_below` (hold one more element).
+    fn big_blocks(self, blocks: BlockSet) -> u32 {
+        if blocks.count == 0 || blocks.start >= self.big_below {
+            0
+        } else if blocks.count == 1 || blocks.stride == 0 {
+            blocks.count
+        } else {
+            blocks.count.min((self.big_below - blocks.start).div_ceil(blocks.stride))
+        }
+    }
 }
 
 fn halves_index(h: Halves) -> usize {
@@ -160,7 +176,49 @@ impl<'a> DescTable<'a> {
             }
             Uniform { big_below, cost }
         });
-        DescTable { layout, channels: channels.to_vec(), uniform }
+        let bytes = layout.uniform().map(|(small, big_below)| {
+            let mut bytes = [[0u64; 3]; 2];
+            let rows = if big_below == 0 { 1 } else { 2 };
+            for (size, row) in bytes.iter_mut().enumerate().take(rows) {
+                let elems = small.saturating_add(size as u64);
+                let half = |h| {
+                    channels.iter().fold(0u64, |sum, &c| {
+                        sum.saturating_add(layout.half_of(elems, c, h).saturating_mul(plan.dtype.size()))
+                    })
+                };
+                let (h0, h1) = (half(HalfChunk::H0), half(HalfChunk::H1));
+                *row = [h0.saturating_add(h1), h0, h1];
+            }
+            bytes
+        });
+        DescTable { layout, channels: channels.to_vec(), uniform, bytes }
+    }
+
+    /// Bytes of `halves` of `blocks` of `member`'s buffer on the table's
+    /// channels: [`Layout::bytes`] summed over them (saturating, as that
+    /// sum does), in O(1) when blocks are alike but for one more element
+    /// below a position.
+    pub fn bytes(&self, member: u32, blocks: BlockSet, halves: Halves) -> u64 {
+        match (self.uniform, self.bytes) {
+            (Some(u), Some(bytes)) => {
+                let big = u.big_blocks(blocks);
+                let h = halves_index(halves);
+                u64::from(big)
+                    .saturating_mul(bytes[1][h])
+                    .saturating_add(u64::from(blocks.count - big).saturating_mul(bytes[0][h]))
+            }
+            _ => {
+                let mut sum = 0u64;
+                for &c in &self.channels {
+                    for b in blocks.iter() {
+                        for h in halves.iter() {
+                            sum = sum.saturating_add(self.layout.bytes(member, c, b, h));
+                        }
+                    }
+                }
+                sum
+            }
+        }
     }
 
     /// Whether `other`, a table of the same collective, counts every
@@ -207,13 +265,7 @@ impl<'a> DescTable<'a> {
     pub fn count(&self, member: u32, blocks: BlockSet, halves: Halves) -> u64 {
         match self.uniform {
             Some(u) => {
-                let big = if blocks.count == 0 || blocks.start >= u.big_below {
-                    0
-                } else if blocks.count == 1 || blocks.stride == 0 {
-                    blocks.count
-                } else {
-                    blocks.count.min((u.big_below - blocks.start).div_ceil(blocks.stride))
-                };
+                let big = u.big_blocks(blocks);
                 let h = halves_index(halves);
                 u64::from(big) * u.cost[1][h] + u64::from(blocks.count - big) * u.cost[0][h]
             }

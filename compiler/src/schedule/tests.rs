@@ -77,6 +77,17 @@ fn descriptor_tables_count_as_the_block_walk_does() {
                                 walk,
                                 "{op:?} {count} {blocks:?} {halves:?}"
                             );
+                            // And the bytes mesh events count, as lowering
+                            // summed them block by block.
+                            let walked = hosted
+                                .iter()
+                                .flat_map(|&c| blocks.iter().flat_map(move |b| halves.iter().map(move |h| (c, b, h))))
+                                .fold(0u64, |sum, (c, b, h)| sum.saturating_add(layout.bytes(member, c, b, h)));
+                            assert_eq!(
+                                table.bytes(member, blocks, halves),
+                                walked,
+                                "bytes: {op:?} {count} {blocks:?} {halves:?}"
+                            );
                         }
                     }
                 }
