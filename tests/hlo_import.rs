@@ -801,6 +801,39 @@ fn collectives_that_move_nothing_are_named() {
         "collective-permute(f32[1024]{0} %p), channel_id=1, source_target_pairs={{0,0},{3,3}}",
     );
     refused(&self_pairs, "the module's collectives move nothing (`ar` is the first)");
+
+    // Beside a collective that moves data, an empty tuple's all-reduce is
+    // left out, and `ccc import` says so in the RON it writes (it used to
+    // be dropped unseen).
+    let with_empty = SMALL.replace(
+        "  ROOT %ar",
+        "  %none = () all-reduce(), channel_id=2, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add\n  ROOT %ar",
+    );
+    let imported = import_module(&with_empty, &target(8), None).unwrap();
+    assert_eq!(imported.program.collectives.len(), 1);
+    assert_eq!(imported.moved_nothing.len(), 1);
+    assert_eq!((imported.moved_nothing[0].instruction.as_str(), imported.moved_nothing[0].line), ("none", 11));
+    let ron = emit::to_ron(&imported, "m.hlo").unwrap();
+    assert!(ron.contains("// Left out: none (line 11) moves nothing"), "{ron}");
+    assert_eq!(parse(&ron).unwrap().program, imported.program);
+}
+
+/// An async collective is one start and one done: a second done of the
+/// same start is refused where it stands, not ignored.
+#[test]
+fn a_start_completed_twice_is_refused() {
+    let async_pair = SMALL
+        .replace(
+            "  ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %p),",
+            "  %ars = f32[1024]{0} all-reduce-start(f32[1024]{0} %p),",
+        )
+        .replace("to_apply=%add\n}", "to_apply=%add\n  ROOT %ard = f32[1024]{0} all-reduce-done(f32[1024]{0} %ars)\n}");
+    assert_eq!(import_module(&async_pair, &target(8), None).unwrap().program.collectives.len(), 1);
+    let twice =
+        async_pair.replace("  ROOT %ard", "  %ard0 = f32[1024]{0} all-reduce-done(f32[1024]{0} %ars)\n  ROOT %ard");
+    let e = import_module(&twice, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`ard` is a second `all-reduce-done` of `ars` (the first is `ard0`)"), "{e}");
+    assert_eq!(e.start.line, 13, "{e}");
 }
 
 /// A collective whose result does not fit its operand (XLA's verifier

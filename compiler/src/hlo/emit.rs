@@ -27,6 +27,13 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
     );
     let _ = writeln!(out, "// Each collective is named by the HLO instruction it came from; a combined");
     let _ = writeln!(out, "// collective whose operands differ in dtype is one collective per dtype.");
+    for source in &imported.moved_nothing {
+        let _ = writeln!(
+            out,
+            "// Left out: {} (line {}) moves nothing (an empty tuple, or a device sending to itself).",
+            source.instruction, source.line
+        );
+    }
     out.push_str("Program(\n    collectives: [\n");
     for (i, (c, source)) in imported.program.collectives.iter().zip(&imported.sources).enumerate() {
         let part = source.part.as_ref().map_or_else(String::new, |p| format!(", {p}"));

@@ -169,7 +169,7 @@ pub(super) struct Walker<'m, 'a> {
     /// permute whose every pair is a device sending to itself, a
     /// collective of an empty tuple), for the error when no collective
     /// is left.
-    pub(super) moved_nothing: Option<&'a str>,
+    pub(super) moved_nothing: Vec<Source>,
     /// What each collective instruction imported, by its byte offset: an
     /// instruction in a computation called from many places is imported
     /// once and its collectives copied at each further call, not worked
@@ -317,7 +317,7 @@ impl<'a> Walker<'_, 'a> {
         let parts = counts(ins, op, &shape, n, reduce)?;
         typed(computation, ins, op, &shape, n)?;
         if parts.is_empty() || peers.as_ref().is_some_and(Vec::is_empty) {
-            self.moved_nothing = self.moved_nothing.or(Some(ins.name));
+            self.moved_nothing.push(Source { instruction: ins.name.to_owned(), line, part: None });
         }
         let split = parts.len() > 1;
         for (dtype, reduce, count, operands) in parts {
@@ -353,19 +353,25 @@ impl<'a> Walker<'_, 'a> {
     fn result_shape(&self, computation: &Computation<'a>, ins: &Instruction<'a>) -> Result<Shape, HloError> {
         let Some(family) = ins.opcode.strip_suffix("-start") else { return Ok(ins.shape.clone()) };
         let done = format!("{family}-done");
-        computation
-            .instructions
-            .iter()
-            .find(|d| d.opcode == done && d.operands.first() == Some(&ins.name))
-            .map(|d| d.shape.clone())
-            .ok_or_else(|| {
-                HloError::at(
-                    ins.at,
-                    ins.name.len(),
-                    format!("`{}` has no `{done}` in computation `{}`", ins.name, computation.name),
-                    "an async collective is a start and its done; the module looks truncated",
-                )
-            })
+        let mut dones = computation.dones_of(ins.name).filter(|d| d.opcode == done);
+        match (dones.next(), dones.next()) {
+            (Some(d), None) => Ok(d.shape.clone()),
+            (Some(first), Some(second)) => Err(HloError::at(
+                second.at,
+                second.name.len(),
+                format!(
+                    "`{}` is a second `{done}` of `{}` (the first is `{}`) in computation `{}`",
+                    second.name, ins.name, first.name, computation.name
+                ),
+                "an async collective is one start and one done; XLA does not write a start twice completed",
+            )),
+            (None, _) => Err(HloError::at(
+                ins.at,
+                ins.name.len(),
+                format!("`{}` has no `{done}` in computation `{}`", ins.name, computation.name),
+                "an async collective is a start and its done; the module looks truncated",
+            )),
+        }
     }
 
     /// The groups of a grouped collective as ranks, checked to partition the devices.

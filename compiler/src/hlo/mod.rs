@@ -50,6 +50,11 @@ pub struct Imported {
     pub program: Program,
     /// One per collective of `program`: its HLO instruction.
     pub sources: Vec<Source>,
+    /// The collective instructions imported as nothing, because they move
+    /// nothing (a collective of an empty tuple, a permute whose every pair
+    /// sends a device to itself), in the order met: `ccc import` lists them
+    /// in a comment, so that none is dropped unseen.
+    pub moved_nothing: Vec<Source>,
 }
 
 /// Does `src` look like HLO text (rather than a RON spec)? True when its
@@ -122,16 +127,19 @@ fn walk(
         budget,
         path,
         on_path,
-        moved_nothing: None,
+        moved_nothing: Vec::new(),
         imported: BTreeMap::new(),
         newlines: src.match_indices('\n').map(|(at, _)| at).collect(),
     };
     walker.walk(entry)?;
-    if let (true, Some(name)) = (walker.found.is_empty(), walker.moved_nothing) {
+    if let (true, Some(first)) = (walker.found.is_empty(), walker.moved_nothing.first()) {
         return Err(HloError::at(
             entry.at,
             entry.name.len(),
-            format!("the module's collectives move nothing (`{name}` is the first): there is nothing to compile"),
+            format!(
+                "the module's collectives move nothing (`{}` is the first): there is nothing to compile",
+                first.instruction
+            ),
             "a collective-permute whose every pair sends a device to itself, or a collective of an empty \
              tuple, moves no data; ccc imports them as nothing",
         ));
@@ -146,7 +154,12 @@ fn walk(
         ));
     }
     let (collectives, sources) = walker.found.into_iter().unzip();
-    Ok(Imported { module: module.name.map(str::to_owned), program: Program { collectives }, sources })
+    Ok(Imported {
+        module: module.name.map(str::to_owned),
+        program: Program { collectives },
+        sources,
+        moved_nothing: walker.moved_nothing,
+    })
 }
 
 /// The target's `devices` map, when given, is a one-to-one map of the

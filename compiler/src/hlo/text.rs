@@ -45,12 +45,21 @@ pub struct Computation<'a> {
     /// looked up, never iterated, in O(log n) (a computation of tens of
     /// thousands of instructions is looked up once per operand).
     by_name: BTreeMap<&'a str, usize>,
+    /// Where each `*-done` sits in `instructions`, by the name of its first
+    /// operand (the start it completes).
+    dones: BTreeMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> Computation<'a> {
     /// The instruction called `name`.
     pub fn get(&self, name: &str) -> Option<&Instruction<'a>> {
         self.instructions.get(*self.by_name.get(name)?)
+    }
+
+    /// The `*-done` instructions whose first operand is `start`, in the
+    /// order written.
+    pub fn dones_of(&self, start: &str) -> impl Iterator<Item = &Instruction<'a>> {
+        self.dones.get(start).into_iter().flatten().filter_map(|&i| self.instructions.get(i))
     }
 
     /// The `ROOT` instruction (the last one when none is marked, as XLA reads it).
@@ -292,7 +301,8 @@ fn parse_computation<'a>(
     if name.is_empty() {
         return Err(c.error("expected the computation's name", "a computation starts `name {` or `ENTRY name {`"));
     }
-    let mut computation = Computation { name, at, entry, instructions: Vec::new(), by_name: BTreeMap::new() };
+    let mut computation =
+        Computation { name, at, entry, instructions: Vec::new(), by_name: BTreeMap::new(), dones: BTreeMap::new() };
     while let Some((line_at, line)) = lines.next_line() {
         let t = line.trim();
         let lead = line_at + (line.len() - line.trim_start().len());
@@ -312,6 +322,9 @@ fn parse_computation<'a>(
             ));
         }
         computation.by_name.insert(instruction.name, computation.instructions.len());
+        if let Some(&start) = instruction.operands.first().filter(|_| instruction.opcode.ends_with("-done")) {
+            computation.dones.entry(start).or_default().push(computation.instructions.len());
+        }
         computation.instructions.push(instruction);
     }
     Err(HloError::at(
