@@ -194,8 +194,24 @@ pub(crate) fn accepted_in(message: &str) -> Option<String> {
 ///
 /// [`ErrorClass::Parse`] with the line and column of the offending token.
 pub fn parse(text: &str) -> Result<Spec, Failure> {
+    too_large(text, "spec", ccc_compiler::parse::SPEC_MAX_BYTES)?;
     let parsed = parse_ron(text).map_err(|e| parse_error(&e))?;
     Ok(Spec { program: parsed.program, form: parsed.form })
+}
+
+/// Refuses `text` longer than `max` bytes, as the CLI refuses such a file
+/// (`ParseError` of kind `TooLarge`).
+pub fn too_large(text: &str, what: &str, max: u64) -> Result<(), Failure> {
+    if text.len() as u64 <= max {
+        return Ok(());
+    }
+    let mut info = ErrorInfo::new(
+        ErrorClass::Parse,
+        "TooLarge",
+        format!("the {what} is {} bytes, more than the {max} ccc reads", text.len()),
+    );
+    info.accepted = Some(format!("a {what} of at most {max} bytes"));
+    Err(info)
 }
 
 fn parse_error(e: &ParseError) -> Failure {

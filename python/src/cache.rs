@@ -65,4 +65,11 @@ impl PyAutoCache {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!("AutoCache(capacity={}, collectives={})", self.capacity, self.__len__(py))
     }
+
+    /// Pickles (and copies) as an empty cache of the same capacity: what a
+    /// cache keeps only saves time in the process that searched, and never
+    /// changes a result, so a worker process starts its own.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (usize,))> {
+        Ok((py.get_type::<PyAutoCache>().into_any(), (self.capacity,)))
+    }
 }

@@ -173,6 +173,16 @@ impl PyCompiled {
         Ok(dict)
     }
 
+    /// A `Compiled` holds the whole compile (schedule, proof, images) and
+    /// does not pickle: say what does, rather than Python's bare refusal.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(pyo3::exceptions::PyTypeError::new_err(
+            "a ccc.Compiled does not pickle: send its program (a ccc.Program pickles) and compile it again \
+             where it is needed (the result is the same, byte for byte), or send what you need of it: \
+             .signature, .manifest_json(), the images' bytes",
+        ))
+    }
+
     fn __repr__(&self) -> String {
         let ranks = self.ranks.len();
         let proof = if adapter::proven(&self.compiled) { "proven" } else { "not verified" };

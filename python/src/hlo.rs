@@ -28,6 +28,7 @@ pub enum TargetText<'a> {
 /// cannot import (line and column in the module; `help` says what would
 /// be accepted).
 pub fn import_hlo(text: &str, target: &TargetText<'_>, algorithm: Option<&str>) -> Result<Spec, Failure> {
+    crate::adapter::too_large(text, "HLO module", ccc_compiler::hlo::MODULE_MAX_BYTES)?;
     let target = read_target(target)?;
     let algorithm =
         algorithm.map(|a| parse_algorithm(a).map_err(|e| located(&e, "Algorithm", "algorithm"))).transpose()?;

@@ -103,3 +103,33 @@ def test_an_auto_cache_keeps_at_most_its_capacity():
         ccc.AutoCache(capacity=-1)
     with pytest.raises(TypeError):
         ccc.compile(ccc.Program.from_dict(auto_step()[0]), auto_cache={})
+
+
+def test_an_auto_cache_pickles_empty_and_a_compiled_says_what_pickles():
+    import copy
+    import pickle
+
+    cache = ccc.AutoCache(capacity=7)
+    program = ccc.Program.from_dict(auto_step()[0])
+    ccc.sign(program, auto_cache=cache)
+    assert len(cache) == 1
+    for twin in (pickle.loads(pickle.dumps(cache)), copy.deepcopy(cache)):
+        assert (twin.capacity, len(twin)) == (7, 0)
+        assert ccc.sign(program, auto_cache=twin) == ccc.sign(program)
+    compiled = ccc.compile(program, ranks=[MY_RANK])
+    with pytest.raises(TypeError, match="send its program"):
+        pickle.dumps(compiled)
+    # What it names does pickle, and compiles to the same bytes.
+    again = ccc.compile(pickle.loads(pickle.dumps(program)), ranks=[MY_RANK])
+    assert again.manifest_json() == compiled.manifest_json()
+
+
+def test_text_past_the_cli_caps_is_refused():
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.parse(" " * (16 * 2**20 + 1))
+    assert caught.value.kind == "TooLarge"
+    assert caught.value.accepted == "a spec of at most 16777216 bytes"
+    # At the cap, the text is read (and is not a spec).
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.parse(" " * (16 * 2**20))
+    assert caught.value.kind != "TooLarge"

@@ -57,6 +57,11 @@ pub struct Imported {
     pub moved_nothing: Vec<Source>,
 }
 
+/// The largest HLO module ccc reads: 256 MiB (a compiled dump of a large
+/// model is tens of MiB). The CLI reads a module under this cap, and the
+/// Python module refuses longer text.
+pub const MODULE_MAX_BYTES: u64 = 256 << 20;
+
 /// Does `src` look like HLO text (rather than a RON spec)? True when its
 /// first significant line starts with `HloModule`, or it has an `ENTRY`
 /// computation line. Used to recognise an input by content.

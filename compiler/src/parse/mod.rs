@@ -34,6 +34,11 @@ use scan::skip_trivia;
 /// The byte-order mark some editors write at the start of a UTF-8 file.
 pub const BOM: char = '\u{feff}';
 
+/// The largest spec ccc reads: 16 MiB. A spec is a page of RON; even a
+/// replica group list over a million ranks is under 8 MiB. The CLI reads a
+/// spec file under this cap, and the Python module refuses longer text.
+pub const SPEC_MAX_BYTES: u64 = 16 << 20;
+
 /// `src` without one leading [`BOM`].
 pub fn strip_bom(src: &str) -> &str {
     src.strip_prefix(BOM).unwrap_or(src)

@@ -17,17 +17,16 @@ use ccc_ir::spec::Algorithm;
 use std::io::Read;
 use std::path::Path;
 
-/// The largest spec read: 16 MiB. A spec is a page of RON; even a replica
-/// group list over a million ranks is under 8 MiB.
-pub const SPEC_CAP: u64 = 16 << 20;
+/// The largest spec read ([`ccc_compiler::parse::SPEC_MAX_BYTES`]).
+pub const SPEC_CAP: u64 = ccc_compiler::parse::SPEC_MAX_BYTES;
 
 /// The largest manifest read: 256 MiB. A `manifest.json` grows by about
-/// 1.6 KiB a compiled rank on an 8-TOP_SP arch, so this holds ~160,000 ranks.
+/// 2.9 KiB a compiled rank on an 8-TOP_SP arch (its files' sizes and
+/// MD5s), so this holds ~90,000 ranks.
 pub const MANIFEST_CAP: u64 = 256 << 20;
 
-/// The largest HLO module read: 256 MiB (a compiled dump of a large model
-/// with its metadata runs to tens of MiB).
-pub const HLO_CAP: u64 = 256 << 20;
+/// The largest HLO module read ([`ccc_compiler::hlo::MODULE_MAX_BYTES`]).
+pub const HLO_CAP: u64 = ccc_compiler::hlo::MODULE_MAX_BYTES;
 
 /// Reads, parses and validates the spec at `path`: RON, or an XLA HLO
 /// module (recognised by its content) imported for `hlo.target`.
