@@ -136,6 +136,23 @@ fn a_full_stdout_is_reported() {
     assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
     assert!(stderr.contains("stdout"), "stderr:\n{stderr}");
     assert!(!stderr.contains("panicked"), "stderr:\n{stderr}");
+
+    // A compile whose summary cannot be printed has written its output:
+    // the report says so, rather than reading as "nothing was written".
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("out");
+    let out = Command::new(BIN)
+        .args([OsStr::new("compile"), example("allreduce_ring.ron").as_os_str(), OsStr::new("-o")])
+        .arg(&folder)
+        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("was written whole; only this summary was lost"), "stderr:\n{stderr}");
+    assert!(folder.join("manifest.json").is_file());
 }
 
 /// A 65,536-rank ring: drawn whole it would have billions of nodes.

@@ -58,7 +58,15 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
         );
     }
     wall.write_line(&mut out, &compiled);
-    crate::out::emit(&out)?;
+    // The output is in place by now: a failure to print the summary must
+    // not read as "nothing was written".
+    crate::out::emit(&out).map_err(|f| {
+        Failure::input(miette::miette!(
+            help = format!("{} was written whole; only this summary was lost", args.out.display()),
+            "{}",
+            f.report
+        ))
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
