@@ -19,6 +19,7 @@ use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, In
 use ccc_compiler::parse::bound_message;
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::sign::sign;
+use ccc_compiler::validate::AutoCache;
 use ccc_ir::noun::{count, noun};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -42,12 +43,15 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     let files: Vec<PathBuf> =
         args.inputs.iter().map(|p| if p.is_dir() { p.join("manifest.json") } else { p.clone() }).collect();
     let names = display_names(&files);
+    // One cache for every spec: ranks' specs mostly repeat their
+    // collectives, and `Auto` then searches each distinct one once.
+    let mut cache = AutoCache::new();
     let inputs = args
         .inputs
         .iter()
         .zip(&files)
         .zip(names)
-        .map(|((given, file), name)| load(given, file, name, &args.hlo))
+        .map(|((given, file), name)| load(given, file, name, &args.hlo, &mut cache))
         .collect::<Result<Vec<(Input, Kind)>, Failure>>()?;
     let kinds = Kind::plural(inputs.iter().map(|(_, kind)| *kind));
     let inputs: Vec<Input> = inputs.into_iter().map(|(input, _)| input).collect();
@@ -85,7 +89,13 @@ impl Kind {
 }
 
 /// Reads one input: a manifest or a spec.
-fn load(given: &Path, file: &Path, name: String, hlo: &HloArgs) -> Result<(Input, Kind), Failure> {
+fn load(
+    given: &Path,
+    file: &Path,
+    name: String,
+    hlo: &HloArgs,
+    cache: &mut AutoCache,
+) -> Result<(Input, Kind), Failure> {
     if given.is_dir() && !file.is_file() {
         return Err(Failure::input(miette::miette!(
             help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
@@ -114,7 +124,7 @@ fn load(given: &Path, file: &Path, name: String, hlo: &HloArgs) -> Result<(Input
         })?;
         Ok((Input { name, ..input }, Kind::Manifest))
     } else {
-        let (_, valid) = load_spec_text(file, &text, hlo)?;
+        let (_, valid) = load_spec_text(file, &text, hlo, cache)?;
         let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
         let signature = sign(&valid, &schedule);
         // The images too, so that a difference they do not carry is named

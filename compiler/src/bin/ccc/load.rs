@@ -12,7 +12,7 @@ use crate::report::{InputKind, ValidationReport, located_report, parse_report, v
 use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
 use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
-use ccc_compiler::validate::{ValidationError, ValidationErrors, validate};
+use ccc_compiler::validate::{AutoCache, ValidationError, ValidationErrors, validate_cached};
 use ccc_ir::spec::Algorithm;
 use std::io::Read;
 use std::path::Path;
@@ -40,17 +40,24 @@ pub const HLO_CAP: u64 = ccc_compiler::hlo::MODULE_MAX_BYTES;
 /// path).
 pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let text = read_text(path, spec_cap(path, hlo), "spec")?;
-    load_spec_text(path, &text, hlo)
+    load_spec_text(path, &text, hlo, &mut AutoCache::new())
 }
 
 /// [`load_spec`] of a file already read (`text`, read under a cap at least
 /// the spec's): a caller that had to read the file to tell what it is
-/// (`diagnose`) reads it once, so a pipe works.
+/// (`diagnose`) reads it once, so a pipe works. `Auto` searches through
+/// `cache` (a caller loading many specs shares one; the result is what
+/// [`ccc_compiler::validate::validate`] gives).
 ///
 /// # Errors
 ///
 /// As [`load_spec`].
-pub fn load_spec_text(path: &Path, text: &str, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
+pub fn load_spec_text(
+    path: &Path,
+    text: &str,
+    hlo: &HloArgs,
+    cache: &mut AutoCache,
+) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let name = path.display().to_string();
     // A leading byte-order mark is skipped here and by `parse` alike, so the
     // snippet's columns are the parser's.
@@ -59,7 +66,7 @@ pub fn load_spec_text(path: &Path, text: &str, hlo: &HloArgs) -> Result<(ParsedS
         let imported = import_file(path, src, hlo)?;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
         let report = |e| Failure::input(hlo_validation_report(&name, hlo, &imported.sources, e));
-        let valid = validate(&parsed.program).map_err(report)?;
+        let valid = validate_cached(&parsed.program, cache).map_err(report)?;
         return Ok((parsed, valid));
     }
     if hlo.target.is_some() || hlo.algorithm.is_some() {
@@ -72,7 +79,8 @@ pub fn load_spec_text(path: &Path, text: &str, hlo: &HloArgs) -> Result<(ParsedS
         return Err(too_large(path, Some(text.len() as u64), SPEC_CAP, "spec"));
     }
     let parsed = parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?;
-    let valid = validate(&parsed.program).map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
+    let valid = validate_cached(&parsed.program, cache)
+        .map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
 }
 
