@@ -318,6 +318,12 @@ fn the_current_folder_and_overlong_names_are_refused() {
     assert_refused(&compile(&long, &[]), "name the output folder in at most 235 bytes");
     let fits = dir.path().join("y".repeat(235));
     assert_ok(&compile(&fits, &[]));
+    // Folders made on the way that the output does not use go again
+    // (`new/..` made `new`); those it uses stay.
+    assert_ok(&compile(&dir.path().join("new/../made/out"), &[]));
+    assert!(!dir.path().join("new").exists());
+    assert!(dir.path().join("made/out/manifest.json").is_file());
+    fs::remove_dir_all(dir.path().join("made")).unwrap();
     let names: BTreeSet<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["out".to_owned(), "y".repeat(235)].into_iter().map(std::ffi::OsString::from).collect());
 }

@@ -253,12 +253,12 @@ fn write_files<'a>(
     let result = fs::create_dir_all(&place.parent)
         .map_err(io_error("create", &place.parent))
         .and_then(|()| write_in(&place, images, manifest));
-    if result.is_err() {
-        // Nothing was written: the folders made for it go too (deepest
-        // first; each only if still empty).
-        for dir in created.iter().rev() {
-            let _ = fs::remove_dir(dir);
-        }
+    // The folders made on the way go again where they hold nothing: all of
+    // them when nothing was written, and after a write those that are not
+    // on the way to `OUT` (`-o new/../out` makes `new`). Deepest first;
+    // a folder that holds anything stays.
+    for dir in created.iter().rev() {
+        let _ = fs::remove_dir(dir);
     }
     result
 }
