@@ -25,7 +25,14 @@
 //! compare it with on every member), at the cost of the base runs and the
 //! exceptions. A ring all-reduce of `n` members whose blocks are all big
 //! but one has about four exceptions a member, instead of `2n` steps.
+//!
+//! Where the rarer size is common (a ring's `count mod n` near `n / 2`),
+//! listing exceptions costs about `n` steps a member; under the flat
+//! rotation, member 0's blocks then move on by one every step, and the
+//! group folds each member in pieces of equal steps instead
+//! (`tracks.rs`), whichever of the two costs less.
 
+use super::tracks::Tracks;
 use crate::schedule::CollectivePlan;
 use crate::verify::symmetry::Orbit;
 use ccc_ir::wire::tp::{Folder, TpIncStep};
@@ -55,6 +62,26 @@ pub(super) struct Exceptions {
     /// Per phase, the base counts as runs of equal steps: `(first step,
     /// steps, counts per TOP_SP)`.
     base: Vec<Vec<Run>>,
+    /// The group's size and where big blocks end.
+    n: u32,
+    big_below: u32,
+    /// Member 0's runs of steps that move as one, under the flat rotation
+    /// (`tracks.rs`); with whether folding members from them costs less
+    /// than listing their exceptions.
+    tracks: Option<(Tracks, bool)>,
+}
+
+/// Which way [`Exceptions::fold`] folds a member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Route {
+    /// The cheaper of the two.
+    Cheaper,
+    /// The member's exceptions, listed.
+    #[cfg(test)]
+    Listed,
+    /// The group's runs, in pieces (`tracks.rs`), where it has them.
+    #[cfg(test)]
+    Tracks,
 }
 
 impl Exceptions {
@@ -123,7 +150,14 @@ impl Exceptions {
                 runs
             })
             .collect();
-        Some(Exceptions { minority, at, steps, base })
+        // About how many steps a member's exceptions list: the minority's
+        // share of member 0's moves.
+        let listed = (minority.len() as u64 * steps.len() as u64).checked_div(u64::from(n)).unwrap_or(0);
+        let tracks = Tracks::new(plan, orbit, costs, used).map(|t| {
+            let cheaper = t.cheaper_than(listed);
+            (t, cheaper)
+        });
+        Some(Exceptions { minority, at, steps, base, n, big_below, tracks })
     }
 
     /// Member `member`'s exceptions: the steps at which member 0 moves a
@@ -146,12 +180,42 @@ impl Exceptions {
         Some(out)
     }
 
+    /// Member `member`'s counts folded per TOP_SP and phase, each step's
+    /// counts from `counted(step, out)` (`Profile::counts`): by `route`,
+    /// from the group's runs in pieces (`tracks.rs`) for a member of the
+    /// group, else from its exceptions. `None` when a count does not fit a
+    /// fold, or the exceptions cannot be found (see [`Exceptions::of`]);
+    /// with [`Route::Tracks`], also when the group has no runs.
+    pub(super) fn fold(
+        &self,
+        plan: &CollectivePlan,
+        orbit: &Orbit,
+        member: u32,
+        used: usize,
+        route: Route,
+        counted: impl FnMut(u32, &mut Vec<(u64, u64)>),
+    ) -> Option<Folded> {
+        let tracks = self.tracks.as_ref().filter(|(_, cheaper)| match route {
+            Route::Cheaper => *cheaper,
+            #[cfg(test)]
+            Route::Listed => false,
+            #[cfg(test)]
+            Route::Tracks => true,
+        });
+        match tracks {
+            Some((tracks, _)) if member < self.n => tracks.fold(orbit, member, self.n, self.big_below, used, counted),
+            #[cfg(test)]
+            _ if route == Route::Tracks => None,
+            _ => self.fold_listed(plan, orbit, member, used, counted),
+        }
+    }
+
     /// Member `member`'s counts folded per TOP_SP and phase: the base
     /// runs cut at its exceptions, each exception's counts from
     /// `counted(step, out)` (`Profile::counts`). `None` when a count does
     /// not fit a fold, or the exceptions cannot be found (see
     /// [`Exceptions::of`]).
-    pub(super) fn fold(
+    fn fold_listed(
         &self,
         plan: &CollectivePlan,
         orbit: &Orbit,

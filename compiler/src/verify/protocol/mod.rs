@@ -26,7 +26,8 @@
 //!    (and then a record equal to member 0's counts folded is checked
 //!    whole), or per member from member 0's costs of small and big blocks
 //!    (folded as the group's base fold cut at the member's few exceptions,
-//!    `exceptions.rs`, and checked whole too).
+//!    `exceptions.rs`, or under a flat rotation in pieces of steps that
+//!    post the same, `tracks.rs`, and checked whole too).
 //!    A rank checked against its own step graph has its counts folded as
 //!    lowering folds them and compared with its records whole first; only
 //!    records that differ are checked step by step (`steps.rs`).
@@ -62,6 +63,7 @@ mod profile;
 mod steps;
 #[cfg(test)]
 mod tests;
+mod tracks;
 
 pub(crate) use chain::{CHAINS_BYTES, Chains};
 pub(crate) use found::RankChecked;

@@ -4,10 +4,11 @@
 //! from member 0's costs of small and big blocks), folded as lowering
 //! folds them when that can be compared record by record. With blocks of
 //! two sizes, each member's fold is the group's base fold cut at the
-//! member's few exceptions (`exceptions.rs`), not a walk of its steps.
+//! member's few exceptions (`exceptions.rs`), or, under a flat ring, in
+//! pieces of equal steps (`tracks.rs`), not a walk of its steps.
 
 pub(super) use super::exceptions::Folded;
-use super::exceptions::{Costs, Exceptions};
+use super::exceptions::{Costs, Exceptions, Route};
 use super::found::hosted;
 use crate::placement::topsps_for;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
@@ -107,15 +108,14 @@ impl Profile {
         if self.mesh {
             return None;
         }
-        let by_exceptions = self
-            .exceptions
-            .as_ref()
-            .and_then(|e| e.fold(plan, orbit, member, used, |s, out| self.counts(orbit, s, member, used, out)));
+        let by_exceptions = self.exceptions.as_ref().and_then(|e| {
+            e.fold(plan, orbit, member, used, Route::Cheaper, |s, out| self.counts(orbit, s, member, used, out))
+        });
         by_exceptions.or_else(|| self.fold_steps(plan, orbit, member, used))
     }
 
-    /// The fold from the group's [`Exceptions`] alone, when it has them
-    /// and they decide.
+    /// The fold from the group's [`Exceptions`] alone, by `route`, when it
+    /// has them and they decide.
     #[cfg(test)]
     pub(super) fn exceptions_fold(
         &self,
@@ -123,8 +123,10 @@ impl Profile {
         orbit: &Orbit,
         member: u32,
         used: usize,
+        route: Route,
     ) -> Option<Folded> {
-        self.exceptions.as_ref()?.fold(plan, orbit, member, used, |s, out| self.counts(orbit, s, member, used, out))
+        let counted = |s, out: &mut Vec<(u64, u64)>| self.counts(orbit, s, member, used, out);
+        self.exceptions.as_ref()?.fold(plan, orbit, member, used, route, counted)
     }
 
     /// [`Profile::fold_for`] step by step: the reference the exceptions'
