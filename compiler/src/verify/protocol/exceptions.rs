@@ -180,6 +180,12 @@ impl Exceptions {
         Some(out)
     }
 
+    /// Whether [`Route::Cheaper`] folds members from the group's runs.
+    #[cfg(test)]
+    pub(super) fn takes_tracks(&self) -> bool {
+        self.tracks.as_ref().is_some_and(|(_, cheaper)| *cheaper)
+    }
+
     /// Member `member`'s counts folded per TOP_SP and phase, each step's
     /// counts from `counted(step, out)` (`Profile::counts`): by `route`,
     /// from the group's runs in pieces (`tracks.rs`) for a member of the

@@ -129,6 +129,13 @@ impl Profile {
         self.exceptions.as_ref()?.fold(plan, orbit, member, used, route, counted)
     }
 
+    /// Whether [`Profile::fold_for`] folds members in pieces
+    /// (`tracks.rs`) rather than from their listed exceptions.
+    #[cfg(test)]
+    pub(super) fn takes_tracks(&self) -> bool {
+        self.exceptions.as_ref().is_some_and(Exceptions::takes_tracks)
+    }
+
     /// [`Profile::fold_for`] step by step: the reference the exceptions'
     /// fold is tested against.
     pub(super) fn fold_steps(&self, plan: &CollectivePlan, orbit: &Orbit, member: u32, used: usize) -> Option<Folded> {

@@ -406,6 +406,9 @@ fn exceptions_fold_as_the_steps_do() {
                         };
                         let steps = profile.fold_steps(plan, orbit, m, used);
                         assert_eq!(Some(by_exceptions), steps, "{case:?} member {m}");
+                        if let Some(by_tracks) = profile.exceptions_fold(plan, orbit, m, used, Route::Tracks) {
+                            assert_eq!(Some(by_tracks), steps, "tracks: {case:?} member {m}");
+                        }
                         (compared, any) = (compared + 1, true);
                     }
                     cases += u32::from(any);
@@ -414,4 +417,108 @@ fn exceptions_fold_as_the_steps_do() {
         }
     }
     assert!(compared > 150 && cases > 20, "{compared} members of {cases} groups");
+}
+
+/// Elements per block of `case` at which one block more costs one
+/// descriptor more: each half on each channel fills
+/// [`MAX_DESC_BYTES`](crate::schedule::MAX_DESC_BYTES) exactly, so that a
+/// big block's first half on channel 0 needs a second descriptor.
+fn block_at_a_descriptor_edge(case: &Case) -> u64 {
+    // Bf16 (the cases' type, two bytes), two halves per channel: the
+    // callers assert that blocks then cost differently.
+    u64::from(case.channels) * 2 * crate::schedule::MAX_DESC_BYTES / 2
+}
+
+/// Every member's fold of every symmetric group with blocks of two sizes,
+/// by each route (`Route`), against its step-by-step fold; `None` from
+/// the pieces only where the group has no runs. Returns how many members
+/// the pieces folded, and whether the cheaper route took them at least
+/// once; asserts that some transfer costs more with its block big (else
+/// every route folds the same counts at every step, whatever it cuts).
+fn routes_fold_as_the_steps_do(case: &Case) -> (u32, bool) {
+    let schedule = build(&case.valid()).unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    let symmetry = Symmetry::find(&schedule);
+    let (mut by_tracks, mut chosen) = (0, false);
+    for plan in &schedule.collectives {
+        let used = usize::from(crate::placement::topsps_for(schedule.arch.params(), plan.channels));
+        for g in 0..plan.groups.group_n() {
+            let Some(orbit) = symmetry.orbit(plan.index, g) else { continue };
+            let Some(profile) = Profile::new(&schedule, plan, orbit) else { continue };
+            let Counts::ByBlock { costs, .. } = &profile.counts else { continue };
+            assert!(costs.iter().any(|[small, big]| small != big), "{case:?}: blocks cost alike");
+            for m in 0..plan.groups.size() {
+                let steps = profile.fold_steps(plan, orbit, m, used);
+                assert!(steps.is_some(), "{case:?} member {m}");
+                let listed = profile.exceptions_fold(plan, orbit, m, used, Route::Listed);
+                assert_eq!(listed, steps, "listed: {case:?} member {m}");
+                let cheaper = profile.exceptions_fold(plan, orbit, m, used, Route::Cheaper);
+                assert_eq!(cheaper, steps, "cheaper: {case:?} member {m}");
+                assert_eq!(profile.fold_for(plan, orbit, m, used), steps, "fold_for: {case:?} member {m}");
+                let tracks = profile.exceptions_fold(plan, orbit, m, used, Route::Tracks);
+                if tracks.is_some() {
+                    assert_eq!(tracks, steps, "tracks: {case:?} member {m}");
+                    by_tracks += 1;
+                    chosen |= cheaper.is_some() && profile.takes_tracks();
+                } else {
+                    assert!(!orbit.action.is_cyclic(), "{case:?}: a flat rotation has runs");
+                }
+            }
+        }
+    }
+    (by_tracks, chosen)
+}
+
+/// Folding a member in pieces of equal steps (`tracks.rs`) is its
+/// step-by-step fold, on flat ring all-reduces (the flat rings whose
+/// blocks differ in size) of many sizes whose element count leaves one
+/// block over, about half of them, and all but one; over interleaved
+/// groups; on one channel and several; and on every Hier composition
+/// (whose actions are not the flat rotation: the pieces never fold them,
+/// the exceptions do).
+#[test]
+fn pieces_fold_as_the_steps_do() {
+    let (mut by_tracks, mut chosen) = (0, 0);
+    for n in [2u32, 3, 5, 8, 13, 16, 33, 64] {
+        for r in [1, n / 2, n - 1] {
+            for channels in [1u8, 3] {
+                let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, n, 1);
+                case.channels = channels;
+                case.count = block_at_a_descriptor_edge(&case) * u64::from(n) + u64::from(r);
+                let (folded, took) = routes_fold_as_the_steps_do(&case);
+                assert_eq!(folded, n, "{case:?}");
+                by_tracks += folded;
+                chosen += u32::from(took);
+            }
+        }
+    }
+    for (n, r) in [(16u32, 1u32), (16, 4), (16, 7)] {
+        let mut grouped = Case::flat(OpType::AllReduce, AlgType::Ring, n, 4);
+        grouped.groups = Some(vec![(0..n).step_by(2).collect(), (1..n).step_by(2).rev().collect()]);
+        grouped.count = block_at_a_descriptor_edge(&grouped) * u64::from(n / 2) + u64::from(r);
+        by_tracks += routes_fold_as_the_steps_do(&grouped).0;
+    }
+    for (op, choice) in Case::hier_choices() {
+        for r in [1, 5, 11] {
+            let mut case = Case::hier(op, &choice, 12, 4);
+            case.count = block_at_a_descriptor_edge(&case) * 12 + r;
+            routes_fold_as_the_steps_do(&case);
+        }
+    }
+    assert!(by_tracks > 900 && chosen > 10, "{by_tracks} members folded in pieces, in {chosen} cases by choice");
+}
+
+/// The whole protocol proof of uneven flat rings, every rank's records
+/// checked against member 0's folded in pieces, reports what checking
+/// each rank against its own step graph does.
+#[test]
+fn pieces_change_no_figure() {
+    for (n, r, channels) in [(33u32, 16u32, 1u8), (33, 1, 3), (33, 32, 2), (24, 12, 3)] {
+        let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, n, 1);
+        case.channels = channels;
+        case.count = block_at_a_descriptor_edge(&case) * u64::from(n) + u64::from(r);
+        let (schedule, programs) = lower_all(&case);
+        let fast = prove(&schedule, &programs, true);
+        assert!(fast.is_ok(), "{case:?}: {fast:?}");
+        assert_eq!(fast, prove(&schedule, &programs, false), "{case:?}");
+    }
 }
