@@ -28,11 +28,10 @@
 //!
 //! Where the rarer size is common (a ring's `count mod n` near `n / 2`),
 //! listing exceptions costs about `n` steps a member; under the flat
-//! rotation, member 0's blocks then move on by one every step, and the
-//! group folds each member in pieces of equal steps instead
-//! (`tracks.rs`), whichever of the two costs less.
+//! rotation, member 0's blocks then move on by one every step, and
+//! `Profile::fold_for` folds each member in pieces of equal steps instead
+//! (`tracks.rs`), whichever of the two costs less ([`Exceptions::listed`]).
 
-use super::tracks::Tracks;
 use crate::schedule::CollectivePlan;
 use crate::verify::symmetry::Orbit;
 use ccc_ir::wire::tp::{Folder, TpIncStep};
@@ -62,26 +61,9 @@ pub(super) struct Exceptions {
     /// Per phase, the base counts as runs of equal steps: `(first step,
     /// steps, counts per TOP_SP)`.
     base: Vec<Vec<Run>>,
-    /// The group's size and where big blocks end.
-    n: u32,
-    big_below: u32,
-    /// Member 0's runs of steps that move as one, under the flat rotation
-    /// (`tracks.rs`); with whether folding members from them costs less
-    /// than listing their exceptions.
-    tracks: Option<(Tracks, bool)>,
-}
-
-/// Which way [`Exceptions::fold`] folds a member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Route {
-    /// The cheaper of the two.
-    Cheaper,
-    /// The member's exceptions, listed.
-    #[cfg(test)]
-    Listed,
-    /// The group's runs, in pieces (`tracks.rs`), where it has them.
-    #[cfg(test)]
-    Tracks,
+    /// About how many steps a member's exceptions list: the minority's
+    /// share of member 0's moves.
+    pub(super) listed: u64,
 }
 
 impl Exceptions {
@@ -150,14 +132,8 @@ impl Exceptions {
                 runs
             })
             .collect();
-        // About how many steps a member's exceptions list: the minority's
-        // share of member 0's moves.
         let listed = (minority.len() as u64 * steps.len() as u64).checked_div(u64::from(n)).unwrap_or(0);
-        let tracks = Tracks::new(plan, orbit, costs, used).map(|t| {
-            let cheaper = t.cheaper_than(listed);
-            (t, cheaper)
-        });
-        Some(Exceptions { minority, at, steps, base, n, big_below, tracks })
+        Some(Exceptions { minority, at, steps, base, listed })
     }
 
     /// Member `member`'s exceptions: the steps at which member 0 moves a
@@ -180,48 +156,12 @@ impl Exceptions {
         Some(out)
     }
 
-    /// Whether [`Route::Cheaper`] folds members from the group's runs.
-    #[cfg(test)]
-    pub(super) fn takes_tracks(&self) -> bool {
-        self.tracks.as_ref().is_some_and(|(_, cheaper)| *cheaper)
-    }
-
-    /// Member `member`'s counts folded per TOP_SP and phase, each step's
-    /// counts from `counted(step, out)` (`Profile::counts`): by `route`,
-    /// from the group's runs in pieces (`tracks.rs`) for a member of the
-    /// group, else from its exceptions. `None` when a count does not fit a
-    /// fold, or the exceptions cannot be found (see [`Exceptions::of`]);
-    /// with [`Route::Tracks`], also when the group has no runs.
-    pub(super) fn fold(
-        &self,
-        plan: &CollectivePlan,
-        orbit: &Orbit,
-        member: u32,
-        used: usize,
-        route: Route,
-        counted: impl FnMut(u32, &mut Vec<(u64, u64)>),
-    ) -> Option<Folded> {
-        let tracks = self.tracks.as_ref().filter(|(_, cheaper)| match route {
-            Route::Cheaper => *cheaper,
-            #[cfg(test)]
-            Route::Listed => false,
-            #[cfg(test)]
-            Route::Tracks => true,
-        });
-        match tracks {
-            Some((tracks, _)) if member < self.n => tracks.fold(orbit, member, self.n, self.big_below, used, counted),
-            #[cfg(test)]
-            _ if route == Route::Tracks => None,
-            _ => self.fold_listed(plan, orbit, member, used, counted),
-        }
-    }
-
     /// Member `member`'s counts folded per TOP_SP and phase: the base
     /// runs cut at its exceptions, each exception's counts from
     /// `counted(step, out)` (`Profile::counts`). `None` when a count does
     /// not fit a fold, or the exceptions cannot be found (see
     /// [`Exceptions::of`]).
-    fn fold_listed(
+    pub(super) fn fold(
         &self,
         plan: &CollectivePlan,
         orbit: &Orbit,

@@ -8,8 +8,9 @@
 //! pieces of equal steps (`tracks.rs`), not a walk of its steps.
 
 pub(super) use super::exceptions::Folded;
-use super::exceptions::{Costs, Exceptions, Route};
+use super::exceptions::{Costs, Exceptions};
 use super::found::hosted;
+use super::tracks::Tracks;
 use crate::placement::topsps_for;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
 use crate::verify::symmetry::Orbit;
@@ -33,6 +34,24 @@ pub(crate) struct Profile {
     /// With [`Counts::ByBlock`] and no mesh phase: what every member's
     /// fold shares.
     exceptions: Option<Exceptions>,
+    /// With [`Exceptions`], under the flat rotation: member 0's runs of
+    /// steps that move as one (`tracks.rs`), and whether folding members
+    /// from them costs less than listing their exceptions.
+    tracks: Option<(Tracks, bool)>,
+}
+
+/// Which way [`Profile::fold_for`] folds a member whose group has
+/// [`Exceptions`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Route {
+    /// The cheaper of the two.
+    Cheaper,
+    /// The member's exceptions, listed.
+    #[cfg(test)]
+    Listed,
+    /// The group's runs, in pieces (`tracks.rs`), where it has them.
+    #[cfg(test)]
+    Tracks,
 }
 
 /// The descriptors a member of a symmetric group posts at each step.
@@ -92,7 +111,14 @@ impl Profile {
             }
             _ => None,
         };
-        let mut profile = Profile { counts, folded: None, mesh, signals, exceptions };
+        let tracks = match (&counts, &exceptions) {
+            (Counts::ByBlock { costs, .. }, Some(e)) => Tracks::new(plan, orbit, costs, usize::from(used)).map(|t| {
+                let cheaper = t.cheaper_than(e.listed);
+                (t, cheaper)
+            }),
+            _ => None,
+        };
+        let mut profile = Profile { counts, folded: None, mesh, signals, exceptions, tracks };
         // The same for every member: fold them once.
         if matches!(profile.counts, Counts::Same(_)) {
             profile.folded = profile.fold_for(plan, orbit, 0, usize::from(used));
@@ -102,21 +128,22 @@ impl Profile {
 
     /// What member `member` posts, folded per TOP_SP and phase as the
     /// lowering folds it, when that can be compared record by record (no
-    /// mesh phase, counts that fit): from the group's [`Exceptions`] where
-    /// it has them, else step by step.
+    /// mesh phase, counts that fit): where the group has [`Exceptions`],
+    /// in pieces (`tracks.rs`) or from the member's exceptions, whichever
+    /// costs less; else step by step.
     pub(super) fn fold_for(&self, plan: &CollectivePlan, orbit: &Orbit, member: u32, used: usize) -> Option<Folded> {
         if self.mesh {
             return None;
         }
-        let by_exceptions = self.exceptions.as_ref().and_then(|e| {
-            e.fold(plan, orbit, member, used, Route::Cheaper, |s, out| self.counts(orbit, s, member, used, out))
-        });
+        let by_exceptions = self.exceptions_fold(plan, orbit, member, used, Route::Cheaper);
         by_exceptions.or_else(|| self.fold_steps(plan, orbit, member, used))
     }
 
-    /// The fold from the group's [`Exceptions`] alone, by `route`, when it
-    /// has them and they decide.
-    #[cfg(test)]
+    /// The fold by `route` when the group has [`Exceptions`] (`None`
+    /// otherwise): in pieces for a member of the group, else from its
+    /// exceptions. `None` too when a count does not fit a fold, the
+    /// exceptions cannot be found, or (by [`Route::Tracks`]) the group
+    /// has no runs.
     pub(super) fn exceptions_fold(
         &self,
         plan: &CollectivePlan,
@@ -125,15 +152,31 @@ impl Profile {
         used: usize,
         route: Route,
     ) -> Option<Folded> {
+        let exceptions = self.exceptions.as_ref()?;
         let counted = |s, out: &mut Vec<(u64, u64)>| self.counts(orbit, s, member, used, out);
-        self.exceptions.as_ref()?.fold(plan, orbit, member, used, route, counted)
+        let tracks = self.tracks.as_ref().filter(|(_, cheaper)| match route {
+            Route::Cheaper => *cheaper,
+            #[cfg(test)]
+            Route::Listed => false,
+            #[cfg(test)]
+            Route::Tracks => true,
+        });
+        let n = plan.groups.size();
+        match (tracks, &self.counts) {
+            (Some((tracks, _)), Counts::ByBlock { big_below, .. }) if member < n => {
+                tracks.fold(orbit, member, n, *big_below, used, counted)
+            }
+            #[cfg(test)]
+            _ if route == Route::Tracks => None,
+            _ => exceptions.fold(plan, orbit, member, used, counted),
+        }
     }
 
     /// Whether [`Profile::fold_for`] folds members in pieces
     /// (`tracks.rs`) rather than from their listed exceptions.
     #[cfg(test)]
     pub(super) fn takes_tracks(&self) -> bool {
-        self.exceptions.as_ref().is_some_and(Exceptions::takes_tracks)
+        self.tracks.as_ref().is_some_and(|(_, cheaper)| *cheaper)
     }
 
     /// [`Profile::fold_for`] step by step: the reference the exceptions'

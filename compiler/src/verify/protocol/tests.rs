@@ -1,8 +1,7 @@
 //! The protocol proof on every algorithm, with and without symmetry.
 
-use super::exceptions::Route;
 use super::found::hosted;
-use super::profile::Counts;
+use super::profile::{Counts, Route};
 use super::*;
 use crate::build::build;
 use crate::encode::encode;
