@@ -4,6 +4,7 @@
 //! same folder and a reader polling it get along.
 
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -290,6 +291,68 @@ fn a_replaced_folder_keeps_its_permissions() {
     assert_eq!(fs::read(out.join("archive/a.txt")).unwrap(), b"a");
     let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["out"], "the old tree, read-only folder and all, is gone");
+}
+
+/// As a user who is not root (file permissions bind then): a read-only
+/// output folder, and a read-only folder of the user's inside it, are
+/// replaced without leaving the old tree behind, keep their modes, and a
+/// second compile finds no debris. Run through `setpriv` as `nobody` when
+/// the tests run as root.
+#[cfg(target_os = "linux")]
+#[test]
+fn read_only_folders_are_replaced_cleanly_by_their_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    // Root ignores permissions: run as `nobody` where setpriv can (without
+    // it, as root, the same assertions hold but test less).
+    let via_setpriv = fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .is_some_and(|uids| uids.split_whitespace().next() == Some("0"))
+        && Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    let as_user = |args: &[&OsStr]| -> Output {
+        let mut cmd = if via_setpriv {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(BIN);
+            c
+        } else {
+            Command::new(BIN)
+        };
+        cmd.args(args).stdin(Stdio::null()).output().expect("run ccc")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+    let spec = dir.path().join("ring.ron");
+    fs::copy(ring(), &spec).unwrap();
+    fs::set_permissions(&spec, fs::Permissions::from_mode(0o644)).unwrap();
+    let out = dir.path().join("out");
+    let compile = || as_user(&[OsStr::new("compile"), spec.as_os_str(), OsStr::new("-o"), out.as_os_str()]);
+    assert_ok(&compile());
+    let owner = |args: &[&str]| {
+        let mut c = if via_setpriv { Command::new("setpriv") } else { Command::new(args[0]) };
+        if via_setpriv {
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).args(args);
+        } else {
+            c.args(&args[1..]);
+        }
+        assert!(c.status().unwrap().success(), "{args:?}");
+    };
+    let archive = out.join("archive");
+    owner(&["mkdir", archive.to_str().unwrap()]);
+    owner(&["cp", spec.to_str().unwrap(), archive.join("kept.ron").to_str().unwrap()]);
+    owner(&["chmod", "555", archive.to_str().unwrap()]);
+    owner(&["chmod", "555", out.to_str().unwrap()]);
+    for _ in 0..2 {
+        assert_ok(&compile());
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&out), mode(&archive)), (0o555, 0o555));
+        assert_eq!(fs::read(archive.join("kept.ron")).unwrap(), fs::read(&spec).unwrap());
+        let mut names: Vec<_> =
+            fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert_eq!(names, ["out", "ring.ron"], "no old tree or debris left beside it");
+    }
+    owner(&["chmod", "-R", "u+w", out.to_str().unwrap()]);
 }
 
 /// ccc refuses to switch a new folder into the place of the one it runs

@@ -73,7 +73,36 @@ fn rows() -> Vec<Row> {
         Row { name: "Ring broadcast, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Broadcast", "")) },
         Row { name: "Ring reduce, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Reduce", "reduce: Add, ")) },
         Row { name: "InterRdh all-reduce, 32/node, 1 ch", rank_n: 3072, spec: leak(ar(3072, 32, 1, "InterRdh")) },
+        // Shapes whose whole-world cost was quadratic until stop 33: a
+        // count that leaves half the ranks a bigger block, a Mesh
+        // point-to-point whose scope is the world, a 25-channel
+        // LatencyOptMesh (each incoming mesh transfer's bytes).
+        Row { name: "Ring all-reduce, count % n = n/2, 16/node, 1 ch", rank_n: 16384, spec: leak(uneven()) },
+        Row { name: "Recv over Mesh, peer 1, 16/node, 2 ch", rank_n: 16384, spec: leak(recv()) },
+        Row { name: "LatencyOptMesh all-reduce, 16/node, 25 ch", rank_n: 1024, spec: leak(latency_opt()) },
     ]
+}
+
+/// A flat ring of 16,384 ranks whose count leaves 8,192 of them a block
+/// one element bigger.
+fn uneven() -> String {
+    "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16785408, arch: Cayman, \
+     topology: (rank_n: 16384, local_rank_n: 16), channels: 1, algorithm: Ring)"
+        .to_owned()
+}
+
+/// Every rank of 16,384 receives from the next one over Mesh.
+fn recv() -> String {
+    "Collective(op: Recv, dtype: Bf16, count: 2097152, arch: Cayman, \
+     topology: (rank_n: 16384, local_rank_n: 16), channels: 2, algorithm: Mesh, peer: 1)"
+        .to_owned()
+}
+
+/// A LatencyOptMesh all-reduce over 1,024 ranks on 25 channels.
+fn latency_opt() -> String {
+    "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16777216, arch: MarianaPlus, \
+     topology: (rank_n: 1024, local_rank_n: 16), channels: 25, algorithm: LatencyOptMesh)"
+        .to_owned()
 }
 
 fn main() {

@@ -167,28 +167,29 @@ fn check_fields(fields: &[Field], ours: bool) -> Result<(), (usize, String)> {
     if !ours && fields.first().is_none_or(|f| f.name != "format_version" || f.value != version) {
         return Ok(());
     }
-    let n = match fields.get(1) {
-        Some(f) if f.name == "collective_n" => f.value.parse::<usize>().map_err(|_| {
-            (
-                1,
-                format!(
-                    "(`collective_n`) is `{}`, where ccc writes the number of collectives in decimal",
-                    clip(&f.value)
-                ),
-            )
-        })?,
-        _ => usize::MAX,
+    // `format_version` and `collective_n` first, then the collectives.
+    for (i, want) in PROGRAM_FIELDS.iter().enumerate() {
+        match fields.get(i) {
+            Some(f) if f.name == *want => {}
+            Some(f) => {
+                return Err((i, format!("is named `{}`, where format version {version} has `{want}`", clip(&f.name))));
+            }
+            None => return Err((i, format!("is missing: format version {version} writes `{want}` there"))),
+        }
+    }
+    let listed = fields.get(1).map_or("", |f| f.value.as_str());
+    let n: usize = listed.parse().map_err(|_| {
+        (1, format!("(`collective_n`) is `{}`, where ccc writes the number of collectives in decimal", clip(listed)))
+    })?;
+    let Some(want) = n.checked_mul(COLLECTIVE_FIELDS.len()).and_then(|c| c.checked_add(PROGRAM_FIELDS.len())) else {
+        return Err((1, format!("(`collective_n`) is {n}, more collectives than a manifest can list")));
     };
-    let expected = PROGRAM_FIELDS
-        .iter()
-        .map(|&p| p.to_owned())
-        .chain((0..n).flat_map(|i| COLLECTIVE_FIELDS.iter().map(move |f| format!("collectives[{i}].{f}"))));
-    for (i, (f, want)) in fields.iter().zip(expected).enumerate() {
+    let expected = (0..n).flat_map(|i| COLLECTIVE_FIELDS.iter().map(move |f| format!("collectives[{i}].{f}")));
+    for ((i, f), want) in fields.iter().enumerate().skip(PROGRAM_FIELDS.len()).zip(expected) {
         if f.name != want {
             return Err((i, format!("is named `{}`, where format version {version} has `{want}`", clip(&f.name))));
         }
     }
-    let want = PROGRAM_FIELDS.len() + n.saturating_mul(COLLECTIVE_FIELDS.len());
     if fields.len() != want {
         return Err((
             fields.len().min(want),

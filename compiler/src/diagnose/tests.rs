@@ -206,6 +206,17 @@ fn manifests_whose_fields_ccc_does_not_write_are_refused_even_when_resigned() {
     assert_eq!(i, 20);
     let (i, _) = edited_fields(&edited(&a, |f| drop(f.remove(0))));
     assert_eq!(i, 0);
+    // Fields cut down to `format_version` alone, or to nothing; a
+    // collective_n past what can be listed (no overflow, in any build).
+    let (i, p) = edited_fields(&edited(&a, |f| f.truncate(1)));
+    assert_eq!((i, p.as_str()), (1, "is missing: format version 1 writes `collective_n` there"));
+    let (i, p) = edited_fields(&edited(&a, Vec::clear));
+    assert_eq!((i, p.as_str()), (0, "is missing: format version 1 writes `format_version` there"));
+    let (i, p) = edited_fields(&edited(&a, |f| f[1].value = (usize::MAX / 15 + 1).to_string()));
+    assert_eq!(i, 1);
+    assert!(p.ends_with("more collectives than a manifest can list"), "{p}");
+    let (i, p) = edited_fields(&edited(&a, |f| f[1].value = usize::MAX.to_string()));
+    assert!(i == 1 && p.ends_with("more collectives than a manifest can list"), "{p}");
     // A line break in a value or a name: the preimage would have a line
     // more than the fields. Refused at any format version, and the long
     // value is cut in the message.

@@ -58,3 +58,19 @@ pub(super) fn opened(dir: &Path, meta: &fs::Metadata, empty: impl FnOnce()) {
         let _ = fs::set_permissions(dir, closed);
     }
 }
+
+/// Removes the tree at `path`, every folder in it opened first when it is
+/// not writable: for ccc's own work folder only (what it wrote, and links
+/// to a user's files, whose twins stay where they are).
+pub(super) fn remove_tree(path: &Path) {
+    let Ok(meta) = fs::symlink_metadata(path) else { return };
+    if !meta.is_dir() {
+        let _ = fs::remove_file(path);
+        return;
+    }
+    opened(path, &meta, || {
+        for (name, _) in sorted_entries(path) {
+            remove_tree(&path.join(name));
+        }
+    });
+}

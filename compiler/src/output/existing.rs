@@ -1,7 +1,7 @@
 //! Recognising what stands at `OUT`: nothing, an empty folder, or ccc's own output listed by its manifest.
 
 use super::{IMAGE_FILES, MANIFEST_FILE, MANIFEST_READ_CAP, NotOurs, OutputError, image_path, io_error};
-use crate::manifest::{MANIFEST_SCHEMA, Manifest, file_md5};
+use crate::manifest::{MANIFEST_SCHEMA, Manifest};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -120,10 +120,29 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
     for (file, listed) in &listing.files {
         let Some(md5) = &listed.md5 else { continue };
         let path = out.join(file);
-        let found = file_md5(&fs::read(&path).map_err(io_error("read", &path))?);
+        let found = md5_of_file(&path).map_err(io_error("read", &path))?;
         if &found != md5 {
             return not_ours(NotOurs::Edited { file: file.clone(), found, listed: md5.clone() });
         }
     }
     Ok(Existing::Ours(listing))
 }
+
+/// The MD5 of the file at `path` (lower-case hex), read in pieces: a
+/// manifest edited to list a huge file costs time, not memory.
+fn md5_of_file(path: &Path) -> io::Result<String> {
+    use md5::{Digest, Md5};
+    let mut file = File::open(path)?;
+    let mut md5 = Md5::new();
+    let mut buf = vec![0u8; READ_PIECE];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hex::encode(md5.finalize()));
+        }
+        md5.update(buf.get(..n).unwrap_or_default());
+    }
+}
+
+/// The bytes [`md5_of_file`] reads at a time.
+const READ_PIECE: usize = 64 << 10;

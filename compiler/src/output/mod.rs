@@ -45,6 +45,7 @@ pub use new_file::{NewFileError, write_new};
 
 use crate::manifest::Manifest;
 use crate::pipeline::Compiled;
+use entries::{opened, remove_tree};
 use existing::{Existing, recognise};
 use place::{Place, lock, sweep};
 use replace::{carry_over, fill, remove_ours, switch};
@@ -67,7 +68,8 @@ const TMP_TAG: &str = "ccc-tmp";
 const OLD_TAG: &str = "ccc-old";
 
 /// The largest `manifest.json` read when recognising an output: far above
-/// any manifest ccc writes (about 150 bytes per TOP_SP), far below memory.
+/// any manifest ccc writes (about 340 bytes per TOP_SP, its files' sizes
+/// and MD5s), far below memory.
 pub const MANIFEST_READ_CAP: u64 = 1 << 30;
 
 /// The relative path of one image file: `rank-R/topsp-T/FILE`.
@@ -306,8 +308,9 @@ fn write_in<'a>(
     let old = match result {
         Ok(old) => old,
         Err(e) => {
-            // Only ccc's own files and links to the user's are in `tmp`.
-            let _ = fs::remove_dir_all(&tmp);
+            // Only ccc's own files and links to the user's are in `tmp`
+            // (read-only folders among them: opened to be emptied).
+            remove_tree(&tmp);
             return Err(e);
         }
     };
@@ -315,10 +318,14 @@ fn write_in<'a>(
     if let (Existing::Ours(listing), Some((old, _))) = (&existing, &old) {
         written.replaced = true;
         let reported = written.left.len();
-        remove_ours(old, &place.out, listing, Path::new(""), &mut written.left);
+        // The old tree's root has the permissions the new one took from it:
+        // opened while ccc empties it, even when the user made it read-only.
+        if let Ok(meta) = fs::symlink_metadata(old) {
+            opened(old, &meta, || remove_ours(old, &place.out, listing, Path::new(""), &mut written.left));
+        }
         // The old tree stays only for what it holds that ccc did not write;
         // name the tree itself when no entry of it was named.
-        if fs::remove_dir(old).is_err() && fs::symlink_metadata(old).is_ok() && written.left.len() == reported {
+        if fs::symlink_metadata(old).is_ok() && written.left.len() == reported {
             written.left.push(old.clone());
         }
     }
@@ -341,7 +348,11 @@ fn same_attributes(from: &Path, to: &Path) -> Result<(), OutputError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let _ = std::os::unix::fs::chown(to, Some(meta.uid()), Some(meta.gid()));
+        // Owner and group, or the group alone (a member of the group may
+        // give it without owning the folder).
+        if std::os::unix::fs::chown(to, Some(meta.uid()), Some(meta.gid())).is_err() {
+            let _ = std::os::unix::fs::chown(to, None, Some(meta.gid()));
+        }
     }
     fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))
 }

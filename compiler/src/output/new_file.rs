@@ -52,11 +52,22 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
     placed
 }
 
-/// `.NAME.ccc-tmp-PID` beside `path`.
+/// `.NAME.ccc-tmp-PID` beside `path`, or, when that would pass the 255
+/// bytes of a file name (NAME itself may have them all),
+/// `.ccc-tmp-PID-HASH`, HASH 16 hex digits of NAME's MD5.
 fn sibling(path: &Path) -> PathBuf {
     let name = path.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}-{}", super::TMP_TAG, std::process::id()))
+    let pid = std::process::id();
+    let full = format!(".{name}.{}-{pid}", super::TMP_TAG);
+    if full.len() <= NAME_MAX {
+        return path.with_file_name(full);
+    }
+    let hash = crate::manifest::file_md5(name.as_bytes());
+    path.with_file_name(format!(".{}-{pid}-{}", super::TMP_TAG, hash.get(..16).unwrap_or(&hash)))
 }
+
+/// The bytes a file name may have (`NAME_MAX` on Linux and macOS).
+const NAME_MAX: usize = 255;
 
 /// Gives `tmp` the name `path` unless `path` exists, in one step.
 fn place(tmp: &Path, path: &Path) -> io::Result<()> {
@@ -85,6 +96,17 @@ mod tests {
             fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
+    }
+
+    /// A name of 255 bytes, the most a file name has, is written (its work
+    /// file beside it takes a shorter name).
+    #[test]
+    fn a_name_of_255_bytes_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("{}.svg", "p".repeat(251)));
+        write_new(&path, b"<svg/>").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"<svg/>");
+        assert_eq!(names(dir.path()).len(), 1);
     }
 
     #[test]

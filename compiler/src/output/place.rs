@@ -83,7 +83,7 @@ pub(super) fn lock(parent: &Path) -> Result<File, OutputError> {
 }
 
 #[cfg(not(unix))]
-fn lock(_parent: &Path) -> Result<(), OutputError> {
+pub(super) fn lock(_parent: &Path) -> Result<(), OutputError> {
     Ok(())
 }
 
@@ -125,8 +125,10 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
             continue;
         }
         let mut bytes = 0;
-        remove_debris(&path, &place.out, Path::new(""), &mut bytes, &mut written.left);
-        let kept = fs::remove_dir(&path).is_err();
+        if let Ok(meta) = fs::symlink_metadata(&path) {
+            opened(&path, &meta, || remove_debris(&path, &place.out, Path::new(""), &mut bytes, &mut written.left));
+        }
+        let kept = fs::symlink_metadata(&path).is_ok();
         written.swept.push(Swept { path, pid, bytes, restored: false, kept });
     }
     Ok(())

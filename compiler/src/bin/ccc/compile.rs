@@ -387,8 +387,14 @@ fn output_failure(error: OutputError) -> Failure {
                 "{error}"
             ));
         }
+        OutputError::Io { action: "resolve", path, .. }
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+        {
+            "-o is a symbolic link to nothing (or to a loop of links): create the folder it points to, or name \
+             another -o folder"
+        }
         OutputError::Io { action: "resolve", .. } => {
-            "-o is a symbolic link to nothing: create the folder it points to, or name another -o folder"
+            "a folder on the way to -o does not exist (or a link on the way leads nowhere): check the path"
         }
         OutputError::InTheWay { .. } => {
             "ccc never overwrites a file it did not write: move that file elsewhere, or choose another -o folder"
