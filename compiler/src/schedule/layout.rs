@@ -207,17 +207,7 @@ impl<'a> DescTable<'a> {
                     .saturating_mul(bytes[1][h])
                     .saturating_add(u64::from(blocks.count - big).saturating_mul(bytes[0][h]))
             }
-            _ => {
-                let mut sum = 0u64;
-                for &c in &self.channels {
-                    for b in blocks.iter() {
-                        for h in halves.iter() {
-                            sum = sum.saturating_add(self.layout.bytes(member, c, b, h));
-                        }
-                    }
-                }
-                sum
-            }
+            _ => self.walk(blocks, halves, |c, b, h| self.layout.bytes(member, c, b, h)),
         }
     }
 
@@ -269,18 +259,22 @@ impl<'a> DescTable<'a> {
                 let h = halves_index(halves);
                 u64::from(big) * u.cost[1][h] + u64::from(blocks.count - big) * u.cost[0][h]
             }
-            None => {
-                let mut d = 0u64;
-                for &c in &self.channels {
-                    for b in blocks.iter() {
-                        for h in halves.iter() {
-                            d = d.saturating_add(self.layout.descriptors(member, c, b, h));
-                        }
-                    }
+            None => self.walk(blocks, halves, |c, b, h| self.layout.descriptors(member, c, b, h)),
+        }
+    }
+
+    /// `term` summed (saturating) over the table's channels, `blocks` and
+    /// `halves`: the walk the tabulated answers stand for.
+    fn walk(&self, blocks: BlockSet, halves: Halves, term: impl Fn(u8, u32, HalfChunk) -> u64) -> u64 {
+        let mut sum = 0u64;
+        for &c in &self.channels {
+            for b in blocks.iter() {
+                for h in halves.iter() {
+                    sum = sum.saturating_add(term(c, b, h));
                 }
-                d
             }
         }
+        sum
     }
 
     /// `(m2s, s2m)` member `me` posts for `transfers`.
