@@ -16,10 +16,14 @@ pub(super) fn fill<'a>(
     written: &mut Written,
 ) -> Result<(), OutputError> {
     fs::create_dir(tmp).map_err(io_error("create", tmp))?;
+    // A TOP_SP's three images share a folder: it is made once, for the
+    // first of them (the files come folder by folder).
+    let mut made: PathBuf = tmp.to_path_buf();
     let mut put = |rel: &Path, data: &[u8]| {
         let path = tmp.join(rel);
-        if let Some(dir) = path.parent() {
+        if let Some(dir) = path.parent().filter(|dir| *dir != made) {
             fs::create_dir_all(dir).map_err(io_error("create", dir))?;
+            made = dir.to_path_buf();
         }
         fs::write(&path, data).map_err(io_error("write", &path))?;
         written.files += 1;
