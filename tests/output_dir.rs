@@ -302,14 +302,18 @@ fn a_replaced_folder_keeps_its_permissions() {
 #[test]
 fn read_only_folders_are_replaced_cleanly_by_their_owner() {
     use std::os::unix::fs::PermissionsExt;
-    // Root ignores permissions: run as `nobody` where setpriv can (without
-    // it, as root, the same assertions hold but test less).
+    // Root ignores permissions: run as `nobody` where setpriv can drop to
+    // it (where it cannot, as root, the same assertions hold but test
+    // less).
     let via_setpriv = fs::read_to_string("/proc/self/status")
         .unwrap()
         .lines()
         .find_map(|l| l.strip_prefix("Uid:"))
         .is_some_and(|uids| uids.split_whitespace().next() == Some("0"))
-        && Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+        && Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+            .output()
+            .is_ok_and(|o| o.status.success());
     let as_user = |args: &[&OsStr]| -> Output {
         let mut cmd = if via_setpriv {
             let mut c = Command::new("setpriv");
