@@ -3,7 +3,7 @@
 //! versions, only the format version.
 
 use crate::compiled::Compiled;
-use crate::sign::{Field, algorithm};
+use crate::sign::{Field, algorithm, md5_hex};
 use crate::verify::postcondition::CollectivePostcondition;
 use crate::verify::protocol::ProtocolProof;
 use ccc_ir::arch::Arch;
@@ -254,12 +254,6 @@ pub struct ManifestTopSp {
     pub neff_configs_md5: Option<String>,
 }
 
-/// MD5 of a file's bytes, lower-case hex (`md5sum`'s digest).
-pub fn file_md5(bytes: &[u8]) -> String {
-    use md5::{Digest, Md5};
-    hex::encode(Md5::digest(bytes))
-}
-
 impl Manifest {
     /// The manifest of a compile.
     pub fn of(compiled: &Compiled) -> Manifest {
@@ -307,9 +301,9 @@ impl Manifest {
                             ctrl_spad_bytes: t.ctrl_spad.len() as u64,
                             slot_spad_bytes: t.slot_spad.len() as u64,
                             neff_configs_bytes: t.neff_configs.len() as u64,
-                            ctrl_spad_md5: Some(file_md5(&t.ctrl_spad)),
-                            slot_spad_md5: Some(file_md5(&t.slot_spad)),
-                            neff_configs_md5: Some(file_md5(&t.neff_configs[..])),
+                            ctrl_spad_md5: Some(md5_hex(&t.ctrl_spad)),
+                            slot_spad_md5: Some(md5_hex(&t.slot_spad)),
+                            neff_configs_md5: Some(md5_hex(&t.neff_configs[..])),
                         })
                         .collect(),
                 })

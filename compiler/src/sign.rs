@@ -100,8 +100,9 @@ pub fn digest_of(fields: &[Field]) -> String {
     md5_hex(preimage_of(fields).as_bytes())
 }
 
-/// MD5 of `bytes` as lower-case hex.
-fn md5_hex(bytes: &[u8]) -> String {
+/// MD5 of `bytes` as lower-case hex (`md5sum`'s digest; the manifest's
+/// image MD5s too).
+pub fn md5_hex(bytes: &[u8]) -> String {
     hex::encode(Md5::digest(bytes))
 }
 

@@ -1,5 +1,6 @@
 //! A signature's fields as a diagnosis reads them: program-wide fields and, per collective, `(field, value)` pairs.
 
+use crate::parse::bound_message;
 use crate::sign::Field;
 use std::collections::BTreeMap;
 
@@ -39,20 +40,9 @@ pub(super) fn value<'a>(fields: &[(&'a str, &'a str)], key: &str) -> Option<&'a 
     fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 
-/// `AllGather Bf16 x 1024`, each value [`clip`]ped.
+/// `AllGather Bf16 x 1024`, a long value cut (an edited manifest can hold
+/// any length: [`bound_message`]).
 pub(super) fn summary(c: &[(&str, &str)]) -> String {
-    let get = |key| clip(value(c, key).unwrap_or("?"));
-    format!("{} {} x {}", get("op"), get("dtype"), get("count"))
+    let get = |key| value(c, key).unwrap_or("?");
+    bound_message(&format!("{} {} x {}", get("op"), get("dtype"), get("count")))
 }
-
-/// `s`, or its first [`CLIP`] characters and `...` when longer: a value
-/// shown inside a sentence (an edited manifest can hold any length).
-pub(super) fn clip(s: &str) -> String {
-    match s.char_indices().nth(CLIP) {
-        Some((end, _)) => format!("{}...", s.get(..end).unwrap_or(s)),
-        None => s.to_owned(),
-    }
-}
-
-/// The characters of a value [`clip`] keeps.
-pub(super) const CLIP: usize = 60;

@@ -1,7 +1,7 @@
 //! The inputs of a diagnosis: one rank's signature fields, from a signature or a checked manifest.
 
-use super::fields::clip;
 use crate::manifest::Manifest;
+use crate::parse::quote;
 use crate::sign::{COLLECTIVE_FIELDS, Field, PROGRAM_FIELDS, Signature, digest_of};
 use ccc_ir::FORMAT_VERSION;
 use serde::{Deserialize, Serialize};
@@ -161,25 +161,26 @@ fn check_fields(fields: &[Field], ours: bool) -> Result<(), (usize, String)> {
     let breaks = |s: &str| s.contains(['\n', '\r']);
     if let Some((i, f)) = fields.iter().enumerate().find(|(_, f)| breaks(&f.name) || breaks(&f.value)) {
         let what = if breaks(&f.name) { "its name" } else { "its value" };
-        return Err((i, format!("(`{}`): {what} holds a line break, which no preimage line can", clip(&f.name))));
+        return Err((i, format!("({}): {what} holds a line break, which no preimage line can", quote(&f.name))));
     }
     let version = FORMAT_VERSION.to_string();
     if !ours && fields.first().is_none_or(|f| f.name != "format_version" || f.value != version) {
         return Ok(());
     }
+    let misnamed = |i: usize, f: &Field, want: &str| {
+        (i, format!("is named {}, where format version {version} has `{want}`", quote(&f.name)))
+    };
     // `format_version` and `collective_n` first, then the collectives.
     for (i, want) in PROGRAM_FIELDS.iter().enumerate() {
         match fields.get(i) {
             Some(f) if f.name == *want => {}
-            Some(f) => {
-                return Err((i, format!("is named `{}`, where format version {version} has `{want}`", clip(&f.name))));
-            }
+            Some(f) => return Err(misnamed(i, f, want)),
             None => return Err((i, format!("is missing: format version {version} writes `{want}` there"))),
         }
     }
     let listed = fields.get(1).map_or("", |f| f.value.as_str());
     let n: usize = listed.parse().map_err(|_| {
-        (1, format!("(`collective_n`) is `{}`, where ccc writes the number of collectives in decimal", clip(listed)))
+        (1, format!("(`collective_n`) is {}, where ccc writes the number of collectives in decimal", quote(listed)))
     })?;
     let Some(want) = n.checked_mul(COLLECTIVE_FIELDS.len()).and_then(|c| c.checked_add(PROGRAM_FIELDS.len())) else {
         return Err((1, format!("(`collective_n`) is {n}, more collectives than a manifest can list")));
@@ -187,7 +188,7 @@ fn check_fields(fields: &[Field], ours: bool) -> Result<(), (usize, String)> {
     let expected = (0..n).flat_map(|i| COLLECTIVE_FIELDS.iter().map(move |f| format!("collectives[{i}].{f}")));
     for ((i, f), want) in fields.iter().enumerate().skip(PROGRAM_FIELDS.len()).zip(expected) {
         if f.name != want {
-            return Err((i, format!("is named `{}`, where format version {version} has `{want}`", clip(&f.name))));
+            return Err(misnamed(i, f, &want));
         }
     }
     if fields.len() != want {

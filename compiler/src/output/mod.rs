@@ -63,6 +63,10 @@ pub const IMAGE_FILES: [&str; 3] = ["ctrl_spad.bin", "slot_spad.bin", "neff_conf
 /// The tag of a work folder being written: `.OUT.ccc-tmp-PID`.
 const TMP_TAG: &str = "ccc-tmp";
 
+/// The bytes a file name may have (`NAME_MAX` on Linux and macOS): a work
+/// folder or file ccc names beside `OUT` must fit it too.
+const NAME_MAX: usize = 255;
+
 /// The tag of a replaced output moved aside by the two-rename fallback:
 /// `.OUT.ccc-old-PID`.
 const OLD_TAG: &str = "ccc-old";

@@ -59,15 +59,12 @@ fn sibling(path: &Path) -> PathBuf {
     let name = path.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
     let pid = std::process::id();
     let full = format!(".{name}.{}-{pid}", super::TMP_TAG);
-    if full.len() <= NAME_MAX {
+    if full.len() <= super::NAME_MAX {
         return path.with_file_name(full);
     }
-    let hash = crate::manifest::file_md5(name.as_bytes());
+    let hash = crate::sign::md5_hex(name.as_bytes());
     path.with_file_name(format!(".{}-{pid}-{}", super::TMP_TAG, hash.get(..16).unwrap_or(&hash)))
 }
-
-/// The bytes a file name may have (`NAME_MAX` on Linux and macOS).
-const NAME_MAX: usize = 255;
 
 /// Gives `tmp` the name `path` unless `path` exists, in one step.
 fn place(tmp: &Path, path: &Path) -> io::Result<()> {

@@ -1,12 +1,9 @@
 //! The place around `OUT`: its resolved name and parent, the writers' lock on the parent, and the sweep of dead compiles' work folders.
 
 use super::entries::{opened, sorted_entries, twins};
-use super::{IMAGE_FILES, MANIFEST_FILE, NotOurs, OLD_TAG, OutputError, Swept, TMP_TAG, Written, io_error};
+use super::{IMAGE_FILES, MANIFEST_FILE, NAME_MAX, NotOurs, OLD_TAG, OutputError, Swept, TMP_TAG, Written, io_error};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-
-/// The bytes a file name may have (`NAME_MAX` on Linux and macOS).
-const NAME_MAX: usize = 255;
 
 /// The most digits a process ID has (Linux's `pid_max` is at most 2^22).
 const PID_DIGITS: usize = 10;
