@@ -59,7 +59,7 @@ fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {
             target.check_devices().map_err(|why| {
                 let mut info = ErrorInfo::new(ErrorClass::Parse, "Target", format!("target.devices: {why}"));
                 info.field = Some("target.devices".to_owned());
-                info.accepted = Some("a map naming each device below topology.rank_n once, each rank once".to_owned());
+                info.accepted = Some(Target::DEVICES_ACCEPTED.to_owned());
                 info
             })?;
             Ok(target)

@@ -287,7 +287,9 @@ impl<'a> Walker<'_, 'a> {
                 ins.at,
                 ins.name.len(),
                 format!("the module imports more than {MAX_COLLECTIVES} collectives (here, at `{}`)", ins.name),
-                "a program holds at most 65535 collectives (function_n is 16 bits): split the module",
+                format!(
+                    "a program holds at most {MAX_COLLECTIVES} collectives (function_n is 16 bits): split the module"
+                ),
             ));
         }
         Ok(())

@@ -175,7 +175,7 @@ fn check_devices(target: &Target) -> Result<(), HloError> {
             0,
             0,
             format!("the target's `devices` map: {why}"),
-            "accepted: `devices: {0: r0, 1: r1, ...}` naming each device below topology.rank_n once, each rank once",
+            format!("accepted: `devices: {{0: r0, 1: r1, ...}}`, {}", Target::DEVICES_ACCEPTED),
         )
     })
 }

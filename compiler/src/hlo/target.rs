@@ -76,6 +76,9 @@ impl Target {
         }
     }
 
+    /// What a `devices` map must be, as refusals of one say it.
+    pub const DEVICES_ACCEPTED: &'static str = "a map naming each device below topology.rank_n once, each rank once";
+
     /// Whether `devices`, when given, maps the devices `0..rank_n` one to
     /// one onto the ranks `0..rank_n`; else what is wrong with it, naming
     /// the first device or rank at fault.
@@ -135,9 +138,7 @@ pub fn parse_target(src: &str) -> Result<Target, TargetError> {
     target.check_devices().map_err(|why| {
         let (line, col) = field_at(strip_bom(src), "devices").unwrap_or((1, 1));
         TargetError {
-            message: format!(
-                "devices: {why}; accepted: a map naming each device below topology.rank_n once, each rank once"
-            ),
+            message: format!("devices: {why}; accepted: {}", Target::DEVICES_ACCEPTED),
             start: LineCol { line, col },
         }
     })?;

@@ -146,7 +146,7 @@ impl std::fmt::Display for Bytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
         if self.0 < 1024 {
-            return write!(f, "{} byte{}", self.0, if self.0 == 1 { "" } else { "s" });
+            return write!(f, "{}", ccc_ir::noun::count(self.0, "byte"));
         }
         let (mut value, mut unit) = (self.0 as f64 / 1024.0, 0);
         while value >= 1024.0 && unit + 1 < UNITS.len() {

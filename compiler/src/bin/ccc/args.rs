@@ -258,12 +258,10 @@ fn parse_index(value: &str) -> Result<u32, String> {
 /// parser (`allow_negative_numbers`) so that `--rank -1` is told what a rank
 /// is rather than how to pass a value that starts with `-`.
 fn parse_rank(value: &str) -> Result<u32, String> {
-    value.trim().parse::<u32>().map_err(|_| {
-        let v = value.trim();
-        let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-        let why = if v.parse::<i64>().is_ok_and(|n| n < 0) {
+    value.trim().parse::<u32>().map_err(|e| {
+        let why = if value.trim().parse::<i64>().is_ok_and(|n| n < 0) {
             "negative"
-        } else if digits {
+        } else if *e.kind() == std::num::IntErrorKind::PosOverflow {
             "too large (ranks count to 4294967295 at most)"
         } else {
             "not a whole number"
@@ -302,9 +300,8 @@ impl std::str::FromStr for Bytes {
             UNITS.iter().find_map(|&(unit, shift)| Some((s.strip_suffix(unit)?.trim_end(), shift))).unwrap_or((s, 0));
         let accepted = "accepted: a whole number of bytes, or one with KiB, MiB, GiB or TiB (e.g. 4GiB)";
         let too_large = || format!("{s:?} is more than 2^64 bytes; {accepted}");
-        let n: u64 = digits.parse().map_err(|_| {
-            // All digits, yet no u64: too large, not malformed.
-            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        let n: u64 = digits.parse().map_err(|e: std::num::ParseIntError| {
+            if *e.kind() == std::num::IntErrorKind::PosOverflow {
                 too_large()
             } else {
                 format!("{s:?} is not a size; {accepted}")
