@@ -16,7 +16,9 @@
 //! each way, the largest verified peak, and the proof's share: the
 //! difference of the medians over the verified median.
 //!
-//! `CCC_BENCH_QUICK=1` skips the rows above 8,192 ranks.
+//! `CCC_BENCH_QUICK=1` skips the rows above 8,192 ranks;
+//! `CCC_SCALE_ROWS=TEXT` runs only the rows whose label (as printed, with
+//! its ranks) contains `TEXT`.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -73,11 +75,13 @@ fn rows() -> Vec<Row> {
         Row { name: "Ring broadcast, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Broadcast", "")) },
         Row { name: "Ring reduce, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Reduce", "reduce: Add, ")) },
         Row { name: "InterRdh all-reduce, 32/node, 1 ch", rank_n: 3072, spec: leak(ar(3072, 32, 1, "InterRdh")) },
-        // Shapes whose whole-world cost was quadratic until stop 33: a
+        // Shapes whose whole-world cost was quadratic until stop 33 (a
+        // Hier one until stop 34): a
         // count that leaves half the ranks a bigger block, a Mesh
         // point-to-point whose scope is the world, a 25-channel
         // LatencyOptMesh (each incoming mesh transfer's bytes).
         Row { name: "Ring all-reduce, count % n = n/2, 16/node, 1 ch", rank_n: 16384, spec: leak(uneven()) },
+        Row { name: "Hier rings all-reduce, count % n = n/2, 16/node, 4 ch", rank_n: 32768, spec: leak(hier_uneven()) },
         Row { name: "Recv over Mesh, peer 1, 16/node, 2 ch", rank_n: 16384, spec: leak(recv()) },
         Row { name: "LatencyOptMesh all-reduce, 16/node, 25 ch", rank_n: 1024, spec: leak(latency_opt()) },
     ]
@@ -88,6 +92,16 @@ fn rows() -> Vec<Row> {
 fn uneven() -> String {
     "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16785408, arch: Cayman, \
      topology: (rank_n: 16384, local_rank_n: 16), channels: 1, algorithm: Ring)"
+        .to_owned()
+}
+
+/// A hierarchical all-reduce over rings of 32,768 ranks (2,048 nodes)
+/// whose count leaves 16,384 of them a block one element bigger: its
+/// inner legs move a block per node.
+fn hier_uneven() -> String {
+    "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16793600, arch: Cayman, \
+     topology: (rank_n: 32768, local_rank_n: 16), channels: 4, algorithm: Hier((intra_reduce_scatter: Ring, \
+     inter_all_reduce: Ring, intra_all_gather: Ring)))"
         .to_owned()
 }
 
@@ -111,6 +125,7 @@ fn main() {
         return;
     }
     let quick = std::env::var_os("CCC_BENCH_QUICK").is_some();
+    let only = std::env::var("CCC_SCALE_ROWS").ok();
     let unit = md5_unit();
     println!(
         "ccc scale benchmark; unit: MD5 of 256 MiB = {} in this run; {} threads",
@@ -123,7 +138,8 @@ fn main() {
         "whole world, verified, nothing kept", "wall", "units", "peak", "no proof", "units", "proof share"
     );
     for (i, row) in rows().iter().enumerate() {
-        if quick && row.rank_n > 8192 {
+        let label = format!("{}, {} ranks", row.name, row.rank_n);
+        if quick && row.rank_n > 8192 || only.as_ref().is_some_and(|only| !label.contains(only.as_str())) {
             continue;
         }
         let (mut verified, mut plain, mut peak_kib) = (Vec::new(), Vec::new(), 0.0f64);
@@ -136,7 +152,7 @@ fn main() {
         let (verified, plain) = (middle(verified), middle(plain));
         println!(
             "{:<44} {:>10} {:>7.2} {:>7.0} MiB {:>10} {:>7.2} {:>10.0}%",
-            format!("{}, {} ranks", row.name, row.rank_n),
+            label,
             human(verified),
             verified.as_secs_f64() / unit.as_secs_f64(),
             peak_kib / 1024.0,

@@ -52,6 +52,19 @@ impl BlockSet {
         self.last().is_none_or(|last| last < u64::from(bound))
     }
 
+    /// How many of its positions are below `bound`, in O(1): the
+    /// positions ascend, so those below are the first ones (a set of one
+    /// position, or of stride 0, is all below or none).
+    pub fn count_below(&self, bound: u32) -> u32 {
+        if self.count == 0 || self.start >= bound {
+            0
+        } else if self.count == 1 || self.stride == 0 {
+            self.count
+        } else {
+            self.count.min((bound - self.start).div_ceil(self.stride))
+        }
+    }
+
     /// Every position, in order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.count).map(|j| self.get(j))

@@ -137,13 +137,7 @@ struct Uniform {
 impl Uniform {
     /// How many of `blocks` sit below `big_below` (hold one more element).
     fn big_blocks(self, blocks: BlockSet) -> u32 {
-        if blocks.count == 0 || blocks.start >= self.big_below {
-            0
-        } else if blocks.count == 1 || blocks.stride == 0 {
-            blocks.count
-        } else {
-            blocks.count.min((self.big_below - blocks.start).div_ceil(blocks.stride))
-        }
+        blocks.count_below(self.big_below)
     }
 }
 

@@ -111,6 +111,27 @@ impl Action {
         Some(self.xor[r])
     }
 
+    /// Run `r`'s place value and size, and whether it moves by XOR (a
+    /// run past those in use is `(0, 1)`, adding nothing).
+    pub(super) fn run(&self, r: usize) -> (u32, u32, bool) {
+        let (place, size) = self.runs.get(r).copied().unwrap_or((0, 1));
+        (place, size, self.xor.get(r).copied().unwrap_or(false))
+    }
+
+    /// `set` moved by `g`, when it is empty, one position, or whole runs
+    /// ([`Action::whole_runs`]): again such a set. `None` for any other
+    /// set (the sets `protocol`'s profiles count blocks of are these).
+    pub(super) fn move_set(&self, set: BlockSet, g: u32) -> Option<BlockSet> {
+        match set.count {
+            0 => Some(set),
+            1 => Some(BlockSet { start: self.add(set.start, g), ..set }),
+            _ => {
+                let runs = self.whole_runs(set)?;
+                Some(BlockSet { start: self.clear(self.add(set.start, g), runs)?, ..set })
+            }
+        }
+    }
+
     /// Whether it is the flat rotation.
     pub(crate) fn is_cyclic(&self) -> bool {
         self.digits.is_empty()
@@ -145,7 +166,7 @@ impl Action {
 
     /// Index `v`'s digit in run `r`.
     #[inline(always)]
-    fn digit(&self, v: u32, r: usize) -> u32 {
+    pub(super) fn digit(&self, v: u32, r: usize) -> u32 {
         let (place, size) = self.runs[r];
         self.digits.get(v as usize).map_or_else(|| v.checked_div(place).map_or(0, |q| q % size), |d| d[r])
     }

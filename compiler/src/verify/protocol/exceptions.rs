@@ -27,10 +27,12 @@
 //! but one has about four exceptions a member, instead of `2n` steps.
 //!
 //! Where the rarer size is common (a ring's `count mod n` near `n / 2`),
-//! listing exceptions costs about `n` steps a member; under the flat
-//! rotation, member 0's blocks then move on by one every step, and
+//! listing exceptions costs about `n` steps a member; under a ring,
+//! member 0's blocks then move on by one every step, and
 //! `Profile::fold_for` folds each member in pieces of equal steps instead
 //! (`tracks.rs`), whichever of the two costs less ([`Exceptions::listed`]).
+//! A transfer of several blocks (a hierarchy's inner legs move one per
+//! node) has no exceptions to list: its group folds in pieces only.
 
 use crate::schedule::CollectivePlan;
 use crate::verify::symmetry::Orbit;
@@ -70,7 +72,7 @@ impl Exceptions {
     /// Those of a group of `n` members whose member 0 moves as `orbit`,
     /// with blocks below `big_below` big and `costs` (see
     /// `Counts::ByBlock`) on `used` TOP_SPs; `None` when a block of
-    /// member 0 lies outside `0..n`.
+    /// member 0 lies outside `0..n`, or a transfer moves several.
     pub(super) fn new(
         plan: &CollectivePlan,
         orbit: &Orbit,
@@ -88,6 +90,11 @@ impl Exceptions {
                 for set in [tr.src, tr.dst] {
                     if set.count == 0 {
                         continue;
+                    }
+                    // A set of several blocks (whole runs) has no one step
+                    // per block: its members fold in pieces (`tracks.rs`).
+                    if set.count > 1 {
+                        return None;
                     }
                     let steps = of_block.get_mut(set.start as usize)?;
                     if steps.last() != Some(&s) {

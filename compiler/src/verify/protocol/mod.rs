@@ -26,8 +26,8 @@
 //!    (and then a record equal to member 0's counts folded is checked
 //!    whole), or per member from member 0's costs of small and big blocks
 //!    (folded as the group's base fold cut at the member's few exceptions,
-//!    `exceptions.rs`, or under a flat rotation in pieces of steps that
-//!    post the same, `tracks.rs`, and checked whole too).
+//!    `exceptions.rs`, or under a ring, flat or hierarchical, in pieces
+//!    of steps that post the same, `tracks.rs`, and checked whole too).
 //!    A rank checked against its own step graph has its counts folded as
 //!    lowering folds them and compared with its records whole first; only
 //!    records that differ are checked step by step (`steps.rs`).

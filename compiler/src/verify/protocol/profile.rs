@@ -4,8 +4,9 @@
 //! from member 0's costs of small and big blocks), folded as lowering
 //! folds them when that can be compared record by record. With blocks of
 //! two sizes, each member's fold is the group's base fold cut at the
-//! member's few exceptions (`exceptions.rs`), or, under a flat ring, in
-//! pieces of equal steps (`tracks.rs`), not a walk of its steps.
+//! member's few exceptions (`exceptions.rs`), or, where its blocks move
+//! on by one a step (a ring, flat or in a hierarchy), in pieces of equal
+//! steps (`tracks.rs`), not a walk of its steps.
 
 pub(super) use super::exceptions::Folded;
 use super::exceptions::{Costs, Exceptions};
@@ -31,12 +32,13 @@ pub(crate) struct Profile {
     /// Semaphore increments a member receives over the collective, on
     /// every channel.
     pub(super) signals: u64,
-    /// With [`Counts::ByBlock`] and no mesh phase: what every member's
-    /// fold shares.
+    /// With [`Counts::ByBlock`], no mesh phase and transfers of one block
+    /// each: what every member's fold shares.
     exceptions: Option<Exceptions>,
-    /// With [`Exceptions`], under the flat rotation: member 0's runs of
+    /// With [`Counts::ByBlock`] and no mesh phase: member 0's runs of
     /// steps that move as one (`tracks.rs`), and whether folding members
-    /// from them costs less than listing their exceptions.
+    /// from them costs less than listing their exceptions (always, when
+    /// the group has none).
     tracks: Option<(Tracks, bool)>,
 }
 
@@ -60,10 +62,11 @@ pub(super) enum Counts {
     /// `[s * used + t]` for step `s` and TOP_SP `t`.
     Same(Vec<(u64, u64)>),
     /// Blocks below `big_below` hold one more element, and every transfer
-    /// moves one block (or none): what member 0's transfer `k` posts on
-    /// TOP_SP `t`, `[k * used + t]`, with its block small and with it big.
-    /// A member posts, for each of its transfers, the row its moved block
-    /// falls in.
+    /// moves one block, whole runs of the group's action, or none: what
+    /// member 0's transfer `k` posts on TOP_SP `t` per block it moves,
+    /// `[k * used + t]`, for a small block and for a big one. A member
+    /// posts, for each of its transfers, the small row for each small
+    /// block of its moved set and the big row for each big one.
     ByBlock { big_below: u32, costs: Vec<[(u64, u64); 2]> },
 }
 
@@ -81,7 +84,10 @@ impl Profile {
             )
         } else {
             let big_below = tables.first()?.big_below()?;
-            if all.iter().any(|t| t.src.count > 1 || t.dst.count > 1) {
+            // One block, or whole runs of the action: moved, again such a
+            // set, whose big blocks [`Profile::counts`] counts in O(1).
+            let movable = |b: BlockSet| b.count <= 1 || orbit.action.whole_runs(b).is_some();
+            if !all.iter().all(|t| movable(t.src) && movable(t.dst)) {
                 return None;
             }
             let n = plan.groups.size();
@@ -111,13 +117,23 @@ impl Profile {
             }
             _ => None,
         };
-        let tracks = match (&counts, &exceptions) {
-            (Counts::ByBlock { costs, .. }, Some(e)) => Tracks::new(plan, orbit, costs, usize::from(used)).map(|t| {
-                let cheaper = t.cheaper_than(e.listed);
+        let tracks = match &counts {
+            Counts::ByBlock { costs, .. } if !mesh => Tracks::new(plan, orbit, costs, usize::from(used)).map(|t| {
+                let cheaper = exceptions.as_ref().is_none_or(|e| t.cheaper_than(e.listed));
                 (t, cheaper)
             }),
             _ => None,
         };
+        // A transfer of several blocks has no exceptions to list: its
+        // group folds in pieces when there are fewer than its steps (its
+        // blocks move on by one a step), else (moved by XOR, by strides,
+        // or with mesh events) it has no profile and each rank is checked
+        // against its own step graph, as cheaply, and with no watch.
+        let several = all.iter().any(|t| t.src.count > 1 || t.dst.count > 1);
+        let in_pieces = tracks.as_ref().is_some_and(|(t, _)| t.pieces() < u64::from(plan.step_n));
+        if matches!(counts, Counts::ByBlock { .. }) && several && !in_pieces {
+            return None;
+        }
         let mut profile = Profile { counts, folded: None, mesh, signals, exceptions, tracks };
         // The same for every member: fold them once.
         if matches!(profile.counts, Counts::Same(_)) {
@@ -152,7 +168,6 @@ impl Profile {
         used: usize,
         route: Route,
     ) -> Option<Folded> {
-        let exceptions = self.exceptions.as_ref()?;
         let counted = |s, out: &mut Vec<(u64, u64)>| self.counts(orbit, s, member, used, out);
         let tracks = self.tracks.as_ref().filter(|(_, cheaper)| match route {
             Route::Cheaper => *cheaper,
@@ -168,8 +183,15 @@ impl Profile {
             }
             #[cfg(test)]
             _ if route == Route::Tracks => None,
-            _ => exceptions.fold(plan, orbit, member, used, counted),
+            _ => self.exceptions.as_ref()?.fold(plan, orbit, member, used, counted),
         }
+    }
+
+    /// Whether the group has [`Exceptions`] to list (not when a transfer
+    /// moves several blocks).
+    #[cfg(test)]
+    pub(super) fn has_exceptions(&self) -> bool {
+        self.exceptions.is_some()
     }
 
     /// Whether [`Profile::fold_for`] folds members in pieces
@@ -211,13 +233,18 @@ impl Profile {
                 out.resize(used, (0, 0));
                 let (first, end) = orbit.span(step);
                 let action = &orbit.action;
-                let big = |b: BlockSet| usize::from(b.count > 0 && action.add(b.start, member) < *big_below);
+                // (small, big) blocks of `b` moved to `member` (`Profile::new`
+                // took only sets that move).
+                let sizes = |b: BlockSet| {
+                    let big = action.move_set(b, member).map_or(0, |m| m.count_below(*big_below));
+                    (u64::from(b.count - big), u64::from(big))
+                };
                 for (k, tr) in (first..end).zip(orbit.step(step)) {
-                    let (src, dst) = (big(tr.src), big(tr.dst));
+                    let (src, dst) = (sizes(tr.src), sizes(tr.dst));
                     for (t, o) in out.iter_mut().enumerate() {
-                        let row = &costs[k * used + t];
-                        o.0 += row[src].0;
-                        o.1 += row[dst].1;
+                        let [small, big] = &costs[k * used + t];
+                        o.0 += src.0 * small.0 + src.1 * big.0;
+                        o.1 += dst.0 * small.1 + dst.1 * big.1;
                     }
                 }
             }

@@ -11,6 +11,7 @@ use crate::verify::symmetry::Symmetry;
 use crate::verify::{Defects, Prover, ProverOptions, VerifyError};
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::id::{Rank, Step, TopSp};
+use ccc_ir::spec::Leg;
 use ccc_ir::wire::tp::{TpIncStep, TpRuns};
 
 /// The protocol proof of `programs`, every rank's, each rank checked
@@ -445,11 +446,20 @@ fn routes_fold_as_the_steps_do(case: &Case) -> (u32, bool) {
             let Some(profile) = Profile::new(&schedule, plan, orbit) else { continue };
             let Counts::ByBlock { costs, .. } = &profile.counts else { continue };
             assert!(costs.iter().any(|[small, big]| small != big), "{case:?}: blocks cost alike");
+            if plan.phases.iter().any(|p| p.alg.pattern() == Some(ccc_ir::enums::DevicePattern::Mesh)) {
+                // Mesh events need the steps: no fold by any route.
+                assert_eq!(profile.fold_for(plan, orbit, 0, used), None, "{case:?}");
+                continue;
+            }
             for m in 0..plan.groups.size() {
                 let steps = profile.fold_steps(plan, orbit, m, used);
                 assert!(steps.is_some(), "{case:?} member {m}");
                 let listed = profile.exceptions_fold(plan, orbit, m, used, Route::Listed);
-                assert_eq!(listed, steps, "listed: {case:?} member {m}");
+                if profile.has_exceptions() {
+                    assert_eq!(listed, steps, "listed: {case:?} member {m}");
+                } else {
+                    assert_eq!(listed, None, "listed: {case:?} member {m}");
+                }
                 let cheaper = profile.exceptions_fold(plan, orbit, m, used, Route::Cheaper);
                 assert_eq!(cheaper, steps, "cheaper: {case:?} member {m}");
                 assert_eq!(profile.fold_for(plan, orbit, m, used), steps, "fold_for: {case:?} member {m}");
@@ -472,8 +482,9 @@ fn routes_fold_as_the_steps_do(case: &Case) -> (u32, bool) {
 /// blocks differ in size) of many sizes whose element count leaves one
 /// block over, about half of them, and all but one; over interleaved
 /// groups; on one channel and several; and on every Hier composition
-/// (whose actions are not the flat rotation: the pieces never fold them,
-/// the exceptions do).
+/// on 24 nodes of 4 (whose rings move blocks, and sets of a block per
+/// node, one digit at a time: more than a thousand of their members fold
+/// in pieces).
 #[test]
 fn pieces_fold_as_the_steps_do() {
     let (mut by_tracks, mut chosen) = (0, 0);
@@ -496,14 +507,17 @@ fn pieces_fold_as_the_steps_do() {
         grouped.count = block_at_a_descriptor_edge(&grouped) * u64::from(n / 2) + u64::from(r);
         by_tracks += routes_fold_as_the_steps_do(&grouped).0;
     }
+    let mut hier = 0;
     for (op, choice) in Case::hier_choices() {
         for r in [1, 5, 11] {
-            let mut case = Case::hier(op, &choice, 12, 4);
-            case.count = block_at_a_descriptor_edge(&case) * 12 + r;
-            routes_fold_as_the_steps_do(&case);
+            // 24 nodes: enough steps across them that pieces are fewer.
+            let mut case = Case::hier(op, &choice, 96, 4);
+            case.count = block_at_a_descriptor_edge(&case) * 96 + r;
+            hier += routes_fold_as_the_steps_do(&case).0;
         }
     }
     assert!(by_tracks > 900 && chosen > 10, "{by_tracks} members folded in pieces, in {chosen} cases by choice");
+    assert!(hier > 1000, "{hier} members of hierarchical groups folded in pieces");
 }
 
 /// The whole protocol proof of uneven flat rings, every rank's records
@@ -520,4 +534,39 @@ fn pieces_change_no_figure() {
         assert!(fast.is_ok(), "{case:?}: {fast:?}");
         assert_eq!(fast, prove(&schedule, &programs, false), "{case:?}");
     }
+}
+
+/// The same of hierarchical all-reduces whose blocks differ in size,
+/// whose inner legs move a block per node (one set of whole runs): over
+/// rings, and over Kangaring and InterRdh legs, on 32 nodes of 4 and on
+/// 2 pods of 16 nodes of 4.
+#[test]
+fn hierarchical_pieces_change_no_figure() {
+    let rings = [
+        (Leg::IntraReduceScatter, AlgType::Ring),
+        (Leg::InterAllReduce, AlgType::Ring),
+        (Leg::IntraAllGather, AlgType::Ring),
+    ];
+    let mixed = [
+        (Leg::IntraReduceScatter, AlgType::Kangaring),
+        (Leg::InterAllReduce, AlgType::InterRdh),
+        (Leg::IntraAllGather, AlgType::Ring),
+    ];
+    let mut folded = 0;
+    for legs in [&rings, &mixed] {
+        for pod_n in [1, 2] {
+            for r in [1u64, 61, 127] {
+                let mut case = Case::hier(OpType::AllReduce, legs, 128, 4);
+                case.pod_n = pod_n;
+                case.count = block_at_a_descriptor_edge(&case) * 128 + r;
+                let (schedule, programs) = lower_all(&case);
+                let fast = prove(&schedule, &programs, true);
+                assert!(fast.is_ok(), "{case:?}: {fast:?}");
+                assert_eq!(fast, prove(&schedule, &programs, false), "{case:?}");
+                folded += routes_fold_as_the_steps_do(&case).0;
+            }
+        }
+    }
+    // The rings' groups (the InterRdh leg moves by XOR: no pieces).
+    assert!(folded >= 6 * 128, "{folded} members folded in pieces");
 }

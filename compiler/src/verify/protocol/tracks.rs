@@ -3,51 +3,65 @@
 //! that of its records, not of the blocks of the rarer size
 //! (`exceptions.rs` lists those per member, which under a flat ring whose
 //! big blocks are about half of them is about `n` steps a member, and
-//! `n²` over the group).
+//! `n²` over the group; and it cannot list a transfer that moves several
+//! blocks, as a hierarchical ring's inner legs do, one per node).
 //!
-//! Under the flat rotation (`Action::cyclic`) member `m` moves member 0's
-//! block `b` to `(b + m) mod n`, big when below `big_n` (the positions
-//! below `big_below`, at most `n`). Cut each phase into *runs*: steps in a
-//! row at which member 0 lists as many transfers, each with the same costs
-//! on every TOP_SP as the previous step's transfer in the same place, with
-//! a block (or none) where that one had one (or none), and each block
-//! `d` past the previous one (mod `n`), `d` one of `0`, `+1`, `-1` fixed
-//! for that place along the run. A ring's pieces move on by one every
-//! step (`lower/runs.rs` lists them in closed form), so its phases are a
-//! few runs each; an orbit that moves otherwise is cut into many, and then
-//! the group keeps to its exceptions ([`Tracks::cheaper_than`]).
+//! Member `m` moves member 0's block set (one block, or whole runs of the
+//! group's [`Action`]) to the set the action moves it to
+//! ([`Action::move_set`]). Cut each phase into *runs*: steps in a row at
+//! which member 0 lists as many transfers, each with the same costs on
+//! every TOP_SP as the previous step's transfer in the same place, with a
+//! set of the same shape where that one had one (or none), and each set's
+//! start the previous one's but for one digit of one ring run `r` of the
+//! action, one up or one down (mod the run's size), fixed for that place
+//! along the run ([`Drift`]), or the same start. A ring's pieces move on
+//! by one every step (`lower/runs.rs` lists them in closed form), in the
+//! flat ring's one run or, under a hierarchy, in the local run (a node's
+//! ring) or the node run (the ring across nodes), so its phases are a few
+//! runs each; an orbit that moves otherwise (by XOR, or by strides) is
+//! cut into many, and then the group keeps to its exceptions where it has
+//! them ([`Tracks::cheaper_than`]).
 //!
-//! Along a run, each place's moved block is `w(s) = w(first) + d (s -
-//! first) (mod n)`, so it turns big or small only at the steps where
-//! `w(s)` is an edge of `0..big_n`: going up, where it reaches `0` (from
-//! `n - 1`) or `big_n`; going down, where it reaches `big_n - 1` or
-//! `n - 1` (from `0`). Those steps, found by one subtraction mod `n` each,
-//! cut the run into *pieces* in which every transfer keeps its costs and
-//! its block's size, so every step of a piece posts what its first does:
-//! `Profile::counts` at that step, pushed once for the piece's length
-//! (`Folder::push_n` folds `k` equal steps as `k` pushes do). That is
-//! exactly the step-by-step fold (`Profile::fold_steps`), which the tests
-//! compare it with on every member of the flat rings whose blocks differ
-//! in cost, and of every pairing.
+//! Along a run, a place's moved set starts at a digit `x(s) = x(first) +
+//! d (s - first)` (mod the run's size `k`) in run `r`, its other digits
+//! fixed: moving a ring run's digit adds member `m`'s digit mod `k`, so
+//! the member's set drifts as member 0's does. How many of its blocks are
+//! big, `f(x)`, is what its costs depend on; each of its positions grows
+//! with `x` (by `x` times the run's place value, no carry), so each is big
+//! below some `x` and `f` falls as `x` grows, at a few points (a set of
+//! one block: one; a set spanning the runs above `r`: one, the node where
+//! the big blocks end). Those points, found by bisection ([`turns`]), and
+//! the wrap from `k - 1` to `0`, are where the set's costs may change:
+//! cutting the run at the steps where `x(s)` reaches one ([`edges`]) cuts
+//! it into *pieces* in which every transfer keeps its costs, so every
+//! step of a piece posts what its first does: `Profile::counts` at that
+//! step, pushed once for the piece's length (`Folder::push_n` folds `k`
+//! equal steps as `k` pushes do). That is exactly the step-by-step fold
+//! (`Profile::fold_steps`), which the tests compare it with on every
+//! member of the flat rings whose blocks differ in cost, of every
+//! pairing, and of every hierarchical composition.
 
 use super::exceptions::{Costs, Folded};
 use crate::schedule::{BlockSet, CollectivePlan};
+use crate::verify::action::Action;
 use crate::verify::symmetry::Orbit;
 use ccc_ir::wire::tp::Folder;
 
-/// How a place's block moves from one step of a run to the next (mod `n`).
+/// How a place's set moves from one step of a run to the next: its start
+/// the same, or one up or down (mod the run's size) in the digit of the
+/// action's ring run it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Drift {
-    /// The same block.
+    /// The same set.
     Still,
-    /// The next block up.
-    Up,
-    /// The next block down.
-    Down,
+    /// The next digit up in run `.0`.
+    Up(usize),
+    /// The next digit down in run `.0`.
+    Down(usize),
 }
 
 /// Per place of a run (a transfer's index among its step's), its source
-/// and destination block's drift; `None` for an empty block set.
+/// and destination set's drift; `None` for an empty set.
 type Place = [Option<Drift>; 2];
 
 /// Steps in a row whose transfers move as one (see the module overview).
@@ -60,8 +74,7 @@ struct Run {
     width: usize,
 }
 
-/// What every member's fold shares under the flat rotation: each phase's
-/// runs.
+/// What every member's fold shares: each phase's runs.
 #[derive(Debug)]
 pub(super) struct Tracks {
     /// Per phase, its runs, covering its steps in order.
@@ -69,18 +82,38 @@ pub(super) struct Tracks {
     places: Vec<Place>,
 }
 
-/// The drift from block `prev` to `next` among `n`, if one.
-fn drift(prev: u32, next: u32, n: u32) -> Option<Drift> {
-    let (p, x, n) = (u64::from(prev), u64::from(next), u64::from(n));
-    if x == p {
-        Some(Drift::Still)
-    } else if x == (p + 1) % n {
-        Some(Drift::Up)
-    } else if (x + 1) % n == p {
-        Some(Drift::Down)
-    } else {
-        None
+/// The drift from a set starting at `prev` to one starting at `next`,
+/// both below the group's size, if one: every digit the same but one of a
+/// ring run, one up or one down mod its size (of a run of two, up).
+fn drift(action: &Action, prev: u32, next: u32) -> Option<Drift> {
+    if prev == next {
+        return Some(Drift::Still);
     }
+    let mut found = None;
+    for r in 0..action.run_n {
+        let (a, b) = (action.digit(prev, r), action.digit(next, r));
+        if a == b {
+            continue;
+        }
+        let (_, size, xor) = action.run(r);
+        if found.is_some() || xor {
+            return None;
+        }
+        found = Some(if b == (a + 1) % size {
+            Drift::Up(r)
+        } else if (b + 1) % size == a {
+            Drift::Down(r)
+        } else {
+            return None;
+        });
+    }
+    found
+}
+
+/// Whether a place's set continues from `x` to `y` as one of a run: both
+/// empty, or both of the same shape, each start below `n`.
+fn same_shape(x: BlockSet, y: BlockSet, n: u32) -> bool {
+    x.count == y.count && (x.count <= 1 || x.stride == y.stride) && (y.count == 0 || y.start < n)
 }
 
 /// A block set's drift placeholder at a run's first step: empty or not.
@@ -89,13 +122,13 @@ fn fresh(set: BlockSet) -> Option<Drift> {
 }
 
 impl Tracks {
-    /// The runs of a group of `n` members whose member 0 moves as `orbit`
-    /// (under the flat rotation), its transfers costing `costs` on `used`
-    /// TOP_SPs (see `Counts::ByBlock`); `None` under any other action, or
-    /// when a block of member 0 lies outside `0..n`.
+    /// The runs of a group of `n` members whose member 0 moves as `orbit`,
+    /// its transfers costing `costs` on `used` TOP_SPs (see
+    /// `Counts::ByBlock`); `None` when a block of member 0 lies outside
+    /// `0..n`.
     pub(super) fn new(plan: &CollectivePlan, orbit: &Orbit, costs: &Costs, used: usize) -> Option<Tracks> {
         let n = plan.groups.size();
-        if !orbit.action.is_cyclic() || n == 0 {
+        if n == 0 {
             return None;
         }
         let mut tracks = Tracks { phases: Vec::with_capacity(plan.phases.len()), places: Vec::new() };
@@ -121,9 +154,9 @@ impl Tracks {
     }
 
     /// Whether step `s` continues `run` (whose last step is `s - 1`): as
-    /// many transfers, each with the costs and a block where the previous
-    /// step's had, drifting as the run's do (the drifts of a run of one
-    /// step are set here). Extends it if so.
+    /// many transfers, each with the costs and a set of the shape the
+    /// previous step's had, drifting as the run's do (the drifts of a run
+    /// of one step are set here). Extends it if so.
     fn extend(&mut self, run: &mut Run, orbit: &Orbit, costs: &Costs, used: usize, n: u32, s: u32) -> bool {
         let (Some(prev_step), true) = (s.checked_sub(1), run.first + run.len == s) else { return false };
         let (prev, next) = (orbit.span(prev_step), orbit.span(s));
@@ -142,13 +175,13 @@ impl Tracks {
                     return false;
                 }
                 for (side, (x, y)) in place.iter_mut().zip([(a.src, b.src), (a.dst, b.dst)]) {
-                    if (x.count > 0) != (y.count > 0) || y.count > 0 && y.start >= n {
+                    if !same_shape(x, y, n) {
                         return false;
                     }
                     if x.count == 0 {
                         continue;
                     }
-                    let Some(d) = drift(x.start, y.start, n) else { return false };
+                    let Some(d) = drift(&orbit.action, x.start, y.start) else { return false };
                     if write {
                         *side = Some(d);
                     } else if !set && *side != Some(d) {
@@ -163,12 +196,18 @@ impl Tracks {
 
     /// Whether member folds from these runs cost less than from
     /// exceptions that list about `listed` steps a member (see
-    /// `Exceptions::new`): a piece per run and per edge a moving block
-    /// crosses, against a step per exception.
+    /// `Exceptions::new`): [`Tracks::pieces`] against a step per
+    /// exception.
     pub(super) fn cheaper_than(&self, listed: u64) -> bool {
+        self.pieces() <= listed
+    }
+
+    /// About how many pieces a member's fold takes: one per run and one
+    /// per edge a moving set crosses (at least once, when its size turns).
+    pub(super) fn pieces(&self) -> u64 {
         let runs = self.phases.iter().map(|r| r.len() as u64).sum::<u64>();
-        let moving = self.places.iter().flatten().filter(|d| matches!(d, Some(Drift::Up | Drift::Down))).count();
-        runs + moving as u64 <= listed
+        let moving = self.places.iter().flatten().filter(|d| matches!(d, Some(Drift::Up(_) | Drift::Down(_)))).count();
+        runs + moving as u64
     }
 
     /// Member `member`'s counts folded per TOP_SP and phase (`used`
@@ -189,10 +228,9 @@ impl Tracks {
         if member >= n {
             return None;
         }
-        let big_n = big_below.min(n);
         let action = &orbit.action;
         let mut out: Folded = vec![Vec::with_capacity(self.phases.len()); used];
-        let (mut counts, mut cuts) = (Vec::new(), Vec::new());
+        let (mut counts, mut cuts, mut points) = (Vec::new(), Vec::new(), Vec::new());
         for runs in &self.phases {
             let mut folders: Vec<Folder> = (0..used).map(|_| Folder::new()).collect();
             for run in runs {
@@ -201,9 +239,19 @@ impl Tracks {
                 let places = self.places.get(run.at..run.at + run.width)?;
                 for (tr, place) in orbit.step(run.first).iter().zip(places) {
                     for (side, set) in place.iter().zip([tr.src, tr.dst]) {
-                        if let Some(d) = side {
-                            edges(*d, action.add(set.start, member), n, big_n, run.len, &mut cuts);
-                        }
+                        let (up, r) = match side {
+                            Some(Drift::Up(r)) => (true, *r),
+                            Some(Drift::Down(r)) => (false, *r),
+                            Some(Drift::Still) | None => continue,
+                        };
+                        let moved = action.move_set(set, member)?;
+                        let (place, size, _) = action.run(r);
+                        let x = action.digit(moved.start, r);
+                        let base = moved.start - x * place;
+                        let big = |x: u32| BlockSet { start: base + x * place, ..moved }.count_below(big_below);
+                        points.clear();
+                        let wraps = turns(big, size, &mut points);
+                        edges(up, x, size, &points, wraps, run.len, &mut cuts);
                     }
                 }
                 cuts.sort_unstable();
@@ -224,67 +272,94 @@ impl Tracks {
     }
 }
 
-/// The steps of a run of `len` (from 0) at which a block at `w` on its
-/// first step, drifting `d` among `n`, may turn big or small (big below
-/// `big_n`), into `cuts`: where it reaches an edge (see the module
-/// overview). None when every block is the same size.
-fn edges(d: Drift, w: u32, n: u32, big_n: u32, len: u32, cuts: &mut Vec<u32>) {
-    if big_n == 0 || big_n >= n {
-        return;
+/// The points `x` in `1..size` at which `f`, non-increasing on
+/// `0..size`, changes (`f(x) != f(x - 1)`), ascending, into `out`, found
+/// by bisection (a few evaluations per point); returns whether `f`
+/// changes at all, so that wrapping from `size - 1` to `0` changes it
+/// too.
+fn turns(f: impl Fn(u32) -> u32, size: u32, out: &mut Vec<u32>) -> bool {
+    if size < 2 {
+        return false;
     }
-    let (w, n64) = (u64::from(w) % u64::from(n), u64::from(n));
-    // The edges it may reach, and whether it goes up to them.
-    let (at, up) = match d {
-        Drift::Still => return,
-        Drift::Up => ([0, big_n], true),
-        Drift::Down => ([big_n - 1, n - 1], false),
-    };
-    for e in at.map(u64::from) {
-        // The steps t with w + d t ≡ e (mod n): the first, then every n.
-        let mut t = if up { (e + n64 - w) % n64 } else { (w + n64 - e) % n64 };
+    let (first, last) = (f(0), f(size - 1));
+    if first == last {
+        return false;
+    }
+    // Spans (lo, f(lo), hi, f(hi)) with f(lo) != f(hi), lowest first.
+    let mut spans = vec![(0, first, size - 1, last)];
+    while let Some((lo, f_lo, hi, f_hi)) = spans.pop() {
+        if hi == lo + 1 {
+            out.push(hi);
+            continue;
+        }
+        let mid = lo + (hi - lo) / 2;
+        let f_mid = f(mid);
+        // Upper half pushed first: the lower is taken first.
+        if f_mid != f_hi {
+            spans.push((mid, f_mid, hi, f_hi));
+        }
+        if f_lo != f_mid {
+            spans.push((lo, f_lo, mid, f_mid));
+        }
+    }
+    true
+}
+
+/// The steps of a run of `len` (from 0) at which a set whose digit is `x`
+/// on its first step, drifting up (or down) among `size`, may change its
+/// costs, into `cuts`: where its digit reaches a point of `points` (going
+/// up; going down, one below it), or wraps when `wraps` (to `0` going up,
+/// to `size - 1` going down).
+fn edges(up: bool, x: u32, size: u32, points: &[u32], wraps: bool, len: u32, cuts: &mut Vec<u32>) {
+    let (x, k) = (u64::from(x) % u64::from(size.max(1)), u64::from(size.max(1)));
+    let wrap = wraps.then_some(if up { 0 } else { k - 1 });
+    let reached = points.iter().map(|&p| if up { u64::from(p) } else { u64::from(p) - 1 });
+    for e in reached.chain(wrap) {
+        // The steps t with x + d t ≡ e (mod size): the first, then every size.
+        let mut t = if up { (e + k - x) % k } else { (x + k - e) % k };
         while t < u64::from(len) {
             // Below len, a u32.
             cuts.push(t as u32);
-            t += n64;
+            t += k;
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Drift, edges};
+    use super::{edges, turns};
 
-    /// A block drifting among `n` from `w`, big below `big_n`: `edges`
-    /// cuts at every step where it turns big or small, and only where it
-    /// reaches an edge the module overview names, for every drift, start,
-    /// split and run length (the flat rings fold only blocks that drift
-    /// down: this holds the other drifts to the same account).
+    /// A block drifting among `n` from `w`, big below `big_n`: `edges`,
+    /// given the points `turns` finds, cuts at every step where it turns
+    /// big or small, and only where it reaches `big_n` or wraps, for both
+    /// drifts, every start, split and run length (the flat rings fold
+    /// only blocks that drift down: this holds the other drift to the same
+    /// account).
     #[test]
     fn edges_cut_where_blocks_turn() {
         let mut cut_n = 0;
         for n in 1u32..10 {
             for big_n in 0..=n {
                 for w in 0..n {
-                    for d in [Drift::Still, Drift::Up, Drift::Down] {
+                    for up in [true, false] {
                         let len = 3 * n + 1;
-                        let at = |t: u32| match d {
-                            Drift::Still => w,
-                            Drift::Up => (w + t) % n,
-                            Drift::Down => (w + n * len - t) % n,
-                        };
+                        let at = |t: u32| if up { (w + t) % n } else { (w + n * len - t) % n };
+                        let mut points = Vec::new();
+                        let wraps = turns(|x| u32::from(x < big_n), n, &mut points);
                         let mut cuts = Vec::new();
-                        edges(d, w, n, big_n, len, &mut cuts);
+                        edges(up, w, n, &points, wraps, len, &mut cuts);
                         for t in 1..len {
-                            let turns = (at(t) < big_n) != (at(t - 1) < big_n);
-                            assert!(!turns || cuts.contains(&t), "n={n} big_n={big_n} w={w} {d:?}: no cut at {t}");
+                            let turned = (at(t) < big_n) != (at(t - 1) < big_n);
+                            assert!(!turned || cuts.contains(&t), "n={n} big_n={big_n} w={w} up={up}: no cut at {t}");
                         }
-                        let named = |t: u32| match d {
-                            Drift::Still => false,
-                            Drift::Up => at(t) == 0 || at(t) == big_n,
-                            Drift::Down => at(t) + 1 == big_n || at(t) == n - 1,
+                        let named = |t: u32| {
+                            if up { at(t) == 0 || at(t) == big_n } else { at(t) + 1 == big_n || at(t) == n - 1 }
                         };
                         for &t in &cuts {
-                            assert!(t < len && named(t), "n={n} big_n={big_n} w={w} {d:?}: cut at {t}");
+                            assert!(t < len && named(t), "n={n} big_n={big_n} w={w} up={up}: cut at {t}");
+                        }
+                        if big_n == 0 || big_n >= n {
+                            assert!(cuts.is_empty(), "n={n} big_n={big_n}: every block alike, cut at {cuts:?}");
                         }
                         cut_n += cuts.len();
                     }
@@ -292,5 +367,30 @@ mod tests {
             }
         }
         assert!(cut_n > 1000, "{cut_n} cuts");
+    }
+
+    /// `turns` finds exactly the points where a non-increasing function
+    /// changes, and says whether it changes at all: for every function of
+    /// up to three steps down, on every domain up to 12 (a set of blocks
+    /// turns at one or two points; a third holds the bisection to more).
+    #[test]
+    fn turns_are_where_the_function_changes() {
+        let mut checked = 0;
+        for size in 0u32..12 {
+            for a in 0..=size {
+                for b in a..=size {
+                    for c in b..=size {
+                        let f = |x: u32| [a, b, c].iter().filter(|&&t| x < t).count() as u32;
+                        let mut found = Vec::new();
+                        let changes = turns(f, size, &mut found);
+                        let want: Vec<u32> = (1..size).filter(|&x| f(x) != f(x - 1)).collect();
+                        assert_eq!(found, want, "size={size} steps at {a}, {b}, {c}");
+                        assert_eq!(changes, !want.is_empty(), "size={size} steps at {a}, {b}, {c}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked} functions");
     }
 }
