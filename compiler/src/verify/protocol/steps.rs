@@ -18,10 +18,15 @@
 //! same shift each step, and stay in range (checked at its last step),
 //! so every step of it posts the descriptors its first does (a count
 //! that depends on how many blocks move, not which) and receives the
-//! same increments from the same peers. Its steps then join the run of
-//! equal needs exactly as they would one by one, and are checked as
-//! above, with the same defect, place and message. Otherwise each step
-//! is listed from the generator, unlabelled: the needs count blocks,
+//! same increments from the same peers. Where blocks below `big_below`
+//! hold one element more (a count that does not divide), a run is taken
+//! in pieces: each of its block sets only moves up along the run, so how
+//! many of its blocks are big only falls, at a few steps found by
+//! bisection (`tracks::turns`); between two such steps of any of its
+//! sets, every step posts what the piece's first does. Its steps then
+//! join the run of equal needs exactly as they would one by one, and are
+//! checked as above, with the same defect, place and message. Otherwise
+//! each step is listed from the generator, unlabelled: the needs count blocks,
 //! halves and members (`DescTable::step`, `increments`), never a
 //! transfer's `neigh`, so it is left a placeholder rather than named by
 //! two rank look-ups per transfer (see `verify::transfers`).
@@ -59,10 +64,11 @@
 
 use super::found::{Place, ProtocolProof, defect, hosted, mismatch};
 use super::profile::{Folded, Profile};
+use super::tracks::turns;
 use crate::algorithms::{StepRun, covers};
 use crate::lower::{RankProgram, Record};
 use crate::placement::topsps_for;
-use crate::schedule::{CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Phase, PhaseInstance, Schedule, Transfer};
 use crate::valid::GroupMember;
 use crate::verify::defect::{Defect, DefectKind};
 use crate::verify::symmetry::Orbit;
@@ -431,7 +437,8 @@ impl StepCheck<'_> {
 /// How a rank's phases are listed, shared by [`StepCheck::walk_folded`]
 /// and [`StepCheck::by_walk`]: a run of steps at once where the phase's
 /// runs cover it, stay in range and every block holds the same elements
-/// (`position_free`), else step by step.
+/// (`position_free`), a run in pieces where blocks below a position hold
+/// one more, else step by step.
 struct Listing<'p> {
     schedule: &'p Schedule,
     setup: &'p Setup<'p>,
@@ -452,12 +459,35 @@ impl Listing<'_> {
     ) -> Result<(), E> {
         let Listing { schedule, setup, group } = *self;
         let (plan, block_n) = (setup.plan, setup.block_n);
-        let by_runs = setup.position_free
+        let by_runs = (setup.position_free || setup.big_below.is_some())
+            && !setup.one_step_at_a_time()
             && schedule.phase_runs(plan, group, phase, inst, runs)
             && covers(runs, phase.step_n)
             && runs.iter().all(|run| run.in_range(block_n));
-        if by_runs {
+        if by_runs && setup.position_free {
             return runs.iter().try_for_each(|run| f(&run.transfers, run.first, run.len));
+        }
+        if let (true, Some(big_below)) = (by_runs, setup.big_below) {
+            let mut cuts = Vec::new();
+            for run in runs.iter() {
+                cuts.clear();
+                cuts.push(0);
+                for set in run.transfers.iter().flat_map(|tr| [tr.src, tr.dst]) {
+                    // In range at the run's last step (`in_range`): no sum
+                    // below wraps.
+                    let at = |i: u32| BlockSet { start: set.start + i * run.shift, ..set }.count_below(big_below);
+                    turns(at, run.len, &mut cuts);
+                }
+                cuts.sort_unstable();
+                cuts.dedup();
+                for (i, &cut) in cuts.iter().enumerate() {
+                    let end = cuts.get(i + 1).copied().unwrap_or(run.len);
+                    transfers.clear();
+                    run.at(run.first + cut, transfers);
+                    f(transfers, run.first + cut, end - cut)?;
+                }
+            }
+            return Ok(());
         }
         for t in 0..phase.step_n {
             transfers.clear();
@@ -483,6 +513,13 @@ pub(crate) struct Setup<'p> {
     alike: Vec<usize>,
     /// Every block costs the same on every TOP_SP.
     position_free: bool,
+    /// Unless `position_free`: when blocks hold the same elements but
+    /// for one more below this position (every member's alike).
+    big_below: Option<u32>,
+    /// Lists every step from the generator, runs or not: the tests'
+    /// reference for the listing in runs and pieces.
+    #[cfg(test)]
+    pub(super) one_step_at_a_time: bool,
     block_n: u32,
     /// The collective has a mesh phase.
     mesh: bool,
@@ -501,12 +538,24 @@ impl<'p> Setup<'p> {
             plan,
             channels,
             position_free: tables.iter().all(DescTable::position_free),
+            big_below: tables.first().and_then(DescTable::big_below),
+            #[cfg(test)]
+            one_step_at_a_time: false,
             block_n: plan.layout().block_n(),
             mesh: plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh)),
             hosted,
             tables,
             alike,
         }
+    }
+
+    /// Whether [`Listing`] lists every step from the generator (the
+    /// tests' reference), not a run of them at once.
+    fn one_step_at_a_time(&self) -> bool {
+        #[cfg(test)]
+        return self.one_step_at_a_time;
+        #[cfg(not(test))]
+        false
     }
 
     /// Whether this is the setup of `plan`.

@@ -281,8 +281,8 @@ fn the_step_check_names_records_that_cover_too_few_steps() {
 /// one step, on any TOP_SP, is caught at that step, TOP_SP and record
 /// with the queue that differs; of two, the lower step wins, and on one
 /// step the lower TOP_SP. With uneven blocks (4,099 elements) the ring
-/// chains' steps are listed one by one; with even ones (6,144) a run of
-/// the chain's steps at a time (`Schedule::phase_runs`).
+/// chains' runs of steps are listed in pieces; with even ones (6,144) a
+/// run of the chain's steps at a time (`Schedule::phase_runs`).
 #[test]
 fn runs_report_the_step_a_step_check_reports() {
     let mut checked = 0;
@@ -569,4 +569,52 @@ fn hierarchical_pieces_change_no_figure() {
     }
     // The rings' groups (the InterRdh leg moves by XOR: no pieces).
     assert!(folded >= 6 * 128, "{folded} members folded in pieces");
+}
+
+/// Rooted ring chains whose blocks differ in cost, listed a run at a time
+/// in pieces (`Listing`), check and count exactly what listing every step
+/// from the generator does, folded and step by step: on chains of many
+/// lengths, with one big block, about half and all but one, every root
+/// position's kind (first, inside, last), one channel and several.
+#[test]
+fn chains_in_pieces_count_as_their_steps() {
+    let mut compared = 0;
+    for op in [OpType::Broadcast, OpType::Reduce] {
+        for n in [2u32, 5, 8, 17] {
+            for r in [1, n / 2, n - 1] {
+                for (root, channels) in [(0, 1u8), (n / 2, 3), (n - 1, 2)] {
+                    let mut case = Case::flat(op, AlgType::Ring, n, 1);
+                    case.root = Some(root);
+                    case.channels = channels;
+                    case.count = block_at_a_descriptor_edge(&case) * u64::from(n) + u64::from(r);
+                    let (schedule, programs) = lower_all(&case);
+                    let plan = &schedule.collectives[0];
+                    let used = usize::from(crate::placement::topsps_used(&schedule));
+                    let pieces = Setup::new(&schedule, plan);
+                    let mut steps = Setup::new(&schedule, plan);
+                    steps.one_step_at_a_time = true;
+                    let table = crate::schedule::DescTable::new(plan, &hosted(&schedule, plan, 0));
+                    assert!(table.big_below().is_some() && !table.position_free(), "{case:?}");
+                    for p in &programs {
+                        let Some(at) = plan.groups.locate(p.rank) else { continue };
+                        let mut figures = Vec::new();
+                        for setup in [&pieces, &steps] {
+                            let (mut folded, mut stepped) = (ProtocolProof::default(), ProtocolProof::default());
+                            let (mut fold_notified, mut step_notified) = (vec![0u64; used], vec![0u64; used]);
+                            let decided =
+                                StepCheck::new(&schedule, setup, p, at, &mut folded, &mut fold_notified).folded_alone();
+                            let ok = StepCheck::new(&schedule, setup, p, at, &mut stepped, &mut step_notified)
+                                .step_by_step()
+                                .is_ok();
+                            figures.push((decided, ok, folded, fold_notified, stepped, step_notified));
+                        }
+                        assert!(figures[0].0 && figures[0].1, "{case:?} rank {}", p.rank.0);
+                        assert_eq!(figures[0], figures[1], "{case:?} rank {}", p.rank.0);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 300, "{compared} ranks compared");
 }

@@ -277,7 +277,7 @@ impl Tracks {
 /// by bisection (a few evaluations per point); returns whether `f`
 /// changes at all, so that wrapping from `size - 1` to `0` changes it
 /// too.
-fn turns(f: impl Fn(u32) -> u32, size: u32, out: &mut Vec<u32>) -> bool {
+pub(super) fn turns(f: impl Fn(u32) -> u32, size: u32, out: &mut Vec<u32>) -> bool {
     if size < 2 {
         return false;
     }
