@@ -209,10 +209,15 @@ impl Sets {
         if s == EMPTY || s == self.full() {
             return s;
         }
-        if let View::Interval { start, len } = self.view(s)
-            && let Some(moved) = action.move_interval(start, len, g)
-        {
-            return interval(moved, len);
+        match self.view(s) {
+            // One member (an all-gather's every cell): where it moves.
+            View::Interval { start, len: 1 } => return interval(action.add(start, g), 1),
+            View::Interval { start, len } => {
+                if let Some(moved) = action.move_interval(start, len, g) {
+                    return interval(moved, len);
+                }
+            }
+            _ => {}
         }
         if let Some(&moved) = self.moved.get(&(s, g)) {
             return moved;
@@ -290,7 +295,8 @@ mod tests {
     }
 
     /// Moving a set under a two-level action moves each member, whichever
-    /// path it takes (whole nodes as an interval, the rest as bits).
+    /// path it takes (one member as itself, whole nodes as an interval,
+    /// the rest as bits).
     #[test]
     fn translation_moves_every_member() {
         for (action, n) in [(Action::two_level(4, 12, false), 12), (Action::two_level(4, 16, true), 16)] {
