@@ -3,9 +3,11 @@
 //! A buffer cell holds the set of group members whose contribution it
 //! carries. Ring-shaped algorithms only ever build cyclic intervals of
 //! members, so a set is a packed `u64`: empty, a cyclic interval stored
-//! inline, or a handle to an interned bitset for anything else (direct
-//! exchanges, recursive halving). Unions are memoized, so a pattern that
-//! folds the same two sets into many cells costs one real union.
+//! inline, two members apart stored inline (a permute-reduce's cell: its
+//! own and its peer's), or a handle to an interned bitset for anything
+//! else (direct exchanges, recursive halving). Unions are memoized, so a
+//! pattern that folds the same two sets into many cells costs one real
+//! union.
 
 use super::action::Action;
 use std::collections::HashMap;
@@ -18,6 +20,9 @@ pub(crate) const EMPTY: SetId = 0;
 const TAG_SHIFT: u32 = 62;
 const TAG_INTERVAL: u64 = 1 << TAG_SHIFT;
 const TAG_BITS: u64 = 2 << TAG_SHIFT;
+/// Two members, not a cyclic interval: the lower in the low bits, the
+/// higher where an interval keeps its length.
+const TAG_PAIR: u64 = 3 << TAG_SHIFT;
 const TAG_MASK: u64 = 3 << TAG_SHIFT;
 const LEN_SHIFT: u32 = 32;
 const LOW_MASK: u64 = 0xFFFF_FFFF;
@@ -40,6 +45,7 @@ pub(crate) struct Sets {
 enum View<'a> {
     Empty,
     Interval { start: u32, len: u32 },
+    Pair { low: u32, high: u32 },
     Bits(&'a [u64]),
 }
 
@@ -73,6 +79,7 @@ impl Sets {
                 let at = (s & LOW_MASK) as usize * self.words;
                 View::Bits(self.bits.get(at..at + self.words).unwrap_or(&[]))
             }
+            TAG_PAIR => View::Pair { low: (s & LOW_MASK) as u32, high: ((s >> LEN_SHIFT) & LEN_MASK) as u32 },
             _ => View::Empty,
         }
     }
@@ -82,6 +89,11 @@ impl Sets {
         match self.view(s) {
             View::Empty => {}
             View::Bits(b) => out.copy_from_slice(b),
+            View::Pair { low, high } => {
+                for m in [low, high] {
+                    out[(m / 64) as usize] |= 1 << (m % 64);
+                }
+            }
             View::Interval { start, len } => {
                 for j in 0..len {
                     let m = ((u64::from(start) + u64::from(j)) % u64::from(self.n)) as usize;
@@ -104,6 +116,12 @@ impl Sets {
         // so that equal sets always have equal handles.
         if let Some(start) = self.interval_start(&bits, count) {
             return interval(start, count);
+        }
+        if count == 2 {
+            let mut members = (0..self.n).filter(|&m| bits[(m / 64) as usize] >> (m % 64) & 1 == 1);
+            if let (Some(low), Some(high)) = (members.next(), members.next()) {
+                return self.two(low, high);
+            }
         }
         if let Some(&id) = self.interned.get(bits.as_slice()) {
             return id;
@@ -148,6 +166,23 @@ impl Sets {
         r
     }
 
+    /// `{a, b}` for two members, in its canonical form: a cyclic
+    /// interval when they are neighbours (or every member), else a pair.
+    fn two(&self, a: u32, b: u32) -> SetId {
+        let (low, high) = (a.min(b), a.max(b));
+        if low == high {
+            interval(low, 1)
+        } else if self.n == 2 {
+            self.full()
+        } else if high == low + 1 {
+            interval(low, 2)
+        } else if low == 0 && high == self.n - 1 {
+            interval(high, 2)
+        } else {
+            TAG_PAIR | (u64::from(high) << LEN_SHIFT) | u64::from(low)
+        }
+    }
+
     /// The union of two intervals when it is an interval (or an overlap).
     fn union_intervals(&self, a: SetId, b: SetId) -> Option<Result<SetId, u32>> {
         let n = self.n;
@@ -168,6 +203,10 @@ impl Sets {
             }
             if ahead(s2, s1) == l2 {
                 return Some(Ok(joined(s2)));
+            }
+            // Two members apart: a pair, no bitset.
+            if (l1, l2) == (1, 1) {
+                return Some(Ok(self.two(s1, s2)));
             }
         }
         None
@@ -190,6 +229,10 @@ impl Sets {
             View::Empty => EMPTY,
             View::Interval { len, .. } if len == n => s,
             View::Interval { start, len } => interval(((u64::from(start) + u64::from(g)) % u64::from(n)) as u32, len),
+            View::Pair { low, high } => {
+                let add = |m: u32| ((u64::from(m) + u64::from(g)) % u64::from(n)) as u32;
+                self.two(add(low), add(high))
+            }
             View::Bits(b) => {
                 let mut out = vec![0u64; self.words];
                 for m in (0..n).filter(|&m| b[(m / 64) as usize] >> (m % 64) & 1 == 1) {
@@ -217,6 +260,7 @@ impl Sets {
                     return interval(moved, len);
                 }
             }
+            View::Pair { low, high } => return self.two(action.add(low, g), action.add(high, g)),
             _ => {}
         }
         if let Some(&moved) = self.moved.get(&(s, g)) {
@@ -276,7 +320,7 @@ mod tests {
         let a = s.union(s.single(2), s.single(3)).unwrap();
         assert_eq!(s.union(a, s.single(3)), Err(3));
         let far = s.union(s.single(0), s.single(4)).unwrap();
-        assert_eq!(far & TAG_MASK, TAG_BITS);
+        assert_eq!(far & TAG_MASK, TAG_PAIR);
         assert_eq!(s.union(far, s.single(4)), Err(4));
         assert_eq!(s.union(far, a).map(|x| s.members(x)), Ok(vec![0, 2, 3, 4]));
     }
@@ -315,6 +359,50 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Two members apart are one inline pair whichever order they are
+    /// joined in, neighbours an interval (across the wrap too); moved by
+    /// rotation or a two-level action, a pair names its two members
+    /// moved, in canonical form (the same handle as the moved members
+    /// joined afresh); joined with a third, it is what the bits say.
+    #[test]
+    fn pairs_are_canonical_and_move_their_members() {
+        for (action, n) in
+            [(Action::cyclic(7), 7), (Action::two_level(4, 12, false), 12), (Action::two_level(4, 16, true), 16)]
+        {
+            let mut s = Sets::new(n);
+            let mut pairs = 0;
+            for a in 0..n {
+                for b in 0..n {
+                    if a == b {
+                        continue;
+                    }
+                    let set = s.union(s.single(a), s.single(b)).unwrap();
+                    assert_eq!(set, s.union(s.single(b), s.single(a)).unwrap());
+                    let neighbours = (a + 1) % n == b || (b + 1) % n == a;
+                    assert_eq!(set & TAG_MASK, if neighbours { TAG_INTERVAL } else { TAG_PAIR }, "{{{a}, {b}}}");
+                    pairs += usize::from(!neighbours);
+                    let mut both = vec![a, b];
+                    both.sort_unstable();
+                    assert_eq!(s.members(set), both);
+                    for g in 0..n {
+                        let (x, y) = (action.add(a, g), action.add(b, g));
+                        let afresh = s.union(s.single(x), s.single(y)).unwrap();
+                        assert_eq!(s.translate(set, g, &action), afresh, "{action:?}: {{{a}, {b}}} by {g}");
+                        let (x, y) = ((a + g) % n, (b + g) % n);
+                        assert_eq!(s.rotate(set, g), s.union(s.single(x), s.single(y)).unwrap());
+                    }
+                    let third = (0..n).find(|m| !both.contains(m)).unwrap();
+                    let three = s.union(set, s.single(third)).unwrap();
+                    let mut want = vec![a, b, third];
+                    want.sort_unstable();
+                    assert_eq!(s.members(three), want);
+                    assert_eq!(s.union(set, s.single(a)), Err(a));
+                }
+            }
+            assert!(pairs > n as usize * 2, "{pairs}");
         }
     }
 
