@@ -17,8 +17,8 @@
 //! difference of the medians over the verified median.
 //!
 //! `CCC_BENCH_QUICK=1` skips the rows above 8,192 ranks;
-//! `CCC_SCALE_ROWS=TEXT` runs only the rows whose label (as printed, with
-//! its ranks) contains `TEXT`.
+//! `CCC_SCALE_ROWS=TEXT[;TEXT...]` runs only the rows whose label (as
+//! printed, with its ranks) contains one of the `TEXT`s.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -75,13 +75,20 @@ fn rows() -> Vec<Row> {
         Row { name: "Ring broadcast, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Broadcast", "")) },
         Row { name: "Ring reduce, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Reduce", "reduce: Add, ")) },
         Row { name: "InterRdh all-reduce, 32/node, 1 ch", rank_n: 3072, spec: leak(ar(3072, 32, 1, "InterRdh")) },
-        // Shapes whose whole-world cost was quadratic until stop 33 (a
-        // Hier one until stop 34): a
+        // Shapes whose whole-world cost was quadratic until stop 33 (the
+        // next four until stop 34): a
         // count that leaves half the ranks a bigger block, a Mesh
         // point-to-point whose scope is the world, a 25-channel
         // LatencyOptMesh (each incoming mesh transfer's bytes).
         Row { name: "Ring all-reduce, count % n = n/2, 16/node, 1 ch", rank_n: 16384, spec: leak(uneven()) },
         Row { name: "Hier rings all-reduce, count % n = n/2, 16/node, 4 ch", rank_n: 32768, spec: leak(hier_uneven()) },
+        Row {
+            name: "Ring broadcast, count % g = 37, 4 strided groups, 4 ch",
+            rank_n: 32768,
+            spec: leak(strided_broadcast()),
+        },
+        Row { name: "Hier rings all-gather, 16/node, 4 ch", rank_n: 32768, spec: leak(hier_all_gather()) },
+        Row { name: "PermuteReduce over Ring, peer n/2, 16/node, 4 ch", rank_n: 32768, spec: leak(far_peers()) },
         Row { name: "Recv over Mesh, peer 1, 16/node, 2 ch", rank_n: 16384, spec: leak(recv()) },
         Row { name: "LatencyOptMesh all-reduce, 16/node, 25 ch", rank_n: 1024, spec: leak(latency_opt()) },
     ]
@@ -102,6 +109,40 @@ fn hier_uneven() -> String {
     "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 16793600, arch: Cayman, \
      topology: (rank_n: 32768, local_rank_n: 16), channels: 4, algorithm: Hier((intra_reduce_scatter: Ring, \
      inter_all_reduce: Ring, intra_all_gather: Ring)))"
+        .to_owned()
+}
+
+/// A ring broadcast from rank 3 in 4 replica groups of 8,192 ranks, each
+/// every fourth rank, whose count leaves 37 ranks of each a bigger block.
+fn strided_broadcast() -> String {
+    let n = 32768u32;
+    let groups: Vec<String> = (0..4)
+        .map(|j| {
+            let members: Vec<String> = (j..n).step_by(4).map(|r| r.to_string()).collect();
+            format!("[{}]", members.join(","))
+        })
+        .collect();
+    format!(
+        "Collective(op: Broadcast, dtype: Bf16, count: {}, arch: Cayman, \
+         topology: (rank_n: {n}, local_rank_n: 16), channels: 4, algorithm: Ring, root: 3, groups: [{}])",
+        (n / 4) * 64 + 37,
+        groups.join(",")
+    )
+}
+
+/// A hierarchical all-gather over rings of 32,768 ranks (2,048 nodes).
+fn hier_all_gather() -> String {
+    "Collective(op: AllGather, dtype: Bf16, count: 2097152, arch: Cayman, \
+     topology: (rank_n: 32768, local_rank_n: 16), channels: 4, \
+     algorithm: Hier((inter_all_gather: Ring, intra_all_gather: Ring)))"
+        .to_owned()
+}
+
+/// Every rank of 32,768 reduces its buffer into the rank half the world
+/// away.
+fn far_peers() -> String {
+    "Collective(op: PermuteReduce, dtype: Bf16, reduce: Add, count: 2097152, arch: Cayman, \
+     topology: (rank_n: 32768, local_rank_n: 16), channels: 4, algorithm: Ring, peer: 16384)"
         .to_owned()
 }
 
@@ -139,7 +180,7 @@ fn main() {
     );
     for (i, row) in rows().iter().enumerate() {
         let label = format!("{}, {} ranks", row.name, row.rank_n);
-        if quick && row.rank_n > 8192 || only.as_ref().is_some_and(|only| !label.contains(only.as_str())) {
+        if quick && row.rank_n > 8192 || only.as_ref().is_some_and(|only| !only.split(';').any(|t| label.contains(t))) {
             continue;
         }
         let (mut verified, mut plain, mut peak_kib) = (Vec::new(), Vec::new(), 0.0f64);
