@@ -51,7 +51,7 @@ use crate::placement::{hosted_channels, mesh_sema, sema, topsps_for, topsps_used
 use crate::schedule::{CollectivePlan, DescTable, Schedule, Transfer, mesh_type};
 use crate::valid::GroupMember;
 use ccc_ir::arch::SemWindow;
-use ccc_ir::enums::{DevicePattern, MetaringType, OpType};
+use ccc_ir::enums::{DevicePattern, MeshType, MetaringType, OpType};
 use ccc_ir::id::{CollectiveIdx, Rank, Step, TopSp};
 use ccc_ir::wire::ctrl_spad;
 use ccc_ir::wire::ctrl_word::CcOp;
@@ -61,6 +61,7 @@ pub use error::{Limit, LowerError, LowerErrorKind};
 use neff::{neff_configs, sem};
 use serde::Serialize;
 use std::mem::size_of;
+use std::sync::OnceLock;
 
 /// One cc_op record with what it drives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -209,6 +210,12 @@ pub struct Lowerer<'s> {
     schedule: &'s Schedule,
     /// `[collective][TOP_SP]`, over the TOP_SPs the collective uses.
     tables: Vec<Vec<DescTable<'s>>>,
+    /// `[collective][group]`, for a collective of explicit groups with a
+    /// mesh phase: the mesh type of the whole group, found for the first
+    /// of its ranks lowered whose mesh scope is the group (a permute's),
+    /// and kept for the others (each rank listing the group made lowering
+    /// a world-wide group quadratic).
+    group_meshes: Vec<Vec<OnceLock<MeshType>>>,
 }
 
 impl<'s> Lowerer<'s> {
@@ -224,7 +231,16 @@ impl<'s> Lowerer<'s> {
                     .collect()
             })
             .collect();
-        Lowerer { schedule, tables }
+        let group_meshes = schedule
+            .collectives
+            .iter()
+            .map(|plan| {
+                let mesh = plan.phases.iter().any(|p| p.alg.pattern() == Some(DevicePattern::Mesh));
+                let n = if mesh && plan.groups.is_explicit() { plan.groups.group_n() } else { 0 };
+                (0..n).map(|_| OnceLock::new()).collect()
+            })
+            .collect();
+        Lowerer { schedule, tables, group_meshes }
     }
 
     /// Lowers rank `rank`, as [`lower`].
@@ -256,6 +272,9 @@ type PhaseSink<'e> = dyn FnMut(u32, &mut [Posts]) -> Result<(), LowerError> + 'e
 struct Lowering<'a> {
     schedule: &'a Schedule,
     plan: &'a CollectivePlan,
+    /// Per group, its mesh type once found (see [`Lowerer`]); empty when
+    /// not kept.
+    group_meshes: &'a [OnceLock<MeshType>],
     /// The rank, its replica group and its index in it.
     at: GroupMember,
     rank: Rank,
@@ -271,10 +290,11 @@ impl<'a> Lowering<'a> {
         schedule: &'a Schedule,
         plan: &'a CollectivePlan,
         tables: &'a [DescTable<'a>],
+        group_meshes: &'a [OnceLock<MeshType>],
         rank: Rank,
     ) -> Option<Lowering<'a>> {
         let at = plan.groups.locate(rank)?;
-        Some(Lowering { schedule, plan, at, rank, group: at.group(), member: at.index(), tables })
+        Some(Lowering { schedule, plan, group_meshes, at, rank, group: at.group(), member: at.index(), tables })
     }
 
     /// The error of `kind` at `topsp` and `step` of this collective.
@@ -355,13 +375,13 @@ impl Lowerer<'_> {
             })
             .collect();
         let mut events_used = vec![0u32; usize::from(used)];
-        for (plan, tables) in schedule.collectives.iter().zip(&self.tables) {
+        for ((plan, tables), group_meshes) in schedule.collectives.iter().zip(&self.tables).zip(&self.group_meshes) {
             // A channel list is a u32 bit mask (`1 << channel` below).
             if u32::from(plan.channels) > u32::BITS {
                 let kind = LowerErrorKind::TooManyChannels { channels: plan.channels };
                 return Err(err(None, Some(plan.index), None, kind));
             }
-            let lowering = Lowering::new(schedule, plan, tables, rank)
+            let lowering = Lowering::new(schedule, plan, tables, group_meshes, rank)
                 .ok_or_else(|| err(None, Some(plan.index), None, LowerErrorKind::NotInGroups))?;
             let mut records: Vec<Vec<Record>> =
                 (0..tables.len()).map(|_| Vec::with_capacity(plan.phases.len())).collect();
@@ -500,14 +520,26 @@ fn finish_records(
             // and pod ascend with the rank, so its first and last rank say
             // whether it spans nodes or pods (a permute's scope is the
             // world: listing it per rank made lowering the world
-            // quadratic). Explicit groups list every member.
-            let members: Vec<u32> = if plan.groups.is_explicit() || scope.k <= 2 {
-                (0..scope.k).map(|q| scope.member(q)).collect()
-            } else {
-                vec![scope.member(0), scope.member(scope.k - 1)]
+            // quadratic). Explicit groups list every member, a scope that
+            // is the whole group once per group (`Lowerer`).
+            let of = |members: &mut dyn Iterator<Item = u32>| -> Result<MeshType, LowerErrorKind> {
+                let ranks = members.map(|m| member_rank(plan, l.group, m)).collect::<Result<Vec<_>, _>>()?;
+                Ok(mesh_type(schedule.arch, &schedule.shape, ranks))
             };
-            let ranks = members.into_iter().map(|m| member_rank(plan, l.group, m)).collect::<Result<Vec<_>, _>>()?;
-            mesh_type(schedule.arch, &schedule.shape, ranks).raw()
+            let whole_group = scope.k == plan.groups.size();
+            let kept = l.group_meshes.get(l.group as usize).filter(|_| whole_group);
+            let mesh = if let Some(&found) = kept.and_then(OnceLock::get) {
+                found
+            } else if plan.groups.is_explicit() || scope.k <= 2 {
+                let found = of(&mut (0..scope.k).map(|q| scope.member(q)))?;
+                if let Some(kept) = kept {
+                    let _ = kept.set(found);
+                }
+                found
+            } else {
+                of(&mut [scope.member(0), scope.member(scope.k - 1)].into_iter())?
+            };
+            mesh.raw()
         }
     };
     let safe_mode = matches!(

@@ -317,3 +317,50 @@ fn mesh_sub_types_from_the_scope_ends_are_the_full_scan_s() {
     assert!(checked > 500, "{checked}");
     assert!(seen.len() >= 3, "within a node, across nodes and across pods: {seen:?}");
 }
+
+/// With explicit groups, a MESH record's sub-type that one `Lowerer`
+/// keeps per group (found for its first rank whose scope is the group)
+/// is the one a scan of the rank's own scope finds, for every rank: over
+/// one group that is the world reversed (across pods), groups of two
+/// nodes (of one pod for two of them, of two pods for the others) and
+/// groups of one node, each listed backwards.
+#[test]
+fn kept_group_mesh_types_are_the_full_scan_s() {
+    use crate::schedule::mesh_type;
+    use crate::testing::Case;
+    let backwards = |from: u32, len: u32| (from..from + len).rev().collect::<Vec<u32>>();
+    let (mut checked, mut seen) = (0, std::collections::BTreeSet::new());
+    for size in [64, 16, 8] {
+        let mut case = Case::flat(OpType::Permute, AlgType::Mesh, 64, 8);
+        case.pod_n = 2;
+        case.groups = Some(if size == 16 {
+            // Nodes of 8, 4 to a pod: pairs (0, 1) and (6, 7) within a
+            // pod, (2, 5) and (3, 4) across the two.
+            [(0, 1), (2, 5), (3, 4), (6, 7)]
+                .iter()
+                .map(|&(a, b)| [backwards(b * 8, 8), backwards(a * 8, 8)].concat())
+                .collect()
+        } else {
+            (0..64 / size).map(|g| backwards(g * size, size)).collect()
+        });
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        let lowerer = crate::lower::Lowerer::new(&schedule);
+        for rank in 0..case.rank_n {
+            let program = lowerer.lower(Rank(rank)).unwrap();
+            let at = plan.groups.locate(Rank(rank)).unwrap();
+            for record in program.topsps.iter().flat_map(|tp| tp.records()) {
+                assert_eq!(record.op.algo_type, ccc_ir::enums::DevicePattern::Mesh.raw(), "{case:?}");
+                let scope = plan.instance(&plan.phases[record.phase as usize], at.index()).scope;
+                assert_eq!(scope.k, size, "{case:?}: the scope is the group");
+                let every = (0..scope.k).map(|q| plan.rank(at.group(), scope.member(q)).unwrap());
+                let full = mesh_type(schedule.arch, &schedule.shape, every).raw();
+                assert_eq!(record.op.algo_sub_type, full, "{case:?} rank {rank}");
+                checked += 1;
+                seen.insert(full);
+            }
+        }
+    }
+    assert!(checked >= 3 * 64, "{checked}");
+    assert_eq!(seen.len(), 3, "across pods, across nodes, within a node: {seen:?}");
+}
