@@ -67,11 +67,15 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
         )));
     }
     // The transfers, from the busier of the first and last rank drawn
-    // (a rooted op's root, rank 0 by default, is often the busiest).
-    let per_rank = [ranks.first(), ranks.last()]
+    // (a rooted op's root, rank 0 by default, is often the busiest). One
+    // rank drawn is built once: its graph is the one drawn.
+    let alone = |r: &Rank| StepGraph::build(&schedule, &[*r]);
+    let first = ranks.first().map(alone);
+    let last = ranks.last().filter(|_| ranks.len() > 1).map(alone);
+    let per_rank = [&first, &last]
         .into_iter()
         .flatten()
-        .map(|&r| StepGraph::build(&schedule, &[r]).nodes().map(|n| n.transfers.len() as u64).sum::<u64>())
+        .map(|g| g.nodes().map(|n| n.transfers.len() as u64).sum::<u64>())
         .max()
         .unwrap_or(0);
     let transfers = per_rank.saturating_mul(ranks.len() as u64);
@@ -84,7 +88,10 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
             count(ranks.len(), "rank"),
         )));
     }
-    let graph = StepGraph::build(&schedule, &ranks);
+    let graph = match first {
+        Some(graph) if ranks.len() == 1 => graph,
+        _ => StepGraph::build(&schedule, &ranks),
+    };
     crate::out::emit(&ccc_backends::dot::render(&schedule, &graph))?;
     Ok(ExitCode::SUCCESS)
 }
