@@ -76,7 +76,7 @@ fn rows() -> Vec<Row> {
         Row { name: "Ring reduce, 16/node, 4 ch, root 7", rank_n: 4096, spec: leak(rooted("Reduce", "reduce: Add, ")) },
         Row { name: "InterRdh all-reduce, 32/node, 1 ch", rank_n: 3072, spec: leak(ar(3072, 32, 1, "InterRdh")) },
         // Shapes whose whole-world cost was quadratic until stop 33 (the
-        // next four until stop 34): a
+        // next five until stop 34): a
         // count that leaves half the ranks a bigger block, a Mesh
         // point-to-point whose scope is the world, a 25-channel
         // LatencyOptMesh (each incoming mesh transfer's bytes).
@@ -89,6 +89,7 @@ fn rows() -> Vec<Row> {
         },
         Row { name: "Hier rings all-gather, 16/node, 4 ch", rank_n: 32768, spec: leak(hier_all_gather()) },
         Row { name: "PermuteReduce over Ring, peer n/2, 16/node, 4 ch", rank_n: 32768, spec: leak(far_peers()) },
+        Row { name: "Ring all-to-all, 16/node, 4 ch", rank_n: 32768, spec: leak(all_to_all()) },
         Row { name: "Recv over Mesh, peer 1, 16/node, 2 ch", rank_n: 16384, spec: leak(recv()) },
         Row { name: "LatencyOptMesh all-reduce, 16/node, 25 ch", rank_n: 1024, spec: leak(latency_opt()) },
     ]
@@ -143,6 +144,13 @@ fn hier_all_gather() -> String {
 fn far_peers() -> String {
     "Collective(op: PermuteReduce, dtype: Bf16, reduce: Add, count: 2097152, arch: Cayman, \
      topology: (rank_n: 32768, local_rank_n: 16), channels: 4, algorithm: Ring, peer: 16384)"
+        .to_owned()
+}
+
+/// An all-to-all over a ring of 32,768 ranks, 16 elements a peer.
+fn all_to_all() -> String {
+    "Collective(op: AllToAll, dtype: Bf16, count: 524288, arch: Cayman, \
+     topology: (rank_n: 32768, local_rank_n: 16), channels: 4, algorithm: Ring)"
         .to_owned()
 }
 

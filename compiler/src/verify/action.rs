@@ -9,8 +9,10 @@
 //! is the flat rotation `i -> i + g (mod n)`; the rings `[local]` and
 //! `[node, pod]` turn each node's ring and the ring across nodes at once.
 //! A collective's runs are cut where its phases' scopes start and end.
+//! Block positions move as member indices do; an all-to-all's second
+//! copy of them (its output blocks `n..2n`) moves as a copy of its own.
 
-use crate::schedule::{BlockSet, CollectivePlan, DIGITS, PhaseKind, Transfer};
+use crate::schedule::{BlockSet, CollectivePlan, DIGITS, OpKind, PhaseKind, Transfer};
 
 /// How indices of a group move: the group's digits joined into runs that
 /// move independently, each as a ring (adding with carry among its digits,
@@ -19,6 +21,10 @@ use crate::schedule::{BlockSet, CollectivePlan, DIGITS, PhaseKind, Transfer};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Action {
     n: u32,
+    /// Block positions per member: `n`, or `2n` for an all-to-all, whose
+    /// output blocks `n..2n` move as a second copy of the indices
+    /// ([`Action::add_block`]).
+    blocks: u32,
     /// Runs in use.
     pub(super) run_n: usize,
     /// Per run: place value and size (their product over runs is `n`);
@@ -49,6 +55,13 @@ impl Action {
     /// power-of-two size under a recursive halving or doubling phase moves
     /// by XOR; every other run as a ring.
     pub(crate) fn of(plan: &CollectivePlan) -> Action {
+        let block_n = plan.layout().block_n();
+        let blocks = if block_n == 2 * plan.groups.size() { block_n } else { plan.groups.size() };
+        Action { blocks, ..Action::of_members(plan) }
+    }
+
+    /// [`Action::of`], its blocks one per member.
+    fn of_members(plan: &CollectivePlan) -> Action {
         let n = plan.groups.size();
         let mut cuts = vec![0u8, DIGITS as u8];
         for phase in &plan.phases {
@@ -82,14 +95,14 @@ impl Action {
             xor[r] = x;
         }
         let digits = (0..n).map(|i| runs.map(|(place, size)| i.checked_div(place).map_or(0, |q| q % size))).collect();
-        Action { n, run_n: found.len(), runs, xor, digits }
+        Action { n, blocks: n, run_n: found.len(), runs, xor, digits }
     }
 
     /// The flat rotation of `n` indices.
     pub(crate) fn cyclic(n: u32) -> Action {
         let mut runs = [(0, 1); DIGITS];
         runs[0] = (1, n);
-        Action { n, run_n: 1, runs, xor: [false; DIGITS], digits: Vec::new() }
+        Action { n, blocks: n, run_n: 1, runs, xor: [false; DIGITS], digits: Vec::new() }
     }
 
     /// `local` indices in a node, turning on their own, and the nodes of
@@ -101,7 +114,7 @@ impl Action {
         runs[0] = (1, local);
         runs[1] = (local, n / local);
         let digits = (0..n).map(|i| [i % local, i / local, 0]).collect();
-        Action { n, run_n: 2, runs, xor: [false, xor_nodes, false], digits }
+        Action { n, blocks: n, run_n: 2, runs, xor: [false, xor_nodes, false], digits }
     }
 
     /// Whether the indices with place value `place` and `size` values
@@ -142,6 +155,14 @@ impl Action {
     #[inline(always)]
     pub(crate) fn add(&self, v: u32, g: u32) -> u32 {
         self.by(g).add(v)
+    }
+
+    /// Block position `v` moved by `g`: an index below `n` as
+    /// [`Action::add`] moves it; an all-to-all's output block `n + i`
+    /// to `n + (i moved)`.
+    #[inline(always)]
+    pub(crate) fn add_block(&self, v: u32, g: u32) -> u32 {
+        self.by(g).add_block(v)
     }
 
     /// Moving by `g`, with `g`'s digits looked up once.
@@ -239,6 +260,13 @@ impl Action {
     }
 }
 
+/// Whether `plan`'s blocks move with its members: one per member, or an
+/// all-to-all's input and output copy of them, all of one size.
+pub(crate) fn blocks_move(plan: &CollectivePlan) -> bool {
+    let (n, block_n) = (plan.groups.size(), plan.layout().block_n());
+    block_n == n || (plan.kind == OpKind::AllToAll && plan.counts.is_none() && block_n == 2 * n)
+}
+
 /// Moving indices by one `g`.
 pub(super) struct Mover<'a> {
     action: &'a Action,
@@ -248,6 +276,13 @@ pub(super) struct Mover<'a> {
 }
 
 impl Mover<'_> {
+    /// Block position `v` moved (see [`Action::add_block`]).
+    #[inline(always)]
+    fn add_block(&self, v: u32) -> u32 {
+        let (n, blocks) = (self.action.n, self.action.blocks);
+        if v >= n && v < blocks { n + self.add(v - n) } else { self.add(v) }
+    }
+
     #[inline(always)]
     fn add(&self, v: u32) -> u32 {
         let action = self.action;
@@ -303,12 +338,12 @@ fn shift(v: u32, g: u32, n: u32) -> u32 {
 pub(super) fn blocks_moved(x: BlockSet, base: BlockSet, by: &Mover<'_>) -> bool {
     // Out of range (or wrapping) is never a moved set: the full run
     // refuses it.
-    if x.count != base.count || !x.below(by.action.n) {
+    if x.count != base.count || !x.below(by.action.blocks) {
         return false;
     }
     match moved_blocks(base, by) {
         Some(moved) => x.same_positions(moved),
-        None => (0..x.count).all(|j| x.get(j) == by.add(base.get(j))),
+        None => (0..x.count).all(|j| x.get(j) == by.add_block(base.get(j))),
     }
 }
 
@@ -321,7 +356,9 @@ fn moved_blocks(base: BlockSet, by: &Mover<'_>) -> Option<BlockSet> {
     let action = by.action;
     match base.count {
         0 => return Some(base),
-        1 => return Some(BlockSet { start: by.add(base.start), ..base }),
+        1 => return Some(BlockSet { start: by.add_block(base.start), ..base }),
+        // Output blocks move as their own copy: block by block.
+        _ if action.blocks != action.n => return None,
         _ => {}
     }
     if action.is_cyclic() {

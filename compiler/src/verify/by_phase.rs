@@ -29,11 +29,11 @@
 //!    and with the walk of every member (`symmetry::orbit`) on every
 //!    pairing and on random specs the validator accepts.
 //!
-//! A rooted, peer-map, all-to-all or prologue phase, or a scope that is not
+//! A rooted, peer-map or prologue phase, or a scope that is not
 //! one run of the action, leaves the collective undecided here: its ranks
 //! are then watched step by step, as before.
 
-use super::action::Action;
+use super::action::{Action, blocks_move};
 use crate::schedule::{CollectivePlan, Phase, PhaseKind};
 
 /// How a generator names peers and blocks relative to the member's own
@@ -60,13 +60,14 @@ fn moves(kind: PhaseKind) -> Option<Moves> {
         | K::DirectReduceScatter
         | K::DirectAllGather => Some(Moves::Ring { pieces: true }),
         K::DirectAllReduce => Some(Moves::Ring { pieces: false }),
+        // Peers `p + d`, blocks named by the member's own index and its
+        // peer's (input `i`, output `n + i`): they move with the member.
+        K::RingAllToAll | K::DirectAllToAll => Some(Moves::Ring { pieces: false }),
         K::RdhHalving { round: _, balanced: _ } | K::RdhDoubling { round: _, balanced: _ } => Some(Moves::Xor),
         K::RingBroadcast { .. }
         | K::RingReduce { .. }
-        | K::RingAllToAll
         | K::DirectBroadcast { .. }
         | K::DirectReduce { .. }
-        | K::DirectAllToAll
         | K::PointToPoint
         | K::RdhPrologue { .. }
         | K::RdhEpilogue { .. }
@@ -82,7 +83,7 @@ fn moves(kind: PhaseKind) -> Option<Moves> {
 /// decides nothing.
 pub(crate) fn phases_move(plan: &CollectivePlan, action: &Action) -> bool {
     let n = plan.groups.size();
-    n >= 2 && plan.layout().block_n() == n && plan.phases.iter().all(|phase| phase_moves(plan, action, phase))
+    n >= 2 && blocks_move(plan) && plan.phases.iter().all(|phase| phase_moves(plan, action, phase))
 }
 
 /// Whether `phase`'s placement around member `m` is member 0's moved by

@@ -158,9 +158,10 @@ pub(crate) fn bytes(schedule: &Schedule, plan: &CollectivePlan, options: &Prover
 }
 
 /// Whether the op's buffers start invariant under moving members (what
-/// the run on member 0 alone needs).
+/// the run on member 0 alone needs): an all-to-all's too, its chunks
+/// moving with them (`orbit.rs`).
 pub(crate) fn invariant(plan: &CollectivePlan) -> bool {
-    matches!(plan.kind, OpKind::AllReduce | OpKind::AllGather | OpKind::ReduceScatter)
+    matches!(plan.kind, OpKind::AllReduce | OpKind::AllGather | OpKind::ReduceScatter | OpKind::AllToAll)
 }
 
 /// One collective: each group on member 0 alone when it is symmetric,

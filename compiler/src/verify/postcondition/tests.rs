@@ -170,6 +170,57 @@ fn rings_and_halvings_are_proven_on_one_member() {
     }
 }
 
+/// All-to-all over a ring and over a mesh is proven on member 0 alone,
+/// its chunks moving with the members, and reports what the full run
+/// does; all-to-all-v (sizes by member) is not symmetric, and runs in
+/// full.
+#[test]
+fn all_to_all_is_proven_on_one_member() {
+    let full = ProverOptions { symmetry: false, ..ProverOptions::default() };
+    let mut proven = 0;
+    for alg in [AlgType::Ring, AlgType::Mesh] {
+        for n in [2, 3, 5, 8, 12] {
+            let Some(case) = Case::for_alg(OpType::AllToAll, alg, n) else { continue };
+            let schedule = build(&case.valid()).unwrap();
+            let plan = &schedule.collectives[0];
+            let rot = orbit_of(&schedule, plan, 0, &AsBuilt).unwrap_or_else(|| panic!("{alg:?} n={n}: not symmetric"));
+            assert!(orbit::run(plan, &rot, HalfChunk::H0).is_some(), "{alg:?} n={n}");
+            let fast = prove_with(&schedule, &AsBuilt, &ProverOptions::default());
+            assert!(fast.is_ok(), "{alg:?} n={n}: {fast:?}");
+            assert_eq!(fast, prove_with(&schedule, &AsBuilt, &full), "{alg:?} n={n}");
+            proven += 1;
+        }
+    }
+    assert!(proven >= 8, "{proven}");
+    let v = Case::for_alg(OpType::AllToAllV, AlgType::Ring, 8).unwrap();
+    let schedule = build(&v.valid()).unwrap();
+    assert!(orbit_of(&schedule, &schedule.collectives[0], 0, &AsBuilt).is_none());
+}
+
+/// Every member of an all-to-all writing each chunk one output block
+/// too far keeps the group invariant: the orbit run refuses it, and the
+/// full run names the chunk.
+#[test]
+fn a_misplaced_all_to_all_chunk_is_left_to_the_full_run() {
+    struct Shifted;
+    impl TransferSource for Shifted {
+        fn transfers(&self, s: &Schedule, plan: &CollectivePlan, site: &Site<'_>, out: &mut Vec<Transfer>) {
+            let first = out.len();
+            AsBuilt.transfers(s, plan, site, out);
+            let n = plan.groups.size();
+            for t in &mut out[first..] {
+                t.dst.start = n + (t.dst.start - n + 1) % n;
+            }
+        }
+    }
+    let schedule = build(&Case::for_alg(OpType::AllToAll, AlgType::Ring, 6).unwrap().valid()).unwrap();
+    let plan = &schedule.collectives[0];
+    let rot = orbit_of(&schedule, plan, 0, &Shifted).expect("still invariant");
+    assert_eq!(orbit::run(plan, &rot, HalfChunk::H0), None);
+    let Err(VerifyError::Defects(d)) = prove_on(&schedule, &Shifted) else { panic!("proven") };
+    assert_eq!(d.first.rank, Some(Rank(0)), "{d}");
+}
+
 /// A defect every member shares keeps the group invariant: the orbit
 /// run refuses it, and the full run names it.
 #[test]

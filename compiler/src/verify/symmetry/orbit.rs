@@ -9,7 +9,7 @@
 
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
 use crate::valid::GroupMember;
-use crate::verify::action::{Action, is_moved_by, is_moved_with};
+use crate::verify::action::{Action, blocks_move, is_moved_by, is_moved_with};
 use crate::verify::by_phase::phases_move;
 use crate::verify::transfers::{AsBuilt, TransferSource, walk};
 #[cfg(test)]
@@ -138,7 +138,9 @@ pub(crate) fn sampled(schedule: &Schedule, plan: &CollectivePlan, group: u32) ->
 
 /// Member 0's transfers, step by step, for a group that can be invariant:
 /// two members or more, one block per member (elsewhere rotation means
-/// nothing).
+/// nothing), or an all-to-all's two (its input and output, each moving as
+/// the members do, [`Action::add_block`]; not an all-to-all-v's, whose
+/// sizes depend on the member).
 pub(crate) fn base<S: TransferSource + ?Sized>(
     schedule: &Schedule,
     plan: &CollectivePlan,
@@ -146,7 +148,7 @@ pub(crate) fn base<S: TransferSource + ?Sized>(
     source: &S,
 ) -> Option<Orbit> {
     let n = plan.groups.size();
-    if n < 2 || plan.layout().block_n() != n {
+    if n < 2 || !blocks_move(plan) {
         return None;
     }
     let mut base = Orbit { action: Action::of(plan), transfers: Vec::new(), at: vec![0] };
