@@ -47,7 +47,7 @@ use crate::manifest::Manifest;
 use crate::pipeline::Compiled;
 use entries::{opened, remove_tree};
 use existing::{Existing, recognise};
-use place::{Place, lock, sweep};
+use place::{Lock, Place, made_and_locked, remove_made, sweep};
 use replace::{carry_over, fill, remove_ours, switch};
 use std::fs;
 use std::io;
@@ -256,15 +256,15 @@ fn write_files<'a>(
 ) -> Result<Written, OutputError> {
     let place = Place::of(out)?;
     let created = missing_folders(&place.parent);
-    let result = fs::create_dir_all(&place.parent)
-        .map_err(io_error("create", &place.parent))
-        .and_then(|()| write_in(&place, images, manifest));
+    let result = made_and_locked(&place.parent, |dir| fs::create_dir_all(dir))
+        .and_then(|lock| write_in(&place, lock, images, manifest));
     // The folders made on the way go again where they hold nothing: all of
     // them when nothing was written, and after a write those that are not
     // on the way to `OUT` (`-o new/../out` makes `new`). Deepest first;
-    // a folder that holds anything stays.
+    // a folder that holds anything, or that another compile has locked,
+    // stays.
     for dir in created.iter().rev() {
-        let _ = fs::remove_dir(dir);
+        remove_made(dir);
     }
     result
 }
@@ -281,13 +281,13 @@ fn missing_folders(dir: &Path) -> Vec<PathBuf> {
     missing
 }
 
-/// [`write_files`] once `OUT`'s parent exists.
+/// [`write_files`] once `OUT`'s parent exists, `_lock` held on it.
 fn write_in<'a>(
     place: &Place,
+    _lock: Lock,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
 ) -> Result<Written, OutputError> {
-    let _lock = lock(&place.parent)?;
     let mut written = Written::default();
     sweep(place, &mut written)?;
     let existing = recognise(&place.out)?;

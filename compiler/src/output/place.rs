@@ -84,6 +84,77 @@ pub(super) fn lock(_parent: &Path) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// Times [`made_and_locked`] makes and locks a folder that another compile
+/// removes in between, before it gives up.
+const LOCK_ATTEMPTS: u32 = 8;
+
+/// Makes `dir` (and the folders on the way, by `make`) and locks it. A
+/// compile that made a folder on the way to its own `OUT` removes it
+/// again when it holds nothing, locked ([`remove_made`]); when that falls
+/// between making and locking here, the lock is on a removed folder (or
+/// opening fails): made and locked again, up to [`LOCK_ATTEMPTS`] times.
+pub(super) fn made_and_locked(
+    dir: &Path,
+    mut make: impl FnMut(&Path) -> std::io::Result<()>,
+) -> Result<Lock, OutputError> {
+    let mut attempt = 1;
+    loop {
+        make(dir).map_err(io_error("create", dir))?;
+        match lock(dir) {
+            Ok(held) if still_there(&held, dir) => return Ok(held),
+            // Removed in between: again.
+            Ok(_) => {}
+            Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        if attempt == LOCK_ATTEMPTS {
+            let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "removed each time it was made and locked");
+            return Err(OutputError::Io { action: "lock", path: dir.to_path_buf(), source: gone });
+        }
+        attempt += 1;
+    }
+}
+
+/// What [`lock`] holds.
+#[cfg(unix)]
+pub(super) type Lock = File;
+#[cfg(not(unix))]
+pub(super) type Lock = ();
+
+/// Whether the folder `held` locks is still the one at `dir`.
+#[cfg(unix)]
+pub(super) fn still_there(held: &File, dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (held.metadata(), fs::metadata(dir)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn still_there(_held: &(), _dir: &Path) -> bool {
+    true
+}
+
+/// Removes `dir`, a folder this compile made on the way to `OUT`, when it
+/// holds nothing and no compile holds its lock (one that does is writing
+/// there, or about to): under its lock, so that a compile that has just
+/// made it (it was there) and locks it next finds it removed and makes it
+/// again ([`made_and_locked`]), rather than writing into a removed folder.
+#[cfg(unix)]
+pub(super) fn remove_made(dir: &Path) {
+    use rustix::fs::{FlockOperation, flock};
+    let Ok(held) = File::open(dir) else { return };
+    if flock(&held, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        let _ = fs::remove_dir(dir);
+    }
+}
+
+#[cfg(not(unix))]
+pub(super) fn remove_made(dir: &Path) {
+    let _ = fs::remove_dir(dir);
+}
+
 /// Whether process `pid` is alive (or might be: when in doubt, it is).
 #[cfg(unix)]
 fn alive(pid: u32) -> bool {

@@ -63,3 +63,63 @@ fn folders_on_the_way_to_listed_files() {
     assert!(listing.wrote(&image_path(10, 0, IMAGE_FILES[0])));
     assert!(!listing.wrote(&image_path(10, 0, IMAGE_FILES[1])));
 }
+
+/// A scratch folder of this test process under the system's temporary
+/// folder, empty.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccc-output-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Another compile removing `OUT`'s parent (it made it, and it held
+/// nothing) between this compile's making it and locking it: the folder
+/// is made and locked again; removed every time, the compile gives up
+/// with an error naming the lock, after a bounded number of attempts.
+#[test]
+fn a_parent_removed_before_it_is_locked_is_made_again() {
+    let dir = scratch("made-again").join("parent");
+    let mut calls = 0;
+    let held = super::place::made_and_locked(&dir, |d| {
+        calls += 1;
+        fs::create_dir_all(d)?;
+        if calls == 1 { fs::remove_dir(d) } else { Ok(()) }
+    });
+    assert!(held.is_ok() && dir.is_dir(), "{held:?}");
+    assert_eq!(calls, 2);
+    drop(held);
+    let mut calls = 0;
+    let refused = super::place::made_and_locked(&dir, |d| {
+        calls += 1;
+        fs::create_dir_all(d)?;
+        fs::remove_dir(d)
+    });
+    assert!(matches!(&refused, Err(OutputError::Io { action: "lock", .. })), "{refused:?}");
+    assert!(calls > 1 && calls <= 8, "{calls}");
+    let _ = fs::remove_dir_all(dir.parent().unwrap());
+}
+
+/// A folder a compile made on the way stays while another compile holds
+/// its lock (it is writing there, or about to), and goes once it is
+/// free and empty; a lock on a folder removed and made again is not a
+/// lock on the new one.
+#[cfg(unix)]
+#[test]
+fn a_made_folder_another_compile_holds_stays() {
+    let dir = scratch("held");
+    fs::create_dir_all(&dir).unwrap();
+    let held = super::place::lock(&dir).unwrap();
+    assert!(super::place::still_there(&held, &dir));
+    super::place::remove_made(&dir);
+    assert!(dir.is_dir(), "removed while locked");
+    drop(held);
+    super::place::remove_made(&dir);
+    assert!(!dir.exists(), "free and empty, yet kept");
+    fs::create_dir_all(&dir).unwrap();
+    let held = fs::File::open(&dir).unwrap();
+    fs::remove_dir(&dir).unwrap();
+    assert!(!super::place::still_there(&held, &dir));
+    fs::create_dir_all(&dir).unwrap();
+    assert!(!super::place::still_there(&held, &dir), "a new folder at the same path");
+    fs::remove_dir(&dir).unwrap();
+}
