@@ -236,6 +236,7 @@ impl Profile {
                 // (small, big) blocks of `b` moved to `member` (`Profile::new`
                 // took only sets that move).
                 let sizes = |b: BlockSet| {
+                    debug_assert!(b.count == 0 || action.move_set(b, member).is_some(), "{b:?} does not move");
                     let big = action.move_set(b, member).map_or(0, |m| m.count_below(*big_below));
                     (u64::from(b.count - big), u64::from(big))
                 };

@@ -22,7 +22,7 @@
 //!   the member's position (rings, meshes, RDH over a power of two). Then
 //!   every member's transfers are member 0's moved, and no step of any
 //!   rank is walked: the watch costs O(collectives) per rank.
-//! - **By steps** elsewhere (rooted, peer-map and all-to-all phases, RDH
+//! - **By steps** elsewhere (rooted and peer-map phases, RDH
 //!   with a prologue, scopes the action cuts): the rank's step graph is
 //!   walked and a [`Watch`] compares each step's transfers with member
 //!   0's, moved, from the transfers themselves, not from what the
@@ -145,7 +145,7 @@ impl Symmetry<'_> {
 }
 
 /// Member 0's transfers of every group that can be symmetric (two
-/// members or more, one block per member), listed before any rank is
+/// members or more, one block per member or an all-to-all's two), listed before any rank is
 /// lowered, and per collective whether its phases move under its action
 /// (`by_phase`): what each rank's watch ([`Bases::watch_rank`], in
 /// `Prover::watch`, after lowering) decides from. The result is the one

@@ -97,7 +97,8 @@ impl Orbit {
 /// Member 0's transfers, if every member of `group` lists, at every step,
 /// exactly member 0's moved by its index; `None` at the first member and
 /// step that does not (or for a group of fewer than two members, or whose
-/// blocks are not one per member, where moving means nothing). The tests'
+/// blocks do not move with its members, where moving means nothing: see
+/// [`base`]). The tests'
 /// reference: a compile finds the same groups with [`Watch`](super::Watch)es.
 #[cfg(test)]
 pub(crate) fn orbit<S: TransferSource + ?Sized>(
