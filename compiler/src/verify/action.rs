@@ -55,8 +55,9 @@ impl Action {
     /// power-of-two size under a recursive halving or doubling phase moves
     /// by XOR; every other run as a ring.
     pub(crate) fn of(plan: &CollectivePlan) -> Action {
-        let block_n = plan.layout().block_n();
-        let blocks = if block_n == 2 * plan.groups.size() { block_n } else { plan.groups.size() };
+        // An all-to-all-v's blocks do not move (their sizes depend on the
+        // member): they keep one copy, as every other op's.
+        let blocks = if blocks_move(plan) { plan.layout().block_n() } else { plan.groups.size() };
         Action { blocks, ..Action::of_members(plan) }
     }
 

@@ -236,8 +236,9 @@ impl Profile {
                 // (small, big) blocks of `b` moved to `member` (`Profile::new`
                 // took only sets that move).
                 let sizes = |b: BlockSet| {
-                    debug_assert!(b.count == 0 || action.move_set(b, member).is_some(), "{b:?} does not move");
-                    let big = action.move_set(b, member).map_or(0, |m| m.count_below(*big_below));
+                    let moved = action.move_set(b, member);
+                    debug_assert!(moved.is_some(), "{b:?} does not move");
+                    let big = moved.map_or(0, |m| m.count_below(*big_below));
                     (u64::from(b.count - big), u64::from(big))
                 };
                 for (k, tr) in (first..end).zip(orbit.step(step)) {
