@@ -235,3 +235,55 @@ fn check_marks_what_auto_chose() {
     let (_, out, _) = ccc(&["check", "examples/allreduce_hier.ron"]);
     assert!(!out.contains("Auto"), "{out}");
 }
+
+/// A program of 40 small all-reduces on 32 ranks: each at its cheapest
+/// alone, the CTRL SPAD (64 slots a TOP_SP) would not hold them. With
+/// `Auto`, `compile` fits them and says which moved and why, the
+/// manifest records it, `explain` says why a faster choice lost; written
+/// `InterRdh` every time (two slots each), `compile` refuses with exit 2,
+/// says what the slots are, and writes nothing.
+#[test]
+fn a_program_too_long_for_the_ctrl_spad_is_fitted_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = |algorithm: &str| {
+        let one = format!(
+            "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1024, arch: Cayman, \
+             topology: (rank_n: 32, local_rank_n: 16), channels: 4, algorithm: {algorithm})"
+        );
+        format!("Program(collectives: [{}])", vec![one; 40].join(",\n"))
+    };
+    let (auto, written) = (dir.path().join("auto.ron"), dir.path().join("rdh.ron"));
+    std::fs::write(&auto, program("Auto")).unwrap();
+    std::fs::write(&written, program("InterRdh")).unwrap();
+    let out = dir.path().join("out");
+    let (code, stdout, err) = ccc(&["compile", auto.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let fitted = stdout
+        .lines()
+        .filter(|l| {
+            l.contains(
+                "legal choices to fit the program into the CTRL SPAD (64 slots per TOP_SP); the cheapest, InterRdh at",
+            )
+        })
+        .count();
+    assert!(fitted > 0, "{stdout}");
+    for t in std::fs::read_dir(out.join("rank-0")).unwrap() {
+        assert!(std::fs::metadata(t.unwrap().path().join("ctrl_spad.bin")).unwrap().len() <= 4096);
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let records = manifest["collectives"].as_array().unwrap().iter().filter_map(|c| c["cost"]["auto"].get("fitted"));
+    let records: Vec<_> = records.collect();
+    assert_eq!(records.len(), fitted);
+    assert_eq!((records[0]["cheapest"].as_str(), records[0]["cheapest_slots"].as_u64()), (Some("InterRdh"), Some(2)));
+    let (code, explained, err) = ccc(&["explain", auto.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(explained.contains("not chosen: it takes 2 slots of the CTRL SPAD"), "{explained}");
+
+    let refused = dir.path().join("refused");
+    let (code, _, err) = ccc(&["compile", written.to_str().unwrap(), "-o", refused.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ctrl_spad needs 5120 bytes, more than its 4096"), "{err}");
+    assert!(err.contains("split the"), "{err}");
+    assert!(!refused.exists());
+}

@@ -46,6 +46,9 @@ pub struct Choice {
     /// lowering will refuse it (`verify`, `compile`), as a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub does_not_lower: Option<String>,
+    /// The CTRL SPAD slots it takes on each TOP_SP it uses (one record
+    /// per phase, 7 records a slot): what a program's collectives share.
+    pub ctrl_spad_slots: u32,
     #[serde(skip)]
     evaluation: Evaluation,
 }
@@ -171,7 +174,9 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
                     .collect()
             })
             .unwrap_or_default();
+        let ctrl_spad_slots = plan.map_or(0, |p| crate::cost::auto::fit::slots(p.phases.len()));
         choices.push(Choice {
+            ctrl_spad_slots,
             algorithm: display(&alg),
             time_us: us(e.prediction.total_ns),
             algbw_gbps: e.algbw() / 1e9,
@@ -188,6 +193,8 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
     // Cheapest first; the sort is stable, so ties keep the tie-break order.
     choices.sort_by_key(|ch| whole_ns(ch.evaluation.prediction.total_ns));
     let best = choices.iter().find(|ch| ch.winner).map(|ch| ch.evaluation.prediction.total_ns);
+    // Fitted into the program's CTRL SPAD: the slots the winner takes.
+    let fitted = vc.auto().and_then(|a| a.fitted);
     for ch in &mut choices {
         if ch.winner {
             continue;
@@ -202,9 +209,25 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
                     dominant(&ch.evaluation)
                 )
             }
-            Some(w) => {
-                format!("{:.1} us faster than the written choice; not chosen: the spec names its algorithm", us(w - t))
-            }
+            Some(w) => match fitted {
+                None => format!(
+                    "{:.1} us faster than the written choice; not chosen: the spec names its algorithm",
+                    us(w - t)
+                ),
+                Some(f) if ch.ctrl_spad_slots > f.slots => format!(
+                    "{:.1} us faster; not chosen: it takes {} of the CTRL SPAD, and the program's choices that \
+                     fit its {} slots with the least time in all leave this collective {}",
+                    us(w - t),
+                    count(ch.ctrl_spad_slots, "slot"),
+                    f.capacity,
+                    count(f.slots, "slot")
+                ),
+                Some(_) => format!(
+                    "{:.1} us faster; not chosen: fitting the program into the CTRL SPAD keeps each collective \
+                     to the mesh events its first choice took, and this one takes more",
+                    us(w - t)
+                ),
+            },
             None => dominant(&ch.evaluation),
         };
     }

@@ -99,6 +99,23 @@ pub struct ManifestAuto {
     /// order; absent when the whole algorithm was `Auto`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub auto_legs: Vec<Leg>,
+    /// Present when fitting the program into the CTRL SPAD moved the
+    /// choice off the cheapest alternative (`docs/cost-model.md` §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<ManifestFitted>,
+}
+
+/// How fitting the program into the CTRL SPAD moved an `Auto` choice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestFitted {
+    /// The cheapest alternative, as the `algorithm` field writes it.
+    pub cheapest: String,
+    /// The CTRL SPAD slots per TOP_SP the choice takes.
+    pub slots: u32,
+    /// The slots the cheapest alternative takes.
+    pub cheapest_slots: u32,
+    /// The slots a TOP_SP's CTRL SPAD holds.
+    pub capacity: u32,
 }
 
 /// One legal choice.
@@ -146,6 +163,12 @@ impl ManifestCost {
                     })
                     .collect(),
                 auto_legs: a.auto_legs.clone(),
+                fitted: a.fitted.map(|f| ManifestFitted {
+                    cheapest: a.alternatives.get(f.cheapest).map(|c| display(&c.algorithm)).unwrap_or_default(),
+                    slots: f.slots,
+                    cheapest_slots: f.cheapest_slots,
+                    capacity: f.capacity,
+                }),
             }),
         }
     }

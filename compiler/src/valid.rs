@@ -414,6 +414,27 @@ pub struct AutoChoice {
     /// order; empty when the whole algorithm was `Auto`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub auto_legs: Vec<Leg>,
+    /// When the program's CTRL SPAD moved the choice off the cheapest
+    /// (`cost::auto::fit`): what it left and why; `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<Fitted>,
+}
+
+/// How fitting a program into the CTRL SPAD moved an `Auto` choice: the
+/// program's collectives, each on the cheapest alternative alone, took
+/// more slots than a TOP_SP's CTRL SPAD holds, and the choices that sum
+/// the least predicted time within it took another one here
+/// (`docs/cost-model.md` §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Fitted {
+    /// The cheapest alternative alone (an index into the alternatives).
+    pub cheapest: usize,
+    /// The CTRL SPAD slots per TOP_SP the choice takes.
+    pub slots: u32,
+    /// The slots the cheapest alternative takes.
+    pub cheapest_slots: u32,
+    /// The slots a TOP_SP's CTRL SPAD holds.
+    pub capacity: u32,
 }
 
 impl AutoChoice {

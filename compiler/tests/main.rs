@@ -8,6 +8,7 @@
 
 mod cost;
 mod cost_auto;
+mod cost_fit;
 mod cost_legal;
 mod cost_legs;
 mod cost_program;

@@ -642,3 +642,23 @@ mod slot_spad {
         assert_bad_value_at(SlotSpad::decode(&img), 0x26, "tp_inc_steps repeat", "entry 1 repeat 0");
     }
 }
+
+/// The slots a collective takes, counted by the rule of §2 (7 op entries
+/// and a mark per slot, the END may take the last word): 1 to 7 records
+/// fit one slot, 8 to 14 two, 15 three; and what `ctrl_spad::slots` says
+/// is what `encode` lays out, for one collective and for several after
+/// one another.
+#[test]
+fn slots_are_what_encode_lays_out() {
+    for (records, want) in [(0, 0), (1, 1), (7, 1), (8, 2), (14, 2), (15, 3), (21, 3), (22, 4), (24, 4)] {
+        assert_eq!(ctrl_spad::slots(records), want, "{records} records");
+    }
+    for n in 1..=30u32 {
+        let one = ctrl_spad::encode(&[Segment { records: chain(n), compl_addr: COMPL_A }], CTRL_SPAD_BYTES).unwrap();
+        assert_eq!(one.len(), ctrl_spad::slots(n as usize) * ctrl_spad::SLOT_BYTES, "{n} records");
+        let two =
+            [Segment { records: chain(n), compl_addr: COMPL_A }, Segment { records: chain(3), compl_addr: COMPL_B }];
+        let both = ctrl_spad::encode(&two, CTRL_SPAD_BYTES).unwrap();
+        assert_eq!(both.len(), (ctrl_spad::slots(n as usize) + 1) * ctrl_spad::SLOT_BYTES, "{n} and 3 records");
+    }
+}

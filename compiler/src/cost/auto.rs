@@ -29,6 +29,7 @@ use crate::valid::{Alternative, AutoChoice, ResolvedAlgorithm, Shape, ValidColle
 use ccc_ir::arch::Arch;
 use ccc_ir::spec::{Barrier, Leg};
 
+pub mod fit;
 pub mod legal;
 pub(crate) mod prefloor;
 mod search;
@@ -167,7 +168,7 @@ pub fn choose_standing(
     let found = store.choose(machine)?;
     let stands = found.stands;
     let (chosen, alternatives) = store.alternatives(found);
-    Ok((AutoChoice { chosen, alternatives, auto_legs }, stands))
+    Ok((AutoChoice { chosen, alternatives, auto_legs, fitted: None }, stands))
 }
 
 /// A collective's candidates on one machine, planned once, with every
@@ -211,7 +212,7 @@ impl Candidates {
         let found = self.store.choose(Machine { mesh_events_spent, ..self.machine })?;
         let stands = found.stands;
         let (chosen, alternatives) = self.store.alternatives(found);
-        Ok((AutoChoice { chosen, alternatives, auto_legs: self.auto_legs.clone() }, stands))
+        Ok((AutoChoice { chosen, alternatives, auto_legs: self.auto_legs.clone(), fitted: None }, stands))
     }
 }
 
@@ -253,7 +254,7 @@ pub fn choose_exhaustive(
     let Some(chosen) = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i) else {
         return Err(NoChoice::of(machine, refused));
     };
-    Ok(AutoChoice { chosen, alternatives, auto_legs })
+    Ok(AutoChoice { chosen, alternatives, auto_legs, fitted: None })
 }
 
 /// The runner-up of `choice`: the cheapest predicted alternative but the
@@ -378,7 +379,12 @@ impl Machine {
 /// collectives after it. 0 when it does not build (validation refuses it
 /// then, or lowering does).
 pub fn mesh_events(collective: &ValidCollective, machine: Machine) -> u32 {
-    let Some(schedule) = build_alone(collective, machine, &collective.algorithm) else { return 0 };
+    build_alone(collective, machine, &collective.algorithm).map_or(0, |schedule| events_of(&schedule))
+}
+
+/// The most mesh events per TOP_SP any member of the groups of a
+/// schedule's one collective waits on ([`mesh_events`]); 0 without one.
+fn events_of(schedule: &Schedule) -> u32 {
     let Some(plan) = schedule.collectives.first() else { return 0 };
     let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
     match legal::Bounds::of(phases.iter().copied()) {

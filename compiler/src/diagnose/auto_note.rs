@@ -10,7 +10,10 @@
 //! when nothing signed differs, the inputs that differ are the `model:`
 //! overrides, which are not signed, or, when a collective before it
 //! differs, the mesh events those collectives take (`Auto` holds each
-//! collective to what the ones before it leave of a TOP_SP's events).
+//! collective to what the ones before it leave of a TOP_SP's events), or,
+//! when any other collective differs, the CTRL SPAD slots the program's
+//! collectives share (`Auto` fits a program's choices into them
+//! together when the cheapest do not fit: `cost::auto::fit`).
 
 /// One side's `algorithm`, as far as `Auto` is concerned.
 enum Choice<'a> {
@@ -93,23 +96,46 @@ fn leg_inputs(a: &Choice<'_>, b: &Choice<'_>) -> Vec<String> {
         .collect()
 }
 
+/// The other collectives of the program that differ, as far as an
+/// `Auto` choice is concerned: the first before it (whose mesh events it
+/// was held to) and the first anywhere else (whose CTRL SPAD slots it
+/// was fitted with).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Elsewhere {
+    /// The first collective before it that differs.
+    pub earlier: Option<u32>,
+    /// The first other collective that differs, before or after it.
+    pub other: Option<u32>,
+}
+
 /// When both sides' `algorithm` was chosen (at least in part) by `Auto`
 /// and the two differ: the sentence that says what each chose and which
 /// inputs to the choice differ. `others` are the collective's other
-/// differing fields (signed inputs); `earlier` the first collective
-/// before it that differs, if any.
-pub(super) fn auto_note(here: &str, there: &str, others: &[&str], earlier: Option<u32>) -> Option<String> {
+/// differing fields (signed inputs); `elsewhere` the program's other
+/// collectives that differ.
+pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Elsewhere) -> Option<String> {
     let (a, b) = (Choice::of(here)?, Choice::of(there)?);
     let mut inputs = leg_inputs(&a, &b);
     inputs.extend(others.iter().map(|f| (*f).to_owned()));
     let model = "model (the `model:` overrides of the cost model, which the signature does not hold)";
-    let inputs = match earlier {
-        _ if !inputs.is_empty() => inputs.join(", "),
-        Some(k) => format!(
-            "the mesh events the collectives before it take (collective {k} differs, and `Auto` holds each \
-             collective to what the ones before it leave of a TOP_SP's), or {model}"
-        ),
-        None => model.to_owned(),
+    let inputs = if inputs.is_empty() {
+        let mut program = Vec::new();
+        if let Some(k) = elsewhere.earlier {
+            program.push(format!(
+                "the mesh events the collectives before it take (collective {k} differs, and `Auto` holds each \
+                 collective to what the ones before it leave of a TOP_SP's)"
+            ));
+        }
+        if let Some(k) = elsewhere.other {
+            program.push(format!(
+                "the CTRL SPAD slots the program's collectives share (collective {k} differs, and `Auto` fits \
+                 a program's choices into a TOP_SP's slots together when the cheapest do not fit)"
+            ));
+        }
+        program.push(model.to_owned());
+        program.join(", or ")
+    } else {
+        inputs.join(", ")
     };
     // A whole `Auto` by its choice; a Hier as signed, its chosen legs
     // marked `Auto(<choice>)`.

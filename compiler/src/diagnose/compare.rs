@@ -1,6 +1,7 @@
 //! Comparing two signatures: program-wide fields, then collective by collective along an alignment.
 
 use super::align::{Edit, align};
+use super::auto_note::Elsewhere;
 use super::fields::{Parsed, summary, value};
 use super::{Cause, CauseNote, CollectiveDiff, DiffKind, Difference, FieldDiff, Position, idx};
 
@@ -28,11 +29,11 @@ fn field_diffs<'a>(
 /// The `Auto` sentence of a changed collective (see [`super::auto_note`]):
 /// both sides' `algorithm`, the other differing input fields, and the
 /// first collective before it that differs (`earlier`).
-fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)], earlier: Option<u32>) -> Option<String> {
+fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)], elsewhere: Elsewhere) -> Option<String> {
     let &(_, here, there) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
     let others: Vec<&str> =
         diffs.iter().map(|(k, _, _)| *k).filter(|k| *k != "algorithm" && *k != "schedule").collect();
-    super::auto_note::auto_note(here?, there?, &others, earlier)
+    super::auto_note::auto_note(here?, there?, &others, elsewhere)
 }
 
 /// Compares group `group`'s program `b` with the majority's `a`.
@@ -51,10 +52,27 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
     let versions_differ = fields.iter().any(|f| f.field == "format_version");
 
     let mut collectives: Vec<CollectiveDiff> = Vec::new();
-    for edit in align(&a.collectives, &b.collectives) {
-        // The first collective that differs before this one: `Auto` holds
-        // a collective to the mesh events the ones before it leave.
+    let edits = align(&a.collectives, &b.collectives);
+    // The majority's index of every collective that differs, in order.
+    let differing: Vec<u32> = edits
+        .iter()
+        .filter_map(|e| match *e {
+            Edit::Match(..) => None,
+            Edit::Changed(i, _) | Edit::Missing(i, _) | Edit::Extra(i, _) => Some(i),
+        })
+        .collect();
+    for edit in edits {
+        // The first collective that differs before this one (`Auto` holds
+        // a collective to the mesh events the ones before it leave), and
+        // the first anywhere else (`Auto` fits a program's choices into
+        // the CTRL SPAD together).
         let earlier = collectives.first().map(|d| d.majority_index);
+        let at = match edit {
+            Edit::Changed(i, _) => Some(i),
+            _ => None,
+        };
+        let other = differing.iter().copied().find(|&k| Some(k) != at);
+        let elsewhere = Elsewhere { earlier, other };
         let get = |v: &[Vec<(&str, &str)>], i: u32| v.get(i as usize).map(|c| summary(c));
         let diff = match edit {
             Edit::Match(..) => continue,
@@ -62,7 +80,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
                 let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
                 let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
-                let auto = auto_note(&diffs, earlier);
+                let auto = auto_note(&diffs, elsewhere);
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| FieldDiff {

@@ -302,7 +302,7 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     let here =
         "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Kangaring))";
     let there = "Hier(intra_reduce_scatter=Kangaring, inter_all_reduce=Auto(Ring), intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note(here, there, &[], None).unwrap_or_default();
+    let note = auto_note::auto_note(here, there, &[], auto_note::Elsewhere::default()).unwrap_or_default();
     assert_eq!(
         note,
         format!(
@@ -314,14 +314,14 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     // The same legs left to Auto on both sides and nothing else signed
     // differs: the unsigned `model:` overrides are what differ.
     let other = "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note(here, other, &[], None).unwrap_or_default();
+    let note = auto_note::auto_note(here, other, &[], auto_note::Elsewhere::default()).unwrap_or_default();
     assert!(note.ends_with("the inputs to the choice differ: model (the `model:` overrides of the cost model, which the signature does not hold)"), "{note}");
     // Legs named first, then the other differing fields.
-    let note = auto_note::auto_note(here, there, &["count"], None).unwrap_or_default();
+    let note = auto_note::auto_note(here, there, &["count"], auto_note::Elsewhere::default()).unwrap_or_default();
     assert!(note.ends_with("left to Auto (chose Ring) there), count"), "{note}");
     // A whole Auto against a per-leg one: the written legs differ.
     let whole = "Auto(Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring))";
-    let note = auto_note::auto_note(whole, here, &[], None).unwrap_or_default();
+    let note = auto_note::auto_note(whole, here, &[], auto_note::Elsewhere::default()).unwrap_or_default();
     assert!(
         note.starts_with(
             "Auto chose Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring) here"
@@ -335,7 +335,7 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
         "{note}"
     );
     // A written algorithm on one side is no Auto choice.
-    assert_eq!(auto_note::auto_note("Ring", there, &[], None), None);
+    assert_eq!(auto_note::auto_note("Ring", there, &[], auto_note::Elsewhere::default()), None);
 }
 
 /// End to end through `diagnose`: the per-leg note reaches the algorithm

@@ -157,7 +157,12 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
     let all_valid = errors.is_empty() && valid.len() == program.collectives.len();
     match (all_valid, shape, u16::try_from(first_credits)) {
         (true, Some(topology), Ok(send_credits)) => {
-            Ok(ValidProgram { arch: first.arch, topology, barrier: first_barrier, send_credits, collectives: valid })
+            let mut program =
+                ValidProgram { arch: first.arch, topology, barrier: first_barrier, send_credits, collectives: valid };
+            // The choices made one collective at a time, fitted together
+            // into the CTRL SPAD they share.
+            cost::auto::fit::fit(&mut program);
+            Ok(program)
         }
         _ => Err(ValidationErrors(errors)),
     }

@@ -17,6 +17,21 @@ pub const SLOT_BYTES: usize = 64;
 /// Words per slot.
 pub const SLOT_WORDS: usize = SLOT_BYTES / WORD_BYTES;
 
+/// Op entries a slot holds beside its CONTINUE or END mark: a slot's last
+/// word is never an op entry.
+pub const SLOT_RECORDS: usize = SLOT_WORDS - 1;
+
+/// The slots a collective of `records` op entries takes in the image
+/// [`encode`] lays out: it starts at a fresh slot, each slot holds
+/// [`SLOT_RECORDS`] op entries and a CONTINUE mark, and the END mark may
+/// take the last slot's last word; so `ceil(records / 7)`, and none for a
+/// collective with no record on the TOP_SP (it contributes nothing).
+/// What a program's collectives take adds up: `Auto` fits a program's
+/// choices into the CTRL SPAD by it.
+pub fn slots(records: usize) -> usize {
+    records.div_ceil(SLOT_RECORDS)
+}
+
 /// One collective's part of a TOP_SP's chain.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Segment {

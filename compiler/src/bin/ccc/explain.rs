@@ -39,13 +39,28 @@ pub fn cost_lines(out: &mut String, schedule: &Schedule, plan: &CollectivePlan) 
             .unwrap_or_default();
         let legs: Vec<&str> = auto.auto_legs.iter().map(|l| l.field()).collect();
         let scope = if legs.is_empty() { String::new() } else { format!(" for {}", legs.join(", ")) };
-        let _ = writeln!(
-            out,
-            "collective {}: Auto{scope} chose {}, the cheapest of {} legal choices{next}",
-            plan.index,
-            ccc_compiler::sign::algorithm(plan),
-            auto.alternatives.len()
-        );
+        let chose = ccc_compiler::sign::algorithm(plan);
+        let n = auto.alternatives.len();
+        let cheapest = auto.fitted.and_then(|f| Some((f, auto.alternatives.get(f.cheapest)?)));
+        let _ = match cheapest {
+            None => writeln!(
+                out,
+                "collective {}: Auto{scope} chose {chose}, the cheapest of {n} legal choices{next}",
+                plan.index
+            ),
+            // The program's CTRL SPAD moved it off the cheapest.
+            Some((f, a)) => writeln!(
+                out,
+                "collective {}: Auto{scope} chose {chose} ({}) of {n} legal choices to fit the program into the \
+                 CTRL SPAD ({} slots per TOP_SP); the cheapest, {} at {:.1} us, takes {}",
+                plan.index,
+                count(f.slots as usize, "slot"),
+                f.capacity,
+                display(&a.algorithm),
+                us(a.predicted_ns.unwrap_or_default() as f64),
+                count(f.cheapest_slots as usize, "slot"),
+            ),
+        };
     }
 }
 

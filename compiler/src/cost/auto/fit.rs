@@ -1,0 +1,401 @@
+//! Fitting a program's `Auto` choices into the CTRL SPAD.
+//!
+//! Every collective of a program has records on TOP_SP 0 (one per phase,
+//! on every TOP_SP it uses, whatever the rank: `docs/algorithms.md` §1.5),
+//! and each collective's chain starts at a fresh 64-byte slot of the
+//! TOP_SP's CTRL SPAD image (`ctrl_spad::slots`: 7 records a slot). The
+//! CTRL SPAD holds 64 slots, so the slots of a program's collectives add
+//! up against one limit that no collective sees alone: 40 small
+//! all-reduces on 32 ranks, each choosing the cheapest alone, took 74
+//! slots, and lowering refused the program.
+//!
+//! [`fit`] runs after validation has made every choice. When the
+//! program's collectives fit (almost always) it changes nothing. When
+//! they do not, it chooses again for every `Auto` collective at once: the
+//! choices whose predicted times sum the least over the program among
+//! those whose slots, with the written collectives', fit. Each collective
+//! may take any of its legal alternatives that spends no more mesh events
+//! than its first choice did, so every later collective keeps at least
+//! the room it was chosen with. The search is exact (a knapsack over the
+//! slots left, at most 64, in program order); **tie-break:** of equal
+//! sums, the earliest collective takes the alternative first in (its
+//! prediction, its tie-break order), then the next. A collective it moves
+//! records the cheapest alternative it left and both one's slots
+//! ([`Fitted`]), and every alternative's prediction (each was compared).
+//! When not even the fewest slots fit, nothing changes and lowering
+//! refuses the program, naming the slots.
+//!
+//! The choice now depends on the whole program, not only on the
+//! collectives before: `diagnose` says so when two ranks' choices differ.
+
+use super::{Machine, evaluate_choice, events_of, whole_ns};
+use crate::build::plan_as;
+use crate::valid::{Fitted, ValidCollective, ValidProgram};
+use ccc_ir::enums::OpType;
+use ccc_ir::spec::DType;
+use ccc_ir::wire::ctrl_spad;
+use std::collections::BTreeMap;
+
+/// The CTRL SPAD slots per TOP_SP `program`'s arch has.
+pub fn capacity(program: &ValidProgram) -> u32 {
+    let bytes = program.arch().params().ctrl_spad_size as usize;
+    u32::try_from(bytes / ctrl_spad::SLOT_BYTES).unwrap_or(u32::MAX)
+}
+
+/// The slots a collective of `phases` phases takes on each TOP_SP it uses
+/// (one record per phase).
+pub fn slots(phases: usize) -> u32 {
+    u32::try_from(ctrl_spad::slots(phases)).unwrap_or(u32::MAX)
+}
+
+/// Fits `program`'s `Auto` choices into the CTRL SPAD (see the module
+/// doc): unchanged when it fits, holds no `Auto` collective, or cannot
+/// fit.
+pub fn fit(program: &mut ValidProgram) {
+    let capacity = capacity(program);
+    fit_within(program, capacity);
+}
+
+/// [`fit`] against `capacity` slots (tests use fewer than the arch's).
+pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) {
+    // A collective alone never comes near the limit; a program without
+    // `Auto` has nothing to move.
+    if program.collectives.len() < 2 || program.collectives.iter().all(|c| c.auto.is_none()) {
+        return;
+    }
+    let Some(taken) = taken(program) else { return };
+    if taken.iter().map(|&s| u64::from(s)).sum::<u64>() <= u64::from(capacity) {
+        return;
+    }
+    let machine = Machine::of(program);
+    let mut fixed = 0u64;
+    let mut items: Vec<Item> = Vec::new();
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    for (i, c) in program.collectives.iter().enumerate() {
+        let Some(auto) = &c.auto else {
+            fixed += u64::from(taken.get(i).copied().unwrap_or(u32::MAX));
+            continue;
+        };
+        // An equal collective before it has the same options.
+        let equal = seen.iter().find(|&&(j, _)| program.collectives.get(j).is_some_and(|e| same_choice(e, c)));
+        let (options, predicted) = match equal.and_then(|&(_, k)| items.get(k)) {
+            Some(item) => (item.options.clone(), item.predicted.clone()),
+            None => {
+                seen.push((i, items.len()));
+                options(c, machine, auto.chosen)
+            }
+        };
+        if options.is_empty() {
+            return;
+        }
+        items.push(Item { collective: i, options, predicted });
+    }
+    let Some(room) = u64::from(capacity).checked_sub(fixed) else { return };
+    let Some(picks) = knapsack(&items, room as u32) else { return };
+    for (item, pick) in items.iter().zip(picks) {
+        let Some(c) = program.collectives.get_mut(item.collective) else { continue };
+        let Some(auto) = &mut c.auto else { continue };
+        let Some(chosen) = item.options.get(pick).map(|o| o.alternative) else { continue };
+        if chosen == auto.chosen {
+            continue;
+        }
+        let slots_of = |alt: usize| item.options.iter().find(|o| o.alternative == alt).map_or(0, |o| o.slots);
+        let cheapest = auto.chosen;
+        auto.fitted = Some(Fitted { cheapest, slots: slots_of(chosen), cheapest_slots: slots_of(cheapest), capacity });
+        for (a, &p) in auto.alternatives.iter_mut().zip(&item.predicted) {
+            a.predicted_ns = Some(p);
+        }
+        auto.chosen = chosen;
+        if let Some(a) = auto.alternatives.get(chosen) {
+            c.algorithm = a.algorithm;
+        }
+    }
+}
+
+/// Where a collective planned is found again: its op, dtype, count and
+/// channels (then compared whole).
+type Bucket = (OpType, DType, u64, u8);
+
+/// The slots each collective of `program` takes under its algorithm,
+/// each distinct collective planned once (a training step repeats a few
+/// sizes); `None` when one does not plan (building it will say why).
+fn taken(program: &ValidProgram) -> Option<Vec<u32>> {
+    let shape = program.topology();
+    let mut planned: BTreeMap<Bucket, Vec<(usize, u32)>> = BTreeMap::new();
+    let mut taken = Vec::with_capacity(program.collectives.len());
+    for (i, c) in program.collectives.iter().enumerate() {
+        let bucket = planned.entry((c.op, c.dtype, c.count, c.channels)).or_default();
+        let equal = |&&(j, _): &&(usize, u32)| {
+            program.collectives.get(j).is_some_and(|e| e.algorithm == c.algorithm && same_inputs(e, c))
+        };
+        let s = match bucket.iter().find(equal) {
+            Some(&(_, s)) => s,
+            None => {
+                let s = slots(plan_as(c, &c.algorithm, &shape).ok()?.phases.len());
+                bucket.push((i, s));
+                s
+            }
+        };
+        taken.push(s);
+    }
+    Some(taken)
+}
+
+/// One `Auto` collective's options.
+struct Item {
+    /// Its index in the program.
+    collective: usize,
+    /// What it may take, in preference order: prediction, then the
+    /// alternatives' tie-break order.
+    options: Vec<Choice>,
+    /// Every alternative's prediction, whole ns, in their order.
+    predicted: Vec<u64>,
+}
+
+/// One alternative a collective may take.
+#[derive(Clone, Copy, Debug)]
+struct Choice {
+    /// Its index in the collective's alternatives.
+    alternative: usize,
+    /// Its prediction, whole ns.
+    predicted_ns: u64,
+    /// Its CTRL SPAD slots per TOP_SP.
+    slots: u32,
+}
+
+/// Whether `a` and `b` have the same alternatives to take: the same
+/// collective but its index, and the same alternatives and first choice.
+fn same_choice(a: &ValidCollective, b: &ValidCollective) -> bool {
+    same_inputs(a, b) && a.auto == b.auto
+}
+
+/// Whether `a` and `b` are the same collective but their index and
+/// algorithm: all that planning reads but the algorithm, and the model.
+fn same_inputs(a: &ValidCollective, b: &ValidCollective) -> bool {
+    let fields = |c: &ValidCollective| (c.op, c.dtype, c.reduce, c.count, c.channels, c.root, c.model);
+    fields(a) == fields(b) && a.peers == b.peers && a.counts == b.counts && a.groups == b.groups
+}
+
+/// The alternatives of `c` (its `Auto` choice `chosen` first made) that
+/// spend no more mesh events than `chosen`, each built and predicted, in
+/// preference order; and every alternative's prediction. Empty when one
+/// does not build.
+fn options(c: &ValidCollective, machine: Machine, chosen: usize) -> (Vec<Choice>, Vec<u64>) {
+    let none = (Vec::new(), Vec::new());
+    let Some(auto) = &c.auto else { return none };
+    let mut built = Vec::with_capacity(auto.alternatives.len());
+    for (i, alt) in auto.alternatives.iter().enumerate() {
+        let Some((schedule, e)) = evaluate_choice(c, machine, &c.model, &alt.algorithm) else { return none };
+        let Some(plan) = schedule.collectives.first() else { return none };
+        let choice =
+            Choice { alternative: i, predicted_ns: whole_ns(e.prediction.total_ns), slots: slots(plan.phases.len()) };
+        built.push((choice, events_of(&schedule)));
+    }
+    let Some(&(_, most)) = built.get(chosen) else { return none };
+    let predicted = built.iter().map(|(c, _)| c.predicted_ns).collect();
+    let mut options: Vec<Choice> = built.into_iter().filter(|&(_, events)| events <= most).map(|(c, _)| c).collect();
+    options.sort_by_key(|o| (o.predicted_ns, o.alternative));
+    (options, predicted)
+}
+
+/// For each item, the option to take (an index into its options): the
+/// least sum of predictions whose slots sum to at most `room`, the
+/// tie-break of the module doc. `None` when even the fewest slots do not
+/// fit.
+fn knapsack(items: &[Item], room: u32) -> Option<Vec<usize>> {
+    let width = room as usize + 1;
+    // best[k][b]: the least sum for items k.. within b slots, and the
+    // option item k takes for it; `None`: they do not fit in b.
+    let mut best: Vec<Vec<Option<(u128, usize)>>> = vec![vec![Some((0, 0)); width]];
+    for item in items.iter().rev() {
+        let after = best.last().map_or(&[][..], Vec::as_slice);
+        let row: Vec<Option<(u128, usize)>> = (0..width)
+            .map(|b| {
+                let mut found: Option<(u128, usize)> = None;
+                for (k, o) in item.options.iter().enumerate() {
+                    let Some(left) = (b as u32).checked_sub(o.slots) else { continue };
+                    let Some(Some((rest, _))) = after.get(left as usize) else { continue };
+                    let sum = rest + u128::from(o.predicted_ns);
+                    // Options come in preference order: a later one
+                    // replaces an earlier only when strictly cheaper.
+                    if found.is_none_or(|(f, _)| sum < f) {
+                        found = Some((sum, k));
+                    }
+                }
+                found
+            })
+            .collect();
+        best.push(row);
+    }
+    best.reverse();
+    let mut b = room as usize;
+    let mut picks = Vec::with_capacity(items.len());
+    for (k, item) in items.iter().enumerate() {
+        let (_, pick) = (*best.get(k)?.get(b)?)?;
+        picks.push(pick);
+        b -= item.options.get(pick)?.slots as usize;
+    }
+    Some(picks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::build;
+    use crate::validate::validate;
+    use ccc_ir::arch::Arch;
+    use ccc_ir::enums::OpType;
+    use ccc_ir::spec::{Algorithm, Collective, DType, Program, ReduceOp, Topology};
+
+    /// All-reduces of `counts` elements on two nodes of 32, each `Auto`
+    /// (the smallest choose InterRdh: 12 phases, 2 slots).
+    fn program(counts: &[u64]) -> Program {
+        let c = |count| {
+            Collective::new(OpType::AllReduce, DType::Bf16, count, Arch::Cayman, Topology::new(64, 32))
+                .reduce(ReduceOp::Add)
+                .channels(4)
+                .algorithm(Algorithm::Auto)
+        };
+        Program { collectives: counts.iter().map(|&n| c(n)).collect() }
+    }
+
+    /// The least sum of predictions over every way to give each item one
+    /// of its options within `room` slots, by trying them all.
+    fn brute_force(items: &[Item], room: u32) -> Option<u128> {
+        let mut best: Option<u128> = None;
+        let mut pick = vec![0usize; items.len()];
+        loop {
+            let options: Vec<&Choice> = items.iter().zip(&pick).map(|(item, &k)| &item.options[k]).collect();
+            if options.iter().map(|o| o.slots).sum::<u32>() <= room {
+                let sum = options.iter().map(|o| u128::from(o.predicted_ns)).sum::<u128>();
+                best = Some(best.map_or(sum, |b| b.min(sum)));
+            }
+            // The next combination, the last item fastest.
+            let mut k = items.len();
+            loop {
+                if k == 0 {
+                    return best;
+                }
+                k -= 1;
+                pick[k] += 1;
+                if pick[k] < items[k].options.len() {
+                    break;
+                }
+                pick[k] = 0;
+            }
+        }
+    }
+
+    /// Over three all-reduces of different sizes and every room from
+    /// none to what their cheapest take, the knapsack finds the least sum
+    /// that trying every combination finds, or none exactly when none
+    /// fits; its picks take at most the room and sum to it; and where
+    /// several picks tie, the earliest collective takes the first option
+    /// in preference order.
+    #[test]
+    fn the_knapsack_finds_the_least_sum_within_the_room() {
+        let valid = validate(&program(&[64, 1 << 16, 1 << 22])).unwrap();
+        let machine = Machine::of(&valid);
+        let items: Vec<Item> = valid
+            .collectives
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (options, predicted) = options(c, machine, c.auto.as_ref().unwrap().chosen);
+                Item { collective: i, options, predicted }
+            })
+            .collect();
+        // Several slot counts to choose between, or nothing is tested.
+        for item in &items {
+            let slots: std::collections::BTreeSet<u32> = item.options.iter().map(|o| o.slots).collect();
+            assert!(slots.len() > 1, "{:?}", item.options);
+        }
+        let most: u32 = items.iter().map(|i| i.options.iter().map(|o| o.slots).max().unwrap()).sum();
+        let mut fitted = 0;
+        for room in 0..=most {
+            let picks = knapsack(&items, room);
+            let want = brute_force(&items, room);
+            let got = picks.as_ref().map(|p| {
+                let options: Vec<&Choice> = items.iter().zip(p).map(|(item, &k)| &item.options[k]).collect();
+                assert!(options.iter().map(|o| o.slots).sum::<u32>() <= room, "room {room}: {options:?}");
+                options.iter().map(|o| u128::from(o.predicted_ns)).sum::<u128>()
+            });
+            assert_eq!(got, want, "room {room}");
+            fitted += usize::from(picks.is_some());
+        }
+        assert!(fitted > 0 && fitted <= most as usize, "{fitted} of {most} rooms fit");
+        // Two equal items and a room for one to take its first option:
+        // the earlier takes it.
+        let twin = |collective| Item { collective, options: items[0].options.clone(), predicted: Vec::new() };
+        let pair = [twin(0), twin(1)];
+        let first = &items[0].options[0];
+        let fewer =
+            items[0].options.iter().filter(|o| o.slots < first.slots).min_by_key(|o| (o.predicted_ns, o.alternative));
+        if let Some(fewer) = fewer {
+            let picks = knapsack(&pair, first.slots + fewer.slots).unwrap();
+            assert_eq!(picks[0], 0, "{picks:?}");
+        }
+    }
+
+    /// The options of a collective: every prediction `Auto` made of an
+    /// alternative is the one fitting computes, and the slots of each are
+    /// what its lowered chain takes on TOP_SP 0.
+    #[test]
+    fn options_agree_with_auto_and_with_lowering() {
+        let valid = validate(&program(&[64, 1 << 22])).unwrap();
+        let machine = Machine::of(&valid);
+        for c in &valid.collectives {
+            let auto = c.auto.as_ref().unwrap();
+            let (options, predicted) = options(c, machine, auto.chosen);
+            assert_eq!(predicted.len(), auto.alternatives.len());
+            for o in options {
+                assert_eq!(predicted[o.alternative], o.predicted_ns);
+                let alt = &auto.alternatives[o.alternative];
+                if let Some(p) = alt.predicted_ns {
+                    assert_eq!(p, o.predicted_ns, "{:?}", alt.algorithm);
+                }
+                let (schedule, _) = evaluate_choice(c, machine, &c.model, &alt.algorithm).unwrap();
+                let program = crate::pipeline::lower_ranks(&schedule, &[ccc_ir::id::Rank(0)]).unwrap();
+                let records = program[0].topsps[0].segments[0].records.len();
+                assert_eq!(o.slots as usize, ctrl_spad::slots(records), "{:?}", alt.algorithm);
+            }
+        }
+    }
+
+    /// A program whose collectives fit is left as validation chose it;
+    /// squeezed into fewer slots, every moved collective records what it
+    /// left, and the slots it now takes, and the program fits.
+    #[test]
+    fn only_a_program_that_does_not_fit_moves() {
+        let counts = [64, 64, 1 << 16, 1 << 22, 64];
+        let chose = validate(&program(&counts)).unwrap();
+        assert!(chose.collectives.iter().all(|c| c.auto.as_ref().unwrap().fitted.is_none()));
+        let taken = |p: &ValidProgram| -> u32 {
+            build(p).unwrap().collectives.iter().map(|plan| slots(plan.phases.len())).sum()
+        };
+        let before = taken(&chose);
+        // Planned once per distinct collective, as built.
+        let each: Vec<u32> = build(&chose).unwrap().collectives.iter().map(|p| slots(p.phases.len())).collect();
+        assert_eq!(super::taken(&chose), Some(each));
+        let mut same = chose.clone();
+        fit_within(&mut same, before);
+        assert!(same.collectives.iter().zip(&chose.collectives).all(|(a, b)| a.auto == b.auto));
+        let mut squeezed = chose.clone();
+        fit_within(&mut squeezed, before - 1);
+        assert!(taken(&squeezed) < before);
+        let mut moved = 0;
+        for (c, was) in squeezed.collectives.iter().zip(&chose.collectives) {
+            let auto = c.auto.as_ref().unwrap();
+            let Some(f) = auto.fitted else {
+                assert_eq!(c.algorithm, was.algorithm);
+                continue;
+            };
+            moved += 1;
+            assert_eq!(f.cheapest, was.auto.as_ref().unwrap().chosen);
+            assert!(f.slots < f.cheapest_slots, "{f:?}");
+            assert_eq!(c.algorithm, auto.alternatives[auto.chosen].algorithm);
+            assert!(auto.alternatives.iter().all(|a| a.predicted_ns.is_some()));
+        }
+        assert!(moved > 0);
+    }
+}
