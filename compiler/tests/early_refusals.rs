@@ -194,3 +194,25 @@ fn a_schedule_of_too_many_channels_is_refused_by_lowering() {
     assert!(refused(&by_records) && refused(&by_steps), "{by_records}; {by_steps}");
     assert!(ranks.to_string().contains("33 ring channels"), "{ranks}");
 }
+
+/// A ring Broadcast over one group of 16,384 ranks has a symbolic buffer
+/// of 16,384^2 cells, twice the full run's limit, so it was refused up
+/// front; but its path run is taken member-major, on rows held as runs
+/// (`paths::member_major`), and needs tens of megabytes. It is proven now,
+/// and the reduce, its mirror, of one element (every block but one
+/// empty) too. An all-gather as large, which only a full run would
+/// prove, is still refused before any rank is lowered (below, the
+/// 451,522-rank recursive halving).
+#[test]
+fn a_rooted_ring_beyond_the_cell_budget_is_proven_member_major() {
+    for (op, count) in [("Broadcast", 1 << 20), ("Reduce, reduce: Add", 1)] {
+        let src = format!(
+            "Collective(op: {op}, dtype: Bf16, count: {count}, root: 3, arch: Cayman,
+             topology: (rank_n: 16384, local_rank_n: 64), channels: 1, algorithm: Ring)"
+        );
+        let options = Options { emit: false, ..Options::default() };
+        let (_, _, compiled) = compile_source(&src, &options).unwrap_or_else(|e| panic!("{op}: {e}"));
+        let proof = compiled.proof.unwrap();
+        assert_eq!(proof.postcondition[0].members, 16384, "{op}");
+    }
+}

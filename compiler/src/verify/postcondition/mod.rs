@@ -107,7 +107,9 @@ pub(crate) fn prove(
 /// lowered: a group runs in full unless its op's buffers start invariant,
 /// symmetry is on and a sample of its members runs member 0's program
 /// moved (`symmetry::sampled`; a group the sample passes but the proof
-/// later finds not symmetric is refused then, as before).
+/// later finds not symmetric is refused then, as before), or its path run
+/// is taken member-major (`paths::member_major`: ring chains; a group
+/// whose path run fails is refused then).
 ///
 /// # Errors
 ///
@@ -116,7 +118,8 @@ pub(crate) fn prove(
 pub(crate) fn check_cells(schedule: &Schedule, options: &ProverOptions) -> Result<(), VerifyError> {
     for plan in &schedule.collectives {
         let cells = full_run_cells(plan);
-        if cells <= MAX_PROOF_CELLS {
+        // A path run taken member-major needs far less.
+        if cells <= MAX_PROOF_CELLS || (options.symmetry && paths::member_major(plan)) {
             continue;
         }
         let orbit = options.symmetry && invariant(plan);

@@ -127,6 +127,22 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
+/// Whether the path run of `plan` is taken member-major on rows held as
+/// runs of equal counters (`member_major`): every phase a ring chain (a
+/// rooted op's Ring). Its rows hold a few runs each, where a full run
+/// holds a cell per (member, block): a 32,768-member chain of as many
+/// blocks is proven in 80 MB. So a group too large to run in full may
+/// still be proven by it; when it cannot be taken after all, a cell array
+/// larger than the full run's limit is not made ([`Cells`]), and the
+/// group is refused as too large then. (Rows of ranges, as recursive
+/// halving's, hold runs too, but their number grows with the steps:
+/// a 451,522-member recursive halving is still refused up front.)
+pub(super) fn member_major(plan: &CollectivePlan) -> bool {
+    use PhaseKind as K;
+    let chains = plan.phases.iter().all(|p| matches!(p.kind, K::RingBroadcast { .. } | K::RingReduce { .. }));
+    applies(plan) && chains
+}
+
 /// How the counters are laid out in memory. The layout decides only
 /// where a counter is stored, never what the run finds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,6 +246,11 @@ impl Cells {
             }
             Tiles::Rows | Tiles::Skewed => n as usize * block_n as usize,
         };
+        // No more counters than the full run's limit on cells: a larger
+        // group is proven only by a run that holds runs, or refused.
+        if size as u64 > super::MAX_PROOF_CELLS {
+            return None;
+        }
         let across = match tiles {
             Tiles::Tiled { members, .. } => n.div_ceil(1 << members) as usize,
             Tiles::Rows | Tiles::Skewed => 0,

@@ -543,3 +543,20 @@ fn landing_beside_the_listing_changes_nothing() {
     }
     assert!(compared > 5000 && proven > 500 && refused > 500, "{compared} {proven} {refused}");
 }
+
+/// The path run makes no cell array beyond the full run's limit on cells:
+/// a ring broadcast over 16,384 members has 16,384^2 cells (its blocks
+/// as many), so its cells are not laid out (it is proven member-major,
+/// on runs, or refused as too large); 64 members' are.
+#[test]
+fn no_cell_array_beyond_the_limit_is_made() {
+    for (n, made) in [(64, true), (16384, false)] {
+        let mut case = Case::flat(OpType::Broadcast, AlgType::Ring, n, 64);
+        case.count = 1 << 20;
+        let schedule = build(&case.valid()).unwrap();
+        let plan = &schedule.collectives[0];
+        assert_eq!(full_run_cells(plan) > MAX_PROOF_CELLS, !made, "{n} members");
+        assert_eq!(paths::Cells::rows(plan).is_some(), made, "{n} members");
+        assert!(paths::member_major(plan));
+    }
+}
