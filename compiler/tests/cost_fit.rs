@@ -12,7 +12,7 @@ use ccc_compiler::diagnose::{Input, diagnose};
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::sign::sign;
-use ccc_compiler::validate::validate;
+use ccc_compiler::validate::{Problem, validate};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
 use ccc_ir::spec::{Algorithm, Collective, Program, Topology};
@@ -152,14 +152,26 @@ fn diagnose_says_a_later_collective_moved_a_fitted_choice() {
     assert!(!note.contains("mesh events"), "{note}");
 }
 
-/// A program of written collectives that does not fit is not changed by
-/// validation: compiling it is refused, naming the CTRL SPAD.
+/// A program that cannot fit is refused by validation, before anything
+/// is built or lowered, naming the slots and the collectives that take
+/// the most: written (40 InterRdh all-reduces, 10 phases and 2 slots
+/// each), and left to `Auto` (70 collectives: at least one slot each).
 #[test]
-fn a_written_program_that_does_not_fit_is_refused_by_lowering() {
+fn a_program_that_cannot_fit_is_refused_by_validation() {
     let rdh = Algorithm::flat(AlgType::InterRdh).unwrap();
     let collectives: Vec<Collective> = small_all_reduces(40).into_iter().map(|c| c.algorithm(rdh.clone())).collect();
-    let valid = validate(&Program { collectives }).unwrap();
-    assert!(slots(&valid).iter().sum::<usize>() > 64);
-    let err = compile(&valid, &Options { verify: false, ..Options::default() }).map(drop).unwrap_err();
-    assert!(err.to_string().contains("ctrl_spad needs"), "{err}");
+    let errors = validate(&Program { collectives }).map(drop).unwrap_err();
+    let [e] = &errors.0[..] else { panic!("{errors}") };
+    assert_eq!((e.collective, e.field.as_str()), (None, "collectives"));
+    let Problem::CtrlSpadFull { needed: 80, capacity: 64, fewest: None, heaviest } = &e.problem else { panic!("{e}") };
+    assert_eq!(heaviest.len(), 5);
+    assert_eq!(heaviest[0], "collective 0 (InterRdh, 10 phases): 2 slots");
+    let text = e.to_string();
+    assert!(text.contains("split the program into programs that fit"), "{text}");
+
+    let errors = validate(&Program { collectives: small_all_reduces(70) }).map(drop).unwrap_err();
+    let [e] = &errors.0[..] else { panic!("{errors}") };
+    let Problem::CtrlSpadFull { needed, fewest: Some(70), .. } = &e.problem else { panic!("{e}") };
+    assert!(*needed > 70, "{e}");
+    assert!(e.to_string().contains("and 70 with the fewest slots its `Auto` collectives can take"), "{e}");
 }

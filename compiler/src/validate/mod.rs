@@ -160,9 +160,21 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
             let mut program =
                 ValidProgram { arch: first.arch, topology, barrier: first_barrier, send_credits, collectives: valid };
             // The choices made one collective at a time, fitted together
-            // into the CTRL SPAD they share.
-            cost::auto::fit::fit(&mut program);
-            Ok(program)
+            // into the CTRL SPAD they share; a program that cannot fit is
+            // refused here, before anything is lowered.
+            match cost::auto::fit::fit(&mut program) {
+                Ok(()) => Ok(program),
+                Err(o) => Err(ValidationErrors(vec![ValidationError {
+                    collective: None,
+                    field: "collectives".to_owned(),
+                    problem: Problem::CtrlSpadFull {
+                        needed: o.needed,
+                        capacity: o.capacity,
+                        fewest: o.fewest,
+                        heaviest: o.heaviest,
+                    },
+                }])),
+            }
         }
         _ => Err(ValidationErrors(errors)),
     }

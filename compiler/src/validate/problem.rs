@@ -106,6 +106,30 @@ pub enum Problem {
     /// `Program(collectives: [])`.
     #[error("the program has no collectives; accepted: at least one `Collective(...)` in `collectives: [...]`")]
     NoCollectives,
+    /// The program's collectives take more slots of a TOP_SP's CTRL SPAD
+    /// than it holds (`cost::auto::fit`).
+    #[error(
+        "the program's collectives take {needed} slots of the CTRL SPAD on TOP_SP 0, more than its {capacity} (each \
+         collective's records start a fresh 64-byte slot, one record per phase, 7 a slot){fewest}; the most: \
+         {heaviest}; accepted: at most {capacity} slots: split the program into programs that fit, or choose \
+         algorithms with fewer phases",
+        fewest = match fewest {
+            Some(f) => format!(", and {f} with the fewest slots its `Auto` collectives can take"),
+            None => String::new(),
+        },
+        heaviest = heaviest.join(", ")
+    )]
+    CtrlSpadFull {
+        /// Slots the collectives take as chosen.
+        needed: u32,
+        /// Slots a TOP_SP's CTRL SPAD holds.
+        capacity: u32,
+        /// Slots with each `Auto` collective's fewest, when any is `Auto`.
+        fewest: Option<u32>,
+        /// The collectives taking the most slots, in words
+        /// (`collective 3 (InterRdh, 24 phases): 4 slots`).
+        heaviest: Vec<String>,
+    },
     /// A collective's arch differs from collective 0's.
     #[error(
         "arch {found} differs from collective 0's {first}; accepted: {first} (all collectives of a program share \

@@ -22,16 +22,19 @@
 //! prediction, its tie-break order), then the next. A collective it moves
 //! records the cheapest alternative it left and both one's slots
 //! ([`Fitted`]), and every alternative's prediction (each was compared).
-//! When not even the fewest slots fit, nothing changes and lowering
-//! refuses the program, naming the slots.
+//! A program that does not fit even so, or that holds no `Auto`
+//! collective to move, is refused ([`Overflow`]: validation's
+//! `CtrlSpadFull`), naming the slots and the collectives taking the
+//! most, before anything is lowered.
 //!
 //! The choice now depends on the whole program, not only on the
 //! collectives before: `diagnose` says so when two ranks' choices differ.
 
-use super::{Machine, evaluate_choice, events_of, whole_ns};
+use super::{Machine, display, evaluate_choice, events_of, whole_ns};
 use crate::build::plan_as;
 use crate::valid::{Fitted, ValidCollective, ValidProgram};
 use ccc_ir::enums::OpType;
+use ccc_ir::noun;
 use ccc_ir::spec::DType;
 use ccc_ir::wire::ctrl_spad;
 use std::collections::BTreeMap;
@@ -49,31 +52,61 @@ pub fn slots(phases: usize) -> u32 {
 }
 
 /// Fits `program`'s `Auto` choices into the CTRL SPAD (see the module
-/// doc): unchanged when it fits, holds no `Auto` collective, or cannot
-/// fit.
-pub fn fit(program: &mut ValidProgram) {
+/// doc): unchanged when it fits or holds no `Auto` collective.
+///
+/// # Errors
+///
+/// [`Overflow`] when the program's collectives do not fit, even with the
+/// fewest slots each `Auto` collective can take.
+pub fn fit(program: &mut ValidProgram) -> Result<(), Overflow> {
     let capacity = capacity(program);
-    fit_within(program, capacity);
+    fit_within(program, capacity)
 }
 
+/// A program whose collectives take more slots of a TOP_SP's CTRL SPAD
+/// than it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overflow {
+    /// Slots the collectives take as chosen.
+    pub needed: u32,
+    /// Slots a TOP_SP's CTRL SPAD holds.
+    pub capacity: u32,
+    /// Slots with each `Auto` collective's fewest (of the alternatives it
+    /// may take), when any is `Auto`.
+    pub fewest: Option<u32>,
+    /// The collectives taking the most slots (at most [`HEAVIEST`]), most
+    /// first: `collective 3 (InterRdh, 24 phases): 4 slots`.
+    pub heaviest: Vec<String>,
+}
+
+/// How many of the collectives taking the most slots an [`Overflow`] names.
+pub const HEAVIEST: usize = 5;
+
 /// [`fit`] against `capacity` slots (tests use fewer than the arch's).
-pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) {
-    // A collective alone never comes near the limit; a program without
-    // `Auto` has nothing to move.
-    if program.collectives.len() < 2 || program.collectives.iter().all(|c| c.auto.is_none()) {
-        return;
+pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<(), Overflow> {
+    // A collective alone never comes near the limit (lowering still
+    // checks it).
+    if program.collectives.len() < 2 {
+        return Ok(());
     }
-    let Some(taken) = taken(program) else { return };
-    if taken.iter().map(|&s| u64::from(s)).sum::<u64>() <= u64::from(capacity) {
-        return;
+    // A collective that does not plan is refused by building it.
+    let Some(phases) = phases(program) else { return Ok(()) };
+    let taken: Vec<u32> = phases.iter().map(|&p| slots(p as usize)).collect();
+    let needed = taken.iter().fold(0u32, |sum, &s| sum.saturating_add(s));
+    if needed <= capacity {
+        return Ok(());
+    }
+    let overflow = |fewest| Overflow { needed, capacity, fewest, heaviest: heaviest(program, &phases) };
+    if program.collectives.iter().all(|c| c.auto.is_none()) {
+        return Err(overflow(None));
     }
     let machine = Machine::of(program);
-    let mut fixed = 0u64;
+    let mut fixed = 0u32;
     let mut items: Vec<Item> = Vec::new();
     let mut seen: Vec<(usize, usize)> = Vec::new();
     for (i, c) in program.collectives.iter().enumerate() {
         let Some(auto) = &c.auto else {
-            fixed += u64::from(taken.get(i).copied().unwrap_or(u32::MAX));
+            fixed = fixed.saturating_add(taken.get(i).copied().unwrap_or(u32::MAX));
             continue;
         };
         // An equal collective before it has the same options.
@@ -86,12 +119,14 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) {
             }
         };
         if options.is_empty() {
-            return;
+            return Err(overflow(None));
         }
         items.push(Item { collective: i, options, predicted });
     }
-    let Some(room) = u64::from(capacity).checked_sub(fixed) else { return };
-    let Some(picks) = knapsack(&items, room as u32) else { return };
+    let least = |item: &Item| item.options.iter().map(|o| o.slots).min().unwrap_or(0);
+    let fewest = items.iter().fold(fixed, |sum, item| sum.saturating_add(least(item)));
+    let Some(room) = capacity.checked_sub(fixed) else { return Err(overflow(Some(fewest))) };
+    let Some(picks) = knapsack(&items, room) else { return Err(overflow(Some(fewest))) };
     for (item, pick) in items.iter().zip(picks) {
         let Some(c) = program.collectives.get_mut(item.collective) else { continue };
         let Some(auto) = &mut c.auto else { continue };
@@ -110,35 +145,58 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) {
             c.algorithm = a.algorithm;
         }
     }
+    Ok(())
+}
+
+/// The [`HEAVIEST`] collectives of `program` taking the most slots (most
+/// first, then in program order), in words, from their `phases`.
+fn heaviest(program: &ValidProgram, phases: &[u32]) -> Vec<String> {
+    let mut order: Vec<usize> = (0..phases.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(phases.get(i).copied().unwrap_or(0)), i));
+    order
+        .into_iter()
+        .take(HEAVIEST)
+        .filter_map(|i| {
+            let (c, &p) = (program.collectives.get(i)?, phases.get(i)?);
+            let s = slots(p as usize);
+            Some(format!(
+                "collective {i} ({}, {}): {}",
+                display(&c.algorithm),
+                noun::count(p, "phase"),
+                noun::count(s, "slot")
+            ))
+        })
+        .collect()
 }
 
 /// Where a collective planned is found again: its op, dtype, count and
 /// channels (then compared whole).
 type Bucket = (OpType, DType, u64, u8);
 
-/// The slots each collective of `program` takes under its algorithm,
-/// each distinct collective planned once (a training step repeats a few
-/// sizes); `None` when one does not plan (building it will say why).
-fn taken(program: &ValidProgram) -> Option<Vec<u32>> {
+/// The phases (records on each TOP_SP it uses) of each collective of
+/// `program` under its algorithm, each distinct collective planned once
+/// (a training step repeats a few sizes); `None` when one does not plan
+/// (building it will say why).
+fn phases(program: &ValidProgram) -> Option<Vec<u32>> {
     let shape = program.topology();
     let mut planned: BTreeMap<Bucket, Vec<(usize, u32)>> = BTreeMap::new();
-    let mut taken = Vec::with_capacity(program.collectives.len());
+    let mut phases = Vec::with_capacity(program.collectives.len());
     for (i, c) in program.collectives.iter().enumerate() {
         let bucket = planned.entry((c.op, c.dtype, c.count, c.channels)).or_default();
         let equal = |&&(j, _): &&(usize, u32)| {
             program.collectives.get(j).is_some_and(|e| e.algorithm == c.algorithm && same_inputs(e, c))
         };
-        let s = match bucket.iter().find(equal) {
-            Some(&(_, s)) => s,
+        let n = match bucket.iter().find(equal) {
+            Some(&(_, n)) => n,
             None => {
-                let s = slots(plan_as(c, &c.algorithm, &shape).ok()?.phases.len());
-                bucket.push((i, s));
-                s
+                let n = u32::try_from(plan_as(c, &c.algorithm, &shape).ok()?.phases.len()).unwrap_or(u32::MAX);
+                bucket.push((i, n));
+                n
             }
         };
-        taken.push(s);
+        phases.push(n);
     }
-    Some(taken)
+    Some(phases)
 }
 
 /// One `Auto` collective's options.
@@ -375,13 +433,13 @@ mod tests {
         };
         let before = taken(&chose);
         // Planned once per distinct collective, as built.
-        let each: Vec<u32> = build(&chose).unwrap().collectives.iter().map(|p| slots(p.phases.len())).collect();
-        assert_eq!(super::taken(&chose), Some(each));
+        let each: Vec<u32> = build(&chose).unwrap().collectives.iter().map(|p| p.phases.len() as u32).collect();
+        assert_eq!(super::phases(&chose), Some(each));
         let mut same = chose.clone();
-        fit_within(&mut same, before);
+        fit_within(&mut same, before).unwrap();
         assert!(same.collectives.iter().zip(&chose.collectives).all(|(a, b)| a.auto == b.auto));
         let mut squeezed = chose.clone();
-        fit_within(&mut squeezed, before - 1);
+        fit_within(&mut squeezed, before - 1).unwrap();
         assert!(taken(&squeezed) < before);
         let mut moved = 0;
         for (c, was) in squeezed.collectives.iter().zip(&chose.collectives) {
