@@ -262,7 +262,7 @@ fn a_program_too_long_for_the_ctrl_spad_is_fitted_or_refused() {
         .lines()
         .filter(|l| {
             l.contains(
-                "legal choices to fit the program into the CTRL SPAD (64 slots per TOP_SP); the cheapest, InterRdh at",
+                "legal choices to fit the program into the CTRL SPAD (64 slots per TOP_SP) and the mesh events (108 per TOP_SP); the cheapest, InterRdh at",
             )
         })
         .count();
@@ -278,7 +278,10 @@ fn a_program_too_long_for_the_ctrl_spad_is_fitted_or_refused() {
     assert_eq!((records[0]["cheapest"].as_str(), records[0]["cheapest_slots"].as_u64()), (Some("InterRdh"), Some(2)));
     let (code, explained, err) = ccc(&["explain", auto.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(explained.contains("not chosen: it takes 2 slots of the CTRL SPAD"), "{explained}");
+    assert!(
+        explained.contains("not chosen: it takes 2 slots and 0 mesh events, and the program's choices"),
+        "{explained}"
+    );
 
     let refused = dir.path().join("refused");
     let (code, _, err) = ccc(&["compile", written.to_str().unwrap(), "-o", refused.to_str().unwrap(), "-q"]);

@@ -49,6 +49,9 @@ pub struct Choice {
     /// The CTRL SPAD slots it takes on each TOP_SP it uses (one record
     /// per phase, 7 records a slot): what a program's collectives share.
     pub ctrl_spad_slots: u32,
+    /// The mesh events it takes on each TOP_SP it uses (its most over the
+    /// members): what a program's collectives share too.
+    pub mesh_events: u32,
     #[serde(skip)]
     evaluation: Evaluation,
 }
@@ -175,8 +178,10 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
             })
             .unwrap_or_default();
         let ctrl_spad_slots = plan.map_or(0, |p| crate::cost::auto::fit::slots(p.phases.len()));
+        let mesh_events = crate::cost::auto::events_of(&schedule);
         choices.push(Choice {
             ctrl_spad_slots,
+            mesh_events,
             algorithm: display(&alg),
             time_us: us(e.prediction.total_ns),
             algbw_gbps: e.algbw() / 1e9,
@@ -214,18 +219,16 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
                     "{:.1} us faster than the written choice; not chosen: the spec names its algorithm",
                     us(w - t)
                 ),
-                Some(f) if ch.ctrl_spad_slots > f.slots => format!(
-                    "{:.1} us faster; not chosen: it takes {} of the CTRL SPAD, and the program's choices that \
-                     fit its {} slots with the least time in all leave this collective {}",
+                Some(f) => format!(
+                    "{:.1} us faster; not chosen: it takes {} and {}, and the program's choices that fit a \
+                     TOP_SP's {} slots and {} mesh events with the least time in all leave this collective {} and {}",
                     us(w - t),
                     count(ch.ctrl_spad_slots, "slot"),
+                    count(ch.mesh_events, "mesh event"),
                     f.capacity,
-                    count(f.slots, "slot")
-                ),
-                Some(_) => format!(
-                    "{:.1} us faster; not chosen: fitting the program into the CTRL SPAD keeps each collective \
-                     to the mesh events its first choice took, and this one takes more",
-                    us(w - t)
+                    f.max_events,
+                    count(f.slots, "slot"),
+                    count(f.events, "mesh event"),
                 ),
             },
             None => dominant(&ch.evaluation),

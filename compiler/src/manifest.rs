@@ -116,6 +116,12 @@ pub struct ManifestFitted {
     pub cheapest_slots: u32,
     /// The slots a TOP_SP's CTRL SPAD holds.
     pub capacity: u32,
+    /// The mesh events per TOP_SP the choice takes.
+    pub events: u32,
+    /// The mesh events the cheapest alternative takes.
+    pub cheapest_events: u32,
+    /// The mesh events a TOP_SP holds.
+    pub max_events: u32,
 }
 
 /// One legal choice.
@@ -168,6 +174,9 @@ impl ManifestCost {
                     slots: f.slots,
                     cheapest_slots: f.cheapest_slots,
                     capacity: f.capacity,
+                    events: f.events,
+                    cheapest_events: f.cheapest_events,
+                    max_events: f.max_events,
                 }),
             }),
         }

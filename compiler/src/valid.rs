@@ -423,8 +423,9 @@ pub struct AutoChoice {
 /// How fitting a program into the CTRL SPAD moved an `Auto` choice: the
 /// program's collectives, each on the cheapest alternative alone, took
 /// more slots than a TOP_SP's CTRL SPAD holds, and the choices that sum
-/// the least predicted time within it took another one here
-/// (`docs/cost-model.md` §4).
+/// the least predicted time within it and within a TOP_SP's mesh events
+/// took another one here (`docs/cost-model.md` §4): one with fewer slots,
+/// or with fewer mesh events, left to collectives that needed them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Fitted {
     /// The cheapest alternative alone (an index into the alternatives).
@@ -435,6 +436,13 @@ pub struct Fitted {
     pub cheapest_slots: u32,
     /// The slots a TOP_SP's CTRL SPAD holds.
     pub capacity: u32,
+    /// The mesh events per TOP_SP the choice takes (its most over the
+    /// members).
+    pub events: u32,
+    /// The mesh events the cheapest alternative takes.
+    pub cheapest_events: u32,
+    /// The mesh events a TOP_SP holds (`mesh_event_max`).
+    pub max_events: u32,
 }
 
 impl AutoChoice {

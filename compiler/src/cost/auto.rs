@@ -384,7 +384,7 @@ pub fn mesh_events(collective: &ValidCollective, machine: Machine) -> u32 {
 
 /// The most mesh events per TOP_SP any member of the groups of a
 /// schedule's one collective waits on ([`mesh_events`]); 0 without one.
-fn events_of(schedule: &Schedule) -> u32 {
+pub(crate) fn events_of(schedule: &Schedule) -> u32 {
     let Some(plan) = schedule.collectives.first() else { return 0 };
     let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
     match legal::Bounds::of(phases.iter().copied()) {

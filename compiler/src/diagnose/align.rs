@@ -22,6 +22,13 @@ const ALIGN_CELLS_MAX: usize = 4_000_000;
 
 /// Cost of a missing or an extra collective.
 const COST_GAP: u32 = 2;
+/// Cost of pairing two collectives that differ only in what `Auto` chose
+/// (and so in their schedule): an `Auto` choice moved by the program
+/// around it (the CTRL SPAD slots or mesh events the collectives share),
+/// cheaper than any other change, so that a repeated collective whose
+/// choice moved reads as changed where it stands, not as the program
+/// shifted by one (a missing and an extra one of equal collectives).
+const COST_AUTO_MOVED: u32 = 1;
 /// Cost of pairing two different collectives of the same op: less than a
 /// missing plus an extra one (one changed collective reads as changed),
 /// more than one gap (two shifted runs read as one missing, one extra).
@@ -29,6 +36,15 @@ const COST_CHANGED: u32 = 3;
 /// Cost of pairing collectives of different ops: a tie with a gap pair,
 /// resolved towards pairing (the same position, a different op).
 const COST_CHANGED_OP: u32 = 4;
+
+/// Whether `x` and `y` differ only in what `Auto` chose: both algorithms
+/// hold an `Auto(...)` choice and every other field but the schedule is
+/// equal.
+fn auto_moved(x: &Coll<'_>, y: &Coll<'_>) -> bool {
+    let auto = |c: &Coll<'_>| value(c, "algorithm").is_some_and(|a| a.contains("Auto("));
+    let kept = |&&(k, _): &&(&str, &str)| k != "algorithm" && k != "schedule";
+    auto(x) && auto(y) && x.iter().filter(kept).eq(y.iter().filter(kept))
+}
 
 /// Aligns two programs: the longest common prefix and suffix match; the
 /// middles are aligned by minimum cost (ties: pair, then missing, then extra).
@@ -43,6 +59,8 @@ pub(super) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
     let cost = |x: &Coll<'_>, y: &Coll<'_>| {
         if x == y {
             0
+        } else if auto_moved(x, y) {
+            COST_AUTO_MOVED
         } else if value(x, "op") == value(y, "op") {
             COST_CHANGED
         } else {

@@ -96,16 +96,17 @@ fn leg_inputs(a: &Choice<'_>, b: &Choice<'_>) -> Vec<String> {
         .collect()
 }
 
-/// The other collectives of the program that differ, as far as an
-/// `Auto` choice is concerned: the first before it (whose mesh events it
-/// was held to) and the first anywhere else (whose CTRL SPAD slots it
-/// was fitted with).
-#[derive(Clone, Copy, Debug, Default)]
+/// The other differences of the program, as far as an `Auto` choice is
+/// concerned, in words (`collective 3 differs`, `the other side's
+/// collective 4 is extra`): the first before it (whose mesh events it was
+/// held to) and the first anywhere else (whose CTRL SPAD slots it was
+/// fitted with).
+#[derive(Clone, Debug, Default)]
 pub(super) struct Elsewhere {
-    /// The first collective before it that differs.
-    pub earlier: Option<u32>,
-    /// The first other collective that differs, before or after it.
-    pub other: Option<u32>,
+    /// The first difference before it.
+    pub earlier: Option<String>,
+    /// The first other difference, before or after it.
+    pub other: Option<String>,
 }
 
 /// When both sides' `algorithm` was chosen (at least in part) by `Auto`
@@ -122,14 +123,14 @@ pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Els
         let mut program = Vec::new();
         if let Some(k) = elsewhere.earlier {
             program.push(format!(
-                "the mesh events the collectives before it take (collective {k} differs, and `Auto` holds each \
-                 collective to what the ones before it leave of a TOP_SP's)"
+                "the mesh events the collectives before it take ({k}, and `Auto` holds each collective to what \
+                 the ones before it leave of a TOP_SP's)"
             ));
         }
         if let Some(k) = elsewhere.other {
             program.push(format!(
-                "the CTRL SPAD slots the program's collectives share (collective {k} differs, and `Auto` fits \
-                 a program's choices into a TOP_SP's slots together when the cheapest do not fit)"
+                "the CTRL SPAD slots the program's collectives share ({k}, and `Auto` fits a program's choices \
+                 into a TOP_SP's slots together when the cheapest do not fit)"
             ));
         }
         program.push(model.to_owned());

@@ -53,25 +53,25 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
 
     let mut collectives: Vec<CollectiveDiff> = Vec::new();
     let edits = align(&a.collectives, &b.collectives);
-    // The majority's index of every collective that differs, in order.
-    let differing: Vec<u32> = edits
+    // Every edit that differs, by its position among the edits, in words:
+    // a changed or missing collective by the majority's index, an extra
+    // one by the other side's (the majority has none).
+    let differing: Vec<(usize, String)> = edits
         .iter()
-        .filter_map(|e| match *e {
+        .enumerate()
+        .filter_map(|(at, e)| match *e {
             Edit::Match(..) => None,
-            Edit::Changed(i, _) | Edit::Missing(i, _) | Edit::Extra(i, _) => Some(i),
+            Edit::Changed(i, _) | Edit::Missing(i, _) => Some((at, format!("collective {i} differs"))),
+            Edit::Extra(_, j) => Some((at, format!("the other side's collective {j} is extra"))),
         })
         .collect();
-    for edit in edits {
-        // The first collective that differs before this one (`Auto` holds
-        // a collective to the mesh events the ones before it leave), and
-        // the first anywhere else (`Auto` fits a program's choices into
-        // the CTRL SPAD together).
-        let earlier = collectives.first().map(|d| d.majority_index);
-        let at = match edit {
-            Edit::Changed(i, _) => Some(i),
-            _ => None,
-        };
-        let other = differing.iter().copied().find(|&k| Some(k) != at);
+    for (at, edit) in edits.into_iter().enumerate() {
+        // The first difference before this one (`Auto` holds a collective
+        // to the mesh events the ones before it leave), and the first
+        // anywhere else (`Auto` fits a program's choices into the CTRL
+        // SPAD together).
+        let earlier = differing.iter().find(|(k, _)| *k < at).map(|(_, d)| d.clone());
+        let other = differing.iter().find(|(k, _)| *k != at).map(|(_, d)| d.clone());
         let elsewhere = Elsewhere { earlier, other };
         let get = |v: &[Vec<(&str, &str)>], i: u32| v.get(i as usize).map(|c| summary(c));
         let diff = match edit {

@@ -172,6 +172,7 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
                         capacity: o.capacity,
                         fewest: o.fewest,
                         heaviest: o.heaviest,
+                        by_count: o.by_count,
                     },
                 }])),
             }

@@ -111,24 +111,32 @@ pub enum Problem {
     #[error(
         "the program's collectives take {needed} slots of the CTRL SPAD on TOP_SP 0, more than its {capacity} (each \
          collective's records start a fresh 64-byte slot, one record per phase, 7 a slot){fewest}; the most: \
-         {heaviest}; accepted: at most {capacity} slots: split the program into programs that fit, or choose \
-         algorithms with fewer phases",
+         {heaviest}; accepted: at most {capacity} slots: {way}",
         fewest = match fewest {
-            Some(f) => format!(", and {f} with the fewest slots its `Auto` collectives can take"),
+            Some(f) => format!(", and at least {f} with the fewest slots its `Auto` collectives can take"),
             None => String::new(),
         },
-        heaviest = heaviest.join(", ")
+        heaviest = heaviest.join(", "),
+        way = if *by_count {
+            format!("a collective takes one slot at the fewest, so split the program into programs of at most {capacity} collectives")
+        } else {
+            "split the program into programs that fit, or choose algorithms with fewer phases".to_owned()
+        }
     )]
     CtrlSpadFull {
         /// Slots the collectives take as chosen.
         needed: u32,
         /// Slots a TOP_SP's CTRL SPAD holds.
         capacity: u32,
-        /// Slots with each `Auto` collective's fewest, when any is `Auto`.
+        /// At least the slots with each `Auto` collective's fewest, when
+        /// any is `Auto`.
         fewest: Option<u32>,
         /// The collectives taking the most slots, in words
         /// (`collective 3 (InterRdh, 24 phases): 4 slots`).
         heaviest: Vec<String>,
+        /// Whether more collectives take a slot than the CTRL SPAD holds,
+        /// so that no choice of algorithms can fit them.
+        by_count: bool,
     },
     /// A collective's arch differs from collective 0's.
     #[error(

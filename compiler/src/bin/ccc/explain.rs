@@ -51,14 +51,18 @@ pub fn cost_lines(out: &mut String, schedule: &Schedule, plan: &CollectivePlan) 
             // The program's CTRL SPAD moved it off the cheapest.
             Some((f, a)) => writeln!(
                 out,
-                "collective {}: Auto{scope} chose {chose} ({}) of {n} legal choices to fit the program into the \
-                 CTRL SPAD ({} slots per TOP_SP); the cheapest, {} at {:.1} us, takes {}",
+                "collective {}: Auto{scope} chose {chose} ({}, {}) of {n} legal choices to fit the program into \
+                 the CTRL SPAD ({} slots per TOP_SP) and the mesh events ({} per TOP_SP); the cheapest, {} at \
+                 {:.1} us, takes {} and {}",
                 plan.index,
                 count(f.slots as usize, "slot"),
+                count(f.events as usize, "mesh event"),
                 f.capacity,
+                f.max_events,
                 display(&a.algorithm),
                 us(a.predicted_ns.unwrap_or_default() as f64),
                 count(f.cheapest_slots as usize, "slot"),
+                count(f.cheapest_events as usize, "mesh event"),
             ),
         };
     }

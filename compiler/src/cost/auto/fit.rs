@@ -11,13 +11,14 @@
 //!
 //! [`fit`] runs after validation has made every choice. When the
 //! program's collectives fit (almost always) it changes nothing. When
-//! they do not, it chooses again for every `Auto` collective at once: the
-//! choices whose predicted times sum the least over the program among
-//! those whose slots, with the written collectives', fit. Each collective
-//! may take any of its legal alternatives that spends no more mesh events
-//! than its first choice did, so every later collective keeps at least
-//! the room it was chosen with. The search is exact (a knapsack over the
-//! slots left, at most 64, in program order); **tie-break:** of equal
+//! they do not, it chooses again for every `Auto` collective at once,
+//! among each one's legal alternatives: the choices whose predicted
+//! times sum the least over the program among those whose slots, with
+//! the written collectives', fit, and whose mesh events (each
+//! collective's most over its members, summed, the bound validation
+//! holds `Auto` collectives to) fit what the written ones leave of a
+//! TOP_SP's. The search is exact (a knapsack over the slots and events
+//! left, at most 64 and 108, in program order); **tie-break:** of equal
 //! sums, the earliest collective takes the alternative first in (its
 //! prediction, its tie-break order), then the next. A collective it moves
 //! records the cheapest alternative it left and both one's slots
@@ -71,12 +72,16 @@ pub struct Overflow {
     pub needed: u32,
     /// Slots a TOP_SP's CTRL SPAD holds.
     pub capacity: u32,
-    /// Slots with each `Auto` collective's fewest (of the alternatives it
-    /// may take), when any is `Auto`.
+    /// At most the slots with each `Auto` collective's fewest, when any
+    /// is `Auto`: that many exactly, or, when more collectives than
+    /// slots need one, one a collective.
     pub fewest: Option<u32>,
     /// The collectives taking the most slots (at most [`HEAVIEST`]), most
     /// first: `collective 3 (InterRdh, 24 phases): 4 slots`.
     pub heaviest: Vec<String>,
+    /// Whether more collectives take a slot than the CTRL SPAD holds (each
+    /// takes one at the fewest): no choice of algorithms fits them.
+    pub by_count: bool,
 }
 
 /// How many of the collectives taking the most slots an [`Overflow`] names.
@@ -96,26 +101,41 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     if needed <= capacity {
         return Ok(());
     }
-    let overflow = |fewest| Overflow { needed, capacity, fewest, heaviest: heaviest(program, &phases) };
+    let with_slots = taken.iter().filter(|&&s| s > 0).count();
+    let by_count = u32::try_from(with_slots).unwrap_or(u32::MAX) > capacity;
+    let overflow = |fewest| Overflow { needed, capacity, fewest, heaviest: heaviest(program, &phases), by_count };
     if program.collectives.iter().all(|c| c.auto.is_none()) {
         return Err(overflow(None));
     }
+    // Each collective with a phase takes a slot at least, whatever it
+    // chooses: a program of more such collectives than slots cannot fit,
+    // and is refused before any alternative is built.
+    let auto = |i: usize| program.collectives.get(i).is_some_and(|c| c.auto.is_some());
+    let fixed = (0..taken.len()).filter(|&i| !auto(i)).fold(0u32, |sum, i| sum.saturating_add(taken[i]));
+    let at_least = (0..taken.len()).filter(|&i| auto(i) && taken[i] > 0).count();
+    let at_least = fixed.saturating_add(u32::try_from(at_least).unwrap_or(u32::MAX));
+    if at_least > capacity {
+        return Err(overflow(Some(at_least)));
+    }
     let machine = Machine::of(program);
-    let mut fixed = 0u32;
+    let max_events = u32::from(program.arch().params().mesh_event_max);
+    let mut written_events = 0u32;
     let mut items: Vec<Item> = Vec::new();
-    let mut seen: Vec<(usize, usize)> = Vec::new();
+    // Where an equal collective's options were found: by bucket, then
+    // compared whole.
+    let mut seen: BTreeMap<Bucket, Vec<(usize, usize)>> = BTreeMap::new();
     for (i, c) in program.collectives.iter().enumerate() {
-        let Some(auto) = &c.auto else {
-            fixed = fixed.saturating_add(taken.get(i).copied().unwrap_or(u32::MAX));
+        if c.auto.is_none() {
+            written_events = written_events.saturating_add(super::mesh_events(c, machine));
             continue;
-        };
-        // An equal collective before it has the same options.
-        let equal = seen.iter().find(|&&(j, _)| program.collectives.get(j).is_some_and(|e| same_choice(e, c)));
+        }
+        let bucket = seen.entry((c.op, c.dtype, c.count, c.channels)).or_default();
+        let equal = bucket.iter().find(|&&(j, _)| program.collectives.get(j).is_some_and(|e| same_choice(e, c)));
         let (options, predicted) = match equal.and_then(|&(_, k)| items.get(k)) {
             Some(item) => (item.options.clone(), item.predicted.clone()),
             None => {
-                seen.push((i, items.len()));
-                options(c, machine, auto.chosen)
+                bucket.push((i, items.len()));
+                options(c, machine)
             }
         };
         if options.is_empty() {
@@ -125,8 +145,16 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     }
     let least = |item: &Item| item.options.iter().map(|o| o.slots).min().unwrap_or(0);
     let fewest = items.iter().fold(fixed, |sum, item| sum.saturating_add(least(item)));
-    let Some(room) = capacity.checked_sub(fixed) else { return Err(overflow(Some(fewest))) };
-    let Some(picks) = knapsack(&items, room) else { return Err(overflow(Some(fewest))) };
+    // The mesh events the `Auto` collectives may take in all: what the
+    // written ones leave of a TOP_SP's. Each collective's most, summed,
+    // bounds what any rank needs over them (as validation holds each
+    // `Auto` collective to what the ones before it leave), so what fits
+    // here lowers.
+    let events = max_events.saturating_sub(written_events);
+    let Some(slots_left) = capacity.checked_sub(fixed) else { return Err(overflow(Some(fewest))) };
+    let Some(picks) = knapsack(&items, Room { slots: slots_left, events }) else {
+        return Err(overflow(Some(fewest)));
+    };
     for (item, pick) in items.iter().zip(picks) {
         let Some(c) = program.collectives.get_mut(item.collective) else { continue };
         let Some(auto) = &mut c.auto else { continue };
@@ -134,9 +162,11 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         if chosen == auto.chosen {
             continue;
         }
-        let slots_of = |alt: usize| item.options.iter().find(|o| o.alternative == alt).map_or(0, |o| o.slots);
+        let of =
+            |alt: usize| item.options.iter().find(|o| o.alternative == alt).map_or((0, 0), |o| (o.slots, o.events));
         let cheapest = auto.chosen;
-        auto.fitted = Some(Fitted { cheapest, slots: slots_of(chosen), cheapest_slots: slots_of(cheapest), capacity });
+        let ((slots, events), (cheapest_slots, cheapest_events)) = (of(chosen), of(cheapest));
+        auto.fitted = Some(Fitted { cheapest, slots, cheapest_slots, capacity, events, cheapest_events, max_events });
         for (a, &p) in auto.alternatives.iter_mut().zip(&item.predicted) {
             a.predicted_ns = Some(p);
         }
@@ -219,6 +249,17 @@ struct Choice {
     predicted_ns: u64,
     /// Its CTRL SPAD slots per TOP_SP.
     slots: u32,
+    /// The most mesh events per TOP_SP any member needs under it
+    /// ([`super::mesh_events`]).
+    events: u32,
+}
+
+/// What the `Auto` collectives may take in all: CTRL SPAD slots and mesh
+/// events per TOP_SP.
+#[derive(Clone, Copy, Debug)]
+struct Room {
+    slots: u32,
+    events: u32,
 }
 
 /// Whether `a` and `b` have the same alternatives to take: the same
@@ -234,64 +275,82 @@ fn same_inputs(a: &ValidCollective, b: &ValidCollective) -> bool {
     fields(a) == fields(b) && a.peers == b.peers && a.counts == b.counts && a.groups == b.groups
 }
 
-/// The alternatives of `c` (its `Auto` choice `chosen` first made) that
-/// spend no more mesh events than `chosen`, each built and predicted, in
-/// preference order; and every alternative's prediction. Empty when one
-/// does not build.
-fn options(c: &ValidCollective, machine: Machine, chosen: usize) -> (Vec<Choice>, Vec<u64>) {
+/// The alternatives of `c`, each built and predicted, in preference
+/// order (prediction, then the alternatives' order); and every
+/// alternative's prediction, in their order. Empty when one does not
+/// build.
+fn options(c: &ValidCollective, machine: Machine) -> (Vec<Choice>, Vec<u64>) {
     let none = (Vec::new(), Vec::new());
     let Some(auto) = &c.auto else { return none };
-    let mut built = Vec::with_capacity(auto.alternatives.len());
+    let mut options = Vec::with_capacity(auto.alternatives.len());
     for (i, alt) in auto.alternatives.iter().enumerate() {
         let Some((schedule, e)) = evaluate_choice(c, machine, &c.model, &alt.algorithm) else { return none };
         let Some(plan) = schedule.collectives.first() else { return none };
-        let choice =
-            Choice { alternative: i, predicted_ns: whole_ns(e.prediction.total_ns), slots: slots(plan.phases.len()) };
-        built.push((choice, events_of(&schedule)));
+        let predicted_ns = whole_ns(e.prediction.total_ns);
+        options.push(Choice {
+            alternative: i,
+            predicted_ns,
+            slots: slots(plan.phases.len()),
+            events: events_of(&schedule),
+        });
     }
-    let Some(&(_, most)) = built.get(chosen) else { return none };
-    let predicted = built.iter().map(|(c, _)| c.predicted_ns).collect();
-    let mut options: Vec<Choice> = built.into_iter().filter(|&(_, events)| events <= most).map(|(c, _)| c).collect();
+    let predicted = options.iter().map(|o| o.predicted_ns).collect();
     options.sort_by_key(|o| (o.predicted_ns, o.alternative));
     (options, predicted)
 }
 
 /// For each item, the option to take (an index into its options): the
-/// least sum of predictions whose slots sum to at most `room`, the
-/// tie-break of the module doc. `None` when even the fewest slots do not
-/// fit.
-fn knapsack(items: &[Item], room: u32) -> Option<Vec<usize>> {
-    let width = room as usize + 1;
-    // best[k][b]: the least sum for items k.. within b slots, and the
-    // option item k takes for it; `None`: they do not fit in b.
-    let mut best: Vec<Vec<Option<(u128, usize)>>> = vec![vec![Some((0, 0)); width]];
-    for item in items.iter().rev() {
-        let after = best.last().map_or(&[][..], Vec::as_slice);
-        let row: Vec<Option<(u128, usize)>> = (0..width)
-            .map(|b| {
-                let mut found: Option<(u128, usize)> = None;
-                for (k, o) in item.options.iter().enumerate() {
-                    let Some(left) = (b as u32).checked_sub(o.slots) else { continue };
-                    let Some(Some((rest, _))) = after.get(left as usize) else { continue };
+/// least sum of predictions whose slots and mesh events each sum to at
+/// most `room`'s, the tie-break of the module doc (of equal sums, the
+/// earliest item takes its first option in preference order). `None`
+/// when nothing fits.
+fn knapsack(items: &[Item], room: Room) -> Option<Vec<usize>> {
+    let (slots, events) = (room.slots as usize, room.events as usize);
+    let depth = events + 1;
+    let cells = (slots + 1) * depth;
+    let cell = |s: usize, e: usize| s * depth + e;
+    // after[cell(s, e)]: the least sum for the items after the current
+    // one within s slots and e events (`None`: they do not fit); taken[k]
+    // the option item k takes for each cell (`NONE`: none fits).
+    const NONE: u16 = u16::MAX;
+    let mut after: Vec<Option<u128>> = vec![Some(0); cells];
+    let mut taken: Vec<Vec<u16>> = vec![Vec::new(); items.len()];
+    for (k, item) in items.iter().enumerate().rev() {
+        let mut here: Vec<Option<u128>> = vec![None; cells];
+        let mut pick = vec![NONE; cells];
+        for s in 0..=slots {
+            for e in 0..=events {
+                let mut found: Option<(u128, u16)> = None;
+                for (i, o) in item.options.iter().enumerate() {
+                    let (Some(ls), Some(le)) = (s.checked_sub(o.slots as usize), e.checked_sub(o.events as usize))
+                    else {
+                        continue;
+                    };
+                    let Some(&Some(rest)) = after.get(cell(ls, le)) else { continue };
                     let sum = rest + u128::from(o.predicted_ns);
                     // Options come in preference order: a later one
                     // replaces an earlier only when strictly cheaper.
                     if found.is_none_or(|(f, _)| sum < f) {
-                        found = Some((sum, k));
+                        found = Some((sum, u16::try_from(i).unwrap_or(NONE)));
                     }
                 }
-                found
-            })
-            .collect();
-        best.push(row);
+                if let Some((sum, i)) = found {
+                    here[cell(s, e)] = Some(sum);
+                    pick[cell(s, e)] = i;
+                }
+            }
+        }
+        after = here;
+        taken[k] = pick;
     }
-    best.reverse();
-    let mut b = room as usize;
+    let (mut s, mut e) = (slots, events);
     let mut picks = Vec::with_capacity(items.len());
-    for (k, item) in items.iter().enumerate() {
-        let (_, pick) = (*best.get(k)?.get(b)?)?;
-        picks.push(pick);
-        b -= item.options.get(pick)?.slots as usize;
+    for (item, row) in items.iter().zip(&taken) {
+        let pick = *row.get(cell(s, e))?;
+        let o = item.options.get(usize::from(pick))?;
+        picks.push(usize::from(pick));
+        s -= o.slots as usize;
+        e -= o.events as usize;
     }
     Some(picks)
 }
@@ -319,12 +378,13 @@ mod tests {
 
     /// The least sum of predictions over every way to give each item one
     /// of its options within `room` slots, by trying them all.
-    fn brute_force(items: &[Item], room: u32) -> Option<u128> {
+    fn brute_force(items: &[Item], room: Room) -> Option<u128> {
         let mut best: Option<u128> = None;
         let mut pick = vec![0usize; items.len()];
         loop {
             let options: Vec<&Choice> = items.iter().zip(&pick).map(|(item, &k)| &item.options[k]).collect();
-            if options.iter().map(|o| o.slots).sum::<u32>() <= room {
+            let events = options.iter().map(|o| o.events).sum::<u32>();
+            if options.iter().map(|o| o.slots).sum::<u32>() <= room.slots && events <= room.events {
                 let sum = options.iter().map(|o| u128::from(o.predicted_ns)).sum::<u128>();
                 best = Some(best.map_or(sum, |b| b.min(sum)));
             }
@@ -344,12 +404,12 @@ mod tests {
         }
     }
 
-    /// Over three all-reduces of different sizes and every room from
-    /// none to what their cheapest take, the knapsack finds the least sum
-    /// that trying every combination finds, or none exactly when none
-    /// fits; its picks take at most the room and sum to it; and where
-    /// several picks tie, the earliest collective takes the first option
-    /// in preference order.
+    /// Over three all-reduces of different sizes, every room of slots
+    /// from none to what their most take and rooms of mesh events from
+    /// none to plenty, the knapsack finds the least sum that trying every
+    /// combination finds, or none exactly when none fits; its picks take
+    /// at most the room; and where several picks tie, the earliest
+    /// collective takes the first option in preference order.
     #[test]
     fn the_knapsack_finds_the_least_sum_within_the_room() {
         let valid = validate(&program(&[64, 1 << 16, 1 << 22])).unwrap();
@@ -359,29 +419,38 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let (options, predicted) = options(c, machine, c.auto.as_ref().unwrap().chosen);
+                let (options, predicted) = options(c, machine);
                 Item { collective: i, options, predicted }
             })
             .collect();
-        // Several slot counts to choose between, or nothing is tested.
+        // Several slot counts and mesh events to choose between, or
+        // nothing is tested.
         for item in &items {
             let slots: std::collections::BTreeSet<u32> = item.options.iter().map(|o| o.slots).collect();
-            assert!(slots.len() > 1, "{:?}", item.options);
+            let events: std::collections::BTreeSet<u32> = item.options.iter().map(|o| o.events).collect();
+            assert!(slots.len() > 1 && events.len() > 1, "{:?}", item.options);
         }
-        let most: u32 = items.iter().map(|i| i.options.iter().map(|o| o.slots).max().unwrap()).sum();
+        let most = |f: fn(&Choice) -> u32| items.iter().map(|i| i.options.iter().map(f).max().unwrap()).sum::<u32>();
+        let (slots_most, events_most) = (most(|o| o.slots), most(|o| o.events));
         let mut fitted = 0;
-        for room in 0..=most {
-            let picks = knapsack(&items, room);
-            let want = brute_force(&items, room);
-            let got = picks.as_ref().map(|p| {
-                let options: Vec<&Choice> = items.iter().zip(p).map(|(item, &k)| &item.options[k]).collect();
-                assert!(options.iter().map(|o| o.slots).sum::<u32>() <= room, "room {room}: {options:?}");
-                options.iter().map(|o| u128::from(o.predicted_ns)).sum::<u128>()
-            });
-            assert_eq!(got, want, "room {room}");
-            fitted += usize::from(picks.is_some());
+        let mut tried = 0;
+        for slots in 0..=slots_most {
+            for events in [0, 1, events_most / 4, events_most / 2, events_most] {
+                let room = Room { slots, events };
+                let picks = knapsack(&items, room);
+                let want = brute_force(&items, room);
+                let got = picks.as_ref().map(|p| {
+                    let options: Vec<&Choice> = items.iter().zip(p).map(|(item, &k)| &item.options[k]).collect();
+                    assert!(options.iter().map(|o| o.slots).sum::<u32>() <= slots, "{room:?}: {options:?}");
+                    assert!(options.iter().map(|o| o.events).sum::<u32>() <= events, "{room:?}: {options:?}");
+                    options.iter().map(|o| u128::from(o.predicted_ns)).sum::<u128>()
+                });
+                assert_eq!(got, want, "{room:?}");
+                fitted += usize::from(picks.is_some());
+                tried += 1;
+            }
         }
-        assert!(fitted > 0 && fitted <= most as usize, "{fitted} of {most} rooms fit");
+        assert!(fitted > 0 && fitted < tried, "{fitted} of {tried} rooms fit");
         // Two equal items and a room for one to take its first option:
         // the earlier takes it.
         let twin = |collective| Item { collective, options: items[0].options.clone(), predicted: Vec::new() };
@@ -390,21 +459,22 @@ mod tests {
         let fewer =
             items[0].options.iter().filter(|o| o.slots < first.slots).min_by_key(|o| (o.predicted_ns, o.alternative));
         if let Some(fewer) = fewer {
-            let picks = knapsack(&pair, first.slots + fewer.slots).unwrap();
+            let room = Room { slots: first.slots + fewer.slots, events: first.events + fewer.events };
+            let picks = knapsack(&pair, room).unwrap();
             assert_eq!(picks[0], 0, "{picks:?}");
         }
     }
 
     /// The options of a collective: every prediction `Auto` made of an
-    /// alternative is the one fitting computes, and the slots of each are
-    /// what its lowered chain takes on TOP_SP 0.
+    /// alternative is the one fitting computes, and the slots and mesh
+    /// events of each are what its lowered chain takes on TOP_SP 0.
     #[test]
     fn options_agree_with_auto_and_with_lowering() {
         let valid = validate(&program(&[64, 1 << 22])).unwrap();
         let machine = Machine::of(&valid);
         for c in &valid.collectives {
             let auto = c.auto.as_ref().unwrap();
-            let (options, predicted) = options(c, machine, auto.chosen);
+            let (options, predicted) = options(c, machine);
             assert_eq!(predicted.len(), auto.alternatives.len());
             for o in options {
                 assert_eq!(predicted[o.alternative], o.predicted_ns);
@@ -416,6 +486,8 @@ mod tests {
                 let program = crate::pipeline::lower_ranks(&schedule, &[ccc_ir::id::Rank(0)]).unwrap();
                 let records = program[0].topsps[0].segments[0].records.len();
                 assert_eq!(o.slots as usize, ctrl_spad::slots(records), "{:?}", alt.algorithm);
+                // Every member of a world all-reduce waits on as many.
+                assert_eq!(o.events as usize, program[0].topsps[0].neff.mesh_events.len(), "{:?}", alt.algorithm);
             }
         }
     }
