@@ -276,6 +276,11 @@ fn a_program_too_long_for_the_ctrl_spad_is_fitted_or_refused() {
     let records: Vec<_> = records.collect();
     assert_eq!(records.len(), fitted);
     assert_eq!((records[0]["cheapest"].as_str(), records[0]["cheapest_slots"].as_u64()), (Some("InterRdh"), Some(2)));
+    let (code, checked, err) = ccc(&["check", auto.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let marked =
+        checked.lines().filter(|l| l.contains("fitted with the program's other collectives into the CTRL SPAD"));
+    assert_eq!(marked.count(), fitted, "{checked}");
     let (code, explained, err) = ccc(&["explain", auto.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(
