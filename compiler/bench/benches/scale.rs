@@ -90,6 +90,8 @@ fn rows() -> Vec<Row> {
         Row { name: "Hier rings all-gather, 16/node, 4 ch", rank_n: 32768, spec: leak(hier_all_gather()) },
         Row { name: "PermuteReduce over Ring, peer n/2, 16/node, 4 ch", rank_n: 32768, spec: leak(far_peers()) },
         Row { name: "Ring all-to-all, 16/node, 4 ch", rank_n: 32768, spec: leak(all_to_all()) },
+        Row { name: "Ring broadcast, one group, 64/node, 4 ch, root 3", rank_n: 32768, spec: leak(whole_broadcast()) },
+        Row { name: "15 rooted and reducing collectives, 16/node, 1 ch", rank_n: 8192, spec: leak(rooted_program()) },
         Row { name: "Recv over Mesh, peer 1, 16/node, 2 ch", rank_n: 16384, spec: leak(recv()) },
         Row { name: "LatencyOptMesh all-reduce, 16/node, 25 ch", rank_n: 1024, spec: leak(latency_opt()) },
     ]
@@ -152,6 +154,49 @@ fn all_to_all() -> String {
     "Collective(op: AllToAll, dtype: Bf16, count: 524288, arch: Cayman, \
      topology: (rank_n: 32768, local_rank_n: 16), channels: 4, algorithm: Ring)"
         .to_owned()
+}
+
+/// A ring broadcast over one group of 32,768 ranks: 2^30 cells for a
+/// full symbolic run, proven member-major on runs (refused before stop 35).
+fn whole_broadcast() -> String {
+    "Collective(op: Broadcast, dtype: Bf16, count: 1048576, root: 3, arch: Cayman, \
+     topology: (rank_n: 32768, local_rank_n: 64), channels: 4, algorithm: Ring)"
+        .to_owned()
+}
+
+/// Five rounds of a broadcast over InterRdh in contiguous groups of 256,
+/// a ring reduce in strided groups of 64 and an all-reduce over InterRdh
+/// on 8,192 ranks: every rank's TOP_SP differs in the descriptors it
+/// posts (the round trip was quadratic in them before stop 35).
+fn rooted_program() -> String {
+    let n = 8192u32;
+    let contiguous: Vec<String> = (0..n / 256)
+        .map(|g| format!("[{}]", (g * 256..(g + 1) * 256).map(|r| r.to_string()).collect::<Vec<_>>().join(", ")))
+        .collect();
+    let strided: Vec<String> = (0..n / 64)
+        .map(|g| format!("[{}]", (0..64).map(|k| (g + k * (n / 64)).to_string()).collect::<Vec<_>>().join(", ")))
+        .collect();
+    let topology = format!("arch: Cayman, topology: (rank_n: {n}, local_rank_n: 16), channels: 1");
+    let mut collectives = Vec::new();
+    for k in 0..5u32 {
+        let count = 4096 * (k + 1) + 37;
+        collectives.push(format!(
+            "Collective(op: Broadcast, dtype: Bf16, count: {count}, root: {}, {topology}, algorithm: InterRdh, \
+             groups: [{}])",
+            (7 * k + 100) % 256,
+            contiguous.join(", ")
+        ));
+        collectives.push(format!(
+            "Collective(op: Reduce, dtype: Bf16, reduce: Add, count: {count}, root: 3, {topology}, \
+             algorithm: Ring, groups: [{}])",
+            strided.join(", ")
+        ));
+        collectives.push(format!(
+            "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: {}, {topology}, algorithm: InterRdh)",
+            1 + k
+        ));
+    }
+    format!("Program(collectives: [{}])", collectives.join(", "))
 }
 
 /// Every rank of 16,384 receives from the next one over Mesh.
