@@ -208,3 +208,28 @@ def test_write_refuses_a_folder_that_is_not_ccc_output(tmp_path):
     assert caught.value.kind == "NotOurs"
     assert "manifest.json" in caught.value.help
     assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["main.py"]
+
+
+def _program(algorithm: str, n: int = 40) -> str:
+    one = (
+        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1024, arch: Cayman,"
+        f" topology: (rank_n: 32, local_rank_n: 16), channels: 4, algorithm: {algorithm})"
+    )
+    return "Program(collectives: [" + ", ".join([one] * n) + "])"
+
+
+def test_auto_fits_a_program_into_the_ctrl_spad_and_a_program_that_cannot_fit_is_refused():
+    # Each at its cheapest alone, 40 small all-reduces take 74 of the 64
+    # CTRL SPAD slots: `Auto` fits them, and the manifest says which moved.
+    compiled = ccc.compile(_program("Auto"), verify=False)
+    autos = [c["cost"]["auto"] for c in compiled.manifest["collectives"]]
+    fitted = [a["fitted"] for a in autos if "fitted" in a]
+    assert fitted and all(f["slots"] < f["cheapest_slots"] and f["capacity"] == 64 for f in fitted)
+    assert all(len(tp.ctrl_spad) <= 4096 for tp in compiled.images[0].values())
+    # Written InterRdh, two slots each: refused at validation.
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.compile(_program("InterRdh"), verify=False)
+    e = caught.value
+    assert (e.kind, e.field, e.collective) == ("CtrlSpadFull", "collectives", None)
+    assert e.accepted.startswith("at most 64 slots")
+    assert "take 80 slots of the CTRL SPAD" in str(e)
