@@ -8,6 +8,7 @@
 //! say what moved and why.
 use super::cost_auto::collective;
 use ccc_compiler::build::build;
+use ccc_compiler::cost::auto::fit::Overflow;
 use ccc_compiler::cost::auto::legal::events_needed;
 use ccc_compiler::cost::auto::{Machine, evaluate_choice, whole_ns};
 use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Input, diagnose};
@@ -220,7 +221,9 @@ fn a_program_that_cannot_fit_is_refused_by_validation() {
     let errors = validate(&Program { collectives }).map(drop).unwrap_err();
     let [e] = &errors.0[..] else { panic!("{errors}") };
     assert_eq!((e.collective, e.field.as_str()), (None, "collectives"));
-    let Problem::CtrlSpadFull { needed: 80, capacity: 64, fewest: None, heaviest, by_count: false } = &e.problem else {
+    let Problem::CtrlSpadFull(Overflow { needed: 80, capacity: 64, fewest: None, heaviest, by_count: false }) =
+        &e.problem
+    else {
         panic!("{e}")
     };
     assert_eq!(heaviest.len(), 5);
@@ -230,7 +233,9 @@ fn a_program_that_cannot_fit_is_refused_by_validation() {
 
     let errors = validate(&Program { collectives: small_all_reduces(70) }).map(drop).unwrap_err();
     let [e] = &errors.0[..] else { panic!("{errors}") };
-    let Problem::CtrlSpadFull { needed, fewest: Some(70), by_count: true, .. } = &e.problem else { panic!("{e}") };
+    let Problem::CtrlSpadFull(Overflow { needed, fewest: Some(70), by_count: true, .. }) = &e.problem else {
+        panic!("{e}")
+    };
     assert!(*needed > 70, "{e}");
     assert!(e.to_string().contains("split the program into programs of at most 64 collectives"), "{e}");
     assert!(e.to_string().contains("and at least 70 with the fewest slots its `Auto` collectives can take"), "{e}");

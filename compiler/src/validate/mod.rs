@@ -167,13 +167,7 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
                 Err(o) => Err(ValidationErrors(vec![ValidationError {
                     collective: None,
                     field: "collectives".to_owned(),
-                    problem: Problem::CtrlSpadFull {
-                        needed: o.needed,
-                        capacity: o.capacity,
-                        fewest: o.fewest,
-                        heaviest: o.heaviest,
-                        by_count: o.by_count,
-                    },
+                    problem: Problem::CtrlSpadFull(o),
                 }])),
             }
         }

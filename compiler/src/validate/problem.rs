@@ -112,32 +112,24 @@ pub enum Problem {
         "the program's collectives take {needed} slots of the CTRL SPAD on TOP_SP 0, more than its {capacity} (each \
          collective's records start a fresh 64-byte slot, one record per phase, 7 a slot){fewest}; the most: \
          {heaviest}; accepted: at most {capacity} slots: {way}",
-        fewest = match fewest {
+        needed = .0.needed,
+        capacity = .0.capacity,
+        fewest = match .0.fewest {
             Some(f) => format!(", and at least {f} with the fewest slots its `Auto` collectives can take"),
             None => String::new(),
         },
-        heaviest = heaviest.join(", "),
-        way = if *by_count {
-            format!("a collective takes one slot at the fewest, so split the program into programs of at most {capacity} collectives")
+        heaviest = .0.heaviest.join(", "),
+        way = if .0.by_count {
+            format!(
+                "a collective takes one slot at the fewest, so split the program into programs of at most {} \
+                 collectives",
+                .0.capacity
+            )
         } else {
             "split the program into programs that fit, or choose algorithms with fewer phases".to_owned()
         }
     )]
-    CtrlSpadFull {
-        /// Slots the collectives take as chosen.
-        needed: u32,
-        /// Slots a TOP_SP's CTRL SPAD holds.
-        capacity: u32,
-        /// At least the slots with each `Auto` collective's fewest, when
-        /// any is `Auto`.
-        fewest: Option<u32>,
-        /// The collectives taking the most slots, in words
-        /// (`collective 3 (InterRdh, 24 phases): 4 slots`).
-        heaviest: Vec<String>,
-        /// Whether more collectives take a slot than the CTRL SPAD holds,
-        /// so that no choice of algorithms can fit them.
-        by_count: bool,
-    },
+    CtrlSpadFull(crate::cost::auto::fit::Overflow),
     /// A collective's arch differs from collective 0's.
     #[error(
         "arch {found} differs from collective 0's {first}; accepted: {first} (all collectives of a program share \

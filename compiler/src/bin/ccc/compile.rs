@@ -11,7 +11,6 @@ use ccc_compiler::pipeline::{CertificateError, CompileError, Compiled, Options, 
 use ccc_compiler::verify::VerifyError;
 use ccc_ir::id::Rank;
 use ccc_ir::noun::count;
-use ccc_ir::wire::EncodeError;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -200,15 +199,6 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
             help = "run ccc diagnose on the spec and the manifest to see why the two differ",
             "{name}: {e}"
         )),
-        CompileError::Image(e) if matches!(e.source, EncodeError::RegionFull { region: "ctrl_spad", .. }) => {
-            Failure::input(miette::miette!(
-                help = "each collective takes whole 64-byte slots of a TOP_SP's CTRL SPAD, one record per phase and \
-                        7 records a slot (`ccc explain --json` gives each choice's ctrl_spad_slots); split the \
-                        program, or choose algorithms with fewer phases (`Auto` fits its choices into the CTRL SPAD \
-                        when they can fit)",
-                "{name}: {e}"
-            ))
-        }
         other => Failure::input(miette::miette!("{name}: {other}")),
     }
 }

@@ -21,8 +21,9 @@
 //! left, at most 64 and 108, in program order); **tie-break:** of equal
 //! sums, the earliest collective takes the alternative first in (its
 //! prediction, its tie-break order), then the next. A collective it moves
-//! records the cheapest alternative it left and both one's slots
-//! ([`Fitted`]), and every alternative's prediction (each was compared).
+//! records the cheapest alternative it left and both one's slots and mesh
+//! events ([`Fitted`]), and every alternative's prediction (each was
+//! compared).
 //! A program that does not fit even so, or that holds no `Auto`
 //! collective to move, is refused ([`Overflow`]: validation's
 //! `CtrlSpadFull`), naming the slots and the collectives taking the
@@ -72,9 +73,9 @@ pub struct Overflow {
     pub needed: u32,
     /// Slots a TOP_SP's CTRL SPAD holds.
     pub capacity: u32,
-    /// At most the slots with each `Auto` collective's fewest, when any
-    /// is `Auto`: that many exactly, or, when more collectives than
-    /// slots need one, one a collective.
+    /// When any collective is `Auto`, a lower bound on the slots the
+    /// collectives take with each `Auto` one's fewest: exact, or, when
+    /// more collectives than slots need one, one a collective.
     pub fewest: Option<u32>,
     /// The collectives taking the most slots (at most [`HEAVIEST`]), most
     /// first: `collective 3 (InterRdh, 24 phases): 4 slots`.
@@ -131,8 +132,8 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         }
         let bucket = seen.entry((c.op, c.dtype, c.count, c.channels)).or_default();
         let equal = bucket.iter().find(|&&(j, _)| program.collectives.get(j).is_some_and(|e| same_choice(e, c)));
-        let (options, predicted) = match equal.and_then(|&(_, k)| items.get(k)) {
-            Some(item) => (item.options.clone(), item.predicted.clone()),
+        let options = match equal.and_then(|&(_, k)| items.get(k)) {
+            Some(item) => item.options.clone(),
             None => {
                 bucket.push((i, items.len()));
                 options(c, machine)
@@ -141,7 +142,7 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         if options.is_empty() {
             return Err(overflow(None));
         }
-        items.push(Item { collective: i, options, predicted });
+        items.push(Item { collective: i, options });
     }
     let least = |item: &Item| item.options.iter().map(|o| o.slots).min().unwrap_or(0);
     let fewest = items.iter().fold(fixed, |sum, item| sum.saturating_add(least(item)));
@@ -167,8 +168,10 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         let cheapest = auto.chosen;
         let ((slots, events), (cheapest_slots, cheapest_events)) = (of(chosen), of(cheapest));
         auto.fitted = Some(Fitted { cheapest, slots, cheapest_slots, capacity, events, cheapest_events, max_events });
-        for (a, &p) in auto.alternatives.iter_mut().zip(&item.predicted) {
-            a.predicted_ns = Some(p);
+        for o in &item.options {
+            if let Some(a) = auto.alternatives.get_mut(o.alternative) {
+                a.predicted_ns = Some(o.predicted_ns);
+            }
         }
         auto.chosen = chosen;
         if let Some(a) = auto.alternatives.get(chosen) {
@@ -233,11 +236,9 @@ fn phases(program: &ValidProgram) -> Option<Vec<u32>> {
 struct Item {
     /// Its index in the program.
     collective: usize,
-    /// What it may take, in preference order: prediction, then the
-    /// alternatives' tie-break order.
+    /// Every alternative it may take, in preference order: prediction,
+    /// then the alternatives' tie-break order.
     options: Vec<Choice>,
-    /// Every alternative's prediction, whole ns, in their order.
-    predicted: Vec<u64>,
 }
 
 /// One alternative a collective may take.
@@ -276,11 +277,10 @@ fn same_inputs(a: &ValidCollective, b: &ValidCollective) -> bool {
 }
 
 /// The alternatives of `c`, each built and predicted, in preference
-/// order (prediction, then the alternatives' order); and every
-/// alternative's prediction, in their order. Empty when one does not
-/// build.
-fn options(c: &ValidCollective, machine: Machine) -> (Vec<Choice>, Vec<u64>) {
-    let none = (Vec::new(), Vec::new());
+/// order (prediction, then the alternatives' order). Empty when one does
+/// not build.
+fn options(c: &ValidCollective, machine: Machine) -> Vec<Choice> {
+    let none = Vec::new();
     let Some(auto) = &c.auto else { return none };
     let mut options = Vec::with_capacity(auto.alternatives.len());
     for (i, alt) in auto.alternatives.iter().enumerate() {
@@ -294,9 +294,8 @@ fn options(c: &ValidCollective, machine: Machine) -> (Vec<Choice>, Vec<u64>) {
             events: events_of(&schedule),
         });
     }
-    let predicted = options.iter().map(|o| o.predicted_ns).collect();
     options.sort_by_key(|o| (o.predicted_ns, o.alternative));
-    (options, predicted)
+    options
 }
 
 /// For each item, the option to take (an index into its options): the
@@ -418,10 +417,7 @@ mod tests {
             .collectives
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let (options, predicted) = options(c, machine);
-                Item { collective: i, options, predicted }
-            })
+            .map(|(i, c)| Item { collective: i, options: options(c, machine) })
             .collect();
         // Several slot counts and mesh events to choose between, or
         // nothing is tested.
@@ -453,7 +449,7 @@ mod tests {
         assert!(fitted > 0 && fitted < tried, "{fitted} of {tried} rooms fit");
         // Two equal items and a room for one to take its first option:
         // the earlier takes it.
-        let twin = |collective| Item { collective, options: items[0].options.clone(), predicted: Vec::new() };
+        let twin = |collective| Item { collective, options: items[0].options.clone() };
         let pair = [twin(0), twin(1)];
         let first = &items[0].options[0];
         let fewer =
@@ -474,10 +470,9 @@ mod tests {
         let machine = Machine::of(&valid);
         for c in &valid.collectives {
             let auto = c.auto.as_ref().unwrap();
-            let (options, predicted) = options(c, machine);
-            assert_eq!(predicted.len(), auto.alternatives.len());
+            let options = options(c, machine);
+            assert_eq!(options.len(), auto.alternatives.len());
             for o in options {
-                assert_eq!(predicted[o.alternative], o.predicted_ns);
                 let alt = &auto.alternatives[o.alternative];
                 if let Some(p) = alt.predicted_ns {
                     assert_eq!(p, o.predicted_ns, "{:?}", alt.algorithm);

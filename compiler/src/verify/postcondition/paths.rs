@@ -127,20 +127,23 @@ pub(super) fn applies(plan: &CollectivePlan) -> bool {
     }
 }
 
+/// Whether every phase of `plan` is a ring chain (a rooted op's Ring).
+fn chains(plan: &CollectivePlan) -> bool {
+    plan.phases.iter().all(|p| matches!(p.kind, PhaseKind::RingBroadcast { .. } | PhaseKind::RingReduce { .. }))
+}
+
 /// Whether the path run of `plan` is taken member-major on rows held as
-/// runs of equal counters (`member_major`): every phase a ring chain (a
-/// rooted op's Ring). Its rows hold a few runs each, where a full run
-/// holds a cell per (member, block): a 32,768-member chain of as many
-/// blocks is proven in 80 MB. So a group too large to run in full may
+/// runs of equal counters (`member_major`): every phase a ring chain.
+/// Its rows hold a few runs each, where a full run holds a cell per
+/// (member, block): a 32,768-member chain of as many blocks verifies in
+/// 71 MB. So a group too large to run in full may
 /// still be proven by it; when it cannot be taken after all, a cell array
 /// larger than the full run's limit is not made ([`Cells`]), and the
 /// group is refused as too large then. (Rows of ranges, as recursive
 /// halving's, hold runs too, but their number grows with the steps:
 /// a 451,522-member recursive halving is still refused up front.)
 pub(super) fn member_major(plan: &CollectivePlan) -> bool {
-    use PhaseKind as K;
-    let chains = plan.phases.iter().all(|p| matches!(p.kind, K::RingBroadcast { .. } | K::RingReduce { .. }));
-    applies(plan) && chains
+    applies(plan) && chains(plan)
 }
 
 /// How the counters are laid out in memory. The layout decides only
@@ -178,8 +181,7 @@ impl Tiles {
     /// otherwise.
     fn of(plan: &CollectivePlan) -> Tiles {
         use PhaseKind as K;
-        let chains = plan.phases.iter().all(|p| matches!(p.kind, K::RingBroadcast { .. } | K::RingReduce { .. }));
-        if chains && plan.groups.size() <= plan.layout().block_n() {
+        if chains(plan) && plan.groups.size() <= plan.layout().block_n() {
             return Tiles::Skewed;
         }
         let ranges = plan.phases.iter().all(|p| {
