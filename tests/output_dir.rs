@@ -433,7 +433,7 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     // Debris holding a file ccc does not write: that file stays.
     let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
     fs::create_dir_all(stale.join("rank-0/topsp-0")).unwrap();
-    fs::write(stale.join("rank-0/topsp-0/ctrl_spad.bin"), [0u8; 8]).unwrap();
+    fs::copy(out.join("rank-0/topsp-0/ctrl_spad.bin"), stale.join("rank-0/topsp-0/ctrl_spad.bin")).unwrap();
     fs::write(stale.join("precious.txt"), "not ccc's").unwrap();
     let run = compile(&out, &[]);
     assert_ok(&run);
@@ -441,6 +441,23 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     assert!(stderr.contains("left ") && stderr.contains("precious.txt"), "{stderr}");
     assert_eq!(fs::read(stale.join("precious.txt")).unwrap(), b"not ccc's");
     assert!(!stale.join("rank-0").exists(), "ccc's own files in it are removed");
+
+    // A file of a name ccc writes that does not hold what ccc writes there
+    // (an image that does not decode, a manifest not of ccc's schema) is
+    // not ccc's: it stays, and is named.
+    let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
+    fs::create_dir_all(stale.join("rank-0/topsp-0")).unwrap();
+    fs::write(stale.join("rank-0/topsp-0/slot_spad.bin"), "precious").unwrap();
+    fs::write(stale.join("rank-0/topsp-0/neff_configs.bin"), [0u8; 8]).unwrap();
+    fs::write(stale.join("manifest.json"), "{}").unwrap();
+    let run = compile(&out, &[]);
+    assert_ok(&run);
+    let stderr = text(&run.stderr);
+    for kept in ["rank-0/topsp-0/slot_spad.bin", "rank-0/topsp-0/neff_configs.bin", "manifest.json"] {
+        assert!(stale.join(kept).exists(), "{kept} is not ccc's");
+        assert!(stderr.contains(&format!("left {}", stale.join(kept).display())), "{stderr}");
+    }
+    assert_eq!(fs::read(stale.join("rank-0/topsp-0/slot_spad.bin")).unwrap(), b"precious");
     // The folder stays, and the note says it was kept, not removed.
     assert!(stderr.contains(&format!("kept {}", stale.display())), "{stderr}");
     assert!(!stderr.contains(&format!("removed {}", stale.display())), "{stderr}");
@@ -460,6 +477,43 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     assert!(!stale.join("notes.txt").exists(), "the twin of OUT's notes.txt is ccc's link");
     assert_eq!(fs::read(stale.join("shared.txt")).unwrap(), b"shared", "not a twin of anything in OUT");
     assert_eq!(fs::read(out.join("notes.txt")).unwrap(), b"mine");
+}
+
+/// A dead compile's work folder under this very process id (ids are
+/// reused: a container's first process often has the same one) that holds
+/// a user's files: the sweep removes ccc's own files from it and leaves the
+/// rest, and the compile, which cannot make its work folder there, refuses
+/// and says why, removing nothing more. (It once removed the whole folder,
+/// the user's files with it, and said the folder was as it was.)
+#[cfg(unix)]
+#[test]
+fn a_work_folder_under_this_process_id_holding_user_files_is_left_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    // `sh` makes the folder under its own id, then becomes ccc (`exec`
+    // keeps the id), so ccc finds its work folder's name taken.
+    let script = r#"w=".out.ccc-tmp-$$"; mkdir -p "$w/sub" "$w/rank-0/topsp-0" &&
+        echo notes > "$w/notes.txt" && echo deep > "$w/sub/deep.txt" &&
+        printf 12345678 > "$w/rank-0/topsp-0/neff_configs.bin" &&
+        exec "$0" compile "$1" -o out"#;
+    let run = Command::new("sh")
+        .current_dir(dir.path())
+        .args(["-c", script, BIN])
+        .arg(ring())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sh");
+    assert_refused(&run, "ccc works in");
+    assert_refused(&run, "holds files ccc did not write");
+    let work: Vec<PathBuf> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".out.ccc-tmp-"))
+        .collect();
+    assert_eq!(work.len(), 1, "{work:?}");
+    let work = &work[0];
+    assert_eq!(fs::read(work.join("notes.txt")).unwrap(), b"notes\n");
+    assert_eq!(fs::read(work.join("sub/deep.txt")).unwrap(), b"deep\n");
+    assert!(!dir.path().join("out").exists(), "nothing was written");
 }
 
 /// Several compiles into one folder at once all succeed; a reader polling

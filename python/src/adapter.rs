@@ -531,7 +531,9 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
         let mut info = ErrorInfo::new(ErrorClass::Output, variant(&e), e.to_string());
         match &e {
             OutputError::InTheWay { entry, .. } => info.field = Some(entry.display().to_string()),
-            OutputError::Io { path, .. } => info.field = Some(path.display().to_string()),
+            OutputError::Io { path, .. } | OutputError::WorkFolderTaken { work: path, .. } => {
+                info.field = Some(path.display().to_string())
+            }
             OutputError::NotOurs { reason, .. } => info.help = Some(reason.to_string()),
             OutputError::NameTooLong { max, .. } => {
                 info.accepted = Some(format!("a folder name of at most {max} bytes"))

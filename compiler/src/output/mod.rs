@@ -31,9 +31,12 @@
 //! - **Debris is swept**: a compile killed while writing leaves its
 //!   `.OUT.ccc-tmp-PID` (or, after an interrupted two-rename switch,
 //!   `.OUT.ccc-old-PID`). The next compile into the same place removes those
-//!   whose process is gone, by the same rule (only files ccc writes, and
-//!   the links it made to a user's file: the same file at the same place in
-//!   `OUT`), and reports each in [`Written::swept`].
+//!   whose process is gone, by the same rule (only files ccc writes, each
+//!   holding what ccc writes there: an image that decodes as its region, a
+//!   manifest of ccc's schema; and the links it made to a user's file: the
+//!   same file at the same place in `OUT`), and reports each in [`Written::swept`]. One under this very
+//!   process's id (ids are reused) that still holds other files is left
+//!   whole, and the write refused ([`OutputError::WorkFolderTaken`]).
 
 mod entries;
 mod existing;
@@ -205,6 +208,21 @@ pub enum OutputError {
         /// The longest name ccc can write.
         max: usize,
     },
+    /// The work folder's name is taken by a folder ccc did not make: a dead
+    /// compile's of the same process id (ids are reused), still holding
+    /// files ccc does not write after the sweep removed its own.
+    #[error(
+        "cannot write {}: ccc works in {} beside it, and a folder of that name holds files ccc did not write \
+         (left where they are)",
+        out.display(),
+        work.display()
+    )]
+    WorkFolderTaken {
+        /// The folder.
+        out: PathBuf,
+        /// The work folder.
+        work: PathBuf,
+    },
     /// A file-system call failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
@@ -295,6 +313,14 @@ fn write_in<'a>(
         return Err(OutputError::NotOurs { out: place.out.clone(), reason: NotOurs::HoldsCurrentFolder });
     }
     let tmp = place.sibling(TMP_TAG, std::process::id());
+    // Made here, apart from filling it: only a folder this process made is
+    // removed on failure. One of the same name is a dead compile's (the
+    // sweep above kept it for the files it holds that ccc did not write):
+    // not ccc's to remove.
+    fs::create_dir(&tmp).map_err(|source| match source.kind() {
+        io::ErrorKind::AlreadyExists => OutputError::WorkFolderTaken { out: place.out.clone(), work: tmp.clone() },
+        _ => OutputError::Io { action: "create", path: tmp.clone(), source },
+    })?;
     let result = fill(&tmp, images, manifest, &mut written)
         .and_then(|()| match &existing {
             Existing::Ours(listing) => {

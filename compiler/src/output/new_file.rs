@@ -42,7 +42,13 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
         return Err(NewFileError::Create(io::Error::new(io::ErrorKind::AlreadyExists, format!("{what} is there"))));
     }
     let tmp = sibling(path);
-    let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(NewFileError::Create)?;
+    let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| {
+        // The work file's name is taken (a dead process's of the same id):
+        // say so, rather than that `path` is, which it is not.
+        let taken = e.kind() == io::ErrorKind::AlreadyExists;
+        let what = || format!("its work file {} is there (not ccc's to remove)", tmp.display());
+        NewFileError::Create(if taken { io::Error::new(io::ErrorKind::AlreadyExists, what()) } else { e })
+    })?;
     let written = file.write_all(bytes).and_then(|()| file.sync_all());
     drop(file);
     let placed = written.map_err(NewFileError::Write).and_then(|()| place(&tmp, path).map_err(NewFileError::Create));
@@ -136,5 +142,24 @@ mod tests {
             expected.insert(0, "dangling".to_owned());
         }
         assert_eq!(names(dir.path()), expected, "no work file left beside them");
+    }
+
+    /// A file holding the work file's name (a dead process's of the same
+    /// id) is left as it is, and the refusal names it, not `path`.
+    #[test]
+    fn a_work_file_name_taken_is_named_and_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plot.svg");
+        let work = dir.path().join(format!(".plot.svg.ccc-tmp-{}", std::process::id()));
+        fs::write(&work, b"someone's").unwrap();
+        match write_new(&path, b"<svg/>") {
+            Err(NewFileError::Create(e)) => {
+                assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+                assert!(e.to_string().contains(&format!("its work file {} is there", work.display())), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(fs::read(&work).unwrap(), b"someone's");
+        assert!(!path.exists());
     }
 }

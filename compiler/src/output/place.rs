@@ -203,7 +203,7 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
 }
 
 /// Removes from a stale work folder what ccc may remove: files of the names
-/// it writes where it writes them, and the links it made to a user's file
+/// it writes where it writes them, holding what it writes there, and the links it made to a user's file
 /// carried over (the same file is at the same place in `out`). Everything
 /// else is left and listed.
 fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mut Vec<PathBuf>) {
@@ -212,13 +212,40 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
         let path = root.join(&r);
         if meta.is_dir() {
             opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
-        } else if is_ccc_file(&r) || twins(&path, &meta, &out.join(&r)) {
+        } else if (is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta)) || twins(&path, &meta, &out.join(&r)) {
             if fs::remove_file(&path).is_ok() {
                 *bytes += meta.len();
             }
         } else {
             left.push(path);
         }
+    }
+}
+
+/// The most bytes an image or manifest in debris is read to be recognised:
+/// larger, it is not one ccc wrote (a CTRL SPAD is 4 KiB, a SLOT SPAD
+/// 32 KiB, a `neff_configs` block 3592 bytes; a manifest lists every file
+/// of a world, under a few hundred bytes each).
+const DEBRIS_READ_MAX: u64 = 1 << 30;
+
+/// Whether the file at `path`, of one of the names ccc writes, holds what
+/// ccc writes there: an image that decodes as its region, a manifest of
+/// ccc's schema. A name alone is not enough to remove a file; a file cut
+/// short by a killed compile does not decode, so it is left and named.
+fn holds_what_ccc_writes(path: &Path, meta: &fs::Metadata) -> bool {
+    use ccc_ir::wire::{ctrl_spad, neff_configs::NeffConfigs, slot_spad::SlotSpad};
+    if meta.len() > DEBRIS_READ_MAX {
+        return false;
+    }
+    let Ok(bytes) = fs::read(path) else { return false };
+    let [ctrl, slot, neff] = IMAGE_FILES;
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some(MANIFEST_FILE) => serde_json::from_slice::<crate::manifest::Manifest>(&bytes)
+            .is_ok_and(|m| m.manifest_schema == crate::manifest::MANIFEST_SCHEMA),
+        Some(n) if n == ctrl => ctrl_spad::decode(&bytes).is_ok(),
+        Some(n) if n == slot => SlotSpad::decode(&bytes).is_ok(),
+        Some(n) if n == neff => NeffConfigs::decode(&bytes).is_ok(),
+        _ => false,
     }
 }
 

@@ -8,14 +8,14 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Writes the images and the manifest (last) into a fresh `tmp`.
+/// Writes the images and the manifest (last) into `tmp`, a folder this
+/// process has just made.
 pub(super) fn fill<'a>(
     tmp: &Path,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
     written: &mut Written,
 ) -> Result<(), OutputError> {
-    fs::create_dir(tmp).map_err(io_error("create", tmp))?;
     // A TOP_SP's three images share a folder: it is made once, for the
     // first of them (the files come folder by folder).
     let mut made: PathBuf = tmp.to_path_buf();

@@ -399,6 +399,9 @@ fn output_failure(error: OutputError) -> Failure {
         OutputError::InTheWay { .. } => {
             "ccc never overwrites a file it did not write: move that file elsewhere, or choose another -o folder"
         }
+        OutputError::WorkFolderTaken { .. } => {
+            "nothing was written; move the files out of that folder (ccc removed its own from it), then compile again"
+        }
         OutputError::Io { .. } => "nothing was written; the folder is as it was",
     };
     Failure::input(miette::miette!(help = help, "{error}"))

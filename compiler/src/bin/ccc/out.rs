@@ -42,6 +42,9 @@ pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
         NewFileError::Create(e) => {
             let help = match e.kind() {
                 _ if path.is_dir() => "that is a folder: name a file in it, e.g. FOLDER/plot.svg",
+                ErrorKind::AlreadyExists if std::fs::symlink_metadata(path).is_err() => {
+                    "a file of that name beside it is in the way: move it away, or choose another name"
+                }
                 ErrorKind::AlreadyExists => "ccc never overwrites a file: choose another name, or move that file away",
                 ErrorKind::NotFound => {
                     "its folder does not exist: create it first, or name a file in an existing folder"
