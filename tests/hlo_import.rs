@@ -709,6 +709,31 @@ fn a_target_problem_is_named_once_in_the_target() {
     assert!(stderr.contains(&format!("{moe} is not a valid spec: 2 problems")) && stderr.contains(&at), "{stderr}");
 }
 
+/// `import` refuses a target value no collective could take, before
+/// importing anything: it would otherwise print RON that `check` refuses.
+/// Every such problem is said, under the target's name; `-o` writes nothing.
+#[test]
+fn import_refuses_a_target_value_no_collective_could_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("bad.ron");
+    let target = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), channels: 99, model: (hops_max: 0))";
+    std::fs::write(&t, target).unwrap();
+    let module = "tests/hlo/dp_train_step_8.compiled.hlo";
+    let written = dir.path().join("step.ron");
+    let out = ccc(&["import", module, "--target", t.to_str().unwrap(), "-o", written.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(stderr.contains(&format!("(the target of {module})")), "{stderr}");
+    assert!(stderr.contains("channels: 99 is out of range; accepted: 1..=32"), "{stderr}");
+    assert!(stderr.contains("model.hops_max: 0 is out of range"), "{stderr}");
+    assert!(!written.exists());
+    // The same target with its values in range imports.
+    std::fs::write(&t, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), channels: 2)").unwrap();
+    let out = ccc(&["import", module, "--target", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// A small module: one all-reduce over two groups of 4 of 8 devices.
 const SMALL: &str = "HloModule m, replica_count=1, num_partitions=8
 

@@ -37,6 +37,23 @@ pub fn import_hlo(text: &str, target: &TargetText<'_>, algorithm: Option<&str>) 
 }
 
 fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {
+    let target = parse_either(target)?;
+    target.validate().map_err(|errors| {
+        // Every problem in the message; the first one's field and what it
+        // would accept.
+        let message = errors.0.iter().map(|e| format!("target.{e}")).collect::<Vec<_>>().join("; ");
+        let mut info = ErrorInfo::new(ErrorClass::Parse, "Target", message);
+        if let Some(first) = errors.0.first() {
+            info.field = Some(format!("target.{}", first.field));
+            info.accepted = accepted_in(&first.problem.to_string());
+        }
+        info
+    })?;
+    Ok(target)
+}
+
+/// The target, parsed from its RON or its dict's JSON.
+fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
     match target {
         TargetText::Ron(text) => parse_target(text).map_err(|e| located(&e, "Target", "target")),
         TargetText::Json(json) => {

@@ -132,6 +132,20 @@ def test_a_bad_target_or_algorithm_raises_naming_it():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, {})
     assert caught.value.field == "target" and "target..:" not in str(caught.value)
+    # A value no collective could take is the target's too, found before
+    # anything is imported: every problem said, the first one's field.
+    for bad in [
+        "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), channels: 99, model: (hops_max: 0))",
+        {"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}, "channels": 99, "model": {"hops_max": 0}},
+    ]:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.import_hlo(text, bad)
+        assert (caught.value.kind, caught.value.field) == ("Target", "target.channels")
+        assert caught.value.accepted == "1..=32"
+        assert "target.model.hops_max: 0 is out of range" in str(caught.value)
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 3))")
+    assert (caught.value.kind, caught.value.field) == ("Target", "target.topology.local_rank_n")
 
 
 EXPLAINED = [ROOT / "examples" / "allreduce_hier.ron", ROOT / "examples" / "allreduce_ring.ron"]

@@ -76,6 +76,28 @@ impl Target {
         }
     }
 
+    /// Checks the values this target sets for every imported collective
+    /// (`topology`, `channels`, `barrier`, `send_credits`, `model`) by the
+    /// rules validation applies to a spec's
+    /// ([`validate_settings`](crate::validate::validate_settings)), so that
+    /// a value no collective could take is refused once, before anything is
+    /// imported, by its own field path.
+    ///
+    /// # Errors
+    ///
+    /// [`ValidationErrors`](crate::validate::ValidationErrors) listing
+    /// every problem found.
+    pub fn validate(&self) -> Result<(), crate::validate::ValidationErrors> {
+        let probe = ccc_ir::spec::Collective {
+            barrier: self.barrier,
+            send_credits: self.send_credits,
+            model: self.model,
+            ..ccc_ir::spec::Collective::new(OpType::AllReduce, ccc_ir::spec::DType::Bf16, 1, self.arch, self.topology)
+                .channels(self.channels.unwrap_or(DEFAULT_CHANNELS))
+        };
+        crate::validate::validate_settings(&probe)
+    }
+
     /// What a `devices` map must be, as refusals of one say it.
     pub const DEVICES_ACCEPTED: &'static str = "a map naming each device below topology.rank_n once, each rank once";
 

@@ -54,6 +54,26 @@ pub fn validate(program: &Program) -> Result<ValidProgram, ValidationErrors> {
     validate_with(program, &mut ProgramAuto::of(program))
 }
 
+/// Checks, of `c`, only the settings every collective of a program shares
+/// and an HLO target sets for all of them: `topology`, `channels`,
+/// `barrier`, `send_credits` and `model`, by the rules [`validate`]
+/// applies to each collective. The op, count, groups and algorithm are not
+/// looked at. Each problem is named by the setting's own path
+/// (`model.hops_max`), with no collective index: `ccc import` refuses a
+/// target whose values no collective could take before importing anything.
+///
+/// # Errors
+///
+/// [`ValidationErrors`] listing every problem found (at least one).
+pub fn validate_settings(c: &Collective) -> Result<(), ValidationErrors> {
+    let mut cx = Checker::new(0);
+    cx.settings(c, Own { topology: true, barrier: true, send_credits: true });
+    if cx.errors.is_empty() {
+        return Ok(());
+    }
+    Err(ValidationErrors(cx.errors.into_iter().map(|e| ValidationError { collective: None, ..e }).collect()))
+}
+
 /// [`validate`], keeping what `Auto` finds in `cache` for the programs
 /// validated after it, and taking what earlier ones kept there.
 ///
@@ -671,7 +691,7 @@ impl Checker {
         let shape = shape_of(c.topology);
         let rank_n = (1..=MAX_RANK_N).contains(&c.topology.rank_n).then_some(c.topology.rank_n);
 
-        let channels = self.range("channels", c.channels, &CHANNELS).then(|| u8::try_from(c.channels).ok()).flatten();
+        let channels = self.channels(c);
         self.count(c);
         self.reduce(c);
 
@@ -695,15 +715,7 @@ impl Checker {
             _ => self.algorithm(c.op, &c.algorithm, structure),
         };
         self.model(c);
-
-        if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)
-            && rank_n > crate::placement::DEVICE_BARRIER_MAX_RANK_N
-        {
-            self.push("barrier", Problem::DeviceBarrierTooLarge { rank_n });
-        }
-        if let (true, Some(credits)) = (own.send_credits, c.send_credits) {
-            self.range("send_credits", credits, &SEND_CREDITS);
-        }
+        self.barrier_and_credits(c, own);
 
         if self.errors.len() != before {
             return None;
@@ -755,6 +767,36 @@ impl Checker {
         }
         autos.spend(&valid, machine);
         Some(valid)
+    }
+
+    /// The settings a program's collectives share, in the order
+    /// [`Checker::collective`] reports them ([`validate_settings`]).
+    fn settings(&mut self, c: &Collective, own: Own) {
+        if own.topology {
+            self.topology(c.topology);
+        }
+        self.channels(c);
+        self.model(c);
+        self.barrier_and_credits(c, own);
+    }
+
+    /// `channels` in range, as the one byte a plan holds.
+    fn channels(&mut self, c: &Collective) -> Option<u8> {
+        self.range("channels", c.channels, &CHANNELS).then(|| u8::try_from(c.channels).ok()).flatten()
+    }
+
+    /// A device barrier within its world size, and `send_credits` in range,
+    /// where `own` says this collective is the one to check them.
+    fn barrier_and_credits(&mut self, c: &Collective, own: Own) {
+        let rank_n = (1..=MAX_RANK_N).contains(&c.topology.rank_n).then_some(c.topology.rank_n);
+        if let (true, Barrier::Device, Some(rank_n)) = (own.barrier, c.barrier.unwrap_or_default(), rank_n)
+            && rank_n > crate::placement::DEVICE_BARRIER_MAX_RANK_N
+        {
+            self.push("barrier", Problem::DeviceBarrierTooLarge { rank_n });
+        }
+        if let (true, Some(credits)) = (own.send_credits, c.send_credits) {
+            self.range("send_credits", credits, &SEND_CREDITS);
+        }
     }
 
     /// [`Checker::algorithm`] for whole `Auto` in a program of several:

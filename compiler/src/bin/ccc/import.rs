@@ -5,7 +5,7 @@
 
 use crate::Failure;
 use crate::args::ImportArgs;
-use crate::load::{HLO_CAP, import_file, read_text};
+use crate::load::{HLO_CAP, TargetValues, import_file, read_text};
 use ccc_compiler::hlo::emit;
 use ccc_compiler::parse::strip_bom;
 use std::process::ExitCode;
@@ -21,7 +21,7 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
             args.module.display()
         )));
     }
-    let imported = import_file(&args.module, src, &args.hlo)?;
+    let imported = import_file(&args.module, src, &args.hlo, TargetValues::Checked)?;
     let ron = emit::to_ron(&imported, &args.module.display().to_string())
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
     match &args.out {
@@ -50,7 +50,7 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
         if !ccc_compiler::hlo::looks_like_hlo(src) {
             return Ok(None);
         }
-        modules.push((path, import_file(path, src, &args.hlo)?));
+        modules.push((path, import_file(path, src, &args.hlo, TargetValues::Validated)?));
     }
     let Some(((first_path, first), rest)) = modules.split_first() else { return Ok(None) };
     let mut out = String::new();

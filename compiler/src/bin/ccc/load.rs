@@ -63,7 +63,7 @@ pub fn load_spec_text(
     // snippet's columns are the parser's.
     let src = strip_bom(text);
     if ccc_compiler::hlo::looks_like_hlo(src) {
-        let imported = import_file(path, src, hlo)?;
+        let imported = import_file(path, src, hlo, TargetValues::Validated)?;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
         let report = |e| Failure::input(hlo_validation_report(&name, hlo, &imported.sources, e));
         let valid = validate_cached(&parsed.program, cache).map_err(report)?;
@@ -226,15 +226,29 @@ fn mib(bytes: u64) -> String {
     if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
 }
 
+/// Whether [`import_file`] checks the values the target sets before
+/// importing: `import`, whose RON no later pass checks, does; the verbs
+/// that validate the imported program report a target's problems with the
+/// collectives' own, all at once (`hlo_validation_report`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TargetValues {
+    /// Refuse a value no collective could take, before importing.
+    Checked,
+    /// Leave them to validation.
+    Validated,
+}
+
 /// Imports the HLO module at `path` (whose text is `src`) for the target and
 /// algorithm of `hlo`.
 ///
 /// # Errors
 ///
 /// A bad-input [`Failure`] (exit 2): no `--target`, a target or
-/// `--algorithm` that is not RON of its schema, or an HLO error (a snippet
-/// of the module at its line and column).
-pub fn import_file(path: &Path, src: &str, hlo: &HloArgs) -> Result<Imported, Failure> {
+/// `--algorithm` that is not RON of its schema, a target value no
+/// collective could take when `checked` says to look (under the target's
+/// name, by its field path), or an HLO error (a snippet of the module at
+/// its line and column).
+pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues) -> Result<Imported, Failure> {
     let name = path.display().to_string();
     let Some(target_path) = &hlo.target else {
         return Err(Failure::input(miette::miette!(
@@ -243,6 +257,14 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs) -> Result<Imported, Fa
         )));
     };
     let target = read_target(target_path)?;
+    if checked == TargetValues::Checked {
+        // A value no collective could take is the target's, said once,
+        // before anything is imported.
+        target.validate().map_err(|e| {
+            let title = format!("{} (the target of {name})", target_path.display());
+            Failure::input(validation_report(&title, SpecForm::Collective, &e))
+        })?;
+    }
     let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
     import_module(src, &target, algorithm.as_ref()).map_err(|e| {
         let range = e.byte_range(src);

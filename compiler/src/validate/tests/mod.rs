@@ -387,6 +387,52 @@ fn barrier_and_credits() {
     assert_eq!(p.send_credits(), 511);
 }
 
+/// `validate_settings` reports the shared settings' problems as
+/// `validate` does, in its order, with no collective index, and does not
+/// look at the op, count, reduce, root or algorithm.
+#[test]
+fn settings_alone_are_checked_as_validation_checks_them() {
+    let bad = with(|c| {
+        c.channels = 0;
+        c.count = 0;
+        c.reduce = None;
+        c.root = Some(1);
+        c.topology.pod_n = 3;
+        c.algorithm = Algorithm::Auto;
+        c.model = Some(ccc_ir::model::ModelOverrides { dma_mbps: Some(0), ..Default::default() });
+        c.send_credits = Some(600);
+        c.barrier = Some(Barrier::Device);
+        c.topology = Topology { rank_n: 1024, local_rank_n: 16, pod_n: 3 };
+    });
+    let e = validate_settings(&bad).unwrap_err();
+    let got: Vec<_> = e.0.iter().map(|e| (e.collective, e.field.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (None, "topology.pod_n"),
+            (None, "channels"),
+            (None, "model.dma_mbps"),
+            (None, "barrier"),
+            (None, "send_credits")
+        ]
+    );
+    let settings_of_validate: Vec<_> = errs(bad)
+        .into_iter()
+        .map(|(f, _)| f)
+        .filter(|f| ["topology", "channels", "model", "barrier", "send_credits"].iter().any(|s| f.starts_with(s)))
+        .collect();
+    assert_eq!(settings_of_validate, got.iter().map(|(_, f)| f.to_string()).collect::<Vec<_>>());
+    // Count 0, no reduce, a root: not its business.
+    assert!(
+        validate_settings(&with(|c| {
+            c.count = 0;
+            c.reduce = None;
+            c.root = Some(1);
+        }))
+        .is_ok()
+    );
+}
+
 #[test]
 fn collects_every_problem() {
     let e = errs(with(|c| {
