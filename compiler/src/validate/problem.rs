@@ -500,7 +500,7 @@ pub enum Problem {
     },
     /// A flat algorithm (or Hier) that does not serve the op.
     #[error(
-        "{} does not serve {op}{}; accepted: {}",
+        "{} does not serve {op}{}; accepted: {}, or Auto (the cost model chooses among them)",
         alg_name(*alg), gate_note(*gate), algorithms_list(choices)
     )]
     AlgorithmDoesNotServe {

@@ -27,7 +27,8 @@ pub enum Command {
     Sign(SpecArg),
     /// Decode an emitted image (ctrl_spad, slot_spad or neff_configs).
     Decode(DecodeArgs),
-    /// Compare the signatures of specs or manifests and explain differences.
+    /// Compare the signatures of specs, manifests, compile output folders or
+    /// HLO modules (with --target) and explain differences.
     Diagnose(DiagnoseArgs),
     /// Everything compile does short of writing, then print the proof summary.
     Verify(VerifyArgs),
