@@ -198,6 +198,49 @@ fn a_different_build_of_the_same_version() {
 
 /// A spec beside a manifest: the report calls them inputs, not specs or
 /// manifests (issue 10, item 10).
+/// Manifests list each image's MD5, so two output folders whose images
+/// are byte-identical are said to be, as two specs are (`same_images`);
+/// a manifest that lists sizes only (an earlier ccc build's) claims
+/// nothing; one of fewer ranks than the other side's images neither.
+#[test]
+fn manifests_tell_identical_images_by_their_md5s() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = format!("{ROOT}/examples/allreduce_ring.ron");
+    let max = dir.path().join("ring_max.ron");
+    std::fs::write(&max, std::fs::read_to_string(&ring).unwrap().replace("reduce: Add", "reduce: Max")).unwrap();
+    for (spec, out) in [(ring.as_str(), "add"), (max.to_str().unwrap(), "max")] {
+        let run = ccc_in(dir.path(), &["compile", spec, "-o", out, "-q"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let same = |args: &[&str]| {
+        let run = ccc_in(dir.path(), args);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        report["differences"][0]["same_images"].as_bool().unwrap()
+    };
+    assert!(same(&["diagnose", "add", "max", "--json"]));
+    assert!(same(&["diagnose", "add/manifest.json", max.to_str().unwrap(), "--json"]));
+    let prose = ccc_in(dir.path(), &["diagnose", "add", "max"]);
+    assert!(prose.stdout.contains("the images are identical; the ranks differ in reduce"), "{}", prose.stdout);
+
+    // Sizes only: unknown, so not claimed.
+    let text = std::fs::read_to_string(dir.path().join("add/manifest.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for rank in json["ranks"].as_array_mut().unwrap() {
+        for tp in rank["topsps"].as_array_mut().unwrap() {
+            for key in ["ctrl_spad_md5", "slot_spad_md5", "neff_configs_md5"] {
+                tp.as_object_mut().unwrap().remove(key);
+            }
+        }
+    }
+    std::fs::write(dir.path().join("sizes_only.json"), json.to_string()).unwrap();
+    assert!(!same(&["diagnose", "sizes_only.json", "max", "--json"]));
+    // Rank 0 alone against every rank: not shown to be the same.
+    let run = ccc_in(dir.path(), &["compile", max.to_str().unwrap(), "-o", "max0", "--rank", "0", "-q"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!same(&["diagnose", "add", "max0", "--json"]));
+}
+
 #[test]
 fn a_spec_against_a_manifest() {
     let dir = tempfile::tempdir().unwrap();

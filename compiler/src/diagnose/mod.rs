@@ -212,22 +212,70 @@ pub fn diagnose(inputs: &[Input]) -> Report {
     }
 }
 
-/// The digest [`Input::images`] holds: MD5 (hex) over every rank's images
-/// in rank order, each TOP_SP's `ctrl_spad`, `slot_spad` and `neff_configs`
-/// in order, each image preceded by its length (little-endian `u64`) so
-/// that no two lists of images hash alike by concatenation.
+/// The digest [`Input::images`] holds: MD5 (hex) over every rank in rank
+/// order (its number, little-endian `u32`), each of its TOP_SPs (its
+/// number, a byte) and each TOP_SP's `ctrl_spad`, `slot_spad` and
+/// `neff_configs` in order, each image as its length (little-endian
+/// `u64`) and its own MD5 (16 bytes). An image enters by its MD5 so that a
+/// manifest, which lists each file's size and MD5, gives the digest its
+/// compile's images give ([`manifest_images_digest`]).
 pub fn images_digest(images: &[RankImages]) -> String {
-    let mut md5 = Md5::new();
+    let mut digest = ImagesDigest::default();
     for rank in images {
-        md5.update(rank.rank.0.to_le_bytes());
+        digest.rank(rank.rank.0);
         for tp in &rank.topsps {
+            digest.topsp(tp.topsp.0);
             for image in [&tp.ctrl_spad[..], &tp.slot_spad[..], &tp.neff_configs[..]] {
-                md5.update((image.len() as u64).to_le_bytes());
-                md5.update(image);
+                digest.image(image.len() as u64, Md5::digest(image).into());
             }
         }
     }
-    hex::encode(md5.finalize())
+    digest.finish()
+}
+
+/// [`images_digest`] of the images a manifest lists, from their sizes and
+/// MD5s; `None` when it lists no rank or a file without its MD5 (a manifest
+/// of an earlier ccc build) or with one that is not 32 hex digits.
+pub fn manifest_images_digest(ranks: &[crate::manifest::ManifestRank]) -> Option<String> {
+    if ranks.is_empty() {
+        return None;
+    }
+    let md5 =
+        |hex_digits: &Option<String>| -> Option<[u8; 16]> { hex::decode(hex_digits.as_deref()?).ok()?.try_into().ok() };
+    let mut digest = ImagesDigest::default();
+    for rank in ranks {
+        digest.rank(rank.rank);
+        for tp in &rank.topsps {
+            digest.topsp(tp.topsp);
+            digest.image(tp.ctrl_spad_bytes, md5(&tp.ctrl_spad_md5)?);
+            digest.image(tp.slot_spad_bytes, md5(&tp.slot_spad_md5)?);
+            digest.image(tp.neff_configs_bytes, md5(&tp.neff_configs_md5)?);
+        }
+    }
+    Some(digest.finish())
+}
+
+/// The hash behind [`images_digest`], fed in its order.
+#[derive(Default)]
+struct ImagesDigest(Md5);
+
+impl ImagesDigest {
+    fn rank(&mut self, rank: u32) {
+        self.0.update(rank.to_le_bytes());
+    }
+
+    fn topsp(&mut self, topsp: u8) {
+        self.0.update([topsp]);
+    }
+
+    fn image(&mut self, len: u64, md5: [u8; 16]) {
+        self.0.update(len.to_le_bytes());
+        self.0.update(md5);
+    }
+
+    fn finish(self) -> String {
+        hex::encode(self.0.finalize())
+    }
 }
 
 /// Do all members of both groups carry one known image digest?
