@@ -214,6 +214,41 @@ fn ties_go_to_the_first_legal_choice() {
     assert!(ring < scr);
 }
 
+/// An op of a peer map relays nothing, so its latency bound is one step:
+/// no choice for it, mesh or ring, within a node or across nodes, is
+/// predicted under its bound. (The bound once took `⌈log2 p⌉` steps, and a
+/// two-rank swap among 8 came out at 0.94 of it.)
+#[test]
+fn peer_map_ops_never_beat_the_bound() {
+    for op in [OpType::Permute, OpType::PermuteReduce, OpType::PermuteImplicit, OpType::Send, OpType::Recv] {
+        for (rank_n, local) in [(8, 8), (32, 16), (64, 32)] {
+            let swap = Some(vec![(0, 1), (1, 0)]);
+            let across = Some(vec![(0, rank_n - 1), (rank_n - 1, 0)]);
+            let shifted = None;
+            for peers in [swap, across, shifted] {
+                let mut c = auto(op, 1, Arch::Cayman, rank_n, local);
+                match peers {
+                    Some(pairs) => c.peers = Some(pairs),
+                    None => c.peer = Some(1),
+                }
+                for bytes in [8u64, 1 << 12, 1 << 20] {
+                    let c = sized(&c, bytes);
+                    for alt in &every_alternative(&c) {
+                        let predicted = alt.predicted_ns.unwrap();
+                        assert!(
+                            predicted >= alt.bound_ns,
+                            "{op:?} {:?} on {rank_n} ranks at {bytes} B: {} predicted {predicted} under its bound {}",
+                            c.peers,
+                            display(&alt.algorithm),
+                            alt.bound_ns
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn single_port_schedules_never_beat_the_bound() {
     let single_port = |a: &ResolvedAlgorithm| match a {

@@ -7,7 +7,9 @@
 //!
 //! - latency: `⌈log2 N⌉·α_inter + (⌈log2 p⌉ − ⌈log2 N⌉)·α_intra`, under
 //!   the single-port assumption (one message in and out per member per
-//!   step); a direct (mesh) pattern breaks it and can come under it;
+//!   step); a direct (mesh) pattern breaks it and can come under it. An
+//!   op of a peer map (send, receive, the permutes) relays nothing: one
+//!   step, `α_intra`;
 //! - bandwidth: `(p−1)/p·n / B` for all-gather, reduce-scatter, all-to-all,
 //!   broadcast and reduce, `2(p−1)/p·n / B` for all-reduce, with `B` the
 //!   most one rank can inject when every rank injects its share (both
@@ -82,7 +84,13 @@ pub fn bound(input: BoundInput, params: &ModelParams, launch: bool) -> Bound {
     // A step across nodes pays at least an intra-node step's α
     // (`Hop::alpha_ns`).
     let alpha_inter = if nodes > 1 { Hop::Inter.alpha_ns(params) } else { 0.0 };
-    let latency_ns = f64::from(ln) * alpha_inter + f64::from(lp - ln.min(lp)) * params.alpha_intra_ns;
+    let latency_ns = if op.takes_peers() {
+        // A peer map's messages can all go in one step: no member needs
+        // anything relayed. At least one step, over the narrowest hop.
+        params.alpha_intra_ns
+    } else {
+        f64::from(ln) * alpha_inter + f64::from(lp - ln.min(lp)) * params.alpha_intra_ns
+    };
     let dma = params.dma * f64::from(channels.min(topsp_n).max(1));
     // Every member must inject its share; the members of a node share its
     // network.
