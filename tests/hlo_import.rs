@@ -734,6 +734,32 @@ fn import_refuses_a_target_value_no_collective_could_take() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// With `--target`, an input that is not a whole module is said to be what
+/// it is: empty, an HLO module cut short (refused as HLO, at the place it
+/// stops), or not HLO at all; never "a RON spec" for an empty or cut file.
+#[test]
+fn an_empty_or_cut_module_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = target_path(8);
+    let full = std::fs::read_to_string("tests/hlo/dp_train_step_8.compiled.hlo").unwrap();
+    for (name, text, says) in [
+        ("empty.hlo", String::new(), "empty.hlo is empty, not an XLA HLO module"),
+        ("blank.hlo", " \n\n".to_owned(), "blank.hlo is empty, not an XLA HLO module"),
+        ("word.hlo", "HloModule \n".to_owned(), "expected the module's name after `HloModule`"),
+        ("cut.hlo", full[..10].to_owned(), "expected the module's name after `HloModule`"),
+        ("spec.hlo", "Collective(op: AllReduce)".to_owned(), "is not an XLA HLO module"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = ccc(&["check", path.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(says), "{name}: {stderr}");
+        assert!(!flat.contains("is a RON spec"), "{name}: {stderr}");
+    }
+}
+
 /// A small module: one all-reduce over two groups of 4 of 8 devices.
 const SMALL: &str = "HloModule m, replica_count=1, num_partitions=8
 

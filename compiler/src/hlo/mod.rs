@@ -68,7 +68,9 @@ pub const MODULE_MAX_BYTES: u64 = 256 << 20;
 pub fn looks_like_hlo(src: &str) -> bool {
     let src = crate::parse::strip_bom(src);
     let first = src.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("//"));
-    first.is_some_and(|l| l.starts_with("HloModule "))
+    // `HloModule` alone (a module cut short after its first word) is one
+    // too, so that it is refused as HLO, where it is said what is missing.
+    first.is_some_and(|l| l == "HloModule" || l.starts_with("HloModule "))
         || src.lines().any(|l| l.trim_start().starts_with("ENTRY ") && l.trim_end().ends_with('{'))
 }
 

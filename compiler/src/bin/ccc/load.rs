@@ -70,9 +70,17 @@ pub fn load_spec_text(
         return Ok((parsed, valid));
     }
     if hlo.target.is_some() || hlo.algorithm.is_some() {
+        let what = if src.trim().is_empty() {
+            "is empty, not an XLA HLO module"
+        } else if src.trim_start().starts_with("HloModule") {
+            "is not an XLA HLO module: its first line is not `HloModule NAME`"
+        } else {
+            "is not an XLA HLO module (its first line is not `HloModule NAME`): a RON spec?"
+        };
         return Err(Failure::input(miette::miette!(
-            help = "--target and --algorithm are for an XLA HLO module; a spec names its own machine and algorithms",
-            "{name} is a RON spec, not an HLO module"
+            help = "--target and --algorithm are for an XLA HLO module (`as_text()`, `--xla_dump_to`); a RON spec \
+                    names its own machine and algorithms: drop them for a spec",
+            "{name} {what}"
         )));
     }
     if text.len() as u64 > SPEC_CAP {
