@@ -19,9 +19,12 @@ fn ok(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
+/// Exit 2; the report's words, one space apart (the report is wrapped to
+/// a width, inside a frame).
 fn refused(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(2), "stdout: {}", String::from_utf8_lossy(&out.stdout));
-    String::from_utf8(out.stderr.clone()).unwrap()
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ")
 }
 
 fn s(p: &Path) -> &str {
@@ -89,6 +92,9 @@ fn an_unproven_or_edited_certificate_is_refused() {
     std::fs::write(&path, edited).unwrap();
     let stderr = refused(&ccc(&["compile", SPEC, "-o", s(&dir.path().join("y")), "--proven-by", s(&path)]));
     assert!(stderr.contains("it was edited"), "{stderr}");
+    // The file at fault is named, and what to use instead.
+    assert!(stderr.contains(&format!("{} does not certify", path.display())), "{stderr}");
+    assert!(stderr.contains("help: the manifest is not as ccc wrote it"), "{stderr}");
 }
 
 /// A proof section copied from another schedule's manifest onto an

@@ -31,7 +31,10 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
         ..Options::default()
     };
     let (bar, options) = Bar::attach(args.quiet, options);
-    let compiled = compile(&valid, &options).map_err(|e| compile_failure(&args.spec, e))?;
+    let compiled = compile(&valid, &options).map_err(|e| match (e, &args.proven_by) {
+        (CompileError::Certificate(e), Some(manifest)) => certificate_failure(&args.spec, manifest, &e),
+        (e, _) => compile_failure(&args.spec, e),
+    })?;
     drop(bar);
     wall.lap_compile();
     let written = output::write(&args.out, &compiled).map_err(output_failure)?;
@@ -191,16 +194,30 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
             help = "prove a smaller world; or compile the ranks you need (--rank) with --no-verify, or with --proven-by MANIFEST of an earlier verified compile",
             "{name}: {e}"
         )),
-        CompileError::Certificate(e @ CertificateError::NotProven) => Failure::input(miette::miette!(
-            help = "its compile ran with --no-verify; a compile without it writes a manifest that certifies",
-            "{name}: {e}"
-        )),
-        CompileError::Certificate(e @ CertificateError::OtherSchedule { .. }) => Failure::input(miette::miette!(
-            help = "run ccc diagnose on the spec and the manifest to see why the two differ",
-            "{name}: {e}"
-        )),
         other => Failure::input(miette::miette!("{name}: {other}")),
     }
+}
+
+/// A `--proven-by MANIFEST` that does not certify `spec`'s schedule: named
+/// by the manifest's path, the file at fault, with the way forward.
+fn certificate_failure(spec: &Path, manifest: &Path, error: &CertificateError) -> Failure {
+    let help = match error {
+        CertificateError::NotProven => {
+            "its compile ran with --no-verify; a compile without it writes a manifest that certifies".to_owned()
+        }
+        CertificateError::OtherSchedule { .. } => {
+            format!("run `ccc diagnose {} {}` to see why the two differ", spec.display(), manifest.display())
+        }
+        CertificateError::Schema { .. } | CertificateError::FormatVersion { .. } => {
+            "a certificate is the manifest of a verified compile by this ccc: compile once without --proven-by \
+             to make one"
+                .to_owned()
+        }
+        CertificateError::Corrupt { .. } | CertificateError::ProofMismatch { .. } => {
+            "the manifest is not as ccc wrote it: use the manifest of a verified compile, unedited".to_owned()
+        }
+    };
+    Failure::input(miette::miette!(help = help, "{} does not certify {}: {error}", manifest.display(), spec.display()))
 }
 
 /// A way out of the memory budget, in the CLI's flags.
