@@ -38,7 +38,11 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
     let rank_n = schedule.shape.rank_n;
     if let Some(bad) = args.ranks.iter().find(|&&r| r >= rank_n) {
         let world = count(rank_n, "rank");
-        return Err(Failure::input(miette::miette!("--rank {bad}: the world has {world} (0..{rank_n})")));
+        let accepted = if rank_n == 1 { "rank 0".to_owned() } else { format!("ranks 0 to {}", rank_n - 1) };
+        return Err(Failure::input(miette::miette!(
+            help = format!("accepted: {accepted}"),
+            "--rank {bad}: no such rank: the world has {world}"
+        )));
     }
     let mut ranks: Vec<Rank> = if args.ranks.is_empty() {
         (0..rank_n).map(Rank).collect()

@@ -39,7 +39,9 @@ pub const HLO_CAP: u64 = ccc_compiler::hlo::MODULE_MAX_BYTES;
 /// snippet with the token marked), or breaks a rule (every problem, by field
 /// path).
 pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
-    let text = read_text(path, spec_cap(path, hlo), "spec")?;
+    let cap = spec_cap(path, hlo);
+    let what = if cap == HLO_CAP { "HLO module" } else { "spec" };
+    let text = read_text(path, cap, what)?;
     load_spec_text(path, &text, hlo, &mut AutoCache::new())
 }
 
@@ -192,10 +194,17 @@ fn too_large(path: &Path, size: Option<u64>, cap: u64, what: &str) -> Failure {
     let size = size.map_or_else(String::new, |len| format!("{len} bytes, "));
     Failure::input(miette::miette!(
         code = "ccc::too_large",
-        help = format!("ccc reads a {what} of at most {cap} bytes ({}); is this the right file?", mib(cap)),
-        "{} is too large for a {what}: {size}more than {cap} bytes",
-        path.display()
+        help = format!("ccc reads {} of at most {cap} bytes ({}); is this the right file?", a(what), mib(cap)),
+        "{} is too large for {}: {size}more than {cap} bytes",
+        path.display(),
+        a(what)
     ))
+}
+
+/// `what` after its article: "a spec", "an HLO module".
+fn a(what: &str) -> String {
+    let an = what.starts_with(|c: char| "aeiouAEIOU".contains(c)) || what.starts_with("HLO");
+    format!("{} {what}", if an { "an" } else { "a" })
 }
 
 /// [`read_bounded`], then the bytes as UTF-8 text.
@@ -219,7 +228,7 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
         let column = strip_bom(prefix.get(line_start..).unwrap_or("")).chars().count() + 1;
         Failure::input(miette::miette!(
             code = "ccc::not_utf8",
-            help = format!("a {what} is UTF-8 text; re-save the file as UTF-8"),
+            help = format!("{} is UTF-8 text; re-save the file as UTF-8", a(what)),
             "{} is not UTF-8: {} {} at offset {at} (line {line}, column {column}) {} not valid UTF-8",
             path.display(),
             if bad.len() == 1 { "byte" } else { "bytes" },
