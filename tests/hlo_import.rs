@@ -565,6 +565,22 @@ fn diagnose_names_the_differing_instruction() {
     assert!(stdout.contains("the ranks lowered different programs"), "{stdout}");
     let same = ccc(&["diagnose", a, a, "--target", t.to_str().unwrap()]);
     assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stdout));
+
+    // With more inputs, the modules that agree are the reference: the odd
+    // one is named, even when it comes first, and each other group once.
+    let c = dir.path().join("rank2.hlo");
+    std::fs::copy(&b, &c).unwrap();
+    let (b, c) = (b.to_str().unwrap(), c.to_str().unwrap());
+    let out = ccc(&["diagnose", a, b, c, "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with(&format!("2 of 3 modules agree: {b}, {c}\n")), "{stdout}");
+    assert!(stdout.contains(&format!("{b} and {a} differ in their HLO collectives:")), "{stdout}");
+    assert_eq!(stdout.matches("differ in their HLO collectives").count(), 1, "{stdout}");
+    let out = ccc(&["diagnose", b, a, a, c, a, "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with(&format!("3 of 5 modules agree: {a}, {a}, {a}\n")), "{stdout}");
+    assert!(stdout.contains(&format!("{a} and {b} (as do {c}) differ in their HLO collectives:")), "{stdout}");
 }
 
 #[test]

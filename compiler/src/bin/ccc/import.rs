@@ -32,8 +32,9 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
 }
 
 /// `ccc diagnose` on HLO modules (every input one, `--target` given, prose
-/// output): compares each module's collectives with the first's and names
-/// the instructions that differ. `None` when the inputs are not all HLO, or
+/// output): groups the modules whose collectives agree, compares each other
+/// group with the largest (the earliest of equal ones) and names the
+/// instructions that differ. `None` when the inputs are not all HLO, or
 /// their collectives agree (the signature comparison then runs as for specs).
 ///
 /// # Errors
@@ -52,14 +53,44 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
         }
         modules.push((path, import_file(path, src, &args.hlo, TargetValues::Validated)?));
     }
-    let Some(((first_path, first), rest)) = modules.split_first() else { return Ok(None) };
-    let mut out = String::new();
-    for (path, module) in rest {
-        let differences = ccc_compiler::hlo::compare::compare(first, module);
-        if differences.is_empty() {
-            continue;
+    // Modules whose collectives agree form a group; the largest (the
+    // earliest of equal ones) is the reference the others are told apart
+    // from, so that one odd rank among many is the one named.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, (_, module)) in modules.iter().enumerate() {
+        let same = |g: &Vec<usize>| ccc_compiler::hlo::compare::compare(&modules[g[0]].1, module).is_empty();
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
         }
-        out.push_str(&format!("{} and {} differ in their HLO collectives:\n", first_path.display(), path.display()));
+    }
+    let Some(majority) = groups.iter().fold(None::<&Vec<usize>>, |best, g| match best {
+        Some(b) if b.len() >= g.len() => Some(b),
+        _ => Some(g),
+    }) else {
+        return Ok(None);
+    };
+    let (reference_path, reference) = &modules[majority[0]];
+    let mut out = String::new();
+    if modules.len() > 2 && groups.len() > 1 {
+        let names = |g: &Vec<usize>| g.iter().map(|&i| modules[i].0.display().to_string()).collect::<Vec<_>>();
+        out.push_str(&format!(
+            "{} of {} modules agree: {}\n",
+            majority.len(),
+            modules.len(),
+            names(majority).join(", ")
+        ));
+    }
+    for group in groups.iter().filter(|g| !std::ptr::eq(*g, majority)) {
+        let (path, module) = &modules[group[0]];
+        let differences = ccc_compiler::hlo::compare::compare(reference, module);
+        let also = group[1..].iter().map(|&i| modules[i].0.display().to_string()).collect::<Vec<_>>();
+        let with = if also.is_empty() { String::new() } else { format!(" (as do {})", also.join(", ")) };
+        out.push_str(&format!(
+            "{} and {}{with} differ in their HLO collectives:\n",
+            reference_path.display(),
+            path.display()
+        ));
         for d in &differences {
             out.push_str(&format!("  {d}\n"));
         }
