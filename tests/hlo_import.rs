@@ -839,7 +839,7 @@ fn element_counts_past_u64_are_refused() {
 
 /// Text XLA would not load as one module is refused where it goes wrong,
 /// not imported in part: two modules, two ENTRY computations, two
-/// computations of one name, a header attribute given twice.
+/// computations of one name, a header or instruction attribute given twice.
 #[test]
 fn one_module_per_text() {
     let refused = |src: &str, words: &str| {
@@ -852,6 +852,13 @@ fn one_module_per_text() {
     let add = SMALL.split("\n\n").nth(1).unwrap();
     refused(&format!("{SMALL}\n{add}\n"), "a second computation named `add`");
     refused(&SMALL.replace("replica_count=1,", "replica_count=8, replica_count=1,"), "gives `replica_count` twice");
+    // An instruction's attribute twice, as XLA's parser refuses it: which
+    // of the two would hold is not said.
+    let groups = "replica_groups={{0,1,2,3},{4,5,6,7}}";
+    refused(
+        &SMALL.replace(groups, &format!("{groups}, replica_groups={{{{0,1,2,3,4,5,6,7}}}}")),
+        "`ar` gives `replica_groups` twice",
+    );
     assert!(import_module(SMALL, &target(8), None).is_ok());
 }
 
@@ -921,6 +928,9 @@ fn ill_typed_collectives_are_refused() {
     // ignored by an all-gather.
     refused(&gather("4000"), "an all-gather over 4 has 4 times its operand's elements");
     assert!(import_module(&with(&gather("4096")), &target(8), None).is_ok());
+    // A dimension the shape does not have is said to be one.
+    let past = gather("4096").replace("dimensions={0}", "dimensions={5}");
+    refused(&past, "dimensions={5} names dimension 5, but f32[4096] has 1 dimension");
     let scatter =
         |result: &str| format!("ROOT %rs = f32[{result}]{{0}} reduce-scatter(f32[1024]{{0}} %p), dimensions={{0}}");
     refused(&scatter("100"), "a reduce-scatter over 4 has 1/4 of its operand's elements");

@@ -177,7 +177,12 @@ fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
     let mut sizes = Vec::new();
     for axis in body.get(..close).unwrap_or("").split(',') {
         let (name, size) = axis.split_once('=').ok_or_else(fail)?;
-        names.push(unquote(name));
+        let name = unquote(name);
+        // Each axis once: a second of one name could not be told apart.
+        if names.contains(&name) {
+            return Err(fail());
+        }
+        names.push(name);
         // An axis has at least one device (XLA's rule).
         sizes.push(size.trim().parse::<u64>().ok().filter(|&s| s > 0).ok_or_else(fail)?);
     }
@@ -336,6 +341,8 @@ mod tests {
         assert_eq!(groups("mesh['x'=2,'y'=4] {'y'}"), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
         assert_eq!(groups("mesh['x'=2,'y'=4] {'x'}"), vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
         assert_eq!(groups("mesh['x'=2,'y'=4] {'y','x'}"), vec![vec![0, 4, 1, 5, 2, 6, 3, 7]]);
+        // An axis named twice is refused, not read as two.
+        assert!(mesh_axes("mesh['x'=2,'x'=4] {'x'}", 0).is_err());
         assert_eq!(
             groups("mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}"),
             vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]

@@ -647,6 +647,23 @@ fn counts(
         if split {
             match &dimension {
                 Some((_, Ok(d))) if dims.get(*d).is_some_and(|&size| size % n == 0) => {}
+                Some((a, Ok(d))) if *d >= dims.len() => {
+                    return Err(HloError::at(
+                        a.at,
+                        a.value.len(),
+                        format!(
+                            "`{}`: dimensions={} names dimension {d}, but {leaf} has {}",
+                            ins.name,
+                            a.value,
+                            ccc_ir::noun::count(dims.len(), "dimension")
+                        ),
+                        match dims.len() {
+                            0 => "an array to split: a scalar has no dimension".to_owned(),
+                            1 => "dimensions={0}".to_owned(),
+                            k => format!("a dimension of the shape, 0 to {}", k - 1),
+                        },
+                    ));
+                }
                 Some((a, _)) => {
                     return Err(HloError::at(
                         a.at,

@@ -18,6 +18,19 @@
 use super::error::HloError;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Refuses a list of attributes that gives a key twice (`whose` names the
+/// header or the instruction). A set of the keys seen, so that a list of
+/// many attributes is checked in O(n log n), not O(n^2).
+fn once(attrs: &[Attr<'_>], whose: &str, accepted: &str) -> Result<(), HloError> {
+    let mut keys = BTreeSet::new();
+    match attrs.iter().find(|a| !keys.insert(a.key)) {
+        Some(again) => {
+            Err(HloError::at(again.at, again.value.len(), format!("{whose} gives `{}` twice", again.key), accepted))
+        }
+        None => Ok(()),
+    }
+}
+
 /// A parsed module: its header attributes and its computations, in file order.
 #[derive(Clone, Debug)]
 pub struct Module<'a> {
@@ -235,17 +248,7 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
             }
             module.name = Some(name);
             module.header = if c.eat(',') { c.attrs()? } else { Vec::new() };
-            // A set of the keys seen, so that a header of many attributes
-            // is checked in O(n log n), not O(n^2).
-            let mut keys = BTreeSet::new();
-            if let Some(again) = module.header.iter().find(|a| !keys.insert(a.key)) {
-                return Err(HloError::at(
-                    again.at,
-                    again.value.len(),
-                    format!("the header gives `{}` twice", again.key),
-                    "each header attribute once",
-                ));
-            }
+            once(&module.header, "the header", "each header attribute once")?;
             continue;
         }
         if !t.ends_with('{') {
@@ -389,6 +392,9 @@ fn parse_instruction(src: &str, start: usize, end: usize) -> Result<Instruction<
     if c.at < c.end {
         return Err(c.error(format!("unexpected text after instruction `{name}`"), "attributes are separated by `,`"));
     }
+    // XLA's parser refuses an attribute given twice ("already exists"):
+    // which of the two would hold is not said.
+    once(&attrs, &format!("`{name}`"), "each attribute of an instruction once")?;
     Ok(Instruction { name, at, root, shape, shape_at, opcode, opcode_at, operands, attrs })
 }
 
