@@ -893,7 +893,8 @@ fn collectives_that_move_nothing_are_named() {
 }
 
 /// An async collective is one start and one done: a second done of the
-/// same start is refused where it stands, not ignored.
+/// same start, or a done without its start, is refused where it stands,
+/// not ignored.
 #[test]
 fn a_start_completed_twice_is_refused() {
     let async_pair = SMALL
@@ -908,6 +909,21 @@ fn a_start_completed_twice_is_refused() {
     let e = import_module(&twice, &target(8), None).unwrap_err();
     assert!(e.message.contains("`ard` is a second `all-reduce-done` of `ars` (the first is `ard0`)"), "{e}");
     assert_eq!(e.start.line, 13, "{e}");
+
+    // A done whose start is missing (a cut or edited module) is refused
+    // at the done, not read as a module without collectives.
+    let orphan = SMALL.replace(
+        "  ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %p),",
+        "  ROOT %ard = f32[1024]{0} all-reduce-done(f32[1024]{0} %nope),",
+    );
+    let e = import_module(&orphan, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`ard` completes `nope`, which computation `main` does not define"), "{e}");
+    let wrong = orphan.replace("%nope", "%p");
+    let e = import_module(&wrong, &target(8), None).unwrap_err();
+    assert!(
+        e.message.contains("`ard` completes `p` (a `parameter`): its operand must be the `all-reduce-start`"),
+        "{e}"
+    );
 }
 
 /// A collective whose result does not fit its operand (XLA's verifier

@@ -115,6 +115,35 @@ fn op_of(opcode: &str) -> Option<OpType> {
     })
 }
 
+/// Refuses a collective's `*-done` whose operand is not that collective's
+/// `*-start` in the same computation: its start is missing (a truncated
+/// or hand-edited module), so a collective would be silently dropped.
+fn done_has_its_start(computation: &Computation<'_>, done: &Instruction<'_>, family: &str) -> Result<(), HloError> {
+    let start = format!("{family}-start");
+    if op_of(&start).is_none() {
+        return Ok(());
+    }
+    let operand = done.operands.first().copied().unwrap_or("");
+    match computation.get(operand) {
+        Some(s) if s.opcode == start => Ok(()),
+        found => Err(HloError::at(
+            done.opcode_at,
+            done.opcode.len(),
+            match found {
+                Some(s) => format!(
+                    "`{}` completes `{operand}` (a `{}`): its operand must be the `{start}` it completes",
+                    done.name, s.opcode
+                ),
+                None => format!(
+                    "`{}` completes `{operand}`, which computation `{}` does not define",
+                    done.name, computation.name
+                ),
+            },
+            format!("a `{}` completes the `{start}` that is its operand; the module looks truncated", done.opcode),
+        )),
+    }
+}
+
 /// Opcodes of collectives ccc cannot express: refused rather than dropped.
 const REFUSED: [&str; 1] = ["ragged-all-to-all"];
 
@@ -241,7 +270,11 @@ impl<'a> Walker<'_, 'a> {
             if let Some(op) = op_of(ins.opcode) {
                 self.collective(computation, ins, op)?;
             }
-            if ins.opcode.ends_with("-done") || ins.opcode == "async-update" {
+            if let Some(family) = ins.opcode.strip_suffix("-done") {
+                done_has_its_start(computation, ins, family)?;
+                continue;
+            }
+            if ins.opcode == "async-update" {
                 continue;
             }
             let mut callees: Vec<(&str, usize)> = Vec::new();
