@@ -121,6 +121,37 @@ fn sweep_prints_a_row_per_size() {
     let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "0GiB"]);
     assert_eq!(code, 2);
     assert!(err.contains("--from 0B --to 1GiB: accepted"), "{err}");
+    // Past the sizes that lower on the device (one step's descriptors
+    // outgrow a tp_inc_steps increment) the table stops, and says where
+    // and why: the rows printed are sizes `verify` accepts, written or
+    // `Auto`; a range with none is refused.
+    let squeeze = |t: &str| t.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    let (code, out, err) =
+        ccc(&["sweep", "examples/allreduce_ring.ron", "--from", "1TiB", "--to", "64TiB", "--factor", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let sizes: Vec<&str> = out.lines().skip(2).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(sizes, ["1099511627776", "4398046511104"], "{out}");
+    assert!(err.contains("note: the sweep stops at count 4398046511104, where nothing lowers: descriptors per tp_inc_steps increment (VAL_MASK)"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let auto = dir.path().join("auto.ron");
+    let text = std::fs::read_to_string(format!("{ROOT}/examples/allreduce_ring.ron")).unwrap();
+    std::fs::write(&auto, text.replace("algorithm: Ring", "algorithm: Auto")).unwrap();
+    let (code, out, err) = ccc(&["sweep", auto.to_str().unwrap(), "--from", "1TiB", "--to", "64TiB", "--factor", "4"]);
+    assert_eq!((code, out.lines().count()), (0, 2 + 2), "{out}{err}");
+    assert!(
+        err.contains("note: the sweep stops at count 4398046511104, where nothing lowers: `Auto` found no algorithm"),
+        "{err}"
+    );
+    let (code, out, err) = ccc(&["sweep", auto.to_str().unwrap(), "--from", "16TiB", "--to", "64TiB"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(squeeze(&err).contains("at count 4398046511104, the first size asked, nothing lowers"), "{err}");
+    for size in ["4TiB", "16TiB"] {
+        let spec = dir.path().join(format!("ring_{size}.ron"));
+        let count = if size == "4TiB" { "1099511627776" } else { "4398046511104" };
+        std::fs::write(&spec, text.replace("count: 1048576", &format!("count: {count}"))).unwrap();
+        let (code, _, err) = ccc(&["verify", spec.to_str().unwrap(), "-q"]);
+        assert_eq!(code, if size == "4TiB" { 0 } else { 2 }, "{size}: {err}");
+    }
 }
 
 #[test]

@@ -9,9 +9,9 @@ use crate::args::SweepArgs;
 use crate::load::load_spec;
 use crate::out::write_new;
 use ccc_backends::plot::{Crossover, Curve, size_label, sweep_svg};
-use ccc_compiler::cost::auto::{Machine, display, evaluate_choice};
+use ccc_compiler::cost::auto::{Machine, display, evaluate_choice, legal};
 use ccc_compiler::explain::{legal_choices, us};
-use ccc_compiler::validate::validate;
+use ccc_compiler::validate::{Problem, validate};
 use ccc_ir::enums::OpType;
 use ccc_ir::noun::count;
 use ccc_ir::spec::{Collective, Program};
@@ -80,10 +80,19 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let mut size = args.from.0;
     // The smallest size the op takes, when every size asked is under it.
     let mut smallest = None;
+    // The first size that does not lower on the device, and why: the
+    // table stops there (every larger size posts more per step).
+    let mut stopped = None;
     loop {
         let count = count_for(first, size);
         if rows.last().is_none_or(|r| r.count != count) && smallest.is_none_or(|(c, _)| c != count) {
-            let r = row(&args.spec, first, count, want_all)?;
+            let r = match row(&args.spec, first, count, want_all)? {
+                Sized::Row(r) => r,
+                Sized::DoesNotLower(why) => {
+                    stopped = Some((count, why));
+                    break;
+                }
+            };
             // A count rounded to what the op takes may move the size out
             // of the range asked: such a row is not printed.
             if (args.from.0..=args.to.0).contains(&r.size) {
@@ -96,6 +105,13 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
             Some(next) if next <= args.to.0 => size = next,
             _ => break,
         }
+    }
+    if let (true, Some((count, why))) = (rows.is_empty(), &stopped) {
+        return Err(Failure::input(miette::miette!(
+            help = "sweep smaller sizes (--to), or give the spec more channels",
+            "{}: at count {count}, the first size asked, nothing lowers: {why}",
+            args.spec.display()
+        )));
     }
     if rows.is_empty() {
         let (nearest, bytes) = smallest.unwrap_or_default();
@@ -118,13 +134,28 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
         table(first, &rows)
     };
     crate::out::emit(&text)?;
+    if let Some((count, why)) = stopped {
+        eprintln!("note: the sweep stops at count {count}, where nothing lowers: {why}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<Row, Failure> {
+/// One size of a sweep: its row, or why it does not lower on the device.
+enum Sized {
+    Row(Row),
+    DoesNotLower(String),
+}
+
+fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<Sized, Failure> {
     let sized = Collective { count, ..c.clone() };
-    let valid = validate(&Program::from(sized.clone()))
-        .map_err(|e| Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display())))?;
+    let valid = match validate(&Program::from(sized.clone())) {
+        Ok(valid) => valid,
+        // `Auto` found nothing that lowers at this size: the sweep's end.
+        Err(e) if e.0.iter().all(|p| matches!(p.problem, Problem::AutoNoneLowers { .. })) => {
+            return Ok(Sized::DoesNotLower(e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ")));
+        }
+        Err(e) => return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display()))),
+    };
     let machine = Machine::of(&valid);
     let Some(vc) = valid.collectives().first() else {
         return Err(Failure::input(miette::miette!("{}: no collective to sweep", spec.display())));
@@ -135,6 +166,20 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
             spec.display()
         )));
     };
+    // A written choice that exceeds a device limit at this size is shown
+    // by `explain`, and refused by `verify` and `compile`: not a row.
+    let arch = machine.arch.params();
+    let phases: Vec<_> = schedule.collectives.iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
+    if let Some(r) = legal::refusal(&schedule.shape, arch, machine.mesh_event_room(), &phases) {
+        return Ok(Sized::DoesNotLower(format!(
+            "{} is at most {} on {}; {} needs {}",
+            r.limit,
+            r.max(arch),
+            machine.arch,
+            display(vc.algorithm()),
+            r.needed
+        )));
+    }
     let legs = schedule
         .collectives
         .first()
@@ -154,7 +199,7 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
             }
         }
     }
-    Ok(Row {
+    Ok(Sized::Row(Row {
         size: e.bytes as u64,
         count,
         dtype: c.dtype.name().to_owned(),
@@ -164,7 +209,7 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         algorithm: display(vc.algorithm()),
         legs,
         alternatives,
-    })
+    }))
 }
 
 fn table(c: &Collective, rows: &[Row]) -> String {
