@@ -441,6 +441,9 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     assert!(stderr.contains("left ") && stderr.contains("precious.txt"), "{stderr}");
     assert_eq!(fs::read(stale.join("precious.txt")).unwrap(), b"not ccc's");
     assert!(!stale.join("rank-0").exists(), "ccc's own files in it are removed");
+    // The folder stays, and the note says it was kept, not removed.
+    assert!(stderr.contains(&format!("kept {}", stale.display())), "{stderr}");
+    assert!(!stderr.contains(&format!("removed {}", stale.display())), "{stderr}");
 
     // A file of a name ccc writes that does not hold what ccc writes there
     // (an image that does not decode, a manifest not of ccc's schema) is
@@ -458,9 +461,24 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
         assert!(stderr.contains(&format!("left {}", stale.join(kept).display())), "{stderr}");
     }
     assert_eq!(fs::read(stale.join("rank-0/topsp-0/slot_spad.bin")).unwrap(), b"precious");
-    // The folder stays, and the note says it was kept, not removed.
-    assert!(stderr.contains(&format!("kept {}", stale.display())), "{stderr}");
-    assert!(!stderr.contains(&format!("removed {}", stale.display())), "{stderr}");
+
+    // What a compile killed while writing leaves is swept whole: an image
+    // created but not yet written (empty), and the manifest under its work
+    // name, cut short (a `manifest.json` is never left cut short).
+    let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
+    fs::create_dir_all(stale.join("rank-0/topsp-0")).unwrap();
+    fs::copy(out.join("rank-0/topsp-0/ctrl_spad.bin"), stale.join("rank-0/topsp-0/ctrl_spad.bin")).unwrap();
+    fs::write(stale.join("rank-0/topsp-0/slot_spad.bin"), b"").unwrap();
+    let manifest = fs::read(out.join("manifest.json")).unwrap();
+    fs::write(stale.join("manifest.json.ccc-part"), &manifest[..manifest.len() / 2]).unwrap();
+    let run = compile(&out, &[]);
+    assert_ok(&run);
+    let stderr = text(&run.stderr);
+    assert!(!stale.exists(), "{stderr}");
+    assert!(stderr.contains(&format!("removed {}", stale.display())), "{stderr}");
+    assert!(!stderr.contains(&format!("left {}", stale.display())), "{stderr}");
+    // A compile leaves no work name behind.
+    assert!(!out.join("manifest.json.ccc-part").exists());
 
     // A link ccc made to a user's file carried over goes (the same file is
     // at the same place in OUT); a link to a file anywhere else stays.
@@ -503,7 +521,9 @@ fn a_work_folder_under_this_process_id_holding_user_files_is_left_whole() {
         .output()
         .expect("run sh");
     assert_refused(&run, "ccc works in");
-    assert_refused(&run, "holds files ccc did not write");
+    assert_refused(&run, "holds files ccc did not write:");
+    // The files it holds are named (those the sweep left).
+    assert_refused(&run, "notes.txt");
     let work: Vec<PathBuf> = fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -514,6 +534,24 @@ fn a_work_folder_under_this_process_id_holding_user_files_is_left_whole() {
     assert_eq!(fs::read(work.join("notes.txt")).unwrap(), b"notes\n");
     assert_eq!(fs::read(work.join("sub/deep.txt")).unwrap(), b"deep\n");
     assert!(!dir.path().join("out").exists(), "nothing was written");
+
+    // A plain file of that name: said to be one, and left.
+    let script = r#"echo mine > ".out.ccc-tmp-$$" && exec "$0" compile "$1" -o out"#;
+    let run = Command::new("sh")
+        .current_dir(dir.path())
+        .args(["-c", script, BIN])
+        .arg(ring())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sh");
+    assert_refused(&run, "a file of that name is there");
+    let files: Vec<PathBuf> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.file_name().unwrap().to_string_lossy().starts_with(".out.ccc-tmp-"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(fs::read(&files[0]).unwrap(), b"mine\n");
 }
 
 /// Several compiles into one folder at once all succeed; a reader polling

@@ -6,7 +6,8 @@
 //!
 //! - **It writes** `OUT/manifest.json` and `OUT/rank-R/topsp-T/{ctrl_spad,
 //!   slot_spad,neff_configs}.bin`, nothing else, and while it works, one
-//!   sibling folder `.OUT.ccc-tmp-PID` (PID: the writing process).
+//!   sibling folder `.OUT.ccc-tmp-PID` (PID: the writing process), where
+//!   the manifest, last, is written as [`MANIFEST_PART`] and then renamed.
 //! - **It replaces** only a folder that is absent, empty, or recognised as
 //!   its own output by content: a `manifest.json` of ccc's schema and every
 //!   file that manifest lists, present with the size and MD5 it lists (a
@@ -58,6 +59,12 @@ use std::path::{Path, PathBuf};
 
 /// The manifest's file name in `OUT`.
 pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The name the manifest is written under in the work folder before it
+/// takes [`MANIFEST_FILE`]: the manifest can be large, and a compile killed
+/// while writing it leaves this name, which only ccc writes, never a
+/// `manifest.json` cut short.
+pub const MANIFEST_PART: &str = "manifest.json.ccc-part";
 
 /// The three image files in each `rank-R/topsp-T/` folder, in the order
 /// they are written.
@@ -208,20 +215,23 @@ pub enum OutputError {
         /// The longest name ccc can write.
         max: usize,
     },
-    /// The work folder's name is taken by a folder ccc did not make: a dead
-    /// compile's of the same process id (ids are reused), still holding
-    /// files ccc does not write after the sweep removed its own.
+    /// The work folder's name is taken by something ccc did not make: a
+    /// dead compile's folder of the same process id (ids are reused) still
+    /// holding files ccc does not write after the sweep removed its own, or
+    /// a file.
     #[error(
-        "cannot write {}: ccc works in {} beside it, and a folder of that name holds files ccc did not write \
-         (left where they are)",
+        "cannot write {}: ccc works in {} beside it, and {}",
         out.display(),
-        work.display()
+        work.display(),
+        taken_by(left.as_deref())
     )]
     WorkFolderTaken {
         /// The folder.
         out: PathBuf,
         /// The work folder.
         work: PathBuf,
+        /// What is left in it that ccc did not write, when it is a folder.
+        left: Option<Vec<PathBuf>>,
     },
     /// A file-system call failed.
     #[error("cannot {action} {}: {source}", path.display())]
@@ -236,6 +246,21 @@ pub enum OutputError {
     },
 }
 
+/// What takes the work folder's name, for [`OutputError::WorkFolderTaken`].
+fn taken_by(left: Option<&[PathBuf]>) -> String {
+    const NAMED: usize = 3;
+    match left {
+        None => "a file of that name is there".to_owned(),
+        Some([]) => "a folder of that name is there".to_owned(),
+        Some(left) => {
+            let names: Vec<String> = left.iter().take(NAMED).map(|p| p.display().to_string()).collect();
+            let more = left.len().saturating_sub(NAMED);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            format!("a folder of that name holds files ccc did not write: {}{more}", names.join(", "))
+        }
+    }
+}
+
 fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> OutputError + 'a {
     move |source| OutputError::Io { action, path: path.to_path_buf(), source }
 }
@@ -245,7 +270,8 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) 
 /// # Errors
 ///
 /// [`OutputError::NotOurs`] or [`OutputError::InTheWay`] when `out` holds
-/// anything ccc may not replace (nothing is written then);
+/// anything ccc may not replace, [`OutputError::WorkFolderTaken`] when the
+/// work folder's name is (nothing is written then);
 /// [`OutputError::Io`] when the file system refuses a step (the work folder
 /// is removed, `out` is as it was).
 pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, OutputError> {
@@ -318,7 +344,11 @@ fn write_in<'a>(
     // sweep above kept it for the files it holds that ccc did not write):
     // not ccc's to remove.
     fs::create_dir(&tmp).map_err(|source| match source.kind() {
-        io::ErrorKind::AlreadyExists => OutputError::WorkFolderTaken { out: place.out.clone(), work: tmp.clone() },
+        io::ErrorKind::AlreadyExists => {
+            let folder = fs::symlink_metadata(&tmp).is_ok_and(|m| m.is_dir());
+            let left = folder.then(|| written.left.iter().filter(|p| p.starts_with(&tmp)).cloned().collect());
+            OutputError::WorkFolderTaken { out: place.out.clone(), work: tmp.clone(), left }
+        }
         _ => OutputError::Io { action: "create", path: tmp.clone(), source },
     })?;
     let result = fill(&tmp, images, manifest, &mut written)

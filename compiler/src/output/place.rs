@@ -1,7 +1,10 @@
 //! The place around `OUT`: its resolved name and parent, the writers' lock on the parent, and the sweep of dead compiles' work folders.
 
 use super::entries::{opened, sorted_entries, twins};
-use super::{IMAGE_FILES, MANIFEST_FILE, NAME_MAX, NotOurs, OLD_TAG, OutputError, Swept, TMP_TAG, Written, io_error};
+use super::{
+    IMAGE_FILES, MANIFEST_FILE, MANIFEST_PART, MANIFEST_READ_CAP, NAME_MAX, NotOurs, OLD_TAG, OutputError, Swept,
+    TMP_TAG, Written, io_error,
+};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
@@ -212,7 +215,9 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
         let path = root.join(&r);
         if meta.is_dir() {
             opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
-        } else if (is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta)) || twins(&path, &meta, &out.join(&r)) {
+        } else if (is_ccc_file(&r) && (r == Path::new(MANIFEST_PART) || holds_what_ccc_writes(&path, &meta)))
+            || twins(&path, &meta, &out.join(&r))
+        {
             if fs::remove_file(&path).is_ok() {
                 *bytes += meta.len();
             }
@@ -222,24 +227,29 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
     }
 }
 
-/// The most bytes an image or manifest in debris is read to be recognised:
-/// larger, it is not one ccc wrote (a CTRL SPAD is 4 KiB, a SLOT SPAD
-/// 32 KiB, a `neff_configs` block 3592 bytes; a manifest lists every file
-/// of a world, under a few hundred bytes each).
-const DEBRIS_READ_MAX: u64 = 1 << 30;
+/// The most bytes an image in debris is read to be recognised: larger, it
+/// is not one ccc wrote (a CTRL SPAD is 4 KiB, a SLOT SPAD 32 KiB, a
+/// `neff_configs` block 3592 bytes on every arch; this leaves room).
+const DEBRIS_IMAGE_MAX: u64 = 1 << 20;
 
-/// Whether the file at `path`, of one of the names ccc writes, holds what
-/// ccc writes there: an image that decodes as its region, a manifest of
-/// ccc's schema. A name alone is not enough to remove a file; a file cut
-/// short by a killed compile does not decode, so it is left and named.
+/// Whether the file at `path`, of one of the names ccc writes, is ccc's to
+/// remove: empty (a compile killed between creating it and writing it
+/// leaves that; removing it loses nothing), or holding what ccc writes
+/// there: an image that decodes as its region, a manifest of ccc's schema.
+/// A name alone is not enough.
 fn holds_what_ccc_writes(path: &Path, meta: &fs::Metadata) -> bool {
     use ccc_ir::wire::{ctrl_spad, neff_configs::NeffConfigs, slot_spad::SlotSpad};
-    if meta.len() > DEBRIS_READ_MAX {
+    if meta.len() == 0 {
+        return true;
+    }
+    let name = path.file_name().and_then(|n| n.to_str());
+    let cap = if name == Some(MANIFEST_FILE) { MANIFEST_READ_CAP } else { DEBRIS_IMAGE_MAX };
+    if meta.len() > cap {
         return false;
     }
     let Ok(bytes) = fs::read(path) else { return false };
     let [ctrl, slot, neff] = IMAGE_FILES;
-    match path.file_name().and_then(|n| n.to_str()) {
+    match name {
         Some(MANIFEST_FILE) => serde_json::from_slice::<crate::manifest::Manifest>(&bytes)
             .is_ok_and(|m| m.manifest_schema == crate::manifest::MANIFEST_SCHEMA),
         Some(n) if n == ctrl => ctrl_spad::decode(&bytes).is_ok(),
@@ -249,15 +259,15 @@ fn holds_what_ccc_writes(path: &Path, meta: &fs::Metadata) -> bool {
     }
 }
 
-/// Whether a relative path is one ccc writes: `manifest.json` or
-/// `rank-R/topsp-T/<image>.bin`.
+/// Whether a relative path is one ccc writes: `manifest.json` (or its
+/// work name, [`MANIFEST_PART`]) or `rank-R/topsp-T/<image>.bin`.
 pub(super) fn is_ccc_file(rel: &Path) -> bool {
     let parts: Vec<&str> = rel.iter().filter_map(|p| p.to_str()).collect();
     let numbered = |s: &str, prefix: &str| {
         s.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     };
     match parts[..] {
-        [file] => file == MANIFEST_FILE,
+        [file] => file == MANIFEST_FILE || file == MANIFEST_PART,
         [rank, topsp, file] => numbered(rank, "rank-") && numbered(topsp, "topsp-") && IMAGE_FILES.contains(&file),
         _ => false,
     }

@@ -3,7 +3,7 @@
 use super::entries::{opened, sorted_entries, twins};
 use super::existing::{Existing, Listing};
 use super::place::Place;
-use super::{MANIFEST_FILE, OLD_TAG, OutputError, Written, io_error};
+use super::{MANIFEST_FILE, MANIFEST_PART, OLD_TAG, OutputError, Written, io_error};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,9 @@ pub(super) fn fill<'a>(
     for (rel, data) in images {
         put(&rel, data)?;
     }
-    put(Path::new(MANIFEST_FILE), manifest)
+    // The manifest last, whole or not at all (`MANIFEST_PART`).
+    put(Path::new(MANIFEST_PART), manifest)?;
+    fs::rename(tmp.join(MANIFEST_PART), tmp.join(MANIFEST_FILE)).map_err(io_error("write", &tmp.join(MANIFEST_FILE)))
 }
 
 /// A carried-over entry in the way, before the output folder is known.

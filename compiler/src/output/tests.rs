@@ -33,11 +33,18 @@ fn work_folder_names_are_recognised_exactly() {
 /// The files ccc writes, by name and place; nothing else.
 #[test]
 fn ccc_files_are_the_manifest_and_the_images_in_their_folders() {
-    for ours in ["manifest.json", "rank-0/topsp-0/ctrl_spad.bin", "rank-4095/topsp-3/neff_configs.bin"] {
+    for ours in [
+        "manifest.json",
+        "manifest.json.ccc-part",
+        "rank-0/topsp-0/ctrl_spad.bin",
+        "rank-4095/topsp-3/neff_configs.bin",
+    ] {
         assert!(is_ccc_file(Path::new(ours)), "{ours}");
     }
     for not in [
         "rank-0/manifest.json",
+        "rank-0/manifest.json.ccc-part",
+        "rank-0/topsp-0/ctrl_spad.bin.ccc-part",
         "rank-0/topsp-0/notes.bin",
         "rank-x/topsp-0/ctrl_spad.bin",
         "rank-/topsp-0/ctrl_spad.bin",

@@ -374,7 +374,7 @@ fn report_debris(written: &Written) {
         }
     }
     for path in &written.left {
-        eprintln!("note: left {}: ccc did not write it", path.display());
+        eprintln!("note: left {}: ccc did not write it (or not all of it)", path.display());
     }
     if !written.atomic {
         eprintln!(
@@ -417,7 +417,7 @@ fn output_failure(error: OutputError) -> Failure {
             "ccc never overwrites a file it did not write: move that file elsewhere, or choose another -o folder"
         }
         OutputError::WorkFolderTaken { .. } => {
-            "nothing was written; move the files out of that folder (ccc removed its own from it), then compile again"
+            "nothing was written; move what takes that name away, then compile again"
         }
         OutputError::Io { .. } => "nothing was written; the folder is as it was",
     };
