@@ -196,12 +196,11 @@ fn a_different_build_of_the_same_version() {
     mismatch("different_builds", &run);
 }
 
-/// A spec beside a manifest: the report calls them inputs, not specs or
-/// manifests (issue 10, item 10).
-/// Manifests list each image's MD5, so two output folders whose images
-/// are byte-identical are said to be, as two specs are (`same_images`);
-/// a manifest that lists sizes only (an earlier ccc build's) claims
-/// nothing; one of fewer ranks than the other side's images neither.
+/// Two output folders whose files are the images their manifests list
+/// (sizes and MD5s) are compared by those images, as two specs are
+/// (`same_images`); a manifest alone vouches for no file and claims
+/// nothing, nor does a folder whose files differ from its listing, one
+/// listing sizes only (an earlier ccc build's), or one of fewer ranks.
 #[test]
 fn manifests_tell_identical_images_by_their_md5s() {
     let dir = tempfile::tempdir().unwrap();
@@ -219,10 +218,25 @@ fn manifests_tell_identical_images_by_their_md5s() {
         report["differences"][0]["same_images"].as_bool().unwrap()
     };
     assert!(same(&["diagnose", "add", "max", "--json"]));
-    assert!(same(&["diagnose", "add/manifest.json", max.to_str().unwrap(), "--json"]));
+    assert!(same(&["diagnose", "add", max.to_str().unwrap(), "--json"]));
     let prose = ccc_in(dir.path(), &["diagnose", "add", "max"]);
     assert!(prose.stdout.contains("the images are identical; the ranks differ in reduce"), "{}", prose.stdout);
+    // A manifest alone: its listing vouches for no file.
+    assert!(!same(&["diagnose", "add/manifest.json", "max", "--json"]));
+    // A file changed since its compile: the folder claims nothing.
+    let file = dir.path().join("max/rank-1/topsp-0/neff_configs.bin");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    assert!(!same(&["diagnose", "add", "max", "--json"]));
+    bytes[100] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    assert!(same(&["diagnose", "add", "max", "--json"]));
 
+    // Rank 0 alone against every rank: not shown to be the same.
+    let run = ccc_in(dir.path(), &["compile", max.to_str().unwrap(), "-o", "max0", "--rank", "0", "-q"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!same(&["diagnose", "add", "max0", "--json"]));
     // Sizes only: unknown, so not claimed.
     let text = std::fs::read_to_string(dir.path().join("add/manifest.json")).unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -233,14 +247,12 @@ fn manifests_tell_identical_images_by_their_md5s() {
             }
         }
     }
-    std::fs::write(dir.path().join("sizes_only.json"), json.to_string()).unwrap();
-    assert!(!same(&["diagnose", "sizes_only.json", "max", "--json"]));
-    // Rank 0 alone against every rank: not shown to be the same.
-    let run = ccc_in(dir.path(), &["compile", max.to_str().unwrap(), "-o", "max0", "--rank", "0", "-q"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(!same(&["diagnose", "add", "max0", "--json"]));
+    std::fs::write(dir.path().join("add/manifest.json"), json.to_string()).unwrap();
+    assert!(!same(&["diagnose", "add", "max", "--json"]));
 }
 
+/// A spec beside a manifest: the report calls them inputs, not specs or
+/// manifests (issue 10, item 10).
 #[test]
 fn a_spec_against_a_manifest() {
     let dir = tempfile::tempdir().unwrap();

@@ -566,7 +566,11 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
         read.push(match input {
             DiagnoseInput::Spec(spec) => spec_input(name, spec)?,
             DiagnoseInput::ManifestJson(json) => Input::from_manifest_json(name.clone(), json).map_err(input_error)?,
-            DiagnoseInput::Compiled(c) => Input::from_manifest(name.clone(), &Manifest::of(c)).map_err(input_error)?,
+            DiagnoseInput::Compiled(c) => {
+                // Its images are at hand: compared by them, as a spec's are.
+                let input = Input::from_manifest(name.clone(), &Manifest::of(c)).map_err(input_error)?;
+                Input { images: Some(images_digest(&c.images)), ..input }
+            }
         });
     }
     serde_json::to_string(&diagnose_inputs(&read))

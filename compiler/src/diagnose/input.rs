@@ -14,10 +14,12 @@ pub struct Input {
     /// The signature's fields, in preimage order.
     pub fields: Vec<Field>,
     /// A digest of every image of every rank ([`images_digest`](super::images_digest)),
-    /// when known: the caller compiled a spec, or a manifest lists every
-    /// file's MD5 (`None` for one of an earlier ccc build, which lists
-    /// sizes only). Two groups whose every member has the same digest here
-    /// differ only in what the images do not carry
+    /// when the caller knows the images: it compiled a spec, or checked an
+    /// output folder's files against its manifest's MD5s
+    /// ([`manifest_images_digest`](super::manifest_images_digest)); `None`
+    /// for a manifest alone, whose listing vouches for no file. Two groups
+    /// whose every member has the same digest here differ only in what the
+    /// images do not carry
     /// ([`Difference::same_images`](super::Difference::same_images)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<String>,
@@ -83,9 +85,6 @@ struct SignedManifest {
     format_version: Option<u32>,
     signature: String,
     signature_fields: Vec<Field>,
-    /// The images, by size and MD5 (`images` of the input).
-    #[serde(default)]
-    ranks: Vec<crate::manifest::ManifestRank>,
 }
 
 impl Input {
@@ -108,13 +107,7 @@ impl Input {
     /// or [`InputError::EditedFields`] for a manifest that was edited or
     /// damaged.
     pub fn from_manifest(name: impl Into<String>, manifest: &Manifest) -> Result<Input, InputError> {
-        let input = checked(
-            name.into(),
-            Some(manifest.format_version),
-            &manifest.signature,
-            manifest.signature_fields.clone(),
-        )?;
-        Ok(Input { images: super::manifest_images_digest(&manifest.ranks), ..input })
+        checked(name.into(), Some(manifest.format_version), &manifest.signature, manifest.signature_fields.clone())
     }
 
     /// An input from the text of a `manifest.json` (of this or another ccc
@@ -128,10 +121,7 @@ impl Input {
     pub fn from_manifest_json(name: impl Into<String>, json: &str) -> Result<Input, InputError> {
         let name = name.into();
         match serde_json::from_str::<SignedManifest>(json) {
-            Ok(m) => {
-                let input = checked(name, m.format_version, &m.signature, m.signature_fields)?;
-                Ok(Input { images: super::manifest_images_digest(&m.ranks), ..input })
-            }
+            Ok(m) => checked(name, m.format_version, &m.signature, m.signature_fields),
             Err(e) => Err(InputError::NotAManifest {
                 name,
                 message: e.to_string().split(" at line ").next().unwrap_or_default().to_owned(),

@@ -265,6 +265,13 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) 
     move |source| OutputError::Io { action, path: path.to_path_buf(), source }
 }
 
+/// Whether `dir` is a ccc output whose every file its manifest lists is
+/// there, of the size and MD5 it lists: the files are the images the
+/// manifest describes (`ccc diagnose` compares output folders by them).
+pub fn intact(dir: &Path) -> bool {
+    matches!(recognise(dir), Ok(Existing::Ours(_)))
+}
+
 /// Writes `compiled` into `out` as the module overview describes.
 ///
 /// # Errors

@@ -15,7 +15,10 @@ use crate::args::{DiagnoseArgs, HloArgs};
 use crate::compile::compile_failure;
 use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text};
 use ccc_compiler::build::build;
-use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest};
+use ccc_compiler::diagnose::{
+    CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest, manifest_images_digest,
+};
+use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::bound_message;
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::sign::sign;
@@ -122,7 +125,14 @@ fn load(
                 bound_message(&e.to_string())
             ))
         })?;
-        Ok((Input { name, ..input }, Kind::Manifest))
+        // An output folder whose files are the ones its manifest lists
+        // (sizes and MD5s) is compared by its images; a manifest alone is
+        // not (its listing vouches for no file).
+        let images = (given.is_dir() && ccc_compiler::output::intact(given))
+            .then(|| serde_json::from_str::<Manifest>(&text).ok())
+            .flatten()
+            .and_then(|m| manifest_images_digest(&m.ranks));
+        Ok((Input { name, images, ..input }, Kind::Manifest))
     } else {
         let (_, valid) = load_spec_text(file, &text, hlo, cache)?;
         let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
