@@ -581,6 +581,25 @@ fn diagnose_names_the_differing_instruction() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.starts_with(&format!("3 of 5 modules agree: {a}, {a}, {a}\n")), "{stdout}");
     assert!(stdout.contains(&format!("{a} and {b} (as do {c}) differ in their HLO collectives:")), "{stdout}");
+    // A tie is said to be one; so is a set in which no two agree.
+    let out = ccc(&["diagnose", b, a, a, c, "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with(&format!(
+            "no majority: 2 groups of 2 modules agree among themselves; compared with the first: {b}, {c}\n"
+        )),
+        "{stdout}"
+    );
+    let d = dir.path().join("rank3.hlo");
+    std::fs::write(
+        &d,
+        src.replacen("replica_groups={{0,1,2,3,4,5,6,7}}", "replica_groups={{0,1},{2,3},{4,5},{6,7}}", 1),
+    )
+    .unwrap();
+    let out = ccc(&["diagnose", a, b, d.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("no two of the 3 modules agree; each is compared with the first\n"), "{stdout}");
+    assert_eq!(stdout.matches("differ in their HLO collectives").count(), 2, "{stdout}");
 }
 
 #[test]
@@ -740,7 +759,8 @@ fn import_refuses_a_target_value_no_collective_could_take() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(out.stdout.is_empty());
-    assert!(stderr.contains(&format!("(the target of {module})")), "{stderr}");
+    let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(&format!("(the target of {module}) is not a valid target")), "{stderr}");
     assert!(stderr.contains("channels: 99 is out of range; accepted: 1..=32"), "{stderr}");
     assert!(stderr.contains("model.hops_max: 0 is out of range"), "{stderr}");
     assert!(!written.exists());

@@ -220,7 +220,14 @@ fn ties_go_to_the_first_legal_choice() {
 /// two-rank swap among 8 came out at 0.94 of it.)
 #[test]
 fn peer_map_ops_never_beat_the_bound() {
-    for op in [OpType::Permute, OpType::PermuteReduce, OpType::PermuteImplicit, OpType::Send, OpType::Recv] {
+    for op in [
+        OpType::Permute,
+        OpType::PermuteReduce,
+        OpType::PermuteImplicit,
+        OpType::PermuteReduceImplicit,
+        OpType::Send,
+        OpType::Recv,
+    ] {
         for (rank_n, local) in [(8, 8), (32, 16), (64, 32)] {
             let swap = Some(vec![(0, 1), (1, 0)]);
             let across = Some(vec![(0, rank_n - 1), (rank_n - 1, 0)]);

@@ -51,6 +51,21 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     out
 }
 
+/// What [`compare`] looks at in a module, as one value: two modules'
+/// keys are equal exactly when `compare` finds no difference between them,
+/// so that many modules are grouped in O(M log M), not compared in pairs.
+pub fn key(m: &Imported) -> String {
+    let reduce = |c: &Collective| c.reduce.map_or_else(|| "none".to_owned(), |r| r.to_string());
+    m.program
+        .collectives
+        .iter()
+        .map(|c| {
+            let peers = format!("{:?}", c.peers.as_deref().unwrap_or(&[]));
+            format!("{}|{}|{}|{}|{}|{peers}\n", c.op, c.dtype, c.count, reduce(c), groups(c))
+        })
+        .collect()
+}
+
 /// The attributes of two collectives that differ, in HLO's words.
 fn fields(a: &Collective, b: &Collective) -> Vec<String> {
     let mut out = Vec::new();

@@ -180,7 +180,12 @@ fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
         let name = unquote(name);
         // Each axis once: a second of one name could not be told apart.
         if names.contains(&name) {
-            return Err(fail());
+            return Err(HloError::at(
+                at,
+                v.len(),
+                format!("`replica_groups` names mesh axis '{name}' twice"),
+                "each mesh axis once: `mesh['x'=2,'y'=4] {'y'}`",
+            ));
         }
         names.push(name);
         // An axis has at least one device (XLA's rule).
@@ -342,7 +347,8 @@ mod tests {
         assert_eq!(groups("mesh['x'=2,'y'=4] {'x'}"), vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
         assert_eq!(groups("mesh['x'=2,'y'=4] {'y','x'}"), vec![vec![0, 4, 1, 5, 2, 6, 3, 7]]);
         // An axis named twice is refused, not read as two.
-        assert!(mesh_axes("mesh['x'=2,'x'=4] {'x'}", 0).is_err());
+        let e = mesh_axes("mesh['x'=2,'x'=4] {'x'}", 0).unwrap_err();
+        assert!(e.message.contains("names mesh axis 'x' twice"), "{e}");
         assert_eq!(
             groups("mesh['axis_0'=2,'axis_1'=1,'axis_2'=4] {'axis_0'}"),
             vec![vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]

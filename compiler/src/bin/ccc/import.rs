@@ -51,41 +51,47 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
         if !ccc_compiler::hlo::looks_like_hlo(src) {
             return Ok(None);
         }
-        modules.push((path, import_file(path, src, &args.hlo, TargetValues::Validated)?));
+        modules.push((path, import_file(path, src, &args.hlo, TargetValues::Checked)?));
     }
-    // Modules whose collectives agree form a group; the largest (the
-    // earliest of equal ones) is the reference the others are told apart
-    // from, so that one odd rank among many is the one named.
+    // Modules whose collectives agree form a group (by one key each, in
+    // the order first met); the largest (the earliest of equal ones) is
+    // the reference the others are told apart from, so that one odd rank
+    // among many is the one named.
     let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_key: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for (i, (_, module)) in modules.iter().enumerate() {
-        let same = |g: &Vec<usize>| ccc_compiler::hlo::compare::compare(&modules[g[0]].1, module).is_empty();
-        match groups.iter_mut().find(|g| same(g)) {
-            Some(g) => g.push(i),
-            None => groups.push(vec![i]),
+        let next = groups.len();
+        let g = *by_key.entry(ccc_compiler::hlo::compare::key(module)).or_insert(next);
+        if g == next {
+            groups.push(Vec::new());
+        }
+        if let Some(group) = groups.get_mut(g) {
+            group.push(i);
         }
     }
-    let Some(majority) = groups.iter().fold(None::<&Vec<usize>>, |best, g| match best {
-        Some(b) if b.len() >= g.len() => Some(b),
-        _ => Some(g),
-    }) else {
-        return Ok(None);
-    };
+    let Some(most) = groups.iter().map(Vec::len).max() else { return Ok(None) };
+    let Some(majority) = groups.iter().find(|g| g.len() == most) else { return Ok(None) };
     let (reference_path, reference) = &modules[majority[0]];
+    let names = |g: &[usize]| g.iter().map(|&i| modules[i].0.display().to_string()).collect::<Vec<_>>().join(", ");
     let mut out = String::new();
     if modules.len() > 2 && groups.len() > 1 {
-        let names = |g: &Vec<usize>| g.iter().map(|&i| modules[i].0.display().to_string()).collect::<Vec<_>>();
-        out.push_str(&format!(
-            "{} of {} modules agree: {}\n",
-            majority.len(),
-            modules.len(),
-            names(majority).join(", ")
-        ));
+        let tied = groups.iter().filter(|g| g.len() == most).count();
+        out.push_str(&if most == 1 {
+            format!("no two of the {} modules agree; each is compared with the first\n", modules.len())
+        } else if tied > 1 {
+            format!(
+                "no majority: {tied} groups of {most} modules agree among themselves; compared with the first: {}\n",
+                names(majority)
+            )
+        } else {
+            format!("{most} of {} modules agree: {}\n", modules.len(), names(majority))
+        });
     }
     for group in groups.iter().filter(|g| !std::ptr::eq(*g, majority)) {
         let (path, module) = &modules[group[0]];
         let differences = ccc_compiler::hlo::compare::compare(reference, module);
-        let also = group[1..].iter().map(|&i| modules[i].0.display().to_string()).collect::<Vec<_>>();
-        let with = if also.is_empty() { String::new() } else { format!(" (as do {})", also.join(", ")) };
+        let also = group.get(1..).unwrap_or_default();
+        let with = if also.is_empty() { String::new() } else { format!(" (as do {})", names(also)) };
         out.push_str(&format!(
             "{} and {}{with} differ in their HLO collectives:\n",
             reference_path.display(),

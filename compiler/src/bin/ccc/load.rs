@@ -8,7 +8,7 @@
 
 use crate::Failure;
 use crate::args::HloArgs;
-use crate::report::{InputKind, ValidationReport, located_report, parse_report, validation_report};
+use crate::report::{InputKind, ValidationReport, located_report, parse_report, target_report, validation_report};
 use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
 use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
@@ -137,9 +137,12 @@ fn hlo_validation_report(
         .filter(|e| seen.insert((e.field.clone(), e.problem.to_string())))
         .map(|e| ValidationError { collective: None, ..e })
         .collect();
+    let target_n = problems.len();
     problems.extend(own);
     let title = format!("{} (the target of {name})", target_path.display());
-    validation_report(&title, SpecForm::Collective, &ValidationErrors(problems))
+    let only_target = problems.len() == target_n;
+    let errors = ValidationErrors(problems);
+    if only_target { target_report(&title, &errors) } else { validation_report(&title, SpecForm::Collective, &errors) }
 }
 
 /// The cap a spec is read under: [`HLO_CAP`] when it may be an HLO module
@@ -279,7 +282,7 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
         // before anything is imported.
         target.validate().map_err(|e| {
             let title = format!("{} (the target of {name})", target_path.display());
-            Failure::input(validation_report(&title, SpecForm::Collective, &e))
+            Failure::input(target_report(&title, &e))
         })?;
     }
     let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;

@@ -267,9 +267,11 @@ fn lower_first(s: &str) -> String {
 /// are siblings, not causes; only the rendering uses the chain. (miette's
 /// `related` list would repeat the `×` header on every line.)
 #[derive(Debug, thiserror::Error)]
-#[error("{path} is not a valid spec: {count} problem{plural}")]
+#[error("{path} is not a valid {what}: {count} problem{plural}")]
 pub struct ValidationReport {
     path: String,
+    /// What the file is: `spec`, or `target` for an HLO target's own values.
+    what: &'static str,
     count: usize,
     plural: &'static str,
     #[source]
@@ -308,5 +310,11 @@ pub fn validation_report(path: &str, form: SpecForm, errors: &ValidationErrors) 
         .rev()
         .fold(rest, |next, e| Some(Box::new(ProblemReport { line: format!("{}: {}", e.path(form), e.problem), next })));
     let count = errors.0.len();
-    ValidationReport { path: path.to_owned(), count, plural: if count == 1 { "" } else { "s" }, problems }
+    ValidationReport { path: path.to_owned(), what: "spec", count, plural: if count == 1 { "" } else { "s" }, problems }
+}
+
+/// [`validation_report`] of an HLO target's own values (`path` names the
+/// target): "is not a valid target".
+pub fn target_report(path: &str, errors: &ValidationErrors) -> ValidationReport {
+    ValidationReport { what: "target", ..validation_report(path, SpecForm::Collective, errors) }
 }
