@@ -147,8 +147,11 @@ def compile(
 ) -> Compiled:
     """Validates, builds, lowers, encodes, proves and signs a spec; emits
     images for ``ranks`` (all when ``None``; an empty list is a
-    ``ValueError``); ``Auto``'s answers kept in ``auto_cache``. The GIL is
-    released while ccc works. Raises a subclass of ``ccc.CccError``."""
+    ``ValueError``); ``Auto``'s answers kept in ``auto_cache``.
+    ``memory_budget`` (bytes, default 2 GiB) counts the ``bytes`` and
+    objects the result keeps per TOP_SP besides ccc's own images. The GIL
+    is released while ccc works. Raises a subclass of ``ccc.CccError``
+    (``MemoryError`` if Python cannot allocate the images' ``bytes``)."""
 
 def sign(program_or_text: Union[Program, str], auto_cache: Optional[AutoCache] = None) -> str:
     """The collective signature: 32 lower-case hex digits (``ccc sign``)."""

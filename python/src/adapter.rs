@@ -23,7 +23,9 @@ use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, ima
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, OutputError};
 use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
-use ccc_compiler::pipeline::{CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, compile as run};
+use ccc_compiler::pipeline::{
+    CallerHolds, CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, compile as run,
+};
 use ccc_compiler::sign::sign as sign_schedule;
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::{AutoCache, ValidationErrors, validate, validate_cached};
@@ -332,10 +334,18 @@ pub fn compile(spec: &Spec, request: &Request, cache: Option<&Mutex<AutoCache>>)
         ranks: request.ranks.iter().flatten().copied().map(Rank).collect(),
         verify: !request.no_verify,
         memory_budget: request.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET),
+        // `Compiled` copies each image into a `bytes` and keeps a
+        // `TopSpImages` and its map entry per TOP_SP: counted against the
+        // budget as the compile's own memory.
+        caller_holds: CallerHolds { image_copies: 1, bytes: PY_TOPSP_BYTES },
         ..Options::default()
     };
     run(&valid, &options).map_err(|e| compile_error(&e, spec.form))
 }
+
+/// What Python keeps per emitted TOP_SP besides the images' bytes, about: a
+/// `TopSpImages`, three `bytes` headers, its entry in its rank's mapping.
+const PY_TOPSP_BYTES: u64 = 512;
 
 /// Validates a spec, through `cache` when one is given (the same result,
 /// `Auto`'s answers kept for the calls after). A cache whose lock a

@@ -80,9 +80,9 @@ impl PyCompiled {
             let topsp = PyTopSpImages {
                 rank: image.rank,
                 topsp: image.topsp,
-                ctrl_spad: PyBytes::new(py, image.ctrl_spad).unbind(),
-                slot_spad: PyBytes::new(py, image.slot_spad).unbind(),
-                neff_configs: PyBytes::new(py, image.neff_configs).unbind(),
+                ctrl_spad: bytes(py, image.ctrl_spad)?,
+                slot_spad: bytes(py, image.slot_spad)?,
+                neff_configs: bytes(py, image.neff_configs)?,
                 record_n: image.record_n,
             };
             rank.set_item(image.topsp, Py::new(py, topsp)?)?;
@@ -98,6 +98,16 @@ impl PyCompiled {
             signature,
         })
     }
+}
+
+/// `data` as a Python `bytes`; `MemoryError` when Python cannot allocate
+/// it (`PyBytes::new` would panic).
+fn bytes(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyBytes>> {
+    Ok(PyBytes::new_with(py, data.len(), |buf| {
+        buf.copy_from_slice(data);
+        Ok(())
+    })?
+    .unbind())
 }
 
 #[pymethods]

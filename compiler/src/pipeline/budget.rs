@@ -131,7 +131,16 @@ fn estimate(
     let images = probed.iter().map(|p| images_footprint(&p.images)).max().unwrap_or(0);
     let chunk = options.chunk_ranks.max(1) as u64;
     let kept = if options.emit { ranks } else { ranks.min(chunk) };
-    let emit = kept.saturating_mul(program.saturating_add(images));
+    let mut emit = kept.saturating_mul(program.saturating_add(images));
+    if options.emit {
+        // What the caller holds of each kept rank besides (a binding's
+        // copies of its images).
+        let holds = options.caller_holds;
+        let (heap, topsps) =
+            probed.iter().map(|p| (images_heap(&p.images), p.images.topsps.len() as u64)).max().unwrap_or((0, 0));
+        let besides = heap.saturating_mul(holds.image_copies).saturating_add(topsps.saturating_mul(holds.bytes));
+        emit = emit.saturating_add(ranks.saturating_mul(besides));
+    }
     let rank_n = u64::from(schedule.shape.rank_n);
     // A table holds at most its cap, and at most every rank's programs
     // (with their images).
@@ -162,6 +171,11 @@ fn estimate(
 /// An allocator's bookkeeping per allocation, about.
 const ALLOCATION_HEADER: usize = 16;
 
+/// The bytes of a rank's images themselves.
+fn images_heap(images: &RankImages) -> u64 {
+    images.topsps.iter().map(|t| t.ctrl_spad.len() + t.slot_spad.len() + t.neff_configs.len()).sum::<usize>() as u64
+}
+
 /// The bytes a rank's images hold.
 fn images_footprint(images: &RankImages) -> u64 {
     let inline = std::mem::size_of::<RankImages>() + images.topsps.capacity() * std::mem::size_of::<TopSpImages>();
@@ -178,6 +192,7 @@ mod tests {
     use crate::pipeline::options::ProofSource;
     use crate::testing::Case;
     use ccc_ir::enums::{AlgType, OpType};
+    use crate::pipeline::CallerHolds;
     use ccc_ir::id::Rank;
 
     /// The encoder's table of distinct programs is counted when nothing is
@@ -201,5 +216,37 @@ mod tests {
         assert_eq!((e.proof, e.emit), (0, 64 * per_rank), "kept and unchecked: no table");
         let e = estimate(&schedule, &probed, 64, &unkept, ProofSource::Skip);
         assert_eq!((e.proof, e.emit), (0, 64 * per_rank + world), "a chunk in flight and the encoder's table");
+    }
+
+    /// What a caller holds besides (a binding's copies of the images, its
+    /// objects per TOP_SP) is counted for every kept rank, and only when
+    /// ranks are kept.
+    #[test]
+    fn what_the_caller_holds_is_counted_per_kept_rank() {
+        let case = Case::flat(OpType::AllReduce, AlgType::Ring, 64, 16);
+        let schedule = build(&case.valid()).unwrap();
+        let wanted: Vec<Rank> = (0..64).map(Rank).collect();
+        let probed = probe(&schedule, &wanted).unwrap();
+        let image_bytes: u64 = probed[0]
+            .images
+            .topsps
+            .iter()
+            .map(|t| (t.ctrl_spad.len() + t.slot_spad.len() + t.neff_configs.len()) as u64)
+            .sum();
+        let topsps = probed[0].images.topsps.len() as u64;
+        assert!(probed.iter().all(|p| p.images.topsps.len() as u64 == topsps));
+        let holds = CallerHolds { image_copies: 1, bytes: 100 };
+        let plain = Options::default();
+        let held = Options { caller_holds: holds, ..Options::default() };
+        let e0 = estimate(&schedule, &probed, 64, &plain, ProofSource::Skip);
+        let e1 = estimate(&schedule, &probed, 64, &held, ProofSource::Skip);
+        // Every ring rank's images are alike in size.
+        assert_eq!(e1.emit - e0.emit, 64 * (image_bytes + 100 * topsps));
+        let unkept = |o: Options| Options { emit: false, ..o };
+        let (u0, u1) = (
+            estimate(&schedule, &probed, 64, &unkept(plain), ProofSource::Skip),
+            estimate(&schedule, &probed, 64, &unkept(held), ProofSource::Skip),
+        );
+        assert_eq!(u0.emit, u1.emit, "nothing kept, nothing held");
     }
 }

@@ -31,7 +31,7 @@ mod times;
 
 pub use error::{CertificateError, CompileError, MemoryError, WayOut};
 pub use options::{CHUNK_CACHE_BYTES, DEFAULT_CHUNK_RANKS};
-pub use options::{DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
+pub use options::{CallerHolds, DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
 pub use ranks::lower_ranks;
 pub use times::Times;

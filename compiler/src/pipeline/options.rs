@@ -71,6 +71,21 @@ pub struct Options {
     /// [`CHUNK_CACHE_BYTES`]. Tuning only: a result never depends on it;
     /// the memory a compile holds beyond what it keeps grows with it.
     pub chunk_ranks: usize,
+    /// What the caller will hold besides, per emitted TOP_SP, while it
+    /// keeps the result: counted against [`Options::memory_budget`] as the
+    /// compile's own. Nothing for the CLI; a binding that copies each
+    /// image into its own objects (Python's `bytes`) says so here.
+    pub caller_holds: CallerHolds,
+}
+
+/// What a caller holds per emitted TOP_SP beside the compile's own images
+/// ([`Options::caller_holds`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallerHolds {
+    /// Copies of each image.
+    pub image_copies: u64,
+    /// Bytes of its own objects (headers, maps).
+    pub bytes: u64,
 }
 
 impl Default for Options {
@@ -84,6 +99,7 @@ impl Default for Options {
             memory_budget: DEFAULT_MEMORY_BUDGET,
             progress: None,
             chunk_ranks: DEFAULT_CHUNK_RANKS,
+            caller_holds: CallerHolds::default(),
         }
     }
 }
