@@ -25,6 +25,14 @@ impl Arch {
     /// Every architecture.
     pub const ALL: [Arch; 4] = [Arch::Sunda, Arch::Cayman, Arch::Mariana, Arch::MarianaPlus];
 
+    /// The largest CTRL SPAD and SLOT SPAD of any arch, bytes: no emitted
+    /// image of either region is larger (the encoder refuses to overflow
+    /// a region), so a decoder reads no more.
+    pub fn largest_spads() -> (u32, u32) {
+        let largest = |size: fn(&ArchParams) -> u32| Arch::ALL.iter().map(|a| size(a.params())).max().unwrap_or(0);
+        (largest(|p| p.ctrl_spad_size), largest(|p| p.slot_spad_size))
+    }
+
     /// The ccc spelling (as in RON specs).
     pub const fn name(self) -> &'static str {
         match self {

@@ -165,7 +165,8 @@ def diagnose(inputs: Union[Sequence[DiagnoseInput], Mapping[str, DiagnoseInput]]
 def decode(data: bytes, region: str) -> Union[List[Any], Dict[str, Any]]:
     """Decodes an image of ``region`` (``ctrl``, ``slot``, ``neff``) into
     what ``ccc decode --format json`` prints. Raises ``ccc.DecodeError``
-    with the byte ``offset``."""
+    with the byte ``offset``; of ``kind`` ``TooLarge``, unread, for an
+    image larger than its region on any arch (as ``ccc decode`` caps it)."""
 
 def import_hlo(text: str, target: Union[str, Mapping[str, Any]], algorithm: Optional[str] = None) -> Program:
     """Imports the collectives of an XLA HLO module (as XLA prints it) as a

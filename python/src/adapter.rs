@@ -654,6 +654,23 @@ pub fn decode(data: &[u8], region: Region) -> Result<String, Failure> {
     if data.is_empty() {
         return Err(ErrorInfo::new(ErrorClass::Decode, "Empty", "empty image (0 bytes)"));
     }
+    // The CLI's caps: no image ccc emits is larger than its region on the
+    // arch where it is largest.
+    let (ctrl, slot) = ccc_ir::arch::Arch::largest_spads();
+    let cap = match region {
+        Region::Ctrl => u64::from(ctrl),
+        Region::Slot => u64::from(slot),
+        Region::Neff => ccc_ir::wire::neff_configs::NEFF_CONFIGS_BYTES as u64,
+    };
+    if data.len() as u64 > cap {
+        let mut info = ErrorInfo::new(
+            ErrorClass::Decode,
+            "TooLarge",
+            format!("image is {} bytes, more than the {cap} of its region on any arch", data.len()),
+        );
+        info.accepted = Some(format!("at most {cap} bytes"));
+        return Err(info);
+    }
     let json = match region {
         Region::Ctrl => ccc_backends::json::ctrl(&ctrl_word::decode_words(data).map_err(|e| decode_error(&e))?),
         Region::Slot => ccc_backends::json::slot(&SlotSpad::decode(data).map_err(|e| decode_error(&e))?),

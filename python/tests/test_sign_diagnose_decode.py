@@ -108,12 +108,24 @@ def test_decode_errors_say_where_and_what_is_accepted():
         ccc.decode(neff[:-1], "neff")
     assert caught.value.kind == "BadLength" and caught.value.offset is not None
     assert "3592" in caught.value.accepted
+    # The message says what is wrong, as the CLI's does.
+    assert "image is 3591 bytes, not exactly 3592 bytes" in str(caught.value)
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(b"\xff" * 3592, "neff")
+    assert ", expected " in str(caught.value), str(caught.value)
+    # An image larger than its region on any arch is refused unread, as
+    # `ccc decode` refuses the file.
+    for region, size in [("ctrl", 1 << 20), ("slot", 1 << 20), ("neff", 3593)]:
+        with pytest.raises(ccc.DecodeError) as caught:
+            ccc.decode(bytes(size), region)
+        assert caught.value.kind == "TooLarge", (region, str(caught.value))
 
     ctrl = compiled.images[0][0].ctrl_spad
     with pytest.raises(ccc.DecodeError) as caught:
         ccc.decode(ctrl + b"\x00" * 3, "ctrl")
     assert caught.value.offset == len(ctrl)
     assert caught.value.accepted == "a multiple of 8 bytes"
+    assert "not a multiple of 8 bytes" in str(caught.value)
 
     with pytest.raises(ccc.DecodeError) as caught:
         ccc.decode(b"", "slot")

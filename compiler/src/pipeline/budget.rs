@@ -188,11 +188,11 @@ fn images_footprint(images: &RankImages) -> u64 {
 mod tests {
     use super::{ENCODED_BYTES, MEMO_BYTES, estimate, probe};
     use crate::build::build;
+    use crate::pipeline::CallerHolds;
     use crate::pipeline::Options;
     use crate::pipeline::options::ProofSource;
     use crate::testing::Case;
     use ccc_ir::enums::{AlgType, OpType};
-    use crate::pipeline::CallerHolds;
     use ccc_ir::id::Rank;
 
     /// The encoder's table of distinct programs is counted when nothing is

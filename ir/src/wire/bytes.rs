@@ -19,7 +19,7 @@ pub struct DecodeError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeErrorKind {
     /// The image length is not what the format allows.
-    #[error("image is {}, {expected}", crate::noun::count(len, "byte"))]
+    #[error("image is {}, not {expected}", crate::noun::count(len, "byte"))]
     BadLength {
         /// The image's length.
         len: u64,
@@ -43,7 +43,7 @@ pub enum DecodeErrorKind {
         word: u64,
     },
     /// A field holds a value the format does not allow.
-    #[error("{field} is {value}, {expected}")]
+    #[error("{field} is {value}, expected {expected}")]
     BadValue {
         /// The field.
         field: &'static str,
@@ -310,10 +310,8 @@ mod tests {
 
     #[test]
     fn one_byte_is_one_byte() {
-        let one = DecodeError {
-            offset: 0,
-            kind: DecodeErrorKind::BadLength { len: 1, expected: "not a multiple of 8 bytes" },
-        };
+        let one =
+            DecodeError { offset: 0, kind: DecodeErrorKind::BadLength { len: 1, expected: "a multiple of 8 bytes" } };
         assert_eq!(one.to_string(), "image is 1 byte, not a multiple of 8 bytes (at offset 0x0)");
         let past = DecodeErrorKind::Truncated { width: 1, len: 0 };
         assert_eq!(past.to_string(), "read of 1 byte runs past the end of the 0-byte image");

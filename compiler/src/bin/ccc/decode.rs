@@ -115,13 +115,12 @@ fn naming_arch() -> &'static ArchParams {
 /// it is largest (no emitted image is larger; the encoder refuses to
 /// overflow a region).
 fn image_cap(region: Region) -> u64 {
-    let largest = |size: fn(&ArchParams) -> u32| Arch::ALL.iter().map(|a| u64::from(size(a.params()))).max();
+    let (ctrl, slot) = Arch::largest_spads();
     match region {
-        Region::Ctrl => largest(|p| p.ctrl_spad_size),
-        Region::Slot => largest(|p| p.slot_spad_size),
-        Region::Neff => Some(NEFF_CONFIGS_BYTES as u64),
+        Region::Ctrl => u64::from(ctrl),
+        Region::Slot => u64::from(slot),
+        Region::Neff => NEFF_CONFIGS_BYTES as u64,
     }
-    .unwrap_or(0)
 }
 
 fn region_name(region: Region) -> &'static str {
@@ -155,14 +154,6 @@ fn decode_failure(args: &DecodeArgs, region: Region, image: &[u8], err: &DecodeE
             count(record_n, "record"),
             count(entry_n, "entry"),
         ),
-        // The ir messages name what would be accepted; say that it is what
-        // is expected.
-        (DecodeErrorKind::BadLength { len, expected }, _) => {
-            format!("image is {}, not {expected} (at offset {at:#x})", count(len, "byte"))
-        }
-        (DecodeErrorKind::BadValue { field, value, expected }, _) => {
-            format!("{field} is {value}, expected {expected} (at offset {at:#x})")
-        }
         _ => err.to_string(),
     };
     refusal(args, region, &what)
