@@ -186,7 +186,12 @@ pub(crate) fn accepted_in(message: &str) -> Option<String> {
     if let Some((_, rest)) = message.split_once("accepted: ") {
         return Some(rest.to_owned());
     }
-    let (_, rest) = message.split_once("expected ")?;
+    // "expected" as a word: RON's "Unexpected variant ..." holds it too.
+    let at = message
+        .match_indices("expected ")
+        .map(|(i, _)| i)
+        .find(|&i| message[..i].chars().next_back().is_none_or(|c| !c.is_alphabetic()))?;
+    let rest = &message[at + "expected ".len()..];
     Some(rest.strip_suffix(" instead").unwrap_or(rest).to_owned())
 }
 

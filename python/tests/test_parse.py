@@ -58,6 +58,9 @@ def test_parse_error_locates_the_unknown_variant_and_says_what_is_accepted():
     assert (e.kind, e.line, e.column) == ("UnknownVariant", 3, 9)
     assert (e.end_line, e.end_column) == (3, 18)
     assert "`AllReduce`" in e.accepted and "`AllToAllV`" in e.accepted
+    # What is accepted, not the message around the bad value ("Unexpected
+    # variant" holds "expected" too).
+    assert e.accepted.startswith("one of `AllGather`"), e.accepted
     assert "AllReduse" in str(e)
     assert isinstance(e, ValueError) and isinstance(e, ccc.CccError)
 
@@ -69,6 +72,7 @@ def test_parse_error_names_a_misspelt_field():
     e = caught.value
     assert (e.kind, e.field, e.line, e.column) == ("UnknownField", "algoritm", 11, 5)
     assert "`algorithm`" in e.accepted
+    assert e.accepted.startswith("one of `op`") and "algoritm" not in e.accepted, e.accepted
 
 
 def test_parse_error_of_a_missing_comma_and_of_text_that_ends_early():
