@@ -497,6 +497,29 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     assert_eq!(fs::read(out.join("notes.txt")).unwrap(), b"mine");
 }
 
+/// Runs `script` in `dir` with `sh`, which becomes ccc (`exec` keeps its
+/// process id): `$0` is ccc, `$1` the ring spec.
+#[cfg(unix)]
+fn as_this_process(dir: &Path, script: &str) -> Output {
+    Command::new("sh")
+        .current_dir(dir)
+        .args(["-c", script, BIN])
+        .arg(ring())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sh")
+}
+
+/// What in `dir` bears a work name of `out`'s.
+#[cfg(unix)]
+fn work_names(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".out.ccc-tmp-"))
+        .collect()
+}
+
 /// A dead compile's work folder under this very process id (ids are
 /// reused: a container's first process often has the same one) that holds
 /// a user's files: the sweep removes ccc's own files from it and leaves the
@@ -513,22 +536,12 @@ fn a_work_folder_under_this_process_id_holding_user_files_is_left_whole() {
         echo notes > "$w/notes.txt" && echo deep > "$w/sub/deep.txt" &&
         printf 12345678 > "$w/rank-0/topsp-0/neff_configs.bin" &&
         exec "$0" compile "$1" -o out"#;
-    let run = Command::new("sh")
-        .current_dir(dir.path())
-        .args(["-c", script, BIN])
-        .arg(ring())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run sh");
+    let run = as_this_process(dir.path(), script);
     assert_refused(&run, "ccc works in");
     assert_refused(&run, "holds files ccc did not write:");
     // The files it holds are named (those the sweep left).
     assert_refused(&run, "notes.txt");
-    let work: Vec<PathBuf> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".out.ccc-tmp-"))
-        .collect();
+    let work = work_names(dir.path());
     assert_eq!(work.len(), 1, "{work:?}");
     let work = &work[0];
     assert_eq!(fs::read(work.join("notes.txt")).unwrap(), b"notes\n");
@@ -537,19 +550,9 @@ fn a_work_folder_under_this_process_id_holding_user_files_is_left_whole() {
 
     // A plain file of that name: said to be one, and left.
     let script = r#"echo mine > ".out.ccc-tmp-$$" && exec "$0" compile "$1" -o out"#;
-    let run = Command::new("sh")
-        .current_dir(dir.path())
-        .args(["-c", script, BIN])
-        .arg(ring())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run sh");
+    let run = as_this_process(dir.path(), script);
     assert_refused(&run, "a file of that name is there");
-    let files: Vec<PathBuf> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file() && p.file_name().unwrap().to_string_lossy().starts_with(".out.ccc-tmp-"))
-        .collect();
+    let files: Vec<PathBuf> = work_names(dir.path()).into_iter().filter(|p| p.is_file()).collect();
     assert_eq!(files.len(), 1, "{files:?}");
     assert_eq!(fs::read(&files[0]).unwrap(), b"mine\n");
 }
