@@ -47,6 +47,27 @@ fn a_mesh_too_large_for_the_device_is_refused_before_the_world_is_lowered() {
     }
 }
 
+/// A Mesh all-reduce over 1,048,576 ranks: each rank hears from 1,048,575
+/// peers in a step, so the probe that lowers rank 0 finds its mesh events
+/// far past the device's, and says how many. Finding each peer's event
+/// once took a search of the events found so far (quadratic: more than
+/// 590 s here); it is a lookup now, and the refusal is the same.
+#[test]
+fn a_mesh_over_a_million_ranks_is_refused_from_one_rank() {
+    let src = "Collective(op: AllReduce, dtype: F32, reduce: Add, count: 4194304, arch: Cayman,
+        topology: (rank_n: 1048576, local_rank_n: 16), channels: 1, algorithm: Mesh)";
+    let options = Options { ranks: vec![Rank(0)], verify: false, ..Options::default() };
+    let (result, progress) = compile_watched(src, options);
+    let Err(CompileError::Lower(e)) = result else { panic!("{result:?}") };
+    // Both direct phases' peers, summed: 2 x 1,048,575.
+    assert!(
+        matches!(e.kind, LowerErrorKind::Limit { limit: Limit::MeshEvents, value: 2_097_150, max: 108, .. }),
+        "{e}"
+    );
+    // One rank asked, no proof: lowered directly, no probe first.
+    assert_eq!(progress.last().map(|p| (p.stage, p.done, p.total)), Some((Stage::Lower, 1, 1)));
+}
+
 /// Recursive halving over 451,522 ranks (not a power of two: a prologue,
 /// so not symmetric) would need a full symbolic run of 451,522^2 cells:
 /// refused from the schedule, before lowering 451,522 ranks (which took

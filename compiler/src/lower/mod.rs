@@ -259,6 +259,9 @@ impl<'s> Lowerer<'s> {
 struct Posts {
     folder: Folder,
     events: Vec<(MeshEvent, u64)>,
+    /// Where each peer's event sits in `events`: a mesh over k members
+    /// finds its k - 1 peers' events in O(k log k), not O(k^2).
+    event_of: std::collections::BTreeMap<u32, usize>,
 }
 
 /// Takes each phase of a collective once it is posted, in order: the
@@ -337,7 +340,7 @@ impl<'a> Lowering<'a> {
             // Checked against VAL_MASK just above.
             post.folder.push_n(m2s as u32, s2m as u32, u64::from(n));
             if mesh {
-                collect_events(self, transfers, table, u64::from(n), &mut post.events)
+                collect_events(self, transfers, table, u64::from(n), post)
                     .map_err(|kind| self.error(Some(TopSp(t as u8)), Some(step), kind))?;
             }
         }
@@ -467,8 +470,9 @@ fn collect_events(
     transfers: &[Transfer],
     table: &DescTable<'_>,
     times: u64,
-    events: &mut Vec<(MeshEvent, u64)>,
+    post: &mut Posts,
 ) -> Result<(), LowerErrorKind> {
+    let Posts { events, event_of, .. } = post;
     let hosted = table.channels().len() as u64;
     for t in transfers.iter().filter(|t| t.to == l.member && t.from != l.member) {
         let peer = member_rank(l.plan, l.group, t.from)?.0;
@@ -477,15 +481,11 @@ fn collect_events(
         // sums them in closed form (a mesh all-reduce's transfer holds
         // every block of the buffer).
         let bytes = table.bytes(l.member, t.dst, t.halves);
-        let (event, target) = match events.iter_mut().find(|(e, _)| e.peer == peer) {
-            Some((e, t)) => (e, t),
-            None => {
-                events.push((MeshEvent { peer, sema_index: 0, target: 0, bytes: 0 }, 0));
-                let last = events.len() - 1;
-                let (e, t) = &mut events[last];
-                (e, t)
-            }
-        };
+        let at = *event_of.entry(peer).or_insert_with(|| {
+            events.push((MeshEvent { peer, sema_index: 0, target: 0, bytes: 0 }, 0));
+            events.len() - 1
+        });
+        let Some((event, target)) = events.get_mut(at) else { continue };
         // Adding `times` steps at once saturates where adding them one by
         // one would.
         *target = target.saturating_add(increments.saturating_mul(times));
