@@ -601,3 +601,15 @@ fn concurrent_compiles_take_turns_and_readers_never_see_a_gap() {
     assert_eq!(files(&out), listed(&out));
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no work folder left beside it");
 }
+
+/// A file where a folder on the way to OUT must be: refused, saying so,
+/// and the file is as it was.
+#[test]
+fn a_file_on_the_way_to_out_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("blocker");
+    fs::write(&blocker, "mine").unwrap();
+    let run = compile(&blocker.join("sub"), &[]);
+    assert_refused(&run, "a file stands where a folder on the way to -o must be");
+    assert_eq!(fs::read(&blocker).unwrap(), b"mine");
+}

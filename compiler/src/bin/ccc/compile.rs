@@ -419,6 +419,12 @@ fn output_failure(error: OutputError) -> Failure {
         OutputError::WorkFolderTaken { .. } => {
             "nothing was written; move what takes that name away, then compile again"
         }
+        OutputError::Io { action: "create", path, source }
+            if source.kind() == std::io::ErrorKind::AlreadyExists
+                && std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) =>
+        {
+            "a file stands where a folder on the way to -o must be: nothing was written; choose another -o path"
+        }
         OutputError::Io { .. } => "nothing was written; the folder is as it was",
     };
     Failure::input(miette::miette!(help = help, "{error}"))
