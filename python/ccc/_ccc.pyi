@@ -146,8 +146,8 @@ def compile(
     auto_cache: Optional[AutoCache] = None,
 ) -> Compiled:
     """Validates, builds, lowers, encodes, proves and signs a spec; emits
-    images for ``ranks`` (all when ``None``; an empty list is a
-    ``ValueError``); ``Auto``'s answers kept in ``auto_cache``.
+    images for ``ranks`` (all when ``None``; an empty list, or a rank below 0
+    or past 2^32 - 1, is a ``ValueError``); ``Auto``'s answers kept in ``auto_cache``.
     ``memory_budget`` (bytes, default 2 GiB) counts the ``bytes`` and
     objects the result keeps per TOP_SP besides ccc's own images. The GIL
     is released while ccc works. Raises a subclass of ``ccc.CccError``

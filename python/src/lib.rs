@@ -43,13 +43,36 @@ use std::time::Instant;
 
 /// `ranks` as the adapter takes it: `None` for every rank. An empty list is
 /// refused rather than read as every rank (the library's convention).
-fn some_ranks(ranks: Option<Vec<u32>>) -> PyResult<Option<Vec<u32>>> {
-    match ranks {
-        Some(r) if r.is_empty() => Err(pyo3::exceptions::PyValueError::new_err(
+fn some_ranks(ranks: Option<Vec<i64>>) -> PyResult<Option<Vec<u32>>> {
+    let Some(ranks) = ranks else { return Ok(None) };
+    if ranks.is_empty() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
             "ranks is empty; name at least one rank, or pass ranks=None for every rank",
-        )),
-        other => Ok(other),
+        ));
     }
+    let rank = |(i, &r): (usize, &i64)| {
+        u32::try_from(r).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "ranks[{i}] is {r}, not a rank; accepted: ranks 0 to the world's rank_n - 1"
+            ))
+        })
+    };
+    ranks.iter().enumerate().map(rank).collect::<PyResult<Vec<u32>>>().map(Some)
+}
+
+/// `memory_budget` in bytes: `None` for the default; a negative one is a
+/// `ValueError` naming it (not Python's bare `OverflowError`).
+fn budget(memory_budget: Option<i128>) -> PyResult<Option<u64>> {
+    memory_budget
+        .map(|b| {
+            u64::try_from(b).map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "memory_budget is {b}; accepted: 0 to {} bytes",
+                    u64::MAX
+                ))
+            })
+        })
+        .transpose()
 }
 
 /// Validates, builds, lowers, encodes, proves and signs a spec.
@@ -72,13 +95,13 @@ fn some_ranks(ranks: Option<Vec<u32>>) -> PyResult<Option<Vec<u32>>> {
 fn compile(
     py: Python<'_>,
     program_or_text: &Bound<'_, PyAny>,
-    ranks: Option<Vec<u32>>,
+    ranks: Option<Vec<i64>>,
     verify: bool,
-    memory_budget: Option<u64>,
+    memory_budget: Option<i128>,
     auto_cache: Option<&Bound<'_, PyAutoCache>>,
 ) -> PyResult<PyCompiled> {
     let spec = spec_of(py, program_or_text)?;
-    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget };
+    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: budget(memory_budget)? };
     let cache = auto_cache.map(|c| c.get().mutex());
     let compiled = py.detach(|| errors::guard(|| adapter::compile(&spec, &request, cache)));
     PyCompiled::new(py, compiled.map_err(|e| errors::to_py(py, e))?)
@@ -268,7 +291,7 @@ fn _panic_for_test(py: Python<'_>, message: &str) -> PyResult<()> {
 fn _time_rust_compile<'py>(
     py: Python<'py>,
     program: &Bound<'py, PyAny>,
-    ranks: Option<Vec<u32>>,
+    ranks: Option<Vec<i64>>,
     verify: bool,
     iterations: u32,
 ) -> PyResult<Bound<'py, PyList>> {

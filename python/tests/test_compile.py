@@ -173,12 +173,20 @@ def test_images_are_read_only_and_an_empty_rank_list_is_refused():
     assert compiled.ranks == [2] and list(compiled.images[2]) == [0, 1]
     with pytest.raises(ValueError, match="ranks=None"):
         ccc.compile(text, ranks=[])
+    # A negative or huge rank, or a negative budget, is a ValueError that
+    # names the argument (not Python's bare OverflowError).
+    with pytest.raises(ValueError, match=r"ranks\[1\] is -1, not a rank"):
+        ccc.compile(text, ranks=[0, -1])
+    with pytest.raises(ValueError, match=r"ranks\[0\] is 4294967296"):
+        ccc.compile(text, ranks=[2**32])
+    with pytest.raises(ValueError, match="memory_budget is -1"):
+        ccc.compile(text, memory_budget=-1)
 
 
 def test_compile_refuses_what_is_not_a_spec():
     with pytest.raises(TypeError):
         ccc.compile(42)
-    with pytest.raises(OverflowError):
+    with pytest.raises(ValueError, match="not a rank"):
         ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[-1])
 
 
