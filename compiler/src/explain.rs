@@ -9,7 +9,6 @@
 
 use crate::cost::Evaluation;
 use crate::cost::auto::{Machine, display, evaluate_choice, legal, mesh_events, whole_ns};
-use crate::lower::Limit;
 use crate::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use crate::validate::validate;
 use ccc_ir::noun::count;
@@ -151,18 +150,7 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
         if judge && !written && refused.is_some() {
             continue;
         }
-        let does_not_lower = refused.filter(|_| written).map(|r| {
-            // A TOP_SP's mesh events add up over the program: count those
-            // the collectives before it take, as lowering does.
-            let spent = if r.limit == Limit::MeshEvents { machine.mesh_events_spent } else { 0 };
-            let needed = r.needed + u64::from(spent);
-            let before = if spent > 0 {
-                format!(" ({spent} of them taken by the collectives before it)")
-            } else {
-                String::new()
-            };
-            format!("{} is at most {} on {}; this choice needs {needed}{before}", r.limit, r.max(arch), machine.arch)
-        });
+        let does_not_lower = refused.filter(|_| written).map(|r| r.describe(machine.arch, machine.mesh_events_spent));
         let legs = plan
             .map(|plan| {
                 e.legs

@@ -206,7 +206,8 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
 }
 
 /// Removes from a stale work folder what ccc may remove: files of the names
-/// it writes where it writes them, holding what it writes there, and the links it made to a user's file
+/// it writes where it writes them, holding what it writes there, and the
+/// links it made to a user's file
 /// carried over (the same file is at the same place in `out`). Everything
 /// else is left and listed.
 fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mut Vec<PathBuf>) {
@@ -215,9 +216,7 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
         let path = root.join(&r);
         if meta.is_dir() {
             opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
-        } else if (is_ccc_file(&r) && (r == Path::new(MANIFEST_PART) || holds_what_ccc_writes(&path, &meta)))
-            || twins(&path, &meta, &out.join(&r))
-        {
+        } else if (is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta)) || twins(&path, &meta, &out.join(&r)) {
             if fs::remove_file(&path).is_ok() {
                 *bytes += meta.len();
             }
@@ -233,16 +232,17 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
 const DEBRIS_IMAGE_MAX: u64 = 1 << 20;
 
 /// Whether the file at `path`, of one of the names ccc writes, is ccc's to
-/// remove: empty (a compile killed between creating it and writing it
-/// leaves that; removing it loses nothing), or holding what ccc writes
-/// there: an image that decodes as its region, a manifest of ccc's schema.
-/// A name alone is not enough.
+/// remove: the manifest's work name (only ccc writes it; a compile killed
+/// while writing it leaves it cut short), empty (a compile killed between
+/// creating a file and writing it leaves that; removing it loses nothing),
+/// or holding what ccc writes there: an image that decodes as its region,
+/// a manifest of ccc's schema. A name alone is not enough.
 fn holds_what_ccc_writes(path: &Path, meta: &fs::Metadata) -> bool {
     use ccc_ir::wire::{ctrl_spad, neff_configs::NeffConfigs, slot_spad::SlotSpad};
-    if meta.len() == 0 {
+    let name = path.file_name().and_then(|n| n.to_str());
+    if name == Some(MANIFEST_PART) || meta.len() == 0 {
         return true;
     }
-    let name = path.file_name().and_then(|n| n.to_str());
     let cap = if name == Some(MANIFEST_FILE) { MANIFEST_READ_CAP } else { DEBRIS_IMAGE_MAX };
     if meta.len() > cap {
         return false;

@@ -136,10 +136,11 @@ fn estimate(
         // What the caller holds of each kept rank besides (a binding's
         // copies of its images).
         let holds = options.caller_holds;
-        let (heap, topsps) =
-            probed.iter().map(|p| (images_heap(&p.images), p.images.topsps.len() as u64)).max().unwrap_or((0, 0));
-        let besides = heap.saturating_mul(holds.image_copies).saturating_add(topsps.saturating_mul(holds.bytes));
-        emit = emit.saturating_add(ranks.saturating_mul(besides));
+        let besides = |p: &Probed| {
+            let topsps = p.images.topsps.len() as u64;
+            images_heap(&p.images).saturating_mul(holds.image_copies).saturating_add(topsps.saturating_mul(holds.bytes))
+        };
+        emit = emit.saturating_add(ranks.saturating_mul(probed.iter().map(besides).max().unwrap_or(0)));
     }
     let rank_n = u64::from(schedule.shape.rank_n);
     // A table holds at most its cap, and at most every rank's programs

@@ -8,6 +8,8 @@ use crate::args::ImportArgs;
 use crate::load::{HLO_CAP, TargetValues, import_file, read_text};
 use ccc_compiler::hlo::emit;
 use ccc_compiler::parse::strip_bom;
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::process::ExitCode;
 
 /// Runs `ccc import`.
@@ -58,15 +60,14 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
     // the reference the others are told apart from, so that one odd rank
     // among many is the one named.
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut by_key: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
     for (i, (_, module)) in modules.iter().enumerate() {
-        let next = groups.len();
-        let g = *by_key.entry(ccc_compiler::hlo::compare::key(module)).or_insert(next);
-        if g == next {
-            groups.push(Vec::new());
-        }
-        if let Some(group) = groups.get_mut(g) {
-            group.push(i);
+        match by_key.entry(ccc_compiler::hlo::compare::key(module)) {
+            Entry::Occupied(g) => groups[*g.get()].push(i),
+            Entry::Vacant(g) => {
+                g.insert(groups.len());
+                groups.push(vec![i]);
+            }
         }
     }
     let Some(most) = groups.iter().map(Vec::len).max() else { return Ok(None) };

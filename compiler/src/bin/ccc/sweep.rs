@@ -168,17 +168,9 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
     };
     // A written choice that exceeds a device limit at this size is shown
     // by `explain`, and refused by `verify` and `compile`: not a row.
-    let arch = machine.arch.params();
     let phases: Vec<_> = schedule.collectives.iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
-    if let Some(r) = legal::refusal(&schedule.shape, arch, machine.mesh_event_room(), &phases) {
-        return Ok(Sized::DoesNotLower(format!(
-            "{} is at most {} on {}; {} needs {}",
-            r.limit,
-            r.max(arch),
-            machine.arch,
-            display(vc.algorithm()),
-            r.needed
-        )));
+    if let Some(r) = legal::refusal(&schedule.shape, machine.arch.params(), machine.mesh_event_room(), &phases) {
+        return Ok(Sized::DoesNotLower(r.describe(machine.arch, machine.mesh_events_spent)));
     }
     let legs = schedule
         .collectives

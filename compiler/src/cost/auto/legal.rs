@@ -206,6 +206,18 @@ impl Refusal {
         }
     }
 
+    /// The refusal in words, as `explain` and `sweep` say it: "<limit> is
+    /// at most <max> on <arch>; this choice needs <n>". A TOP_SP's mesh
+    /// events add up over the program, so those `spent` by the collectives
+    /// before it are counted in, as lowering counts them.
+    pub fn describe(self, arch: ccc_ir::arch::Arch, spent: u32) -> String {
+        let spent = if self.limit == Limit::MeshEvents { spent } else { 0 };
+        let needed = self.needed + u64::from(spent);
+        let before =
+            if spent > 0 { format!(" ({spent} of them taken by the collectives before it)") } else { String::new() };
+        format!("{} is at most {} on {arch}; this choice needs {needed}{before}", self.limit, self.max(arch.params()))
+    }
+
     /// Whether `self` is the one to name rather than `other` when nothing
     /// is left: the limits in the order they are judged (mesh events,
     /// increments per event, descriptors per step), then the fewest
