@@ -206,8 +206,8 @@ impl Refusal {
         }
     }
 
-    /// The refusal in words, as `explain` and `sweep` say it: "<limit> is
-    /// at most <max> on <arch>; this choice needs <n>". A TOP_SP's mesh
+    /// The refusal in words, as `explain` and `sweep` say it: `LIMIT is at
+    /// most MAX on ARCH; this choice needs N`. A TOP_SP's mesh
     /// events add up over the program, so those `spent` by the collectives
     /// before it are counted in, as lowering counts them.
     pub fn describe(self, arch: ccc_ir::arch::Arch, spent: u32) -> String {
