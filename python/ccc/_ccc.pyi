@@ -156,11 +156,15 @@ def compile(
 def sign(program_or_text: Union[Program, str], auto_cache: Optional[AutoCache] = None) -> str:
     """The collective signature: 32 lower-case hex digits (``ccc sign``)."""
 
-DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any]]
+DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any], "PathLike[str]"]
 
 def diagnose(inputs: Union[Sequence[DiagnoseInput], Mapping[str, DiagnoseInput]]) -> Dict[str, Any]:
     """Compares signatures and explains every difference: the report of
-    ``ccc diagnose --json`` as a dict."""
+    ``ccc diagnose --json`` as a dict. An input is a ``Program``, RON text, a
+    ``Compiled``, a manifest (dict or JSON text) or an ``os.PathLike``: a
+    ``ccc compile -o`` output folder (compared by its images when intact) or
+    a spec or manifest file. A list names its inputs ``input 0``, ... (a
+    path by itself); a dict by its keys."""
 
 def decode(data: bytes, region: str) -> Union[List[Any], Dict[str, Any]]:
     """Decodes an image of ``region`` (``ctrl``, ``slot``, ``neff``) into

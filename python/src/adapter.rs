@@ -566,6 +566,9 @@ pub enum DiagnoseInput<'a> {
     ManifestJson(&'a str),
     /// A compile's result (its manifest).
     Compiled(&'a Compiled),
+    /// A `ccc compile -o` output folder (its manifest, and its images when
+    /// they are the ones it lists).
+    Folder(&'a Path),
 }
 
 /// Compares the inputs' signatures; the report as JSON, exactly what
@@ -586,6 +589,11 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
                 let input = Input::from_manifest(name.clone(), &Manifest::of(c)).map_err(input_error)?;
                 Input { images: Some(images_digest(&c.images)), ..input }
             }
+            DiagnoseInput::Folder(dir) => {
+                let read = output::read_output(dir).map_err(read_error)?;
+                let input = Input::from_manifest_json(name.clone(), &read.manifest).map_err(input_error)?;
+                Input { images: read.images, ..input }
+            }
         });
     }
     serde_json::to_string(&diagnose_inputs(&read))
@@ -602,6 +610,49 @@ fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
         .flatten()
         .map(|c| images_digest(&c.images));
     Ok(Input { images, ..Input::from_signature(name, &signature) })
+}
+
+/// A `diagnose` input file's text (`path`, not a folder): at most a
+/// spec's cap for a `.ron` file, a manifest's for any other.
+///
+/// # Errors
+///
+/// `InputError` of kind `Io` (with the OS's reason), `TooLarge` or
+/// `NotUtf8`.
+pub fn read_input_file(path: &Path) -> Result<String, Failure> {
+    let ron = path.extension().is_some_and(|e| e == "ron");
+    let cap = if ron { ccc_compiler::parse::SPEC_MAX_BYTES } else { output::MANIFEST_READ_CAP };
+    let failure = |kind: &str, message: String| {
+        let mut info = ErrorInfo::new(ErrorClass::Input, kind, message);
+        info.accepted = Some("a spec (.ron), a manifest.json, or a `ccc compile -o` output folder".to_owned());
+        info
+    };
+    let io = |e: std::io::Error| failure("Io", format!("cannot read {}: {e}", path.display()));
+    let mut data = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, cap + 1), &mut data))
+        .map_err(io)?;
+    if data.len() as u64 > cap {
+        return Err(failure(
+            "TooLarge",
+            format!(
+                "{} is more than the {cap} bytes ccc reads of {}",
+                path.display(),
+                if ron { "a spec" } else { "a manifest" }
+            ),
+        ));
+    }
+    String::from_utf8(data).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        failure("NotUtf8", format!("{} is not UTF-8: the byte at offset {at} is not valid UTF-8", path.display()))
+    })
+}
+
+/// A failure to read an output folder given to `diagnose`.
+fn read_error(e: output::ReadError) -> Failure {
+    let mut info = ErrorInfo::new(ErrorClass::Input, variant(&e), e.to_string());
+    info.accepted = Some("a `ccc compile -o` output folder (it holds manifest.json)".to_owned());
+    info
 }
 
 fn input_error(e: InputError) -> Failure {

@@ -130,11 +130,28 @@ enum Owned {
     Spec(Spec),
     Manifest(String),
     Compiled(std::sync::Arc<adapter::Compiled>),
+    Folder(std::path::PathBuf),
 }
 
 /// Reads one `diagnose` input: a `Program`, a `Compiled`, a manifest dict,
 /// or text (a manifest's JSON when it starts with `{`, else RON).
 fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
+    if let Some(path) = path_of(item)? {
+        if path.is_dir() {
+            return Ok(Owned::Folder(path));
+        }
+        let text = py.detach(|| adapter::read_input_file(&path)).map_err(|e| errors::to_py(py, e))?;
+        let is_manifest = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => true,
+            Some("ron") => false,
+            _ => text.trim_start().starts_with('{'),
+        };
+        return if is_manifest {
+            Ok(Owned::Manifest(text))
+        } else {
+            errors::run(py, || adapter::parse(&text)).map(Owned::Spec)
+        };
+    }
     if let Ok(c) = item.cast::<PyCompiled>() {
         return Ok(Owned::Compiled(std::sync::Arc::clone(&c.get().compiled)));
     }
@@ -157,14 +174,29 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     })
 }
 
+/// The path of an `os.PathLike` (a `pathlib.Path`), not of a `str`: text
+/// is a spec or a manifest, never a file name.
+fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
+    if item.is_instance_of::<pyo3::types::PyString>() || !item.hasattr("__fspath__")? {
+        return Ok(None);
+    }
+    item.extract().map(Some)
+}
+
 /// Compares the signatures of specs, compiles or manifests and explains
 /// what differs and the likely cause: the report `ccc diagnose --json`
 /// prints, as a dict (`all_match`, `groups`, `odd_ones_out`,
 /// `differences` with each differing `field`, both values and its `cause`).
 ///
-/// `inputs` is a list (named `input 0`, `input 1`, ...) or a dict from
-/// name to input; an input is a `ccc.Program`, RON text, a `ccc.Compiled`,
-/// or a manifest (a dict, or the text of a `manifest.json`).
+/// `inputs` is a list (named `input 0`, `input 1`, ..., a path by itself)
+/// or a dict from name to input; an input is a `ccc.Program`, RON text, a
+/// `ccc.Compiled`, a manifest (a dict, or the text of a `manifest.json`),
+/// or an `os.PathLike` (`pathlib.Path`; a `str` is always text): a
+/// `ccc compile -o` output folder, compared by its images when they are
+/// the ones its manifest lists, as `ccc diagnose OUT` does, or a file
+/// read as `ccc diagnose FILE` reads it (a `.json` or text starting with
+/// `{` is a manifest, else a spec). An unreadable path raises
+/// `ccc.InputError` of `kind` `NoManifest`, `Io`, `TooLarge` or `NotUtf8`.
 #[pyfunction]
 fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let mut named: Vec<(String, Owned)> = Vec::new();
@@ -181,7 +213,13 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
         }
     } else {
         for (i, item) in inputs.try_iter()?.enumerate() {
-            named.push((format!("input {i}"), diagnose_input(py, &item?)?));
+            let item = item?;
+            // A path is named as given, as `ccc diagnose` names its files.
+            let name = match path_of(&item)? {
+                Some(path) => path.display().to_string(),
+                None => format!("input {i}"),
+            };
+            named.push((name, diagnose_input(py, &item)?));
         }
     }
     let report = py.detach(|| {
@@ -193,6 +231,7 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
                         Owned::Spec(s) => DiagnoseInput::Spec(s),
                         Owned::Manifest(m) => DiagnoseInput::ManifestJson(m),
                         Owned::Compiled(c) => DiagnoseInput::Compiled(c),
+                        Owned::Folder(dir) => DiagnoseInput::Folder(dir),
                     };
                     (name.clone(), input)
                 })

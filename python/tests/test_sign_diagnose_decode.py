@@ -83,6 +83,51 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
         ccc.diagnose((ROOT / "examples" / "allreduce_ring.ron").read_text())
 
 
+def test_diagnose_reads_output_folders_and_files_as_the_cli_does(cli, cli_json, tmp_path):
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    (tmp_path / "a.ron").write_text(ring)
+    (tmp_path / "b.ron").write_text(ring.replace("reduce: Add", "reduce: Max"))
+    for name in "ab":
+        cli("compile", tmp_path / f"{name}.ron", "-o", tmp_path / name, "-q")
+    folders = {f"{name}/manifest.json": tmp_path / name for name in "ab"}
+
+    # Folders whose files are their manifests' are compared by their images.
+    expected = cli_json("diagnose", tmp_path / "a", tmp_path / "b", "--json")
+    report = ccc.diagnose(folders)
+    assert report == expected
+    assert report["differences"][0]["same_images"] is True
+
+    # An image edited in place: the folder no longer vouches for its images.
+    image = tmp_path / "b" / "rank-0" / "topsp-0" / "ctrl_spad.bin"
+    data = bytearray(image.read_bytes())
+    data[0] ^= 1
+    image.write_bytes(bytes(data))
+    expected = cli_json("diagnose", tmp_path / "a", tmp_path / "b", "--json")
+    report = ccc.diagnose(folders)
+    assert report == expected
+    assert report["differences"][0]["same_images"] is False
+
+    # Files: a spec and a manifest, named in a list by their paths.
+    spec, manifest = tmp_path / "a.ron", tmp_path / "a" / "manifest.json"
+    report = ccc.diagnose([spec, manifest])
+    assert report["all_match"] is True
+    assert report["groups"][0]["members"] == [str(spec), str(manifest)]
+    # A str is text, never a file name.
+    with pytest.raises(ccc.ParseError):
+        ccc.diagnose([str(spec), str(manifest)])
+
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([tmp_path, spec])
+    assert caught.value.kind == "NoManifest" and str(tmp_path) in str(caught.value)
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([tmp_path / "missing.ron", spec])
+    assert caught.value.kind == "Io" and "missing.ron" in str(caught.value)
+    (tmp_path / "latin1.ron").write_bytes(b"// caf\xe9\n" + ring.encode())
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([tmp_path / "latin1.ron", spec])
+    assert caught.value.kind == "NotUtf8"
+
+
 def test_a_spec_error_in_diagnose_is_raised_as_such():
     with pytest.raises(ccc.ValidationError):
         ccc.diagnose([(ROOT / "examples" / "invalid" / "channels_zero.ron").read_text()])

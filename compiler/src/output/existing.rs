@@ -106,6 +106,14 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
         )));
     }
     let listing = Listing::of(&manifest);
+    check_listed(out, &listing)?;
+    Ok(Existing::Ours(listing))
+}
+
+/// Checks that every file `listing` names is in `out`, of the size and
+/// (where listed) MD5 listed.
+pub(super) fn check_listed(out: &Path, listing: &Listing) -> Result<(), OutputError> {
+    let not_ours = |reason| Err(OutputError::NotOurs { out: out.to_path_buf(), reason });
     // Sizes first (one `stat` a file), then contents: a file of the listed
     // size may still have been edited in place.
     for (file, listed) in &listing.files {
@@ -125,7 +133,7 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
             return not_ours(NotOurs::Edited { file: file.clone(), found, listed: md5.clone() });
         }
     }
-    Ok(Existing::Ours(listing))
+    Ok(())
 }
 
 /// The MD5 of the file at `path` (lower-case hex), read in pieces: a

@@ -43,9 +43,11 @@ mod entries;
 mod existing;
 mod new_file;
 mod place;
+mod read;
 mod replace;
 
 pub use new_file::{NewFileError, write_new};
+pub use read::{OutputRead, ReadError, read_output};
 
 use crate::manifest::Manifest;
 use crate::pipeline::Compiled;
@@ -263,13 +265,6 @@ fn taken_by(left: Option<&[PathBuf]>) -> String {
 
 fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> OutputError + 'a {
     move |source| OutputError::Io { action, path: path.to_path_buf(), source }
-}
-
-/// Whether `dir` is a ccc output whose every file its manifest lists is
-/// there, of the size and MD5 it lists: the files are the images the
-/// manifest describes (`ccc diagnose` compares output folders by them).
-pub fn intact(dir: &Path) -> bool {
-    matches!(recognise(dir), Ok(Existing::Ours(_)))
 }
 
 /// Writes `compiled` into `out` as the module overview describes.

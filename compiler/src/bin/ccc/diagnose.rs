@@ -15,10 +15,8 @@ use crate::args::{DiagnoseArgs, HloArgs};
 use crate::compile::compile_failure;
 use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text};
 use ccc_compiler::build::build;
-use ccc_compiler::diagnose::{
-    CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest, manifest_images_digest,
-};
-use ccc_compiler::manifest::Manifest;
+use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest};
+use ccc_compiler::output::{ReadError, read_output};
 use ccc_compiler::parse::bound_message;
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::sign::sign;
@@ -91,7 +89,7 @@ impl Kind {
     }
 }
 
-/// Reads one input: a manifest or a spec.
+/// Reads one input: an output folder, a manifest or a spec.
 fn load(
     given: &Path,
     file: &Path,
@@ -99,14 +97,21 @@ fn load(
     hlo: &HloArgs,
     cache: &mut AutoCache,
 ) -> Result<(Input, Kind), Failure> {
-    if given.is_dir() && !file.is_file() {
-        return Err(Failure::input(miette::miette!(
-            help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
-            "{} is a folder without a manifest.json",
-            given.display()
-        )));
-    }
     let path = file.display().to_string();
+    if given.is_dir() {
+        // An output folder whose files are the ones its manifest lists
+        // (sizes and MD5s) is compared by its images (`read_output`).
+        let read = read_output(given).map_err(|e| match e {
+            ReadError::NoManifest { .. } => Failure::input(miette::miette!(
+                help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
+                "{} is a folder without a manifest.json",
+                given.display()
+            )),
+            e => Failure::input(miette::miette!("{e}")),
+        })?;
+        let input = manifest_input(path, &read.manifest)?;
+        return Ok((Input { name, images: read.images, ..input }, Kind::Manifest));
+    }
     // Read once (a pipe cannot be read twice); a spec's own cap is then
     // applied to the text by `load_spec_text`.
     let cap = if file.extension().is_some_and(|e| e == "ron") { SPEC_CAP } else { MANIFEST_CAP };
@@ -117,22 +122,9 @@ fn load(
         _ => text.trim_start().starts_with('{'),
     };
     if is_manifest {
-        let input = Input::from_manifest_json(path, &text).map_err(|e| {
-            Failure::input(miette::miette!(
-                help = "a manifest.json is written by `ccc compile`; diagnose reads its signature and signature_fields",
-                // The message can quote a value of the file: keep it short.
-                "{}",
-                bound_message(&e.to_string())
-            ))
-        })?;
-        // An output folder whose files are the ones its manifest lists
-        // (sizes and MD5s) is compared by its images; a manifest alone is
-        // not (its listing vouches for no file).
-        let images = (given.is_dir() && ccc_compiler::output::intact(given))
-            .then(|| serde_json::from_str::<Manifest>(&text).ok())
-            .flatten()
-            .and_then(|m| manifest_images_digest(&m.ranks));
-        Ok((Input { name, images, ..input }, Kind::Manifest))
+        // A manifest alone is not compared by images: its listing vouches
+        // for no file.
+        Ok((Input { name, ..manifest_input(path, &text)? }, Kind::Manifest))
     } else {
         let (_, valid) = load_spec_text(file, &text, hlo, cache)?;
         let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
@@ -145,6 +137,18 @@ fn load(
             .map(|c| images_digest(&c.images));
         Ok((Input { images, ..Input::from_signature(name, &signature) }, Kind::Spec))
     }
+}
+
+/// The input of a manifest's text, read from `path`.
+fn manifest_input(path: String, text: &str) -> Result<Input, Failure> {
+    Input::from_manifest_json(path, text).map_err(|e| {
+        Failure::input(miette::miette!(
+            help = "a manifest.json is written by `ccc compile`; diagnose reads its signature and signature_fields",
+            // The message can quote a value of the file: keep it short.
+            "{}",
+            bound_message(&e.to_string())
+        ))
+    })
 }
 
 /// The shortest trailing part of every path that tells them all apart.
