@@ -330,3 +330,31 @@ fn a_program_too_long_for_the_ctrl_spad_is_fitted_or_refused() {
     assert_eq!(code, 2, "`check` refuses it too: {err}");
     assert!(!refused.exists());
 }
+
+/// A prediction grows with the data: a block may need up to 2^48
+/// descriptors, and an RDH round moves up to 2^16 blocks, so their
+/// product is counted saturating, not wrapped (a wrapped count predicted
+/// 2^64 - 1 bytes faster than 2^63).
+#[test]
+fn descriptor_counts_past_u64_saturate_rather_than_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let time_us = |count: u64| -> f64 {
+        let spec = dir.path().join(format!("rdh_{count}.ron"));
+        std::fs::write(
+            &spec,
+            format!(
+                "Collective(op: AllGather, dtype: U8, count: {count}, arch: Cayman,
+                  topology: (rank_n: 131072, local_rank_n: 131072), channels: 1, algorithm: IntraRdh,
+                  model: (desc_ns: 1000000000000, link_intra_mbps: 1000000000000, dma_mbps: 1000000000000,
+                          node_inter_mbps: 1000000000000))"
+            ),
+        )
+        .unwrap();
+        let (code, json, err) = ccc(&["explain", "--json", spec.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v[0]["choices"][0]["time_us"].as_f64().unwrap()
+    };
+    let (half, whole) = (time_us(1 << 63), time_us(u64::MAX));
+    assert!(whole > 1.5 * half, "2^64 - 1 bytes predicted {whole} us, 2^63 bytes {half} us");
+}

@@ -175,7 +175,7 @@ impl StepLoad {
         } else {
             self.hops[side][hop as usize] += bytes;
         }
-        self.desc[side] += desc;
+        self.desc[side] = self.desc[side].saturating_add(desc);
     }
 }
 

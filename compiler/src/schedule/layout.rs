@@ -120,9 +120,10 @@ pub struct EveryBlock {
 
 impl EveryBlock {
     /// [`DescTable::count`] of `halves` of `blocks`: the same product of
-    /// the block count and one block's descriptors.
+    /// the block count and one block's descriptors (saturating: a block
+    /// may need up to 2^48 of them).
     pub fn count(&self, blocks: BlockSet, halves: Halves) -> u64 {
-        u64::from(blocks.count) * self.desc[halves_index(halves)]
+        u64::from(blocks.count).saturating_mul(self.desc[halves_index(halves)])
     }
 }
 
@@ -251,7 +252,8 @@ impl<'a> DescTable<'a> {
             Some(u) => {
                 let big = u.big_blocks(blocks);
                 let h = halves_index(halves);
-                u64::from(big) * u.cost[1][h] + u64::from(blocks.count - big) * u.cost[0][h]
+                let big_n = u64::from(big).saturating_mul(u.cost[1][h]);
+                big_n.saturating_add(u64::from(blocks.count - big).saturating_mul(u.cost[0][h]))
             }
             None => self.walk(blocks, halves, |c, b, h| self.layout.descriptors(member, c, b, h)),
         }

@@ -212,7 +212,7 @@ impl Sides<'_> {
                     load.hop = load.hop.max(Some(Hop::Intra));
                     load.moved[s] += bytes * f64::from(n);
                     load.ring[s][dir] += bytes * links as f64;
-                    load.desc[s] += desc * u64::from(n);
+                    load.desc[s] = load.desc[s].saturating_add(desc.saturating_mul(u64::from(n)));
                     if let Side::Hear { fold } = side {
                         if fold {
                             load.folded += bytes / self.cx.plan.dtype.size() as f64 * f64::from(n);
@@ -229,7 +229,7 @@ impl Sides<'_> {
             load.hop = load.hop.max(Some(hop));
             load.moved[s] += bytes * f64::from(n);
             load.hops[s][hop as usize] += bytes * f64::from(n);
-            load.desc[s] += desc * u64::from(n);
+            load.desc[s] = load.desc[s].saturating_add(desc.saturating_mul(u64::from(n)));
             if let Side::Hear { fold } = side {
                 if fold {
                     load.folded += bytes / self.cx.plan.dtype.size() as f64 * f64::from(n);
