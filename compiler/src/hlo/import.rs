@@ -102,14 +102,17 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
     Ok(space)
 }
 
-/// What each collective opcode is in ccc.
+/// What each collective opcode is in ccc: the synchronous form, or its
+/// async start (`all-reduce-start`; XLA prints an `async-start` whose
+/// computation is one collective in that short form too:
+/// `reduce-scatter-start`, `all-to-all-start`).
 fn op_of(opcode: &str) -> Option<OpType> {
-    Some(match opcode {
-        "all-reduce" | "all-reduce-start" => OpType::AllReduce,
-        "all-gather" | "all-gather-start" => OpType::AllGather,
+    Some(match opcode.strip_suffix("-start").unwrap_or(opcode) {
+        "all-reduce" => OpType::AllReduce,
+        "all-gather" => OpType::AllGather,
         "reduce-scatter" => OpType::ReduceScatter,
         "all-to-all" => OpType::AllToAll,
-        "collective-permute" | "collective-permute-start" => OpType::Permute,
+        "collective-permute" => OpType::Permute,
         "collective-broadcast" => OpType::Broadcast,
         _ => return None,
     })
@@ -123,7 +126,7 @@ fn done_has_its_start(computation: &Computation<'_>, done: &Instruction<'_>, fam
     if op_of(&start).is_none() {
         return Ok(());
     }
-    let operand = done.operands.first().copied().unwrap_or("");
+    let operand = computation.start_of(done.operands.first().copied().unwrap_or(""));
     match computation.get(operand) {
         Some(s) if s.opcode == start => Ok(()),
         found => Err(HloError::at(
@@ -259,7 +262,7 @@ impl<'a> Walker<'_, 'a> {
                     ),
                 )
             })?;
-            if REFUSED.contains(&ins.opcode) {
+            if REFUSED.contains(&ins.opcode.strip_suffix("-start").unwrap_or(ins.opcode)) {
                 return Err(HloError::at(
                     ins.opcode_at,
                     ins.opcode.len(),

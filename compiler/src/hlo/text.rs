@@ -75,6 +75,21 @@ impl<'a> Computation<'a> {
         self.dones.get(start).into_iter().flatten().filter_map(|&i| self.instructions.get(i))
     }
 
+    /// The instruction an async chain through `operand` starts from: back
+    /// through every `*-update` (XLA's `async-update`, or the short form
+    /// of one, `reduce-scatter-update`) to the first instruction that is
+    /// not one. Each step goes to an instruction defined earlier, so the
+    /// walk ends.
+    pub fn start_of(&self, mut operand: &'a str) -> &'a str {
+        while let Some(update) = self.get(operand).filter(|i| i.opcode.ends_with("-update")) {
+            match update.operands.first() {
+                Some(&earlier) if self.by_name.get(earlier) < self.by_name.get(operand) => operand = earlier,
+                _ => break,
+            }
+        }
+        operand
+    }
+
     /// The `ROOT` instruction (the last one when none is marked, as XLA reads it).
     pub fn root(&self) -> Option<&Instruction<'a>> {
         self.instructions.iter().find(|i| i.root).or(self.instructions.last())
@@ -325,7 +340,8 @@ fn parse_computation<'a>(
             ));
         }
         computation.by_name.insert(instruction.name, computation.instructions.len());
-        if let Some(&start) = instruction.operands.first().filter(|_| instruction.opcode.ends_with("-done")) {
+        if let Some(&operand) = instruction.operands.first().filter(|_| instruction.opcode.ends_with("-done")) {
+            let start = computation.start_of(operand);
             computation.dones.entry(start).or_default().push(computation.instructions.len());
         }
         computation.instructions.push(instruction);
