@@ -43,36 +43,53 @@ use std::time::Instant;
 
 /// `ranks` as the adapter takes it: `None` for every rank. An empty list is
 /// refused rather than read as every rank (the library's convention).
-fn some_ranks(ranks: Option<Vec<i64>>) -> PyResult<Option<Vec<u32>>> {
+fn some_ranks(ranks: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Option<Vec<u32>>> {
     let Some(ranks) = ranks else { return Ok(None) };
     if ranks.is_empty() {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "ranks is empty; name at least one rank, or pass ranks=None for every rank",
         ));
     }
-    let rank = |(i, &r): (usize, &i64)| {
-        u32::try_from(r).map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "ranks[{i}] is {r}, not a rank; accepted: ranks 0 to the world's rank_n - 1"
-            ))
-        })
+    let rank = |(i, r): (usize, &Bound<'_, PyAny>)| {
+        let shown = match whole(r)? {
+            Ok(r) => match u32::try_from(r) {
+                Ok(rank) => return Ok(rank),
+                Err(_) => r.to_string(),
+            },
+            Err(shown) => shown,
+        };
+        Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "ranks[{i}] is {shown}, not a rank; accepted: ranks 0 to the world's rank_n - 1"
+        )))
     };
     ranks.iter().enumerate().map(rank).collect::<PyResult<Vec<u32>>>().map(Some)
 }
 
+/// An int argument as an `i128`; one past that range is `Err` of its
+/// decimal text (for a `ValueError` that names it, not Python's bare
+/// `OverflowError`), anything but an int a `TypeError`.
+fn whole(value: &Bound<'_, PyAny>) -> PyResult<Result<i128, String>> {
+    match value.extract::<i128>() {
+        Ok(v) => Ok(Ok(v)),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(value.py()) => {
+            Ok(Err(value.str()?.to_string()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// `memory_budget` in bytes: `None` for the default; a negative one is a
 /// `ValueError` naming it (not Python's bare `OverflowError`).
-fn budget(memory_budget: Option<i128>) -> PyResult<Option<u64>> {
-    memory_budget
-        .map(|b| {
-            u64::try_from(b).map_err(|_| {
-                pyo3::exceptions::PyValueError::new_err(format!(
-                    "memory_budget is {b}; accepted: 0 to {} bytes",
-                    u64::MAX
-                ))
-            })
-        })
-        .transpose()
+fn budget(memory_budget: Option<Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let Some(b) = memory_budget else { return Ok(None) };
+    let shown = match whole(&b)? {
+        Ok(b) => match u64::try_from(b) {
+            Ok(bytes) => return Ok(Some(bytes)),
+            Err(_) => b.to_string(),
+        },
+        Err(shown) => shown,
+    };
+    Err(pyo3::exceptions::PyValueError::new_err(format!("memory_budget is {shown}; accepted: 0 to {} bytes", u64::MAX)))
 }
 
 /// Validates, builds, lowers, encodes, proves and signs a spec.
@@ -95,9 +112,9 @@ fn budget(memory_budget: Option<i128>) -> PyResult<Option<u64>> {
 fn compile(
     py: Python<'_>,
     program_or_text: &Bound<'_, PyAny>,
-    ranks: Option<Vec<i64>>,
+    ranks: Option<Vec<Bound<'_, PyAny>>>,
     verify: bool,
-    memory_budget: Option<i128>,
+    memory_budget: Option<Bound<'_, PyAny>>,
     auto_cache: Option<&Bound<'_, PyAutoCache>>,
 ) -> PyResult<PyCompiled> {
     let spec = spec_of(py, program_or_text)?;
@@ -144,7 +161,7 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         let is_manifest = match path.extension().and_then(|e| e.to_str()) {
             Some("json") => true,
             Some("ron") => false,
-            _ => text.trim_start().starts_with('{'),
+            _ => text.trim_start_matches('\u{feff}').trim_start().starts_with('{'),
         };
         return if is_manifest {
             Ok(Owned::Manifest(text))
@@ -159,7 +176,7 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         return Ok(Owned::Manifest(json::dumps(py, item)?));
     }
     if let Ok(text) = item.extract::<String>()
-        && text.trim_start().starts_with('{')
+        && text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
     {
         return Ok(Owned::Manifest(text));
     }
@@ -221,6 +238,12 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
             };
             named.push((name, diagnose_input(py, &item)?));
         }
+    }
+    // An empty gather is no evidence that ranks match.
+    if named.is_empty() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "diagnose was given no inputs; accepted: a list or dict of at least one (ccc diagnose takes two or more)",
+        ));
     }
     let report = py.detach(|| {
         errors::guard(|| {
@@ -330,7 +353,7 @@ fn _panic_for_test(py: Python<'_>, message: &str) -> PyResult<()> {
 fn _time_rust_compile<'py>(
     py: Python<'py>,
     program: &Bound<'py, PyAny>,
-    ranks: Option<Vec<i64>>,
+    ranks: Option<Vec<Bound<'_, PyAny>>>,
     verify: bool,
     iterations: u32,
 ) -> PyResult<Bound<'py, PyList>> {

@@ -181,6 +181,13 @@ def test_images_are_read_only_and_an_empty_rank_list_is_refused():
         ccc.compile(text, ranks=[2**32])
     with pytest.raises(ValueError, match="memory_budget is -1"):
         ccc.compile(text, memory_budget=-1)
+    # Past any machine integer too: still the argument's ValueError.
+    with pytest.raises(ValueError, match=r"ranks\[0\] is 1180591620717411303424, not a rank"):
+        ccc.compile(text, ranks=[2**70])
+    with pytest.raises(ValueError, match=f"memory_budget is {2**200}; accepted"):
+        ccc.compile(text, memory_budget=2**200)
+    with pytest.raises(TypeError):
+        ccc.compile(text, ranks=["0"])
 
 
 def test_compile_refuses_what_is_not_a_spec():

@@ -78,6 +78,13 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
 
     with pytest.raises(TypeError):
         ccc.diagnose([1.5])
+    # An empty gather is not "every rank matches".
+    for empty in ([], {}):
+        with pytest.raises(ValueError, match="no inputs"):
+            ccc.diagnose(empty)
+    # A manifest an editor saved with a byte-order mark is still one.
+    report = ccc.diagnose([compiled, "\ufeff" + compiled.manifest_json()])
+    assert report["all_match"] is True
     # One RON text is not a list of one-character inputs.
     with pytest.raises(TypeError, match="not one string"):
         ccc.diagnose((ROOT / "examples" / "allreduce_ring.ron").read_text())
@@ -172,9 +179,22 @@ def test_decode_errors_say_where_and_what_is_accepted():
     assert caught.value.accepted == "a multiple of 8 bytes"
     assert "not a multiple of 8 bytes" in str(caught.value)
 
-    with pytest.raises(ccc.DecodeError) as caught:
-        ccc.decode(b"", "slot")
-    assert caught.value.kind == "Empty"
+    for region in ["slot", "neff"]:
+        with pytest.raises(ccc.DecodeError) as caught:
+            ccc.decode(b"", region)
+        assert caught.value.kind == "Empty"
+
+
+def test_an_empty_ctrl_spad_ccc_emits_decodes_as_no_chain(cli_json, tmp_path):
+    # Groups of one rank: nothing to run, so rank 0's CTRL SPAD is empty.
+    spec = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    spec = spec.replace("algorithm: Ring,", "algorithm: Ring, groups: [[0],[1],[2],[3],[4],[5],[6],[7]],")
+    assert "groups:" in spec
+    compiled = ccc.compile(spec, ranks=[0])
+    ctrl = compiled.images[0][0].ctrl_spad
+    assert ctrl == b""
+    (tmp_path / "ctrl_spad.bin").write_bytes(ctrl)
+    assert ccc.decode(ctrl, "ctrl") == [] == cli_json("decode", tmp_path / "ctrl_spad.bin", "--format", "json")
 
     with pytest.raises(ccc.DecodeError) as caught:
         ccc.decode(ctrl, "ctrl_spad.bin")

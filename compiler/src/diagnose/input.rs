@@ -120,6 +120,8 @@ impl Input {
     /// errors of [`Input::from_manifest`].
     pub fn from_manifest_json(name: impl Into<String>, json: &str) -> Result<Input, InputError> {
         let name = name.into();
+        // A byte-order mark (an editor's) is not JSON, nor part of the text.
+        let json = json.strip_prefix('\u{feff}').unwrap_or(json);
         match serde_json::from_str::<SignedManifest>(json) {
             Ok(m) => checked(name, m.format_version, &m.signature, m.signature_fields),
             Err(e) => Err(InputError::NotAManifest {

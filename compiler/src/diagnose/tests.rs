@@ -243,6 +243,8 @@ fn manifests_are_checked() {
     })
     .to_string();
     assert_eq!(Input::from_manifest_json("a", &json), Ok(a.clone()));
+    // Saved by an editor that writes a byte-order mark: the same manifest.
+    assert_eq!(Input::from_manifest_json("a", &format!("\u{feff}{json}")), Ok(a.clone()));
     let bad = json.replace(&a.digest(), "0123");
     assert!(matches!(Input::from_manifest_json("a", &bad), Err(InputError::DigestMismatch { .. })));
     let v2 = json.replace("\"format_version\":1", "\"format_version\":2");

@@ -119,7 +119,7 @@ fn load(
     let is_manifest = match file.extension().and_then(|e| e.to_str()) {
         Some("json") => true,
         Some("ron") => false,
-        _ => text.trim_start().starts_with('{'),
+        _ => text.trim_start_matches('\u{feff}').trim_start().starts_with('{'),
     };
     if is_manifest {
         // A manifest alone is not compared by images: its listing vouches
