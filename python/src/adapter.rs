@@ -295,7 +295,10 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
 ///
 /// [`ErrorClass::Internal`] if RON refuses a value (none in practice).
 pub fn to_ron(spec: &Spec) -> Result<String, Failure> {
-    let config = ron::ser::PrettyConfig::new().struct_names(true);
+    // Arrays on one line, as `ccc import` writes them: a counts matrix one
+    // number a line would be 7 times the text, past the spec cap a RON
+    // text may have (a Program read from a dict has no such cap).
+    let config = ron::ser::PrettyConfig::new().struct_names(true).compact_arrays(true);
     let text = match (spec.form, spec.program.collectives.as_slice()) {
         (SpecForm::Collective, [one]) => ron::ser::to_string_pretty(one, config),
         _ => ron::ser::to_string_pretty(&spec.program, config),

@@ -77,9 +77,12 @@ impl PyProgram {
 
     /// Pickles as its RON text, read back by `ccc.parse` (so a `Program`
     /// crosses to another process, or `copy.deepcopy` makes an equal one).
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
-        let parse = py.import("ccc")?.getattr("parse")?;
-        Ok((parse, (self.to_ron(py)?,)))
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        // As its dict, which `from_dict` reads back whatever its size (the
+        // RON text's 16 MiB cap is for files, not for a program already
+        // read).
+        let from_dict = py.import("ccc")?.getattr("Program")?.getattr("from_dict")?;
+        Ok((from_dict, (self.to_dict(py)?,)))
     }
 
     fn __repr__(&self) -> String {

@@ -190,3 +190,23 @@ def test_a_program_pickles_copies_and_hashes_as_its_collectives():
     from_dict = ccc.Program.from_dict(ring.to_dict())
     assert {ring: 1, from_dict: 2} == {ring: 2}
     assert ccc.sign(pickle.loads(pickle.dumps(ring))) == ccc.sign(ring)
+
+
+def test_a_large_program_reads_back_from_its_ron_and_its_pickle():
+    import copy
+    import pickle
+
+    # An all-to-all-v's counts matrix: 2.4 MB of RON as written. One number
+    # a line, to_ron's text was 18 MB, past the 16 MiB a spec text may be,
+    # so neither it nor a pickle (then made of it) read back.
+    n = 1104
+    rows = ",".join("[" + ",".join(["1"] * n) + "]" for _ in range(n))
+    p = ccc.parse(
+        f"Collective(op: AllToAllV, dtype: Bf16, count: {n}, arch: Cayman, "
+        f"topology: (rank_n: {n}, local_rank_n: 16), channels: 1, algorithm: Mesh, counts: [{rows}])"
+    )
+    text = p.to_ron()
+    assert len(text) < 4 * len(rows)
+    assert ccc.parse(text) == p
+    for twin in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
+        assert twin == p
