@@ -358,3 +358,39 @@ fn descriptor_counts_past_u64_saturate_rather_than_wrap() {
     let (half, whole) = (time_us(1 << 63), time_us(u64::MAX));
     assert!(whole > 1.5 * half, "2^64 - 1 bytes predicted {whole} us, 2^63 bytes {half} us");
 }
+
+/// Sizes are printed exactly, not through the model's f64 (whole only to
+/// 2^53) or a u64 (an all-gather's output can pass 2^64 - 1): 2^53 + 1
+/// bytes is a size a U8 all-reduce takes, and 4,398,046,511,105 elements
+/// gathered over 4,095 ranks are 18,010,000,462,974,975 bytes (worked out
+/// by hand: 4,398,046,511,105 x 4,096 less one of them).
+#[test]
+fn sizes_past_2_to_the_53_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = |name: &str, op: &str, count: u64, ranks: u32, local: u32, reduce: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "Collective(op: {op}, dtype: U8, {reduce}count: {count}, arch: Cayman,
+                  topology: (rank_n: {ranks}, local_rank_n: {local}), channels: 32, algorithm: Ring)"
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let ag = spec("ag.ron", "AllGather", 4_398_046_511_105, 4095, 63, "");
+    let (code, json, err) = ccc(&["explain", "--json", &ag]);
+    assert_eq!(code, 0, "{err}");
+    assert!(json.contains("\"bytes\": 18010000462974975,"), "{json}");
+    let (_, text, _) = ccc(&["explain", &ag]);
+    assert!(text.contains("AllGather of 18010000462974975 bytes"), "{text}");
+
+    let ar = spec("ar.ron", "AllReduce", 1, 4096, 64, "reduce: Add, ");
+    let size = ((1u64 << 53) + 1).to_string();
+    let (code, json, err) = ccc(&["sweep", &ar, "--from", &size, "--to", &size, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["size"].as_u64(), Some((1 << 53) + 1), "{json}");
+    assert_eq!(v[0]["count"].as_u64(), Some((1 << 53) + 1), "{json}");
+}

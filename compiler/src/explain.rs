@@ -76,7 +76,7 @@ pub struct Explained {
     /// The op.
     pub op: String,
     /// nccom-test's size, bytes (a whole number; JSON writes it as one).
-    pub bytes: u64,
+    pub bytes: u128,
     /// The algorithm as the spec writes it: `Auto`, a flat algorithm, or
     /// `Hier(leg=X, ...)` with the legs in run order, a leg left to the
     /// model written `Auto`.
@@ -225,9 +225,7 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
     Explained {
         index: vc.index(),
         op: vc.op().name().to_owned(),
-        // Elements times their size, held as f64 by the cost model:
-        // exact up to 2^53 bytes (8 PiB), the most u64 holds past 2^64.
-        bytes: choices.first().map_or(0, |ch| ch.evaluation.bytes as u64),
+        bytes: choices.first().map_or(0, |ch| ch.evaluation.size),
         written: written(c).unwrap_or_else(|| display(vc.algorithm())),
         chosen: display(vc.algorithm()),
         choices,

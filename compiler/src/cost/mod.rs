@@ -39,6 +39,17 @@ pub fn op_bytes(plan: &CollectivePlan) -> f64 {
     }
 }
 
+/// [`op_bytes`] exactly: the size a table or JSON prints (an f64 holds
+/// whole bytes only to 2^53, and a u64 not past 2^64 - 1, which an
+/// all-gather's output can exceed).
+pub fn op_size(plan: &CollectivePlan) -> u128 {
+    let input = u128::from(plan.count) * u128::from(plan.dtype.size());
+    match plan.kind {
+        OpKind::AllGather => input * u128::from(plan.groups.size()),
+        _ => input,
+    }
+}
+
 /// The nodes a group of the plan spans.
 fn nodes_spanned(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
     // The world group holds ranks `0..n` at their own index: nodes `0`
@@ -116,8 +127,10 @@ pub struct Evaluation {
     pub bound: Bound,
     /// Per leg, in run order.
     pub legs: Vec<LegEvaluation>,
-    /// nccom-test's size, bytes.
+    /// nccom-test's size, bytes, as the model computes with it.
     pub bytes: f64,
+    /// The same size exactly ([`op_size`]), as it is printed.
+    pub size: u128,
     /// nccom-test's busbw factor.
     pub busbw_factor: f64,
 }
@@ -154,6 +167,7 @@ pub fn evaluate(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams
         bound: leg_bound(schedule, plan, nodes, None, params),
         legs,
         bytes: op_bytes(plan),
+        size: op_size(plan),
         busbw_factor: busbw_factor(op, plan.groups.size()),
         prediction,
     }

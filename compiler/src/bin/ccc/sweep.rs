@@ -22,8 +22,8 @@ use std::process::ExitCode;
 /// One size.
 #[derive(Serialize)]
 pub struct Row {
-    /// nccom-test's size, bytes.
-    pub size: u64,
+    /// nccom-test's size, bytes (exact: an all-gather's can pass 2^64).
+    pub size: u128,
     /// Elements per rank's input buffer.
     pub count: u64,
     /// Element type.
@@ -95,7 +95,7 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
             };
             // A count rounded to what the op takes may move the size out
             // of the range asked: such a row is not printed.
-            if (args.from.0..=args.to.0).contains(&r.size) {
+            if (u128::from(args.from.0)..=u128::from(args.to.0)).contains(&r.size) {
                 rows.push(r);
             } else {
                 smallest = smallest.or(Some((count, r.size)));
@@ -192,7 +192,7 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         }
     }
     Ok(Sized::Row(Row {
-        size: e.bytes as u64,
+        size: e.size,
         count,
         dtype: c.dtype.name().to_owned(),
         time_us: us(e.prediction.total_ns),
