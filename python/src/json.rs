@@ -5,7 +5,7 @@
 use crate::adapter::{ErrorClass, ErrorInfo};
 use crate::errors;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 
 /// `json.loads(text)`.
 pub fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -24,13 +24,39 @@ pub fn dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
 /// where `json.dumps` would turn a large int into a float, write `NaN`,
 /// or fail without a path.
 pub fn dumps_spec(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    plain(value, "", 0).map_err(|(path, why)| {
-        let field = if path.is_empty() { "spec".to_owned() } else { path };
-        let mut info = ErrorInfo::new(ErrorClass::Parse, "Syntax", format!("{field}: {why}"));
+    dumps_checked(py, value, "", "spec", "Syntax")
+}
+
+/// [`dumps_spec`] of a dict read under `root` (`target`: its paths read
+/// `target.channels`; empty for a spec), refused as `ParseError` of `kind`
+/// naming the whole as `whole` when it is the culprit. A mapping that is
+/// not a dict (`types.MappingProxyType`, `collections.UserDict`) is read
+/// as the dict of its items.
+pub fn dumps_checked(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    root: &str,
+    whole: &str,
+    kind: &str,
+) -> PyResult<String> {
+    let value = match value.cast::<PyMapping>() {
+        Ok(m) if !value.is_instance_of::<PyDict>() => {
+            let dict = PyDict::new(py);
+            for item in m.items()?.iter() {
+                let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+                dict.set_item(k, v)?;
+            }
+            dict.into_any()
+        }
+        _ => value.clone(),
+    };
+    plain(&value, root, 0).map_err(|(path, why)| {
+        let field = if path.is_empty() { whole.to_owned() } else { path };
+        let mut info = ErrorInfo::new(ErrorClass::Parse, kind, format!("{field}: {why}"));
         info.field = Some(field);
         errors::to_py(py, info)
     })?;
-    dumps(py, value)
+    dumps(py, &value)
 }
 
 /// How deep a spec's dicts and lists nest at most (a spec nests four
@@ -76,6 +102,16 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), (Stri
         }
     } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
         return Err((path.to_owned(), "bytes where text belongs; decode it to str".to_owned()));
+    } else if !(value.is_none() || value.is_instance_of::<PyString>()) {
+        // What `json.dumps` would refuse without a path (a set, a complex,
+        // a nested mapping that is not a dict, any object).
+        let kind = value.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
+        return Err((
+            path.to_owned(),
+            format!(
+                "a value of type `{kind}` is not one a spec holds; accepted: text, a number, a bool, None, a list or a dict"
+            ),
+        ));
     }
     Ok(())
 }

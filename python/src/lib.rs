@@ -303,7 +303,10 @@ fn decode<'py>(py: Python<'py>, data: &[u8], region: &str) -> PyResult<Bound<'py
 #[pyfunction]
 #[pyo3(signature = (text, target, algorithm=None))]
 fn import_hlo(py: Python<'_>, text: &str, target: &Bound<'_, PyAny>, algorithm: Option<&str>) -> PyResult<PyProgram> {
-    let json_target = if target.cast::<PyMapping>().is_ok() { Some(json::dumps(py, target)?) } else { None };
+    let json_target = match target.cast::<PyMapping>() {
+        Ok(_) => Some(json::dumps_checked(py, target, "target", "target", "Target")?),
+        Err(_) => None,
+    };
     let ron_target = match &json_target {
         Some(_) => None,
         None => Some(target.extract::<String>().map_err(|_| {

@@ -163,9 +163,36 @@ def test_from_dict_errors_name_the_field_path():
     assert caught.value.field == "count"
 
 
-def test_from_dict_refuses_what_is_not_json():
-    with pytest.raises(TypeError):
-        ccc.Program.from_dict({"op": object()})
+def test_from_dict_refuses_what_is_not_json_by_its_path():
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+    # What json.dumps refuses without a path is named where it stands.
+    for value, kind in [(object(), "object"), ({0, 1}, "set"), (1j, "complex")]:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(dict(good, groups=[[0, 1, 2, 3], value]))
+        assert caught.value.field == "groups[1]"
+        assert f"a value of type `{kind}` is not one a spec holds" in str(caught.value)
+    # A mapping is read as the dict of its items.
+    import collections
+    import types
+
+    for mapping in (types.MappingProxyType(good), collections.UserDict(good)):
+        assert ccc.Program.from_dict(mapping) == ccc.Program.from_dict(good)
+
+
+def test_import_hlo_names_a_bad_target_value_by_its_path():
+    hlo = (ROOT / "tests" / "hlo" / "dp_train_step_8.compiled.hlo").read_text()
+    target = {"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}}
+    cases = [
+        (dict(target, arch=b"Cayman"), "target.arch", "bytes where text belongs"),
+        (dict(target, channels=2**70), "target.channels", "out of range"),
+        (dict(target, channels=float("nan")), "target.channels", "not a finite number"),
+        (dict(target, devices={0, 1}), "target.devices", "a value of type `set`"),
+    ]
+    for bad, field, words in cases:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.import_hlo(hlo, bad)
+        assert (caught.value.kind, caught.value.field) == ("Target", field), str(caught.value)
+        assert words in str(caught.value)
 
 
 def test_program_equality_and_repr():
