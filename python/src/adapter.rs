@@ -229,13 +229,23 @@ fn parse_error(e: &ParseError) -> Failure {
     info.end_column = Some(e.span.end.col as u64);
     info.help = e.help();
     info.accepted = accepted_in(&e.message);
-    info.field = match &e.kind {
+    // The path RON was reading (`collectives[1].topology.pod_n`), else
+    // the field the error names.
+    info.field = e.path.as_deref().map(str::to_owned).or_else(|| match &e.kind {
         ParseErrorKind::UnknownField { found } => Some(found.clone()),
-        ParseErrorKind::MissingField { field, .. } | ParseErrorKind::DuplicateField { field } => Some(field.clone()),
+        ParseErrorKind::MissingField { field, .. } | ParseErrorKind::DuplicateField { field } => {
+            Some((*field).to_owned())
+        }
         ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => field.clone(),
         _ => None,
-    };
+    });
+    info.collective = info.field.as_deref().and_then(collective_of);
     info
+}
+
+/// The collective a field path is in: `i` of `collectives[i]...`.
+fn collective_of(path: &str) -> Option<u64> {
+    path.strip_prefix("collectives[")?.split(']').next()?.parse().ok()
 }
 
 /// Reads a spec from JSON of the spec's serde form (what `Program.from_dict`
@@ -276,6 +286,11 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
         "Syntax"
     };
     let field = if path == "." { None } else { Some(path) };
+    // A missing field's path is where it belongs, not the struct lacking it.
+    let field = match message.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
+        Some(missing) => Some(field.map_or_else(|| missing.to_owned(), |f| format!("{f}.{missing}"))),
+        None => field,
+    };
     let mut info = ErrorInfo::new(
         ErrorClass::Parse,
         kind,
@@ -285,6 +300,7 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
         },
     );
     info.accepted = accepted_in(&message).map(|a| a.trim_end_matches('.').to_owned());
+    info.collective = field.as_deref().and_then(collective_of);
     info.field = field;
     info
 }

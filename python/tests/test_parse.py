@@ -163,6 +163,29 @@ def test_from_dict_errors_name_the_field_path():
     assert caught.value.field == "count"
 
 
+def test_parse_errors_name_the_field_path_and_collective():
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    program = lambda second: f"Program(collectives: [{ring}, {second}])"  # noqa: E731
+    cases = [
+        (program(ring.replace("count: 1048576", "count: true")), "collectives[1].count", 1),
+        (program(ring.replace("local_rank_n: 8", "local_rank_n: 8, podn: 1")), "collectives[1].topology.podn", 1),
+        (program(ring.replace("count: 1048576", "count: 1.5")), "collectives[1].count", 1),
+        (ring.replace("algorithm: Ring", "algorithm: Rng"), "algorithm", None),
+    ]
+    for text, field, collective in cases:
+        assert text != ring
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.parse(text)
+        assert (caught.value.field, caught.value.collective) == (field, collective), str(caught.value)
+        assert caught.value.line is not None
+    # from_dict: a missing field is named where it belongs, not its parent.
+    good = ccc.parse(ring).to_dict()
+    del good["topology"]["local_rank_n"]
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict({"collectives": [ccc.parse(ring).to_dict(), good]})
+    assert (caught.value.field, caught.value.collective) == ("collectives[1].topology.local_rank_n", 1)
+
+
 def test_from_dict_refuses_what_is_not_json_by_its_path():
     good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
     # What json.dumps refuses without a path is named where it stands.

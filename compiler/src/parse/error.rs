@@ -101,19 +101,19 @@ pub enum ParseErrorKind {
     /// A required field is absent.
     MissingField {
         /// The field's name.
-        field: String,
+        field: &'static str,
         /// The struct it belongs to, when RON knows it.
         outer: Option<String>,
     },
     /// A field given twice.
     DuplicateField {
         /// The field's name.
-        field: String,
+        field: &'static str,
     },
     /// A struct written with the wrong name (`Colective(...)`).
     WrongStructName {
         /// The name the schema expects.
-        expected: String,
+        expected: &'static str,
         /// The name as written.
         found: String,
     },
@@ -146,14 +146,20 @@ pub enum ParseErrorKind {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ParseError {
-    /// RON's description of the problem.
-    pub message: String,
+    /// RON's description of the problem (boxed, as is `path`: the error
+    /// stays small enough to return by value from every pass).
+    pub message: Box<str>,
     /// The kind of problem, with its values.
     pub kind: ParseErrorKind,
     /// Where it is.
     pub span: SourceSpan,
     /// The form the file was read as (from its first token).
     pub form: SpecForm,
+    /// The path of the field it is about, as the spec writes it
+    /// (`collectives[1].topology.rank_n`; for a missing field, where it
+    /// belongs); `None` where RON was in no field (trailing text) or
+    /// cannot say (a fraction: [`ParseErrorKind::Fraction`] names it).
+    pub path: Option<Box<str>>,
 }
 
 impl ParseError {
@@ -197,7 +203,7 @@ impl ParseError {
     fn fixed_help(&self) -> Option<&'static str> {
         match &self.kind {
             ParseErrorKind::WrongStructName { expected, .. }
-                if expected == SpecForm::Collective.struct_name() || expected == SpecForm::Program.struct_name() =>
+                if *expected == SpecForm::Collective.struct_name() || *expected == SpecForm::Program.struct_name() =>
             {
                 Some(
                     "a spec file holds one `Collective(...)` (the name may be left out) or a `Program(collectives: [...])`",
@@ -217,16 +223,19 @@ impl ParseError {
     }
 }
 
-pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedError) -> ParseError {
+pub(super) fn error_from_ron(
+    src: &str,
+    form: SpecForm,
+    e: ron::error::SpannedError,
+    path: Option<String>,
+) -> ParseError {
     let kind = match &e.code {
         RonError::NoSuchStructField { found, .. } => ParseErrorKind::UnknownField { found: found.clone() },
         RonError::NoSuchEnumVariant { found, .. } => ParseErrorKind::UnknownVariant { found: found.clone() },
-        RonError::MissingStructField { field, outer } => {
-            ParseErrorKind::MissingField { field: (*field).to_owned(), outer: outer.clone() }
-        }
-        RonError::DuplicateStructField { field, .. } => ParseErrorKind::DuplicateField { field: (*field).to_owned() },
+        RonError::MissingStructField { field, outer } => ParseErrorKind::MissingField { field, outer: outer.clone() },
+        RonError::DuplicateStructField { field, .. } => ParseErrorKind::DuplicateField { field },
         RonError::ExpectedDifferentStructName { expected, found } => {
-            ParseErrorKind::WrongStructName { expected: (*expected).to_owned(), found: found.clone() }
+            ParseErrorKind::WrongStructName { expected, found: found.clone() }
         }
         RonError::TrailingCharacters => ParseErrorKind::TrailingCharacters,
         RonError::Eof => ParseErrorKind::UnexpectedEof,
@@ -253,16 +262,18 @@ pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedEr
         }
         other => other,
     };
+    let path = field_path(path, &kind).map(String::into_boxed_str);
     let message = match kind {
         ParseErrorKind::Fraction { .. } => "expected a whole number, found a fraction".to_owned(),
         _ => bound_message(&e.code.to_string()),
-    };
+    }
+    .into_boxed_str();
     // RON points inside the comment: mark the `/*` that opens it instead.
     if kind == ParseErrorKind::UnclosedComment
         && let Some(start) = unclosed_comment(src)
     {
         let end = LineCol { line: start.line, col: start.col + 2 };
-        return ParseError { message, kind, span: SourceSpan { start, end }, form };
+        return ParseError { message, kind, span: SourceSpan { start, end }, form, path };
     }
     // RON's span of a value error starts on the whitespace (or comment)
     // before the token: advance it to the token itself.
@@ -274,7 +285,38 @@ pub(super) fn error_from_ron(src: &str, form: SpecForm, e: ron::error::SpannedEr
         let rest = src.get(byte_offset(src, start)..).unwrap_or("");
         end = advance(start, token_at(rest));
     }
-    ParseError { message, kind, span: SourceSpan { start, end }, form }
+    ParseError { message, kind, span: SourceSpan { start, end }, form, path }
+}
+
+/// The path of the field an error of `kind` is about, from the path RON
+/// was reading (`read`): a missing field's is where it belongs; where
+/// serde_path_to_error could not name the last step (`?`: RON had read a
+/// field's value and failed before the next, as `count: 1.5` does), the
+/// field the error names takes its place, or no path is given. A missing
+/// or repeated field is found by the struct around it: the path is the
+/// struct's, and the field is added.
+fn field_path(read: Option<String>, kind: &ParseErrorKind) -> Option<String> {
+    let named = match kind {
+        // Found by the struct lacking or repeating it: its path is the
+        // struct's.
+        ParseErrorKind::MissingField { field, .. } | ParseErrorKind::DuplicateField { field } => {
+            return Some(read.map_or_else(|| (*field).to_owned(), |p| format!("{p}.{field}")));
+        }
+        ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => field.as_deref(),
+        ParseErrorKind::UnknownField { found } => Some(found.as_str()),
+        _ => None,
+    };
+    let read = read?;
+    let (parent, last) = read.rsplit_once('.').map_or(("", read.as_str()), |(p, l)| (p, l));
+    if parent.contains('?') {
+        return None;
+    }
+    let join = |field: &str| if parent.is_empty() { field.to_owned() } else { format!("{parent}.{field}") };
+    match (last.starts_with('?'), named) {
+        (false, _) => Some(read.clone()),
+        (true, Some(field)) => Some(join(field)),
+        (true, None) => None,
+    }
 }
 
 /// The field whose value starts at byte `at` (`channels` in

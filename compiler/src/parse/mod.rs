@@ -88,13 +88,30 @@ fn options() -> ron::Options {
 pub fn parse(src: &str) -> Result<ParsedSpec, ParseError> {
     let src = strip_bom(src);
     let form = detect_form(src);
-    let opts = options();
     let program = match form {
-        SpecForm::Collective => opts.from_str::<Collective>(src).map(Program::from),
-        SpecForm::Program => opts.from_str::<Program>(src),
+        SpecForm::Collective => read::<Collective>(src).map(Program::from),
+        SpecForm::Program => read::<Program>(src),
     }
-    .map_err(|e| error_from_ron(src, form, e))?;
+    .map_err(|e| {
+        let (e, path) = *e;
+        error_from_ron(src, form, e, path)
+    })?;
     Ok(ParsedSpec { program, form })
+}
+
+/// `src` as a `T`, as [`ron::Options::from_str`] reads it, tracking the
+/// path of the value being read: on failure, RON's error and that path
+/// (`collectives[1].topology`; `None` before any value is entered), boxed.
+fn read<T: serde::de::DeserializeOwned>(src: &str) -> Result<T, Box<(ron::error::SpannedError, Option<String>)>> {
+    let mut de = ron::Deserializer::from_str_with_options(src, &options()).map_err(|e| Box::new((e, None)))?;
+    let mut track = serde_path_to_error::Track::new();
+    let value = T::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+    let value = value.map_err(|e| {
+        let path = track.path().to_string();
+        Box::new((de.span_error(e), (path != ".").then_some(path)))
+    })?;
+    de.end().map_err(|e| Box::new((de.span_error(e), None)))?;
+    Ok(value)
 }
 
 /// The form of a spec, from its first significant token: the identifier

@@ -77,7 +77,7 @@ fn detect_form_reads_the_first_token_only() {
 #[test]
 fn a_wrong_struct_name_is_an_error() {
     let e = err(&GOOD.replacen("Collective", "Colective", 1));
-    assert_eq!(e.kind, ParseErrorKind::WrongStructName { expected: "Collective".into(), found: "Colective".into() });
+    assert_eq!(e.kind, ParseErrorKind::WrongStructName { expected: "Collective", found: "Colective".into() });
     assert_eq!(e.span, SourceSpan { start: lc(1, 1), end: lc(1, 10) });
     assert!(e.help().is_some());
     let e = err(&GOOD.replace("topology: (", "topology: Topolgy("));
@@ -127,15 +127,15 @@ fn value_error_span_starts_on_the_token() {
 #[test]
 fn missing_comma_and_missing_field() {
     let e = err(&GOOD.replace("count: 4194304,", "count: 4194304"));
-    assert_eq!(e.message, "Expected comma");
+    assert_eq!(&*e.message, "Expected comma");
     assert_eq!(e.kind, ParseErrorKind::MissingComma);
     assert_eq!(e.span.start, lc(6, 5));
     let e = err(&GOOD.replace("    channels: 4,\n", ""));
-    assert_eq!(e.kind, ParseErrorKind::MissingField { field: "channels".into(), outer: Some("Collective".into()) });
+    assert_eq!(e.kind, ParseErrorKind::MissingField { field: "channels", outer: Some("Collective".into()) });
     assert!(e.help().is_some());
     assert_eq!(e.span.start, lc(9, 1));
     let e = err(&GOOD.replace("rank_n: 32, ", ""));
-    assert_eq!(e.kind, ParseErrorKind::MissingField { field: "rank_n".into(), outer: Some("Topology".into()) });
+    assert_eq!(e.kind, ParseErrorKind::MissingField { field: "rank_n", outer: Some("Topology".into()) });
     assert!(e.help().unwrap().contains("rank_n"));
 }
 
@@ -153,7 +153,7 @@ fn numbers_a_field_cannot_hold_name_the_field() {
     assert!(e.help().unwrap().contains("of at most 18446744073709551615"), "{:?}", e.help());
     let e = err(&GOOD.replace("count: 4194304,", "count: 4194304.5,"));
     assert_eq!(e.kind, ParseErrorKind::Fraction { field: Some("count".into()) });
-    assert_eq!(e.message, "expected a whole number, found a fraction");
+    assert_eq!(&*e.message, "expected a whole number, found a fraction");
     let e = err(&GOOD.replace("channels: 4,", "channels: 4, model: (alpha_inter_ns: 1.5),"));
     assert_eq!(e.kind, ParseErrorKind::Fraction { field: Some("alpha_inter_ns".into()) });
     assert!(e.help().unwrap().contains("of at most 1000000000000"), "{:?}", e.help());
@@ -291,4 +291,30 @@ proptest::proptest! {
             proptest::prop_assert!(e.span.start <= e.span.end);
         }
     }
+}
+
+/// Every error names the path of the field it is about, as the spec
+/// writes it: in a program, under `collectives[i]`; a missing field, where
+/// it belongs; a fraction, by the field before it.
+#[test]
+fn errors_name_the_field_path() {
+    let program = |second: &str| format!("Program(collectives: [{GOOD}, {second}])");
+    let cases = [
+        (program(&GOOD.replace("local_rank_n: 16", "local_rank_n: 16, podn: 1")), "collectives[1].topology.podn"),
+        (program(&GOOD.replace("    dtype: Bf16,\n", "")), "collectives[1].dtype"),
+        (program(&GOOD.replace("count: 4194304", "count: \"4M\"")), "collectives[1].count"),
+        (GOOD.replace(", local_rank_n: 16", ""), "topology.local_rank_n"),
+        (GOOD.replace("count: 4194304", "count: 1.5"), "count"),
+        (GOOD.replace("count: 4194304", "count: 99999999999999999999999"), "count"),
+        (GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: Rin"), "algorithm.Hier.inter_all_reduce"),
+        (GOOD.replace("channels: 4,", "channels: 4, groups: [[0, 1], [2, x]],"), "groups[1][1]"),
+        (GOOD.replace("channels: 4,", "channels: 4, channels: 2,"), "channels"),
+        (program(&GOOD.replace("channels: 4,", "channels: 4, channels: 2,")), "collectives[1].channels"),
+        (program(&GOOD.replace("count: 4194304", "count: 1.5")), "collectives[1].count"),
+    ];
+    for (src, path) in cases {
+        assert_eq!(err(&src).path.as_deref(), Some(path), "{src}");
+    }
+    // Past the spec's closing parenthesis, no field is being read.
+    assert_eq!(err(&format!("{GOOD} x")).path, None);
 }
