@@ -285,7 +285,7 @@ pub enum Problem {
         root: u32,
     },
     /// `root` beyond the group.
-    #[error("root {root} is not a member of a group of {n} (root is an index inside the group){}", index_range(Some(*n)))]
+    #[error("{root} is not a member of a group of {n} (root is an index inside the group){}", index_range(Some(*n)))]
     RootOutOfRange {
         /// As written.
         root: u32,

@@ -71,11 +71,11 @@ pub(super) fn index_range(n: Option<u32>) -> String {
 pub(super) fn peer_step(peer: u32, n: u32) -> String {
     if n < 2 {
         format!(
-            "peer: {peer} needs another member, but groups have {}; accepted: groups of at least 2 ranks",
+            "{peer} needs another member, but groups have {}; accepted: groups of at least 2 ranks",
             noun::count(n, "member")
         )
     } else {
-        format!("peer: {peer} is out of range; accepted: 1..={} (member i sends to member (i + k) mod {n})", n - 1)
+        format!("{peer} is out of range; accepted: 1..={} (member i sends to member (i + k) mod {n})", n - 1)
     }
 }
 

@@ -455,6 +455,11 @@ fn messages_say_what_is_accepted() {
         e.to_string(),
         "1 problem in the spec:\n  - collective 0: channels: 33 is out of range; accepted: 1..=32"
     );
+    // The field is named once, before its value (not `peer: peer: 0`).
+    let peer = Problem::PeerStepOutOfRange { peer: 0, n: 8 }.to_string();
+    assert_eq!(peer, "0 is out of range; accepted: 1..=7 (member i sends to member (i + k) mod 8)");
+    let root = Problem::RootOutOfRange { root: 16, n: 16 }.to_string();
+    assert_eq!(root, "16 is not a member of a group of 16 (root is an index inside the group); accepted: 0..=15");
     assert_eq!(divisors(36), vec![1, 2, 3, 4, 6, 9, 12, 18, 36]);
     assert_eq!(divisors(1), vec![1]);
     assert_eq!(abbreviated(&[1, 2]), "1, 2");
