@@ -613,3 +613,80 @@ fn a_file_on_the_way_to_out_is_named_as_one() {
     assert_refused(&run, "a file stands where a folder on the way to -o must be");
     assert_eq!(fs::read(&blocker).unwrap(), b"mine");
 }
+
+/// A compile into `OUT/sub` while another replaces `OUT`, either one
+/// first: each waits for the other (the one into `OUT/sub` holds `OUT`'s
+/// lock), so neither writes into a tree the other is switching. Before,
+/// the one replacing `OUT` carried `OUT/sub`'s half-filled work folder
+/// into its new tree, and the other finished there: it reported success
+/// with images missing from its output, or failed saying nothing was
+/// written, and left debris beside `OUT` that no later compile swept.
+#[cfg(unix)]
+#[test]
+fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1,024 ranks: about 12,000 files, long enough a write to start the
+    // other compile while it runs.
+    let big = dir.path().join("big.ron");
+    let text =
+        fs::read_to_string(ring()).unwrap().replace("rank_n: 8, local_rank_n: 8", "rank_n: 1024, local_rank_n: 16");
+    assert!(text.contains("rank_n: 1024"));
+    fs::write(&big, text).unwrap();
+    let start = |spec: &Path, out: &Path| {
+        Command::new(BIN)
+            .arg("compile")
+            .arg(spec)
+            .arg("-o")
+            .arg(out)
+            .args(["--no-verify", "-q"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Waits until a work folder named `.NAME.ccc-tmp-*` is in `dir`: the
+    // compile writing `NAME` is under way (and holds its locks).
+    let writing = |dir: &Path, name: &str| {
+        let prefix = format!(".{name}.ccc-tmp-");
+        for _ in 0..200_000 {
+            let found = fs::read_dir(dir).into_iter().flatten().flatten();
+            if found.into_iter().any(|e| e.file_name().to_string_lossy().starts_with(&prefix)) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        panic!("no work folder for {name} appeared in {}", dir.display());
+    };
+    let out = dir.path().join("nst");
+    let sub = out.join("sub");
+    for inner_first in [true, false] {
+        let _ = fs::remove_dir_all(&out);
+        assert_ok(&compile(&out, &[]));
+        let (first, second) = if inner_first {
+            let inner = start(&big, &sub);
+            writing(&out, "sub");
+            (inner, start(&ring(), &out))
+        } else {
+            let outer = start(&big, &out);
+            writing(dir.path(), "nst");
+            (outer, start(&ring(), &sub))
+        };
+        for child in [first, second] {
+            assert_ok(&child.wait_with_output().unwrap());
+        }
+        // Both outputs whole, the inner one inside the outer as a folder
+        // the outer kept; no work folder left anywhere.
+        assert_eq!(files(&sub), listed(&sub), "inner first: {inner_first}");
+        let outer_files: BTreeSet<PathBuf> = files(&out).into_iter().filter(|p| !p.starts_with("sub")).collect();
+        assert_eq!(outer_files, listed(&out), "inner first: {inner_first}");
+        for d in [dir.path(), out.as_path()] {
+            let debris: Vec<_> = fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".ccc-"))
+                .collect();
+            assert!(debris.is_empty(), "inner first: {inner_first}: {debris:?} in {}", d.display());
+        }
+    }
+}

@@ -27,8 +27,11 @@
 //!   the exchange, two renames do it, and a reader can find `OUT` missing
 //!   for the instant between them ([`Written::atomic`] says which ran).
 //! - **Writers take turns**: each holds an exclusive `flock` on `OUT`'s
-//!   parent folder from the first look at `OUT` to the last removal, so two
-//!   compiles into the same place both succeed and the later one wins.
+//!   parent folder (and on `OUT`, when it is a folder) from the first look
+//!   at `OUT` to the last removal, so two compiles into the same place both
+//!   succeed and the later one wins; and a shared one on every folder
+//!   above, so a compile replacing `OUT` waits for one writing into
+//!   `OUT/sub` (or deeper), and the other way round.
 //! - **Debris is swept**: a compile killed while writing leaves its
 //!   `.OUT.ccc-tmp-PID` (or, after an interrupted two-rename switch,
 //!   `.OUT.ccc-old-PID`). The next compile into the same place removes those
@@ -53,7 +56,7 @@ use crate::manifest::Manifest;
 use crate::pipeline::Compiled;
 use entries::{opened, remove_tree};
 use existing::{Existing, recognise};
-use place::{Lock, Place, made_and_locked, remove_made, sweep};
+use place::{Held, Place, hold, remove_made, sweep};
 use replace::{carry_over, fill, remove_ours, switch};
 use std::fs;
 use std::io;
@@ -302,8 +305,7 @@ fn write_files<'a>(
 ) -> Result<Written, OutputError> {
     let place = Place::of(out)?;
     let created = missing_folders(&place.parent);
-    let result = made_and_locked(&place.parent, |dir| fs::create_dir_all(dir))
-        .and_then(|lock| write_in(&place, lock, images, manifest));
+    let result = hold(&place, |dir| fs::create_dir_all(dir)).and_then(|held| write_in(&place, held, images, manifest));
     // The folders made on the way go again where they hold nothing: all of
     // them when nothing was written, and after a write those that are not
     // on the way to `OUT` (`-o new/../out` makes `new`). Deepest first;
@@ -327,10 +329,11 @@ fn missing_folders(dir: &Path) -> Vec<PathBuf> {
     missing
 }
 
-/// [`write_files`] once `OUT`'s parent exists, `_lock` held on it.
+/// [`write_files`] once `OUT`'s parent exists, `_held` ([`Held`]'s locks)
+/// held.
 fn write_in<'a>(
     place: &Place,
-    _lock: Lock,
+    _held: Held,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
 ) -> Result<Written, OutputError> {

@@ -73,13 +73,19 @@ impl Place {
 /// the kernel when the process dies).
 #[cfg(unix)]
 pub(super) fn lock(parent: &Path) -> Result<File, OutputError> {
-    let dir = File::open(parent).map_err(io_error("open", parent))?;
-    rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive).map_err(|e| OutputError::Io {
+    lock_as(parent, rustix::fs::FlockOperation::LockExclusive)
+}
+
+/// A lock of kind `how` on folder `dir`.
+#[cfg(unix)]
+fn lock_as(dir: &Path, how: rustix::fs::FlockOperation) -> Result<File, OutputError> {
+    let held = File::open(dir).map_err(io_error("open", dir))?;
+    rustix::fs::flock(&held, how).map_err(|e| OutputError::Io {
         action: "lock",
-        path: parent.to_path_buf(),
+        path: dir.to_path_buf(),
         source: e.into(),
     })?;
-    Ok(dir)
+    Ok(held)
 }
 
 #[cfg(not(unix))]
@@ -87,42 +93,99 @@ pub(super) fn lock(_parent: &Path) -> Result<(), OutputError> {
     Ok(())
 }
 
-/// Times [`made_and_locked`] makes and locks a folder that another compile
-/// removes in between, before it gives up.
-const LOCK_ATTEMPTS: u32 = 8;
+/// What a write holds while it works (see the module doc, "Writers take
+/// turns"): a shared lock on every folder above `OUT`'s parent, an
+/// exclusive one on the parent, and one on `OUT` itself when it is a
+/// folder. A compile into `OUT/sub` (or deeper) holds `OUT` shared or
+/// exclusive, so a compile replacing `OUT` waits for it to finish, and it
+/// for that one: neither replaces or fills a tree the other is writing.
+/// Folders are locked outermost first, so two writes never wait on each
+/// other in a circle.
+#[cfg(unix)]
+#[derive(Debug)]
+pub(super) struct Held(#[allow(dead_code, reason = "held for its locks, released when dropped")] Vec<File>);
 
-/// Makes `dir` (and the folders on the way, by `make`) and locks it. A
-/// compile that made a folder on the way to its own `OUT` removes it
-/// again when it holds nothing, locked ([`remove_made`]); when that falls
-/// between making and locking here, the lock is on a removed folder (or
-/// opening fails): made and locked again, up to [`LOCK_ATTEMPTS`] times.
-pub(super) fn made_and_locked(
-    dir: &Path,
-    mut make: impl FnMut(&Path) -> std::io::Result<()>,
-) -> Result<Lock, OutputError> {
+/// What a write holds, off Unix: nothing.
+#[cfg(not(unix))]
+#[derive(Debug)]
+pub(super) struct Held;
+
+/// Makes `place.parent` (and the folders on the way, by `make`) and takes
+/// [`Held`]'s locks, each on the folder the path names when it is taken.
+/// A compile that made a folder on the way to its own `OUT` removes it
+/// again when it holds nothing, locked ([`remove_made`]), and a compile
+/// into a folder above may switch one: when that falls between making (or
+/// finding) a folder and locking it, the lock is on a removed folder (or
+/// opening fails), and every lock is taken again, up to [`LOCK_ATTEMPTS`]
+/// times.
+#[cfg(unix)]
+pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Held, OutputError> {
+    use rustix::fs::FlockOperation::LockShared;
     let mut attempt = 1;
     loop {
-        make(dir).map_err(io_error("create", dir))?;
-        match lock(dir) {
-            Ok(held) if still_there(&held, dir) => return Ok(held),
-            // Removed in between: again.
-            Ok(_) => {}
-            Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
+        make(&place.parent).map_err(io_error("create", &place.parent))?;
+        // Removed again already: the folders above are not locked, and the
+        // parent's lock below finds it missing.
+        let canonical = match fs::canonicalize(&place.parent) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => PathBuf::new(),
+            resolved => resolved.map_err(io_error("resolve", &place.parent))?,
+        };
+        let mut held = Vec::new();
+        let mut moved = false;
+        let above: Vec<&Path> = canonical.ancestors().skip(1).collect();
+        for dir in above.into_iter().rev() {
+            // A folder this user may not open is not locked: a compile
+            // into it could not be replacing what is below anyway.
+            let Ok(file) = lock_as(dir, LockShared) else { continue };
+            moved |= !still_there(&file, dir);
+            held.push(file);
+        }
+        if !moved {
+            match lock(&place.parent) {
+                Ok(file) if still_there(&file, &place.parent) => held.push(file),
+                Ok(_) => moved = true,
+                Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => moved = true,
+                Err(e) => return Err(e),
+            }
+        }
+        // `OUT` when it is a folder, unless it is one already held above
+        // (`-o a/b/..` names `a`): a second lock of this process on it
+        // would wait for the first.
+        let out_dir = fs::metadata(&place.out).is_ok_and(|m| m.is_dir());
+        if !moved && out_dir && !held.iter().any(|f| same_folder(f, &place.out)) {
+            match lock(&place.out) {
+                Ok(file) if still_there(&file, &place.out) => held.push(file),
+                Ok(_) => moved = true,
+                Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => moved = true,
+                Err(e) => return Err(e),
+            }
+        }
+        if !moved {
+            return Ok(Held(held));
         }
         if attempt == LOCK_ATTEMPTS {
             let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "removed each time it was made and locked");
-            return Err(OutputError::Io { action: "lock", path: dir.to_path_buf(), source: gone });
+            return Err(OutputError::Io { action: "lock", path: place.parent.clone(), source: gone });
         }
         attempt += 1;
     }
 }
 
-/// What [`lock`] holds.
-#[cfg(unix)]
-pub(super) type Lock = File;
 #[cfg(not(unix))]
-pub(super) type Lock = ();
+pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Held, OutputError> {
+    make(&place.parent).map_err(io_error("create", &place.parent))?;
+    Ok(Held)
+}
+
+/// Whether `held` is the folder at `dir`.
+#[cfg(unix)]
+fn same_folder(held: &File, dir: &Path) -> bool {
+    still_there(held, dir)
+}
+
+/// Times [`hold`] makes and locks a folder that another compile removes
+/// (or replaces) in between, before it gives up.
+const LOCK_ATTEMPTS: u32 = 8;
 
 /// Whether the folder `held` locks is still the one at `dir`.
 #[cfg(unix)]

@@ -86,8 +86,9 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn a_parent_removed_before_it_is_locked_is_made_again() {
     let dir = scratch("made-again").join("parent");
+    let place = super::place::Place::of(&dir.join("out")).unwrap();
     let mut calls = 0;
-    let held = super::place::made_and_locked(&dir, |d| {
+    let held = super::place::hold(&place, |d| {
         calls += 1;
         fs::create_dir_all(d)?;
         if calls == 1 { fs::remove_dir(d) } else { Ok(()) }
@@ -96,7 +97,7 @@ fn a_parent_removed_before_it_is_locked_is_made_again() {
     assert_eq!(calls, 2);
     drop(held);
     let mut calls = 0;
-    let refused = super::place::made_and_locked(&dir, |d| {
+    let refused = super::place::hold(&place, |d| {
         calls += 1;
         fs::create_dir_all(d)?;
         fs::remove_dir(d)
