@@ -449,3 +449,37 @@ fn a_spec_through_a_pipe_is_read_once() {
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.starts_with("match: all 2 inputs have signature"), "{stdout}");
 }
+
+/// `Auto` on one side, its choice written on the other: the images are
+/// identical and nothing chose differently, so the report says the ranks
+/// chose the same algorithm differently (not that the runtime builds the
+/// algorithm into descriptors, nor that Auto chose differently).
+#[test]
+fn auto_against_its_own_choice_written_says_how_it_was_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "op: AllReduce, dtype: F32, reduce: Add, count: 1048576, arch: Cayman, \
+                topology: (rank_n: 32, local_rank_n: 16), channels: 2";
+    std::fs::write(dir.path().join("auto.ron"), format!("({base}, algorithm: Auto)")).unwrap();
+    let explained = ccc_in(dir.path(), &["explain", "--json", "auto.ron"]);
+    let v: serde_json::Value = serde_json::from_str(&explained.stdout).unwrap();
+    // `Hier(a=X, b=Y)` as the spec writes it: `Hier((a: X, b: Y))`.
+    let chosen = v[0]["chosen"].as_str().unwrap();
+    let written = match chosen.strip_prefix("Hier(").and_then(|c| c.strip_suffix(')')) {
+        Some(legs) => format!("Hier(({}))", legs.replace('=', ": ")),
+        None => chosen.to_owned(),
+    };
+    std::fs::write(dir.path().join("written.ron"), format!("({base}, algorithm: {written})")).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "auto.ron", "written.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "the images are identical; the ranks chose the same algorithm differently (Auto or written), which \
+             the signature records\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(&format!("both run {chosen}, left to Auto here and written there")), "{}", run.stdout);
+    let json = ccc_in(dir.path(), &["diagnose", "auto.ron", "written.ron", "--json"]);
+    assert!(json.stdout.contains("\"cause\": \"how_chosen\""), "{}", json.stdout);
+}

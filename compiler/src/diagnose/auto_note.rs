@@ -53,6 +53,55 @@ impl<'a> Choice<'a> {
     }
 }
 
+/// A signed `algorithm` without its `Auto` marks: what runs
+/// (`Auto(Ring)` and `Ring` both run `Ring`; `Hier(a=Auto(Ring), b=Mesh)`
+/// runs `Hier(a=Ring, b=Mesh)`).
+fn runs(value: &str) -> String {
+    if let Some(chosen) = value.strip_prefix("Auto(").and_then(|v| v.strip_suffix(')')) {
+        return chosen.to_owned();
+    }
+    let Some(inner) = value.strip_prefix("Hier(").and_then(|v| v.strip_suffix(')')) else { return value.to_owned() };
+    let legs: Vec<String> = inner
+        .split(", ")
+        .map(|part| match part.split_once('=') {
+            Some((leg, alg)) => {
+                let alg = alg.strip_prefix("Auto(").and_then(|a| a.strip_suffix(')')).unwrap_or(alg);
+                format!("{leg}={alg}")
+            }
+            None => part.to_owned(),
+        })
+        .collect();
+    format!("Hier({})", legs.join(", "))
+}
+
+/// How one side's `algorithm` was given, for the sentence.
+fn how(value: &str) -> String {
+    match Choice::of(value) {
+        Some(Choice::Whole(_)) => "left to Auto".to_owned(),
+        Some(Choice::Legs(legs)) => {
+            let auto: Vec<&str> = legs.iter().filter(|l| l.2).map(|l| l.0).collect();
+            format!("written with {} left to Auto", auto.join(" and "))
+        }
+        None => "written".to_owned(),
+    }
+}
+
+/// When the two sides' `algorithm` run the same algorithm, chosen
+/// differently (by `Auto` here, written there, or with different legs
+/// left to `Auto`): the sentence that says so.
+pub(super) fn how_chosen_note(here: &str, there: &str) -> Option<String> {
+    let same = here != there && runs(here) == runs(there);
+    same.then(|| {
+        format!(
+            "both run {}, {} here and {} there: the signature records how the algorithm was chosen, so the \
+             runtime refuses the pair though they run the same schedule",
+            runs(here),
+            how(here),
+            how(there)
+        )
+    })
+}
+
 /// How a leg was given on one side, for the sentence.
 fn given(leg: Option<(&str, bool)>, whole: bool) -> String {
     match leg {

@@ -26,13 +26,17 @@ pub enum Cause {
     FollowsFromInputs,
     /// `algorithm`, when both sides said `Auto` and it chose differently.
     AutoChoice,
+    /// `algorithm`, when both sides run the same one, chosen differently:
+    /// by `Auto` on one side and written on the other, or with different
+    /// legs left to `Auto`.
+    HowChosen,
     /// A field this ccc does not know.
     UnknownField,
 }
 
 /// The cause table: each cause, the fields that point to it, and what to
 /// tell the user. The one place the wording lives.
-pub(super) const CAUSES: [(Cause, &[&str], &str); 11] = [
+pub(super) const CAUSES: [(Cause, &[&str], &str); 12] = [
     (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensor shapes"),
     (
         Cause::Machine,
@@ -58,6 +62,12 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 11] = [
         Cause::AutoChoice,
         &[],
         "Auto chose differently: the cost model was given different inputs (the fields named, or `model:` overrides)",
+    ),
+    (
+        Cause::HowChosen,
+        &[],
+        "the same algorithm, chosen differently: left (in whole or in part) to Auto on one side and written on the \
+         other; the signature records how the algorithm was chosen, so the runtime refuses the pair",
     ),
     (Cause::UnknownField, &[], "a field this ccc does not know: the inputs were written by another ccc version"),
 ];

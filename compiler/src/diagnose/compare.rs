@@ -80,7 +80,11 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
                 let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
                 let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
-                let auto = auto_note(&diffs, elsewhere);
+                let how_chosen = diffs
+                    .iter()
+                    .find(|(k, _, _)| *k == "algorithm")
+                    .and_then(|&(_, here, there)| super::auto_note::how_chosen_note(here?, there?));
+                let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere) };
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| FieldDiff {
@@ -91,10 +95,11 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                             "schedule" if inputs_differ => Cause::FollowsFromInputs,
                             "schedule" if versions_differ => Cause::Versions,
                             "schedule" => Cause::Builds,
+                            "algorithm" if how_chosen.is_some() => Cause::HowChosen,
                             "algorithm" if auto.is_some() => Cause::AutoChoice,
                             _ => Cause::of_field(key),
                         },
-                        note: if key == "algorithm" { auto.clone() } else { None },
+                        note: if key == "algorithm" { how_chosen.clone().or_else(|| auto.clone()) } else { None },
                     })
                     .collect();
                 CollectiveDiff {

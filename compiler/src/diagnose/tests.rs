@@ -362,6 +362,40 @@ fn diagnose_names_the_auto_leg() {
     );
 }
 
+/// Both sides run the same algorithm, chosen differently: `Auto` chose
+/// what the other side wrote, or different legs were left to it. Nothing
+/// chose differently, so the cause is how it was chosen, not `Auto`'s
+/// inputs (it once said "Auto chose differently" of two equal choices).
+#[test]
+fn the_same_algorithm_chosen_differently_says_so() {
+    let with = |alg: &str| {
+        let mut c = coll("AllReduce", 8);
+        c.push(("algorithm".into(), alg.into()));
+        vec![c]
+    };
+    let runs = "Hier(intra_reduce_scatter=Kangaring, inter_all_reduce=Ring, intra_all_gather=Kangaring)";
+    let whole = format!("Auto({runs})");
+    let leg = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=Ring, intra_all_gather=Kangaring)";
+    let cases = [
+        (whole.as_str(), runs, "left to Auto here and written there"),
+        (whole.as_str(), leg, "left to Auto here and written with intra_reduce_scatter left to Auto there"),
+        (runs, leg, "written here and written with intra_reduce_scatter left to Auto there"),
+    ];
+    for (a, b, how) in cases {
+        let report = diagnose(&[input("a", 1, &with(a)), input("b", 1, &with(b))]);
+        let field = report.differences[0].collectives[0].fields.iter().find(|f| f.field == "algorithm");
+        let field = field.unwrap_or_else(|| panic!("{report:?}"));
+        assert_eq!(field.cause, Cause::HowChosen, "{a} / {b}");
+        let note = field.note.as_deref().unwrap_or_default();
+        assert!(note.starts_with(&format!("both run {runs}, {how}: the signature records how")), "{note}");
+    }
+    // Different algorithms chosen by Auto on both sides: Auto's inputs.
+    let other = "Auto(Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Kangaring))";
+    let report = diagnose(&[input("a", 1, &with(&whole)), input("b", 1, &with(other))]);
+    let field = report.differences[0].collectives[0].fields.iter().find(|f| f.field == "algorithm");
+    assert_eq!(field.map(|f| f.cause), Some(Cause::AutoChoice));
+}
+
 /// Two programs whose first collective differs (a written Hier with a Mesh
 /// inter leg against one with a Ring) and whose second is `Auto` with the
 /// same signed inputs: `Auto` chose differently because the first took

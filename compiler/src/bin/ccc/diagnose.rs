@@ -15,7 +15,9 @@ use crate::args::{DiagnoseArgs, HloArgs};
 use crate::compile::compile_failure;
 use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text};
 use ccc_compiler::build::build;
-use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest};
+use ccc_compiler::diagnose::{
+    Cause, CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest,
+};
 use ccc_compiler::output::{ReadError, read_output};
 use ccc_compiler::parse::bound_message;
 use ccc_compiler::pipeline::{Options, compile};
@@ -319,12 +321,20 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
     }
 
     if d.same_images {
-        let _ = writeln!(
-            out,
-            "{indent}the images are identical; the ranks differ in {}, which the runtime puts in descriptors it \
-             builds, not in these images",
-            image_free_fields(d)
-        );
+        let how = d.collectives.iter().flat_map(|c| &c.fields).any(|f| f.cause == Cause::HowChosen);
+        let how = if how {
+            "the ranks chose the same algorithm differently (Auto or written), which the signature records"
+        } else {
+            ""
+        };
+        let rest = image_free_fields(d);
+        let rest = if rest.is_empty() {
+            String::new()
+        } else {
+            format!("the ranks differ in {rest}, which the runtime puts in descriptors it builds, not in these images")
+        };
+        let both = if how.is_empty() || rest.is_empty() { "" } else { "; " };
+        let _ = writeln!(out, "{indent}the images are identical; {how}{both}{rest}");
     }
 
     let mut lines: Vec<Line<'_>> = d.fields.iter().map(Line::Program).collect();
@@ -394,7 +404,7 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
 fn image_free_fields(d: &Difference) -> String {
     let mut names: Vec<&str> = Vec::new();
     let fields = d.fields.iter().chain(d.collectives.iter().flat_map(|c| &c.fields));
-    for f in fields.filter(|f| f.cause != ccc_compiler::diagnose::Cause::FollowsFromInputs) {
+    for f in fields.filter(|f| !matches!(f.cause, Cause::FollowsFromInputs | Cause::HowChosen)) {
         if !names.contains(&f.field.as_str()) {
             names.push(&f.field);
         }
