@@ -394,3 +394,20 @@ fn sizes_past_2_to_the_53_are_exact() {
     assert_eq!(v[0]["size"].as_u64(), Some((1 << 53) + 1), "{json}");
     assert_eq!(v[0]["count"].as_u64(), Some((1 << 53) + 1), "{json}");
 }
+
+/// A range whose sampled sizes all round out of it (9 bytes of F32 is
+/// count 2, 8 bytes) still holds a size the op takes (12 bytes, count 3):
+/// the sweep prints it rather than saying no size in the range is one.
+#[test]
+fn a_narrow_range_holding_a_size_prints_it() {
+    let (code, json, err) = ccc(&["sweep", "examples/allreduce_ring.ron", "--from", "9", "--to", "15", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{json}");
+    assert_eq!((rows[0]["size"].as_u64(), rows[0]["count"].as_u64()), (Some(12), Some(3)), "{json}");
+    // None there: still refused, naming the nearest.
+    let (code, _, err) = ccc(&["sweep", "examples/allreduce_ring.ron", "--from", "9", "--to", "11"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no size in this range"), "{err}");
+}

@@ -55,6 +55,20 @@ fn count_for(c: &Collective, size: u64) -> u64 {
     }
 }
 
+/// The smallest count the op accepts whose nccom-test size is at least
+/// `size` (`None` past what a count holds): the row a range too narrow for
+/// [`count_for`]'s sizes (`--from 9B --to 15B` of F32: 9 rounds down to 8)
+/// may still hold.
+fn count_at_least(c: &Collective, size: u64) -> Option<u64> {
+    let n = u64::from(c.groups.as_ref().and_then(|g| g.first()).map_or(c.topology.rank_n, |g| g.len() as u32).max(1));
+    let elems = size.div_ceil(c.dtype.size());
+    match c.op {
+        OpType::AllGather => Some(elems.div_ceil(n).max(1)),
+        OpType::ReduceScatter | OpType::AllToAll => elems.div_ceil(n).checked_mul(n).map(|e| e.max(n)),
+        _ => Some(elems.max(1)),
+    }
+}
+
 /// Runs `ccc sweep`.
 pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
     let (parsed, _) = load_spec(&args.spec, &args.hlo)?;
@@ -112,6 +126,16 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
             "{}: at count {count}, the first size asked, nothing lowers: {why}",
             args.spec.display()
         )));
+    }
+    // Every size asked rounded out of the range: the first count inside it,
+    // if one is.
+    if rows.is_empty()
+        && stopped.is_none()
+        && let Some(count) = count_at_least(first, args.from.0)
+        && let Sized::Row(r) = row(&args.spec, first, count, want_all)?
+        && r.size <= u128::from(args.to.0)
+    {
+        rows.push(r);
     }
     if rows.is_empty() {
         let (nearest, bytes) = smallest.unwrap_or_default();
