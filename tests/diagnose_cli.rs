@@ -483,3 +483,29 @@ fn auto_against_its_own_choice_written_says_how_it_was_chosen() {
     let json = ccc_in(dir.path(), &["diagnose", "auto.ron", "written.ron", "--json"]);
     assert!(json.stdout.contains("\"cause\": \"how_chosen\""), "{}", json.stdout);
 }
+
+/// An extra collective at the end: the side without it has no collective
+/// at that index, and the report says where it stands instead (it once
+/// said "collective 4 of 4" of a program of collectives 0 to 3).
+#[test]
+fn an_extra_collective_at_the_end_is_placed_after_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(format!("{ROOT}/examples/program_training_step.ron")).unwrap();
+    let last = text.rfind("Collective(").unwrap();
+    let end = text.rfind(']').unwrap();
+    let extra = format!(
+        "{},\n        {},\n{}",
+        text[..end].trim_end().trim_end_matches(','),
+        text[last..end].trim_end().trim_end_matches(','),
+        &text[end..]
+    );
+    std::fs::write(dir.path().join("four.ron"), &text).unwrap();
+    std::fs::write(dir.path().join("five.ron"), extra).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "four.ron", "five.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("the specs disagree at the end, after collective 3 of 4 (four.ron) vs 4 of 5 (five.ron)"),
+        "{}",
+        run.stdout
+    );
+}

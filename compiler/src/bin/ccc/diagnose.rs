@@ -313,8 +313,9 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         };
         let _ = writeln!(
             out,
-            "{indent}the {kinds} disagree at collective {} of {} ({la}) vs {} of {} ({lb}): {what}",
-            p.majority_index, p.majority_n, p.other_index, p.other_n
+            "{indent}the {kinds} disagree at {} ({la}) vs {} ({lb}): {what}",
+            position(p.majority_index, p.majority_n, "collective "),
+            position(p.other_index, p.other_n, "")
         );
     } else if !d.fields.is_empty() {
         let _ = writeln!(out, "{indent}every collective agrees; program-wide fields differ");
@@ -412,6 +413,18 @@ fn image_free_fields(d: &Difference) -> String {
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => names.join(""),
+    }
+}
+
+/// Where one side of a disagreement stands in its program of `n`:
+/// `collective 4 of 6`, or past its last (an extra collective on the other
+/// side at the end) `the end, after collective 3 of 4`; `noun` before a
+/// position inside it (`collective `, or nothing after the first side).
+fn position(index: u32, n: u32, noun: &str) -> String {
+    match n {
+        0 => "the start of an empty program".into(),
+        n if index >= n => format!("the end, after collective {} of {n}", n - 1),
+        n => format!("{noun}{index} of {n}"),
     }
 }
 
