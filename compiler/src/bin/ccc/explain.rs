@@ -175,7 +175,7 @@ fn timeline(spec: &Path, valid: &ValidProgram) -> Result<String, Failure> {
                     label: p.pattern.to_owned(),
                     colour: p.index,
                     title: format!(
-                        "collective {} record {} on TOP_SP {t}: {} ({}{}), {} over {} hops, {:.0} bytes sent by the busiest rank, {:.2} us",
+                        "collective {} record {} on TOP_SP {t}: {} ({}{}), {} over {} hops, {:.0} bytes sent in the phase by the busiest rank over all its TOP_SPs, {:.2} us",
                         plan.index,
                         p.index,
                         p.pattern,
