@@ -55,6 +55,16 @@ pub fn size_label(bytes: f64) -> String {
     if (v - v.round()).abs() < 1e-9 { format!("{}{unit}", v.round()) } else { format!("{v:.1}{unit}") }
 }
 
+/// A size tick of the log axis, which falls on powers of ten: in decimal
+/// units (`10B`, `1kB`, `100MB`), so that no tick reads `9.8KiB` beside
+/// `1000B`.
+fn size_tick(bytes: f64) -> String {
+    const UNITS: [(&str, f64); 5] = [("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3), ("B", 1.0)];
+    let (unit, scale) = UNITS.iter().copied().find(|&(_, s)| bytes >= s).unwrap_or(("B", 1.0));
+    let v = bytes / scale;
+    if (v - v.round()).abs() < 1e-6 { format!("{}{unit}", v.round()) } else { format!("{v:.1}{unit}") }
+}
+
 /// A log-axis tick: whole numbers from 10, two decimals from 0.1, else
 /// scientific (`1e-4`).
 fn tick(y: f64) -> String {
@@ -125,10 +135,10 @@ pub fn sweep_svg(
             builder(&root, title, 60).build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("size (bytes, nccom-test's size)")
+            .x_desc("size (bytes, nccom-test's size; kB = 1000 B)")
             .y_desc("predicted busbw (GB/s, log)")
             .y_label_formatter(&|y| tick(*y))
-            .x_label_formatter(&|x| size_label(*x))
+            .x_label_formatter(&|x| size_tick(*x))
             .draw()
             .map_err(err)?;
         for (i, c) in curves.iter().enumerate() {
