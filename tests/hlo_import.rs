@@ -434,7 +434,7 @@ fn import_round_trips() {
 }
 
 /// `(file, text the error points at, words of the message)`.
-const INVALID: [(&str, &str, &str); 8] = [
+const INVALID: [(&str, &str, &str); 9] = [
     ("truncated.hlo", "\n", "dimensions"),
     ("unknown_attribute_value.hlo", "maybe", "use_global_device_ids=maybe is not a boolean"),
     ("groups_unreadable.hlo", "{{0,1,2,3},{4,5,6,x}}", "is not understood"),
@@ -443,6 +443,8 @@ const INVALID: [(&str, &str, &str); 8] = [
     ("to_apply_subtract.hlo", "region_0.1\n", "`region_0.1` is not a recognised reduction"),
     ("to_apply_multiply.hlo", "f32[64]{0} all-reduce", "reduces f32 with multiply"),
     ("element_type_f64.hlo", "f64[64]", "element type `f64`"),
+    // Not "the line looks truncated": a computation written inline.
+    ("to_apply_inline.hlo", "{\n", "`to_apply={` opens a computation written inline"),
 ];
 
 #[test]

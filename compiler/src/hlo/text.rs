@@ -657,6 +657,14 @@ impl<'a> Cursor<'a> {
             }
             self.spaces();
             let at = self.at;
+            // `to_apply={` closing the line: a computation written inline,
+            // over the lines that follow.
+            if self.rest().trim_end() == "{" {
+                return Err(self.error(
+                    format!("`{key}={{` opens a computation written inline, over the lines that follow, which ccc does not read"),
+                    format!("ccc reads modules as XLA prints them, naming each computation: `{key}=%add` with `%add` defined apart"),
+                ));
+            }
             let mut stop = self.balanced_until(&[','])?;
             // A mesh's explicit device order is part of its value:
             // `replica_groups=mesh[x=2,y=4], device_ids=(7,6,...) {y}`.
