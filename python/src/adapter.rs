@@ -228,7 +228,10 @@ fn parse_error(e: &ParseError) -> Failure {
     info.end_line = Some(e.span.end.line as u64);
     info.end_column = Some(e.span.end.col as u64);
     info.help = e.help();
-    info.accepted = accepted_in(&e.message);
+    info.accepted = match e.kind {
+        ParseErrorKind::Fraction { .. } => Some("a whole number".to_owned()),
+        _ => accepted_in(&e.message),
+    };
     // The path RON was reading (`collectives[1].topology.pod_n`), else
     // the field the error names.
     info.field = e.path.as_deref().map(str::to_owned).or_else(|| match &e.kind {

@@ -41,7 +41,9 @@ impl PyAutoCache {
 #[pymethods]
 impl PyAutoCache {
     #[new]
-    #[pyo3(signature = (capacity = AutoCache::DEFAULT_CAPACITY))]
+    // The text signature spells the default out (`help()` would show
+    // `capacity=Ellipsis` for a constant); a test holds it to the constant.
+    #[pyo3(signature = (capacity = AutoCache::DEFAULT_CAPACITY), text_signature = "(capacity=1024)")]
     fn new(capacity: usize) -> PyAutoCache {
         PyAutoCache { inner: Mutex::new(AutoCache::with_capacity(capacity)), capacity }
     }

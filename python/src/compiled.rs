@@ -47,6 +47,15 @@ impl PyTopSpImages {
             self.record_n
         )
     }
+
+    /// Does not pickle (nor copy): say what does, rather than Python's
+    /// bare refusal.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(pyo3::exceptions::PyTypeError::new_err(
+            "a ccc.TopSpImages does not pickle: send its bytes (.ctrl_spad, .slot_spad, .neff_configs, which \
+             pickle) with its .rank and .topsp",
+        ))
+    }
 }
 
 /// A compiled spec: `images[rank][topsp]` for every rank asked for, the

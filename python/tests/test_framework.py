@@ -122,6 +122,17 @@ def test_an_auto_cache_pickles_empty_and_a_compiled_says_what_pickles():
     # What it names does pickle, and compiles to the same bytes.
     again = ccc.compile(pickle.loads(pickle.dumps(program)), ranks=[MY_RANK])
     assert again.manifest_json() == compiled.manifest_json()
+    images = compiled.images[MY_RANK][0]
+    for attempt in (pickle.dumps, copy.copy):
+        with pytest.raises(TypeError, match="send its bytes"):
+            attempt(images)
+
+
+def test_auto_cache_help_shows_its_default_capacity():
+    import inspect
+
+    parameter = inspect.signature(ccc.AutoCache).parameters["capacity"]
+    assert parameter.default == 1024 == ccc.AutoCache().capacity
 
 
 def test_text_past_the_cli_caps_is_refused():

@@ -97,6 +97,7 @@ def test_a_number_its_field_cannot_hold_names_the_field():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse(text.replace("channels: 2,", "channels: 2.5,"))
     assert (caught.value.kind, caught.value.field) == ("Fraction", "channels")
+    assert caught.value.accepted == "a whole number"
 
 
 def test_from_dict_names_a_value_json_cannot_carry():
