@@ -659,13 +659,20 @@ fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
         panic!("no work folder for {name} appeared in {}", dir.display());
     };
     let out = dir.path().join("nst");
-    let sub = out.join("sub");
-    for inner_first in [true, false] {
+    // Two folders down: one folder down, a compile that made it on the way
+    // made it empty, which a switch onto it replaces.
+    let sub = out.join("sub").join("deep");
+    // The third case: `OUT` missing when the compile replacing it starts,
+    // and the other one's folders on the way (`sub`) inside it (it once
+    // made them there unlocked, and the first compile's switch failed).
+    for (inner_first, out_there) in [(true, true), (false, true), (false, false)] {
         let _ = fs::remove_dir_all(&out);
-        assert_ok(&compile(&out, &[]));
+        if out_there {
+            assert_ok(&compile(&out, &[]));
+        }
         let (first, second) = if inner_first {
             let inner = start(&big, &sub);
-            writing(&out, "sub");
+            writing(sub.parent().unwrap(), "deep");
             (inner, start(&ring(), &out))
         } else {
             let outer = start(&big, &out);
@@ -675,18 +682,19 @@ fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
         for child in [first, second] {
             assert_ok(&child.wait_with_output().unwrap());
         }
+        let case = format!("inner first: {inner_first}, OUT there: {out_there}");
         // Both outputs whole, the inner one inside the outer as a folder
         // the outer kept; no work folder left anywhere.
-        assert_eq!(files(&sub), listed(&sub), "inner first: {inner_first}");
+        assert_eq!(files(&sub), listed(&sub), "{case}");
         let outer_files: BTreeSet<PathBuf> = files(&out).into_iter().filter(|p| !p.starts_with("sub")).collect();
-        assert_eq!(outer_files, listed(&out), "inner first: {inner_first}");
+        assert_eq!(outer_files, listed(&out), "{case}");
         for d in [dir.path(), out.as_path()] {
             let debris: Vec<_> = fs::read_dir(d)
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .filter(|n| n.contains(".ccc-"))
                 .collect();
-            assert!(debris.is_empty(), "inner first: {inner_first}: {debris:?} in {}", d.display());
+            assert!(debris.is_empty(), "{case}: {debris:?} in {}", d.display());
         }
     }
 }

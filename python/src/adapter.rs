@@ -242,7 +242,9 @@ fn parse_error(e: &ParseError) -> Failure {
         ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => field.clone(),
         _ => None,
     });
-    info.collective = info.field.as_deref().and_then(collective_of);
+    // A lone collective is collective 0, as validation names it.
+    let lone = e.form == SpecForm::Collective && info.field.is_some();
+    info.collective = info.field.as_deref().and_then(collective_of).or(lone.then_some(0));
     info
 }
 
@@ -266,8 +268,12 @@ pub fn from_json(json: &str) -> Result<Spec, Failure> {
     let (program, form) = if is_program {
         (serde_path_to_error::deserialize::<_, Program>(value).map_err(|e| dict_error(&e))?, SpecForm::Program)
     } else {
-        let collective: ccc_ir::spec::Collective =
-            serde_path_to_error::deserialize(value).map_err(|e| dict_error(&e))?;
+        let collective: ccc_ir::spec::Collective = serde_path_to_error::deserialize(value).map_err(|e| {
+            // A lone collective is collective 0, as validation names it.
+            let mut info = dict_error(&e);
+            info.collective = info.field.is_some().then_some(0);
+            info
+        })?;
         (Program::from(collective), SpecForm::Collective)
     };
     Ok(Spec { program, form })
@@ -643,7 +649,7 @@ fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
 /// `NotUtf8`.
 pub fn read_input_file(path: &Path) -> Result<String, Failure> {
     let ron = path.extension().is_some_and(|e| e == "ron");
-    let cap = if ron { ccc_compiler::parse::SPEC_MAX_BYTES } else { output::MANIFEST_READ_CAP };
+    let cap = if ron { ccc_compiler::parse::SPEC_MAX_BYTES } else { ccc_compiler::diagnose::MANIFEST_MAX_BYTES };
     let failure = |kind: &str, message: String| {
         let mut info = ErrorInfo::new(ErrorClass::Input, kind, message);
         info.accepted = Some("a spec (.ron), a manifest.json, or a `ccc compile -o` output folder".to_owned());

@@ -231,7 +231,9 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
     } else {
         for (i, item) in inputs.try_iter()?.enumerate() {
             let item = item?;
-            // A path is named as given, as `ccc diagnose` names its files.
+            // A path is named as given (`ccc diagnose` shortens its names to
+            // the trailing parts that tell them apart; a dict names them as
+            // the caller likes).
             let name = match path_of(&item)? {
                 Some(path) => path.display().to_string(),
                 None => format!("input {i}"),

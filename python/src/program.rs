@@ -75,8 +75,9 @@ impl PyProgram {
         Ok(h.finish())
     }
 
-    /// Pickles as its RON text, read back by `ccc.parse` (so a `Program`
-    /// crosses to another process, or `copy.deepcopy` makes an equal one).
+    /// Pickles as its dict (`to_dict`), read back by `Program.from_dict`
+    /// (so a `Program` crosses to another process, or `copy.deepcopy` makes
+    /// an equal one), at any size.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         // As its dict, which `from_dict` reads back whatever its size (the
         // RON text's 16 MiB cap is for files, not for a program already

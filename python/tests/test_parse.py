@@ -171,7 +171,8 @@ def test_parse_errors_name_the_field_path_and_collective():
         (program(ring.replace("count: 1048576", "count: true")), "collectives[1].count", 1),
         (program(ring.replace("local_rank_n: 8", "local_rank_n: 8, podn: 1")), "collectives[1].topology.podn", 1),
         (program(ring.replace("count: 1048576", "count: 1.5")), "collectives[1].count", 1),
-        (ring.replace("algorithm: Ring", "algorithm: Rng"), "algorithm", None),
+        # A lone collective is collective 0, as validation names it.
+        (ring.replace("algorithm: Ring", "algorithm: Rng"), "algorithm", 0),
     ]
     for text, field, collective in cases:
         assert text != ring

@@ -88,13 +88,14 @@ fn how(value: &str) -> String {
 
 /// When the two sides' `algorithm` run the same algorithm, chosen
 /// differently (by `Auto` here, written there, or with different legs
-/// left to `Auto`): the sentence that says so.
-pub(super) fn how_chosen_note(here: &str, there: &str) -> Option<String> {
+/// left to `Auto`): the sentence that says so. `alone`: no other input of
+/// the collective differs, so the two run the same schedule.
+pub(super) fn how_chosen_note(here: &str, there: &str, alone: bool) -> Option<String> {
     let same = here != there && runs(here) == runs(there);
+    let tail = if alone { ", so the runtime refuses the pair though they run the same schedule" } else { "" };
     same.then(|| {
         format!(
-            "both run {}, {} here and {} there: the signature records how the algorithm was chosen, so the \
-             runtime refuses the pair though they run the same schedule",
+            "both run {}, {} here and {} there: the signature records how the algorithm was chosen{tail}",
             runs(here),
             how(here),
             how(there)

@@ -80,10 +80,11 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 let (ca, cb) = (a.collectives.get(i as usize), b.collectives.get(j as usize));
                 let diffs = field_diffs(ca.map_or(&[][..], Vec::as_slice), cb.map_or(&[][..], Vec::as_slice));
                 let inputs_differ = diffs.iter().any(|(k, _, _)| *k != "schedule");
+                let alone = diffs.iter().all(|(k, _, _)| matches!(*k, "algorithm" | "schedule"));
                 let how_chosen = diffs
                     .iter()
                     .find(|(k, _, _)| *k == "algorithm")
-                    .and_then(|&(_, here, there)| super::auto_note::how_chosen_note(here?, there?));
+                    .and_then(|&(_, here, there)| super::auto_note::how_chosen_note(here?, there?, alone));
                 let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere) };
                 let fields = diffs
                     .into_iter()

@@ -26,6 +26,11 @@ mod fields;
 mod input;
 
 pub use cause::Cause;
+
+/// The largest `manifest.json` a diagnosis reads: 256 MiB. A manifest
+/// grows by about 2.9 KiB a compiled rank on an 8-TOP_SP arch (its files'
+/// sizes and MD5s), so this holds ~90,000 ranks.
+pub const MANIFEST_MAX_BYTES: u64 = 256 << 20;
 pub use input::{Input, InputError};
 
 use crate::encode::RankImages;

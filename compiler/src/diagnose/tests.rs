@@ -389,6 +389,16 @@ fn the_same_algorithm_chosen_differently_says_so() {
         let note = field.note.as_deref().unwrap_or_default();
         assert!(note.starts_with(&format!("both run {runs}, {how}: the signature records how")), "{note}");
     }
+    // Another input differs too: the schedules differ, and the note does
+    // not say they are the same.
+    let mut other_channels = with(runs);
+    for field in other_channels[0].iter_mut().filter(|(k, _)| k == "channels") {
+        field.1 = "2".into();
+    }
+    let report = diagnose(&[input("a", 1, &with(&whole)), input("b", 1, &other_channels)]);
+    let field = report.differences[0].collectives[0].fields.iter().find(|f| f.field == "algorithm");
+    let note = field.and_then(|f| f.note.as_deref()).unwrap_or_default();
+    assert!(note.ends_with("the signature records how the algorithm was chosen"), "{note}");
     // Different algorithms chosen by Auto on both sides: Auto's inputs.
     let other = "Auto(Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Kangaring))";
     let report = diagnose(&[input("a", 1, &with(&whole)), input("b", 1, &with(other))]);

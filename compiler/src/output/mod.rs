@@ -26,12 +26,13 @@
 //!   with `RENAME_SWAP` on Apple systems). Where the file system refuses
 //!   the exchange, two renames do it, and a reader can find `OUT` missing
 //!   for the instant between them ([`Written::atomic`] says which ran).
-//! - **Writers take turns**: each holds an exclusive `flock` on `OUT`'s
-//!   parent folder (and on `OUT`, when it is a folder) from the first look
-//!   at `OUT` to the last removal, so two compiles into the same place both
-//!   succeed and the later one wins; and a shared one on every folder
-//!   above, so a compile replacing `OUT` waits for one writing into
-//!   `OUT/sub` (or deeper), and the other way round.
+//! - **Writers take turns**: each holds an exclusive `flock` on `OUT`
+//!   (made empty when it is missing) from the first look at it to the last
+//!   removal, so two compiles into the same place both succeed and the
+//!   later one wins; and a shared one on every folder above it, each made
+//!   under its parent's lock, so a compile replacing `OUT` waits for one
+//!   writing into `OUT/sub` (or deeper), and the other way round, while
+//!   compiles into sibling folders go on side by side (`place::hold`).
 //! - **Debris is swept**: a compile killed while writing leaves its
 //!   `.OUT.ccc-tmp-PID` (or, after an interrupted two-rename switch,
 //!   `.OUT.ccc-old-PID`). The next compile into the same place removes those
@@ -304,7 +305,8 @@ fn write_files<'a>(
     manifest: &[u8],
 ) -> Result<Written, OutputError> {
     let place = Place::of(out)?;
-    let created = missing_folders(&place.parent);
+    // `OUT` too: a missing one is made (empty) to be locked.
+    let created = missing_folders(&place.out);
     let result = hold(&place, |dir| fs::create_dir_all(dir)).and_then(|held| write_in(&place, held, images, manifest));
     // The folders made on the way go again where they hold nothing: all of
     // them when nothing was written, and after a write those that are not

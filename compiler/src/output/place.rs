@@ -69,16 +69,10 @@ impl Place {
     }
 }
 
-/// An exclusive lock on the parent folder, released when dropped (and by
-/// the kernel when the process dies).
+/// A lock of kind `how` on folder `dir`, released when dropped (and by the
+/// kernel when the process dies).
 #[cfg(unix)]
-pub(super) fn lock(parent: &Path) -> Result<File, OutputError> {
-    lock_as(parent, rustix::fs::FlockOperation::LockExclusive)
-}
-
-/// A lock of kind `how` on folder `dir`.
-#[cfg(unix)]
-fn lock_as(dir: &Path, how: rustix::fs::FlockOperation) -> Result<File, OutputError> {
+pub(super) fn lock_as(dir: &Path, how: rustix::fs::FlockOperation) -> Result<File, OutputError> {
     let held = File::open(dir).map_err(io_error("open", dir))?;
     rustix::fs::flock(&held, how).map_err(|e| OutputError::Io {
         action: "lock",
@@ -88,19 +82,17 @@ fn lock_as(dir: &Path, how: rustix::fs::FlockOperation) -> Result<File, OutputEr
     Ok(held)
 }
 
-#[cfg(not(unix))]
-pub(super) fn lock(_parent: &Path) -> Result<(), OutputError> {
-    Ok(())
-}
-
 /// What a write holds while it works (see the module doc, "Writers take
-/// turns"): a shared lock on every folder above `OUT`'s parent, an
-/// exclusive one on the parent, and one on `OUT` itself when it is a
-/// folder. A compile into `OUT/sub` (or deeper) holds `OUT` shared or
-/// exclusive, so a compile replacing `OUT` waits for it to finish, and it
-/// for that one: neither replaces or fills a tree the other is writing.
-/// Folders are locked outermost first, so two writes never wait on each
-/// other in a circle.
+/// turns"): an exclusive lock on `OUT` (made, empty, when it is missing)
+/// and a shared one on every folder above it, outermost first. Two
+/// compiles into one `OUT` take turns on `OUT`'s lock; a compile into
+/// `OUT/sub` (or deeper) holds `OUT` shared, so a compile replacing `OUT`
+/// waits for it to finish, and it for that one, and neither fills or
+/// replaces a tree the other is writing. Compiles into other folders,
+/// siblings included, hold nothing another needs exclusively. A folder
+/// on the way is made only under its parent's lock, so none appears
+/// inside an `OUT` another compile holds. Locks taken outermost first
+/// along each path never wait on each other in a circle.
 #[cfg(unix)]
 #[derive(Debug)]
 pub(super) struct Held(#[allow(dead_code, reason = "held for its locks, released when dropped")] Vec<File>);
@@ -110,58 +102,23 @@ pub(super) struct Held(#[allow(dead_code, reason = "held for its locks, released
 #[derive(Debug)]
 pub(super) struct Held;
 
-/// Makes `place.parent` (and the folders on the way, by `make`) and takes
-/// [`Held`]'s locks, each on the folder the path names when it is taken.
+/// Makes the folders on the way to `place.out` and `OUT` itself when they
+/// are missing (by `make`, each under its parent's lock) and takes
+/// [`Held`]'s locks, each on the folder its path names when it is taken.
 /// A compile that made a folder on the way to its own `OUT` removes it
-/// again when it holds nothing, locked ([`remove_made`]), and a compile
-/// into a folder above may switch one: when that falls between making (or
-/// finding) a folder and locking it, the lock is on a removed folder (or
-/// opening fails), and every lock is taken again, up to [`LOCK_ATTEMPTS`]
-/// times.
+/// again when it holds nothing ([`remove_made`]), and a compile into a
+/// folder above may switch one: when that falls between making (or
+/// finding) a folder and locking it, every lock is taken again, up to
+/// [`LOCK_ATTEMPTS`] times.
 #[cfg(unix)]
 pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Held, OutputError> {
-    use rustix::fs::FlockOperation::LockShared;
+    // Absolute, as the path reads (`..` and links kept): a compile that
+    // runs elsewhere names the same folders from the root.
+    let out = std::path::absolute(&place.out).map_err(io_error("resolve", &place.out))?;
     let mut attempt = 1;
     loop {
-        make(&place.parent).map_err(io_error("create", &place.parent))?;
-        // Removed again already: the folders above are not locked, and the
-        // parent's lock below finds it missing.
-        let canonical = match fs::canonicalize(&place.parent) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => PathBuf::new(),
-            resolved => resolved.map_err(io_error("resolve", &place.parent))?,
-        };
-        let mut held = Vec::new();
-        let mut moved = false;
-        let above: Vec<&Path> = canonical.ancestors().skip(1).collect();
-        for dir in above.into_iter().rev() {
-            // A folder this user may not open is not locked: a compile
-            // into it could not be replacing what is below anyway.
-            let Ok(file) = lock_as(dir, LockShared) else { continue };
-            moved |= !still_there(&file, dir);
-            held.push(file);
-        }
-        if !moved {
-            match lock(&place.parent) {
-                Ok(file) if still_there(&file, &place.parent) => held.push(file),
-                Ok(_) => moved = true,
-                Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => moved = true,
-                Err(e) => return Err(e),
-            }
-        }
-        // `OUT` when it is a folder, unless it is one already held above
-        // (`-o a/b/..` names `a`): a second lock of this process on it
-        // would wait for the first.
-        let out_dir = fs::metadata(&place.out).is_ok_and(|m| m.is_dir());
-        if !moved && out_dir && !held.iter().any(|f| same_folder(f, &place.out)) {
-            match lock(&place.out) {
-                Ok(file) if still_there(&file, &place.out) => held.push(file),
-                Ok(_) => moved = true,
-                Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => moved = true,
-                Err(e) => return Err(e),
-            }
-        }
-        if !moved {
-            return Ok(Held(held));
+        if let Some(held) = try_hold(&out, &mut make)? {
+            return Ok(held);
         }
         if attempt == LOCK_ATTEMPTS {
             let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "removed each time it was made and locked");
@@ -171,16 +128,56 @@ pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result
     }
 }
 
+/// One attempt of [`hold`] on absolute `out`: `None` when a folder was
+/// removed or switched between finding and locking it.
+#[cfg(unix)]
+fn try_hold(out: &Path, make: &mut impl FnMut(&Path) -> std::io::Result<()>) -> Result<Option<Held>, OutputError> {
+    use rustix::fs::FlockOperation::{LockExclusive, LockShared};
+    let mut held: Vec<File> = Vec::new();
+    let folders: Vec<&Path> = out.ancestors().collect();
+    for (i, dir) in folders.into_iter().rev().enumerate() {
+        let is_out = dir == out;
+        if fs::symlink_metadata(dir).is_err() {
+            make(dir).map_err(io_error("create", dir))?;
+        }
+        match fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            // Made, and removed again by another compile: again.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // `OUT` that is a file: nothing to lock (the write refuses it).
+            _ if is_out => break,
+            // A file on the way: no folder can be made there.
+            _ => {
+                let there = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "a file is there, not a folder");
+                return Err(OutputError::Io { action: "create", path: dir.to_path_buf(), source: there });
+            }
+        }
+        // A folder held already (`-o a/b/..` names `a`; a bind mount
+        // shows a folder twice): a second lock of this process on it
+        // would wait for the first.
+        if i > 0 && held.iter().any(|f| still_there(f, dir)) {
+            continue;
+        }
+        let file = match lock_as(dir, if is_out { LockExclusive } else { LockShared }) {
+            Ok(file) => file,
+            Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // A folder above `OUT` this user may not open is not locked: a
+            // compile of theirs into it could not be replacing this tree.
+            Err(_) if !is_out => continue,
+            Err(e) => return Err(e),
+        };
+        if !still_there(&file, dir) {
+            return Ok(None);
+        }
+        held.push(file);
+    }
+    Ok(Some(Held(held)))
+}
+
 #[cfg(not(unix))]
 pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Held, OutputError> {
     make(&place.parent).map_err(io_error("create", &place.parent))?;
     Ok(Held)
-}
-
-/// Whether `held` is the folder at `dir`.
-#[cfg(unix)]
-fn same_folder(held: &File, dir: &Path) -> bool {
-    still_there(held, dir)
 }
 
 /// Times [`hold`] makes and locks a folder that another compile removes
@@ -206,7 +203,7 @@ fn still_there(_held: &(), _dir: &Path) -> bool {
 /// holds nothing and no compile holds its lock (one that does is writing
 /// there, or about to): under its lock, so that a compile that has just
 /// made it (it was there) and locks it next finds it removed and makes it
-/// again ([`made_and_locked`]), rather than writing into a removed folder.
+/// again ([`hold`]), rather than writing into a removed folder.
 #[cfg(unix)]
 pub(super) fn remove_made(dir: &Path) {
     use rustix::fs::{FlockOperation, flock};

@@ -1,9 +1,9 @@
 //! Reading an output folder back: what `ccc diagnose OUT` (and Python's
 //! `ccc.diagnose` given a folder) compares it by.
 
+use super::MANIFEST_FILE;
 use super::existing::{Listing, check_listed};
-use super::{MANIFEST_FILE, MANIFEST_READ_CAP};
-use crate::diagnose::manifest_images_digest;
+use crate::diagnose::{MANIFEST_MAX_BYTES, manifest_images_digest};
 use crate::manifest::{MANIFEST_SCHEMA, Manifest};
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -33,7 +33,7 @@ pub enum ReadError {
         /// The folder.
         dir: PathBuf,
     },
-    /// The manifest is larger than any ccc reads ([`MANIFEST_READ_CAP`]).
+    /// The manifest is larger than any ccc reads ([`MANIFEST_MAX_BYTES`]).
     #[error("{} is {size} bytes, more than the {cap} bytes of any manifest ccc reads", path.display())]
     TooLarge {
         /// The manifest.
@@ -59,7 +59,7 @@ pub enum ReadError {
 /// # Errors
 ///
 /// [`ReadError`] when `dir/manifest.json` is missing, not a file, larger
-/// than [`MANIFEST_READ_CAP`] or unreadable.
+/// than [`MANIFEST_MAX_BYTES`] or unreadable.
 pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
     let path = dir.join(MANIFEST_FILE);
     let io_error = |source| ReadError::Io { path: path.clone(), source };
@@ -69,12 +69,12 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::NoManifest { dir: dir.to_path_buf() }),
         Err(e) => return Err(io_error(e)),
     };
-    if size > MANIFEST_READ_CAP {
-        return Err(ReadError::TooLarge { path, size, cap: MANIFEST_READ_CAP });
+    if size > MANIFEST_MAX_BYTES {
+        return Err(ReadError::TooLarge { path, size, cap: MANIFEST_MAX_BYTES });
     }
     let mut manifest = String::new();
     // `take`: a file that grew since `metadata` is still read within the cap.
-    File::open(&path).and_then(|f| f.take(MANIFEST_READ_CAP).read_to_string(&mut manifest)).map_err(io_error)?;
+    File::open(&path).and_then(|f| f.take(MANIFEST_MAX_BYTES).read_to_string(&mut manifest)).map_err(io_error)?;
     let images = serde_json::from_str::<Manifest>(&manifest)
         .ok()
         .filter(|m| m.manifest_schema == MANIFEST_SCHEMA)

@@ -86,6 +86,7 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn a_parent_removed_before_it_is_locked_is_made_again() {
     let dir = scratch("made-again").join("parent");
+    fs::create_dir_all(dir.parent().unwrap()).unwrap();
     let place = super::place::Place::of(&dir.join("out")).unwrap();
     let mut calls = 0;
     let held = super::place::hold(&place, |d| {
@@ -94,8 +95,10 @@ fn a_parent_removed_before_it_is_locked_is_made_again() {
         if calls == 1 { fs::remove_dir(d) } else { Ok(()) }
     });
     assert!(held.is_ok() && dir.is_dir(), "{held:?}");
-    assert_eq!(calls, 2);
+    // The parent made, removed, made again; then `OUT`, made to be locked.
+    assert_eq!(calls, 3);
     drop(held);
+    fs::remove_dir_all(&dir).unwrap();
     let mut calls = 0;
     let refused = super::place::hold(&place, |d| {
         calls += 1;
@@ -116,7 +119,7 @@ fn a_parent_removed_before_it_is_locked_is_made_again() {
 fn a_made_folder_another_compile_holds_stays() {
     let dir = scratch("held");
     fs::create_dir_all(&dir).unwrap();
-    let held = super::place::lock(&dir).unwrap();
+    let held = super::place::lock_as(&dir, rustix::fs::FlockOperation::LockExclusive).unwrap();
     assert!(super::place::still_there(&held, &dir));
     super::place::remove_made(&dir);
     assert!(dir.is_dir(), "removed while locked");

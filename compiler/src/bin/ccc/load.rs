@@ -20,10 +20,8 @@ use std::path::Path;
 /// The largest spec read ([`ccc_compiler::parse::SPEC_MAX_BYTES`]).
 pub const SPEC_CAP: u64 = ccc_compiler::parse::SPEC_MAX_BYTES;
 
-/// The largest manifest read: 256 MiB. A `manifest.json` grows by about
-/// 2.9 KiB a compiled rank on an 8-TOP_SP arch (its files' sizes and
-/// MD5s), so this holds ~90,000 ranks.
-pub const MANIFEST_CAP: u64 = 256 << 20;
+/// The largest manifest read ([`ccc_compiler::diagnose::MANIFEST_MAX_BYTES`]).
+pub const MANIFEST_CAP: u64 = ccc_compiler::diagnose::MANIFEST_MAX_BYTES;
 
 /// The largest HLO module read ([`ccc_compiler::hlo::MODULE_MAX_BYTES`]).
 pub const HLO_CAP: u64 = ccc_compiler::hlo::MODULE_MAX_BYTES;
