@@ -85,6 +85,11 @@ impl SourceSpan {
     }
 }
 
+/// `, in `PATH`` for [`ParseError`]'s message, or nothing.
+fn where_in(path: Option<&str>) -> String {
+    path.map_or_else(String::new, |p| format!(", in `{p}`"))
+}
+
 /// What kind of mistake a parse error is, for a short label under the token.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ParseErrorKind {
@@ -144,7 +149,7 @@ pub enum ParseErrorKind {
 
 /// A spec that is not well-formed RON of the spec schema.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
+#[error("{message} at line {}, column {}{}", span.start.line, span.start.col, where_in(path.as_deref()))]
 pub struct ParseError {
     /// RON's description of the problem (boxed, as is `path`: the error
     /// stays small enough to return by value from every pass).
@@ -193,8 +198,22 @@ impl ParseError {
             let max = field.as_deref().and_then(integer_max).map_or_else(String::new, |m| format!(" of at most {m}"));
             format!("{name} takes a whole number{max}: no sign, no fraction")
         };
+        // The field the path ends in, without its indices (`groups`).
+        let last = self.path.as_deref().and_then(|p| p.rsplit('.').next()).map(|f| f.split('[').next().unwrap_or(f));
         match &self.kind {
             ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),
+            // `root: "3"`, `count: 1e3`, `count: true`.
+            ParseErrorKind::Syntax
+                if self.message.starts_with("Expected integer") || self.message.starts_with("Invalid digit") =>
+            {
+                Some(whole(&last.map(str::to_owned)))
+            }
+            // `topology: (8, 8)`: RON's advice (a raw identifier) is not a spec's.
+            ParseErrorKind::Syntax if self.message.ends_with("where a name belongs") => Some(format!(
+                "{} fields are written by name, `(name: value, ...)`{}",
+                last.map_or_else(|| "a struct's".to_owned(), |f| format!("`{f}`'s")),
+                if last == Some("topology") { ": `topology: (rank_n: 8, local_rank_n: 8)`" } else { "" }
+            )),
             _ => self.fixed_help().map(str::to_owned),
         }
     }
@@ -209,6 +228,10 @@ impl ParseError {
                     "a spec file holds one `Collective(...)` (the name may be left out) or a `Program(collectives: [...])`",
                 )
             }
+            ParseErrorKind::UnexpectedEof => Some(
+                "the text ends before the spec does: a spec holds one `Collective(...)` (the name may be left out) or \
+                 a `Program(collectives: [...])`, every bracket closed",
+            ),
             ParseErrorKind::UnclosedComment => {
                 Some("close it with `*/`; block comments nest, so each `/*` inside it needs its own `*/` too")
             }
@@ -229,6 +252,13 @@ pub(super) fn error_from_ron(
     e: ron::error::SpannedError,
     path: Option<String>,
 ) -> ParseError {
+    // Nothing but whitespace and comments: RON expects the first `(`;
+    // say the spec is empty.
+    if super::scan::skip_trivia(src, true).is_empty() {
+        let at = to_line_col(e.span.start);
+        let (kind, span) = (ParseErrorKind::UnexpectedEof, SourceSpan { start: at, end: at });
+        return ParseError { message: "the spec is empty".into(), kind, span, form, path: None };
+    }
     let kind = match &e.code {
         RonError::NoSuchStructField { found, .. } => ParseErrorKind::UnknownField { found: found.clone() },
         RonError::NoSuchEnumVariant { found, .. } => ParseErrorKind::UnknownVariant { found: found.clone() },
@@ -265,6 +295,11 @@ pub(super) fn error_from_ron(
     let path = field_path(path, &kind).map(String::into_boxed_str);
     let message = match kind {
         ParseErrorKind::Fraction { .. } => "expected a whole number, found a fraction".to_owned(),
+        // RON's advice to write a raw identifier (`r#8`) is never a spec's:
+        // a name was expected, and the help says how a struct reads.
+        _ if let RonError::SuggestRawIdentifier(found) = &e.code => {
+            format!("Found {} where a name belongs", quote(found))
+        }
         _ => bound_message(&e.code.to_string()),
     }
     .into_boxed_str();

@@ -318,3 +318,25 @@ fn errors_name_the_field_path() {
     // Past the spec's closing parenthesis, no field is being read.
     assert_eq!(err(&format!("{GOOD} x")).path, None);
 }
+
+/// What a framework logging a `CompileError` reads: the message with where
+/// it is; and a help for the mistakes RON's own words mislead on.
+#[test]
+fn errors_say_where_and_help_where_ron_misleads() {
+    let e = err(&GOOD.replace("count: 4194304", "count: \"4M\""));
+    assert_eq!(e.to_string(), "Expected integer at line 5, column 12, in `count`");
+    assert_eq!(
+        e.help().as_deref(),
+        Some("`count` takes a whole number of at most 18446744073709551615: no sign, no fraction")
+    );
+    // RON's advice, a raw identifier (`r#8`), is never a spec's.
+    let e = err(&GOOD.replace("(rank_n: 32, local_rank_n: 16)", "(32, 16)"));
+    assert_eq!(e.message.as_ref(), "Found `32` where a name belongs");
+    assert!(e.help().is_some_and(|h| h.contains("fields are written by name")), "{:?}", e.help());
+    // Nothing but comments: empty, not "expected `(`".
+    for empty in ["", "  \n// only a comment\n", "\u{feff}"] {
+        let e = err(empty);
+        assert_eq!((e.message.as_ref(), &e.kind), ("the spec is empty", &ParseErrorKind::UnexpectedEof), "{empty:?}");
+        assert!(e.help().is_some_and(|h| h.contains("`Collective(...)`")));
+    }
+}
