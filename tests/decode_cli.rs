@@ -412,6 +412,13 @@ fn slot_spad_views() {
     let flagged = ccc_decode(&["slot_spad.bin", "--format", "log", "--device", "3", "--topsp", "5"]);
     let flagged = String::from_utf8(flagged.stdout).unwrap();
     assert!(flagged.starts_with("[nec_dev  3, TOPSP 5, op 0] tp_inc_steps: 2 entries\n"), "{flagged}");
+    // The runtime prints the TOP_SP with %d: past i32 it would read
+    // `TOPSP -1`, so such a value is refused, saying what is accepted.
+    let top = ccc_decode(&["slot_spad.bin", "--format", "log", "--topsp", "2147483647"]);
+    assert!(String::from_utf8(top.stdout).unwrap().starts_with("[nec_dev  0, TOPSP 2147483647, op 0]"));
+    let past = ccc_decode(&["slot_spad.bin", "--format", "log", "--topsp", "2147483648"]);
+    assert_eq!(past.status.code(), Some(2));
+    assert!(String::from_utf8(past.stderr).unwrap().contains("up to 2147483647 (the log prints it with %d)"));
 }
 
 #[test]

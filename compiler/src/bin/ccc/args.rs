@@ -194,7 +194,7 @@ pub struct DecodeArgs {
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_index)]
     pub device: u32,
     /// TOP_SP index printed in `--format log` lines.
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_index)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_topsp)]
     pub topsp: u32,
 }
 
@@ -252,6 +252,16 @@ pub struct GraphArgs {
 /// told what is accepted rather than how to pass a value starting with `-`.
 fn parse_index(value: &str) -> Result<u32, String> {
     value.trim().parse::<u32>().map_err(|_| format!("accepted: a non-negative whole number up to {}", u32::MAX))
+}
+
+/// A `--topsp` value: a non-negative integer the runtime's `%d` prints as
+/// written (a larger one would print negative, `TOPSP -1`).
+fn parse_topsp(value: &str) -> Result<u32, String> {
+    let max = i32::MAX.unsigned_abs();
+    match value.trim().parse::<u32>() {
+        Ok(topsp) if topsp <= max => Ok(topsp),
+        _ => Err(format!("accepted: a non-negative whole number up to {max} (the log prints it with %d)")),
+    }
 }
 
 /// A `--rank` value: a non-negative integer (that it is below the spec's
