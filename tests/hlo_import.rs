@@ -1057,3 +1057,22 @@ fn a_module_is_bounded_by_its_collectives_and_its_world() {
     let e = import_module(&fan_out(2, 1), &huge, None).unwrap_err();
     assert!(e.message.contains("topology.rank_n is 4294967295") && e.help.contains("1..=1048576"), "{e}");
 }
+
+/// `import -o FOLDER`: refused, with a RON file's name as the example (it
+/// once suggested `FOLDER/plot.svg`, the SVG verbs' example).
+#[test]
+fn import_into_a_folder_suggests_a_ron_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = target_path(8);
+    let out = ccc(&[
+        "import",
+        "tests/hlo/dp_train_step_8.compiled.hlo",
+        "--target",
+        t.to_str().unwrap(),
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("e.g. FOLDER/program.ron"), "{stderr}");
+}

@@ -40,8 +40,14 @@ pub fn emit(text: &str) -> Result<(), Failure> {
 pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
     output::write_new(path, text.as_bytes()).map_err(|e| match e {
         NewFileError::Create(e) => {
+            // A name like the file meant: an SVG's, or the RON `import` writes.
+            let in_folder = if text.starts_with("<svg") || text.starts_with("<?xml") {
+                "that is a folder: name a file in it, e.g. FOLDER/plot.svg"
+            } else {
+                "that is a folder: name a file in it, e.g. FOLDER/program.ron"
+            };
             let help = match e.kind() {
-                _ if path.is_dir() => "that is a folder: name a file in it, e.g. FOLDER/plot.svg",
+                _ if path.is_dir() => in_folder,
                 ErrorKind::AlreadyExists if std::fs::symlink_metadata(path).is_err() => {
                     "a file of that name beside it is in the way: move it away, or choose another name"
                 }
