@@ -29,6 +29,19 @@ impl PyProgram {
     /// and what would be accepted.
     #[classmethod]
     fn from_dict(_cls: &Bound<'_, PyType>, py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyProgram> {
+        // Text or a list is not a spec's dict: say what reads it, rather
+        // than a serde error quoting the whole value.
+        if spec.cast::<pyo3::types::PyMapping>().is_err() {
+            let hint = if spec.is_instance_of::<pyo3::types::PyString>() {
+                "; RON text is read by ccc.parse"
+            } else {
+                "; a program's collectives go in {\"collectives\": [...]}"
+            };
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "Program.from_dict takes a dict of the spec's fields, not a {}{hint}",
+                spec.get_type().name()?
+            )));
+        }
         let text = json::dumps_spec(py, spec)?;
         let spec = errors::run(py, || adapter::from_json(&text))?;
         Ok(PyProgram { spec })

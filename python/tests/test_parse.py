@@ -196,6 +196,11 @@ def test_from_dict_refuses_what_is_not_json_by_its_path():
             ccc.Program.from_dict(dict(good, groups=[[0, 1, 2, 3], value]))
         assert caught.value.field == "groups[1]"
         assert f"a value of type `{kind}` is not one a spec holds" in str(caught.value)
+    # Text or a list is not a dict: a TypeError that says what reads it.
+    with pytest.raises(TypeError, match="RON text is read by ccc.parse"):
+        ccc.Program.from_dict((ROOT / "examples" / "allreduce_ring.ron").read_text())
+    with pytest.raises(TypeError, match=r"\{\"collectives\": \[\.\.\.\]\}"):
+        ccc.Program.from_dict([good])
     # A mapping is read as the dict of its items.
     import collections
     import types
