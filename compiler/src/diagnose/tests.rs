@@ -340,15 +340,17 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     assert_eq!(auto_note::auto_note("Ring", there, &[], auto_note::Elsewhere::default()), None);
 }
 
+/// A program of one all-reduce whose signed `algorithm` is `alg`.
+fn with(alg: &str) -> Vec<Vec<(String, String)>> {
+    let mut c = coll("AllReduce", 8);
+    c.push(("algorithm".into(), alg.into()));
+    vec![c]
+}
+
 /// End to end through `diagnose`: the per-leg note reaches the algorithm
 /// field with the Auto cause.
 #[test]
 fn diagnose_names_the_auto_leg() {
-    let with = |alg: &str| {
-        let mut c = coll("AllReduce", 8);
-        c.push(("algorithm".into(), alg.into()));
-        vec![c]
-    };
     let a = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Kangaring))";
     let b = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=Auto(Ring), intra_all_gather=Auto(Kangaring))";
     let report = diagnose(&[input("a", 1, &with(a)), input("b", 1, &with(b))]);
@@ -368,11 +370,6 @@ fn diagnose_names_the_auto_leg() {
 /// inputs (it once said "Auto chose differently" of two equal choices).
 #[test]
 fn the_same_algorithm_chosen_differently_says_so() {
-    let with = |alg: &str| {
-        let mut c = coll("AllReduce", 8);
-        c.push(("algorithm".into(), alg.into()));
-        vec![c]
-    };
     let runs = "Hier(intra_reduce_scatter=Kangaring, inter_all_reduce=Ring, intra_all_gather=Kangaring)";
     let whole = format!("Auto({runs})");
     let leg = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=Ring, intra_all_gather=Kangaring)";
