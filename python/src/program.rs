@@ -113,9 +113,32 @@ impl PyProgram {
 /// RON says, what would be `accepted`. Rules (a divisor, a range) are
 /// checked by `compile` and `sign`, which raise `ccc.ValidationError`.
 #[pyfunction]
-pub fn parse(py: Python<'_>, text: &str) -> PyResult<PyProgram> {
-    let spec = errors::run(py, || adapter::parse(text))?;
+pub fn parse(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<PyProgram> {
+    let Some(text) = text_of(py, text)? else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "parse reads RON text (str), not a {}",
+            text.get_type().name()?
+        )));
+    };
+    let spec = errors::run(py, || adapter::parse(&text))?;
     Ok(PyProgram { spec })
+}
+
+/// The text of a `str` (`None` for anything else); one holding a lone
+/// surrogate (`"\ud800"`, which no UTF-8 text holds) is a `ParseError` of
+/// kind `NotUtf8` naming where, not Python's `UnicodeEncodeError`.
+pub fn text_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let Ok(text) = value.cast::<pyo3::types::PyString>() else { return Ok(None) };
+    match text.to_cow() {
+        Ok(text) => Ok(Some(text.into_owned())),
+        Err(_) => {
+            let at = text.to_string_lossy().find('\u{fffd}').unwrap_or(0);
+            let message = format!("the text holds a lone surrogate near byte {at}, which no UTF-8 text can");
+            let mut info = adapter::ErrorInfo::new(adapter::ErrorClass::Parse, "NotUtf8", message);
+            info.accepted = Some("text that encodes as UTF-8".to_owned());
+            Err(errors::to_py(py, info))
+        }
+    }
 }
 
 /// The spec of a `Program` or of RON text.
@@ -123,7 +146,7 @@ pub fn spec_of(py: Python<'_>, program_or_text: &Bound<'_, PyAny>) -> PyResult<S
     if let Ok(p) = program_or_text.cast::<PyProgram>() {
         return Ok(p.get().spec.clone());
     }
-    if let Ok(text) = program_or_text.extract::<String>() {
+    if let Some(text) = text_of(py, program_or_text)? {
         return errors::run(py, || adapter::parse(&text));
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(

@@ -267,3 +267,14 @@ def test_a_large_program_reads_back_from_its_ron_and_its_pickle():
     assert ccc.parse(text) == p
     for twin in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
         assert twin == p
+
+
+def test_text_no_utf8_can_hold_is_a_parse_error():
+    # A lone surrogate: a str Python holds but no UTF-8 text can.
+    for call in (ccc.parse, ccc.sign):
+        with pytest.raises(ccc.ParseError) as caught:
+            call("Collective(\ud800)")
+        assert caught.value.kind == "NotUtf8", call
+        assert "lone surrogate" in str(caught.value)
+    with pytest.raises(TypeError, match="parse reads RON text"):
+        ccc.parse(42)
