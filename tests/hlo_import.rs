@@ -1076,3 +1076,47 @@ fn import_into_a_folder_suggests_a_ron_file() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("e.g. FOLDER/program.ron"), "{stderr}");
 }
+
+/// A `conditional`'s branches are walked one after another, so their
+/// collectives are all imported; a run takes one branch, so each is marked
+/// with its branch and the RON says what that means.
+#[test]
+fn collectives_in_conditional_branches_are_marked() {
+    let src = "HloModule cond, num_partitions=8
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%max (c: f32[], d: f32[]) -> f32[] {
+  %c = f32[] parameter(0)
+  %d = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%c, %d)
+}
+
+%yes (x: f32[16]) -> f32[16] {
+  %x = f32[16]{0} parameter(0)
+  ROOT %sum = f32[16]{0} all-reduce(%x), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%add
+}
+
+%no (y: f32[16]) -> f32[16] {
+  %y = f32[16]{0} parameter(0)
+  ROOT %most = f32[16]{0} all-reduce(%y), channel_id=2, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%max
+}
+
+ENTRY %main (p: pred[], v: f32[16]) -> f32[16] {
+  %p = pred[] parameter(0)
+  %v = f32[16]{0} parameter(1)
+  ROOT %pick = f32[16]{0} conditional(%p, %v, %v), true_computation=%yes, false_computation=%no
+}
+";
+    let imported = import_module(src, &target(8), None).unwrap();
+    let branches: Vec<_> =
+        imported.sources.iter().map(|s| (s.instruction.as_str(), s.branch.as_ref().map(|b| b.index))).collect();
+    assert_eq!(branches, [("sum", Some(0)), ("most", Some(1))]);
+    let ron = emit::to_ron(&imported, "cond.hlo").unwrap();
+    assert!(ron.contains("// 0: sum (line 17, branch 0 of conditional `pick` (line 28))"), "{ron}");
+    assert!(ron.contains("a run takes one branch"), "{ron}");
+}

@@ -34,10 +34,20 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
             source.instruction, source.line
         );
     }
+    if imported.sources.iter().any(|s| s.branch.is_some()) {
+        let _ = writeln!(
+            out,
+            "// Note: collectives in branches of a `conditional` are compiled one after another, every branch's;\n\
+             // a run takes one branch. Compile the branch the ranks take, or keep collectives out of conditionals."
+        );
+    }
     out.push_str("Program(\n    collectives: [\n");
     for (i, (c, source)) in imported.program.collectives.iter().zip(&imported.sources).enumerate() {
         let part = source.part.as_ref().map_or_else(String::new, |p| format!(", {p}"));
-        let _ = writeln!(out, "        // {i}: {} (line {}{part})", source.instruction, source.line);
+        let branch = source.branch.as_ref().map_or_else(String::new, |b| {
+            format!(", branch {} of conditional `{}` (line {})", b.index, b.conditional, b.line)
+        });
+        let _ = writeln!(out, "        // {i}: {} (line {}{part}{branch})", source.instruction, source.line);
         let body = ron::ser::to_string_pretty(c, config.clone())?;
         // The extension is on for every spec `parse` reads: its attribute
         // line, which RON writes first, would be misplaced inside the list.

@@ -26,6 +26,22 @@ pub struct Source {
     pub line: usize,
     /// For a combined collective split by dtype: which operands this one carries.
     pub part: Option<String>,
+    /// The innermost `conditional` branch it sits in, if any: a run takes
+    /// one branch, while the program ccc compiles runs every branch's
+    /// collectives one after another (`ccc import` says so).
+    pub branch: Option<Branch>,
+}
+
+/// A branch of a `conditional`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Branch {
+    /// The `conditional` instruction's name.
+    pub conditional: String,
+    /// Its line in the module (1-based).
+    pub line: usize,
+    /// Which branch: the position in `branch_computations`, or 0 for
+    /// `true_computation` and 1 for `false_computation`.
+    pub index: usize,
 }
 
 /// The collectives found, each with its source, before the program is assembled.
@@ -210,6 +226,8 @@ pub(super) struct Walker<'m, 'a> {
     /// The byte offset of every newline of `src`, in order: an
     /// instruction's line is a binary search, not a count from the start.
     pub(super) newlines: Vec<usize>,
+    /// The `conditional` branches being walked, outermost first.
+    pub(super) branches: Vec<Branch>,
 }
 
 /// The most collectives a module may import: a program's most
@@ -280,14 +298,23 @@ impl<'a> Walker<'_, 'a> {
             if ins.opcode == "async-update" {
                 continue;
             }
-            let mut callees: Vec<(&str, usize)> = Vec::new();
+            // Each callee, with its branch when it is one of a conditional's.
+            let mut callees: Vec<(&str, usize, Option<usize>)> = Vec::new();
             for attr in
                 ins.attrs.iter().filter(|a| CALLS.contains(&a.key) || (a.key == "to_apply" && ins.opcode == "call"))
             {
                 let list = attr.value.trim_start_matches('{').trim_end_matches('}');
-                callees.extend(list.split(',').map(|n| (n.trim().trim_start_matches('%'), attr.at)));
+                let branch = |i: usize| match attr.key {
+                    "branch_computations" => Some(i),
+                    "true_computation" => Some(0),
+                    "false_computation" => Some(1),
+                    _ => None,
+                };
+                let names = list.split(',').enumerate();
+                callees.extend(names.map(|(i, n)| (n.trim().trim_start_matches('%'), attr.at, branch(i))));
             }
-            for (name, at) in callees {
+            let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
+            for (name, at, branch) in callees {
                 let Some(&callee) = self.by_name.get(name) else {
                     return Err(HloError::at(
                         at,
@@ -298,7 +325,13 @@ impl<'a> Walker<'_, 'a> {
                 };
                 self.path.push(computation.name);
                 self.on_path.insert(computation.name);
+                if let Some(index) = branch {
+                    self.branches.push(Branch { conditional: ins.name.to_owned(), line, index });
+                }
                 let walked = self.walk(callee);
+                if branch.is_some() {
+                    self.branches.pop();
+                }
                 self.path.pop();
                 self.on_path.remove(computation.name);
                 walked?;
@@ -311,7 +344,12 @@ impl<'a> Walker<'_, 'a> {
     fn collective(&mut self, computation: &Computation<'a>, ins: &Instruction<'a>, op: OpType) -> Result<(), HloError> {
         let from = self.found.len();
         match self.imported.get(&ins.at) {
-            Some(found) => self.found.extend(found.iter().cloned()),
+            // Reached again (a computation called from many places): in
+            // the branch it is reached through now.
+            Some(found) => {
+                let branch = self.branches.last().cloned();
+                self.found.extend(found.iter().cloned().map(|(c, s)| (c, Source { branch: branch.clone(), ..s })));
+            }
             None => {
                 self.import_collective(computation, ins, op)?;
                 let found = self.found.get(from..).unwrap_or_default().to_vec();
@@ -355,7 +393,8 @@ impl<'a> Walker<'_, 'a> {
         let parts = counts(ins, op, &shape, n, reduce)?;
         typed(computation, ins, op, &shape, n)?;
         if parts.is_empty() || peers.as_ref().is_some_and(Vec::is_empty) {
-            self.moved_nothing.push(Source { instruction: ins.name.to_owned(), line, part: None });
+            let branch = self.branches.last().cloned();
+            self.moved_nothing.push(Source { instruction: ins.name.to_owned(), line, part: None, branch });
         }
         let split = parts.len() > 1;
         for (dtype, reduce, count, operands) in parts {
@@ -382,7 +421,8 @@ impl<'a> Walker<'_, 'a> {
                 model: self.target.model,
             };
             let part = split.then(|| format!("the {dtype} operands {operands}"));
-            self.found.push((collective, Source { instruction: ins.name.to_owned(), line, part }));
+            let branch = self.branches.last().cloned();
+            self.found.push((collective, Source { instruction: ins.name.to_owned(), line, part, branch }));
         }
         Ok(())
     }

@@ -35,7 +35,7 @@ pub mod target;
 pub(crate) mod text;
 
 pub use error::HloError;
-pub use import::Source;
+pub use import::{Branch, Source};
 pub use target::{Target, TargetError, parse_target};
 
 use ccc_ir::spec::{Algorithm, Program};
@@ -137,6 +137,7 @@ fn walk(
         moved_nothing: Vec::new(),
         imported: BTreeMap::new(),
         newlines: src.match_indices('\n').map(|(at, _)| at).collect(),
+        branches: Vec::new(),
     };
     walker.walk(entry)?;
     if let (true, Some(first)) = (walker.found.is_empty(), walker.moved_nothing.first()) {
