@@ -111,7 +111,7 @@ class Compiled:
         """The manifest (what ``write`` puts in ``manifest.json``) as a dict."""
     def manifest_json(self) -> str:
         """The text of ``manifest.json``, exactly as ``write`` writes it."""
-    def write(self, out_dir: Union[str, PathLike[str]]) -> Written:
+    def write(self, out_dir: Union[str, bytes, PathLike[str], PathLike[bytes]]) -> Written:
         """Writes the images and ``manifest.json`` into ``out_dir`` as
         ``ccc compile -o`` does: atomically, never losing a file ccc did not
         write. Raises ``ccc.OutputError`` (nothing written) when refused."""

@@ -177,7 +177,19 @@ impl PyCompiled {
     ///
     /// Raises `ccc.OutputError` (nothing written) for a folder ccc may not
     /// replace or a file of yours where ccc writes one.
-    fn write<'py>(&self, py: Python<'py>, out_dir: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    fn write<'py>(&self, py: Python<'py>, out_dir: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        // A path as `open()` takes one: `str`, `bytes` or `os.PathLike`
+        // (`os.fsdecode` reads each as the file system names it).
+        let os = py.import("os")?;
+        let out_dir: PathBuf = match os.call_method1("fsdecode", (out_dir,)) {
+            Ok(path) => path.extract()?,
+            Err(_) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "write takes a folder path (str, bytes or os.PathLike), not a {}",
+                    out_dir.get_type().name()?
+                )));
+            }
+        };
         let compiled = Arc::clone(&self.compiled);
         let written = py.detach(|| errors::guard(|| adapter::write(&out_dir, &compiled)));
         let written = written.map_err(|e| errors::to_py(py, e))?;

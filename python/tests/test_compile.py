@@ -225,6 +225,15 @@ def test_write_refuses_a_folder_that_is_not_ccc_output(tmp_path):
     assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["main.py"]
 
 
+def test_write_takes_a_path_as_open_does(tmp_path):
+    compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    for name, given in [("s", str(tmp_path / "s")), ("b", bytes(tmp_path / "b")), ("p", tmp_path / "p")]:
+        assert compiled.write(given)["files"] > 0, name
+        assert (tmp_path / name / "manifest.json").is_file()
+    with pytest.raises(TypeError, match=r"str, bytes or os.PathLike"):
+        compiled.write(None)
+
+
 def _program(algorithm: str, n: int = 40) -> str:
     one = (
         "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1024, arch: Cayman,"
