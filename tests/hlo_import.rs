@@ -1119,4 +1119,16 @@ ENTRY %main (p: pred[], v: f32[16]) -> f32[16] {
     let ron = emit::to_ron(&imported, "cond.hlo").unwrap();
     assert!(ron.contains("// 0: sum (line 17, branch 0 of conditional `pick` (line 28))"), "{ron}");
     assert!(ron.contains("a run takes one branch"), "{ron}");
+    // The verbs that compile the module say so on stderr.
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("cond.hlo");
+    std::fs::write(&module, src).unwrap();
+    let t = target_path(8);
+    let out = ccc(&["sign", module.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("2 collectives sit in branches of a `conditional` (sum, line 17, branch 0 of `pick`, line 28)"),
+        "{stderr}"
+    );
 }

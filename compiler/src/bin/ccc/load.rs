@@ -284,7 +284,7 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
         })?;
     }
     let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
-    import_module(src, &target, algorithm.as_ref()).map_err(|e| {
+    let imported = import_module(src, &target, algorithm.as_ref()).map_err(|e| {
         let range = e.byte_range(src);
         Failure::input(located_report(
             InputKind::Hlo,
@@ -295,7 +295,27 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
             "here".to_owned(),
             Some(e.help.clone()),
         ))
-    })
+    })?;
+    // `import` marks them in the RON it writes; the other verbs say so here.
+    let branched: Vec<_> = imported.sources.iter().filter(|s| s.branch.is_some()).collect();
+    if let (TargetValues::Validated, Some(first)) = (checked, branched.first())
+        && let Some(b) = &first.branch
+    {
+        eprintln!(
+            "note: {name}: {} in branches of a `conditional` ({}, line {}, branch {} of `{}`, line {}): ccc compiles \
+             every branch's, one after another, where a run takes one branch",
+            match branched.len() {
+                1 => "1 collective sits".to_owned(),
+                n => format!("{n} collectives sit"),
+            },
+            first.instruction,
+            first.line,
+            b.index,
+            b.conditional,
+            b.line
+        );
+    }
+    Ok(imported)
 }
 
 /// Reads and parses a target file.
