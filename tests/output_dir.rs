@@ -698,3 +698,28 @@ fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
         }
     }
 }
+
+/// A compile killed between the two renames of the fallback switch leaves
+/// the replaced output moved aside as `.OUT.ccc-old-PID` and `OUT` missing:
+/// the next compile puts it back (the user's file in it with it) before it
+/// replaces it, and says so. (When `OUT` came to be made empty to be
+/// locked, this was swept as debris instead, and the user's file stranded
+/// in it.)
+#[cfg(unix)]
+#[test]
+fn an_output_moved_aside_by_a_dead_switch_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &[]));
+    fs::write(out.join("notes.txt"), "mine").unwrap();
+    let pid = dead_pid();
+    let aside = dir.path().join(format!(".out.ccc-old-{pid}"));
+    fs::rename(&out, &aside).unwrap();
+    let run = compile(&out, &[]);
+    assert_ok(&run);
+    let stderr = text(&run.stderr);
+    assert!(stderr.contains(&format!("put back {}", aside.display())), "{stderr}");
+    assert_eq!(fs::read(out.join("notes.txt")).unwrap(), b"mine");
+    assert!(!aside.exists());
+    assert_eq!(files(&out), listed(&out).into_iter().chain([PathBuf::from("notes.txt")]).collect());
+}

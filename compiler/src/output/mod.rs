@@ -331,15 +331,16 @@ fn missing_folders(dir: &Path) -> Vec<PathBuf> {
     missing
 }
 
-/// [`write_files`] once `OUT`'s parent exists, `_held` ([`Held`]'s locks)
-/// held.
+/// [`write_files`] once `OUT` and the folders on the way exist, `held`
+/// ([`Held`]'s locks) held.
 fn write_in<'a>(
     place: &Place,
-    _held: Held,
+    mut held: Held,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
 ) -> Result<Written, OutputError> {
     let mut written = Written::default();
+    written.swept.extend(held.restored.take());
     sweep(place, &mut written)?;
     let existing = recognise(&place.out)?;
     if holds_current_folder(&place.out) {

@@ -93,14 +93,16 @@ pub(super) fn lock_as(dir: &Path, how: rustix::fs::FlockOperation) -> Result<Fil
 /// on the way is made only under its parent's lock, so none appears
 /// inside an `OUT` another compile holds. Locks taken outermost first
 /// along each path never wait on each other in a circle.
-#[cfg(unix)]
 #[derive(Debug)]
-pub(super) struct Held(#[allow(dead_code, reason = "held for its locks, released when dropped")] Vec<File>);
-
-/// What a write holds, off Unix: nothing.
-#[cfg(not(unix))]
-#[derive(Debug)]
-pub(super) struct Held;
+pub(super) struct Held {
+    #[cfg(unix)]
+    #[allow(dead_code, reason = "held for its locks, released when dropped")]
+    files: Vec<File>,
+    /// A replaced output a dead compile's two-rename switch had moved
+    /// aside, put back as the missing `OUT` before it was locked
+    /// ([`restore`]).
+    pub(super) restored: Option<Swept>,
+}
 
 /// Makes the folders on the way to `place.out` and `OUT` itself when they
 /// are missing (by `make`, each under its parent's lock) and takes
@@ -115,10 +117,11 @@ pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result
     // Absolute, as the path reads (`..` and links kept): a compile that
     // runs elsewhere names the same folders from the root.
     let out = std::path::absolute(&place.out).map_err(io_error("resolve", &place.out))?;
+    let mut restored = None;
     let mut attempt = 1;
     loop {
-        if let Some(held) = try_hold(&out, &mut make)? {
-            return Ok(held);
+        if let Some(files) = try_hold(place, &out, &mut make, &mut restored)? {
+            return Ok(Held { files, restored });
         }
         if attempt == LOCK_ATTEMPTS {
             let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "removed each time it was made and locked");
@@ -128,15 +131,25 @@ pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result
     }
 }
 
-/// One attempt of [`hold`] on absolute `out`: `None` when a folder was
-/// removed or switched between finding and locking it.
+/// One attempt of [`hold`] on `place`, whose `OUT` is `out` made
+/// absolute: the locked folders, or `None` when a folder was removed or
+/// switched between finding and locking it. A missing `OUT` is first
+/// [`restore`]d (into `restored`), else made.
 #[cfg(unix)]
-fn try_hold(out: &Path, make: &mut impl FnMut(&Path) -> std::io::Result<()>) -> Result<Option<Held>, OutputError> {
+fn try_hold(
+    place: &Place,
+    out: &Path,
+    make: &mut impl FnMut(&Path) -> std::io::Result<()>,
+    restored: &mut Option<Swept>,
+) -> Result<Option<Vec<File>>, OutputError> {
     use rustix::fs::FlockOperation::{LockExclusive, LockShared};
     let mut held: Vec<File> = Vec::new();
     let folders: Vec<&Path> = out.ancestors().collect();
-    for (i, dir) in folders.into_iter().rev().enumerate() {
+    for dir in folders.into_iter().rev() {
         let is_out = dir == out;
+        if is_out && restored.is_none() && fs::symlink_metadata(dir).is_err() {
+            *restored = restore(place);
+        }
         if fs::symlink_metadata(dir).is_err() {
             make(dir).map_err(io_error("create", dir))?;
         }
@@ -155,7 +168,7 @@ fn try_hold(out: &Path, make: &mut impl FnMut(&Path) -> std::io::Result<()>) -> 
         // A folder held already (`-o a/b/..` names `a`; a bind mount
         // shows a folder twice): a second lock of this process on it
         // would wait for the first.
-        if i > 0 && held.iter().any(|f| still_there(f, dir)) {
+        if held.iter().any(|f| still_there(f, dir)) {
             continue;
         }
         let file = match lock_as(dir, if is_out { LockExclusive } else { LockShared }) {
@@ -171,13 +184,36 @@ fn try_hold(out: &Path, make: &mut impl FnMut(&Path) -> std::io::Result<()>) -> 
         }
         held.push(file);
     }
-    Ok(Some(Held(held)))
+    Ok(Some(held))
 }
 
 #[cfg(not(unix))]
 pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Held, OutputError> {
     make(&place.parent).map_err(io_error("create", &place.parent))?;
-    Ok(Held)
+    let restored = if fs::symlink_metadata(&place.out).is_err() { restore(place) } else { None };
+    Ok(Held { restored })
+}
+
+/// Puts back as the missing `OUT` a replaced output that a two-rename
+/// switch moved aside (`.OUT.ccc-old-PID`) and died before the second
+/// rename (its process gone, or this very process's id reused): the
+/// user's output and their files in it are where they were, before `OUT`
+/// is made or locked. The first that renames, by name; none: `None`.
+fn restore(place: &Place) -> Option<Swept> {
+    let mut aside: Vec<(PathBuf, u32)> = fs::read_dir(&place.parent)
+        .ok()?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let (tag, pid) = place.sibling_pid(e.file_name().to_str()?)?;
+            let stale = tag == OLD_TAG && e.file_type().ok()?.is_dir() && (pid == std::process::id() || !alive(pid));
+            stale.then(|| (e.path(), pid))
+        })
+        .collect();
+    aside.sort();
+    aside.into_iter().find_map(|(path, pid)| {
+        fs::rename(&path, &place.out).ok()?;
+        Some(Swept { path, pid, bytes: 0, restored: true, kept: false })
+    })
 }
 
 /// Times [`hold`] makes and locks a folder that another compile removes
@@ -192,11 +228,6 @@ pub(super) fn still_there(held: &File, dir: &Path) -> bool {
         (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
     }
-}
-
-#[cfg(not(unix))]
-fn still_there(_held: &(), _dir: &Path) -> bool {
-    true
 }
 
 /// Removes `dir`, a folder this compile made on the way to `OUT`, when it
@@ -236,7 +267,8 @@ fn alive(_pid: u32) -> bool {
 /// Removes the work folders of dead compiles beside `OUT` (and any of this
 /// process's own names, which no live compile can be using). A replaced
 /// output moved aside by a two-rename switch that died before the second
-/// rename is put back first, when `OUT` is still missing.
+/// rename was put back before `OUT` was locked ([`hold`]); one left here
+/// (`OUT` was there) is swept as debris.
 pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputError> {
     let entries = fs::read_dir(&place.parent).map_err(io_error("read", &place.parent))?;
     let mut stale: Vec<(PathBuf, &'static str, u32)> = entries
@@ -247,14 +279,8 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
             (is_dir && (pid == std::process::id() || !alive(pid))).then(|| (e.path(), tag, pid))
         })
         .collect();
-    // `ccc-old` sorts before `ccc-tmp`: a restored output is in place
-    // before the work folder that shares its users' files is swept.
     stale.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
-    for (path, tag, pid) in stale {
-        if tag == OLD_TAG && fs::symlink_metadata(&place.out).is_err() && fs::rename(&path, &place.out).is_ok() {
-            written.swept.push(Swept { path, pid, bytes: 0, restored: true, kept: false });
-            continue;
-        }
+    for (path, _, pid) in stale {
         let mut bytes = 0;
         if let Ok(meta) = fs::symlink_metadata(&path) {
             opened(&path, &meta, || remove_debris(&path, &place.out, Path::new(""), &mut bytes, &mut written.left));
