@@ -158,12 +158,7 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
             return Ok(Owned::Folder(path));
         }
         let text = py.detach(|| adapter::read_input_file(&path)).map_err(|e| errors::to_py(py, e))?;
-        let is_manifest = match path.extension().and_then(|e| e.to_str()) {
-            Some("json") => true,
-            Some("ron") => false,
-            _ => text.trim_start_matches('\u{feff}').trim_start().starts_with('{'),
-        };
-        return if is_manifest {
+        return if ccc_compiler::diagnose::is_manifest(Some(&path), &text) {
             Ok(Owned::Manifest(text))
         } else {
             errors::run(py, || adapter::parse(&text)).map(Owned::Spec)
@@ -176,7 +171,7 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         return Ok(Owned::Manifest(json::dumps(py, item)?));
     }
     if let Ok(text) = item.extract::<String>()
-        && text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
+        && ccc_compiler::diagnose::is_manifest(None, &text)
     {
         return Ok(Owned::Manifest(text));
     }

@@ -78,6 +78,18 @@ pub enum InputError {
     },
 }
 
+/// Whether an input `diagnose` reads is a manifest rather than a spec: by
+/// the file's extension when it has one of the two (`.json`, `.ron`), else
+/// by the text (JSON opens with `{`, after any byte-order mark). `file`:
+/// the file's name, `None` for text given directly.
+pub fn is_manifest(file: Option<&std::path::Path>, text: &str) -> bool {
+    match file.and_then(|f| f.extension()).and_then(|e| e.to_str()) {
+        Some("json") => true,
+        Some("ron") => false,
+        _ => text.trim_start_matches('\u{feff}').trim_start().starts_with('{'),
+    }
+}
+
 /// The parts of a `manifest.json` a diagnosis reads. Other keys are
 /// ignored, so that manifests of other ccc versions still load.
 #[derive(Deserialize)]

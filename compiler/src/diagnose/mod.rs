@@ -31,7 +31,7 @@ pub use cause::Cause;
 /// grows by about 2.9 KiB a compiled rank on an 8-TOP_SP arch (its files'
 /// sizes and MD5s), so this holds ~90,000 ranks.
 pub const MANIFEST_MAX_BYTES: u64 = 256 << 20;
-pub use input::{Input, InputError};
+pub use input::{Input, InputError, is_manifest};
 
 use crate::encode::RankImages;
 use compare::compare;

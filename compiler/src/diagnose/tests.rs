@@ -441,3 +441,16 @@ fn an_auto_choice_moved_by_an_earlier_collective_says_so() {
         "{note}"
     );
 }
+
+/// What `diagnose` reads as a manifest: a `.json` file whatever it holds,
+/// never a `.ron` one, else text that opens with `{` (after a byte-order
+/// mark and blanks).
+#[test]
+fn manifests_are_told_from_specs() {
+    use std::path::Path;
+    assert!(is_manifest(Some(Path::new("a/manifest.json")), "Collective()"));
+    assert!(!is_manifest(Some(Path::new("spec.ron")), "{}"));
+    assert!(is_manifest(Some(Path::new("rank-3")), " \n{\"signature\": \"\"}"));
+    assert!(is_manifest(None, "\u{feff}{}"));
+    assert!(!is_manifest(None, "Collective(op: AllReduce)"));
+}

@@ -163,7 +163,7 @@ pub struct ParseError {
     /// The path of the field it is about, as the spec writes it
     /// (`collectives[1].topology.rank_n`; for a missing field, where it
     /// belongs); `None` where RON was in no field (trailing text) or
-    /// cannot say (a fraction: [`ParseErrorKind::Fraction`] names it).
+    /// cannot say which.
     pub path: Option<Box<str>>,
 }
 

@@ -16,7 +16,7 @@ use crate::compile::compile_failure;
 use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text};
 use ccc_compiler::build::build;
 use ccc_compiler::diagnose::{
-    Cause, CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest,
+    Cause, CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest, is_manifest,
 };
 use ccc_compiler::output::{ReadError, read_output};
 use ccc_compiler::parse::bound_message;
@@ -118,12 +118,7 @@ fn load(
     // applied to the text by `load_spec_text`.
     let cap = if file.extension().is_some_and(|e| e == "ron") { SPEC_CAP } else { MANIFEST_CAP };
     let text = read_text(file, cap, "spec or manifest")?;
-    let is_manifest = match file.extension().and_then(|e| e.to_str()) {
-        Some("json") => true,
-        Some("ron") => false,
-        _ => text.trim_start_matches('\u{feff}').trim_start().starts_with('{'),
-    };
-    if is_manifest {
+    if is_manifest(Some(file), &text) {
         // A manifest alone is not compared by images: its listing vouches
         // for no file.
         Ok((Input { name, ..manifest_input(path, &text)? }, Kind::Manifest))
