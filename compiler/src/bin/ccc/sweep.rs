@@ -43,10 +43,16 @@ pub struct Row {
     pub alternatives: Vec<(String, f64)>,
 }
 
+/// The members of each of `c`'s groups (every rank without `groups`), at
+/// least 1.
+fn group_size(c: &Collective) -> u64 {
+    u64::from(c.groups.as_ref().and_then(|g| g.first()).map_or(c.topology.rank_n, |g| g.len() as u32).max(1))
+}
+
 /// The count whose nccom-test size is `size` (an all-gather's size is its
 /// output), rounded to what the op accepts; at least 1 (n for splitting ops).
 fn count_for(c: &Collective, size: u64) -> u64 {
-    let n = u64::from(c.groups.as_ref().and_then(|g| g.first()).map_or(c.topology.rank_n, |g| g.len() as u32).max(1));
+    let n = group_size(c);
     let elems = size / c.dtype.size();
     match c.op {
         OpType::AllGather => (elems / n).max(1),
@@ -60,7 +66,7 @@ fn count_for(c: &Collective, size: u64) -> u64 {
 /// [`count_for`]'s sizes (`--from 9B --to 15B` of F32: 9 rounds down to 8)
 /// may still hold.
 fn count_at_least(c: &Collective, size: u64) -> Option<u64> {
-    let n = u64::from(c.groups.as_ref().and_then(|g| g.first()).map_or(c.topology.rank_n, |g| g.len() as u32).max(1));
+    let n = group_size(c);
     let elems = size.div_ceil(c.dtype.size());
     match c.op {
         OpType::AllGather => Some(elems.div_ceil(n).max(1)),
