@@ -313,7 +313,6 @@ impl<'a> Walker<'_, 'a> {
                 let names = list.split(',').enumerate();
                 callees.extend(names.map(|(i, n)| (n.trim().trim_start_matches('%'), attr.at, branch(i))));
             }
-            let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
             for (name, at, branch) in callees {
                 let Some(&callee) = self.by_name.get(name) else {
                     return Err(HloError::at(
@@ -326,6 +325,7 @@ impl<'a> Walker<'_, 'a> {
                 self.path.push(computation.name);
                 self.on_path.insert(computation.name);
                 if let Some(index) = branch {
+                    let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
                     self.branches.push(Branch { conditional: ins.name.to_owned(), line, index });
                 }
                 let walked = self.walk(callee);
