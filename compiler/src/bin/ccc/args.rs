@@ -51,7 +51,8 @@ pub enum Command {
 #[derive(Debug, Default, clap::Args)]
 pub struct HloArgs {
     /// For an HLO module: the target file (RON: arch, topology, optional
-    /// channels, algorithm, algorithms, devices).
+    /// channels, algorithm, algorithms, devices, barrier, send_credits,
+    /// model).
     #[arg(long, value_name = "TARGET")]
     pub target: Option<PathBuf>,
     /// For an HLO module: the algorithm of every collective, as in a spec
@@ -223,7 +224,9 @@ pub enum Region {
 /// `ccc diagnose`.
 #[derive(Debug, clap::Args)]
 pub struct DiagnoseArgs {
-    /// Two or more specs (`.ron`) or manifests (`manifest.json`).
+    /// Two or more inputs, each a spec (`.ron`), a manifest
+    /// (`manifest.json`), an output folder (`ccc compile -o`) or an HLO
+    /// module (with `--target`).
     #[arg(required = true, num_args = 2..)]
     pub inputs: Vec<PathBuf>,
     /// Print the report as JSON instead of prose.
