@@ -200,7 +200,8 @@ fn a_different_build_of_the_same_version() {
 /// (sizes and MD5s) are compared by those images, as two specs are
 /// (`same_images`); a manifest alone vouches for no file and claims
 /// nothing, nor does a folder whose files differ from its listing, one
-/// listing sizes only (an earlier ccc build's), or one of fewer ranks.
+/// listing sizes only (an earlier ccc build's), or one of fewer ranks
+/// (against every rank, or against as few).
 #[test]
 fn manifests_tell_identical_images_by_their_md5s() {
     let dir = tempfile::tempdir().unwrap();
@@ -237,6 +238,11 @@ fn manifests_tell_identical_images_by_their_md5s() {
     let run = ccc_in(dir.path(), &["compile", max.to_str().unwrap(), "-o", "max0", "--rank", "0", "-q"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!same(&["diagnose", "add", "max0", "--json"]));
+    // Rank 0 alone on both sides: the same there, which says nothing of
+    // the ranks neither holds (their images may differ), so not claimed.
+    let run = ccc_in(dir.path(), &["compile", &ring, "-o", "add0", "--rank", "0", "-q"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!same(&["diagnose", "add0", "max0", "--json"]));
     // Sizes only: unknown, so not claimed.
     let text = std::fs::read_to_string(dir.path().join("add/manifest.json")).unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -615,7 +615,7 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
             DiagnoseInput::Compiled(c) => {
                 // Its images are at hand: compared by them, as a spec's are.
                 let input = Input::from_manifest(name.clone(), &Manifest::of(c)).map_err(input_error)?;
-                Input { images: Some(images_digest(&c.images)), ..input }
+                Input { images: images_digest(&c.images, c.schedule.shape.rank_n), ..input }
             }
             DiagnoseInput::Folder(dir) => {
                 let read = output::read_output(dir).map_err(read_error)?;
@@ -636,7 +636,7 @@ fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
     let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
         .then(|| run(&valid, &Options { verify: false, ..Options::default() }).ok())
         .flatten()
-        .map(|c| images_digest(&c.images));
+        .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
     Ok(Input { images, ..Input::from_signature(name, &signature) })
 }
 

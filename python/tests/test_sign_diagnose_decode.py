@@ -42,6 +42,13 @@ def test_diagnose_specs_that_differ_only_where_images_do_not_say(cli_json, tmp_p
     assert report == expected
     assert report["differences"][0]["same_images"] is True
 
+    # Compiles at hand vouch for their images only when they hold every
+    # rank: rank 0 alone on both sides says nothing of the others.
+    whole = ccc.diagnose([ccc.compile(ring, verify=False), ccc.compile(other, verify=False)])
+    assert whole["differences"][0]["same_images"] is True
+    alone = ccc.diagnose([ccc.compile(t, ranks=[0], verify=False) for t in (ring, other)])
+    assert alone["differences"][0]["same_images"] is False
+
 
 def test_diagnose_names_list_inputs_and_reads_compiles_and_manifests(tmp_path):
     text = (ROOT / "examples" / "allreduce_hier.ron").read_text()

@@ -224,7 +224,14 @@ pub fn diagnose(inputs: &[Input]) -> Report {
 /// `u64`) and its own MD5 (16 bytes). An image enters by its MD5 so that a
 /// manifest, which lists each file's size and MD5, gives the digest its
 /// compile's images give ([`manifest_images_digest`]).
-pub fn images_digest(images: &[RankImages]) -> String {
+///
+/// `None` unless `images` holds every rank of the `rank_n`, in order: two
+/// compiles of some ranks alone (`--rank`, `ranks=`) may match there and
+/// differ on a rank neither holds, so they vouch for no world's images.
+pub fn images_digest(images: &[RankImages], rank_n: u32) -> Option<String> {
+    if !every_rank(images.iter().map(|r| r.rank.0), rank_n) {
+        return None;
+    }
     let mut digest = ImagesDigest::default();
     for rank in images {
         digest.rank(rank.rank.0);
@@ -235,14 +242,16 @@ pub fn images_digest(images: &[RankImages]) -> String {
             }
         }
     }
-    digest.finish()
+    Some(digest.finish())
 }
 
-/// [`images_digest`] of the images a manifest lists, from their sizes and
-/// MD5s; `None` when it lists no rank or a file without its MD5 (a manifest
-/// of an earlier ccc build) or with one that is not 32 hex digits.
-pub fn manifest_images_digest(ranks: &[crate::manifest::ManifestRank]) -> Option<String> {
-    if ranks.is_empty() {
+/// [`images_digest`] of the images `manifest` lists, from their sizes and
+/// MD5s; `None` unless it lists every rank of its world (the `rank_n` of
+/// its signature's `topology`), each file with an MD5 of 32 hex digits (a
+/// manifest of an earlier ccc build lists none).
+pub fn manifest_images_digest(manifest: &crate::manifest::Manifest) -> Option<String> {
+    let ranks = &manifest.ranks;
+    if !every_rank(ranks.iter().map(|r| r.rank), world_rank_n(&manifest.signature_fields)?) {
         return None;
     }
     let md5 =
@@ -258,6 +267,19 @@ pub fn manifest_images_digest(ranks: &[crate::manifest::ManifestRank]) -> Option
         }
     }
     Some(digest.finish())
+}
+
+/// Whether `ranks` are 0, 1, ..., `rank_n - 1`, in order (and at least one).
+fn every_rank(ranks: impl ExactSizeIterator<Item = u32>, rank_n: u32) -> bool {
+    rank_n > 0 && ranks.len() == rank_n as usize && ranks.zip(0..).all(|(r, i)| r == i)
+}
+
+/// The world's rank count, from the first collective's `topology` field
+/// (`rank_n=32 local_rank_n=16 pod_n=1`, every collective's the same).
+fn world_rank_n(fields: &[crate::sign::Field]) -> Option<u32> {
+    let parsed = fields::Parsed::of(fields);
+    let topology = fields::value(parsed.collectives.first()?, "topology")?;
+    topology.split(' ').find_map(|kv| kv.strip_prefix("rank_n="))?.parse().ok()
 }
 
 /// The hash behind [`images_digest`], fed in its order.

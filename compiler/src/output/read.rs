@@ -79,6 +79,6 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
         .ok()
         .filter(|m| m.manifest_schema == MANIFEST_SCHEMA)
         .filter(|m| check_listed(dir, &Listing::of(m)).is_ok())
-        .and_then(|m| manifest_images_digest(&m.ranks));
+        .and_then(|m| manifest_images_digest(&m));
     Ok(OutputRead { manifest, images })
 }

@@ -131,7 +131,7 @@ fn load(
         let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
             .then(|| compile(&valid, &Options { verify: false, ..Options::default() }).ok())
             .flatten()
-            .map(|c| images_digest(&c.images));
+            .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
         Ok((Input { images, ..Input::from_signature(name, &signature) }, Kind::Spec))
     }
 }
