@@ -43,6 +43,18 @@ impl<'a> Choice<'a> {
         legs.iter().any(|&(_, _, auto)| auto).then_some(Choice::Legs(legs))
     }
 
+    /// How a `Hier((...))` with legs left to the model was written:
+    /// `written as Hier((...)) with a and b left to Auto`, or `with every
+    /// leg left to Auto`.
+    fn written(&self) -> String {
+        let Choice::Legs(legs) = self else { return "left to Auto".to_owned() };
+        let auto: Vec<&str> = legs.iter().filter(|l| l.2).map(|l| l.0).collect();
+        if auto.len() == legs.len() {
+            return "written as Hier((...)) with every leg left to Auto".to_owned();
+        }
+        format!("written as Hier((...)) with {} left to Auto", and_list(&auto))
+    }
+
     /// A leg's algorithm and whether the model chose it (`None`: no such
     /// leg, or a whole `Auto`, where every leg is the model's).
     fn leg(&self, name: &str) -> Option<(&'a str, bool)> {
@@ -78,11 +90,17 @@ fn runs(value: &str) -> String {
 fn how(value: &str) -> String {
     match Choice::of(value) {
         Some(Choice::Whole(_)) => "left to Auto".to_owned(),
-        Some(Choice::Legs(legs)) => {
-            let auto: Vec<&str> = legs.iter().filter(|l| l.2).map(|l| l.0).collect();
-            format!("written with {} left to Auto", auto.join(" and "))
-        }
+        Some(c @ Choice::Legs(_)) => c.written(),
         None => "written".to_owned(),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -123,6 +141,18 @@ fn leg_inputs(a: &Choice<'_>, b: &Choice<'_>) -> Vec<String> {
             Choice::Legs(legs) => legs.iter().map(|l| l.0.to_owned()).collect(),
         }
     };
+    // A whole `Auto` chooses among the flat algorithms and every Hier;
+    // a `Hier((...))` with legs left to it, among that Hier's legs only.
+    let mut inputs = Vec::new();
+    match (a, b) {
+        (Choice::Whole(_), Choice::Legs(_)) => {
+            inputs.push(format!("algorithm (left to Auto here, {} there)", b.written()));
+        }
+        (Choice::Legs(_), Choice::Whole(_)) => {
+            inputs.push(format!("algorithm ({} here, left to Auto there)", a.written()));
+        }
+        _ => {}
+    }
     let mut legs = names(a);
     for leg in names(b) {
         if !legs.contains(&leg) {
@@ -130,20 +160,19 @@ fn leg_inputs(a: &Choice<'_>, b: &Choice<'_>) -> Vec<String> {
         }
     }
     let whole = |c: &Choice<'_>| matches!(c, Choice::Whole(_));
-    legs.iter()
-        .filter_map(|leg| {
-            let (x, y) = (a.leg(leg), b.leg(leg));
-            let differ = match (x, y) {
-                (Some((xa, false)), Some((ya, false))) => xa != ya,
-                (Some((_, xauto)), Some((_, yauto))) => xauto != yauto,
-                // A written leg against a whole `Auto`.
-                (Some((_, xauto)), None) => !xauto || !whole(b),
-                (None, Some((_, yauto))) => !yauto || !whole(a),
-                (None, None) => false,
-            };
-            differ.then(|| format!("algorithm.{leg} ({} here, {} there)", given(x, whole(a)), given(y, whole(b))))
-        })
-        .collect()
+    inputs.extend(legs.iter().filter_map(|leg| {
+        let (x, y) = (a.leg(leg), b.leg(leg));
+        let differ = match (x, y) {
+            (Some((xa, false)), Some((ya, false))) => xa != ya,
+            (Some((_, xauto)), Some((_, yauto))) => xauto != yauto,
+            // A written leg against a whole `Auto`.
+            (Some((_, xauto)), None) => !xauto || !whole(b),
+            (None, Some((_, yauto))) => !yauto || !whole(a),
+            (None, None) => false,
+        };
+        differ.then(|| format!("algorithm.{leg} ({} here, {} there)", given(x, whole(a)), given(y, whole(b))))
+    }));
+    inputs
 }
 
 /// The other differences of the program, as far as an `Auto` choice is
@@ -168,7 +197,14 @@ pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Els
     let (a, b) = (Choice::of(here)?, Choice::of(there)?);
     let mut inputs = leg_inputs(&a, &b);
     inputs.extend(others.iter().map(|f| (*f).to_owned()));
-    let model = "model (the `model:` overrides of the cost model, which the signature does not hold)";
+    // `choices: Wide` widens the legs a `Hier((...))` leaves to `Auto`.
+    let legs = matches!(a, Choice::Legs(_)) || matches!(b, Choice::Legs(_));
+    let model = if legs {
+        "model or choices (the `model:` overrides of the cost model, or `choices: Wide` in a `Hier((...))`, \
+         which widens the set its legs left to Auto choose from; the signature holds neither)"
+    } else {
+        "model (the `model:` overrides of the cost model, which the signature does not hold)"
+    };
     let inputs = if inputs.is_empty() {
         let mut program = Vec::new();
         if let Some(k) = elsewhere.earlier {

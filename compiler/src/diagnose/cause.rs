@@ -61,13 +61,14 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 12] = [
     (
         Cause::AutoChoice,
         &[],
-        "Auto chose differently: the cost model was given different inputs (the fields named, or `model:` overrides)",
+        "Auto chose differently: the cost model was given different inputs (the fields named, or `model:` overrides, or `choices: Wide`)",
     ),
     (
         Cause::HowChosen,
         &[],
         "the same algorithm, chosen differently: left (in whole or in part) to Auto on one side and written on the \
-         other; the signature records how the algorithm was chosen, so the runtime refuses the pair",
+         other, or different parts of it left to Auto; the signature records how the algorithm was chosen, so the \
+         runtime refuses the pair",
     ),
     (Cause::UnknownField, &[], "a field this ccc does not know: the inputs were written by another ccc version"),
 ];

@@ -317,7 +317,7 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     // differs: the unsigned `model:` overrides are what differ.
     let other = "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Ring))";
     let note = auto_note::auto_note(here, other, &[], auto_note::Elsewhere::default()).unwrap_or_default();
-    assert!(note.ends_with("the inputs to the choice differ: model (the `model:` overrides of the cost model, which the signature does not hold)"), "{note}");
+    assert!(note.ends_with("the inputs to the choice differ: model or choices (the `model:` overrides of the cost model, or `choices: Wide` in a `Hier((...))`, which widens the set its legs left to Auto choose from; the signature holds neither)"), "{note}");
     // Legs named first, then the other differing fields.
     let note = auto_note::auto_note(here, there, &["count"], auto_note::Elsewhere::default()).unwrap_or_default();
     assert!(note.ends_with("left to Auto (chose Ring) there), count"), "{note}");
@@ -332,10 +332,30 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     );
     assert!(
         note.ends_with(
-            "differ: algorithm.inter_all_reduce (left to Auto (the whole algorithm was Auto) here, written InterRdh there)"
+            "differ: algorithm (left to Auto here, written as Hier((...)) with intra_reduce_scatter and \
+             intra_all_gather left to Auto there), algorithm.inter_all_reduce (left to Auto (the whole algorithm \
+             was Auto) here, written InterRdh there)"
         ),
         "{note}"
     );
+    // A whole Auto against a Hier with every leg left to Auto: the whole
+    // one may choose a flat algorithm, the other only that Hier's legs, so
+    // the algorithm as written is what differs (not the `model:`).
+    let every = "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=Auto(Mesh), intra_all_gather=Auto(Ring))";
+    let note = auto_note::auto_note("Auto(LatencyOptMesh)", every, &[], auto_note::Elsewhere::default());
+    assert_eq!(
+        note.unwrap_or_default(),
+        format!(
+            "Auto chose LatencyOptMesh here and {every} there: the inputs to the choice differ: algorithm (left to \
+             Auto here, written as Hier((...)) with every leg left to Auto there)"
+        )
+    );
+    // The same legs left to Auto, chosen differently: `choices: Wide`
+    // (unsigned) is named with the `model:` overrides.
+    let wide =
+        "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=Auto(SingleStepMesh), intra_all_gather=Auto(Ring))";
+    let note = auto_note::auto_note(every, wide, &[], auto_note::Elsewhere::default()).unwrap_or_default();
+    assert!(note.ends_with("differ: model or choices (the `model:` overrides of the cost model, or `choices: Wide` in a `Hier((...))`, which widens the set its legs left to Auto choose from; the signature holds neither)"), "{note}");
     // A written algorithm on one side is no Auto choice.
     assert_eq!(auto_note::auto_note("Ring", there, &[], auto_note::Elsewhere::default()), None);
 }
@@ -375,8 +395,8 @@ fn the_same_algorithm_chosen_differently_says_so() {
     let leg = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=Ring, intra_all_gather=Kangaring)";
     let cases = [
         (whole.as_str(), runs, "left to Auto here and written there"),
-        (whole.as_str(), leg, "left to Auto here and written with intra_reduce_scatter left to Auto there"),
-        (runs, leg, "written here and written with intra_reduce_scatter left to Auto there"),
+        (whole.as_str(), leg, "left to Auto here and written as Hier((...)) with intra_reduce_scatter left to Auto there"),
+        (runs, leg, "written here and written as Hier((...)) with intra_reduce_scatter left to Auto there"),
     ];
     for (a, b, how) in cases {
         let report = diagnose(&[input("a", 1, &with(a)), input("b", 1, &with(b))]);
