@@ -609,6 +609,18 @@ fn diagnose_names_the_differing_instruction() {
     let same = ccc(&["diagnose", a, a, "--target", t.to_str().unwrap()]);
     assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stdout));
 
+    // A module with a collective more: counted with its noun, the extra
+    // one named as an instruction (HLO names may be op names).
+    let one = "tests/hlo/dp_train_step_8.compiled.hlo";
+    let out = ccc(&["diagnose", one, "tests/hlo/mixed_dtypes_8.compiled.hlo", "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "all-reduce: 1 collective against 2: only the second module has the collective instruction `all-reduce`"
+        ),
+        "{stdout}"
+    );
+
     // With more inputs, the modules that agree are the reference: the odd
     // one is named, even when it comes first, and each other group once.
     let c = dir.path().join("rank2.hlo");

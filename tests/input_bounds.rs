@@ -161,6 +161,25 @@ fn non_utf8_names_the_byte_offset_line_and_column() {
     let path = file(&dir, "latin1.ron", b"Collective(\n  op: AllReduce,\n  dtype: F\xff32,\n");
     let stderr = refused(&["check".as_ref(), path.as_os_str()]);
     assert!(stderr.contains("is not UTF-8: byte 0xff at offset 39 (line 3, column 11) is not valid UTF-8"), "{stderr}");
+    // Text in another encoding: re-save it.
+    assert!(stderr.contains("re-save the file as UTF-8"), "{stderr}");
+}
+
+/// An image given where a spec or manifest goes (by its name, or a NUL in
+/// its bytes) is called a binary file, and the verbs that read images
+/// and folders are named, not told to re-save it as UTF-8.
+#[test]
+fn an_image_given_as_text_is_called_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = file(&dir, "ring.ron", example_text());
+    let binary = "this looks like a binary file (a compiled image?), not a spec or manifest: `ccc decode`";
+    for (name, bytes) in [("ctrl_spad.bin", &b"\x01\x80\x02\x03"[..]), ("data", &b"\x00\x00\xff\x01"[..])] {
+        let image = file(&dir, name, bytes);
+        let stderr = refused(&["diagnose".as_ref(), spec.as_os_str(), image.as_os_str()]);
+        assert!(stderr.contains("is not UTF-8"), "{stderr}");
+        assert!(stderr.contains(binary), "{stderr}");
+        assert!(!stderr.contains("re-save"), "{stderr}");
+    }
 }
 
 #[test]

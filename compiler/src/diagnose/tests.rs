@@ -395,7 +395,11 @@ fn the_same_algorithm_chosen_differently_says_so() {
     let leg = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=Ring, intra_all_gather=Kangaring)";
     let cases = [
         (whole.as_str(), runs, "left to Auto here and written there"),
-        (whole.as_str(), leg, "left to Auto here and written as Hier((...)) with intra_reduce_scatter left to Auto there"),
+        (
+            whole.as_str(),
+            leg,
+            "left to Auto here and written as Hier((...)) with intra_reduce_scatter left to Auto there",
+        ),
         (runs, leg, "written here and written as Hier((...)) with intra_reduce_scatter left to Auto there"),
     ];
     for (a, b, how) in cases {

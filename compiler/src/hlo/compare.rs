@@ -42,10 +42,16 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     let (na, nb) = (a.program.collectives.len(), b.program.collectives.len());
     if na != nb {
         let (longer, extra) = if na > nb { ("the first", &a.sources[nb..]) } else { ("the second", &b.sources[na..]) };
-        let names: Vec<&str> = extra.iter().map(|s| s.instruction.as_str()).collect();
+        let names: Vec<String> = extra.iter().map(|s| format!("`{}`", s.instruction)).collect();
+        let (noun, them) =
+            if names.len() == 1 { ("collective", "instruction") } else { ("collectives", "instructions") };
         out.push(HloDifference {
-            instruction: names.first().map_or_else(String::new, |n| (*n).to_owned()),
-            what: format!("{na} collectives against {nb}: only {longer} module has {}", names.join(", ")),
+            instruction: extra.first().map_or_else(String::new, |s| s.instruction.clone()),
+            what: format!(
+                "{na} {} against {nb}: only {longer} module has the {noun} {them} {}",
+                if na == 1 { "collective" } else { "collectives" },
+                names.join(", ")
+            ),
         });
     }
     out

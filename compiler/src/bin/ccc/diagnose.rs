@@ -456,6 +456,10 @@ fn shorten(a: Option<&str>, b: Option<&str>) -> (String, String) {
         let body: String = s.chars().skip(start).take(VALUE_MAX).collect();
         let pre = if start > 0 { "..." } else { "" };
         let post = if start + VALUE_MAX < n { "..." } else { "" };
+        // A value shown whole needs no length.
+        if pre.is_empty() && post.is_empty() {
+            return body;
+        }
         format!("{pre}{body}{post} ({n} chars)")
     };
     (cut(a), cut(b))

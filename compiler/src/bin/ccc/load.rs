@@ -208,6 +208,13 @@ fn a(what: &str) -> String {
     format!("{} {what}", if an { "an" } else { "a" })
 }
 
+/// The names `ccc compile` gives a TOP_SP's images.
+const IMAGE_NAMES: [&str; 3] = ["ctrl_spad.bin", "slot_spad.bin", "neff_configs.bin"];
+
+/// How far into a file that is not UTF-8 a NUL byte is looked for, to
+/// tell a binary file from text saved in another encoding.
+const BINARY_SNIFF_BYTES: usize = 4096;
+
 /// [`read_bounded`], then the bytes as UTF-8 text.
 ///
 /// # Errors
@@ -227,9 +234,22 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
         let line = prefix.bytes().filter(|&b| b == b'\n').count() + 1;
         // Columns count chars, after a leading byte-order mark, as the parser does.
         let column = strip_bom(prefix.get(line_start..).unwrap_or("")).chars().count() + 1;
+        // A NUL in the first few KiB, or an image's name: a binary file
+        // (an image given where text goes), not text saved wrongly.
+        let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| IMAGE_NAMES.contains(&n));
+        let binary = named || bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0);
+        let help = if binary {
+            format!(
+                "this looks like a binary file (a compiled image?), not {}: `ccc decode` reads an image, and \
+                 `ccc diagnose` compares output folders (or their manifest.json)",
+                a(what)
+            )
+        } else {
+            format!("{} is UTF-8 text; re-save the file as UTF-8", a(what))
+        };
         Failure::input(miette::miette!(
             code = "ccc::not_utf8",
-            help = format!("{} is UTF-8 text; re-save the file as UTF-8", a(what)),
+            help = help,
             "{} is not UTF-8: {} {} at offset {at} (line {line}, column {column}) {} not valid UTF-8",
             path.display(),
             if bad.len() == 1 { "byte" } else { "bytes" },
