@@ -26,6 +26,7 @@
 
 use crate::placement::hosted_channels;
 use crate::schedule::{CollectivePlan, DescTable, EveryBlock, Phase, PhaseInstance, Schedule, Transfer};
+use crate::valid::Shape;
 use ccc_ir::enums::{AlgType, Neigh};
 use ccc_ir::model::ModelParams;
 use ccc_ir::spec::Leg;
@@ -193,6 +194,17 @@ pub(crate) fn predict_every_step(schedule: &Schedule, plan: &CollectivePlan, par
     predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params, &cx) })
 }
 
+/// [`predict_every_step`] costing every member of the group, not the
+/// sampled ones: the reference the sampling is tested against (a step
+/// costs its most expensive member; the sampled members must include one
+/// as expensive at every sampled step).
+#[cfg(test)]
+pub(crate) fn predict_every_member(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
+    let mut cx = PlanCx::new(schedule, plan, params);
+    cx.members = (0..plan.groups.size()).collect();
+    predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params, &cx) })
+}
+
 fn predict_walking(mut walk: Walk<'_>) -> Prediction {
     let (schedule, plan, params) = (walk.schedule, walk.plan, walk.params);
     let mut phases = Vec::with_capacity(plan.phases.len());
@@ -323,7 +335,8 @@ impl<'a> PlanCx<'a> {
         let busiest = hosted_channels(arch, plan.channels, 0);
         let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
         let table = DescTable::new(plan, &busiest);
-        PlanCx { every: table.every_block(), table, members: sample_members(plan), dma: params.dma * lanes }
+        let members = costed_members(&schedule.shape, plan);
+        PlanCx { every: table.every_block(), table, members, dma: params.dma * lanes }
     }
 
     /// The DMA rate a walk on this context charges, bytes/s (`Auto`'s
@@ -709,18 +722,145 @@ impl StepClasses {
     }
 }
 
-/// The group members whose steps are costed: the first two, the middle,
-/// the last, and the root. Together they take every role of every pattern
-/// ccc builds (an RDH prologue's giver and taker, a rank outside it, a
-/// tree's root).
-fn sample_members(plan: &CollectivePlan) -> Vec<u32> {
+/// Groups of at most this many members whose shape is irregular
+/// ([`regular`]) have every member costed, not a sample.
+const EVERY_MEMBER_MAX: u32 = 64;
+
+/// The group members whose steps are costed: on a regular shape
+/// ([`regular`]) a sample that takes every role at its dearest
+/// ([`sample_members`]); on an irregular one, every member up to
+/// [`EVERY_MEMBER_MAX`] of them, and the sample beyond (each role at the
+/// places the sample names, not proven the dearest).
+fn costed_members(shape: &Shape, plan: &CollectivePlan) -> Vec<u32> {
+    let n = plan.groups.size();
+    if !regular(shape, plan) && n <= EVERY_MEMBER_MAX {
+        return (0..n).collect();
+    }
+    sample_members(shape, plan)
+}
+
+/// Whether every member of `plan`'s groups takes one of a few roles, each
+/// at the same cost wherever it sits but for the node and pod boundaries
+/// at the ends of the group: the world group, in rank order, of a
+/// power-of-two size on nodes of a power-of-two size (so its rings wrap
+/// across a node at the last member, its halvings and doublings pair
+/// members the same distance apart, every member a participant), with no
+/// root, peer map or per-pair counts. On any other shape a role's cost
+/// depends on where its member sits: which chain edge crosses a node
+/// depends on the root, which participant of a halving over 12 members
+/// pairs across a node on how the 4 extra members fold in, which peer
+/// pair is the widest on the map (`cost/tests.rs` compares every member
+/// against the sample).
+fn regular(shape: &Shape, plan: &CollectivePlan) -> bool {
+    let n = plan.groups.size();
+    !plan.groups.is_explicit()
+        && n.is_power_of_two()
+        && shape.local_rank_n.is_power_of_two()
+        && plan.root.is_none()
+        && plan.peers.pairs.is_empty()
+        && plan.counts.is_none()
+}
+
+/// The sampled members: the first two, the middle, the last, and the
+/// root, which take every role of every pattern ccc builds on a regular
+/// shape ([`regular`]: an RDH prologue's giver and taker, a rank outside
+/// it, a tree's root); and, for larger irregular ones, those whose place
+/// makes a role dearer than where the others sit ([`boundary_members`],
+/// [`peer_members`], [`count_members`]) and a chain's ends (the members
+/// after and before the root).
+fn sample_members(shape: &Shape, plan: &CollectivePlan) -> Vec<u32> {
     let n = plan.groups.size().max(1);
     let mut m = vec![0, 1, n / 2, n - 1];
-    m.extend(plan.root);
+    if let Some(root) = plan.root {
+        m.extend([root, (root + 1) % n, (root + n - 1) % n]);
+    }
+    boundary_members(shape, plan, &mut m);
+    peer_members(shape, plan, &mut m);
+    count_members(plan, &mut m);
     m.retain(|&x| x < n);
     m.sort_unstable();
     m.dedup();
     m
+}
+
+/// The members on both sides of the node (and pod) boundaries a role
+/// is dearest at, where the first two, the middle and the last do not
+/// stand for them.
+///
+/// A chain (a rooted ring: a reduce ends at its root, a broadcast starts
+/// there) is pipelined: at step `t` the members `t - k + 1` to `t` along
+/// it forward, so which of them cross a node depends on where the chain's
+/// first and last crossing are; those are the boundaries nearest the root
+/// on either side, two each way (one of the nearest may be the edge the
+/// chain leaves out). On explicit groups, whose members may sit anywhere,
+/// the first boundary in member order stands for a ring's crossing (every
+/// member moves at every step). A world group's ring crosses at the last
+/// member to the first, sampled already.
+///
+/// Each scan stops at the boundaries it wants; a node (a pod) holds at
+/// most `local_rank_n` members in a row, so a scan is a node's (a pod's)
+/// length, not the group's.
+fn boundary_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
+    let n = plan.groups.size();
+    let (root, explicit) = (plan.root.filter(|&r| r < n), plan.groups.is_explicit());
+    if n < 3 || (root.is_none() && !explicit) {
+        return;
+    }
+    let place = |i: u32| plan.rank(0, i % n).map(|r| (shape.node(r.0), shape.pod(r.0)));
+    for pods in [false, true] {
+        if (pods && shape.pod_n <= 1) || shape.node_n <= 1 {
+            continue;
+        }
+        let crosses = |&i: &u32| match (place(i), place(i + 1)) {
+            (Some(a), Some(b)) if pods => a.1 != b.1,
+            (Some(a), Some(b)) => a.0 != b.0,
+            _ => false,
+        };
+        let (from, each_way) = match root {
+            Some(r) => (r, 2),
+            None => (0, 1),
+        };
+        let forward = (0..n - 1).map(|d| (from + d) % n).filter(crosses).take(each_way);
+        let backward = (1..n).map(|d| (from + n - d) % n).filter(crosses).take(if root.is_some() { 2 } else { 0 });
+        for i in forward.chain(backward).collect::<Vec<_>>() {
+            out.extend([i, (i + 1) % n]);
+        }
+    }
+}
+
+/// A peer map's (a permute's, a send's) costliest pair: the one whose
+/// hop is the widest, then whose ring distance inside a node is the
+/// longest (the first on a tie); its sender and receiver. Every pair moves
+/// the same bytes, so the others cost no more.
+fn peer_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
+    let mut worst: Option<((Hop, u32), (u32, u32))> = None;
+    for &(s, t) in &plan.peers.pairs {
+        let (Some(a), Some(b)) = (plan.rank(0, s), plan.rank(0, t)) else { continue };
+        let hop = Hop::of(crate::schedule::relation(shape, a, b));
+        let links = if hop == Hop::Intra { load::ring_hops(shape.local_rank_n, a.0, b.0).1 as u32 } else { 0 };
+        if worst.is_none_or(|(w, _)| (hop, links) > w) {
+            worst = Some(((hop, links), (s, t)));
+        }
+    }
+    if let Some((_, (s, t))) = worst {
+        out.extend([s, t]);
+    }
+}
+
+/// An all-to-all with per-pair counts (AllToAllV): the member that sends
+/// the most elements and the one that hears the most (the first on a tie).
+fn count_members(plan: &CollectivePlan, out: &mut Vec<u32>) {
+    let Some(counts) = &plan.counts else { return };
+    let most = |sums: &mut dyn Iterator<Item = u128>| {
+        sums.enumerate()
+            .fold((0u128, None), |(best, at), (i, v)| if at.is_none() || v > best { (v, Some(i)) } else { (best, at) })
+            .1
+    };
+    let rows = most(&mut counts.iter().map(|row| row.iter().map(|&c| u128::from(c)).sum()));
+    let width = counts.iter().map(Vec::len).max().unwrap_or(0);
+    let columns =
+        most(&mut (0..width).map(|j| counts.iter().map(|row| u128::from(row.get(j).copied().unwrap_or(0))).sum()));
+    out.extend([rows, columns].into_iter().flatten().filter_map(|i| u32::try_from(i).ok()));
 }
 
 /// The steps of a phase that are walked, in order, and the weight of each
