@@ -126,7 +126,7 @@ impl Case {
         };
         let groups = match &self.groups {
             None => Groups::world(self.rank_n),
-            Some(g) => Groups::explicit(self.rank_n, g.clone()),
+            Some(g) => Groups::explicit(&shape, g.clone()),
         };
         let n = self.group_size();
         let peers = if self.op.takes_peers() && self.peers.is_empty() {

@@ -291,6 +291,8 @@ struct Explicit {
     groups: Vec<Vec<u32>>,
     /// Global rank → (group, index in group).
     places: Vec<(u32, u32)>,
+    /// The group the cost model costs ([`Groups::modelled`]).
+    modelled: u32,
 }
 
 impl Groups {
@@ -299,8 +301,10 @@ impl Groups {
         Groups { rank_n, explicit: None }
     }
 
-    /// Explicit groups. The caller (validation) has checked the invariants.
-    pub(crate) fn explicit(rank_n: u32, groups: Vec<Vec<u32>>) -> Self {
+    /// Explicit groups on `shape`. The caller (validation) has checked the
+    /// invariants.
+    pub(crate) fn explicit(shape: &Shape, groups: Vec<Vec<u32>>) -> Self {
+        let rank_n = shape.rank_n;
         let mut places = vec![(0, 0); rank_n as usize];
         for (g, members) in groups.iter().enumerate() {
             for (i, &r) in members.iter().enumerate() {
@@ -309,7 +313,15 @@ impl Groups {
                 }
             }
         }
-        Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places })) }
+        let modelled = modelled_group(shape, &groups);
+        Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places, modelled })) }
+    }
+
+    /// The group the cost model costs (0 for the world): of explicit
+    /// groups, the one spread widest ([`modelled_group`]), so that the
+    /// prediction does not depend on the order the groups are listed in.
+    pub fn modelled(&self) -> u32 {
+        self.explicit.as_ref().map_or(0, |e| e.modelled)
     }
 
     /// Are the groups explicit (given in the spec)?
@@ -353,6 +365,44 @@ impl Groups {
     pub fn as_explicit(&self) -> Option<&[Vec<u32>]> {
         self.explicit.as_deref().map(|e| e.groups.as_slice())
     }
+}
+
+/// The group of `groups` on `shape` the cost model costs: the one that
+/// spans the most pods, then the most nodes, then crosses a pod and then
+/// a node most often from one member to the next (its ring's edges, the
+/// last member to the first included); of those alike in that, the one
+/// holding the lowest rank. Groups run at once and the collective ends
+/// with the slowest, so the model costs the one spread widest, and which
+/// one it is does not depend on the order the groups are listed in: a
+/// group on one node listed first once hid a group across two
+/// (`docs/cost-model.md` §1). Groups alike in these keys may still cost
+/// differently (members of a node in another order).
+fn modelled_group(shape: &Shape, groups: &[Vec<u32>]) -> u32 {
+    let key = |members: &[u32]| {
+        let (mut nodes, mut pods): (Vec<u32>, Vec<u32>) =
+            members.iter().map(|&r| (shape.node(r), shape.pod(r))).unzip();
+        let edges = members.iter().zip(members.iter().cycle().skip(1));
+        let (mut node_cuts, mut pod_cuts) = (0u32, 0u32);
+        for (&a, &b) in edges {
+            node_cuts += u32::from(shape.node(a) != shape.node(b));
+            pod_cuts += u32::from(shape.pod(a) != shape.pod(b));
+        }
+        for v in [&mut nodes, &mut pods] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        (pods.len(), nodes.len(), pod_cuts, node_cuts)
+    };
+    // The lowest rank, negated in the order: a lower one wins the tie.
+    let lowest = |members: &[u32]| std::cmp::Reverse(members.iter().min().copied().unwrap_or(u32::MAX));
+    let mut best = None;
+    for (g, members) in groups.iter().enumerate() {
+        let k = (key(members), lowest(members));
+        if best.as_ref().is_none_or(|(_, b)| k > *b) {
+            best = Some((g as u32, k));
+        }
+    }
+    best.map_or(0, |(g, _)| g)
 }
 
 /// A rank of the world with its replica group and its index in it. Only
@@ -468,7 +518,8 @@ mod tests {
         assert_eq!((at.rank(), at.group(), at.index()), (Rank(2), 0, 2));
         assert_eq!(world.locate(Rank(4)), None);
 
-        let explicit = Groups::explicit(4, vec![vec![3, 1], vec![0, 2]]);
+        let shape = Shape { rank_n: 4, local_rank_n: 4, pod_n: 1, node_n: 1, nodes_per_pod: 1 };
+        let explicit = Groups::explicit(&shape, vec![vec![3, 1], vec![0, 2]]);
         assert_eq!(explicit.member(0, 0), Some(Rank(3)));
         assert_eq!(explicit.member(1, 1), Some(Rank(2)));
         assert_eq!(explicit.member(0, 2), None);

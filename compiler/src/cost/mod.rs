@@ -64,8 +64,10 @@ fn nodes_spanned(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
 /// [`nodes_spanned`] counted from every member's node (the reference the
 /// world group's shortcut is tested against).
 fn nodes_listed(schedule: &Schedule, plan: &CollectivePlan) -> u32 {
-    let mut nodes: Vec<u32> =
-        (0..plan.groups.size()).filter_map(|i| plan.rank(0, i)).map(|r| schedule.shape.node(r.0)).collect();
+    let mut nodes: Vec<u32> = (0..plan.groups.size())
+        .filter_map(|i| plan.rank(plan.groups.modelled(), i))
+        .map(|r| schedule.shape.node(r.0))
+        .collect();
     // A group lists its members node by node (or nearly): dropping
     // repeats in a row first leaves few to sort.
     nodes.dedup();

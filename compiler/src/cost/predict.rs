@@ -806,7 +806,8 @@ fn boundary_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
     if n < 3 || (root.is_none() && !explicit) {
         return;
     }
-    let place = |i: u32| plan.rank(0, i % n).map(|r| (shape.node(r.0), shape.pod(r.0)));
+    let g = plan.groups.modelled();
+    let place = |i: u32| plan.rank(g, i % n).map(|r| (shape.node(r.0), shape.pod(r.0)));
     for pods in [false, true] {
         if (pods && shape.pod_n <= 1) || shape.node_n <= 1 {
             continue;
@@ -835,7 +836,8 @@ fn boundary_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
 fn peer_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
     let mut worst: Option<((Hop, u32), (u32, u32))> = None;
     for &(s, t) in &plan.peers.pairs {
-        let (Some(a), Some(b)) = (plan.rank(0, s), plan.rank(0, t)) else { continue };
+        let g = plan.groups.modelled();
+        let (Some(a), Some(b)) = (plan.rank(g, s), plan.rank(g, t)) else { continue };
         let hop = Hop::of(crate::schedule::relation(shape, a, b));
         let links = if hop == Hop::Intra { load::ring_hops(shape.local_rank_n, a.0, b.0).1 as u32 } else { 0 };
         if worst.is_none_or(|(w, _)| (hop, links) > w) {

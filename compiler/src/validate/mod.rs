@@ -699,7 +699,7 @@ impl Checker {
         // else; their problems are reported after the other fields, in the
         // order of the schema.
         let mut group_checker = Checker::new(self.index);
-        let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
+        let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n, shape.as_ref()));
         let n = groups.as_ref().map(|g| g.n);
 
         if let Some(n) = n {
@@ -1018,7 +1018,9 @@ impl Checker {
         }
     }
 
-    fn groups(&mut self, groups: Option<&[Vec<u32>]>, rank_n: u32) -> Option<CheckedGroups> {
+    /// `shape`: the topology's, when it is valid (the groups are then
+    /// checked, and their problems reported, but not used).
+    fn groups(&mut self, groups: Option<&[Vec<u32>]>, rank_n: u32, shape: Option<&Shape>) -> Option<CheckedGroups> {
         let Some(groups) = groups else {
             return Some(CheckedGroups {
                 groups: Groups::world(rank_n),
@@ -1062,6 +1064,9 @@ impl Checker {
             return None;
         }
         let members = groups.iter().enumerate().map(|(i, g)| (GroupRef::Explicit(idx(i)), g.clone())).collect();
-        Some(CheckedGroups { groups: Groups::explicit(rank_n, groups.to_vec()), n: idx(expected), members })
+        // A topology that is not valid refuses the collective anyway.
+        let one_node = Shape { rank_n, local_rank_n: rank_n.max(1), pod_n: 1, node_n: 1, nodes_per_pod: 1 };
+        let groups = Groups::explicit(shape.unwrap_or(&one_node), groups.to_vec());
+        Some(CheckedGroups { groups, n: idx(expected), members })
     }
 }

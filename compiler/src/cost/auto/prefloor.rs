@@ -213,7 +213,8 @@ impl<'a> PreFloor<'a> {
     /// group member `from` to `to`, routed as the walk routes it
     /// (`LoadCx::add`): none when either is not in the group.
     fn add(&self, plan: &CollectivePlan, load: &mut Load, (from, to): (u32, u32), side: usize, bytes: f64) {
-        let (Some(a), Some(b)) = (plan.rank(0, from), plan.rank(0, to)) else { return };
+        let g = plan.groups.modelled();
+        let (Some(a), Some(b)) = (plan.rank(g, from), plan.rank(g, to)) else { return };
         let shape = &self.schedule.shape;
         let hop = Hop::of(relation(shape, a, b));
         load.hop = load.hop.max(Some(hop));

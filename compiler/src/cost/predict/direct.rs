@@ -122,7 +122,8 @@ impl Sides<'_> {
     /// one node, its ring direction and capped links (as [`LoadCx::add`]).
     fn route(&self, from: u32, to: u32) -> Option<(Hop, usize, f64)> {
         let cx = self.cx;
-        let (a, b) = (cx.plan.rank(0, from)?, cx.plan.rank(0, to)?);
+        let g = cx.plan.groups.modelled();
+        let (a, b) = (cx.plan.rank(g, from)?, cx.plan.rank(g, to)?);
         let hop = Hop::of(relation(&cx.schedule.shape, a, b));
         if hop != Hop::Intra {
             return Some((hop, 0, 0.0));

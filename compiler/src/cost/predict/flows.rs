@@ -258,8 +258,10 @@ pub(super) fn count_flows(
 ) -> NodeFlows {
     let shape = &schedule.shape;
     let n = plan.groups.size();
-    // The node of group 0's member `i` (`None`: no such member).
-    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
+    // The node of the modelled group's member `i` (`None`: no such
+    // member; `Groups::modelled`).
+    let g = plan.groups.modelled();
+    let node = |i: u32| plan.rank(g, i).map(|r| shape.node(r.0));
     let node0 = node(0);
     let mut on_node = 0u32;
     let mut flows = 0u32;
@@ -349,8 +351,9 @@ pub(super) fn sends_off_walked(
 ) -> bool {
     let shape = &schedule.shape;
     buf.clear();
-    schedule.transfers(plan, 0, m, phase.first_step, buf);
-    let node = |i: u32| plan.rank(0, i).map(|r| shape.node(r.0));
+    let g = plan.groups.modelled();
+    schedule.transfers(plan, g, m, phase.first_step, buf);
+    let node = |i: u32| plan.rank(g, i).map(|r| shape.node(r.0));
     buf.iter().any(|t| t.from == m && node(t.to) != node(m))
 }
 
@@ -373,7 +376,8 @@ pub(super) fn sends_off_from_partner(
     }
     let scope = spans.placer(phase.scope, plan.radices).around(m);
     let Some(to) = algorithms::rdh_sends_to(phase.kind, scope.k, scope.pos)? else { return Some(false) };
-    let node = |i: u32| plan.rank(0, i).map(|r| schedule.shape.node(r.0));
+    let g = plan.groups.modelled();
+    let node = |i: u32| plan.rank(g, i).map(|r| schedule.shape.node(r.0));
     Some(node(scope.base + to * scope.stride) != node(m))
 }
 
@@ -436,7 +440,8 @@ pub(super) fn sends_off_from_pattern(
     let shape = &schedule.shape;
     // The scope alone (`instance` also narrows the block universe).
     let scope = spans.placer(phase.scope, plan.radices).around(m);
-    let node_of = |q: u32| plan.rank(0, scope.member(q)).map(|r| shape.node(r.0));
+    let g = plan.groups.modelled();
+    let node_of = |q: u32| plan.rank(g, scope.member(q)).map(|r| shape.node(r.0));
     let key = (scope.base, scope.stride, scope.k);
     let spans_nodes = match spans.spans {
         Some((k, v)) if k == key => v,

@@ -41,9 +41,17 @@ pub(super) fn step_load(
 ) -> StepLoad {
     buf.clear();
     if cx.named {
-        crate::algorithms::transfers::<false>(cx.plan, &cx.schedule.shape, 0, phase, inst, t, buf);
+        crate::algorithms::transfers::<false>(
+            cx.plan,
+            &cx.schedule.shape,
+            cx.plan.groups.modelled(),
+            phase,
+            inst,
+            t,
+            buf,
+        );
     } else {
-        cx.schedule.phase_transfers(cx.plan, 0, phase, inst, t, buf);
+        cx.schedule.phase_transfers(cx.plan, cx.plan.groups.modelled(), phase, inst, t, buf);
     }
     let mut load = StepLoad::default();
     senders.clear();
@@ -118,7 +126,8 @@ impl LoadCx<'_> {
     ) {
         let (schedule, plan) = (self.schedule, self.plan);
         // Every transfer of a built plan is between members of the group.
-        let (Some(a), Some(b)) = (plan.rank(0, from), plan.rank(0, to)) else { return };
+        let g = plan.groups.modelled();
+        let (Some(a), Some(b)) = (plan.rank(g, from), plan.rank(g, to)) else { return };
         let hop = Hop::of(relation(&schedule.shape, a, b));
         load.hop = load.hop.max(Some(hop));
         if from != me && to != me {
