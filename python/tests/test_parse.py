@@ -80,6 +80,12 @@ def test_parse_error_of_a_missing_comma_and_of_text_that_ends_early():
         ccc.parse((ROOT / "examples" / "invalid" / "missing_comma.ron").read_text())
     assert caught.value.kind == "MissingComma"
     assert caught.value.line is not None
+    # `Auto(Ring)` copied from a manifest: not a missing comma.
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text().replace("algorithm: Ring", "algorithm: Auto(Ring)")
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.parse(text)
+    assert caught.value.kind == "ChosenAuto"
+    assert "a spec writes `Auto`" in caught.value.help
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse("Collective(op: AllReduce,\n")
     assert caught.value.kind == "UnexpectedEof"

@@ -128,6 +128,10 @@ pub enum ParseErrorKind {
     UnexpectedEof,
     /// A missing `,` between two fields or elements.
     MissingComma,
+    /// `Auto(Ring)`: how a signature or manifest shows what `Auto` chose,
+    /// written in a spec (RON reads `Auto` and then misses a comma at
+    /// the `(`).
+    ChosenAuto,
     /// A `/* */` comment that is never closed; the span marks its `/*`.
     UnclosedComment,
     /// A whole number too large for its field, or negative where the
@@ -179,6 +183,7 @@ impl ParseError {
             ParseErrorKind::TrailingCharacters => "unexpected text after the spec".to_owned(),
             ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
+            ParseErrorKind::ChosenAuto => "`Auto` takes no choice here".to_owned(),
             ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
             ParseErrorKind::IntegerOutOfBounds { field: Some(field) } => format!("out of range for `{field}`"),
             ParseErrorKind::IntegerOutOfBounds { field: None } => "out of range".to_owned(),
@@ -235,6 +240,10 @@ impl ParseError {
             ParseErrorKind::UnclosedComment => {
                 Some("close it with `*/`; block comments nest, so each `/*` inside it needs its own `*/` too")
             }
+            ParseErrorKind::ChosenAuto => Some(
+                "`Auto(X)` is how a signature or manifest shows what Auto chose; a spec writes `Auto` (the cost \
+                 model chooses) or the algorithm itself (`X`)",
+            ),
             ParseErrorKind::MissingField { outer: Some(outer), .. } => match outer.as_str() {
                 "Collective" => Some("every collective needs op, dtype, count, arch, topology, channels and algorithm"),
                 "Topology" => Some("a topology needs rank_n and local_rank_n (pod_n defaults to 1)"),
@@ -284,8 +293,17 @@ pub(super) fn error_from_ron(
             let (before, after) = (src.get(..at).unwrap_or(""), src.get(at..).unwrap_or(""));
             let digits = before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
             let fraction = after.starts_with('.') && digits.len() < before.len();
+            // `algorithm: Auto(Ring)`: RON reads `Auto` and misses a comma
+            // at the `(`.
+            let auto = after.starts_with('(')
+                && before
+                    .trim_end()
+                    .strip_suffix("Auto")
+                    .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
             if fraction {
                 ParseErrorKind::Fraction { field: field_before(src, digits.len()) }
+            } else if auto {
+                ParseErrorKind::ChosenAuto
             } else {
                 ParseErrorKind::MissingComma
             }
@@ -295,6 +313,7 @@ pub(super) fn error_from_ron(
     let path = field_path(path, &kind).map(String::into_boxed_str);
     let message = match kind {
         ParseErrorKind::Fraction { .. } => "expected a whole number, found a fraction".to_owned(),
+        ParseErrorKind::ChosenAuto => "`Auto` takes no choice in a spec".to_owned(),
         // RON's advice to write a raw identifier (`r#8`) is never a spec's:
         // a name was expected, and the help says how a struct reads.
         _ if let RonError::SuggestRawIdentifier(found) = &e.code => {

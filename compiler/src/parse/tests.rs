@@ -162,6 +162,19 @@ fn numbers_a_field_cannot_hold_name_the_field() {
     assert_eq!(e.kind, ParseErrorKind::MissingComma);
 }
 
+/// `Auto(Ring)`, copied from a signature or manifest into a spec, is not
+/// called a missing comma (RON's reading): the help says how a spec
+/// writes it. A name that only ends in `Auto` is still a missing comma.
+#[test]
+fn an_auto_with_its_choice_says_how_a_spec_writes_it() {
+    let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: Auto(SingleCycleRing)"));
+    assert_eq!(e.kind, ParseErrorKind::ChosenAuto);
+    assert_eq!(&*e.message, "`Auto` takes no choice in a spec");
+    assert!(e.help().unwrap().contains("a spec writes `Auto` (the cost model chooses) or the algorithm itself"));
+    let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: NotAuto(Ring)"));
+    assert_ne!(e.kind, ParseErrorKind::ChosenAuto);
+}
+
 #[test]
 fn trailing_text_and_empty_input() {
     let e = err(&format!("{GOOD} extra"));
