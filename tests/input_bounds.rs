@@ -222,7 +222,7 @@ fn a_negative_rank_is_told_what_a_rank_is() {
     let stderr = refused(&["compile".as_ref(), spec.as_os_str(), "--rank".as_ref(), "4294967296".as_ref()]);
     assert!(stderr.contains("too large (ranks count to 4294967295 at most)"), "{stderr}");
     let budget = ["compile".as_ref(), spec.as_os_str(), "--memory-budget".as_ref(), "18446744073709551616".as_ref()];
-    assert!(refused(&budget).contains("is more than 2^64 bytes"));
+    assert!(refused(&budget).contains("is 2^64 bytes or more, past the largest size (2^64 - 1 bytes)"));
     assert!(!out.exists());
     // decode's --device and --topsp say what they accept, not clap's
     // "use '-- -1'" (which would not work).

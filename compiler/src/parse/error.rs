@@ -201,7 +201,7 @@ impl ParseError {
         let whole = |field: &Option<String>| {
             let name = field.as_deref().map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
             let max = field.as_deref().and_then(integer_max).map_or_else(String::new, |m| format!(" of at most {m}"));
-            format!("{name} takes a whole number{max}: no sign, no fraction")
+            format!("{name} takes a whole number{max}: not negative, no fraction")
         };
         // The field the path ends in, without its indices (`groups`).
         let last = self.path.as_deref().and_then(|p| p.rsplit('.').next()).map(|f| f.split('[').next().unwrap_or(f));

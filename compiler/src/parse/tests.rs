@@ -147,7 +147,7 @@ fn numbers_a_field_cannot_hold_name_the_field() {
     let e = err(&GOOD.replace("channels: 4,", "channels: -5,"));
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("channels".into()) });
     assert_eq!(e.label(), "out of range for `channels`");
-    assert_eq!(e.help().unwrap(), "`channels` takes a whole number of at most 4294967295: no sign, no fraction");
+    assert_eq!(e.help().unwrap(), "`channels` takes a whole number of at most 4294967295: not negative, no fraction");
     let e = err(&GOOD.replace("count: 4194304,", "count:  99999999999999999999,"));
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("count".into()) });
     assert!(e.help().unwrap().contains("of at most 18446744073709551615"), "{:?}", e.help());
@@ -340,7 +340,7 @@ fn errors_say_where_and_help_where_ron_misleads() {
     assert_eq!(e.to_string(), "Expected integer at line 5, column 12, in `count`");
     assert_eq!(
         e.help().as_deref(),
-        Some("`count` takes a whole number of at most 18446744073709551615: no sign, no fraction")
+        Some("`count` takes a whole number of at most 18446744073709551615: not negative, no fraction")
     );
     // RON's advice, a raw identifier (`r#8`), is never a spec's.
     let e = err(&GOOD.replace("(rank_n: 32, local_rank_n: 16)", "(32, 16)"));

@@ -313,7 +313,7 @@ impl std::str::FromStr for Bytes {
         let (digits, shift) =
             UNITS.iter().find_map(|&(unit, shift)| Some((s.strip_suffix(unit)?.trim_end(), shift))).unwrap_or((s, 0));
         let accepted = "accepted: a whole number of bytes, or one with KiB, MiB, GiB or TiB (e.g. 4GiB)";
-        let too_large = || format!("{s:?} is more than 2^64 bytes; {accepted}");
+        let too_large = || format!("{s:?} is 2^64 bytes or more, past the largest size (2^64 - 1 bytes); {accepted}");
         let n: u64 = digits.parse().map_err(|e: std::num::ParseIntError| {
             if *e.kind() == std::num::IntErrorKind::PosOverflow {
                 too_large()
