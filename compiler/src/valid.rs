@@ -286,7 +286,7 @@ pub struct Groups {
 }
 
 /// Explicit groups and where each rank sits in them.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Explicit {
     groups: Vec<Vec<u32>>,
     /// Global rank → (group, index in group).
@@ -313,8 +313,24 @@ impl Groups {
                 }
             }
         }
-        let modelled = modelled_group(shape, &groups);
+        let modelled = modelled_group(shape, &groups, &[]);
         Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places, modelled })) }
+    }
+
+    /// These groups with the costed group chosen knowing the op's peer map
+    /// (group-local pairs): a pair across a node costs more than one inside
+    /// it ([`modelled_group`]).
+    pub(crate) fn with_peers(mut self, shape: &Shape, peers: &[(u32, u32)]) -> Self {
+        if peers.is_empty() {
+            return self;
+        }
+        if let Some(e) = self.explicit.as_mut() {
+            let modelled = modelled_group(shape, &e.groups, peers);
+            if modelled != e.modelled {
+                std::sync::Arc::make_mut(e).modelled = modelled;
+            }
+        }
+        self
     }
 
     /// The group the cost model costs (0 for the world): of explicit
@@ -368,7 +384,9 @@ impl Groups {
 }
 
 /// The group of `groups` on `shape` the cost model costs: the one that
-/// spans the most pods, then the most nodes, then crosses a pod and then
+/// spans the most pods, then the most nodes, then (for an op of a peer
+/// map, `peers` group-local) has the most pairs across a pod, then across
+/// a node, then the longest pair inside a node, then crosses a pod and then
 /// a node most often from one member to the next (its ring's edges, the
 /// last member to the first included); of those alike in that, the one
 /// holding the lowest rank. Groups run at once and the collective ends
@@ -377,7 +395,21 @@ impl Groups {
 /// group on one node listed first once hid a group across two
 /// (`docs/cost-model.md` §1). Groups alike in these keys may still cost
 /// differently (members of a node in another order).
-fn modelled_group(shape: &Shape, groups: &[Vec<u32>]) -> u32 {
+fn modelled_group(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> u32 {
+    // A peer map's pairs across a pod and across a node, then its longest
+    // walk inside a node (links), in this group's ranks.
+    let pairs = |members: &[u32]| {
+        let (mut pod, mut node, mut links) = (0u32, 0u32, 0u32);
+        for &(s, t) in peers {
+            let (Some(&a), Some(&b)) = (members.get(s as usize), members.get(t as usize)) else { continue };
+            pod += u32::from(shape.pod(a) != shape.pod(b));
+            node += u32::from(shape.node(a) != shape.node(b));
+            let local = shape.local_rank_n.max(1);
+            let cw = (b % local + local - a % local) % local;
+            links = links.max(cw.min(local - cw));
+        }
+        (pod, node, links)
+    };
     let key = |members: &[u32]| {
         let (mut nodes, mut pods): (Vec<u32>, Vec<u32>) =
             members.iter().map(|&r| (shape.node(r), shape.pod(r))).unzip();
@@ -391,7 +423,7 @@ fn modelled_group(shape: &Shape, groups: &[Vec<u32>]) -> u32 {
             v.sort_unstable();
             v.dedup();
         }
-        (pods.len(), nodes.len(), pod_cuts, node_cuts)
+        (pods.len(), nodes.len(), pairs(members), pod_cuts, node_cuts)
     };
     // The lowest rank, negated in the order: a lower one wins the tie.
     let lowest = |members: &[u32]| std::cmp::Reverse(members.iter().min().copied().unwrap_or(u32::MAX));

@@ -14,7 +14,8 @@
 //!   broadcast and reduce, `2(p−1)/p·n / B` for all-reduce, with `B` the
 //!   most one rank can inject when every rank injects its share (both
 //!   directions of its intra-node links plus its share of its node's
-//!   network, all through its TOP_SPs' DMA);
+//!   network, all through its TOP_SPs' DMA); an op of a peer map, `n / B`
+//!   with the node's whole network (its map may have one pair);
 //! - cut (members on several nodes): what must cross a node's boundary
 //!   over the node's network: `2(N−1)/N·n` for all-reduce, `(N−1)/N·n` for
 //!   reduce-scatter and all-gather, `(N−1)/N·n` for all-to-all.
@@ -93,8 +94,10 @@ pub fn bound(input: BoundInput, params: &ModelParams, launch: bool) -> Bound {
     };
     let dma = params.dma * f64::from(channels.min(topsp_n).max(1));
     // Every member must inject its share; the members of a node share its
-    // network.
-    let network = params.node_inter / f64::from(per_node.max(1));
+    // network. A peer map may be sparse (one pair across nodes), so its
+    // sender may have the node's whole network.
+    let sharing = if op.takes_peers() { 1 } else { per_node.max(1) };
+    let network = params.node_inter / f64::from(sharing);
     // Both directions of the intra-node links, the network share, all
     // through the DMA.
     let links = 2.0 * params.link_intra + if nodes > 1 { network } else { 0.0 };

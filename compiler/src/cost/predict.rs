@@ -324,7 +324,12 @@ pub(crate) struct PlanCx<'a> {
     table: DescTable<'a>,
     /// The table's [`DescTable::every_block`], read once.
     every: Option<EveryBlock>,
+    /// The members costed ([`costed_members`]).
     members: Vec<u32>,
+    /// Every member, where a phase may need them all: a shape that is not
+    /// regular, of at most [`EVERY_MEMBER_MAX`] members ([`uneven_rdh`]);
+    /// else empty.
+    all: Vec<u32>,
     dma: f64,
 }
 
@@ -336,7 +341,9 @@ impl<'a> PlanCx<'a> {
         let lanes = f64::from(plan.channels.min(arch.topsp_n).max(1));
         let table = DescTable::new(plan, &busiest);
         let members = costed_members(&schedule.shape, plan);
-        PlanCx { every: table.every_block(), table, members, dma: params.dma * lanes }
+        let n = plan.groups.size();
+        let all = if !regular(&schedule.shape, plan) && n <= EVERY_MEMBER_MAX { (0..n).collect() } else { Vec::new() };
+        PlanCx { every: table.every_block(), table, members, all, dma: params.dma * lanes }
     }
 
     /// The DMA rate a walk on this context charges, bytes/s (`Auto`'s
@@ -511,7 +518,10 @@ impl<'a> Walk<'a> {
         let every = if named { self.cx.every } else { None };
         let cx = LoadCx { schedule, plan, table, cap: self.cap, named, floor: self.floor, every };
         // A floor costs member 0 (the first sampled member) alone.
-        let members = &self.cx.members;
+        // A halving or doubling over a scope that is not a power of two
+        // costs every member where the shape allows ([`PlanCx::all`]).
+        let every = !self.floor && !self.cx.all.is_empty() && uneven_rdh(plan, phase);
+        let members = if every { &self.cx.all } else { &self.cx.members };
         let costed = if self.floor { &members[..members.len().min(1)] } else { &members[..] };
         let (memo, floor) = (self.memo.as_deref_mut(), self.floor);
         let (mut memo, scratch) = match memo {
@@ -523,7 +533,10 @@ impl<'a> Walk<'a> {
         };
         if !*placed {
             // The reference places every phase afresh.
-            let alike = named && self.placed.is_some_and(|before| phase.placed_as(before));
+            // (Placed for the same members: the sample's, or every one.)
+            let alike = named
+                && self.placed.is_some_and(|before| phase.placed_as(before))
+                && scratch.insts.len() == costed.len();
             if !alike {
                 scratch.insts.clear();
                 scratch.insts.extend(costed.iter().map(|&m| plan.instance(phase, m)));
@@ -723,42 +736,59 @@ impl StepClasses {
 }
 
 /// Groups of at most this many members whose shape is irregular
-/// ([`regular`]) have every member costed, not a sample.
-const EVERY_MEMBER_MAX: u32 = 64;
+/// ([`regular`]) have every member costed where the sample does not take
+/// each role at its dearest ([`costed_members`], [`uneven_rdh`]).
+const EVERY_MEMBER_MAX: u32 = 512;
 
-/// The group members whose steps are costed: on a regular shape
-/// ([`regular`]) a sample that takes every role at its dearest
-/// ([`sample_members`]); on an irregular one, every member up to
-/// [`EVERY_MEMBER_MAX`] of them, and the sample beyond (each role at the
-/// places the sample names, not proven the dearest).
+/// The group members costed in every phase: on a shape whose roles sit
+/// anywhere (explicit groups, a root, a peer map, per-pair counts), every
+/// member up to [`EVERY_MEMBER_MAX`] of them; else the sample
+/// ([`sample_members`]), which takes every role at its dearest on the
+/// world group in rank order but in a halving over a scope that is not a
+/// power of two ([`uneven_rdh`]).
 fn costed_members(shape: &Shape, plan: &CollectivePlan) -> Vec<u32> {
     let n = plan.groups.size();
-    if !regular(shape, plan) && n <= EVERY_MEMBER_MAX {
+    if placed_anywhere(plan) && n <= EVERY_MEMBER_MAX {
         return (0..n).collect();
     }
     sample_members(shape, plan)
 }
 
+/// Whether `plan`'s roles may sit at any member: explicit groups (their
+/// members anywhere), a root (which chain edge crosses a node depends on
+/// it), a peer map (which pair is the widest depends on the map) or
+/// per-pair counts (the busiest member is any one).
+fn placed_anywhere(plan: &CollectivePlan) -> bool {
+    plan.groups.is_explicit() || plan.root.is_some() || !plan.peers.pairs.is_empty() || plan.counts.is_some()
+}
+
 /// Whether every member of `plan`'s groups takes one of a few roles, each
 /// at the same cost wherever it sits but for the node and pod boundaries
-/// at the ends of the group: the world group, in rank order, of a
-/// power-of-two size on nodes of a power-of-two size (so its rings wrap
-/// across a node at the last member, its halvings and doublings pair
-/// members the same distance apart, every member a participant), with no
-/// root, peer map or per-pair counts. On any other shape a role's cost
-/// depends on where its member sits: which chain edge crosses a node
-/// depends on the root, which participant of a halving over 12 members
-/// pairs across a node on how the 4 extra members fold in, which peer
-/// pair is the widest on the map (`cost/tests.rs` compares every member
-/// against the sample).
+/// at the ends of the group: the world group in rank order, a power of
+/// two of ranks on nodes of a power of two, no root, peer map or per-pair
+/// counts (`cost/tests.rs` compares every member against the sample).
 fn regular(shape: &Shape, plan: &CollectivePlan) -> bool {
-    let n = plan.groups.size();
-    !plan.groups.is_explicit()
-        && n.is_power_of_two()
-        && shape.local_rank_n.is_power_of_two()
-        && plan.root.is_none()
-        && plan.peers.pairs.is_empty()
-        && plan.counts.is_none()
+    plan.groups.size().is_power_of_two() && shape.local_rank_n.is_power_of_two() && !placed_anywhere(plan)
+}
+
+/// Whether `phase` is a recursive halving or doubling phase (its
+/// prologue, epilogue and binomial trees too) over a scope that is not a
+/// power of two: its participants speak for one or two members and pair
+/// across a node depending on how the extra members fold in, so on the
+/// world group too the sample may miss the dearest (100 ranks of 20 a
+/// node were predicted at under half their cost).
+fn uneven_rdh(plan: &CollectivePlan, phase: &Phase) -> bool {
+    use crate::schedule::PhaseKind as K;
+    let rdh = matches!(
+        phase.kind,
+        K::RdhPrologue { .. }
+            | K::RdhHalving { .. }
+            | K::RdhDoubling { .. }
+            | K::RdhEpilogue { .. }
+            | K::BinomialBroadcast { .. }
+            | K::BinomialReduce { .. }
+    );
+    rdh && !plan.instance(phase, 0).scope.k.is_power_of_two()
 }
 
 /// The sampled members: the first two, the middle, the last, and the
@@ -829,22 +859,25 @@ fn boundary_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
     }
 }
 
-/// A peer map's (a permute's, a send's) costliest pair: the one whose
-/// hop is the widest, then whose ring distance inside a node is the
-/// longest (the first on a tie); its sender and receiver. Every pair moves
-/// the same bytes, so the others cost no more.
+/// A peer map's (a permute's, a send's) costliest pairs: of each hop
+/// (inside a node, across nodes, across pods) the first pair, inside a
+/// node the one over the most links; their senders and receivers. Every
+/// pair moves the same bytes, so the others of a hop cost no more; which
+/// hop costs the most depends on the model (a pair over 4 links inside a
+/// node may cost more than one across the network), so each is costed.
 fn peer_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
-    let mut worst: Option<((Hop, u32), (u32, u32))> = None;
+    let mut worst: [Option<(u32, (u32, u32))>; 3] = [None; 3];
+    let g = plan.groups.modelled();
     for &(s, t) in &plan.peers.pairs {
-        let g = plan.groups.modelled();
         let (Some(a), Some(b)) = (plan.rank(g, s), plan.rank(g, t)) else { continue };
         let hop = Hop::of(crate::schedule::relation(shape, a, b));
         let links = if hop == Hop::Intra { load::ring_hops(shape.local_rank_n, a.0, b.0).1 as u32 } else { 0 };
-        if worst.is_none_or(|(w, _)| (hop, links) > w) {
-            worst = Some(((hop, links), (s, t)));
+        let slot = &mut worst[hop as usize];
+        if slot.is_none_or(|(w, _)| links > w) {
+            *slot = Some((links, (s, t)));
         }
     }
-    if let Some((_, (s, t))) = worst {
+    for (_, (s, t)) in worst.into_iter().flatten() {
         out.extend([s, t]);
     }
 }

@@ -728,7 +728,7 @@ impl Checker {
             count: c.count,
             channels: channels?,
             algorithm: algorithm?,
-            groups: groups?.groups,
+            groups: groups?.groups.with_peers(shape.as_ref()?, peers.as_deref().unwrap_or_default()),
             root: root?,
             peers: peers?,
             counts: c.counts.clone().map(std::sync::Arc::from),

@@ -224,8 +224,8 @@ pub(super) struct NodeFlows {
     pub(super) skipped: bool,
 }
 
-/// How many flows leave one node at once in `phase`: the members of group
-/// 0 on member 0's node that send off-node at the phase's first step,
+/// How many flows leave one node at once in `phase`: the members of the
+/// costed group (`Groups::modelled`) on member 0's node that send off-node at the phase's first step,
 /// times the groups that share that node. At least 1.
 ///
 /// Most patterns' sends are known from the pattern without generating
@@ -340,7 +340,7 @@ pub(super) fn count_flows(
     NodeFlows { flows: f64::from(flows.max(1)) * f64::from(groups_on_node), walked, skipped }
 }
 
-/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// Whether member `m` of the costed group sends off its node at `phase`'s first
 /// step, from the transfers the phase generates.
 pub(super) fn sends_off_walked(
     schedule: &Schedule,
@@ -357,7 +357,7 @@ pub(super) fn sends_off_walked(
     buf.iter().any(|t| t.from == m && node(t.to) != node(m))
 }
 
-/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// Whether member `m` of the costed group sends off its node at `phase`'s first
 /// step, from the partner an RDH phase pairs it with
 /// ([`algorithms::rdh_sends_to`]): what [`sends_off_walked`] finds,
 /// without generating the step; `None` for any other phase. `spans`
@@ -406,7 +406,7 @@ impl SpanMemo {
     }
 }
 
-/// Whether member `m` of group 0 sends off its node at `phase`'s first
+/// Whether member `m` of the costed group sends off its node at `phase`'s first
 /// step, from the pattern (`algorithms/`), or `None` for a pattern it is
 /// not known for (a point-to-point's peers, a chain's or a tree's rounds:
 /// walked).

@@ -78,8 +78,9 @@ pub(super) fn may_have_twins(plan: &CollectivePlan, table: &DescTable<'_>, phase
 /// The costed members (`members`, placed `insts`) that are twins of an
 /// earlier one ([`alike`]), as a bit mask by position: bit `i` set when
 /// member `i` need not be costed. The first member never is a twin; at
-/// most [`MAX_MEMBERS`] members are looked at (a walk samples five at
-/// most).
+/// most [`MAX_MEMBERS`] members are looked at (a walk costs every member
+/// of an irregular group of up to 512; those past the first 32 are costed,
+/// not looked at).
 pub(super) fn of(shape: &Shape, members: &[u32], insts: &[PhaseInstance]) -> u32 {
     let mut twins = 0u32;
     for (j, (&b, &ib)) in members.iter().zip(insts).enumerate().take(MAX_MEMBERS).skip(1) {
