@@ -163,6 +163,13 @@ fn non_utf8_names_the_byte_offset_line_and_column() {
     assert!(stderr.contains("is not UTF-8: byte 0xff at offset 39 (line 3, column 11) is not valid UTF-8"), "{stderr}");
     // Text in another encoding: re-save it.
     assert!(stderr.contains("re-save the file as UTF-8"), "{stderr}");
+    // UTF-16 (as Windows tools save it) holds NULs and is still text.
+    let utf16: Vec<u8> =
+        [0xFF, 0xFE].into_iter().chain(example_text().encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    let path = file(&dir, "utf16.ron", utf16);
+    let stderr = refused(&["check".as_ref(), path.as_os_str()]);
+    assert!(stderr.contains("this file looks like UTF-16: re-save it as UTF-8"), "{stderr}");
+    assert!(!stderr.contains("binary"), "{stderr}");
 }
 
 /// An image given where a spec or manifest goes (by its name, or a NUL in

@@ -43,12 +43,11 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     if na != nb {
         let (longer, extra) = if na > nb { ("the first", &a.sources[nb..]) } else { ("the second", &b.sources[na..]) };
         let names: Vec<String> = extra.iter().map(|s| format!("`{}`", s.instruction)).collect();
-        let (noun, them) =
-            if names.len() == 1 { ("collective", "instruction") } else { ("collectives", "instructions") };
+        let them = if names.len() == 1 { "instruction" } else { "instructions" };
         out.push(HloDifference {
             instruction: extra.first().map_or_else(String::new, |s| s.instruction.clone()),
             what: format!(
-                "{na} {} against {nb}: only {longer} module has the {noun} {them} {}",
+                "{na} {} against {nb}: only {longer} module has the collective {them} {}",
                 if na == 1 { "collective" } else { "collectives" },
                 names.join(", ")
             ),

@@ -9,7 +9,7 @@
 //!     channels: 2,                          // optional, default 1
 //!     algorithm: Ring,                      // optional: every collective
 //!     algorithms: {AllToAll: Mesh},         // optional: per op, before `algorithm`
-//!     devices: {0: 0, 1: 2, 2: 1, 3: 3},    // optional: device id -> rank
+//!     // devices: {0: 0, 1: 2, 2: 1, 3: 3, ...}, // optional: every device -> its rank
 //!     model: (alpha_inter_ns: 20000),       // optional: cost-model overrides
 //! )
 //! ```

@@ -237,8 +237,15 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
         // A NUL in the first few KiB, or an image's name: a binary file
         // (an image given where text goes), not text saved wrongly.
         let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| IMAGE_NAMES.contains(&n));
-        let binary = named || bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0);
-        let help = if binary {
+        // UTF-16 text (a byte-order mark, or ASCII with every other byte
+        // NUL, as Windows tools save it) holds NULs and is still text.
+        let utf16 = bytes.starts_with(&[0xFF, 0xFE])
+            || bytes.starts_with(&[0xFE, 0xFF])
+            || (bytes.len() >= 4 && bytes.iter().take(BINARY_SNIFF_BYTES).skip(1).step_by(2).all(|&b| b == 0));
+        let binary = !utf16 && (named || bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0));
+        let help = if utf16 {
+            format!("{} is UTF-8 text; this file looks like UTF-16: re-save it as UTF-8", a(what))
+        } else if binary {
             format!(
                 "this looks like a binary file (a compiled image?), not {}: `ccc decode` reads an image, and \
                  `ccc diagnose` compares output folders (or their manifest.json)",
