@@ -197,8 +197,10 @@ pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Els
     let (a, b) = (Choice::of(here)?, Choice::of(there)?);
     let mut inputs = leg_inputs(&a, &b);
     inputs.extend(others.iter().map(|f| (*f).to_owned()));
-    // `choices: Wide` widens the legs a `Hier((...))` leaves to `Auto`.
-    let legs = matches!(a, Choice::Legs(_)) || matches!(b, Choice::Legs(_));
+    // `choices: Wide` widens `inter_all_reduce` when a `Hier((...))`
+    // leaves it to `Auto` (the only leg it widens).
+    let widened = |c: &Choice<'_>| matches!(c, Choice::Legs(_)) && c.leg("inter_all_reduce").is_some_and(|l| l.1);
+    let legs = widened(&a) || widened(&b);
     let model = if legs {
         "model or choices (the `model:` overrides of the cost model, or `choices: Wide` in a `Hier((...))`, \
          which widens the set its legs left to Auto choose from; the signature holds neither)"
