@@ -36,6 +36,10 @@ use serde::Serialize;
 /// scaled up (a ring's steps all cost the same).
 const SAMPLED_STEPS: u32 = 16;
 
+/// A rooted ring's chain ([`walked_steps`]) is costed on up to this many
+/// steps.
+const CHAIN_WALKED_STEPS: u32 = 128;
+
 /// The kind of link a transfer takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Hop {
@@ -203,6 +207,19 @@ pub(crate) fn predict_every_member(schedule: &Schedule, plan: &CollectivePlan, p
     let mut cx = PlanCx::new(schedule, plan, params);
     cx.members = (0..plan.groups.size()).collect();
     predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params, &cx) })
+}
+
+/// [`predict_every_member`] walking every step of every phase, none
+/// sampled: what the sampled steps stand for.
+#[cfg(test)]
+pub(crate) fn predict_every_member_and_step(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    params: &ModelParams,
+) -> Prediction {
+    let mut cx = PlanCx::new(schedule, plan, params);
+    cx.members = (0..plan.groups.size()).collect();
+    predict_walking(Walk { walk_every_step: true, step_cap: Some(u32::MAX), ..Walk::new(schedule, plan, params, &cx) })
 }
 
 fn predict_walking(mut walk: Walk<'_>) -> Prediction {
@@ -397,6 +414,9 @@ struct Walk<'a> {
     /// every transfer, even a direct step's (the reference the shortcuts
     /// are tested against).
     walk_every_step: bool,
+    /// How many steps of a phase are walked, where not
+    /// [`walked_steps`]'s (the tests' reference walks them all).
+    step_cap: Option<u32>,
 }
 
 impl<'a> Walk<'a> {
@@ -416,6 +436,7 @@ impl<'a> Walk<'a> {
             floor: false,
             memo: None,
             walk_every_step: false,
+            step_cap: None,
         }
     }
 
@@ -439,7 +460,7 @@ impl<'a> Walk<'a> {
             let flows = node_flows(self.schedule, self.plan, phase, &mut self.own.buf, self.floor).flows;
             network = Some(self.params.node_inter / flows);
         }
-        let (picked, weight) = sampled_steps(phase.step_n);
+        let (picked, weight) = sampled_steps(phase.step_n, self.step_cap.unwrap_or_else(|| walked_steps(phase)));
         let classes = if self.walk_every_step { StepClasses::None } else { self.classes(phase) };
         // The first walked step of each class, weighted, reused for the
         // others: its products with the weight are the ones every step of
@@ -899,12 +920,26 @@ fn count_members(plan: &CollectivePlan, out: &mut Vec<u32>) {
 }
 
 /// The steps of a phase that are walked, in order, and the weight of each
-/// (every step up to [`SAMPLED_STEPS`], else that many evenly spread).
-fn sampled_steps(step_n: u32) -> (impl Iterator<Item = u32>, f64) {
-    let all = step_n <= SAMPLED_STEPS;
-    let picked = (0..step_n.min(SAMPLED_STEPS))
-        .map(move |i| if all { i } else { (u64::from(i) * u64::from(step_n) / u64::from(SAMPLED_STEPS)) as u32 });
-    (picked, if all { 1.0 } else { f64::from(step_n) / f64::from(SAMPLED_STEPS) })
+/// (every step up to `sampled` of them, else that many evenly spread).
+fn sampled_steps(step_n: u32, sampled: u32) -> (impl Iterator<Item = u32>, f64) {
+    let sampled = sampled.max(1);
+    let all = step_n <= sampled;
+    let picked = (0..step_n.min(sampled))
+        .map(move |i| if all { i } else { (u64::from(i) * u64::from(step_n) / u64::from(sampled)) as u32 });
+    (picked, if all { 1.0 } else { f64::from(step_n) / f64::from(sampled) })
+}
+
+/// How many of `phase`'s steps are walked ([`sampled_steps`]): a rooted
+/// ring's chain fills and drains, so which of its members cross a node
+/// changes from step to step, and its steps are walked up to
+/// [`CHAIN_WALKED_STEPS`] (every step of a chain of up to 65 members);
+/// every other pattern's steps cost alike or nearly, [`SAMPLED_STEPS`].
+fn walked_steps(phase: &Phase) -> u32 {
+    use crate::schedule::PhaseKind as K;
+    match phase.kind {
+        K::RingBroadcast { .. } | K::RingReduce { .. } => CHAIN_WALKED_STEPS,
+        _ => SAMPLED_STEPS,
+    }
 }
 
 /// The four terms of a step's (or a phase's) cost, ns.

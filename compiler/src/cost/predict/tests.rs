@@ -418,7 +418,7 @@ fn a_twin_costs_what_its_twin_costs() {
         for b in 0..plan.groups.size() {
             let ib = insts[b as usize];
             let Some(a) = (0..b).find(|&a| twins::alike(shape, (a, insts[a as usize]), (b, ib))) else { continue };
-            for t in sampled_steps(phase.step_n).0 {
+            for t in sampled_steps(phase.step_n, walked_steps(phase)).0 {
                 let (twin, first) = (loads(b, t), loads(a, t));
                 assert_eq!(twin, first, "{name}: member {b} (twin of {a}), step {t}");
             }
