@@ -334,7 +334,7 @@ impl Groups {
     }
 
     /// The group the cost model costs (0 for the world): of explicit
-    /// groups, the one spread widest ([`modelled_group`]), so that the
+    /// groups, the one spread widest (`modelled_group`), so that the
     /// prediction does not depend on the order the groups are listed in.
     pub fn modelled(&self) -> u32 {
         self.explicit.as_ref().map_or(0, |e| e.modelled)
