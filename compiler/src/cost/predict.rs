@@ -36,8 +36,8 @@ use serde::Serialize;
 /// scaled up (a ring's steps all cost the same).
 const SAMPLED_STEPS: u32 = 16;
 
-/// A rooted ring's chain ([`walked_steps`]) is costed on up to this many
-/// steps.
+/// A rooted ring's chain of at most this many steps ([`walked_steps`])
+/// has every step costed.
 const CHAIN_WALKED_STEPS: u32 = 128;
 
 /// The kind of link a transfer takes.
@@ -460,7 +460,8 @@ impl<'a> Walk<'a> {
             let flows = node_flows(self.schedule, self.plan, phase, &mut self.own.buf, self.floor).flows;
             network = Some(self.params.node_inter / flows);
         }
-        let (picked, weight) = sampled_steps(phase.step_n, self.step_cap.unwrap_or_else(|| walked_steps(phase)));
+        let walked = self.step_cap.unwrap_or_else(|| walked_steps(phase));
+        let (picked, weight) = sampled_steps(phase.step_n, walked);
         let classes = if self.walk_every_step { StepClasses::None } else { self.classes(phase) };
         // The first walked step of each class, weighted, reused for the
         // others: its products with the weight are the ones every step of
@@ -931,13 +932,14 @@ fn sampled_steps(step_n: u32, sampled: u32) -> (impl Iterator<Item = u32>, f64) 
 
 /// How many of `phase`'s steps are walked ([`sampled_steps`]): a rooted
 /// ring's chain fills and drains, so which of its members cross a node
-/// changes from step to step, and its steps are walked up to
-/// [`CHAIN_WALKED_STEPS`] (every step of a chain of up to 65 members);
-/// every other pattern's steps cost alike or nearly, [`SAMPLED_STEPS`].
+/// changes from step to step, and a chain of up to 65 members (at most
+/// [`CHAIN_WALKED_STEPS`] steps) has every step walked; every other
+/// pattern's steps cost alike or nearly, and a longer chain's are many
+/// (each walked for every member of an irregular group): [`SAMPLED_STEPS`].
 fn walked_steps(phase: &Phase) -> u32 {
     use crate::schedule::PhaseKind as K;
     match phase.kind {
-        K::RingBroadcast { .. } | K::RingReduce { .. } => CHAIN_WALKED_STEPS,
+        K::RingBroadcast { .. } | K::RingReduce { .. } if phase.step_n <= CHAIN_WALKED_STEPS => CHAIN_WALKED_STEPS,
         _ => SAMPLED_STEPS,
     }
 }
