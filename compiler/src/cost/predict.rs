@@ -800,17 +800,7 @@ fn regular(shape: &Shape, plan: &CollectivePlan) -> bool {
 /// world group too the sample may miss the dearest (100 ranks of 20 a
 /// node were predicted at under half their cost).
 fn uneven_rdh(plan: &CollectivePlan, phase: &Phase) -> bool {
-    use crate::schedule::PhaseKind as K;
-    let rdh = matches!(
-        phase.kind,
-        K::RdhPrologue { .. }
-            | K::RdhHalving { .. }
-            | K::RdhDoubling { .. }
-            | K::RdhEpilogue { .. }
-            | K::BinomialBroadcast { .. }
-            | K::BinomialReduce { .. }
-    );
-    rdh && !plan.instance(phase, 0).scope.k.is_power_of_two()
+    phase.kind.is_rdh() && !plan.instance(phase, 0).scope.k.is_power_of_two()
 }
 
 /// The sampled members: the first two, the middle, the last, and the

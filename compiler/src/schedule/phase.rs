@@ -100,6 +100,21 @@ pub enum PhaseKind {
 }
 
 impl PhaseKind {
+    /// Whether this is one of the recursive halving and doubling patterns
+    /// (`algorithms/rdh.rs`): a prologue, a halving or doubling round, an
+    /// epilogue, or a binomial tree.
+    pub const fn is_rdh(&self) -> bool {
+        matches!(
+            self,
+            PhaseKind::RdhPrologue { .. }
+                | PhaseKind::RdhHalving { .. }
+                | PhaseKind::RdhDoubling { .. }
+                | PhaseKind::RdhEpilogue { .. }
+                | PhaseKind::BinomialBroadcast { .. }
+                | PhaseKind::BinomialReduce { .. }
+        )
+    }
+
     /// The pattern's snake_case name, without its parameters
     /// (`ring_reduce_scatter`): the one spelling of a phase everywhere
     /// ccc prints one (signature, DOT, explain).

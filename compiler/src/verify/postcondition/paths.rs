@@ -185,20 +185,15 @@ impl Tiles {
             return Tiles::Skewed;
         }
         let ranges = plan.phases.iter().all(|p| {
-            matches!(
-                p.kind,
-                K::RdhPrologue { .. }
-                    | K::RdhHalving { .. }
-                    | K::RdhDoubling { .. }
-                    | K::RdhEpilogue { .. }
-                    | K::BinomialBroadcast { .. }
-                    | K::BinomialReduce { .. }
-                    | K::DirectReduceScatter
-                    | K::DirectAllGather
-                    | K::DirectAllReduce
-                    | K::DirectBroadcast { .. }
-                    | K::DirectReduce { .. }
-            )
+            p.kind.is_rdh()
+                || matches!(
+                    p.kind,
+                    K::DirectReduceScatter
+                        | K::DirectAllGather
+                        | K::DirectAllReduce
+                        | K::DirectBroadcast { .. }
+                        | K::DirectReduce { .. }
+                )
         });
         if ranges { Tiles::Rows } else { PIPELINE_TILES }
     }
