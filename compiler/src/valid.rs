@@ -404,9 +404,11 @@ fn modelled_group(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> u
             let (Some(&a), Some(&b)) = (members.get(s as usize), members.get(t as usize)) else { continue };
             pod += u32::from(shape.pod(a) != shape.pod(b));
             node += u32::from(shape.node(a) != shape.node(b));
-            let local = shape.local_rank_n.max(1);
-            let cw = (b % local + local - a % local) % local;
-            links = links.max(cw.min(local - cw));
+            if shape.node(a) == shape.node(b) {
+                let local = shape.local_rank_n.max(1);
+                let cw = (b % local + local - a % local) % local;
+                links = links.max(cw.min(local - cw));
+            }
         }
         (pod, node, links)
     };

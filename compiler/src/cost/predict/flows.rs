@@ -209,7 +209,7 @@ impl FlowCounts {
         }
         // A floor's count is not a prediction's where the prediction may
         // take a busier node's ([`node_flows`]).
-        let raisable = super::uneven_rdh(plan, phase) && plan.groups.size() <= super::EVERY_MEMBER_MAX;
+        let raisable = uneven_sends(plan, phase);
         if !floor || (same_walk && !raisable) {
             counted.whole = Some(n.flows);
         }
@@ -251,15 +251,30 @@ pub(super) fn node_flows(
 ) -> NodeFlows {
     let counted = count_flows(schedule, plan, phase, buf, floor, true);
     // A halving over a scope that is not a power of two (its prologue
-    // and epilogue) sends from some nodes and not others: member 0's node
-    // may send nothing where another's every member sends. A prediction
-    // takes the busiest node's flows there (at least member 0's, so a
-    // floor's count stays under it).
-    if !floor && super::uneven_rdh(plan, phase) && plan.groups.size() <= super::EVERY_MEMBER_MAX {
+    // and epilogue), or a binomial tree, sends from some nodes and not
+    // others: member 0's node may send nothing where another's every
+    // member sends. A prediction takes the busiest node's flows there (at
+    // least member 0's, so a floor's count stays under it).
+    if !floor && uneven_sends(plan, phase) {
         let busiest = busiest_node_flows(schedule, plan, phase, buf);
         return NodeFlows { flows: counted.flows.max(busiest), raised: busiest > counted.flows, ..counted };
     }
     counted
+}
+
+/// The most members whose sends [`busiest_node_flows`] asks, one by one.
+const BUSIEST_SCAN_MAX: u32 = 4096;
+
+/// Whether some nodes may send in `phase` and others not, so that member
+/// 0's node need not be the busiest ([`node_flows`]): a halving or
+/// doubling over a scope that is not a power of two (its prologue and
+/// epilogue), or a binomial tree (whose rounds send from the nodes that
+/// hold the data so far, counted from the root), in a group of at most
+/// [`BUSIEST_SCAN_MAX`] members.
+fn uneven_sends(plan: &CollectivePlan, phase: &Phase) -> bool {
+    use crate::schedule::PhaseKind as K;
+    let tree = matches!(phase.kind, K::BinomialBroadcast { .. } | K::BinomialReduce { .. });
+    plan.groups.size() <= BUSIEST_SCAN_MAX && (tree || super::uneven_rdh(plan, phase))
 }
 
 /// The flows leaving the busiest node in `phase`: per node, the costed
