@@ -271,7 +271,7 @@ const BUSIEST_SCAN_MAX: u32 = 4096;
 /// epilogue), or a binomial tree (whose rounds send from the nodes that
 /// hold the data so far, counted from the root), in a group of at most
 /// [`BUSIEST_SCAN_MAX`] members.
-fn uneven_sends(plan: &CollectivePlan, phase: &Phase) -> bool {
+pub(super) fn uneven_sends(plan: &CollectivePlan, phase: &Phase) -> bool {
     use crate::schedule::PhaseKind as K;
     let tree = matches!(phase.kind, K::BinomialBroadcast { .. } | K::BinomialReduce { .. });
     plan.groups.size() <= BUSIEST_SCAN_MAX && (tree || super::uneven_rdh(plan, phase))

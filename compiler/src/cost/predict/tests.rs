@@ -342,6 +342,41 @@ fn a_phases_flows_are_what_its_transfers_say() {
     assert!(checked > 300 && several > 80, "{checked} {several}");
 }
 
+/// Where a prediction takes the busiest node's flows (an uneven halving,
+/// a binomial tree: `flows::uneven_sends`), the count is what every
+/// member's generated transfers say: per node, the costed group's members
+/// on it that send off it at the phase's first step, times the groups that
+/// share it, the most over the nodes; and never under member 0's node's.
+#[test]
+fn the_busiest_nodes_flows_are_what_the_transfers_say() {
+    let (mut buf, mut checked, mut raised) = (Vec::new(), 0, 0);
+    let shapes = [Topology::new(24, 8), Topology::new(48, 16), Topology::new(12, 4), Topology::new(64, 8)];
+    each_phase_on(&shapes, true, 0, |schedule, plan, phase, name| {
+        if phase.step_n == 0 || !flows::uneven_sends(plan, phase) {
+            return;
+        }
+        let shape = &schedule.shape;
+        let g = plan.groups.modelled();
+        let mut per_node: std::collections::BTreeMap<u32, (u32, u32)> = std::collections::BTreeMap::new();
+        for m in 0..plan.groups.size() {
+            let node = shape.node(plan.rank(g, m).unwrap().0);
+            let off = sends_off_walked(schedule, plan, phase, m, &mut buf);
+            let e = per_node.entry(node).or_default();
+            *e = (e.0 + 1, e.1 + u32::from(off));
+        }
+        let walked = per_node
+            .values()
+            .map(|&(on, off)| f64::from(off.max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1)))
+            .fold(1.0, f64::max);
+        let predicted = node_flows(schedule, plan, phase, &mut buf, false).flows;
+        let member0 = count_flows(schedule, plan, phase, &mut buf, false, true).flows;
+        assert_eq!(predicted.to_bits(), walked.max(member0).to_bits(), "{name}");
+        checked += 1;
+        raised += usize::from(walked > member0);
+    });
+    assert!(checked > 50 && raised > 5, "{checked} {raised}");
+}
+
 /// A phase's flows counted with node 0's members at one position taking
 /// the first one's answer by arithmetic (`count_flows`, on world groups
 /// whose phase stride is whole nodes), and a floor's count stopped once its
