@@ -124,15 +124,16 @@ impl Case {
             node_n,
             nodes_per_pod: node_n / self.pod_n,
         };
-        let groups = match &self.groups {
-            None => Groups::world(self.rank_n),
-            Some(g) => Groups::explicit(&shape, g.clone()),
-        };
         let n = self.group_size();
-        let peers = if self.op.takes_peers() && self.peers.is_empty() {
+        let peers: Vec<(u32, u32)> = if self.op.takes_peers() && self.peers.is_empty() {
             (0..n).map(|i| (i, (i + 1) % n)).collect()
         } else {
             self.peers.clone()
+        };
+        // As validation makes them, the costed group chosen.
+        let groups = match &self.groups {
+            None => Groups::world(self.rank_n),
+            Some(g) => Groups::explicit(self.rank_n, g.clone()).modelled_on(&shape, &peers),
         };
         let counts = if self.op == OpType::AllToAllV && self.counts.is_none() {
             let row = |i: u64| (0..u64::from(n)).map(move |j| (i * 7 + j * 3) % 11 + u64::from(i == j)).collect();

@@ -301,10 +301,9 @@ impl Groups {
         Groups { rank_n, explicit: None }
     }
 
-    /// Explicit groups on `shape`. The caller (validation) has checked the
-    /// invariants.
-    pub(crate) fn explicit(shape: &Shape, groups: Vec<Vec<u32>>) -> Self {
-        let rank_n = shape.rank_n;
+    /// Explicit groups, group 0 costed until [`Groups::modelled_on`]
+    /// says otherwise. The caller (validation) has checked the invariants.
+    pub(crate) fn explicit(rank_n: u32, groups: Vec<Vec<u32>>) -> Self {
         let mut places = vec![(0, 0); rank_n as usize];
         for (g, members) in groups.iter().enumerate() {
             for (i, &r) in members.iter().enumerate() {
@@ -313,17 +312,13 @@ impl Groups {
                 }
             }
         }
-        let modelled = modelled_group(shape, &groups, &[]);
-        Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places, modelled })) }
+        Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places, modelled: 0 })) }
     }
 
-    /// These groups with the costed group chosen knowing the op's peer map
-    /// (group-local pairs): a pair across a node costs more than one inside
-    /// it ([`modelled_group`]).
-    pub(crate) fn with_peers(mut self, shape: &Shape, peers: &[(u32, u32)]) -> Self {
-        if peers.is_empty() {
-            return self;
-        }
+    /// These groups with the costed group chosen on `shape` for an op of
+    /// peer map `peers` (group-local pairs, empty for other ops): the one
+    /// spread widest (`modelled_group`).
+    pub(crate) fn modelled_on(mut self, shape: &Shape, peers: &[(u32, u32)]) -> Self {
         if let Some(e) = self.explicit.as_mut() {
             let modelled = modelled_group(shape, &e.groups, peers);
             if modelled != e.modelled {
@@ -405,6 +400,9 @@ fn modelled_group(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> u
             pod += u32::from(shape.pod(a) != shape.pod(b));
             node += u32::from(shape.node(a) != shape.node(b));
             if shape.node(a) == shape.node(b) {
+                // The shorter way round the node's ring, as the cost
+                // model's `ring_hops` walks it (which `valid` may not
+                // import: `cost` depends on it).
                 let local = shape.local_rank_n.max(1);
                 let cw = (b % local + local - a % local) % local;
                 links = links.max(cw.min(local - cw));
@@ -552,8 +550,7 @@ mod tests {
         assert_eq!((at.rank(), at.group(), at.index()), (Rank(2), 0, 2));
         assert_eq!(world.locate(Rank(4)), None);
 
-        let shape = Shape { rank_n: 4, local_rank_n: 4, pod_n: 1, node_n: 1, nodes_per_pod: 1 };
-        let explicit = Groups::explicit(&shape, vec![vec![3, 1], vec![0, 2]]);
+        let explicit = Groups::explicit(4, vec![vec![3, 1], vec![0, 2]]);
         assert_eq!(explicit.member(0, 0), Some(Rank(3)));
         assert_eq!(explicit.member(1, 1), Some(Rank(2)));
         assert_eq!(explicit.member(0, 2), None);

@@ -204,9 +204,7 @@ pub(crate) fn predict_every_step(schedule: &Schedule, plan: &CollectivePlan, par
 /// as expensive at every sampled step).
 #[cfg(test)]
 pub(crate) fn predict_every_member(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    let mut cx = PlanCx::new(schedule, plan, params);
-    cx.members = (0..plan.groups.size()).collect();
-    predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params, &cx) })
+    every_member_walk(schedule, plan, params, None)
 }
 
 /// [`predict_every_member`] walking every step of every phase, none
@@ -217,9 +215,21 @@ pub(crate) fn predict_every_member_and_step(
     plan: &CollectivePlan,
     params: &ModelParams,
 ) -> Prediction {
+    every_member_walk(schedule, plan, params, Some(u32::MAX))
+}
+
+/// The reference walk of every member, `step_cap` its steps walked a
+/// phase where not [`walked_steps`]'s.
+#[cfg(test)]
+fn every_member_walk(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    params: &ModelParams,
+    step_cap: Option<u32>,
+) -> Prediction {
     let mut cx = PlanCx::new(schedule, plan, params);
     cx.members = (0..plan.groups.size()).collect();
-    predict_walking(Walk { walk_every_step: true, step_cap: Some(u32::MAX), ..Walk::new(schedule, plan, params, &cx) })
+    predict_walking(Walk { walk_every_step: true, step_cap, ..Walk::new(schedule, plan, params, &cx) })
 }
 
 fn predict_walking(mut walk: Walk<'_>) -> Prediction {
@@ -859,15 +869,15 @@ fn boundary_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
             (Some(a), Some(b)) => a.0 != b.0,
             _ => false,
         };
-        let (from, each_way) = match root {
-            Some(r) => (r, 2),
-            None => (0, 1),
+        // Rooted: two boundaries ahead of the root and two behind it;
+        // unrooted: the first in member order.
+        let (from, ahead, behind) = match root {
+            Some(r) => (r, 2, 2),
+            None => (0, 1, 0),
         };
-        let forward = (0..n - 1).map(|d| (from + d) % n).filter(crosses).take(each_way);
-        let backward = (1..n).map(|d| (from + n - d) % n).filter(crosses).take(if root.is_some() { 2 } else { 0 });
-        for i in forward.chain(backward).collect::<Vec<_>>() {
-            out.extend([i, (i + 1) % n]);
-        }
+        let forward = (0..n - 1).map(|d| (from + d) % n).filter(crosses).take(ahead);
+        let backward = (1..n).map(|d| (from + n - d) % n).filter(crosses).take(behind);
+        out.extend(forward.chain(backward).flat_map(|i| [i, (i + 1) % n]));
     }
 }
 
@@ -898,15 +908,14 @@ fn peer_members(shape: &Shape, plan: &CollectivePlan, out: &mut Vec<u32>) {
 /// the most elements and the one that hears the most (the first on a tie).
 fn count_members(plan: &CollectivePlan, out: &mut Vec<u32>) {
     let Some(counts) = &plan.counts else { return };
-    let most = |sums: &mut dyn Iterator<Item = u128>| {
-        sums.enumerate()
-            .fold((0u128, None), |(best, at), (i, v)| if at.is_none() || v > best { (v, Some(i)) } else { (best, at) })
-            .1
-    };
-    let rows = most(&mut counts.iter().map(|row| row.iter().map(|&c| u128::from(c)).sum()));
+    // The position of the first largest sum.
+    let first_most =
+        |sums: Vec<u128>| sums.into_iter().enumerate().max_by_key(|&(i, v)| (v, std::cmp::Reverse(i))).map(|(i, _)| i);
+    let rows = first_most(counts.iter().map(|row| row.iter().map(|&c| u128::from(c)).sum()).collect());
     let width = counts.iter().map(Vec::len).max().unwrap_or(0);
-    let columns =
-        most(&mut (0..width).map(|j| counts.iter().map(|row| u128::from(row.get(j).copied().unwrap_or(0))).sum()));
+    let columns = first_most(
+        (0..width).map(|j| counts.iter().map(|row| u128::from(row.get(j).copied().unwrap_or(0))).sum()).collect(),
+    );
     out.extend([rows, columns].into_iter().flatten().filter_map(|i| u32::try_from(i).ok()));
 }
 

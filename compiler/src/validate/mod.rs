@@ -699,7 +699,7 @@ impl Checker {
         // else; their problems are reported after the other fields, in the
         // order of the schema.
         let mut group_checker = Checker::new(self.index);
-        let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n, shape.as_ref()));
+        let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
         let n = groups.as_ref().map(|g| g.n);
 
         if let Some(n) = n {
@@ -728,7 +728,7 @@ impl Checker {
             count: c.count,
             channels: channels?,
             algorithm: algorithm?,
-            groups: groups?.groups.with_peers(shape.as_ref()?, peers.as_deref().unwrap_or_default()),
+            groups: groups?.groups.modelled_on(shape.as_ref()?, peers.as_deref().unwrap_or_default()),
             root: root?,
             peers: peers?,
             counts: c.counts.clone().map(std::sync::Arc::from),
@@ -1018,9 +1018,7 @@ impl Checker {
         }
     }
 
-    /// `shape`: the topology's, when it is valid (the groups are then
-    /// checked, and their problems reported, but not used).
-    fn groups(&mut self, groups: Option<&[Vec<u32>]>, rank_n: u32, shape: Option<&Shape>) -> Option<CheckedGroups> {
+    fn groups(&mut self, groups: Option<&[Vec<u32>]>, rank_n: u32) -> Option<CheckedGroups> {
         let Some(groups) = groups else {
             return Some(CheckedGroups {
                 groups: Groups::world(rank_n),
@@ -1064,9 +1062,6 @@ impl Checker {
             return None;
         }
         let members = groups.iter().enumerate().map(|(i, g)| (GroupRef::Explicit(idx(i)), g.clone())).collect();
-        // A topology that is not valid refuses the collective anyway.
-        let one_node = Shape { rank_n, local_rank_n: rank_n.max(1), pod_n: 1, node_n: 1, nodes_per_pod: 1 };
-        let groups = Groups::explicit(shape.unwrap_or(&one_node), groups.to_vec());
-        Some(CheckedGroups { groups, n: idx(expected), members })
+        Some(CheckedGroups { groups: Groups::explicit(rank_n, groups.to_vec()), n: idx(expected), members })
     }
 }

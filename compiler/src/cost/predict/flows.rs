@@ -201,16 +201,13 @@ impl FlowCounts {
         }
         let n = node_flows(schedule, plan, phase, buf, floor);
         // A floor and a prediction walk the same members, hence count the
-        // same, when no more than [`FLOOR_WALKED`] must be walked (and the
-        // prediction did not take a busier node's count).
-        let same_walk = if floor { !n.skipped } else { n.walked <= FLOOR_WALKED && !n.raised };
+        // same, when no more than [`FLOOR_WALKED`] must be walked, but where
+        // a prediction takes the busiest node's count ([`node_flows`]).
+        let same_walk = !n.busiest && if floor { !n.skipped } else { n.walked <= FLOOR_WALKED };
         if floor || same_walk {
             counted.floor = Some(n.flows);
         }
-        // A floor's count is not a prediction's where the prediction may
-        // take a busier node's ([`node_flows`]).
-        let raisable = uneven_sends(plan, phase);
-        if !floor || (same_walk && !raisable) {
+        if !floor || same_walk {
             counted.whole = Some(n.flows);
         }
         n.flows
@@ -226,9 +223,9 @@ pub(super) struct NodeFlows {
     /// Whether a floor counted some member as not sending rather than
     /// walk it.
     pub(super) skipped: bool,
-    /// Whether a prediction took a node busier than member 0's
-    /// ([`node_flows`]): its count is not the floor's then.
-    pub(super) raised: bool,
+    /// Whether a prediction of this phase takes the busiest node's count
+    /// ([`node_flows`]): a floor's and a prediction's then differ.
+    pub(super) busiest: bool,
 }
 
 /// How many flows leave one node at once in `phase`: the members of the
@@ -255,11 +252,11 @@ pub(super) fn node_flows(
     // others: member 0's node may send nothing where another's every
     // member sends. A prediction takes the busiest node's flows there (at
     // least member 0's, so a floor's count stays under it).
-    if !floor && uneven_sends(plan, phase) {
-        let busiest = busiest_node_flows(schedule, plan, phase, buf);
-        return NodeFlows { flows: counted.flows.max(busiest), raised: busiest > counted.flows, ..counted };
+    if !uneven_sends(plan, phase) {
+        return counted;
     }
-    counted
+    let flows = if floor { counted.flows } else { counted.flows.max(busiest_node_flows(schedule, plan, phase, buf)) };
+    NodeFlows { flows, busiest: true, ..counted }
 }
 
 /// The most members whose sends [`busiest_node_flows`] asks, one by one.
@@ -285,24 +282,18 @@ fn busiest_node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase,
     let shape = &schedule.shape;
     let g = plan.groups.modelled();
     let mut spans = SpanMemo::default();
-    // (node, members on it, members sending off it), by node.
-    let mut nodes: Vec<(u32, u32, u32)> = Vec::new();
+    // By node: (members on it, members sending off it).
+    let mut nodes: std::collections::BTreeMap<u32, (u32, u32)> = std::collections::BTreeMap::new();
     for m in 0..plan.groups.size() {
         let Some(node) = plan.rank(g, m).map(|r| shape.node(r.0)) else { continue };
         let off = sends_off_from_pattern(schedule, plan, phase, m, &mut spans)
             .or_else(|| sends_off_from_partner(schedule, plan, phase, m, &mut spans))
             .unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf));
-        match nodes.iter_mut().find(|e| e.0 == node) {
-            Some(e) => {
-                e.1 += 1;
-                e.2 += u32::from(off);
-            }
-            None => nodes.push((node, 1, u32::from(off))),
-        }
+        let (on, sending) = nodes.entry(node).or_default();
+        (*on, *sending) = (*on + 1, *sending + u32::from(off));
     }
-    let per_node =
-        |&(_, on, off): &(u32, u32, u32)| f64::from(off.max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1));
-    nodes.iter().map(per_node).fold(1.0, f64::max)
+    let per_node = |&(on, off): &(u32, u32)| f64::from(off.max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1));
+    nodes.values().map(per_node).fold(1.0, f64::max)
 }
 
 /// [`node_flows`], the members after the first taking its answers by
@@ -397,7 +388,7 @@ pub(super) fn count_flows(
     // In f64, where the product cannot overflow; it is the integer product
     // exactly (each factor is at most a node's ranks, at most 2^20, so the
     // product is below 2^53).
-    NodeFlows { flows: f64::from(flows.max(1)) * f64::from(groups_on_node), walked, skipped, raised: false }
+    NodeFlows { flows: f64::from(flows.max(1)) * f64::from(groups_on_node), walked, skipped, busiest: false }
 }
 
 /// Whether member `m` of the costed group sends off its node at `phase`'s first

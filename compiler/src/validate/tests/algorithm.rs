@@ -330,7 +330,7 @@ fn listing_cases() -> [Case; 8] {
 fn resolve_on(case: &Case, op: OpType, algorithm: &Algorithm) -> (Option<ResolvedAlgorithm>, Checker) {
     let (rank_n, local_rank_n, pod_n, groups) = case;
     let shape = shape_of(Topology { rank_n: *rank_n, local_rank_n: *local_rank_n, pod_n: *pod_n }).unwrap();
-    let checked = Checker::new(0).groups(groups.as_deref(), *rank_n, Some(&shape)).unwrap();
+    let checked = Checker::new(0).groups(groups.as_deref(), *rank_n).unwrap();
     let mut cx = Checker::new(0);
     let r = cx.algorithm(op, algorithm, Some((&shape, &checked)));
     (r, cx)
