@@ -248,10 +248,11 @@ pub(super) fn node_flows(
 ) -> NodeFlows {
     let counted = count_flows(schedule, plan, phase, buf, floor, true);
     // A halving over a scope that is not a power of two (its prologue
-    // and epilogue), or a binomial tree, sends from some nodes and not
-    // others: member 0's node may send nothing where another's every
-    // member sends. A prediction takes the busiest node's flows there (at
-    // least member 0's, so a floor's count stays under it).
+    // and epilogue), a binomial tree or a peer map sends from some nodes
+    // and not others: member 0's node may send nothing where another's
+    // every member sends (or receives). A prediction takes the busiest
+    // node's flows there (at least member 0's, so a floor's count stays
+    // under it).
     if !uneven_sends(plan, phase) {
         return counted;
     }
@@ -265,34 +266,44 @@ const BUSIEST_SCAN_MAX: u32 = 4096;
 /// Whether some nodes may send in `phase` and others not, so that member
 /// 0's node need not be the busiest ([`node_flows`]): a halving or
 /// doubling over a scope that is not a power of two (its prologue and
-/// epilogue), or a binomial tree (whose rounds send from the nodes that
-/// hold the data so far, counted from the root), in a group of at most
-/// [`BUSIEST_SCAN_MAX`] members.
+/// epilogue), a binomial tree (whose rounds send from the nodes that
+/// hold the data so far, counted from the root), or a peer map's
+/// point-to-point step (whose pairs may leave one node and not another),
+/// in a group of at most [`BUSIEST_SCAN_MAX`] members.
 pub(super) fn uneven_sends(plan: &CollectivePlan, phase: &Phase) -> bool {
     use crate::schedule::PhaseKind as K;
     let tree = matches!(phase.kind, K::BinomialBroadcast { .. } | K::BinomialReduce { .. });
-    plan.groups.size() <= BUSIEST_SCAN_MAX && (tree || super::uneven_rdh(plan, phase))
+    let peers = matches!(phase.kind, K::PointToPoint);
+    plan.groups.size() <= BUSIEST_SCAN_MAX && (tree || peers || super::uneven_rdh(plan, phase))
 }
 
-/// The flows leaving the busiest node in `phase`: per node, the costed
-/// group's members on it that send off it at the phase's first step,
-/// times the groups that share it; the most over the nodes (at least 1).
-/// Every member is asked, from the pattern, its partner or its transfers.
+/// The flows through the busiest node's network in `phase`: per node, the
+/// costed group's members on it that send off it at the phase's first
+/// step (or, for a peer map's point-to-point step, whichever is more of
+/// those and of the members that receive from off it: the pairs of a map
+/// need not leave a node as often as they enter it), times the groups that
+/// share it; the most over the nodes (at least 1). Every member is asked,
+/// from the pattern, its partner or its transfers.
 fn busiest_node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
     let shape = &schedule.shape;
     let g = plan.groups.modelled();
+    let peers = matches!(phase.kind, PhaseKind::PointToPoint);
     let mut spans = SpanMemo::default();
-    // By node: (members on it, members sending off it).
-    let mut nodes: std::collections::BTreeMap<u32, (u32, u32)> = std::collections::BTreeMap::new();
+    // By node: (members on it, members sending off it, members receiving
+    // from off it).
+    let mut nodes: std::collections::BTreeMap<u32, (u32, u32, u32)> = std::collections::BTreeMap::new();
     for m in 0..plan.groups.size() {
         let Some(node) = plan.rank(g, m).map(|r| shape.node(r.0)) else { continue };
         let off = sends_off_from_pattern(schedule, plan, phase, m, &mut spans)
             .or_else(|| sends_off_from_partner(schedule, plan, phase, m, &mut spans))
             .unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf));
-        let (on, sending) = nodes.entry(node).or_default();
-        (*on, *sending) = (*on + 1, *sending + u32::from(off));
+        let into = peers && receives_off_walked(schedule, plan, phase, m, buf);
+        let (on, sending, receiving) = nodes.entry(node).or_default();
+        (*on, *sending, *receiving) = (*on + 1, *sending + u32::from(off), *receiving + u32::from(into));
     }
-    let per_node = |&(on, off): &(u32, u32)| f64::from(off.max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1));
+    let per_node = |&(on, off, into): &(u32, u32, u32)| {
+        f64::from(off.max(into).max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1))
+    };
     nodes.values().map(per_node).fold(1.0, f64::max)
 }
 
@@ -406,6 +417,23 @@ pub(super) fn sends_off_walked(
     schedule.transfers(plan, g, m, phase.first_step, buf);
     let node = |i: u32| plan.rank(g, i).map(|r| shape.node(r.0));
     buf.iter().any(|t| t.from == m && node(t.to) != node(m))
+}
+
+/// Whether member `m` of the costed group receives from off its node at
+/// `phase`'s first step, from the transfers the phase generates.
+pub(super) fn receives_off_walked(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    phase: &Phase,
+    m: u32,
+    buf: &mut Vec<Transfer>,
+) -> bool {
+    let shape = &schedule.shape;
+    buf.clear();
+    let g = plan.groups.modelled();
+    schedule.transfers(plan, g, m, phase.first_step, buf);
+    let node = |i: u32| plan.rank(g, i).map(|r| shape.node(r.0));
+    buf.iter().any(|t| t.to == m && node(t.from) != node(m))
 }
 
 /// Whether member `m` of the costed group sends off its node at `phase`'s first

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::build::build;
-use crate::schedule::{BlockSet, Halves};
+use crate::schedule::{BlockSet, Halves, PhaseKind};
 use crate::validate::validate;
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{HalfChunk, OpType};
@@ -73,6 +73,9 @@ fn each_phase_on(
                 if matches!(op, OpType::Broadcast | OpType::Reduce) {
                     c = c.root(topology.rank_n - 3);
                 }
+                if op.takes_peers() {
+                    c.peers = Some(uneven_peers(topology, c.groups.as_ref()));
+                }
                 let Ok(valid) = validate(&Program::from(c)) else { continue };
                 let Ok(schedule) = build(&valid) else { continue };
                 let Some(plan) = schedule.collectives.first() else { continue };
@@ -87,6 +90,15 @@ fn each_phase_on(
             }
         }
     }
+}
+
+/// A peer map whose pairs leave some nodes and not others: the second
+/// node's worth of members each send to the matching member of the first
+/// (members `L..2L` to `0..L`, `L` ranks a node), or, in a group of fewer
+/// than `2L`, the first half each to the next member.
+fn uneven_peers(topology: Topology, groups: Option<&Vec<Vec<u32>>>) -> Vec<(u32, u32)> {
+    let (n, l) = (groups.and_then(|g| g.first()).map_or(topology.rank_n, |g| g.len() as u32), topology.local_rank_n);
+    if n >= 2 * l { (0..l).map(|i| (l + i, i)).collect() } else { (0..n / 2).map(|i| (i, (i + 1) % n)).collect() }
 }
 
 /// Every pattern's flows read from the pattern are what its generated
@@ -343,13 +355,15 @@ fn a_phases_flows_are_what_its_transfers_say() {
 }
 
 /// Where a prediction takes the busiest node's flows (an uneven halving,
-/// a binomial tree: `flows::uneven_sends`), the count is what every
-/// member's generated transfers say: per node, the costed group's members
-/// on it that send off it at the phase's first step, times the groups that
-/// share it, the most over the nodes; and never under member 0's node's.
+/// a binomial tree, a peer map: `flows::uneven_sends`), the count is what
+/// every member's generated transfers say: per node, the costed group's
+/// members on it that send off it at the phase's first step (for a peer
+/// map's step, or receive from off it, whichever are more), times the
+/// groups that share it, the most over the nodes; and never under member
+/// 0's node's.
 #[test]
 fn the_busiest_nodes_flows_are_what_the_transfers_say() {
-    let (mut buf, mut checked, mut raised) = (Vec::new(), 0, 0);
+    let (mut buf, mut checked, mut raised, mut peers) = (Vec::new(), 0, 0, 0);
     let shapes = [Topology::new(24, 8), Topology::new(48, 16), Topology::new(12, 4), Topology::new(64, 8)];
     each_phase_on(&shapes, true, 0, |schedule, plan, phase, name| {
         if phase.step_n == 0 || !flows::uneven_sends(plan, phase) {
@@ -357,24 +371,31 @@ fn the_busiest_nodes_flows_are_what_the_transfers_say() {
         }
         let shape = &schedule.shape;
         let g = plan.groups.modelled();
-        let mut per_node: std::collections::BTreeMap<u32, (u32, u32)> = std::collections::BTreeMap::new();
+        let p2p = matches!(phase.kind, PhaseKind::PointToPoint);
+        let node = |m: u32| shape.node(plan.rank(g, m).unwrap().0);
+        let mut per_node: std::collections::BTreeMap<u32, (u32, u32, u32)> = std::collections::BTreeMap::new();
         for m in 0..plan.groups.size() {
-            let node = shape.node(plan.rank(g, m).unwrap().0);
-            let off = sends_off_walked(schedule, plan, phase, m, &mut buf);
-            let e = per_node.entry(node).or_default();
-            *e = (e.0 + 1, e.1 + u32::from(off));
+            buf.clear();
+            schedule.transfers(plan, g, m, phase.first_step, &mut buf);
+            let off = buf.iter().any(|t| t.from == m && node(t.to) != node(m));
+            let into = p2p && buf.iter().any(|t| t.to == m && node(t.from) != node(m));
+            let e = per_node.entry(node(m)).or_default();
+            *e = (e.0 + 1, e.1 + u32::from(off), e.2 + u32::from(into));
         }
         let walked = per_node
             .values()
-            .map(|&(on, off)| f64::from(off.max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1)))
+            .map(|&(on, off, into)| {
+                f64::from(off.max(into).max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1))
+            })
             .fold(1.0, f64::max);
         let predicted = node_flows(schedule, plan, phase, &mut buf, false).flows;
         let member0 = count_flows(schedule, plan, phase, &mut buf, false, true).flows;
         assert_eq!(predicted.to_bits(), walked.max(member0).to_bits(), "{name}");
         checked += 1;
         raised += usize::from(walked > member0);
+        peers += usize::from(p2p && walked > member0);
     });
-    assert!(checked > 50 && raised > 5, "{checked} {raised}");
+    assert!(checked > 50 && raised > 5 && peers > 5, "{checked} {raised} {peers}");
 }
 
 /// A phase's flows counted with node 0's members at one position taking
