@@ -283,6 +283,10 @@ pub struct Groups {
     /// clone (every plan of the collective holds one, and `Auto` plans a
     /// dozen) copies a pointer, not every group.
     explicit: Option<std::sync::Arc<Explicit>>,
+    /// The group the cost model costs now ([`Groups::modelled`]): the
+    /// first of [`Groups::costed`], or another of them in a copy made to
+    /// cost it ([`Groups::costing`]).
+    modelled: u32,
 }
 
 /// Explicit groups and where each rank sits in them.
@@ -291,14 +295,20 @@ struct Explicit {
     groups: Vec<Vec<u32>>,
     /// Global rank → (group, index in group).
     places: Vec<(u32, u32)>,
-    /// The group the cost model costs ([`Groups::modelled`]).
-    modelled: u32,
+    /// The groups the cost model costs ([`Groups::costed`]).
+    costed: Vec<u32>,
 }
+
+/// The most groups of one collective the cost model costs
+/// ([`Groups::costed`]): groups laid out alike cost alike, so only
+/// distinct layouts are costed, and of more than this many the ones
+/// spread widest.
+pub(crate) const COSTED_GROUPS_MAX: usize = 8;
 
 impl Groups {
     /// The whole world, one group in rank order.
     pub(crate) fn world(rank_n: u32) -> Self {
-        Groups { rank_n, explicit: None }
+        Groups { rank_n, explicit: None, modelled: 0 }
     }
 
     /// Explicit groups, group 0 costed until [`Groups::modelled_on`]
@@ -312,27 +322,46 @@ impl Groups {
                 }
             }
         }
-        Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places, modelled: 0 })) }
+        let costed = vec![0];
+        Groups { rank_n, explicit: Some(std::sync::Arc::new(Explicit { groups, places, costed })), modelled: 0 }
     }
 
-    /// These groups with the costed group chosen on `shape` for an op of
-    /// peer map `peers` (group-local pairs, empty for other ops): the one
-    /// spread widest (`modelled_group`).
+    /// These groups with the costed groups chosen on `shape` for an op of
+    /// peer map `peers` (group-local pairs, empty for other ops): one of
+    /// each distinct layout, the one spread widest first
+    /// (`costed_groups`).
     pub(crate) fn modelled_on(mut self, shape: &Shape, peers: &[(u32, u32)]) -> Self {
         if let Some(e) = self.explicit.as_mut() {
-            let modelled = modelled_group(shape, &e.groups, peers);
-            if modelled != e.modelled {
-                std::sync::Arc::make_mut(e).modelled = modelled;
+            let costed = costed_groups(shape, &e.groups, peers);
+            self.modelled = costed.first().copied().unwrap_or(0);
+            if costed != e.costed {
+                std::sync::Arc::make_mut(e).costed = costed;
             }
         }
         self
     }
 
     /// The group the cost model costs (0 for the world): of explicit
-    /// groups, the one spread widest (`modelled_group`), so that the
-    /// prediction does not depend on the order the groups are listed in.
+    /// groups, the one spread widest (`costed_groups`), so that the
+    /// prediction does not depend on the order the groups are listed in;
+    /// in a copy made by `Groups::costing`, the group it names.
     pub fn modelled(&self) -> u32 {
-        self.explicit.as_ref().map_or(0, |e| e.modelled)
+        self.modelled
+    }
+
+    /// The groups the cost model costs, the one spread widest first (the
+    /// world: `[0]`): one of each distinct layout of members on pods,
+    /// nodes and links, at most `COSTED_GROUPS_MAX` (8). Groups run at once
+    /// and the collective ends with the slowest, so a prediction is the
+    /// most of theirs (`docs/cost-model.md` §1, Groups).
+    pub fn costed(&self) -> &[u32] {
+        self.explicit.as_ref().map_or(&[0], |e| e.costed.as_slice())
+    }
+
+    /// A copy of these groups whose costed group ([`Groups::modelled`]) is
+    /// `g`, to cost another of [`Groups::costed`].
+    pub(crate) fn costing(&self, g: u32) -> Self {
+        Groups { modelled: g, ..self.clone() }
     }
 
     /// Are the groups explicit (given in the spec)?
@@ -378,19 +407,31 @@ impl Groups {
     }
 }
 
-/// The group of `groups` on `shape` the cost model costs: the one that
-/// spans the most pods, then the most nodes, then (for an op of a peer
-/// map, `peers` group-local) has the most pairs across a pod, then across
-/// a node, then the longest pair inside a node, then crosses a pod and then
-/// a node most often from one member to the next (its ring's edges, the
-/// last member to the first included); of those alike in that, the one
-/// holding the lowest rank. Groups run at once and the collective ends
-/// with the slowest, so the model costs the one spread widest, and which
-/// one it is does not depend on the order the groups are listed in: a
-/// group on one node listed first once hid a group across two
-/// (`docs/cost-model.md` §1). Groups alike in these keys may still cost
-/// differently (members of a node in another order).
-fn modelled_group(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> u32 {
+/// The groups of `groups` on `shape` the cost model costs, the one spread
+/// widest first: of each distinct layout (`layout`: groups laid out alike
+/// cost alike), the one spread widest, at most [`COSTED_GROUPS_MAX`] of
+/// them in that order. A group is spread wider when it spans more pods,
+/// then more nodes, then (for an op of a peer map, `peers` group-local)
+/// has more pairs across a pod, then across a node, then a longer pair
+/// inside a node, then crosses a pod and then a node more often from one
+/// member to the next (its ring's edges, the last member to the first
+/// included), then walks more links inside its nodes along that ring; of
+/// those alike in all of it, by layout, then the one holding the lowest
+/// rank. Groups run at
+/// once and the collective ends with the slowest, so a prediction is the
+/// most of the costed groups' (`docs/cost-model.md` §1, Groups), and
+/// which they are does not depend on the order the groups are listed in: a
+/// group on one node listed first once hid a group across two, and a group
+/// in rank order once hid one whose members of a node were shuffled.
+fn costed_groups(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> Vec<u32> {
+    let local = shape.local_rank_n.max(1);
+    // The shorter way round a node's ring from `a` to `b` on it, as the
+    // cost model's `ring_hops` walks it (which `valid` may not import:
+    // `cost` depends on it).
+    let hops = |a: u32, b: u32| {
+        let cw = (b % local + local - a % local) % local;
+        cw.min(local - cw)
+    };
     // A peer map's pairs across a pod and across a node, then its longest
     // walk inside a node (links), in this group's ranks.
     let pairs = |members: &[u32]| {
@@ -400,12 +441,7 @@ fn modelled_group(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> u
             pod += u32::from(shape.pod(a) != shape.pod(b));
             node += u32::from(shape.node(a) != shape.node(b));
             if shape.node(a) == shape.node(b) {
-                // The shorter way round the node's ring, as the cost
-                // model's `ring_hops` walks it (which `valid` may not
-                // import: `cost` depends on it).
-                let local = shape.local_rank_n.max(1);
-                let cw = (b % local + local - a % local) % local;
-                links = links.max(cw.min(local - cw));
+                links = links.max(hops(a, b));
             }
         }
         (pod, node, links)
@@ -414,27 +450,52 @@ fn modelled_group(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> u
         let (mut nodes, mut pods): (Vec<u32>, Vec<u32>) =
             members.iter().map(|&r| (shape.node(r), shape.pod(r))).unzip();
         let edges = members.iter().zip(members.iter().cycle().skip(1));
-        let (mut node_cuts, mut pod_cuts) = (0u32, 0u32);
+        let (mut node_cuts, mut pod_cuts, mut links) = (0u32, 0u32, 0u64);
         for (&a, &b) in edges {
             node_cuts += u32::from(shape.node(a) != shape.node(b));
             pod_cuts += u32::from(shape.pod(a) != shape.pod(b));
+            if shape.node(a) == shape.node(b) {
+                links += u64::from(hops(a, b));
+            }
         }
         for v in [&mut nodes, &mut pods] {
             v.sort_unstable();
             v.dedup();
         }
-        (pods.len(), nodes.len(), pairs(members), pod_cuts, node_cuts)
+        (pods.len(), nodes.len(), pairs(members), pod_cuts, node_cuts, links)
     };
-    // The lowest rank, negated in the order: a lower one wins the tie.
-    let lowest = |members: &[u32]| std::cmp::Reverse(members.iter().min().copied().unwrap_or(u32::MAX));
-    let mut best = None;
-    for (g, members) in groups.iter().enumerate() {
-        let k = (key(members), lowest(members));
-        if best.as_ref().is_none_or(|(_, b)| k > *b) {
-            best = Some((g as u32, k));
-        }
-    }
-    best.map_or(0, |(g, _)| g)
+    // A group's layout: each member's pod and node, numbered in the order
+    // the group first meets them, and its place on its node's ring counted
+    // from the first member the group has there. Two groups of one layout
+    // are the same job on other pods, nodes and links (renamed, each
+    // node's ring turned), which the cost model costs alike.
+    let layout = |members: &[u32]| {
+        use std::collections::BTreeMap;
+        let (mut pods, mut nodes): (BTreeMap<u32, u32>, BTreeMap<u32, (u32, u32)>) = Default::default();
+        members
+            .iter()
+            .map(|&r| {
+                let next = pods.len() as u32;
+                let pod = *pods.entry(shape.pod(r)).or_insert(next);
+                // A node by its number, with the first member met on it.
+                let next = nodes.len() as u32;
+                let &mut (node, first) = nodes.entry(shape.node(r)).or_insert((next, r));
+                (pod, node, (r % local + local - first % local) % local)
+            })
+            .collect::<Vec<_>>()
+    };
+    // Widest first, then by layout (so that which layouts are costed, and
+    // which first, is the same for the same job on other nodes and
+    // links); of one layout, the group holding the lowest rank.
+    let mut order: Vec<(u32, _, _, u32)> = groups
+        .iter()
+        .enumerate()
+        .map(|(g, m)| (g as u32, key(m), layout(m), m.iter().min().copied().unwrap_or(u32::MAX)))
+        .collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    order.dedup_by(|later, kept| later.2 == kept.2);
+    let costed: Vec<u32> = order.into_iter().take(COSTED_GROUPS_MAX).map(|(g, ..)| g).collect();
+    if costed.is_empty() { vec![0] } else { costed }
 }
 
 /// A rank of the world with its replica group and its index in it. Only

@@ -184,18 +184,32 @@ impl StepLoad {
     }
 }
 
-/// Predicts collective `plan` of `schedule` under `params`.
+/// Predicts collective `plan` of `schedule` under `params`: of each of
+/// its costed groups ([`Groups::costed`](crate::valid::Groups::costed)),
+/// its phases walked, and the slowest's prediction (the groups run at
+/// once; the first of the slowest wins a tie).
 pub fn predict(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    let cx = PlanCx::new(schedule, plan, params);
-    predict_walking(Walk::new(schedule, plan, params, &cx))
+    predict_slowest(schedule, plan, params, Reference::default())
+}
+
+/// How a reference walk departs from [`predict()`]'s (the tests' slower
+/// walks the shortcuts are checked against); the default departs in
+/// nothing.
+#[derive(Clone, Copy, Default)]
+struct Reference {
+    /// Walk every sampled step, even those that cost alike.
+    every_step: bool,
+    /// Cost every member of the group, not the sampled ones.
+    every_member: bool,
+    /// The steps walked a phase where not [`walked_steps`]'s.
+    step_cap: Option<u32>,
 }
 
 /// [`predict()`] walking every sampled step, even those that cost alike
 /// (`StepClasses`): the reference the shortcut is tested against.
 #[cfg(test)]
 pub(crate) fn predict_every_step(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    let cx = PlanCx::new(schedule, plan, params);
-    predict_walking(Walk { walk_every_step: true, ..Walk::new(schedule, plan, params, &cx) })
+    predict_slowest(schedule, plan, params, Reference { every_step: true, ..Reference::default() })
 }
 
 /// [`predict_every_step`] costing every member of the group, not the
@@ -204,7 +218,7 @@ pub(crate) fn predict_every_step(schedule: &Schedule, plan: &CollectivePlan, par
 /// as expensive at every sampled step).
 #[cfg(test)]
 pub(crate) fn predict_every_member(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams) -> Prediction {
-    every_member_walk(schedule, plan, params, None)
+    predict_slowest(schedule, plan, params, Reference { every_step: true, every_member: true, step_cap: None })
 }
 
 /// [`predict_every_member`] walking every step of every phase, none
@@ -215,25 +229,39 @@ pub(crate) fn predict_every_member_and_step(
     plan: &CollectivePlan,
     params: &ModelParams,
 ) -> Prediction {
-    every_member_walk(schedule, plan, params, Some(u32::MAX))
+    let every = Reference { every_step: true, every_member: true, step_cap: Some(u32::MAX) };
+    predict_slowest(schedule, plan, params, every)
 }
 
-/// The reference walk of every member, `step_cap` its steps walked a
-/// phase where not [`walked_steps`]'s.
-#[cfg(test)]
-fn every_member_walk(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    params: &ModelParams,
-    step_cap: Option<u32>,
-) -> Prediction {
-    let mut cx = PlanCx::new(schedule, plan, params);
-    cx.members = (0..plan.groups.size()).collect();
-    predict_walking(Walk { walk_every_step: true, step_cap, ..Walk::new(schedule, plan, params, &cx) })
+/// The slowest of `plan`'s costed groups' predictions, each walked as
+/// `how` says, all with the launch cost of the group spread widest (the
+/// first costed: the collective launches once).
+fn predict_slowest(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams, how: Reference) -> Prediction {
+    let launch = launch_ns(schedule, plan, params);
+    let mut slowest: Option<Prediction> = None;
+    for &g in plan.groups.costed() {
+        let other;
+        let costed = if g == plan.groups.modelled() {
+            plan
+        } else {
+            other = CollectivePlan { groups: plan.groups.costing(g), ..plan.clone() };
+            &other
+        };
+        let mut cx = PlanCx::new(schedule, costed, params);
+        if how.every_member {
+            cx.members = (0..costed.groups.size()).collect();
+        }
+        let walk = Walk::new(schedule, costed, params, &cx);
+        let p = predict_walking(Walk { walk_every_step: how.every_step, step_cap: how.step_cap, ..walk }, launch);
+        if slowest.as_ref().is_none_or(|s| p.total_ns > s.total_ns) {
+            slowest = Some(p);
+        }
+    }
+    slowest.unwrap_or(Prediction { launch_ns: launch, total_ns: launch, phases: Vec::new() })
 }
 
-fn predict_walking(mut walk: Walk<'_>) -> Prediction {
-    let (schedule, plan, params) = (walk.schedule, walk.plan, walk.params);
+fn predict_walking(mut walk: Walk<'_>, launch: f64) -> Prediction {
+    let plan = walk.plan;
     let mut phases = Vec::with_capacity(plan.phases.len());
     let mut at = 0.0;
     for (index, phase) in plan.phases.iter().enumerate() {
@@ -241,7 +269,6 @@ fn predict_walking(mut walk: Walk<'_>) -> Prediction {
         at += cost.time_ns;
         phases.push(cost);
     }
-    let launch = launch_ns(schedule, plan, params);
     Prediction { launch_ns: launch, total_ns: launch + at, phases }
 }
 

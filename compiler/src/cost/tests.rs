@@ -367,9 +367,9 @@ fn model_says(c: &Collective) -> Option<String> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..Default::default() })]
 
-    /// Groups run at once and are costed by the one spread widest
-    /// (`Groups::modelled`), so listing the same groups in another order
-    /// changes no prediction, floor or choice. (Until stop 38 the first
+    /// Groups run at once and are costed by their distinct layouts, the
+    /// one spread widest first (`Groups::costed`), so listing the same
+    /// groups in another order changes no prediction, floor or choice. (Until stop 38 the first
     /// listed was costed: 4 groups of 4 on 2 nodes of 8 chose InterRdh at
     /// 299.8 us with a one-node group first, Mesh at 864.8 us with a
     /// two-node group first.)
@@ -408,6 +408,110 @@ proptest! {
         prop_assume!(said.is_some());
         prop_assert_eq!(said, model_says(&c(reordered)));
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// Every group is costed by its layout (`Groups::costed`: pods and
+    /// nodes as it meets them, places round each node's ring), so the same
+    /// groups on other nodes and links (every node's ranks turned round its
+    /// ring, the nodes renumbered) are the same job: no prediction, floor
+    /// or choice changes. The groups are ranks shuffled, so that groups
+    /// alike in how widely they spread differ in their order on a node.
+    #[test]
+    fn the_same_groups_on_other_nodes_and_links_cost_the_same(
+        op in 0usize..4,
+        (local, nodes) in (2u32..9, 2u32..5),
+        size_log in 1u32..4,
+        shuffle in proptest::collection::vec(any::<u32>(), 64),
+        turns in proptest::collection::vec(any::<u32>(), 4),
+        renumber in proptest::collection::vec(any::<u32>(), 4),
+    ) {
+        let op = [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter, OpType::AllToAll][op];
+        let rank_n = local * nodes;
+        let size = 1u32 << size_log;
+        prop_assume!(rank_n.is_multiple_of(size) && rank_n / size <= crate::valid::COSTED_GROUPS_MAX as u32);
+        let mut ranks: Vec<u32> = (0..rank_n).collect();
+        for (i, s) in (1..ranks.len()).rev().zip(&shuffle) {
+            ranks.swap(i, *s as usize % (i + 1));
+        }
+        let groups: Vec<Vec<u32>> = ranks.chunks(size as usize).map(<[u32]>::to_vec).collect();
+        // Node n becomes node `order[n]`, its rank at place i the one at
+        // place i + turns[n] round the ring.
+        let mut order: Vec<u32> = (0..nodes).collect();
+        for (i, s) in (1..order.len()).rev().zip(&renumber) {
+            order.swap(i, *s as usize % (i + 1));
+        }
+        let moved = |r: u32| {
+            let (n, i) = ((r / local) as usize, r % local);
+            order[n] * local + (i + turns[n] % local) % local
+        };
+        let elsewhere: Vec<Vec<u32>> = groups.iter().map(|g| g.iter().map(|&r| moved(r)).collect()).collect();
+        let c = |groups: Vec<Vec<u32>>| {
+            let mut c = Collective::new(op, DType::Bf16, u64::from(rank_n) * 4096, Arch::Cayman, Topology::new(rank_n, local))
+                .groups(groups)
+                .algorithm(Algorithm::Auto);
+            if op.is_reducing() {
+                c = c.reduce(ReduceOp::Add);
+            }
+            c
+        };
+        let said = model_says(&c(groups));
+        prop_assume!(said.is_some());
+        prop_assert_eq!(said, model_says(&c(elsewhere)));
+    }
+}
+
+/// Groups alike in how widely they spread may still cost differently: two
+/// groups of 8 on a node each, one in ring order, the other's members
+/// shuffled round its node, run one job, and the collective ends with the
+/// slower. Every group of a distinct layout is costed and the slowest
+/// taken, so which group holds rank 0 (or is listed first) changes
+/// nothing, and each alternative's prediction is what predicting its
+/// schedule gives. (Until stop 39 the group holding rank 0 was costed:
+/// Kangaring at 374.1 us when it was in ring order, Mesh at 1,054.5 us when
+/// it was shuffled.)
+#[test]
+fn the_slowest_of_groups_alike_in_spread_is_costed() {
+    let c = |groups: Vec<Vec<u32>>| {
+        Collective::new(OpType::AllGather, DType::Bf16, 1 << 22, Arch::Cayman, Topology::new(16, 8))
+            .channels(4)
+            .groups(groups)
+            .algorithm(Algorithm::Auto)
+    };
+    let (ring, shuffled) = ((0..8).collect::<Vec<u32>>(), vec![0, 4, 1, 5, 2, 6, 3, 7]);
+    let on = |g: &[u32], node: u32| g.iter().map(|r| r + 8 * node).collect::<Vec<u32>>();
+    let said: Vec<_> = [
+        vec![on(&ring, 0), on(&shuffled, 1)],
+        vec![on(&shuffled, 0), on(&ring, 1)],
+        vec![on(&ring, 1), on(&shuffled, 0)],
+    ]
+    .into_iter()
+    .map(|groups| {
+        let program = validate(&Program::from(c(groups))).unwrap();
+        let vc = &program.collectives()[0];
+        assert_eq!(vc.groups.costed().len(), 2, "one group of each layout");
+        let auto = vc.auto().unwrap().clone();
+        // Every prediction is the built schedule's.
+        for a in auto.alternatives.iter().filter(|a| a.predicted_ns.is_some()) {
+            let mut one = program.clone();
+            one.collectives[0].algorithm = a.algorithm;
+            one.collectives[0].auto = None;
+            let schedule = build(&one).unwrap();
+            let p = predict(&schedule, &schedule.collectives[0], vc.model()).total_ns;
+            assert_eq!(a.predicted_ns, Some(super::auto::whole_ns(p)), "{:?}", a.algorithm);
+        }
+        (super::auto::display(&auto.alternatives[auto.chosen].algorithm), auto.alternatives)
+    })
+    .collect();
+    assert_eq!(said[0], said[1]);
+    assert_eq!(said[0], said[2]);
+    assert_eq!(said[0].0, "Mesh");
+    // Groups of one layout (the second a copy of the first on the next
+    // node, turned round its ring) are costed once.
+    let program = validate(&Program::from(c(vec![on(&shuffled, 0), on(&[3, 7, 4, 0, 5, 1, 6, 2], 1)]))).unwrap();
+    assert_eq!(program.collectives()[0].groups.costed(), &[0]);
 }
 
 /// The regression behind the test above, by name: the one-node group

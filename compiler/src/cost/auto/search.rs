@@ -249,7 +249,12 @@ impl Store {
             // asked once for the plan.
             let quiet = unit.quiet(&plan);
             let at = plans.len();
-            let h = match (&algorithm, leg_runs(&plan)) {
+            // A leg's phases cost the same in every combination, but with
+            // more than one costed group the slowest group of a combination
+            // may be another's in each leg: such combinations are costed
+            // whole.
+            let one_group = plan.groups.costed().len() == 1;
+            let h = match (&algorithm, leg_runs(&plan).filter(|_| one_group)) {
                 (ResolvedAlgorithm::Hier(chosen), Some(runs)) => {
                     for (&key, phases) in chosen.iter().zip(runs) {
                         if leg(&legs, key).is_none() {
@@ -735,7 +740,8 @@ impl Search<'_> {
                     *kept = from..self.c.firsts.len();
                     total
                 } else {
-                    coster.replaying(self.c.firsts.get(kept.clone()).unwrap_or_default()).total()
+                    let first = coster.replaying(self.c.firsts.get(kept.clone()).unwrap_or_default()).total();
+                    slowest_group(schedule, plan, params, first)
                 };
                 return Some(self.launch + total);
             }
@@ -768,6 +774,22 @@ impl Search<'_> {
         }
         Some(self.launch + at)
     }
+}
+
+/// The most of `first`, the phases' time of `plan`'s first costed group,
+/// and the phases' times of its other costed groups
+/// ([`Groups::costed`](crate::valid::Groups::costed)), each walked on its
+/// own context and without the memo (whose flows and member 0's loads are
+/// the first group's): the sum [`predict()`] takes the slowest of.
+///
+/// [`predict()`]: crate::cost::predict::predict
+fn slowest_group(schedule: &Schedule, plan: &CollectivePlan, params: &ModelParams, first: f64) -> f64 {
+    let others = plan.groups.costed().iter().filter(|&&g| g != plan.groups.modelled());
+    others.fold(first, |slowest, &g| {
+        let other = CollectivePlan { groups: plan.groups.costing(g), ..plan.clone() };
+        let cx = PlanCx::new(schedule, &other, params);
+        slowest.max(PhaseCoster::new(schedule, &other, params, &cx, false).total())
+    })
 }
 
 /// The floor of `plan` built alone, ns: the launch cost plus its phases'
