@@ -411,3 +411,21 @@ fn a_narrow_range_holding_a_size_prints_it() {
     assert_eq!(code, 2);
     assert!(err.contains("no size in this range"), "{err}");
 }
+
+/// A negative `--factor`, `--from` or `--to` is told what is accepted,
+/// not how to pass a value that starts with `-` (which clap says, and
+/// which fails again when followed).
+#[test]
+fn a_negative_sweep_number_is_told_what_is_accepted() {
+    for (flag, value, says) in [
+        ("--factor", "-2", "accepted: a whole number from 2 to"),
+        ("--factor", "1", "accepted: a whole number from 2 to"),
+        ("--from", "-8", "\"-8\" is negative; accepted: a whole number of bytes"),
+        ("--to", "-1", "\"-1\" is negative; accepted: a whole number of bytes"),
+    ] {
+        let (code, out, err) = ccc(&["sweep", "examples/allreduce_ring.ron", flag, value]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(out.is_empty(), "{flag} {value}: {out}");
+        assert!(err.contains(says) && !err.contains("tip:"), "{flag} {value}: {err}");
+    }
+}

@@ -99,13 +99,13 @@ pub struct SweepArgs {
     pub spec: PathBuf,
     /// The smallest size (nccom-test's size: the output of an all-gather,
     /// the input of the others), bytes or with KiB/MiB/GiB/TiB.
-    #[arg(long, value_name = "SIZE", default_value_t = Bytes(8))]
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(8), allow_negative_numbers = true)]
     pub from: Bytes,
     /// The largest size.
-    #[arg(long, value_name = "SIZE", default_value_t = Bytes(1 << 30))]
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(1 << 30), allow_negative_numbers = true)]
     pub to: Bytes,
     /// The ratio between consecutive sizes, at least 2.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(2..))]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = parse_factor)]
     pub factor: u64,
     /// Print the rows as JSON.
     #[arg(long)]
@@ -257,6 +257,16 @@ fn parse_index(value: &str) -> Result<u32, String> {
     value.trim().parse::<u32>().map_err(|_| format!("accepted: a non-negative whole number up to {}", u32::MAX))
 }
 
+/// A `--factor` value: a whole number, at least 2. Negative numbers reach
+/// this parser (`allow_negative_numbers`), so that `-2` is told what is
+/// accepted rather than how to pass a value starting with `-`.
+fn parse_factor(value: &str) -> Result<u64, String> {
+    match value.trim().parse::<u64>() {
+        Ok(factor) if factor >= 2 => Ok(factor),
+        _ => Err(format!("accepted: a whole number from 2 to {} (each size is the one before times it)", u64::MAX)),
+    }
+}
+
 /// A `--topsp` value: a non-negative integer the runtime's `%d` prints as
 /// written (a larger one would print negative, `TOPSP -1`).
 fn parse_topsp(value: &str) -> Result<u32, String> {
@@ -317,6 +327,8 @@ impl std::str::FromStr for Bytes {
         let n: u64 = digits.parse().map_err(|e: std::num::ParseIntError| {
             if *e.kind() == std::num::IntErrorKind::PosOverflow {
                 too_large()
+            } else if digits.parse::<i128>().is_ok_and(|n| n < 0) {
+                format!("{s:?} is negative; {accepted}")
             } else {
                 format!("{s:?} is not a size; {accepted}")
             }
