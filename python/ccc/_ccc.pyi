@@ -8,7 +8,8 @@ FORMAT_VERSION: int
 
 class Program:
     """A spec: one collective, or a program of several in order. Immutable,
-    hashable (equal programs hash alike) and picklable (as its RON text)."""
+    hashable (equal programs hash alike) and picklable (as the dict
+    ``to_dict`` gives, rebuilt by ``Program.from_dict``)."""
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> Program:
@@ -208,6 +209,15 @@ class ExplainedChoice(TypedDict):
     why: str
     """Why it lost (empty for the winner)."""
     legs: List[ExplainedLeg]
+    ctrl_spad_slots: int
+    """The CTRL SPAD slots it takes on each TOP_SP it uses."""
+    mesh_events: int
+    """The mesh events it takes on each TOP_SP it uses."""
+
+class ExplainedWritten(ExplainedChoice, total=False):
+    does_not_lower: str
+    """Only on a written choice that exceeds a device limit: which, as a
+    sentence (``verify`` and ``compile`` refuse it)."""
 
 class Explained(TypedDict):
     index: int
@@ -217,7 +227,9 @@ class Explained(TypedDict):
     """nccom-test's size, bytes."""
     written: str
     """``Auto``, or the algorithm as written."""
-    choices: List[ExplainedChoice]
+    chosen: str
+    """The algorithm the spec compiles to."""
+    choices: List[ExplainedWritten]
     """Every legal choice, cheapest first."""
 
 def explain(program_or_text: Union[Program, str]) -> List[Explained]:

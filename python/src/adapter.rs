@@ -610,7 +610,7 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
     let mut read = Vec::with_capacity(inputs.len());
     for (name, input) in inputs {
         read.push(match input {
-            DiagnoseInput::Spec(spec) => spec_input(name, spec)?,
+            DiagnoseInput::Spec(spec) => spec_input(name, spec).map_err(|e| naming(name, e))?,
             DiagnoseInput::ManifestJson(json) => Input::from_manifest_json(name.clone(), json).map_err(input_error)?,
             DiagnoseInput::Compiled(c) => {
                 // Its images are at hand: compared by them, as a spec's are.
@@ -618,7 +618,7 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
                 Input { images: images_digest(&c.images, c.schedule.shape.rank_n), ..input }
             }
             DiagnoseInput::Folder(dir) => {
-                let read = output::read_output(dir).map_err(read_error)?;
+                let read = output::read_output(dir).map_err(read_error).map_err(|e| naming(name, e))?;
                 let input = Input::from_manifest_json(name.clone(), &read.manifest).map_err(input_error)?;
                 Input { images: read.images, ..input }
             }
@@ -626,6 +626,13 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
     }
     serde_json::to_string(&diagnose_inputs(&read))
         .map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the report: {e}")))
+}
+
+/// `e` with its message naming the `diagnose` input it is about
+/// (`rank 5: ...`): a spec's line or field says nothing without it.
+fn naming(name: &str, mut e: Failure) -> Failure {
+    e.message = format!("{name}: {}", e.message);
+    e
 }
 
 /// A spec's input, as `ccc diagnose` makes it (`compiler/src/bin/ccc/diagnose.rs`).

@@ -50,14 +50,38 @@ pub fn dumps_checked(
         }
         _ => value.clone(),
     };
-    plain(&value, root, 0).map_err(|(path, why)| {
+    plain(&value, root, 0).map_err(|Bad { path, why, kind: own }| {
         let field = if path.is_empty() { whole.to_owned() } else { path };
-        let mut info = ErrorInfo::new(ErrorClass::Parse, kind, format!("{field}: {why}"));
+        let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
         info.field = Some(field);
+        if own == Some(NOT_UTF8) {
+            info.accepted = Some("text that encodes as UTF-8".to_owned());
+        }
         errors::to_py(py, info)
     })?;
     dumps(py, &value)
 }
+
+/// A value [`plain`] refuses: its path, why, and the error kind when it
+/// is not the caller's.
+struct Bad {
+    path: String,
+    why: String,
+    kind: Option<&'static str>,
+}
+
+impl Bad {
+    fn at(path: &str, why: String) -> Bad {
+        Bad { path: path.to_owned(), why, kind: None }
+    }
+}
+
+/// The kind of a refusal of text holding a lone surrogate (`"\ud800"`,
+/// which no UTF-8 text holds), as `ccc.parse` names it.
+const NOT_UTF8: &str = "NotUtf8";
+
+/// What a refusal of text holding a lone surrogate says.
+const LONE_SURROGATE: &str = "holds a lone surrogate, which no UTF-8 text can";
 
 /// How deep a spec's dicts and lists nest at most (a spec nests four
 /// deep: program, collective, groups, group); deeper, or a list that holds
@@ -66,48 +90,65 @@ const MAX_DEPTH: usize = 64;
 
 /// The first value under `value` (at `path`, `depth` containers down) that
 /// a spec cannot hold as JSON: its path and why.
-fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), (String, String)> {
+fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), Bad> {
     let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
     let container =
         value.is_instance_of::<PyDict>() || value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
     if container && depth >= MAX_DEPTH {
-        return Err((
-            path.to_owned(),
+        return Err(Bad::at(
+            path,
             format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"),
         ));
     }
     if let Ok(dict) = value.cast::<PyDict>() {
         for (k, v) in dict.iter() {
-            let Ok(key) = k.extract::<String>() else {
-                return Err((
-                    path.to_owned(),
-                    format!("the key {k} is not text; keys are field names or numbers as text"),
-                ));
+            // Text, or a whole number (`devices: {0: 7}`), which JSON
+            // writes as its digits, as a spec's RON map keys read.
+            let key = if let Ok(text) = k.cast::<PyString>() {
+                let Ok(key) = text.to_cow() else {
+                    return Err(Bad {
+                        path: path.to_owned(),
+                        why: format!("a key {LONE_SURROGATE}"),
+                        kind: Some(NOT_UTF8),
+                    });
+                };
+                key.into_owned()
+            } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<pyo3::types::PyBool>() {
+                k.to_string()
+            } else {
+                return Err(Bad::at(path, format!("the key {k} is not text; keys are field names, or numbers")));
             };
             plain(&v, &at(&key), depth + 1)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        for (i, v) in value.try_iter().map_err(|e| (path.to_owned(), e.to_string()))?.enumerate() {
-            let v = v.map_err(|e| (path.to_owned(), e.to_string()))?;
+        for (i, v) in value.try_iter().map_err(|e| Bad::at(path, e.to_string()))?.enumerate() {
+            let v = v.map_err(|e| Bad::at(path, e.to_string()))?;
             plain(&v, &format!("{path}[{i}]"), depth + 1)?;
         }
     } else if value.is_instance_of::<PyInt>() {
         // A bool is an int here, 0 or 1: in range.
         if value.extract::<u64>().is_err() && value.extract::<i64>().is_err() {
-            return Err((path.to_owned(), format!("{value} is out of range; accepted: a whole number up to 2^64 - 1")));
+            return Err(Bad::at(
+                path,
+                format!("{value} is out of range: no field of a spec holds a whole number past 2^64 - 1"),
+            ));
         }
     } else if let Ok(f) = value.cast::<PyFloat>() {
         if !f.value().is_finite() {
-            return Err((path.to_owned(), format!("{value} is not a finite number")));
+            return Err(Bad::at(path, format!("{value} is not a finite number")));
         }
     } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
-        return Err((path.to_owned(), "bytes where text belongs; decode it to str".to_owned()));
-    } else if !(value.is_none() || value.is_instance_of::<PyString>()) {
+        return Err(Bad::at(path, "bytes where text belongs; decode it to str".to_owned()));
+    } else if let Ok(text) = value.cast::<PyString>() {
+        if text.to_cow().is_err() {
+            return Err(Bad { path: path.to_owned(), why: format!("the text {LONE_SURROGATE}"), kind: Some(NOT_UTF8) });
+        }
+    } else if !value.is_none() {
         // What `json.dumps` would refuse without a path (a set, a complex,
         // a nested mapping that is not a dict, any object).
         let kind = value.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
-        return Err((
-            path.to_owned(),
+        return Err(Bad::at(
+            path,
             format!(
                 "a value of type `{kind}` is not one a spec holds; accepted: text, a number, a bool, None, a list or a dict"
             ),

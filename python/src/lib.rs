@@ -186,6 +186,19 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     })
 }
 
+/// `e` with its message naming the `diagnose` input it is about
+/// (`rank 5: ...`), when it is one of ccc's errors (a spec that does not
+/// parse or validate, a file that cannot be read): a line and column say
+/// nothing without the input. Other errors pass unchanged.
+fn naming(py: Python<'_>, name: &str, e: PyErr) -> PyErr {
+    let value = e.value(py);
+    let Ok(message) = value.getattr("message").and_then(|m| m.extract::<String>()) else { return e };
+    let named = format!("{name}: {message}");
+    // Both what `str(e)` prints and the `message` attribute.
+    let _ = value.setattr("message", &named).and_then(|()| value.setattr("args", (named,)));
+    e
+}
+
 /// The path of an `os.PathLike` (a `pathlib.Path`), not of a `str`: text
 /// is a spec or a manifest, never a file name.
 fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
@@ -208,7 +221,10 @@ fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
 /// the ones its manifest lists, as `ccc diagnose OUT` does, or a file
 /// read as `ccc diagnose FILE` reads it (a `.json` or text starting with
 /// `{` is a manifest, else a spec). An unreadable path raises
-/// `ccc.InputError` of `kind` `NoManifest`, `Io`, `TooLarge` or `NotUtf8`.
+/// `ccc.InputError` of `kind` `NoManifest`, `Io`, `TooLarge` or `NotUtf8`;
+/// a spec that does not parse or validate raises its `ccc.ParseError` or
+/// `ccc.ValidationError`, the message starting with the input's name
+/// (`rank 5: ...`).
 #[pyfunction]
 fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let mut named: Vec<(String, Owned)> = Vec::new();
@@ -220,8 +236,10 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
     }
     if let Ok(mapping) = inputs.cast::<PyMapping>() {
         for item in mapping.items()?.iter() {
-            let (name, value): (String, Bound<'_, PyAny>) = item.extract()?;
-            named.push((name, diagnose_input(py, &value)?));
+            let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            let name = program::text_arg(py, &key, "a diagnose key", "an input's name (str)")?;
+            let input = diagnose_input(py, &value).map_err(|e| naming(py, &name, e))?;
+            named.push((name, input));
         }
     } else {
         for (i, item) in inputs.try_iter()?.enumerate() {
@@ -233,7 +251,8 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
                 Some(path) => path.display().to_string(),
                 None => format!("input {i}"),
             };
-            named.push((name, diagnose_input(py, &item)?));
+            let input = diagnose_input(py, &item).map_err(|e| naming(py, &name, e))?;
+            named.push((name, input));
         }
     }
     // An empty gather is no evidence that ranks match.
@@ -270,7 +289,9 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
 /// `ctrl_spad`, `slot_spad`, `neff_configs`). Raises `ccc.DecodeError` with
 /// the byte `offset` and what was wrong there.
 #[pyfunction]
-fn decode<'py>(py: Python<'py>, data: &[u8], region: &str) -> PyResult<Bound<'py, PyAny>> {
+fn decode<'py>(py: Python<'py>, data: &[u8], region: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let region = program::text_arg(py, region, "region", "a region's name (str)")?;
+    let region = region.as_str();
     let Some(region) = Region::of(region) else {
         let mut info = ErrorInfo::new(ErrorClass::Decode, "UnknownRegion", format!("unknown region {region:?}"));
         info.accepted = Some(Region::ACCEPTED.to_owned());
@@ -296,26 +317,34 @@ fn decode<'py>(py: Python<'py>, data: &[u8], region: &str) -> PyResult<Bound<'py
 /// Raises `ccc.ParseError`: `kind` `"Hlo"` with the `line` and `column`
 /// in the module and what would be accepted in `help`; `"Target"` or
 /// `"Algorithm"` (with `field` and, for RON text, `line` and `column`)
-/// when those are not of their schema.
+/// when those are not of their schema; `"NotUtf8"` (with `field` `text`,
+/// `target` or `algorithm`) for text holding a lone surrogate.
 #[pyfunction]
 #[pyo3(signature = (text, target, algorithm=None))]
-fn import_hlo(py: Python<'_>, text: &str, target: &Bound<'_, PyAny>, algorithm: Option<&str>) -> PyResult<PyProgram> {
+fn import_hlo(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+    algorithm: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyProgram> {
+    let text = program::text_arg(py, text, "text", "the HLO module's text (str)")?;
+    let algorithm = algorithm
+        .map(|a| program::text_arg(py, a, "algorithm", "an algorithm as a spec writes it (str)"))
+        .transpose()?;
     let json_target = match target.cast::<PyMapping>() {
         Ok(_) => Some(json::dumps_checked(py, target, "target", "target", "Target")?),
         Err(_) => None,
     };
     let ron_target = match &json_target {
         Some(_) => None,
-        None => Some(target.extract::<String>().map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err("target is a target's RON text (str) or a dict of its fields")
-        })?),
+        None => Some(program::text_arg(py, target, "target", "a target's RON text (str) or a dict of its fields")?),
     };
     let target = match (&json_target, &ron_target) {
         (Some(j), _) => hlo::TargetText::Json(j),
         (None, Some(r)) => hlo::TargetText::Ron(r),
         (None, None) => return Err(pyo3::exceptions::PyTypeError::new_err("target is missing")),
     };
-    let spec = py.detach(|| errors::guard(|| hlo::import_hlo(text, &target, algorithm)));
+    let spec = py.detach(|| errors::guard(|| hlo::import_hlo(&text, &target, algorithm.as_deref())));
     Ok(PyProgram { spec: spec.map_err(|e| errors::to_py(py, e))? })
 }
 

@@ -128,16 +128,35 @@ pub fn parse(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<PyProgram> {
 /// surrogate (`"\ud800"`, which no UTF-8 text holds) is a `ParseError` of
 /// kind `NotUtf8` naming where, not Python's `UnicodeEncodeError`.
 pub fn text_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    text_at(py, value, None)
+}
+
+/// [`text_of`] of the argument or field `field`, which a refusal names.
+pub fn text_at(py: Python<'_>, value: &Bound<'_, PyAny>, field: Option<&str>) -> PyResult<Option<String>> {
     let Ok(text) = value.cast::<pyo3::types::PyString>() else { return Ok(None) };
     match text.to_cow() {
         Ok(text) => Ok(Some(text.into_owned())),
         Err(_) => {
             let at = text.to_string_lossy().find('\u{fffd}').unwrap_or(0);
-            let message = format!("the text holds a lone surrogate near byte {at}, which no UTF-8 text can");
+            let what = field.map_or_else(|| "the text".to_owned(), |f| format!("{f}:"));
+            let message = format!("{what} holds a lone surrogate near byte {at}, which no UTF-8 text can");
             let mut info = adapter::ErrorInfo::new(adapter::ErrorClass::Parse, "NotUtf8", message);
+            info.field = field.map(str::to_owned);
             info.accepted = Some("text that encodes as UTF-8".to_owned());
             Err(errors::to_py(py, info))
         }
+    }
+}
+
+/// The text of argument `field`, which must be a `str`: else a
+/// `TypeError` saying what it takes (`what`).
+pub fn text_arg(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str, what: &str) -> PyResult<String> {
+    match text_at(py, value, Some(field))? {
+        Some(text) => Ok(text),
+        None => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{field} is {what}, not a {}",
+            value.get_type().name()?
+        ))),
     }
 }
 

@@ -187,3 +187,59 @@ def test_explain_of_a_bad_spec_raises():
         ccc.explain(text.replace("AllReduce", "AllReduse"))
     with pytest.raises(TypeError):
         ccc.explain(42)
+
+
+def test_a_devices_map_takes_whole_number_keys_as_the_target_file_does():
+    text = (HLO / "dp_train_step_8.compiled.hlo").read_text()
+    reversed_ron = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), devices: {%s})" % ", ".join(
+        f"{d}: {7 - d}" for d in range(8)
+    )
+    as_ints = {"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}, "devices": {d: 7 - d for d in range(8)}}
+    as_text = dict(as_ints, devices={str(d): 7 - d for d in range(8)})
+    from_ron = ccc.import_hlo(text, reversed_ron)
+    assert ccc.import_hlo(text, as_ints) == from_ron == ccc.import_hlo(text, as_text)
+    # A bool is not a device id.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, dict(as_ints, devices={True: 1}))
+    assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
+
+
+def test_text_no_utf8_can_hold_is_a_parse_error_naming_the_argument():
+    # A lone surrogate in the module, the target's text or the algorithm
+    # is a ParseError naming which, not Python's UnicodeEncodeError.
+    text = (HLO / "dp_train_step_8.compiled.hlo").read_text()
+    target = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))"
+    for call, field in [
+        (lambda: ccc.import_hlo(text + "\ud800", target), "text"),
+        (lambda: ccc.import_hlo(text, target + "//\ud800"), "target"),
+        (lambda: ccc.import_hlo(text, target, algorithm="Ri\ud800ng"), "algorithm"),
+        (lambda: ccc.decode(b"", "\ud800"), "region"),
+    ]:
+        with pytest.raises(ccc.ParseError) as caught:
+            call()
+        assert (caught.value.kind, caught.value.field) == ("NotUtf8", field)
+        assert "lone surrogate" in str(caught.value)
+    for call in (lambda: ccc.import_hlo(8, target), lambda: ccc.import_hlo(text, target, algorithm=8)):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_the_stubs_name_every_key_explain_gives():
+    # The TypedDicts of `_ccc.pyi` against what `explain` returns: the
+    # keys of every collective and every choice, no more and no fewer.
+    import ast
+
+    stub = ast.parse((ROOT / "python" / "ccc" / "_ccc.pyi").read_text())
+    fields = {
+        node.name: {a.target.id for a in node.body if isinstance(a, ast.AnnAssign)}
+        for node in stub.body
+        if isinstance(node, ast.ClassDef)
+    }
+    explained = ccc.explain((ROOT / "examples" / "allreduce_hier.ron").read_text())
+    for collective in explained:
+        assert set(collective) == fields["Explained"]
+        for choice in collective["choices"]:
+            assert set(choice) - {"does_not_lower"} == fields["ExplainedChoice"]
+            for leg in choice["legs"]:
+                assert set(leg) == fields["ExplainedLeg"]
+    assert fields["ExplainedWritten"] == {"does_not_lower"}

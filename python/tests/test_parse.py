@@ -113,7 +113,13 @@ def test_from_dict_names_a_value_json_cannot_carry():
         (dict(good, count=float("nan")), "count", "not a finite number"),
         (dict(good, topology=dict(good["topology"], rank_n=b"8")), "topology.rank_n", "bytes where text belongs"),
         ({"collectives": [good, dict(good, count=-(2**70))]}, "collectives[1].count", "out of range"),
-        (dict(good, topology={1: 8}), "topology", "is not text"),
+        (dict(good, topology={1.5: 8}), "topology", "is not text"),
+        # A whole-number key is its digits (as a `devices` map's are):
+        # here, a field no topology has.
+        (dict(good, topology={1: 8}), "topology.1", "unknown field `1`"),
+        (dict(good, op="All\ud800Reduce"), "op", "lone surrogate"),
+        (dict(good, topology={"\ud800": 8}), "topology", "lone surrogate"),
+        (dict(good, root=2**70), "root", "no field of a spec holds a whole number past 2^64 - 1"),
     ]
     for spec, field, words in cases:
         with pytest.raises(ccc.ParseError) as caught:

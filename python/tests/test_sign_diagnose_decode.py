@@ -206,3 +206,23 @@ def test_an_empty_ctrl_spad_ccc_emits_decodes_as_no_chain(cli_json, tmp_path):
     with pytest.raises(ccc.DecodeError) as caught:
         ccc.decode(ctrl, "ctrl_spad.bin")
     assert caught.value.kind == "UnknownRegion" and "neff" in caught.value.accepted
+
+
+def test_a_bad_input_is_named_in_the_error():
+    # A line and column say nothing without the input they are in: a
+    # spec that does not parse, or parses and breaks a rule, is named.
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.diagnose({"rank 0": ring, "rank 5": "garbage("})
+    assert str(caught.value).startswith("rank 5: ")
+    assert caught.value.message.startswith("rank 5: ")
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.diagnose([ring, ring.replace("channels: 2", "channels: 99")])
+    assert str(caught.value).startswith("input 1: ")
+    assert caught.value.field == "channels"
+    # A name that is not text is refused as such.
+    with pytest.raises(TypeError, match="diagnose key"):
+        ccc.diagnose({1: ring})
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.diagnose({"\ud800": ring})
+    assert caught.value.kind == "NotUtf8"
