@@ -495,6 +495,21 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     assert!(!stale.join("notes.txt").exists(), "the twin of OUT's notes.txt is ccc's link");
     assert_eq!(fs::read(stale.join("shared.txt")).unwrap(), b"shared", "not a twin of anything in OUT");
     assert_eq!(fs::read(out.join("notes.txt")).unwrap(), b"mine");
+
+    // A file of an image's name holding an image, but linked from the
+    // user's folder (not from the same place in OUT), is the user's: ccc
+    // writes its own files under one name. (It was removed as ccc's.)
+    let image = "rank-0/topsp-0/ctrl_spad.bin";
+    fs::copy(out.join(image), home.join("precious.bin")).unwrap();
+    let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
+    fs::create_dir_all(stale.join("rank-0/topsp-0")).unwrap();
+    fs::hard_link(home.join("precious.bin"), stale.join(image)).unwrap();
+    let run = compile(&out, &[]);
+    assert_ok(&run);
+    let stderr = text(&run.stderr);
+    assert!(stale.join(image).exists(), "{stderr}");
+    assert!(stderr.contains(&format!("left {}", stale.join(image).display())), "{stderr}");
+    assert_eq!(fs::read(stale.join(image)).unwrap(), fs::read(home.join("precious.bin")).unwrap());
 }
 
 /// Runs `script` in `dir` with `sh`, which becomes ccc (`exec` keeps its

@@ -294,15 +294,18 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
 /// Removes from a stale work folder what ccc may remove: files of the names
 /// it writes where it writes them, holding what it writes there, and the
 /// links it made to a user's file
-/// carried over (the same file is at the same place in `out`). Everything
-/// else is left and listed.
+/// carried over (the same file is at the same place in `out`). A file with
+/// other names (a hard link) goes only as such a link: ccc writes its own
+/// files under one name, so one of an image's name linked from elsewhere
+/// is the user's, whatever it holds. Everything else is left and listed.
 fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mut Vec<PathBuf>) {
     for (name, meta) in sorted_entries(&root.join(rel)) {
         let r = rel.join(&name);
         let path = root.join(&r);
+        let written = || !linked_elsewhere(&meta) && is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta);
         if meta.is_dir() {
             opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
-        } else if (is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta)) || twins(&path, &meta, &out.join(&r)) {
+        } else if written() || twins(&path, &meta, &out.join(&r)) {
             if fs::remove_file(&path).is_ok() {
                 *bytes += meta.len();
             }
@@ -310,6 +313,19 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
             left.push(path);
         }
     }
+}
+
+/// Whether the file `meta` describes has other names than this one (a
+/// hard link): never so for a file ccc wrote.
+#[cfg(unix)]
+fn linked_elsewhere(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    meta.is_file() && meta.nlink() > 1
+}
+
+#[cfg(not(unix))]
+fn linked_elsewhere(_meta: &fs::Metadata) -> bool {
+    false
 }
 
 /// The most bytes an image in debris is read to be recognised: larger, it
