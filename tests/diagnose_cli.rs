@@ -257,6 +257,52 @@ fn manifests_tell_identical_images_by_their_md5s() {
     assert!(!same(&["diagnose", "add", "max", "--json"]));
 }
 
+/// An output folder whose files changed since ccc wrote them (an image
+/// edited in place, a file removed) is not a match, although its manifest
+/// signs the same: its ranks would not load what the signature names. The
+/// report names the folder and the file; a folder put back as written
+/// matches again. (It once said `match`, exit 0.)
+#[test]
+fn a_folder_whose_files_changed_is_no_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = format!("{ROOT}/examples/allreduce_ring.ron");
+    for out in ["a", "b"] {
+        let run = ccc_in(dir.path(), &["compile", &ring, "-o", out, "-q"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let file = dir.path().join("b/rank-3/topsp-0/slot_spad.bin");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[24] ^= 5;
+    std::fs::write(&file, &bytes).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.starts_with("mismatch: all 2 inputs have signature "), "{}", run.stdout);
+    assert!(run.stdout.contains("but 1 of 2 has files changed since ccc wrote them"), "{}", run.stdout);
+    assert!(run.stdout.contains("rank-3/topsp-0/slot_spad.bin was edited since ccc wrote it"), "{}", run.stdout);
+    let json = ccc_in(dir.path(), &["diagnose", "a", "b", "--json"]);
+    assert_eq!(json.code, 1);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["all_match"], false);
+    assert_eq!(report["groups"].as_array().unwrap().len(), 1, "the signatures match");
+    assert_eq!(report["edited"][0]["input"], "b/manifest.json");
+    // Put back: a match. A file gone beside the others: named too.
+    bytes[24] ^= 5;
+    std::fs::write(&file, &bytes).unwrap();
+    assert_eq!(ccc_in(dir.path(), &["diagnose", "a", "b"]).code, 0);
+    std::fs::remove_file(&file).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("lists rank-3/topsp-0/slot_spad.bin, which is missing"), "{}", run.stdout);
+    // A folder holding its manifest alone (as a launcher gathers each
+    // rank's) claims nothing of its images: compared by signature.
+    std::fs::remove_dir_all(dir.path().join("b/rank-3")).unwrap();
+    for r in (0..8).filter(|&r| r != 3) {
+        std::fs::remove_dir_all(dir.path().join(format!("b/rank-{r}"))).unwrap();
+    }
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
 /// A spec beside a manifest: the report calls them inputs, not specs or
 /// manifests (issue 10, item 10).
 #[test]

@@ -620,7 +620,7 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
             DiagnoseInput::Folder(dir) => {
                 let read = output::read_output(dir).map_err(read_error).map_err(|e| naming(name, e))?;
                 let input = Input::from_manifest_json(name.clone(), &read.manifest).map_err(input_error)?;
-                Input { images: read.images, ..input }
+                Input { images: read.images, edited: read.edited, ..input }
             }
         });
     }

@@ -226,3 +226,23 @@ def test_a_bad_input_is_named_in_the_error():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.diagnose({"\ud800": ring})
     assert caught.value.kind == "NotUtf8"
+
+
+def test_a_folder_whose_files_changed_is_no_match(tmp_path):
+    # An image edited after its compile: the signatures agree, but a rank
+    # loading it would not run what its manifest signs.
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    for name in ("a", "b"):
+        ccc.compile(ring).write(tmp_path / name)
+    image = tmp_path / "b" / "rank-3" / "topsp-0" / "slot_spad.bin"
+    data = bytearray(image.read_bytes())
+    data[24] ^= 5
+    image.write_bytes(bytes(data))
+    report = ccc.diagnose({"a": tmp_path / "a", "b": tmp_path / "b"})
+    assert report["all_match"] is False
+    assert len(report["groups"]) == 1
+    assert report["edited"][0]["input"] == "b"
+    assert "rank-3/topsp-0/slot_spad.bin was edited" in report["edited"][0]["why"]
+    data[24] ^= 5
+    image.write_bytes(bytes(data))
+    assert ccc.diagnose({"a": tmp_path / "a", "b": tmp_path / "b"})["all_match"] is True

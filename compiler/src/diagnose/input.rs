@@ -23,6 +23,13 @@ pub struct Input {
     /// ([`Difference::same_images`](super::Difference::same_images)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<String>,
+    /// For an output folder whose files are not the ones its manifest
+    /// lists (a file missing, resized or edited since ccc wrote it): why,
+    /// as a sentence. Its ranks would not load what its signature says, so
+    /// the report does not call it a match
+    /// ([`Report::edited`](super::Report::edited)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited: Option<String>,
 }
 
 /// An input that cannot be diagnosed.
@@ -102,7 +109,7 @@ struct SignedManifest {
 impl Input {
     /// An input from raw fields.
     pub fn new(name: impl Into<String>, fields: Vec<Field>) -> Input {
-        Input { name: name.into(), fields, images: None }
+        Input { name: name.into(), fields, images: None, edited: None }
     }
 
     /// An input from a computed signature.
@@ -165,7 +172,7 @@ fn checked(name: String, format_version: Option<u32>, stated: &str, fields: Vec<
     if let Err((index, problem)) = check_fields(&fields, format_version == Some(FORMAT_VERSION)) {
         return Err(InputError::EditedFields { name, index, problem });
     }
-    Ok(Input { name, fields, images: None })
+    Ok(Input { name, fields, images: None, edited: None })
 }
 
 /// Checks that `fields` are fields ccc writes: no line break in a name or

@@ -42,7 +42,8 @@ use serde::{Deserialize, Serialize};
 /// The diagnosis of a set of inputs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
-    /// Every input has the same signature.
+    /// Every input has the same signature, and no output folder's files
+    /// were changed since ccc wrote them (`edited`).
     pub all_match: bool,
     /// Inputs diagnosed.
     pub input_n: u32,
@@ -57,6 +58,21 @@ pub struct Report {
     /// For each group after the first, what sets it apart from the majority
     /// (in the order of `groups`).
     pub differences: Vec<Difference>,
+    /// The output folders whose files are not the ones their manifests
+    /// list (missing, resized or edited since ccc wrote them), in input
+    /// order: a rank loading them does not run the schedule its signature
+    /// names, whatever the signatures say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edited: Vec<Edited>,
+}
+
+/// An output folder whose files were changed since ccc wrote them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edited {
+    /// The input's name.
+    pub input: String,
+    /// What changed, as a sentence.
+    pub why: String,
 }
 
 /// Inputs with one signature.
@@ -200,8 +216,11 @@ pub fn diagnose(inputs: &[Input]) -> Report {
             .collect(),
         None => Vec::new(),
     };
+    let edited: Vec<Edited> =
+        inputs.iter().filter_map(|i| Some(Edited { input: i.name.clone(), why: i.edited.clone()? })).collect();
     Report {
-        all_match: groups.len() <= 1,
+        all_match: groups.len() <= 1 && edited.is_empty(),
+        edited,
         input_n: idx(inputs.len()),
         majority_tied: groups.get(1).is_some_and(|(_, m)| m.len() == majority.len()),
         odd_ones_out: odd.into_iter().map(name).collect(),

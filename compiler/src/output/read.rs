@@ -1,8 +1,8 @@
 //! Reading an output folder back: what `ccc diagnose OUT` (and Python's
 //! `ccc.diagnose` given a folder) compares it by.
 
-use super::MANIFEST_FILE;
 use super::existing::{Listing, check_listed};
+use super::{MANIFEST_FILE, OutputError};
 use crate::diagnose::{MANIFEST_MAX_BYTES, manifest_images_digest};
 use crate::manifest::{MANIFEST_SCHEMA, Manifest};
 use std::fs::{self, File};
@@ -22,6 +22,13 @@ pub struct OutputRead {
     /// manifest describes); `None` otherwise: a file missing, resized or
     /// edited, or a manifest of another schema or one listing no MD5.
     pub images: Option<String>,
+    /// Why its files are not the ones its manifest (of ccc's schema)
+    /// lists, as a sentence (`rank-3/topsp-0/slot_spad.bin was edited
+    /// since ccc wrote it: ...`): a rank loading them does not run the
+    /// schedule the manifest signs. `None` when they are, when it holds
+    /// none of them (a manifest gathered alone), or when the manifest is
+    /// not one this ccc checks.
+    pub edited: Option<String>,
 }
 
 /// Why an output folder cannot be read back.
@@ -75,10 +82,33 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
     let mut manifest = String::new();
     // `take`: a file that grew since `metadata` is still read within the cap.
     File::open(&path).and_then(|f| f.take(MANIFEST_MAX_BYTES).read_to_string(&mut manifest)).map_err(io_error)?;
-    let images = serde_json::from_str::<Manifest>(&manifest)
-        .ok()
-        .filter(|m| m.manifest_schema == MANIFEST_SCHEMA)
-        .filter(|m| check_listed(dir, &Listing::of(m)).is_ok())
-        .and_then(|m| manifest_images_digest(&m));
-    Ok(OutputRead { manifest, images })
+    let ours = serde_json::from_str::<Manifest>(&manifest).ok().filter(|m| m.manifest_schema == MANIFEST_SCHEMA);
+    let (images, edited) = match ours {
+        Some(m) => {
+            let listing = Listing::of(&m);
+            match check_listed(dir, &listing) {
+                Ok(()) => (manifest_images_digest(&m), None),
+                Err(_) => (None, changed(dir, &listing)),
+            }
+        }
+        None => (None, None),
+    };
+    Ok(OutputRead { manifest, images, edited })
+}
+
+/// Why the files of `dir` are not the ones `listing` lists, when it holds
+/// some of them: one resized or edited, or one missing beside others. A
+/// folder holding none of them (a manifest gathered alone, as a launcher
+/// collects each rank's) claims nothing of its images and changed
+/// nothing: `None`.
+fn changed(dir: &Path, listing: &Listing) -> Option<String> {
+    let present = |file: &PathBuf| fs::symlink_metadata(dir.join(file)).is_ok();
+    if !listing.files.keys().any(present) {
+        return None;
+    }
+    match check_listed(dir, listing) {
+        Err(OutputError::NotOurs { reason, .. }) => Some(reason.to_string()),
+        Err(e) => Some(e.to_string()),
+        Ok(()) => None,
+    }
 }

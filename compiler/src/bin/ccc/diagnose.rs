@@ -112,7 +112,7 @@ fn load(
             e => Failure::input(miette::miette!("{e}")),
         })?;
         let input = manifest_input(path, &read.manifest)?;
-        return Ok((Input { name, images: read.images, ..input }, Kind::Manifest));
+        return Ok((Input { name, images: read.images, edited: read.edited, ..input }, Kind::Manifest));
     }
     // Read once (a pipe cannot be read twice); a spec's own cap is then
     // applied to the text by `load_spec_text`.
@@ -191,6 +191,22 @@ fn render(r: &Report, kinds: &str) -> String {
         );
         return out;
     }
+    // The signatures match, but some folder's files were changed since
+    // ccc wrote them.
+    if r.groups.len() <= 1 {
+        let _ = writeln!(
+            out,
+            "mismatch: all {} have signature {} ({}), but {} of {} {} files changed since ccc wrote them",
+            count(r.input_n, "input"),
+            majority.digest,
+            collectives(majority.collective_n),
+            r.edited.len(),
+            r.input_n,
+            if r.edited.len() == 1 { "has" } else { "have" }
+        );
+        render_edited(&mut out, r);
+        return out;
+    }
     let label = |g: usize| -> String {
         match r.groups.get(g) {
             Some(group) if group.members.len() == 1 => group.members.first().cloned().unwrap_or_default(),
@@ -240,7 +256,29 @@ fn render(r: &Report, kinds: &str) -> String {
         }
         render_difference(&mut out, d, &la, &lb, indent, kinds);
     }
+    if !r.edited.is_empty() {
+        let _ = writeln!(
+            out,
+            "and {} of {} {} files changed since ccc wrote them:",
+            r.edited.len(),
+            r.input_n,
+            if r.edited.len() == 1 { "has" } else { "have" }
+        );
+        render_edited(&mut out, r);
+    }
     out
+}
+
+/// The output folders whose files changed since ccc wrote them, one a
+/// line.
+fn render_edited(out: &mut String, r: &Report) {
+    for e in &r.edited {
+        let _ = writeln!(
+            out,
+            "  {}: {}; its ranks would not load the schedule its manifest signs (compile it again)",
+            e.input, e.why
+        );
+    }
 }
 
 fn inputs(n: usize) -> String {
