@@ -581,6 +581,9 @@ fn device_counts_past_u32_are_refused_at_the_header() {
         "{e}"
     );
     assert!(import_module(&module("replica_count=2, num_partitions=4"), &target(8), None).is_ok());
+    // A count of one is singular.
+    let e = import_module(&module("replica_count=1, num_partitions=4"), &target(8), None).unwrap_err();
+    assert!(e.message.contains("runs on 4 devices (1 replica x 4 partitions)"), "{e}");
 }
 
 #[test]

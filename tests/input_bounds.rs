@@ -110,6 +110,9 @@ fn endless_input_is_refused_at_the_cap() {
     assert!(stderr.contains("/dev/zero is too large for a spec: more than 16777216 bytes"), "{stderr}");
     let stderr = refused(&["decode", "/dev/zero"]);
     assert!(stderr.contains("too large for a CTRL SPAD image"), "{stderr}");
+    // A cap that is no whole number of KiB is given to a tenth.
+    let stderr = refused(&["decode", "/dev/zero", "--region", "neff"]);
+    assert!(stderr.contains("at most 3592 bytes (3.5 KiB)"), "{stderr}");
     let stderr = refused(&["diagnose", "/dev/zero", "/dev/zero"]);
     assert!(stderr.contains("too large"), "{stderr}");
     let dir = tempfile::tempdir().unwrap();

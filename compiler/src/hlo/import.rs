@@ -107,10 +107,10 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
             at,
             0,
             format!(
-                "the module runs on {} devices ({} replicas x {} partitions) but the target has rank_n {rank_n}",
-                space.devices(),
-                space.replicas,
-                space.partitions
+                "the module runs on {} ({} x {}) but the target has rank_n {rank_n}",
+                ccc_ir::noun::count(space.devices(), "device"),
+                ccc_ir::noun::count(space.replicas, "replica"),
+                ccc_ir::noun::count(space.partitions, "partition")
             ),
             "give the target the module's device count as topology.rank_n",
         ));

@@ -202,9 +202,13 @@ pub struct DecodeArgs {
 /// `ccc decode --format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DecodeFormat {
-    /// A JSON array in the vendor dumper's shape.
+    /// JSON in the vendor dumper's shape: a CTRL SPAD's words as an array;
+    /// a SLOT SPAD's `record_n`, `entry_n` and records, and a
+    /// `neff_configs` block's fields, as an object.
     Json,
-    /// One line per op entry in the runtime's CTRL-mark wording.
+    /// The runtime's log lines: a CTRL SPAD's CTRL-mark lines, a SLOT
+    /// SPAD's `tp_inc_steps` lines under a label per record (a
+    /// `neff_configs` block has no log, and is refused).
     Log,
     /// An annotated hexdump: offset | bytes | meaning.
     Text,

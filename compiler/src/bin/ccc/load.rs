@@ -268,7 +268,14 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
 
 /// `bytes` in MiB or KiB for a help line.
 fn mib(bytes: u64) -> String {
-    if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
+    // In the largest unit that holds it whole, else to a tenth (3592
+    // bytes are 3.5 KiB, not 3).
+    let (unit, shift) = if bytes >= 1 << 20 { ("MiB", 20) } else { ("KiB", 10) };
+    if bytes.is_multiple_of(1 << shift) {
+        format!("{} {unit}", bytes >> shift)
+    } else {
+        format!("{:.1} {unit}", bytes as f64 / f64::from(1u32 << shift))
+    }
 }
 
 /// Whether [`import_file`] checks the values the target sets before
