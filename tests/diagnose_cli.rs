@@ -123,6 +123,26 @@ fn groups_built_differently() {
     mismatch("groups", &run);
 }
 
+/// Groups that also change the schedule: the headline names what the
+/// list names (groups), not the schedule digest that follows from them
+/// and which the list leaves out. (It once said `but groups, schedule
+/// differ` above a list of groups alone.)
+#[test]
+fn the_headline_names_the_fields_the_list_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = std::fs::read_to_string(format!("{ROOT}/examples/allreduce_ring.ron")).unwrap();
+    let grouped = ring.replace("channels: 2,", "channels: 2, groups: [[0, 1, 2, 3], [4, 5, 6, 7]],");
+    assert_ne!(grouped, ring);
+    std::fs::write(dir.path().join("a.ron"), &ring).unwrap();
+    std::fs::write(dir.path().join("b.ron"), &grouped).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.contains("on both sides, but groups differs\n"), "{}", run.stdout);
+    assert!(!run.stdout.contains("schedule"), "{}", run.stdout);
+    let json = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron", "--json"]);
+    assert!(json.stdout.contains("\"schedule\""), "the report still holds the digest: {}", json.stdout);
+}
+
 #[test]
 fn three_inputs_without_a_majority() {
     let run = diagnose(&[

@@ -323,7 +323,14 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
                 if a == b && c.fields.is_empty() {
                     format!("{a} on both sides, with the same fields in a different order")
                 } else if a == b {
-                    let fields: Vec<&str> = c.fields.iter().map(|f| f.field.as_str()).collect();
+                    // The fields the list below names: one that follows
+                    // from the others (a schedule digest) is left out
+                    // there, and so here, unless it is all that differs.
+                    let named = |f: &&FieldDiff| f.cause != ccc_compiler::diagnose::Cause::FollowsFromInputs;
+                    let mut fields: Vec<&str> = c.fields.iter().filter(named).map(|f| f.field.as_str()).collect();
+                    if fields.is_empty() {
+                        fields = c.fields.iter().map(|f| f.field.as_str()).collect();
+                    }
                     format!(
                         "{a} on both sides, but {} differ{}",
                         fields.join(", "),
