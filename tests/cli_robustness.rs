@@ -306,3 +306,22 @@ fn a_compile_beyond_the_memory_budget_names_the_flags_that_help() {
         .expect("run ccc");
     assert_eq!(roomy.status.code(), Some(0), "{}", String::from_utf8_lossy(&roomy.stderr));
 }
+
+/// The line and column a parse error's snippet names count characters, as
+/// an editor's "go to column" does, not bytes: text of several bytes a
+/// character before the error (in a comment), on a short line and on one
+/// long enough to be cut. (It once said column 34 for the 28th character.)
+#[test]
+fn a_parse_errors_column_counts_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    for filler in ["ééé😀", &"é".repeat(300)] {
+        let before = format!("(op: AllReduce, /* {filler} */ ");
+        let spec = dir.path().join("uni.ron");
+        std::fs::write(&spec, format!("{before}bogus: 1)")).unwrap();
+        let out = Command::new(BIN).arg("check").arg(&spec).env("NO_COLOR", "1").output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let at = format!("uni.ron:1:{}]", before.chars().count() + 1);
+        assert!(stderr.contains(&at), "{at} in {stderr}");
+    }
+}

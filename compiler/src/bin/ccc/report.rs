@@ -154,8 +154,8 @@ pub struct Snippet {
     text: String,
     /// The file's line number (0-based) of the snippet's first line.
     first_line: usize,
-    /// The snippet line (0-based) whose start was cut, and how many bytes
-    /// to add to a column on it (those left out, less the `…`).
+    /// The snippet line (0-based) whose start was cut, and how many
+    /// characters were left out there (the `…` stands in for them).
     cut: Option<(usize, usize)>,
 }
 
@@ -199,9 +199,7 @@ impl Snippet {
             let kept_bytes = kept.char_indices().nth(SNIPPET_LINE_MAX_CHARS).map_or(kept.len(), |(i, _)| i);
             if skip > 0 {
                 text.push('…');
-                // miette counts columns in bytes: the `…` stands in for
-                // `skip_bytes` of them.
-                cut = Some((windows.len(), skip_bytes - '…'.len_utf8()));
+                cut = Some((windows.len(), skip));
             }
             windows.push(Window { shown: at + skip_bytes..at + skip_bytes + kept_bytes, at: text.len() });
             text.push_str(kept.get(..kept_bytes).unwrap_or(""));
@@ -237,9 +235,14 @@ impl SourceCode for Snippet {
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
         let inner = self.text.read_span(span, context_lines_before, context_lines_after)?;
+        // miette counts a column in bytes; an editor (and ccc's own
+        // errors) in characters: the characters before the span on its
+        // line, the `…` of a cut line counted as those it stands for.
+        let line_start = span.offset().saturating_sub(inner.column());
+        let chars = self.text.get(line_start..span.offset()).map_or(inner.column(), |s| s.chars().count());
         let column = match self.cut {
-            Some((line, skipped)) if line == inner.line() => inner.column() + skipped,
-            _ => inner.column(),
+            Some((line, skipped)) if line == inner.line() && chars > 0 => chars - 1 + skipped,
+            _ => chars,
         };
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.clone(),
