@@ -802,6 +802,33 @@ fn a_target_problem_is_named_once_in_the_target() {
     assert!(stderr.contains(&format!("{moe} is not a valid spec: 2 problems")) && stderr.contains(&at), "{stderr}");
 }
 
+/// A target file that is not RON of the target schema is shown in a
+/// snippet at its line and column, as a spec is, with what a target reads
+/// as the help; `Auto(X)` copied from a signature is named as such.
+#[test]
+fn a_target_that_does_not_parse_is_shown_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = "tests/hlo/moe_all_to_all_16.compiled.hlo";
+    for (text, says, at) in [
+        ("(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8),\n foo: 1)", "unexpected field named `foo`", "2:2"),
+        (
+            "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), algorithm: Auto(Mesh))",
+            "`Auto` takes no choice in a target",
+            "1:72",
+        ),
+    ] {
+        let t = dir.path().join("t.ron");
+        std::fs::write(&t, text).unwrap();
+        let out = ccc(&["check", module, "--target", t.to_str().unwrap()]);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(&format!("cannot parse target {}: {says}", t.display())), "{stderr}");
+        assert!(stderr.contains(&format!("t.ron:{at}]")), "{stderr}");
+        assert!(stderr.contains("╰── here"), "a snippet: {stderr}");
+        assert!(stderr.contains("help:"), "{stderr}");
+    }
+}
+
 /// `import` refuses a target value no collective could take, before
 /// importing anything: it would otherwise print RON that `check` refuses.
 /// Every such problem is said, under the target's name; `-o` writes nothing.

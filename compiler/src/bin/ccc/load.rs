@@ -352,16 +352,43 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
     Ok(imported)
 }
 
-/// Reads and parses a target file.
+/// Reads and parses a target file; a problem is shown in a snippet of
+/// the file, as a spec's is.
 fn read_target(path: &Path) -> Result<Target, Failure> {
     let text = read_text(path, SPEC_CAP, "target")?;
     parse_target(&text).map_err(|e| {
-        Failure::input(miette::miette!(
-            code = "ccc::target",
-            "cannot parse target {}:{}: {}",
-            path.display(),
-            e.start,
-            e.message
+        // RON's message, then what a target reads (or accepts): the help.
+        let (message, help) = match e.message.split_once("; ") {
+            Some((m, h)) => (m, Some(h.to_owned())),
+            None => (e.message.as_str(), None),
+        };
+        let start = ccc_compiler::parse::SourceSpan { start: e.start, end: e.start }.byte_range(&text).start;
+        // The word or number there, or its one character.
+        let rest = text.get(start..).unwrap_or("");
+        let word = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let len = if word > 0 { word } else { rest.chars().next().map_or(0, char::len_utf8) };
+        let (name, mut message) = (path.display().to_string(), crate::report::lower_first(message));
+        let mut help = help;
+        // `algorithm: Auto(Ring)`, copied from a signature or manifest:
+        // RON reads `Auto` and misses a comma at the `(` (as in a spec).
+        let before = text.get(..start).unwrap_or("").trim_end();
+        let auto = before.strip_suffix("Auto").is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+        if rest.starts_with('(') && auto {
+            message = "`Auto` takes no choice in a target".to_owned();
+            help = Some(
+                "`Auto(X)` is how a signature or manifest shows what Auto chose; a target writes `Auto` (the cost \
+                 model chooses) or the algorithm itself (`X`)"
+                    .to_owned(),
+            );
+        }
+        Failure::input(located_report(
+            InputKind::Target,
+            &name,
+            &text,
+            start..start + len,
+            &message,
+            "here".into(),
+            help,
         ))
     })
 }

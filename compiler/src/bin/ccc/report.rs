@@ -81,6 +81,8 @@ pub enum InputKind {
     /// An XLA HLO module: `cannot import`, `ccc::hlo` (its text or a
     /// collective ccc cannot express).
     Hlo,
+    /// An HLO target file: `cannot parse target`, `ccc::target`.
+    Target,
 }
 
 impl InputKind {
@@ -89,6 +91,7 @@ impl InputKind {
         match self {
             InputKind::Spec => "parse",
             InputKind::Hlo => "import",
+            InputKind::Target => "parse target",
         }
     }
 
@@ -97,6 +100,7 @@ impl InputKind {
         match self {
             InputKind::Spec => "ccc::parse",
             InputKind::Hlo => "ccc::hlo",
+            InputKind::Target => "ccc::target",
         }
     }
 }
@@ -257,7 +261,7 @@ impl SourceCode for Snippet {
 
 /// RON's messages start with a capital (`Expected comma`); after
 /// `cannot parse FILE:` they read better without.
-fn lower_first(s: &str) -> String {
+pub fn lower_first(s: &str) -> String {
     let mut chars = s.chars();
     chars.next().map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
 }
