@@ -39,18 +39,7 @@ pub fn dumps_checked(
     whole: &str,
     kind: &str,
 ) -> PyResult<String> {
-    let value = match value.cast::<PyMapping>() {
-        Ok(m) if !value.is_instance_of::<PyDict>() => {
-            let dict = PyDict::new(py);
-            for item in m.items()?.iter() {
-                let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-                dict.set_item(k, v)?;
-            }
-            dict.into_any()
-        }
-        _ => value.clone(),
-    };
-    plain(&value, root, 0).map_err(|Bad { path, why, kind: own }| {
+    let mappings = plain(value, root, 0).map_err(|Bad { path, why, kind: own }| {
         let field = if path.is_empty() { whole.to_owned() } else { path };
         let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
         info.field = Some(field);
@@ -59,7 +48,31 @@ pub fn dumps_checked(
         }
         errors::to_py(py, info)
     })?;
-    dumps(py, &value)
+    // `json.dumps` takes dicts and lists only: a mapping of another kind,
+    // at any depth, is read as the dict of its items.
+    if mappings { dumps(py, &dictified(py, value)?) } else { dumps(py, value) }
+}
+
+/// `value` with every mapping in it (a dict, `types.MappingProxyType`,
+/// `collections.UserDict`) a dict and every list or tuple a list, at every
+/// depth ([`plain`] has checked it).
+fn dictified<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(m) = value.cast::<PyMapping>() {
+        let dict = PyDict::new(py);
+        for item in m.items()?.iter() {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            dict.set_item(k, dictified(py, &v)?)?;
+        }
+        return Ok(dict.into_any());
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let list = PyList::empty(py);
+        for v in value.try_iter()? {
+            list.append(dictified(py, &v?)?)?;
+        }
+        return Ok(list.into_any());
+    }
+    Ok(value.clone())
 }
 
 /// A value [`plain`] refuses: its path, why, and the error kind when it
@@ -89,19 +102,26 @@ const LONE_SURROGATE: &str = "holds a lone surrogate, which no UTF-8 text can";
 const MAX_DEPTH: usize = 64;
 
 /// The first value under `value` (at `path`, `depth` containers down) that
-/// a spec cannot hold as JSON: its path and why.
-fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), Bad> {
+/// a spec cannot hold as JSON: its path and why; else whether it holds a
+/// mapping that is not a dict (`types.MappingProxyType`,
+/// `collections.UserDict`: read as the dict of its items).
+fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad> {
     let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
-    let container =
-        value.is_instance_of::<PyDict>() || value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
+    let mapping = value.cast::<PyMapping>().ok().filter(|_| !value.is_instance_of::<PyString>());
+    let container = mapping.is_some() || value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
     if container && depth >= MAX_DEPTH {
         return Err(Bad::at(
             path,
             format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"),
         ));
     }
-    if let Ok(dict) = value.cast::<PyDict>() {
-        for (k, v) in dict.iter() {
+    let mut mappings = false;
+    if let Some(m) = mapping {
+        mappings = !value.is_instance_of::<PyDict>();
+        let items = m.items().map_err(|e| Bad::at(path, e.to_string()))?;
+        for item in items.iter() {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+                item.extract().map_err(|e: PyErr| Bad::at(path, e.to_string()))?;
             // Text, or a whole number (`devices: {0: 7}`), which JSON
             // writes as its digits, as a spec's RON map keys read.
             let key = if let Ok(text) = k.cast::<PyString>() {
@@ -118,12 +138,12 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), Bad> 
             } else {
                 return Err(Bad::at(path, format!("the key {k} is not text; keys are field names, or numbers")));
             };
-            plain(&v, &at(&key), depth + 1)?;
+            mappings |= plain(&v, &at(&key), depth + 1)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         for (i, v) in value.try_iter().map_err(|e| Bad::at(path, e.to_string()))?.enumerate() {
             let v = v.map_err(|e| Bad::at(path, e.to_string()))?;
-            plain(&v, &format!("{path}[{i}]"), depth + 1)?;
+            mappings |= plain(&v, &format!("{path}[{i}]"), depth + 1)?;
         }
     } else if value.is_instance_of::<PyInt>() {
         // A bool is an int here, 0 or 1: in range.
@@ -154,5 +174,5 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<(), Bad> 
             ),
         ));
     }
-    Ok(())
+    Ok(mappings)
 }

@@ -219,6 +219,13 @@ def test_from_dict_refuses_what_is_not_json_by_its_path():
 
     for mapping in (types.MappingProxyType(good), collections.UserDict(good)):
         assert ccc.Program.from_dict(mapping) == ccc.Program.from_dict(good)
+    # ... at any depth, inside a list or tuple too.
+    for kind in (types.MappingProxyType, collections.UserDict):
+        nested = {"collectives": (kind(dict(good, topology=kind(good["topology"]))),)}
+        assert ccc.Program.from_dict(nested) == ccc.Program.from_dict(good)
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, topology=types.MappingProxyType(dict(good["topology"], rank_n="x"))))
+    assert caught.value.field == "topology.rank_n"
 
 
 def test_import_hlo_names_a_bad_target_value_by_its_path():
