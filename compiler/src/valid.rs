@@ -299,11 +299,11 @@ struct Explicit {
     costed: Vec<u32>,
 }
 
-/// The most groups of one collective the cost model costs
-/// ([`Groups::costed`]): groups laid out alike cost alike, so only
-/// distinct layouts are costed, and of more than this many the ones
-/// spread widest.
-pub(crate) const COSTED_GROUPS_MAX: usize = 8;
+/// The most members the cost model costs in all of one collective's
+/// costed groups ([`Groups::costed`]): groups laid out alike cost alike,
+/// so only distinct layouts are costed, each of them up to this many
+/// members in all, and past it the ones spread widest (at least one).
+pub(crate) const COSTED_MEMBERS_MAX: u64 = 4096;
 
 impl Groups {
     /// The whole world, one group in rank order.
@@ -351,7 +351,7 @@ impl Groups {
 
     /// The groups the cost model costs, the one spread widest first (the
     /// world: `[0]`): one of each distinct layout of members on pods,
-    /// nodes and links, at most `COSTED_GROUPS_MAX` (8). Groups run at once
+    /// nodes and links, up to 4,096 members in all. Groups run at once
     /// and the collective ends with the slowest, so a prediction is the
     /// most of theirs (`docs/cost-model.md` §1, Groups).
     pub fn costed(&self) -> &[u32] {
@@ -409,8 +409,8 @@ impl Groups {
 
 /// The groups of `groups` on `shape` the cost model costs, the one spread
 /// widest first: of each distinct layout (`layout`: groups laid out alike
-/// cost alike), the one spread widest, at most [`COSTED_GROUPS_MAX`] of
-/// them in that order. A group is spread wider when it spans more pods,
+/// cost alike), the one spread widest, as many as hold at most
+/// [`COSTED_MEMBERS_MAX`] members in all (at least one), in that order. A group is spread wider when it spans more pods,
 /// then more nodes, then (for an op of a peer map, `peers` group-local)
 /// has more pairs across a pod, then across a node, then a longer pair
 /// inside a node, then crosses a pod and then a node more often from one
@@ -494,7 +494,9 @@ fn costed_groups(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> Ve
         .collect();
     order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
     order.dedup_by(|later, kept| later.2 == kept.2);
-    let costed: Vec<u32> = order.into_iter().take(COSTED_GROUPS_MAX).map(|(g, ..)| g).collect();
+    let size = groups.first().map_or(1, |g| g.len() as u64).max(1);
+    let room = usize::try_from(COSTED_MEMBERS_MAX / size).unwrap_or(usize::MAX).max(1);
+    let costed: Vec<u32> = order.into_iter().take(room).map(|(g, ..)| g).collect();
     if costed.is_empty() { vec![0] } else { costed }
 }
 

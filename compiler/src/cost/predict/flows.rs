@@ -266,15 +266,16 @@ const BUSIEST_SCAN_MAX: u32 = 4096;
 /// Whether some nodes may send in `phase` and others not, so that member
 /// 0's node need not be the busiest ([`node_flows`]): a halving or
 /// doubling over a scope that is not a power of two (its prologue and
-/// epilogue), a binomial tree (whose rounds send from the nodes that
-/// hold the data so far, counted from the root), or a peer map's
-/// point-to-point step (whose pairs may leave one node and not another),
-/// in a group of at most [`BUSIEST_SCAN_MAX`] members.
+/// epilogue) or a binomial tree (whose rounds send from the nodes that
+/// hold the data so far, counted from the root), in a group of at most
+/// [`BUSIEST_SCAN_MAX`] members; or a peer map's point-to-point step
+/// (whose pairs may leave one node and not another), of any size (its
+/// flows are counted from its pairs).
 pub(super) fn uneven_sends(plan: &CollectivePlan, phase: &Phase) -> bool {
     use crate::schedule::PhaseKind as K;
     let tree = matches!(phase.kind, K::BinomialBroadcast { .. } | K::BinomialReduce { .. });
     let peers = matches!(phase.kind, K::PointToPoint);
-    plan.groups.size() <= BUSIEST_SCAN_MAX && (tree || peers || super::uneven_rdh(plan, phase))
+    peers || plan.groups.size() <= BUSIEST_SCAN_MAX && (tree || super::uneven_rdh(plan, phase))
 }
 
 /// The flows through the busiest node's network in `phase`: per node, the
@@ -287,19 +288,34 @@ pub(super) fn uneven_sends(plan: &CollectivePlan, phase: &Phase) -> bool {
 fn busiest_node_flows(schedule: &Schedule, plan: &CollectivePlan, phase: &Phase, buf: &mut Vec<Transfer>) -> f64 {
     let shape = &schedule.shape;
     let g = plan.groups.modelled();
-    let peers = matches!(phase.kind, PhaseKind::PointToPoint);
-    let mut spans = SpanMemo::default();
+    let node = |m: u32| plan.rank(g, m).map(|r| shape.node(r.0));
     // By node: (members on it, members sending off it, members receiving
     // from off it).
     let mut nodes: std::collections::BTreeMap<u32, (u32, u32, u32)> = std::collections::BTreeMap::new();
-    for m in 0..plan.groups.size() {
-        let Some(node) = plan.rank(g, m).map(|r| shape.node(r.0)) else { continue };
-        let off = sends_off_from_pattern(schedule, plan, phase, m, &mut spans)
-            .or_else(|| sends_off_from_partner(schedule, plan, phase, m, &mut spans))
-            .unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf));
-        let into = peers && receives_off_walked(schedule, plan, phase, m, buf);
-        let (on, sending, receiving) = nodes.entry(node).or_default();
-        (*on, *sending, *receiving) = (*on + 1, *sending + u32::from(off), *receiving + u32::from(into));
+    for n in (0..plan.groups.size()).filter_map(node) {
+        nodes.entry(n).or_default().0 += 1;
+    }
+    if matches!(phase.kind, PhaseKind::PointToPoint) {
+        // A peer map's step sends each pair, a member sending in one pair
+        // at most and receiving in one at most (`mesh::point_to_point`):
+        // a pair across nodes leaves its source's and enters its
+        // target's, counted from the pairs at any size.
+        for &(s, t) in &plan.peers.pairs {
+            let (Some(a), Some(b)) = (node(s), node(t)) else { continue };
+            if a != b {
+                nodes.entry(a).or_default().1 += 1;
+                nodes.entry(b).or_default().2 += 1;
+            }
+        }
+    } else {
+        let mut spans = SpanMemo::default();
+        for m in 0..plan.groups.size() {
+            let Some(n) = node(m) else { continue };
+            let off = sends_off_from_pattern(schedule, plan, phase, m, &mut spans)
+                .or_else(|| sends_off_from_partner(schedule, plan, phase, m, &mut spans))
+                .unwrap_or_else(|| sends_off_walked(schedule, plan, phase, m, buf));
+            nodes.entry(n).or_default().1 += u32::from(off);
+        }
     }
     let per_node = |&(on, off, into): &(u32, u32, u32)| {
         f64::from(off.max(into).max(1)) * f64::from((shape.local_rank_n / on.max(1)).max(1))
@@ -417,23 +433,6 @@ pub(super) fn sends_off_walked(
     schedule.transfers(plan, g, m, phase.first_step, buf);
     let node = |i: u32| plan.rank(g, i).map(|r| shape.node(r.0));
     buf.iter().any(|t| t.from == m && node(t.to) != node(m))
-}
-
-/// Whether member `m` of the costed group receives from off its node at
-/// `phase`'s first step, from the transfers the phase generates.
-pub(super) fn receives_off_walked(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    phase: &Phase,
-    m: u32,
-    buf: &mut Vec<Transfer>,
-) -> bool {
-    let shape = &schedule.shape;
-    buf.clear();
-    let g = plan.groups.modelled();
-    schedule.transfers(plan, g, m, phase.first_step, buf);
-    let node = |i: u32| plan.rank(g, i).map(|r| shape.node(r.0));
-    buf.iter().any(|t| t.to == m && node(t.from) != node(m))
 }
 
 /// Whether member `m` of the costed group sends off its node at `phase`'s first
