@@ -354,6 +354,33 @@ fn the_sampled_members_cost_what_every_member_costs() {
     assert!(compared >= 300, "{compared}");
 }
 
+/// `items` shuffled by the draws `by` (Fisher-Yates, each draw taken
+/// modulo the places left; the draws repeat when there are fewer).
+fn shuffle_by<T>(items: &mut [T], by: &[u32]) {
+    for (i, s) in (1..items.len()).rev().zip(by.iter().cycle()) {
+        items.swap(i, *s as usize % (i + 1));
+    }
+}
+
+/// The ranks `0..rank_n` shuffled by `by`, cut into groups of `size`.
+fn shuffled_groups(rank_n: u32, size: u32, by: &[u32]) -> Vec<Vec<u32>> {
+    let mut ranks: Vec<u32> = (0..rank_n).collect();
+    shuffle_by(&mut ranks, by);
+    ranks.chunks(size.max(1) as usize).map(<[u32]>::to_vec).collect()
+}
+
+/// `c` with what its op takes: `Add` for a reducing op, root `root` modulo
+/// `size` for a rooted one.
+fn with_op_fields(mut c: Collective, size: u32, root: u32) -> Collective {
+    if c.op.is_reducing() {
+        c = c.reduce(ReduceOp::Add);
+    }
+    if c.op.is_rooted() {
+        c = c.root(root % size.max(1));
+    }
+    c
+}
+
 /// What the model says of a collective: the choice (or the written
 /// algorithm), its prediction and every alternative with its floor.
 fn model_says(c: &Collective) -> Option<String> {
@@ -386,23 +413,14 @@ proptest! {
         let size = 1u32 << size_log;
         prop_assume!(rank_n.is_multiple_of(size));
         // The ranks shuffled, cut into groups.
-        let mut ranks: Vec<u32> = (0..rank_n).collect();
-        for (i, s) in (1..ranks.len()).rev().zip(&shuffle) {
-            ranks.swap(i, *s as usize % (i + 1));
-        }
-        let groups: Vec<Vec<u32>> = ranks.chunks(size as usize).map(<[u32]>::to_vec).collect();
+        let groups = shuffled_groups(rank_n, size, &shuffle);
         let mut reordered = groups.clone();
-        for (i, s) in (1..reordered.len()).rev().zip(&order) {
-            reordered.swap(i, *s as usize % (i + 1));
-        }
+        shuffle_by(&mut reordered, &order);
         let c = |groups: Vec<Vec<u32>>| {
-            let mut c = Collective::new(op, DType::Bf16, u64::from(rank_n) * 4096, Arch::Cayman, Topology::new(rank_n, local))
+            let c = Collective::new(op, DType::Bf16, u64::from(rank_n) * 4096, Arch::Cayman, Topology::new(rank_n, local))
                 .groups(groups)
                 .algorithm(Algorithm::Auto);
-            if op.is_reducing() {
-                c = c.reduce(ReduceOp::Add);
-            }
-            c
+            with_op_fields(c, size, 0)
         };
         let said = model_says(&c(groups));
         prop_assume!(said.is_some());
@@ -434,19 +452,13 @@ proptest! {
         let rank_n = local * nodes * pods;
         let size = 1u32 << size_log;
         prop_assume!(rank_n.is_multiple_of(size) && size < rank_n);
-        let mut ranks: Vec<u32> = (0..rank_n).collect();
-        for (i, s) in (1..ranks.len()).rev().zip(shuffle.iter().cycle()) {
-            ranks.swap(i, *s as usize % (i + 1));
-        }
-        let groups: Vec<Vec<u32>> = ranks.chunks(size as usize).map(<[u32]>::to_vec).collect();
+        let groups = shuffled_groups(rank_n, size, &shuffle);
         // Pod p becomes pod `pod_order[p]`, node j of a pod its node
         // `node_order[j]`, the rank at place i of node n the one at place
         // i + turns[n] round the ring.
         let shuffled = |n: u32, by: &[u32]| {
             let mut order: Vec<u32> = (0..n).collect();
-            for (i, s) in (1..order.len()).rev().zip(by) {
-                order.swap(i, *s as usize % (i + 1));
-            }
+            shuffle_by(&mut order, by);
             order
         };
         let (pod_order, node_order) = (shuffled(pods, &renumber), shuffled(nodes, &renumber[1..]));
@@ -459,16 +471,10 @@ proptest! {
         let elsewhere: Vec<Vec<u32>> = groups.iter().map(|g| g.iter().map(|&r| moved(r)).collect()).collect();
         let c = |groups: Vec<Vec<u32>>| {
             let topology = Topology::new(rank_n, local).pods(pods);
-            let mut c = Collective::new(op, DType::Bf16, u64::from(rank_n) * 4096, Arch::Cayman, topology)
+            let c = Collective::new(op, DType::Bf16, u64::from(rank_n) * 4096, Arch::Cayman, topology)
                 .groups(groups)
                 .algorithm(Algorithm::Auto);
-            if op.is_reducing() {
-                c = c.reduce(ReduceOp::Add);
-            }
-            if op.is_rooted() {
-                c = c.root(root % size);
-            }
-            c
+            with_op_fields(c, size, root)
         };
         let said = model_says(&c(groups));
         prop_assume!(said.is_some());
@@ -492,24 +498,15 @@ proptest! {
         let rank_n = local * nodes * pods;
         let size = 1u32 << size_log;
         prop_assume!(rank_n.is_multiple_of(size) && size < rank_n);
-        let mut ranks: Vec<u32> = (0..rank_n).collect();
-        for (i, s) in (1..ranks.len()).rev().zip(shuffle.iter().cycle()) {
-            ranks.swap(i, *s as usize % (i + 1));
-        }
-        let groups: Vec<Vec<u32>> = ranks.chunks(size as usize).map(<[u32]>::to_vec).collect();
+        let groups = shuffled_groups(rank_n, size, &shuffle);
         let permute = op == OPS.len();
         let op = if permute { OpType::Permute } else { OPS[op] };
         let topology = Topology::new(rank_n, local).pods(pods);
-        let mut c = Collective::new(op, DType::Bf16, u64::from(size) * count_mul, Arch::Cayman, topology)
+        let c = Collective::new(op, DType::Bf16, u64::from(size) * count_mul, Arch::Cayman, topology)
             .channels(channels)
             .groups(groups)
             .algorithm(Algorithm::Auto);
-        if op.is_reducing() {
-            c = c.reduce(ReduceOp::Add);
-        }
-        if op.is_rooted() {
-            c = c.root(root % size);
-        }
+        let mut c = with_op_fields(c, size, root);
         if permute {
             let k = 1 + root % (size - 1);
             c.peers = Some((0..size).filter(|i| shuffle[*i as usize % 64] % 3 != 0).map(|i| (i, (i + k) % size)).collect());
