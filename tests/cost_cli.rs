@@ -422,6 +422,7 @@ fn a_negative_sweep_number_is_told_what_is_accepted() {
         ("--factor", "1", "accepted: a whole number from 2 to"),
         ("--from", "-8", "\"-8\" is negative; accepted: a whole number of bytes"),
         ("--to", "-1", "\"-1\" is negative; accepted: a whole number of bytes"),
+        ("--from", "-8KiB", "\"-8KiB\" is negative; accepted: a whole number of bytes"),
     ] {
         let (code, out, err) = ccc(&["sweep", "examples/allreduce_ring.ron", flag, value]);
         assert_eq!(code, 2, "{flag} {value}: {err}");

@@ -811,6 +811,12 @@ fn a_target_that_does_not_parse_is_shown_where() {
     let module = "tests/hlo/moe_all_to_all_16.compiled.hlo";
     for (text, says, at) in [
         ("(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8),\n foo: 1)", "unexpected field named `foo`", "2:2"),
+        // A byte-order mark is no column.
+        (
+            "\u{feff}(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), foo: 1)",
+            "unexpected field named `foo`",
+            "1:57",
+        ),
         (
             "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), algorithm: Auto(Mesh))",
             "`Auto` takes no choice in a target",

@@ -163,9 +163,11 @@ def diagnose(inputs: Union[Sequence[DiagnoseInput], Mapping[str, DiagnoseInput]]
     """Compares signatures and explains every difference: the report of
     ``ccc diagnose --json`` as a dict. An input is a ``Program``, RON text, a
     ``Compiled``, a manifest (dict or JSON text) or an ``os.PathLike``: a
-    ``ccc compile -o`` output folder (compared by its images when intact) or
-    a spec or manifest file. A list names its inputs ``input 0``, ... (a
-    path by itself); a dict by its keys."""
+    ``ccc compile -o`` output folder (compared by its images when intact; one
+    holding a file changed since ccc wrote it is listed under ``edited``, a
+    key present only then, and is no match) or a spec or manifest file. A
+    list names its inputs ``input 0``, ... (a path by itself); a dict by its
+    keys."""
 
 def decode(data: bytes, region: str) -> Union[List[Any], Dict[str, Any]]:
     """Decodes an image of ``region`` (``ctrl``, ``slot``, ``neff``) into

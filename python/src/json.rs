@@ -104,50 +104,30 @@ const MAX_DEPTH: usize = 64;
 /// The first value under `value` (at `path`, `depth` containers down) that
 /// a spec cannot hold as JSON: its path and why; else whether it holds a
 /// mapping that is not a dict (`types.MappingProxyType`,
-/// `collections.UserDict`: read as the dict of its items).
+/// `collections.UserDict`: read as the dict of its items). The kinds a
+/// spec holds are tried first, each a type check; only a value of none of
+/// them is asked whether it is a mapping (Python's `isinstance`, slower).
 fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad> {
-    let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
-    let mapping = value.cast::<PyMapping>().ok().filter(|_| !value.is_instance_of::<PyString>());
-    let container = mapping.is_some() || value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
-    if container && depth >= MAX_DEPTH {
-        return Err(Bad::at(
-            path,
-            format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"),
-        ));
-    }
+    let deeper = || {
+        (depth >= MAX_DEPTH).then(|| {
+            Bad::at(path, format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"))
+        })
+    };
     let mut mappings = false;
-    if let Some(m) = mapping {
-        mappings = !value.is_instance_of::<PyDict>();
-        let items = m.items().map_err(|e| Bad::at(path, e.to_string()))?;
-        for item in items.iter() {
-            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-                item.extract().map_err(|e: PyErr| Bad::at(path, e.to_string()))?;
-            // Text, or a whole number (`devices: {0: 7}`), which JSON
-            // writes as its digits, as a spec's RON map keys read.
-            let key = if let Ok(text) = k.cast::<PyString>() {
-                let Ok(key) = text.to_cow() else {
-                    return Err(Bad {
-                        path: path.to_owned(),
-                        why: format!("a key {LONE_SURROGATE}"),
-                        kind: Some(NOT_UTF8),
-                    });
-                };
-                key.into_owned()
-            } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<pyo3::types::PyBool>() {
-                k.to_string()
-            } else {
-                return Err(Bad::at(path, format!("the key {k} is not text; keys are field names, or numbers")));
-            };
-            mappings |= plain(&v, &at(&key), depth + 1)?;
+    if let Ok(dict) = value.cast::<PyDict>() {
+        deeper().map_or(Ok(()), Err)?;
+        for (k, v) in dict.iter() {
+            mappings |= plain(&v, &keyed(path, &k)?, depth + 1)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        deeper().map_or(Ok(()), Err)?;
         for (i, v) in value.try_iter().map_err(|e| Bad::at(path, e.to_string()))?.enumerate() {
             let v = v.map_err(|e| Bad::at(path, e.to_string()))?;
             mappings |= plain(&v, &format!("{path}[{i}]"), depth + 1)?;
         }
     } else if value.is_instance_of::<PyInt>() {
         // A bool is an int here, 0 or 1: in range.
-        if value.extract::<u64>().is_err() && value.extract::<i64>().is_err() {
+        if !whole_in_range(value) {
             return Err(Bad::at(
                 path,
                 format!("{value} is out of range: no field of a spec holds a whole number past 2^64 - 1"),
@@ -157,15 +137,25 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         if !f.value().is_finite() {
             return Err(Bad::at(path, format!("{value} is not a finite number")));
         }
-    } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
-        return Err(Bad::at(path, "bytes where text belongs; decode it to str".to_owned()));
     } else if let Ok(text) = value.cast::<PyString>() {
         if text.to_cow().is_err() {
             return Err(Bad { path: path.to_owned(), why: format!("the text {LONE_SURROGATE}"), kind: Some(NOT_UTF8) });
         }
-    } else if !value.is_none() {
+    } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
+        return Err(Bad::at(path, "bytes where text belongs; decode it to str".to_owned()));
+    } else if value.is_none() {
+    } else if let Ok(m) = value.cast::<PyMapping>() {
+        deeper().map_or(Ok(()), Err)?;
+        mappings = true;
+        let items = m.items().map_err(|e| Bad::at(path, e.to_string()))?;
+        for item in items.iter() {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+                item.extract().map_err(|e: PyErr| Bad::at(path, e.to_string()))?;
+            plain(&v, &keyed(path, &k)?, depth + 1)?;
+        }
+    } else {
         // What `json.dumps` would refuse without a path (a set, a complex,
-        // a nested mapping that is not a dict, any object).
+        // any object).
         let kind = value.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
         return Err(Bad::at(
             path,
@@ -175,4 +165,30 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         ));
     }
     Ok(mappings)
+}
+
+/// Whether the int `value` is one JSON carries as a whole number for a
+/// spec: from -2^63 to 2^64 - 1.
+fn whole_in_range(value: &Bound<'_, PyAny>) -> bool {
+    value.extract::<u64>().is_ok() || value.extract::<i64>().is_ok()
+}
+
+/// The path of the value under key `k` of the mapping at `path`: a key is
+/// text, or a whole number (`devices: {0: 7}`), which JSON writes as its
+/// digits, as a spec's RON map keys read.
+fn keyed(path: &str, k: &Bound<'_, PyAny>) -> Result<String, Bad> {
+    let key = if let Ok(text) = k.cast::<PyString>() {
+        let Ok(key) = text.to_cow() else {
+            return Err(Bad { path: path.to_owned(), why: format!("a key {LONE_SURROGATE}"), kind: Some(NOT_UTF8) });
+        };
+        key.into_owned()
+    } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<pyo3::types::PyBool>() {
+        if !whole_in_range(k) {
+            return Err(Bad::at(path, format!("the key {k} is out of range: no key of a spec is past 2^64 - 1")));
+        }
+        k.to_string()
+    } else {
+        return Err(Bad::at(path, format!("the key {k} is not text; keys are field names, or numbers")));
+    };
+    Ok(if path.is_empty() { key } else { format!("{path}.{key}") })
 }

@@ -211,7 +211,9 @@ fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
 /// Compares the signatures of specs, compiles or manifests and explains
 /// what differs and the likely cause: the report `ccc diagnose --json`
 /// prints, as a dict (`all_match`, `groups`, `odd_ones_out`,
-/// `differences` with each differing `field`, both values and its `cause`).
+/// `differences` with each differing `field`, both values and its `cause`,
+/// and, when an output folder holds a file changed since ccc wrote it,
+/// `edited`: no match, whatever the signatures say).
 ///
 /// `inputs` is a list (named `input 0`, `input 1`, ..., a path by itself)
 /// or a dict from name to input; an input is a `ccc.Program`, RON text, a

@@ -154,7 +154,7 @@ pub fn text_arg(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str, what: &st
     match text_at(py, value, Some(field))? {
         Some(text) => Ok(text),
         None => Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "{field} is {what}, not a {}",
+            "{field} is {what}, not a value of type `{}`",
             value.get_type().name()?
         ))),
     }

@@ -198,10 +198,14 @@ def test_a_devices_map_takes_whole_number_keys_as_the_target_file_does():
     as_text = dict(as_ints, devices={str(d): 7 - d for d in range(8)})
     from_ron = ccc.import_hlo(text, reversed_ron)
     assert ccc.import_hlo(text, as_ints) == from_ron == ccc.import_hlo(text, as_text)
-    # A bool is not a device id.
+    # A bool is not a device id; one past any key is named as such.
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, dict(as_ints, devices={True: 1}))
     assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, dict(as_ints, devices={2**70: 1}))
+    assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
+    assert "out of range" in str(caught.value)
 
 
 def test_text_no_utf8_can_hold_is_a_parse_error_naming_the_argument():

@@ -138,7 +138,7 @@ pub(super) fn check_listed(out: &Path, listing: &Listing) -> Result<(), OutputEr
 
 /// The MD5 of the file at `path` (lower-case hex), read in pieces: a
 /// manifest edited to list a huge file costs time, not memory.
-fn md5_of_file(path: &Path) -> io::Result<String> {
+pub(super) fn md5_of_file(path: &Path) -> io::Result<String> {
     use md5::{Digest, Md5};
     let mut file = File::open(path)?;
     let mut md5 = Md5::new();

@@ -1,8 +1,8 @@
 //! Reading an output folder back: what `ccc diagnose OUT` (and Python's
 //! `ccc.diagnose` given a folder) compares it by.
 
-use super::existing::{Listing, check_listed};
-use super::{MANIFEST_FILE, OutputError};
+use super::existing::{Listing, check_listed, md5_of_file};
+use super::{MANIFEST_FILE, NotOurs};
 use crate::diagnose::{MANIFEST_MAX_BYTES, manifest_images_digest};
 use crate::manifest::{MANIFEST_SCHEMA, Manifest};
 use std::fs::{self, File};
@@ -22,12 +22,12 @@ pub struct OutputRead {
     /// manifest describes); `None` otherwise: a file missing, resized or
     /// edited, or a manifest of another schema or one listing no MD5.
     pub images: Option<String>,
-    /// Why its files are not the ones its manifest (of ccc's schema)
+    /// Why a file it holds is not the one its manifest (of ccc's schema)
     /// lists, as a sentence (`rank-3/topsp-0/slot_spad.bin was edited
-    /// since ccc wrote it: ...`): a rank loading them does not run the
-    /// schedule the manifest signs. `None` when they are, when it holds
-    /// none of them (a manifest gathered alone), or when the manifest is
-    /// not one this ccc checks.
+    /// since ccc wrote it: ...`): a rank loading it does not run the
+    /// schedule the manifest signs. `None` when every file it holds is
+    /// (files missing claim nothing: a folder may hold some ranks' only),
+    /// or when the manifest is not one this ccc checks.
     pub edited: Option<String>,
 }
 
@@ -96,19 +96,22 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
     Ok(OutputRead { manifest, images, edited })
 }
 
-/// Why the files of `dir` are not the ones `listing` lists, when it holds
-/// some of them: one resized or edited, or one missing beside others. A
-/// folder holding none of them (a manifest gathered alone, as a launcher
-/// collects each rank's) claims nothing of its images and changed
-/// nothing: `None`.
+/// Why a file of `dir` is not the one `listing` lists: the first, in
+/// path order, that is there (a plain file, or a link to one) with another
+/// size or, where the listing has one, another MD5. A file missing claims
+/// nothing (a folder may hold some ranks' files only, as a launcher ships
+/// each node its own, or the manifest alone), nor does one that cannot be
+/// read: `None` then.
 fn changed(dir: &Path, listing: &Listing) -> Option<String> {
-    let present = |file: &PathBuf| fs::symlink_metadata(dir.join(file)).is_ok();
-    if !listing.files.keys().any(present) {
-        return None;
-    }
-    match check_listed(dir, listing) {
-        Err(OutputError::NotOurs { reason, .. }) => Some(reason.to_string()),
-        Err(e) => Some(e.to_string()),
-        Ok(()) => None,
-    }
+    listing.files.iter().find_map(|(file, listed)| {
+        let path = dir.join(file);
+        let meta = fs::metadata(&path).ok().filter(fs::Metadata::is_file)?;
+        if meta.len() != listed.size {
+            let (found, listed) = (meta.len(), listed.size);
+            return Some(NotOurs::Resized { file: file.clone(), found, listed }.to_string());
+        }
+        let md5 = listed.md5.as_ref()?;
+        let found = md5_of_file(&path).ok()?;
+        (&found != md5).then(|| NotOurs::Edited { file: file.clone(), found, listed: md5.clone() }.to_string())
+    })
 }

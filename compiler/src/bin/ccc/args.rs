@@ -99,10 +99,10 @@ pub struct SweepArgs {
     pub spec: PathBuf,
     /// The smallest size (nccom-test's size: the output of an all-gather,
     /// the input of the others), bytes or with KiB/MiB/GiB/TiB.
-    #[arg(long, value_name = "SIZE", default_value_t = Bytes(8), allow_negative_numbers = true)]
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(8), allow_hyphen_values = true)]
     pub from: Bytes,
     /// The largest size.
-    #[arg(long, value_name = "SIZE", default_value_t = Bytes(1 << 30), allow_negative_numbers = true)]
+    #[arg(long, value_name = "SIZE", default_value_t = Bytes(1 << 30), allow_hyphen_values = true)]
     pub to: Bytes,
     /// The ratio between consecutive sizes, at least 2.
     #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = parse_factor)]
@@ -229,8 +229,9 @@ pub enum Region {
 #[derive(Debug, clap::Args)]
 pub struct DiagnoseArgs {
     /// Two or more inputs, each a spec (`.ron`), a manifest
-    /// (`manifest.json`), an output folder (`ccc compile -o`) or an HLO
-    /// module (with `--target`).
+    /// (`manifest.json`), an output folder (`ccc compile -o`; one holding
+    /// a file changed since ccc wrote it is no match) or an HLO module
+    /// (with `--target`).
     #[arg(required = true, num_args = 2..)]
     pub inputs: Vec<PathBuf>,
     /// Print the report as JSON instead of prose.

@@ -363,6 +363,10 @@ fn read_target(path: &Path) -> Result<Target, Failure> {
             None => (e.message.as_str(), None),
         };
         let start = ccc_compiler::parse::SourceSpan { start: e.start, end: e.start }.byte_range(&text).start;
+        // Shown, and counted, without a byte-order mark, as a spec is.
+        let body = strip_bom(&text);
+        let start = start.saturating_sub(text.len() - body.len());
+        let text = body;
         // The word or number there, or its one character.
         let rest = text.get(start..).unwrap_or("");
         let word = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
@@ -384,7 +388,7 @@ fn read_target(path: &Path) -> Result<Target, Failure> {
         Failure::input(located_report(
             InputKind::Target,
             &name,
-            &text,
+            text,
             start..start + len,
             &message,
             "here".into(),
