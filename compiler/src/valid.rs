@@ -72,13 +72,21 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// The node of a global rank.
+    /// The node of a global rank. (Validation makes every shape's counts
+    /// at least 1; a shape edited to hold a 0 puts every rank on node 0
+    /// rather than divide by it.)
     pub const fn node(&self, rank: u32) -> u32 {
-        rank / self.local_rank_n
+        match rank.checked_div(self.local_rank_n) {
+            Some(node) => node,
+            None => 0,
+        }
     }
-    /// The pod of a global rank.
+    /// The pod of a global rank (pod 0 for a shape edited to hold a 0).
     pub const fn pod(&self, rank: u32) -> u32 {
-        rank / (self.local_rank_n * self.nodes_per_pod)
+        match rank.checked_div(self.local_rank_n.saturating_mul(self.nodes_per_pod)) {
+            Some(pod) => pod,
+            None => 0,
+        }
     }
 }
 
@@ -600,6 +608,20 @@ impl AutoChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shape's node and pod are its rank divided by what a node and a
+    /// pod hold; a shape edited to hold a 0 (a `Schedule`'s fields are
+    /// public) puts every rank on node and pod 0, not a division by zero
+    /// (`cost::predict` of such a schedule once panicked).
+    #[test]
+    fn a_shape_of_zeros_places_every_rank_on_node_zero() {
+        let shape = Shape { rank_n: 32, local_rank_n: 4, pod_n: 2, node_n: 8, nodes_per_pod: 4 };
+        assert_eq!((shape.node(13), shape.pod(13), shape.pod(16)), (3, 0, 1));
+        for shape in [Shape { local_rank_n: 0, ..shape }, Shape { nodes_per_pod: 0, ..shape }] {
+            assert_eq!(shape.pod(13), 0);
+            assert!(shape.node(13) == 0 || shape.local_rank_n != 0);
+        }
+    }
 
     /// A rank or member the groups do not hold has no place: `None`, never
     /// a made-up rank.
