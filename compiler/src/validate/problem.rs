@@ -395,7 +395,7 @@ pub enum Problem {
     /// A `counts` row that does not sum to `count`.
     #[error(
         "the row sums to {} but count is {count}; accepted: entries that add up to count (all the member sends)",
-        sum.map_or_else(|| "more than 2^64".to_owned(), |s| s.to_string())
+        sum.map_or_else(|| "2^64 or more".to_owned(), |s| s.to_string())
     )]
     CountsRowSum {
         /// The row's sum (`None`: it overflows).

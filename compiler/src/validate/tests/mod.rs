@@ -337,6 +337,9 @@ fn counts_rules() {
             ("counts[2]".into(), Problem::CountsRowSum { sum: None, count: 6 }),
         ]
     );
+    // A sum past u64 is said as what it is: at least 2^64.
+    let said = Problem::CountsRowSum { sum: None, count: 6 }.to_string();
+    assert!(said.starts_with("the row sums to 2^64 or more but count is 6"), "{said}");
 }
 
 #[test]
