@@ -310,11 +310,13 @@ fn a_compile_beyond_the_memory_budget_names_the_flags_that_help() {
 /// The line and column a parse error's snippet names count characters, as
 /// an editor's "go to column" does, not bytes: text of several bytes a
 /// character before the error (in a comment), on a short line and on one
-/// long enough to be cut. (It once said column 34 for the 28th character.)
+/// long enough to be cut, and a lone `\r` (no line break to RON, nor to an
+/// editor that reads `\n` ones). (It once said column 34 for the 28th
+/// character, and line 2 after a lone `\r`.)
 #[test]
 fn a_parse_errors_column_counts_characters() {
     let dir = tempfile::tempdir().unwrap();
-    for filler in ["ééé😀", &"é".repeat(300)] {
+    for filler in ["ééé😀", &"é".repeat(300), "a\rbé"] {
         let before = format!("(op: AllReduce, /* {filler} */ ");
         let spec = dir.path().join("uni.ron");
         std::fs::write(&spec, format!("{before}bogus: 1)")).unwrap();

@@ -206,7 +206,10 @@ impl Snippet {
                 cut = Some((windows.len(), skip));
             }
             windows.push(Window { shown: at + skip_bytes..at + skip_bytes + kept_bytes, at: text.len() });
-            text.push_str(kept.get(..kept_bytes).unwrap_or(""));
+            // miette breaks a line at a lone `\r` too, where the file's
+            // lines (and RON's count of them) break at `\n` only: a `\r`
+            // is shown as a space, one byte for one, so that offsets hold.
+            text.extend(kept.get(..kept_bytes).unwrap_or("").chars().map(|c| if c == '\r' { ' ' } else { c }));
             if kept_bytes < kept.len() {
                 text.push('…');
             }
