@@ -64,7 +64,8 @@ pub(super) fn multiples_near(count: u64, n: u32) -> String {
 pub(super) fn index_range(n: Option<u32>) -> String {
     match n {
         Some(n) if n > 0 => format!("; accepted: 0..={}", n - 1),
-        _ => String::new(),
+        // The groups are not valid (their own problem is listed too).
+        _ => "; accepted: an index below the group size (0, 1, ...)".to_owned(),
     }
 }
 

@@ -218,6 +218,12 @@ fn root_rules() {
         c.reduce = None;
     };
     assert_eq!(one(with(bcast)), ("root".into(), Problem::RootMissing { op: OpType::Broadcast, n: Some(32) }));
+    // What is accepted is said even where the groups, broken too, give no
+    // size.
+    for n in [Some(32), None] {
+        let said = Problem::RootMissing { op: OpType::Broadcast, n }.to_string();
+        assert!(said.contains("; accepted: "), "{said}");
+    }
     assert_eq!(
         one(with(|c| c.root = Some(0))),
         ("root".into(), Problem::RootRefused { op: OpType::AllReduce, root: 0 })
