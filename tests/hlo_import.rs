@@ -822,6 +822,11 @@ fn a_target_that_does_not_parse_is_shown_where() {
             "`Auto` takes no choice in a target",
             "1:72",
         ),
+        (
+            "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), algorithm: Auto /* x */ (Mesh))",
+            "`Auto` takes no choice in a target",
+            "1:81",
+        ),
     ] {
         let t = dir.path().join("t.ron");
         std::fs::write(&t, text).unwrap();

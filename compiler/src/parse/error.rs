@@ -296,8 +296,7 @@ pub(super) fn error_from_ron(
             // `algorithm: Auto(Ring)`: RON reads `Auto` and misses a comma
             // at the `(`.
             let auto = after.starts_with('(')
-                && before
-                    .trim_end()
+                && super::scan::trim_trailing_trivia(before)
                     .strip_suffix("Auto")
                     .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
             if fraction {

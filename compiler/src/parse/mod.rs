@@ -24,7 +24,7 @@ mod error;
 mod scan;
 
 pub use error::{MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, quote};
-pub use scan::LineCol;
+pub use scan::{LineCol, trim_trailing_trivia};
 
 use ccc_ir::spec::{Collective, Program};
 use error::error_from_ron;

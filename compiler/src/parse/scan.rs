@@ -107,6 +107,53 @@ pub(super) fn token_at(s: &str) -> &str {
 
 /// Skips whitespace, `//` and (nested) `/* */` comments, and, when
 /// `attributes` is set, `#![...]` attributes.
+/// `s` without what ends it that RON skips: whitespace, a `// ...` comment
+/// on its last line, a `/* ... */` comment (nested ones matched), any
+/// number of them. What comes before an error's position reads as the
+/// value it follows (`Auto /* the model */ (Ring)` ends in `Auto`).
+pub fn trim_trailing_trivia(mut s: &str) -> &str {
+    loop {
+        let trimmed = s.trim_end();
+        // A line comment on the last line (a spec's text holds no string
+        // with `//` in it where this is asked).
+        let line_start = trimmed.rfind('\n').map_or(0, |nl| nl + 1);
+        if let Some(at) = trimmed.get(line_start..).and_then(|line| line.find("//")) {
+            s = trimmed.get(..line_start + at).unwrap_or("");
+            continue;
+        }
+        if trimmed.ends_with("*/") {
+            // Back to the `/*` that opens it, nested comments matched.
+            let (mut depth, mut at) = (0usize, trimmed.len());
+            let bytes = trimmed.as_bytes();
+            let opened = loop {
+                if at < 2 {
+                    break None;
+                }
+                match (bytes.get(at - 2), bytes.get(at - 1)) {
+                    (Some(b'*'), Some(b'/')) => {
+                        depth += 1;
+                        at -= 2;
+                    }
+                    (Some(b'/'), Some(b'*')) => {
+                        depth -= 1;
+                        at -= 2;
+                        if depth == 0 {
+                            break Some(at);
+                        }
+                    }
+                    _ => at -= 1,
+                }
+            };
+            match opened {
+                Some(at) => s = trimmed.get(..at).unwrap_or(""),
+                None => return trimmed,
+            }
+            continue;
+        }
+        return trimmed;
+    }
+}
+
 pub(super) fn skip_trivia(mut s: &str, attributes: bool) -> &str {
     loop {
         let trimmed = s.trim_start();

@@ -173,6 +173,27 @@ fn an_auto_with_its_choice_says_how_a_spec_writes_it() {
     assert!(e.help().unwrap().contains("a spec writes `Auto` (the cost model chooses) or the algorithm itself"));
     let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: NotAuto(Ring)"));
     assert_ne!(e.kind, ParseErrorKind::ChosenAuto);
+    // With a comment before the choice, of either kind, nested too.
+    for written in ["Auto /* the model */ (Ring)", "Auto // the model\n (Ring)", "Auto /* a /* b */ */(Ring)"] {
+        let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", &format!("inter_all_reduce: {written}")));
+        assert_eq!(e.kind, ParseErrorKind::ChosenAuto, "{written}");
+    }
+    let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: NotAuto /* x */ (Ring)"));
+    assert_ne!(e.kind, ParseErrorKind::ChosenAuto);
+}
+
+/// What RON skips at the end of a text is trimmed: whitespace, a line
+/// comment on the last line, block comments (nested), in any mix; an
+/// unclosed `*/` is left.
+#[test]
+fn trailing_trivia_is_trimmed() {
+    use super::trim_trailing_trivia as trim;
+    assert_eq!(trim("a: Auto  "), "a: Auto");
+    assert_eq!(trim("a: Auto /* x */ "), "a: Auto");
+    assert_eq!(trim("a: Auto /* x /* y */ z */\n  // note\n "), "a: Auto");
+    assert_eq!(trim("a: Auto // note"), "a: Auto");
+    assert_eq!(trim("x */"), "x */");
+    assert_eq!(trim(""), "");
 }
 
 #[test]

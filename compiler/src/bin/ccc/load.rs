@@ -375,7 +375,7 @@ fn read_target(path: &Path) -> Result<Target, Failure> {
         let mut help = help;
         // `algorithm: Auto(Ring)`, copied from a signature or manifest:
         // RON reads `Auto` and misses a comma at the `(` (as in a spec).
-        let before = text.get(..start).unwrap_or("").trim_end();
+        let before = ccc_compiler::parse::trim_trailing_trivia(text.get(..start).unwrap_or(""));
         let auto = before.strip_suffix("Auto").is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
         if rest.starts_with('(') && auto {
             message = "`Auto` takes no choice in a target".to_owned();
