@@ -108,19 +108,22 @@ const MAX_DEPTH: usize = 64;
 /// spec holds are tried first, each a type check; only a value of none of
 /// them is asked whether it is a mapping (Python's `isinstance`, slower).
 fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad> {
-    let deeper = || {
-        (depth >= MAX_DEPTH).then(|| {
-            Bad::at(path, format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"))
-        })
+    // A container one level deeper, refused past the most a spec nests.
+    let deeper = || match depth >= MAX_DEPTH {
+        true => Err(Bad::at(
+            path,
+            format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"),
+        )),
+        false => Ok(()),
     };
     let mut mappings = false;
     if let Ok(dict) = value.cast::<PyDict>() {
-        deeper().map_or(Ok(()), Err)?;
+        deeper()?;
         for (k, v) in dict.iter() {
             mappings |= plain(&v, &keyed(path, &k)?, depth + 1)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        deeper().map_or(Ok(()), Err)?;
+        deeper()?;
         for (i, v) in value.try_iter().map_err(|e| Bad::at(path, e.to_string()))?.enumerate() {
             let v = v.map_err(|e| Bad::at(path, e.to_string()))?;
             mappings |= plain(&v, &format!("{path}[{i}]"), depth + 1)?;
@@ -145,7 +148,7 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         return Err(Bad::at(path, "bytes where text belongs; decode it to str".to_owned()));
     } else if value.is_none() {
     } else if let Ok(m) = value.cast::<PyMapping>() {
-        deeper().map_or(Ok(()), Err)?;
+        deeper()?;
         mappings = true;
         let items = m.items().map_err(|e| Bad::at(path, e.to_string()))?;
         for item in items.iter() {

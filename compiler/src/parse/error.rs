@@ -207,6 +207,7 @@ impl ParseError {
         let last = self.path.as_deref().and_then(|p| p.rsplit('.').next()).map(|f| f.split('[').next().unwrap_or(f));
         match &self.kind {
             ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),
+            ParseErrorKind::ChosenAuto => Some(chosen_auto_help("spec")),
             // `root: "3"`, `count: 1e3`, `count: true`.
             ParseErrorKind::Syntax
                 if self.message.starts_with("Expected integer") || self.message.starts_with("Invalid digit") =>
@@ -240,10 +241,6 @@ impl ParseError {
             ParseErrorKind::UnclosedComment => {
                 Some("close it with `*/`; block comments nest, so each `/*` inside it needs its own `*/` too")
             }
-            ParseErrorKind::ChosenAuto => Some(
-                "`Auto(X)` is how a signature or manifest shows what Auto chose; a spec writes `Auto` (the cost \
-                 model chooses) or the algorithm itself (`X`)",
-            ),
             ParseErrorKind::MissingField { outer: Some(outer), .. } => match outer.as_str() {
                 "Collective" => Some("every collective needs op, dtype, count, arch, topology, channels and algorithm"),
                 "Topology" => Some("a topology needs rank_n and local_rank_n (pod_n defaults to 1)"),
@@ -253,6 +250,25 @@ impl ParseError {
             _ => None,
         }
     }
+}
+
+/// Whether RON's missing comma between `before` and `after` is
+/// `algorithm: Auto(Ring)`, copied from a signature or manifest: RON reads
+/// `Auto` and misses a comma at the `(` (comments between the two read as
+/// RON skips them). Targets ask it too.
+pub fn chosen_auto(before: &str, after: &str) -> bool {
+    after.starts_with('(')
+        && super::scan::trim_trailing_trivia(before)
+            .strip_suffix("Auto")
+            .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
+/// The help of a [`chosen_auto`] error in a `file` (`spec`, `target`).
+pub fn chosen_auto_help(file: &str) -> String {
+    format!(
+        "`Auto(X)` is how a signature or manifest shows what Auto chose; a {file} writes `Auto` (the cost model \
+         chooses) or the algorithm itself (`X`)"
+    )
 }
 
 pub(super) fn error_from_ron(
@@ -293,15 +309,9 @@ pub(super) fn error_from_ron(
             let (before, after) = (src.get(..at).unwrap_or(""), src.get(at..).unwrap_or(""));
             let digits = before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
             let fraction = after.starts_with('.') && digits.len() < before.len();
-            // `algorithm: Auto(Ring)`: RON reads `Auto` and misses a comma
-            // at the `(`.
-            let auto = after.starts_with('(')
-                && super::scan::trim_trailing_trivia(before)
-                    .strip_suffix("Auto")
-                    .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
             if fraction {
                 ParseErrorKind::Fraction { field: field_before(src, digits.len()) }
-            } else if auto {
+            } else if chosen_auto(before, after) {
                 ParseErrorKind::ChosenAuto
             } else {
                 ParseErrorKind::MissingComma

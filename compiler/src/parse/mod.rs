@@ -23,8 +23,11 @@
 mod error;
 mod scan;
 
-pub use error::{MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, quote};
-pub use scan::{LineCol, trim_trailing_trivia};
+pub use error::{
+    MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, chosen_auto,
+    chosen_auto_help, quote,
+};
+pub use scan::LineCol;
 
 use ccc_ir::spec::{Collective, Program};
 use error::error_from_ron;

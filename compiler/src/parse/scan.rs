@@ -111,7 +111,7 @@ pub(super) fn token_at(s: &str) -> &str {
 /// on its last line, a `/* ... */` comment (nested ones matched), any
 /// number of them. What comes before an error's position reads as the
 /// value it follows (`Auto /* the model */ (Ring)` ends in `Auto`).
-pub fn trim_trailing_trivia(mut s: &str) -> &str {
+pub(super) fn trim_trailing_trivia(mut s: &str) -> &str {
     loop {
         let trimmed = s.trim_end();
         // A line comment on the last line (a spec's text holds no string

@@ -187,7 +187,7 @@ fn an_auto_with_its_choice_says_how_a_spec_writes_it() {
 /// unclosed `*/` is left.
 #[test]
 fn trailing_trivia_is_trimmed() {
-    use super::trim_trailing_trivia as trim;
+    use super::scan::trim_trailing_trivia as trim;
     assert_eq!(trim("a: Auto  "), "a: Auto");
     assert_eq!(trim("a: Auto /* x */ "), "a: Auto");
     assert_eq!(trim("a: Auto /* x /* y */ z */\n  // note\n "), "a: Auto");

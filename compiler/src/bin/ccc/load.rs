@@ -373,17 +373,10 @@ fn read_target(path: &Path) -> Result<Target, Failure> {
         let len = if word > 0 { word } else { rest.chars().next().map_or(0, char::len_utf8) };
         let (name, mut message) = (path.display().to_string(), crate::report::lower_first(message));
         let mut help = help;
-        // `algorithm: Auto(Ring)`, copied from a signature or manifest:
-        // RON reads `Auto` and misses a comma at the `(` (as in a spec).
-        let before = ccc_compiler::parse::trim_trailing_trivia(text.get(..start).unwrap_or(""));
-        let auto = before.strip_suffix("Auto").is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'));
-        if rest.starts_with('(') && auto {
+        // `algorithm: Auto(Ring)`, copied from a signature or manifest.
+        if ccc_compiler::parse::chosen_auto(text.get(..start).unwrap_or(""), rest) {
             message = "`Auto` takes no choice in a target".to_owned();
-            help = Some(
-                "`Auto(X)` is how a signature or manifest shows what Auto chose; a target writes `Auto` (the cost \
-                 model chooses) or the algorithm itself (`X`)"
-                    .to_owned(),
-            );
+            help = Some(ccc_compiler::parse::chosen_auto_help("target"));
         }
         Failure::input(located_report(
             InputKind::Target,
