@@ -474,13 +474,15 @@ fn costed_groups(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> Ve
     };
     // A group's layout: each member's pod and node, numbered in the order
     // the group first meets them, and its place on its node's ring counted
-    // from the first member the group has there. Two groups of one layout
-    // are the same job on other pods, nodes and links (renamed, each
-    // node's ring turned), which the cost model costs alike.
+    // from the first member the group has there, one way round or the
+    // other (of a node's places, those read the way that comes first).
+    // Two groups of one layout are the same job on other pods, nodes and
+    // links (renamed, each node's ring turned or mirrored), which the
+    // cost model costs alike.
     let layout = |members: &[u32]| {
         use std::collections::BTreeMap;
         let (mut pods, mut nodes): (BTreeMap<u32, u32>, BTreeMap<u32, (u32, u32)>) = Default::default();
-        members
+        let mut places: Vec<(u32, u32, u32)> = members
             .iter()
             .map(|&r| {
                 let next = pods.len() as u32;
@@ -490,7 +492,24 @@ fn costed_groups(shape: &Shape, groups: &[Vec<u32>], peers: &[(u32, u32)]) -> Ve
                 let &mut (node, first) = nodes.entry(shape.node(r)).or_insert((next, r));
                 (pod, node, (r % local + local - first % local) % local)
             })
-            .collect::<Vec<_>>()
+            .collect();
+        // A node's places read the other way round are its mirror image:
+        // the first member whose place differs from its mirror's decides
+        // which reading comes first.
+        let mirror = |place: u32| (local - place) % local;
+        let mut mirrored: Vec<Option<bool>> = vec![None; nodes.len()];
+        for &(_, node, place) in &places {
+            let m = &mut mirrored[node as usize];
+            if m.is_none() && mirror(place) != place {
+                *m = Some(mirror(place) < place);
+            }
+        }
+        for (_, node, place) in &mut places {
+            if mirrored[*node as usize] == Some(true) {
+                *place = mirror(*place);
+            }
+        }
+        places
     };
     // Widest first, then by layout (so that which layouts are costed, and
     // which first, is the same for the same job on other nodes and

@@ -144,8 +144,8 @@ struct StepLoad {
     /// the node ring's two directions (see [`load::ring_hops`]).
     hops: [[f64; 3]; 2],
     /// Intra-node link loads per side and direction (clockwise,
-    /// counter-clockwise).
-    ring: [[f64; 2]; 2],
+    /// counter-clockwise, either way: [`load::ring_hops`]).
+    ring: [[f64; 3]; 2],
     /// Bytes per side, whatever the link (the DMA moves them all).
     moved: [f64; 2],
     /// The widest hop taken.
@@ -1044,8 +1044,8 @@ use flows::count_flows;
 use flows::node_flows;
 #[cfg(test)]
 use flows::{SpanMemo, sends_off_from_partner, sends_off_from_pattern, sends_off_walked};
-pub(crate) use load::ring_hops;
 use load::{LoadCx, step_load};
+pub(crate) use load::{ring_hops, ring_load};
 
 #[cfg(test)]
 mod tests;

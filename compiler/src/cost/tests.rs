@@ -381,6 +381,14 @@ fn with_op_fields(mut c: Collective, size: u32, root: u32) -> Collective {
     c
 }
 
+/// The size of groups cutting a world of `rank_n`: `2^size_log`, or the
+/// largest power of two below it that divides the world and is smaller
+/// (below 2 when `rank_n` is odd).
+fn group_size(rank_n: u32, size_log: u32) -> u32 {
+    let size = (1u32 << size_log).min(1 << rank_n.trailing_zeros());
+    if size == rank_n { size / 2 } else { size }
+}
+
 /// What the model says of a collective: the choice (or the written
 /// algorithm), its prediction and every alternative with its floor.
 fn model_says(c: &Collective) -> Option<String> {
@@ -429,7 +437,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..Default::default() })]
+    #![proptest_config(ProptestConfig { cases: 3000, ..Default::default() })]
 
     /// Every group is costed by its layout (`Groups::costed`: pods and
     /// nodes as it meets them, places round each node's ring), so the same
@@ -447,11 +455,12 @@ proptest! {
         turns in proptest::collection::vec(any::<u32>(), 6),
         renumber in proptest::collection::vec(any::<u32>(), 4),
         root in any::<u32>(),
+        mirrors in proptest::collection::vec(any::<bool>(), 6),
     ) {
         let op = OPS[op];
         let rank_n = local * nodes * pods;
-        let size = 1u32 << size_log;
-        prop_assume!(rank_n.is_multiple_of(size) && size < rank_n);
+        let size = group_size(rank_n, size_log);
+        prop_assume!(size >= 2);
         let groups = shuffled_groups(rank_n, size, &shuffle);
         // Pod p becomes pod `pod_order[p]`, node j of a pod its node
         // `node_order[j]`, the rank at place i of node n the one at place
@@ -466,6 +475,7 @@ proptest! {
             let (n, i) = (r / local, r % local);
             let (p, j) = (n / nodes, n % nodes);
             let node = pod_order[p as usize] * nodes + node_order[j as usize];
+            let i = if mirrors[n as usize % mirrors.len()] { (local - i) % local } else { i };
             node * local + (i + turns[n as usize % turns.len()] % local) % local
         };
         let elsewhere: Vec<Vec<u32>> = groups.iter().map(|g| g.iter().map(|&r| moved(r)).collect()).collect();
@@ -496,8 +506,8 @@ proptest! {
         channels in 1u32..9,
     ) {
         let rank_n = local * nodes * pods;
-        let size = 1u32 << size_log;
-        prop_assume!(rank_n.is_multiple_of(size) && size < rank_n);
+        let size = group_size(rank_n, size_log);
+        prop_assume!(size >= 2);
         let groups = shuffled_groups(rank_n, size, &shuffle);
         let permute = op == OPS.len();
         let op = if permute { OpType::Permute } else { OPS[op] };

@@ -35,7 +35,7 @@
 //! `cost/tests.rs` checks the pre-floor against the walked floor phase by
 //! phase over random specs.
 
-use crate::cost::predict::{FlowMemo, Hop, PlanCx, ring_hops};
+use crate::cost::predict::{FlowMemo, Hop, PlanCx, ring_hops, ring_load};
 use crate::schedule::{CollectivePlan, OpKind, Phase, PhaseInstance, PhaseKind, Schedule, ScopeInstance, relation};
 use ccc_ir::model::ModelParams;
 
@@ -76,8 +76,8 @@ struct Load {
     /// Bytes through the DMA, per side.
     moved: [f64; 2],
     /// Intra-node link loads (bytes times links) per side and ring
-    /// direction.
-    ring: [[f64; 2]; 2],
+    /// direction (`ring_hops`).
+    ring: [[f64; 3]; 2],
     /// Bytes off the member's node, per side.
     off: [f64; 2],
     /// The widest hop of the member's own transfers.
@@ -241,7 +241,7 @@ impl<'a> PreFloor<'a> {
             Hop::Pod => 2,
         }];
         let most = |x: [f64; 2]| x[0].max(x[1]);
-        let link = ModelParams::ns_at(most(load.ring[SENT]).max(most(load.ring[HEARD])), p.link_intra);
+        let link = ModelParams::ns_at(ring_load(load.ring[SENT]).max(ring_load(load.ring[HEARD])), p.link_intra);
         let dma = ModelParams::ns_at(most(load.moved), self.dma);
         let gamma = if load.folded > 0.0 { load.folded / p.reduce_elems * 1e9 } else { 0.0 };
         PhasePre { steps: f64::from(steps), fixed: alpha + gamma, beta: link.max(dma), off: most(load.off) }

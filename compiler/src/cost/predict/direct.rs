@@ -17,7 +17,7 @@
 //! whole count (`cost/predict/tests.rs` compares them with the generated
 //! transfers).
 
-use super::load::{LoadCx, ring_hops};
+use super::load::{CLOCKWISE, COUNTER_CLOCKWISE, EITHER_WAY, LoadCx, ring_hops};
 use super::{HEARD, Hop, SENT, StepLoad};
 use crate::schedule::{
     BlockSet, CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation,
@@ -267,8 +267,9 @@ pub(super) fn whole_cap(hops_max: f64) -> Option<u64> {
 
 /// The member's peers on its node, `below` and `above` it at multiples of
 /// `stride` ranks on a node of `local`: how many of its transfers with them
-/// go each way round the node's ring (0 clockwise, as [`ring_hops`]
-/// names it), and their links, each capped at `cap`, summed. The
+/// go each way round the node's ring (by [`ring_hops`]'s directions, the
+/// one half way round [`EITHER_WAY`]), and their links, each capped at
+/// `cap`, summed. The
 /// clockwise distance from a sender to a peer `j * stride` above it is
 /// `j * stride`, to one below it `local - j * stride`; a member hearing
 /// sees the mirror. Whole numbers, so the load adds `bytes * links` once a
@@ -283,8 +284,8 @@ pub(super) fn on_node_links(
     (below, above): (u32, u32),
     cap: u64,
     side: Side,
-) -> [(u32, u64); 2] {
-    let mut ring = [(0, 0); 2];
+) -> [(u32, u64); 3] {
+    let mut ring = [(0, 0); 3];
     let send = side == Side::Send;
     let inside = |n: u32| stride > 0 && u64::from(n) * u64::from(stride) < u64::from(local);
     if !(inside(above) && inside(below)) {
@@ -299,14 +300,18 @@ pub(super) fn on_node_links(
 
 /// [`on_node_links`] visiting each peer: its ring direction and capped
 /// links, one by one.
-fn on_node_links_visited(local: u32, stride: u32, (below, above): (u32, u32), cap: u64, side: Side) -> [(u32, u64); 2] {
-    let mut ring = [(0, 0); 2];
+fn on_node_links_visited(local: u32, stride: u32, (below, above): (u32, u32), cap: u64, side: Side) -> [(u32, u64); 3] {
+    let mut ring = [(0, 0); 3];
     let offsets = (1..=above).map(|j| (j, true)).chain((1..=below).map(|j| (j, false)));
     for (j, up) in offsets {
         let off = j.saturating_mul(stride);
         let cw = if up == (side == Side::Send) { off } else { local.saturating_sub(off) };
         let ccw = local.saturating_sub(cw);
-        let (dir, hops) = if cw <= ccw { (0, cw) } else { (1, ccw) };
+        let (dir, hops) = match cw.cmp(&ccw) {
+            std::cmp::Ordering::Less => (CLOCKWISE, cw),
+            std::cmp::Ordering::Equal => (EITHER_WAY, cw),
+            std::cmp::Ordering::Greater => (COUNTER_CLOCKWISE, ccw),
+        };
         ring[dir].0 += 1;
         ring[dir].1 += u64::from(hops).min(cap);
     }
@@ -322,8 +327,9 @@ fn on_node_links_visited(local: u32, stride: u32, (below, above): (u32, u32), ca
 /// `2 * off <= local`, counter-clockwise while `2 * off < local`; their
 /// links are `j * stride`, the far ones' `local - j * stride`, each
 /// capped: arithmetic series, summed in whole numbers (below 2^64: the
-/// offsets are below `local`).
-fn add_run(ring: &mut [(u32, u64); 2], (local, stride): (u32, u32), n: u32, clockwise: bool, cap: u64) {
+/// offsets are below `local`). The peer exactly half way round, if the run
+/// reaches it, is then moved from the clockwise sum to [`EITHER_WAY`].
+fn add_run(ring: &mut [(u32, u64); 3], (local, stride): (u32, u32), n: u32, clockwise: bool, cap: u64) {
     if n == 0 {
         return;
     }
@@ -352,6 +358,15 @@ fn add_run(ring: &mut [(u32, u64); 2], (local, stride): (u32, u32), n: u32, cloc
     ring[near].1 += near_links;
     ring[far].0 += rest;
     ring[far].1 += far_links;
+    // The peer half way round (`2 j s = l`), counted clockwise above on
+    // either side: near when sending up, far when sending down.
+    if l.is_multiple_of(2 * s) && l / (2 * s) <= n64 {
+        let links = (l / 2).min(cap);
+        ring[CLOCKWISE].0 -= 1;
+        ring[CLOCKWISE].1 -= links;
+        ring[EITHER_WAY].0 += 1;
+        ring[EITHER_WAY].1 += links;
+    }
 }
 
 /// Which way a direct step's transfers go, seen from the member.

@@ -155,30 +155,56 @@ impl LoadCx<'_> {
 }
 
 impl StepLoad {
-    /// The intra-node loads: the busier ring direction's, per side.
+    /// The intra-node loads, per side: the busier ring direction's, with
+    /// the transfers half way round ([`EITHER_WAY`]) on it.
     pub(super) fn finish(&mut self) {
         for (hops, ring) in self.hops.iter_mut().zip(self.ring) {
-            hops[Hop::Intra as usize] = ring[0].max(ring[1]);
+            hops[Hop::Intra as usize] = ring_load(ring);
         }
     }
 }
 
-/// The direction (0 clockwise, 1 counter-clockwise) and the number of links
-/// a transfer from global rank `a` to `b` crosses inside a node whose
-/// `local` ranks sit on a bidirectional ring in local-index order: the
-/// \[project\] stand-in for the node's NeuronLink topology, capped by the
-/// caller at the network's diameter ([`ccc_ir::model::ModelParams::hops_max`]). A
-/// transfer to a neighbour crosses one link; one to a rank `d` places away
-/// shares `d` links with the other transfers of its step (so a ring, whose
-/// transfers all go one way, uses half the node's links, a Kangaring both
-/// halves, and a mesh or a far recursive-halving partner pays for the
-/// distance).
+/// The ring direction of [`ring_hops`] that a transfer goes clockwise.
+pub(crate) const CLOCKWISE: usize = 0;
+/// The ring direction of [`ring_hops`] that a transfer goes
+/// counter-clockwise.
+pub(crate) const COUNTER_CLOCKWISE: usize = 1;
+/// The "direction" of [`ring_hops`] of a transfer exactly half way round
+/// the node's ring, which may go either way: it is charged to the busier
+/// direction ([`ring_load`]).
+pub(crate) const EITHER_WAY: usize = 2;
+
+/// The link load of a member's side from its loads by ring direction
+/// ([`CLOCKWISE`], [`COUNTER_CLOCKWISE`], [`EITHER_WAY`]): the busier
+/// direction's, with the transfers half way round added to it (as if
+/// each went the busier way, so that a group and its mirror image, whose
+/// directions swap, cost the same).
+pub(crate) fn ring_load(ring: [f64; 3]) -> f64 {
+    ring[CLOCKWISE].max(ring[COUNTER_CLOCKWISE]) + ring[EITHER_WAY]
+}
+
+/// The direction ([`CLOCKWISE`], [`COUNTER_CLOCKWISE`], or
+/// [`EITHER_WAY`] for a transfer exactly half way round) and the number
+/// of links a transfer from global rank `a` to `b` crosses inside a node
+/// whose `local` ranks sit on a bidirectional ring in local-index order:
+/// the \[project\] stand-in for the node's NeuronLink topology, capped by
+/// the caller at the network's diameter
+/// ([`ccc_ir::model::ModelParams::hops_max`]). A transfer to a neighbour
+/// crosses one link; one to a rank `d` places away shares `d` links with
+/// the other transfers of its step (so a ring, whose transfers all go one
+/// way, uses half the node's links, a Kangaring both halves, and a mesh
+/// or a far recursive-halving partner pays for the distance). A member's
+/// copy to itself crosses none: it loads the DMA, not a link.
 pub(crate) fn ring_hops(local: u32, a: u32, b: u32) -> (usize, f64) {
     let local = local.max(1);
     let cw = (b % local + local - a % local) % local;
     if cw == 0 {
-        return (0, 1.0);
+        return (CLOCKWISE, 0.0);
     }
     let ccw = local - cw;
-    if cw <= ccw { (0, f64::from(cw)) } else { (1, f64::from(ccw)) }
+    match cw.cmp(&ccw) {
+        std::cmp::Ordering::Less => (CLOCKWISE, f64::from(cw)),
+        std::cmp::Ordering::Equal => (EITHER_WAY, f64::from(cw)),
+        std::cmp::Ordering::Greater => (COUNTER_CLOCKWISE, f64::from(ccw)),
+    }
 }

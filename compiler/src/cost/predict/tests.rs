@@ -222,7 +222,7 @@ fn on_node_peers_summed_by_direction_are_the_visited_ones() {
                 for (lo, hi) in [(below, above), (below, 0), (0, above), (below / 2, above.min(1))] {
                     for cap in [1, 2, 3, 4, 7, 16, 31, 64, u64::MAX] {
                         for side in [direct::Side::Send, direct::Side::Hear { fold: true }] {
-                            let mut visited = [(0u32, 0u64); 2];
+                            let mut visited = [(0u32, 0u64); 3];
                             let peers = (1..=hi).map(|j| me + j * stride).chain((1..=lo).map(|j| me - j * stride));
                             for peer in peers {
                                 let (a, b) = if side == direct::Side::Send { (me, peer) } else { (peer, me) };
