@@ -327,3 +327,39 @@ fn a_parse_errors_column_counts_characters() {
         assert!(stderr.contains(&at), "{at} in {stderr}");
     }
 }
+
+/// A stderr that cannot be written (its reader gone, a full disk) loses
+/// what ccc had to say there, not the exit code: a refusal still exits 2,
+/// a compile that wrote its output 0, never a panic's 101.
+#[test]
+fn a_stderr_that_cannot_be_written_keeps_the_exit_code() {
+    // A pipe whose reader is closed before ccc starts: every write fails.
+    let closed = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        writer
+    };
+    let refused = Command::new(BIN)
+        .args([OsStr::new("check"), example("invalid").join("missing_comma.ron").as_os_str()])
+        .stdout(Stdio::null())
+        .stderr(closed())
+        .status()
+        .unwrap();
+    assert_eq!(refused.code(), Some(2));
+
+    // A compile that finds a dead compile's work folder beside its output
+    // says so on stderr, and has still written its output.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("o");
+    std::fs::create_dir(dir.path().join(".o.ccc-tmp-999999")).unwrap();
+    let wrote = Command::new(BIN)
+        .args([OsStr::new("compile"), example("allreduce_ring.ron").as_os_str(), OsStr::new("-q"), OsStr::new("-o")])
+        .arg(&folder)
+        .stdout(Stdio::null())
+        .stderr(closed())
+        .status()
+        .unwrap();
+    assert_eq!(wrote.code(), Some(0));
+    assert!(folder.join("manifest.json").is_file());
+    assert!(!dir.path().join(".o.ccc-tmp-999999").exists(), "the dead compile's folder is removed");
+}

@@ -347,17 +347,16 @@ fn ms(d: std::time::Duration) -> f64 {
 /// Says on stderr what the write found beside or inside `OUT` that was not
 /// its own: stale work folders of killed compiles (removed), and entries it
 /// left where they were.
-#[allow(clippy::print_stderr)]
 fn report_debris(written: &Written) {
     for s in &written.swept {
         if s.restored {
-            eprintln!(
+            note!(
                 "note: put back {} as the output folder: a compile (process {}) died while replacing it",
                 s.path.display(),
                 s.pid
             );
         } else if s.kept {
-            eprintln!(
+            note!(
                 "note: kept {}, left by a compile (process {}) that died while writing: ccc removed its own \
                  files from it ({}) and left the folder, which holds files ccc did not write",
                 s.path.display(),
@@ -365,7 +364,7 @@ fn report_debris(written: &Written) {
                 count(s.bytes, "byte")
             );
         } else {
-            eprintln!(
+            note!(
                 "note: removed {}, left by a compile (process {}) that died while writing ({})",
                 s.path.display(),
                 s.pid,
@@ -374,12 +373,10 @@ fn report_debris(written: &Written) {
         }
     }
     for path in &written.left {
-        eprintln!("note: left {}: ccc did not write it (or not all of it)", path.display());
+        note!("note: left {}: ccc did not write it (or not all of it)", path.display());
     }
     if !written.atomic {
-        eprintln!(
-            "note: this file system cannot exchange two folders in one step; the output was replaced by two renames"
-        );
+        note!("note: this file system cannot exchange two folders in one step; the output was replaced by two renames");
     }
 }
 

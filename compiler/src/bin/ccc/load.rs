@@ -335,7 +335,7 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
     if let (TargetValues::Validated, Some(first)) = (checked, branched.first())
         && let Some(b) = &first.branch
     {
-        eprintln!(
+        note!(
             "note: {name}: {} in branches of a `conditional` ({}, line {}, branch {} of `{}`, line {}): ccc compiles \
              every branch's, one after another, where a run takes one branch",
             match branched.len() {

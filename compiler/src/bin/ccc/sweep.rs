@@ -165,7 +165,7 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
     };
     crate::out::emit(&text)?;
     if let Some((count, why)) = stopped {
-        eprintln!("note: the sweep stops at count {count}, where nothing lowers: {why}");
+        note!("note: the sweep stops at count {count}, where nothing lowers: {why}");
     }
     Ok(ExitCode::SUCCESS)
 }
