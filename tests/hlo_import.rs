@@ -827,6 +827,17 @@ fn a_target_that_does_not_parse_is_shown_where() {
             "`Auto` takes no choice in a target",
             "1:81",
         ),
+        // A key written twice is refused, not the last one kept.
+        (
+            "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), algorithms: {AllToAll: Ring, AllToAll: Mesh})",
+            "the key AllToAll is written twice",
+            "1:86",
+        ),
+        (
+            "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), devices: {0: 1, 1: 0, 0: 0})",
+            "the key 0 is written twice",
+            "1:79",
+        ),
     ] {
         let t = dir.path().join("t.ron");
         std::fs::write(&t, text).unwrap();

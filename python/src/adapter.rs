@@ -18,6 +18,7 @@
 //! (`import_hlo`: the HLO front end) and `cost.rs` (`explain`: the cost
 //! model's tables, from `ccc_compiler::explain` as the CLI's).
 
+use crate::strict::Strict;
 use ccc_compiler::build::{BuildError, build};
 use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, images_digest};
 use ccc_compiler::manifest::Manifest;
@@ -249,7 +250,7 @@ fn parse_error(e: &ParseError) -> Failure {
 }
 
 /// The collective a field path is in: `i` of `collectives[i]...`.
-fn collective_of(path: &str) -> Option<u64> {
+pub(crate) fn collective_of(path: &str) -> Option<u64> {
     path.strip_prefix("collectives[")?.split(']').next()?.parse().ok()
 }
 
@@ -266,9 +267,9 @@ pub fn from_json(json: &str) -> Result<Spec, Failure> {
         .map_err(|e| ErrorInfo::new(ErrorClass::Parse, "Syntax", format!("not a spec: {e}")))?;
     let is_program = value.as_object().is_some_and(|o| o.contains_key("collectives"));
     let (program, form) = if is_program {
-        (serde_path_to_error::deserialize::<_, Program>(value).map_err(|e| dict_error(&e))?, SpecForm::Program)
+        (serde_path_to_error::deserialize::<_, Program>(Strict(value)).map_err(|e| dict_error(&e))?, SpecForm::Program)
     } else {
-        let collective: ccc_ir::spec::Collective = serde_path_to_error::deserialize(value).map_err(|e| {
+        let collective: ccc_ir::spec::Collective = serde_path_to_error::deserialize(Strict(value)).map_err(|e| {
             // A lone collective is collective 0, as validation names it.
             let mut info = dict_error(&e);
             info.collective = info.field.is_some().then_some(0);

@@ -3,6 +3,7 @@
 //! read them. `import_hlo` in `lib.rs` hands its result to Python.
 
 use crate::adapter::{ErrorClass, ErrorInfo, Failure, Spec, accepted_in};
+use crate::strict::Strict;
 use ccc_compiler::hlo::target::{TargetError, parse_algorithm};
 use ccc_compiler::hlo::{HloError, Target, import_module, parse_target};
 use ccc_compiler::parse::SpecForm;
@@ -57,8 +58,10 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
     match target {
         TargetText::Ron(text) => parse_target(text).map_err(|e| located(&e, "Target", "target")),
         TargetText::Json(json) => {
-            let mut de = serde_json::Deserializer::from_str(json);
-            let target = serde_path_to_error::deserialize::<_, Target>(&mut de).map_err(|e| {
+            let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+                ErrorInfo::new(ErrorClass::Parse, "Target", format!("target: not a target's dict: {e}"))
+            })?;
+            let target = serde_path_to_error::deserialize::<_, Target>(Strict(value)).map_err(|e| {
                 let path = e.path().to_string();
                 let inner = e.inner().to_string();
                 // serde_json's "at line L column C" is of the dumped dict, not the user's text.

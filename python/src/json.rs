@@ -40,12 +40,17 @@ pub fn dumps_checked(
     kind: &str,
 ) -> PyResult<String> {
     let mappings = plain(value, root, 0).map_err(|Bad { path, why, kind: own }| {
+        // A program's collective by its index; a lone collective is
+        // collective 0, as validation names it.
+        let lone = root.is_empty() && !path.is_empty() && value.get_item("collectives").is_err();
         let field = if path.is_empty() { whole.to_owned() } else { path };
         let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
+        info.collective = crate::adapter::collective_of(&field).or(lone.then_some(0));
         info.field = Some(field);
-        if own == Some(NOT_UTF8) {
-            info.accepted = Some("text that encodes as UTF-8".to_owned());
-        }
+        info.accepted = match own {
+            Some(NOT_UTF8) => Some("text that encodes as UTF-8".to_owned()),
+            _ => crate::adapter::accepted_in(&why),
+        };
         errors::to_py(py, info)
     })?;
     // `json.dumps` takes dicts and lists only: a mapping of another kind,
@@ -54,8 +59,9 @@ pub fn dumps_checked(
 }
 
 /// `value` with every mapping in it (a dict, `types.MappingProxyType`,
-/// `collections.UserDict`) a dict and every list or tuple a list, at every
-/// depth ([`plain`] has checked it).
+/// `collections.UserDict`) a dict, every list or tuple a list and every
+/// integer of another type an int, at every depth ([`plain`] has checked
+/// it).
 fn dictified<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if let Ok(m) = value.cast::<PyMapping>() {
         let dict = PyDict::new(py);
@@ -72,7 +78,12 @@ fn dictified<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<
         }
         return Ok(list.into_any());
     }
-    Ok(value.clone())
+    let plain_kind =
+        value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyString>();
+    match index_of(value).filter(|_| !plain_kind) {
+        Some(whole) => Ok(whole),
+        None => Ok(value.clone()),
+    }
 }
 
 /// A value [`plain`] refuses: its path, why, and the error kind when it
@@ -104,7 +115,9 @@ const MAX_DEPTH: usize = 64;
 /// The first value under `value` (at `path`, `depth` containers down) that
 /// a spec cannot hold as JSON: its path and why; else whether it holds a
 /// mapping that is not a dict (`types.MappingProxyType`,
-/// `collections.UserDict`: read as the dict of its items). The kinds a
+/// `collections.UserDict`: read as the dict of its items) or an integer
+/// that is not an int (numpy's: read as its `operator.index`), which
+/// [`dictified`] rebuilds. The kinds a
 /// spec holds are tried first, each a type check; only a value of none of
 /// them is asked whether it is a mapping (Python's `isinstance`, slower).
 fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad> {
@@ -119,8 +132,9 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
     let mut mappings = false;
     if let Ok(dict) = value.cast::<PyDict>() {
         deeper()?;
+        let mut keys = Keys::default();
         for (k, v) in dict.iter() {
-            mappings |= plain(&v, &keyed(path, &k)?, depth + 1)?;
+            mappings |= plain(&v, &keys.add(path, &k)?, depth + 1)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         deeper()?;
@@ -151,23 +165,65 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         deeper()?;
         mappings = true;
         let items = m.items().map_err(|e| Bad::at(path, e.to_string()))?;
+        let mut keys = Keys::default();
         for item in items.iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
                 item.extract().map_err(|e: PyErr| Bad::at(path, e.to_string()))?;
-            plain(&v, &keyed(path, &k)?, depth + 1)?;
+            plain(&v, &keys.add(path, &k)?, depth + 1)?;
         }
+    } else if let Some(whole) = index_of(value) {
+        // An integer of another type (numpy's `int64`): read as the int
+        // `operator.index` gives, so rebuilt.
+        mappings = true;
+        plain(&whole, path, depth)?;
     } else {
         // What `json.dumps` would refuse without a path (a set, a complex,
         // any object).
         let kind = value.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
+        let array = if value.hasattr("tolist").unwrap_or(false) { " (an array's .tolist())" } else { "" };
         return Err(Bad::at(
             path,
             format!(
-                "a value of type `{kind}` is not one a spec holds; accepted: text, a number, a bool, None, a list or a dict"
+                "a value of type `{kind}` is not one a spec holds; accepted: text, a number (an int, a float, or \
+                 an integer of any type that has __index__), a bool, None, a list{array} or a dict"
             ),
         ));
     }
     Ok(mappings)
+}
+
+/// The int `operator.index(value)` gives, when `value` has `__index__`
+/// (numpy's integers); `None` for anything else.
+fn index_of<'py>(value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    if !value.hasattr("__index__").unwrap_or(false) {
+        return None;
+    }
+    value.py().import("operator").ok()?.call_method1("index", (value,)).ok()
+}
+
+/// The keys of one mapping met so far, as JSON writes them: an int key and
+/// the text of its digits (`{0: 1, "0": 2}`) are one key in JSON, where
+/// the last would silently win.
+#[derive(Default)]
+struct Keys(std::collections::BTreeSet<String>);
+
+impl Keys {
+    /// The path of the value under key `k` ([`keyed`]), refusing a key
+    /// that JSON writes as one already met.
+    fn add(&mut self, path: &str, k: &Bound<'_, PyAny>) -> Result<String, Bad> {
+        let under = keyed(path, k)?;
+        let key = under.strip_prefix(path).map_or(under.as_str(), |rest| rest.trim_start_matches('.'));
+        if !self.0.insert(key.to_owned()) {
+            return Err(Bad::at(
+                path,
+                format!(
+                    "the key {key:?} is given twice (an int and its digits as text are one key in JSON); \
+                     accepted: each key once"
+                ),
+            ));
+        }
+        Ok(under)
+    }
 }
 
 /// Whether the int `value` is one JSON carries as a whole number for a

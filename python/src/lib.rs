@@ -32,6 +32,7 @@ mod errors;
 mod hlo;
 mod json;
 mod program;
+mod strict;
 
 use adapter::{DiagnoseInput, ErrorClass, ErrorInfo, Failure, Region, Request, Spec};
 use cache::PyAutoCache;

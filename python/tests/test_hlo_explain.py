@@ -206,6 +206,22 @@ def test_a_devices_map_takes_whole_number_keys_as_the_target_file_does():
         ccc.import_hlo(text, dict(as_ints, devices={2**70: 1}))
     assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
     assert "out of range" in str(caught.value)
+    # An int key and its digits as text are one key in JSON: given both,
+    # the map is refused, not read with the last one kept; in a target
+    # file, a key written twice is refused alike.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, dict(as_ints, devices={**as_ints["devices"], "0": 1}))
+    assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
+    assert 'the key "0" is given twice' in str(caught.value)
+    twice = reversed_ron.replace("devices: {", "devices: {0: 0, ")
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, twice)
+    assert "the key 0 is written twice" in str(caught.value)
+    # A struct written as a list is refused, as in a spec.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, dict(as_ints, topology=[8, 8]))
+    assert (caught.value.kind, caught.value.field) == ("Target", "target.topology")
+    assert "a list where a dict belongs" in str(caught.value)
 
 
 def test_text_no_utf8_can_hold_is_a_parse_error_naming_the_argument():

@@ -228,6 +228,53 @@ def test_from_dict_refuses_what_is_not_json_by_its_path():
     assert caught.value.field == "topology.rank_n"
 
 
+def test_from_dict_refuses_a_struct_written_as_a_list():
+    # Serde would fill a struct's fields from a list by position; a spec's
+    # RON refuses that ("a struct's fields are written by name"), and so
+    # does from_dict, at the field's path, naming the fields to write.
+    good = ccc.parse((ROOT / "examples" / "allreduce_hier.ron").read_text()).to_dict()
+    cases = [
+        (dict(good, topology=[32, 16]), "topology", "rank_n, local_rank_n"),
+        (dict(good, algorithm="Auto", model=[1, 2, 3]), "model", "launch_ns"),
+        (dict(good, algorithm={"Hier": ["Ring", "SingleCycleRing", None, None, "Kangaring"]}), "algorithm", "intra_"),
+        ({"collectives": [["AllReduce", "F32", "Add", 1024, "Cayman", [8, 8, 1], 2, "Ring"]]}, "collectives[0]", "op"),
+    ]
+    for bad, field, names in cases:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(bad)
+        assert caught.value.field is not None and caught.value.field.startswith(field), str(caught.value)
+        assert "a list where a dict belongs" in str(caught.value), str(caught.value)
+        assert names in str(caught.value), str(caught.value)
+    # The same spec with its structs as dicts reads as the RON does.
+    assert ccc.Program.from_dict(good) == ccc.parse((ROOT / "examples" / "allreduce_hier.ron").read_text())
+
+
+def test_from_dict_reads_an_integer_of_any_type_as_its_int():
+    # numpy's integers are not ints but have __index__: read as the int
+    # operator.index gives, as the other arguments read them.
+    class Whole:
+        def __init__(self, n):
+            self.n = n
+
+        def __index__(self):
+            return self.n
+
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+    as_whole = dict(good, count=Whole(good["count"]), topology={k: Whole(v) for k, v in good["topology"].items()})
+    assert ccc.Program.from_dict(as_whole) == ccc.Program.from_dict(good)
+    # Something with neither is named where it stands, with what reads.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, count=object()))
+    assert (caught.value.field, caught.value.collective) == ("count", 0)
+    assert "__index__" in str(caught.value)
+    # A value JSON cannot carry names its collective as any other error
+    # does: by its index in a program.
+    program = {"collectives": [good, dict(good, count=2**64)]}
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(program)
+    assert (caught.value.field, caught.value.collective) == ("collectives[1].count", 1)
+
+
 def test_import_hlo_names_a_bad_target_value_by_its_path():
     hlo = (ROOT / "tests" / "hlo" / "dp_train_step_8.compiled.hlo").read_text()
     target = {"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}}

@@ -42,11 +42,11 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<Algorithm>,
     /// The algorithm per op (`{AllReduce: Hier((...)), AllToAll: Mesh}`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "each_key_once")]
     pub algorithms: Option<BTreeMap<OpType, Algorithm>>,
     /// Device id → rank; every device of the module must be listed, each
     /// rank once. Default: device d is rank d.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "each_key_once")]
     pub devices: Option<BTreeMap<u32, u32>>,
     /// Host barrier (default) or device barrier, as in a spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +128,61 @@ impl Target {
         }
         Ok(())
     }
+}
+
+/// An optional map whose keys are each written once: a key written twice
+/// is refused, where a `BTreeMap` would keep its last value and drop the
+/// first without a word (`devices: {0: 0, ..., 0: 1}` gave device 0 rank 1).
+fn each_key_once<'de, D, K, V>(d: D) -> Result<Option<BTreeMap<K, V>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    K: serde::Deserialize<'de> + Ord + std::fmt::Debug,
+    V: serde::Deserialize<'de>,
+{
+    use serde::de::{Error, MapAccess, Visitor};
+    use std::marker::PhantomData;
+
+    struct Once<K, V>(PhantomData<(K, V)>);
+
+    impl<'de, K, V> Visitor<'de> for Once<K, V>
+    where
+        K: serde::Deserialize<'de> + Ord + std::fmt::Debug,
+        V: serde::Deserialize<'de>,
+    {
+        type Value = Option<BTreeMap<K, V>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map, each key once")
+        }
+
+        fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D2: serde::Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_map(self)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<Self::Value, A::Error> {
+            let mut map = BTreeMap::new();
+            // Each key checked as soon as it is read, so that a text
+            // format's error points at it, not at its value's end.
+            while let Some(key) = entries.next_key::<K>()? {
+                if map.contains_key(&key) {
+                    return Err(A::Error::custom(format!("the key {key:?} is written twice; accepted: each key once")));
+                }
+                let value = entries.next_value::<V>()?;
+                map.insert(key, value);
+            }
+            Ok(Some(map))
+        }
+    }
+
+    d.deserialize_option(Once(PhantomData))
 }
 
 /// A target file that is not RON of the target schema.

@@ -1,0 +1,230 @@
+//! A dict's JSON read as RON reads a spec: [`Strict`] deserializes a
+//! `serde_json::Value` as `serde_json` does, except that a struct given a
+//! list is refused. Serde's derived structs take their fields by position
+//! from a sequence, so `{"topology": [32, 16]}` or a whole collective
+//! written as a list would be read silently, field by field in declaration
+//! order, where `ccc.parse` refuses the same spec ("a struct's fields are
+//! written by name").
+
+use serde::de::value::StringDeserializer;
+use serde::de::{
+    DeserializeSeed, Deserializer, EnumAccess, Error as _, IntoDeserializer, MapAccess, SeqAccess, Unexpected,
+    VariantAccess, Visitor,
+};
+use serde_json::{Error, Value};
+
+/// A JSON value deserialized as a spec's RON is: structs by name only.
+pub struct Strict(pub Value);
+
+/// The refusal of a list where struct `name` (with `fields`) belongs.
+fn by_name(name: &str, fields: &[&str]) -> Error {
+    Error::custom(format!(
+        "a list where a dict belongs (the fields of {name} are written by name); accepted: a dict of {}",
+        fields.join(", ")
+    ))
+}
+
+impl<'de> Deserializer<'de> for Strict {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(items) => visitor.visit_seq(Seq(items.into_iter())),
+            Value::Object(map) => visitor.visit_map(Map { entries: map.into_iter(), value: None }),
+            scalar => scalar.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(_) => Err(by_name(name, fields)),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::String(unit) => visitor.visit_enum(unit.into_deserializer()),
+            Value::Object(map) if map.len() == 1 => {
+                let Some((variant, value)) = map.into_iter().next() else { unreachable!("one entry") };
+                visitor.visit_enum(Variant { variant, value })
+            }
+            // serde_json's own refusal of anything else.
+            other => other.deserialize_enum(name, variants, visitor),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map identifier ignored_any
+    }
+}
+
+/// A list's items, each [`Strict`].
+struct Seq(std::vec::IntoIter<Value>);
+
+impl<'de> SeqAccess<'de> for Seq {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+        self.0.next().map(|v| seed.deserialize(Strict(v))).transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+/// A dict's entries: keys as [`Key`]s, values [`Strict`].
+struct Map {
+    entries: serde_json::map::IntoIter,
+    value: Option<Value>,
+}
+
+impl<'de> MapAccess<'de> for Map {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+        let Some((key, value)) = self.entries.next() else { return Ok(None) };
+        self.value = Some(value);
+        seed.deserialize(Key(key)).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let value = self.value.take().ok_or_else(|| Error::custom("a value asked before its key"))?;
+        seed.deserialize(Strict(value))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
+/// An enum written `{"Variant": value}`.
+struct Variant {
+    variant: String,
+    value: Value,
+}
+
+impl<'de> EnumAccess<'de> for Variant {
+    type Error = Error;
+    type Variant = Strict;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Strict), Error> {
+        let name: StringDeserializer<Error> = self.variant.into_deserializer();
+        Ok((seed.deserialize(name)?, Strict(self.value)))
+    }
+}
+
+impl<'de> VariantAccess<'de> for Strict {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<(), Error> {
+        match self.0 {
+            Value::Null => Ok(()),
+            other => Err(Error::invalid_type(unexpected(&other), &"a variant without a value")),
+        }
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
+        seed.deserialize(self)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn struct_variant<V: Visitor<'de>>(self, fields: &'static [&'static str], visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_struct("the variant", fields, visitor)
+    }
+}
+
+/// How serde names a JSON value in an "invalid type" refusal.
+fn unexpected(value: &Value) -> Unexpected<'_> {
+    match value {
+        Value::Null => Unexpected::Unit,
+        Value::Bool(b) => Unexpected::Bool(*b),
+        Value::Number(_) => Unexpected::Other("a number"),
+        Value::String(s) => Unexpected::Str(s),
+        Value::Array(_) => Unexpected::Seq,
+        Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// A dict's key: text, or a whole number written as its digits (JSON keys
+/// are text: `devices: {0: 7}` arrives as `{"0": 7}`), as `serde_json`
+/// reads a map's keys.
+struct Key(String);
+
+macro_rules! whole_key {
+    ($($method:ident => $visit:ident as $ty:ty),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            match self.0.parse::<$ty>() {
+                Ok(n) => visitor.$visit(n),
+                Err(_) => Err(Error::invalid_type(Unexpected::Str(&self.0), &visitor)),
+            }
+        }
+    )*};
+}
+
+impl<'de> Deserializer<'de> for Key {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_string(self.0)
+    }
+
+    whole_key! {
+        deserialize_u8 => visit_u64 as u64,
+        deserialize_u16 => visit_u64 as u64,
+        deserialize_u32 => visit_u64 as u64,
+        deserialize_u64 => visit_u64 as u64,
+        deserialize_i8 => visit_i64 as i64,
+        deserialize_i16 => visit_i64 as i64,
+        deserialize_i32 => visit_i64 as i64,
+        deserialize_i64 => visit_i64 as i64,
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_enum(self.0.into_deserializer())
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i128 u128 f32 f64 char str string bytes byte_buf unit unit_struct seq tuple
+        tuple_struct map struct identifier ignored_any
+    }
+}
