@@ -124,8 +124,14 @@ pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result
             return Ok(Held { files, restored });
         }
         if attempt == LOCK_ATTEMPTS {
-            let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "removed each time it was made and locked");
-            return Err(OutputError::Io { action: "lock", path: place.parent.clone(), source: gone });
+            let gone = std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "it, or a folder on the way to it, was replaced or removed each of the {LOCK_ATTEMPTS} times \
+                     it was locked (by other compiles writing there, or another process)"
+                ),
+            );
+            return Err(OutputError::Io { action: "lock", path: place.out.clone(), source: gone });
         }
         attempt += 1;
     }
@@ -217,8 +223,12 @@ fn restore(place: &Place) -> Option<Swept> {
 }
 
 /// Times [`hold`] makes and locks a folder that another compile removes
-/// (or replaces) in between, before it gives up.
-const LOCK_ATTEMPTS: u32 = 8;
+/// (or replaces) in between, before it gives up. Each such attempt means
+/// another compile took its turn first: compiles queued on one `OUT` may
+/// each lose one attempt to every other (24 at once lost 8 attempts, where
+/// this was 8), so the bound is for a folder something removes without
+/// end, not for a queue.
+pub(super) const LOCK_ATTEMPTS: u32 = 1024;
 
 /// Whether the folder `held` locks is still the one at `dir`.
 #[cfg(unix)]
