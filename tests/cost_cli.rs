@@ -145,6 +145,28 @@ fn sweep_prints_a_row_per_size() {
     let (code, out, err) = ccc(&["sweep", auto.to_str().unwrap(), "--from", "16TiB", "--to", "64TiB"]);
     assert_eq!((code, out.as_str()), (2, ""));
     assert!(squeeze(&err).contains("at count 4398046511104, the first size asked, nothing lowers"), "{err}");
+    // Descriptors grow with the size: smaller sizes, or more channels
+    // while the collective has fewer than its arch's TOP_SPs.
+    assert!(squeeze(&err).contains("help: sweep smaller sizes (--to), or: one step posts more"), "{err}");
+    assert!(
+        squeeze(&err).contains("more channels while the collective has fewer than the 8 TOP_SPs of Cayman"),
+        "{err}"
+    );
+    // Mesh events do not: no size lowers a choice that needs too many,
+    // and the help says what does.
+    let mesh = dir.path().join("mesh.ron");
+    std::fs::write(
+        &mesh,
+        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1048576, arch: Sunda,\n\
+         topology: (rank_n: 128, local_rank_n: 32), channels: 2, algorithm: Mesh)",
+    )
+    .unwrap();
+    let (code, _, err) = ccc(&["sweep", mesh.to_str().unwrap(), "--from", "8B", "--to", "16B"]);
+    assert_eq!(code, 2, "{err}");
+    let said = squeeze(&err);
+    assert!(said.contains("mesh events per TOP_SP is at most 50 on Sunda; this choice needs 254"), "{err}");
+    assert!(said.contains("help: no size lowers this choice's mesh events"), "{err}");
+    assert!(said.contains("choose Ring or a Hier algorithm with no Mesh leg") && !said.contains("(--to)"), "{err}");
     for size in ["4TiB", "16TiB"] {
         let spec = dir.path().join(format!("ring_{size}.ron"));
         let count = if size == "4TiB" { "1099511627776" } else { "4398046511104" };
@@ -225,7 +247,9 @@ fn per_leg_auto_is_printed_explained_and_diagnosed() {
     let (code, out, err) = ccc(&["explain", "tests/fixtures/cost/ar_leg_auto.ron"]);
     assert_eq!(code, 0, "{err}");
     let table = out.split("why the others lost").next().unwrap_or_default();
-    let rows: Vec<&str> = table.lines().filter(|l| l.trim_start_matches([' ', '*']).starts_with("Hier(")).collect();
+    // The algorithm is each row's last column.
+    let rows: Vec<&str> =
+        table.lines().filter(|l| l.split("  ").last().is_some_and(|a| a.starts_with("Hier("))).collect();
     assert_eq!(rows.len(), 4, "{out}");
     assert!(rows.iter().all(|r| r.contains("inter_all_reduce=InterRdh")), "{out}");
     assert_eq!(out.lines().filter(|l| l.starts_with("  * ")).count(), 1, "{out}");

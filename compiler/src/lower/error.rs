@@ -27,9 +27,9 @@ pub enum Limit {
 }
 
 impl Limit {
-    /// What to change in the spec when the limit is exceeded.
-    pub const fn advice(self) -> &'static str {
-        match self {
+    /// What to change in the spec when the limit is exceeded on `arch`.
+    pub fn advice(self, arch: ccc_ir::arch::Arch) -> String {
+        let fixed = match self {
             Limit::MeshEvents => {
                 "a MESH record waits on one event per sending peer, and a TOP_SP's table serves the whole \
                  program: choose Ring or a Hier algorithm with no Mesh leg, mesh over fewer ranks, or split the \
@@ -39,14 +39,21 @@ impl Limit {
                 "one peer sends more half-chunks in one mesh step than an event counts: use fewer channels \
                  or a ring algorithm"
             }
+            // More channels spread a step's descriptors over more TOP_SPs,
+            // up to the arch's.
             Limit::TpIncrement => {
-                "one step posts more 64 KiB descriptors than the increment register holds: choose an \
-                 algorithm with fewer peers per step (a ring or Hier), more channels while fewer than 32, or split \
-                 the collective"
+                return format!(
+                    "one step posts more 64 KiB descriptors than the increment register holds: choose an \
+                     algorithm with fewer peers per step (a ring or Hier), more channels while the collective has \
+                     fewer than the {} TOP_SPs of {arch} (each TOP_SP posts its channels' share), or split the \
+                     collective",
+                    arch.params().topsp_n
+                );
             }
             Limit::CompletionAddresses | Limit::Functions | Limit::Records => "split the program into smaller ones",
             Limit::SemaphoreIndex => "this is a ccc defect; please report it with the spec",
-        }
+        };
+        fixed.to_owned()
     }
 }
 
@@ -87,7 +94,7 @@ pub struct LowerError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LowerErrorKind {
     /// A device limit exceeded.
-    #[error("{limit} is at most {max} on {arch}; this schedule needs {value}; {}", limit.advice())]
+    #[error("{limit} is at most {max} on {arch}; this schedule needs {value}; {}", limit.advice(*arch))]
     Limit {
         /// The limit.
         limit: Limit,

@@ -634,7 +634,9 @@ fn none_lowers(limit: crate::lower::Limit, arch: Arch, needed: u64, max: u64, sp
         Limit::TpIncrement => format!(
             "every legal choice posts more descriptors in one step than the {max} one tp_inc_steps increment \
              holds (VAL_MASK: one per 64 KiB a rank moves in one step on one TOP_SP; {fewest} needs {needed}); \
-             accepted: a smaller count, more channels, or the collective split into smaller ones"
+             accepted: a smaller count, more channels while fewer than the {} TOP_SPs of {arch}, or the \
+             collective split into smaller ones",
+            arch.params().topsp_n
         ),
         _ => format!(
             "every legal choice needs more mesh events per TOP_SP than {} (one per peer that sends to a rank in \

@@ -111,23 +111,24 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
             if e.written.contains("=Auto") { format!(" (chose {})", e.chosen) } else { String::new() },
             count(e.choices.len(), "legal choice")
         );
-        let w = e.choices.iter().map(|ch| ch.algorithm.len()).max().unwrap_or(0).max("algorithm".len());
+        // The algorithm last, as `sweep` puts it: a Hier's name is long,
+        // and the numbers line up ahead of it.
         let _ = writeln!(
             out,
-            "  {:<2}{:<w$} {:>11} {:>11} {:>11} {:>11} {:>7}",
-            "", "algorithm", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "bound(us)", "ratio"
+            "  {:<2}{:>11} {:>11} {:>11} {:>11} {:>7}  algorithm",
+            "", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "bound(us)", "ratio"
         );
         for ch in &e.choices {
             let _ = writeln!(
                 out,
-                "  {:<2}{:<w$} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>7.2}",
+                "  {:<2}{:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>7.2}  {}",
                 if ch.winner { "*" } else { "" },
-                ch.algorithm,
                 ch.time_us,
                 ch.algbw_gbps,
                 ch.busbw_gbps,
                 ch.bound_us,
-                ch.ratio
+                ch.ratio,
+                ch.algorithm
             );
         }
         if let Some(why) = e.choices.iter().find(|ch| ch.winner).and_then(|w| w.does_not_lower.as_ref()) {

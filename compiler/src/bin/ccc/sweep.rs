@@ -11,7 +11,9 @@ use crate::out::write_new;
 use ccc_backends::plot::{Crossover, Curve, size_label, sweep_svg};
 use ccc_compiler::cost::auto::{Machine, display, evaluate_choice, legal};
 use ccc_compiler::explain::{legal_choices, us};
+use ccc_compiler::lower::Limit;
 use ccc_compiler::validate::{Problem, validate};
+use ccc_ir::arch::Arch;
 use ccc_ir::enums::OpType;
 use ccc_ir::noun::count;
 use ccc_ir::spec::{Collective, Program};
@@ -128,9 +130,10 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
     }
     if let (true, Some((count, why))) = (rows.is_empty(), &stopped) {
         return Err(Failure::input(miette::miette!(
-            help = "sweep smaller sizes (--to), or give the spec more channels",
-            "{}: at count {count}, the first size asked, nothing lowers: {why}",
-            args.spec.display()
+            help = why.help(first.arch),
+            "{}: at count {count}, the first size asked, nothing lowers: {}",
+            args.spec.display(),
+            why.said
         )));
     }
     // Every size asked rounded out of the range: the first count inside it,
@@ -173,7 +176,31 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
 /// One size of a sweep: its row, or why it does not lower on the device.
 enum Sized {
     Row(Row),
-    DoesNotLower(String),
+    DoesNotLower(NotLowered),
+}
+
+/// Why a size does not lower: what was said, and the limit exceeded.
+struct NotLowered {
+    said: String,
+    limit: Limit,
+}
+
+impl NotLowered {
+    /// What to change, for the limit exceeded: the mesh events a choice
+    /// needs do not grow with the size, so only another choice helps; the
+    /// other limits grow with it.
+    fn help(&self, arch: Arch) -> String {
+        match self.limit {
+            Limit::MeshEvents => format!("no size lowers this choice's mesh events: {}", self.limit.advice(arch)),
+            limit => format!("sweep smaller sizes (--to), or: {}", limit.advice(arch)),
+        }
+    }
+}
+
+impl std::fmt::Display for NotLowered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.said)
+    }
 }
 
 fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<Sized, Failure> {
@@ -182,7 +209,12 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         Ok(valid) => valid,
         // `Auto` found nothing that lowers at this size: the sweep's end.
         Err(e) if e.0.iter().all(|p| matches!(p.problem, Problem::AutoNoneLowers { .. })) => {
-            return Ok(Sized::DoesNotLower(e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ")));
+            let limit = e.0.iter().find_map(|p| match p.problem {
+                Problem::AutoNoneLowers { limit, .. } => Some(limit),
+                _ => None,
+            });
+            let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
+            return Ok(Sized::DoesNotLower(NotLowered { said, limit: limit.unwrap_or(Limit::TpIncrement) }));
         }
         Err(e) => return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display()))),
     };
@@ -200,7 +232,8 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
     // by `explain`, and refused by `verify` and `compile`: not a row.
     let phases: Vec<_> = schedule.collectives.iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
     if let Some(r) = legal::refusal(&schedule.shape, machine.arch.params(), machine.mesh_event_room(), &phases) {
-        return Ok(Sized::DoesNotLower(r.describe(machine.arch, machine.mesh_events_spent)));
+        let said = r.describe(machine.arch, machine.mesh_events_spent);
+        return Ok(Sized::DoesNotLower(NotLowered { said, limit: r.limit }));
     }
     let legs = schedule
         .collectives
