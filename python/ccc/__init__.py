@@ -36,6 +36,16 @@ from ._ccc import (
     parse,
     sign,
 )
+from ._types import (
+    Explained,
+    ExplainedChoice,
+    ExplainedLeg,
+    ExplainedWritten,
+    Postcondition,
+    Proof,
+    Protocol,
+    Written,
+)
 from ._errors import (
     BuildError,
     CccError,
@@ -67,6 +77,14 @@ __all__ = [
     "import_hlo",
     "parse",
     "sign",
+    "Explained",
+    "ExplainedChoice",
+    "ExplainedLeg",
+    "ExplainedWritten",
+    "Postcondition",
+    "Proof",
+    "Protocol",
+    "Written",
     "BuildError",
     "CccError",
     "CertificateError",

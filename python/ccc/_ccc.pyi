@@ -1,11 +1,38 @@
 """Type stubs of the native module ``ccc._ccc`` (re-exported by ``ccc``)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
+
+from ._types import Explained as Explained
+from ._types import ExplainedChoice as ExplainedChoice
+from ._types import ExplainedLeg as ExplainedLeg
+from ._types import ExplainedWritten as ExplainedWritten
+from ._types import Postcondition as Postcondition
+from ._types import Proof as Proof
+from ._types import Protocol as Protocol
+from ._types import Written as Written
+
+__all__ = [
+    "Program",
+    "Compiled",
+    "AutoCache",
+    "TopSpImages",
+    "parse",
+    "compile",
+    "sign",
+    "diagnose",
+    "decode",
+    "import_hlo",
+    "explain",
+    "_panic_for_test",
+    "_time_rust_compile",
+    "FORMAT_VERSION",
+]
 
 FORMAT_VERSION: int
 """The wire format version written into manifests and signatures."""
 
+@final
 class Program:
     """A spec: one collective, or a program of several in order. Immutable,
     hashable (equal programs hash alike) and picklable (as the dict
@@ -25,9 +52,10 @@ class Program:
     def collectives(self) -> List[Dict[str, Any]]:
         """Each collective as a dict."""
     def __len__(self) -> int: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class TopSpImages:
     """The three images one TOP_SP of one rank loads, byte for byte the files
     ``ccc compile -o OUT`` writes under ``rank-R/topsp-T/``."""
@@ -49,46 +77,7 @@ class TopSpImages:
     def record_n(self) -> int:
         """Records in the chain."""
 
-class Postcondition(TypedDict):
-    collective: int
-    claim: str
-    groups: int
-    members: int
-    steps: int
-    halves: int
-    transfers: int
-
-class Protocol(TypedDict):
-    chains: int
-    records: int
-    steps: int
-    signals: int
-
-class Proof(TypedDict):
-    """What the proof established, and the seconds each part took."""
-
-    certified: bool
-    postconditions: List[Postcondition]
-    protocol: Protocol
-    symmetric_groups: int
-    symmetric_by_phase: int
-    images_checked: int
-    lowering_seconds: float
-    postcondition_seconds: float
-    protocol_seconds: float
-    roundtrip_seconds: float
-
-class Written(TypedDict):
-    """What ``Compiled.write`` did."""
-
-    files: int
-    bytes: int
-    replaced: bool
-    kept: List[str]
-    left: List[str]
-    swept: List[str]
-    atomic: bool
-
+@final
 class Compiled:
     """A compiled spec. Immutable and safe to share between threads."""
 
@@ -121,6 +110,7 @@ def parse(text: str) -> Program:
     """Reads a spec from RON text. Raises ``ccc.ParseError`` with ``line``,
     ``column``, ``kind`` and ``accepted``."""
 
+@final
 class AutoCache:
     """Keeps ``algorithm: Auto``'s answers between calls: pass the same one
     as ``auto_cache=`` to ``compile`` and ``sign``, and a collective equal
@@ -130,7 +120,7 @@ class AutoCache:
     recently used dropped first (``0`` keeps nothing between calls).
     Threads may share one: their validations through it take turns."""
 
-    def __init__(self, capacity: int = 1024) -> None: ...
+    def __new__(cls, capacity: int = 1024) -> AutoCache: ...
     @property
     def capacity(self) -> int:
         """The most collectives kept."""
@@ -157,9 +147,9 @@ def compile(
 def sign(program_or_text: Union[Program, str], auto_cache: Optional[AutoCache] = None) -> str:
     """The collective signature: 32 lower-case hex digits (``ccc sign``)."""
 
-DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any], "PathLike[str]"]
+_DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any], "PathLike[str]"]
 
-def diagnose(inputs: Union[Sequence[DiagnoseInput], Mapping[str, DiagnoseInput]]) -> Dict[str, Any]:
+def diagnose(inputs: Union[Sequence[_DiagnoseInput], Mapping[str, _DiagnoseInput]]) -> Dict[str, Any]:
     """Compares signatures and explains every difference: the report of
     ``ccc diagnose --json`` as a dict. An input is a ``Program``, RON text, a
     ``Compiled``, a manifest (dict or JSON text) or an ``os.PathLike``: a
@@ -185,54 +175,6 @@ def import_hlo(text: str, target: Union[str, Mapping[str, Any]], algorithm: Opti
     collective, as ``--algorithm`` does. Raises ``ccc.ParseError``: ``kind``
     ``"Hlo"`` with ``line``/``column`` in the module and ``help``; ``"Target"``
     or ``"Algorithm"`` with ``field`` (and ``line``/``column`` of RON text)."""
-
-class ExplainedLeg(TypedDict):
-    leg: str
-    """The leg's field name (``intra_reduce_scatter``, ...), or ``flat``."""
-    algorithm: str
-    time_us: float
-    bound_us: float
-
-class ExplainedChoice(TypedDict):
-    algorithm: str
-    """As the signature writes it."""
-    time_us: float
-    """Predicted time, microseconds."""
-    algbw_gbps: float
-    """nccom-test's algbw, GB/s (10^9 B/s)."""
-    busbw_gbps: float
-    """nccom-test's busbw, GB/s."""
-    bound_us: float
-    """The lower bound, microseconds."""
-    ratio: float
-    """Predicted over bound."""
-    winner: bool
-    """The choice the spec compiles to."""
-    why: str
-    """Why it lost (empty for the winner)."""
-    legs: List[ExplainedLeg]
-    ctrl_spad_slots: int
-    """The CTRL SPAD slots it takes on each TOP_SP it uses."""
-    mesh_events: int
-    """The mesh events it takes on each TOP_SP it uses."""
-
-class ExplainedWritten(ExplainedChoice, total=False):
-    does_not_lower: str
-    """Only on a written choice that exceeds a device limit: which, as a
-    sentence (``verify`` and ``compile`` refuse it)."""
-
-class Explained(TypedDict):
-    index: int
-    """The collective's position in the program."""
-    op: str
-    bytes: float
-    """nccom-test's size, bytes."""
-    written: str
-    """``Auto``, or the algorithm as written."""
-    chosen: str
-    """The algorithm the spec compiles to."""
-    choices: List[ExplainedWritten]
-    """Every legal choice, cheapest first."""
 
 def explain(program_or_text: Union[Program, str]) -> List[Explained]:
     """Every legal choice of every collective, predicted by the cost model:

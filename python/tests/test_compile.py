@@ -80,6 +80,10 @@ def test_the_proof_summary_and_verify_false():
     assert (rooted["symmetric_groups"], rooted["symmetric_by_phase"]) == (0, 0)
     assert proof["postcondition_seconds"] >= 0
     assert proven.manifest["proof"]["protocol"] == proof["protocol"]
+    # The TypedDicts the stubs name, importable from ccc, hold every key.
+    assert set(proof) == set(ccc.Proof.__annotations__)
+    assert set(post) == set(ccc.Postcondition.__annotations__)
+    assert set(proof["protocol"]) == set(ccc.Protocol.__annotations__)
 
     unproven = ccc.compile(text, verify=False)
     assert unproven.proof is None
@@ -205,6 +209,7 @@ def test_write_is_the_cli_output_and_keeps_user_files(cli, tmp_path):
     written = compiled.write(out)
     assert read_tree(out) == read_tree(tmp_path / "cli")
     assert written["files"] == len(read_tree(out)) and written["replaced"] is False
+    assert set(written) == set(ccc.Written.__annotations__)
 
     # Over its own output, with a file of the user's inside: replaced, kept.
     (out / "notes.txt").write_text("mine")

@@ -79,3 +79,32 @@ def test_exceptions_keep_their_fields_through_pickling():
     again = pickle.loads(pickle.dumps(caught.value))
     assert type(again) is ccc.ValidationError
     assert again.problems == caught.value.problems and str(again) == str(caught.value)
+
+
+def test_the_stubs_name_what_the_native_module_has():
+    # Every class, function and constant `_ccc.pyi` declares exists in the
+    # native module and the other way round (a TypedDict declared only in
+    # the stubs once failed `from ccc import Proof`); the dicts' TypedDicts
+    # are `ccc._types`', re-exported.
+    import ast
+
+    import ccc._ccc as native
+    import ccc._types as types
+
+    stub = ast.parse((ROOT / "python" / "ccc" / "_ccc.pyi").read_text())
+    declared = set()
+    for node in stub.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared.add(node.target.id)
+        elif isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["__all__"]:
+            assert ast.literal_eval(node.value) == native.__all__
+    assert declared == set(native.__all__)
+    reexported = {a.name for n in stub.body if isinstance(n, ast.ImportFrom) and n.module == "_types" for a in n.names}
+    typed = {
+        name
+        for name, v in vars(types).items()
+        if isinstance(v, type) and name != "TypedDict" and v.__module__ == types.__name__
+    }
+    assert reexported == typed and typed <= set(ccc.__all__)
