@@ -25,7 +25,7 @@ use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, OutputError};
 use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
 use ccc_compiler::pipeline::{
-    CallerHolds, CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, compile as run,
+    CallerHolds, CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, WayOut, compile as run,
 };
 use ccc_compiler::sign::sign as sign_schedule;
 use ccc_compiler::valid::ValidProgram;
@@ -481,9 +481,10 @@ fn compile_error(e: &CompileError, form: SpecForm) -> Failure {
             info
         }
         CompileError::Memory(m) => {
-            let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", message);
-            let ways: Vec<&str> = m.ways_out().iter().map(|w| w.describe()).collect();
-            info.accepted = Some(ways.join("; "));
+            // The binding takes no certificate: not a way out here.
+            let ways: Vec<WayOut> = m.ways_out().into_iter().filter(|&w| w != WayOut::Certificate).collect();
+            let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", m.with_ways(&ways));
+            info.accepted = Some(ways.iter().map(|w| w.describe()).collect::<Vec<_>>().join("; "));
             info.help = Some("compile fewer ranks (ranks=[...]), verify=False, or raise memory_budget".to_owned());
             info
         }

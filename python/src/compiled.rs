@@ -197,9 +197,11 @@ impl PyCompiled {
         dict.set_item("files", written.files)?;
         dict.set_item("bytes", written.bytes)?;
         dict.set_item("replaced", written.replaced)?;
-        dict.set_item("kept", written.kept.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())?;
-        dict.set_item("left", written.left.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())?;
-        dict.set_item("swept", written.swept.iter().map(|s| s.path.display().to_string()).collect::<Vec<_>>())?;
+        // As `os.fsdecode` gives them (a byte no encoding reads as a lone
+        // surrogate), so that each names its file to `open`.
+        dict.set_item("kept", written.kept.iter().map(|p| p.as_os_str()).collect::<Vec<_>>())?;
+        dict.set_item("left", written.left.iter().map(|p| p.as_os_str()).collect::<Vec<_>>())?;
+        dict.set_item("swept", written.swept.iter().map(|s| s.path.as_os_str()).collect::<Vec<_>>())?;
         dict.set_item("atomic", written.atomic)?;
         Ok(dict)
     }

@@ -66,7 +66,15 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                 let inner = e.inner().to_string();
                 // serde_json's "at line L column C" is of the dumped dict, not the user's text.
                 let message = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
+                // A map's key that does not read is `?` in the path: the
+                // map is the field (the message names the key).
+                let path = path.strip_suffix(".?").unwrap_or(&path);
                 let field = if path == "." { "target".to_owned() } else { format!("target.{path}") };
+                // A missing field's path is where it belongs.
+                let field = match message.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
+                    Some(missing) => format!("{field}.{missing}"),
+                    None => field,
+                };
                 let mut info = ErrorInfo::new(
                     ErrorClass::Parse,
                     "Target",

@@ -169,7 +169,9 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         return Ok(Owned::Compiled(std::sync::Arc::clone(&c.get().compiled)));
     }
     if item.cast::<PyDict>().is_ok() {
-        return Ok(Owned::Manifest(json::dumps(py, item)?));
+        // Checked as a spec's dict is: a value JSON cannot carry (bytes, a
+        // set) is a ParseError at its path, not json's bare TypeError.
+        return Ok(Owned::Manifest(json::dumps_checked(py, item, "", "manifest", "Syntax")?));
     }
     if let Ok(text) = item.extract::<String>()
         && ccc_compiler::diagnose::is_manifest(None, &text)

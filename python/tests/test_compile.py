@@ -6,6 +6,8 @@ CLI writes, the manifest is the CLI's `manifest.json` text, `ranks`,
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import pytest
 
@@ -165,6 +167,10 @@ def test_a_budget_too_small_is_a_memory_budget_error():
     with pytest.raises(ccc.MemoryBudgetError) as caught:
         ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1)
     assert caught.value.accepted and caught.value.help
+    # The ways out are the binding's own: no certificate, which it does
+    # not take (the CLI's --proven-by).
+    assert "without the proof" in caught.value.accepted
+    assert "certificate" not in caught.value.accepted and "certificate" not in str(caught.value)
 
 
 def test_images_are_read_only_and_an_empty_rank_list_is_refused():
@@ -237,6 +243,21 @@ def test_write_takes_a_path_as_open_does(tmp_path):
         assert (tmp_path / name / "manifest.json").is_file()
     with pytest.raises(TypeError, match=r"str, bytes or os.PathLike"):
         compiled.write(None)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a file name of any bytes: Linux file systems")
+def test_write_names_the_files_it_kept_as_open_takes_them(tmp_path):
+    # A user's file whose name is not UTF-8 is kept, and named as
+    # os.fsdecode names it (a lone surrogate for the byte), so that the
+    # name opens it; it came back with U+FFFD, which names no file.
+    compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    out = tmp_path / "out"
+    compiled.write(out)
+    mine = os.fsdecode(b"mine\xfe.txt")
+    (out / mine).write_text("mine")
+    again = compiled.write(out)
+    assert again["kept"] == [mine]
+    assert (out / again["kept"][0]).read_text() == "mine"
 
 
 def _program(algorithm: str, n: int = 40) -> str:

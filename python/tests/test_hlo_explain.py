@@ -128,10 +128,10 @@ def test_a_bad_target_or_algorithm_raises_naming_it():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, as_dict)
     assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
-    # An empty dict names the target, once.
+    # An empty dict names the first field it lacks, where it belongs, once.
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, {})
-    assert caught.value.field == "target" and "target..:" not in str(caught.value)
+    assert caught.value.field == "target.arch" and "target..:" not in str(caught.value)
     # A value no collective could take is the target's too, found before
     # anything is imported: every problem said, the first one's field.
     for bad in [

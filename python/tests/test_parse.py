@@ -283,6 +283,11 @@ def test_import_hlo_names_a_bad_target_value_by_its_path():
         (dict(target, channels=2**70), "target.channels", "out of range"),
         (dict(target, channels=float("nan")), "target.channels", "not a finite number"),
         (dict(target, devices={0, 1}), "target.devices", "a value of type `set`"),
+        # A field left out is named where it belongs; a key that does not
+        # read names its map, and the message the key.
+        ({"topology": target["topology"]}, "target.arch", "missing field `arch`"),
+        (dict(target, devices={"x": 0}), "target.devices", '"x"'),
+        (dict(target, algorithms={"AllReduse": "Ring"}), "target.algorithms", "AllReduse"),
     ]
     for bad, field, words in cases:
         with pytest.raises(ccc.ParseError) as caught:

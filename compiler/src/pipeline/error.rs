@@ -118,8 +118,22 @@ impl MemoryError {
     }
 }
 
-impl std::fmt::Display for MemoryError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl MemoryError {
+    /// The error in words, as its `Display` gives it, with the ways out a
+    /// front end offers: `ways` (a front end without certificates, such as
+    /// the Python binding, leaves [`WayOut::Certificate`] out of
+    /// [`ways_out`](Self::ways_out)).
+    pub fn with_ways(&self, ways: &[WayOut]) -> String {
+        struct With<'a>(&'a MemoryError, &'a [WayOut]);
+        impl std::fmt::Display for With<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.write(f, self.1)
+            }
+        }
+        With(self, ways).to_string()
+    }
+
+    fn write(&self, f: &mut std::fmt::Formatter<'_>, ways: &[WayOut]) -> std::fmt::Result {
         write!(
             f,
             "{} {} of {} ranks needs an estimated {} ({} for the proof over every rank, {} for the ranks \
@@ -132,8 +146,14 @@ impl std::fmt::Display for MemoryError {
             Bytes(self.emit),
             if self.emitting { "emitted" } else { "lowered at a time" },
             Bytes(self.budget),
-            WaysOut(&self.ways_out())
+            WaysOut(ways)
         )
+    }
+}
+
+impl std::fmt::Display for MemoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.write(f, &self.ways_out())
     }
 }
 
