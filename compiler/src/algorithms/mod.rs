@@ -203,19 +203,22 @@ pub(crate) struct Unsupported {
     pub op: ScopeOp,
 }
 
+/// The steps of a phase of `kind` over a scope of `k` members (0: the
+/// phase has no peer and is dropped).
+pub(crate) fn phase_steps(kind: PhaseKind, k: u32) -> u32 {
+    match kind {
+        PhaseKind::RingAllToAll => (k.saturating_sub(1)).max(1),
+        PhaseKind::DirectAllToAll => 1,
+        _ if k <= 1 => 0,
+        PhaseKind::RingReduceScatter { .. } | PhaseKind::RingAllGather { .. } => k - 1,
+        PhaseKind::RingAllReduceFused | PhaseKind::RingBroadcast { .. } | PhaseKind::RingReduce { .. } => 2 * (k - 1),
+        _ => 1,
+    }
+}
+
 impl Composer<'_> {
     fn push(&mut self, kind: PhaseKind, alg: AlgType, leg: Option<Leg>, scope: Scope, narrow: &[Scope]) {
-        let k = scope.size(self.radices);
-        let step_n = match kind {
-            PhaseKind::RingAllToAll => (k.saturating_sub(1)).max(1),
-            PhaseKind::DirectAllToAll => 1,
-            _ if k <= 1 => 0,
-            PhaseKind::RingReduceScatter { .. } | PhaseKind::RingAllGather { .. } => k - 1,
-            PhaseKind::RingAllReduceFused | PhaseKind::RingBroadcast { .. } | PhaseKind::RingReduce { .. } => {
-                2 * (k - 1)
-            }
-            _ => 1,
-        };
+        let step_n = phase_steps(kind, scope.size(self.radices));
         if step_n == 0 {
             return;
         }

@@ -151,8 +151,11 @@ use std::time::Instant;
 /// # Errors
 ///
 /// [`VerifyError::Defects`] with every defect found (the first what a
-/// reader fixes first); [`VerifyError::TooLarge`] when a group that must
-/// run in full exceeds the prover's cells.
+/// reader fixes first), among them, before any step is walked, a world
+/// that is not one program per rank in rank order and step counts that
+/// are not the ones `build` gives its phases (`FieldMismatch`: a
+/// `Schedule` edited by hand); [`VerifyError::TooLarge`] when a group
+/// that must run in full exceeds the prover's cells.
 pub fn prove(
     schedule: &Schedule,
     world: &[RankProgram],
@@ -204,6 +207,34 @@ fn world_defects(schedule: &Schedule, world: &[RankProgram]) -> Vec<Defect> {
     if world.len() != rank_n as usize {
         let kind = mismatch("ranks lowered", world.len() as u64, u64::from(rank_n));
         defects.push(at(world.len() as u32, kind));
+    }
+    // The step counts the proof walks are the ones `build` gives: a
+    // schedule edited past them (its fields are public) would have the
+    // proof walk, and count per step, billions of steps.
+    for (c, plan) in schedule.collectives.iter().enumerate() {
+        let mut first = 0u64;
+        for phase in &plan.phases {
+            let expected = crate::algorithms::phase_steps(phase.kind, phase.scope.size(&plan.radices));
+            if phase.step_n != expected {
+                defects.push(Defect {
+                    collective: CollectiveIdx(c as u32),
+                    ..at(0, mismatch("steps of a phase", u64::from(phase.step_n), u64::from(expected)))
+                });
+            }
+            if u64::from(phase.first_step) != first {
+                defects.push(Defect {
+                    collective: CollectiveIdx(c as u32),
+                    ..at(0, mismatch("first step of a phase", u64::from(phase.first_step), first))
+                });
+            }
+            first += u64::from(expected);
+        }
+        if u64::from(plan.step_n) != first {
+            defects.push(Defect {
+                collective: CollectiveIdx(c as u32),
+                ..at(0, mismatch("steps of a collective", u64::from(plan.step_n), first))
+            });
+        }
     }
     defects
 }

@@ -618,3 +618,32 @@ fn chains_in_pieces_count_as_their_steps() {
     }
     assert!(compared > 300, "{compared} ranks compared");
 }
+
+/// A schedule whose step counts were edited past anything `build` makes
+/// (the library hands out `Schedule` with public fields) is refused or
+/// proven like any other, never an abort: a phase of 2^32 - 1 steps once
+/// made the postcondition allocate a counter per step.
+#[test]
+fn a_schedule_edited_to_endless_steps_is_no_abort() {
+    let case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+    let (schedule, programs) = lower_all(&case);
+    for edit in 0..3 {
+        let mut edited = schedule.clone();
+        let plan = &mut edited.collectives[0];
+        match edit {
+            0 => plan.phases[0].step_n = u32::MAX,
+            1 => plan.step_n = u32::MAX,
+            _ => {
+                plan.phases[0].step_n = u32::MAX;
+                plan.step_n = u32::MAX;
+            }
+        }
+        let proven = crate::verify::prove(&edited, &programs, &[], &ProverOptions::default());
+        let Err(VerifyError::Defects(d)) = proven else { panic!("edit {edit}: proven") };
+        let DefectKind::FieldMismatch { field, found, expected } = d.first.kind else { panic!("{d}") };
+        assert_eq!(found, u64::from(u32::MAX), "{d}");
+        assert_eq!((field, expected), if edit == 1 { ("steps of a collective", 14) } else { ("steps of a phase", 7) });
+    }
+    // Unedited, the same check passes.
+    assert!(crate::verify::prove(&schedule, &programs, &[], &ProverOptions::default()).is_ok());
+}
