@@ -351,7 +351,8 @@ fn a_stderr_that_cannot_be_written_keeps_the_exit_code() {
     // says so on stderr, and has still written its output.
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("o");
-    std::fs::create_dir(dir.path().join(".o.ccc-tmp-999999")).unwrap();
+    // A process id above Linux's largest (2^22): never alive.
+    std::fs::create_dir(dir.path().join(".o.ccc-tmp-99999999")).unwrap();
     let wrote = Command::new(BIN)
         .args([OsStr::new("compile"), example("allreduce_ring.ron").as_os_str(), OsStr::new("-q"), OsStr::new("-o")])
         .arg(&folder)
@@ -361,5 +362,5 @@ fn a_stderr_that_cannot_be_written_keeps_the_exit_code() {
         .unwrap();
     assert_eq!(wrote.code(), Some(0));
     assert!(folder.join("manifest.json").is_file());
-    assert!(!dir.path().join(".o.ccc-tmp-999999").exists(), "the dead compile's folder is removed");
+    assert!(!dir.path().join(".o.ccc-tmp-99999999").exists(), "the dead compile's folder is removed");
 }

@@ -573,10 +573,10 @@ fn a_work_folder_under_this_process_id_holding_user_files_is_left_whole() {
 }
 
 /// Several compiles into one folder at once all succeed (24 of them, each
-/// twice: each waits its turn, however many are queued, where 5 to 14 of
-/// 24 once gave up); a reader polling `OUT/manifest.json` never finds it
-/// missing once it exists; the folder ends as exactly one compile's
-/// output.
+/// twice: a compile gives up only after 1,024 turns lost to others, where
+/// 5 to 14 of 24 once gave up after 8); a reader polling
+/// `OUT/manifest.json` never finds it missing once it exists; the folder
+/// ends as exactly one compile's output.
 #[test]
 fn concurrent_compiles_take_turns_and_readers_never_see_a_gap() {
     let dir = tempfile::tempdir().unwrap();

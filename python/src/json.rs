@@ -67,7 +67,7 @@ fn dictified<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<
         let dict = PyDict::new(py);
         for item in m.items()?.iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-            dict.set_item(k, dictified(py, &v)?)?;
+            dict.set_item(plain_scalar(k), dictified(py, &v)?)?;
         }
         return Ok(dict.into_any());
     }
@@ -78,12 +78,16 @@ fn dictified<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<
         }
         return Ok(list.into_any());
     }
-    let plain_kind =
-        value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyString>();
-    match index_of(value).filter(|_| !plain_kind) {
-        Some(whole) => Ok(whole),
-        None => Ok(value.clone()),
+    Ok(plain_scalar(value.clone()))
+}
+
+/// `value`, or the int `operator.index` gives of an integer of another
+/// type (numpy's): an int, float or str is itself, asked nothing more.
+fn plain_scalar(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
+    if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyString>() {
+        return value;
     }
+    index_of(&value).unwrap_or(value)
 }
 
 /// A value [`plain`] refuses: its path, why, and the error kind when it
@@ -134,7 +138,8 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         deeper()?;
         let mut keys = Keys::default();
         for (k, v) in dict.iter() {
-            mappings |= plain(&v, &keys.add(path, &k)?, depth + 1)?;
+            let (under, rebuilt) = keys.add(path, &k)?;
+            mappings |= rebuilt | plain(&v, &under, depth + 1)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         deeper()?;
@@ -169,7 +174,7 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         for item in items.iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
                 item.extract().map_err(|e: PyErr| Bad::at(path, e.to_string()))?;
-            plain(&v, &keys.add(path, &k)?, depth + 1)?;
+            plain(&v, &keys.add(path, &k)?.0, depth + 1)?;
         }
     } else if let Some(whole) = index_of(value) {
         // An integer of another type (numpy's `int64`): read as the int
@@ -208,12 +213,12 @@ fn index_of<'py>(value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
 struct Keys(std::collections::BTreeSet<String>);
 
 impl Keys {
-    /// The path of the value under key `k` ([`keyed`]), refusing a key
-    /// that JSON writes as one already met.
-    fn add(&mut self, path: &str, k: &Bound<'_, PyAny>) -> Result<String, Bad> {
-        let under = keyed(path, k)?;
-        let key = under.strip_prefix(path).map_or(under.as_str(), |rest| rest.trim_start_matches('.'));
-        if !self.0.insert(key.to_owned()) {
+    /// The path of the value under key `k` ([`key_text`]) and whether the
+    /// key is rebuilt, refusing a key that JSON writes as one already met.
+    fn add(&mut self, path: &str, k: &Bound<'_, PyAny>) -> Result<(String, bool), Bad> {
+        let (key, rebuilt) = key_text(path, k)?;
+        let under = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        if !self.0.insert(key.clone()) {
             return Err(Bad::at(
                 path,
                 format!(
@@ -222,7 +227,7 @@ impl Keys {
                 ),
             ));
         }
-        Ok(under)
+        Ok((under, rebuilt))
     }
 }
 
@@ -232,22 +237,35 @@ fn whole_in_range(value: &Bound<'_, PyAny>) -> bool {
     value.extract::<u64>().is_ok() || value.extract::<i64>().is_ok()
 }
 
-/// The path of the value under key `k` of the mapping at `path`: a key is
-/// text, or a whole number (`devices: {0: 7}`), which JSON writes as its
-/// digits, as a spec's RON map keys read.
-fn keyed(path: &str, k: &Bound<'_, PyAny>) -> Result<String, Bad> {
-    let key = if let Ok(text) = k.cast::<PyString>() {
+/// Key `k` of the mapping at `path` as JSON writes it: text, or a whole
+/// number (`devices: {0: 7}`) as its digits, as a spec's RON map keys
+/// read; and whether it is an integer of another type (numpy's), which
+/// [`dictified`] makes an int.
+fn key_text(path: &str, k: &Bound<'_, PyAny>) -> Result<(String, bool), Bad> {
+    if let Ok(text) = k.cast::<PyString>() {
         let Ok(key) = text.to_cow() else {
             return Err(Bad { path: path.to_owned(), why: format!("a key {LONE_SURROGATE}"), kind: Some(NOT_UTF8) });
         };
-        key.into_owned()
-    } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<pyo3::types::PyBool>() {
-        if !whole_in_range(k) {
-            return Err(Bad::at(path, format!("the key {k} is out of range: no key of a spec is past 2^64 - 1")));
-        }
-        k.to_string()
-    } else {
-        return Err(Bad::at(path, format!("the key {k} is not text; keys are field names, or numbers")));
+        return Ok((key.into_owned(), false));
+    }
+    if k.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(Bad::at(path, format!("the key {k} is a bool; keys are field names, or whole numbers")));
+    }
+    // An int, or an integer of another type (numpy's), read as its int.
+    let (whole, rebuilt) = match k.is_instance_of::<PyInt>() {
+        true => (k.clone(), false),
+        false => match index_of(k) {
+            Some(whole) => (whole, true),
+            None => {
+                return Err(Bad::at(
+                    path,
+                    format!("the key {k} is not text; accepted: field names, or whole numbers (with __index__)"),
+                ));
+            }
+        },
     };
-    Ok(if path.is_empty() { key } else { format!("{path}.{key}") })
+    if !whole_in_range(&whole) {
+        return Err(Bad::at(path, format!("the key {k} is out of range: no key of a spec is past 2^64 - 1")));
+    }
+    Ok((whole.to_string(), rebuilt))
 }

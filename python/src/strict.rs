@@ -29,8 +29,26 @@ impl<'de> Deserializer<'de> for Strict {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.0 {
-            Value::Array(items) => visitor.visit_seq(Seq(items.into_iter())),
-            Value::Object(map) => visitor.visit_map(Map { entries: map.into_iter(), value: None }),
+            // Every item and entry read, as serde_json's reader demands:
+            // `[0, 1, 7]` is no pair.
+            Value::Array(items) => {
+                let n = items.len();
+                let mut seq = Seq(items.into_iter());
+                let value = visitor.visit_seq(&mut seq)?;
+                match seq.0.len() {
+                    0 => Ok(value),
+                    _ => Err(Error::invalid_length(n, &"fewer elements in array")),
+                }
+            }
+            Value::Object(map) => {
+                let n = map.len();
+                let mut entries = Map { entries: map.into_iter(), value: None };
+                let value = visitor.visit_map(&mut entries)?;
+                match entries.entries.len() {
+                    0 => Ok(value),
+                    _ => Err(Error::invalid_length(n, &"fewer elements in map")),
+                }
+            }
             scalar => scalar.deserialize_any(visitor),
         }
     }
@@ -179,10 +197,12 @@ struct Key(String);
 
 macro_rules! whole_key {
     ($($method:ident => $visit:ident as $ty:ty),* $(,)?) => {$(
+        // Read as JSON reads a number (no `+`, no leading zero), as
+        // serde_json reads a map's key.
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            match self.0.parse::<$ty>() {
-                Ok(n) => visitor.$visit(n),
-                Err(_) => Err(Error::invalid_type(Unexpected::Str(&self.0), &visitor)),
+            match serde_json::from_str::<$ty>(&self.0) {
+                Ok(n) if self.0.bytes().all(|b| b == b'-' || b.is_ascii_digit()) => visitor.$visit(n),
+                _ => Err(Error::invalid_type(Unexpected::Str(&self.0), &visitor)),
             }
         }
     )*};
@@ -204,6 +224,8 @@ impl<'de> Deserializer<'de> for Key {
         deserialize_i16 => visit_i64 as i64,
         deserialize_i32 => visit_i64 as i64,
         deserialize_i64 => visit_i64 as i64,
+        deserialize_u128 => visit_u128 as u128,
+        deserialize_i128 => visit_i128 as i128,
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -224,7 +246,7 @@ impl<'de> Deserializer<'de> for Key {
     }
 
     serde::forward_to_deserialize_any! {
-        bool i128 u128 f32 f64 char str string bytes byte_buf unit unit_struct seq tuple
+        bool f32 f64 char str string bytes byte_buf unit unit_struct seq tuple
         tuple_struct map struct identifier ignored_any
     }
 }

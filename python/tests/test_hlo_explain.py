@@ -217,6 +217,20 @@ def test_a_devices_map_takes_whole_number_keys_as_the_target_file_does():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, twice)
     assert "the key 0 is written twice" in str(caught.value)
+    # An integer key of another type (numpy's) reads as its int; a key
+    # JSON would not write for a number ("00", "+1") is refused.
+    class Whole:
+        def __init__(self, n):
+            self.n = n
+
+        def __index__(self):
+            return self.n
+
+    assert ccc.import_hlo(text, dict(as_ints, devices={Whole(d): 7 - d for d in range(8)})) == from_ron
+    for key in ("00", "+1"):
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.import_hlo(text, dict(as_ints, devices={key: 0}))
+        assert (caught.value.field, f'"{key}"' in str(caught.value)) == ("target.devices", True)
     # A struct written as a list is refused, as in a spec.
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, dict(as_ints, topology=[8, 8]))

@@ -247,6 +247,12 @@ def test_from_dict_refuses_a_struct_written_as_a_list():
         assert names in str(caught.value), str(caught.value)
     # The same spec with its structs as dicts reads as the RON does.
     assert ccc.Program.from_dict(good) == ccc.parse((ROOT / "examples" / "allreduce_hier.ron").read_text())
+    # A tuple given more items than it holds is refused, not cut short.
+    permute = ccc.parse((ROOT / "examples" / "permute_ring.ron").read_text()).to_dict()
+    pairs = permute["peers"]
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(permute, peers=[[*pairs[0], 7], *pairs[1:]]))
+    assert caught.value.field == "peers[0]" and "invalid length 3" in str(caught.value)
 
 
 def test_from_dict_reads_an_integer_of_any_type_as_its_int():

@@ -191,7 +191,9 @@ impl NotLowered {
     /// other limits grow with it.
     fn help(&self, arch: Arch) -> String {
         match self.limit {
-            Limit::MeshEvents => format!("no size lowers this choice's mesh events: {}", self.limit.advice(arch)),
+            Limit::MeshEvents => {
+                format!("a smaller size needs as many mesh events, so no size lowers: {}", self.limit.advice(arch))
+            }
             limit => format!("sweep smaller sizes (--to), or: {}", limit.advice(arch)),
         }
     }
@@ -209,12 +211,16 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         Ok(valid) => valid,
         // `Auto` found nothing that lowers at this size: the sweep's end.
         Err(e) if e.0.iter().all(|p| matches!(p.problem, Problem::AutoNoneLowers { .. })) => {
-            let limit = e.0.iter().find_map(|p| match p.problem {
+            // The one collective swept's; none would be no refusal at all.
+            let mut limits = e.0.iter().filter_map(|p| match p.problem {
                 Problem::AutoNoneLowers { limit, .. } => Some(limit),
                 _ => None,
             });
-            let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
-            return Ok(Sized::DoesNotLower(NotLowered { said, limit: limit.unwrap_or(Limit::TpIncrement) }));
+            if let Some(limit) = limits.next() {
+                let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
+                return Ok(Sized::DoesNotLower(NotLowered { said, limit }));
+            }
+            return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display())));
         }
         Err(e) => return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display()))),
     };
