@@ -16,7 +16,7 @@
 //!   (`hostile_modules_are_refused`).
 //! - What each fixture imports to is snapshotted in `snapshots/hlo/`.
 
-use ccc_compiler::hlo::{Imported, Target, emit, import_module, parse_target};
+use ccc_compiler::hlo::{Imported, Target, compare, emit, import_module, parse_target};
 use ccc_compiler::parse::parse;
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::validate::validate;
@@ -586,6 +586,31 @@ fn device_counts_past_u32_are_refused_at_the_header() {
     assert!(e.message.contains("runs on 4 devices (1 replica x 4 partitions)"), "{e}");
 }
 
+/// An id past the module's ids says what the ids are in that mode (XLA's
+/// rules: replica ids without `channel_id`, global device ids with
+/// `use_global_device_ids=true`), how many the module has, and which are
+/// accepted: "names id 1, but its replica ids are 0..1" read as if 1 were
+/// one of them.
+#[test]
+fn an_id_past_the_modules_ids_says_what_they_are() {
+    let module = |header: &str, attrs: &str| {
+        format!(
+            "HloModule m, {header}\n\n%add (a: f32[], b: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n  \
+             %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}}\n\nENTRY %main {{\n  \
+             %p = f32[8] parameter(0)\n  ROOT %r = f32[8] all-reduce(%p), {attrs}, to_apply=%add\n}}\n"
+        )
+    };
+    let e = import_module(&module("num_partitions=8", "replica_groups={{0,1}}"), &target(8), None).unwrap_err();
+    assert!(e.message.contains("names id 1, but its ids are replica ids (no channel_id)"), "{e}");
+    assert!(e.message.contains("of which the module has replica_count 1: only id 0"), "{e}");
+    assert!(e.help.contains("use_global_device_ids=true"), "{}", e.help);
+    let global = "channel_id=1, replica_groups={{0,8}}, use_global_device_ids=true";
+    let e = import_module(&module("num_partitions=8", global), &target(8), None).unwrap_err();
+    assert!(e.message.contains("global device ids (use_global_device_ids=true)"), "{e}");
+    assert!(e.message.contains("replica_count x num_partitions = 8: ids 0 to 7"), "{e}");
+    assert_eq!(e.help, "accepted: ids 0 to 7");
+}
+
 #[test]
 fn unpartitioned_module_says_what_to_import() {
     let path = Path::new(ROOT).join("tests/hlo/gspmd_matmul_8.lowered.hlo");
@@ -619,10 +644,55 @@ fn diagnose_names_the_differing_instruction() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
         stdout.contains(
-            "all-reduce: 1 collective against 2: only the second module has the collective instruction `all-reduce`"
+            "all-reduce: only the second module has this collective, its collective 1 (1 collective against 2)"
         ),
         "{stdout}"
     );
+
+    // Collectives are aligned, not paired by position: one left out in
+    // the middle is the one named (it named the last as missing, and
+    // paired each after it with its neighbour); the same collectives in
+    // another order are named with both positions, and the cause says so.
+    let module = |body: &[&str]| {
+        let mut m = String::from(
+            "HloModule m, num_partitions=8\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  \
+             %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n\nENTRY %main (p: f32[16]) -> f32[16] {\n  \
+             %p = f32[16]{0} parameter(0)\n",
+        );
+        for line in body {
+            m.push_str(line);
+        }
+        m + "}\n"
+    };
+    let x = "  %x = f32[16]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add\n";
+    let y = "  %y = f32[16]{0} all-reduce(%p), channel_id=2, replica_groups={{0,1},{2,3},{4,5},{6,7}}, use_global_device_ids=true, to_apply=%add\n";
+    let z = "  ROOT %z = f32[16]{0} all-reduce(%p), channel_id=3, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%add\n";
+    let write = |name: &str, body: &[&str]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, module(body)).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let (xyz, xz, yxz) = (write("xyz.hlo", &[x, y, z]), write("xz.hlo", &[x, z]), write("yxz.hlo", &[y, x, z]));
+    let out = ccc(&["diagnose", &xyz, &xz, "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("  y: only the first module has this collective, its collective 1 (3 collectives against 2)\n"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("  ")).count(), 1, "{stdout}");
+    assert!(stdout.contains(compare::CAUSE), "{stdout}");
+    let out = ccc(&["diagnose", &xyz, &yxz, "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("  x: the same collective, collective 0 in the first module and collective 1 in the second\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  y: the same collective, collective 1 in the first module and collective 0 in the second\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(compare::REORDERED) && !stdout.contains(compare::CAUSE), "{stdout}");
 
     // With more inputs, the modules that agree are the reference: the odd
     // one is named, even when it comes first, and each other group once.

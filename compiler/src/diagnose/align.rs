@@ -6,7 +6,7 @@ use super::idx;
 /// One edit of an alignment of two programs (an edit script, not a
 /// schedule step): indices into `a` and `b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Edit {
+pub(crate) enum Edit {
     /// `a[i]` equals `b[j]`.
     Match(u32, u32),
     /// `a[i]` and `b[j]` are the same collective with different fields.
@@ -48,7 +48,7 @@ fn auto_moved(x: &Coll<'_>, y: &Coll<'_>) -> bool {
 
 /// Aligns two programs: the longest common prefix and suffix match; the
 /// middles are aligned by minimum cost (ties: pair, then missing, then extra).
-pub(super) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
+pub(crate) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
     let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let max_suffix = a.len().min(b.len()) - prefix;
     let suffix = a.iter().rev().zip(b.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();

@@ -5,7 +5,7 @@ use crate::sign::Field;
 use std::collections::BTreeMap;
 
 /// One collective's fields, `(field, value)`, in signature order.
-pub(super) type Coll<'a> = Vec<(&'a str, &'a str)>;
+pub(crate) type Coll<'a> = Vec<(&'a str, &'a str)>;
 
 /// A signature's fields, split into program-wide fields and collectives.
 pub(super) struct Parsed<'a> {

@@ -18,11 +18,11 @@
 //! manifests of every rank, call [`diagnose`] and log the JSON. Nothing here
 //! prints, panics or touches files.
 
-mod align;
+pub(crate) mod align;
 mod auto_note;
 mod cause;
 mod compare;
-mod fields;
+pub(crate) mod fields;
 mod input;
 
 pub use cause::Cause;

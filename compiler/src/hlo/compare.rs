@@ -4,11 +4,19 @@
 //! differ; this says which line of the framework's program made them.
 
 use super::Imported;
+use crate::diagnose::align::Edit;
+use crate::diagnose::fields::Coll;
 use ccc_ir::spec::Collective;
 
 /// What makes two ranks' modules differ, in the words of the report.
 pub const CAUSE: &str = "the ranks lowered different programs (different code, shapes, sharding or \
                          device count); every rank must run the same compiled module";
+
+/// What makes two ranks' modules hold the same collectives in another
+/// order, in the words of the report.
+pub const REORDERED: &str = "the ranks' modules hold the same collectives in another order (the same \
+                             program scheduled differently, or collectives issued in another order); \
+                             every rank must run its collectives in one order";
 
 /// One difference between two modules' collectives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +25,9 @@ pub struct HloDifference {
     pub instruction: String,
     /// What differs, with each side's value (`replica_groups differ: ...`).
     pub what: String,
+    /// The same collective at another position, every collective being
+    /// in both modules ([`REORDERED`] is the cause, not [`CAUSE`]).
+    pub moved: bool,
 }
 
 impl std::fmt::Display for HloDifference {
@@ -25,35 +36,114 @@ impl std::fmt::Display for HloDifference {
     }
 }
 
-/// The differences between the collectives of `a` and `b`, in program order.
+/// The cause of `differences` ([`compare`]'s), in the words of the report.
+pub fn cause(differences: &[HloDifference]) -> &'static str {
+    if !differences.is_empty() && differences.iter().all(|d| d.moved) { REORDERED } else { CAUSE }
+}
+
+/// The differences between the collectives of `a` and `b`, in program
+/// order. The collectives are aligned as `diagnose` aligns two programs
+/// (`diagnose/align.rs`: equal runs matched, one collective missing or
+/// extra named as such, not every later one paired with its neighbour);
+/// when both hold the same collectives in another order, each moved one
+/// is named with its two positions.
 pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
+    let (ka, kb) = (attributes(a), attributes(b));
+    let (ca, cb) = (as_coll(&ka), as_coll(&kb));
+    let (na, nb) = (ca.len(), cb.len());
+    let name = |i: usize, j: usize| {
+        let (x, y) = (&a.sources[i].instruction, &b.sources[j].instruction);
+        if x == y { x.clone() } else { format!("{x} / {y}") }
+    };
+    if let Some(moves) = moved(&ca, &cb) {
+        return moves
+            .into_iter()
+            .map(|(i, j)| HloDifference {
+                instruction: name(i, j),
+                what: format!(
+                    "the same collective, {} in the first module and {} in the second",
+                    ordinal(i),
+                    ordinal(j)
+                ),
+                moved: true,
+            })
+            .collect();
+    }
     let mut out = Vec::new();
-    let pairs = a.program.collectives.iter().zip(&a.sources).zip(b.program.collectives.iter().zip(&b.sources));
-    for ((ca, sa), (cb, sb)) in pairs {
-        let instruction = if sa.instruction == sb.instruction {
-            sa.instruction.clone()
-        } else {
-            format!("{} / {}", sa.instruction, sb.instruction)
-        };
-        for what in fields(ca, cb) {
-            out.push(HloDifference { instruction: instruction.clone(), what });
+    let counts = format!("{} against {nb}", ccc_ir::noun::count(na as u64, "collective"));
+    for edit in crate::diagnose::align::align(&ca, &cb) {
+        match edit {
+            Edit::Match(..) => {}
+            Edit::Changed(i, j) => {
+                let (i, j) = (i as usize, j as usize);
+                for what in fields(&a.program.collectives[i], &b.program.collectives[j]) {
+                    out.push(HloDifference { instruction: name(i, j), what, moved: false });
+                }
+            }
+            Edit::Missing(i, _) => out.push(HloDifference {
+                instruction: a.sources[i as usize].instruction.clone(),
+                what: format!("only the first module has this collective, its {} ({counts})", ordinal(i as usize)),
+                moved: false,
+            }),
+            Edit::Extra(_, j) => out.push(HloDifference {
+                instruction: b.sources[j as usize].instruction.clone(),
+                what: format!("only the second module has this collective, its {} ({counts})", ordinal(j as usize)),
+                moved: false,
+            }),
         }
     }
-    let (na, nb) = (a.program.collectives.len(), b.program.collectives.len());
-    if na != nb {
-        let (longer, extra) = if na > nb { ("the first", &a.sources[nb..]) } else { ("the second", &b.sources[na..]) };
-        let names: Vec<String> = extra.iter().map(|s| format!("`{}`", s.instruction)).collect();
-        let them = if names.len() == 1 { "instruction" } else { "instructions" };
-        out.push(HloDifference {
-            instruction: extra.first().map_or_else(String::new, |s| s.instruction.clone()),
-            what: format!(
-                "{na} {} against {nb}: only {longer} module has the collective {them} {}",
-                if na == 1 { "collective" } else { "collectives" },
-                names.join(", ")
-            ),
-        });
-    }
     out
+}
+
+/// `collective 3`, counted from 0 as the reports count collectives.
+fn ordinal(i: usize) -> String {
+    format!("collective {i}")
+}
+
+/// Each collective of `m` as the attributes [`fields`] compares, named as
+/// `diagnose`'s aligner reads them (`op` first).
+fn attributes(m: &Imported) -> Vec<Vec<(&'static str, String)>> {
+    let reduce = |c: &Collective| c.reduce.map_or_else(|| "none".to_owned(), |r| r.to_string());
+    m.program
+        .collectives
+        .iter()
+        .map(|c| {
+            vec![
+                ("op", c.op.to_string()),
+                ("dtype", c.dtype.to_string()),
+                ("count", c.count.to_string()),
+                ("reduce", reduce(c)),
+                ("groups", groups(c)),
+                ("peers", format!("{:?}", c.peers.as_deref().unwrap_or(&[]))),
+            ]
+        })
+        .collect()
+}
+
+fn as_coll<'a>(attributes: &'a [Vec<(&'static str, String)>]) -> Vec<Coll<'a>> {
+    attributes.iter().map(|c| c.iter().map(|(k, v)| (*k, v.as_str())).collect()).collect()
+}
+
+/// When `a` and `b` hold the same collectives in another order: each one
+/// that moved, its position in `a` and in `b` (the same collectives
+/// matched in order of appearance); `None` when they are not the same
+/// collectives, or are in the same order.
+fn moved(a: &[Coll<'_>], b: &[Coll<'_>]) -> Option<Vec<(usize, usize)>> {
+    if a.len() != b.len() || a == b {
+        return None;
+    }
+    let mut at: std::collections::BTreeMap<&Coll<'_>, std::collections::VecDeque<usize>> = Default::default();
+    for (j, c) in b.iter().enumerate() {
+        at.entry(c).or_default().push_back(j);
+    }
+    let mut moves = Vec::new();
+    for (i, c) in a.iter().enumerate() {
+        let j = at.get_mut(c)?.pop_front()?;
+        if i != j {
+            moves.push((i, j));
+        }
+    }
+    Some(moves)
 }
 
 /// What [`compare`] looks at in a module, as one value: two modules'

@@ -475,13 +475,40 @@ impl<'a> Walker<'_, 'a> {
             )
         };
         if let Some(id) = listed.iter().flatten().find(|&&id| id >= range) {
-            let ids = match mode {
-                _ if !s.explicit => "device ids",
-                Mode::CrossReplica | Mode::CrossReplicaAndPartition => "replica ids",
-                Mode::CrossPartition => "partition ids",
-                Mode::FlattenedId => "global device ids",
+            // What the ids are in this mode (XLA's rules), and how many the
+            // module has of them.
+            let (ids, counted) = match mode {
+                _ if !s.explicit => ("device ids", "devices".to_owned()),
+                Mode::CrossReplica => ("replica ids (no channel_id)", format!("replica_count {}", s.replicas)),
+                Mode::CrossReplicaAndPartition => {
+                    ("replica ids (channel_id without use_global_device_ids)", format!("replica_count {}", s.replicas))
+                }
+                Mode::CrossPartition => {
+                    ("partition ids (channel_id, no use_global_device_ids)", format!("num_partitions {}", s.partitions))
+                }
+                Mode::FlattenedId => (
+                    "global device ids (use_global_device_ids=true)",
+                    format!("replica_count x num_partitions = {}", s.devices()),
+                ),
             };
-            return Err(fail(format!("replica_groups names id {id}, but its {ids} are 0..{range}")));
+            let below = if range == 1 { "only id 0".to_owned() } else { format!("ids 0 to {}", range - 1) };
+            return Err(HloError::at(
+                at,
+                len,
+                format!(
+                    "`{}`: replica_groups names id {id}, but its ids are {ids}, of which the module has {counted}: \
+                     {below}",
+                    ins.name
+                ),
+                match mode {
+                    Mode::FlattenedId => format!("accepted: {below}"),
+                    _ if !s.explicit => format!("accepted: {below}"),
+                    _ => format!(
+                        "accepted: {below}; a group names any device by its global id with channel_id and \
+                         use_global_device_ids=true"
+                    ),
+                },
+            ));
         }
         let devices: Vec<Vec<u64>> = if !s.explicit {
             listed

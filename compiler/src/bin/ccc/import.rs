@@ -88,9 +88,11 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
             format!("{most} of {} modules agree: {}\n", modules.len(), names(majority))
         });
     }
+    let mut causes = Vec::new();
     for group in groups.iter().filter(|g| !std::ptr::eq(*g, majority)) {
         let (path, module) = &modules[group[0]];
         let differences = ccc_compiler::hlo::compare::compare(reference, module);
+        causes.push(ccc_compiler::hlo::compare::cause(&differences));
         let also = group.get(1..).unwrap_or_default();
         let with = if also.is_empty() { String::new() } else { format!(" (as do {})", names(also)) };
         out.push_str(&format!(
@@ -105,7 +107,12 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
     if out.is_empty() {
         return Ok(None);
     }
-    out.push_str(&format!("likely cause: {}\n", ccc_compiler::hlo::compare::CAUSE));
+    // The one cause every group shares, or the general one.
+    let cause = match causes.first() {
+        Some(&first) if causes.iter().all(|&c| c == first) => first,
+        _ => ccc_compiler::hlo::compare::CAUSE,
+    };
+    out.push_str(&format!("likely cause: {cause}\n"));
     crate::out::emit(&out)?;
     Ok(Some(ExitCode::from(1)))
 }
