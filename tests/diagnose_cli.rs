@@ -85,7 +85,11 @@ fn extra_collective() {
 #[test]
 fn missing_collective_seen_from_the_other_side() {
     let run = diagnose(&[&fixture("extra_collective/rank-1.ron"), &fixture("extra_collective/rank-0.ron")]);
-    assert!(run.stdout.contains("rank-0.ron has no collective matching rank-1.ron's collective 4"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("rank-0.ron has no collective in that place matching rank-1.ron's collective 4"),
+        "{}",
+        run.stdout
+    );
     mismatch("missing_collective", &run);
 }
 
@@ -596,4 +600,30 @@ fn an_extra_collective_at_the_end_is_placed_after_the_last() {
         "{}",
         run.stdout
     );
+}
+
+/// Two programs of the same collectives, two of them swapped: the images
+/// are identical (a record does not say which collective it serves), and
+/// the report says the difference is in the signature; it once ended
+/// "the images are identical; " with nothing after.
+#[test]
+fn swapped_collectives_with_identical_images_say_where_they_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = |op: &str, reduce: &str, count: u32| {
+        format!(
+            "Collective(op: {op}, dtype: F32, {reduce}count: {count}, arch: Cayman, \
+             topology: (rank_n: 8, local_rank_n: 8), channels: 1, algorithm: Ring),\n"
+        )
+    };
+    let (ar, ag, rs) = (
+        one("AllReduce", "reduce: Add, ", 1024),
+        one("AllGather", "", 256),
+        one("ReduceScatter", "reduce: Add, ", 2048),
+    );
+    std::fs::write(dir.path().join("a.ron"), format!("Program(collectives: [\n{ar}{ag}{rs}])\n")).unwrap();
+    std::fs::write(dir.path().join("b.ron"), format!("Program(collectives: [\n{ar}{rs}{ag}])\n")).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("the images are identical: what differs is in the signature"), "{}", run.stdout);
+    assert!(run.stdout.lines().all(|l| !l.trim_end().ends_with(';')), "{}", run.stdout);
 }

@@ -341,12 +341,12 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
                 }
             }
             DiffKind::Missing => format!(
-                "{lb} has no collective matching {la}'s collective {} ({})",
+                "{lb} has no collective in that place matching {la}'s collective {} ({})",
                 c.majority_index,
                 c.majority.as_deref().unwrap_or("?")
             ),
             DiffKind::Extra => format!(
-                "{lb} has an extra collective {} ({}) that {la} does not have",
+                "{lb} has an extra collective {} ({}) that {la} does not have in that place",
                 c.other_index,
                 c.other.as_deref().unwrap_or("?")
             ),
@@ -375,7 +375,16 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
             format!("the ranks differ in {rest}, which the runtime puts in descriptors it builds, not in these images")
         };
         let both = if how.is_empty() || rest.is_empty() { "" } else { "; " };
-        let _ = writeln!(out, "{indent}the images are identical; {how}{both}{rest}");
+        if how.is_empty() && rest.is_empty() {
+            // Collectives missing, extra or in another order: the images
+            // do not say which collective a record serves.
+            let _ = writeln!(
+                out,
+                "{indent}the images are identical: what differs is in the signature, not in these images"
+            );
+        } else {
+            let _ = writeln!(out, "{indent}the images are identical; {how}{both}{rest}");
+        }
     }
 
     let mut lines: Vec<Line<'_>> = d.fields.iter().map(Line::Program).collect();
