@@ -18,6 +18,17 @@ fn err<E: std::fmt::Debug>(e: E) -> PlotError {
     PlotError(format!("{e:?}"))
 }
 
+/// Refuses the first of `values` (each named by `what`) that is not a
+/// finite number, or whose axis (the value times `margin`, the room the
+/// picture leaves past it) is not: plotters, given an infinite range,
+/// never returns.
+fn finite(what: &str, margin: f64, values: impl IntoIterator<Item = f64>) -> Result<(), PlotError> {
+    match values.into_iter().find(|v| !(v * margin).is_finite()) {
+        Some(v) => Err(PlotError(format!("{what} {v} is not a finite number the axis can hold"))),
+        None => Ok(()),
+    }
+}
+
 /// The chart both pictures draw on: a caption, margins, label areas.
 fn builder<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
@@ -99,7 +110,8 @@ fn colour(i: usize) -> RGBColor {
 ///
 /// # Errors
 ///
-/// [`PlotError`] when plotters cannot draw (an empty sweep, say).
+/// [`PlotError`] when plotters cannot draw (an empty sweep, say), or a
+/// value is not a finite number.
 pub fn sweep_svg(
     title: &str,
     curves: &[Curve],
@@ -107,6 +119,9 @@ pub fn sweep_svg(
     crossovers: &[Crossover],
 ) -> Result<String, PlotError> {
     let all = curves.iter().flat_map(|c| c.points.iter()).chain(chosen);
+    // The axes run to twice the largest value.
+    finite("a size of", 2.0, all.clone().map(|&(x, _)| x).chain(crossovers.iter().map(|c| c.size)))?;
+    finite("a busbw of", 2.0, all.clone().map(|&(_, y)| y))?;
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, 0.0f64, 0.0f64);
     for &(x, y) in all {
         x0 = x0.min(x);
@@ -206,8 +221,10 @@ pub struct Bar {
 ///
 /// # Errors
 ///
-/// [`PlotError`] when plotters cannot draw.
+/// [`PlotError`] when plotters cannot draw, or a time is not a finite
+/// number.
 pub fn timeline_svg(title: &str, rows: &[String], bars: &[Bar]) -> Result<String, PlotError> {
+    finite("a bar's time of", 1.02, bars.iter().flat_map(|b| [b.start_us, b.end_us]))?;
     let end = bars.iter().map(|b| b.end_us).fold(0.0f64, f64::max).max(1e-3) * 1.02;
     let n = rows.len().max(1);
     let mut svg = String::new();
@@ -274,4 +291,39 @@ fn with_titles(svg: &str, bars: &[Bar]) -> String {
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bar, Curve, sweep_svg, timeline_svg};
+
+    fn curve(points: Vec<(f64, f64)>) -> Vec<Curve> {
+        vec![Curve { name: "a".into(), points }]
+    }
+
+    fn bar(end_us: f64) -> Bar {
+        Bar { row: 0, start_us: 0.0, end_us, label: "x".into(), title: "x".into(), colour: 0 }
+    }
+
+    /// A value whose axis would not be finite is refused: plotters, given
+    /// an infinite range, never returns (each of these hung).
+    #[test]
+    fn a_value_no_axis_holds_is_refused_not_drawn_forever() {
+        for points in [
+            vec![(1.0, f64::INFINITY), (2.0, 1.0)],
+            vec![(1.0, 1.0), (f64::INFINITY, 1.0)],
+            vec![(1.0, f64::MAX), (2.0, 1e-300)],
+            vec![(1.0, f64::NAN), (2.0, 1.0)],
+        ] {
+            let e = sweep_svg("t", &curve(points.clone()), &[], &[]).unwrap_err();
+            assert!(e.to_string().contains("is not a finite number"), "{points:?}: {e}");
+        }
+        for end in [f64::INFINITY, f64::MAX, f64::NAN] {
+            let e = timeline_svg("t", &["a".into()], &[bar(end)]).unwrap_err();
+            assert!(e.to_string().contains("a bar's time of"), "{end}: {e}");
+        }
+        // Finite values draw.
+        assert!(sweep_svg("t", &curve(vec![(1.0, 1.0), (2.0, 3.0)]), &[], &[]).is_ok());
+        assert!(timeline_svg("t", &["a".into()], &[bar(5.0)]).is_ok());
+    }
 }

@@ -141,14 +141,34 @@ impl Input {
         let name = name.into();
         // A byte-order mark (an editor's) is not JSON, nor part of the text.
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
+        let not_one = |name: String, e: serde_json::Error, at: Option<(usize, usize)>| {
+            // serde_json says column 0 for an error before the first byte.
+            let (line, column) = at.unwrap_or((e.line().max(1), e.column().max(1)));
+            let message = e.to_string().split(" at line ").next().unwrap_or_default().to_owned();
+            InputError::NotAManifest { name, message, line, column }
+        };
+        // An object, as ccc writes it: serde would read a struct's fields
+        // from a list by position, so that any list of three read as one.
+        let map = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json)
+            .map_err(|e| not_one(name.clone(), e, None))?;
+        if let Some(serde_json::Value::Array(fields)) = map.get("signature_fields")
+            && let Some(i) = fields.iter().position(|f| !f.is_object())
+        {
+            // Where the fields begin in the text (the values kept no place).
+            let at = json.find("\"signature_fields\"").map(|b| {
+                let before = &json[..b];
+                (before.matches('\n').count() + 1, before.rsplit('\n').next().unwrap_or(before).chars().count() + 1)
+            });
+            let e = <serde_json::Error as serde::de::Error>::custom(format!(
+                "signature_fields[{i}] is not an object; accepted: {{\"name\": ..., \"value\": ...}} for each field"
+            ));
+            return Err(not_one(name, e, Some(at.unwrap_or((1, 1)))));
+        }
+        drop(map);
+        // Read again from the text, so that a field's error has its place.
         match serde_json::from_str::<SignedManifest>(json) {
             Ok(m) => checked(name, m.format_version, &m.signature, m.signature_fields),
-            Err(e) => Err(InputError::NotAManifest {
-                name,
-                message: e.to_string().split(" at line ").next().unwrap_or_default().to_owned(),
-                line: e.line(),
-                column: e.column(),
-            }),
+            Err(e) => Err(not_one(name, e, None)),
         }
     }
 

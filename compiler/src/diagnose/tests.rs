@@ -251,6 +251,20 @@ fn manifests_are_checked() {
     assert!(matches!(Input::from_manifest_json("a", &v2), Err(InputError::FormatVersionMismatch { .. })));
     let e = Input::from_manifest_json("a", "{\"signature\": 3").unwrap_err();
     assert!(matches!(e, InputError::NotAManifest { line: 1, .. }), "{e:?}");
+    // A list is no manifest, though serde reads a struct's fields from one
+    // by position (a list of three read as a manifest of no fields): at
+    // the top, or as a field.
+    let listed = serde_json::json!([null, crate::sign::digest_of(&[]), []]).to_string();
+    let e = Input::from_manifest_json("a", &listed).unwrap_err();
+    assert!(
+        matches!(&e, InputError::NotAManifest { line: 1, column: 1, message, .. } if message.contains("expected a map")),
+        "{e:?}"
+    );
+    let pairs: Vec<serde_json::Value> = a.fields.iter().map(|f| serde_json::json!([f.name, f.value])).collect();
+    let paired = serde_json::json!({"format_version": 1, "signature": a.digest(), "signature_fields": pairs});
+    let e = Input::from_manifest_json("a", &serde_json::to_string_pretty(&paired).unwrap()).unwrap_err();
+    let InputError::NotAManifest { line, message, .. } = &e else { panic!("{e:?}") };
+    assert!(message.contains("signature_fields[0] is not an object") && *line > 1, "{e:?}");
 }
 
 #[test]
