@@ -609,6 +609,22 @@ fn an_id_past_the_modules_ids_says_what_they_are() {
     assert!(e.message.contains("global device ids (use_global_device_ids=true)"), "{e}");
     assert!(e.message.contains("replica_count x num_partitions = 8: ids 0 to 7"), "{e}");
     assert_eq!(e.help, "accepted: ids 0 to 7");
+    // A header without counts (lowered text): device ids, the target's.
+    let e = import_module(
+        &module("", "replica_groups={{0,8}}").replace("HloModule m, \n", "HloModule m\n"),
+        &target(8),
+        None,
+    )
+    .unwrap_err();
+    assert!(e.message.contains("its ids are device ids, of which the module has 8 (no replica_count"), "{e}");
+    // An all-to-all takes no use_global_device_ids: not offered to it.
+    let all_to_all = module("num_partitions=8", "replica_groups={{0,1}}").replace(
+        "f32[8] all-reduce(%p), replica_groups={{0,1}}, to_apply=%add",
+        "f32[8] all-to-all(%p), replica_groups={{0,1}}, dimensions={0}",
+    );
+    let e = import_module(&all_to_all, &target(8), None).unwrap_err();
+    assert!(e.message.contains("names id 1, but its ids are replica ids (no channel_id)"), "{e}");
+    assert_eq!(e.help, "accepted: only id 0");
 }
 
 #[test]
@@ -644,7 +660,8 @@ fn diagnose_names_the_differing_instruction() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
         stdout.contains(
-            "all-reduce: only the second module has this collective, its collective 1 (1 collective against 2)"
+            "all-reduce: only the second module has this collective (AllReduce F32 x 224, groups all 8 ranks), its \
+             collective 1 (1 collective against 2)"
         ),
         "{stdout}"
     );
@@ -676,10 +693,9 @@ fn diagnose_names_the_differing_instruction() {
     let out = ccc(&["diagnose", &xyz, &xz, "--target", t.to_str().unwrap()]);
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(
-        stdout.contains("  y: only the first module has this collective, its collective 1 (3 collectives against 2)\n"),
-        "{stdout}"
-    );
+    let missing = "  y: only the first module has this collective (AllReduce F32 x 16, groups [[0, 1], [2, 3], [4, 5], [6, \
+                   7]]), its collective 1 (3 collectives against 2)\n";
+    assert!(stdout.contains(missing), "{stdout}");
     assert_eq!(stdout.lines().filter(|l| l.starts_with("  ")).count(), 1, "{stdout}");
     assert!(stdout.contains(compare::CAUSE), "{stdout}");
     let out = ccc(&["diagnose", &xyz, &yxz, "--target", t.to_str().unwrap()]);
@@ -688,11 +704,21 @@ fn diagnose_names_the_differing_instruction() {
         stdout.contains("  x: the same collective, collective 0 in the first module and collective 1 in the second\n"),
         "{stdout}"
     );
+    // Two swapped: one moved, named once.
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("  ")).count(), 1, "{stdout}");
+    assert!(stdout.contains(compare::REORDERED) && !stdout.contains(compare::CAUSE), "{stdout}");
+    // The first of four moved to the end: one line, not one per
+    // collective it shifted.
+    let w = "  %w = f32[16]{0} all-reduce(%p), channel_id=4, replica_groups={{0,2,4,6},{1,3,5,7}}, use_global_device_ids=true, to_apply=%add\n";
+    let (z_inner, w_root) = (z.replace("ROOT ", ""), w.replace("  %w", "  ROOT %w"));
+    let (wxyz, xyzw) = (write("wxyz.hlo", &[w, x, y, z]), write("xyzw.hlo", &[x, y, &z_inner, &w_root]));
+    let out = ccc(&["diagnose", &wxyz, &xyzw, "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
-        stdout.contains("  y: the same collective, collective 1 in the first module and collective 0 in the second\n"),
+        stdout.contains("  w: the same collective, collective 0 in the first module and collective 3 in the second\n"),
         "{stdout}"
     );
-    assert!(stdout.contains(compare::REORDERED) && !stdout.contains(compare::CAUSE), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("  ")).count(), 1, "{stdout}");
 
     // With more inputs, the modules that agree are the reference: the odd
     // one is named, even when it comes first, and each other group once.

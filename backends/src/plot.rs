@@ -24,8 +24,19 @@ fn err<E: std::fmt::Debug>(e: E) -> PlotError {
 /// never returns.
 fn finite(what: &str, margin: f64, values: impl IntoIterator<Item = f64>) -> Result<(), PlotError> {
     match values.into_iter().find(|v| !(v * margin).is_finite()) {
-        Some(v) => Err(PlotError(format!("{what} {v} is not a finite number the axis can hold"))),
+        Some(v) => Err(PlotError(format!("{what} {v:e} is not a finite number the axis can hold"))),
         None => Ok(()),
+    }
+}
+
+/// Refuses a log axis from `lo` to `hi` whose span (`hi / lo`) is not a
+/// finite number: plotters, given one, never returns (`1e-300` to `1e300`).
+fn log_span(what: &str, lo: f64, hi: f64) -> Result<(), PlotError> {
+    match (hi / lo).is_finite() {
+        true => Ok(()),
+        false => {
+            Err(PlotError(format!("{what} span {lo:e} to {hi:e}: more orders of magnitude than an axis can hold")))
+        }
     }
 }
 
@@ -119,8 +130,8 @@ pub fn sweep_svg(
     crossovers: &[Crossover],
 ) -> Result<String, PlotError> {
     let all = curves.iter().flat_map(|c| c.points.iter()).chain(chosen);
-    // The axes run to twice the largest value.
-    finite("a size of", 2.0, all.clone().map(|&(x, _)| x).chain(crossovers.iter().map(|c| c.size)))?;
+    // The busbw axis runs to twice the largest value.
+    finite("a size of", 1.0, all.clone().map(|&(x, _)| x).chain(crossovers.iter().map(|c| c.size)))?;
     finite("a busbw of", 2.0, all.clone().map(|&(_, y)| y))?;
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, 0.0f64, 0.0f64);
     for &(x, y) in all {
@@ -142,6 +153,8 @@ pub fn sweep_svg(
         .fold(f64::INFINITY, f64::min);
     let y0 = if y0.is_finite() { y0 / 2.0 } else { 1e-6 };
     let y1 = if y1 > y0 { y1 * 2.0 } else { y0 * 10.0 };
+    log_span("the sizes", x0, x1)?;
+    log_span("the busbw values", y0, y1)?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -318,6 +331,16 @@ mod tests {
             let e = sweep_svg("t", &curve(points.clone()), &[], &[]).unwrap_err();
             assert!(e.to_string().contains("is not a finite number"), "{points:?}: {e}");
         }
+        // Finite values whose log axis spans more than a double holds
+        // (these hung too).
+        for points in
+            [vec![(1.0, 1e300), (2.0, 1e-300)], vec![(1.0, 1e160), (2.0, 1e-160)], vec![(5e-324, 1.0), (2.0, 1.0)]]
+        {
+            let e = sweep_svg("t", &curve(points.clone()), &[], &[]).unwrap_err();
+            assert!(e.to_string().contains("more orders of magnitude than an axis can hold"), "{points:?}: {e}");
+        }
+        // Wide but finite spans draw.
+        assert!(sweep_svg("t", &curve(vec![(1.0, 1e-100), (1e100, 1e100)]), &[], &[]).is_ok());
         for end in [f64::INFINITY, f64::MAX, f64::NAN] {
             let e = timeline_svg("t", &["a".into()], &[bar(end)]).unwrap_err();
             assert!(e.to_string().contains("a bar's time of"), "{end}: {e}");

@@ -103,7 +103,29 @@ pub fn is_manifest(file: Option<&std::path::Path>, text: &str) -> bool {
 struct SignedManifest {
     format_version: Option<u32>,
     signature: String,
-    signature_fields: Vec<Field>,
+    signature_fields: Vec<Object<Field>>,
+}
+
+/// A `T` read from a JSON object only: serde reads a struct's fields from
+/// a list by position too, so that any list of three read as a manifest
+/// (of no fields) and `[name, value]` as a field. Refused here, serde_json
+/// says where.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ByName<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for ByName<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object of named fields")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(ByName(std::marker::PhantomData)).map(Object)
+    }
 }
 
 impl Input {
@@ -141,34 +163,20 @@ impl Input {
         let name = name.into();
         // A byte-order mark (an editor's) is not JSON, nor part of the text.
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
-        let not_one = |name: String, e: serde_json::Error, at: Option<(usize, usize)>| {
+        let not_one = |name: String, e: serde_json::Error| {
             // serde_json says column 0 for an error before the first byte.
-            let (line, column) = at.unwrap_or((e.line().max(1), e.column().max(1)));
+            let (line, column) = (e.line().max(1), e.column().max(1));
             let message = e.to_string().split(" at line ").next().unwrap_or_default().to_owned();
             InputError::NotAManifest { name, message, line, column }
         };
-        // An object, as ccc writes it: serde would read a struct's fields
-        // from a list by position, so that any list of three read as one.
-        let map = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json)
-            .map_err(|e| not_one(name.clone(), e, None))?;
-        if let Some(serde_json::Value::Array(fields)) = map.get("signature_fields")
-            && let Some(i) = fields.iter().position(|f| !f.is_object())
-        {
-            // Where the fields begin in the text (the values kept no place).
-            let at = json.find("\"signature_fields\"").map(|b| {
-                let before = &json[..b];
-                (before.matches('\n').count() + 1, before.rsplit('\n').next().unwrap_or(before).chars().count() + 1)
-            });
-            let e = <serde_json::Error as serde::de::Error>::custom(format!(
-                "signature_fields[{i}] is not an object; accepted: {{\"name\": ..., \"value\": ...}} for each field"
-            ));
-            return Err(not_one(name, e, Some(at.unwrap_or((1, 1)))));
-        }
-        drop(map);
-        // Read again from the text, so that a field's error has its place.
-        match serde_json::from_str::<SignedManifest>(json) {
-            Ok(m) => checked(name, m.format_version, &m.signature, m.signature_fields),
-            Err(e) => Err(not_one(name, e, None)),
+        // Objects only, the manifest and each of its fields, as ccc
+        // writes them ([`Object`]).
+        match serde_json::from_str::<Object<SignedManifest>>(json) {
+            Ok(Object(m)) => {
+                let fields = m.signature_fields.into_iter().map(|Object(f)| f).collect();
+                checked(name, m.format_version, &m.signature, fields)
+            }
+            Err(e) => Err(not_one(name, e)),
         }
     }
 

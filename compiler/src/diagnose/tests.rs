@@ -256,15 +256,21 @@ fn manifests_are_checked() {
     // the top, or as a field.
     let listed = serde_json::json!([null, crate::sign::digest_of(&[]), []]).to_string();
     let e = Input::from_manifest_json("a", &listed).unwrap_err();
-    assert!(
-        matches!(&e, InputError::NotAManifest { line: 1, column: 1, message, .. } if message.contains("expected a map")),
-        "{e:?}"
-    );
+    let said = |e: &InputError| match e {
+        InputError::NotAManifest { line, column, message, .. } => (*line, *column, message.clone()),
+        _ => panic!("{e:?}"),
+    };
+    let (line, column, message) = said(&e);
+    assert_eq!((line, column), (1, 1), "{e:?}");
+    assert!(message.contains("expected a JSON object of named fields"), "{e:?}");
+    // A field as a `[name, value]` pair, at its own place (its line).
     let pairs: Vec<serde_json::Value> = a.fields.iter().map(|f| serde_json::json!([f.name, f.value])).collect();
     let paired = serde_json::json!({"format_version": 1, "signature": a.digest(), "signature_fields": pairs});
-    let e = Input::from_manifest_json("a", &serde_json::to_string_pretty(&paired).unwrap()).unwrap_err();
-    let InputError::NotAManifest { line, message, .. } = &e else { panic!("{e:?}") };
-    assert!(message.contains("signature_fields[0] is not an object") && *line > 1, "{e:?}");
+    let text = serde_json::to_string_pretty(&paired).unwrap();
+    let (line, _, message) = said(&Input::from_manifest_json("a", &text).unwrap_err());
+    let first_pair = text.lines().position(|l| l.trim() == "[").unwrap() + 1;
+    assert_eq!(line, first_pair, "{message}\n{text}");
+    assert!(message.contains("expected a JSON object of named fields"), "{message}");
 }
 
 #[test]

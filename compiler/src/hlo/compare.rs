@@ -25,8 +25,8 @@ pub struct HloDifference {
     pub instruction: String,
     /// What differs, with each side's value (`replica_groups differ: ...`).
     pub what: String,
-    /// The same collective at another position, every collective being
-    /// in both modules ([`REORDERED`] is the cause, not [`CAUSE`]).
+    /// The same collective at another position (when every difference
+    /// is one, [`REORDERED`] is the cause, not [`CAUSE`]).
     pub moved: bool,
 }
 
@@ -45,33 +45,37 @@ pub fn cause(differences: &[HloDifference]) -> &'static str {
 /// order. The collectives are aligned as `diagnose` aligns two programs
 /// (`diagnose/align.rs`: equal runs matched, one collective missing or
 /// extra named as such, not every later one paired with its neighbour);
-/// when both hold the same collectives in another order, each moved one
-/// is named with its two positions.
+/// a collective missing from one place and extra at another, equal in
+/// every attribute, moved, and is named once with its two positions.
 pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     let (ka, kb) = (attributes(a), attributes(b));
     let (ca, cb) = (as_coll(&ka), as_coll(&kb));
     let (na, nb) = (ca.len(), cb.len());
+    // `sources` is public: a caller's shorter list names what it lacks `?`.
+    let named = |m: &Imported, i: usize| m.sources.get(i).map_or_else(|| "?".to_owned(), |s| s.instruction.clone());
     let name = |i: usize, j: usize| {
-        let (x, y) = (&a.sources[i].instruction, &b.sources[j].instruction);
-        if x == y { x.clone() } else { format!("{x} / {y}") }
+        let (x, y) = (named(a, i), named(b, j));
+        if x == y { x } else { format!("{x} / {y}") }
     };
-    if let Some(moves) = moved(&ca, &cb) {
-        return moves
-            .into_iter()
-            .map(|(i, j)| HloDifference {
-                instruction: name(i, j),
-                what: format!(
-                    "the same collective, {} in the first module and {} in the second",
-                    ordinal(i),
-                    ordinal(j)
-                ),
-                moved: true,
-            })
-            .collect();
+    let edits = crate::diagnose::align::align(&ca, &cb);
+    // Missing here and extra there, and equal: a move (each extra taken
+    // once, the first equal one in program order).
+    let extra: Vec<usize> =
+        edits.iter().filter_map(|e| if let Edit::Extra(_, j) = e { Some(*j as usize) } else { None }).collect();
+    let mut taken = vec![false; extra.len()];
+    let mut moved_to: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for e in &edits {
+        if let Edit::Missing(i, _) = *e
+            && let Some(k) = (0..extra.len()).find(|&k| !taken[k] && ca[i as usize] == cb[extra[k]])
+        {
+            taken[k] = true;
+            moved_to.insert(i as usize, extra[k]);
+        }
     }
-    let mut out = Vec::new();
+    let moved: std::collections::BTreeSet<usize> = moved_to.values().copied().collect();
     let counts = format!("{} against {nb}", ccc_ir::noun::count(na as u64, "collective"));
-    for edit in crate::diagnose::align::align(&ca, &cb) {
+    let mut out = Vec::new();
+    for edit in edits {
         match edit {
             Edit::Match(..) => {}
             Edit::Changed(i, j) => {
@@ -80,19 +84,52 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
                     out.push(HloDifference { instruction: name(i, j), what, moved: false });
                 }
             }
-            Edit::Missing(i, _) => out.push(HloDifference {
-                instruction: a.sources[i as usize].instruction.clone(),
-                what: format!("only the first module has this collective, its {} ({counts})", ordinal(i as usize)),
-                moved: false,
-            }),
-            Edit::Extra(_, j) => out.push(HloDifference {
-                instruction: b.sources[j as usize].instruction.clone(),
-                what: format!("only the second module has this collective, its {} ({counts})", ordinal(j as usize)),
-                moved: false,
-            }),
+            Edit::Missing(i, _) => {
+                let i = i as usize;
+                out.push(match moved_to.get(&i) {
+                    Some(&j) => HloDifference {
+                        instruction: name(i, j),
+                        what: format!(
+                            "the same collective, {} in the first module and {} in the second",
+                            ordinal(i),
+                            ordinal(j)
+                        ),
+                        moved: true,
+                    },
+                    None => HloDifference {
+                        instruction: named(a, i),
+                        what: format!(
+                            "only the first module has this collective ({}), its {} ({counts})",
+                            summary(&ca[i]),
+                            ordinal(i)
+                        ),
+                        moved: false,
+                    },
+                });
+            }
+            Edit::Extra(_, j) if moved.contains(&(j as usize)) => {}
+            Edit::Extra(_, j) => {
+                let j = j as usize;
+                out.push(HloDifference {
+                    instruction: named(b, j),
+                    what: format!(
+                        "only the second module has this collective ({}), its {} ({counts})",
+                        summary(&cb[j]),
+                        ordinal(j)
+                    ),
+                    moved: false,
+                });
+            }
         }
     }
     out
+}
+
+/// A collective's attributes in a few words: `AllReduce F32 x 16, groups
+/// [[0, 1], [2, 3]]`.
+fn summary(c: &Coll<'_>) -> String {
+    let get = |k: &str| c.iter().find(|(key, _)| *key == k).map_or("", |(_, v)| *v);
+    format!("{} {} x {}, groups {}", get("op"), get("dtype"), get("count"), get("groups"))
 }
 
 /// `collective 3`, counted from 0 as the reports count collectives.
@@ -124,41 +161,12 @@ fn as_coll<'a>(attributes: &'a [Vec<(&'static str, String)>]) -> Vec<Coll<'a>> {
     attributes.iter().map(|c| c.iter().map(|(k, v)| (*k, v.as_str())).collect()).collect()
 }
 
-/// When `a` and `b` hold the same collectives in another order: each one
-/// that moved, its position in `a` and in `b` (the same collectives
-/// matched in order of appearance); `None` when they are not the same
-/// collectives, or are in the same order.
-fn moved(a: &[Coll<'_>], b: &[Coll<'_>]) -> Option<Vec<(usize, usize)>> {
-    if a.len() != b.len() || a == b {
-        return None;
-    }
-    let mut at: std::collections::BTreeMap<&Coll<'_>, std::collections::VecDeque<usize>> = Default::default();
-    for (j, c) in b.iter().enumerate() {
-        at.entry(c).or_default().push_back(j);
-    }
-    let mut moves = Vec::new();
-    for (i, c) in a.iter().enumerate() {
-        let j = at.get_mut(c)?.pop_front()?;
-        if i != j {
-            moves.push((i, j));
-        }
-    }
-    Some(moves)
-}
-
 /// What [`compare`] looks at in a module, as one value: two modules'
-/// keys are equal exactly when `compare` finds no difference between them,
-/// so that many modules are grouped in O(M log M), not compared in pairs.
+/// keys are equal exactly when `compare` finds no difference between them
+/// (both read [`attributes`], whose values hold no `|` or newline), so
+/// that many modules are grouped in O(M log M), not compared in pairs.
 pub fn key(m: &Imported) -> String {
-    let reduce = |c: &Collective| c.reduce.map_or_else(|| "none".to_owned(), |r| r.to_string());
-    m.program
-        .collectives
-        .iter()
-        .map(|c| {
-            let peers = format!("{:?}", c.peers.as_deref().unwrap_or(&[]));
-            format!("{}|{}|{}|{}|{}|{peers}\n", c.op, c.dtype, c.count, reduce(c), groups(c))
-        })
-        .collect()
+    attributes(m).iter().map(|c| c.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>().join("|") + "\n").collect()
 }
 
 /// The attributes of two collectives that differ, in HLO's words.

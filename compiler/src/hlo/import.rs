@@ -118,6 +118,12 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
     Ok(space)
 }
 
+/// Whether `opcode` (or its async start) is all-reduce, all-gather or
+/// reduce-scatter: the ops that take `use_global_device_ids`.
+fn family(opcode: &str) -> bool {
+    op_of(opcode).is_some_and(|op| matches!(op, OpType::AllReduce | OpType::AllGather | OpType::ReduceScatter))
+}
+
 /// What each collective opcode is in ccc: the synchronous form, or its
 /// async start (`all-reduce-start`; XLA prints an `async-start` whose
 /// computation is one collective in that short form too:
@@ -478,13 +484,17 @@ impl<'a> Walker<'_, 'a> {
             // What the ids are in this mode (XLA's rules), and how many the
             // module has of them.
             let (ids, counted) = match mode {
-                _ if !s.explicit => ("device ids", "devices".to_owned()),
+                _ if !s.explicit => (
+                    "device ids",
+                    format!("{} (no replica_count or num_partitions in its header: the target's rank_n)", s.devices()),
+                ),
                 Mode::CrossReplica => ("replica ids (no channel_id)", format!("replica_count {}", s.replicas)),
-                Mode::CrossReplicaAndPartition => {
-                    ("replica ids (channel_id without use_global_device_ids)", format!("replica_count {}", s.replicas))
-                }
+                Mode::CrossReplicaAndPartition => (
+                    "replica ids (channel_id and use_global_device_ids=false)",
+                    format!("replica_count {}", s.replicas),
+                ),
                 Mode::CrossPartition => {
-                    ("partition ids (channel_id, no use_global_device_ids)", format!("num_partitions {}", s.partitions))
+                    ("partition ids (channel_id on this op)", format!("num_partitions {}", s.partitions))
                 }
                 Mode::FlattenedId => (
                     "global device ids (use_global_device_ids=true)",
@@ -500,9 +510,11 @@ impl<'a> Walker<'_, 'a> {
                      {below}",
                     ins.name
                 ),
+                // Only all-reduce, all-gather and reduce-scatter take
+                // use_global_device_ids.
                 match mode {
                     Mode::FlattenedId => format!("accepted: {below}"),
-                    _ if !s.explicit => format!("accepted: {below}"),
+                    _ if !s.explicit || !family(ins.opcode) => format!("accepted: {below}"),
                     _ => format!(
                         "accepted: {below}; a group names any device by its global id with channel_id and \
                          use_global_device_ids=true"
