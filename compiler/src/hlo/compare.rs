@@ -163,7 +163,7 @@ fn as_coll<'a>(attributes: &'a [Vec<(&'static str, String)>]) -> Vec<Coll<'a>> {
 
 /// What [`compare`] looks at in a module, as one value: two modules'
 /// keys are equal exactly when `compare` finds no difference between them
-/// (both read [`attributes`], whose values hold no `|` or newline), so
+/// (both read `attributes`, whose values hold no `|` or newline), so
 /// that many modules are grouped in O(M log M), not compared in pairs.
 pub fn key(m: &Imported) -> String {
     attributes(m).iter().map(|c| c.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>().join("|") + "\n").collect()
