@@ -689,36 +689,29 @@ fn diagnose_names_the_differing_instruction() {
         std::fs::write(&path, module(body)).unwrap();
         path.to_str().unwrap().to_owned()
     };
+    // The difference lines of `diagnose a b` (exit 1), and its cause.
+    let differences = |a: &str, b: &str| {
+        let out = ccc(&["diagnose", a, b, "--target", t.to_str().unwrap()]);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        let lines: Vec<String> = stdout.lines().filter_map(|l| l.strip_prefix("  ")).map(str::to_owned).collect();
+        let cause = stdout.lines().find_map(|l| l.strip_prefix("likely cause: ")).unwrap_or_default().to_owned();
+        (lines, cause)
+    };
     let (xyz, xz, yxz) = (write("xyz.hlo", &[x, y, z]), write("xz.hlo", &[x, z]), write("yxz.hlo", &[y, x, z]));
-    let out = ccc(&["diagnose", &xyz, &xz, "--target", t.to_str().unwrap()]);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let missing = "  y: only the first module has this collective (AllReduce F32 x 16, groups [[0, 1], [2, 3], [4, 5], [6, \
-                   7]]), its collective 1 (3 collectives against 2)\n";
-    assert!(stdout.contains(missing), "{stdout}");
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("  ")).count(), 1, "{stdout}");
-    assert!(stdout.contains(compare::CAUSE), "{stdout}");
-    let out = ccc(&["diagnose", &xyz, &yxz, "--target", t.to_str().unwrap()]);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        stdout.contains("  x: the same collective, collective 0 in the first module and collective 1 in the second\n"),
-        "{stdout}"
-    );
+    let missing = "y: only the first module has this collective (AllReduce F32 x 16, groups [[0, 1], [2, 3], [4, 5], [6, \
+                   7]]), its collective 1 (3 collectives against 2)";
+    assert_eq!(differences(&xyz, &xz), (vec![missing.to_owned()], compare::CAUSE.to_owned()));
     // Two swapped: one moved, named once.
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("  ")).count(), 1, "{stdout}");
-    assert!(stdout.contains(compare::REORDERED) && !stdout.contains(compare::CAUSE), "{stdout}");
+    let swapped = "x: the same collective, collective 0 in the first module and collective 1 in the second";
+    assert_eq!(differences(&xyz, &yxz), (vec![swapped.to_owned()], compare::REORDERED.to_owned()));
     // The first of four moved to the end: one line, not one per
     // collective it shifted.
     let w = "  %w = f32[16]{0} all-reduce(%p), channel_id=4, replica_groups={{0,2,4,6},{1,3,5,7}}, use_global_device_ids=true, to_apply=%add\n";
     let (z_inner, w_root) = (z.replace("ROOT ", ""), w.replace("  %w", "  ROOT %w"));
     let (wxyz, xyzw) = (write("wxyz.hlo", &[w, x, y, z]), write("xyzw.hlo", &[x, y, &z_inner, &w_root]));
-    let out = ccc(&["diagnose", &wxyz, &xyzw, "--target", t.to_str().unwrap()]);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        stdout.contains("  w: the same collective, collective 0 in the first module and collective 3 in the second\n"),
-        "{stdout}"
-    );
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("  ")).count(), 1, "{stdout}");
+    let rotated = "w: the same collective, collective 0 in the first module and collective 3 in the second";
+    assert_eq!(differences(&wxyz, &xyzw), (vec![rotated.to_owned()], compare::REORDERED.to_owned()));
 
     // With more inputs, the modules that agree are the reference: the odd
     // one is named, even when it comes first, and each other group once.

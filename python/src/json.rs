@@ -41,8 +41,9 @@ pub fn dumps_checked(
 ) -> PyResult<String> {
     let mappings = plain(value, root, 0).map_err(|Bad { path, why, kind: own }| {
         // A program's collective by its index; a lone collective is
-        // collective 0, as validation names it.
-        let lone = root.is_empty() && !path.is_empty() && value.get_item("collectives").is_err();
+        // collective 0, as validation names it (a spec's: not a target's,
+        // nor a manifest's).
+        let lone = whole == "spec" && !path.is_empty() && value.get_item("collectives").is_err();
         let field = if path.is_empty() { whole.to_owned() } else { path };
         let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
         info.collective = crate::adapter::collective_of(&field).or(lone.then_some(0));

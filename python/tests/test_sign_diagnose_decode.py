@@ -89,7 +89,7 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
     # under the input's name, not json's bare TypeError.
     with pytest.raises(ccc.ParseError) as caught:
         ccc.diagnose({"mine": dict(compiled.manifest, signature=b"0" * 32), "other": compiled})
-    assert caught.value.field == "signature"
+    assert (caught.value.field, caught.value.collective) == ("signature", None)
     assert str(caught.value).startswith("mine: ") and "bytes where text belongs" in str(caught.value)
     # An empty gather is not "every rank matches".
     for empty in ([], {}):

@@ -510,12 +510,11 @@ impl<'a> Walker<'_, 'a> {
                      {below}",
                     ins.name
                 ),
-                // Only all-reduce, all-gather and reduce-scatter take
-                // use_global_device_ids.
-                match mode {
-                    Mode::FlattenedId => format!("accepted: {below}"),
-                    _ if !s.explicit || !family(ins.opcode) => format!("accepted: {below}"),
-                    _ => format!(
+                // Global ids are offered where they are not in use already and
+                // the op takes them (all-reduce, all-gather, reduce-scatter).
+                match s.explicit && mode != Mode::FlattenedId && family(ins.opcode) {
+                    false => format!("accepted: {below}"),
+                    true => format!(
                         "accepted: {below}; a group names any device by its global id with channel_id and \
                          use_global_device_ids=true"
                     ),

@@ -212,11 +212,11 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         // `Auto` found nothing that lowers at this size: the sweep's end.
         Err(e) if e.0.iter().all(|p| matches!(p.problem, Problem::AutoNoneLowers { .. })) => {
             // The one collective swept's; none would be no refusal at all.
-            let mut limits = e.0.iter().filter_map(|p| match p.problem {
+            let limit = e.0.iter().find_map(|p| match p.problem {
                 Problem::AutoNoneLowers { limit, .. } => Some(limit),
                 _ => None,
             });
-            if let Some(limit) = limits.next() {
+            if let Some(limit) = limit {
                 let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
                 return Ok(Sized::DoesNotLower(NotLowered { said, limit }));
             }

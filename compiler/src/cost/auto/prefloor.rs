@@ -17,9 +17,9 @@
 //!   0's own transfers take (the step pays the α of the widest hop any
 //!   transfer listed for it takes, and a `model:` override may make a
 //!   wider hop's α the smaller);
-//! - β: the largest of member 0's busier ring direction's link load (with
-//!   the transfers half way round added, `ring_load`) over the link rate, its bytes off its node over its share of the node's
-//!   network (the floor's flows, counted once in the [`FlowMemo`] the
+//! - β: the largest of member 0's busier ring direction's link load
+//!   (with the transfers half way round added, `ring_load`) over the link
+//!   rate, its bytes off its node over its share of the node's network (the floor's flows, counted once in the [`FlowMemo`] the
 //!   walks share, only when it moves bytes off its node: the floor's walk
 //!   divides by the same count then; or, cheaper, the whole network, a
 //!   share at least as fast), and its bytes through the DMA at

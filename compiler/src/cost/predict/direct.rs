@@ -17,7 +17,7 @@
 //! whole count (`cost/predict/tests.rs` compares them with the generated
 //! transfers).
 
-use super::load::{CLOCKWISE, COUNTER_CLOCKWISE, EITHER_WAY, LoadCx, ring_hops};
+use super::load::{CLOCKWISE, EITHER_WAY, LoadCx, ring_hops, shorter_way};
 use super::{HEARD, Hop, SENT, StepLoad};
 use crate::schedule::{
     BlockSet, CollectivePlan, Halves, OpKind, Phase, PhaseInstance, PhaseKind, ScopeInstance, relation,
@@ -307,11 +307,7 @@ fn on_node_links_visited(local: u32, stride: u32, (below, above): (u32, u32), ca
         let off = j.saturating_mul(stride);
         let cw = if up == (side == Side::Send) { off } else { local.saturating_sub(off) };
         let ccw = local.saturating_sub(cw);
-        let (dir, hops) = match cw.cmp(&ccw) {
-            std::cmp::Ordering::Less => (CLOCKWISE, cw),
-            std::cmp::Ordering::Equal => (EITHER_WAY, cw),
-            std::cmp::Ordering::Greater => (COUNTER_CLOCKWISE, ccw),
-        };
+        let (dir, hops) = shorter_way(cw, ccw);
         ring[dir].0 += 1;
         ring[dir].1 += u64::from(hops).min(cap);
     }

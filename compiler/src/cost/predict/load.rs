@@ -201,10 +201,18 @@ pub(crate) fn ring_hops(local: u32, a: u32, b: u32) -> (usize, f64) {
     if cw == 0 {
         return (CLOCKWISE, 0.0);
     }
-    let ccw = local - cw;
+    let (dir, links) = shorter_way(cw, local - cw);
+    (dir, f64::from(links))
+}
+
+/// Which way round a transfer `cw` links away clockwise and `ccw`
+/// counter-clockwise goes, and across how many links: the shorter way,
+/// [`EITHER_WAY`] when both are as long (the one rule [`ring_hops`] and
+/// the closed forms of `direct.rs` count by).
+pub(super) fn shorter_way(cw: u32, ccw: u32) -> (usize, u32) {
     match cw.cmp(&ccw) {
-        std::cmp::Ordering::Less => (CLOCKWISE, f64::from(cw)),
-        std::cmp::Ordering::Equal => (EITHER_WAY, f64::from(cw)),
-        std::cmp::Ordering::Greater => (COUNTER_CLOCKWISE, f64::from(ccw)),
+        std::cmp::Ordering::Less => (CLOCKWISE, cw),
+        std::cmp::Ordering::Equal => (EITHER_WAY, cw),
+        std::cmp::Ordering::Greater => (COUNTER_CLOCKWISE, ccw),
     }
 }
