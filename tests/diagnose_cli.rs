@@ -93,6 +93,33 @@ fn missing_collective_seen_from_the_other_side() {
     mismatch("missing_collective", &run);
 }
 
+/// Two collectives issued in the other order: one collective moved,
+/// named with both places and the reordering as its cause, not one missing
+/// and one extra each blamed on a program that diverged.
+#[test]
+fn collectives_issued_in_another_order() {
+    let run = diagnose(&[&fixture("reordered/rank-0.ron"), &fixture("reordered/rank-3.ron")]);
+    assert!(
+        run.stdout.contains(
+            "rank-0.ron's collective 2 (AllReduce F32 x 64) moved: it is rank-3.ron's collective 3, equal in every field"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stdout.matches("  - ").count(), 1, "{}", run.stdout);
+    assert!(run.stdout.contains("likely cause: the same collective issued at another place"), "{}", run.stdout);
+    assert!(!run.stdout.contains("the program diverged"), "{}", run.stdout);
+    mismatch("reordered", &run);
+    let json = diagnose(&[&fixture("reordered/rank-0.ron"), &fixture("reordered/rank-3.ron"), "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let moved = &report["differences"][0]["collectives"][0];
+    assert_eq!(
+        (moved["kind"].as_str(), moved["majority_index"].as_u64(), moved["other_index"].as_u64()),
+        (Some("moved"), Some(2), Some(3))
+    );
+    assert_eq!(moved["cause"].as_str(), Some("reordered"));
+}
+
 #[test]
 fn count_off_by_one() {
     let run = diagnose(&[&fixture("count_off_by_one/rank-0.ron"), &fixture("count_off_by_one/rank-5.ron")]);

@@ -654,15 +654,20 @@ fn diagnose_names_the_differing_instruction() {
     assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stdout));
 
     // A module with a collective more: counted with its noun, the extra
-    // one named as an instruction (HLO names may be op names).
+    // one named as an instruction (HLO names may be op names). Its F32
+    // all-reduce is paired with the other's, whose shape alone differs,
+    // not with the I32 one that differs in type and shape too.
     let one = "tests/hlo/dp_train_step_8.compiled.hlo";
     let out = ccc(&["diagnose", one, "tests/hlo/mixed_dtypes_8.compiled.hlo", "--target", t.to_str().unwrap()]);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        stdout.contains(
-            "all-reduce: only the second module has this collective (AllReduce F32 x 224, groups all 8 ranks), its \
-             collective 1 (1 collective against 2)"
-        ),
+    let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("  ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "psum.31: only the second module has this collective (AllReduce I32 x 16, groups all 8 ranks), its \
+             collective 0 (1 collective against 2)",
+            "all-reduce.4 / all-reduce: shapes (elements per rank) differ (10369 against 224)"
+        ],
         "{stdout}"
     );
 
@@ -712,6 +717,40 @@ fn diagnose_names_the_differing_instruction() {
     let (wxyz, xyzw) = (write("wxyz.hlo", &[w, x, y, z]), write("xyzw.hlo", &[x, y, &z_inner, &w_root]));
     let rotated = "w: the same collective, collective 0 in the first module and collective 3 in the second";
     assert_eq!(differences(&wxyz, &xyzw), (vec![rotated.to_owned()], compare::REORDERED.to_owned()));
+
+    // An equal collective inserted beside another: the inserted one is
+    // named (by its instruction name), not its twin after it.
+    let x2 = "  %x2 = f32[16]{0} all-reduce(%p), channel_id=5, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add\n";
+    let xxyz = write("xxyz.hlo", &[x2, x, y, z]);
+    let inserted = "x2: only the second module has this collective (AllReduce F32 x 16, groups [[0, 1, 2, 3], [4, 5, 6, \
+                    7]]), its collective 0 (3 collectives against 4)";
+    assert_eq!(differences(&xyz, &xxyz), (vec![inserted.to_owned()], compare::CAUSE.to_owned()));
+    // Groups that differ in their causes are each told theirs.
+    let out = ccc(&["diagnose", &xyz, &xyz, &xz, &yxz, "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let causes: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("likely cause: ")).collect();
+    assert_eq!(causes, [compare::CAUSE, compare::REORDERED], "{stdout}");
+    let at = |needle: &str| stdout.find(needle).unwrap_or_else(|| panic!("{needle} in {stdout}"));
+    assert!(at(&format!("and {xz} differ")) < at(compare::CAUSE), "{stdout}");
+    assert!(at(compare::CAUSE) < at(&format!("and {yxz} differ")), "{stdout}");
+    // The same replica groups or permute pairs listed in another order
+    // sign the same and are the same collectives: a match, as `--json` and
+    // `sign` say, not a difference in the prose.
+    let reordered = write("zyx_groups.hlo", &[&x.replace("{{0,1,2,3},{4,5,6,7}}", "{{4,5,6,7},{0,1,2,3}}"), y, z]);
+    let out = ccc(&["diagnose", &xyz, &reordered, "--target", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let ring = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/ring_ppermute_8.lowered.hlo")).unwrap();
+    let pairs = "source_target_pairs={{0,1},{1,2},{2,3},{3,4},{4,5},{5,6},{6,7},{7,0}}";
+    let rotated = dir.path().join("rotated.hlo");
+    std::fs::write(
+        &rotated,
+        ring.replacen(pairs, "source_target_pairs={{7,0},{0,1},{1,2},{2,3},{3,4},{4,5},{5,6},{6,7}}", 1),
+    )
+    .unwrap();
+    let ring_path = Path::new(ROOT).join("tests/hlo/ring_ppermute_8.lowered.hlo");
+    let out =
+        ccc(&["diagnose", ring_path.to_str().unwrap(), rotated.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
 
     // With more inputs, the modules that agree are the reference: the odd
     // one is named, even when it comes first, and each other group once.

@@ -20,22 +20,40 @@ pub(crate) enum Edit {
 /// Alignments over more cells than this pair the middles by position.
 const ALIGN_CELLS_MAX: usize = 4_000_000;
 
+/// Where an alignment cost's structural part sits (the constants below):
+/// above the tie-break (fields that differ, names that differ), which
+/// sums below it, so that alignments compare by structure first and,
+/// between alignments of equal structure, by how little they say
+/// differs.
+const STRUCTURE_SHIFT: u32 = 32;
+
 /// Cost of a missing or an extra collective.
-const COST_GAP: u32 = 2;
+const COST_GAP: u64 = 2;
 /// Cost of pairing two collectives that differ only in what `Auto` chose
 /// (and so in their schedule): an `Auto` choice moved by the program
 /// around it (the CTRL SPAD slots or mesh events the collectives share),
 /// cheaper than any other change, so that a repeated collective whose
 /// choice moved reads as changed where it stands, not as the program
 /// shifted by one (a missing and an extra one of equal collectives).
-const COST_AUTO_MOVED: u32 = 1;
+const COST_AUTO_MOVED: u64 = 1;
 /// Cost of pairing two different collectives of the same op: less than a
 /// missing plus an extra one (one changed collective reads as changed),
 /// more than one gap (two shifted runs read as one missing, one extra).
-const COST_CHANGED: u32 = 3;
+const COST_CHANGED: u64 = 3;
 /// Cost of pairing collectives of different ops: a tie with a gap pair,
 /// resolved towards pairing (the same position, a different op).
-const COST_CHANGED_OP: u32 = 4;
+const COST_CHANGED_OP: u64 = 4;
+
+/// A gap's whole cost (structure only).
+const GAP: u64 = COST_GAP << STRUCTURE_SHIFT;
+
+/// How many of `x`'s and `y`'s fields differ (a field on one side only
+/// counts once).
+fn fields_differing(x: &Coll<'_>, y: &Coll<'_>) -> u64 {
+    let changed = x.iter().filter(|&&(k, v)| value(y, k) != Some(v)).count();
+    let only_y = y.iter().filter(|&&(k, _)| value(x, k).is_none()).count();
+    (changed + only_y) as u64
+}
 
 /// Whether `x` and `y` differ only in what `Auto` chose: both algorithms
 /// hold an `Auto(...)` choice and every other field but the schedule is
@@ -49,15 +67,31 @@ fn auto_moved(x: &Coll<'_>, y: &Coll<'_>) -> bool {
 /// Aligns two programs: the longest common prefix and suffix match; the
 /// middles are aligned by minimum cost (ties: pair, then missing, then extra).
 pub(crate) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    align_named(a, b, |_, _| false)
+}
+
+/// [`align`], where `renamed(i, j)` says that `a[i]` and `b[j]` go by
+/// different names (HLO instructions): of two alignments alike in
+/// structure and in the fields they find differing, the one that pairs
+/// fewer collectives of different names is taken, and a common prefix or
+/// suffix holds only equal collectives of the same name.
+///
+/// An alignment's cost is, first, its structure (gaps and pairs, by the
+/// `COST_` constants), then the fields its changed pairs differ in, then
+/// the pairs it makes across names: so a collective moved and changed
+/// reads as the one that moved, with the one field that changed, not as
+/// its neighbour changed in every field.
+pub(crate) fn align_named(a: &[Coll<'_>], b: &[Coll<'_>], renamed: impl Fn(usize, usize) -> bool) -> Vec<Edit> {
+    let same = |i: usize, j: usize| a.get(i) == b.get(j) && !renamed(i, j);
+    let prefix = (0..a.len().min(b.len())).take_while(|&k| same(k, k)).count();
     let max_suffix = a.len().min(b.len()) - prefix;
-    let suffix = a.iter().rev().zip(b.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
+    let suffix = (1..=max_suffix).take_while(|&k| same(a.len() - k, b.len() - k)).count();
     let (a_mid, b_mid) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
 
     let mut edits: Vec<Edit> = (0..prefix).map(|k| Edit::Match(idx(k), idx(k))).collect();
     let at = |i: usize, j: usize| (idx(prefix + i), idx(prefix + j));
-    let cost = |x: &Coll<'_>, y: &Coll<'_>| {
-        if x == y {
+    let cost = |i: usize, j: usize, x: &Coll<'_>, y: &Coll<'_>| {
+        let structure = if x == y {
             0
         } else if auto_moved(x, y) {
             COST_AUTO_MOVED
@@ -65,7 +99,8 @@ pub(crate) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
             COST_CHANGED
         } else {
             COST_CHANGED_OP
-        }
+        };
+        (structure << STRUCTURE_SHIFT) + fields_differing(x, y) + u64::from(renamed(prefix + i, prefix + j))
     };
     let (n, m) = (a_mid.len(), b_mid.len());
     let cells = (n + 1).saturating_mul(m + 1);
@@ -82,18 +117,18 @@ pub(crate) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
     } else {
         // d[i][j]: the cost of aligning a_mid[i..] with b_mid[j..].
         let w = m + 1;
-        let mut d = vec![0u32; cells];
+        let mut d = vec![0u64; cells];
         for i in (0..=n).rev() {
             for j in (0..=m).rev() {
                 let here = match (a_mid.get(i), b_mid.get(j)) {
                     (Some(x), Some(y)) => {
-                        let pair = cost(x, y) + d[(i + 1) * w + j + 1];
-                        let missing = COST_GAP + d[(i + 1) * w + j];
-                        let extra = COST_GAP + d[i * w + j + 1];
+                        let pair = cost(i, j, x, y) + d[(i + 1) * w + j + 1];
+                        let missing = GAP + d[(i + 1) * w + j];
+                        let extra = GAP + d[i * w + j + 1];
                         pair.min(missing).min(extra)
                     }
-                    (Some(_), None) => COST_GAP + d[(i + 1) * w + j],
-                    (None, Some(_)) => COST_GAP + d[i * w + j + 1],
+                    (Some(_), None) => GAP + d[(i + 1) * w + j],
+                    (None, Some(_)) => GAP + d[i * w + j + 1],
                     (None, None) => 0,
                 };
                 d[i * w + j] = here;
@@ -104,12 +139,12 @@ pub(crate) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
             let (ii, jj) = at(i, j);
             let here = d[i * w + j];
             match (a_mid.get(i), b_mid.get(j)) {
-                (Some(x), Some(y)) if cost(x, y) + d[(i + 1) * w + j + 1] == here => {
+                (Some(x), Some(y)) if cost(i, j, x, y) + d[(i + 1) * w + j + 1] == here => {
                     edits.push(if x == y { Edit::Match(ii, jj) } else { Edit::Changed(ii, jj) });
                     i += 1;
                     j += 1;
                 }
-                (Some(_), _) if j == m || COST_GAP + d[(i + 1) * w + j] == here => {
+                (Some(_), _) if j == m || GAP + d[(i + 1) * w + j] == here => {
                     edits.push(Edit::Missing(ii, jj));
                     i += 1;
                 }
@@ -123,4 +158,22 @@ pub(crate) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
     let (a0, b0) = (a.len() - suffix, b.len() - suffix);
     edits.extend((0..suffix).map(|k| Edit::Match(idx(a0 + k), idx(b0 + k))));
     edits
+}
+
+/// The moves among `edits` (an alignment of `a` and `b`): each collective
+/// missing from one place and extra at another, equal in every field, as
+/// `(majority index, other index)`, each extra taken once (the first equal
+/// one in program order, for each missing one in program order).
+pub(crate) fn moves(edits: &[Edit], a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<(u32, u32)> {
+    let mut extra: Vec<u32> =
+        edits.iter().filter_map(|e| if let Edit::Extra(_, j) = *e { Some(j) } else { None }).collect();
+    let mut out = Vec::new();
+    for e in edits {
+        if let Edit::Missing(i, _) = *e
+            && let Some(k) = extra.iter().position(|&j| a.get(i as usize).is_some_and(|x| b.get(j as usize) == Some(x)))
+        {
+            out.push((i, extra.remove(k)));
+        }
+    }
+    out
 }

@@ -16,7 +16,8 @@ pub enum Cause {
     Versions,
     /// `groups`.
     Groups,
-    /// `op`, `reduce`, `root`, `peers`, `counts`; a missing or extra collective.
+    /// `op`, `reduce`, `root`, `peers`, `counts`, `collective_n`; a missing
+    /// or extra collective.
     ProgramDiverged,
     /// `schedule` alone, with the same format version.
     Builds,
@@ -32,11 +33,13 @@ pub enum Cause {
     HowChosen,
     /// A field this ccc does not know.
     UnknownField,
+    /// A collective equal on both sides at another place in the program.
+    Reordered,
 }
 
 /// The cause table: each cause, the fields that point to it, and what to
 /// tell the user. The one place the wording lives.
-pub(super) const CAUSES: [(Cause, &[&str], &str); 12] = [
+pub(super) const CAUSES: [(Cause, &[&str], &str); 13] = [
     (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensor shapes"),
     (
         Cause::Machine,
@@ -52,7 +55,7 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 12] = [
     (Cause::Groups, &["groups"], "the replica groups were built differently"),
     (
         Cause::ProgramDiverged,
-        &["op", "reduce", "root", "peers", "counts"],
+        &["op", "reduce", "root", "peers", "counts", "collective_n"],
         "a different collective was traced (the program diverged)",
     ),
     (Cause::Builds, &[], "different ccc builds: the same format version and inputs, but a different lowering"),
@@ -71,6 +74,12 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 12] = [
          runtime refuses the pair",
     ),
     (Cause::UnknownField, &[], "a field this ccc does not know: the inputs were written by another ccc version"),
+    (
+        Cause::Reordered,
+        &[],
+        "the same collective issued at another place in the program (collectives issued in another order); every \
+         rank must issue its collectives in one order",
+    ),
 ];
 
 impl Cause {

@@ -1,6 +1,6 @@
 //! Comparing two signatures: program-wide fields, then collective by collective along an alignment.
 
-use super::align::{Edit, align};
+use super::align::{Edit, align, moves};
 use super::auto_note::Elsewhere;
 use super::fields::{Parsed, summary, value};
 use super::{Cause, CauseNote, CollectiveDiff, DiffKind, Difference, FieldDiff, Position, idx};
@@ -38,9 +38,14 @@ fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)], elsewhere: Elsewhere)
 
 /// Compares group `group`'s program `b` with the majority's `a`.
 pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference {
+    // `collective_n` differs as the collectives listed do (their missing
+    // and extra ones say how), unless a side's count is not the number it
+    // lists (an edited manifest): then it is named.
+    let listed = |p: &Parsed<'_>| value(&p.program, "collective_n") == Some(p.collectives.len().to_string().as_str());
+    let counts_listed = listed(a) && listed(b);
     let fields: Vec<FieldDiff> = field_diffs(&a.program, &b.program)
         .into_iter()
-        .filter(|(key, _, _)| *key != "collective_n")
+        .filter(|(key, _, _)| *key != "collective_n" || !counts_listed)
         .map(|(key, va, vb)| FieldDiff {
             field: key.to_owned(),
             majority: va.map(str::to_owned),
@@ -53,6 +58,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
 
     let mut collectives: Vec<CollectiveDiff> = Vec::new();
     let edits = align(&a.collectives, &b.collectives);
+    let moves = moves(&edits, &a.collectives, &b.collectives);
     // Every edit that differs, by its position among the edits, in words:
     // a changed or missing collective by the majority's index, an extra
     // one by the other side's (the majority has none).
@@ -113,6 +119,16 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                     cause: None,
                 }
             }
+            Edit::Missing(i, _) if let Some(&(_, j)) = moves.iter().find(|&&(m, _)| m == i) => CollectiveDiff {
+                kind: DiffKind::Moved,
+                majority_index: i,
+                other_index: j,
+                majority: get(&a.collectives, i),
+                other: get(&b.collectives, j),
+                fields: Vec::new(),
+                cause: Some(Cause::Reordered),
+            },
+            Edit::Extra(_, j) if moves.iter().any(|&(_, m)| m == j) => continue,
             Edit::Missing(i, j) => CollectiveDiff {
                 kind: DiffKind::Missing,
                 majority_index: i,

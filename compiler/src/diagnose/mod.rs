@@ -133,12 +133,17 @@ pub enum DiffKind {
     Missing,
     /// Only the group's program has it.
     Extra,
+    /// Both programs have it, equal in every field, at another place
+    /// among the others: missing where the majority has it and extra
+    /// where the group has it (`majority_index` and `other_index` are its
+    /// two places).
+    Moved,
 }
 
 /// One collective that differs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CollectiveDiff {
-    /// Changed, missing or extra.
+    /// Changed, missing, extra or moved.
     pub kind: DiffKind,
     /// Its index in the majority's program; for an extra collective, the
     /// index of the majority's collective that follows it (or the count).

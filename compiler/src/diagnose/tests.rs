@@ -107,6 +107,68 @@ fn a_shifted_run_reads_as_one_missing_and_one_extra() {
     assert_eq!(kinds, [(DiffKind::Missing, 1, 1), (DiffKind::Extra, 4, 3)]);
 }
 
+/// A collective moved to another place, equal in every field: one entry
+/// with its two places, the reordering its cause (it was one missing and
+/// one extra, each blamed on a program that diverged).
+#[test]
+fn a_moved_collective_is_one_move() {
+    let mut b = base();
+    let moved = b.remove(1);
+    b.push(moved);
+    let r = diagnose(&[input("a", 1, &base()), input("b", 1, &b)]);
+    let d = &r.differences[0];
+    let kinds: Vec<(DiffKind, u32, u32)> =
+        d.collectives.iter().map(|c| (c.kind, c.majority_index, c.other_index)).collect();
+    assert_eq!(kinds, [(DiffKind::Moved, 1, 4)], "{d:#?}");
+    assert_eq!(d.collectives[0].other.as_deref(), Some("AllGather Bf16 x 2"));
+    assert_eq!(d.causes.iter().map(|c| c.cause).collect::<Vec<_>>(), [Cause::Reordered]);
+}
+
+/// A collective moved to the end while the one after it changed in one
+/// field: read as that move and that one field, not as the moved one's
+/// place taken by its neighbour changed in every field (two alignments of
+/// equal structure; the one that says less differs is taken).
+#[test]
+fn a_move_beside_a_change_names_the_field_that_changed() {
+    let with = |op: &str, dtype: &str, count: u64, reduce: &str| {
+        let mut c = coll(op, count);
+        c[1].1 = dtype.into();
+        c.push(("reduce".into(), reduce.into()));
+        c
+    };
+    let a = vec![
+        with("AllReduce", "F32", 64, "Add"),
+        with("AllReduce", "Bf16", 16384, "Add"),
+        with("AllGather", "Bf16", 8, "Add"),
+    ];
+    let mut b = vec![with("AllReduce", "Bf16", 16384, "Max"), with("AllGather", "Bf16", 8, "Add")];
+    b.push(a[0].clone());
+    let r = diagnose(&[input("a", 1, &a), input("b", 1, &b)]);
+    let d = &r.differences[0];
+    let kinds: Vec<(DiffKind, u32, u32)> =
+        d.collectives.iter().map(|c| (c.kind, c.majority_index, c.other_index)).collect();
+    assert_eq!(kinds, [(DiffKind::Moved, 0, 2), (DiffKind::Changed, 1, 0)], "{d:#?}");
+    let changed: Vec<&str> = d.collectives[1].fields.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(changed, ["reduce"]);
+}
+
+/// `collective_n` differs as the collectives listed do, and is not named
+/// then; a count that is not the number listed (an edited manifest) is.
+#[test]
+fn a_collective_count_unlike_the_collectives_listed_is_named() {
+    let b = input("b", 1, &base());
+    let r = diagnose(&[input("a", 1, &base()), input("b", 1, &base()[..4])]);
+    assert!(r.differences[0].fields.is_empty(), "{:#?}", r.differences[0]);
+    let mut edited = b.clone();
+    edited.fields[1].value = "6".into();
+    let r = diagnose(&[input("a", 1, &base()), Input::new("b", edited.fields)]);
+    let d = &r.differences[0];
+    let named: Vec<(&str, Option<&str>, Cause)> =
+        d.fields.iter().map(|f| (f.field.as_str(), f.other.as_deref(), f.cause)).collect();
+    assert_eq!(named, [("collective_n", Some("6"), Cause::ProgramDiverged)]);
+    assert!(d.collectives.is_empty(), "{d:#?}");
+}
+
 #[test]
 fn the_schedule_alone_is_a_build_or_a_version() {
     let mut b = base();

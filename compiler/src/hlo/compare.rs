@@ -44,7 +44,8 @@ pub fn cause(differences: &[HloDifference]) -> &'static str {
 /// The differences between the collectives of `a` and `b`, in program
 /// order. The collectives are aligned as `diagnose` aligns two programs
 /// (`diagnose/align.rs`: equal runs matched, one collective missing or
-/// extra named as such, not every later one paired with its neighbour);
+/// extra named as such, not every later one paired with its neighbour;
+/// of alignments alike, the one that pairs instructions of one name);
 /// a collective missing from one place and extra at another, equal in
 /// every attribute, moved, and is named once with its two positions.
 pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
@@ -57,21 +58,15 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
         let (x, y) = (named(a, i), named(b, j));
         if x == y { x } else { format!("{x} / {y}") }
     };
-    let edits = crate::diagnose::align::align(&ca, &cb);
-    // Missing here and extra there, and equal: a move (each extra taken
-    // once, the first equal one in program order).
-    let extra: Vec<usize> =
-        edits.iter().filter_map(|e| if let Edit::Extra(_, j) = e { Some(*j as usize) } else { None }).collect();
-    let mut taken = vec![false; extra.len()];
-    let mut moved_to: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
-    for e in &edits {
-        if let Edit::Missing(i, _) = *e
-            && let Some(k) = (0..extra.len()).find(|&k| !taken[k] && ca[i as usize] == cb[extra[k]])
-        {
-            taken[k] = true;
-            moved_to.insert(i as usize, extra[k]);
-        }
-    }
+    // Of alignments alike but for names, the one that pairs instructions
+    // of the same name: a collective inserted beside an equal one is the
+    // one named as extra, not its neighbour.
+    let names_a: Vec<&str> = a.sources.iter().map(|s| s.instruction.as_str()).collect();
+    let names_b: Vec<&str> = b.sources.iter().map(|s| s.instruction.as_str()).collect();
+    let edits = crate::diagnose::align::align_named(&ca, &cb, |i, j| names_a.get(i) != names_b.get(j));
+    // Missing here and extra there, and equal: a move.
+    let moved_to: std::collections::BTreeMap<usize, usize> =
+        crate::diagnose::align::moves(&edits, &ca, &cb).into_iter().map(|(i, j)| (i as usize, j as usize)).collect();
     let moved: std::collections::BTreeSet<usize> = moved_to.values().copied().collect();
     let counts = format!("{} against {nb}", ccc_ir::noun::count(na as u64, "collective"));
     let mut out = Vec::new();
@@ -151,7 +146,7 @@ fn attributes(m: &Imported) -> Vec<Vec<(&'static str, String)>> {
                 ("count", c.count.to_string()),
                 ("reduce", reduce(c)),
                 ("groups", groups(c)),
-                ("peers", format!("{:?}", c.peers.as_deref().unwrap_or(&[]))),
+                ("peers", peers(c)),
             ]
         })
         .collect()
@@ -183,15 +178,29 @@ fn fields(a: &Collective, b: &Collective) -> Vec<String> {
     let reduce = |c: &Collective| c.reduce.map_or_else(|| "none".to_owned(), |r| r.to_string());
     differ("to_apply reductions", reduce(a), reduce(b));
     differ("replica_groups", groups(a), groups(b));
-    differ(
-        "source_target_pairs",
-        format!("{:?}", a.peers.as_deref().unwrap_or(&[])),
-        format!("{:?}", b.peers.as_deref().unwrap_or(&[])),
-    );
+    differ("source_target_pairs", peers(a), peers(b));
     out
 }
 
-/// A collective's groups as ranks (`all N ranks` for the one default group).
+/// A collective's groups as ranks (`all N ranks` for the one default
+/// group), in the order the signature reads them: the groups sorted (the
+/// order they are listed in changes no byte), each group's members as
+/// listed (their order does).
 fn groups(c: &Collective) -> String {
-    c.groups.as_ref().map_or_else(|| format!("all {} ranks", c.topology.rank_n), |g| format!("{g:?}"))
+    c.groups.as_ref().map_or_else(
+        || format!("all {} ranks", c.topology.rank_n),
+        |g| {
+            let mut sorted: Vec<&Vec<u32>> = g.iter().collect();
+            sorted.sort_unstable();
+            format!("{sorted:?}")
+        },
+    )
+}
+
+/// A collective's `(source, target)` pairs, sorted as the signature reads
+/// them (the order they are listed in changes no byte).
+fn peers(c: &Collective) -> String {
+    let mut pairs = c.peers.clone().unwrap_or_default();
+    pairs.sort_unstable();
+    format!("{pairs:?}")
 }

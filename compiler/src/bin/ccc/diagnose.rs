@@ -304,7 +304,7 @@ enum Line<'a> {
     Field { diff: &'a FieldDiff, at: Vec<(u32, u32)> },
     /// A program-wide field.
     Program(&'a FieldDiff),
-    /// A missing or extra collective.
+    /// A missing, extra or moved collective.
     Gap(&'a CollectiveDiff),
 }
 
@@ -349,6 +349,12 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
                 "{lb} has an extra collective {} ({}) that {la} does not have in that place",
                 c.other_index,
                 c.other.as_deref().unwrap_or("?")
+            ),
+            DiffKind::Moved => format!(
+                "{la}'s collective {} ({}) is {lb}'s collective {}: the same collective in another place",
+                c.majority_index,
+                c.majority.as_deref().unwrap_or("?"),
+                c.other_index
             ),
         };
         let _ = writeln!(
@@ -409,12 +415,14 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
                     }
                 }
             }
-            DiffKind::Missing | DiffKind::Extra => lines.push(Line::Gap(c)),
+            DiffKind::Missing | DiffKind::Extra | DiffKind::Moved => lines.push(Line::Gap(c)),
         }
     }
     if lines.is_empty() {
-        let _ =
-            writeln!(out, "{indent}no field differs: the fields are listed in a different order (an edited manifest?)");
+        let _ = writeln!(
+            out,
+            "{indent}no field's value differs: the fields are named, numbered or listed differently (an edited manifest?)"
+        );
         return;
     }
     let _ = writeln!(out, "{indent}every difference ({la} vs {lb}; collectives count from 0):");
@@ -433,6 +441,15 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
                     between(c.other_index, d.first.map_or(0, |p| p.other_n))
                 ),
                 c.cause.unwrap_or(ccc_compiler::diagnose::Cause::ProgramDiverged),
+            ),
+            Line::Gap(c) if c.kind == DiffKind::Moved => (
+                format!(
+                    "{la}'s collective {} ({}) moved: it is {lb}'s collective {}, equal in every field",
+                    c.majority_index,
+                    c.majority.as_deref().unwrap_or("?"),
+                    c.other_index
+                ),
+                c.cause.unwrap_or(Cause::Reordered),
             ),
             Line::Gap(c) => (
                 format!(

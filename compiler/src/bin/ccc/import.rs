@@ -88,31 +88,35 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
             format!("{most} of {} modules agree: {}\n", modules.len(), names(majority))
         });
     }
-    let mut causes = Vec::new();
+    // Each other group's differences, with its cause.
+    let mut told: Vec<(String, &str)> = Vec::new();
     for group in groups.iter().filter(|g| !std::ptr::eq(*g, majority)) {
         let (path, module) = &modules[group[0]];
         let differences = ccc_compiler::hlo::compare::compare(reference, module);
-        causes.push(ccc_compiler::hlo::compare::cause(&differences));
         let also = group.get(1..).unwrap_or_default();
         let with = if also.is_empty() { String::new() } else { format!(" (as do {})", names(also)) };
-        out.push_str(&format!(
-            "{} and {}{with} differ in their HLO collectives:\n",
-            reference_path.display(),
-            path.display()
-        ));
+        let mut text =
+            format!("{} and {}{with} differ in their HLO collectives:\n", reference_path.display(), path.display());
         for d in &differences {
-            out.push_str(&format!("  {d}\n"));
+            text.push_str(&format!("  {d}\n"));
         }
+        told.push((text, ccc_compiler::hlo::compare::cause(&differences)));
     }
-    if out.is_empty() {
+    if told.is_empty() {
         return Ok(None);
     }
-    // The one cause every group shares, or the general one.
-    let cause = match causes.first() {
-        Some(&first) if causes.iter().all(|&c| c == first) => first,
-        _ => ccc_compiler::hlo::compare::CAUSE,
-    };
-    out.push_str(&format!("likely cause: {cause}\n"));
+    // One cause every group shares is said once, at the end; causes that
+    // differ are said group by group.
+    let shared = told.first().map(|&(_, first)| first).filter(|&first| told.iter().all(|&(_, c)| c == first));
+    for (text, cause) in &told {
+        out.push_str(text);
+        if shared.is_none() {
+            out.push_str(&format!("likely cause: {cause}\n"));
+        }
+    }
+    if let Some(cause) = shared {
+        out.push_str(&format!("likely cause: {cause}\n"));
+    }
     crate::out::emit(&out)?;
     Ok(Some(ExitCode::from(1)))
 }
