@@ -740,3 +740,36 @@ fn an_output_moved_aside_by_a_dead_switch_is_put_back() {
     assert!(!aside.exists());
     assert_eq!(files(&out), listed(&out).into_iter().chain([PathBuf::from("notes.txt")]).collect());
 }
+
+/// Work folders are named from `OUT`'s bytes: an output moved aside from
+/// `q\xff` by a dead switch is not put back as `q\xfe` (or any name whose
+/// lossy text is the same, `q\u{fffd}`): it was, and the next compile
+/// into `q\xfe` then replaced it, the user's file in it moved to the
+/// wrong folder.
+#[cfg(unix)]
+#[test]
+fn names_that_are_not_utf8_keep_their_own_work_folders() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let name = |b: &[u8]| dir.path().join(std::ffi::OsStr::from_bytes(b));
+    let (ff, fe) = (name(b"q\xff"), name(b"q\xfe"));
+    assert_ok(&compile(&ff, &[]));
+    fs::write(ff.join("notes.txt"), "mine").unwrap();
+    let pid = dead_pid();
+    let mut aside_name = b".q\xff".to_vec();
+    aside_name.extend_from_slice(format!(".ccc-old-{pid}").as_bytes());
+    let aside = name(&aside_name);
+    fs::rename(&ff, &aside).unwrap();
+    for other in [fe, name("q\u{fffd}".as_bytes())] {
+        let run = compile(&other, &[]);
+        assert_ok(&run);
+        assert!(!text(&run.stderr).contains("put back"), "{}", text(&run.stderr));
+        assert!(!other.join("notes.txt").exists());
+        assert_eq!(fs::read(aside.join("notes.txt")).unwrap(), b"mine");
+    }
+    // Its own name's next compile puts it back.
+    let run = compile(&ff, &[]);
+    assert_ok(&run);
+    assert!(text(&run.stderr).contains("put back"), "{}", text(&run.stderr));
+    assert_eq!(fs::read(ff.join("notes.txt")).unwrap(), b"mine");
+}

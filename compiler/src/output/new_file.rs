@@ -62,13 +62,16 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
 /// bytes of a file name (NAME itself may have them all),
 /// `.ccc-tmp-PID-HASH`, HASH 16 hex digits of NAME's MD5.
 fn sibling(path: &Path) -> PathBuf {
-    let name = path.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let name = path.file_name().unwrap_or(std::ffi::OsStr::new("out"));
     let pid = std::process::id();
-    let full = format!(".{name}.{}-{pid}", super::TMP_TAG);
-    if full.len() <= super::NAME_MAX {
+    // Built from the name's bytes (not a lossy text of them).
+    let mut full = std::ffi::OsString::from(".");
+    full.push(name);
+    full.push(format!(".{}-{pid}", super::TMP_TAG));
+    if full.as_encoded_bytes().len() <= super::NAME_MAX {
         return path.with_file_name(full);
     }
-    let hash = crate::sign::md5_hex(name.as_bytes());
+    let hash = crate::sign::md5_hex(name.as_encoded_bytes());
     path.with_file_name(format!(".{}-{pid}-{}", super::TMP_TAG, hash.get(..16).unwrap_or(&hash)))
 }
 

@@ -5,6 +5,7 @@ use super::{
     IMAGE_FILES, MANIFEST_FILE, MANIFEST_PART, MANIFEST_READ_CAP, NAME_MAX, NotOurs, OLD_TAG, OutputError, Swept,
     TMP_TAG, Written, io_error,
 };
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
@@ -15,7 +16,10 @@ const PID_DIGITS: usize = 10;
 pub(super) struct Place {
     pub(super) out: PathBuf,
     pub(super) parent: PathBuf,
-    pub(super) name: String,
+    /// `OUT`'s file name, as the file system has it: its work folders'
+    /// names are built from its bytes, so that two names that differ only
+    /// in bytes that are not UTF-8 never share one.
+    pub(super) name: OsString,
 }
 
 impl Place {
@@ -36,7 +40,7 @@ impl Place {
             _ => PathBuf::from("."),
         };
         let name = match out.file_name() {
-            Some(n) => n.to_string_lossy().into_owned(),
+            Some(n) => n.to_os_string(),
             // `OUT` ends in `..` or is `/`: name the folder it means.
             None => {
                 let real = fs::canonicalize(&out).map_err(io_error("resolve", &out))?;
@@ -48,20 +52,27 @@ impl Place {
         };
         // `.NAME.ccc-tmp-PID` must be a file name too.
         let max = NAME_MAX - ".".len() - ".".len() - TMP_TAG.len() - "-".len() - PID_DIGITS;
-        if name.len() > max {
-            return Err(OutputError::NameTooLong { out, len: name.len(), max });
+        let len = name.as_encoded_bytes().len();
+        if len > max {
+            return Err(OutputError::NameTooLong { out, len, max });
         }
         Ok(Place { out, parent, name })
     }
 
     /// `.NAME.TAG-PID` beside `OUT`.
     pub(super) fn sibling(&self, tag: &str, pid: u32) -> PathBuf {
-        self.parent.join(format!(".{}.{tag}-{pid}", self.name))
+        let mut file = OsString::from(".");
+        file.push(&self.name);
+        file.push(format!(".{tag}-{pid}"));
+        self.parent.join(file)
     }
 
-    /// The tag and PID in a sibling's file name, when it is one of ours.
-    pub(super) fn sibling_pid(&self, file_name: &str) -> Option<(&'static str, u32)> {
-        let rest = file_name.strip_prefix('.')?.strip_prefix(self.name.as_str())?.strip_prefix('.')?;
+    /// The tag and PID in a sibling's file name, when it is one of ours
+    /// (`OUT`'s name matched byte for byte).
+    pub(super) fn sibling_pid(&self, file_name: &OsStr) -> Option<(&'static str, u32)> {
+        let rest = file_name.as_encoded_bytes().strip_prefix(b".")?;
+        let rest = rest.strip_prefix(self.name.as_encoded_bytes())?.strip_prefix(b".")?;
+        let rest = std::str::from_utf8(rest).ok()?;
         [TMP_TAG, OLD_TAG].into_iter().find_map(|tag| {
             let pid = rest.strip_prefix(tag)?.strip_prefix('-')?;
             pid.bytes().all(|b| b.is_ascii_digit()).then(|| Some((tag, pid.parse().ok()?)))?
@@ -210,7 +221,7 @@ fn restore(place: &Place) -> Option<Swept> {
         .ok()?
         .filter_map(|e| {
             let e = e.ok()?;
-            let (tag, pid) = place.sibling_pid(e.file_name().to_str()?)?;
+            let (tag, pid) = place.sibling_pid(&e.file_name())?;
             let stale = tag == OLD_TAG && e.file_type().ok()?.is_dir() && (pid == std::process::id() || !alive(pid));
             stale.then(|| (e.path(), pid))
         })
@@ -284,7 +295,7 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
     let mut stale: Vec<(PathBuf, &'static str, u32)> = entries
         .filter_map(|e| {
             let e = e.ok()?;
-            let (tag, pid) = place.sibling_pid(e.file_name().to_str()?)?;
+            let (tag, pid) = place.sibling_pid(&e.file_name())?;
             let is_dir = e.file_type().ok()?.is_dir();
             (is_dir && (pid == std::process::id() || !alive(pid))).then(|| (e.path(), tag, pid))
         })
