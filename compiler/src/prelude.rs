@@ -44,7 +44,7 @@
 //! ```
 
 pub use crate::parse::parse;
-pub use crate::pipeline::{CompileError, Compiled, Options, compile, compile_source};
+pub use crate::pipeline::{Cancel, CompileError, Compiled, Options, compile, compile_source};
 pub use crate::valid::ValidProgram;
 pub use crate::validate::{AutoCache, validate, validate_cached};
 pub use ccc_ir::arch::Arch;

@@ -611,6 +611,7 @@ fn acceptable(e: &CompileError) -> Result<String, String> {
         CompileError::Build(_) => Err(format!("build failed on a validated spec: {e}")),
         CompileError::Parse(_) | CompileError::Validate(_) => Err(format!("compile re-validated and refused: {e}")),
         CompileError::Certificate(_) => Err(format!("a compile without a certificate failed on one: {e}")),
+        CompileError::Cancelled => Err(format!("a compile nobody cancelled was cancelled: {e}")),
     }
 }
 

@@ -37,6 +37,10 @@ pub enum CompileError {
     /// The compile would hold more memory than its budget.
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// The caller set [`Options::cancel`](super::Options::cancel) before
+    /// the compile finished; nothing was returned.
+    #[error("the compile was cancelled before it finished (its cancel flag was set); nothing was emitted")]
+    Cancelled,
 }
 
 /// A compile whose estimated memory exceeds [`Options::memory_budget`](super::Options::memory_budget),

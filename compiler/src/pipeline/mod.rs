@@ -31,7 +31,7 @@ mod times;
 
 pub use error::{CertificateError, CompileError, MemoryError, WayOut};
 pub use options::{CHUNK_CACHE_BYTES, DEFAULT_CHUNK_RANKS};
-pub use options::{CallerHolds, DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
+pub use options::{CallerHolds, Cancel, DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
 pub use ranks::lower_ranks;
 pub use times::Times;
@@ -50,20 +50,24 @@ use times::{Ledger, Part};
 ///
 /// # Errors
 ///
-/// The first failing pass's error. Nothing is returned half-done.
+/// The first failing pass's error; [`CompileError::Cancelled`] once
+/// [`Options::cancel`] is set. Nothing is returned half-done.
 pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, CompileError> {
     let source = options.proof_source();
     let mut ledger = Ledger::start(!matches!(source, ProofSource::Skip));
     if let ProofSource::Certificate(certificate) = source {
         certificate::check_intact(certificate)?;
     }
+    options.go_on()?;
     let schedule = build(valid)?;
+    options.go_on()?;
     let signature = sign(valid, &schedule);
     if let ProofSource::Certificate(certificate) = source {
         certificate::check_vouches(certificate, &schedule, &signature)?;
     }
     let wanted = wanted_ranks(&schedule, &options.ranks)?;
     let probe_bytes = budget::check(&schedule, &wanted, source, options)?;
+    options.go_on()?;
     ledger.lap(Part::Build);
     let chunk_ranks = stream::chunk_ranks(options, probe_bytes);
     let streamed = stream::stream(&schedule, &wanted, source, options, chunk_ranks, &mut ledger)?;
@@ -98,5 +102,46 @@ fn wanted_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<Rank>, LowerE
             Err(LowerError { rank, topsp: None, collective: None, step: None, kind })
         }
         None => Ok(wanted),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cancel, CompileError, Options, Stage, compile_source};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A ring all-reduce of 4,096 ranks: eight chunks of 512 to stream.
+    const WORLD: &str = "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1048576, arch: Cayman, \
+                         topology: (rank_n: 4096, local_rank_n: 16), channels: 2, algorithm: Ring)";
+
+    /// A flag set before the compile stops it before any work; one set
+    /// while the world streams (from the progress report of the first
+    /// rank lowered) stops it at the next chunk: no rank of a later chunk
+    /// is lowered, and the answer is `Cancelled`, not a result.
+    #[test]
+    fn a_cancelled_compile_stops_at_its_next_chunk() {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let options = Options { cancel: Some(cancel), ..Options::default() };
+        assert!(matches!(compile_source(WORLD, &options), Err(CompileError::Cancelled)));
+
+        let cancel = Cancel::new();
+        let lowered = Arc::new(AtomicU64::new(0));
+        let (flag, seen) = (cancel.clone(), Arc::clone(&lowered));
+        let progress = move |p: super::Progress| {
+            if p.stage == Stage::Lower && p.done > 0 {
+                seen.fetch_max(p.done, Ordering::Relaxed);
+                flag.cancel();
+            }
+        };
+        let options = Options { cancel: Some(cancel), progress: Some(Arc::new(progress)), ..Options::default() };
+        assert!(matches!(compile_source(WORLD, &options), Err(CompileError::Cancelled)));
+        let done = lowered.load(Ordering::Relaxed);
+        assert!((1..=512).contains(&done), "{done} ranks lowered, of 4096");
+
+        // Never set, the same options compile.
+        let options = Options { cancel: Some(Cancel::new()), ..Options::default() };
+        assert!(compile_source(WORLD, &options).is_ok());
     }
 }

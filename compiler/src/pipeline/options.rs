@@ -6,7 +6,7 @@ use crate::manifest::Manifest;
 use crate::verify::ProverOptions;
 use ccc_ir::id::Rank;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The default of [`Options::memory_budget`]: 2 GiB. What a compile may
 /// hold at once, by the estimate made before any world-sized work (see
@@ -76,6 +76,36 @@ pub struct Options {
     /// compile's own. Nothing for the CLI; a binding that copies each
     /// image into its own objects (Python's `bytes`) says so here.
     pub caller_holds: CallerHolds,
+    /// A flag the caller may set from another thread to stop the compile
+    /// (a Ctrl-C, a deadline): it is read before each chunk of ranks and
+    /// between passes, and once set the compile returns
+    /// [`CompileError::Cancelled`](super::CompileError::Cancelled) with
+    /// nothing emitted. `None` costs nothing.
+    pub cancel: Option<Cancel>,
+}
+
+/// A flag that stops a compile ([`Options::cancel`]). Clones share it:
+/// keep one, give the compile another, and [`Cancel::cancel`] from any
+/// thread.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A flag not yet set.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Sets the flag: every compile given it (or a clone) stops at its
+    /// next check.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the flag is set.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// What a caller holds per emitted TOP_SP beside the compile's own images
@@ -100,6 +130,7 @@ impl Default for Options {
             progress: None,
             chunk_ranks: DEFAULT_CHUNK_RANKS,
             caller_holds: CallerHolds::default(),
+            cancel: None,
         }
     }
 }
@@ -124,6 +155,14 @@ impl Options {
             (None, true) => ProofSource::Prove(&self.prover),
         }
     }
+
+    /// `Err(Cancelled)` once [`Options::cancel`] is set.
+    pub(super) fn go_on(&self) -> Result<(), super::CompileError> {
+        match &self.cancel {
+            Some(cancel) if cancel.is_cancelled() => Err(super::CompileError::Cancelled),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl std::fmt::Debug for Options {
@@ -137,6 +176,7 @@ impl std::fmt::Debug for Options {
             .field("memory_budget", &self.memory_budget)
             .field("progress", &self.progress.as_ref().map(|_| "Fn(Progress)"))
             .field("chunk_ranks", &self.chunk_ranks)
+            .field("cancel", &self.cancel)
             .finish()
     }
 }

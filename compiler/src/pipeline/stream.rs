@@ -107,6 +107,7 @@ pub(super) fn stream(
     let mut programs = Vec::new();
     let mut images = Vec::new();
     for chunk in world.chunks(chunk_ranks.max(1)) {
+        options.go_on()?;
         let (asked, asked_images) = stages.chunk(chunk, ledger, &mut seen, &mut found)?;
         if options.emit {
             programs.extend(asked);
@@ -117,6 +118,7 @@ pub(super) fn stream(
             ledger.lap(if checks { Part::RoundTrip } else { Part::Other });
         }
     }
+    options.go_on()?;
     let proof = match (source, prover) {
         (ProofSource::Prove(_), Some(prover)) => {
             let members: u64 =
