@@ -25,7 +25,7 @@ use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, OutputError};
 use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
 use ccc_compiler::pipeline::{
-    CallerHolds, CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, WayOut, compile as run,
+    CallerHolds, Cancel, CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, WayOut, compile as run,
 };
 use ccc_compiler::sign::sign as sign_schedule;
 use ccc_compiler::valid::ValidProgram;
@@ -362,7 +362,12 @@ pub struct Request {
 /// # Errors
 ///
 /// The failing pass's error (validation lists every problem).
-pub fn compile(spec: &Spec, request: &Request, cache: Option<&Mutex<AutoCache>>) -> Result<Compiled, Failure> {
+pub fn compile(
+    spec: &Spec,
+    request: &Request,
+    cache: Option<&Mutex<AutoCache>>,
+    cancel: Option<Cancel>,
+) -> Result<Compiled, Failure> {
     let valid = validated(spec, cache)?;
     let options = Options {
         ranks: request.ranks.iter().flatten().copied().map(Rank).collect(),
@@ -372,6 +377,7 @@ pub fn compile(spec: &Spec, request: &Request, cache: Option<&Mutex<AutoCache>>)
         // `TopSpImages` and its map entry per TOP_SP: counted against the
         // budget as the compile's own memory.
         caller_holds: CallerHolds { image_copies: 1, bytes: PY_TOPSP_BYTES },
+        cancel,
         ..Options::default()
     };
     run(&valid, &options).map_err(|e| compile_error(&e, spec.form))
@@ -488,6 +494,9 @@ fn compile_error(e: &CompileError, form: SpecForm) -> Failure {
             info.help = Some("compile fewer ranks (ranks=[...]), verify=False, or raise memory_budget".to_owned());
             info
         }
+        // Set only when the caller was interrupted, which is what it
+        // raises (`interruptible`): not seen by a user unless a defect.
+        CompileError::Cancelled => ErrorInfo::new(ErrorClass::Internal, "Cancelled", message),
         CompileError::Certificate(c) => {
             let mut info = ErrorInfo::new(ErrorClass::Certificate, variant(c), message);
             if let CertificateError::ProofMismatch { field, expected, .. } = c {
@@ -576,6 +585,19 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
         let mut info = ErrorInfo::new(ErrorClass::Output, variant(&e), e.to_string());
         match &e {
             OutputError::InTheWay { entry, .. } => info.field = Some(entry.display().to_string()),
+            OutputError::Io { action: "resolve", path, .. } => {
+                info.field = Some(path.display().to_string());
+                info.help = Some(if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    format!(
+                        "{} is a symbolic link to nothing (or to a loop of links): create the folder it points \
+                         to, or write to another folder",
+                        path.display()
+                    )
+                } else {
+                    "a folder on the way to it does not exist (or a link on the way leads nowhere): check the path"
+                        .to_owned()
+                });
+            }
             OutputError::Io { path, .. } | OutputError::WorkFolderTaken { work: path, .. } => {
                 info.field = Some(path.display().to_string())
             }
@@ -594,6 +616,9 @@ pub enum DiagnoseInput<'a> {
     Spec(&'a Spec),
     /// The text of a `manifest.json`.
     ManifestJson(&'a str),
+    /// A manifest given as a dict, as JSON text the binding wrote (an
+    /// error names no line or column in it).
+    ManifestDict(&'a str),
     /// A compile's result (its manifest).
     Compiled(&'a Compiled),
     /// A `ccc compile -o` output folder (its manifest, and its images when
@@ -614,6 +639,20 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failur
         read.push(match input {
             DiagnoseInput::Spec(spec) => spec_input(name, spec).map_err(|e| naming(name, e))?,
             DiagnoseInput::ManifestJson(json) => Input::from_manifest_json(name.clone(), json).map_err(input_error)?,
+            // The JSON is ccc's own text of the caller's dict: a line and
+            // column in it point at nothing the caller wrote.
+            DiagnoseInput::ManifestDict(json) => Input::from_manifest_json(name.clone(), json).map_err(|e| {
+                let mut info = match e {
+                    InputError::NotAManifest { name, message, .. } => {
+                        let mut info = input_error(InputError::NotAManifest { name, message, line: 0, column: 0 });
+                        info.message = info.message.split(" (at line ").next().unwrap_or_default().to_owned();
+                        info
+                    }
+                    e => input_error(e),
+                };
+                (info.line, info.column) = (None, None);
+                info
+            })?,
             DiagnoseInput::Compiled(c) => {
                 // Its images are at hand: compared by them, as a spec's are.
                 let input = Input::from_manifest(name.clone(), &Manifest::of(c)).map_err(input_error)?;

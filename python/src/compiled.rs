@@ -183,13 +183,23 @@ impl PyCompiled {
         let os = py.import("os")?;
         let out_dir: PathBuf = match os.call_method1("fsdecode", (out_dir,)) {
             Ok(path) => path.extract()?,
-            Err(_) => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            // Not a path: said so, with what said it as the cause; an
+            // `__fspath__` that raised anything else raises it.
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => {
+                let named = pyo3::exceptions::PyTypeError::new_err(format!(
                     "write takes a folder path (str, bytes or os.PathLike), not a {}",
                     out_dir.get_type().name()?
-                )));
+                ));
+                named.set_cause(py, Some(e));
+                return Err(named);
             }
+            Err(e) => return Err(e),
         };
+        if out_dir.as_os_str().is_empty() {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "write takes a folder path, and '' names none; accepted: a folder to write (it need not exist yet)",
+            ));
+        }
         let compiled = Arc::clone(&self.compiled);
         let written = py.detach(|| errors::guard(|| adapter::write(&out_dir, &compiled)));
         let written = written.map_err(|e| errors::to_py(py, e))?;

@@ -1,12 +1,14 @@
 //! Rust failures as Python exceptions: an [`ErrorInfo`] becomes an
 //! instance of the class of `ccc/_errors.py` its [`ErrorClass`] names, with
 //! every structured field as an attribute; a panic inside ccc becomes
-//! `ccc.InternalError` ([`guard`]) instead of aborting the interpreter.
+//! `ccc.InternalError` ([`guard`]) instead of aborting the interpreter,
+//! and prints nothing ([`keep_panics_quiet`]).
 
 use crate::adapter::{ErrorClass, ErrorInfo, Failure};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, PoisonError};
 
 /// The Python module that defines the exception classes.
 const ERRORS_MODULE: &str = "ccc._errors";
@@ -30,6 +32,23 @@ const fn class_name(class: ErrorClass) -> &'static str {
     }
 }
 
+/// Where the last panic in this module happened (`file:line:column`), as
+/// [`keep_panics_quiet`]'s hook saw it, for [`guard`] to put in its error.
+static LAST_PANIC_AT: Mutex<Option<String>> = Mutex::new(None);
+
+/// Replaces the default panic hook, which prints to stderr, with one that
+/// only notes where the panic happened: the library prints nothing, and a
+/// panic reaches Python as an exception that says it all ([`guard`]; PyO3's
+/// `PanicException` for one outside it). The hook is this module's own
+/// (each extension module has its own Rust runtime).
+pub fn keep_panics_quiet() {
+    std::panic::set_hook(Box::new(|info| {
+        if let Some(at) = info.location() {
+            *LAST_PANIC_AT.lock().unwrap_or_else(PoisonError::into_inner) = Some(at.to_string());
+        }
+    }));
+}
+
 /// Runs `f`, turning a panic into an [`ErrorClass::Internal`] error: ccc
 /// never panics on bad input, so a panic is a defect, and it must reach
 /// Python as an exception, never abort the interpreter.
@@ -40,7 +59,9 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
             .map(|s| (*s).to_owned())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a panic without a message".to_owned());
-        let mut info = ErrorInfo::new(ErrorClass::Internal, "Panic", format!("ccc panicked: {what}"));
+        let at = LAST_PANIC_AT.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let at = at.map(|at| format!(" at {at}")).unwrap_or_default();
+        let mut info = ErrorInfo::new(ErrorClass::Internal, "Panic", format!("ccc panicked{at}: {what}"));
         info.help = Some("this is a defect in ccc; please report it with the spec".to_owned());
         Err(info)
     })

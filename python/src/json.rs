@@ -88,7 +88,10 @@ fn plain_scalar(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
     if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyString>() {
         return value;
     }
-    index_of(&value).unwrap_or(value)
+    match index_of(&value) {
+        Some(Ok(whole)) => whole,
+        _ => value,
+    }
 }
 
 /// A value [`plain`] refuses: its path, why, and the error kind when it
@@ -179,13 +182,16 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         }
     } else if let Some(whole) = index_of(value) {
         // An integer of another type (numpy's `int64`): read as the int
-        // `operator.index` gives, so rebuilt.
+        // `operator.index` gives, so rebuilt; one whose `__index__` raised
+        // is refused with what it raised.
+        let whole = whole.map_err(|e| Bad::at(path, format!("its __index__ raised {e}")))?;
         mappings = true;
         plain(&whole, path, depth)?;
     } else {
         // What `json.dumps` would refuse without a path (a set, a complex,
-        // any object).
-        let kind = value.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
+        // any object), named with its module where it is not a builtin
+        // (numpy's `bool` is `numpy.bool`, not Python's bool).
+        let kind = value.get_type().fully_qualified_name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
         let array = if value.hasattr("tolist").unwrap_or(false) { " (an array's .tolist())" } else { "" };
         return Err(Bad::at(
             path,
@@ -199,12 +205,12 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
 }
 
 /// The int `operator.index(value)` gives, when `value` has `__index__`
-/// (numpy's integers); `None` for anything else.
-fn index_of<'py>(value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+/// (numpy's integers), or what it raised; `None` for anything else.
+fn index_of<'py>(value: &Bound<'py, PyAny>) -> Option<PyResult<Bound<'py, PyAny>>> {
     if !value.hasattr("__index__").unwrap_or(false) {
         return None;
     }
-    value.py().import("operator").ok()?.call_method1("index", (value,)).ok()
+    Some(value.py().import("operator").and_then(|operator| operator.call_method1("index", (value,))))
 }
 
 /// The keys of one mapping met so far, as JSON writes them: an int key and
@@ -256,7 +262,8 @@ fn key_text(path: &str, k: &Bound<'_, PyAny>) -> Result<(String, bool), Bad> {
     let (whole, rebuilt) = match k.is_instance_of::<PyInt>() {
         true => (k.clone(), false),
         false => match index_of(k) {
-            Some(whole) => (whole, true),
+            Some(Ok(whole)) => (whole, true),
+            Some(Err(e)) => return Err(Bad::at(path, format!("the key {k}: its __index__ raised {e}"))),
             None => {
                 return Err(Bad::at(
                     path,

@@ -44,15 +44,25 @@ use std::time::Instant;
 
 /// `ranks` as the adapter takes it: `None` for every rank. An empty list is
 /// refused rather than read as every rank (the library's convention).
-fn some_ranks(ranks: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Option<Vec<u32>>> {
+fn some_ranks(ranks: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<u32>>> {
     let Some(ranks) = ranks else { return Ok(None) };
+    // Text and bytes are sequences too, but not of ranks (`b"\x07"` read
+    // as rank 7).
+    let is = |t: &str| ranks.get_type().name().is_ok_and(|n| n == t);
+    if is("str") || is("bytes") || is("bytearray") || !ranks.is_instance_of::<pyo3::types::PySequence>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "ranks is of type {}; accepted: a list (or other sequence) of ints, or None for every rank",
+            ranks.get_type().name()?
+        )));
+    }
+    let ranks: Vec<Bound<'_, PyAny>> = ranks.try_iter()?.collect::<PyResult<_>>()?;
     if ranks.is_empty() {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "ranks is empty; name at least one rank, or pass ranks=None for every rank",
         ));
     }
     let rank = |(i, r): (usize, &Bound<'_, PyAny>)| {
-        let shown = match whole(r)? {
+        let shown = match whole(r, &format!("ranks[{i}]"))? {
             Ok(r) => match u32::try_from(r) {
                 Ok(rank) => return Ok(rank),
                 Err(_) => r.to_string(),
@@ -69,11 +79,26 @@ fn some_ranks(ranks: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Option<Vec<u32>>
 /// An int argument as an `i128`; one past that range is `Err` of its
 /// decimal text (for a `ValueError` that names it, not Python's bare
 /// `OverflowError`), anything but an int a `TypeError`.
-fn whole(value: &Bound<'_, PyAny>) -> PyResult<Result<i128, String>> {
+fn whole(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<i128, String>> {
+    // A bool is an int to Python, not a number to ccc (`True` read as 1).
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{what} is {}, a bool; accepted: an int",
+            value.repr()?
+        )));
+    }
     match value.extract::<i128>() {
         Ok(v) => Ok(Ok(v)),
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(value.py()) => {
             Ok(Err(value.str()?.to_string()))
+        }
+        // Not an int: said of the argument, the error that said so its
+        // cause (an `__index__` that raised keeps its own error).
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(value.py()) => {
+            let named =
+                pyo3::exceptions::PyTypeError::new_err(format!("{what}: {}; accepted: an int", e.value(value.py())));
+            named.set_cause(value.py(), Some(e));
+            Err(named)
         }
         Err(e) => Err(e),
     }
@@ -83,7 +108,7 @@ fn whole(value: &Bound<'_, PyAny>) -> PyResult<Result<i128, String>> {
 /// `ValueError` naming it (not Python's bare `OverflowError`).
 fn budget(memory_budget: Option<Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
     let Some(b) = memory_budget else { return Ok(None) };
-    let shown = match whole(&b)? {
+    let shown = match whole(&b, "memory_budget")? {
         Ok(b) => match u64::try_from(b) {
             Ok(bytes) => return Ok(Some(bytes)),
             Err(_) => b.to_string(),
@@ -113,7 +138,7 @@ fn budget(memory_budget: Option<Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
 fn compile(
     py: Python<'_>,
     program_or_text: &Bound<'_, PyAny>,
-    ranks: Option<Vec<Bound<'_, PyAny>>>,
+    ranks: Option<Bound<'_, PyAny>>,
     verify: bool,
     memory_budget: Option<Bound<'_, PyAny>>,
     auto_cache: Option<&Bound<'_, PyAutoCache>>,
@@ -121,8 +146,72 @@ fn compile(
     let spec = spec_of(py, program_or_text)?;
     let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: budget(memory_budget)? };
     let cache = auto_cache.map(|c| c.get().mutex());
-    let compiled = py.detach(|| errors::guard(|| adapter::compile(&spec, &request, cache)));
+    let compiled = interruptible(py, |cancel| errors::guard(|| adapter::compile(&spec, &request, cache, cancel)))?;
     PyCompiled::new(py, compiled.map_err(|e| errors::to_py(py, e))?)
+}
+
+/// How often a compile's caller looks for a signal (a Ctrl-C) while the
+/// compile runs.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Runs `work` on a thread of its own, given a cancel flag, while this
+/// thread waits with the GIL released and, every [`SIGNAL_POLL`], runs
+/// Python's signal handlers: when one raises (Ctrl-C's
+/// `KeyboardInterrupt`), the flag is set, the work stops at its next
+/// check (`Options::cancel`, a chunk of ranks at most) and is dropped, and
+/// the handler's exception is raised. (Only the main thread runs signal
+/// handlers: from another, this waits for the work.) Where no thread can
+/// be started, the work runs here, uninterruptible.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(Option<ccc_compiler::pipeline::Cancel>) -> T + Send,
+) -> PyResult<T> {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let cancel = ccc_compiler::pipeline::Cancel::new();
+    let given = cancel.clone();
+    let (send, receive) = channel();
+    // The work, moved into the thread if one starts, else taken back.
+    let slot = std::sync::Mutex::new(Some(work));
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new().name("ccc-compile".to_owned()).spawn_scoped(scope, || {
+            let work = slot.lock().ok().and_then(|mut w| w.take());
+            if let Some(work) = work {
+                let _ = send.send(work(Some(given)));
+            }
+        });
+        if spawned.is_err() {
+            let work = slot.lock().ok().and_then(|mut w| w.take());
+            if let Some(work) = work {
+                return Ok(py.detach(|| work(None)));
+            }
+        }
+        let mut receive = receive;
+        loop {
+            // The receiver is moved in and out (it may not be shared).
+            let (back, received) = py.detach(move || {
+                let received = receive.recv_timeout(SIGNAL_POLL);
+                (receive, received)
+            });
+            receive = back;
+            match received {
+                Ok(done) => return Ok(done),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(interrupted) = py.check_signals() {
+                        cancel.cancel();
+                        // Its answer, dropped: waited for without the GIL
+                        // (the scope would join it holding the GIL).
+                        drop(py.detach(move || receive.recv()));
+                        return Err(interrupted);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "ccc's compile thread ended without an answer (a defect in ccc)",
+                    ));
+                }
+            }
+        }
+    })
 }
 
 /// The collective signature of a spec: 32 lower-case hex digits, what
@@ -147,6 +236,8 @@ fn sign(
 enum Owned {
     Spec(Spec),
     Manifest(String),
+    /// A manifest dict, as JSON text.
+    ManifestDict(String),
     Compiled(std::sync::Arc<adapter::Compiled>),
     Folder(std::path::PathBuf),
 }
@@ -162,7 +253,7 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         return if ccc_compiler::diagnose::is_manifest(Some(&path), &text) {
             Ok(Owned::Manifest(text))
         } else {
-            errors::run(py, || adapter::parse(&text)).map(Owned::Spec)
+            program::parse_released(py, &text).map(Owned::Spec)
         };
     }
     if let Ok(c) = item.cast::<PyCompiled>() {
@@ -171,7 +262,7 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     if item.cast::<PyDict>().is_ok() {
         // Checked as a spec's dict is: a value JSON cannot carry (bytes, a
         // set) is a ParseError at its path, not json's bare TypeError.
-        return Ok(Owned::Manifest(json::dumps_checked(py, item, "", "manifest", "Syntax")?));
+        return Ok(Owned::ManifestDict(json::dumps_checked(py, item, "", "manifest", "Syntax")?));
     }
     if let Ok(text) = item.extract::<String>()
         && ccc_compiler::diagnose::is_manifest(None, &text)
@@ -274,6 +365,7 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
                     let input = match input {
                         Owned::Spec(s) => DiagnoseInput::Spec(s),
                         Owned::Manifest(m) => DiagnoseInput::ManifestJson(m),
+                        Owned::ManifestDict(m) => DiagnoseInput::ManifestDict(m),
                         Owned::Compiled(c) => DiagnoseInput::Compiled(c),
                         Owned::Folder(dir) => DiagnoseInput::Folder(dir),
                     };
@@ -387,7 +479,7 @@ fn _panic_for_test(py: Python<'_>, message: &str) -> PyResult<()> {
 fn _time_rust_compile<'py>(
     py: Python<'py>,
     program: &Bound<'py, PyAny>,
-    ranks: Option<Vec<Bound<'_, PyAny>>>,
+    ranks: Option<Bound<'_, PyAny>>,
     verify: bool,
     iterations: u32,
 ) -> PyResult<Bound<'py, PyList>> {
@@ -398,7 +490,7 @@ fn _time_rust_compile<'py>(
             (0..iterations)
                 .map(|_| {
                     let t = Instant::now();
-                    adapter::compile(&spec, &request, None).map(|c| {
+                    adapter::compile(&spec, &request, None, None).map(|c| {
                         let seconds = t.elapsed().as_secs_f64();
                         drop(c);
                         seconds
@@ -414,6 +506,7 @@ fn _time_rust_compile<'py>(
 #[pymodule]
 #[pyo3(name = "_ccc")]
 fn ccc_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::keep_panics_quiet();
     m.add_class::<PyProgram>()?;
     m.add_class::<PyCompiled>()?;
     m.add_class::<PyAutoCache>()?;

@@ -120,7 +120,7 @@ pub fn parse(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<PyProgram> {
             text.get_type().name()?
         )));
     };
-    let spec = errors::run(py, || adapter::parse(&text))?;
+    let spec = parse_released(py, &text)?;
     Ok(PyProgram { spec })
 }
 
@@ -160,13 +160,19 @@ pub fn text_arg(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str, what: &st
     }
 }
 
+/// Parses RON text with the GIL released (a spec of megabytes takes a
+/// while: other threads run meanwhile).
+pub fn parse_released(py: Python<'_>, text: &str) -> PyResult<Spec> {
+    py.detach(|| errors::guard(|| adapter::parse(text))).map_err(|e| errors::to_py(py, e))
+}
+
 /// The spec of a `Program` or of RON text.
 pub fn spec_of(py: Python<'_>, program_or_text: &Bound<'_, PyAny>) -> PyResult<Spec> {
     if let Ok(p) = program_or_text.cast::<PyProgram>() {
         return Ok(p.get().spec.clone());
     }
     if let Some(text) = text_of(py, program_or_text)? {
-        return errors::run(py, || adapter::parse(&text));
+        return parse_released(py, &text);
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
         "expected a ccc.Program or RON text (str), got {}",

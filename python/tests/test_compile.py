@@ -196,8 +196,27 @@ def test_images_are_read_only_and_an_empty_rank_list_is_refused():
         ccc.compile(text, ranks=[2**70])
     with pytest.raises(ValueError, match=f"memory_budget is {2**200}; accepted"):
         ccc.compile(text, memory_budget=2**200)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"ranks\[0\]: .*; accepted: an int"):
         ccc.compile(text, ranks=["0"])
+    # A bool is no rank and no budget (True was rank 1 and a 1-byte
+    # budget), nor is text or bytes a list of ranks (b"\x07" was rank 7).
+    with pytest.raises(TypeError, match=r"ranks\[1\] is False, a bool"):
+        ccc.compile(text, ranks=[0, False])
+    with pytest.raises(TypeError, match="memory_budget is True, a bool"):
+        ccc.compile(text, memory_budget=True)
+    for given in [b"\x07", "01", bytearray(b"\x01"), 3]:
+        with pytest.raises(TypeError, match=f"ranks is of type {type(given).__name__}; accepted: a list"):
+            ccc.compile(text, ranks=given)
+    assert ccc.compile(text, ranks=(1, 3)).ranks == [1, 3]
+    assert ccc.compile(text, ranks=range(2)).ranks == [0, 1]
+
+    # An integer type whose __index__ raises: what it raised, as the cause.
+    class Broken:
+        def __index__(self):
+            raise ValueError("idx boom")
+
+    with pytest.raises(ValueError, match="idx boom"):
+        ccc.compile(text, ranks=[Broken()])
 
 
 def test_compile_refuses_what_is_not_a_spec():
@@ -243,6 +262,27 @@ def test_write_takes_a_path_as_open_does(tmp_path):
         assert (tmp_path / name / "manifest.json").is_file()
     with pytest.raises(TypeError, match=r"str, bytes or os.PathLike"):
         compiled.write(None)
+    with pytest.raises(ValueError, match="'' names none"):
+        compiled.write("")
+
+    # A path object whose __fspath__ raises: what it raised.
+    class Broken:
+        def __fspath__(self):
+            raise RuntimeError("fspath boom")
+
+    with pytest.raises(RuntimeError, match="fspath boom"):
+        compiled.write(Broken())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="symbolic links")
+def test_write_to_a_link_to_nothing_says_so(tmp_path):
+    compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for given in [tmp_path / "dangling", tmp_path / "dangling" / "out"]:
+        with pytest.raises(ccc.OutputError) as caught:
+            compiled.write(given)
+        assert "is a symbolic link to nothing" in caught.value.help, given
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling"]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="a file name of any bytes: Linux file systems")

@@ -208,6 +208,21 @@ def test_from_dict_refuses_what_is_not_json_by_its_path():
             ccc.Program.from_dict(dict(good, groups=[[0, 1, 2, 3], value]))
         assert caught.value.field == "groups[1]"
         assert f"a value of type `{kind}` is not one a spec holds" in str(caught.value)
+    # A type of another module is named with it: numpy's `bool` (no
+    # __index__) is `numpy.bool`, not the Python bool the message accepts.
+    numpy_bool = type("bool", (), {"__module__": "numpy"})
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, count=numpy_bool()))
+    assert "a value of type `numpy.bool` is not one a spec holds" in str(caught.value)
+
+    # An integer type whose __index__ raises: refused with what it raised.
+    class Broken:
+        def __index__(self):
+            raise ValueError("idx boom")
+
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, count=Broken()))
+    assert caught.value.field == "count" and "its __index__ raised ValueError: idx boom" in str(caught.value)
     # Text or a list is not a dict: a TypeError that says what reads it.
     with pytest.raises(TypeError, match="RON text is read by ccc.parse"):
         ccc.Program.from_dict((ROOT / "examples" / "allreduce_ring.ron").read_text())

@@ -146,6 +146,15 @@ def test_diagnose_reads_output_folders_and_files_as_the_cli_does(cli, cli_json, 
     with pytest.raises(ccc.InputError) as caught:
         ccc.diagnose([tmp_path / "latin1.ron", spec])
     assert caught.value.kind == "NotUtf8"
+    # A manifest dict that is not one: no line or column (they pointed
+    # into the JSON ccc wrote of the dict); manifest text keeps its own.
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([{"x": 1}, spec])
+    assert caught.value.kind == "NotAManifest" and "missing field `signature`" in str(caught.value)
+    assert (caught.value.line, caught.value.column) == (None, None) and "at line" not in str(caught.value)
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose(['{"x": 1}', spec])
+    assert (caught.value.line, caught.value.column) == (1, 8)
 
 
 def test_a_spec_error_in_diagnose_is_raised_as_such():
