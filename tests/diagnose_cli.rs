@@ -379,7 +379,9 @@ fn a_spec_against_a_manifest() {
     let other = format!("{ROOT}/{}", fixture("count_off_by_one/rank-5.ron"));
     let run = ccc_in(dir.path(), &["diagnose", "a", &other]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stdout.contains("the inputs disagree at collective 3 of 6 (manifest.json)"), "{}", run.stdout);
+    // The folder named with its manifest (it was `manifest.json` alone,
+    // which names no folder).
+    assert!(run.stdout.contains("the inputs disagree at collective 3 of 6 (a/manifest.json)"), "{}", run.stdout);
     assert!(!run.stdout.contains("specs disagree") && !run.stdout.contains("manifests disagree"), "{}", run.stdout);
 }
 

@@ -773,3 +773,26 @@ fn names_that_are_not_utf8_keep_their_own_work_folders() {
     assert!(text(&run.stderr).contains("put back"), "{}", text(&run.stderr));
     assert_eq!(fs::read(ff.join("notes.txt")).unwrap(), b"mine");
 }
+
+/// A symbolic link on the way to `-o` that leads nowhere, or round a
+/// loop of links, is named as such at once, nothing written. (It was
+/// retried as a folder another compile removed, 1,024 times, and then
+/// blamed on other compiles; a loop was called a file.)
+#[cfg(unix)]
+#[test]
+fn a_link_to_nothing_on_the_way_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("nowhere", dir.path().join("dangling")).unwrap();
+    std::os::unix::fs::symlink("loop", dir.path().join("loop")).unwrap();
+    for (link, why) in [("dangling", "No such file or directory"), ("loop", "Too many levels of symbolic links")] {
+        let run = compile(&dir.path().join(link).join("out"), &[]);
+        assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+        let stderr = text(&run.stderr);
+        assert!(stderr.contains(&format!("cannot resolve {}: {why}", dir.path().join(link).display())), "{stderr}");
+        assert!(stderr.contains("is a symbolic link to nothing (or to a loop of links)"), "{stderr}");
+        assert!(!stderr.contains("times"), "{stderr}");
+    }
+    let mut left: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    left.sort();
+    assert_eq!(left, ["dangling", "loop"]);
+}

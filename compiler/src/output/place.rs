@@ -172,6 +172,12 @@ fn try_hold(
         }
         match fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
+            // A link on the way that leads nowhere (or round a loop of
+            // links): no folder can be made through it, however often
+            // this is tried.
+            Err(e) if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) => {
+                return Err(OutputError::Io { action: "resolve", path: dir.to_path_buf(), source: e });
+            }
             // Made, and removed again by another compile: again.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             // `OUT` that is a file: nothing to lock (the write refuses it).

@@ -404,8 +404,14 @@ fn output_failure(error: OutputError) -> Failure {
         OutputError::Io { action: "resolve", path, .. }
             if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
         {
-            "-o is a symbolic link to nothing (or to a loop of links): create the folder it points to, or name \
-             another -o folder"
+            return Failure::input(miette::miette!(
+                help = format!(
+                    "{} is a symbolic link to nothing (or to a loop of links): create the folder \
+                     it points to, or choose another -o path",
+                    path.display()
+                ),
+                "{error}"
+            ));
         }
         OutputError::Io { action: "resolve", .. } => {
             "a folder on the way to -o does not exist (or a link on the way leads nowhere): check the path"

@@ -45,7 +45,11 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     }
     let files: Vec<PathBuf> =
         args.inputs.iter().map(|p| if p.is_dir() { p.join("manifest.json") } else { p.clone() }).collect();
-    let names = display_names(&files);
+    // A manifest (a folder's, or one given) is named with its folder
+    // (`out/manifest.json`), never by the name every manifest has.
+    let least: Vec<usize> =
+        files.iter().map(|p| if p.file_name().is_some_and(|n| n == "manifest.json") { 2 } else { 1 }).collect();
+    let names = display_names(&files, &least);
     // One cache for every spec: ranks' specs mostly repeat their
     // collectives, and `Auto` then searches each distinct one once.
     let mut cache = AutoCache::new();
@@ -148,22 +152,34 @@ fn manifest_input(path: String, text: &str) -> Result<Input, Failure> {
     })
 }
 
-/// The shortest trailing part of every path that tells them all apart.
-fn display_names(paths: &[PathBuf]) -> Vec<String> {
+/// The shortest trailing part of every path that tells them all apart,
+/// each of at least `least[i]` components where the path has them (`..`
+/// read as leaving the folder before it, so that `a/x/../y` is `a/y`).
+fn display_names(paths: &[PathBuf], least: &[usize]) -> Vec<String> {
     let parts: Vec<Vec<String>> = paths
         .iter()
         .map(|p| {
-            p.components()
-                .filter_map(|c| match c {
-                    Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-                    _ => None,
-                })
-                .collect()
+            let mut parts: Vec<String> = Vec::new();
+            for c in p.components() {
+                match c {
+                    Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+                    Component::ParentDir if parts.last().is_some_and(|l| l != "..") => {
+                        parts.pop();
+                    }
+                    Component::ParentDir => parts.push("..".to_owned()),
+                    _ => {}
+                }
+            }
+            parts
         })
         .collect();
     let longest = parts.iter().map(Vec::len).max().unwrap_or(0);
     for k in 1..=longest {
-        let names: Vec<String> = parts.iter().map(|p| p[p.len().saturating_sub(k)..].join("/")).collect();
+        let names: Vec<String> = parts
+            .iter()
+            .zip(least.iter().chain(std::iter::repeat(&1)))
+            .map(|(p, &least)| p[p.len().saturating_sub(k.max(least))..].join("/"))
+            .collect();
         let mut sorted: Vec<&String> = names.iter().collect();
         sorted.sort_unstable();
         sorted.dedup();
@@ -562,5 +578,27 @@ fn ranges(values: &[u32]) -> String {
     match parts.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => parts.join(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::display_names;
+    use std::path::PathBuf;
+
+    /// Names are the shortest trailing parts that tell the paths apart, a
+    /// manifest's with its folder, and `..` leaves the folder before it
+    /// (`a/x/../y` was shown as `x/y`, a path that need not exist).
+    #[test]
+    fn inputs_are_named_by_their_shortest_distinct_tails() {
+        let names = |paths: &[&str], least: &[usize]| {
+            let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+            display_names(&paths, least)
+        };
+        assert_eq!(names(&["a/r0.ron", "b/r1.ron"], &[1, 1]), ["r0.ron", "r1.ron"]);
+        assert_eq!(names(&["a/r0.ron", "b/r0.ron"], &[1, 1]), ["a/r0.ron", "b/r0.ron"]);
+        assert_eq!(names(&["runs/out/manifest.json", "x.ron"], &[2, 1]), ["out/manifest.json", "x.ron"]);
+        assert_eq!(names(&["p/a/x/../y/s.ron", "p/b/y/s.ron"], &[1, 1]), ["a/y/s.ron", "b/y/s.ron"]);
+        assert_eq!(names(&["../s.ron", "../../t/s.ron"], &[1, 1]), ["../s.ron", "t/s.ron"]);
     }
 }
