@@ -153,6 +153,24 @@ fn a_full_stdout_is_reported() {
     let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(words.contains("was written whole; only this summary was lost"), "stderr:\n{stderr}");
     assert!(folder.join("manifest.json").is_file());
+
+    // So does `explain` or `sweep` whose SVG is written (it said only
+    // "cannot write to stdout").
+    for verb in ["explain", "sweep"] {
+        let svg = dir.path().join(format!("{verb}.svg"));
+        let out = Command::new(BIN)
+            .args([OsStr::new(verb), example("allreduce_ring.ron").as_os_str(), OsStr::new("--svg")])
+            .arg(&svg)
+            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+        let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains(&format!("{} was written whole", svg.display())), "{verb}: {stderr}");
+        assert!(svg.is_file());
+    }
 }
 
 /// A 65,536-rank ring: drawn whole it would have billions of nodes.

@@ -63,13 +63,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     wall.write_line(&mut out, &compiled);
     // The output is in place by now: a failure to print the summary must
     // not read as "nothing was written".
-    crate::out::emit(&out).map_err(|f| {
-        Failure::input(miette::miette!(
-            help = format!("{} was written whole; only this summary was lost", args.out.display()),
-            "{}",
-            f.report
-        ))
-    })?;
+    crate::out::emit_after(&out, Some(&args.out))?;
     Ok(ExitCode::SUCCESS)
 }
 

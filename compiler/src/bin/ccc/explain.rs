@@ -82,7 +82,8 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Failure> {
     } else {
         render(&args.spec, &valid, &all)
     };
-    crate::out::emit(&text)?;
+    // The SVG is whole by now: a summary that cannot be printed says so.
+    crate::out::emit_after(&text, args.svg.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 

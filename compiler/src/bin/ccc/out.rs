@@ -28,6 +28,24 @@ pub fn emit(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// [`emit`], after this run wrote `written` whole (a compile's folder, an
+/// `--svg` file), if anything: a failure to print then says so, so that
+/// it does not read as "nothing was written".
+///
+/// # Errors
+///
+/// [`emit`]'s, with that help.
+pub fn emit_after(text: &str, written: Option<&Path>) -> Result<(), Failure> {
+    emit(text).map_err(|f| match written {
+        Some(path) => Failure::input(miette::miette!(
+            help = format!("{} was written whole; only this summary was lost", path.display()),
+            "{}",
+            f.report
+        )),
+        None => f,
+    })
+}
+
 /// Writes `text` to a new file at `path`, whole or not at all
 /// ([`output::write_new`]: ccc never overwrites a file, and never leaves
 /// half of one).

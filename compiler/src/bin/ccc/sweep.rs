@@ -166,7 +166,8 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
     } else {
         table(first, &rows)
     };
-    crate::out::emit(&text)?;
+    // The SVG is whole by now: a summary that cannot be printed says so.
+    crate::out::emit_after(&text, args.svg.as_deref())?;
     if let Some((count, why)) = stopped {
         note!("note: the sweep stops at count {count}, where nothing lowers: {why}");
     }
