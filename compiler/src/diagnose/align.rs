@@ -44,8 +44,11 @@ const COST_CHANGED: u64 = 3;
 /// resolved towards pairing (the same position, a different op).
 const COST_CHANGED_OP: u64 = 4;
 
-/// A gap's whole cost (structure only).
-const GAP: u64 = COST_GAP << STRUCTURE_SHIFT;
+/// A gap's cost: its structure, and every field of the collective it
+/// leaves out (a missing or extra collective says all of it differs).
+fn gap(c: &Coll<'_>) -> u64 {
+    (COST_GAP << STRUCTURE_SHIFT) + c.len() as u64
+}
 
 /// How many of `x`'s and `y`'s fields differ (a field on one side only
 /// counts once).
@@ -77,10 +80,13 @@ pub(crate) fn align(a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Edit> {
 /// suffix holds only equal collectives of the same name.
 ///
 /// An alignment's cost is, first, its structure (gaps and pairs, by the
-/// `COST_` constants), then the fields its changed pairs differ in, then
-/// the pairs it makes across names: so a collective moved and changed
-/// reads as the one that moved, with the one field that changed, not as
-/// its neighbour changed in every field.
+/// `COST_` constants), then the fields it says differ (those its changed
+/// pairs differ in, and every field of a missing or extra collective),
+/// then the pairs it makes across names: so a collective moved and
+/// changed reads as the one that moved, with the one field that changed,
+/// not as its neighbour changed in every field; and a collective whose
+/// `Auto` choice moved still reads as changed where it stands, not as a
+/// missing and an extra one of the same structure.
 pub(crate) fn align_named(a: &[Coll<'_>], b: &[Coll<'_>], renamed: impl Fn(usize, usize) -> bool) -> Vec<Edit> {
     let same = |i: usize, j: usize| a.get(i) == b.get(j) && !renamed(i, j);
     let prefix = (0..a.len().min(b.len())).take_while(|&k| same(k, k)).count();
@@ -123,12 +129,12 @@ pub(crate) fn align_named(a: &[Coll<'_>], b: &[Coll<'_>], renamed: impl Fn(usize
                 let here = match (a_mid.get(i), b_mid.get(j)) {
                     (Some(x), Some(y)) => {
                         let pair = cost(i, j, x, y) + d[(i + 1) * w + j + 1];
-                        let missing = GAP + d[(i + 1) * w + j];
-                        let extra = GAP + d[i * w + j + 1];
+                        let missing = gap(x) + d[(i + 1) * w + j];
+                        let extra = gap(y) + d[i * w + j + 1];
                         pair.min(missing).min(extra)
                     }
-                    (Some(_), None) => GAP + d[(i + 1) * w + j],
-                    (None, Some(_)) => GAP + d[i * w + j + 1],
+                    (Some(x), None) => gap(x) + d[(i + 1) * w + j],
+                    (None, Some(y)) => gap(y) + d[i * w + j + 1],
                     (None, None) => 0,
                 };
                 d[i * w + j] = here;
@@ -144,7 +150,7 @@ pub(crate) fn align_named(a: &[Coll<'_>], b: &[Coll<'_>], renamed: impl Fn(usize
                     i += 1;
                     j += 1;
                 }
-                (Some(_), _) if j == m || GAP + d[(i + 1) * w + j] == here => {
+                (Some(x), _) if j == m || gap(x) + d[(i + 1) * w + j] == here => {
                     edits.push(Edit::Missing(ii, jj));
                     i += 1;
                 }
