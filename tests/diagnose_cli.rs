@@ -347,6 +347,30 @@ fn a_folder_whose_files_changed_is_no_match() {
     bytes[24] ^= 5;
     std::fs::write(&file, &bytes).unwrap();
     assert_eq!(ccc_in(dir.path(), &["diagnose", "a", "b"]).code, 0);
+    // Two files swapped: both named (only the first was), and the one
+    // that holds another's listed content says whose.
+    let (t0, t1) =
+        (dir.path().join("b/rank-3/topsp-0/ctrl_spad.bin"), dir.path().join("b/rank-3/topsp-1/ctrl_spad.bin"));
+    let swap = |x: &Path, y: &Path| {
+        let aside = dir.path().join("aside.bin");
+        std::fs::rename(x, &aside).unwrap();
+        std::fs::rename(y, x).unwrap();
+        std::fs::rename(&aside, y).unwrap();
+    };
+    swap(&t0, &t1);
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("rank-3/topsp-0/ctrl_spad.bin ")
+            && run.stdout.contains(
+                "(it holds what the manifest lists for rank-0/topsp-1/ctrl_spad.bin: files swapped or copied?)"
+            )
+            && run.stdout.contains("; 1 other file changed too: rank-3/topsp-1/ctrl_spad.bin"),
+        "{}",
+        run.stdout
+    );
+    swap(&t0, &t1);
+    assert_eq!(ccc_in(dir.path(), &["diagnose", "a", "b"]).code, 0);
     #[cfg(unix)]
     {
         let elsewhere = dir.path().join("slot_spad.bin");

@@ -96,22 +96,68 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
     Ok(OutputRead { manifest, images, edited })
 }
 
-/// Why a file of `dir` is not the one `listing` lists: the first, in
+/// How many changed files [`changed`] names by path after the first.
+const CHANGED_NAMED: usize = 3;
+
+/// Why files of `dir` are not the ones `listing` lists: the first, in
 /// path order, that is there (a plain file, or a link to one) with another
-/// size or, where the listing has one, another MD5. A file missing claims
-/// nothing (a folder may hold some ranks' files only, as a launcher ships
-/// each node its own, or the manifest alone), nor does one that cannot be
-/// read: `None` then.
+/// size or, where the listing has one, another MD5, as a sentence; then
+/// how many others are changed, the first [`CHANGED_NAMED`] by path; and
+/// for a changed file that holds what the listing lists for another (its
+/// size and MD5), which one: files swapped or copied between ranks. A
+/// file missing claims nothing (a folder may hold some ranks' files only,
+/// as a launcher ships each node its own, or the manifest alone), nor
+/// does one that cannot be read: `None` when no file is changed.
 fn changed(dir: &Path, listing: &Listing) -> Option<String> {
-    listing.files.iter().find_map(|(file, listed)| {
-        let path = dir.join(file);
-        let meta = fs::metadata(&path).ok().filter(fs::Metadata::is_file)?;
-        if meta.len() != listed.size {
-            let (found, listed) = (meta.len(), listed.size);
-            return Some(NotOurs::Resized { file: file.clone(), found, listed }.to_string());
+    // What each listed content is, by size and MD5, to tell a file that
+    // holds another's (the first listed of equal ones).
+    let mut by_content: std::collections::BTreeMap<(u64, &str), &Path> = std::collections::BTreeMap::new();
+    for (file, listed) in &listing.files {
+        if let Some(md5) = &listed.md5 {
+            by_content.entry((listed.size, md5.as_str())).or_insert(file.as_path());
         }
-        let md5 = listed.md5.as_ref()?;
-        let found = md5_of_file(&path).ok()?;
-        (&found != md5).then(|| NotOurs::Edited { file: file.clone(), found, listed: md5.clone() }.to_string())
-    })
+    }
+    let mut found: Vec<(String, &Path, Option<&Path>)> = Vec::new();
+    for (file, listed) in &listing.files {
+        let path = dir.join(file);
+        let Some(meta) = fs::metadata(&path).ok().filter(fs::Metadata::is_file) else { continue };
+        let md5 = if listed.md5.is_some() || by_content.keys().any(|&(size, _)| size == meta.len()) {
+            md5_of_file(&path).ok()
+        } else {
+            None
+        };
+        let holds = md5.as_deref().and_then(|m| by_content.get(&(meta.len(), m)).copied()).filter(|&o| o != file);
+        let why = if meta.len() != listed.size {
+            let (found, listed) = (meta.len(), listed.size);
+            NotOurs::Resized { file: file.clone(), found, listed }.to_string()
+        } else {
+            match (&listed.md5, md5) {
+                (Some(listed), Some(found)) if &found != listed => {
+                    NotOurs::Edited { file: file.clone(), found, listed: listed.clone() }.to_string()
+                }
+                _ => continue,
+            }
+        };
+        found.push((why, file, holds));
+    }
+    let ((first, _, holds), rest) = found.split_first()?;
+    let mut sentence = first.clone();
+    if let Some(other) = holds {
+        sentence.push_str(&format!(
+            " (it holds what the manifest lists for {}: files swapped or copied?)",
+            other.display()
+        ));
+    }
+    if !rest.is_empty() {
+        let named: Vec<String> =
+            rest.iter().take(CHANGED_NAMED).map(|(_, file, _)| file.display().to_string()).collect();
+        let more = rest.len().saturating_sub(CHANGED_NAMED);
+        sentence.push_str(&format!(
+            "; {} changed too: {}{}",
+            ccc_ir::noun::count(rest.len() as u64, "other file"),
+            named.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
+    }
+    Some(sentence)
 }
