@@ -137,40 +137,30 @@ fn a_full_stdout_is_reported() {
     assert!(stderr.contains("stdout"), "stderr:\n{stderr}");
     assert!(!stderr.contains("panicked"), "stderr:\n{stderr}");
 
-    // A compile whose summary cannot be printed has written its output:
-    // the report says so, rather than reading as "nothing was written".
-    let dir = tempfile::tempdir().unwrap();
-    let folder = dir.path().join("out");
-    let out = Command::new(BIN)
-        .args([OsStr::new("compile"), example("allreduce_ring.ron").as_os_str(), OsStr::new("-o")])
-        .arg(&folder)
-        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
-    let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(words.contains("was written whole; only this summary was lost"), "stderr:\n{stderr}");
-    assert!(folder.join("manifest.json").is_file());
-
-    // So does `explain` or `sweep` whose SVG is written (it said only
+    // A verb whose summary cannot be printed has written its output (a
+    // compile's folder, an `--svg` file): the report says so, rather than
+    // reading as "nothing was written" (`explain` and `sweep` said only
     // "cannot write to stdout").
-    for verb in ["explain", "sweep"] {
-        let svg = dir.path().join(format!("{verb}.svg"));
+    let dir = tempfile::tempdir().unwrap();
+    for (verb, flag, written) in
+        [("compile", "-o", "out"), ("explain", "--svg", "explain.svg"), ("sweep", "--svg", "sweep.svg")]
+    {
+        let written = dir.path().join(written);
         let out = Command::new(BIN)
-            .args([OsStr::new(verb), example("allreduce_ring.ron").as_os_str(), OsStr::new("--svg")])
-            .arg(&svg)
+            .args([OsStr::new(verb), example("allreduce_ring.ron").as_os_str(), OsStr::new(flag)])
+            .arg(&written)
             .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
             .stderr(Stdio::piped())
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+        assert_eq!(out.status.code(), Some(2), "{verb}: {stderr}");
         let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(words.contains(&format!("{} was written whole", svg.display())), "{verb}: {stderr}");
-        assert!(svg.is_file());
+        let said = format!("{} was written whole; only this summary was lost", written.display());
+        assert!(words.contains(&said), "{verb}: {stderr}");
+        assert!(written.exists(), "{verb}");
     }
+    assert!(dir.path().join("out/manifest.json").is_file());
 }
 
 /// A 65,536-rank ring: drawn whole it would have billions of nodes.
