@@ -775,9 +775,9 @@ fn names_that_are_not_utf8_keep_their_own_work_folders() {
 }
 
 /// A symbolic link on the way to `-o` that leads nowhere, or round a
-/// loop of links, is named as such at once, nothing written. (It was
-/// retried as a folder another compile removed, 1,024 times, and then
-/// blamed on other compiles; a loop was called a file.)
+/// loop of links, is named as such, nothing written. (It was blamed on
+/// other compiles after 1,024 attempts: a link whose folder another
+/// compile is switching is still tried again; a loop was called a file.)
 #[cfg(unix)]
 #[test]
 fn a_link_to_nothing_on_the_way_is_named() {

@@ -46,16 +46,24 @@ use std::time::Instant;
 /// refused rather than read as every rank (the library's convention).
 fn some_ranks(ranks: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<u32>>> {
     let Some(ranks) = ranks else { return Ok(None) };
-    // Text and bytes are sequences too, but not of ranks (`b"\x07"` read
-    // as rank 7).
-    let is = |t: &str| ranks.get_type().name().is_ok_and(|n| n == t);
-    if is("str") || is("bytes") || is("bytearray") || !ranks.is_instance_of::<pyo3::types::PySequence>() {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "ranks is of type {}; accepted: a list (or other sequence) of ints, or None for every rank",
+    // Text and bytes iterate too, but not as ranks (`b"\x07"` read as rank
+    // 7); anything else that iterates (a list, a tuple, a range, an array)
+    // is read item by item.
+    let refused = || -> PyResult<PyErr> {
+        Ok(pyo3::exceptions::PyTypeError::new_err(format!(
+            "ranks is of type {}; accepted: a list (or other iterable) of ints, or None for every rank",
             ranks.get_type().name()?
-        )));
+        )))
+    };
+    let text_or_bytes = ranks.is_instance_of::<pyo3::types::PyString>()
+        || ranks.is_instance_of::<pyo3::types::PyBytes>()
+        || ranks.is_instance_of::<pyo3::types::PyByteArray>()
+        || ranks.is_instance_of::<pyo3::types::PyMemoryView>();
+    if text_or_bytes {
+        return Err(refused()?);
     }
-    let ranks: Vec<Bound<'_, PyAny>> = ranks.try_iter()?.collect::<PyResult<_>>()?;
+    let Ok(items) = ranks.try_iter() else { return Err(refused()?) };
+    let ranks: Vec<Bound<'_, PyAny>> = items.collect::<PyResult<_>>()?;
     if ranks.is_empty() {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "ranks is empty; name at least one rank, or pass ranks=None for every rank",
@@ -172,21 +180,24 @@ fn interruptible<T: Send>(
     let (send, receive) = channel();
     // The work, moved into the thread if one starts, else taken back.
     let slot = std::sync::Mutex::new(Some(work));
+    let take = |slot: &std::sync::Mutex<Option<_>>| slot.lock().ok().and_then(|mut w| w.take());
     std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new().name("ccc-compile".to_owned()).spawn_scoped(scope, || {
-            let work = slot.lock().ok().and_then(|mut w| w.take());
-            if let Some(work) = work {
+        let slot = &slot;
+        // `send` moves in: it drops with the thread, so a thread that ends
+        // without answering (a panic past `guard`) disconnects the channel.
+        let spawned = std::thread::Builder::new().name("ccc-compile".to_owned()).spawn_scoped(scope, move || {
+            if let Some(work) = take(slot) {
                 let _ = send.send(work(Some(given)));
             }
         });
-        if spawned.is_err() {
-            let work = slot.lock().ok().and_then(|mut w| w.take());
-            if let Some(work) = work {
-                return Ok(py.detach(|| work(None)));
-            }
-        }
+        let Ok(worker) = spawned else {
+            return match take(slot) {
+                Some(work) => Ok(py.detach(|| work(None))),
+                None => Err(pyo3::exceptions::PyRuntimeError::new_err("ccc could not start its compile")),
+            };
+        };
         let mut receive = receive;
-        loop {
+        let answer = loop {
             // The receiver is moved in and out (it may not be shared).
             let (back, received) = py.detach(move || {
                 let received = receive.recv_timeout(SIGNAL_POLL);
@@ -194,23 +205,25 @@ fn interruptible<T: Send>(
             });
             receive = back;
             match received {
-                Ok(done) => return Ok(done),
+                Ok(done) => break Ok(done),
                 Err(RecvTimeoutError::Timeout) => {
                     if let Err(interrupted) = py.check_signals() {
                         cancel.cancel();
-                        // Its answer, dropped: waited for without the GIL
-                        // (the scope would join it holding the GIL).
-                        drop(py.detach(move || receive.recv()));
-                        return Err(interrupted);
+                        break Err(interrupted);
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    break Err(pyo3::exceptions::PyRuntimeError::new_err(
                         "ccc's compile thread ended without an answer (a defect in ccc)",
                     ));
                 }
             }
-        }
+        };
+        // Joined here, without the GIL (the scope would join it holding
+        // the GIL, and raise a panic of its again): an interrupted one at
+        // its next check, its answer dropped.
+        drop(py.detach(move || worker.join()));
+        answer
     })
 }
 

@@ -204,11 +204,26 @@ def test_images_are_read_only_and_an_empty_rank_list_is_refused():
         ccc.compile(text, ranks=[0, False])
     with pytest.raises(TypeError, match="memory_budget is True, a bool"):
         ccc.compile(text, memory_budget=True)
-    for given in [b"\x07", "01", bytearray(b"\x01"), 3]:
+    class Bytes(bytes):
+        pass
+
+    for given in [b"\x07", "01", bytearray(b"\x01"), memoryview(b"\x01"), Bytes(b"\x01"), 3]:
         with pytest.raises(TypeError, match=f"ranks is of type {type(given).__name__}; accepted: a list"):
             ccc.compile(text, ranks=given)
+
+    # Anything else that iterates ints is read item by item.
+    class OldStyle:
+        def __getitem__(self, i):
+            if i < 2:
+                return i + 4
+            raise IndexError
+
+    import array
+
     assert ccc.compile(text, ranks=(1, 3)).ranks == [1, 3]
     assert ccc.compile(text, ranks=range(2)).ranks == [0, 1]
+    assert ccc.compile(text, ranks=OldStyle()).ranks == [4, 5]
+    assert ccc.compile(text, ranks=array.array("I", [2])).ranks == [2]
 
     # An integer type whose __index__ raises: what it raised, as the cause.
     class Broken:

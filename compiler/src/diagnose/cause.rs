@@ -16,8 +16,8 @@ pub enum Cause {
     Versions,
     /// `groups`.
     Groups,
-    /// `op`, `reduce`, `root`, `peers`, `counts`, `collective_n`; a missing
-    /// or extra collective.
+    /// `op`, `reduce`, `root`, `peers`, `counts`; a missing or extra
+    /// collective.
     ProgramDiverged,
     /// `schedule` alone, with the same format version.
     Builds,
@@ -35,11 +35,14 @@ pub enum Cause {
     UnknownField,
     /// A collective equal on both sides at another place in the program.
     Reordered,
+    /// `collective_n`, named only when it is not the number of collectives
+    /// a manifest lists.
+    EditedCount,
 }
 
 /// The cause table: each cause, the fields that point to it, and what to
 /// tell the user. The one place the wording lives.
-pub(super) const CAUSES: [(Cause, &[&str], &str); 13] = [
+pub(super) const CAUSES: [(Cause, &[&str], &str); 14] = [
     (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensor shapes"),
     (
         Cause::Machine,
@@ -55,7 +58,7 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 13] = [
     (Cause::Groups, &["groups"], "the replica groups were built differently"),
     (
         Cause::ProgramDiverged,
-        &["op", "reduce", "root", "peers", "counts", "collective_n"],
+        &["op", "reduce", "root", "peers", "counts"],
         "a different collective was traced (the program diverged)",
     ),
     (Cause::Builds, &[], "different ccc builds: the same format version and inputs, but a different lowering"),
@@ -79,6 +82,11 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 13] = [
         &[],
         "the same collective issued at another place in the program (collectives issued in another order); every \
          rank must issue its collectives in one order",
+    ),
+    (
+        Cause::EditedCount,
+        &["collective_n"],
+        "a manifest edited by hand: its collective count is not the number of collectives it lists",
     ),
 ];
 

@@ -59,19 +59,39 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
     let mut collectives: Vec<CollectiveDiff> = Vec::new();
     let edits = align(&a.collectives, &b.collectives);
     let moves = moves(&edits, &a.collectives, &b.collectives);
+    // A move's two ends (its missing and its extra edit): it is reported
+    // at the one that comes first among the edits, where the programs
+    // part.
+    let moved_from = |i: u32| moves.iter().find(|&&(m, _)| m == i).map(|&(_, j)| j);
+    let moved_to = |j: u32| moves.iter().find(|&&(_, m)| m == j).map(|&(i, _)| i);
+    let extra_at = |j: u32| edits.iter().position(|&e| matches!(e, Edit::Extra(_, k) if k == j)).unwrap_or(usize::MAX);
+    let missing_at =
+        |i: u32| edits.iter().position(|&e| matches!(e, Edit::Missing(k, _) if k == i)).unwrap_or(usize::MAX);
     // Every edit that differs, by its position among the edits, in words:
     // a changed or missing collective by the majority's index, an extra
-    // one by the other side's (the majority has none).
+    // one by the other side's (the majority has none), a moved one as
+    // moved.
     let differing: Vec<(usize, String)> = edits
         .iter()
         .enumerate()
         .filter_map(|(at, e)| match *e {
             Edit::Match(..) => None,
+            Edit::Missing(i, _) if moved_from(i).is_some() => Some((at, format!("collective {i} moved"))),
+            Edit::Extra(_, j) if let Some(i) = moved_to(j) => Some((at, format!("collective {i} moved"))),
             Edit::Changed(i, _) | Edit::Missing(i, _) => Some((at, format!("collective {i} differs"))),
             Edit::Extra(_, j) => Some((at, format!("the other side's collective {j} is extra"))),
         })
         .collect();
-    for (at, edit) in edits.into_iter().enumerate() {
+    let moved = |i: u32, j: u32| CollectiveDiff {
+        kind: DiffKind::Moved,
+        majority_index: i,
+        other_index: j,
+        majority: a.collectives.get(i as usize).map(|c| summary(c)),
+        other: b.collectives.get(j as usize).map(|c| summary(c)),
+        fields: Vec::new(),
+        cause: Some(Cause::Reordered),
+    };
+    for (at, &edit) in edits.iter().enumerate() {
         // The first difference before this one (`Auto` holds a collective
         // to the mesh events the ones before it leave), and the first
         // anywhere else (`Auto` fits a program's choices into the CTRL
@@ -119,16 +139,15 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                     cause: None,
                 }
             }
-            Edit::Missing(i, _) if let Some(&(_, j)) = moves.iter().find(|&&(m, _)| m == i) => CollectiveDiff {
-                kind: DiffKind::Moved,
-                majority_index: i,
-                other_index: j,
-                majority: get(&a.collectives, i),
-                other: get(&b.collectives, j),
-                fields: Vec::new(),
-                cause: Some(Cause::Reordered),
+            // Reported at whichever end of the move comes first.
+            Edit::Missing(i, _) if let Some(j) = moved_from(i) => match extra_at(j) < at {
+                true => continue,
+                false => moved(i, j),
             },
-            Edit::Extra(_, j) if moves.iter().any(|&(_, m)| m == j) => continue,
+            Edit::Extra(_, j) if let Some(i) = moved_to(j) => match missing_at(i) < at {
+                true => continue,
+                false => moved(i, j),
+            },
             Edit::Missing(i, j) => CollectiveDiff {
                 kind: DiffKind::Missing,
                 majority_index: i,

@@ -135,6 +135,14 @@ pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result
             return Ok(Held { files, restored });
         }
         if attempt == LOCK_ATTEMPTS {
+            // A link on the way that leads nowhere (or round a loop of
+            // links) is why: no folder can be made through it.
+            if let Some((link, e)) = out.ancestors().find_map(|dir| {
+                let link = fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+                link.then(|| fs::metadata(dir).err().map(|e| (dir.to_path_buf(), e))).flatten()
+            }) {
+                return Err(OutputError::Io { action: "resolve", path: link, source: e });
+            }
             let gone = std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!(
@@ -172,14 +180,14 @@ fn try_hold(
         }
         match fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
-            // A link on the way that leads nowhere (or round a loop of
-            // links): no folder can be made through it, however often
-            // this is tried.
+            // Made, and removed again by another compile: again. (So is a
+            // link whose folder another compile is switching; one that
+            // leads nowhere for good is named when the attempts run out.)
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // A link round a loop of links (or that cannot be followed).
             Err(e) if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) => {
                 return Err(OutputError::Io { action: "resolve", path: dir.to_path_buf(), source: e });
             }
-            // Made, and removed again by another compile: again.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             // `OUT` that is a file: nothing to lock (the write refuses it).
             _ if is_out => break,
             // A file on the way: no folder can be made there.
