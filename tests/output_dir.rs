@@ -462,6 +462,49 @@ fn work_folders_of_dead_compiles_are_swept_and_reported() {
     }
     assert_eq!(fs::read(stale.join("rank-0/topsp-0/slot_spad.bin")).unwrap(), b"precious");
 
+    // A link by an image's name is the user's, even one that leads to an
+    // image (read through, it decoded as one and was removed): ccc writes
+    // plain files only.
+    #[cfg(unix)]
+    {
+        let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
+        fs::create_dir_all(stale.join("rank-0/topsp-0")).unwrap();
+        let link = stale.join("rank-0/topsp-0/ctrl_spad.bin");
+        std::os::unix::fs::symlink(out.join("rank-0/topsp-0/ctrl_spad.bin"), &link).unwrap();
+        let run = compile(&out, &[]);
+        assert_ok(&run);
+        assert!(fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()), "{}", text(&run.stderr));
+        assert!(text(&run.stderr).contains(&format!("left {}", link.display())), "{}", text(&run.stderr));
+    }
+
+    // A compile that exited but was not yet reaped (a zombie, as one
+    // killed while its parent has not waited for it) is dead: its work
+    // folder is swept (it was counted alive, and left for a later compile).
+    #[cfg(target_os = "linux")]
+    {
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let state = || {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next())
+        };
+        for _ in 0..2000 {
+            if state() == Some('Z') {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(state(), Some('Z'), "process {pid} did not become a zombie");
+        let stale = dir.path().join(format!(".out.ccc-tmp-{pid}"));
+        fs::create_dir_all(stale.join("rank-0/topsp-0")).unwrap();
+        fs::copy(out.join("rank-0/topsp-0/ctrl_spad.bin"), stale.join("rank-0/topsp-0/ctrl_spad.bin")).unwrap();
+        let run = compile(&out, &[]);
+        child.wait().unwrap();
+        assert_ok(&run);
+        assert!(text(&run.stderr).contains(&format!("removed {}", stale.display())), "{}", text(&run.stderr));
+        assert!(!stale.exists());
+    }
+
     // What a compile killed while writing leaves is swept whole: an image
     // created but not yet written (empty), and the manifest under its work
     // name, cut short (a `manifest.json` is never left cut short).

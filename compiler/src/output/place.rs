@@ -284,14 +284,33 @@ pub(super) fn remove_made(dir: &Path) {
     let _ = fs::remove_dir(dir);
 }
 
-/// Whether process `pid` is alive (or might be: when in doubt, it is).
+/// Whether process `pid` is alive (or might be: when in doubt, it is). A
+/// zombie (a process that has exited and whose parent has not yet reaped
+/// it) is not: it never runs again, its locks are released, and its id
+/// cannot be reused while it is one.
 #[cfg(unix)]
 fn alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else { return true };
     match rustix::process::Pid::from_raw(raw) {
-        Some(pid) => !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH)),
+        Some(pid) => !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH)) && !exited(raw),
         None => true,
     }
+}
+
+/// Whether `/proc` says process `pid` has exited (state `Z`, a zombie, or
+/// `X`, dead): the state is the field after the command name, which is
+/// in parentheses and may hold any byte, so read after the last `)`.
+#[cfg(target_os = "linux")]
+fn exited(pid: i32) -> bool {
+    let Ok(stat) = fs::read(format!("/proc/{pid}/stat")) else { return false };
+    let Some(close) = stat.iter().rposition(|&b| b == b')') else { return false };
+    let state = stat.get(close + 1..).and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()));
+    matches!(state, Some(b'Z' | b'X'))
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn exited(_pid: i32) -> bool {
+    false
 }
 
 #[cfg(not(unix))]
@@ -337,7 +356,10 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, left: &mu
     for (name, meta) in sorted_entries(&root.join(rel)) {
         let r = rel.join(&name);
         let path = root.join(&r);
-        let written = || !linked_elsewhere(&meta) && is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta);
+        // ccc writes plain files: a link by an image's name is the user's
+        // (read through, it would decode as the image it points to).
+        let written =
+            || meta.is_file() && !linked_elsewhere(&meta) && is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta);
         if meta.is_dir() {
             opened(&path, &meta, || remove_debris(root, out, &r, bytes, left));
         } else if written() || twins(&path, &meta, &out.join(&r)) {
