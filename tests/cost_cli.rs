@@ -106,6 +106,15 @@ fn sweep_prints_a_row_per_size() {
     assert_eq!(code, 0, "{err}");
     let sizes: Vec<&str> = out.lines().skip(2).filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(sizes, ["6"], "{out}");
+    // One size has no plot: refused with the way out (it said only "a
+    // sweep needs at least two sizes"), and no file.
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("one.svg");
+    let (code, out, err) =
+        ccc(&["sweep", "examples/allreduce_hier.ron", "--from", "3B", "--to", "8B", "--svg", svg.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("cannot plot one size (6 bytes)") && err.contains("leave out --svg"), "{err}");
+    assert!(!svg.exists());
     // A range under the smallest size the op takes (an all-gather of 16
     // ranks of Bf16 outputs at least 16 elements, 32 bytes) is refused,
     // naming that size.

@@ -5,9 +5,45 @@
 //! knows nothing of schedules.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Picture size, pixels.
 const SIZE: (u32, u32) = (960, 560);
+
+/// A sweep's picture size, pixels: [`SIZE`] and a column on the right for
+/// its legend ([`LEGEND_WIDTH`]), which would otherwise cover the curves.
+const SWEEP_SIZE: (u32, u32) = (SIZE.0 + LEGEND_WIDTH, SIZE.1);
+
+/// The legend column of a sweep's picture, pixels.
+const LEGEND_WIDTH: u32 = 320;
+
+/// The legend's rows, its font and its samples' length, and its gap from
+/// the chart, pixels.
+const LEGEND_ROW: i32 = 14;
+const LEGEND_FONT: u32 = 10;
+const LEGEND_SAMPLE: i32 = 20;
+const LEGEND_GAP: i32 = 16;
+
+/// The font size of the labels drawn on a chart (crossovers, bars), pixels.
+const LABEL_FONT: u32 = 11;
+
+/// About how wide one character of a [`LABEL_FONT`] sans-serif label is,
+/// pixels (a little over the average, so that an estimate is not short):
+/// labels are placed so as not to overlap or leave the chart.
+const LABEL_CHAR_WIDTH: f64 = 6.6;
+
+/// The crossover labels' rows, from the bottom of a sweep's busbw axis up:
+/// a label that would overlap the one before it in a row goes a row up.
+const CROSSOVER_ROWS: i32 = 6;
+
+/// How far apart two crossover label rows are, as a fraction of the busbw
+/// axis's log span.
+const CROSSOVER_ROW_STEP: f64 = 1.0 / 22.0;
+
+/// The estimated width of `text` as a label, pixels.
+fn label_width(text: &str) -> f64 {
+    text.chars().count() as f64 * LABEL_CHAR_WIDTH
+}
 
 /// A drawing that failed (plotters' message).
 #[derive(Debug, thiserror::Error)]
@@ -69,9 +105,10 @@ pub struct Crossover {
     pub to: String,
 }
 
-/// Sizes for axis labels: `8B`, `4KiB`, `1GiB`.
+/// Sizes for axis labels: `8B`, `4KiB`, `1GiB`, `2TiB`.
 pub fn size_label(bytes: f64) -> String {
-    const UNITS: [(&str, f64); 4] = [("GiB", 1073741824.0), ("MiB", 1048576.0), ("KiB", 1024.0), ("B", 1.0)];
+    const UNITS: [(&str, f64); 5] =
+        [("TiB", 1099511627776.0), ("GiB", 1073741824.0), ("MiB", 1048576.0), ("KiB", 1024.0), ("B", 1.0)];
     let (unit, scale) = UNITS.iter().copied().find(|&(_, s)| bytes >= s).unwrap_or(("B", 1.0));
     let v = bytes / scale;
     if (v - v.round()).abs() < 1e-9 { format!("{}{unit}", v.round()) } else { format!("{v:.1}{unit}") }
@@ -99,20 +136,22 @@ fn tick(y: f64) -> String {
     }
 }
 
+/// The colours of curves, in order.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
 /// The colour of curve `i`.
 fn colour(i: usize) -> RGBColor {
-    const PALETTE: [RGBColor; 10] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-        RGBColor(188, 189, 34),
-        RGBColor(23, 190, 207),
-    ];
     PALETTE[i % PALETTE.len()]
 }
 
@@ -157,10 +196,12 @@ pub fn sweep_svg(
     log_span("the busbw values", y0, y1)?;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, SWEEP_SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let mut chart =
-            builder(&root, title, 60).build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(err)?;
+        let mut chart = builder(&root, title, 60)
+            .margin_right(LEGEND_WIDTH)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("size (bytes, nccom-test's size; kB = 1000 B)")
@@ -169,20 +210,31 @@ pub fn sweep_svg(
             .x_label_formatter(&|x| size_tick(*x))
             .draw()
             .map_err(err)?;
+        // Ten colours, then the same ten dashed, then dotted: no two of
+        // thirty curves look alike, in the chart or in the legend.
+        let mut legend: Vec<(&str, ShapeStyle, (i32, i32))> = Vec::with_capacity(curves.len() + 1);
         for (i, c) in curves.iter().enumerate() {
             let style = colour(i).stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(c.points.iter().copied(), style))
-                .map_err(err)?
-                .label(c.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour(i).stroke_width(2)));
+            let (dash, gap) = match i / PALETTE.len() {
+                0 => (0, 0),
+                1 => (8, 4),
+                _ => (2, 3),
+            };
+            match dash {
+                0 => chart.draw_series(LineSeries::new(c.points.iter().copied(), style)),
+                _ => chart.draw_series(DashedLineSeries::new(c.points.iter().copied(), dash, gap, style)),
+            }
+            .map_err(err)?;
+            legend.push((&c.name, style, (dash, gap)));
         }
         let thick = BLACK.stroke_width(5);
-        chart
-            .draw_series(LineSeries::new(chosen.iter().copied(), thick))
-            .map_err(err)?
-            .label("chosen")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(5)));
+        chart.draw_series(LineSeries::new(chosen.iter().copied(), thick)).map_err(err)?;
+        legend.push(("chosen", thick, (0, 0)));
+        // Each crossover's label in the lowest row where it overlaps no
+        // label before it, right of its line, or left of it where it
+        // would leave the chart.
+        let right_edge = f64::from(chart.plotting_area().dim_in_pixel().0);
+        let mut ends: Vec<f64> = vec![f64::NEG_INFINITY; CROSSOVER_ROWS as usize];
         for x in crossovers {
             // Dashes equal on the log axis: 20 steps of the ratio y1/y0.
             let step = (y1 / y0).powf(1.0 / 40.0);
@@ -191,22 +243,39 @@ pub fn sweep_svg(
                 PathElement::new(vec![(x.size, a), (x.size, a * step)], BLACK.stroke_width(1))
             });
             chart.draw_series(dashes).map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("→ {}", x.to),
-                    (x.size, y0 * 1.3),
-                    ("sans-serif", 11).into_font(),
-                )))
-                .map_err(err)?;
+            let text = format!("→ {}", x.to);
+            let at = f64::from(chart.backend_coord(&(x.size, y0)).0 - chart.backend_coord(&(x0, y0)).0);
+            let width = label_width(&text);
+            let leftwards = at + 4.0 + width > right_edge;
+            let (from, to) = if leftwards { (at - 4.0 - width, at) } else { (at, at + 4.0 + width) };
+            let row = ends.iter().position(|&end| end < from).unwrap_or(ends.len() - 1);
+            if let Some(end) = ends.get_mut(row) {
+                *end = to;
+            }
+            let y = y0 * 1.3 * (y1 / y0).powf(CROSSOVER_ROW_STEP * row as f64);
+            let anchor = if leftwards { HPos::Right } else { HPos::Left };
+            let style =
+                ("sans-serif", LABEL_FONT).into_font().into_text_style(&root).pos(Pos::new(anchor, VPos::Center));
+            let dx = if leftwards { -4 } else { 4 };
+            let label = EmptyElement::at((x.size, y)) + Text::new(text, (dx, 0), style);
+            chart.draw_series(std::iter::once(label)).map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(("sans-serif", 10))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        // The legend in its own column, right of the chart (drawn on the
+        // whole picture: the chart's area clips what lies outside it).
+        let (plot_x, plot_y) = chart.plotting_area().get_pixel_range();
+        let (x, mut y) = (plot_x.end + LEGEND_GAP, plot_y.start + LEGEND_ROW / 2);
+        let font =
+            ("sans-serif", LEGEND_FONT).into_font().into_text_style(&root).pos(Pos::new(HPos::Left, VPos::Center));
+        for (name, style, (dash, gap)) in legend {
+            // The sample: a 20-pixel line, in the curve's dashes.
+            let step = if dash == 0 { LEGEND_SAMPLE } else { dash + gap };
+            for a in (0..LEGEND_SAMPLE).step_by(usize::try_from(step).unwrap_or(1).max(1)) {
+                let b = if dash == 0 { LEGEND_SAMPLE } else { (a + dash).min(LEGEND_SAMPLE) };
+                root.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], style)).map_err(err)?;
+            }
+            root.draw(&Text::new(name.to_owned(), (x + LEGEND_SAMPLE + 6, y), font.clone())).map_err(err)?;
+            y += LEGEND_ROW;
+        }
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -267,13 +336,18 @@ pub fn timeline_svg(title: &str, rows: &[String], bars: &[Bar]) -> Result<String
             chart
                 .draw_series(std::iter::once(Rectangle::new([(b.start_us, y - 0.35), (b.end_us, y + 0.35)], fill)))
                 .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    b.label.clone(),
-                    (b.start_us + (b.end_us - b.start_us) * 0.02, y + 0.05),
-                    ("sans-serif", 11).into_font(),
-                )))
-                .map_err(err)?;
+            // The label only where it fits on its bar (the hover title
+            // says it wherever): labels of narrow bars ran into each other.
+            let wide = f64::from(chart.backend_coord(&(b.end_us, y)).0 - chart.backend_coord(&(b.start_us, y)).0);
+            if label_width(&b.label) + 4.0 <= wide {
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        b.label.clone(),
+                        (b.start_us + (b.end_us - b.start_us) * 0.02, y + 0.05),
+                        ("sans-serif", LABEL_FONT).into_font(),
+                    )))
+                    .map_err(err)?;
+            }
         }
         root.present().map_err(err)?;
     }
@@ -308,7 +382,7 @@ fn escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bar, Curve, sweep_svg, timeline_svg};
+    use super::{Bar, Crossover, Curve, sweep_svg, timeline_svg};
 
     fn curve(points: Vec<(f64, f64)>) -> Vec<Curve> {
         vec![Curve { name: "a".into(), points }]
@@ -348,5 +422,59 @@ mod tests {
         // Finite values draw.
         assert!(sweep_svg("t", &curve(vec![(1.0, 1.0), (2.0, 3.0)]), &[], &[]).is_ok());
         assert!(timeline_svg("t", &["a".into()], &[bar(5.0)]).is_ok());
+    }
+
+    /// The `<text>` elements of `svg` holding `needle`: their `y` and
+    /// `text-anchor` attributes.
+    fn texts<'a>(svg: &'a str, needle: &str) -> Vec<(&'a str, &'a str)> {
+        let attr = |tag: &'a str, name: &str| {
+            tag.split(&format!(" {name}=\"")).nth(1).and_then(|v| v.split('"').next()).unwrap_or("")
+        };
+        svg.split("<text")
+            .skip(1)
+            .filter(|t| t.contains(needle))
+            .map(|t| (attr(t, "y"), attr(t, "text-anchor")))
+            .collect()
+    }
+
+    /// Crossover labels close together go to rows of their own (they were
+    /// drawn on one baseline, over each other), one that would leave the
+    /// chart is drawn left of its line, and every curve is in a legend
+    /// beside the chart, not over it.
+    #[test]
+    fn crossover_labels_neither_overlap_nor_leave_the_chart() {
+        let points = vec![(1.0, 1.0), (1e9, 10.0)];
+        let curves: Vec<Curve> =
+            (0..25).map(|i| Curve { name: format!("curve {i}"), points: points.clone() }).collect();
+        let long = |size: f64, to: &str| Crossover { size, to: to.to_owned() };
+        let crossovers =
+            [long(3e4, "Hier(iRS=Ring, xAR=Ring, iAG=Ring)"), long(1e5, "Hier(iRS=Kangaring)"), long(9e8, "Ring")];
+        let svg = sweep_svg("t", &curves, &points, &crossovers).unwrap();
+        let (first, second) = (texts(&svg, "iRS=Ring"), texts(&svg, "iRS=Kangaring"));
+        assert_eq!((first.len(), second.len()), (1, 1), "{svg}");
+        assert_ne!(first[0].0, second[0].0, "two labels on one baseline");
+        assert_eq!(texts(&svg, "→ Ring")[0].1, "end", "the last label runs left of its line");
+        assert_eq!(texts(&svg, "iRS=Ring")[0].1, "start");
+        for i in [0, 10, 24] {
+            assert_eq!(texts(&svg, &format!(">\ncurve {i}\n<")).len(), 1, "curve {i} in the legend: {svg}");
+        }
+    }
+
+    /// A bar's label is drawn only where it fits on the bar; its hover
+    /// title is there either way.
+    #[test]
+    fn a_label_too_wide_for_its_bar_is_left_to_the_title() {
+        let wide = Bar { label: "wide enough".into(), title: "the wide one".into(), ..bar(90.0) };
+        let narrow = Bar {
+            start_us: 90.0,
+            end_us: 91.0,
+            label: "too narrow".into(),
+            title: "the narrow one".into(),
+            ..bar(0.0)
+        };
+        let svg = timeline_svg("t", &["a".into()], &[wide, narrow]).unwrap();
+        assert_eq!(texts(&svg, "wide enough").len(), 1, "{svg}");
+        assert!(texts(&svg, "too narrow").is_empty(), "{svg}");
+        assert!(svg.contains("<title>the narrow one</title>") && svg.contains("<title>the wide one</title>"));
     }
 }

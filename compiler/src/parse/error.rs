@@ -200,8 +200,16 @@ impl ParseError {
     pub fn help(&self) -> Option<String> {
         let whole = |field: &Option<String>| {
             let name = field.as_deref().map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
-            let max = field.as_deref().and_then(integer_max).map_or_else(String::new, |m| format!(" of at most {m}"));
-            format!("{name} takes a whole number{max}: not negative, no fraction")
+            let max = field.as_deref().and_then(integer_max);
+            // A model override of at least 1 says so (0 is refused too).
+            let min = field.as_deref().filter(|f| is_override(f)).map_or(0, ccc_ir::model::override_min);
+            match (min, max) {
+                (0, None) => format!("{name} takes a whole number: not negative, no fraction"),
+                (0, Some(m)) => format!("{name} takes a whole number of at most {m}: not negative, no fraction"),
+                (min, max) => {
+                    format!("{name} takes a whole number from {min} to {}: no fraction", max.unwrap_or(u64::MAX))
+                }
+            }
         };
         // The field the path ends in, without its indices (`groups`).
         let last = self.path.as_deref().and_then(|p| p.rsplit('.').next()).map(|f| f.split('[').next().unwrap_or(f));
@@ -403,9 +411,12 @@ fn integer_max(field: &str) -> Option<u64> {
         }
         // The cost model's overrides (`docs/cost-model.md` §2), which
         // validation holds to `OVERRIDE_MAX`.
-        f if f.ends_with("_ns") || f.ends_with("_mbps") || f.ends_with("_melems") || f == "hops_max" => {
-            Some(ccc_ir::model::OVERRIDE_MAX)
-        }
+        f if is_override(f) => Some(ccc_ir::model::OVERRIDE_MAX),
         _ => None,
     }
+}
+
+/// Whether `field` is one of the cost model's overrides (a `model:` field).
+fn is_override(field: &str) -> bool {
+    field.ends_with("_ns") || field.ends_with("_mbps") || field.ends_with("_melems") || field == "hops_max"
 }

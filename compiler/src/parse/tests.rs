@@ -363,6 +363,17 @@ fn errors_say_where_and_help_where_ron_misleads() {
         e.help().as_deref(),
         Some("`count` takes a whole number of at most 18446744073709551615: not negative, no fraction")
     );
+    // A model override that must be at least 1 says so (it said "not
+    // negative", and 0 was then refused by validation).
+    let with_model =
+        |model: &str| GOOD.replace("    channels: 4,", &format!("    channels: 4,\n    model: ({model}),"));
+    let help = |model: &str| err(&with_model(model)).help().unwrap_or_default();
+    assert_eq!(help("dma_mbps: -5"), "`dma_mbps` takes a whole number from 1 to 1000000000000: no fraction");
+    assert_eq!(help("hops_max: 1.5"), "`hops_max` takes a whole number from 1 to 1000000000000: no fraction");
+    assert_eq!(
+        help("alpha_inter_ns: -5"),
+        "`alpha_inter_ns` takes a whole number of at most 1000000000000: not negative, no fraction"
+    );
     // RON's advice, a raw identifier (`r#8`), is never a spec's.
     let e = err(&GOOD.replace("(rank_n: 32, local_rank_n: 16)", "(32, 16)"));
     assert_eq!(e.message.as_ref(), "Found `32` where a name belongs");

@@ -301,6 +301,14 @@ fn table(c: &Collective, rows: &[Row]) -> String {
 }
 
 fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, Failure> {
+    if let [only] = rows {
+        return Err(Failure::input(miette::miette!(
+            help = "give --from and --to at least two sizes apart (one --factor step), or leave out --svg for the \
+                    table alone",
+            "cannot plot one size ({} bytes): a plot of busbw against size needs two sizes at least",
+            only.size
+        )));
+    }
     let mut curves: Vec<Curve> = Vec::new();
     for r in rows {
         for (name, busbw) in &r.alternatives {
