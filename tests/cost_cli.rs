@@ -113,7 +113,23 @@ fn sweep_prints_a_row_per_size() {
     let (code, out, err) =
         ccc(&["sweep", "examples/allreduce_hier.ron", "--from", "3B", "--to", "8B", "--svg", svg.to_str().unwrap()]);
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
-    assert!(err.contains("cannot plot one size (6 bytes)") && err.contains("leave out --svg"), "{err}");
+    assert!(err.contains("cannot plot one size (6 bytes)") && err.contains("no other size in the range"), "{err}");
+    assert!(!svg.exists());
+    // ... and where the sweep stopped after one size, that is the reason.
+    let (code, _, err) = ccc(&[
+        "sweep",
+        "examples/allreduce_ring.ron",
+        "--from",
+        "4TiB",
+        "--to",
+        "64TiB",
+        "--factor",
+        "4",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot plot one size") && err.contains("the sweep stops at count"), "{err}");
     assert!(!svg.exists());
     // A range under the smallest size the op takes (an all-gather of 16
     // ranks of Bf16 outputs at least 16 elements, 32 bytes) is refused,

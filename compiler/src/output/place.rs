@@ -284,10 +284,10 @@ pub(super) fn remove_made(dir: &Path) {
     let _ = fs::remove_dir(dir);
 }
 
-/// Whether process `pid` is alive (or might be: when in doubt, it is). A
-/// zombie (a process that has exited and whose parent has not yet reaped
-/// it) is not: it never runs again, its locks are released, and its id
-/// cannot be reused while it is one.
+/// Whether process `pid` is alive (or might be: when in doubt, it is). On
+/// Linux a zombie (a process that has exited, every thread of it, and
+/// whose parent has not yet reaped it) is not: it never runs again, its
+/// locks are released, and its id cannot be reused while it is one.
 #[cfg(unix)]
 fn alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else { return true };
@@ -297,15 +297,45 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-/// Whether `/proc` says process `pid` has exited (state `Z`, a zombie, or
-/// `X`, dead): the state is the field after the command name, which is
-/// in parentheses and may hold any byte, so read after the last `)`.
+/// Whether `/proc` says process `pid` has exited: every thread of it in
+/// state `Z` (a zombie) or `X` (dead). A process whose main thread alone
+/// has ended shows `Z` for it while its other threads run: it is alive.
+/// Only a `/proc` of this process's own PID namespace is read (one of
+/// another namespace names other processes by these numbers).
 #[cfg(target_os = "linux")]
 fn exited(pid: i32) -> bool {
-    let Ok(stat) = fs::read(format!("/proc/{pid}/stat")) else { return false };
-    let Some(close) = stat.iter().rposition(|&b| b == b')') else { return false };
-    let state = stat.get(close + 1..).and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()));
-    matches!(state, Some(b'Z' | b'X'))
+    if !proc_is_ours() {
+        return false;
+    }
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    let mut threads = 0;
+    for task in tasks {
+        let Ok(task) = task else { return false };
+        let Ok(stat) = fs::read(task.path().join("stat")) else { return false };
+        if !matches!(stat_state(&stat), Some(b'Z' | b'X')) {
+            return false;
+        }
+        threads += 1;
+    }
+    threads > 0
+}
+
+/// The state in a `/proc/.../stat` line: the field after the command
+/// name, which is in parentheses and may hold any byte, so read after
+/// the last `)`.
+#[cfg(target_os = "linux")]
+fn stat_state(stat: &[u8]) -> Option<u8> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    stat.get(close + 1..)?.iter().copied().find(|b| !b.is_ascii_whitespace())
+}
+
+/// Whether `/proc` is of this process's PID namespace: `/proc/self/stat`
+/// names this process by its own id.
+#[cfg(target_os = "linux")]
+fn proc_is_ours() -> bool {
+    let Ok(stat) = fs::read("/proc/self/stat") else { return false };
+    let pid = stat.split(|&b| b == b' ').next().and_then(|p| std::str::from_utf8(p).ok()?.parse::<u32>().ok());
+    pid == Some(std::process::id())
 }
 
 #[cfg(all(unix, not(target_os = "linux")))]

@@ -158,6 +158,24 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
         )));
     }
     if let Some(path) = &args.svg {
+        // One row has no plot: said why there is one (the sweep stopped
+        // where nothing lowers, or no other size in the range is one the
+        // op takes).
+        if let [only] = rows.as_slice() {
+            let help = match &stopped {
+                Some((count, why)) => format!(
+                    "the sweep stops at count {count}, where nothing lowers: {why}; start lower, or leave out --svg"
+                ),
+                None => "no other size in the range is one this op takes: widen --from and --to, or leave out \
+                         --svg for the table alone"
+                    .to_owned(),
+            };
+            return Err(Failure::input(miette::miette!(
+                help = help,
+                "cannot plot one size ({} bytes): a plot of busbw against size needs two sizes at least",
+                only.size
+            )));
+        }
         write_new(path, &plot(&args.spec, first, &rows)?)?;
     }
     let text = if args.json {
@@ -301,14 +319,6 @@ fn table(c: &Collective, rows: &[Row]) -> String {
 }
 
 fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, Failure> {
-    if let [only] = rows {
-        return Err(Failure::input(miette::miette!(
-            help = "give --from and --to at least two sizes apart (one --factor step), or leave out --svg for the \
-                    table alone",
-            "cannot plot one size ({} bytes): a plot of busbw against size needs two sizes at least",
-            only.size
-        )));
-    }
     let mut curves: Vec<Curve> = Vec::new();
     for r in rows {
         for (name, busbw) in &r.alternatives {
