@@ -44,9 +44,12 @@
 //! ```
 
 pub use crate::parse::parse;
-pub use crate::pipeline::{Cancel, CompileError, Compiled, Options, compile, compile_source};
+pub use crate::pipeline::{
+    CallerHolds, Cancel, CompileError, Compiled, Options, Progress, ProgressFn, Stage, compile, compile_source,
+};
 pub use crate::valid::ValidProgram;
 pub use crate::validate::{AutoCache, validate, validate_cached};
+pub use crate::verify::ProverOptions;
 pub use ccc_ir::arch::Arch;
 pub use ccc_ir::enums::{AlgType, OpType};
 pub use ccc_ir::id::Rank;

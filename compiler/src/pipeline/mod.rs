@@ -71,6 +71,9 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
     ledger.lap(Part::Build);
     let chunk_ranks = stream::chunk_ranks(options, probe_bytes);
     let streamed = stream::stream(&schedule, &wanted, source, options, chunk_ranks, &mut ledger)?;
+    // A cancel set while the postcondition proof ran (it runs to its end)
+    // is honoured once it ends: no result is returned after one.
+    options.go_on()?;
     let (programs, images, proof) = (streamed.programs, streamed.images, streamed.proof);
     Ok(Compiled { schedule, signature, programs, images, proof, times: ledger.finish() })
 }
@@ -139,6 +142,18 @@ mod tests {
         assert!(matches!(compile_source(WORLD, &options), Err(CompileError::Cancelled)));
         let done = lowered.load(Ordering::Relaxed);
         assert!((1..=512).contains(&done), "{done} ranks lowered, of 4096");
+
+        // Set while the postcondition proof runs (it runs to its end): the
+        // answer is still `Cancelled` (it was the whole result).
+        let cancel = Cancel::new();
+        let flag = cancel.clone();
+        let progress = move |p: super::Progress| {
+            if p.stage == Stage::Postcondition {
+                flag.cancel();
+            }
+        };
+        let options = Options { cancel: Some(cancel), progress: Some(Arc::new(progress)), ..Options::default() };
+        assert!(matches!(compile_source(WORLD, &options), Err(CompileError::Cancelled)));
 
         // Never set, the same options compile.
         let options = Options { cancel: Some(Cancel::new()), ..Options::default() };

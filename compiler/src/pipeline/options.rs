@@ -56,7 +56,9 @@ pub struct Options {
     /// instead of proving the world again; see `pipeline/certificate.rs`.
     /// Read only when [`Options::verify`] is on.
     pub certificate: Option<Arc<Manifest>>,
-    /// How the provers run: tuning that never changes a result.
+    /// How the provers run: tuning that never changes what a proof finds
+    /// (with its symmetry argument off, a large world is too large to
+    /// prove: see [`ProverOptions`](crate::verify::ProverOptions)).
     pub prover: ProverOptions,
     /// The most memory, in bytes, the compile may estimate it holds at
     /// once ([`DEFAULT_MEMORY_BUDGET`]); more is refused before any
@@ -77,10 +79,11 @@ pub struct Options {
     /// image into its own objects (Python's `bytes`) says so here.
     pub caller_holds: CallerHolds,
     /// A flag the caller may set from another thread to stop the compile
-    /// (a Ctrl-C, a deadline): it is read before each chunk of ranks and
-    /// between passes, and once set the compile returns
-    /// [`CompileError::Cancelled`](super::CompileError::Cancelled) with
-    /// nothing emitted. `None` costs nothing.
+    /// (a Ctrl-C, a deadline): it is read before each chunk of ranks,
+    /// between passes and before the result is returned, and once set the
+    /// compile returns [`CompileError::Cancelled`](super::CompileError::Cancelled)
+    /// with nothing emitted (the postcondition proof after the last chunk
+    /// runs to its end first). `None` costs nothing.
     pub cancel: Option<Cancel>,
 }
 
@@ -176,6 +179,7 @@ impl std::fmt::Debug for Options {
             .field("memory_budget", &self.memory_budget)
             .field("progress", &self.progress.as_ref().map(|_| "Fn(Progress)"))
             .field("chunk_ranks", &self.chunk_ranks)
+            .field("caller_holds", &self.caller_holds)
             .field("cancel", &self.cancel)
             .finish()
     }

@@ -15,7 +15,8 @@ pub enum VerifyError {
     /// The symbolic buffers would be too large to hold.
     #[error(
         "collective {collective}: proving it needs {cells} symbolic buffer cells, more than the {limit} the prover \
-         holds; skip the proof, or take it from an earlier compile's certificate"
+         holds; skip the proof (a certificate vouches only for a schedule some compile proved, which this one no \
+         compile can in full)"
     )]
     TooLarge {
         /// The collective.

@@ -1,7 +1,10 @@
-//! How the provers run ([`ProverOptions`]): tuning only, a result never
-//! depends on it.
+//! How the provers run ([`ProverOptions`]): tuning only, a proof's
+//! verdict never depends on it (only whether a proof can run at all).
 
-/// How the provers run. Tuning only: a result never depends on it.
+/// How the provers run. Tuning only: what a proof finds never depends on
+/// it, save that with [`ProverOptions::symmetry`] off every group runs in
+/// full, so a world whose groups pass the prover's cells is refused as
+/// too large to prove (`VerifyError::TooLarge`) where, on, it is proven.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProverOptions {
     /// Members per step from which the full postcondition run lists each
@@ -12,7 +15,8 @@ pub struct ProverOptions {
     /// `verify::symmetry`), and prove other groups by their contributions'
     /// paths where that argument holds (`postcondition/paths.rs`). Off, every group runs in
     /// full and every rank is checked against its own step graph: the
-    /// baseline the tests compare with.
+    /// baseline the tests compare with (slow, and refused as too large to
+    /// prove past the prover's cells).
     pub symmetry: bool,
 }
 

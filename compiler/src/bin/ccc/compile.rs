@@ -185,7 +185,7 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
             ))
         }
         CompileError::Verify(e @ VerifyError::TooLarge { .. }) => Failure::input(miette::miette!(
-            help = "prove a smaller world; or compile the ranks you need (--rank) with --no-verify, or with --proven-by MANIFEST of an earlier verified compile",
+            help = "prove a smaller world; or compile the ranks you need (--rank) with --no-verify",
             "{name}: {e}"
         )),
         other => Failure::input(miette::miette!("{name}: {other}")),
