@@ -154,13 +154,37 @@ fn compile(
     let spec = spec_of(py, program_or_text)?;
     let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: budget(memory_budget)? };
     let cache = auto_cache.map(|c| c.get().mutex());
-    let compiled = interruptible(py, |cancel| errors::guard(|| adapter::compile(&spec, &request, cache, cancel)))?;
+    let run = |cancel| errors::guard(|| adapter::compile(&spec, &request, cache, cancel));
+    // A short compile runs here (a thread of its own costs more than it
+    // does); a long one where Ctrl-C can stop it.
+    let compiled = match may_take_long(&spec, &request) {
+        true => interruptible(py, run)?,
+        false => py.detach(|| run(None)),
+    };
     PyCompiled::new(py, compiled.map_err(|e| errors::to_py(py, e))?)
 }
 
 /// How often a compile's caller looks for a signal (a Ctrl-C) while the
 /// compile runs.
 const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Rank programs lowered (ranks times collectives) from which a compile
+/// runs on a thread of its own that Ctrl-C can stop ([`interruptible`]):
+/// below, it takes some tens of milliseconds at most, and the thread
+/// (about 70 µs a call, measured by `benches/overhead.py`) would cost more
+/// than a small compile does (6 µs for one rank of an 8-rank ring).
+const INTERRUPTIBLE_FROM: u64 = 16_384;
+
+/// Whether `request` of `spec` lowers [`INTERRUPTIBLE_FROM`] rank programs
+/// or more: every rank of the world when it proves, else the ranks asked.
+fn may_take_long(spec: &Spec, request: &Request) -> bool {
+    let world = spec.program.collectives.iter().map(|c| u64::from(c.topology.rank_n)).max().unwrap_or(0);
+    let ranks = match (&request.ranks, request.no_verify) {
+        (Some(ranks), true) => ranks.len() as u64,
+        _ => world,
+    };
+    ranks.saturating_mul(spec.program.collectives.len() as u64) >= INTERRUPTIBLE_FROM
+}
 
 /// Runs `work` on a thread of its own, given a cancel flag, while this
 /// thread waits with the GIL released and, every [`SIGNAL_POLL`], runs
