@@ -725,6 +725,27 @@ fn diagnose_names_the_differing_instruction() {
     let inserted = "x2: only the second module has this collective (AllReduce F32 x 16, groups [[0, 1, 2, 3], [4, 5, 6, \
                     7]]), its collective 0 (3 collectives against 4)";
     assert_eq!(differences(&xyz, &xxyz), (vec![inserted.to_owned()], compare::CAUSE.to_owned()));
+    // `--json` carries the same under `hlo`: the reference modules, each
+    // other group's modules, differences and cause (it compared the
+    // signatures alone, naming no instruction).
+    let out = ccc(&["diagnose", &xyz, &xyz, &xz, &yxz, "--json", "--target", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["hlo"]["reference"], serde_json::json!([xyz, xyz]));
+    let groups = report["hlo"]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{report}");
+    assert_eq!(groups[0]["modules"], serde_json::json!([xz]));
+    assert_eq!(groups[0]["differences"][0]["instruction"], "y");
+    assert_eq!(groups[0]["cause"], compare::CAUSE);
+    assert_eq!(
+        (groups[1]["differences"][0]["moved"].as_bool(), groups[1]["cause"].as_str()),
+        (Some(true), Some(compare::REORDERED))
+    );
+    assert!(report["all_match"] == false && report["groups"].is_array(), "the signature report stays: {report}");
+    // Modules whose collectives agree have no `hlo`.
+    let out = ccc(&["diagnose", &xyz, &xyz, "--json", "--target", t.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.get("hlo").is_none(), "{report}");
     // Groups that differ in their causes are each told theirs.
     let out = ccc(&["diagnose", &xyz, &xyz, &xz, &yxz, "--target", t.to_str().unwrap()]);
     let stdout = String::from_utf8(out.stdout).unwrap();

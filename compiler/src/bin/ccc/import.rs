@@ -6,6 +6,7 @@
 use crate::Failure;
 use crate::args::ImportArgs;
 use crate::load::{HLO_CAP, TargetValues, import_file, read_text};
+use ccc_compiler::hlo::compare::HloDifference;
 use ccc_compiler::hlo::emit;
 use ccc_compiler::parse::strip_bom;
 use std::collections::BTreeMap;
@@ -33,17 +34,32 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `ccc diagnose` on HLO modules (every input one, `--target` given, prose
-/// output): groups the modules whose collectives agree, compares each other
-/// group with the largest (the earliest of equal ones) and names the
-/// instructions that differ. `None` when the inputs are not all HLO, or
-/// their collectives agree (the signature comparison then runs as for specs).
+/// What `ccc diagnose` finds of HLO modules' collectives: the groups of
+/// modules whose collectives agree, the reference (the largest group, the
+/// earliest of equal ones), and each other group's differences from it.
+pub struct ModulesReport {
+    /// Every module, as given.
+    paths: Vec<String>,
+    /// The groups, by position in `paths`, in the order first met.
+    groups: Vec<Vec<usize>>,
+    /// Which group is the reference.
+    reference: usize,
+    /// Each other group (by position in `groups`), its differences and
+    /// their likely cause.
+    compared: Vec<(usize, Vec<HloDifference>, &'static str)>,
+}
+
+/// `ccc diagnose` on HLO modules (every input one, `--target` given):
+/// groups the modules whose collectives agree and compares each other
+/// group with the largest (the earliest of equal ones). `None` when the
+/// inputs are not all HLO, or their collectives agree (the signature
+/// comparison then runs as for specs).
 ///
 /// # Errors
 ///
 /// A bad-input [`Failure`] when a module cannot be read or imported.
-pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitCode>, Failure> {
-    if args.hlo.target.is_none() || args.json || args.inputs.iter().any(|p| p.is_dir()) {
+pub fn compare_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ModulesReport>, Failure> {
+    if args.hlo.target.is_none() || args.inputs.iter().any(|p| p.is_dir()) {
         return Ok(None);
     }
     let mut modules = Vec::new();
@@ -53,7 +69,7 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
         if !ccc_compiler::hlo::looks_like_hlo(src) {
             return Ok(None);
         }
-        modules.push((path, import_file(path, src, &args.hlo, TargetValues::Checked)?));
+        modules.push(import_file(path, src, &args.hlo, TargetValues::Checked)?);
     }
     // Modules whose collectives agree form a group (by one key each, in
     // the order first met); the largest (the earliest of equal ones) is
@@ -61,7 +77,7 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
     // among many is the one named.
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, (_, module)) in modules.iter().enumerate() {
+    for (i, module) in modules.iter().enumerate() {
         match by_key.entry(ccc_compiler::hlo::compare::key(module)) {
             Entry::Occupied(g) => groups[*g.get()].push(i),
             Entry::Vacant(g) => {
@@ -70,53 +86,115 @@ pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitC
             }
         }
     }
-    let Some(most) = groups.iter().map(Vec::len).max() else { return Ok(None) };
-    let Some(majority) = groups.iter().find(|g| g.len() == most) else { return Ok(None) };
-    let (reference_path, reference) = &modules[majority[0]];
-    let names = |g: &[usize]| g.iter().map(|&i| modules[i].0.display().to_string()).collect::<Vec<_>>().join(", ");
-    let mut out = String::new();
-    if modules.len() > 2 && groups.len() > 1 {
-        let tied = groups.iter().filter(|g| g.len() == most).count();
-        out.push_str(&if most == 1 {
-            format!("no two of the {} modules agree; each is compared with the first\n", modules.len())
-        } else if tied > 1 {
-            format!(
-                "no majority: {tied} groups of {most} modules agree among themselves; compared with the first: {}\n",
-                names(majority)
-            )
-        } else {
-            format!("{most} of {} modules agree: {}\n", modules.len(), names(majority))
-        });
-    }
-    // Each other group's differences, with its cause.
-    let mut told: Vec<(String, &str)> = Vec::new();
-    for group in groups.iter().filter(|g| !std::ptr::eq(*g, majority)) {
-        let (path, module) = &modules[group[0]];
-        let differences = ccc_compiler::hlo::compare::compare(reference, module);
-        let also = group.get(1..).unwrap_or_default();
-        let with = if also.is_empty() { String::new() } else { format!(" (as do {})", names(also)) };
-        let mut text =
-            format!("{} and {}{with} differ in their HLO collectives:\n", reference_path.display(), path.display());
-        for d in &differences {
-            text.push_str(&format!("  {d}\n"));
-        }
-        told.push((text, ccc_compiler::hlo::compare::cause(&differences)));
-    }
-    if told.is_empty() {
+    if groups.len() < 2 {
         return Ok(None);
     }
-    // One cause every group shares is said once, at the end; causes that
-    // differ are said group by group.
-    let shared = told.first().map(|&(_, first)| first).filter(|&first| told.iter().all(|&(_, c)| c == first));
-    for (text, cause) in &told {
-        out.push_str(text);
-        if shared.is_none() {
+    let most = groups.iter().map(Vec::len).max().unwrap_or(0);
+    let reference = groups.iter().position(|g| g.len() == most).unwrap_or(0);
+    let compared = (0..groups.len())
+        .filter(|&g| g != reference)
+        .map(|g| {
+            let differences =
+                ccc_compiler::hlo::compare::compare(&modules[groups[reference][0]], &modules[groups[g][0]]);
+            let cause = ccc_compiler::hlo::compare::cause(&differences);
+            (g, differences, cause)
+        })
+        .collect();
+    let paths = args.inputs.iter().map(|p| p.display().to_string()).collect();
+    Ok(Some(ModulesReport { paths, groups, reference, compared }))
+}
+
+impl ModulesReport {
+    /// The modules of group `g`, as given, joined by `, `.
+    fn names(&self, g: &[usize]) -> String {
+        g.iter().filter_map(|&i| self.paths.get(i).cloned()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The first module of group `g`.
+    fn first(&self, g: usize) -> &str {
+        self.groups.get(g).and_then(|g| g.first()).and_then(|&i| self.paths.get(i)).map_or("", String::as_str)
+    }
+
+    /// The report in prose, as `ccc diagnose` prints it.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let most = self.groups.get(self.reference).map_or(0, Vec::len);
+        if self.paths.len() > 2 {
+            let tied = self.groups.iter().filter(|g| g.len() == most).count();
+            let majority = self.names(self.groups.get(self.reference).map_or(&[][..], Vec::as_slice));
+            out.push_str(&if most == 1 {
+                format!("no two of the {} modules agree; each is compared with the first\n", self.paths.len())
+            } else if tied > 1 {
+                format!("no majority: {tied} groups of {most} modules agree among themselves; compared with the first: {majority}\n")
+            } else {
+                format!("{most} of {} modules agree: {majority}\n", self.paths.len())
+            });
+        }
+        // One cause every group shares is said once, at the end; causes
+        // that differ are said group by group.
+        let shared =
+            self.compared.first().map(|&(_, _, c)| c).filter(|&c| self.compared.iter().all(|&(_, _, d)| d == c));
+        for (g, differences, cause) in &self.compared {
+            let also = self.groups.get(*g).and_then(|g| g.get(1..)).unwrap_or_default();
+            let with = if also.is_empty() { String::new() } else { format!(" (as do {})", self.names(also)) };
+            out.push_str(&format!(
+                "{} and {}{with} differ in their HLO collectives:\n",
+                self.first(self.reference),
+                self.first(*g)
+            ));
+            for d in differences {
+                out.push_str(&format!("  {d}\n"));
+            }
+            if shared.is_none() {
+                out.push_str(&format!("likely cause: {cause}\n"));
+            }
+        }
+        if let Some(cause) = shared {
             out.push_str(&format!("likely cause: {cause}\n"));
         }
+        out
     }
-    if let Some(cause) = shared {
-        out.push_str(&format!("likely cause: {cause}\n"));
+
+    /// The report as data, for `diagnose --json`'s `hlo` key: the
+    /// reference modules, and each other group's modules, its differences
+    /// (`instruction`, `what`, `moved`) and likely cause.
+    pub fn json(&self) -> serde_json::Value {
+        let modules = |g: usize| -> Vec<&str> {
+            self.groups
+                .get(g)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .filter_map(|&i| self.paths.get(i))
+                .map(String::as_str)
+                .collect()
+        };
+        let groups: Vec<serde_json::Value> = self
+            .compared
+            .iter()
+            .map(|(g, differences, cause)| {
+                let differences: Vec<serde_json::Value> = differences
+                    .iter()
+                    .map(|d| serde_json::json!({ "instruction": d.instruction, "what": d.what, "moved": d.moved }))
+                    .collect();
+                serde_json::json!({ "modules": modules(*g), "differences": differences, "cause": cause })
+            })
+            .collect();
+        serde_json::json!({ "reference": modules(self.reference), "groups": groups })
     }
-    crate::out::emit(&out)?;
+}
+
+/// `ccc diagnose` on HLO modules in prose: [`compare_modules`], printed,
+/// exit 1; `None` when it finds nothing to tell (or `--json` asks for the
+/// report as data, which carries it under `hlo`).
+///
+/// # Errors
+///
+/// A bad-input [`Failure`] when a module cannot be read or imported.
+pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitCode>, Failure> {
+    if args.json {
+        return Ok(None);
+    }
+    let Some(report) = compare_modules(args)? else { return Ok(None) };
+    crate::out::emit(&report.render())?;
     Ok(Some(ExitCode::from(1)))
 }
