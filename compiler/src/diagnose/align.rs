@@ -166,20 +166,38 @@ pub(crate) fn align_named(a: &[Coll<'_>], b: &[Coll<'_>], renamed: impl Fn(usize
     edits
 }
 
-/// The moves among `edits` (an alignment of `a` and `b`): each collective
-/// missing from one place and extra at another, equal in every field, as
-/// `(majority index, other index)`, each extra taken once (the first equal
-/// one in program order, for each missing one in program order).
-pub(crate) fn moves(edits: &[Edit], a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<(u32, u32)> {
-    let mut extra: Vec<u32> =
-        edits.iter().filter_map(|e| if let Edit::Extra(_, j) = *e { Some(j) } else { None }).collect();
-    let mut out = Vec::new();
-    for e in edits {
-        if let Edit::Missing(i, _) = *e
-            && let Some(k) = extra.iter().position(|&j| a.get(i as usize).is_some_and(|x| b.get(j as usize) == Some(x)))
-        {
-            out.push((i, extra.remove(k)));
-        }
+/// One end of a move ([`moves`]): a collective missing from one place and
+/// extra at another, equal in every field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MoveEnd {
+    /// Its index in `a`.
+    pub(crate) from: u32,
+    /// Its index in `b`.
+    pub(crate) to: u32,
+    /// Whether this end comes first among the edits: where the programs
+    /// part, and where the move is reported (the other end is not).
+    pub(crate) first: bool,
+}
+
+/// The moves among `edits` (an alignment of `a` and `b`), by edit: for
+/// each edit that is one end of a move, that move. Each missing
+/// collective, in program order, is paired with the first extra one equal
+/// to it in every field not paired yet.
+pub(crate) fn moves(edits: &[Edit], a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Option<MoveEnd>> {
+    let mut ends = vec![None; edits.len()];
+    // The extra collectives not paired yet: (edit position, index in `b`).
+    let mut extra: Vec<(usize, u32)> = edits
+        .iter()
+        .enumerate()
+        .filter_map(|(at, e)| if let Edit::Extra(_, j) = *e { Some((at, j)) } else { None })
+        .collect();
+    for (at, e) in edits.iter().enumerate() {
+        let Edit::Missing(i, _) = *e else { continue };
+        let Some(x) = a.get(i as usize) else { continue };
+        let Some(k) = extra.iter().position(|&(_, j)| b.get(j as usize) == Some(x)) else { continue };
+        let (there, j) = extra.remove(k);
+        ends[at] = Some(MoveEnd { from: i, to: j, first: at < there });
+        ends[there] = Some(MoveEnd { from: i, to: j, first: there < at });
     }
-    out
+    ends
 }

@@ -58,15 +58,8 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
 
     let mut collectives: Vec<CollectiveDiff> = Vec::new();
     let edits = align(&a.collectives, &b.collectives);
+    // Each move is reported once, at its end that comes first.
     let moves = moves(&edits, &a.collectives, &b.collectives);
-    // A move's two ends (its missing and its extra edit): it is reported
-    // at the one that comes first among the edits, where the programs
-    // part.
-    let moved_from = |i: u32| moves.iter().find(|&&(m, _)| m == i).map(|&(_, j)| j);
-    let moved_to = |j: u32| moves.iter().find(|&&(_, m)| m == j).map(|&(i, _)| i);
-    let extra_at = |j: u32| edits.iter().position(|&e| matches!(e, Edit::Extra(_, k) if k == j)).unwrap_or(usize::MAX);
-    let missing_at =
-        |i: u32| edits.iter().position(|&e| matches!(e, Edit::Missing(k, _) if k == i)).unwrap_or(usize::MAX);
     // Every edit that differs, by its position among the edits, in words:
     // a changed or missing collective by the majority's index, an extra
     // one by the other side's (the majority has none), a moved one as
@@ -76,8 +69,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
         .enumerate()
         .filter_map(|(at, e)| match *e {
             Edit::Match(..) => None,
-            Edit::Missing(i, _) if moved_from(i).is_some() => Some((at, format!("collective {i} moved"))),
-            Edit::Extra(_, j) if let Some(i) = moved_to(j) => Some((at, format!("collective {i} moved"))),
+            _ if let Some(Some(m)) = moves.get(at) => Some((at, format!("collective {} moved", m.from))),
             Edit::Changed(i, _) | Edit::Missing(i, _) => Some((at, format!("collective {i} differs"))),
             Edit::Extra(_, j) => Some((at, format!("the other side's collective {j} is extra"))),
         })
@@ -140,13 +132,9 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 }
             }
             // Reported at whichever end of the move comes first.
-            Edit::Missing(i, _) if let Some(j) = moved_from(i) => match extra_at(j) < at {
-                true => continue,
-                false => moved(i, j),
-            },
-            Edit::Extra(_, j) if let Some(i) = moved_to(j) => match missing_at(i) < at {
-                true => continue,
-                false => moved(i, j),
+            _ if let Some(Some(m)) = moves.get(at) => match m.first {
+                true => moved(m.from, m.to),
+                false => continue,
             },
             Edit::Missing(i, j) => CollectiveDiff {
                 kind: DiffKind::Missing,

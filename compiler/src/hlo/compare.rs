@@ -64,15 +64,28 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     let names_a: Vec<&str> = a.sources.iter().map(|s| s.instruction.as_str()).collect();
     let names_b: Vec<&str> = b.sources.iter().map(|s| s.instruction.as_str()).collect();
     let edits = crate::diagnose::align::align_named(&ca, &cb, |i, j| names_a.get(i) != names_b.get(j));
-    // Missing here and extra there, and equal: a move.
-    let moved_to: std::collections::BTreeMap<usize, usize> =
-        crate::diagnose::align::moves(&edits, &ca, &cb).into_iter().map(|(i, j)| (i as usize, j as usize)).collect();
-    let moved: std::collections::BTreeSet<usize> = moved_to.values().copied().collect();
+    // Missing here and extra there, and equal: a move, named once, at its
+    // end that comes first.
+    let moves = crate::diagnose::align::moves(&edits, &ca, &cb);
     let counts = format!("{} against {nb}", ccc_ir::noun::count(na as u64, "collective"));
     let mut out = Vec::new();
-    for edit in edits {
+    for (at, edit) in edits.into_iter().enumerate() {
         match edit {
             Edit::Match(..) => {}
+            _ if let Some(Some(m)) = moves.get(at) => {
+                if m.first {
+                    let (i, j) = (m.from as usize, m.to as usize);
+                    out.push(HloDifference {
+                        instruction: name(i, j),
+                        what: format!(
+                            "the same collective, {} in the first module and {} in the second",
+                            ordinal(i),
+                            ordinal(j)
+                        ),
+                        moved: true,
+                    });
+                }
+            }
             Edit::Changed(i, j) => {
                 let (i, j) = (i as usize, j as usize);
                 for what in fields(&a.program.collectives[i], &b.program.collectives[j]) {
@@ -81,28 +94,16 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
             }
             Edit::Missing(i, _) => {
                 let i = i as usize;
-                out.push(match moved_to.get(&i) {
-                    Some(&j) => HloDifference {
-                        instruction: name(i, j),
-                        what: format!(
-                            "the same collective, {} in the first module and {} in the second",
-                            ordinal(i),
-                            ordinal(j)
-                        ),
-                        moved: true,
-                    },
-                    None => HloDifference {
-                        instruction: named(a, i),
-                        what: format!(
-                            "only the first module has this collective ({}), its {} ({counts})",
-                            summary(&ca[i]),
-                            ordinal(i)
-                        ),
-                        moved: false,
-                    },
+                out.push(HloDifference {
+                    instruction: named(a, i),
+                    what: format!(
+                        "only the first module has this collective ({}), its {} ({counts})",
+                        summary(&ca[i]),
+                        ordinal(i)
+                    ),
+                    moved: false,
                 });
             }
-            Edit::Extra(_, j) if moved.contains(&(j as usize)) => {}
             Edit::Extra(_, j) => {
                 let j = j as usize;
                 out.push(HloDifference {

@@ -121,11 +121,9 @@ fn changed(dir: &Path, listing: &Listing) -> Option<String> {
     for (file, listed) in &listing.files {
         let path = dir.join(file);
         let Some(meta) = fs::metadata(&path).ok().filter(fs::Metadata::is_file) else { continue };
-        let md5 = if listed.md5.is_some() || by_content.keys().any(|&(size, _)| size == meta.len()) {
-            md5_of_file(&path).ok()
-        } else {
-            None
-        };
+        // Hashed where the manifest lists MD5s (a manifest of an earlier
+        // ccc may list sizes only: then nothing is compared but sizes).
+        let md5 = listed.md5.as_ref().and_then(|_| md5_of_file(&path).ok());
         let holds = md5.as_deref().and_then(|m| by_content.get(&(meta.len(), m)).copied()).filter(|&o| o != file);
         let why = if meta.len() != listed.size {
             let (found, listed) = (meta.len(), listed.size);
