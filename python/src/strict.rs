@@ -80,10 +80,11 @@ impl<'de> Deserializer<'de> for Strict {
     ) -> Result<V::Value, Error> {
         match self.0 {
             Value::String(unit) => visitor.visit_enum(unit.into_deserializer()),
-            Value::Object(map) if map.len() == 1 => {
-                let Some((variant, value)) = map.into_iter().next() else { unreachable!("one entry") };
-                visitor.visit_enum(Variant { variant, value })
-            }
+            // A one-entry map: its variant and value.
+            Value::Object(map) if map.len() == 1 => match map.into_iter().next() {
+                Some((variant, value)) => visitor.visit_enum(Variant { variant, value }),
+                None => Err(Error::invalid_length(0, &"a map of one variant")),
+            },
             // serde_json's own refusal of anything else.
             other => other.deserialize_enum(name, variants, visitor),
         }
