@@ -680,3 +680,34 @@ fn swapped_collectives_with_identical_images_say_where_they_differ() {
     assert!(run.stdout.contains("the images are identical: what differs is in the signature"), "{}", run.stdout);
     assert!(run.stdout.lines().all(|l| !l.trim_end().ends_with(';')), "{}", run.stdout);
 }
+
+/// One HLO module compiled on two hosts whose targets map devices to
+/// ranks differently: the pairs differ, but as one list with two ranks
+/// renumbered, which is what the report says (it blamed a diverged
+/// program).
+#[test]
+fn pairs_over_renumbered_ranks_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = format!("{ROOT}/tests/hlo/ring_ppermute_8.compiled.hlo");
+    for (target, out) in [("in-order", "a"), ("swapped", "b")] {
+        let target = format!("{ROOT}/{}", fixture(&format!("renumbered/{target}.ron")));
+        let run = ccc_in(dir.path(), &["compile", &module, "--target", &target, "--rank", "0", "-o", out]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert!(
+        run.stdout.contains(": the same pairs with ranks renumbered: 0 -> 1, 1 -> 0 (2 of the 8 ranks"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("likely cause: the same pairs over ranks numbered differently"), "{}", run.stdout);
+    assert!(!run.stdout.contains("program diverged"), "{}", run.stdout);
+    mismatch("renumbered", &run);
+
+    let json = ccc_in(dir.path(), &["diagnose", "a", "b", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let field = &report["differences"][0]["collectives"][0]["fields"][0];
+    assert_eq!(field["field"], "peers");
+    assert_eq!(field["cause"], "renumbered");
+    assert!(field["note"].as_str().unwrap().starts_with("the same pairs with ranks renumbered: 0 -> 1, 1 -> 0"));
+}

@@ -38,11 +38,14 @@ pub enum Cause {
     /// `collective_n`, named only when it is not the number of collectives
     /// a manifest lists.
     EditedCount,
+    /// `peers`, when one renumbering of the ranks makes one side's pairs
+    /// the other's.
+    Renumbered,
 }
 
 /// The cause table: each cause, the fields that point to it, and what to
 /// tell the user. The one place the wording lives.
-pub(super) const CAUSES: [(Cause, &[&str], &str); 14] = [
+pub(super) const CAUSES: [(Cause, &[&str], &str); 15] = [
     (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensor shapes"),
     (
         Cause::Machine,
@@ -87,6 +90,12 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 14] = [
         Cause::EditedCount,
         &["collective_n"],
         "a manifest edited by hand: its collective count is not the number of collectives it lists",
+    ),
+    (
+        Cause::Renumbered,
+        &[],
+        "the same pairs over ranks numbered differently: the device-to-rank map (an HLO target's `devices`) or the \
+         launcher's rank order differs, unless the program built another permutation of the same shape",
     ),
 ];
 

@@ -106,11 +106,19 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere) };
                 let fields = diffs
                     .into_iter()
-                    .map(|(key, va, vb)| FieldDiff {
+                    .map(|(key, va, vb)| {
+                        let renumbered = match (key, va, vb) {
+                            ("peers", Some(va), Some(vb)) => super::renumber::note(va, vb),
+                            _ => None,
+                        };
+                        (key, va, vb, renumbered)
+                    })
+                    .map(|(key, va, vb, renumbered)| FieldDiff {
                         field: key.to_owned(),
                         majority: va.map(str::to_owned),
                         other: vb.map(str::to_owned),
                         cause: match key {
+                            "peers" if renumbered.is_some() => Cause::Renumbered,
                             "schedule" if inputs_differ => Cause::FollowsFromInputs,
                             "schedule" if versions_differ => Cause::Versions,
                             "schedule" => Cause::Builds,
@@ -118,7 +126,10 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                             "algorithm" if auto.is_some() => Cause::AutoChoice,
                             _ => Cause::of_field(key),
                         },
-                        note: if key == "algorithm" { how_chosen.clone().or_else(|| auto.clone()) } else { None },
+                        note: match key {
+                            "algorithm" => how_chosen.clone().or_else(|| auto.clone()),
+                            _ => renumbered,
+                        },
                     })
                     .collect();
                 CollectiveDiff {

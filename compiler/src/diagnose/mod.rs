@@ -24,6 +24,7 @@ mod cause;
 mod compare;
 pub(crate) mod fields;
 mod input;
+mod renumber;
 
 pub use cause::Cause;
 
@@ -173,8 +174,9 @@ pub struct FieldDiff {
     /// The likely cause.
     pub cause: Cause,
     /// A sentence for this difference in particular, when the cause's
-    /// wording is not enough (what `Auto` chose on each side, and which
-    /// inputs to the choice differ).
+    /// wording is not enough: for `algorithm`, what `Auto` chose on each
+    /// side and which inputs to the choice differ; for `peers`, the ranks
+    /// a renumbering moves to make the majority's pairs the other's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }

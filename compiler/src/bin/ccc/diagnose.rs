@@ -460,7 +460,14 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         let (text, cause) = match line {
             Line::Program(f) => (format!("{}: {}", f.field, values(f, la, lb)), f.cause),
             Line::Field { diff, at } => match &diff.note {
-                Some(note) => (format!("{}: {note}, {}", diff.field, positions(at, la, lb)), diff.cause),
+                // An `algorithm` note names both sides' choices; any other
+                // follows the values.
+                Some(note) if diff.field == "algorithm" => {
+                    (format!("{}: {note}, {}", diff.field, positions(at, la, lb)), diff.cause)
+                }
+                Some(note) => {
+                    (format!("{}: {}, {}: {note}", diff.field, values(diff, la, lb), positions(at, la, lb)), diff.cause)
+                }
                 None => (format!("{}: {}, {}", diff.field, values(diff, la, lb), positions(at, la, lb)), diff.cause),
             },
             Line::Gap(c) if c.kind == DiffKind::Missing => (
