@@ -433,8 +433,30 @@ fn import_round_trips() {
     }
 }
 
+/// `import` writes only a program the other verbs take: what `check`
+/// refuses of the imported program (here `--algorithm` naming one that
+/// cannot run a permute) it refuses too, with `check`'s report, each
+/// problem at its instruction, and writes nothing. It printed the RON and
+/// exited 0.
+#[test]
+fn import_refuses_what_check_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported.ron");
+    let (module, t) = ("tests/hlo/ring_ppermute_8.compiled.hlo", target_path(8));
+    let t = t.to_str().unwrap();
+    for args in [vec!["import", module], vec!["import", module, "-o", out.to_str().unwrap()], vec!["check", module]] {
+        let run = ccc(&[&args[..], &["--target", t, "--algorithm", "Kangaring"]].concat());
+        assert_eq!(run.status.code(), Some(2), "{args:?}");
+        assert!(run.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8(run.stderr).unwrap();
+        let at = format!("{module}:54: `ppermute.6`");
+        assert!(stderr.contains(&at) && stderr.contains("Kangaring does not serve Permute"), "{args:?}: {stderr}");
+    }
+    assert!(!out.exists());
+}
+
 /// `(file, text the error points at, words of the message)`.
-const INVALID: [(&str, &str, &str); 9] = [
+const INVALID: [(&str, &str, &str); 11] = [
     ("truncated.hlo", "\n", "dimensions"),
     ("unknown_attribute_value.hlo", "maybe", "use_global_device_ids=maybe is not a boolean"),
     ("groups_unreadable.hlo", "{{0,1,2,3},{4,5,6,x}}", "is not understood"),
@@ -445,6 +467,11 @@ const INVALID: [(&str, &str, &str); 9] = [
     ("element_type_f64.hlo", "f64[64]", "element type `f64`"),
     // Not "the line looks truncated": a computation written inline.
     ("to_apply_inline.hlo", "{\n", "`to_apply={` opens a computation written inline"),
+    // XLA's verifier refuses them (a self-pair counts: it sends and
+    // receives as any pair does). They were imported, to a program every
+    // other verb refused.
+    ("pairs_source_twice.hlo", "{{0,1},{0,2}", "source_target_pairs lists source 0 twice"),
+    ("pairs_target_twice.hlo", "{{0,1},{1,1}", "source_target_pairs lists target 1 twice"),
 ];
 
 #[test]
@@ -460,7 +487,8 @@ fn invalid_modules() {
         let at = if file == "truncated.hlo" {
             src.len()
         } else {
-            let line_start = src.find(" all-reduce(").map(|i| src[..i].rfind('\n').unwrap() + 1).unwrap();
+            let op = src.find(" all-reduce(").or_else(|| src.find(" collective-permute("));
+            let line_start = op.map(|i| src[..i].rfind('\n').unwrap() + 1).unwrap();
             line_start + src[line_start..].find(marked).unwrap()
         };
         let line = src[..at].matches('\n').count() + 1;

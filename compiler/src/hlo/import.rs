@@ -585,6 +585,24 @@ impl<'a> Walker<'_, 'a> {
                 "accepted: ids below the device count",
             ));
         }
+        // XLA's verifier refuses a source or a target listed twice ("appears
+        // more than once in instruction's source-target pairs").
+        let (mut sources, mut targets) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for &(a, b) in &listed {
+            let again = match (sources.insert(a), targets.insert(b)) {
+                (false, _) => Some(("source", a)),
+                (_, false) => Some(("target", b)),
+                _ => None,
+            };
+            if let Some((role, id)) = again {
+                return Err(HloError::at(
+                    attr.at,
+                    attr.value.len(),
+                    format!("`{}`: source_target_pairs lists {role} {id} twice", ins.name),
+                    "accepted: each id a source at most once and a target at most once (as XLA's verifier requires)",
+                ));
+            }
+        }
         let mut out = Vec::new();
         for &(scale, offset) in &copies {
             for &(a, b) in listed.iter().filter(|(a, b)| a != b) {

@@ -5,10 +5,11 @@
 
 use crate::Failure;
 use crate::args::ImportArgs;
-use crate::load::{HLO_CAP, TargetValues, import_file, read_text};
+use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, read_text};
 use ccc_compiler::hlo::compare::HloDifference;
 use ccc_compiler::hlo::emit;
 use ccc_compiler::parse::strip_bom;
+use ccc_compiler::validate::validate;
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::process::ExitCode;
@@ -25,6 +26,13 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
         )));
     }
     let imported = import_file(&args.module, src, &args.hlo, TargetValues::Checked)?;
+    // What it writes is a program every other verb takes: one that would
+    // not validate (a permute whose member sends twice, which XLA's own
+    // verifier refuses too; `--algorithm` naming one the op cannot run)
+    // is refused with `check`'s report, each problem at its instruction.
+    let name = args.module.display().to_string();
+    validate(&imported.program)
+        .map_err(|e| Failure::input(hlo_validation_report(&name, &args.hlo, &imported.sources, e)))?;
     let ron = emit::to_ron(&imported, &args.module.display().to_string())
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
     match &args.out {

@@ -103,7 +103,7 @@ const TARGET_FIELDS: [&str; 6] = ["arch", "topology", "channels", "barrier", "se
 /// others follow by the HLO instruction each collective came from, at its
 /// line, and their path in the imported program (`` x.hlo:12: `all-reduce.3`
 /// (collectives[3].algorithm) ``).
-fn hlo_validation_report(
+pub fn hlo_validation_report(
     name: &str,
     hlo: &HloArgs,
     sources: &[ccc_compiler::hlo::Source],
