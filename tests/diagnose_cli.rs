@@ -578,21 +578,52 @@ fn manifests_edited_and_signed_again() {
 #[cfg(unix)]
 #[test]
 fn a_spec_through_a_pipe_is_read_once() {
+    let run = through_stdin(&["diagnose", "/dev/stdin", "examples/allreduce_ring.ron"], "examples/allreduce_ring.ron");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with("match: all 2 inputs have signature"), "{}", run.stdout);
+}
+
+/// An HLO module through a pipe, in prose and as JSON: the modules were
+/// read to compare their instructions, then again to sign them, and the
+/// pipe was empty the second time ("is empty, not an XLA HLO module").
+#[test]
+fn an_hlo_module_through_a_pipe_is_read_once() {
+    let (module, target) = ("tests/hlo/ring_ppermute_8.compiled.hlo", "tests/hlo/targets/cayman_8.ron");
+    for json in [&[][..], &["--json"]] {
+        let args = [&["diagnose", "/dev/stdin", module, "--target", target][..], json].concat();
+        let run = through_stdin(&args, module);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(run.stderr.is_empty(), "{}", run.stderr);
+        let matched = if json.is_empty() {
+            run.stdout.starts_with("match: all 2")
+        } else {
+            run.stdout.contains("\"all_match\": true")
+        };
+        assert!(matched, "{}", run.stdout);
+    }
+}
+
+/// Runs `ccc <args>` from the repository root with the file at `stdin`
+/// (relative to it) written to its standard input through a pipe.
+fn through_stdin(args: &[&str], stdin: &str) -> Run {
     use std::io::Write as _;
-    let ring = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/allreduce_ring.ron")).unwrap();
+    let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(stdin)).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ccc"))
-        .args(["diagnose", "/dev/stdin", "examples/allreduce_ring.ron"])
+        .args(args)
+        .env("NO_COLOR", "1")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(&ring).unwrap();
+    child.stdin.take().unwrap().write_all(&data).unwrap();
     let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.starts_with("match: all 2 inputs have signature"), "{stdout}");
+    Run {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
 }
 
 /// `Auto` on one side, its choice written on the other: the images are

@@ -13,15 +13,17 @@
 use crate::Failure;
 use crate::args::{DiagnoseArgs, HloArgs};
 use crate::compile::compile_failure;
-use crate::load::{MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text};
+use crate::load::{HLO_CAP, MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text, validate_imported};
 use ccc_compiler::build::build;
 use ccc_compiler::diagnose::{
     Cause, CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest, is_manifest,
 };
+use ccc_compiler::hlo::Imported;
 use ccc_compiler::output::{ReadError, read_output};
 use ccc_compiler::parse::bound_message;
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::sign::sign;
+use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::AutoCache;
 use ccc_ir::noun::{count, noun};
 use std::fmt::Write as _;
@@ -40,9 +42,6 @@ const IMAGES_RANK_CAP: u32 = 1024;
 
 /// Runs `ccc diagnose`.
 pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
-    if let Some(code) = crate::import::diagnose_modules(args)? {
-        return Ok(code);
-    }
     let files: Vec<PathBuf> =
         args.inputs.iter().map(|p| if p.is_dir() { p.join("manifest.json") } else { p.clone() }).collect();
     // A manifest (a folder's, or one given) is named with its folder
@@ -50,6 +49,23 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     let least: Vec<usize> =
         files.iter().map(|p| if p.file_name().is_some_and(|n| n == "manifest.json") { 2 } else { 1 }).collect();
     let names = display_names(&files, &least);
+    // Each input is read once (a pipe cannot be read twice): its text, or
+    // `None` for an output folder.
+    let texts = args
+        .inputs
+        .iter()
+        .zip(&files)
+        .map(|(given, file)| read_input(given, file, &args.hlo))
+        .collect::<Result<Vec<Option<String>>, Failure>>()?;
+    // HLO modules (every input one, `--target` given) are imported once:
+    // their collectives compared instruction by instruction, then signed.
+    let modules = crate::import::import_modules(args, &texts)?;
+    let hlo = modules.as_deref().and_then(|m| crate::import::compare_modules(&args.inputs, m));
+    if let Some(hlo) = hlo.as_ref().filter(|_| !args.json) {
+        crate::out::emit(&hlo.render())?;
+        return Ok(ExitCode::from(1));
+    }
+    let mut modules = modules.map(Vec::into_iter);
     // One cache for every spec: ranks' specs mostly repeat their
     // collectives, and `Auto` then searches each distinct one once.
     let mut cache = AutoCache::new();
@@ -58,7 +74,14 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         .iter()
         .zip(&files)
         .zip(names)
-        .map(|((given, file), name)| load(given, file, name, &args.hlo, &mut cache))
+        .zip(&texts)
+        .map(|(((given, file), name), text)| {
+            let read = match modules.as_mut().and_then(Iterator::next) {
+                Some(module) => Read::Module(module),
+                None => text.as_deref().map_or(Read::Folder, Read::Text),
+            };
+            load(given, file, name, read, &args.hlo, &mut cache)
+        })
         .collect::<Result<Vec<(Input, Kind)>, Failure>>()?;
     let kinds = Kind::plural(inputs.iter().map(|(_, kind)| *kind));
     let inputs: Vec<Input> = inputs.into_iter().map(|(input, _)| input).collect();
@@ -67,7 +90,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         // HLO modules whose collectives differ: which instructions, under
         // `hlo` (what the prose report says of them), after the report's
         // own fields.
-        let hlo = crate::import::compare_modules(args)?.map(|h| h.json());
+        let hlo = hlo.map(|h| h.json());
         let json = serde_json::to_string_pretty(&WithHlo { report: &report, hlo })
             .map_err(|e| Failure::input(miette::miette!("cannot write the report as JSON: {e}")))?;
         crate::out::emit(&format!("{json}\n"))?;
@@ -109,15 +132,55 @@ impl Kind {
     }
 }
 
-/// Reads one input: an output folder, a manifest or a spec.
+/// What [`read_input`] read of an input, as [`load`] takes it.
+enum Read<'a> {
+    /// An output folder (read by [`load`], by its manifest).
+    Folder,
+    /// A manifest's or a spec's text.
+    Text(&'a str),
+    /// An HLO module, imported.
+    Module(Imported),
+}
+
+/// The text of input `given` (at `file`: a folder's manifest), read once;
+/// `None` for an output folder, which [`load`] reads by its manifest.
+///
+/// # Errors
+///
+/// A bad-input [`Failure`] when the file cannot be read, is larger than
+/// its cap or is not UTF-8.
+fn read_input(given: &Path, file: &Path, hlo: &HloArgs) -> Result<Option<String>, Failure> {
+    if given.is_dir() {
+        return Ok(None);
+    }
+    // A spec's own cap is then applied to the text by `load_spec_text`.
+    let cap = match file.extension() {
+        _ if hlo.target.is_some() => HLO_CAP,
+        Some(e) if e == "ron" => SPEC_CAP,
+        _ => MANIFEST_CAP,
+    };
+    read_text(file, cap, "spec or manifest").map(Some)
+}
+
+/// Loads one input: an output folder, a manifest, a spec or an imported
+/// HLO module.
 fn load(
     given: &Path,
     file: &Path,
     name: String,
+    read: Read<'_>,
     hlo: &HloArgs,
     cache: &mut AutoCache,
 ) -> Result<(Input, Kind), Failure> {
     let path = file.display().to_string();
+    let text = match read {
+        Read::Folder => "",
+        Read::Text(text) => text,
+        Read::Module(imported) => {
+            let valid = validate_imported(&path, &imported, hlo, cache)?;
+            return spec_input(file, name, &valid);
+        }
+    };
     if given.is_dir() {
         // An output folder whose files are the ones its manifest lists
         // (sizes and MD5s) is compared by its images (`read_output`).
@@ -132,26 +195,28 @@ fn load(
         let input = manifest_input(path, &read.manifest)?;
         return Ok((Input { name, images: read.images, edited: read.edited, ..input }, Kind::Manifest));
     }
-    // Read once (a pipe cannot be read twice); a spec's own cap is then
-    // applied to the text by `load_spec_text`.
-    let cap = if file.extension().is_some_and(|e| e == "ron") { SPEC_CAP } else { MANIFEST_CAP };
-    let text = read_text(file, cap, "spec or manifest")?;
-    if is_manifest(Some(file), &text) {
+    if is_manifest(Some(file), text) {
         // A manifest alone is not compared by images: its listing vouches
         // for no file.
-        Ok((Input { name, ..manifest_input(path, &text)? }, Kind::Manifest))
+        Ok((Input { name, ..manifest_input(path, text)? }, Kind::Manifest))
     } else {
-        let (_, valid) = load_spec_text(file, &text, hlo, cache)?;
-        let schedule = build(&valid).map_err(|e| compile_failure(file, e.into()))?;
-        let signature = sign(&valid, &schedule);
-        // The images too, so that a difference they do not carry is named
-        // as such; a world too large to compile quickly is left unknown.
-        let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
-            .then(|| compile(&valid, &Options { verify: false, ..Options::default() }).ok())
-            .flatten()
-            .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
-        Ok((Input { images, ..Input::from_signature(name, &signature) }, Kind::Spec))
+        let (_, valid) = load_spec_text(file, text, hlo, cache)?;
+        spec_input(file, name, &valid)
     }
+}
+
+/// The input of a valid program read from `file`: its signature, and its
+/// images' digest where the world is small enough to compile.
+fn spec_input(file: &Path, name: String, valid: &ValidProgram) -> Result<(Input, Kind), Failure> {
+    let schedule = build(valid).map_err(|e| compile_failure(file, e.into()))?;
+    let signature = sign(valid, &schedule);
+    // The images too, so that a difference they do not carry is named as
+    // such; a world too large to compile quickly is left unknown.
+    let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
+        .then(|| compile(valid, &Options { verify: false, ..Options::default() }).ok())
+        .flatten()
+        .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
+    Ok((Input { images, ..Input::from_signature(name, &signature) }, Kind::Spec))
 }
 
 /// The input of a manifest's text, read from `path`.

@@ -5,9 +5,9 @@
 
 use crate::Failure;
 use crate::args::ImportArgs;
-use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, read_text};
+use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, note_branches, read_text};
 use ccc_compiler::hlo::compare::HloDifference;
-use ccc_compiler::hlo::emit;
+use ccc_compiler::hlo::{Imported, emit};
 use ccc_compiler::parse::strip_bom;
 use ccc_compiler::validate::validate;
 use std::collections::BTreeMap;
@@ -57,28 +57,40 @@ pub struct ModulesReport {
     compared: Vec<(usize, Vec<HloDifference>, &'static str)>,
 }
 
-/// `ccc diagnose` on HLO modules (every input one, `--target` given):
-/// groups the modules whose collectives agree and compares each other
-/// group with the largest (the earliest of equal ones). `None` when the
-/// inputs are not all HLO, or their collectives agree (the signature
-/// comparison then runs as for specs).
+/// The HLO modules of `ccc diagnose`, imported once (for the
+/// instruction-level comparison and the signatures alike) from the
+/// `texts` it read once (`None` for an output folder): `None` unless
+/// `--target` is given and every input is a module.
 ///
 /// # Errors
 ///
-/// A bad-input [`Failure`] when a module cannot be read or imported.
-pub fn compare_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ModulesReport>, Failure> {
-    if args.hlo.target.is_none() || args.inputs.iter().any(|p| p.is_dir()) {
+/// A bad-input [`Failure`] when a module cannot be imported, or the
+/// target holds a value no collective could take (said once, first).
+pub fn import_modules(
+    args: &crate::args::DiagnoseArgs,
+    texts: &[Option<String>],
+) -> Result<Option<Vec<Imported>>, Failure> {
+    let srcs: Option<Vec<&str>> = texts.iter().map(|t| t.as_deref().map(strip_bom)).collect();
+    let Some(srcs) =
+        srcs.filter(|s| args.hlo.target.is_some() && s.iter().all(|s| ccc_compiler::hlo::looks_like_hlo(s)))
+    else {
         return Ok(None);
+    };
+    let mut modules = Vec::with_capacity(srcs.len());
+    for (path, src) in args.inputs.iter().zip(srcs) {
+        let imported = import_file(path, src, &args.hlo, TargetValues::Checked)?;
+        note_branches(&path.display().to_string(), &imported);
+        modules.push(imported);
     }
-    let mut modules = Vec::new();
-    for path in &args.inputs {
-        let text = read_text(path, HLO_CAP, "HLO module")?;
-        let src = strip_bom(&text);
-        if !ccc_compiler::hlo::looks_like_hlo(src) {
-            return Ok(None);
-        }
-        modules.push(import_file(path, src, &args.hlo, TargetValues::Checked)?);
-    }
+    Ok(Some(modules))
+}
+
+/// `ccc diagnose` on HLO `modules` (from [`import_modules`], `paths` as
+/// given): groups the modules whose collectives agree and compares each
+/// other group with the largest (the earliest of equal ones). `None` when
+/// their collectives agree (the signature comparison then runs as for
+/// specs).
+pub fn compare_modules(paths: &[std::path::PathBuf], modules: &[Imported]) -> Option<ModulesReport> {
     // Modules whose collectives agree form a group (by one key each, in
     // the order first met); the largest (the earliest of equal ones) is
     // the reference the others are told apart from, so that one odd rank
@@ -95,7 +107,7 @@ pub fn compare_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<Module
         }
     }
     if groups.len() < 2 {
-        return Ok(None);
+        return None;
     }
     let most = groups.iter().map(Vec::len).max().unwrap_or(0);
     let reference = groups.iter().position(|g| g.len() == most).unwrap_or(0);
@@ -108,8 +120,8 @@ pub fn compare_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<Module
             (g, differences, cause)
         })
         .collect();
-    let paths = args.inputs.iter().map(|p| p.display().to_string()).collect();
-    Ok(Some(ModulesReport { paths, groups, reference, compared }))
+    let paths = paths.iter().map(|p| p.display().to_string()).collect();
+    Some(ModulesReport { paths, groups, reference, compared })
 }
 
 impl ModulesReport {
@@ -189,20 +201,4 @@ impl ModulesReport {
             .collect();
         serde_json::json!({ "reference": modules(self.reference), "groups": groups })
     }
-}
-
-/// `ccc diagnose` on HLO modules in prose: [`compare_modules`], printed,
-/// exit 1; `None` when it finds nothing to tell (or `--json` asks for the
-/// report as data, which carries it under `hlo`).
-///
-/// # Errors
-///
-/// A bad-input [`Failure`] when a module cannot be read or imported.
-pub fn diagnose_modules(args: &crate::args::DiagnoseArgs) -> Result<Option<ExitCode>, Failure> {
-    if args.json {
-        return Ok(None);
-    }
-    let Some(report) = compare_modules(args)? else { return Ok(None) };
-    crate::out::emit(&report.render())?;
-    Ok(Some(ExitCode::from(1)))
 }

@@ -64,9 +64,9 @@ pub fn load_spec_text(
     let src = strip_bom(text);
     if ccc_compiler::hlo::looks_like_hlo(src) {
         let imported = import_file(path, src, hlo, TargetValues::Validated)?;
+        note_branches(&name, &imported);
+        let valid = validate_imported(&name, &imported, hlo, cache)?;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
-        let report = |e| Failure::input(hlo_validation_report(&name, hlo, &imported.sources, e));
-        let valid = validate_cached(&parsed.program, cache).map_err(report)?;
         return Ok((parsed, valid));
     }
     if hlo.target.is_some() || hlo.algorithm.is_some() {
@@ -90,6 +90,23 @@ pub fn load_spec_text(
     let valid = validate_cached(&parsed.program, cache)
         .map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
+}
+
+/// Validates the program imported from the HLO module `name` for
+/// `hlo.target` (`Auto` searching through `cache`).
+///
+/// # Errors
+///
+/// A bad-input [`Failure`]: every problem, the target's first, each
+/// other at its instruction (`hlo_validation_report`).
+pub fn validate_imported(
+    name: &str,
+    imported: &Imported,
+    hlo: &HloArgs,
+    cache: &mut AutoCache,
+) -> Result<ValidProgram, Failure> {
+    validate_cached(&imported.program, cache)
+        .map_err(|e| Failure::input(hlo_validation_report(name, hlo, &imported.sources, e)))
 }
 
 /// The fields of an imported collective that its target file sets, the
@@ -330,9 +347,15 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
             Some(e.help.clone()),
         ))
     })?;
-    // `import` marks them in the RON it writes; the other verbs say so here.
+    Ok(imported)
+}
+
+/// Says on stderr that collectives of the module `name` sit in branches
+/// of a `conditional`, and that ccc compiles every branch's (`import`
+/// marks them in the RON it writes; the verbs that compile say so here).
+pub fn note_branches(name: &str, imported: &Imported) {
     let branched: Vec<_> = imported.sources.iter().filter(|s| s.branch.is_some()).collect();
-    if let (TargetValues::Validated, Some(first)) = (checked, branched.first())
+    if let Some(first) = branched.first()
         && let Some(b) = &first.branch
     {
         note!(
@@ -349,7 +372,6 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
             b.line
         );
     }
-    Ok(imported)
 }
 
 /// Reads and parses a target file; a problem is shown in a snippet of
