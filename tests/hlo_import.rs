@@ -1373,3 +1373,41 @@ ENTRY %main (p: pred[], v: f32[16]) -> f32[16] {
         "{stderr}"
     );
 }
+
+/// `diagnose` with `--target` reads a RON spec beside HLO modules as it
+/// is (the target and `--algorithm` are the modules'): a module against
+/// the program `import` made of it matches, and against that program
+/// edited, names the edit. It refused the spec ("not an XLA HLO
+/// module"), and without `--target` refused the module, so one could not
+/// be compared with the other. RON specs alone are still told that
+/// `--target` is not for them.
+#[test]
+fn diagnose_compares_a_module_with_a_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let (module, t) = ("tests/hlo/ring_ppermute_8.compiled.hlo", target_path(8));
+    let t = t.to_str().unwrap();
+    let imported = ccc(&["import", module, "--target", t]);
+    assert_eq!(imported.status.code(), Some(0));
+    let spec = dir.path().join("imported.ron");
+    std::fs::write(&spec, &imported.stdout).unwrap();
+    let edited = dir.path().join("edited.ron");
+    std::fs::write(&edited, String::from_utf8(imported.stdout).unwrap().replacen("count: 512", "count: 513", 1))
+        .unwrap();
+    let (spec, edited) = (spec.to_str().unwrap(), edited.to_str().unwrap());
+
+    let same = ccc(&["diagnose", module, spec, "--target", t]);
+    let stdout = String::from_utf8(same.stdout).unwrap();
+    assert_eq!(same.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&same.stderr));
+    assert!(stdout.starts_with("match: all 2 inputs"), "{stdout}");
+    let other = ccc(&["diagnose", module, edited, "--target", t]);
+    let stdout = String::from_utf8(other.stdout).unwrap();
+    assert_eq!(other.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&other.stderr));
+    assert!(
+        stdout.contains("count: 512 (ring_ppermute_8.compiled.hlo) vs 513 (edited.ron), at collective 0"),
+        "{stdout}"
+    );
+
+    let specs = ccc(&["diagnose", spec, edited, "--target", t]);
+    assert_eq!(specs.status.code(), Some(2));
+    assert!(String::from_utf8(specs.stderr).unwrap().contains("is not an XLA HLO module"));
+}

@@ -66,6 +66,11 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(1));
     }
     let mut modules = modules.map(Vec::into_iter);
+    // Beside HLO modules, a RON spec is read as it is: `--target` and
+    // `--algorithm` are the modules' (alone, they are refused for it).
+    let any_module =
+        texts.iter().flatten().any(|t| ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t)));
+    let spec_args = HloArgs { target: None, algorithm: None };
     // One cache for every spec: ranks' specs mostly repeat their
     // collectives, and `Auto` then searches each distinct one once.
     let mut cache = AutoCache::new();
@@ -80,7 +85,15 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
                 Some(module) => Read::Module(module),
                 None => text.as_deref().map_or(Read::Folder, Read::Text),
             };
-            load(given, file, name, read, &args.hlo, &mut cache)
+            let hlo = match read {
+                Read::Text(t)
+                    if any_module && !ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t)) =>
+                {
+                    &spec_args
+                }
+                _ => &args.hlo,
+            };
+            load(given, file, name, read, hlo, &mut cache)
         })
         .collect::<Result<Vec<(Input, Kind)>, Failure>>()?;
     let kinds = Kind::plural(inputs.iter().map(|(_, kind)| *kind));
