@@ -180,21 +180,7 @@ fn variant<T: Debug>(value: &T) -> String {
     debug.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default().to_owned()
 }
 
-/// What a message says would be accepted: the text after `accepted: ` (a
-/// validation problem), or between `expected ` and ` instead` (RON's and
-/// serde's unknown field or variant).
-pub(crate) fn accepted_in(message: &str) -> Option<String> {
-    if let Some((_, rest)) = message.split_once("accepted: ") {
-        return Some(rest.to_owned());
-    }
-    // "expected" as a word: RON's "Unexpected variant ..." holds it too.
-    let at = message
-        .match_indices("expected ")
-        .map(|(i, _)| i)
-        .find(|&i| message[..i].chars().next_back().is_none_or(|c| !c.is_alphabetic()))?;
-    let rest = &message[at + "expected ".len()..];
-    Some(rest.strip_suffix(" instead").unwrap_or(rest).to_owned())
-}
+pub(crate) use ccc_compiler::pipeline::accepted_in;
 
 /// Parses RON text (`Collective(...)` or `Program(collectives: [...])`).
 ///
@@ -229,10 +215,7 @@ fn parse_error(e: &ParseError) -> Failure {
     info.end_line = Some(e.span.end.line as u64);
     info.end_column = Some(e.span.end.col as u64);
     info.help = e.help();
-    info.accepted = match e.kind {
-        ParseErrorKind::Fraction { .. } => Some("a whole number".to_owned()),
-        _ => accepted_in(&e.message),
-    };
+    info.accepted = e.accepted();
     // The path RON was reading (`collectives[1].topology.pod_n`), else
     // the field the error names.
     info.field = e.path.as_deref().map(str::to_owned).or_else(|| match &e.kind {
@@ -420,7 +403,7 @@ pub(crate) fn validation_error(errors: &ValidationErrors, form: SpecForm) -> Fai
                 kind: variant(&e.problem),
                 field: e.path(form),
                 collective: e.collective.map(u64::from),
-                accepted: accepted_in(&e.problem.to_string()),
+                accepted: e.accepted(),
                 message,
             }
         })

@@ -46,7 +46,7 @@ fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {
         let mut info = ErrorInfo::new(ErrorClass::Parse, "Target", message);
         if let Some(first) = errors.0.first() {
             info.field = Some(format!("target.{}", first.field));
-            info.accepted = accepted_in(&first.problem.to_string());
+            info.accepted = first.accepted();
         }
         info
     })?;

@@ -172,6 +172,17 @@ pub struct ParseError {
 }
 
 impl ParseError {
+    /// What would be accepted at the offending token, as the message
+    /// says it (`expected one of ...`, `accepted: ...`), or a whole number
+    /// for a fraction where an integer goes; `None` when it says nothing
+    /// of it.
+    pub fn accepted(&self) -> Option<String> {
+        match self.kind {
+            ParseErrorKind::Fraction { .. } => Some("a whole number".to_owned()),
+            _ => crate::pipeline::accepted_in(&self.message),
+        }
+    }
+
     /// A short label for the offending token.
     pub fn label(&self) -> String {
         match &self.kind {

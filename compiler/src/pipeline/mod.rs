@@ -29,7 +29,7 @@ mod ranks;
 mod stream;
 mod times;
 
-pub use error::{CertificateError, CompileError, MemoryError, WayOut};
+pub use error::{CertificateError, CompileError, MemoryError, WayOut, accepted_in};
 pub use options::{CHUNK_CACHE_BYTES, DEFAULT_CHUNK_RANKS};
 pub use options::{CallerHolds, Cancel, DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
@@ -110,7 +110,7 @@ fn wanted_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<Rank>, LowerE
 
 #[cfg(test)]
 mod tests {
-    use super::{Cancel, CompileError, Options, Stage, compile_source};
+    use super::{Cancel, CompileError, Options, Stage, accepted_in, compile_source};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -158,5 +158,37 @@ mod tests {
         // Never set, the same options compile.
         let options = Options { cancel: Some(Cancel::new()), ..Options::default() };
         assert!(compile_source(WORLD, &options).is_ok());
+    }
+
+    /// What a failed compile says would be accepted, as data: a parse
+    /// error's, a validation's of one problem (each of several has its
+    /// own); none for a cancelled compile.
+    #[test]
+    fn a_compile_error_says_what_would_be_accepted() {
+        let spec = |fields: &str| {
+            format!(
+                "Collective(op: AllReduce, dtype: Bf16, reduce: Add, arch: Cayman, topology: (rank_n: 8, \
+                 local_rank_n: 8), algorithm: Ring, {fields})"
+            )
+        };
+        let accepted =
+            |fields: &str| compile_source(&spec(fields), &Options::default()).err().and_then(|e| e.accepted());
+        assert_eq!(accepted("count: 64, channels: 33").as_deref(), Some("1..=32"));
+        assert_eq!(accepted("count: 1.5").as_deref(), Some("a whole number"));
+        let misspelt = accepted("count: 64, chanels: 2").unwrap_or_default();
+        assert!(misspelt.starts_with("one of `op`, `dtype`") && misspelt.contains("`channels`"), "{misspelt}");
+        // Two problems: each its own.
+        let Err(CompileError::Validate(two)) = compile_source(&spec("count: 0, channels: 33"), &Options::default())
+        else {
+            panic!("two problems");
+        };
+        let each: Vec<Option<String>> = two.0.iter().map(|e| e.accepted()).collect();
+        assert_eq!(each, [Some("1..=32".to_owned()), Some("at least 1 element per rank".to_owned())]);
+        assert_eq!(CompileError::Validate(two).accepted(), None);
+        assert_eq!(CompileError::Cancelled.accepted(), None);
+        // RON's wording for a variant: between `expected ` and ` instead`,
+        // and never from inside "Unexpected".
+        assert_eq!(accepted_in("Unexpected variant `X`, expected `A` or `B` instead").as_deref(), Some("`A` or `B`"));
+        assert_eq!(accepted_in("Unexpected end"), None);
     }
 }

@@ -17,6 +17,13 @@ pub struct ValidationError {
 }
 
 impl ValidationError {
+    /// What would be accepted in the field, as the problem says it (the
+    /// text after `accepted: `); `None` for a field that has no meaning
+    /// there (the problem says to remove it).
+    pub fn accepted(&self) -> Option<String> {
+        crate::pipeline::accepted_in(&self.problem.to_string())
+    }
+
     /// The full path as the user wrote the file: prefixed with
     /// `collectives[i].` when the file held a program.
     pub fn path(&self, form: SpecForm) -> String {
