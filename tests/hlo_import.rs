@@ -128,16 +128,17 @@ fn leaves(shape: &str) -> Vec<(String, u64)> {
     out
 }
 
-/// The value of `key=` on a line, up to the next `, ` outside braces.
+/// The value of `key=` on a line, up to the next `, ` outside brackets
+/// (a mesh's `, device_ids=(...)` is part of its value).
 fn attr<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let start = line.find(&format!(" {key}="))? + key.len() + 2;
     let rest = &line[start..];
     let mut depth = 0;
     for (i, c) in rest.char_indices() {
         match c {
-            '{' | '[' => depth += 1,
-            '}' | ']' => depth -= 1,
-            ',' if depth == 0 => return Some(&rest[..i]),
+            '{' | '[' | '(' => depth += 1,
+            '}' | ']' | ')' => depth -= 1,
+            ',' if depth == 0 && !rest[i..].starts_with(", device_ids=") => return Some(&rest[..i]),
             _ => {}
         }
     }
@@ -147,7 +148,8 @@ fn attr<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 /// The group size a `replica_groups` value spells (0: all devices).
 fn group_size(value: &str) -> u64 {
     if let Some(rest) = value.strip_prefix("mesh[") {
-        let (axes, grouped) = rest.split_once("] ").unwrap();
+        let (axes, _) = rest.split_once(']').unwrap();
+        let grouped = rest.rsplit_once(' ').unwrap().1;
         let sizes: Vec<(&str, u64)> =
             axes.split(',').map(|a| a.split_once('=').unwrap()).map(|(n, s)| (n, s.parse().unwrap())).collect();
         let grouped = grouped.trim_matches(|c| c == '{' || c == '}');

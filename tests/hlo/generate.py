@@ -39,6 +39,7 @@ MODULES = {
     "max_min_reductions_16": (16, ("lowered", "compiled")),
     "mixed_dtypes_8": (8, ("lowered", "compiled")),
     "group_shapes_64": (64, ("lowered", "compiled")),
+    "auto_sharded_grad_16": (16, ("compiled",)),
 }
 
 
@@ -224,6 +225,19 @@ def build(name):
         f = jax.shard_map(step, mesh=m, in_specs=(spec,),
                           out_specs=(spec, spec, spec, spec, spec, P(("c",)), spec), check_vma=False)
         return jax.jit(f), (jnp.zeros((64 * 32,), jnp.float32),)
+
+    if name == "auto_sharded_grad_16":
+        # A gradient jitted with shardings alone (no shard_map): XLA's SPMD
+        # partitioner picks the collectives, and prints their groups as
+        # mesh axes over devices in an iota order (`device_ids=([4,4]T(1,0))`).
+        m = mesh(("d", 4), ("f", 4))
+        w = sharded(m, (64, 64), jnp.bfloat16, P("f", None))
+        x = sharded(m, (32, 64), jnp.bfloat16, P(("d", "f"), None))
+
+        def loss(w, x):
+            return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+        return jax.jit(jax.grad(loss), out_shardings=NamedSharding(m, P("f", None))), (w, x)
 
     raise SystemExit(f"unknown module {name}")
 

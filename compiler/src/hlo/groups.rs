@@ -204,7 +204,10 @@ fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
     let total = sizes.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).filter(|&t| t <= MAX_IDS).ok_or_else(fail)?;
     let device_ids: Vec<u64> = match devices {
         None => (0..total).collect(),
-        Some(d) if d.starts_with('[') => iota(&format!("[1,{total}]<={}", d.split_once("<=").map_or("", |x| x.1)), at)
+        // The iota form: the ids `0..total` reshaped and transposed, as
+        // XLA prints them, `[4,2]T(1,0)` (or, written as a replica group
+        // list's, `[1,8]<=[4,2]T(1,0)`).
+        Some(d) if d.starts_with('[') => iota(&format!("[1,{total}]<={}", d.split_once("<=").map_or(d, |x| x.1)), at)
             .ok()
             .and_then(|g| g.into_iter().next())
             .ok_or_else(fail)?,
@@ -359,6 +362,16 @@ mod tests {
         assert_eq!(groups("mesh['x'=4] {'x':(2)2}"), vec![vec![0, 1], vec![2, 3]]);
         // An explicit device order.
         assert_eq!(groups("mesh['x'=2,'y'=2], device_ids=(3,2,1,0) {'y'}"), vec![vec![3, 2], vec![1, 0]]);
+        // The device order as an iota, as JAX's compiled modules print it
+        // (`device_ids=([4,4]T(1,0))`): 0..8 as a 4 x 2 array, transposed,
+        // is 0, 2, 4, 6, 1, 3, 5, 7, the explicit order's groups.
+        let explicit = groups("mesh['x'=2,'y'=4], device_ids=(0,2,4,6,1,3,5,7) {'x'}");
+        assert_eq!(explicit, vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]);
+        assert_eq!(groups("mesh['x'=2,'y'=4], device_ids=([4,2]T(1,0)) {'x'}"), explicit);
+        assert_eq!(groups("mesh['x'=2,'y'=4], device_ids=([1,8]<=[4,2]T(1,0)) {'x'}"), explicit);
+        assert_eq!(groups("mesh['x'=2,'y'=4], device_ids=([8]) {'y'}"), groups("mesh['x'=2,'y'=4] {'y'}"));
+        // Three dimensions reversed: ids of a 2 x 2 x 2 array at (k, j, i).
+        assert_eq!(groups("mesh['x'=8], device_ids=([2,2,2]T(2,1,0)) {'x'}"), vec![vec![0, 4, 2, 6, 1, 5, 3, 7]]);
     }
 
     #[test]
