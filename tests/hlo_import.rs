@@ -458,7 +458,7 @@ fn import_refuses_what_check_refuses() {
 }
 
 /// `(file, text the error points at, words of the message)`.
-const INVALID: [(&str, &str, &str); 11] = [
+const INVALID: [(&str, &str, &str); 13] = [
     ("truncated.hlo", "\n", "dimensions"),
     ("unknown_attribute_value.hlo", "maybe", "use_global_device_ids=maybe is not a boolean"),
     ("groups_unreadable.hlo", "{{0,1,2,3},{4,5,6,x}}", "is not understood"),
@@ -474,6 +474,14 @@ const INVALID: [(&str, &str, &str); 11] = [
     // other verb refused.
     ("pairs_source_twice.hlo", "{{0,1},{0,2}", "source_target_pairs lists source 0 twice"),
     ("pairs_target_twice.hlo", "{{0,1},{1,1}", "source_target_pairs lists target 1 twice"),
+    ("channel_id_not_integer.hlo", "none", "channel_id=none is not a 64-bit integer"),
+    // Imported as the first operand's count sent to each member, and
+    // compiled.
+    (
+        "all_to_all_shapes_differ.hlo",
+        "(f32[3]{0}, f32[5]{0}) all-to-all",
+        "operands of different shapes (f32[3] and f32[5])",
+    ),
 ];
 
 #[test]
@@ -489,7 +497,7 @@ fn invalid_modules() {
         let at = if file == "truncated.hlo" {
             src.len()
         } else {
-            let op = src.find(" all-reduce(").or_else(|| src.find(" collective-permute("));
+            let op = [" all-reduce(", " collective-permute(", " all-to-all("].iter().find_map(|op| src.find(op));
             let line_start = op.map(|i| src[..i].rfind('\n').unwrap() + 1).unwrap();
             line_start + src[line_start..].find(marked).unwrap()
         };

@@ -641,7 +641,20 @@ fn world_or(groups: Vec<Vec<u32>>) -> Option<Vec<Vec<u32>>> {
 /// `use_global_device_ids` (the all-reduce family always has the latter,
 /// default false; all-to-all, permute and broadcast never do).
 fn mode(ins: &Instruction<'_>, op: OpType) -> Result<Mode, HloError> {
-    let channel = ins.attr("channel_id").is_some();
+    // A channel id is a 64-bit integer (XLA's parser: "expects integer");
+    // any other value is refused rather than read as "a channel given".
+    let channel = match ins.attr("channel_id") {
+        None => false,
+        Some(a) if a.value.trim().parse::<i64>().is_ok() => true,
+        Some(a) => {
+            return Err(HloError::at(
+                a.at,
+                a.value.len(),
+                format!("`{}`: channel_id={} is not a 64-bit integer", ins.name, a.value),
+                "accepted: a 64-bit integer (`channel_id=1`), or no channel_id",
+            ));
+        }
+    };
     let global = match ins.attr("use_global_device_ids") {
         None => None,
         Some(a) => match a.value {
@@ -751,6 +764,18 @@ fn counts(
             "one operand per group member",
         ));
     }
+    // Its operands are the blocks sent to each member: XLA's verifier
+    // requires one shape of them all ("requires the same shape for all
+    // operands"); ccc would send each the first's count.
+    if tuple_all_to_all && let Some(other) = leaves.iter().find(|l| Some(**l) != leaves.first().copied()) {
+        let first = leaves.first().map(ToString::to_string).unwrap_or_default();
+        return Err(HloError::at(
+            ins.shape_at,
+            1,
+            format!("`{}`: a tuple all-to-all with operands of different shapes ({first} and {other})", ins.name),
+            "its operands are the blocks sent to each member: one shape for them all, as XLA's verifier requires",
+        ));
+    }
     let dimension =
         ins.attr("dimensions").map(|a| (a, a.value.trim_matches(|c| c == '{' || c == '}').trim().parse::<usize>()));
     let mut parts: Vec<(DType, Option<ReduceOp>, u64, Vec<usize>)> = Vec::new();
@@ -826,14 +851,6 @@ fn counts(
             }
             None => parts.push((dtype, reduce, count, vec![i])),
         }
-    }
-    if tuple_all_to_all && parts.len() > 1 {
-        return Err(HloError::at(
-            ins.shape_at,
-            1,
-            format!("`{}`: a tuple all-to-all with operands of different dtypes", ins.name),
-            "its operands are the blocks sent to each member: one dtype",
-        ));
     }
     Ok(parts.into_iter().map(|(d, r, c, ops)| (d, r, c, operand_list(&ops, leaves.len()))).collect())
 }
