@@ -458,7 +458,7 @@ fn import_refuses_what_check_refuses() {
 }
 
 /// `(file, text the error points at, words of the message)`.
-const INVALID: [(&str, &str, &str); 13] = [
+const INVALID: [(&str, &str, &str); 15] = [
     ("truncated.hlo", "\n", "dimensions"),
     ("unknown_attribute_value.hlo", "maybe", "use_global_device_ids=maybe is not a boolean"),
     ("groups_unreadable.hlo", "{{0,1,2,3},{4,5,6,x}}", "is not understood"),
@@ -475,6 +475,10 @@ const INVALID: [(&str, &str, &str); 13] = [
     ("pairs_source_twice.hlo", "{{0,1},{0,2}", "source_target_pairs lists source 0 twice"),
     ("pairs_target_twice.hlo", "{{0,1},{1,1}", "source_target_pairs lists target 1 twice"),
     ("channel_id_not_integer.hlo", "none", "channel_id=none is not a 64-bit integer"),
+    // Both were imported as if they were not there (the first compiled
+    // without the collective; the second with the operand unjudged).
+    ("opcode_underscore.hlo", "all_reduce", "`all_reduce` is not an XLA opcode, but names a collective (all-reduce)"),
+    ("operand_undefined.hlo", "all-reduce", "its operand `q` is not defined in computation `main`"),
     // Imported as the first operand's count sent to each member, and
     // compiled.
     (
@@ -497,7 +501,8 @@ fn invalid_modules() {
         let at = if file == "truncated.hlo" {
             src.len()
         } else {
-            let op = [" all-reduce(", " collective-permute(", " all-to-all("].iter().find_map(|op| src.find(op));
+            let ops = [" all-reduce(", " collective-permute(", " all-to-all(", " all_reduce("];
+            let op = ops.iter().find_map(|op| src.find(op));
             let line_start = op.map(|i| src[..i].rfind('\n').unwrap() + 1).unwrap();
             line_start + src[line_start..].find(marked).unwrap()
         };

@@ -169,6 +169,22 @@ fn done_has_its_start(computation: &Computation<'_>, done: &Instruction<'_>, fam
     }
 }
 
+/// The collective an opcode that is not XLA's seems to name (`all_reduce`,
+/// `all-reduce-frobnicate`): read as any other instruction, it would be
+/// dropped without a word, and the program compiled without it. `None`
+/// for XLA's own opcodes (`all-reduce-start`, `reduce-scatter-update`,
+/// `ragged-all-to-all`, `reduce`, ...).
+fn near_collective(opcode: &str) -> Option<&'static str> {
+    const FAMILIES: [&str; 6] =
+        ["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast"];
+    let spelt = opcode.replace('_', "-").to_ascii_lowercase();
+    let family = FAMILIES.iter().find(|f| spelt.contains(*f))?;
+    let exact = spelt == opcode
+        && ["", "-start", "-update", "-done"].iter().any(|end| opcode == format!("{family}{end}"))
+        || REFUSED.contains(&opcode);
+    (!exact).then_some(family)
+}
+
 /// Opcodes of collectives ccc cannot express: refused rather than dropped.
 const REFUSED: [&str; 1] = ["ragged-all-to-all"];
 
@@ -292,6 +308,16 @@ impl<'a> Walker<'_, 'a> {
                     ins.opcode.len(),
                     format!("`{}` is a `{}`, which ccc cannot compile", ins.name, ins.opcode),
                     "ccc imports all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute and collective-broadcast",
+                ));
+            }
+            if let Some(near) = near_collective(ins.opcode) {
+                return Err(HloError::at(
+                    ins.opcode_at,
+                    ins.opcode.len(),
+                    format!("`{}`: `{}` is not an XLA opcode, but names a collective ({near})", ins.name, ins.opcode),
+                    "XLA's collective opcodes: all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute, \
+                     collective-broadcast (each also as `-start`/`-done`); ccc refuses a misspelt one rather than \
+                     drop it",
                 ));
             }
             if let Some(op) = op_of(ins.opcode) {
@@ -693,8 +719,9 @@ fn mode(ins: &Instruction<'_>, op: OpType) -> Result<Mode, HloError> {
 /// verifier does: leaf by leaf, the same element type, and the elements
 /// the op makes of the operand's (the same for an all-reduce, all-to-all
 /// or permute; `n` times for an all-gather; `1/n` for a reduce-scatter),
-/// since the count is read from the result. Operands not defined in the
-/// computation, or leaves that do not pair up, are not judged.
+/// since the count is read from the result. An operand the computation
+/// does not define is refused (XLA's parser: "instruction does not
+/// exist"); leaves that do not pair up are not judged.
 fn typed(
     computation: &Computation<'_>,
     ins: &Instruction<'_>,
@@ -702,9 +729,19 @@ fn typed(
     result: &Shape,
     n: u64,
 ) -> Result<(), HloError> {
-    let defined: Option<Vec<&Shape>> =
-        ins.operands.iter().map(|name| computation.get(name).map(|d| &d.shape)).collect();
-    let Some(operands) = defined else { return Ok(()) };
+    let mut operands: Vec<&Shape> = Vec::with_capacity(ins.operands.len());
+    for name in &ins.operands {
+        let Some(defined) = computation.get(name) else {
+            return Err(HloError::at(
+                ins.opcode_at,
+                ins.opcode.len(),
+                format!("`{}`: its operand `{name}` is not defined in computation `{}`", ins.name, computation.name),
+                "an operand names an instruction of the same computation (XLA refuses an \
+                 undefined one too)",
+            ));
+        };
+        operands.push(&defined.shape);
+    }
     let operand_leaves: Vec<&Shape> = operands.into_iter().flat_map(Shape::leaves).collect();
     let result_leaves = result.leaves();
     if operand_leaves.len() != result_leaves.len() {
@@ -859,4 +896,38 @@ fn counts(
 fn operand_list(ops: &[usize], of: usize) -> String {
     let list: Vec<String> = ops.iter().map(usize::to_string).collect();
     format!("{} of {of}", list.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::near_collective;
+
+    /// XLA's own collective opcodes, and others that share words with
+    /// them, are not taken for misspellings; a misspelt or made-up one
+    /// names the collective it seems to be.
+    #[test]
+    fn misspelt_collective_opcodes_are_told_from_xlas() {
+        for opcode in [
+            "all-reduce",
+            "all-reduce-start",
+            "all-reduce-done",
+            "all-gather-start",
+            "reduce-scatter-update",
+            "all-to-all-start",
+            "collective-permute-done",
+            "collective-broadcast",
+            "ragged-all-to-all",
+            "reduce",
+            "reduce-precision",
+            "async-start",
+            "fusion",
+        ] {
+            assert_eq!(near_collective(opcode), None, "{opcode}");
+        }
+        assert_eq!(near_collective("all_reduce"), Some("all-reduce"));
+        assert_eq!(near_collective("All-Gather"), Some("all-gather"));
+        assert_eq!(near_collective("all-reduce-frobnicate"), Some("all-reduce"));
+        assert_eq!(near_collective("collective_permute_start"), Some("collective-permute"));
+        assert_eq!(near_collective("my-all-to-all"), Some("all-to-all"));
+    }
 }
