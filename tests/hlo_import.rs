@@ -1245,6 +1245,35 @@ fn a_start_completed_twice_is_refused() {
     );
 }
 
+/// The same for XLA's generic `async-start` of a computation holding the
+/// collective: one done, whose operand leads back to it. A start without
+/// its done, one completed twice, and a done of no start were imported
+/// (XLA refuses each).
+#[test]
+fn a_generic_async_start_is_completed_once() {
+    let wrapped = "%wrapped (y: f32[1024]) -> f32[1024] {\n  %y = f32[1024]{0} parameter(0)\n  ROOT %w = f32[1024]{0} \
+                   all-reduce(f32[1024]{0} %y), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, \
+                   use_global_device_ids=true, to_apply=%add\n}\n\n";
+    let shape = "((f32[1024]{0}), f32[1024]{0}, u32[])";
+    let start = format!("  %st = {shape} async-start(f32[1024]{{0}} %p), calls=%wrapped\n");
+    let done = |name: &str, of: &str| format!("  ROOT %{name} = f32[1024]{{0}} async-done({shape} %{of})\n}}");
+    let entry = SMALL.find("ENTRY").unwrap();
+    let body_end = SMALL[entry..].find("  ROOT %ar").unwrap() + entry;
+    let module = |tail: &str| format!("{}{wrapped}{}{tail}", &SMALL[..entry], &SMALL[entry..body_end]);
+
+    let paired = module(&format!("{start}{}", done("d", "st")));
+    assert_eq!(import_module(&paired, &target(8), None).unwrap().program.collectives.len(), 1);
+    let no_done = module(&format!("{start}  ROOT %n = f32[1024]{{0}} negate(f32[1024]{{0}} %p)\n}}"));
+    let e = import_module(&no_done, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`st` has no `async-done` in computation `main`"), "{e}");
+    let twice = module(&format!("{start}  %d0 = f32[1024]{{0}} async-done({shape} %st)\n{}", done("d", "st")));
+    let e = import_module(&twice, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`d` is a second `async-done` of `st` (the first is `d0`)"), "{e}");
+    let of_nothing = module(&format!("{start}  %d0 = f32[1024]{{0}} async-done({shape} %st)\n{}", done("d", "p")));
+    let e = import_module(&of_nothing, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`d` completes `p` (a `parameter`): its operand must be the `async-start`"), "{e}");
+}
+
 /// A collective whose result does not fit its operand (XLA's verifier
 /// refuses it) is refused, not counted from the result alone.
 #[test]

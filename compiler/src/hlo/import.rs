@@ -145,7 +145,7 @@ fn op_of(opcode: &str) -> Option<OpType> {
 /// or hand-edited module), so a collective would be silently dropped.
 fn done_has_its_start(computation: &Computation<'_>, done: &Instruction<'_>, family: &str) -> Result<(), HloError> {
     let start = format!("{family}-start");
-    if op_of(&start).is_none() {
+    if family != "async" && op_of(&start).is_none() {
         return Ok(());
     }
     let operand = computation.start_of(done.operands.first().copied().unwrap_or(""));
@@ -183,6 +183,36 @@ fn near_collective(opcode: &str) -> Option<&'static str> {
         && ["", "-start", "-update", "-done"].iter().any(|end| opcode == format!("{family}{end}"))
         || REFUSED.contains(&opcode);
     (!exact).then_some(family)
+}
+
+/// The one `*-done` of the async start `start` (`all-reduce-start`,
+/// `async-start`) in `computation`: a start with none (a truncated
+/// module: XLA refuses it) or with two is refused.
+fn its_done<'c, 'a>(
+    computation: &'c Computation<'a>,
+    start: &Instruction<'a>,
+) -> Result<&'c Instruction<'a>, HloError> {
+    let family = start.opcode.strip_suffix("-start").unwrap_or(start.opcode);
+    let done = format!("{family}-done");
+    let mut dones = computation.dones_of(start.name).filter(|d| d.opcode == done);
+    match (dones.next(), dones.next()) {
+        (Some(d), None) => Ok(d),
+        (Some(first), Some(second)) => Err(HloError::at(
+            second.at,
+            second.name.len(),
+            format!(
+                "`{}` is a second `{done}` of `{}` (the first is `{}`) in computation `{}`",
+                second.name, start.name, first.name, computation.name
+            ),
+            "an async operation is one start and one done; XLA does not write a start twice completed",
+        )),
+        (None, _) => Err(HloError::at(
+            start.at,
+            start.name.len(),
+            format!("`{}` has no `{done}` in computation `{}`", start.name, computation.name),
+            "an async operation is a start and its done; the module looks truncated",
+        )),
+    }
 }
 
 /// Opcodes of collectives ccc cannot express: refused rather than dropped.
@@ -323,6 +353,11 @@ impl<'a> Walker<'_, 'a> {
             if let Some(op) = op_of(ins.opcode) {
                 self.collective(computation, ins, op)?;
             }
+            // An `async-start` (whatever it wraps) is completed once, as
+            // the named collective starts are (`result_shape`).
+            if ins.opcode == "async-start" {
+                its_done(computation, ins)?;
+            }
             if let Some(family) = ins.opcode.strip_suffix("-done") {
                 done_has_its_start(computation, ins, family)?;
                 continue;
@@ -461,26 +496,9 @@ impl<'a> Walker<'_, 'a> {
 
     /// The result shape: an async start's is its done's.
     fn result_shape(&self, computation: &Computation<'a>, ins: &Instruction<'a>) -> Result<Shape, HloError> {
-        let Some(family) = ins.opcode.strip_suffix("-start") else { return Ok(ins.shape.clone()) };
-        let done = format!("{family}-done");
-        let mut dones = computation.dones_of(ins.name).filter(|d| d.opcode == done);
-        match (dones.next(), dones.next()) {
-            (Some(d), None) => Ok(d.shape.clone()),
-            (Some(first), Some(second)) => Err(HloError::at(
-                second.at,
-                second.name.len(),
-                format!(
-                    "`{}` is a second `{done}` of `{}` (the first is `{}`) in computation `{}`",
-                    second.name, ins.name, first.name, computation.name
-                ),
-                "an async collective is one start and one done; XLA does not write a start twice completed",
-            )),
-            (None, _) => Err(HloError::at(
-                ins.at,
-                ins.name.len(),
-                format!("`{}` has no `{done}` in computation `{}`", ins.name, computation.name),
-                "an async collective is a start and its done; the module looks truncated",
-            )),
+        match ins.opcode.strip_suffix("-start") {
+            Some(_) => Ok(its_done(computation, ins)?.shape.clone()),
+            None => Ok(ins.shape.clone()),
         }
     }
 
