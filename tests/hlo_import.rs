@@ -1144,10 +1144,11 @@ fn element_counts_past_u64_are_refused() {
     let huge = "f32[4294967296,4294967297]";
     let e = import_module(&module(huge, "all-reduce", huge, ""), &target(8), None).unwrap_err();
     assert!(e.message.contains("more than 2^64 - 1 elements"), "{e}");
-    // A zero dimension after large ones is empty, not too large.
+    // A zero dimension after large ones is empty, not too large: it moves
+    // nothing (and a module of nothing else is refused as such).
     let empty = "f32[4294967296,4294967297,0]";
     let e = import_module(&module(empty, "all-reduce", empty, ""), &target(8), None).unwrap_err();
-    assert!(e.message.contains("moves no elements"), "{e}");
+    assert!(e.message.contains("the module's collectives move nothing (`c` is the first)"), "{e}");
     let big = "f32[4611686018427387904,1]";
     let whole = "f32[18446744073709551615,1]";
     let e = import_module(&module(big, "reduce-scatter", whole, "dimensions={0}, "), &target(8), None).unwrap_err();
@@ -1209,6 +1210,16 @@ fn collectives_that_move_nothing_are_named() {
     let ron = emit::to_ron(&imported, "m.hlo").unwrap();
     assert!(ron.contains("// Left out: none (line 11) moves nothing"), "{ron}");
     assert_eq!(parse(&ron).unwrap().program, imported.program);
+
+    // So is an all-reduce of an empty array (JAX lowers a psum of an
+    // `f32[1,0]` so): it refused the whole module ("moves no elements").
+    let with_zero = SMALL.replace(
+        "  ROOT %ar",
+        "  %e = f32[1,0]{1,0} reshape(f32[0]{0} %p)\n  %z = f32[1,0]{1,0} all-reduce(f32[1,0]{1,0} %e), channel_id=2, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add\n  ROOT %ar",
+    );
+    let imported = import_module(&with_zero, &target(8), None).unwrap();
+    assert_eq!(imported.program.collectives.len(), 1);
+    assert_eq!((imported.moved_nothing[0].instruction.as_str(), imported.moved_nothing[0].line), ("z", 12));
 }
 
 /// An async collective is one start and one done: a second done of the

@@ -30,7 +30,7 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
     for source in &imported.moved_nothing {
         let _ = writeln!(
             out,
-            "// Left out: {} (line {}) moves nothing (an empty tuple, or a device sending to itself).",
+            "// Left out: {} (line {}) moves nothing (an empty array or tuple, or a device sending to itself).",
             source.instruction, source.line
         );
     }

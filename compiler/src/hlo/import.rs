@@ -845,16 +845,14 @@ fn counts(
                 "a collective's count is a 64-bit number of elements: the shape's dimensions multiply past it",
             )
         };
-        // A zero dimension empties the shape, however large the others.
-        let elements = if dims.contains(&0) { 0 } else { leaf.elements().ok_or_else(too_many)? };
-        if elements == 0 {
-            return Err(HloError::at(
-                ins.shape_at,
-                1,
-                format!("`{}` moves no elements ({leaf})", ins.name),
-                "ccc compiles collectives of at least one element",
-            ));
+        // A zero dimension empties the shape, however large the others: an
+        // empty operand moves nothing and is left out (JAX lowers a psum
+        // of an `f32[1,0]` so); a collective of only such is left out
+        // whole, as an empty tuple is.
+        if dims.contains(&0) {
+            continue;
         }
+        let elements = leaf.elements().ok_or_else(too_many)?;
         let split = matches!(op, OpType::AllGather | OpType::AllToAll) && !tuple_all_to_all;
         if split {
             match &dimension {
