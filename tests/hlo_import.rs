@@ -488,6 +488,23 @@ const INVALID: [(&str, &str, &str); 15] = [
     ),
 ];
 
+/// A module cut just before its ENTRY computation (its header still
+/// giving the entry's layout) is refused: it was entered at its last
+/// computation, a branch's, whose collectives were compiled as the
+/// program's. One without that header attribute (written by hand) is
+/// entered at its last computation, as XLA reads it.
+#[test]
+fn a_module_cut_before_its_entry_is_refused() {
+    let src = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/ring_ppermute_8.compiled.hlo")).unwrap();
+    let cut = &src[..src.find("\nENTRY").unwrap() + 1];
+    let e = import_module(cut, &target(8), None).unwrap_err();
+    assert!(e.message.contains("the module has no `ENTRY` computation, though its header gives"), "{e}");
+    assert!(e.help.contains("truncated before its ENTRY"), "{e}");
+    let by_hand = SMALL.replace("ENTRY %main", "%main");
+    assert!(!SMALL.contains("entry_computation_layout"));
+    assert_eq!(import_module(&by_hand, &target(8), None).unwrap().program.collectives.len(), 1);
+}
+
 #[test]
 fn invalid_modules() {
     let target = target(8);

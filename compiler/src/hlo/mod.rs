@@ -120,6 +120,23 @@ fn walk(
     let entry = module.computations.iter().find(|c| c.entry).or(module.computations.last()).ok_or_else(|| {
         HloError::at(src.len(), 0, "the module has no computations", "an HLO module has an `ENTRY` computation")
     })?;
+    // XLA reads a module without `ENTRY` as entered at its last
+    // computation, but prints `ENTRY` whenever it prints the entry's
+    // layout in the header: a module with the one and not the other was
+    // cut before its entry, whose collectives would be missed (and a
+    // branch's taken for the program's).
+    if !entry.entry && module.header.iter().any(|a| a.key == "entry_computation_layout") {
+        return Err(HloError::at(
+            src.len(),
+            0,
+            format!(
+                "the module has no `ENTRY` computation, though its header gives the entry's layout: it ends after \
+                 `{}`",
+                entry.name
+            ),
+            "the file looks truncated before its ENTRY computation; dump the module again",
+        ));
+    }
     let space = import::space(module, target)?;
     let by_name: BTreeMap<&str, &text::Computation<'_>> = module.computations.iter().map(|c| (c.name, c)).collect();
     let own: usize = module.computations.iter().map(|c| c.instructions.len()).sum();
