@@ -70,7 +70,11 @@ fn short(value: &str) -> String {
 
 /// `{{0,1},{2,3}}` or `{}`.
 fn list_of_lists(v: &str, at: usize, what: &str) -> Result<Vec<Vec<u64>>, HloError> {
-    let accepted = "`{{0,1},{2,3}}`, `{}`, `[2,4]<=[8]`, `[2,4]<=[4,2]T(1,0)` or `mesh['x'=2,'y'=4] {'y'}`";
+    // Pairs have one spelling; replica groups, several.
+    let accepted = match what {
+        "source_target_pairs" => "pairs of ids `{{0,1},{1,2}}`",
+        _ => "`{{0,1},{2,3}}`, `{}`, `[2,4]<=[8]`, `[2,4]<=[4,2]T(1,0)` or `mesh['x'=2,'y'=4] {'y'}`",
+    };
     let inner = v.strip_prefix('{').and_then(|s| s.strip_suffix('}')).ok_or_else(|| bad(v, at, what, accepted))?;
     if inner.trim().is_empty() {
         return Ok(Vec::new());

@@ -514,6 +514,17 @@ impl<'a> Walker<'_, 'a> {
             Mode::CrossPartition => s.partitions,
             Mode::FlattenedId => s.devices(),
         };
+        // XLA's verifier: "if use_global_device_ids is set, the replica
+        // groups cannot be empty".
+        if listed.is_none() && mode == Mode::FlattenedId {
+            return Err(HloError::at(
+                attr.map_or(ins.at, |a| a.at),
+                attr.map_or(ins.name.len(), |a| a.value.len()),
+                format!("`{}`: use_global_device_ids=true with no replica groups", ins.name),
+                "list the groups (`replica_groups={{0,1,2,3},{4,5,6,7}}`, or one of every device): XLA refuses \
+                 empty ones with global device ids",
+            ));
+        }
         let listed = listed.unwrap_or_else(|| vec![(0..range).collect()]);
         let len = attr.map_or(ins.name.len(), |a| a.value.len());
         let fail = |message: String| {
@@ -871,6 +882,18 @@ fn counts(
                             0 => "an array to split: a scalar has no dimension".to_owned(),
                             1 => "dimensions={0}".to_owned(),
                             k => format!("a dimension of the shape, 0 to {}", k - 1),
+                        },
+                    ));
+                }
+                Some((a, Err(_))) => {
+                    return Err(HloError::at(
+                        a.at,
+                        a.value.len(),
+                        format!("`{}`: dimensions={} is not one dimension of {leaf}", ins.name, a.value),
+                        match dims.len() {
+                            0 => "an array to split: a scalar has no dimension".to_owned(),
+                            1 => "dimensions={0}".to_owned(),
+                            k => format!("one dimension of the shape, `dimensions={{d}}` with d from 0 to {}", k - 1),
                         },
                     ));
                 }
