@@ -458,7 +458,7 @@ fn import_refuses_what_check_refuses() {
 }
 
 /// `(file, text the error points at, words of the message)`.
-const INVALID: [(&str, &str, &str); 18] = [
+const INVALID: [(&str, &str, &str); 19] = [
     ("truncated.hlo", "\n", "dimensions"),
     ("unknown_attribute_value.hlo", "maybe", "use_global_device_ids=maybe is not a boolean"),
     ("groups_unreadable.hlo", "{{0,1,2,3},{4,5,6,x}}", "is not understood"),
@@ -475,6 +475,7 @@ const INVALID: [(&str, &str, &str); 18] = [
     ("pairs_source_twice.hlo", "{{0,1},{0,2}", "source_target_pairs lists source 0 twice"),
     ("pairs_target_twice.hlo", "{{0,1},{1,1}", "source_target_pairs lists target 1 twice"),
     ("channel_id_not_integer.hlo", "none", "channel_id=none is not a 64-bit integer"),
+    ("permute_in_place.hlo", "collective-permute", "is the in-place collective-permute (4 operands"),
     ("dimensions_unreadable.hlo", "{a}", "dimensions={a} is not one dimension of f32[2,12]"),
     // Read as every device, where XLA refuses it.
     ("groups_empty_global_ids.hlo", "{}", "use_global_device_ids=true with no replica groups"),

@@ -451,6 +451,21 @@ impl<'a> Walker<'_, 'a> {
             None
         };
         let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
+        // The in-place form (input, output buffer and their offsets,
+        // `slice_sizes`) moves slices into a buffer: not a permute of the
+        // operand, whose count ccc would take from the output buffer.
+        if op == OpType::Permute && (ins.operands.len() > 1 || ins.attr("slice_sizes").is_some()) {
+            return Err(HloError::at(
+                ins.opcode_at,
+                ins.opcode.len(),
+                format!(
+                    "`{}` is the in-place collective-permute ({} operands, `slice_sizes`), which ccc does not import",
+                    ins.name,
+                    ins.operands.len()
+                ),
+                "a collective-permute of one operand, its whole buffer sent to each target",
+            ));
+        }
         let (groups, peers) = if op == OpType::Permute {
             (None, Some(self.pairs(ins, mode)?))
         } else {
