@@ -1185,7 +1185,8 @@ fn element_counts_past_u64_are_refused() {
 
 /// Text XLA would not load as one module is refused where it goes wrong,
 /// not imported in part: two modules, two ENTRY computations, two
-/// computations of one name, a header or instruction attribute given twice.
+/// computations of one name, two ROOTs of one computation, a header or
+/// instruction attribute given twice.
 #[test]
 fn one_module_per_text() {
     let refused = |src: &str, words: &str| {
@@ -1193,6 +1194,10 @@ fn one_module_per_text() {
         assert!(e.message.contains(words), "{words}: {e}");
     };
     refused(&format!("{SMALL}{SMALL}"), "a second `HloModule` header");
+    // Two ROOTs in one computation (XLA's parser refuses them; the first
+    // was taken).
+    let roots = SMALL.replace("  %p = f32[1024]{0} parameter(0)", "  ROOT %p = f32[1024]{0} parameter(0)");
+    refused(&roots, "`ar` is a second ROOT of computation `main` (the first is `p`)");
     let entry = SMALL.split("ENTRY").nth(1).unwrap().replace("%main", "%main2");
     refused(&format!("{SMALL}\nENTRY{entry}"), "a second ENTRY computation, `main2`");
     let add = SMALL.split("\n\n").nth(1).unwrap();

@@ -339,6 +339,20 @@ fn parse_computation<'a>(
                 format!("names are unique inside a computation; the first is at byte {}", first.at),
             ));
         }
+        // XLA's parser: "one computation should have only one ROOT".
+        if instruction.root
+            && let Some(first) = computation.instructions.iter().find(|i| i.root)
+        {
+            return Err(HloError::at(
+                instruction.at,
+                instruction.name.len(),
+                format!(
+                    "`{}` is a second ROOT of computation `{name}` (the first is `{}`)",
+                    instruction.name, first.name
+                ),
+                "a computation has one ROOT instruction",
+            ));
+        }
         computation.by_name.insert(instruction.name, computation.instructions.len());
         if let Some(&operand) = instruction.operands.first().filter(|_| instruction.opcode.ends_with("-done")) {
             let start = computation.start_of(operand);
