@@ -3,14 +3,14 @@
 from os import PathLike
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
 
-from ._types import Explained as Explained
-from ._types import ExplainedChoice as ExplainedChoice
-from ._types import ExplainedLeg as ExplainedLeg
-from ._types import ExplainedWritten as ExplainedWritten
-from ._types import Postcondition as Postcondition
-from ._types import Proof as Proof
-from ._types import Protocol as Protocol
-from ._types import Written as Written
+from ._types import Explained
+from ._types import ExplainedChoice
+from ._types import ExplainedLeg
+from ._types import ExplainedWritten
+from ._types import Postcondition
+from ._types import Proof
+from ._types import Protocol
+from ._types import Written
 
 __all__ = [
     "Program",

@@ -2,10 +2,22 @@
 and a program may import (``from ccc import Proof``): ``Compiled.proof``,
 ``Compiled.write`` and ``explain``. At run time they are plain dicts."""
 
-from typing import List, TypedDict
+import typing
+from typing import List
+
+__all__ = [
+    "Postcondition",
+    "Protocol",
+    "Proof",
+    "Written",
+    "ExplainedLeg",
+    "ExplainedChoice",
+    "ExplainedWritten",
+    "Explained",
+]
 
 
-class Postcondition(TypedDict):
+class Postcondition(typing.TypedDict):
     collective: int
     claim: str
     groups: int
@@ -15,14 +27,14 @@ class Postcondition(TypedDict):
     transfers: int
 
 
-class Protocol(TypedDict):
+class Protocol(typing.TypedDict):
     chains: int
     records: int
     steps: int
     signals: int
 
 
-class Proof(TypedDict):
+class Proof(typing.TypedDict):
     """What the proof established, and the seconds each part took."""
 
     certified: bool
@@ -37,7 +49,7 @@ class Proof(TypedDict):
     roundtrip_seconds: float
 
 
-class Written(TypedDict):
+class Written(typing.TypedDict):
     """What ``Compiled.write`` did."""
 
     files: int
@@ -49,7 +61,7 @@ class Written(TypedDict):
     atomic: bool
 
 
-class ExplainedLeg(TypedDict):
+class ExplainedLeg(typing.TypedDict):
     leg: str
     """The leg's field name (``intra_reduce_scatter``, ...), or ``flat``."""
     algorithm: str
@@ -57,7 +69,7 @@ class ExplainedLeg(TypedDict):
     bound_us: float
 
 
-class ExplainedChoice(TypedDict):
+class ExplainedChoice(typing.TypedDict):
     algorithm: str
     """As the signature writes it."""
     time_us: float
@@ -87,7 +99,7 @@ class ExplainedWritten(ExplainedChoice, total=False):
     sentence (``verify`` and ``compile`` refuse it)."""
 
 
-class Explained(TypedDict):
+class Explained(typing.TypedDict):
     index: int
     """The collective's position in the program."""
     op: str
