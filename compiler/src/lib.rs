@@ -55,6 +55,7 @@
 
 // The passes (their order is the diagram above). Each is public: a caller can run and
 // inspect one stage at a time (tests snapshot the intermediate values).
+pub mod accepted;
 pub mod algorithms;
 pub mod build;
 pub mod cost;

@@ -179,7 +179,7 @@ impl ParseError {
     pub fn accepted(&self) -> Option<String> {
         match self.kind {
             ParseErrorKind::Fraction { .. } => Some("a whole number".to_owned()),
-            _ => crate::pipeline::accepted_in(&self.message),
+            _ => crate::accepted::accepted_in(&self.message),
         }
     }
 

@@ -58,26 +58,9 @@ impl CompileError {
                 [one] => one.accepted(),
                 _ => None,
             },
-            e => accepted_in(&e.to_string()),
+            e => crate::accepted::accepted_in(&e.to_string()),
         }
     }
-}
-
-/// What an error's message says would be accepted: the text after
-/// `accepted: ` (every pass's wording), or between `expected ` and
-/// ` instead` (RON's and serde's for an unknown field or variant); `None`
-/// when it says neither.
-pub fn accepted_in(message: &str) -> Option<String> {
-    if let Some((_, rest)) = message.split_once("accepted: ") {
-        return Some(rest.to_owned());
-    }
-    // "expected" as a word: RON's "Unexpected variant ..." holds it too.
-    let at = message
-        .match_indices("expected ")
-        .map(|(i, _)| i)
-        .find(|&i| message.get(..i).and_then(|m| m.chars().next_back()).is_none_or(|c| !c.is_alphabetic()))?;
-    let rest = message.get(at + "expected ".len()..)?;
-    Some(rest.strip_suffix(" instead").unwrap_or(rest).to_owned())
 }
 
 /// A compile whose estimated memory exceeds [`Options::memory_budget`](super::Options::memory_budget),

@@ -29,7 +29,8 @@ mod ranks;
 mod stream;
 mod times;
 
-pub use error::{CertificateError, CompileError, MemoryError, WayOut, accepted_in};
+pub use crate::accepted::accepted_in;
+pub use error::{CertificateError, CompileError, MemoryError, WayOut};
 pub use options::{CHUNK_CACHE_BYTES, DEFAULT_CHUNK_RANKS};
 pub use options::{CallerHolds, Cancel, DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
