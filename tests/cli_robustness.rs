@@ -315,6 +315,43 @@ fn a_compile_beyond_the_memory_budget_names_the_flags_that_help() {
     assert_eq!(roomy.status.code(), Some(0), "{}", String::from_utf8_lossy(&roomy.stderr));
 }
 
+/// With the proof taken from a certificate, what the budget refuses
+/// besides the ranks is the round-trip check's memo, and it is named so
+/// (it was called "the proof over every rank", which the compile does not
+/// run).
+#[test]
+fn a_certified_compile_beyond_the_budget_names_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = example("allreduce_ring.ron");
+    let compile = |out: &str, extra: &[&str]| {
+        Command::new(BIN)
+            .arg("compile")
+            .arg(&ring)
+            .args(["-q", "-o", out])
+            .args(extra)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run ccc")
+    };
+    assert_eq!(compile("proven", &[]).status.code(), Some(0));
+    let refused = compile("again", &["--proven-by", "proven", "--memory-budget", "1KiB"]);
+    let stderr: String = String::from_utf8_lossy(&refused.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("for the round-trip check of the distinct images"), "{stderr}");
+    assert!(!stderr.contains("proof over every rank"), "{stderr}");
+    // Proving, it is the proof's.
+    let proving = compile("fresh", &["--memory-budget", "1KiB"]);
+    let stderr: String = String::from_utf8_lossy(&proving.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(stderr.contains("for the proof over every rank"), "{stderr}");
+    // Without a proof, the ranks alone (no "0 bytes for" anything).
+    let unproven = compile("unproven", &["--no-verify", "--memory-budget", "1KiB"]);
+    let words = String::from_utf8_lossy(&unproven.stderr);
+    let stderr: String = words.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(stderr.contains("KiB (") && stderr.contains(" for the ranks emitted)"), "{stderr}");
+    assert!(!stderr.contains("0 bytes for") && !stderr.contains("proof over"), "{stderr}");
+}
+
 /// The line and column a parse error's snippet names count characters, as
 /// an editor's "go to column" does, not bytes: text of several bytes a
 /// character before the error (in a comment), on a short line and on one

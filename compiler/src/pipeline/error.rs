@@ -160,13 +160,20 @@ impl MemoryError {
     fn write(&self, f: &mut std::fmt::Formatter<'_>, ways: &[WayOut]) -> std::fmt::Result {
         write!(
             f,
-            "{} {} of {} ranks needs an estimated {} ({} for the proof over every rank, {} for the ranks \
-             {}), more than the memory budget of {}; {}",
+            "{} {} of {} ranks needs an estimated {} ({}{} for the ranks {}), more than the memory budget of {}; \
+             {}",
             if self.emitting { "compiling" } else { "proving" },
             self.ranks,
             self.rank_n,
             Bytes(self.needed),
-            Bytes(self.proof),
+            // Without a proof of its own (a certificate stands for it),
+            // what it holds is the check that each distinct image decodes
+            // back to its records; with none at all, nothing.
+            match (self.proving, self.proof) {
+                (true, proof) => format!("{} for the proof over every rank, ", Bytes(proof)),
+                (false, 0) => String::new(),
+                (false, proof) => format!("{} for the round-trip check of the distinct images, ", Bytes(proof)),
+            },
             Bytes(self.emit),
             if self.emitting { "emitted" } else { "lowered at a time" },
             Bytes(self.budget),
