@@ -924,6 +924,9 @@ fn target_choices() {
     // A collective ccc cannot express is refused, not dropped.
     let e = import_module(&mixed.replacen(" all-reduce(", " ragged-all-to-all(", 1), &target(8), None).unwrap_err();
     assert!(e.message.contains("ragged-all-to-all"), "{e}");
+    // So is XLA's collective-reduce (it was dropped without a word).
+    let e = import_module(&mixed.replacen(" all-reduce(", " collective-reduce(", 1), &target(8), None).unwrap_err();
+    assert!(e.message.contains("is a `collective-reduce`, which ccc cannot compile"), "{e}");
     // A `devices` map that is not one to one is the target's problem,
     // named at its field, with the device or rank at fault.
     let bad = "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8),\n devices: {0: 1, 1: 1})";
@@ -1135,6 +1138,38 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
   ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %p), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add
 }
 ";
+
+/// Spellings XLA writes (or reads) that were imported wrongly or
+/// refused: an async `call-start` whose callee holds a collective (it was
+/// dropped without a word); a combined collective-permute of several
+/// operands without `slice_sizes` (refused as the in-place form: each
+/// operand is sent whole, one permute of their elements); a space before
+/// the header's comma (the header was dropped with it, and the device
+/// counts).
+#[test]
+fn spellings_xla_writes_import_as_they_mean() {
+    let call = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/handwritten/call_start_8.hlo")).unwrap();
+    let imported = import_module(&call, &target(8), None).unwrap();
+    let names: Vec<&str> = imported.sources.iter().map(|s| s.instruction.as_str()).collect();
+    assert_eq!(names, ["all-reduce.1", "ar2"]);
+
+    let combined = SMALL.replace(
+        "ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %p), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add",
+        "%q = f32[32]{0} parameter(1)\n  ROOT %cp = (f32[1024]{0}, f32[32]{0}) collective-permute(f32[1024]{0} %p, f32[32]{0} %q), channel_id=1, source_target_pairs={{0,1},{1,0}}",
+    );
+    let imported = import_module(&combined, &target(8), None).unwrap();
+    let c = &imported.program.collectives[0];
+    assert_eq!((c.op, c.count, c.peers.as_deref()), (OpType::Permute, 1056, Some(&[(0, 1), (1, 0)][..])));
+
+    let spaced = SMALL
+        .replace("HloModule m, replica_count=1, num_partitions=8", "HloModule m , replica_count=2, num_partitions=4");
+    let imported = import_module(&spaced, &target(8), None).unwrap();
+    let unspaced = SMALL
+        .replace("HloModule m, replica_count=1, num_partitions=8", "HloModule m, replica_count=2, num_partitions=4");
+    assert_eq!(imported.program, import_module(&unspaced, &target(8), None).unwrap().program);
+    let e = import_module(&SMALL.replace("HloModule m,", "HloModule m junk,"), &target(8), None).unwrap_err();
+    assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
+}
 
 /// A mesh's explicit device order, as XLA prints it after the mesh
 /// (`replica_groups=mesh[x=2,y=4], device_ids=(...) {y}`), is part of the

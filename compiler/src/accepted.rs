@@ -10,8 +10,8 @@
 /// ` instead` (RON's and serde's for an unknown field or variant); `None`
 /// when it says neither.
 pub fn accepted_in(message: &str) -> Option<String> {
-    if let Some((_, rest)) = message.split_once("accepted: ") {
-        return Some(rest.to_owned());
+    if let Some(accepted) = accepted_after(message) {
+        return Some(accepted);
     }
     // "expected" as a word: RON's "Unexpected variant ..." holds it too.
     let at = message
@@ -20,4 +20,12 @@ pub fn accepted_in(message: &str) -> Option<String> {
         .find(|&i| message.get(..i).and_then(|m| m.chars().next_back()).is_none_or(|c| !c.is_alphabetic()))?;
     let rest = message.get(at + "expected ".len()..)?;
     Some(rest.strip_suffix(" instead").unwrap_or(rest).to_owned())
+}
+
+/// The text after `accepted: ` in a message ccc words itself; `None` when
+/// it has none. (RON's "expected ... instead" is for parse errors alone:
+/// ccc's other messages use "expected" in their own sense, "N are
+/// expected".)
+pub fn accepted_after(message: &str) -> Option<String> {
+    message.split_once("accepted: ").map(|(_, rest)| rest.to_owned())
 }

@@ -215,8 +215,16 @@ fn its_done<'c, 'a>(
     }
 }
 
+/// Whether `opcode`'s `to_apply` is a computation it runs where it
+/// stands: a `call`, and its async form `call-start` (XLA prints an
+/// `async-start` of a call so, `to_apply=` kept: TPU SparseCore offloads
+/// collectives this way). A collective's `to_apply` is its reduction.
+fn calls_to_apply(opcode: &str) -> bool {
+    opcode == "call" || opcode == "call-start"
+}
+
 /// Opcodes of collectives ccc cannot express: refused rather than dropped.
-const REFUSED: [&str; 1] = ["ragged-all-to-all"];
+const REFUSED: [&str; 2] = ["ragged-all-to-all", "collective-reduce"];
 
 /// The attributes naming the computations an instruction runs where it stands.
 const CALLS: [&str; 6] = ["calls", "body", "condition", "branch_computations", "true_computation", "false_computation"];
@@ -345,9 +353,9 @@ impl<'a> Walker<'_, 'a> {
                     ins.opcode_at,
                     ins.opcode.len(),
                     format!("`{}`: `{}` is not an XLA opcode, but names a collective ({near})", ins.name, ins.opcode),
-                    "XLA's collective opcodes: all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute, \
-                     collective-broadcast (each also as `-start`/`-done`); ccc refuses a misspelt one rather than \
-                     drop it",
+                    "the collective opcodes ccc imports: all-reduce, all-gather, reduce-scatter, all-to-all, \
+                     collective-permute, collective-broadcast (each also as `-start`/`-done`); ccc refuses a \
+                     misspelt one rather than drop it",
                 ));
             }
             if let Some(op) = op_of(ins.opcode) {
@@ -367,8 +375,10 @@ impl<'a> Walker<'_, 'a> {
             }
             // Each callee, with its branch when it is one of a conditional's.
             let mut callees: Vec<(&str, usize, Option<usize>)> = Vec::new();
-            for attr in
-                ins.attrs.iter().filter(|a| CALLS.contains(&a.key) || (a.key == "to_apply" && ins.opcode == "call"))
+            for attr in ins
+                .attrs
+                .iter()
+                .filter(|a| CALLS.contains(&a.key) || (a.key == "to_apply" && calls_to_apply(ins.opcode)))
             {
                 let list = attr.value.trim_start_matches('{').trim_end_matches('}');
                 let branch = |i: usize| match attr.key {
@@ -451,10 +461,13 @@ impl<'a> Walker<'_, 'a> {
             None
         };
         let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
-        // The in-place form (input, output buffer and their offsets,
-        // `slice_sizes`) moves slices into a buffer: not a permute of the
-        // operand, whose count ccc would take from the output buffer.
-        if op == OpType::Permute && (ins.operands.len() > 1 || ins.attr("slice_sizes").is_some()) {
+        // The in-place form (input, output buffer and their offsets, and
+        // `slice_sizes`, which XLA's parser reads it by) moves slices into
+        // a buffer: not a permute of the operand, whose count ccc would
+        // take from the output buffer. Several operands without
+        // `slice_sizes` are a combined permute (XLA's combiner), each
+        // operand sent whole.
+        if op == OpType::Permute && ins.attr("slice_sizes").is_some() {
             return Err(HloError::at(
                 ins.opcode_at,
                 ins.opcode.len(),

@@ -262,7 +262,17 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
                 return Err(c.error("expected the module's name after `HloModule`", "e.g. `HloModule jit_step`"));
             }
             module.name = Some(name);
+            // XLA's lexer skips spaces between tokens: `jit_f , a=1` is
+            // `jit_f, a=1`, and nothing else may follow the name.
+            c.spaces();
             module.header = if c.eat(',') { c.attrs()? } else { Vec::new() };
+            c.spaces();
+            if !c.rest().trim().is_empty() {
+                return Err(c.error(
+                    format!("unexpected `{}` in the `HloModule` line", c.rest().trim()),
+                    "the module's name, then its attributes after a comma: `HloModule jit_f, num_partitions=8`",
+                ));
+            }
             once(&module.header, "the header", "each header attribute once")?;
             continue;
         }

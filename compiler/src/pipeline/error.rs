@@ -58,7 +58,7 @@ impl CompileError {
                 [one] => one.accepted(),
                 _ => None,
             },
-            e => crate::accepted::accepted_in(&e.to_string()),
+            e => crate::accepted::accepted_after(&e.to_string()),
         }
     }
 }

@@ -191,5 +191,9 @@ mod tests {
         // and never from inside "Unexpected".
         assert_eq!(accepted_in("Unexpected variant `X`, expected `A` or `B` instead").as_deref(), Some("`A` or `B`"));
         assert_eq!(accepted_in("Unexpected end"), None);
+        // Outside a parse error, only ccc's own `accepted: ` counts: a
+        // failed proof's "where 4 are expected (and 2 more defects)" is
+        // not what would be accepted.
+        assert_eq!(crate::accepted::accepted_after("16 elements where 4 are expected (and 2 more defects)"), None);
     }
 }

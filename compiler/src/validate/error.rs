@@ -21,7 +21,7 @@ impl ValidationError {
     /// text after `accepted: `); `None` for a field that has no meaning
     /// there (the problem says to remove it).
     pub fn accepted(&self) -> Option<String> {
-        crate::accepted::accepted_in(&self.problem.to_string())
+        crate::accepted::accepted_after(&self.problem.to_string())
     }
 
     /// The full path as the user wrote the file: prefixed with

@@ -172,7 +172,8 @@ fn read_input(given: &Path, file: &Path, hlo: &HloArgs) -> Result<Option<String>
         Some(e) if e == "ron" => SPEC_CAP,
         _ => MANIFEST_CAP,
     };
-    read_text(file, cap, "spec or manifest").map(Some)
+    let what = if hlo.target.is_some() { "HLO module, spec or manifest" } else { "spec or manifest" };
+    read_text(file, cap, what).map(Some)
 }
 
 /// Loads one input: an output folder, a manifest, a spec or an imported
