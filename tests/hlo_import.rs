@@ -1167,6 +1167,14 @@ fn spellings_xla_writes_import_as_they_mean() {
     let unspaced = SMALL
         .replace("HloModule m, replica_count=1, num_partitions=8", "HloModule m, replica_count=2, num_partitions=4");
     assert_eq!(imported.program, import_module(&unspaced, &target(8), None).unwrap().program);
+    // A computation of another execution thread (it was refused at its
+    // closing `}, execution_thread=...`); anything else after a `}` is
+    // still refused.
+    let thread = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/handwritten/execution_thread_8.hlo")).unwrap();
+    let c = &import_module(&thread, &target(8), None).unwrap().program.collectives[0];
+    assert_eq!((c.op, c.count), (OpType::ReduceScatter, 64));
+    let e = import_module(&thread.replace("}, execution_thread", "}, colour"), &target(8), None).unwrap_err();
+    assert!(e.message.contains("unexpected `colour=\"parallel\"` after the `}` closing computation"), "{e}");
     let e = import_module(&SMALL.replace("HloModule m,", "HloModule m junk,"), &target(8), None).unwrap_err();
     assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
 }

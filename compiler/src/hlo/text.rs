@@ -340,6 +340,20 @@ fn parse_computation<'a>(
         if t == "}" {
             return Ok(computation);
         }
+        // XLA prints a computation of another execution thread closed
+        // `}, execution_thread="parallel"` (`host`, `sparsecore`, ...).
+        if let Some(thread) = t.strip_prefix('}').and_then(|r| r.trim_start().strip_prefix(',')) {
+            let value = thread.trim().strip_prefix("execution_thread=");
+            if value.is_some_and(|v| v.len() >= 2 && v.starts_with('"') && v.ends_with('"')) {
+                return Ok(computation);
+            }
+            return Err(HloError::at(
+                lead,
+                t.len(),
+                format!("unexpected `{}` after the `}}` closing computation `{name}`", thread.trim()),
+                "a computation closes with `}`, or `}, execution_thread=\"NAME\"` for another thread",
+            ));
+        }
         let instruction = parse_instruction(src, lead, lead + t.len())?;
         if let Some(first) = computation.get(instruction.name) {
             return Err(HloError::at(
