@@ -1175,6 +1175,21 @@ fn spellings_xla_writes_import_as_they_mean() {
     assert_eq!((c.op, c.count), (OpType::ReduceScatter, 64));
     let e = import_module(&thread.replace("}, execution_thread", "}, colour"), &target(8), None).unwrap_err();
     assert!(e.message.contains("unexpected `colour=\"parallel\"` after the `}` closing computation"), "{e}");
+    // A pipeline's device-to-device send/recv is no collective: named as
+    // not compiled (it was dropped without a word); a send to the host is
+    // not a transfer between devices, and is not named.
+    let gpu = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/handwritten/gpu_async_send_8.hlo")).unwrap();
+    let imported = import_module(&gpu, &target(8), None).unwrap();
+    assert_eq!((imported.program.collectives.len(), imported.sends.len()), (4, 1));
+    assert_eq!((imported.sends[0].instruction.as_str(), imported.sends[0].line), ("send", 33));
+    let ron = emit::to_ron(&imported, "m.hlo").unwrap();
+    assert!(ron.contains("// Not compiled: send (line 33), a device-to-device send (and its recv)"), "{ron}");
+    let host = gpu.replace("send(%p, %tok), channel_id=7,", "send(%p, %tok), channel_id=7, is_host_transfer=true,");
+    assert!(import_module(&host, &target(8), None).unwrap().sends.is_empty());
+    let out =
+        ccc(&["check", "tests/hlo/handwritten/gpu_async_send_8.hlo", "--target", target_path(8).to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("the device-to-device send `send` (line 33) and its recv are not compiled"), "{stderr}");
     let e = import_module(&SMALL.replace("HloModule m,", "HloModule m junk,"), &target(8), None).unwrap_err();
     assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
 }

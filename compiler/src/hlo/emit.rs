@@ -34,6 +34,14 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
             source.instruction, source.line
         );
     }
+    for source in &imported.sends {
+        let _ = writeln!(
+            out,
+            "// Not compiled: {} (line {}), a device-to-device send (and its recv): ccc compiles collectives, \
+             not these transfers.",
+            source.instruction, source.line
+        );
+    }
     if imported.sources.iter().any(|s| s.branch.is_some()) {
         let _ = writeln!(
             out,

@@ -278,6 +278,9 @@ pub(super) struct Walker<'m, 'a> {
     /// collective of an empty tuple), for the error when no collective
     /// is left.
     pub(super) moved_nothing: Vec<Source>,
+    /// The device-to-device `send` instructions met (see
+    /// [`super::Imported::sends`]).
+    pub(super) sends: Vec<Source>,
     /// What each collective instruction imported, by its byte offset: an
     /// instruction in a computation called from many places is imported
     /// once and its collectives copied at each further call, not worked
@@ -340,6 +343,14 @@ impl<'a> Walker<'_, 'a> {
                     ),
                 )
             })?;
+            // A device-to-device send (not one to the host) moves data
+            // between devices as no collective ccc compiles does: kept to
+            // be named, never dropped unseen.
+            if ins.opcode == "send" && ins.attr("is_host_transfer").is_none_or(|a| a.value != "true") {
+                let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
+                let branch = self.branches.last().cloned();
+                self.sends.push(Source { instruction: ins.name.to_owned(), line, part: None, branch });
+            }
             if REFUSED.contains(&ins.opcode.strip_suffix("-start").unwrap_or(ins.opcode)) {
                 return Err(HloError::at(
                     ins.opcode_at,

@@ -55,6 +55,11 @@ pub struct Imported {
     /// sends a device to itself), in the order met: `ccc import` lists them
     /// in a comment, so that none is dropped unseen.
     pub moved_nothing: Vec<Source>,
+    /// The device-to-device `send` instructions (each with its `recv`: a
+    /// pipeline's transfers between stages), in the order met: no
+    /// collective ccc compiles moves their data, so `ccc import` lists
+    /// them in a comment and the verbs that compile a module say so.
+    pub sends: Vec<Source>,
 }
 
 /// The largest HLO module ccc reads: 256 MiB (a compiled dump of a large
@@ -152,6 +157,7 @@ fn walk(
         path,
         on_path,
         moved_nothing: Vec::new(),
+        sends: Vec::new(),
         imported: BTreeMap::new(),
         newlines: src.match_indices('\n').map(|(at, _)| at).collect(),
         branches: Vec::new(),
@@ -184,6 +190,7 @@ fn walk(
         program: Program { collectives },
         sources,
         moved_nothing: walker.moved_nothing,
+        sends: walker.sends,
     })
 }
 

@@ -5,7 +5,7 @@
 
 use crate::Failure;
 use crate::args::ImportArgs;
-use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, note_branches, read_text};
+use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, note_imported, read_text};
 use ccc_compiler::hlo::compare::HloDifference;
 use ccc_compiler::hlo::{Imported, emit};
 use ccc_compiler::parse::strip_bom;
@@ -79,7 +79,7 @@ pub fn import_modules(
     let mut modules = Vec::with_capacity(srcs.len());
     for (path, src) in args.inputs.iter().zip(srcs) {
         let imported = import_file(path, src, &args.hlo, TargetValues::Checked)?;
-        note_branches(&path.display().to_string(), &imported);
+        note_imported(&path.display().to_string(), &imported);
         modules.push(imported);
     }
     Ok(Some(modules))

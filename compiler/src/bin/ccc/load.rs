@@ -64,7 +64,7 @@ pub fn load_spec_text(
     let src = strip_bom(text);
     if ccc_compiler::hlo::looks_like_hlo(src) {
         let imported = import_file(path, src, hlo, TargetValues::Validated)?;
-        note_branches(&name, &imported);
+        note_imported(&name, &imported);
         let valid = validate_imported(&name, &imported, hlo, cache)?;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
         return Ok((parsed, valid));
@@ -350,10 +350,11 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
     Ok(imported)
 }
 
-/// Says on stderr that collectives of the module `name` sit in branches
-/// of a `conditional`, and that ccc compiles every branch's (`import`
-/// marks them in the RON it writes; the verbs that compile say so here).
-pub fn note_branches(name: &str, imported: &Imported) {
+/// Says on stderr what of the module `name` is not compiled as it runs
+/// (`import` marks it in the RON it writes; the verbs that compile say so
+/// here): collectives in branches of a `conditional` (ccc compiles every
+/// branch's), and device-to-device sends (not compiled at all).
+pub fn note_imported(name: &str, imported: &Imported) {
     let branched: Vec<_> = imported.sources.iter().filter(|s| s.branch.is_some()).collect();
     if let Some(first) = branched.first()
         && let Some(b) = &first.branch
@@ -370,6 +371,18 @@ pub fn note_branches(name: &str, imported: &Imported) {
             b.index,
             b.conditional,
             b.line
+        );
+    }
+    if let Some(first) = imported.sends.first() {
+        let (what, line) = (&first.instruction, first.line);
+        note!(
+            "note: {name}: {}: ccc compiles collectives, not these transfers",
+            match imported.sends.len() {
+                1 => format!("the device-to-device send `{what}` (line {line}) and its recv are not compiled"),
+                n => format!(
+                    "{n} device-to-device sends (the first `{what}`, line {line}) and their recvs are not compiled"
+                ),
+            }
         );
     }
 }
