@@ -172,7 +172,9 @@ def import_hlo(text: str, target: Union[str, Mapping[str, Any]], algorithm: Opti
     with optional ``channels``, ``algorithm``, ``algorithms``, ``devices``,
     ``barrier``, ``send_credits``, ``model``). ``algorithm`` (``"Ring"``,
     ``"Hier((...))"``, ``"Auto"``) overrides the target's for every
-    collective, as ``--algorithm`` does. Raises ``ccc.ParseError``: ``kind``
+    collective, as ``--algorithm`` does. What of the module is not compiled
+    as it runs (collectives in a ``conditional``'s branches, device-to-device
+    sends) is said in a ``UserWarning``. Raises ``ccc.ParseError``: ``kind``
     ``"Hlo"`` with ``line``/``column`` in the module and ``help``; ``"Target"``
     or ``"Algorithm"`` with ``field`` (and ``line``/``column`` of RON text)."""
 

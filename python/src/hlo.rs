@@ -28,13 +28,18 @@ pub enum TargetText<'a> {
 /// `Algorithm` for an algorithm that is not one, `Hlo` for a module ccc
 /// cannot import (line and column in the module; `help` says what would
 /// be accepted).
-pub fn import_hlo(text: &str, target: &TargetText<'_>, algorithm: Option<&str>) -> Result<Spec, Failure> {
+pub fn import_hlo(
+    text: &str,
+    target: &TargetText<'_>,
+    algorithm: Option<&str>,
+) -> Result<(Spec, Vec<String>), Failure> {
     crate::adapter::too_large(text, "HLO module", ccc_compiler::hlo::MODULE_MAX_BYTES)?;
     let target = read_target(target)?;
     let algorithm =
         algorithm.map(|a| parse_algorithm(a).map_err(|e| located(&e, "Algorithm", "algorithm"))).transpose()?;
     let imported = import_module(text, &target, algorithm.as_ref()).map_err(|e| hlo_error(&e))?;
-    Ok(Spec { program: imported.program, form: SpecForm::Program })
+    let notes = imported.notes();
+    Ok((Spec { program: imported.program, form: SpecForm::Program }, notes))
 }
 
 fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {

@@ -448,6 +448,10 @@ fn decode<'py>(py: Python<'py>, data: &[u8], region: &Bound<'py, PyAny>) -> PyRe
 /// `"Hier((...))"`, `"Auto"`), overrides the target's choice for every
 /// collective, as `--algorithm` does.
 ///
+/// What of the module is not compiled as it runs (collectives in
+/// branches of a `conditional`, device-to-device sends) is said in a
+/// `UserWarning`, as the CLI says it on stderr.
+///
 /// Raises `ccc.ParseError`: `kind` `"Hlo"` with the `line` and `column`
 /// in the module and what would be accepted in `help`; `"Target"` or
 /// `"Algorithm"` (with `field` and, for RON text, `line` and `column`)
@@ -478,8 +482,15 @@ fn import_hlo(
         (None, Some(r)) => hlo::TargetText::Ron(r),
         (None, None) => return Err(pyo3::exceptions::PyTypeError::new_err("target is missing")),
     };
-    let spec = py.detach(|| errors::guard(|| hlo::import_hlo(&text, &target, algorithm.as_deref())));
-    Ok(PyProgram { spec: spec.map_err(|e| errors::to_py(py, e))? })
+    let imported = py.detach(|| errors::guard(|| hlo::import_hlo(&text, &target, algorithm.as_deref())));
+    let (spec, notes) = imported.map_err(|e| errors::to_py(py, e))?;
+    // What is not compiled as it runs (branches, device-to-device sends),
+    // as the CLI says on stderr: a `UserWarning` at the caller's line.
+    for note in notes {
+        let message = std::ffi::CString::new(note.replace('\0', "")).unwrap_or_default();
+        PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &message, 1)?;
+    }
+    Ok(PyProgram { spec })
 }
 
 /// Every legal choice of every collective, predicted by ccc's cost model

@@ -62,6 +62,48 @@ pub struct Imported {
     pub sends: Vec<Source>,
 }
 
+impl Imported {
+    /// What of the module is not compiled as it runs, one sentence each,
+    /// for a front end to show (the CLI on stderr, Python as warnings;
+    /// `ccc import` writes the same as comments): collectives in branches
+    /// of a `conditional` (every branch's is compiled, one after another)
+    /// and device-to-device sends (none is).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let branched: Vec<&Source> = self.sources.iter().filter(|s| s.branch.is_some()).collect();
+        if let Some(first) = branched.first()
+            && let Some(b) = &first.branch
+        {
+            notes.push(format!(
+                "{} in branches of a `conditional` ({}, line {}, branch {} of `{}`, line {}): ccc compiles every \
+                 branch's, one after another, where a run takes one branch",
+                match branched.len() {
+                    1 => "1 collective sits".to_owned(),
+                    n => format!("{n} collectives sit"),
+                },
+                first.instruction,
+                first.line,
+                b.index,
+                b.conditional,
+                b.line
+            ));
+        }
+        if let Some(first) = self.sends.first() {
+            let (what, line) = (&first.instruction, first.line);
+            notes.push(format!(
+                "{}: ccc compiles collectives, not these transfers",
+                match self.sends.len() {
+                    1 => format!("the device-to-device send `{what}` (line {line}) and its recv are not compiled"),
+                    n => format!(
+                        "{n} device-to-device sends (the first `{what}`, line {line}) and their recvs are not compiled"
+                    ),
+                }
+            ));
+        }
+        notes
+    }
+}
+
 /// The largest HLO module ccc reads: 256 MiB (a compiled dump of a large
 /// model is tens of MiB). The CLI reads a module under this cap, and the
 /// Python module refuses longer text.

@@ -355,35 +355,8 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
 /// here): collectives in branches of a `conditional` (ccc compiles every
 /// branch's), and device-to-device sends (not compiled at all).
 pub fn note_imported(name: &str, imported: &Imported) {
-    let branched: Vec<_> = imported.sources.iter().filter(|s| s.branch.is_some()).collect();
-    if let Some(first) = branched.first()
-        && let Some(b) = &first.branch
-    {
-        note!(
-            "note: {name}: {} in branches of a `conditional` ({}, line {}, branch {} of `{}`, line {}): ccc compiles \
-             every branch's, one after another, where a run takes one branch",
-            match branched.len() {
-                1 => "1 collective sits".to_owned(),
-                n => format!("{n} collectives sit"),
-            },
-            first.instruction,
-            first.line,
-            b.index,
-            b.conditional,
-            b.line
-        );
-    }
-    if let Some(first) = imported.sends.first() {
-        let (what, line) = (&first.instruction, first.line);
-        note!(
-            "note: {name}: {}: ccc compiles collectives, not these transfers",
-            match imported.sends.len() {
-                1 => format!("the device-to-device send `{what}` (line {line}) and its recv are not compiled"),
-                n => format!(
-                    "{n} device-to-device sends (the first `{what}`, line {line}) and their recvs are not compiled"
-                ),
-            }
-        );
+    for text in imported.notes() {
+        note!("note: {name}: {text}");
     }
 }
 
