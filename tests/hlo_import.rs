@@ -1194,6 +1194,47 @@ fn spellings_xla_writes_import_as_they_mean() {
     assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
 }
 
+/// Reductions written the ways XLA writes them besides `add(x, y)`: a
+/// maximum or minimum as `select(compare(x, y), ...)`, and through value
+/// conversions (a bf16 sum carried out in f32, a copied root). They were
+/// refused ("not a recognised reduction"). What is not a reduction of
+/// the two parameters still is.
+#[test]
+fn reductions_are_recognised_through_select_and_conversions() {
+    let root = "  ROOT %r = f32[] add(f32[] %x, f32[] %y)";
+    assert!(SMALL.contains(root));
+    let reduce = |body: &str| {
+        let src = SMALL.replace(root, body);
+        import_module(&src, &target(8), None).map(|i| i.program.collectives[0].reduce)
+    };
+    let select = |direction: &str, picks: &str| {
+        format!(
+            "  %c = pred[] compare(f32[] %x, f32[] %y), direction={direction}\n  ROOT %r = f32[] select(pred[] %c, {picks})"
+        )
+    };
+    assert_eq!(reduce(&select("GT", "f32[] %x, f32[] %y")), Ok(Some(ReduceOp::Max)));
+    assert_eq!(reduce(&select("GE", "f32[] %y, f32[] %x")), Ok(Some(ReduceOp::Min)));
+    assert_eq!(reduce(&select("LT", "f32[] %x, f32[] %y")), Ok(Some(ReduceOp::Min)));
+    assert_eq!(reduce(&select("LE", "f32[] %y, f32[] %x")), Ok(Some(ReduceOp::Max)));
+    let widened = "  %cx = f64[] convert(f32[] %x)\n  %cy = f64[] convert(f32[] %y)\n  %a = f64[] add(f64[] %cx, f64[] %cy)\n  ROOT %r = f32[] convert(f64[] %a)";
+    assert_eq!(reduce(widened), Ok(Some(ReduceOp::Add)));
+    assert_eq!(
+        reduce("  %a = f32[] minimum(f32[] %x, f32[] %y)\n  ROOT %r = f32[] copy(f32[] %a)"),
+        Ok(Some(ReduceOp::Min))
+    );
+    // Not a reduction of the two parameters: refused, naming the root.
+    for body in [
+        select("EQ", "f32[] %x, f32[] %y"),
+        select("GT", "f32[] %x, f32[] %x"),
+        "  %k = f32[] constant(0)\n  %c = f32[] convert(f32[] %k)\n  ROOT %r = f32[] add(f32[] %x, f32[] %c)"
+            .to_owned(),
+        "  ROOT %r = f32[] subtract(f32[] %x, f32[] %y)".to_owned(),
+    ] {
+        let e = reduce(&body).unwrap_err();
+        assert!(e.message.contains("is not a recognised reduction: it has root `r`"), "{body}: {e}");
+    }
+}
+
 /// A mesh's explicit device order, as XLA prints it after the mesh
 /// (`replica_groups=mesh[x=2,y=4], device_ids=(...) {y}`), is part of the
 /// attribute, not a new one; an empty sub-axis is refused, not divided by.

@@ -61,13 +61,7 @@ pub fn combiner<'a>(
         )
     })?;
     let root = computation.root();
-    let params: Vec<&str> =
-        computation.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| i.name).collect();
-    let recognised = root.and_then(|r| {
-        let (_, c) = ROOTS.iter().find(|(op, _)| *op == r.opcode)?;
-        let [a, b] = r.operands.as_slice() else { return None };
-        (a != b && params.len() == 2 && params.contains(a) && params.contains(b)).then_some(*c)
-    });
+    let recognised = root.and_then(|r| recognise(computation, r));
     recognised.ok_or_else(|| {
         let what = root.map_or_else(|| "is empty".to_owned(), |r| format!("has root `{}` ({})", r.name, r.opcode));
         HloError::at(
@@ -77,6 +71,56 @@ pub fn combiner<'a>(
             accepted,
         )
     })
+}
+
+/// The reduction `root` applies to `computation`'s two parameters: a
+/// recognised opcode of the two ([`ROOTS`]), or `select(compare(x, y,
+/// direction), x, y)`, a maximum (`GT`, `GE`) or minimum (`LT`, `LE`), as
+/// XLA writes one where a backend has no such opcode; seen through value
+/// conversions (`convert`, `copy`), as a reduction of bf16 carried out in
+/// f32 is written (`convert(add(convert(x), convert(y)))`).
+fn recognise(computation: &Computation<'_>, root: &Instruction<'_>) -> Option<Combiner> {
+    let params: Vec<&str> =
+        computation.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| i.name).collect();
+    // The instruction named `name`, through conversions.
+    let through = |name: &str| -> Option<&Instruction<'_>> {
+        let mut at = computation.get(name)?;
+        // Each step goes to an operand; a cycle (not HLO) ends at the cap.
+        for _ in 0..computation.instructions.len() {
+            match (at.opcode, at.operands.as_slice()) {
+                ("convert" | "copy", [operand]) => at = computation.get(operand)?,
+                _ => return Some(at),
+            }
+        }
+        None
+    };
+    let param = |name: &str| through(name).filter(|i| i.opcode == "parameter").map(|i| i.name);
+    // The two parameters, each once, in the order given.
+    let both = |a: &str, b: &str| {
+        let (a, b) = (param(a)?, param(b)?);
+        (a != b && params.len() == 2 && params.contains(&a) && params.contains(&b)).then_some((a, b))
+    };
+    let root = through(root.name)?;
+    if let Some((_, c)) = ROOTS.iter().find(|(op, _)| *op == root.opcode) {
+        let [a, b] = root.operands.as_slice() else { return None };
+        return both(a, b).map(|_| *c);
+    }
+    let ("select", [predicate, on_true, on_false]) = (root.opcode, root.operands.as_slice()) else { return None };
+    let compare = through(predicate).filter(|i| i.opcode == "compare")?;
+    let [x, y] = compare.operands.as_slice() else { return None };
+    let (x, y) = both(x, y)?;
+    let picks = (param(on_true)?, param(on_false)?);
+    let larger = match compare.attr("direction")?.value {
+        "GT" | "GE" => true,
+        "LT" | "LE" => false,
+        _ => return None,
+    };
+    // `x > y ? x : y` is the maximum; `x > y ? y : x` the minimum.
+    match picks {
+        p if p == (x, y) => Some(if larger { Combiner::Max } else { Combiner::Min }),
+        p if p == (y, x) => Some(if larger { Combiner::Min } else { Combiner::Max }),
+        _ => None,
+    }
 }
 
 /// The ccc element type (and reduce, for a reducing collective) of an XLA
