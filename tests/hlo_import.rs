@@ -1194,6 +1194,23 @@ fn spellings_xla_writes_import_as_they_mean() {
     assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
 }
 
+/// A bracket left open on its line is named where it opens (it was
+/// "the line ends inside a bracket" at the line's end), and a stray
+/// closing one where it stands.
+#[test]
+fn an_unbalanced_bracket_is_named_where_it_stands() {
+    let open = SMALL.replace("replica_groups={{0,1,2,3},{4,5,6,7}}", "replica_groups={{0,1,2,3},{4,5,6,7}");
+    let e = import_module(&open, &target(8), None).unwrap_err();
+    assert!(e.message.contains("the `{` opened here is not closed on its line"), "{e}");
+    let line = open.lines().nth(e.start.line - 1).unwrap();
+    assert_eq!(line.chars().skip(e.start.col - 1).take(4).collect::<String>(), "{{0,", "{e}");
+    let stray = SMALL.replace("channel_id=1,", "channel_id=1},");
+    let e = import_module(&stray, &target(8), None).unwrap_err();
+    assert!(e.message.contains("this `}` closes a bracket the value never opened"), "{e}");
+    let line = stray.lines().nth(e.start.line - 1).unwrap();
+    assert_eq!(line.chars().skip(e.start.col - 2).take(3).collect::<String>(), "1},", "{e}");
+}
+
 /// Reductions written the ways XLA writes them besides `add(x, y)`: a
 /// maximum or minimum as `select(compare(x, y), ...)`, and through value
 /// conversions (a bf16 sum carried out in f32, a copied root). They were

@@ -661,18 +661,48 @@ impl<'a> Cursor<'a> {
     /// inside a bracket or string.
     fn balanced_until(&self, stops: &[char]) -> Result<usize, HloError> {
         let mut found = None;
+        // The brackets still open, and where the last string opened: what
+        // an error points at when the line ends inside one.
+        let (mut open, mut string_at, mut stray) = (Vec::new(), 0, None);
         let (depth, in_string) = scan(self.rest(), |i, ch, depth| {
             if depth == 0 && stops.contains(&ch) {
                 found = Some(self.at + i);
+                return false;
             }
-            found.is_none()
+            match ch {
+                '(' | '[' | '{' => open.push((i, ch)),
+                ')' | ']' | '}' if open.pop().is_none() => stray = stray.or(Some((i, ch))),
+                '"' => string_at = i,
+                _ => {}
+            }
+            // A stray closing bracket ends the value's scan: nothing after
+            // it is balanced.
+            found.is_none() && stray.is_none()
         });
+        if let Some((at, ch)) = stray {
+            return Err(HloError::at(
+                self.at + at,
+                ch.len_utf8(),
+                format!("this `{ch}` closes a bracket the value never opened"),
+                "remove it, or open the bracket it closes",
+            ));
+        }
         match found {
             Some(at) => Ok(at),
             None if depth == 0 && !in_string => Ok(self.end),
             None => {
-                let open = if in_string { "a `\"` string" } else { "a bracket" };
-                Err(HloError::at(self.end, 0, format!("the line ends inside {open}"), "the line looks truncated"))
+                let (at, what) = match open.last() {
+                    _ if in_string => (string_at, '"'),
+                    Some(&(at, ch)) => (at, ch),
+                    None => (self.end - self.at, ' '),
+                };
+                Err(HloError::at(
+                    self.at + at,
+                    what.len_utf8(),
+                    format!("the `{what}` opened here is not closed on its line"),
+                    "a value closes its brackets and strings on the line it opens them: the line looks truncated, \
+                     or a closing one is missing",
+                ))
             }
         }
     }
