@@ -1175,21 +1175,33 @@ fn spellings_xla_writes_import_as_they_mean() {
     assert_eq!((c.op, c.count), (OpType::ReduceScatter, 64));
     let e = import_module(&thread.replace("}, execution_thread", "}, colour"), &target(8), None).unwrap_err();
     assert!(e.message.contains("unexpected `colour=\"parallel\"` after the `}` closing computation"), "{e}");
-    // A pipeline's device-to-device send/recv is no collective: named as
-    // not compiled (it was dropped without a word); a send to the host is
-    // not a transfer between devices, and is not named.
+    // A pipeline's device-to-device send/recv is no collective: each named
+    // as not compiled (they were dropped without a word), a recv alone too
+    // (a stage that only receives); one with the host is not a transfer
+    // between devices, and is not named. A module of nothing else says so.
     let gpu = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/handwritten/gpu_async_send_8.hlo")).unwrap();
     let imported = import_module(&gpu, &target(8), None).unwrap();
-    assert_eq!((imported.program.collectives.len(), imported.sends.len()), (4, 1));
-    assert_eq!((imported.sends[0].instruction.as_str(), imported.sends[0].line), ("send", 33));
+    let named: Vec<(&str, usize)> = imported.transfers.iter().map(|t| (t.instruction.as_str(), t.line)).collect();
+    assert_eq!((imported.program.collectives.len(), named), (4, vec![("recv", 32), ("send", 33)]));
     let ron = emit::to_ron(&imported, "m.hlo").unwrap();
-    assert!(ron.contains("// Not compiled: send (line 33), a device-to-device send (and its recv)"), "{ron}");
-    let host = gpu.replace("send(%p, %tok), channel_id=7,", "send(%p, %tok), channel_id=7, is_host_transfer=true,");
-    assert!(import_module(&host, &target(8), None).unwrap().sends.is_empty());
+    assert!(ron.contains("// Not compiled: send (line 33), a device-to-device send/recv"), "{ron}");
+    let host = gpu.replace("channel_id=7,", "channel_id=7, is_host_transfer=true,");
+    assert!(import_module(&host, &target(8), None).unwrap().transfers.is_empty());
+    let recv_alone = gpu.replace("  %send = ", "  %sent = ").replace(") send(", ") add(");
+    let imported = import_module(&recv_alone, &target(8), None).unwrap();
+    assert_eq!(imported.transfers.iter().map(|t| t.instruction.as_str()).collect::<Vec<_>>(), ["recv"]);
+    assert!(imported.notes()[0].starts_with("the device-to-device send/recv `recv` (line 32) is not compiled"));
+    let entry = gpu.find("  %ars = ").unwrap();
+    let only = format!("{}  %tok = token[] after-all()\n{}", &gpu[..entry], &gpu[gpu.find("  %recv = ").unwrap()..]);
+    let e = import_module(&only, &target(8), None).unwrap_err();
+    assert!(e.message.contains("the module moves data only by device-to-device send/recv (`recv`, line"), "{e}");
     let out =
         ccc(&["check", "tests/hlo/handwritten/gpu_async_send_8.hlo", "--target", target_path(8).to_str().unwrap()]);
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("the device-to-device send `send` (line 33) and its recv are not compiled"), "{stderr}");
+    assert!(
+        stderr.contains("2 device-to-device sends and recvs (the first `recv`, line 32) are not compiled"),
+        "{stderr}"
+    );
     let e = import_module(&SMALL.replace("HloModule m,", "HloModule m junk,"), &target(8), None).unwrap_err();
     assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
 }
@@ -1240,7 +1252,18 @@ fn reductions_are_recognised_through_select_and_conversions() {
         Ok(Some(ReduceOp::Min))
     );
     // Not a reduction of the two parameters: refused, naming the root.
+    // Conversions that lose values are among them (a maximum of the
+    // values as pred is a logical or; an f32 maximum compared as s32 is
+    // of truncated values); they were taken for the reduction.
+    let narrowed =
+        |to: &str, body: &str| format!("  %cx = {to}[] convert(f32[] %x)\n  %cy = {to}[] convert(f32[] %y)\n{body}");
     for body in [
+        narrowed("pred", "  %m = pred[] maximum(pred[] %cx, pred[] %cy)\n  ROOT %r = f32[] convert(pred[] %m)"),
+        narrowed("bf16", "  %a = bf16[] add(bf16[] %cx, bf16[] %cy)\n  ROOT %r = f32[] convert(bf16[] %a)"),
+        narrowed(
+            "s32",
+            "  %c = pred[] compare(s32[] %cx, s32[] %cy), direction=GT\n  ROOT %r = f32[] select(pred[] %c, f32[] %x, f32[] %y)",
+        ),
         select("EQ", "f32[] %x, f32[] %y"),
         select("GT", "f32[] %x, f32[] %x"),
         "  %k = f32[] constant(0)\n  %c = f32[] convert(f32[] %k)\n  ROOT %r = f32[] add(f32[] %x, f32[] %c)"

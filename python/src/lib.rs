@@ -449,7 +449,7 @@ fn decode<'py>(py: Python<'py>, data: &[u8], region: &Bound<'py, PyAny>) -> PyRe
 /// collective, as `--algorithm` does.
 ///
 /// What of the module is not compiled as it runs (collectives in
-/// branches of a `conditional`, device-to-device sends) is said in a
+/// branches of a `conditional`, device-to-device send/recv) is said in a
 /// `UserWarning`, as the CLI says it on stderr.
 ///
 /// Raises `ccc.ParseError`: `kind` `"Hlo"` with the `line` and `column`
@@ -484,7 +484,7 @@ fn import_hlo(
     };
     let imported = py.detach(|| errors::guard(|| hlo::import_hlo(&text, &target, algorithm.as_deref())));
     let (spec, notes) = imported.map_err(|e| errors::to_py(py, e))?;
-    // What is not compiled as it runs (branches, device-to-device sends),
+    // What is not compiled as it runs (branches, device-to-device send/recv),
     // as the CLI says on stderr: a `UserWarning` at the caller's line.
     for note in notes {
         let message = std::ffi::CString::new(note.replace('\0', "")).unwrap_or_default();

@@ -278,7 +278,7 @@ def test_the_stubs_name_every_key_explain_gives():
 
 
 def test_what_is_not_compiled_is_a_warning(cli):
-    """A pipeline's device-to-device send is not compiled: `import_hlo`
+    """A pipeline's device-to-device send/recv is not compiled: `import_hlo`
     says so in a `UserWarning` with the CLI's words (it said nothing), and
     a module without one warns of nothing."""
     path = HLO / "handwritten" / "gpu_async_send_8.hlo"
@@ -286,7 +286,7 @@ def test_what_is_not_compiled_is_a_warning(cli):
     with pytest.warns(UserWarning) as caught:
         program = ccc.import_hlo(path.read_text(), target)
     assert len(program) == 4
-    words = "the device-to-device send `send` (line 33) and its recv are not compiled"
+    words = "2 device-to-device sends and recvs (the first `recv`, line 32) are not compiled"
     assert [str(w.message) for w in caught] == [f"{words}: ccc compiles collectives, not these transfers"]
     assert caught[0].filename == __file__
     stderr = cli("check", path, "--target", TARGETS / "cayman_8.ron").stderr

@@ -34,11 +34,11 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
             source.instruction, source.line
         );
     }
-    for source in &imported.sends {
+    for source in &imported.transfers {
         let _ = writeln!(
             out,
-            "// Not compiled: {} (line {}), a device-to-device send (and its recv): ccc compiles collectives, \
-             not these transfers.",
+            "// Not compiled: {} (line {}), a device-to-device send/recv: ccc compiles collectives, not these \
+             transfers.",
             source.instruction, source.line
         );
     }

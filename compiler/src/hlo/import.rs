@@ -278,9 +278,9 @@ pub(super) struct Walker<'m, 'a> {
     /// collective of an empty tuple), for the error when no collective
     /// is left.
     pub(super) moved_nothing: Vec<Source>,
-    /// The device-to-device `send` instructions met (see
-    /// [`super::Imported::sends`]).
-    pub(super) sends: Vec<Source>,
+    /// The device-to-device `send` and `recv` instructions met (see
+    /// [`super::Imported::transfers`]).
+    pub(super) transfers: Vec<Source>,
     /// What each collective instruction imported, by its byte offset: an
     /// instruction in a computation called from many places is imported
     /// once and its collectives copied at each further call, not worked
@@ -343,13 +343,15 @@ impl<'a> Walker<'_, 'a> {
                     ),
                 )
             })?;
-            // A device-to-device send (not one to the host) moves data
-            // between devices as no collective ccc compiles does: kept to
-            // be named, never dropped unseen.
-            if ins.opcode == "send" && ins.attr("is_host_transfer").is_none_or(|a| a.value != "true") {
+            // A device-to-device send or recv (not one with the host)
+            // moves data between devices as no collective ccc compiles
+            // does: kept to be named, never dropped unseen. (A stage that
+            // only receives has a recv alone.)
+            let transfer = matches!(ins.opcode, "send" | "recv");
+            if transfer && ins.attr("is_host_transfer").is_none_or(|a| a.value != "true") {
                 let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
                 let branch = self.branches.last().cloned();
-                self.sends.push(Source { instruction: ins.name.to_owned(), line, part: None, branch });
+                self.transfers.push(Source { instruction: ins.name.to_owned(), line, part: None, branch });
             }
             if REFUSED.contains(&ins.opcode.strip_suffix("-start").unwrap_or(ins.opcode)) {
                 return Err(HloError::at(

@@ -55,11 +55,12 @@ pub struct Imported {
     /// sends a device to itself), in the order met: `ccc import` lists them
     /// in a comment, so that none is dropped unseen.
     pub moved_nothing: Vec<Source>,
-    /// The device-to-device `send` instructions (each with its `recv`: a
-    /// pipeline's transfers between stages), in the order met: no
-    /// collective ccc compiles moves their data, so `ccc import` lists
-    /// them in a comment and the verbs that compile a module say so.
-    pub sends: Vec<Source>,
+    /// The device-to-device `send` and `recv` instructions (a pipeline's
+    /// transfers between stages), in the order met (once for each place a
+    /// computation holding one is called): no collective ccc compiles
+    /// moves their data, so `ccc import` lists them in a comment and the
+    /// verbs that compile a module say so.
+    pub transfers: Vec<Source>,
 }
 
 impl Imported {
@@ -67,7 +68,7 @@ impl Imported {
     /// for a front end to show (the CLI on stderr, Python as warnings;
     /// `ccc import` writes the same as comments): collectives in branches
     /// of a `conditional` (every branch's is compiled, one after another)
-    /// and device-to-device sends (none is).
+    /// and device-to-device send/recv (none is).
     pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         let branched: Vec<&Source> = self.sources.iter().filter(|s| s.branch.is_some()).collect();
@@ -88,14 +89,14 @@ impl Imported {
                 b.line
             ));
         }
-        if let Some(first) = self.sends.first() {
+        if let Some(first) = self.transfers.first() {
             let (what, line) = (&first.instruction, first.line);
             notes.push(format!(
                 "{}: ccc compiles collectives, not these transfers",
-                match self.sends.len() {
-                    1 => format!("the device-to-device send `{what}` (line {line}) and its recv are not compiled"),
+                match self.transfers.len() {
+                    1 => format!("the device-to-device send/recv `{what}` (line {line}) is not compiled"),
                     n => format!(
-                        "{n} device-to-device sends (the first `{what}`, line {line}) and their recvs are not compiled"
+                        "{n} device-to-device sends and recvs (the first `{what}`, line {line}) are not compiled"
                     ),
                 }
             ));
@@ -199,7 +200,7 @@ fn walk(
         path,
         on_path,
         moved_nothing: Vec::new(),
-        sends: Vec::new(),
+        transfers: Vec::new(),
         imported: BTreeMap::new(),
         newlines: src.match_indices('\n').map(|(at, _)| at).collect(),
         branches: Vec::new(),
@@ -217,6 +218,19 @@ fn walk(
              tuple, moves no data; ccc imports them as nothing",
         ));
     }
+    if let (true, Some(first)) = (walker.found.is_empty(), walker.transfers.first()) {
+        return Err(HloError::at(
+            entry.at,
+            entry.name.len(),
+            format!(
+                "the module moves data only by device-to-device send/recv (`{}`, line {}), which ccc does not \
+                 compile: it has no collectives",
+                first.instruction, first.line
+            ),
+            "ccc compiles collectives (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute, \
+             collective-broadcast); a pipeline stage's sends and recvs are not among them",
+        ));
+    }
     if walker.found.is_empty() {
         return Err(HloError::at(
             entry.at,
@@ -232,7 +246,7 @@ fn walk(
         program: Program { collectives },
         sources,
         moved_nothing: walker.moved_nothing,
-        sends: walker.sends,
+        transfers: walker.transfers,
     })
 }
 

@@ -82,13 +82,23 @@ pub fn combiner<'a>(
 fn recognise(computation: &Computation<'_>, root: &Instruction<'_>) -> Option<Combiner> {
     let params: Vec<&str> =
         computation.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| i.name).collect();
-    // The instruction named `name`, through conversions.
+    // The instruction named `name`, through copies and conversions that
+    // keep every value (`widens`): a reduction of values converted
+    // otherwise (to pred, to a narrower integer, float to integer) is not
+    // that reduction of the parameters.
     let through = |name: &str| -> Option<&Instruction<'_>> {
         let mut at = computation.get(name)?;
         // Each step goes to an operand; a cycle (not HLO) ends at the cap.
         for _ in 0..computation.instructions.len() {
             match (at.opcode, at.operands.as_slice()) {
-                ("convert" | "copy", [operand]) => at = computation.get(operand)?,
+                ("copy", [operand]) => at = computation.get(operand)?,
+                ("convert", [operand]) => {
+                    let from = computation.get(operand)?;
+                    if !widens(elem(from)?, elem(at)?) {
+                        return None;
+                    }
+                    at = from;
+                }
                 _ => return Some(at),
             }
         }
@@ -100,7 +110,16 @@ fn recognise(computation: &Computation<'_>, root: &Instruction<'_>) -> Option<Co
         let (a, b) = (param(a)?, param(b)?);
         (a != b && params.len() == 2 && params.contains(&a) && params.contains(&b)).then_some((a, b))
     };
-    let root = through(root.name)?;
+    // The root may convert the result back to the parameters' type from
+    // one that holds it (a bf16 sum carried out in f32, rounded once).
+    let mut root = root;
+    while let ("convert" | "copy", [operand]) = (root.opcode, root.operands.as_slice()) {
+        let from = computation.get(operand)?;
+        if root.opcode == "convert" && !widens(elem(root)?, elem(from)?) {
+            return None;
+        }
+        root = from;
+    }
     if let Some((_, c)) = ROOTS.iter().find(|(op, _)| *op == root.opcode) {
         let [a, b] = root.operands.as_slice() else { return None };
         return both(a, b).map(|_| *c);
@@ -120,6 +139,47 @@ fn recognise(computation: &Computation<'_>, root: &Instruction<'_>) -> Option<Co
         p if p == (x, y) => Some(if larger { Combiner::Max } else { Combiner::Min }),
         p if p == (y, x) => Some(if larger { Combiner::Min } else { Combiner::Max }),
         _ => None,
+    }
+}
+
+/// The element type of a scalar (or any array) instruction.
+fn elem<'i>(ins: &'i Instruction<'_>) -> Option<&'i str> {
+    match &ins.shape {
+        super::text::Shape::Array { elem, .. } => Some(elem),
+        super::text::Shape::Tuple(_) => None,
+    }
+}
+
+/// Whether converting XLA element type `from` to `to` keeps every value:
+/// the same type, a float to a float of at least its range and precision
+/// (f8 and bf16 and f16 to f32, f32 to f64), an integer to an integer
+/// that holds all of its values.
+fn widens(from: &str, to: &str) -> bool {
+    const FLOATS: [(&str, u32, u32); 6] =
+        [("f8e4m3fn", 4, 3), ("f8e5m2", 5, 2), ("bf16", 8, 7), ("f16", 5, 10), ("f32", 8, 23), ("f64", 11, 52)];
+    const INTS: [(&str, bool, u32); 8] = [
+        ("s8", true, 8),
+        ("u8", false, 8),
+        ("s16", true, 16),
+        ("u16", false, 16),
+        ("s32", true, 32),
+        ("u32", false, 32),
+        ("s64", true, 64),
+        ("u64", false, 64),
+    ];
+    if from == to {
+        return true;
+    }
+    let float = |t: &str| FLOATS.iter().find(|f| f.0 == t).map(|&(_, e, m)| (e, m));
+    let int = |t: &str| INTS.iter().find(|i| i.0 == t).map(|&(_, signed, bits)| (signed, bits));
+    match ((float(from), float(to)), (int(from), int(to))) {
+        ((Some((e1, m1)), Some((e2, m2))), _) => e2 >= e1 && m2 >= m1,
+        (_, (Some((s1, b1)), Some((s2, b2)))) => match (s1, s2) {
+            (true, true) | (false, false) => b2 >= b1,
+            (false, true) => b2 > b1,
+            (true, false) => false,
+        },
+        _ => false,
     }
 }
 

@@ -353,7 +353,7 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
 /// Says on stderr what of the module `name` is not compiled as it runs
 /// (`import` marks it in the RON it writes; the verbs that compile say so
 /// here): collectives in branches of a `conditional` (ccc compiles every
-/// branch's), and device-to-device sends (not compiled at all).
+/// branch's), and device-to-device send/recv (not compiled at all).
 pub fn note_imported(name: &str, imported: &Imported) {
     for text in imported.notes() {
         note!("note: {name}: {text}");
