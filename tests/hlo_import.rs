@@ -1202,6 +1202,22 @@ fn spellings_xla_writes_import_as_they_mean() {
         stderr.contains("2 device-to-device sends and recvs (the first `recv`, line 32) are not compiled"),
         "{stderr}"
     );
+    // The header's `origin_recovery_table={` over the lines that follow
+    // (its strings holding whole computations) is skipped: it was refused
+    // as "a computation written inline".
+    let header = "HloModule m, replica_count=1, num_partitions=8";
+    let table = format!(
+        "{header}, origin_recovery_table={{\n  {{\"ar\"}} : {{\"ar__ovp0\"}},\n  \"\n    ENTRY %recovery (param: f32[2]) \
+         -> f32[16] {{\n      ROOT %all-gather = f32[16]{{0}} all-gather(%param), dimensions={{0}}\n    }}\n  \"\n}}\n"
+    );
+    let recovered = SMALL.replacen(&format!("{header}\n"), &table, 1);
+    assert_eq!(
+        import_module(&recovered, &target(8), None).unwrap().program,
+        import_module(SMALL, &target(8), None).unwrap().program
+    );
+    let cut = &recovered[..recovered.find("  \"\n}").unwrap()];
+    let e = import_module(cut, &target(8), None).unwrap_err();
+    assert!(e.message.contains("the header's `origin_recovery_table={` is never closed"), "{e}");
     let e = import_module(&SMALL.replace("HloModule m,", "HloModule m junk,"), &target(8), None).unwrap_err();
     assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
 }

@@ -255,7 +255,42 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
                     "import one module per file (each rank's or each program's own)",
                 ));
             }
-            let mut c = Cursor { src: clean, at: lead + "HloModule".len(), end: lead + t.len() };
+            // XLA prints `origin_recovery_table={` last, its entries (strings
+            // holding whole computations) on the lines that follow, closed
+            // by a `}` line. ccc reads nothing of it: the header is read
+            // without it, and its lines skipped.
+            let mut end = lead + t.len();
+            if let Some(at) = t.strip_suffix('{').and_then(|h| h.rfind(RECOVERY_TABLE)) {
+                let brace = lead + t.len() - 1;
+                let mut close = None;
+                scan(clean.get(brace..).unwrap_or(""), |i, ch, depth| {
+                    if ch == '}' && depth == 1 {
+                        close = Some(brace + i);
+                    }
+                    close.is_none()
+                });
+                let Some(close) = close else {
+                    return Err(HloError::at(
+                        brace,
+                        1,
+                        "the header's `origin_recovery_table={` is never closed",
+                        "the file looks truncated; dump the module again",
+                    ));
+                };
+                let line_end = clean.get(close..).and_then(|r| r.find('\n')).map_or(clean.len(), |n| close + n);
+                let after = clean.get(close + 1..line_end).unwrap_or("").trim();
+                if !after.is_empty() {
+                    return Err(HloError::at(
+                        close + 1,
+                        after.len(),
+                        format!("unexpected `{after}` after the header's `origin_recovery_table`"),
+                        "XLA prints `origin_recovery_table={...}` last in the header, its `}` alone on a line",
+                    ));
+                }
+                lines.at = line_end + 1;
+                end = lead + at;
+            }
+            let mut c = Cursor { src: clean, at: lead + "HloModule".len(), end };
             c.spaces();
             let name = c.word();
             if name.is_empty() {
@@ -302,6 +337,9 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
     }
     Ok(module)
 }
+
+/// What opens the header attribute XLA prints over several lines.
+const RECOVERY_TABLE: &str = ", origin_recovery_table=";
 
 /// `src` with every `/* ... */` comment blanked (offsets kept): the text
 /// [`parse_module`] reads.
