@@ -177,10 +177,14 @@ fn done_has_its_start(computation: &Computation<'_>, done: &Instruction<'_>, fam
 fn near_collective(opcode: &str) -> Option<&'static str> {
     const FAMILIES: [&str; 6] =
         ["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast"];
-    let spelt = opcode.replace('_', "-").to_ascii_lowercase();
-    let family = FAMILIES.iter().find(|f| spelt.contains(*f))?;
-    let exact = spelt == opcode
-        && ["", "-start", "-update", "-done"].iter().any(|end| opcode == format!("{family}{end}"))
+    // Read with `_` as `-` and in any case, without allocating: this runs
+    // on every instruction of the module.
+    let spelt = |b: u8| if b == b'_' { b'-' } else { b.to_ascii_lowercase() };
+    let names = |family: &str| {
+        opcode.as_bytes().windows(family.len()).any(|w| w.iter().zip(family.bytes()).all(|(&a, f)| spelt(a) == f))
+    };
+    let family = FAMILIES.iter().find(|f| names(f))?;
+    let exact = opcode.strip_prefix(family).is_some_and(|end| ["", "-start", "-update", "-done"].contains(&end))
         || REFUSED.contains(&opcode);
     (!exact).then_some(family)
 }

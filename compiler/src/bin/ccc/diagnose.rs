@@ -68,8 +68,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     let mut modules = modules.map(Vec::into_iter);
     // Beside HLO modules, a RON spec is read as it is: `--target` and
     // `--algorithm` are the modules' (alone, they are refused for it).
-    let any_module =
-        texts.iter().flatten().any(|t| ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t)));
+    let is_module = |t: &str| ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t));
+    let any_module = texts.iter().flatten().any(|t| is_module(t));
     let spec_args = HloArgs { target: None, algorithm: None };
     // One cache for every spec: ranks' specs mostly repeat their
     // collectives, and `Auto` then searches each distinct one once.
@@ -86,11 +86,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
                 None => text.as_deref().map_or(Read::Folder, Read::Text),
             };
             let hlo = match read {
-                Read::Text(t)
-                    if any_module && !ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t)) =>
-                {
-                    &spec_args
-                }
+                Read::Text(t) if any_module && !is_module(t) => &spec_args,
                 _ => &args.hlo,
             };
             load(given, file, name, read, hlo, &mut cache)
@@ -188,27 +184,26 @@ fn load(
 ) -> Result<(Input, Kind), Failure> {
     let path = file.display().to_string();
     let text = match read {
-        Read::Folder => "",
         Read::Text(text) => text,
         Read::Module(imported) => {
             let valid = validate_imported(&path, &imported, hlo, cache)?;
             return spec_input(file, name, &valid);
         }
+        Read::Folder => {
+            // An output folder whose files are the ones its manifest lists
+            // (sizes and MD5s) is compared by its images (`read_output`).
+            let read = read_output(given).map_err(|e| match e {
+                ReadError::NoManifest { .. } => Failure::input(miette::miette!(
+                    help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
+                    "{} is a folder without a manifest.json",
+                    given.display()
+                )),
+                e => Failure::input(miette::miette!("{e}")),
+            })?;
+            let input = manifest_input(path, &read.manifest)?;
+            return Ok((Input { name, images: read.images, edited: read.edited, ..input }, Kind::Manifest));
+        }
     };
-    if given.is_dir() {
-        // An output folder whose files are the ones its manifest lists
-        // (sizes and MD5s) is compared by its images (`read_output`).
-        let read = read_output(given).map_err(|e| match e {
-            ReadError::NoManifest { .. } => Failure::input(miette::miette!(
-                help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
-                "{} is a folder without a manifest.json",
-                given.display()
-            )),
-            e => Failure::input(miette::miette!("{e}")),
-        })?;
-        let input = manifest_input(path, &read.manifest)?;
-        return Ok((Input { name, images: read.images, edited: read.edited, ..input }, Kind::Manifest));
-    }
     if is_manifest(Some(file), text) {
         // A manifest alone is not compared by images: its listing vouches
         // for no file.
