@@ -1222,6 +1222,62 @@ fn spellings_xla_writes_import_as_they_mean() {
     assert!(e.message.contains("unexpected `junk, replica_count=1, num_partitions=8` in the `HloModule` line"), "{e}");
 }
 
+/// `//` line comments, which XLA's lexer skips as it skips `/* */` ones
+/// (a module annotated by hand), were refused; one inside a string is
+/// text, and a lone `/` is still refused.
+#[test]
+fn line_comments_are_skipped_as_xla_reads_them() {
+    let commented = SMALL
+        .replace(
+            "HloModule m, replica_count=1, num_partitions=8\n",
+            "// reduced by hand\nHloModule m, replica_count=1, num_partitions=8 // 8 devices\n",
+        )
+        .replace(
+            "  %p = f32[1024]{0} parameter(0)\n",
+            "  // the gradient\n  %p = f32[1024]{0} parameter(0) // one bucket\r\n",
+        );
+    assert_ne!(commented, SMALL);
+    let plain = import_module(SMALL, &target(8), None).unwrap();
+    let imported = import_module(&commented, &target(8), None).unwrap();
+    assert_eq!(imported.program, plain.program);
+    // Lines are kept: the all-reduce is two lines further down.
+    assert_eq!(imported.sources[0].line, plain.sources[0].line + 2);
+    let quoted = SMALL.replace("to_apply=%add", "to_apply=%add, metadata={source_file=\"//x.py\"}");
+    assert_eq!(import_module(&quoted, &target(8), None).unwrap().program, plain.program);
+    let slash = SMALL.replace("to_apply=%add", "to_apply=%add / 2");
+    assert!(import_module(&slash, &target(8), None).is_err());
+}
+
+/// A collective in a computation a `custom-call` runs
+/// (`called_computations`) was dropped without a word: the custom call's
+/// target decides whether and how often it runs, so it is refused, named;
+/// a custom call of a computation without collectives (a reduction)
+/// imports as before.
+#[test]
+fn a_collective_a_custom_call_runs_is_refused() {
+    let body = "%body (b: f32[64]) -> f32[64] {
+  %b = f32[64]{0} parameter(0)
+  ROOT %inner = f32[64]{0} all-reduce(f32[64]{0} %b), channel_id=2, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%add
+}
+
+ENTRY";
+    let ar = "  ROOT %ar = ";
+    let call = |callee: &str| {
+        SMALL.replacen("ENTRY", body, 1).replace(
+            ar,
+            &format!(
+                "  %k = f32[64]{{0}} parameter(1)\n  %cc = f32[64]{{0}} custom-call(f32[64]{{0}} %k), \
+                 custom_call_target=\"fused\", called_computations={{%{callee}}}\n{ar}"
+            ),
+        )
+    };
+    let e = import_module(&call("body"), &target(8), None).unwrap_err();
+    assert!(e.message.contains("custom-call `cc` calls computation `body`, which holds `inner` (line 11)"), "{e}");
+    assert_eq!(e.start.line, 17);
+    let reduction = import_module(&call("add"), &target(8), None).unwrap();
+    assert_eq!(reduction.sources.iter().map(|s| s.instruction.as_str()).collect::<Vec<_>>(), ["ar"]);
+}
+
 /// A bracket left open on its line is named where it opens (it was
 /// "the line ends inside a bracket" at the line's end), and a stray
 /// closing one where it stands.

@@ -7,6 +7,8 @@
 //! the computations an instruction runs (`call`'s `to_apply`, `while`'s
 //! `condition` and `body`, `conditional`'s branches, `async-start`'s
 //! `calls`, fusions) where it stands. A loop body's collectives appear once.
+//! A `custom-call`'s `called_computations` are walked only to refuse a
+//! collective in one: its target decides whether and how often they run.
 
 use super::error::HloError;
 use super::groups;
@@ -230,6 +232,11 @@ fn calls_to_apply(opcode: &str) -> bool {
 /// Opcodes of collectives ccc cannot express: refused rather than dropped.
 const REFUSED: [&str; 2] = ["ragged-all-to-all", "collective-reduce"];
 
+/// The attribute naming the computations a `custom-call` may run: its
+/// target decides whether and how often, so a collective in one is
+/// refused rather than imported or dropped.
+const CUSTOM_CALLS: &str = "called_computations";
+
 /// The attributes naming the computations an instruction runs where it stands.
 const CALLS: [&str; 6] = ["calls", "body", "condition", "branch_computations", "true_computation", "false_computation"];
 
@@ -390,13 +397,12 @@ impl<'a> Walker<'_, 'a> {
             if ins.opcode == "async-update" {
                 continue;
             }
-            // Each callee, with its branch when it is one of a conditional's.
-            let mut callees: Vec<(&str, usize, Option<usize>)> = Vec::new();
-            for attr in ins
-                .attrs
-                .iter()
-                .filter(|a| CALLS.contains(&a.key) || (a.key == "to_apply" && calls_to_apply(ins.opcode)))
-            {
+            // Each callee, with its branch when it is one of a conditional's
+            // (a custom call's are walked to find what they hold).
+            let mut callees: Vec<(&str, usize, Option<usize>, bool)> = Vec::new();
+            for attr in ins.attrs.iter().filter(|a| {
+                CALLS.contains(&a.key) || a.key == CUSTOM_CALLS || (a.key == "to_apply" && calls_to_apply(ins.opcode))
+            }) {
                 let list = attr.value.trim_start_matches('{').trim_end_matches('}');
                 let branch = |i: usize| match attr.key {
                     "branch_computations" => Some(i),
@@ -405,9 +411,10 @@ impl<'a> Walker<'_, 'a> {
                     _ => None,
                 };
                 let names = list.split(',').enumerate();
-                callees.extend(names.map(|(i, n)| (n.trim().trim_start_matches('%'), attr.at, branch(i))));
+                let custom = attr.key == CUSTOM_CALLS;
+                callees.extend(names.map(|(i, n)| (n.trim().trim_start_matches('%'), attr.at, branch(i), custom)));
             }
-            for (name, at, branch) in callees {
+            for (name, at, branch, custom) in callees {
                 let Some(&callee) = self.by_name.get(name) else {
                     return Err(HloError::at(
                         at,
@@ -422,6 +429,7 @@ impl<'a> Walker<'_, 'a> {
                     let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
                     self.branches.push(Branch { conditional: ins.name.to_owned(), line, index });
                 }
+                let (found, transfers) = (self.found.len(), self.transfers.len());
                 let walked = self.walk(callee);
                 if branch.is_some() {
                     self.branches.pop();
@@ -429,6 +437,22 @@ impl<'a> Walker<'_, 'a> {
                 self.path.pop();
                 self.on_path.remove(computation.name);
                 walked?;
+                if custom {
+                    let held = self.found.get(found).map(|(_, s)| s).or_else(|| self.transfers.get(transfers));
+                    if let Some(held) = held {
+                        return Err(HloError::at(
+                            at,
+                            name.len(),
+                            format!(
+                                "custom-call `{}` calls computation `{name}`, which holds `{}` (line {}): a custom \
+                                 call's target decides whether and how often it runs what it calls, so ccc cannot \
+                                 tell which collectives run",
+                                ins.name, held.instruction, held.line
+                            ),
+                            "keep collectives out of computations a custom call runs (call them with `call`)",
+                        ));
+                    }
+                }
             }
         }
         Ok(())

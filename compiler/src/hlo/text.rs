@@ -7,8 +7,9 @@
 //! their byte offset; only the attributes of collectives are interpreted
 //! (in `import`), so fusions, metadata, layouts, sharding, frontend
 //! attributes and backend configs are skipped without being read.
-//! `/* ... */` comments (`/*index=5*/`) are blanked before parsing, keeping
-//! every byte offset.
+//! `/* ... */` comments (`/*index=5*/`) and `//` line comments (XLA's
+//! lexer reads both; its printer writes only the first) are blanked before
+//! parsing, keeping every byte offset.
 //!
 //! Top level: the `HloModule` line, the stack-frame sections of compiled
 //! dumps (`FileNames`, `FunctionNames`, `FileLocations`, `StackFrames` and
@@ -193,8 +194,9 @@ pub const MAX_SHAPE_DEPTH: usize = 64;
 /// The headers of the stack-frame sections compiled dumps carry.
 const SECTIONS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
 
-/// `src` with every `/* ... */` comment replaced by spaces (offsets kept);
-/// comments inside `"..."` strings are left alone.
+/// `src` with every `/* ... */` and `// ...` comment replaced by spaces
+/// (offsets and newlines kept); comments inside `"..."` strings are left
+/// alone.
 fn blank_comments(src: &str) -> Result<String, HloError> {
     let bytes = src.as_bytes();
     let mut out = bytes.to_vec();
@@ -215,6 +217,14 @@ fn blank_comments(src: &str) -> Result<String, HloError> {
                         *b = b' ';
                     }
                 }
+                i = end;
+                continue;
+            }
+            (false, b'/') if bytes.get(i + 1) == Some(&b'/') => {
+                // A line comment, as XLA's lexer reads one: to the end of
+                // the line, the newline kept.
+                let end = src[i..].find(['\n', '\r']).map_or(bytes.len(), |e| i + e);
+                out[i..end].fill(b' ');
                 i = end;
                 continue;
             }
@@ -341,8 +351,8 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
 /// What opens the header attribute XLA prints over several lines.
 const RECOVERY_TABLE: &str = ", origin_recovery_table=";
 
-/// `src` with every `/* ... */` comment blanked (offsets kept): the text
-/// [`parse_module`] reads.
+/// `src` with every `/* ... */` and `//` comment blanked (offsets kept):
+/// the text [`parse_module`] reads.
 ///
 /// # Errors
 ///
