@@ -153,7 +153,12 @@ fn group_size(value: &str) -> u64 {
         let sizes: Vec<(&str, u64)> =
             axes.split(',').map(|a| a.split_once('=').unwrap()).map(|(n, s)| (n, s.parse().unwrap())).collect();
         let grouped = grouped.trim_matches(|c| c == '{' || c == '}');
-        return grouped.split(',').map(|g| sizes.iter().find(|(n, _)| *n == g).unwrap().1).product();
+        // A sub-axis `'x':(pre)size` groups `size` devices of its axis.
+        let size_of = |g: &str| match g.split_once(':') {
+            Some((_, sub)) => sub.rsplit_once(')').unwrap().1.parse().unwrap(),
+            None => sizes.iter().find(|(n, _)| *n == g).unwrap().1,
+        };
+        return grouped.split(',').map(size_of).product::<u64>();
     }
     if let Some(rest) = value.strip_prefix('[') {
         return rest.split(']').next().unwrap().split(',').nth(1).unwrap().parse().unwrap();

@@ -40,6 +40,7 @@ MODULES = {
     "mixed_dtypes_8": (8, ("lowered", "compiled")),
     "group_shapes_64": (64, ("lowered", "compiled")),
     "auto_sharded_grad_16": (16, ("compiled",)),
+    "reshard_2d_32": (32, ("compiled",)),
 }
 
 
@@ -238,6 +239,15 @@ def build(name):
             return jnp.sum(jnp.tanh(x @ w) ** 2)
 
         return jax.jit(jax.grad(loss), out_shardings=NamedSharding(m, P("f", None))), (w, x)
+
+    if name == "reshard_2d_32":
+        # A reshard of a 4 x 8 mesh from P("x", "y") to P("y", "x"): the
+        # partitioner's all-to-alls group a sub-axis of a mesh over
+        # devices in an iota order (`device_ids=([4,4,2]T(0,2,1))
+        # {'axis_0':(4)2}`).
+        m = mesh(("x", 4), ("y", 8))
+        x = sharded(m, (256, 512), jnp.bfloat16, P("x", "y"))
+        return jax.jit(jnp.sin, out_shardings=NamedSharding(m, P("y", "x"))), (x,)
 
     raise SystemExit(f"unknown module {name}")
 

@@ -199,7 +199,9 @@ fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
     let (devices, rest) = match rest.strip_prefix(',') {
         Some(r) => {
             let r = r.trim().strip_prefix("device_ids=(").ok_or_else(fail)?;
-            let end = r.rfind(')').ok_or_else(fail)?;
+            // The `)` that closes `device_ids=(`: not the last one, which
+            // may close a sub-axis's `(pre)` after it (`{'x':(4)2}`).
+            let end = closing_paren(r).ok_or_else(fail)?;
             (Some(r.get(..end).unwrap_or("").trim()), r.get(end + 1..).unwrap_or("").trim())
         }
         None => (None, rest),
@@ -253,6 +255,25 @@ fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
         refs.push(AxisRef { axis, sub });
     }
     mesh_groups(&sizes, &device_ids, &refs).ok_or_else(fail)
+}
+
+/// The position of the `)` closing a `(` just before `s` (its nested
+/// pairs skipped); `None` when it is never closed.
+fn closing_paren(s: &str) -> Option<usize> {
+    let mut depth = 1usize;
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn unquote(s: &str) -> &str {
@@ -376,6 +397,14 @@ mod tests {
         assert_eq!(groups("mesh['x'=2,'y'=4], device_ids=([8]) {'y'}"), groups("mesh['x'=2,'y'=4] {'y'}"));
         // Three dimensions reversed: ids of a 2 x 2 x 2 array at (k, j, i).
         assert_eq!(groups("mesh['x'=8], device_ids=([2,2,2]T(2,1,0)) {'x'}"), vec![vec![0, 4, 2, 6, 1, 5, 3, 7]]);
+        // An iota `device_ids` before a sub-axis, whose `(pre)` closed the
+        // ids early (JAX's 2-D reshard, checked against XLA running it):
+        // devices [4,4,2]T(0,2,1) as an 8 x 4 mesh, the groups of axis_0's
+        // minor factor of 2.
+        let pairs: Vec<Vec<u64>> = (0..16).map(|g| vec![2 * g, 2 * g + 1]).collect();
+        assert_eq!(groups("mesh['axis_0'=8,'axis_1'=4], device_ids=([4,4,2]T(0,2,1)) {'axis_0':(4)2}"), pairs);
+        // Explicit ids with a sub-axis.
+        assert_eq!(groups("mesh['x'=4], device_ids=(3,2,1,0) {'x':(1)2}"), vec![vec![3, 1], vec![2, 0]]);
     }
 
     #[test]
