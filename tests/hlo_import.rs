@@ -1283,6 +1283,55 @@ ENTRY";
     assert_eq!(reduction.sources.iter().map(|s| s.instruction.as_str()).collect::<Vec<_>>(), ["ar"]);
 }
 
+/// A module of more collectives than a program holds (a training step's
+/// 121) was refused by `ccc import` with `check`'s report, so it wrote
+/// nothing, where docs/hlo.md says it writes the program for the user to
+/// cut: it writes it, saying so in the RON and on stderr; `check` still
+/// refuses it, without naming five collectives of one slot each.
+#[test]
+fn import_writes_a_program_too_full_to_compile_and_says_so() {
+    let ar = |i: usize| {
+        format!(
+            "  %ar{i} = f32[1024]{{0}} all-reduce(f32[1024]{{0}} %p), channel_id={}, \
+             replica_groups={{{{0,1,2,3,4,5,6,7}}}}, use_global_device_ids=true, to_apply=%add\n",
+            i + 1
+        )
+    };
+    let entry = SMALL.find("  ROOT %ar = ").unwrap();
+    let many: String = (0..65).map(ar).collect();
+    let module = format!("{}{many}  ROOT %t = () tuple()\n}}\n", &SMALL[..entry]);
+    let dir = tempfile::tempdir().unwrap();
+    let (hlo, ron) = (dir.path().join("m.hlo"), dir.path().join("m.ron"));
+    std::fs::write(&hlo, &module).unwrap();
+    let t = target_path(8);
+    let out = ccc(&["import", hlo.to_str().unwrap(), "--target", t.to_str().unwrap(), "-o", ron.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "m.hlo: written, but it does not compile as one program: the program's collectives take 65 slots"
+        ),
+        "{stderr}"
+    );
+    let written = std::fs::read_to_string(&ron).unwrap();
+    assert!(
+        written.contains("// Note: these collectives take 65 slots of a TOP_SP's CTRL SPAD, more than its 64"),
+        "{written}"
+    );
+    assert_eq!(parse(&written).unwrap().program.collectives.len(), 65);
+    let out = ccc(&["check", ron.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("each collective taking one;") && !flat.contains("the most:"), "{stderr}");
+    // 64 fit, with no note.
+    let fits = format!("{}{}  ROOT %t = () tuple()\n}}\n", &SMALL[..entry], (0..64).map(ar).collect::<String>());
+    std::fs::write(&hlo, &fits).unwrap();
+    let out = ccc(&["import", hlo.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty() && !String::from_utf8(out.stdout).unwrap().contains("// Note:"));
+}
+
 /// A bracket left open on its line is named where it opens (it was
 /// "the line ends inside a bracket" at the line's end), and a stray
 /// closing one where it stands.

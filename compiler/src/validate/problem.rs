@@ -110,15 +110,18 @@ pub enum Problem {
     /// than it holds (`cost::auto::fit`).
     #[error(
         "the program's collectives take {needed} slots of the CTRL SPAD on TOP_SP 0, more than its {capacity} (each \
-         collective's records start a fresh 64-byte slot, one record per phase, 7 a slot){fewest}; the most: \
-         {heaviest}; accepted: at most {capacity} slots: {way}",
+         collective's records start a fresh 64-byte slot, one record per phase, 7 a slot){fewest}{heaviest}; \
+         accepted: at most {capacity} slots: {way}",
         needed = .0.needed,
         capacity = .0.capacity,
         fewest = match .0.fewest {
             Some(f) => format!(", and at least {f} with the fewest slots its `Auto` collectives can take"),
             None => String::new(),
         },
-        heaviest = .0.heaviest.join(", "),
+        heaviest = match .0.heaviest.is_empty() {
+            true => ", each collective taking one".to_owned(),
+            false => format!("; the most: {}", .0.heaviest.join(", ")),
+        },
         way = if .0.by_count {
             format!(
                 "a collective takes one slot at the fewest, so split the program into programs of at most {} \

@@ -6,10 +6,11 @@
 use crate::Failure;
 use crate::args::ImportArgs;
 use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, note_imported, read_text};
+use ccc_compiler::cost::auto::fit::Overflow;
 use ccc_compiler::hlo::compare::HloDifference;
 use ccc_compiler::hlo::{Imported, emit};
 use ccc_compiler::parse::strip_bom;
-use ccc_compiler::validate::validate;
+use ccc_compiler::validate::{Problem, ValidationError, validate};
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::process::ExitCode;
@@ -30,16 +31,50 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     // not validate (a permute whose member sends twice, which XLA's own
     // verifier refuses too; `--algorithm` naming one the op cannot run)
     // is refused with `check`'s report, each problem at its instruction.
+    // One refusal is the program's, not a collective's: more collectives
+    // (or their records) than a TOP_SP's CTRL SPAD holds. ccc does not
+    // split a module, so the program is written for the user to cut
+    // (docs/hlo.md), with a note saying so, rather than refused.
     let name = args.module.display().to_string();
-    validate(&imported.program)
-        .map_err(|e| Failure::input(hlo_validation_report(&name, &args.hlo, &imported.sources, e)))?;
-    let ron = emit::to_ron(&imported, &args.module.display().to_string())
+    let overflow = match validate(&imported.program) {
+        Ok(_) => None,
+        Err(e) => match &e.0[..] {
+            [ValidationError { problem: Problem::CtrlSpadFull(o), collective: None, .. }] => Some(o.clone()),
+            _ => return Err(Failure::input(hlo_validation_report(&name, &args.hlo, &imported.sources, e))),
+        },
+    };
+    let mut ron = emit::to_ron(&imported, &args.module.display().to_string())
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
+    if let Some(o) = &overflow {
+        let at = ron.find("Program(").unwrap_or(0);
+        ron.insert_str(at, &too_full_comment(o));
+    }
     match &args.out {
         None => crate::out::emit(&ron)?,
         Some(out) => crate::out::write_new(out, &ron)?,
     }
+    if let Some(o) = overflow {
+        note!(
+            "note: {name}: written, but it does not compile as one program: {}",
+            Problem::CtrlSpadFull(o).to_string()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The comment `ccc import` writes above a program that does not fit one
+/// TOP_SP's CTRL SPAD.
+fn too_full_comment(o: &Overflow) -> String {
+    let cut = if o.by_count {
+        format!("cut it into programs of at most {} collectives", o.capacity)
+    } else {
+        "cut it into programs that fit, or choose algorithms with fewer phases".to_owned()
+    };
+    format!(
+        "// Note: these collectives take {} slots of a TOP_SP's CTRL SPAD, more than its {}: the program does not\n\
+         // compile as one (`ccc check` says why); {cut} (docs/hlo.md).\n",
+        o.needed, o.capacity
+    )
 }
 
 /// What `ccc diagnose` finds of HLO modules' collectives: the groups of

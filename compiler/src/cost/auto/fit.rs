@@ -78,7 +78,8 @@ pub struct Overflow {
     /// more collectives than slots need one, one a collective.
     pub fewest: Option<u32>,
     /// The collectives taking the most slots (at most [`HEAVIEST`]), most
-    /// first: `collective 3 (InterRdh, 24 phases): 4 slots`.
+    /// first: `collective 3 (InterRdh, 24 phases): 4 slots`; empty when
+    /// every collective takes one.
     pub heaviest: Vec<String>,
     /// Whether more collectives take a slot than the CTRL SPAD holds (each
     /// takes one at the fewest): no choice of algorithms fits them.
@@ -182,8 +183,13 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
 }
 
 /// The [`HEAVIEST`] collectives of `program` taking the most slots (most
-/// first, then in program order), in words, from their `phases`.
+/// first, then in program order), in words, from their `phases`; none
+/// when every collective takes one slot (naming five of them would say
+/// nothing).
 fn heaviest(program: &ValidProgram, phases: &[u32]) -> Vec<String> {
+    if phases.iter().all(|&p| slots(p as usize) <= 1) {
+        return Vec::new();
+    }
     let mut order: Vec<usize> = (0..phases.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(phases.get(i).copied().unwrap_or(0)), i));
     order
