@@ -791,6 +791,29 @@ fn diagnose_names_the_differing_instruction() {
     let (wxyz, xyzw) = (write("wxyz.hlo", &[w, x, y, z]), write("xyzw.hlo", &[x, y, &z_inner, &w_root]));
     let rotated = "w: the same collective, collective 0 in the first module and collective 3 in the second";
     assert_eq!(differences(&wxyz, &xyzw), (vec![rotated.to_owned()], compare::REORDERED.to_owned()));
+    // The two ends swapped, which no single move explains: both named as
+    // moved, the one that stayed not (they read as two changed pairs,
+    // and the cause as different programs).
+    let (x_root, z_first) = (x.replace("  %x", "  ROOT %x"), z.replace("ROOT ", ""));
+    let zyx = write("zyx.hlo", &[&z_first, y, &x_root]);
+    let ends = [
+        "x: the same collective, collective 0 in the first module and collective 2 in the second",
+        "z: the same collective, collective 2 in the first module and collective 0 in the second",
+    ];
+    assert_eq!(differences(&xyz, &zyx), (ends.map(str::to_owned).to_vec(), compare::REORDERED.to_owned()));
+    // Two moved among four (w x y z against z w y x): the longest run kept
+    // in order (w y) stays.
+    let (w_first, y_mid) = (w.to_owned(), y.to_owned());
+    let zwyx = write("zwyx.hlo", &[&z_first, &w_first, &y_mid, &x_root]);
+    let (lines, cause) = differences(&wxyz, &zwyx);
+    assert_eq!(cause, compare::REORDERED);
+    assert_eq!(
+        lines,
+        [
+            "x: the same collective, collective 1 in the first module and collective 3 in the second",
+            "z: the same collective, collective 3 in the first module and collective 0 in the second",
+        ]
+    );
 
     // An equal collective inserted beside another: the inserted one is
     // named (by its instruction name), not its twin after it.

@@ -7,6 +7,7 @@ use super::Imported;
 use crate::diagnose::align::Edit;
 use crate::diagnose::fields::Coll;
 use ccc_ir::spec::Collective;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What makes two ranks' modules differ, in the words of the report.
 pub const CAUSE: &str = "the ranks lowered different programs (different code, shapes, sharding or \
@@ -50,7 +51,121 @@ pub fn cause(differences: &[HloDifference]) -> &'static str {
 /// every attribute, moved, and is named once with its two positions.
 pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     let (ka, kb) = (attributes(a), attributes(b));
-    let (ca, cb) = (as_coll(&ka), as_coll(&kb));
+    let aligned = compare_aligned(a, b, &ka, &kb);
+    // The alignment names one move at a time; the same collectives in an
+    // order no single move explains (two swapped ends) read there as
+    // changed pairs. When both modules hold the same collectives, each
+    // that moved is named instead.
+    if cause(&aligned) == CAUSE
+        && let Some(moved) = reordered(a, b, &ka, &kb)
+    {
+        return moved;
+    }
+    aligned
+}
+
+/// The moves that make `a`'s collectives `b`'s, when the two hold the
+/// same collectives in another order (`None` otherwise): each paired with
+/// an equal one of the same instruction name first, then with any equal
+/// one, in order; the longest run of pairs kept in order stays, and every
+/// other collective is named with its two positions, in the first
+/// module's order.
+fn reordered(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> Option<Vec<HloDifference>> {
+    if ka.len() != kb.len() || ka == kb {
+        return None;
+    }
+    fn name(m: &Imported, i: usize) -> &str {
+        m.sources.get(i).map_or("?", |s| s.instruction.as_str())
+    }
+    // b's collectives by attributes and name, and by attributes alone,
+    // each list in b's order (taken from the front).
+    let mut named: BTreeMap<(&Attributes, &str), VecDeque<usize>> = BTreeMap::new();
+    let mut equal: BTreeMap<&Attributes, VecDeque<usize>> = BTreeMap::new();
+    for (j, k) in kb.iter().enumerate() {
+        named.entry((k, name(b, j))).or_default().push_back(j);
+        equal.entry(k).or_default().push_back(j);
+    }
+    let mut to: Vec<Option<usize>> = vec![None; ka.len()];
+    let mut taken = vec![false; kb.len()];
+    for (i, k) in ka.iter().enumerate() {
+        if let Some(j) = named.get_mut(&(k, name(a, i))).and_then(VecDeque::pop_front) {
+            to[i] = Some(j);
+            taken[j] = true;
+        }
+    }
+    for (i, k) in ka.iter().enumerate() {
+        if to[i].is_none() {
+            let queue = equal.get_mut(k)?;
+            while let Some(&j) = queue.front()
+                && taken[j]
+            {
+                queue.pop_front();
+            }
+            let j = queue.pop_front()?;
+            to[i] = Some(j);
+            taken[j] = true;
+        }
+    }
+    let to: Vec<usize> = to.into_iter().collect::<Option<_>>()?;
+    let kept = longest_increasing(&to);
+    let moved = (0..to.len()).filter(|i| !kept.contains(i)).map(|i| {
+        let (x, y) = (name(a, i), name(b, to[i]));
+        HloDifference {
+            instruction: if x == y { x.to_owned() } else { format!("{x} / {y}") },
+            what: format!(
+                "the same collective, {} in the first module and {} in the second",
+                ordinal(i),
+                ordinal(to[i])
+            ),
+            moved: true,
+        }
+    });
+    Some(moved.collect())
+}
+
+/// The positions of one longest increasing run of `values` (a
+/// permutation of `0..n`, a position's value where it goes), in order: of
+/// runs alike, one keeping most collectives where they are (value equal
+/// to position), so that a collective that stayed is not named as moved.
+/// A Fenwick tree over the values, O(n log n).
+fn longest_increasing(values: &[usize]) -> BTreeSet<usize> {
+    let n = values.len();
+    // tree[k]: the best run (length, fixed points, its last position + 1)
+    // ending at a value in the range Fenwick index k covers.
+    let mut tree = vec![(0usize, 0usize, 0usize); n + 1];
+    let mut before: Vec<Option<usize>> = vec![None; n];
+    let mut best = (0, 0, 0);
+    for (p, &v) in values.iter().enumerate() {
+        // The best run ending at a value below v (Fenwick indices 1..=v).
+        let (mut q, mut k) = ((0, 0, 0), v.min(n));
+        while k > 0 {
+            q = q.max(tree[k]);
+            k &= k - 1;
+        }
+        let me = (q.0 + 1, q.1 + usize::from(v == p), p + 1);
+        before[p] = q.2.checked_sub(1);
+        best = best.max(me);
+        let mut k = v + 1;
+        while k <= n {
+            tree[k] = tree[k].max(me);
+            k += k & k.wrapping_neg();
+        }
+    }
+    let mut kept = BTreeSet::new();
+    let mut at = best.2.checked_sub(1);
+    while let Some(p) = at {
+        kept.insert(p);
+        at = before[p];
+    }
+    kept
+}
+
+/// A collective's attributes as [`compare`] reads them.
+type Attributes = Vec<(&'static str, String)>;
+
+/// [`compare`] by alignment: equal runs matched, one move at a time.
+fn compare_aligned(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> Vec<HloDifference> {
+    let (ca, cb) = (as_coll(ka), as_coll(kb));
     let (na, nb) = (ca.len(), cb.len());
     // `sources` is public: a caller's shorter list names what it lacks `?`.
     let named = |m: &Imported, i: usize| m.sources.get(i).map_or_else(|| "?".to_owned(), |s| s.instruction.clone());
@@ -135,7 +250,7 @@ fn ordinal(i: usize) -> String {
 
 /// Each collective of `m` as the attributes [`fields`] compares, named as
 /// `diagnose`'s aligner reads them (`op` first).
-fn attributes(m: &Imported) -> Vec<Vec<(&'static str, String)>> {
+fn attributes(m: &Imported) -> Vec<Attributes> {
     let reduce = |c: &Collective| c.reduce.map_or_else(|| "none".to_owned(), |r| r.to_string());
     m.program
         .collectives
@@ -153,7 +268,7 @@ fn attributes(m: &Imported) -> Vec<Vec<(&'static str, String)>> {
         .collect()
 }
 
-fn as_coll<'a>(attributes: &'a [Vec<(&'static str, String)>]) -> Vec<Coll<'a>> {
+fn as_coll<'a>(attributes: &'a [Attributes]) -> Vec<Coll<'a>> {
     attributes.iter().map(|c| c.iter().map(|(k, v)| (*k, v.as_str())).collect()).collect()
 }
 
