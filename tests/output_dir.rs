@@ -839,3 +839,68 @@ fn a_link_to_nothing_on_the_way_is_named() {
     left.sort();
     assert_eq!(left, ["dangling", "loop"]);
 }
+
+/// Makes a file immutable (`chattr +i`) while it lives, so that not even
+/// root can remove it; mutable again when dropped, even on a failed
+/// assertion, so that the temporary folder can go.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    /// `None` where `chattr` cannot (not root, or a file system without
+    /// the flag).
+    fn new(path: &Path) -> Option<Immutable> {
+        let ok = Command::new("chattr").arg("+i").arg(path).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+        ok.then(|| Immutable(path.to_owned()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+/// An old image ccc cannot remove (made immutable) was reported as a file
+/// ccc "did not write", and the next compile called its folder the debris
+/// of a compile that "died while writing" and "holds files ccc did not
+/// write": the file and the OS error are named, and so is why the folder
+/// stays; once the file can go, the next compile removes it.
+#[test]
+#[allow(clippy::print_stderr, reason = "a skip where chattr cannot run is said, not silent")]
+fn an_image_ccc_cannot_remove_is_named_with_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &["-q"]));
+    let image = out.join("rank-3/topsp-0/ctrl_spad.bin");
+    let Some(mut flag) = Immutable::new(&image) else {
+        eprintln!("skipped: chattr +i is not available here (needs root and a file system with the flag)");
+        return;
+    };
+    let replaced = compile(&out, &["-q", "--rank", "0"]);
+    assert_ok(&replaced);
+    let stderr = text(&replaced.stderr);
+    let work = work_names(dir.path());
+    let [debris] = &work[..] else { panic!("one work folder left: {work:?}\n{stderr}") };
+    // The old tree, with the immutable image, was moved aside.
+    let stuck = debris.join("rank-3/topsp-0/ctrl_spad.bin");
+    flag.0.clone_from(&stuck);
+    assert!(
+        stderr.contains(&format!(
+            "note: could not remove {}, a file ccc wrote: Operation not permitted",
+            stuck.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("did not write"), "{stderr}");
+    // Still stuck: kept, and said why.
+    let again = compile(&out, &["-q", "--rank", "0"]);
+    assert_ok(&again);
+    let stderr = text(&again.stderr);
+    assert!(stderr.contains("which holds files of its own it could not remove"), "{stderr}");
+    assert!(!stderr.contains("died while writing") && !stderr.contains("did not write"), "{stderr}");
+    drop(flag);
+    let last = compile(&out, &["-q", "--rank", "0"]);
+    assert_ok(&last);
+    assert!(text(&last.stderr).contains(&format!("note: removed {}", debris.display())), "{}", text(&last.stderr));
+    assert!(work_names(dir.path()).is_empty());
+}

@@ -3,7 +3,7 @@ and a program may import (``from ccc import Proof``): ``Compiled.proof``,
 ``Compiled.write`` and ``explain``. At run time they are plain dicts."""
 
 import typing
-from typing import List
+from typing import List, Tuple
 
 __all__ = [
     "Postcondition",
@@ -57,6 +57,10 @@ class Written(typing.TypedDict):
     replaced: bool
     kept: List[str]
     left: List[str]
+    unremoved: List[Tuple[str, str]]
+    """Files of ccc's own it could not remove (an old image made
+    immutable), each with the OS error; the next write beside them
+    removes them once it can."""
     swept: List[str]
     atomic: bool
 

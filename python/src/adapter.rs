@@ -434,6 +434,9 @@ fn build_error(e: &BuildError) -> Failure {
 
 fn compile_error(e: &CompileError, form: SpecForm) -> Failure {
     let message = e.to_string();
+    // What the message says would be accepted (a rank not in the world),
+    // for the branches that set no `accepted` of their own.
+    let said = e.accepted();
     match e {
         CompileError::Parse(e) => parse_error(e),
         CompileError::Validate(e) => validation_error(e, form),
@@ -444,12 +447,14 @@ fn compile_error(e: &CompileError, form: SpecForm) -> Failure {
             info.topsp = e.topsp.map(|t| u64::from(t.0));
             info.collective = e.collective.map(|c| u64::from(c.0));
             info.step = e.step.map(|s| u64::from(s.0));
+            info.accepted = said;
             info
         }
         CompileError::Image(e) => {
             let mut info = ErrorInfo::new(ErrorClass::Image, variant(&e.source), message);
             info.rank = Some(u64::from(e.rank.0));
             info.topsp = Some(u64::from(e.topsp.0));
+            info.accepted = said;
             info
         }
         CompileError::Verify(VerifyError::Defects(defects)) => {

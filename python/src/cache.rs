@@ -7,6 +7,19 @@ use ccc_compiler::validate::AutoCache;
 use pyo3::prelude::*;
 use std::sync::{Mutex, PoisonError};
 
+/// A capacity from Python: Python's own refusal of a negative count
+/// (`can't convert negative int to unsigned`) says nothing of what is
+/// accepted; the same exception class, saying it.
+fn capacity_of(capacity: &Bound<'_, PyAny>) -> PyResult<usize> {
+    capacity.extract().map_err(|e: PyErr| match e.is_instance_of::<pyo3::exceptions::PyOverflowError>(capacity.py()) {
+        true => pyo3::exceptions::PyOverflowError::new_err(format!(
+            "capacity {capacity} is out of range; accepted: a number of collectives from 0 (keep nothing) to {}",
+            usize::MAX
+        )),
+        false => e,
+    })
+}
+
 /// Keeps `Auto`'s answers between calls: pass the same one as
 /// `auto_cache=` to `ccc.compile` and `ccc.sign`, and a collective equal to
 /// one seen before (the same op, sizes, groups, machine and `model:`)
@@ -44,7 +57,7 @@ impl PyAutoCache {
     // The text signature spells the default out (`help()` would show
     // `capacity=Ellipsis` for a constant); a test holds it to the constant.
     #[pyo3(signature = (capacity = AutoCache::DEFAULT_CAPACITY), text_signature = "(capacity=1024)")]
-    fn new(capacity: usize) -> PyAutoCache {
+    fn new(#[pyo3(from_py_with = capacity_of)] capacity: usize) -> PyAutoCache {
         PyAutoCache { inner: Mutex::new(AutoCache::with_capacity(capacity)), capacity }
     }
 

@@ -211,6 +211,9 @@ impl PyCompiled {
         // surrogate), so that each names its file to `open`.
         dict.set_item("kept", written.kept.iter().map(|p| p.as_os_str()).collect::<Vec<_>>())?;
         dict.set_item("left", written.left.iter().map(|p| p.as_os_str()).collect::<Vec<_>>())?;
+        let unremoved: Vec<(&std::ffi::OsStr, &str)> =
+            written.unremoved.iter().map(|(p, e)| (p.as_os_str(), e.as_str())).collect();
+        dict.set_item("unremoved", unremoved)?;
         dict.set_item("swept", written.swept.iter().map(|s| s.path.as_os_str()).collect::<Vec<_>>())?;
         dict.set_item("atomic", written.atomic)?;
         Ok(dict)

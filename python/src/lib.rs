@@ -309,7 +309,8 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     spec_of(py, item).map(Owned::Spec).map_err(|e| {
         if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
             pyo3::exceptions::PyTypeError::new_err(
-                "diagnose compares ccc.Program, RON text, ccc.Compiled, or a manifest (dict or JSON text)",
+                "diagnose compares ccc.Program, RON text, ccc.Compiled, a manifest (dict or JSON text), or an \
+                 os.PathLike (pathlib.Path) naming an output folder or a spec or manifest file; bytes are not one",
             )
         } else {
             e

@@ -143,6 +143,9 @@ def test_a_rank_outside_the_world_is_a_lower_error():
     e = caught.value
     assert (e.kind, e.rank) == ("NoSuchRank", 8)
     assert "8 ranks" in str(e)
+    # What the message says would be accepted, as the Rust error's
+    # `accepted()` gives it (it was None).
+    assert e.accepted == "ranks 0 to 7"
 
 
 def test_a_schedule_that_does_not_fit_the_device_is_a_lower_error_located_by_rank_and_step(cli, tmp_path):
@@ -254,7 +257,7 @@ def test_write_is_the_cli_output_and_keeps_user_files(cli, tmp_path):
     # Over its own output, with a file of the user's inside: replaced, kept.
     (out / "notes.txt").write_text("mine")
     again = ccc.compile(path.read_text(), ranks=[0]).write(str(out))
-    assert again["replaced"] is True and again["kept"] == ["notes.txt"]
+    assert again["replaced"] is True and again["kept"] == ["notes.txt"] and again["unremoved"] == []
     assert (out / "notes.txt").read_text() == "mine"
     assert not (out / "rank-1").exists()
 

@@ -99,7 +99,7 @@ def test_an_auto_cache_keeps_at_most_its_capacity():
         assert ccc.sign(program, auto_cache=small) == expected
         assert ccc.sign(program, auto_cache=nothing) == expected
         assert len(small) == 1 and len(nothing) == 0
-    with pytest.raises(OverflowError):
+    with pytest.raises(OverflowError, match="capacity -1 is out of range; accepted: a number of collectives from 0"):
         ccc.AutoCache(capacity=-1)
     with pytest.raises(TypeError):
         ccc.compile(ccc.Program.from_dict(auto_step()[0]), auto_cache={})

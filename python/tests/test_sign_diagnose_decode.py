@@ -83,8 +83,10 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
         ccc.diagnose(["{ not json"])
     assert caught.value.kind == "NotAManifest" and caught.value.line == 1
 
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="or an os.PathLike"):
         ccc.diagnose([1.5])
+    with pytest.raises(TypeError, match="bytes are not one"):
+        ccc.diagnose([b"/tmp"])
     # A manifest dict holding what JSON cannot carry is named at its path,
     # under the input's name, not json's bare TypeError.
     with pytest.raises(ccc.ParseError) as caught:

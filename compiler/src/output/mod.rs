@@ -114,6 +114,10 @@ pub struct Written {
     /// Entries ccc found but did not write, and so left where they were
     /// (absolute paths: inside a swept folder or the replaced tree).
     pub left: Vec<PathBuf>,
+    /// Files of ccc's own (an old image, a stale work file) that it went
+    /// to remove and could not, each with the OS error (absolute paths:
+    /// inside a swept folder or the replaced tree, which stays for them).
+    pub unremoved: Vec<(PathBuf, String)>,
     /// `true` when the switch was one atomic exchange (or a rename onto an
     /// absent or empty folder); `false` when the two-rename fallback ran.
     pub atomic: bool,
@@ -132,7 +136,9 @@ pub struct Swept {
     /// that died half-way, and was put back as `OUT` (nothing removed).
     pub restored: bool,
     /// `true` when the folder is still there: it holds files ccc did not
-    /// write (listed in [`Written::left`]), so only ccc's own were removed.
+    /// write (listed in [`Written::left`]), so only ccc's own were
+    /// removed, or files of its own it could not remove (listed in
+    /// [`Written::unremoved`]).
     pub kept: bool,
 }
 
@@ -385,15 +391,17 @@ fn write_in<'a>(
     written.atomic = old.as_ref().is_none_or(|(_, atomic)| *atomic);
     if let (Existing::Ours(listing), Some((old, _))) = (&existing, &old) {
         written.replaced = true;
-        let reported = written.left.len();
+        let reported = (written.left.len(), written.unremoved.len());
         // The old tree's root has the permissions the new one took from it:
         // opened while ccc empties it, even when the user made it read-only.
         if let Ok(meta) = fs::symlink_metadata(old) {
-            opened(old, &meta, || remove_ours(old, &place.out, listing, Path::new(""), &mut written.left));
+            let Written { left, unremoved, .. } = &mut written;
+            opened(old, &meta, || remove_ours(old, &place.out, listing, Path::new(""), left, unremoved));
         }
-        // The old tree stays only for what it holds that ccc did not write;
-        // name the tree itself when no entry of it was named.
-        if fs::symlink_metadata(old).is_ok() && written.left.len() == reported {
+        // The old tree stays only for what it holds that ccc did not write
+        // or could not remove; name the tree itself when no entry of it was
+        // named.
+        if fs::symlink_metadata(old).is_ok() && (written.left.len(), written.unremoved.len()) == reported {
             written.left.push(old.clone());
         }
     }

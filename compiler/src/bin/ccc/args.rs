@@ -143,7 +143,12 @@ pub struct VerifyArgs {
     /// The most memory the compile may hold, by its estimate made before
     /// any world-sized work (bytes, or with KiB/MiB/GiB/TiB); more is
     /// refused, with the ways out.
-    #[arg(long, value_name = "SIZE", default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET))]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET),
+        allow_hyphen_values = true
+    )]
     pub memory_budget: Bytes,
 }
 
@@ -175,7 +180,12 @@ pub struct CompileArgs {
     /// The most memory the compile may hold, by its estimate made before
     /// any world-sized work (bytes, or with KiB/MiB/GiB/TiB); more is
     /// refused, with the ways out.
-    #[arg(long, value_name = "SIZE", default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET))]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET),
+        allow_hyphen_values = true
+    )]
     pub memory_budget: Bytes,
 }
 

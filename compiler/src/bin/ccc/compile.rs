@@ -350,16 +350,22 @@ fn report_debris(written: &Written) {
                 s.pid
             );
         } else if s.kept {
+            // What keeps it: files ccc did not write, or its own that it
+            // could not remove (each named below).
+            let why = match written.left.iter().any(|p| p.starts_with(&s.path)) {
+                true => "and left the folder, which holds files ccc did not write",
+                false => "and left the folder, which holds files of its own it could not remove",
+            };
             note!(
-                "note: kept {}, left by a compile (process {}) that died while writing: ccc removed its own \
-                 files from it ({}) and left the folder, which holds files ccc did not write",
+                "note: kept {}, left by a compile (process {}) no longer running: ccc removed its own files \
+                 from it ({}) {why}",
                 s.path.display(),
                 s.pid,
                 count(s.bytes, "byte")
             );
         } else {
             note!(
-                "note: removed {}, left by a compile (process {}) that died while writing ({})",
+                "note: removed {}, left by a compile (process {}) no longer running ({})",
                 s.path.display(),
                 s.pid,
                 count(s.bytes, "byte")
@@ -368,6 +374,13 @@ fn report_debris(written: &Written) {
     }
     for path in &written.left {
         note!("note: left {}: ccc did not write it (or not all of it)", path.display());
+    }
+    for (path, error) in &written.unremoved {
+        note!(
+            "note: could not remove {}, a file ccc wrote: {error}; the next compile beside it removes it once it can \
+             be removed",
+            path.display()
+        );
     }
     if !written.atomic {
         note!("note: this file system cannot exchange two folders in one step; the output was replaced by two renames");
