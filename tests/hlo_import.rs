@@ -1355,6 +1355,35 @@ fn import_writes_a_program_too_full_to_compile_and_says_so() {
     assert!(out.stderr.is_empty() && !String::from_utf8(out.stdout).unwrap().contains("// Note:"));
 }
 
+/// Lowered text names no device count in its header, but its Shardy mesh
+/// does: an 8-device module read with a 16-rank target was read as 16
+/// devices' (a permute imported as it stands; groups refused as leaving
+/// devices out, not for the count). A mesh of another size is refused at
+/// the mesh; one that matches imports as before.
+#[test]
+fn a_lowered_module_s_mesh_must_match_the_target() {
+    let src = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/ring_ppermute_8.lowered.hlo")).unwrap();
+    let e = import_module(&src, &target(16), None).unwrap_err();
+    assert!(
+        e.message.contains("the module's Shardy mesh (`xla.sdy.meshes`) has 8 devices but the target has rank_n 16"),
+        "{e}"
+    );
+    assert_eq!((e.start.line, &src[e.offset()..e.offset() + 11]), (1, "#sdy.mesh<["));
+    assert!(import_module(&src, &target(8), None).is_ok());
+    // Two meshes of different sizes say nothing of the count; a maximal
+    // mesh (no axes) neither.
+    let two = src.replacen(
+        "{mesh = #sdy.mesh<[\"ring\"=8]>}",
+        "{mesh = #sdy.mesh<[\"ring\"=8]>, small = #sdy.mesh<[\"x\"=2]>}",
+        1,
+    );
+    assert_ne!(two, src);
+    assert!(!matches!(import_module(&two, &target(16), None), Err(e) if e.message.contains("Shardy")));
+    let maximal = src.replacen("#sdy.mesh<[\"ring\"=8]>", "#sdy.mesh<[], device_ids=[0]>", 1);
+    assert_ne!(maximal, src);
+    assert!(!matches!(import_module(&maximal, &target(16), None), Err(e) if e.message.contains("Shardy")));
+}
+
 /// A bracket left open on its line is named where it opens (it was
 /// "the line ends inside a bracket" at the line's end), and a stray
 /// closing one where it stands.

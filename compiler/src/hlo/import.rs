@@ -99,6 +99,23 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
     let (replicas, partitions) = (count("replica_count")?, count("num_partitions")?);
     let rank_n = u64::from(target.topology.rank_n);
     if replicas.is_none() && partitions.is_none() {
+        // Lowered text names no device count, but JAX's Shardy meshes do:
+        // a module for 8 devices read on a target of 64 ranks would be
+        // read as 64 devices' (its permutes taken as they stand, its
+        // groups refused as leaving devices out).
+        if let Some((at, devices)) = sdy_mesh_devices(module)
+            && devices != rank_n
+        {
+            return Err(HloError::at(
+                at,
+                SDY_MESH.len(),
+                format!(
+                    "the module's Shardy mesh (`xla.sdy.meshes`) has {} but the target has rank_n {rank_n}",
+                    ccc_ir::noun::count(devices, "device")
+                ),
+                "give the target the mesh's device count as topology.rank_n",
+            ));
+        }
         return Ok(Space { replicas: 1, partitions: rank_n, explicit: false });
     }
     let space = Space { replicas: replicas.unwrap_or(1), partitions: partitions.unwrap_or(1), explicit: true };
@@ -118,6 +135,37 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
         ));
     }
     Ok(space)
+}
+
+/// What opens a Shardy mesh in the header's `frontend_attributes`.
+const SDY_MESH: &str = "#sdy.mesh<[";
+
+/// The devices of the Shardy meshes a lowered module's header declares
+/// (`frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2,
+/// "y"=4]>}}`: the product of the axis sizes), with the byte offset of the
+/// first; `None` when it declares none, only meshes of no axes (a
+/// maximal mesh, one device), meshes of different sizes, or sizes it
+/// cannot read.
+fn sdy_mesh_devices(module: &Module<'_>) -> Option<(usize, u64)> {
+    let attrs = module.header.iter().find(|a| a.key == "frontend_attributes")?;
+    let mut found: Option<(usize, u64)> = None;
+    for (i, _) in attrs.value.match_indices(SDY_MESH) {
+        let axes = attrs.value.get(i + SDY_MESH.len()..)?;
+        let axes = axes.get(..axes.find(']')?)?;
+        if axes.trim().is_empty() {
+            continue;
+        }
+        let devices = axes.split(',').try_fold(1u64, |n, axis| {
+            let size = axis.rsplit_once('=')?.1.trim().parse::<u64>().ok()?;
+            n.checked_mul(size)
+        })?;
+        match found {
+            None => found = Some((attrs.at + i, devices)),
+            Some((_, d)) if d == devices => {}
+            Some(_) => return None,
+        }
+    }
+    found
 }
 
 /// Whether `opcode` (or its async start) is all-reduce, all-gather or
