@@ -2,6 +2,7 @@
 
 use super::fields::{Coll, value};
 use super::idx;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// One edit of an alignment of two programs (an edit script, not a
 /// schedule step): indices into `a` and `b`.
@@ -200,4 +201,119 @@ pub(crate) fn moves(edits: &[Edit], a: &[Coll<'_>], b: &[Coll<'_>]) -> Vec<Optio
         ends[there] = Some(MoveEnd { from: i, to: j, first: there < at });
     }
     ends
+}
+
+/// The moves that make `a` `b` when `b` holds exactly `a`'s collectives
+/// in another order, as `(index in a, index in b)` in `a`'s order; `None`
+/// when they differ in more than order (or not at all). [`align`] names
+/// one move at a time, so an order no single move explains (two ends
+/// swapped) reads there as changed pairs; this names each collective
+/// that moved instead.
+///
+/// Each collective of `a` is paired with an equal one of `b`, in order
+/// (with `names`, one of the same name first); the longest run of pairs
+/// kept in order stays (of runs alike, the one keeping most collectives
+/// where they stand: [`longest_increasing`]), and every other pair moved.
+pub(crate) fn reordering(a: &[Coll<'_>], b: &[Coll<'_>], names: Option<(&[&str], &[&str])>) -> Option<Vec<(u32, u32)>> {
+    if a.len() != b.len() || a == b {
+        return None;
+    }
+    let name = |side: usize, i: usize| names.and_then(|n| if side == 0 { n.0 } else { n.1 }.get(i).copied());
+    // b's collectives by value and name, and by value alone, each list in
+    // b's order (taken from the front).
+    let mut named: BTreeMap<(&Coll<'_>, Option<&str>), VecDeque<usize>> = BTreeMap::new();
+    let mut equal: BTreeMap<&Coll<'_>, VecDeque<usize>> = BTreeMap::new();
+    for (j, c) in b.iter().enumerate() {
+        named.entry((c, name(1, j))).or_default().push_back(j);
+        equal.entry(c).or_default().push_back(j);
+    }
+    let mut to: Vec<Option<usize>> = vec![None; a.len()];
+    let mut taken = vec![false; b.len()];
+    for (i, c) in a.iter().enumerate() {
+        if let Some(j) = named.get_mut(&(c, name(0, i))).and_then(VecDeque::pop_front) {
+            to[i] = Some(j);
+            taken[j] = true;
+        }
+    }
+    for (i, c) in a.iter().enumerate() {
+        if to[i].is_none() {
+            let queue = equal.get_mut(c)?;
+            while queue.front().is_some_and(|&j| taken[j]) {
+                queue.pop_front();
+            }
+            let j = queue.pop_front()?;
+            to[i] = Some(j);
+            taken[j] = true;
+        }
+    }
+    let to: Vec<usize> = to.into_iter().collect::<Option<_>>()?;
+    let kept = longest_increasing(&to);
+    Some((0..to.len()).filter(|i| !kept.contains(i)).map(|i| (idx(i), idx(to[i]))).collect())
+}
+
+/// The positions of one longest increasing run of `values` (a permutation
+/// of `0..n`, each position's value where it goes), in order: of runs
+/// alike, one keeping most positions where they are (value equal to
+/// position), so that a collective that stayed is not named as moved. A
+/// Fenwick tree over the values, O(n log n).
+fn longest_increasing(values: &[usize]) -> BTreeSet<usize> {
+    let n = values.len();
+    // tree[k]: the best run (length, positions kept, its last position +
+    // 1) ending at a value in the range Fenwick index k covers.
+    let mut tree = vec![(0usize, 0usize, 0usize); n + 1];
+    let mut before: Vec<Option<usize>> = vec![None; n];
+    let mut best = (0, 0, 0);
+    for (p, &v) in values.iter().enumerate() {
+        // The best run ending at a value below v (Fenwick indices 1..=v).
+        let (mut q, mut k) = ((0, 0, 0), v.min(n));
+        while k > 0 {
+            q = q.max(tree[k]);
+            k &= k - 1;
+        }
+        let me = (q.0 + 1, q.1 + usize::from(v == p), p + 1);
+        before[p] = q.2.checked_sub(1);
+        best = best.max(me);
+        let mut k = v + 1;
+        while k <= n {
+            tree[k] = tree[k].max(me);
+            k += k & k.wrapping_neg();
+        }
+    }
+    let mut kept = BTreeSet::new();
+    let mut at = best.2.checked_sub(1);
+    while let Some(p) = at {
+        kept.insert(p);
+        at = before[p];
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_run_kept_prefers_collectives_that_stayed() {
+        // 0 1 2 against 2 1 0: any one stays; the middle one, where it is.
+        assert_eq!(longest_increasing(&[2, 1, 0]), BTreeSet::from([1]));
+        // One moved from the end to the front: the others stay.
+        assert_eq!(longest_increasing(&[1, 2, 3, 0]), BTreeSet::from([0, 1, 2]));
+        assert_eq!(longest_increasing(&[]), BTreeSet::new());
+    }
+
+    #[test]
+    fn a_reordering_names_what_moved_and_only_a_reordering() {
+        let (x, y, z) = (vec![("op", "x")], vec![("op", "y")], vec![("op", "z")]);
+        let a = [x.clone(), y.clone(), z.clone()];
+        assert_eq!(reordering(&a, &[z.clone(), y.clone(), x.clone()], None), Some(vec![(0, 2), (2, 0)]));
+        assert_eq!(reordering(&a, &a, None), None);
+        assert_eq!(reordering(&a, &[z.clone(), y.clone(), y.clone()], None), None);
+        assert_eq!(reordering(&a, &[z.clone(), y.clone()], None), None);
+        // Equal collectives are told apart by name: the one named `b`
+        // moved, not its twin.
+        let twins = [x.clone(), x.clone(), y.clone()];
+        let moved = [x.clone(), y.clone(), x.clone()];
+        let names = (&["a", "b", "c"][..], &["a", "c", "b"][..]);
+        assert_eq!(reordering(&twins, &moved, Some(names)), Some(vec![(1, 2)]));
+    }
 }

@@ -1,6 +1,6 @@
 //! Comparing two signatures: program-wide fields, then collective by collective along an alignment.
 
-use super::align::{Edit, align, moves};
+use super::align::{Edit, align, moves, reordering};
 use super::auto_note::Elsewhere;
 use super::fields::{Parsed, summary, value};
 use super::{Cause, CauseNote, CollectiveDiff, DiffKind, Difference, FieldDiff, Position, idx};
@@ -167,6 +167,13 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
             },
         };
         collectives.push(diff);
+    }
+    // The same collectives in an order no single move explains read above
+    // as changed pairs: each that moved is named instead.
+    if collectives.iter().any(|c| c.kind != DiffKind::Moved)
+        && let Some(moves) = reordering(&a.collectives, &b.collectives, None)
+    {
+        collectives = moves.into_iter().map(|(i, j)| moved(i, j)).collect();
     }
 
     let first = collectives.first().map(|d| Position {

@@ -136,6 +136,25 @@ fn a_moved_collective_is_one_move() {
     assert_eq!(kinds, [(DiffKind::Moved, 4, 0), (DiffKind::Changed, 2, 3)], "{d:#?}");
 }
 
+/// The same collectives in an order no single move explains (the two
+/// ends swapped) read as changed pairs, blamed on a program that
+/// diverged: each that moved is named, the reordering the cause.
+#[test]
+fn collectives_swapped_are_each_one_move() {
+    let mut b = base();
+    b.swap(0, 4);
+    // Ends of another op each, so that the swap is not one equal pair.
+    let mut a = base();
+    a[4] = coll("ReduceScatter", 5);
+    b[0] = coll("ReduceScatter", 5);
+    let r = diagnose(&[input("a", 1, &a), input("b", 1, &b)]);
+    let d = &r.differences[0];
+    let kinds: Vec<(DiffKind, u32, u32)> =
+        d.collectives.iter().map(|c| (c.kind, c.majority_index, c.other_index)).collect();
+    assert_eq!(kinds, [(DiffKind::Moved, 0, 4), (DiffKind::Moved, 4, 0)], "{d:#?}");
+    assert_eq!(d.causes.iter().map(|c| c.cause).collect::<Vec<_>>(), [Cause::Reordered]);
+}
+
 /// A collective moved to the end while the one after it changed in one
 /// field: read as that move and that one field, not as the moved one's
 /// place taken by its neighbour changed in every field (two alignments of

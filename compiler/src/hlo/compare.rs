@@ -7,7 +7,6 @@ use super::Imported;
 use crate::diagnose::align::Edit;
 use crate::diagnose::fields::Coll;
 use ccc_ir::spec::Collective;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What makes two ranks' modules differ, in the words of the report.
 pub const CAUSE: &str = "the ranks lowered different programs (different code, shapes, sharding or \
@@ -65,99 +64,26 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
 }
 
 /// The moves that make `a`'s collectives `b`'s, when the two hold the
-/// same collectives in another order (`None` otherwise): each paired with
-/// an equal one of the same instruction name first, then with any equal
-/// one, in order; the longest run of pairs kept in order stays, and every
-/// other collective is named with its two positions, in the first
-/// module's order.
+/// same collectives in another order (`None` otherwise), as
+/// [`align::reordering`](crate::diagnose::align::reordering) finds them,
+/// an instruction paired with one of its own name first.
 fn reordered(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> Option<Vec<HloDifference>> {
-    if ka.len() != kb.len() || ka == kb {
-        return None;
-    }
     fn name(m: &Imported, i: usize) -> &str {
         m.sources.get(i).map_or("?", |s| s.instruction.as_str())
     }
-    // b's collectives by attributes and name, and by attributes alone,
-    // each list in b's order (taken from the front).
-    let mut named: BTreeMap<(&Attributes, &str), VecDeque<usize>> = BTreeMap::new();
-    let mut equal: BTreeMap<&Attributes, VecDeque<usize>> = BTreeMap::new();
-    for (j, k) in kb.iter().enumerate() {
-        named.entry((k, name(b, j))).or_default().push_back(j);
-        equal.entry(k).or_default().push_back(j);
-    }
-    let mut to: Vec<Option<usize>> = vec![None; ka.len()];
-    let mut taken = vec![false; kb.len()];
-    for (i, k) in ka.iter().enumerate() {
-        if let Some(j) = named.get_mut(&(k, name(a, i))).and_then(VecDeque::pop_front) {
-            to[i] = Some(j);
-            taken[j] = true;
-        }
-    }
-    for (i, k) in ka.iter().enumerate() {
-        if to[i].is_none() {
-            let queue = equal.get_mut(k)?;
-            while let Some(&j) = queue.front()
-                && taken[j]
-            {
-                queue.pop_front();
-            }
-            let j = queue.pop_front()?;
-            to[i] = Some(j);
-            taken[j] = true;
-        }
-    }
-    let to: Vec<usize> = to.into_iter().collect::<Option<_>>()?;
-    let kept = longest_increasing(&to);
-    let moved = (0..to.len()).filter(|i| !kept.contains(i)).map(|i| {
-        let (x, y) = (name(a, i), name(b, to[i]));
+    let names_a: Vec<&str> = (0..ka.len()).map(|i| name(a, i)).collect();
+    let names_b: Vec<&str> = (0..kb.len()).map(|j| name(b, j)).collect();
+    let moves = crate::diagnose::align::reordering(&as_coll(ka), &as_coll(kb), Some((&names_a, &names_b)))?;
+    let moved = moves.into_iter().map(|(i, j)| {
+        let (i, j) = (i as usize, j as usize);
+        let (x, y) = (name(a, i), name(b, j));
         HloDifference {
             instruction: if x == y { x.to_owned() } else { format!("{x} / {y}") },
-            what: format!(
-                "the same collective, {} in the first module and {} in the second",
-                ordinal(i),
-                ordinal(to[i])
-            ),
+            what: format!("the same collective, {} in the first module and {} in the second", ordinal(i), ordinal(j)),
             moved: true,
         }
     });
     Some(moved.collect())
-}
-
-/// The positions of one longest increasing run of `values` (a
-/// permutation of `0..n`, a position's value where it goes), in order: of
-/// runs alike, one keeping most collectives where they are (value equal
-/// to position), so that a collective that stayed is not named as moved.
-/// A Fenwick tree over the values, O(n log n).
-fn longest_increasing(values: &[usize]) -> BTreeSet<usize> {
-    let n = values.len();
-    // tree[k]: the best run (length, fixed points, its last position + 1)
-    // ending at a value in the range Fenwick index k covers.
-    let mut tree = vec![(0usize, 0usize, 0usize); n + 1];
-    let mut before: Vec<Option<usize>> = vec![None; n];
-    let mut best = (0, 0, 0);
-    for (p, &v) in values.iter().enumerate() {
-        // The best run ending at a value below v (Fenwick indices 1..=v).
-        let (mut q, mut k) = ((0, 0, 0), v.min(n));
-        while k > 0 {
-            q = q.max(tree[k]);
-            k &= k - 1;
-        }
-        let me = (q.0 + 1, q.1 + usize::from(v == p), p + 1);
-        before[p] = q.2.checked_sub(1);
-        best = best.max(me);
-        let mut k = v + 1;
-        while k <= n {
-            tree[k] = tree[k].max(me);
-            k += k & k.wrapping_neg();
-        }
-    }
-    let mut kept = BTreeSet::new();
-    let mut at = best.2.checked_sub(1);
-    while let Some(p) = at {
-        kept.insert(p);
-        at = before[p];
-    }
-    kept
 }
 
 /// A collective's attributes as [`compare`] reads them.
