@@ -203,9 +203,14 @@ fn replacing_an_output_keeps_what_the_user_added() {
         .into_iter()
         .filter(|(p, c)| !listed(&out).contains(p) && (c != b"<dir>" || p.starts_with("plots")))
         .collect();
+    // The user's folder keeps its times (it was made anew, so they were
+    // the compile's).
+    let long_ago = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    fs::File::open(out.join("plots")).unwrap().set_modified(long_ago).unwrap();
 
     let again = compile(&out, &["--rank", "0", "--rank", "1"]);
     assert_ok(&again);
+    assert_eq!(fs::metadata(out.join("plots")).unwrap().modified().unwrap(), long_ago);
     assert!(text(&again.stdout).contains("kept"), "{}", text(&again.stdout));
     let now = tree(&out);
     for entry in &user {

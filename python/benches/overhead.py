@@ -28,7 +28,9 @@ CASES = [
     # (name, spec text, verify)
     ("small: allreduce_ring.ron (8 ranks), rank 0", (ROOT / "examples" / "allreduce_ring.ron").read_text(), False),
     ("small: allreduce_ring.ron, rank 0, verified", (ROOT / "examples" / "allreduce_ring.ron").read_text(), True),
-    ("large: ring all-reduce, 65536 ranks, rank 0", RING.format(ranks=65536), False),
+    # Rank 0's images cost the same at any world size (compile cost grows
+    # with the records a rank emits): a large world is large in its proof.
+    ("large: ring all-reduce, 65536 ranks, verified", RING.format(ranks=65536), True),
 ]
 
 

@@ -82,8 +82,8 @@ pub(super) fn carry_over(
 }
 
 /// Makes `to` a twin of `from`: a hard link for a file, the same target for
-/// a symbolic link, and for a folder the same permissions and a twin of
-/// every entry. Missing parent folders are created.
+/// a symbolic link, and for a folder the same permissions and times and a
+/// twin of every entry. Missing parent folders are created.
 fn link_tree(from: &Path, to: &Path) -> Result<(), OutputError> {
     if let Some(dir) = to.parent() {
         fs::create_dir_all(dir).map_err(io_error("create", dir))?;
@@ -93,6 +93,12 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), OutputError> {
         fs::create_dir(to).map_err(io_error("create", to))?;
         for (name, _) in sorted_entries(from) {
             link_tree(&from.join(&name), &to.join(&name))?;
+        }
+        // Filling it made it newer: it keeps the old folder's times (a
+        // file, hard-linked, keeps its own). Only the times: a failure
+        // leaves the user's entries whole, so it fails nothing.
+        if let (Ok(modified), Ok(accessed), Ok(folder)) = (meta.modified(), meta.accessed(), fs::File::open(to)) {
+            let _ = folder.set_times(fs::FileTimes::new().set_modified(modified).set_accessed(accessed));
         }
         // Last: a read-only folder's twin is filled before it is closed.
         fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))
