@@ -1273,7 +1273,9 @@ fn line_comments_are_skipped_as_xla_reads_them() {
     let quoted = SMALL.replace("to_apply=%add", "to_apply=%add, metadata={source_file=\"//x.py\"}");
     assert_eq!(import_module(&quoted, &target(8), None).unwrap().program, plain.program);
     let slash = SMALL.replace("to_apply=%add", "to_apply=%add / 2");
-    assert!(import_module(&slash, &target(8), None).is_err());
+    let e = import_module(&slash, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`add / 2`"), "{e}");
+    assert_eq!(e.start.line, 11);
 }
 
 /// A collective in a computation a `custom-call` runs
@@ -1304,6 +1306,9 @@ ENTRY";
     assert_eq!(e.start.line, 17);
     let reduction = import_module(&call("add"), &target(8), None).unwrap();
     assert_eq!(reduction.sources.iter().map(|s| s.instruction.as_str()).collect::<Vec<_>>(), ["ar"]);
+    // An empty list names no computation (it was "calls computation ``").
+    let none = call("add").replace("called_computations={%add}", "called_computations={}");
+    assert_eq!(import_module(&none, &target(8), None).unwrap().program, reduction.program);
 }
 
 /// A module of more collectives than a program holds (a training step's
@@ -1323,8 +1328,11 @@ fn import_writes_a_program_too_full_to_compile_and_says_so() {
     let entry = SMALL.find("  ROOT %ar = ").unwrap();
     let many: String = (0..65).map(ar).collect();
     let module = format!("{}{many}  ROOT %t = () tuple()\n}}\n", &SMALL[..entry]);
+    // A module path holding `Program(` (the note went in front of the
+    // first, inside the header comment, and the RON did not parse).
     let dir = tempfile::tempdir().unwrap();
-    let (hlo, ron) = (dir.path().join("m.hlo"), dir.path().join("m.ron"));
+    std::fs::create_dir(dir.path().join("Program(1)")).unwrap();
+    let (hlo, ron) = (dir.path().join("Program(1)/m.hlo"), dir.path().join("m.ron"));
     std::fs::write(&hlo, &module).unwrap();
     let t = target_path(8);
     let out = ccc(&["import", hlo.to_str().unwrap(), "--target", t.to_str().unwrap(), "-o", ron.to_str().unwrap()]);

@@ -903,6 +903,28 @@ fn an_image_ccc_cannot_remove_is_named_with_the_error() {
     let stderr = text(&again.stderr);
     assert!(stderr.contains("which holds files of its own it could not remove"), "{stderr}");
     assert!(!stderr.contains("died while writing") && !stderr.contains("did not write"), "{stderr}");
+    // A user's file in OUT that cannot be linked into the new output is
+    // named where it is (it was named by its twin in the work folder),
+    // with what to do.
+    let notes = out.join("notes.txt");
+    fs::write(&notes, "mine").unwrap();
+    let mine = Immutable::new(&notes).unwrap();
+    assert_refused(&compile(&out, &["-q", "--rank", "0"]), &format!("cannot carry over {}", notes.display()));
+    assert_refused(&compile(&out, &["-q", "--rank", "0"]), "make it linkable (chattr -i) or move it out of the folder");
+    drop(mine);
+    fs::remove_file(&notes).unwrap();
+    // A dead compile's work folder kept for a folder in it that cannot go
+    // is said to be, not said to hold files.
+    let stale = dir.path().join(format!(".out.ccc-tmp-{}", dead_pid()));
+    fs::create_dir_all(stale.join("rank-0")).unwrap();
+    let folder = Immutable::new(&stale.join("rank-0")).unwrap();
+    let kept = compile(&out, &["-q", "--rank", "0"]);
+    assert_ok(&kept);
+    let stderr = text(&kept.stderr);
+    let line = stderr.lines().find(|l| l.contains(&format!("kept {}", stale.display()))).unwrap_or_default();
+    assert!(line.ends_with("but could not remove the folder (or a folder inside it)"), "{stderr}");
+    drop(folder);
+    fs::remove_dir_all(&stale).unwrap();
     drop(flag);
     let last = compile(&out, &["-q", "--rank", "0"]);
     assert_ok(&last);

@@ -12,6 +12,17 @@ use std::fmt::Write as _;
 ///
 /// RON's error should a collective not serialise (it always does).
 pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
+    to_ron_noted(imported, origin, &[])
+}
+
+/// [`to_ron`], with `notes` (one comment line each, without its `// `)
+/// after the header's own, above the program: what the caller found of
+/// it (`ccc import`: a program too full to compile as one).
+///
+/// # Errors
+///
+/// As [`to_ron`].
+pub fn to_ron_noted(imported: &Imported, origin: &str, notes: &[String]) -> Result<String, ron::Error> {
     let config = PrettyConfig::new()
         .struct_names(true)
         .compact_arrays(true)
@@ -19,6 +30,8 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
         .extensions(ron::extensions::Extensions::IMPLICIT_SOME);
     let mut out = String::new();
     let module = imported.module.as_deref().unwrap_or("(no header)");
+    // A line break in a file name would end the comment it stands in.
+    let origin = origin.replace('\n', "\\n").replace('\r', "\\r");
     let n = imported.program.collectives.len();
     let _ = writeln!(
         out,
@@ -48,6 +61,11 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
             "// Note: collectives in branches of a `conditional` are compiled one after another, every branch's;\n\
              // a run takes one branch. Compile the branch the ranks take, or keep collectives out of conditionals."
         );
+    }
+    for note in notes {
+        for line in note.lines() {
+            let _ = writeln!(out, "// {line}");
+        }
     }
     out.push_str("Program(\n    collectives: [\n");
     for (i, (c, source)) in imported.program.collectives.iter().zip(&imported.sources).enumerate() {

@@ -173,7 +173,8 @@ struct AxisRef {
 
 /// `mesh['x'=2,'y'=4] {'y'}`, `mesh['x'=2,'y'=4], device_ids=(...) {'x':(1)2}`.
 fn mesh_axes(v: &str, at: usize) -> Result<Vec<Vec<u64>>, HloError> {
-    let accepted = "the mesh-axes form `mesh['x'=2,'y'=4] {'y'}`";
+    let accepted = "the mesh-axes form `mesh['x'=2,'y'=4] {'y'}`, with sub-axes `{'x':(1)2}` and a device order \
+                    `mesh[...], device_ids=(0,2,1,3) {...}` or `device_ids=([2,2]T(1,0))`";
     let fail = || bad(v, at, "replica_groups", accepted);
     let body = v.strip_prefix("mesh[").ok_or_else(fail)?;
     let close = body.find(']').ok_or_else(fail)?;

@@ -113,7 +113,7 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
                     "the module's Shardy mesh (`xla.sdy.meshes`) has {} but the target has rank_n {rank_n}",
                     ccc_ir::noun::count(devices, "device")
                 ),
-                "give the target the mesh's device count as topology.rank_n",
+                format!("accepted: a target of topology.rank_n {devices}, the mesh's device count"),
             ));
         }
         return Ok(Space { replicas: 1, partitions: rank_n, explicit: false });
@@ -458,7 +458,8 @@ impl<'a> Walker<'_, 'a> {
                     "false_computation" => Some(1),
                     _ => None,
                 };
-                let names = list.split(',').enumerate();
+                // `called_computations={}` names none (`"".split` gives one "").
+                let names = list.split(',').enumerate().filter(|(_, n)| !n.trim().is_empty());
                 let custom = attr.key == CUSTOM_CALLS;
                 callees.extend(names.map(|(i, n)| (n.trim().trim_start_matches('%'), attr.at, branch(i), custom)));
             }

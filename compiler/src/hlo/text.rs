@@ -233,7 +233,9 @@ fn blank_comments(src: &str) -> Result<String, HloError> {
         }
         i += 1;
     }
-    // Only ASCII bytes were replaced, by ASCII spaces, so this stays UTF-8.
+    // Whole characters were replaced (a comment from its ASCII opening to
+    // its ASCII close or the line's end), by ASCII spaces, so this stays
+    // UTF-8.
     String::from_utf8(out).map_err(|_| HloError::at(0, 0, "the module is not UTF-8 text", "re-save it as UTF-8"))
 }
 

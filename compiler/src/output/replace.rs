@@ -104,9 +104,10 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), OutputError> {
         fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))
     } else if meta.file_type().is_symlink() {
         let target = fs::read_link(from).map_err(io_error("read", from))?;
-        symlink(&target, to).map_err(io_error("link", to))
+        symlink(&target, to).map_err(io_error("carry over", from))
     } else {
-        fs::hard_link(from, to).map_err(io_error("link", to))
+        // Named by the user's file, not the work folder's twin of it.
+        fs::hard_link(from, to).map_err(io_error("carry over", from))
     }
 }
 

@@ -352,9 +352,13 @@ fn report_debris(written: &Written) {
         } else if s.kept {
             // What keeps it: files ccc did not write, or its own that it
             // could not remove (each named below).
-            let why = match written.left.iter().any(|p| p.starts_with(&s.path)) {
-                true => "and left the folder, which holds files ccc did not write",
-                false => "and left the folder, which holds files of its own it could not remove",
+            let theirs = written.left.iter().any(|p| p.starts_with(&s.path));
+            let stuck = written.unremoved.iter().any(|(p, _)| p.starts_with(&s.path));
+            let why = match (theirs, stuck) {
+                (true, _) => "and left the folder, which holds files ccc did not write",
+                (false, true) => "and left the folder, which holds files of its own it could not remove",
+                // A folder of its own it could not remove (made immutable).
+                (false, false) => "but could not remove the folder (or a folder inside it)",
             };
             note!(
                 "note: kept {}, left by a compile (process {}) no longer running: ccc removed its own files \
@@ -434,6 +438,11 @@ fn output_failure(error: OutputError) -> Failure {
                 && std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) =>
         {
             "a file stands where a folder on the way to -o must be: nothing was written; choose another -o path"
+        }
+        OutputError::Io { action: "carry over", .. } => {
+            "ccc keeps a user's file in a replaced output by linking it into the new one, and the file system \
+             refused this one (an immutable file?): nothing was written; make it linkable (chattr -i) or move it \
+             out of the folder"
         }
         OutputError::Io { .. } => "nothing was written; the folder is as it was",
     };

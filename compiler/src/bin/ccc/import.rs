@@ -43,12 +43,9 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
             _ => return Err(Failure::input(hlo_validation_report(&name, &args.hlo, &imported.sources, e))),
         },
     };
-    let mut ron = emit::to_ron(&imported, &args.module.display().to_string())
+    let notes: Vec<String> = overflow.iter().map(too_full_note).collect();
+    let ron = emit::to_ron_noted(&imported, &args.module.display().to_string(), &notes)
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
-    if let Some(o) = &overflow {
-        let at = ron.find("Program(").unwrap_or(0);
-        ron.insert_str(at, &too_full_comment(o));
-    }
     match &args.out {
         None => crate::out::emit(&ron)?,
         Some(out) => crate::out::write_new(out, &ron)?,
@@ -62,17 +59,17 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The comment `ccc import` writes above a program that does not fit one
+/// The note `ccc import` writes above a program that does not fit one
 /// TOP_SP's CTRL SPAD.
-fn too_full_comment(o: &Overflow) -> String {
+fn too_full_note(o: &Overflow) -> String {
     let cut = if o.by_count {
         format!("cut it into programs of at most {} collectives", o.capacity)
     } else {
         "cut it into programs that fit, or choose algorithms with fewer phases".to_owned()
     };
     format!(
-        "// Note: these collectives take {} slots of a TOP_SP's CTRL SPAD, more than its {}: the program does not\n\
-         // compile as one (`ccc check` says why); {cut} (docs/hlo.md).\n",
+        "Note: these collectives take {} slots of a TOP_SP's CTRL SPAD, more than its {}: the program does not\n\
+         compile as one (`ccc check` says why); {cut} (docs/hlo.md).",
         o.needed, o.capacity
     )
 }
