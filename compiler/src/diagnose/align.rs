@@ -291,6 +291,7 @@ fn longest_increasing(values: &[usize]) -> BTreeSet<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     #[test]
     fn the_longest_run_kept_prefers_collectives_that_stayed() {
@@ -299,6 +300,94 @@ mod tests {
         // One moved from the end to the front: the others stay.
         assert_eq!(longest_increasing(&[1, 2, 3, 0]), BTreeSet::from([0, 1, 2]));
         assert_eq!(longest_increasing(&[]), BTreeSet::new());
+    }
+
+    /// Every run [`longest_increasing`] can return, by brute force: the
+    /// increasing runs of `values` (position sets), longest first, then
+    /// most positions kept where they are.
+    fn best_runs(values: &[usize]) -> (usize, usize) {
+        let n = values.len();
+        let mut best = (0, 0);
+        for mask in 0u32..(1 << n) {
+            let picked: Vec<usize> = (0..n).filter(|&p| mask & (1 << p) != 0).collect();
+            if picked.windows(2).all(|w| values[w[0]] < values[w[1]]) {
+                let kept = picked.iter().filter(|&&p| values[p] == p).count();
+                best = best.max((picked.len(), kept));
+            }
+        }
+        best
+    }
+
+    /// Every permutation of up to 7: the run returned is increasing, as
+    /// long as any, and keeps as many positions where they are as any run
+    /// that long.
+    #[test]
+    fn the_longest_run_is_longest_and_keeps_most_in_place() {
+        fn permutations(n: usize) -> Vec<Vec<usize>> {
+            if n == 0 {
+                return vec![Vec::new()];
+            }
+            let mut out = Vec::new();
+            for p in permutations(n - 1) {
+                for at in 0..=p.len() {
+                    let mut q = p.clone();
+                    q.insert(at, n - 1);
+                    out.push(q);
+                }
+            }
+            out
+        }
+        for n in 0..=7 {
+            for values in permutations(n) {
+                let run: Vec<usize> = longest_increasing(&values).into_iter().collect();
+                assert!(run.windows(2).all(|w| values[w[0]] < values[w[1]]), "{values:?}: {run:?}");
+                let kept = run.iter().filter(|&&p| values[p] == p).count();
+                assert_eq!((run.len(), kept), best_runs(&values), "{values:?}: {run:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Any reordering of collectives drawn from a few values (so that
+        /// equal ones repeat): each move pairs equal collectives, each
+        /// index moves at most once, and with all values distinct, as few
+        /// move as any order-keeping pairing allows.
+        #[test]
+        fn a_reordering_pairs_equal_collectives(
+            (a, order) in proptest::collection::vec(0u8..4, 0..12)
+                .prop_flat_map(|a| { let n = a.len(); (proptest::strategy::Just(a), proptest::sample::subsequence((0..n).collect::<Vec<_>>(), n).prop_shuffle()) }),
+        ) {
+            use proptest::prop_assert;
+            use proptest::prop_assert_eq;
+            let text: Vec<String> = a.iter().map(u8::to_string).collect();
+            let ca: Vec<Coll<'_>> = text.iter().map(|t| vec![("op", t.as_str())]).collect();
+            let cb: Vec<Coll<'_>> = order.iter().map(|&k| ca[k].clone()).collect();
+            match reordering(&ca, &cb, None) {
+                None => prop_assert_eq!(&ca, &cb),
+                Some(moves) => {
+                    prop_assert!(ca != cb);
+                    let (mut from, mut to) = (BTreeSet::new(), BTreeSet::new());
+                    for &(i, j) in &moves {
+                        prop_assert_eq!(&ca[i as usize], &cb[j as usize]);
+                        prop_assert!(from.insert(i) && to.insert(j));
+                    }
+                    prop_assert!(!moves.is_empty() && moves.len() < ca.len());
+                }
+            }
+            // Distinct values: `order` is the only pairing, and the moves
+            // are the positions outside its longest increasing run.
+            let distinct: Vec<usize> = (0..order.len()).collect();
+            let ids: Vec<String> = distinct.iter().map(usize::to_string).collect();
+            let da: Vec<Coll<'_>> = ids.iter().map(|t| vec![("op", t.as_str())]).collect();
+            let db: Vec<Coll<'_>> = order.iter().map(|&k| da[k].clone()).collect();
+            // b[j] = a[order[j]]: a's position i goes to j where order[j] == i.
+            let mut goes = vec![0; order.len()];
+            for (j, &i) in order.iter().enumerate() {
+                goes[i] = j;
+            }
+            let moved = reordering(&da, &db, None).map_or(0, |m| m.len());
+            prop_assert_eq!(moved, order.len() - best_runs(&goes).0);
+        }
     }
 
     #[test]
