@@ -1355,6 +1355,51 @@ fn import_writes_a_program_too_full_to_compile_and_says_so() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("each collective taking one;") && !flat.contains("the most:"), "{stderr}");
+    // `--split`: programs that each fit, in order, as many as fit; each
+    // validates, and together they are the module's collectives.
+    let split = dir.path().join("step.ron");
+    let out = ccc(&[
+        "import",
+        hlo.to_str().unwrap(),
+        "--target",
+        t.to_str().unwrap(),
+        "--split",
+        "-o",
+        split.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("step.2.ron: collectives 64 to 64"), "{stderr}");
+    let parts: Vec<String> =
+        (1..=2).map(|k| std::fs::read_to_string(dir.path().join(format!("step.{k}.ron"))).unwrap()).collect();
+    assert!(!dir.path().join("step.3.ron").exists() && !split.exists());
+    assert!(parts[1].contains("// Part 2 of 2: the module's collectives 64 to 64, HLO lines 75 to 75"), "{}", parts[1]);
+    let mut joined = Vec::new();
+    for part in &parts {
+        let program = parse(part).unwrap().program;
+        validate(&program).unwrap();
+        joined.extend(program.collectives);
+    }
+    assert_eq!(joined, parse(&written).unwrap().program.collectives);
+    // Nothing is written when a part's name is taken, and nothing is
+    // overwritten.
+    let again = dir.path().join("again.ron");
+    std::fs::write(dir.path().join("again.2.ron"), "mine").unwrap();
+    let out = ccc(&[
+        "import",
+        hlo.to_str().unwrap(),
+        "--target",
+        t.to_str().unwrap(),
+        "--split",
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("again.2.ron exists; nothing was written"), "{stderr}");
+    assert!(!dir.path().join("again.1.ron").exists());
+    assert_eq!(std::fs::read_to_string(dir.path().join("again.2.ron")).unwrap(), "mine");
     // 64 fit, with no note.
     let fits = format!("{}{}  ROOT %t = () tuple()\n}}\n", &SMALL[..entry], (0..64).map(ar).collect::<String>());
     std::fs::write(&hlo, &fits).unwrap();

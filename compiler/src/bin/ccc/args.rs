@@ -69,6 +69,11 @@ pub struct ImportArgs {
     /// Write the RON here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Write the module's collectives as programs that each fit a TOP_SP's
+    /// CTRL SPAD, in order, as many to a program as fit: `-o step.ron`
+    /// writes `step.1.ron`, `step.2.ron`, ... (each a new file).
+    #[arg(long, requires = "out")]
+    pub split: bool,
     /// The target and algorithm choice.
     #[command(flatten)]
     pub hlo: HloArgs,

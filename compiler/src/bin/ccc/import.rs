@@ -43,6 +43,10 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
             _ => return Err(Failure::input(hlo_validation_report(&name, &args.hlo, &imported.sources, e))),
         },
     };
+    if args.split {
+        let out = args.out.as_deref().unwrap_or_else(|| std::path::Path::new("program.ron"));
+        return write_parts(&imported, &name, out);
+    }
     let notes: Vec<String> = overflow.iter().map(too_full_note).collect();
     let ron = emit::to_ron_noted(&imported, &args.module.display().to_string(), &notes)
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
@@ -55,6 +59,101 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
             "note: {name}: written, but it does not compile as one program: {}",
             Problem::CtrlSpadFull(o).to_string()
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The collectives of `imported` cut into programs that each validate (fit
+/// a TOP_SP's CTRL SPAD), in order, each as many as fit: the ranges of
+/// its collectives. `imported` validates but for the CTRL SPAD, so a
+/// program of one collective always does (a collective alone is never
+/// refused for it), and a program's slots only grow with its collectives:
+/// each part's end is found by doubling, then halving (a dozen
+/// validations a part of 64, not 64).
+fn parts(imported: &Imported) -> Vec<std::ops::Range<usize>> {
+    let all = &imported.program.collectives;
+    let fits =
+        |range: std::ops::Range<usize>| validate(&ccc_ir::spec::Program { collectives: all[range].to_vec() }).is_ok();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < all.len() {
+        // `good` fits; `bad`, once found, does not.
+        let (mut good, mut step, mut bad) = (start + 1, 1, None);
+        while good < all.len() {
+            let next = (good + step).min(all.len());
+            if !fits(start..next) {
+                bad = Some(next);
+                break;
+            }
+            (good, step) = (next, step * 2);
+        }
+        if let Some(mut bad) = bad {
+            while bad - good > 1 {
+                let mid = good + (bad - good) / 2;
+                if fits(start..mid) { good = mid } else { bad = mid }
+            }
+        }
+        parts.push(start..good);
+        start = good;
+    }
+    parts
+}
+
+/// `ccc import --split -o FILE`: each part of [`parts`] as its own program,
+/// `FILE`'s stem numbered (`step.1.ron`, `step.2.ron`, ...), each a new
+/// file: none is written unless none exists, and those written are
+/// removed again should a later one fail.
+fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result<ExitCode, Failure> {
+    let parts = parts(imported);
+    let stem = out.file_stem().map_or_else(|| "program".into(), |s| s.to_string_lossy().into_owned());
+    let ext = out.extension().map_or_else(|| "ron".into(), |e| e.to_string_lossy().into_owned());
+    let path = |k: usize| out.with_file_name(format!("{stem}.{k}.{ext}"));
+    let paths: Vec<std::path::PathBuf> = (1..=parts.len()).map(path).collect();
+    if let Some(there) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
+        return Err(Failure::input(miette::miette!(
+            help = "ccc never overwrites a file: move it away, or name another -o file",
+            "cannot write part {} of {name}: {} exists; nothing was written",
+            paths.iter().position(|p| p == there).map_or(0, |k| k + 1),
+            there.display()
+        )));
+    }
+    let n = parts.len();
+    let mut written: Vec<&std::path::Path> = Vec::new();
+    for (k, range) in parts.iter().enumerate() {
+        let sources = &imported.sources[range.clone()];
+        let lines = match (sources.first(), sources.last()) {
+            (Some(a), Some(b)) => format!(", HLO lines {} to {}", a.line, b.line),
+            _ => String::new(),
+        };
+        let part = Imported {
+            module: imported.module.clone(),
+            program: ccc_ir::spec::Program { collectives: imported.program.collectives[range.clone()].to_vec() },
+            sources: sources.to_vec(),
+            // What the module leaves out is said once, in the first part.
+            moved_nothing: if k == 0 { imported.moved_nothing.clone() } else { Vec::new() },
+            transfers: if k == 0 { imported.transfers.clone() } else { Vec::new() },
+        };
+        let note = format!(
+            "Part {} of {n}: the module's collectives {} to {}{lines} (`ccc import --split`); compile each part as \
+             its own program.",
+            k + 1,
+            range.start,
+            range.end - 1
+        );
+        let written_one = emit::to_ron_noted(&part, name, &[note])
+            .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))
+            .and_then(|ron| crate::out::write_new(&paths[k], &ron));
+        if let Err(e) = written_one {
+            // Only the parts this call wrote go: all or nothing.
+            for p in &written {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+        written.push(&paths[k]);
+    }
+    for (p, range) in paths.iter().zip(&parts) {
+        note!("wrote {}: collectives {} to {}", p.display(), range.start, range.end - 1);
     }
     Ok(ExitCode::SUCCESS)
 }
