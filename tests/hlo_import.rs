@@ -815,6 +815,30 @@ fn diagnose_names_the_differing_instruction() {
         ]
     );
 
+    // One moved and changed (the batch grew, and XLA scheduled it
+    // elsewhere): paired by name, named as both, not as one missing and
+    // one extra collective.
+    let x_wide = x.replace("{{0,1,2,3},{4,5,6,7}}", "{{0,1,2,3,4,5,6,7}}");
+    let xwyz = write("xwyz.hlo", &[&x_wide, w, y, z]);
+    let (lines, cause) = differences(&wxyz, &xwyz);
+    assert_eq!(cause, compare::CAUSE);
+    assert!(lines.iter().any(|l| l.starts_with("x: replica_groups differ")), "{lines:?}");
+    assert_eq!(lines.iter().filter(|l| l.contains("in the first module and collective")).count(), 1, "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("only the")), "{lines:?}");
+
+    // Lowered text against compiled text of one program: the passes
+    // between explain what differs (it was blamed on different programs).
+    let out = ccc(&[
+        "diagnose",
+        "tests/hlo/mixed_dtypes_8.lowered.hlo",
+        "tests/hlo/mixed_dtypes_8.compiled.hlo",
+        "--target",
+        t.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout.contains(&format!("likely cause: {}", compare::STAGES)), "{stdout}");
+
     // An equal collective inserted beside another: the inserted one is
     // named (by its instruction name), not its twin after it.
     let x2 = "  %x2 = f32[16]{0} all-reduce(%p), channel_id=5, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=%add\n";

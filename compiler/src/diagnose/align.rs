@@ -256,7 +256,7 @@ pub(crate) fn reordering(a: &[Coll<'_>], b: &[Coll<'_>], names: Option<(&[&str],
 /// alike, one keeping most positions where they are (value equal to
 /// position), so that a collective that stayed is not named as moved. A
 /// Fenwick tree over the values, O(n log n).
-fn longest_increasing(values: &[usize]) -> BTreeSet<usize> {
+pub(crate) fn longest_increasing(values: &[usize]) -> BTreeSet<usize> {
     let n = values.len();
     // tree[k]: the best run (length, positions kept, its last position +
     // 1) ending at a value in the range Fenwick index k covers.

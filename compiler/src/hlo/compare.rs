@@ -7,10 +7,26 @@ use super::Imported;
 use crate::diagnose::align::Edit;
 use crate::diagnose::fields::Coll;
 use ccc_ir::spec::Collective;
+use std::collections::BTreeMap;
 
 /// What makes two ranks' modules differ, in the words of the report.
 pub const CAUSE: &str = "the ranks lowered different programs (different code, shapes, sharding or \
                          device count); every rank must run the same compiled module";
+
+/// What makes two modules differ when one is lowered text (before XLA's
+/// passes) and the other compiled, in the words of the report.
+pub const STAGES: &str = "one module is lowered text (its header names no device count: before XLA's passes) and \
+                          the other compiled: XLA's passes combine, convert and reschedule collectives, so the two \
+                          differ whatever the ranks run; compare the compiled text of every rank (`.compile().as_text()`, \
+                          or `--xla_dump_to`'s after-optimizations module)";
+
+/// Whether the module `src` is lowered text: its `HloModule` line names
+/// neither `replica_count` nor `num_partitions`, as a compiled module's
+/// does.
+pub fn is_lowered(src: &str) -> bool {
+    let header = src.lines().find(|l| l.trim_start().starts_with("HloModule")).unwrap_or("");
+    !(header.contains("replica_count=") || header.contains("num_partitions="))
+}
 
 /// What makes two ranks' modules hold the same collectives in another
 /// order, in the words of the report.
@@ -50,6 +66,13 @@ pub fn cause(differences: &[HloDifference]) -> &'static str {
 /// every attribute, moved, and is named once with its two positions.
 pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     let (ka, kb) = (attributes(a), attributes(b));
+    // Two modules of one program name their collectives alike: paired by
+    // name, a collective both moved and changed reads as both (aligned by
+    // position, as one missing and one extra, or paired with a neighbour
+    // of another op).
+    if let Some(named) = by_name(a, b, &ka, &kb) {
+        return named;
+    }
     let aligned = compare_aligned(a, b, &ka, &kb);
     // The alignment names one move at a time; the same collectives in an
     // order no single move explains (two swapped ends) read there as
@@ -61,6 +84,90 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
         return moved;
     }
     aligned
+}
+
+/// The differences of `a` and `b` with their collectives paired by
+/// instruction name (and part, for a combined collective split by dtype),
+/// when each module names every collective once and at least half of
+/// either's names are the other's (`None` otherwise: modules of different
+/// programs, or lowered against compiled text, whose passes rename). In
+/// `a`'s order: each collective only `a` names, missing; each pair outside
+/// the longest run kept in order, moved; each pair's attributes that
+/// differ; then each only `b` names, extra, in `b`'s order.
+fn by_name(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> Option<Vec<HloDifference>> {
+    let key = |m: &Imported| -> Option<BTreeMap<(String, Option<String>), usize>> {
+        let mut keys = BTreeMap::new();
+        for (i, s) in m.sources.iter().enumerate() {
+            if keys.insert((s.instruction.clone(), s.part.clone()), i).is_some() {
+                return None;
+            }
+        }
+        Some(keys)
+    };
+    let (names_a, names_b) = (key(a)?, key(b)?);
+    let (na, nb) = (ka.len(), kb.len());
+    if names_a.len() != na || names_b.len() != nb {
+        return None;
+    }
+    let common = names_a.keys().filter(|k| names_b.contains_key(*k)).count();
+    if common == 0 || 2 * common < na.max(nb) {
+        return None;
+    }
+    let (ca, cb) = (as_coll(ka), as_coll(kb));
+    let counts = format!("{} against {nb}", ccc_ir::noun::count(na as u64, "collective"));
+    // Pairs in a's order, and the longest run of them kept in order.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (i, s) in a.sources.iter().enumerate() {
+        if let Some(&j) = names_b.get(&(s.instruction.clone(), s.part.clone())) {
+            pairs.push((i, j));
+        }
+    }
+    // Ranks of the pairs' positions in b, a permutation of 0..pairs.
+    let mut by_b: Vec<usize> = (0..pairs.len()).collect();
+    by_b.sort_by_key(|&p| pairs[p].1);
+    let mut rank = vec![0; pairs.len()];
+    for (r, &p) in by_b.iter().enumerate() {
+        rank[p] = r;
+    }
+    let kept = crate::diagnose::align::longest_increasing(&rank);
+    let mut out = Vec::new();
+    let mut next = 0;
+    for (i, s) in a.sources.iter().enumerate() {
+        let name = s.instruction.clone();
+        let Some(&(_, j)) = pairs.get(next).filter(|(pi, _)| *pi == i) else {
+            let what = format!(
+                "only the first module has this collective ({}), its {} ({counts})",
+                summary(&ca[i]),
+                ordinal(i)
+            );
+            out.push(HloDifference { instruction: name, what, moved: false });
+            continue;
+        };
+        if !kept.contains(&next) {
+            let (at, there) = (ordinal(i), ordinal(j));
+            let moved = ka[i] == kb[j];
+            let what = match moved {
+                true => format!("the same collective, {at} in the first module and {there} in the second"),
+                false => format!("moved and changed: {at} in the first module and {there} in the second"),
+            };
+            out.push(HloDifference { instruction: name.clone(), what, moved });
+        }
+        for what in fields(&a.program.collectives[i], &b.program.collectives[j]) {
+            out.push(HloDifference { instruction: name.clone(), what, moved: false });
+        }
+        next += 1;
+    }
+    for (j, s) in b.sources.iter().enumerate() {
+        if !names_a.contains_key(&(s.instruction.clone(), s.part.clone())) {
+            let what = format!(
+                "only the second module has this collective ({}), its {} ({counts})",
+                summary(&cb[j]),
+                ordinal(j)
+            );
+            out.push(HloDifference { instruction: s.instruction.clone(), what, moved: false });
+        }
+    }
+    Some(out)
 }
 
 /// The moves that make `a`'s collectives `b`'s, when the two hold the
@@ -166,7 +273,12 @@ fn compare_aligned(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attribut
 /// [[0, 1], [2, 3]]`.
 fn summary(c: &Coll<'_>) -> String {
     let get = |k: &str| c.iter().find(|(key, _)| *key == k).map_or("", |(_, v)| *v);
-    format!("{} {} x {}, groups {}", get("op"), get("dtype"), get("count"), get("groups"))
+    // A permute's are its pairs (its groups are the world, always).
+    let (what, members) = match get("op") {
+        "Permute" => ("pairs", get("peers")),
+        _ => ("groups", get("groups")),
+    };
+    format!("{} {} x {}, {what} {members}", get("op"), get("dtype"), get("count"))
 }
 
 /// `collective 3`, counted from 0 as the reports count collectives.

@@ -60,7 +60,9 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     // HLO modules (every input one, `--target` given) are imported once:
     // their collectives compared instruction by instruction, then signed.
     let modules = crate::import::import_modules(args, &texts)?;
-    let hlo = modules.as_deref().and_then(|m| crate::import::compare_modules(&args.inputs, m));
+    let lowered: Vec<bool> =
+        texts.iter().map(|t| t.as_deref().is_some_and(ccc_compiler::hlo::compare::is_lowered)).collect();
+    let hlo = modules.as_deref().and_then(|m| crate::import::compare_modules(&args.inputs, m, &lowered));
     if let Some(hlo) = hlo.as_ref().filter(|_| !args.json) {
         crate::out::emit(&hlo.render())?;
         return Ok(ExitCode::from(1));

@@ -221,7 +221,7 @@ pub fn import_modules(
 /// other group with the largest (the earliest of equal ones). `None` when
 /// their collectives agree (the signature comparison then runs as for
 /// specs).
-pub fn compare_modules(paths: &[std::path::PathBuf], modules: &[Imported]) -> Option<ModulesReport> {
+pub fn compare_modules(paths: &[std::path::PathBuf], modules: &[Imported], lowered: &[bool]) -> Option<ModulesReport> {
     // Modules whose collectives agree form a group (by one key each, in
     // the order first met); the largest (the earliest of equal ones) is
     // the reference the others are told apart from, so that one odd rank
@@ -247,7 +247,13 @@ pub fn compare_modules(paths: &[std::path::PathBuf], modules: &[Imported]) -> Op
         .map(|g| {
             let differences =
                 ccc_compiler::hlo::compare::compare(&modules[groups[reference][0]], &modules[groups[g][0]]);
-            let cause = ccc_compiler::hlo::compare::cause(&differences);
+            // Lowered text against compiled: the passes between explain
+            // what differs, not the ranks.
+            let stage = |g: usize| groups[g].first().and_then(|&i| lowered.get(i)).copied();
+            let cause = match stage(reference) != stage(g) {
+                true => ccc_compiler::hlo::compare::STAGES,
+                false => ccc_compiler::hlo::compare::cause(&differences),
+            };
             (g, differences, cause)
         })
         .collect();
