@@ -188,6 +188,22 @@ pub(crate) use ccc_compiler::pipeline::accepted_in;
 ///
 /// [`ErrorClass::Parse`] with the line and column of the offending token.
 pub fn parse(text: &str) -> Result<Spec, Failure> {
+    // An HLO module where a spec belongs: RON's "expected struct
+    // `Collective` but found `HloModule`" would not say what reads it.
+    if ccc_compiler::hlo::looks_like_hlo(text) {
+        let mut info = ErrorInfo::new(
+            ErrorClass::Parse,
+            "Hlo",
+            "the text is an XLA HLO module, not a RON spec: ccc.import_hlo(module, target) reads it into a \
+             ccc.Program"
+                .to_owned(),
+        );
+        (info.line, info.column) = (Some(1), Some(1));
+        info.accepted =
+            Some("a RON spec (`Collective(...)` or `Program(...)`), or the Program ccc.import_hlo makes".to_owned());
+        info.help = Some("import the module first: ccc.sign(ccc.import_hlo(module, target))".to_owned());
+        return Err(info);
+    }
     too_large(text, "spec", ccc_compiler::parse::SPEC_MAX_BYTES)?;
     let parsed = parse_ron(text).map_err(|e| parse_error(&e))?;
     Ok(Spec { program: parsed.program, form: parsed.form })

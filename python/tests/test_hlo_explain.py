@@ -92,6 +92,17 @@ def test_a_malformed_module_raises_at_its_line_and_column():
     assert e.accepted and not e.accepted.startswith("accepted:")
 
 
+def test_a_module_where_a_spec_belongs_says_to_import_it():
+    # It raised RON's "expected struct `Collective` but found `HloModule`".
+    text = (HLO / "dp_train_step_8.compiled.hlo").read_text()
+    for call in (ccc.sign, ccc.parse, ccc.explain, lambda t: ccc.diagnose([t, t])):
+        with pytest.raises(ccc.ParseError) as caught:
+            call(text)
+        e = caught.value
+        assert (e.kind, e.line, e.column) == ("Hlo", 1, 1), call
+        assert "ccc.import_hlo(module, target)" in str(e) and e.accepted
+
+
 def test_a_truncated_module_raises_where_it_ends():
     text = "HloModule cut\n\nENTRY main {\n  p = f32[64"
     with pytest.raises(ccc.ParseError) as caught:
