@@ -1461,6 +1461,21 @@ fn a_lowered_module_s_mesh_must_match_the_target() {
     assert!(!matches!(import_module(&maximal, &target(16), None), Err(e) if e.message.contains("Shardy")));
 }
 
+/// Control characters of a module (an ESC `c` resets the terminal) were
+/// printed raw in the message and the snippet: escaped in the one, blanked
+/// in the other.
+#[test]
+fn control_characters_of_a_module_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("esc.hlo");
+    std::fs::write(&path, SMALL.replace("channel_id=1", "channel_id=\u{1b}c\u{7}")).unwrap();
+    let out = ccc(&["sign", path.to_str().unwrap(), "--target", target_path(8).to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("channel_id=\\u{1b}c\\u{7} is not a 64-bit integer"), "{stderr}");
+    assert!(!stderr.contains(['\u{1b}', '\u{7}']), "{stderr:?}");
+}
+
 /// A bracket left open on its line is named where it opens (it was
 /// "the line ends inside a bracket" at the line's end), and a stray
 /// closing one where it stands.

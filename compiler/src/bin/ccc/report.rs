@@ -144,7 +144,23 @@ pub fn located_report(
     help: Option<String>,
 ) -> ParseReport {
     let (snippet, span) = Snippet::around(path, src, range);
-    ParseReport { kind, path: path.to_owned(), message: message.to_owned(), src: snippet, span, label, help }
+    let (message, label, help) = (escape_controls(message), escape_controls(&label), help.map(|h| escape_controls(&h)));
+    ParseReport { kind, path: path.to_owned(), message, src: snippet, span, label, help }
+}
+
+/// `text` with each ASCII control character but a tab or a line break
+/// written as an escape (`\u{1b}`): a message quoting the input must not
+/// drive the terminal it is printed on (an ESC `c` in a module resets it).
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' | '\n' => out.push(c),
+            c if c.is_ascii_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The lines of a file a parse report shows: the line before the error,
@@ -208,8 +224,11 @@ impl Snippet {
             windows.push(Window { shown: at + skip_bytes..at + skip_bytes + kept_bytes, at: text.len() });
             // miette breaks a line at a lone `\r` too, where the file's
             // lines (and RON's count of them) break at `\n` only: a `\r`
-            // is shown as a space, one byte for one, so that offsets hold.
-            text.extend(kept.get(..kept_bytes).unwrap_or("").chars().map(|c| if c == '\r' { ' ' } else { c }));
+            // is shown as a space, one byte for one, so that offsets hold;
+            // so is every other ASCII control but a tab, which would drive
+            // the terminal (an ESC `c` resets it).
+            let shown = |c: char| if c.is_ascii_control() && c != '\t' { ' ' } else { c };
+            text.extend(kept.get(..kept_bytes).unwrap_or("").chars().map(shown));
             if kept_bytes < kept.len() {
                 text.push('…');
             }
