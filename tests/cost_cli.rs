@@ -461,6 +461,46 @@ fn a_narrow_range_holding_a_size_prints_it() {
     assert!(err.contains("no size in this range"), "{err}");
 }
 
+/// `sweep` sizes the first collective only, and validates only it: a
+/// program whose later collective `check` refuses (a permute given
+/// Kangaring) was refused, naming a collective it does not sweep.
+#[test]
+fn sweep_validates_only_the_collective_it_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("two.ron");
+    let collective = |op: &str, extra: &str| {
+        format!(
+            "Collective(op: {op}, dtype: F32, count: 1024, arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), \
+             channels: 1, algorithm: {extra})"
+        )
+    };
+    let program = format!(
+        "Program(collectives: [{}, {}])",
+        collective("AllReduce", "Ring, reduce: Add"),
+        collective("Permute", "Kangaring, peers: [(0, 1), (1, 0)]")
+    );
+    std::fs::write(&spec, program).unwrap();
+    let (code, _, err) = ccc(&["check", spec.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = ccc(&["sweep", spec.to_str().unwrap(), "--to", "64"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Ring"), "{out}");
+    // The first collective's own problem still refuses it.
+    let bad = spec.with_file_name("bad.ron");
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(&spec).unwrap().replacen(
+            "algorithm: Ring",
+            "algorithm: Kangaring, groups: [[0, 1, 2]]",
+            1,
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = ccc(&["sweep", bad.to_str().unwrap(), "--to", "64"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("collectives[0]"), "{err}");
+}
+
 /// A negative `--factor`, `--from` or `--to` is told what is accepted,
 /// not how to pass a value that starts with `-` (which clap says, and
 /// which fails again when followed).

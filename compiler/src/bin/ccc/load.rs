@@ -40,7 +40,31 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
     let cap = spec_cap(path, hlo);
     let what = if cap == HLO_CAP { "HLO module" } else { "spec" };
     let text = read_text(path, cap, what)?;
-    load_spec_text(path, &text, hlo, &mut AutoCache::new())
+    load_text(path, &text, hlo, &mut AutoCache::new(), Whole::Program)
+}
+
+/// [`load_spec`] of the first collective alone (`sweep`, which sizes only
+/// it): the program's other collectives are read, but neither validated
+/// nor kept, so that a problem of theirs (a program too full for the
+/// CTRL SPAD, an algorithm one of them cannot run) does not stop it.
+///
+/// # Errors
+///
+/// As [`load_spec`], for the first collective.
+pub fn load_first(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
+    let cap = spec_cap(path, hlo);
+    let what = if cap == HLO_CAP { "HLO module" } else { "spec" };
+    let text = read_text(path, cap, what)?;
+    load_text(path, &text, hlo, &mut AutoCache::new(), Whole::First)
+}
+
+/// What of a spec [`load_text`] validates and keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Whole {
+    /// The program.
+    Program,
+    /// Its first collective.
+    First,
 }
 
 /// [`load_spec`] of a file already read (`text`, read under a cap at least
@@ -58,13 +82,28 @@ pub fn load_spec_text(
     hlo: &HloArgs,
     cache: &mut AutoCache,
 ) -> Result<(ParsedSpec, ValidProgram), Failure> {
+    load_text(path, text, hlo, cache, Whole::Program)
+}
+
+/// [`load_spec_text`] of the program or of its first collective alone.
+fn load_text(
+    path: &Path,
+    text: &str,
+    hlo: &HloArgs,
+    cache: &mut AutoCache,
+    whole: Whole,
+) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let name = path.display().to_string();
     // A leading byte-order mark is skipped here and by `parse` alike, so the
     // snippet's columns are the parser's.
     let src = strip_bom(text);
     if ccc_compiler::hlo::looks_like_hlo(src) {
-        let imported = import_file(path, src, hlo, TargetValues::Validated)?;
+        let mut imported = import_file(path, src, hlo, TargetValues::Validated)?;
         note_imported(&name, &imported);
+        if whole == Whole::First {
+            imported.program.collectives.truncate(1);
+            imported.sources.truncate(1);
+        }
         let valid = validate_imported(&name, &imported, hlo, cache)?;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
         return Ok((parsed, valid));
@@ -86,7 +125,10 @@ pub fn load_spec_text(
     if text.len() as u64 > SPEC_CAP {
         return Err(too_large(path, Some(text.len() as u64), SPEC_CAP, "spec"));
     }
-    let parsed = parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?;
+    let mut parsed = parse(src).map_err(|e| Failure::input(parse_report(&name, src, &e)))?;
+    if whole == Whole::First {
+        parsed.program.collectives.truncate(1);
+    }
     let valid = validate_cached(&parsed.program, cache)
         .map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))

@@ -6,7 +6,7 @@
 
 use crate::Failure;
 use crate::args::SweepArgs;
-use crate::load::load_spec;
+use crate::load::load_first;
 use crate::out::write_new;
 use ccc_backends::plot::{Crossover, Curve, size_label, sweep_svg};
 use ccc_compiler::cost::auto::{Machine, display, evaluate_choice, legal};
@@ -79,7 +79,8 @@ fn count_at_least(c: &Collective, size: u64) -> Option<u64> {
 
 /// Runs `ccc sweep`.
 pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
-    let (parsed, _) = load_spec(&args.spec, &args.hlo)?;
+    // Only the first collective is swept: only it is validated.
+    let (parsed, _) = load_first(&args.spec, &args.hlo)?;
     let Some(first) = parsed.program.collectives.first() else {
         return Err(Failure::input(miette::miette!("{}: no collective to sweep", args.spec.display())));
     };
