@@ -826,6 +826,21 @@ fn diagnose_names_the_differing_instruction() {
     assert_eq!(lines.iter().filter(|l| l.contains("in the first module and collective")).count(), 1, "{lines:?}");
     assert!(!lines.iter().any(|l| l.contains("only the")), "{lines:?}");
 
+    // Modules compiled for different device counts cannot share the one
+    // target: that is the report (exit 1), not a refusal of the second.
+    let out = ccc(&[
+        "diagnose",
+        "tests/hlo/dp_train_step_8.compiled.hlo",
+        "tests/hlo/tp_train_step_16.compiled.hlo",
+        "--target",
+        t.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("tests/hlo/dp_train_step_8.compiled.hlo: 8 devices\n"), "{stdout}");
+    assert!(stdout.contains("tests/hlo/tp_train_step_16.compiled.hlo: 16 devices\n"), "{stdout}");
+    assert!(stdout.contains(&format!("likely cause: {}", compare::DEVICE_COUNTS)), "{stdout}");
+
     // Lowered text against compiled text of one program: the passes
     // between explain what differs (it was blamed on different programs).
     let out = ccc(&[

@@ -306,26 +306,12 @@ fn hlo_targets() -> &'static [ccc_compiler::hlo::Target] {
     TARGETS.get_or_init(|| HLO_TARGETS.iter().map_while(|t| parse_target(t).ok()).collect())
 }
 
-/// The device count the module's header names (`replica_count` times
-/// `num_partitions`, either defaulting to 1), or `None` when it names
-/// neither (or a product past `u64`, which no target has either). A plain
-/// scan of the `HloModule` line: which target to try is the harness's
-/// choice, and the importer checks the header itself.
-fn header_devices(src: &str) -> Option<u64> {
-    let header = src.lines().find(|l| l.trim_start().starts_with("HloModule"))?;
-    let count = |key: &str| header.split([',', ' ']).find_map(|w| w.strip_prefix(key)?.parse::<u64>().ok());
-    match (count("replica_count="), count("num_partitions=")) {
-        (None, None) => None,
-        (r, p) => r.unwrap_or(1).checked_mul(p.unwrap_or(1)),
-    }
-}
-
 /// The attributes whose values name device ids ([`named_devices`]).
 const ID_KEYS: [&str; 2] = ["replica_groups=", "source_target_pairs="];
 
 /// The fewest devices the ids of the module's `replica_groups` and
 /// `source_target_pairs` need ([`ids_needed`]; 0 when it names none). A
-/// plain scan, as [`header_devices`]: the importer checks the ids itself.
+/// plain scan, as [`ccc_compiler::hlo::compare::header_devices`]: the importer checks the ids itself.
 /// Linear in the module: a value ends where the line's next such
 /// attribute starts, so no byte is read for more than one value.
 fn named_devices(src: &str) -> u64 {
@@ -397,7 +383,7 @@ pub fn hlo(data: &[u8]) -> Result<Outcome, Finding> {
     ensure(targets.len() == HLO_TARGETS.len(), || "an HLO_TARGETS entry is not a target".to_owned())?;
     let src = strip_bom(text);
     let rank_n = |t: &ccc_compiler::hlo::Target| u64::from(t.topology.rank_n);
-    let target = match header_devices(src) {
+    let target = match ccc_compiler::hlo::compare::header_devices(src) {
         Some(devices) => targets.iter().find(|t| rank_n(t) == devices).or(targets.first()),
         None => {
             let needed = named_devices(src);

@@ -24,9 +24,28 @@ pub const STAGES: &str = "one module is lowered text (its header names no device
 /// neither `replica_count` nor `num_partitions`, as a compiled module's
 /// does.
 pub fn is_lowered(src: &str) -> bool {
-    let header = src.lines().find(|l| l.trim_start().starts_with("HloModule")).unwrap_or("");
-    !(header.contains("replica_count=") || header.contains("num_partitions="))
+    header_devices(src).is_none()
 }
+
+/// The devices the `HloModule` line of `src` names (`replica_count` x
+/// `num_partitions`, a missing one 1); `None` when it names neither
+/// (lowered text) or there is no such line. A plain scan of the line,
+/// read before (or without) importing the module: the importer checks
+/// the counts itself.
+pub fn header_devices(src: &str) -> Option<u64> {
+    let header = src.lines().find(|l| l.trim_start().starts_with("HloModule"))?;
+    let count = |key: &str| header.split([',', ' ']).find_map(|w| w.strip_prefix(key)?.parse::<u64>().ok());
+    match (count("replica_count="), count("num_partitions=")) {
+        (None, None) => None,
+        (r, p) => r.unwrap_or(1).checked_mul(p.unwrap_or(1)),
+    }
+}
+
+/// What makes two ranks' modules name different device counts, in the
+/// words of the report.
+pub const DEVICE_COUNTS: &str = "the ranks were launched with different device counts (another world size or \
+                                 mesh), so they compiled different modules; every rank must run one module compiled \
+                                 for one device count";
 
 /// What makes two ranks' modules hold the same collectives in another
 /// order, in the words of the report.

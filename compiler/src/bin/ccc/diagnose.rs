@@ -30,6 +30,48 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
+/// When every input is an HLO module and their headers name more than one
+/// device count, the report of that (exit 1); `None` otherwise.
+///
+/// # Errors
+///
+/// A [`Failure`] when the report cannot be written.
+fn device_counts(args: &DiagnoseArgs, texts: &[Option<String>]) -> Result<Option<ExitCode>, Failure> {
+    use ccc_compiler::hlo::compare::{DEVICE_COUNTS, header_devices};
+    let srcs: Option<Vec<&str>> = texts.iter().map(|t| t.as_deref().map(ccc_compiler::parse::strip_bom)).collect();
+    let Some(srcs) = srcs.filter(|s| s.iter().all(|s| ccc_compiler::hlo::looks_like_hlo(s))) else {
+        return Ok(None);
+    };
+    let counts: Vec<Option<u64>> = srcs.iter().map(|s| header_devices(s)).collect();
+    let distinct: std::collections::BTreeSet<u64> = counts.iter().flatten().copied().collect();
+    if distinct.len() < 2 {
+        return Ok(None);
+    }
+    let said = |c: Option<u64>| {
+        c.map_or_else(|| "no device count (lowered text)".to_owned(), |n| count(n, "device").to_string())
+    };
+    if args.json {
+        let modules: Vec<serde_json::Value> = args
+            .inputs
+            .iter()
+            .zip(&counts)
+            .map(|(p, c)| serde_json::json!({ "module": p.display().to_string(), "devices": c }))
+            .collect();
+        let json = serde_json::json!({ "all_match": false, "device_counts": modules, "cause": DEVICE_COUNTS });
+        let text = serde_json::to_string_pretty(&json)
+            .map_err(|e| Failure::input(miette::miette!("cannot write the report as JSON: {e}")))?;
+        crate::out::emit(&format!("{text}\n"))?;
+    } else {
+        let mut out = String::from("the modules run on different device counts:\n");
+        for (p, c) in args.inputs.iter().zip(&counts) {
+            let _ = writeln!(out, "  {}: {}", p.display(), said(*c));
+        }
+        let _ = writeln!(out, "likely cause: {DEVICE_COUNTS}");
+        crate::out::emit(&out)?;
+    }
+    Ok(Some(ExitCode::from(1)))
+}
+
 /// Members listed by name before "and N more".
 const MEMBERS_SHOWN: usize = 4;
 /// Odd ones out listed by name before "and N more".
@@ -57,6 +99,12 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         .zip(&files)
         .map(|(given, file)| read_input(given, file, &args.hlo))
         .collect::<Result<Vec<Option<String>>, Failure>>()?;
+    // Compiled modules whose headers name different device counts cannot
+    // share the one target: that difference is the report (it was a
+    // refusal, "the module runs on 16 devices but the target has 8").
+    if let Some(code) = device_counts(args, &texts)? {
+        return Ok(code);
+    }
     // HLO modules (every input one, `--target` given) are imported once:
     // their collectives compared instruction by instruction, then signed.
     let modules = crate::import::import_modules(args, &texts)?;
