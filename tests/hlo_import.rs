@@ -31,7 +31,7 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// hand-written one, sorted.
 fn fixtures() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ["tests/hlo", "tests/hlo/handwritten"] {
+    for dir in ["tests/hlo", "tests/hlo/handwritten", "tests/hlo/torch_xla"] {
         for entry in std::fs::read_dir(Path::new(ROOT).join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "hlo") && !is_unpartitioned(&path) {
@@ -1412,7 +1412,11 @@ fn import_writes_a_program_too_full_to_compile_and_says_so() {
     let parts: Vec<String> =
         (1..=2).map(|k| std::fs::read_to_string(dir.path().join(format!("step.{k}.ron"))).unwrap()).collect();
     assert!(!dir.path().join("step.3.ron").exists() && !split.exists());
-    assert!(parts[1].contains("// Part 2 of 2: the module's collectives 64 to 64, HLO lines 75 to 75"), "{}", parts[1]);
+    assert!(
+        parts[1].contains("// Part 2 of 2: the module's collectives 64 to 64, at HLO lines 75 to 75"),
+        "{}",
+        parts[1]
+    );
     let mut joined = Vec::new();
     for part in &parts {
         let program = parse(part).unwrap().program;
@@ -1420,6 +1424,20 @@ fn import_writes_a_program_too_full_to_compile_and_says_so() {
         joined.extend(program.collectives);
     }
     assert_eq!(joined, parse(&written).unwrap().program.collectives);
+    // A folder is no name to number (the parts went beside it).
+    let out = ccc(&[
+        "import",
+        hlo.to_str().unwrap(),
+        "--target",
+        t.to_str().unwrap(),
+        "--split",
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("that is a folder"), "{stderr}");
     // Nothing is written when a part's name is taken, and nothing is
     // overwritten.
     let again = dir.path().join("again.ron");
@@ -1483,12 +1501,13 @@ fn a_lowered_module_s_mesh_must_match_the_target() {
 fn control_characters_of_a_module_never_reach_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("esc.hlo");
-    std::fs::write(&path, SMALL.replace("channel_id=1", "channel_id=\u{1b}c\u{7}")).unwrap();
+    std::fs::write(&path, SMALL.replace("channel_id=1", "channel_id=\u{1b}c\u{7}\u{9b}")).unwrap();
     let out = ccc(&["sign", path.to_str().unwrap(), "--target", target_path(8).to_str().unwrap()]);
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("channel_id=\\u{1b}c\\u{7} is not a 64-bit integer"), "{stderr}");
-    assert!(!stderr.contains(['\u{1b}', '\u{7}']), "{stderr:?}");
+    let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("channel_id=\\u{1b}c\\u{7}\\u{9b} is not a 64-bit integer"), "{stderr}");
+    assert!(!stderr.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{stderr:?}");
 }
 
 /// A bracket left open on its line is named where it opens (it was

@@ -41,6 +41,19 @@ pub fn header_devices(src: &str) -> Option<u64> {
     }
 }
 
+/// Whether the `HloModule` line of `src` names its device counts as the
+/// importer reads them: each one it names a whole number from 1 to
+/// `u32::MAX` (a module that names one otherwise is the importer's to
+/// refuse, with its message).
+pub fn header_counts_valid(src: &str) -> bool {
+    let Some(header) = src.lines().find(|l| l.trim_start().starts_with("HloModule")) else { return true };
+    header.split([',', ' ']).all(|w| {
+        ["replica_count=", "num_partitions="]
+            .iter()
+            .all(|key| w.strip_prefix(key).is_none_or(|v| v.parse::<u32>().is_ok_and(|n| n > 0)))
+    })
+}
+
 /// What makes two ranks' modules name different device counts, in the
 /// words of the report.
 pub const DEVICE_COUNTS: &str = "the ranks were launched with different device counts (another world size or \
@@ -106,7 +119,7 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
 }
 
 /// The differences of `a` and `b` with their collectives paired by
-/// instruction name (and part, for a combined collective split by dtype),
+/// instruction name (and dtype, for a combined collective split by dtype),
 /// when each module names every collective once and at least half of
 /// either's names are the other's (`None` otherwise: modules of different
 /// programs, or lowered against compiled text, whose passes rename). In
@@ -114,10 +127,13 @@ pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
 /// the longest run kept in order, moved; each pair's attributes that
 /// differ; then each only `b` names, extra, in `b`'s order.
 fn by_name(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> Option<Vec<HloDifference>> {
-    let key = |m: &Imported| -> Option<BTreeMap<(String, Option<String>), usize>> {
+    // A combined collective split by dtype is one collective per dtype
+    // under one name: paired by name and dtype (its `part` names its
+    // operands, which a changed operand's dtype renumbers).
+    let key = |m: &Imported| -> Option<BTreeMap<(String, ccc_ir::spec::DType), usize>> {
         let mut keys = BTreeMap::new();
-        for (i, s) in m.sources.iter().enumerate() {
-            if keys.insert((s.instruction.clone(), s.part.clone()), i).is_some() {
+        for (i, (s, c)) in m.sources.iter().zip(&m.program.collectives).enumerate() {
+            if keys.insert((s.instruction.clone(), c.dtype), i).is_some() {
                 return None;
             }
         }
@@ -136,8 +152,8 @@ fn by_name(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> 
     let counts = format!("{} against {nb}", ccc_ir::noun::count(na as u64, "collective"));
     // Pairs in a's order, and the longest run of them kept in order.
     let mut pairs: Vec<(usize, usize)> = Vec::new();
-    for (i, s) in a.sources.iter().enumerate() {
-        if let Some(&j) = names_b.get(&(s.instruction.clone(), s.part.clone())) {
+    for (i, (s, c)) in a.sources.iter().zip(&a.program.collectives).enumerate() {
+        if let Some(&j) = names_b.get(&(s.instruction.clone(), c.dtype)) {
             pairs.push((i, j));
         }
     }
@@ -176,8 +192,8 @@ fn by_name(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> 
         }
         next += 1;
     }
-    for (j, s) in b.sources.iter().enumerate() {
-        if !names_a.contains_key(&(s.instruction.clone(), s.part.clone())) {
+    for (j, (s, c)) in b.sources.iter().zip(&b.program.collectives).enumerate() {
+        if !names_a.contains_key(&(s.instruction.clone(), c.dtype)) {
             let what = format!(
                 "only the second module has this collective ({}), its {} ({counts})",
                 summary(&cb[j]),

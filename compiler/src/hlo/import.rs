@@ -901,7 +901,8 @@ fn typed(
                 ins.shape_at,
                 1,
                 format!("`{}`: its result {leaf} does not fit its operand {operand}: {why}", ins.name),
-                "XLA's verifier refuses this too: is the module hand-edited?",
+                "XLA's verifier refuses this too: a module hand-edited, or text a framework wrote that XLA has not \
+                 compiled yet (its compile would fail here)",
             )
         };
         if from != to {

@@ -236,8 +236,9 @@ fn walk(
             entry.at,
             entry.name.len(),
             format!("the module has no collectives (entry computation `{}`)", entry.name),
-            "a module lowered but not partitioned (Lowered.as_text() of an auto-sharded jit) has none yet: \
-             import the compiled text (Compiled.as_text(), --xla_dump_to)",
+            "a module lowered but not partitioned has none yet, only `sharding={...}` annotations (JAX's \
+             Lowered.as_text() of an auto-sharded jit; PyTorch/XLA SPMD's graph before XLA's passes): import the \
+             compiled text (Compiled.as_text(); --xla_dump_to's *after_optimizations* module)",
         ));
     }
     let (collectives, sources) = walker.found.into_iter().unzip();

@@ -191,6 +191,17 @@ impl std::fmt::Display for Shape {
 /// stack on a module of a million `(`.
 pub const MAX_SHAPE_DEPTH: usize = 64;
 
+/// How the lines PyTorch/XLA's `XLA_SAVE_TENSORS_FILE` writes around and
+/// between its modules start.
+const TORCH_XLA_WRAPPERS: [&str; 6] = [
+    "[ScheduleSyncTensorsGraph]",
+    "TensorsGraphInfo:",
+    "Root Hashes:",
+    "## BEGIN_GRAPH",
+    "## END_GRAPH",
+    "Graph Hash:",
+];
+
 /// The headers of the stack-frame sections compiled dumps carry.
 const SECTIONS: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
 
@@ -324,11 +335,29 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
             continue;
         }
         if !t.ends_with('{') {
+            // PyTorch/XLA's `XLA_SAVE_TENSORS_FILE` wraps each graph's
+            // module in lines of its own, one block per sync.
+            let torch_xla = TORCH_XLA_WRAPPERS.iter().any(|w| t.starts_with(w));
             return Err(HloError::at(
                 lead,
                 t.len(),
-                "expected a computation (`name {` or `ENTRY name (...) -> shape {`) or the `HloModule` line",
-                "is this an HLO module as XLA prints it (`as_text()`, `--xla_dump_to`)?",
+                match torch_xla {
+                    true => {
+                        "this is PyTorch/XLA's XLA_SAVE_TENSORS_FILE, not one HLO module: it holds a module per \
+                             graph between `## BEGIN_GRAPH` and `## END_GRAPH`, with lines of its own"
+                    }
+                    false => {
+                        "expected a computation (`name {` or `ENTRY name (...) -> shape {`) or the `HloModule` line"
+                    }
+                },
+                match torch_xla {
+                    true => {
+                        "import the after-optimizations module of XLA_FLAGS=\"--xla_dump_to=DIR \
+                             --xla_dump_hlo_as_text\" (DIR/*SyncTensorsGraph*after_optimizations.txt), or cut one \
+                             graph's module out (from `HloModule` to its last `}`)"
+                    }
+                    false => "is this an HLO module as XLA prints it (`as_text()`, `--xla_dump_to`)?",
+                },
             ));
         }
         let computation = parse_computation(&mut lines, clean, lead, lead + t.len())?;

@@ -39,7 +39,10 @@ use std::process::ExitCode;
 fn device_counts(args: &DiagnoseArgs, texts: &[Option<String>]) -> Result<Option<ExitCode>, Failure> {
     use ccc_compiler::hlo::compare::{DEVICE_COUNTS, header_devices};
     let srcs: Option<Vec<&str>> = texts.iter().map(|t| t.as_deref().map(ccc_compiler::parse::strip_bom)).collect();
-    let Some(srcs) = srcs.filter(|s| s.iter().all(|s| ccc_compiler::hlo::looks_like_hlo(s))) else {
+    // A count the importer would refuse is its to refuse, with its message.
+    let Some(srcs) = srcs.filter(|s| {
+        s.iter().all(|s| ccc_compiler::hlo::looks_like_hlo(s) && ccc_compiler::hlo::compare::header_counts_valid(s))
+    }) else {
         return Ok(None);
     };
     let counts: Vec<Option<u64>> = srcs.iter().map(|s| header_devices(s)).collect();

@@ -104,10 +104,24 @@ fn parts(imported: &Imported) -> Vec<std::ops::Range<usize>> {
 /// file: none is written unless none exists, and those written are
 /// removed again should a later one fail.
 fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result<ExitCode, Failure> {
+    // A file's name to number: a folder (or a path ending in `/`) is
+    // refused, as `-o` without `--split` refuses it.
+    let as_text = out.as_os_str().to_string_lossy();
+    if out.is_dir() || as_text.ends_with('/') || out.file_name().is_none() {
+        return Err(Failure::input(miette::miette!(
+            help = "name a file, whose name the parts take numbered: -o FOLDER/step.ron writes FOLDER/step.1.ron, ...",
+            "cannot write the parts of {name} as {}: that is a folder",
+            out.display()
+        )));
+    }
     let parts = parts(imported);
-    let stem = out.file_stem().map_or_else(|| "program".into(), |s| s.to_string_lossy().into_owned());
-    let ext = out.extension().map_or_else(|| "ron".into(), |e| e.to_string_lossy().into_owned());
-    let path = |k: usize| out.with_file_name(format!("{stem}.{k}.{ext}"));
+    let (stem, ext) = (out.file_stem().unwrap_or_default(), out.extension());
+    let path = |k: usize| {
+        let mut file = stem.to_os_string();
+        file.push(format!(".{k}."));
+        file.push(ext.unwrap_or(std::ffi::OsStr::new("ron")));
+        out.with_file_name(file)
+    };
     let paths: Vec<std::path::PathBuf> = (1..=parts.len()).map(path).collect();
     if let Some(there) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
         return Err(Failure::input(miette::miette!(
@@ -121,8 +135,10 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
     let mut written: Vec<&std::path::Path> = Vec::new();
     for (k, range) in parts.iter().enumerate() {
         let sources = &imported.sources[range.clone()];
-        let lines = match (sources.first(), sources.last()) {
-            (Some(a), Some(b)) => format!(", HLO lines {} to {}", a.line, b.line),
+        // Collectives of called computations stand elsewhere in the text:
+        // the lines between the first and the last of them.
+        let lines = match (sources.iter().map(|s| s.line).min(), sources.iter().map(|s| s.line).max()) {
+            (Some(a), Some(b)) => format!(", at HLO lines {a} to {b}"),
             _ => String::new(),
         };
         let part = Imported {
@@ -148,6 +164,12 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
             for p in &written {
                 let _ = std::fs::remove_file(p);
             }
+            if !written.is_empty() {
+                note!(
+                    "note: parts 1 to {} were written and removed again: nothing of {name} is written",
+                    written.len()
+                );
+            }
             return Err(e);
         }
         written.push(&paths[k]);
@@ -162,9 +184,10 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
 /// TOP_SP's CTRL SPAD.
 fn too_full_note(o: &Overflow) -> String {
     let cut = if o.by_count {
-        format!("cut it into programs of at most {} collectives", o.capacity)
+        format!("cut it into programs of at most {} collectives (`ccc import --split -o FILE` does)", o.capacity)
     } else {
-        "cut it into programs that fit, or choose algorithms with fewer phases".to_owned()
+        "cut it into programs that fit (`ccc import --split -o FILE` does), or choose algorithms with fewer phases"
+            .to_owned()
     };
     format!(
         "Note: these collectives take {} slots of a TOP_SP's CTRL SPAD, more than its {}: the program does not\n\

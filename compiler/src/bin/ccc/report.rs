@@ -148,15 +148,16 @@ pub fn located_report(
     ParseReport { kind, path: path.to_owned(), message, src: snippet, span, label, help }
 }
 
-/// `text` with each ASCII control character but a tab or a line break
-/// written as an escape (`\u{1b}`): a message quoting the input must not
-/// drive the terminal it is printed on (an ESC `c` in a module resets it).
+/// `text` with each control character (C0, DEL, C1) but a tab or a line
+/// break written as an escape (`\u{1b}`): a message quoting the input
+/// must not drive the terminal it is printed on (an ESC `c` in a module
+/// resets it; some terminals read U+009B as ESC `[`).
 pub fn escape_controls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '\t' | '\n' => out.push(c),
-            c if c.is_ascii_control() => out.push_str(&c.escape_unicode().to_string()),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
             c => out.push(c),
         }
     }
@@ -225,10 +226,15 @@ impl Snippet {
             // miette breaks a line at a lone `\r` too, where the file's
             // lines (and RON's count of them) break at `\n` only: a `\r`
             // is shown as a space, one byte for one, so that offsets hold;
-            // so is every other ASCII control but a tab, which would drive
-            // the terminal (an ESC `c` resets it).
-            let shown = |c: char| if c.is_ascii_control() && c != '\t' { ' ' } else { c };
-            text.extend(kept.get(..kept_bytes).unwrap_or("").chars().map(shown));
+            // so is every other control character but a tab, which would
+            // drive the terminal (an ESC `c` resets it), as many spaces
+            // as it has bytes (a C1 control has two).
+            for c in kept.get(..kept_bytes).unwrap_or("").chars() {
+                match c.is_control() && c != '\t' {
+                    true => text.extend(std::iter::repeat_n(' ', c.len_utf8())),
+                    false => text.push(c),
+                }
+            }
             if kept_bytes < kept.len() {
                 text.push('…');
             }
