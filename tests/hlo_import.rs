@@ -826,32 +826,22 @@ fn diagnose_names_the_differing_instruction() {
     assert_eq!(lines.iter().filter(|l| l.contains("in the first module and collective")).count(), 1, "{lines:?}");
     assert!(!lines.iter().any(|l| l.contains("only the")), "{lines:?}");
 
+    // The report of `diagnose` on two fixtures (exit 1).
+    let mismatch = |a: &str, b: &str| {
+        let out = ccc(&["diagnose", a, b, "--target", t.to_str().unwrap()]);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        stdout
+    };
     // Modules compiled for different device counts cannot share the one
     // target: that is the report (exit 1), not a refusal of the second.
-    let out = ccc(&[
-        "diagnose",
-        "tests/hlo/dp_train_step_8.compiled.hlo",
-        "tests/hlo/tp_train_step_16.compiled.hlo",
-        "--target",
-        t.to_str().unwrap(),
-    ]);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("tests/hlo/dp_train_step_8.compiled.hlo: 8 devices\n"), "{stdout}");
-    assert!(stdout.contains("tests/hlo/tp_train_step_16.compiled.hlo: 16 devices\n"), "{stdout}");
+    let (dp, tp) = ("tests/hlo/dp_train_step_8.compiled.hlo", "tests/hlo/tp_train_step_16.compiled.hlo");
+    let stdout = mismatch(dp, tp);
+    assert!(stdout.contains(&format!("{dp}: 8 devices\n{tp}: 16 devices\n").replace("tests/", "  tests/")), "{stdout}");
     assert!(stdout.contains(&format!("likely cause: {}", compare::DEVICE_COUNTS)), "{stdout}");
-
     // Lowered text against compiled text of one program: the passes
     // between explain what differs (it was blamed on different programs).
-    let out = ccc(&[
-        "diagnose",
-        "tests/hlo/mixed_dtypes_8.lowered.hlo",
-        "tests/hlo/mixed_dtypes_8.compiled.hlo",
-        "--target",
-        t.to_str().unwrap(),
-    ]);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let stdout = mismatch("tests/hlo/mixed_dtypes_8.lowered.hlo", "tests/hlo/mixed_dtypes_8.compiled.hlo");
     assert!(stdout.contains(&format!("likely cause: {}", compare::STAGES)), "{stdout}");
 
     // An equal collective inserted beside another: the inserted one is
@@ -1394,29 +1384,25 @@ fn import_writes_a_program_too_full_to_compile_and_says_so() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("each collective taking one;") && !flat.contains("the most:"), "{stderr}");
+    // `--split -o OUT` of the module: its exit code and stderr, flattened
+    // (the report is wrapped to a width).
+    let split_to = |out: &Path| {
+        let args = ["import", hlo.to_str().unwrap(), "--target", t.to_str().unwrap(), "--split", "-o"];
+        let out = ccc(&[&args[..], &[out.to_str().unwrap()]].concat());
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        (out.status.code(), stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" "))
+    };
     // `--split`: programs that each fit, in order, as many as fit; each
     // validates, and together they are the module's collectives.
     let split = dir.path().join("step.ron");
-    let out = ccc(&[
-        "import",
-        hlo.to_str().unwrap(),
-        "--target",
-        t.to_str().unwrap(),
-        "--split",
-        "-o",
-        split.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (code, stderr) = split_to(&split);
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("step.2.ron: collectives 64 to 64"), "{stderr}");
     let parts: Vec<String> =
         (1..=2).map(|k| std::fs::read_to_string(dir.path().join(format!("step.{k}.ron"))).unwrap()).collect();
     assert!(!dir.path().join("step.3.ron").exists() && !split.exists());
-    assert!(
-        parts[1].contains("// Part 2 of 2: the module's collectives 64 to 64, at HLO lines 75 to 75"),
-        "{}",
-        parts[1]
-    );
+    let header = "// Part 2 of 2: the module's collectives 64 to 64, at HLO lines 75 to 75";
+    assert!(parts[1].contains(header), "{}", parts[1]);
     let mut joined = Vec::new();
     for part in &parts {
         let program = parse(part).unwrap().program;
@@ -1425,36 +1411,15 @@ fn import_writes_a_program_too_full_to_compile_and_says_so() {
     }
     assert_eq!(joined, parse(&written).unwrap().program.collectives);
     // A folder is no name to number (the parts went beside it).
-    let out = ccc(&[
-        "import",
-        hlo.to_str().unwrap(),
-        "--target",
-        t.to_str().unwrap(),
-        "--split",
-        "-o",
-        dir.path().to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
-    assert!(flat.contains("that is a folder"), "{stderr}");
+    let (code, stderr) = split_to(dir.path());
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("that is a folder"), "{stderr}");
     // Nothing is written when a part's name is taken, and nothing is
     // overwritten.
-    let again = dir.path().join("again.ron");
     std::fs::write(dir.path().join("again.2.ron"), "mine").unwrap();
-    let out = ccc(&[
-        "import",
-        hlo.to_str().unwrap(),
-        "--target",
-        t.to_str().unwrap(),
-        "--split",
-        "-o",
-        again.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
-    assert!(flat.contains("again.2.ron exists; nothing was written"), "{stderr}");
+    let (code, stderr) = split_to(&dir.path().join("again.ron"));
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("again.2.ron exists; nothing was written"), "{stderr}");
     assert!(!dir.path().join("again.1.ron").exists());
     assert_eq!(std::fs::read_to_string(dir.path().join("again.2.ron")).unwrap(), "mine");
     // 64 fit, with no note.
