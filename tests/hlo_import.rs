@@ -825,6 +825,16 @@ fn diagnose_names_the_differing_instruction() {
     assert!(lines.iter().any(|l| l.starts_with("x: replica_groups differ")), "{lines:?}");
     assert_eq!(lines.iter().filter(|l| l.contains("in the first module and collective")).count(), 1, "{lines:?}");
     assert!(!lines.iter().any(|l| l.contains("only the")), "{lines:?}");
+    // With `--json`, a collective moved and changed is marked moved, as
+    // a move alone is: x, changed, to the end (w y z stay in order).
+    let x_root = x_wide.replace("  %x", "  ROOT %x");
+    let wyzx = write("wyzx.hlo", &[w, y, &z_inner, &x_root]);
+    let out = ccc(&["diagnose", &wxyz, &wyzx, "--target", t.to_str().unwrap(), "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = json["hlo"]["groups"][0]["differences"].as_array().unwrap();
+    let moved: Vec<&serde_json::Value> = listed.iter().filter(|d| d["moved"] == true).collect();
+    assert_eq!(moved.len(), 1, "{json}");
+    assert!(moved[0]["what"].as_str().unwrap().starts_with("moved and changed: collective"), "{json}");
 
     // The report of `diagnose` on two fixtures (exit 1).
     let mismatch = |a: &str, b: &str| {

@@ -198,7 +198,9 @@ pub fn parse(text: &str) -> Result<Spec, Failure> {
              ccc.Program"
                 .to_owned(),
         );
-        (info.line, info.column) = (Some(1), Some(1));
+        // At the `HloModule` line (comments may come before it).
+        let line = text.lines().position(|l| l.trim_start().starts_with("HloModule")).unwrap_or(0);
+        (info.line, info.column) = (Some(line as u64 + 1), Some(1));
         info.accepted =
             Some("a RON spec (`Collective(...)` or `Program(...)`), or the Program ccc.import_hlo makes".to_owned());
         info.help = Some("import the module first: ccc.sign(ccc.import_hlo(module, target))".to_owned());

@@ -101,6 +101,10 @@ def test_a_module_where_a_spec_belongs_says_to_import_it():
         e = caught.value
         assert (e.kind, e.line, e.column) == ("Hlo", 1, 1), call
         assert "ccc.import_hlo(module, target)" in str(e) and e.accepted
+    # At the `HloModule` line, below a comment before it.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.sign("// a rank's module\n// as dumped\n" + text)
+    assert caught.value.line == 3
 
 
 def test_a_truncated_module_raises_where_it_ends():

@@ -73,8 +73,9 @@ pub struct HloDifference {
     pub instruction: String,
     /// What differs, with each side's value (`replica_groups differ: ...`).
     pub what: String,
-    /// The same collective at another position (when every difference
-    /// is one, [`REORDERED`] is the cause, not [`CAUSE`]).
+    /// The collective at another position (when every difference is
+    /// one, [`REORDERED`] is the cause, not [`CAUSE`]; one that changed
+    /// too is followed by a difference for each attribute).
     pub moved: bool,
 }
 
@@ -180,12 +181,14 @@ fn by_name(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> 
         };
         if !kept.contains(&next) {
             let (at, there) = (ordinal(i), ordinal(j));
-            let moved = ka[i] == kb[j];
-            let what = match moved {
+            // Moved either way (`moved`, for `--json`); when it changed
+            // too, the lines after it say how, and the cause is not the
+            // order alone.
+            let what = match ka[i] == kb[j] {
                 true => format!("the same collective, {at} in the first module and {there} in the second"),
                 false => format!("moved and changed: {at} in the first module and {there} in the second"),
             };
-            out.push(HloDifference { instruction: name.clone(), what, moved });
+            out.push(HloDifference { instruction: name.clone(), what, moved: true });
         }
         for what in fields(&a.program.collectives[i], &b.program.collectives[j]) {
             out.push(HloDifference { instruction: name.clone(), what, moved: false });
