@@ -22,6 +22,7 @@
 
 use crate::{hexdump, json, text_log};
 use ccc_compiler::diagnose::{Input, diagnose};
+use ccc_compiler::hlo::compare::{HeaderDevices, header_devices};
 use ccc_compiler::hlo::{HloError, import_module, parse_target};
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::parse::{SpecForm, parse, strip_bom};
@@ -311,7 +312,7 @@ const ID_KEYS: [&str; 2] = ["replica_groups=", "source_target_pairs="];
 
 /// The fewest devices the ids of the module's `replica_groups` and
 /// `source_target_pairs` need ([`ids_needed`]; 0 when it names none). A
-/// plain scan, as [`ccc_compiler::hlo::compare::header_devices`]: the importer checks the ids itself.
+/// plain scan, as [`header_devices`]: the importer checks the ids itself.
 /// Linear in the module: a value ends where the line's next such
 /// attribute starts, so no byte is read for more than one value.
 fn named_devices(src: &str) -> u64 {
@@ -383,9 +384,10 @@ pub fn hlo(data: &[u8]) -> Result<Outcome, Finding> {
     ensure(targets.len() == HLO_TARGETS.len(), || "an HLO_TARGETS entry is not a target".to_owned())?;
     let src = strip_bom(text);
     let rank_n = |t: &ccc_compiler::hlo::Target| u64::from(t.topology.rank_n);
-    let target = match ccc_compiler::hlo::compare::header_devices(src) {
-        Some(devices) => targets.iter().find(|t| rank_n(t) == devices).or(targets.first()),
-        None => {
+    let target = match header_devices(src) {
+        HeaderDevices::Devices(devices) => targets.iter().find(|t| rank_n(t) == devices).or(targets.first()),
+        HeaderDevices::Unreadable => targets.first(),
+        HeaderDevices::Unnamed => {
             let needed = named_devices(src);
             targets.iter().find(|t| rank_n(t) >= needed).or(targets.last())
         }

@@ -20,38 +20,46 @@ pub const STAGES: &str = "one module is lowered text (its header names no device
                           differ whatever the ranks run; compare the compiled text of every rank (`.compile().as_text()`, \
                           or `--xla_dump_to`'s after-optimizations module)";
 
+/// What the `HloModule` line of a module says of its devices
+/// ([`header_devices`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderDevices {
+    /// It names neither `replica_count` nor `num_partitions` (lowered
+    /// text), or there is no such line.
+    Unnamed,
+    /// `replica_count` x `num_partitions` (a missing one 1).
+    Devices(u64),
+    /// A count that is not a whole number from 1 to `u32::MAX`: the
+    /// importer's to refuse, with its message.
+    Unreadable,
+}
+
+/// What the `HloModule` line of `src` says of its devices: a plain scan of
+/// the line, read before (or without) importing the module, by the
+/// importer's rule for a count (a whole number from 1 to `u32::MAX`).
+pub fn header_devices(src: &str) -> HeaderDevices {
+    let Some(header) = src.lines().find(|l| l.trim_start().starts_with("HloModule")) else {
+        return HeaderDevices::Unnamed;
+    };
+    let mut devices: Option<u64> = None;
+    for word in header.split([',', ' ']) {
+        let Some(value) = ["replica_count=", "num_partitions="].iter().find_map(|k| word.strip_prefix(k)) else {
+            continue;
+        };
+        match value.parse::<u32>() {
+            // Two u32 counts: the product fits.
+            Ok(n) if n > 0 => devices = Some(devices.unwrap_or(1) * u64::from(n)),
+            _ => return HeaderDevices::Unreadable,
+        }
+    }
+    devices.map_or(HeaderDevices::Unnamed, HeaderDevices::Devices)
+}
+
 /// Whether the module `src` is lowered text: its `HloModule` line names
 /// neither `replica_count` nor `num_partitions`, as a compiled module's
 /// does.
 pub fn is_lowered(src: &str) -> bool {
-    header_devices(src).is_none()
-}
-
-/// The devices the `HloModule` line of `src` names (`replica_count` x
-/// `num_partitions`, a missing one 1); `None` when it names neither
-/// (lowered text) or there is no such line. A plain scan of the line,
-/// read before (or without) importing the module: the importer checks
-/// the counts itself.
-pub fn header_devices(src: &str) -> Option<u64> {
-    let header = src.lines().find(|l| l.trim_start().starts_with("HloModule"))?;
-    let count = |key: &str| header.split([',', ' ']).find_map(|w| w.strip_prefix(key)?.parse::<u64>().ok());
-    match (count("replica_count="), count("num_partitions=")) {
-        (None, None) => None,
-        (r, p) => r.unwrap_or(1).checked_mul(p.unwrap_or(1)),
-    }
-}
-
-/// Whether the `HloModule` line of `src` names its device counts as the
-/// importer reads them: each one it names a whole number from 1 to
-/// `u32::MAX` (a module that names one otherwise is the importer's to
-/// refuse, with its message).
-pub fn header_counts_valid(src: &str) -> bool {
-    let Some(header) = src.lines().find(|l| l.trim_start().starts_with("HloModule")) else { return true };
-    header.split([',', ' ']).all(|w| {
-        ["replica_count=", "num_partitions="]
-            .iter()
-            .all(|key| w.strip_prefix(key).is_none_or(|v| v.parse::<u32>().is_ok_and(|n| n > 0)))
-    })
+    header_devices(src) == HeaderDevices::Unnamed
 }
 
 /// What makes two ranks' modules name different device counts, in the
@@ -91,12 +99,16 @@ pub fn cause(differences: &[HloDifference]) -> &'static str {
 }
 
 /// The differences between the collectives of `a` and `b`, in program
-/// order. The collectives are aligned as `diagnose` aligns two programs
-/// (`diagnose/align.rs`: equal runs matched, one collective missing or
-/// extra named as such, not every later one paired with its neighbour;
-/// of alignments alike, the one that pairs instructions of one name);
-/// a collective missing from one place and extra at another, equal in
-/// every attribute, moved, and is named once with its two positions.
+/// order. Modules of one program (each collective named once, half the
+/// names shared) are compared by name ([`by_name`]). Others are aligned
+/// as `diagnose` aligns two programs (`diagnose/align.rs`: equal runs
+/// matched, one collective missing or extra named as such, not every
+/// later one paired with its neighbour; of alignments alike, the one that
+/// pairs instructions of one name); a collective missing from one place
+/// and extra at another, equal in every attribute, moved, and is named
+/// once with its two positions; and modules holding the same collectives
+/// in an order no single move explains have each move named
+/// ([`reordered`]).
 pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     let (ka, kb) = (attributes(a), attributes(b));
     // Two modules of one program name their collectives alike: paired by
@@ -395,4 +407,20 @@ fn peers(c: &Collective) -> String {
     let mut pairs = c.peers.clone().unwrap_or_default();
     pairs.sort_unstable();
     format!("{pairs:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_names_its_devices_none_or_a_count_the_importer_refuses() {
+        let devices = |header: &str| header_devices(&format!("{header}\n\nENTRY e {{\n}}\n"));
+        assert_eq!(devices("HloModule m, replica_count=2, num_partitions=4"), HeaderDevices::Devices(8));
+        assert_eq!(devices("HloModule m, num_partitions=16"), HeaderDevices::Devices(16));
+        assert_eq!(devices("HloModule m, entry_computation_layout={()->f32[]}"), HeaderDevices::Unnamed);
+        assert_eq!(devices("HloModule m, num_partitions=0"), HeaderDevices::Unreadable);
+        assert_eq!(devices("HloModule m, num_partitions=99999999999999999999999"), HeaderDevices::Unreadable);
+        assert!(is_lowered("HloModule m\n") && !is_lowered("HloModule m, replica_count=1\n"));
+    }
 }

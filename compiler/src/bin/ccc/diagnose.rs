@@ -37,15 +37,18 @@ use std::process::ExitCode;
 ///
 /// A [`Failure`] when the report cannot be written.
 fn device_counts(args: &DiagnoseArgs, texts: &[Option<String>]) -> Result<Option<ExitCode>, Failure> {
-    use ccc_compiler::hlo::compare::{DEVICE_COUNTS, header_devices};
+    use ccc_compiler::hlo::compare::{DEVICE_COUNTS, HeaderDevices, header_devices};
     let srcs: Option<Vec<&str>> = texts.iter().map(|t| t.as_deref().map(ccc_compiler::parse::strip_bom)).collect();
-    // A count the importer would refuse is its to refuse, with its message.
-    let Some(srcs) = srcs.filter(|s| {
-        s.iter().all(|s| ccc_compiler::hlo::looks_like_hlo(s) && ccc_compiler::hlo::compare::header_counts_valid(s))
-    }) else {
+    let Some(srcs) = srcs.filter(|s| s.iter().all(|s| ccc_compiler::hlo::looks_like_hlo(s))) else {
         return Ok(None);
     };
-    let counts: Vec<Option<u64>> = srcs.iter().map(|s| header_devices(s)).collect();
+    let read: Vec<HeaderDevices> = srcs.iter().map(|s| header_devices(s)).collect();
+    // A count the importer would refuse is its to refuse, with its message.
+    if read.contains(&HeaderDevices::Unreadable) {
+        return Ok(None);
+    }
+    let counts: Vec<Option<u64>> =
+        read.iter().map(|h| if let HeaderDevices::Devices(n) = *h { Some(n) } else { None }).collect();
     let distinct: std::collections::BTreeSet<u64> = counts.iter().flatten().copied().collect();
     if distinct.len() < 2 {
         return Ok(None);
