@@ -100,7 +100,7 @@ pub fn cause(differences: &[HloDifference]) -> &'static str {
 
 /// The differences between the collectives of `a` and `b`, in program
 /// order. Modules of one program (each collective named once, half the
-/// names shared) are compared by name ([`by_name`]). Others are aligned
+/// names shared) are compared by name (`by_name`). Others are aligned
 /// as `diagnose` aligns two programs (`diagnose/align.rs`: equal runs
 /// matched, one collective missing or extra named as such, not every
 /// later one paired with its neighbour; of alignments alike, the one that
@@ -108,7 +108,7 @@ pub fn cause(differences: &[HloDifference]) -> &'static str {
 /// and extra at another, equal in every attribute, moved, and is named
 /// once with its two positions; and modules holding the same collectives
 /// in an order no single move explains have each move named
-/// ([`reordered`]).
+/// (`reordered`).
 pub fn compare(a: &Imported, b: &Imported) -> Vec<HloDifference> {
     let (ka, kb) = (attributes(a), attributes(b));
     // Two modules of one program name their collectives alike: paired by
