@@ -10,7 +10,7 @@ use ccc_compiler::cost::auto::fit::Overflow;
 use ccc_compiler::hlo::compare::HloDifference;
 use ccc_compiler::hlo::{Imported, emit};
 use ccc_compiler::parse::strip_bom;
-use ccc_compiler::validate::{Problem, ValidationError, validate};
+use ccc_compiler::validate::{AutoCache, Problem, ValidationError, validate, validate_cached};
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::process::ExitCode;
@@ -32,9 +32,10 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     // verifier refuses too; `--algorithm` naming one the op cannot run)
     // is refused with `check`'s report, each problem at its instruction.
     // One refusal is the program's, not a collective's: more collectives
-    // (or their records) than a TOP_SP's CTRL SPAD holds. ccc does not
-    // split a module, so the program is written for the user to cut
-    // (docs/hlo.md), with a note saying so, rather than refused.
+    // (or their records) than a TOP_SP's CTRL SPAD holds. Such a program
+    // is cut into programs that fit with `--split`, else written whole
+    // for the user to cut (docs/hlo.md), with a note saying so, rather
+    // than refused.
     let name = args.module.display().to_string();
     let overflow = match validate(&imported.program) {
         Ok(_) => None,
@@ -43,12 +44,12 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
             _ => return Err(Failure::input(hlo_validation_report(&name, &args.hlo, &imported.sources, e))),
         },
     };
-    if args.split {
-        let out = args.out.as_deref().unwrap_or_else(|| std::path::Path::new("program.ron"));
+    // (`--split` requires `-o`.)
+    if let (true, Some(out)) = (args.split, &args.out) {
         return write_parts(&imported, &name, out);
     }
     let notes: Vec<String> = overflow.iter().map(too_full_note).collect();
-    let ron = emit::to_ron_noted(&imported, &args.module.display().to_string(), &notes)
+    let ron = emit::to_ron_noted(&imported, &name, &notes)
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
     match &args.out {
         None => crate::out::emit(&ron)?,
@@ -69,11 +70,14 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
 /// program of one collective always does (a collective alone is never
 /// refused for it), and a program's slots only grow with its collectives:
 /// each part's end is found by doubling, then halving (a dozen
-/// validations a part of 64, not 64).
+/// validations a part of 64, not 64), through one `Auto` cache, so that
+/// each collective's choice is searched once, not once a validation.
 fn parts(imported: &Imported) -> Vec<std::ops::Range<usize>> {
     let all = &imported.program.collectives;
-    let fits =
-        |range: std::ops::Range<usize>| validate(&ccc_ir::spec::Program { collectives: all[range].to_vec() }).is_ok();
+    let mut cache = AutoCache::new();
+    let mut fits = |range: std::ops::Range<usize>| {
+        validate_cached(&ccc_ir::spec::Program { collectives: all[range].to_vec() }, &mut cache).is_ok()
+    };
     let mut parts = Vec::new();
     let mut start = 0;
     while start < all.len() {
