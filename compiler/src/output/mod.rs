@@ -395,8 +395,7 @@ fn write_in<'a>(
         // The old tree's root has the permissions the new one took from it:
         // opened while ccc empties it, even when the user made it read-only.
         if let Ok(meta) = fs::symlink_metadata(old) {
-            let Written { left, unremoved, .. } = &mut written;
-            opened(old, &meta, || remove_ours(old, &place.out, listing, Path::new(""), left, unremoved));
+            opened(old, &meta, || remove_ours(old, &place.out, listing, Path::new(""), &mut written));
         }
         // The old tree stays only for what it holds that ccc did not write
         // or could not remove; name the tree itself when no entry of it was

@@ -348,13 +348,6 @@ fn alive(_pid: u32) -> bool {
     true
 }
 
-/// Where [`remove_debris`] lists what it leaves: [`Written::left`] and
-/// [`Written::unremoved`].
-struct Lists<'a> {
-    left: &'a mut Vec<PathBuf>,
-    unremoved: &'a mut Vec<(PathBuf, String)>,
-}
-
 /// Removes the work folders of dead compiles beside `OUT` (and any of this
 /// process's own names, which no live compile can be using). A replaced
 /// output moved aside by a two-rename switch that died before the second
@@ -374,9 +367,7 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
     for (path, _, pid) in stale {
         let mut bytes = 0;
         if let Ok(meta) = fs::symlink_metadata(&path) {
-            let Written { left, unremoved, .. } = &mut *written;
-            let mut lists = Lists { left, unremoved };
-            opened(&path, &meta, || remove_debris(&path, &place.out, Path::new(""), &mut bytes, &mut lists));
+            opened(&path, &meta, || remove_debris(&path, &place.out, Path::new(""), &mut bytes, written));
         }
         let kept = fs::symlink_metadata(&path).is_ok();
         written.swept.push(Swept { path, pid, bytes, restored: false, kept });
@@ -390,25 +381,26 @@ pub(super) fn sweep(place: &Place, written: &mut Written) -> Result<(), OutputEr
 /// carried over (the same file is at the same place in `out`). A file with
 /// other names (a hard link) goes only as such a link: ccc writes its own
 /// files under one name, so one of an image's name linked from elsewhere
-/// is the user's, whatever it holds. Everything else is left and listed;
-/// a file of ccc's that cannot be removed is listed with the error.
-fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, lists: &mut Lists<'_>) {
+/// is the user's, whatever it holds. Everything else is left and listed
+/// ([`Written::left`]); a file of ccc's that cannot be removed is listed
+/// with the error ([`Written::unremoved`]).
+fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, written: &mut Written) {
     for (name, meta) in sorted_entries(&root.join(rel)) {
         let r = rel.join(&name);
         let path = root.join(&r);
         // ccc writes plain files: a link by an image's name is the user's
         // (read through, it would decode as the image it points to).
-        let written =
+        let ours =
             || meta.is_file() && !linked_elsewhere(&meta) && is_ccc_file(&r) && holds_what_ccc_writes(&path, &meta);
         if meta.is_dir() {
-            opened(&path, &meta, || remove_debris(root, out, &r, bytes, lists));
-        } else if written() || twins(&path, &meta, &out.join(&r)) {
+            opened(&path, &meta, || remove_debris(root, out, &r, bytes, written));
+        } else if ours() || twins(&path, &meta, &out.join(&r)) {
             match fs::remove_file(&path) {
                 Ok(()) => *bytes += meta.len(),
-                Err(e) => lists.unremoved.push((path, e.to_string())),
+                Err(e) => written.unremoved.push((path, e.to_string())),
             }
         } else {
-            lists.left.push(path);
+            written.left.push(path);
         }
     }
 }

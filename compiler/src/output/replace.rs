@@ -160,27 +160,21 @@ fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
 
 /// Removes from the replaced tree at `old/rel` the files ccc wrote and the
 /// twins of the entries it carried over (still in `out`); folders left empty
-/// go too. Anything else is left and listed in `left`; a file of ccc's
-/// that cannot be removed (made immutable), in `unremoved` with the error.
-pub(super) fn remove_ours(
-    old: &Path,
-    out: &Path,
-    listing: &Listing,
-    rel: &Path,
-    left: &mut Vec<PathBuf>,
-    unremoved: &mut Vec<(PathBuf, String)>,
-) {
+/// go too. Anything else is left and listed ([`Written::left`]); a file of
+/// ccc's that cannot be removed (made immutable) is listed with the error
+/// ([`Written::unremoved`]).
+pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path, written: &mut Written) {
     for (name, meta) in sorted_entries(&old.join(rel)) {
         let r = rel.join(&name);
         let path = old.join(&r);
         if meta.is_dir() {
-            opened(&path, &meta, || remove_ours(old, out, listing, &r, left, unremoved));
+            opened(&path, &meta, || remove_ours(old, out, listing, &r, written));
         } else if listing.wrote(&r) || twins(&path, &meta, &out.join(&r)) {
             if let Err(e) = fs::remove_file(&path) {
-                unremoved.push((path, e.to_string()));
+                written.unremoved.push((path, e.to_string()));
             }
         } else {
-            left.push(path);
+            written.left.push(path);
         }
     }
 }

@@ -127,11 +127,11 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
         out.with_file_name(file)
     };
     let paths: Vec<std::path::PathBuf> = (1..=parts.len()).map(path).collect();
-    if let Some(there) = paths.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
+    if let Some((k, there)) = paths.iter().enumerate().find(|(_, p)| std::fs::symlink_metadata(p).is_ok()) {
         return Err(Failure::input(miette::miette!(
             help = "ccc never overwrites a file: move it away, or name another -o file",
             "cannot write part {} of {name}: {} exists; nothing was written",
-            paths.iter().position(|p| p == there).map_or(0, |k| k + 1),
+            k + 1,
             there.display()
         )));
     }

@@ -37,10 +37,7 @@ pub const HLO_CAP: u64 = ccc_compiler::hlo::MODULE_MAX_BYTES;
 /// snippet with the token marked), or breaks a rule (every problem, by field
 /// path).
 pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
-    let cap = spec_cap(path, hlo);
-    let what = if cap == HLO_CAP { "HLO module" } else { "spec" };
-    let text = read_text(path, cap, what)?;
-    load_text(path, &text, hlo, &mut AutoCache::new(), Whole::Program)
+    load_file(path, hlo, Whole::Program)
 }
 
 /// [`load_spec`] of the first collective alone (`sweep`, which sizes only
@@ -52,10 +49,15 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
 ///
 /// As [`load_spec`], for the first collective.
 pub fn load_first(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
+    load_file(path, hlo, Whole::First)
+}
+
+/// Reads the spec or module at `path` under its cap, then [`load_text`].
+fn load_file(path: &Path, hlo: &HloArgs, whole: Whole) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let cap = spec_cap(path, hlo);
     let what = if cap == HLO_CAP { "HLO module" } else { "spec" };
     let text = read_text(path, cap, what)?;
-    load_text(path, &text, hlo, &mut AutoCache::new(), Whole::First)
+    load_text(path, &text, hlo, &mut AutoCache::new(), whole)
 }
 
 /// What of a spec [`load_text`] validates and keeps.
