@@ -1485,6 +1485,25 @@ fn control_characters_of_a_module_never_reach_the_terminal() {
     assert!(!stderr.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{stderr:?}");
 }
 
+/// PyTorch/XLA's `XLA_SAVE_TENSORS_FILE` wraps each graph's module in
+/// lines of its own: it was refused as "expected a computation", saying
+/// nothing of what it is or what to import instead.
+#[test]
+fn a_torch_xla_save_tensors_file_is_named_as_one() {
+    let wrapped = format!(
+        "[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  fn (x.py:11)\n\n## BEGIN_GRAPH\n{SMALL}\nGraph Hash: b11f\n\n## END_GRAPH\n"
+    );
+    let e = import_module(&wrapped, &target(8), None).unwrap_err();
+    assert!(e.message.starts_with("this is PyTorch/XLA's XLA_SAVE_TENSORS_FILE, not one HLO module"), "{e}");
+    assert!(e.help.contains("--xla_dump_to"), "{e}");
+    assert_eq!((e.start.line, e.start.col), (1, 1));
+    // One graph cut out but for its hash line: named at that line.
+    let cut = format!("{SMALL}\nGraph Hash: b11f\n");
+    let e = import_module(&cut, &target(8), None).unwrap_err();
+    assert!(e.message.contains("XLA_SAVE_TENSORS_FILE"), "{e}");
+    assert_eq!(e.start.line, 14);
+}
+
 /// A bracket left open on its line is named where it opens (it was
 /// "the line ends inside a bracket" at the line's end), and a stray
 /// closing one where it stands.
