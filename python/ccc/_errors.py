@@ -9,7 +9,8 @@ where (absent ones are ``None``):
 - ``collective``, ``rank``, ``topsp``, ``step``, ``record``: where in the
   schedule;
 - ``line``, ``column`` (and ``end_line``, ``end_column``): where in RON text,
-  1-based;
+  1-based; for a ``ValidationError`` of a ``Program`` that ``import_hlo``
+  made, the line of the first problem's HLO instruction;
 - ``offset``: the byte offset in an image (``decode``);
 - ``accepted``: what would be accepted instead, when ccc can say;
 - ``help``: a hint on how to fix it;
@@ -55,6 +56,12 @@ class Problem:
     """The whole message, path first."""
     accepted: Optional[str]
     """What would be accepted, when the message says."""
+    line: Optional[int] = None
+    """For a collective of a ``Program`` that ``import_hlo`` made: the line of
+    the HLO instruction it came from (the message names it too)."""
+    instruction: Optional[str] = None
+    """For a collective of a ``Program`` that ``import_hlo`` made: that HLO
+    instruction's name (``all-gather.3``)."""
 
 
 class CccError(Exception):

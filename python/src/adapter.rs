@@ -21,6 +21,7 @@
 use crate::strict::Strict;
 use ccc_compiler::build::{BuildError, build};
 use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, images_digest};
+use ccc_compiler::hlo::Source;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, OutputError};
 use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
@@ -58,6 +59,10 @@ pub struct Spec {
     pub program: Program,
     /// The form it was written in.
     pub form: SpecForm,
+    /// For a program `import_hlo` made, the HLO instruction each
+    /// collective came from, by position (empty otherwise): a validation
+    /// problem names it and its line, as the CLI does.
+    pub sources: Vec<Source>,
 }
 
 /// Which family of error a failure is; each is one Python exception class.
@@ -104,6 +109,10 @@ pub struct ProblemInfo {
     pub message: String,
     /// What would be accepted, when the message says.
     pub accepted: Option<String>,
+    /// For a collective `import_hlo` made: its HLO instruction's line.
+    pub line: Option<u64>,
+    /// For a collective `import_hlo` made: its HLO instruction's name.
+    pub instruction: Option<String>,
 }
 
 /// A failure's structured fields (absent ones are `None`).
@@ -208,7 +217,7 @@ pub fn parse(text: &str) -> Result<Spec, Failure> {
     }
     too_large(text, "spec", ccc_compiler::parse::SPEC_MAX_BYTES)?;
     let parsed = parse_ron(text).map_err(|e| parse_error(&e))?;
-    Ok(Spec { program: parsed.program, form: parsed.form })
+    Ok(Spec { program: parsed.program, form: parsed.form, sources: Vec::new() })
 }
 
 /// Refuses `text` longer than `max` bytes, as the CLI refuses such a file
@@ -278,7 +287,7 @@ pub fn from_json(json: &str) -> Result<Spec, Failure> {
         })?;
         (Program::from(collective), SpecForm::Collective)
     };
-    Ok(Spec { program, form })
+    Ok(Spec { program, form, sources: Vec::new() })
 }
 
 fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
@@ -381,7 +390,7 @@ pub fn compile(
         cancel,
         ..Options::default()
     };
-    run(&valid, &options).map_err(|e| compile_error(&e, spec.form))
+    run(&valid, &options).map_err(|e| compile_error(&e, spec))
 }
 
 /// What Python keeps per emitted TOP_SP besides the images' bytes, about: a
@@ -397,7 +406,7 @@ fn validated(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<ValidProgr
         Some(cache) => validate_cached(&spec.program, &mut cache.lock().unwrap_or_else(PoisonError::into_inner)),
         None => validate(&spec.program),
     };
-    valid.map_err(|e| validation_error(&e, spec.form))
+    valid.map_err(|e| validation_error(&e, spec))
 }
 
 /// The collective signature of a spec (32 hex digits): what `ccc sign` prints.
@@ -411,27 +420,50 @@ pub fn sign(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<String, Fai
     Ok(sign_schedule(&valid, &schedule).digest)
 }
 
-pub(crate) fn validation_error(errors: &ValidationErrors, form: SpecForm) -> Failure {
+/// A validation failure: every problem, by field path as `spec` was
+/// written; one of a collective `import_hlo` made also at the HLO
+/// instruction it came from and its line (`line 86: `all-gather.3`
+/// (collectives[0].algorithm): ...`, as the CLI prints it after the
+/// module's name), the first one's line the error's `line`.
+pub(crate) fn validation_error(errors: &ValidationErrors, spec: &Spec) -> Failure {
+    let form = spec.form;
     let problems: Vec<ProblemInfo> = errors
         .0
         .iter()
         .map(|e| {
-            let message = format!("{}: {}", e.path(form), e.problem);
+            let field = e.path(form);
+            let source = e.collective.and_then(|i| spec.sources.get(usize::try_from(i).ok()?));
+            let message = match source {
+                Some(s) => format!("line {}: `{}` ({field}): {}", s.line, s.instruction, e.problem),
+                None => format!("{field}: {}", e.problem),
+            };
             ProblemInfo {
                 kind: variant(&e.problem),
-                field: e.path(form),
+                field,
                 collective: e.collective.map(u64::from),
                 accepted: e.accepted(),
                 message,
+                line: source.map(|s| s.line as u64),
+                instruction: source.map(|s| s.instruction.clone()),
             }
         })
         .collect();
-    let mut info = ErrorInfo::new(ErrorClass::Validation, "Validation", errors.to_string());
+    // Named by their instructions, the problems read as the CLI lists
+    // them; else as validation words them (`collective 1: channels: ...`).
+    let message = if spec.sources.is_empty() {
+        errors.to_string()
+    } else {
+        let n = problems.len();
+        let listed: String = problems.iter().map(|p| format!("\n  - {}", p.message)).collect();
+        format!("{n} problem{} in the imported module:{listed}", if n == 1 { "" } else { "s" })
+    };
+    let mut info = ErrorInfo::new(ErrorClass::Validation, "Validation", message);
     if let Some(first) = problems.first() {
         info.kind.clone_from(&first.kind);
         info.field = Some(first.field.clone());
         info.collective = first.collective;
         info.accepted.clone_from(&first.accepted);
+        info.line = first.line;
     }
     info.problems = problems;
     info
@@ -450,14 +482,14 @@ fn build_error(e: &BuildError) -> Failure {
     info
 }
 
-fn compile_error(e: &CompileError, form: SpecForm) -> Failure {
+fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
     let message = e.to_string();
     // What the message says would be accepted (a rank not in the world),
     // for the branches that set no `accepted` of their own.
     let said = e.accepted();
     match e {
         CompileError::Parse(e) => parse_error(e),
-        CompileError::Validate(e) => validation_error(e, form),
+        CompileError::Validate(e) => validation_error(e, spec),
         CompileError::Build(e) => build_error(e),
         CompileError::Lower(e) => {
             let mut info = ErrorInfo::new(ErrorClass::Lower, variant(&e.kind), message);
@@ -684,7 +716,7 @@ fn naming(name: &str, mut e: Failure) -> Failure {
 
 /// A spec's input, as `ccc diagnose` makes it (`compiler/src/bin/ccc/diagnose.rs`).
 fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
-    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec.form))?;
+    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec))?;
     let schedule = build(&valid).map_err(|e| build_error(&e))?;
     let signature = sign_schedule(&valid, &schedule);
     let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
@@ -852,7 +884,7 @@ pub fn collectives_json(spec: &Spec) -> Result<Vec<String>, Failure> {
     spec.program
         .collectives
         .iter()
-        .map(|c| to_json(&Spec { program: c.clone().into(), form: SpecForm::Collective }))
+        .map(|c| to_json(&Spec { program: c.clone().into(), form: SpecForm::Collective, sources: Vec::new() }))
         .collect()
 }
 

@@ -14,7 +14,7 @@ use ccc_compiler::validate::validate;
 ///
 /// Validation errors (every problem, by field path).
 pub fn explain(spec: &Spec) -> Result<String, Failure> {
-    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec.form))?;
+    let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec))?;
     let all = ccc_compiler::explain::explain(&spec.program, &valid);
     serde_json::to_string(&all).map_err(|e| {
         crate::adapter::ErrorInfo::new(crate::adapter::ErrorClass::Internal, "Json", format!("cannot write JSON: {e}"))

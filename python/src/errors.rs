@@ -98,6 +98,8 @@ fn exception(py: Python<'_>, info: &ErrorInfo) -> PyResult<PyErr> {
         fields.set_item("collective", p.collective)?;
         fields.set_item("message", &p.message)?;
         fields.set_item("accepted", &p.accepted)?;
+        fields.set_item("line", p.line)?;
+        fields.set_item("instruction", &p.instruction)?;
         problems.append(problem_class.call((), Some(&fields))?)?;
     }
     kwargs.set_item("problems", problems.to_tuple())?;

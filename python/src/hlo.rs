@@ -39,7 +39,7 @@ pub fn import_hlo(
         algorithm.map(|a| parse_algorithm(a).map_err(|e| located(&e, "Algorithm", "algorithm"))).transpose()?;
     let imported = import_module(text, &target, algorithm.as_ref()).map_err(|e| hlo_error(&e))?;
     let notes = imported.notes();
-    Ok((Spec { program: imported.program, form: SpecForm::Program }, notes))
+    Ok((Spec { program: imported.program, form: SpecForm::Program, sources: imported.sources }, notes))
 }
 
 fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {

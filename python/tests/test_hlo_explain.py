@@ -61,6 +61,42 @@ def test_the_imported_program_compiles():
     assert compiled.signature == ccc.sign(program)
 
 
+def test_a_problem_of_an_imported_collective_names_its_instruction_and_line(cli):
+    path = HLO / "fsdp_gather_scatter_64.compiled.hlo"
+    text = path.read_text()
+    target = TARGETS / "cayman_64.ron"
+    # SingleCycleRing serves all-reduce only: both collectives are refused.
+    program = ccc.import_hlo(text, target.read_text(), algorithm="SingleCycleRing")
+    # Where each instruction is defined, read from the text here.
+    lines = text.splitlines()
+    where = {}
+    for name in ("all_gather.3", "reduce_scatter.8"):
+        (at,) = [i + 1 for i, l in enumerate(lines) if re.match(rf"\s*(ROOT )?%?{re.escape(name)} = ", l)]
+        where[name] = at
+    for call in (ccc.sign, ccc.compile, ccc.explain):
+        with pytest.raises(ccc.ValidationError) as e:
+            call(program)
+        problems = e.value.problems
+        assert [(p.instruction, p.line, p.field) for p in problems] == [
+            ("all_gather.3", where["all_gather.3"], "collectives[0].algorithm"),
+            ("reduce_scatter.8", where["reduce_scatter.8"], "collectives[1].algorithm"),
+        ]
+        assert (e.value.line, e.value.collective, e.value.field) == (where["all_gather.3"], 0, "collectives[0].algorithm")
+        assert f"line {where['all_gather.3']}: `all_gather.3` (collectives[0].algorithm): SingleCycleRing" in str(e.value)
+        assert str(e.value).startswith("2 problems in the imported module:")
+    # The CLI names the same instructions at the same lines.
+    done = cli("sign", path, "--target", target, "--algorithm", "SingleCycleRing", ok=False)
+    said = " ".join(w for w in done.stderr.split() if w != "│")
+    assert done.returncode == 2
+    for name, at in where.items():
+        assert f"{path.name}:{at}: `{name}`" in said, said
+    # A program read back from its dict is no longer the module's: by index.
+    with pytest.raises(ccc.ValidationError) as e:
+        ccc.sign(ccc.Program.from_dict(program.to_dict()))
+    assert e.value.line is None and e.value.problems[0].instruction is None
+    assert "collective 0: algorithm: SingleCycleRing" in str(e.value)
+
+
 def test_a_malformed_module_raises_at_its_line_and_column():
     # Line 11 names a device group member `x`; the error points at the
     # replica_groups value, which starts after `replica_groups=`.
