@@ -1165,6 +1165,40 @@ fn import_refuses_a_target_value_no_collective_could_take() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A target and a module both bad: every verb says the target's
+/// problems first, as `import` (and Python's `import_hlo`) do; with a good
+/// module, the verbs that validate say them with the collectives' own.
+#[test]
+fn a_bad_target_is_said_before_a_bad_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("bad.ron");
+    std::fs::write(&t, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 3))").unwrap();
+    let module = dir.path().join("bad.hlo");
+    let good = std::fs::read_to_string("tests/hlo/dp_train_step_8.compiled.hlo").unwrap();
+    // The all-reduce reduces with a computation the module lacks.
+    let cut = good.replacen("to_apply=%region_0.0.clone", "to_apply=%nowhere", 1);
+    assert!(cut != good, "the fixture's all-reduce no longer reads as this test expects");
+    std::fs::write(&module, &cut).unwrap();
+    let out_dir = dir.path().join("out");
+    let (t, m, o) = (t.to_str().unwrap(), module.to_str().unwrap(), out_dir.to_str().unwrap());
+    for verb in [&["sign", m][..], &["compile", m, "-o", o], &["explain", m], &["verify", m], &["import", m]] {
+        let out = ccc(&[verb, &["--target", t]].concat());
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{verb:?}: {stderr}");
+        let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&format!("(the target of {m}) is not a valid target")), "{verb:?}: {stderr}");
+        assert!(flat.contains("local_rank_n 3 does not divide rank_n 8"), "{verb:?}: {stderr}");
+        assert!(!flat.contains("cannot import"), "{verb:?}: {stderr}");
+    }
+    assert!(!out_dir.exists());
+    // The target mended, the module's own error.
+    std::fs::write(t, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))").unwrap();
+    let out = ccc(&["sign", m, "--target", t]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("cannot import {m}")), "{stderr}");
+}
+
 /// With `--target`, an input that is not a whole module is said to be what
 /// it is: empty, an HLO module cut short (refused as HLO, at the place it
 /// stops), or not HLO at all; never "a RON spec" for an empty or cut file.

@@ -342,7 +342,8 @@ fn mib(bytes: u64) -> String {
 /// Whether [`import_file`] checks the values the target sets before
 /// importing: `import`, whose RON no later pass checks, does; the verbs
 /// that validate the imported program report a target's problems with the
-/// collectives' own, all at once (`hlo_validation_report`).
+/// collectives' own, all at once (`hlo_validation_report`), or, when the
+/// module does not import, before the module's error (as `import` does).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum TargetValues {
     /// Refuse a value no collective could take, before importing.
@@ -370,16 +371,22 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
         )));
     };
     let target = read_target(target_path)?;
+    let target_report_of = |e| {
+        let title = format!("{} (the target of {name})", target_path.display());
+        Failure::input(target_report(&title, &e))
+    };
     if checked == TargetValues::Checked {
         // A value no collective could take is the target's, said once,
         // before anything is imported.
-        target.validate().map_err(|e| {
-            let title = format!("{} (the target of {name})", target_path.display());
-            Failure::input(target_report(&title, &e))
-        })?;
+        target.validate().map_err(target_report_of)?;
     }
     let algorithm = hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
     let imported = import_module(src, &target, algorithm.as_ref()).map_err(|e| {
+        // A bad target is said before a bad module, whichever verb reads
+        // them (`import` and Python's `import_hlo` check the target first).
+        if let Err(bad) = target.validate() {
+            return target_report_of(bad);
+        }
         let range = e.byte_range(src);
         Failure::input(located_report(
             InputKind::Hlo,
