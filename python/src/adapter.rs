@@ -305,6 +305,8 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     } else {
         "Syntax"
     };
+    let accepted = accepted_in(&message).map(|a| a.trim_end_matches('.').to_owned());
+    let message = with_hier_form(message);
     let field = if path == "." { None } else { Some(path) };
     // A missing field's path is where it belongs, not the struct lacking it.
     let field = match message.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
@@ -319,11 +321,24 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
             None => message.clone(),
         },
     );
-    info.accepted = accepted_in(&message).map(|a| a.trim_end_matches('.').to_owned());
+    info.accepted = accepted;
     info.collective = field.as_deref().and_then(collective_of);
     info.field = field;
     info
 }
+
+/// `message`, and where it refuses RON's `Hier((...))` written as a
+/// dict's string, the form a dict takes instead.
+pub(crate) fn with_hier_form(message: String) -> String {
+    if !message.starts_with("unknown variant `Hier(") {
+        return message;
+    }
+    format!("{message}; in a dict a Hier algorithm is {HIER_DICT} (the form Program.to_dict gives)")
+}
+
+/// A Hier algorithm as a dict writes it.
+const HIER_DICT: &str =
+    r#"{"Hier": {"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}}"#;
 
 /// The spec as RON text that [`parse`] reads back to the same spec.
 ///

@@ -71,6 +71,8 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                 let inner = e.inner().to_string();
                 // serde_json's "at line L column C" is of the dumped dict, not the user's text.
                 let message = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
+                let accepted = accepted_in(&message);
+                let message = crate::adapter::with_hier_form(message);
                 // A map's key that does not read is `?` in the path: the
                 // map is the field (the message names the key).
                 let path = path.strip_suffix(".?").unwrap_or(&path);
@@ -86,7 +88,7 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                     format!("{field}: {message}; a target reads {{\"arch\": \"Cayman\", \"topology\": {{\"rank_n\": 32, \"local_rank_n\": 16}}}} with optional channels, algorithm, algorithms, devices, barrier, send_credits, model"),
                 );
                 info.field = Some(field);
-                info.accepted = accepted_in(&message);
+                info.accepted = accepted;
                 info
             })?;
             target.check_devices().map_err(|why| {

@@ -175,6 +175,28 @@ def test_from_dict_errors_name_the_field_path():
         ccc.Program.from_dict(dict(good, count="many"))
     assert caught.value.field == "count"
 
+    # RON's `Hier((...))` as a string: the message shows the dict form,
+    # which then reads (as to_dict writes it); `accepted` stays the list.
+    ron = "Hier((intra_reduce_scatter: Ring, inter_all_reduce: Ring, intra_all_gather: Ring))"
+    legs = {"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, algorithm=ron))
+    e = caught.value
+    assert (e.kind, e.field) == ("UnknownVariant", "algorithm")
+    assert 'in a dict a Hier algorithm is {"Hier": {"intra_reduce_scatter": "Ring"' in str(e)
+    assert e.accepted.startswith("one of `Ring`") and "in a dict" not in e.accepted
+    hier = ccc.Program.from_dict(dict(good, algorithm={"Hier": legs}))
+    assert hier.to_dict()["algorithm"] == {"Hier": legs}
+    assert hier == ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text().replace("algorithm: Ring", f"algorithm: {ron}"))
+    # So does a target's dict.
+    hlo = (ROOT / "tests" / "hlo" / "dp_train_step_8.compiled.hlo").read_text()
+    target = {"arch": "Cayman", "topology": {"rank_n": 8, "local_rank_n": 8}, "algorithms": {"AllReduce": ron}}
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(hlo, target)
+    assert (caught.value.kind, caught.value.field) == ("Target", "target.algorithms")
+    assert 'in a dict a Hier algorithm is {"Hier"' in str(caught.value)
+    assert "in a dict" not in caught.value.accepted
+
 
 def test_parse_errors_name_the_field_path_and_collective():
     ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
