@@ -75,16 +75,22 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
 fn parts(imported: &Imported) -> Vec<std::ops::Range<usize>> {
     let all = &imported.program.collectives;
     let mut cache = AutoCache::new();
-    let mut fits = |range: std::ops::Range<usize>| {
+    greedy_parts(all.len(), |range| {
         validate_cached(&ccc_ir::spec::Program { collectives: all[range].to_vec() }, &mut cache).is_ok()
-    };
+    })
+}
+
+/// `0..n` cut, in order, into the longest runs `fits` takes, each found
+/// by doubling then halving. `fits` must take every run of one and take
+/// every run that starts where a run it takes starts and is shorter.
+fn greedy_parts(n: usize, mut fits: impl FnMut(std::ops::Range<usize>) -> bool) -> Vec<std::ops::Range<usize>> {
     let mut parts = Vec::new();
     let mut start = 0;
-    while start < all.len() {
+    while start < n {
         // `good` fits; `bad`, once found, does not.
         let (mut good, mut step, mut bad) = (start + 1, 1, None);
-        while good < all.len() {
-            let next = (good + step).min(all.len());
+        while good < n {
+            let next = (good + step).min(n);
             if !fits(start..next) {
                 bad = Some(next);
                 break;
@@ -364,5 +370,43 @@ impl ModulesReport {
             })
             .collect();
         serde_json::json!({ "reference": modules(self.reference), "groups": groups })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::greedy_parts;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Collectives of random slot counts under a random capacity: the
+        /// parts are the ones taking each collective in turn while it fits
+        /// gives, and the search asks about a part of `k` collectives no
+        /// more than about 2 log2(k) + 2 times.
+        #[test]
+        fn parts_are_the_longest_runs_that_fit(slots in prop::collection::vec(1u32..9, 0..300), spare in 0u32..40) {
+            let capacity = slots.iter().copied().max().unwrap_or(1) + spare;
+            let mut asked = 0usize;
+            let parts = greedy_parts(slots.len(), |r| {
+                asked += 1;
+                slots[r].iter().sum::<u32>() <= capacity
+            });
+            // One collective at a time.
+            let mut expected = Vec::new();
+            let (mut start, mut used) = (0, 0);
+            for (i, &s) in slots.iter().enumerate() {
+                if used + s > capacity {
+                    expected.push(start..i);
+                    (start, used) = (i, 0);
+                }
+                used += s;
+            }
+            if start < slots.len() {
+                expected.push(start..slots.len());
+            }
+            prop_assert_eq!(&parts, &expected);
+            let bound: usize = parts.iter().map(|p| 2 * (p.len().max(1).ilog2() as usize) + 2).sum();
+            prop_assert!(asked <= bound, "{} questions for parts {:?}", asked, parts);
+        }
     }
 }
