@@ -1968,3 +1968,45 @@ fn diagnose_compares_a_module_with_a_spec() {
     assert_eq!(specs.status.code(), Some(2));
     assert!(String::from_utf8(specs.stderr).unwrap().contains("is not an XLA HLO module"));
 }
+
+/// A module whose header names no device count (lowered text, as
+/// PyTorch/XLA's `_get_xla_tensors_hlo` gives it) and a collective over all
+/// devices (no replica groups): taken as the target's ranks, and said so,
+/// by the verbs (stderr) and by `import` (a comment); explicit groups,
+/// which must hold every device, say nothing.
+#[test]
+fn an_unnamed_device_count_taken_from_the_target_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = SMALL.replace("HloModule m, replica_count=1, num_partitions=8", "HloModule m").replace(
+        ", channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true",
+        ", replica_groups={}",
+    );
+    assert!(!all.contains("num_partitions") && all.contains("replica_groups={}"));
+    let grouped = SMALL.replace("HloModule m, replica_count=1, num_partitions=8", "HloModule m");
+    let (all_path, grouped_path) = (dir.path().join("all.hlo"), dir.path().join("grouped.hlo"));
+    std::fs::write(&all_path, &all).unwrap();
+    std::fs::write(&grouped_path, &grouped).unwrap();
+    let line = all.lines().position(|l| l.contains("ROOT %ar")).unwrap() + 1;
+    for n in [8, 64] {
+        let t = target_path(n);
+        let t = t.to_str().unwrap();
+        let out = ccc(&["sign", all_path.to_str().unwrap(), "--target", t]);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("the module names no device count"), "{stderr}");
+        assert!(
+            flat.contains(&format!("`ar` (line {line}) over all devices, taken as the target's {n} ranks")),
+            "{stderr}"
+        );
+        let out = ccc(&["import", all_path.to_str().unwrap(), "--target", t]);
+        let ron = String::from_utf8(out.stdout).unwrap();
+        assert!(ron.contains(&format!("// Note: the module names no device count; ar (line {line}) runs over all devices, taken as the\n// target's {n} ranks.")), "{ron}");
+    }
+    // Groups that must hold every device: the count is checked, nothing said.
+    let out = ccc(&["sign", grouped_path.to_str().unwrap(), "--target", target_path(8).to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("device count"));
+    let out = ccc(&["sign", grouped_path.to_str().unwrap(), "--target", target_path(64).to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "groups of 8 devices on 64 ranks leave devices out");
+}

@@ -55,6 +55,14 @@ pub fn to_ron_noted(imported: &Imported, origin: &str, notes: &[String]) -> Resu
             source.instruction, source.line
         );
     }
+    if let Some((first, rank_n)) = &imported.assumed_devices {
+        let _ = writeln!(
+            out,
+            "// Note: the module names no device count; {} (line {}) runs over all devices, taken as the\n\
+             // target's {rank_n} ranks. Import the compiled module, whose header names the count, to have it checked.",
+            first.instruction, first.line
+        );
+    }
     if imported.sources.iter().any(|s| s.branch.is_some()) {
         let _ = writeln!(
             out,

@@ -340,6 +340,10 @@ pub(super) struct Walker<'m, 'a> {
     /// The device-to-device `send` and `recv` instructions met (see
     /// [`super::Imported::transfers`]).
     pub(super) transfers: Vec<Source>,
+    /// The first collective over all devices (no replica groups) in a
+    /// module whose header names no device count (see
+    /// [`super::Imported::assumed_devices`]).
+    pub(super) assumed: Option<Source>,
     /// What each collective instruction imported, by its byte offset: an
     /// instruction in a computation called from many places is imported
     /// once and its collectives copied at each further call, not worked
@@ -408,7 +412,7 @@ impl<'a> Walker<'_, 'a> {
             // only receives has a recv alone.)
             let transfer = matches!(ins.opcode, "send" | "recv");
             if transfer && ins.attr("is_host_transfer").is_none_or(|a| a.value != "true") {
-                let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
+                let line = self.line(ins.at);
                 let branch = self.branches.last().cloned();
                 self.transfers.push(Source { instruction: ins.name.to_owned(), line, part: None, branch });
             }
@@ -475,7 +479,7 @@ impl<'a> Walker<'_, 'a> {
                 self.path.push(computation.name);
                 self.on_path.insert(computation.name);
                 if let Some(index) = branch {
-                    let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
+                    let line = self.line(ins.at);
                     self.branches.push(Branch { conditional: ins.name.to_owned(), line, index });
                 }
                 let (found, transfers) = (self.found.len(), self.transfers.len());
@@ -505,6 +509,11 @@ impl<'a> Walker<'_, 'a> {
             }
         }
         Ok(())
+    }
+
+    /// The 1-based line of byte offset `at` in the module.
+    fn line(&self, at: usize) -> usize {
+        self.newlines.partition_point(|&nl| nl < at) + 1
     }
 
     /// Imports one collective instruction.
@@ -550,7 +559,7 @@ impl<'a> Walker<'_, 'a> {
         } else {
             None
         };
-        let line = self.newlines.partition_point(|&nl| nl < ins.at) + 1;
+        let line = self.line(ins.at);
         // The in-place form (input, output buffer and their offsets, and
         // `slice_sizes`, which XLA's parser reads it by) moves slices into
         // a buffer: not a permute of the operand, whose count ccc would
@@ -621,7 +630,7 @@ impl<'a> Walker<'_, 'a> {
     }
 
     /// The groups of a grouped collective as ranks, checked to partition the devices.
-    fn groups(&self, ins: &Instruction<'a>, mode: Mode) -> Result<Vec<Vec<u32>>, HloError> {
+    fn groups(&mut self, ins: &Instruction<'a>, mode: Mode) -> Result<Vec<Vec<u32>>, HloError> {
         let attr = ins.attr("replica_groups");
         let (value, at) = attr.map_or(("{}", ins.at), |a| (a.value, a.at));
         let listed = groups::replica_groups(value, at)?;
@@ -642,6 +651,11 @@ impl<'a> Walker<'_, 'a> {
                 "list the groups (`replica_groups={{0,1,2,3},{4,5,6,7}}`, or one of every device): XLA refuses \
                  empty ones with global device ids",
             ));
+        }
+        // All devices, where the header names no count: the target's.
+        if listed.is_none() && !s.explicit && self.assumed.is_none() {
+            self.assumed =
+                Some(Source { instruction: ins.name.to_owned(), line: self.line(ins.at), part: None, branch: None });
         }
         let listed = listed.unwrap_or_else(|| vec![(0..range).collect()]);
         let len = attr.map_or(ins.name.len(), |a| a.value.len());

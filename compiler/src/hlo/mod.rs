@@ -61,6 +61,11 @@ pub struct Imported {
     /// moves their data, so `ccc import` lists them in a comment and the
     /// verbs that compile a module say so.
     pub transfers: Vec<Source>,
+    /// In a module whose header names no device count (lowered text,
+    /// without a Shardy mesh): the first collective over all devices (no
+    /// replica groups), taken to span the target's `rank_n` (the second
+    /// value), which nothing in the module confirms.
+    pub assumed_devices: Option<(Source, u32)>,
 }
 
 impl Imported {
@@ -87,6 +92,16 @@ impl Imported {
                 b.index,
                 b.conditional,
                 b.line
+            ));
+        }
+        if let Some((first, rank_n)) = &self.assumed_devices {
+            notes.push(format!(
+                "the module names no device count (no replica_count or num_partitions in its header): `{}` (line \
+                 {}){} over all devices, taken as the target's {rank_n} ranks; import the compiled module, whose \
+                 header names the count, to have it checked",
+                first.instruction,
+                first.line,
+                if self.sources.len() > 1 { " and any other collective" } else { "" },
             ));
         }
         if let Some(first) = self.transfers.first() {
@@ -201,6 +216,7 @@ fn walk(
         on_path,
         moved_nothing: Vec::new(),
         transfers: Vec::new(),
+        assumed: None,
         imported: BTreeMap::new(),
         newlines: src.match_indices('\n').map(|(at, _)| at).collect(),
         branches: Vec::new(),
@@ -248,6 +264,7 @@ fn walk(
         sources,
         moved_nothing: walker.moved_nothing,
         transfers: walker.transfers,
+        assumed_devices: walker.assumed.map(|s| (s, target.topology.rank_n)),
     })
 }
 

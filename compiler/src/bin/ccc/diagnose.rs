@@ -138,7 +138,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         .zip(&texts)
         .map(|(((given, file), name), text)| {
             let read = match modules.as_mut().and_then(Iterator::next) {
-                Some(module) => Read::Module(module),
+                Some(module) => Read::Module(Box::new(module)),
                 None => text.as_deref().map_or(Read::Folder, Read::Text),
             };
             let hlo = match read {
@@ -204,7 +204,7 @@ enum Read<'a> {
     /// A manifest's or a spec's text.
     Text(&'a str),
     /// An HLO module, imported.
-    Module(Imported),
+    Module(Box<Imported>),
 }
 
 /// The text of input `given` (at `file`: a folder's manifest), read once;

@@ -158,6 +158,7 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
             // What the module leaves out is said once, in the first part.
             moved_nothing: if k == 0 { imported.moved_nothing.clone() } else { Vec::new() },
             transfers: if k == 0 { imported.transfers.clone() } else { Vec::new() },
+            assumed_devices: if k == 0 { imported.assumed_devices.clone() } else { None },
         };
         let note = format!(
             "Part {} of {n}: the module's collectives {} to {}{lines} (`ccc import --split`); compile each part as \
