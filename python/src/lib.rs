@@ -29,6 +29,7 @@ mod cache;
 mod compiled;
 mod cost;
 mod errors;
+mod fork;
 mod hlo;
 mod json;
 mod program;
@@ -154,7 +155,7 @@ fn compile(
     let spec = spec_of(py, program_or_text)?;
     let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: budget(memory_budget)? };
     let cache = auto_cache.map(|c| c.get().mutex());
-    let run = |cancel| errors::guard(|| adapter::compile(&spec, &request, cache, cancel));
+    let run = |cancel| errors::guard(|| fork::pooled(|| adapter::compile(&spec, &request, cache, cancel)));
     // A short compile runs here (a thread of its own costs more than it
     // does); a long one where Ctrl-C can stop it.
     let compiled = match may_take_long(&spec, &request) {
@@ -410,7 +411,7 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
                     (name.clone(), input)
                 })
                 .collect();
-            adapter::diagnose(&borrowed)
+            fork::pooled(|| adapter::diagnose(&borrowed))
         })
     });
     json::loads(py, &report.map_err(|e| errors::to_py(py, e))?)
@@ -556,6 +557,7 @@ fn _time_rust_compile<'py>(
 #[pyo3(name = "_ccc")]
 fn ccc_py(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::keep_panics_quiet();
+    fork::register(m)?;
     m.add_class::<PyProgram>()?;
     m.add_class::<PyCompiled>()?;
     m.add_class::<PyAutoCache>()?;

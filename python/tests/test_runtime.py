@@ -145,3 +145,45 @@ def test_the_stubs_name_what_the_native_module_has():
         if isinstance(v, type) and name != "TypedDict" and v.__module__ == types.__name__
     }
     assert reexported == typed and typed <= set(ccc.__all__)
+
+
+def _compile_in_child(text):
+    """Run in a forked worker: a proven compile of every rank."""
+    compiled = ccc.compile(text)
+    return compiled.signature, compiled.proof is not None
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_process_forked_after_a_compile_compiles():
+    """multiprocessing's fork start method (Linux's default before Python
+    3.14): the child has none of the parent's rayon threads, and a proven
+    compile there waited for them forever. It now runs on a pool of its
+    own, giving the parent's bytes, in a child and a grandchild alike."""
+    import multiprocessing
+
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    # The parent proves first, so that its global pool exists when it forks.
+    here = ccc.compile(text)
+    assert here.proof is not None
+    fork = multiprocessing.get_context("fork")
+    with fork.Pool(1) as pool:
+        signature, proven = pool.apply_async(_compile_in_child, (text,)).get(timeout=120)
+    assert (signature, proven) == (here.signature, True)
+    # The child forks in turn (its own pool was built for its call only).
+    with fork.Pool(1) as pool:
+        assert pool.apply_async(_fork_again, (text,)).get(timeout=120) == here.signature
+
+
+def _fork_again(text):
+    import os
+
+    ccc.compile(text)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(write, ccc.compile(text).signature.encode())
+        os._exit(0)
+    os.close(write)
+    got = os.read(read, 64).decode()
+    os.waitpid(child, 0)
+    return got
