@@ -309,10 +309,11 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     }
     spec_of(py, item).map(Owned::Spec).map_err(|e| {
         if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
-            pyo3::exceptions::PyTypeError::new_err(
+            let kind = item.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
+            pyo3::exceptions::PyTypeError::new_err(format!(
                 "diagnose compares ccc.Program, RON text, ccc.Compiled, a manifest (dict or JSON text), or an \
-                 os.PathLike (pathlib.Path) naming an output folder or a spec or manifest file; bytes are not one",
-            )
+                 os.PathLike (pathlib.Path) naming an output folder or a spec or manifest file; a value of type `{kind}` is not one"
+            ))
         } else {
             e
         }
@@ -321,9 +322,14 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
 
 /// `e` with its message naming the `diagnose` input it is about
 /// (`rank 5: ...`), when it is one of ccc's errors (a spec that does not
-/// parse or validate, a file that cannot be read): a line and column say
-/// nothing without the input. Other errors pass unchanged.
+/// parse or validate, a file that cannot be read: a line and column say
+/// nothing without the input) or a `TypeError` (an input of a type
+/// `diagnose` does not read). Other errors pass unchanged.
 fn naming(py: Python<'_>, name: &str, e: PyErr) -> PyErr {
+    // An input of no type `diagnose` reads: which one.
+    if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
+        return pyo3::exceptions::PyTypeError::new_err(format!("{name}: {}", e.value(py)));
+    }
     let value = e.value(py);
     let Ok(message) = value.getattr("message").and_then(|m| m.extract::<String>()) else { return e };
     let named = format!("{name}: {message}");

@@ -85,8 +85,16 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
 
     with pytest.raises(TypeError, match="or an os.PathLike"):
         ccc.diagnose([1.5])
-    with pytest.raises(TypeError, match="bytes are not one"):
+    with pytest.raises(TypeError, match="a value of type `bytes` is not one"):
         ccc.diagnose([b"/tmp"])
+    # Named by its type and its input (it said "bytes" of anything).
+    for bad, kind in [(None, "NoneType"), (5, "int"), (3.5, "float"), ([compiled], "list"), (object(), "object")]:
+        with pytest.raises(TypeError) as caught:
+            ccc.diagnose({"rank 0": compiled, "rank 3": bad})
+        assert str(caught.value).startswith("rank 3: diagnose compares"), str(caught.value)
+        assert str(caught.value).endswith(f"; a value of type `{kind}` is not one")
+    with pytest.raises(TypeError, match=r"^input 1: .*; a value of type `int` is not one$"):
+        ccc.diagnose([compiled, 7])
     # A manifest dict holding what JSON cannot carry is named at its path,
     # under the input's name, not json's bare TypeError.
     with pytest.raises(ccc.ParseError) as caught:
