@@ -159,7 +159,7 @@ def diagnose(inputs: Union[Sequence[_DiagnoseInput], Mapping[str, _DiagnoseInput
     list names its inputs ``input 0``, ... (a path by itself); a dict by its
     keys."""
 
-def decode(data: bytes, region: str) -> Union[List[Any], Dict[str, Any]]:
+def decode(data: Union[bytes, bytearray], region: str) -> Union[List[Any], Dict[str, Any]]:
     """Decodes an image of ``region`` (``ctrl``, ``slot``, ``neff``) into
     what ``ccc decode --format json`` prints. Raises ``ccc.DecodeError``
     with the byte ``offset``; of ``kind`` ``TooLarge``, unread, for an

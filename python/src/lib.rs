@@ -113,6 +113,50 @@ fn whole(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<i128, String>>
     }
 }
 
+/// A `bool` argument (`verify`): an int or anything else is a `TypeError`
+/// naming it (`0` is not read as `False`).
+fn verify_flag(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match value.cast::<pyo3::types::PyBool>() {
+        Ok(b) => Ok(b.is_true()),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "verify is {}, a value of type `{}`; accepted: True or False",
+            value.repr()?,
+            value.get_type().name()?
+        ))),
+    }
+}
+
+/// The `auto_cache` argument: `None`, or a `ccc.AutoCache`; anything else
+/// a `TypeError` naming it.
+fn cache_arg<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAutoCache>>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    match value.cast::<PyAutoCache>() {
+        Ok(c) => Ok(Some(c.clone())),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "auto_cache is {}, a value of type `{}`; accepted: a ccc.AutoCache, or None",
+            value.repr()?,
+            value.get_type().name()?
+        ))),
+    }
+}
+
+/// `decode`'s `data`: `bytes` or a `bytearray`; anything else a
+/// `TypeError` naming it.
+fn image_bytes(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(b) = value.cast::<pyo3::types::PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(b) = value.cast::<pyo3::types::PyByteArray>() {
+        return Ok(b.to_vec());
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "data is a value of type `{}`; accepted: an image's bytes (bytes or bytearray)",
+        value.get_type().name()?
+    )))
+}
+
 /// `memory_budget` in bytes: `None` for the default; a negative one is a
 /// `ValueError` naming it (not Python's bare `OverflowError`).
 fn budget(memory_budget: Option<Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
@@ -148,13 +192,13 @@ fn compile(
     py: Python<'_>,
     program_or_text: &Bound<'_, PyAny>,
     ranks: Option<Bound<'_, PyAny>>,
-    verify: bool,
+    #[pyo3(from_py_with = verify_flag)] verify: bool,
     memory_budget: Option<Bound<'_, PyAny>>,
-    auto_cache: Option<&Bound<'_, PyAutoCache>>,
+    #[pyo3(from_py_with = cache_arg)] auto_cache: Option<Bound<'_, PyAutoCache>>,
 ) -> PyResult<PyCompiled> {
     let spec = spec_of(py, program_or_text)?;
     let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: budget(memory_budget)? };
-    let cache = auto_cache.map(|c| c.get().mutex());
+    let cache = auto_cache.as_ref().map(|c| c.get().mutex());
     let run = |cancel| errors::guard(|| fork::pooled(|| adapter::compile(&spec, &request, cache, cancel)));
     // A short compile runs here (a thread of its own costs more than it
     // does); a long one where Ctrl-C can stop it.
@@ -263,10 +307,10 @@ fn interruptible<T: Send>(
 fn sign(
     py: Python<'_>,
     program_or_text: &Bound<'_, PyAny>,
-    auto_cache: Option<&Bound<'_, PyAutoCache>>,
+    #[pyo3(from_py_with = cache_arg)] auto_cache: Option<Bound<'_, PyAutoCache>>,
 ) -> PyResult<String> {
     let spec = spec_of(py, program_or_text)?;
-    let cache = auto_cache.map(|c| c.get().mutex());
+    let cache = auto_cache.as_ref().map(|c| c.get().mutex());
     py.detach(|| errors::guard(|| adapter::sign(&spec, cache))).map_err(|e| errors::to_py(py, e))
 }
 
@@ -431,7 +475,11 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
 /// `ctrl_spad`, `slot_spad`, `neff_configs`). Raises `ccc.DecodeError` with
 /// the byte `offset` and what was wrong there.
 #[pyfunction]
-fn decode<'py>(py: Python<'py>, data: &[u8], region: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+fn decode<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = image_bytes)] data: Vec<u8>,
+    region: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let region = program::text_arg(py, region, "region", "a region's name (str)")?;
     let region = region.as_str();
     let Some(region) = Region::of(region) else {
@@ -439,7 +487,7 @@ fn decode<'py>(py: Python<'py>, data: &[u8], region: &Bound<'py, PyAny>) -> PyRe
         info.accepted = Some(Region::ACCEPTED.to_owned());
         return Err(errors::to_py(py, info));
     };
-    let text = errors::run(py, || adapter::decode(data, region))?;
+    let text = errors::run(py, || adapter::decode(&data, region))?;
     json::loads(py, &text)
 }
 

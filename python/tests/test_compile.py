@@ -341,3 +341,26 @@ def test_auto_fits_a_program_into_the_ctrl_spad_and_a_program_that_cannot_fit_is
     assert (e.kind, e.field, e.collective) == ("CtrlSpadFull", "collectives", None)
     assert e.accepted.startswith("at most 64 slots")
     assert "take 80 slots of the CTRL SPAD" in str(e)
+
+
+def test_an_argument_of_the_wrong_type_is_named():
+    """`verify`, `auto_cache`, `decode`'s `data` and `AutoCache`'s
+    `capacity` said only "'int' object is not an instance of 'bool'" (or
+    took `True` for 1): each names itself, the value's type and what is
+    accepted; `decode` reads a `bytearray` as it reads `bytes`."""
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    cases = [
+        (lambda: ccc.compile(text, verify=0), "verify is 0, a value of type `int`; accepted: True or False"),
+        (lambda: ccc.compile(text, auto_cache={}), "auto_cache is {}, a value of type `dict`; accepted: a ccc.AutoCache, or None"),
+        (lambda: ccc.sign(text, auto_cache=5), "auto_cache is 5, a value of type `int`; accepted: a ccc.AutoCache, or None"),
+        (lambda: ccc.decode(memoryview(b"\0" * 8), "ctrl"), "data is a value of type `memoryview`; accepted: an image's bytes"),
+        (lambda: ccc.AutoCache(True), "capacity is True, a bool; accepted: a number of collectives"),
+    ]
+    for call, said in cases:
+        with pytest.raises(TypeError) as caught:
+            call()
+        assert str(caught.value).startswith(said), str(caught.value)
+    compiled = ccc.compile(text, ranks=[0], verify=False, auto_cache=None)
+    image = compiled.images[0][0].ctrl_spad
+    assert ccc.decode(bytearray(image), "ctrl") == ccc.decode(image, "ctrl")
+    assert ccc.sign(text, auto_cache=ccc.AutoCache(capacity=1)) == compiled.signature
