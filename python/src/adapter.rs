@@ -544,7 +544,23 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
             let ways: Vec<WayOut> = m.ways_out().into_iter().filter(|&w| w != WayOut::Certificate).collect();
             let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", m.with_ways(&ways));
             info.accepted = Some(ways.iter().map(|w| w.describe()).collect::<Vec<_>>().join("; "));
-            info.help = Some("compile fewer ranks (ranks=[...]), verify=False, or raise memory_budget".to_owned());
+            // The ways out this compile has, as the call's arguments say
+            // them (`verify=False` only where skipping the proof would fit).
+            let mut help: Vec<&str> = ways
+                .iter()
+                .filter_map(|w| match w {
+                    WayOut::EmitFewerRanks => Some("compile fewer ranks (ranks=[...])"),
+                    WayOut::SkipProof => Some("verify=False"),
+                    WayOut::FewerRanks => Some("a world of fewer ranks"),
+                    WayOut::Certificate => None,
+                })
+                .collect();
+            help.push("raise memory_budget");
+            let last = help.pop().unwrap_or_default();
+            info.help = Some(match help.is_empty() {
+                true => last.to_owned(),
+                false => format!("{}, or {last}", help.join(", ")),
+            });
             info
         }
         // Set only when the caller was interrupted, which is what it

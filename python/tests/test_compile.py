@@ -174,6 +174,12 @@ def test_a_budget_too_small_is_a_memory_budget_error():
     # not take (the CLI's --proven-by).
     assert "without the proof" in caught.value.accepted
     assert "certificate" not in caught.value.accepted and "certificate" not in str(caught.value)
+    # `help` names the ways out this call has, as its arguments say them.
+    assert caught.value.help == "verify=False, a world of fewer ranks, or raise memory_budget"
+    # Without the proof, skipping it is no way out (help offered it).
+    with pytest.raises(ccc.MemoryBudgetError) as caught:
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1, verify=False)
+    assert caught.value.help == "compile fewer ranks (ranks=[...]), a world of fewer ranks, or raise memory_budget"
 
 
 def test_images_are_read_only_and_an_empty_rank_list_is_refused():
