@@ -463,15 +463,12 @@ pub(crate) fn validation_error(errors: &ValidationErrors, spec: &Spec) -> Failur
             }
         })
         .collect();
-    // Named by their instructions, the problems read as the CLI lists
-    // them; else as validation words them (`collective 1: channels: ...`).
-    let message = if spec.sources.is_empty() {
-        errors.to_string()
-    } else {
-        let n = problems.len();
-        let listed: String = problems.iter().map(|p| format!("\n  - {}", p.message)).collect();
-        format!("{n} problem{} in the imported module:{listed}", if n == 1 { "" } else { "s" })
-    };
+    // Each problem by its path as the spec was written (`collectives[1].arch:
+    // ...`, as the CLI lists them), or at its HLO instruction.
+    let n = problems.len();
+    let listed: String = problems.iter().map(|p| format!("\n  - {}", p.message)).collect();
+    let what = if spec.sources.is_empty() { "spec" } else { "imported module" };
+    let message = format!("{n} problem{} in the {what}:{listed}", if n == 1 { "" } else { "s" });
     let mut info = ErrorInfo::new(ErrorClass::Validation, "Validation", message);
     if let Some(first) = problems.first() {
         info.kind.clone_from(&first.kind);

@@ -94,7 +94,7 @@ def test_a_problem_of_an_imported_collective_names_its_instruction_and_line(cli)
     with pytest.raises(ccc.ValidationError) as e:
         ccc.sign(ccc.Program.from_dict(program.to_dict()))
     assert e.value.line is None and e.value.problems[0].instruction is None
-    assert "collective 0: algorithm: SingleCycleRing" in str(e.value)
+    assert "collectives[0].algorithm: SingleCycleRing" in str(e.value)
 
 
 def test_a_malformed_module_raises_at_its_line_and_column():
