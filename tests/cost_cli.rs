@@ -268,6 +268,13 @@ fn per_leg_auto_is_printed_explained_and_diagnosed() {
     let line = out.lines().find(|l| l.contains("Auto for ")).unwrap_or_else(|| panic!("{out}"));
     assert!(line.contains("Auto for intra_reduce_scatter, intra_all_gather chose Hier("), "{line}");
     assert!(line.contains("the cheapest of 4 legal choices"), "{line}");
+    // One choice is one (an all-to-all on Sunda: Ring alone).
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("a2a.ron");
+    std::fs::write(&one, "Collective(op: AllToAll, dtype: Bf16, count: 64, arch: Sunda, topology: (rank_n: 64, local_rank_n: 8), channels: 1, algorithm: Auto)").unwrap();
+    let (code, out, err) = ccc(&["verify", one.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("collective 0: Auto chose Ring, the cheapest of 1 legal choice\n"), "{out}");
     // explain lists the four combinations the written leg allows, one winner.
     let (code, out, err) = ccc(&["explain", "tests/fixtures/cost/ar_leg_auto.ron"]);
     assert_eq!(code, 0, "{err}");

@@ -40,18 +40,14 @@ pub fn cost_lines(out: &mut String, schedule: &Schedule, plan: &CollectivePlan) 
         let legs: Vec<&str> = auto.auto_legs.iter().map(|l| l.field()).collect();
         let scope = if legs.is_empty() { String::new() } else { format!(" for {}", legs.join(", ")) };
         let chose = ccc_compiler::sign::algorithm(plan);
-        let n = auto.alternatives.len();
+        let n = count(auto.alternatives.len(), "legal choice");
         let cheapest = auto.fitted.and_then(|f| Some((f, auto.alternatives.get(f.cheapest)?)));
         let _ = match cheapest {
-            None => writeln!(
-                out,
-                "collective {}: Auto{scope} chose {chose}, the cheapest of {n} legal choices{next}",
-                plan.index
-            ),
+            None => writeln!(out, "collective {}: Auto{scope} chose {chose}, the cheapest of {n}{next}", plan.index),
             // The program's CTRL SPAD moved it off the cheapest.
             Some((f, a)) => writeln!(
                 out,
-                "collective {}: Auto{scope} chose {chose} ({}, {}) of {n} legal choices to fit the program into \
+                "collective {}: Auto{scope} chose {chose} ({}, {}) of {n} to fit the program into \
                  the CTRL SPAD ({} slots per TOP_SP) and the mesh events ({} per TOP_SP); the cheapest, {} at \
                  {:.1} us, takes {} and {}",
                 plan.index,
