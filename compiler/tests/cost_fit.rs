@@ -15,6 +15,7 @@ use ccc_compiler::diagnose::{CollectiveDiff, DiffKind, Input, diagnose};
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::pipeline::{Options, compile};
 use ccc_compiler::sign::sign;
+use ccc_compiler::valid::ResolvedAlgorithm;
 use ccc_compiler::validate::{Problem, validate};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::{AlgType, OpType};
@@ -239,4 +240,40 @@ fn a_program_that_cannot_fit_is_refused_by_validation() {
     assert!(*needed > 70, "{e}");
     assert!(e.to_string().contains("split the program into programs of at most 64 collectives"), "{e}");
     assert!(e.to_string().contains("and at least 70 with the fewest slots its `Auto` collectives can take"), "{e}");
+}
+
+/// An `Auto` all-reduce before three written Mesh all-gathers on 32 ranks
+/// (31 mesh events each, 93 of Cayman's 108): alone, the all-reduce takes
+/// LatencyOptMesh (16 events), which left the last all-gather one event
+/// short at lowering though validation had passed. It is fitted to what
+/// the written ones leave, and the program compiles and is proven; the
+/// same all-reduce with nothing written after it keeps its cheapest.
+#[test]
+fn an_auto_choice_leaves_the_mesh_events_later_written_collectives_need() {
+    let topology = Topology::new(32, 16);
+    let tiny = |op| Collective::new(op, ccc_ir::spec::DType::Bf16, 8, Arch::Cayman, topology).channels(1);
+    let auto = tiny(OpType::AllReduce).reduce(ccc_ir::spec::ReduceOp::Add).algorithm(Algorithm::Auto);
+    let mesh = tiny(OpType::AllGather).algorithm(Algorithm::flat(AlgType::Mesh).unwrap());
+    let program = Program { collectives: vec![auto.clone(), mesh.clone(), mesh.clone(), mesh.clone()] };
+    let valid = validate(&program).unwrap();
+    let machine = Machine::of(&valid);
+    let events: Vec<u32> =
+        valid.collectives().iter().map(|c| ccc_compiler::cost::auto::mesh_events(c, machine)).collect();
+    let max = u32::from(Arch::Cayman.params().mesh_event_max);
+    assert_eq!(events[1..], [31, 31, 31]);
+    assert!(events.iter().sum::<u32>() <= max, "{events:?}");
+    let a = valid.collectives()[0].auto().unwrap();
+    let f = a.fitted.unwrap_or_else(|| panic!("not fitted: {:?}", valid.collectives()[0].algorithm()));
+    assert_eq!((f.cheapest_events, f.max_events), (16, max));
+    assert!(f.events <= max - 93, "{f:?}");
+    assert_eq!(a.alternatives[f.cheapest].algorithm, ResolvedAlgorithm::Flat(AlgType::LatencyOptMesh));
+    let compiled = compile(&valid, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(compiled.proof.is_some());
+    // Alone, or with only `Auto` after it, the cheapest stands.
+    for program in [vec![auto.clone()], vec![auto.clone(), auto.clone()]] {
+        let valid = validate(&Program { collectives: program }).unwrap();
+        let first = &valid.collectives()[0];
+        assert!(first.auto().unwrap().fitted.is_none());
+        assert_eq!(*first.algorithm(), ResolvedAlgorithm::Flat(AlgType::LatencyOptMesh));
+    }
 }

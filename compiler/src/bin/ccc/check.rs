@@ -79,7 +79,9 @@ fn summary(c: &ValidCollective) -> String {
         s.push_str(", chosen by Auto");
     }
     if c.auto().is_some_and(|a| a.fitted.is_some()) {
-        s.push_str(" (not the cheapest alone: fitted with the program's other collectives into the CTRL SPAD)");
+        s.push_str(
+            " (not the cheapest alone: fitted with the program's other collectives into the CTRL SPAD and mesh events)",
+        );
     }
     s
 }

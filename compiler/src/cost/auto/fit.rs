@@ -11,7 +11,10 @@
 //!
 //! [`fit`] runs after validation has made every choice. When the
 //! program's collectives fit (almost always) it changes nothing. When
-//! they do not, it chooses again for every `Auto` collective at once,
+//! they do not, or when their mesh events (each collective's most,
+//! summed) exceed a TOP_SP's because of written collectives after an
+//! `Auto` one (validation holds an `Auto` collective to what the ones
+//! before it leave, not to what later written ones need), it chooses again for every `Auto` collective at once,
 //! among each one's legal alternatives: the choices whose predicted
 //! times sum the least over the program among those whose slots, with
 //! the written collectives', fit, and whose mesh events (each
@@ -100,14 +103,20 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     let Some(phases) = phases(program) else { return Ok(()) };
     let taken: Vec<u32> = phases.iter().map(|&p| slots(p as usize)).collect();
     let needed = taken.iter().fold(0u32, |sum, &s| sum.saturating_add(s));
-    if needed <= capacity {
+    let machine = Machine::of(program);
+    let max_events = u32::from(program.arch().params().mesh_event_max);
+    let slots_over = needed > capacity;
+    if !slots_over && !events_over(program, machine, max_events) {
         return Ok(());
     }
+    // Fitted for the mesh events alone, a program that cannot fit is left
+    // to lowering, which names the rank and TOP_SP that run out.
+    let refused = |o: Overflow| if slots_over { Err(o) } else { Ok(()) };
     let with_slots = taken.iter().filter(|&&s| s > 0).count();
     let by_count = u32::try_from(with_slots).unwrap_or(u32::MAX) > capacity;
     let overflow = |fewest| Overflow { needed, capacity, fewest, heaviest: heaviest(program, &phases), by_count };
     if program.collectives.iter().all(|c| c.auto.is_none()) {
-        return Err(overflow(None));
+        return refused(overflow(None));
     }
     // Each collective with a phase takes a slot at least, whatever it
     // chooses: a program of more such collectives than slots cannot fit,
@@ -117,10 +126,8 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     let at_least = (0..taken.len()).filter(|&i| auto(i) && taken[i] > 0).count();
     let at_least = fixed.saturating_add(u32::try_from(at_least).unwrap_or(u32::MAX));
     if at_least > capacity {
-        return Err(overflow(Some(at_least)));
+        return refused(overflow(Some(at_least)));
     }
-    let machine = Machine::of(program);
-    let max_events = u32::from(program.arch().params().mesh_event_max);
     let mut written_events = 0u32;
     let mut items: Vec<Item> = Vec::new();
     // Where an equal collective's options were found: by bucket, then
@@ -141,7 +148,7 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
             }
         };
         if options.is_empty() {
-            return Err(overflow(None));
+            return refused(overflow(None));
         }
         items.push(Item { collective: i, options });
     }
@@ -153,9 +160,9 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     // `Auto` collective to what the ones before it leave), so what fits
     // here lowers.
     let events = max_events.saturating_sub(written_events);
-    let Some(slots_left) = capacity.checked_sub(fixed) else { return Err(overflow(Some(fewest))) };
+    let Some(slots_left) = capacity.checked_sub(fixed) else { return refused(overflow(Some(fewest))) };
     let Some(picks) = knapsack(&items, Room { slots: slots_left, events }) else {
-        return Err(overflow(Some(fewest)));
+        return refused(overflow(Some(fewest)));
     };
     for (item, pick) in items.iter().zip(picks) {
         let Some(c) = program.collectives.get_mut(item.collective) else { continue };
@@ -180,6 +187,29 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Whether `program`'s collectives take more mesh events than a TOP_SP's
+/// `max` (each one's most over its members, summed, as validation holds
+/// `Auto` to them) where choosing again could help: a written collective
+/// comes after an `Auto` one (validation holds each `Auto` collective to
+/// what the collectives before it leave, not to what written ones after
+/// it need: an `Auto` choice taking 16 events left a later written Mesh
+/// all-gather 1 short at lowering), and the written ones alone fit.
+fn events_over(program: &ValidProgram, machine: Machine, max: u32) -> bool {
+    let Some(first_auto) = program.collectives.iter().position(|c| c.auto.is_some()) else { return false };
+    if !program.collectives.iter().skip(first_auto + 1).any(|c| c.auto.is_none()) {
+        return false;
+    }
+    let (mut written, mut all) = (0u32, 0u32);
+    for c in &program.collectives {
+        let events = super::mesh_events(c, machine);
+        all = all.saturating_add(events);
+        if c.auto.is_none() {
+            written = written.saturating_add(events);
+        }
+    }
+    all > max && written <= max
 }
 
 /// The [`HEAVIEST`] collectives of `program` taking the most slots (most
