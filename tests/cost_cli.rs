@@ -167,6 +167,19 @@ fn sweep_prints_a_row_per_size() {
         err.contains("note: the sweep stops at count 4398046511104, where nothing lowers: `Auto` found no algorithm"),
         "{err}"
     );
+    // A `model:` under which larger sizes are predicted past 2^64 ns: the
+    // rows before, then a note (the whole table was refused).
+    let slow = dir.path().join("slow.ron");
+    let slow_text = std::fs::read_to_string(format!("{ROOT}/examples/invalid/model_auto_out_of_range.ron")).unwrap();
+    assert!(slow_text.contains("count: 1099511627776,"));
+    std::fs::write(&slow, slow_text.replace("count: 1099511627776,", "count: 1024,")).unwrap();
+    let (code, out, err) = ccc(&["sweep", slow.to_str().unwrap(), "--from", "1TiB", "--to", "16TiB", "--factor", "2"]);
+    assert_eq!((code, out.lines().count()), (0, 2 + 2), "{out}{err}");
+    assert!(squeeze(&err).starts_with("note: the sweep stops at count 1099511627776, where the predictions pass 2^64 ns: `Auto` cannot order the algorithms"), "{err}");
+    let (code, _, err) = ccc(&["sweep", slow.to_str().unwrap(), "--from", "4TiB", "--to", "16TiB"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(squeeze(&err).contains("the first size asked, the predictions pass 2^64 ns"), "{err}");
+    assert!(squeeze(&err).contains("help: sweep smaller sizes (--to), or give `model:` faster rates"), "{err}");
     let (code, out, err) = ccc(&["sweep", auto.to_str().unwrap(), "--from", "16TiB", "--to", "64TiB"]);
     assert_eq!((code, out.as_str()), (2, ""));
     assert!(squeeze(&err).contains("at count 4398046511104, the first size asked, nothing lowers"), "{err}");

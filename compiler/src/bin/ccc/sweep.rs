@@ -132,8 +132,9 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
     if let (true, Some((count, why))) = (rows.is_empty(), &stopped) {
         return Err(Failure::input(miette::miette!(
             help = why.help(first.arch),
-            "{}: at count {count}, the first size asked, nothing lowers: {}",
+            "{}: at count {count}, the first size asked, {}: {}",
             args.spec.display(),
+            why.what(),
             why.said
         )));
     }
@@ -165,7 +166,8 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
         if let [only] = rows.as_slice() {
             let help = match &stopped {
                 Some((count, why)) => format!(
-                    "the sweep stops at count {count}, where nothing lowers: {why}; start lower, or leave out --svg"
+                    "the sweep stops at count {count}, where {}: {why}; start lower, or leave out --svg",
+                    why.what()
                 ),
                 None => "no other size in the range is one this op takes: widen --from and --to, or leave out \
                          --svg for the table alone"
@@ -188,7 +190,7 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
     // The SVG is whole by now: a summary that cannot be printed says so.
     crate::out::emit_after(&text, args.svg.as_deref())?;
     if let Some((count, why)) = stopped {
-        note!("note: the sweep stops at count {count}, where nothing lowers: {why}");
+        note!("note: the sweep stops at count {count}, where {}: {why}", why.what());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -199,10 +201,11 @@ enum Sized {
     DoesNotLower(NotLowered),
 }
 
-/// Why a size does not lower: what was said, and the limit exceeded.
+/// Why a size ends the sweep: what was said, and the limit exceeded
+/// (`None`: `Auto`'s predictions pass 2^64 ns, as every larger size's do).
 struct NotLowered {
     said: String,
-    limit: Limit,
+    limit: Option<Limit>,
 }
 
 impl NotLowered {
@@ -211,10 +214,22 @@ impl NotLowered {
     /// other limits grow with it.
     fn help(&self, arch: Arch) -> String {
         match self.limit {
-            Limit::MeshEvents => {
-                format!("a smaller size needs as many mesh events, so no size lowers: {}", self.limit.advice(arch))
+            Some(Limit::MeshEvents) => {
+                format!(
+                    "a smaller size needs as many mesh events, so no size lowers: {}",
+                    Limit::MeshEvents.advice(arch)
+                )
             }
-            limit => format!("sweep smaller sizes (--to), or: {}", limit.advice(arch)),
+            Some(limit) => format!("sweep smaller sizes (--to), or: {}", limit.advice(arch)),
+            None => "sweep smaller sizes (--to), or give `model:` faster rates and smaller latencies".to_owned(),
+        }
+    }
+
+    /// What happens at the size, after "where".
+    fn what(&self) -> &'static str {
+        match self.limit {
+            Some(_) => "nothing lowers",
+            None => "the predictions pass 2^64 ns",
         }
     }
 }
@@ -238,9 +253,14 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
             });
             if let Some(limit) = limit {
                 let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
-                return Ok(Sized::DoesNotLower(NotLowered { said, limit }));
+                return Ok(Sized::DoesNotLower(NotLowered { said, limit: Some(limit) }));
             }
             return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display())));
+        }
+        // Predicted past 2^64 ns: so is every larger size.
+        Err(e) if e.0.iter().all(|p| matches!(p.problem, Problem::AutoOutOfRange { .. })) => {
+            let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
+            return Ok(Sized::DoesNotLower(NotLowered { said, limit: None }));
         }
         Err(e) => return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display()))),
     };
@@ -259,7 +279,7 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
     let phases: Vec<_> = schedule.collectives.iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
     if let Some(r) = legal::refusal(&schedule.shape, machine.arch.params(), machine.mesh_event_room(), &phases) {
         let said = r.describe(machine.arch, machine.mesh_events_spent);
-        return Ok(Sized::DoesNotLower(NotLowered { said, limit: r.limit }));
+        return Ok(Sized::DoesNotLower(NotLowered { said, limit: Some(r.limit) }));
     }
     let legs = schedule
         .collectives
