@@ -1504,8 +1504,9 @@ fn a_lowered_module_s_mesh_must_match_the_target() {
 }
 
 /// Control characters of a module (an ESC `c` resets the terminal) were
-/// printed raw in the message and the snippet: escaped in the one, blanked
-/// in the other.
+/// printed raw in the message and the snippet: the first is named by its
+/// code point, where it stands, and none is printed. (A NUL ended a word
+/// where it stood, and the module was called truncated lines later.)
 #[test]
 fn control_characters_of_a_module_never_reach_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
@@ -1515,8 +1516,20 @@ fn control_characters_of_a_module_never_reach_the_terminal() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let flat = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
-    assert!(flat.contains("channel_id=\\u{1b}c\\u{7}\\u{9b} is not a 64-bit integer"), "{stderr}");
+    assert!(flat.contains("a control character (U+001B) where HLO text holds none"), "{stderr}");
+    let line = SMALL.lines().position(|l| l.contains("channel_id=1")).unwrap() + 1;
+    let col = SMALL.lines().nth(line - 1).unwrap().find("channel_id=1").unwrap() + "channel_id=".len() + 1;
+    assert!(stderr.contains(&format!("esc.hlo:{line}:{col}]")), "{stderr}");
     assert!(!stderr.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{stderr:?}");
+    // A NUL in a keyword: there, not "truncated" at the end.
+    let nul = SMALL.replace("ENTRY", "EN\0TRY");
+    let e = import_module(&nul, &target(8), None).unwrap_err();
+    assert!(e.message.starts_with("a control character (U+0000)"), "{e}");
+    let entry = SMALL.lines().position(|l| l.starts_with("ENTRY")).unwrap() + 1;
+    assert_eq!((e.start.line, e.start.col), (entry, 3));
+    // Tabs and CRLF line ends are text.
+    let tabs = SMALL.replace("  ", "\t").replace('\n', "\r\n");
+    assert!(import_module(&tabs, &target(8), None).is_ok());
 }
 
 /// PyTorch/XLA's `XLA_SAVE_TENSORS_FILE` wraps each graph's module in

@@ -387,8 +387,21 @@ const RECOVERY_TABLE: &str = ", origin_recovery_table=";
 ///
 /// # Errors
 ///
-/// An [`HloError`] at a `/*` that is never closed.
+/// An [`HloError`] at a control character XLA never prints (a NUL byte
+/// read as text ended a word where it stood, and the module was called
+/// truncated lines later), or at a `/*` that is never closed.
 pub fn prepare(src: &str) -> Result<String, HloError> {
+    if let Some((at, c)) = src.char_indices().find(|&(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
+        return Err(HloError::at(
+            at,
+            c.len_utf8(),
+            format!(
+                "a control character (U+{:04X}) where HLO text holds none: the file is damaged, or not text",
+                u32::from(c)
+            ),
+            "HLO text as XLA prints it: printable characters, tabs and line breaks",
+        ));
+    }
     blank_comments(src)
 }
 
