@@ -352,6 +352,21 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         return Ok(Owned::Manifest(text));
     }
     spec_of(py, item).map(Owned::Spec).map_err(|e| {
+        // Text naming a file or folder: read as RON, as documented, but
+        // say how to have it read as the path it looks like.
+        if let Ok(text) = item.extract::<String>()
+            && !text.contains('\n')
+            && std::path::Path::new(&text).exists()
+        {
+            let value = e.value(py);
+            let help = format!("a str is read as RON text; to read the file or folder it names, pass pathlib.Path({text:?})");
+            if let Ok(message) = value.getattr("message").and_then(|m| m.extract::<String>()) {
+                let told = format!("{message} ({help})");
+                let _ = value.setattr("message", &told).and_then(|()| value.setattr("args", (told,)));
+            }
+            let _ = value.setattr("help", help);
+            return e;
+        }
         if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
             let kind = item.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
             pyo3::exceptions::PyTypeError::new_err(format!(

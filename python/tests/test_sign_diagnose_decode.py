@@ -95,6 +95,17 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
         assert str(caught.value).endswith(f"; a value of type `{kind}` is not one")
     with pytest.raises(TypeError, match=r"^input 1: .*; a value of type `int` is not one$"):
         ccc.diagnose([compiled, 7])
+    # A str naming a file is text, as documented: said how to read the file.
+    ring = str(ROOT / "examples" / "allreduce_ring.ron")
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.diagnose([compiled, ring])
+    said = f"a str is read as RON text; to read the file or folder it names, pass pathlib.Path({ring!r})".replace("'", '"')
+    assert caught.value.help == said
+    assert str(caught.value).startswith("input 1: ") and str(caught.value).endswith(f"({said})")
+    # Text naming nothing is told nothing of paths.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.diagnose([compiled, ring + ".missing"])
+    assert caught.value.help is None or "pathlib" not in caught.value.help
     # A manifest dict holding what JSON cannot carry is named at its path,
     # under the input's name, not json's bare TypeError.
     with pytest.raises(ccc.ParseError) as caught:
