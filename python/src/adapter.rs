@@ -650,7 +650,14 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
     output::write(out, compiled).map_err(|e| {
         let mut info = ErrorInfo::new(ErrorClass::Output, variant(&e), e.to_string());
         match &e {
-            OutputError::InTheWay { entry, .. } => info.field = Some(entry.display().to_string()),
+            OutputError::InTheWay { entry, .. } => {
+                info.field = Some(entry.display().to_string());
+                info.help = Some(
+                    "ccc never overwrites a file it did not write: move that file elsewhere, or write to another \
+                     folder"
+                        .to_owned(),
+                );
+            }
             OutputError::Io { action: "resolve", path, .. } => {
                 info.field = Some(path.display().to_string());
                 info.help = Some(if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {

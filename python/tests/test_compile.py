@@ -267,6 +267,15 @@ def test_write_is_the_cli_output_and_keeps_user_files(cli, tmp_path):
     assert (out / "notes.txt").read_text() == "mine"
     assert not (out / "rank-1").exists()
 
+    # A user's file where the output writes one of its own: refused,
+    # named, and what to do said (help was None).
+    (out / "rank-1").write_text("mine too")
+    with pytest.raises(ccc.OutputError) as caught:
+        compiled.write(out)
+    assert (caught.value.kind, caught.value.field) == ("InTheWay", "rank-1")
+    assert caught.value.help.startswith("ccc never overwrites a file it did not write: move that file elsewhere")
+    assert (out / "rank-1").read_text() == "mine too"
+
 
 def test_write_refuses_a_folder_that_is_not_ccc_output(tmp_path):
     (tmp_path / "project").mkdir()
