@@ -296,16 +296,21 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     // serde_json appends "at line L column C" of the JSON text, which a
     // caller who passed a dict never saw.
     let message = message.split(" at line ").next().unwrap_or_default().to_owned();
+    // The kinds `parse` gives the same mistakes in RON text.
     let kind = if message.starts_with("unknown field") {
         "UnknownField"
     } else if message.starts_with("unknown variant") {
         "UnknownVariant"
     } else if message.starts_with("missing field") {
         "MissingField"
+    } else if message.starts_with("invalid value: integer") || message.contains("is out of range: no field") {
+        "IntegerOutOfBounds"
+    } else if message.starts_with("invalid type: floating point") {
+        "Fraction"
     } else {
         "Syntax"
     };
-    let accepted = accepted_in(&message).map(|a| a.trim_end_matches('.').to_owned());
+    let accepted = accepted_in(&message).map(|a| whole_number(a.trim_end_matches('.')));
     let message = with_hier_form(message);
     let field = if path == "." { None } else { Some(path) };
     // A missing field's path is where it belongs, not the struct lacking it.
@@ -325,6 +330,19 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     info.collective = field.as_deref().and_then(collective_of);
     info.field = field;
     info
+}
+
+/// What serde calls an unsigned integer type (`u64`), as a whole number
+/// from 0 to its most; anything else as it is.
+fn whole_number(accepted: &str) -> String {
+    let most = match accepted {
+        "u8" => u64::from(u8::MAX),
+        "u16" => u64::from(u16::MAX),
+        "u32" => u64::from(u32::MAX),
+        "u64" => u64::MAX,
+        other => return other.to_owned(),
+    };
+    format!("a whole number from 0 to {most}")
 }
 
 /// `message`, and where it refuses RON's `Hier((...))` written as a

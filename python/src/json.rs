@@ -45,6 +45,9 @@ pub fn dumps_checked(
         // nor a manifest's).
         let lone = whole == "spec" && !path.is_empty() && value.get_item("collectives").is_err();
         let field = if path.is_empty() { whole.to_owned() } else { path };
+        // A target's or manifest's refusals are all of their own kind but
+        // for text that is not UTF-8.
+        let own = own.filter(|&k| k == NOT_UTF8 || kind == "Syntax");
         let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
         info.collective = crate::adapter::collective_of(&field).or(lone.then_some(0));
         info.field = Some(field);
@@ -154,10 +157,12 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
     } else if value.is_instance_of::<PyInt>() {
         // A bool is an int here, 0 or 1: in range.
         if !whole_in_range(value) {
-            return Err(Bad::at(
-                path,
-                format!("{value} is out of range: no field of a spec holds a whole number past 2^64 - 1"),
-            ));
+            return Err(Bad {
+                path: path.to_owned(),
+                why: format!("{value} is out of range: no field of a spec holds a whole number past 2^64 - 1"),
+                // As `parse` names it in RON text.
+                kind: Some("IntegerOutOfBounds"),
+            });
         }
     } else if let Ok(f) = value.cast::<PyFloat>() {
         if !f.value().is_finite() {

@@ -175,6 +175,21 @@ def test_from_dict_errors_name_the_field_path():
         ccc.Program.from_dict(dict(good, count="many"))
     assert caught.value.field == "count"
 
+    # The kinds `parse` gives the same values in RON; `accepted` in words.
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    for value, kind in [(-1, "IntegerOutOfBounds"), (2**64, "IntegerOutOfBounds"), (1.5, "Fraction")]:
+        with pytest.raises(ccc.ParseError) as from_dict:
+            ccc.Program.from_dict(dict(good, count=value))
+        with pytest.raises(ccc.ParseError) as from_ron:
+            ccc.parse(ring.replace("count: 1048576", f"count: {value}"))
+        assert from_dict.value.kind == from_ron.value.kind == kind, (value, from_dict.value, from_ron.value)
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, count="many"))
+    assert caught.value.accepted == f"a whole number from 0 to {2**64 - 1}"
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, channels=-1))
+    assert caught.value.accepted == f"a whole number from 0 to {2**32 - 1}"
+
     # RON's `Hier((...))` as a string: the message shows the dict form,
     # which then reads (as to_dict writes it); `accepted` stays the list.
     ron = "Hier((intra_reduce_scatter: Ring, inter_all_reduce: Ring, intra_all_gather: Ring))"
