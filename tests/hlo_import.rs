@@ -552,12 +552,32 @@ fn invalid_modules() {
 
 /// `(file of tests/hlo/regressions/, text the error's line holds, words of the message)`;
 /// the walk that repeats past its budget stops at an instruction line.
-const HOSTILE: [(&str, &str, &str); 4] = [
+const HOSTILE: [(&str, &str, &str); 5] = [
     ("unclosed_tuple_22000.hlo", "%p = ", "the tuple shape nests more than 64 deep"),
+    // A fuzzer's: two byte-order marks, the error placed in the text after
+    // the second (`an_error_is_placed_in_the_text_given`).
+    ("two_byte_order_marks.hlo", "%x = ", "expected a computation"),
     ("tuple_depth_65.hlo", "%t = ", "the tuple shape nests more than 64 deep"),
     ("call_depth_257.hlo", "%c257 (", "`c257` is called 257 calls deep"),
     ("call_fan_out_30.hlo", " = f32[8] ", "more than 262144 instructions beyond its own"),
 ];
+
+/// An import error's offset and its line and column are of the text
+/// given, whatever byte-order marks lead it: one is stripped, and a
+/// caller that stripped one already (the CLI, Python, the fuzz target)
+/// and passed text starting with another got offsets into a text it never
+/// held (a fuzzer's find: a snippet 3 bytes off).
+#[test]
+fn an_error_is_placed_in_the_text_given() {
+    // (marks, the byte the error is at, its column): past one mark, the
+    // second is the text that is not HLO.
+    for (marks, at, col) in [(0, 2, 3), (1, 5, 4), (2, 3, 2)] {
+        let given = format!("{}  %x = f32[8] call(", "\u{feff}".repeat(marks));
+        let e = import_module(&given, &target(8), None).unwrap_err();
+        assert_eq!(e.byte_range(&given).start, at, "{marks} marks: {e}");
+        assert_eq!((e.start.line, e.start.col), (1, col), "{marks} marks: {e}");
+    }
+}
 
 #[test]
 fn hostile_modules_are_refused() {

@@ -37,6 +37,9 @@ pub fn import_hlo(
     let target = read_target(target)?;
     let algorithm =
         algorithm.map(|a| parse_algorithm(a).map_err(|e| located(&e, "Algorithm", "algorithm"))).transpose()?;
+    // Without a leading byte-order mark, as the CLI reads a file: it is
+    // not a column.
+    let text = ccc_compiler::parse::strip_bom(text);
     let imported = import_module(text, &target, algorithm.as_ref()).map_err(|e| hlo_error(&e))?;
     let notes = imported.notes();
     Ok((Spec { program: imported.program, form: SpecForm::Program, sources: imported.sources }, notes))

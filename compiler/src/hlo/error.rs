@@ -28,6 +28,14 @@ impl HloError {
         HloError { message: message.into(), help: help.into(), offset, len, start: LineCol { line: 1, col: 1 } }
     }
 
+    /// The error `by` bytes further on: at its place in a text that has
+    /// `by` bytes before the one it was found in.
+    #[must_use]
+    pub(crate) const fn shifted(mut self, by: usize) -> Self {
+        self.offset = self.offset.saturating_add(by);
+        self
+    }
+
     /// The error's byte offset in the module.
     pub const fn offset(&self) -> usize {
         self.offset

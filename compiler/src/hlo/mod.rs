@@ -155,11 +155,16 @@ pub fn import(src: &str, target: &Target) -> Result<Program, HloError> {
 /// # Errors
 ///
 /// As [`import()`].
-pub fn import_module(src: &str, target: &Target, algorithm: Option<&Algorithm>) -> Result<Imported, HloError> {
-    let src = crate::parse::strip_bom(src);
-    let clean = text::prepare(src).map_err(|e| e.locate(src))?;
-    let module = text::parse_module(&clean).map_err(|e| e.locate(src))?;
-    walk(&module, src, target, algorithm).map_err(|e| e.locate(src))
+pub fn import_module(given: &str, target: &Target, algorithm: Option<&Algorithm>) -> Result<Imported, HloError> {
+    let src = crate::parse::strip_bom(given);
+    // An error is placed in the text given, byte-order mark and all: a
+    // caller that stripped one already (the CLI, Python) and passes text
+    // starting with another gets offsets into what it holds.
+    let skip = given.len() - src.len();
+    let place = |e: HloError| e.shifted(skip).locate(given);
+    let clean = text::prepare(src).map_err(place)?;
+    let module = text::parse_module(&clean).map_err(place)?;
+    walk(&module, src, target, algorithm).map_err(place)
 }
 
 fn walk(
