@@ -594,7 +594,8 @@ pub struct AutoChoice {
 
 /// How fitting a program into the CTRL SPAD moved an `Auto` choice: the
 /// program's collectives, each on the cheapest alternative alone, took
-/// more slots than a TOP_SP's CTRL SPAD holds, and the choices that sum
+/// more slots than a TOP_SP's CTRL SPAD holds (or left written
+/// collectives after them too few mesh events), and the choices that sum
 /// the least predicted time within it and within a TOP_SP's mesh events
 /// took another one here (`docs/cost-model.md` §4): one with fewer slots,
 /// or with fewer mesh events, left to collectives that needed them.

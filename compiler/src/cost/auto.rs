@@ -382,6 +382,16 @@ pub fn mesh_events(collective: &ValidCollective, machine: Machine) -> u32 {
     build_alone(collective, machine, &collective.algorithm).map_or(0, |schedule| events_of(&schedule))
 }
 
+/// The mesh events each member of `collective`'s groups waits on under
+/// its algorithm, built alone on `machine`, by member (empty when it does
+/// not build): [`mesh_events`] is their most.
+pub fn events_by_member(collective: &ValidCollective, machine: Machine) -> Vec<u32> {
+    let Some(schedule) = build_alone(collective, machine, &collective.algorithm) else { return Vec::new() };
+    let Some(plan) = schedule.collectives.first() else { return Vec::new() };
+    let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
+    legal::events_by_member(&schedule.shape, &phases)
+}
+
 /// The most mesh events per TOP_SP any member of the groups of a
 /// schedule's one collective waits on ([`mesh_events`]); 0 without one.
 pub(crate) fn events_of(schedule: &Schedule) -> u32 {

@@ -11,9 +11,10 @@
 //! overrides, which are not signed, or, when a collective before it
 //! differs, the mesh events those collectives take (`Auto` holds each
 //! collective to what the ones before it leave of a TOP_SP's events), or,
-//! when any other collective differs, the CTRL SPAD slots the program's
-//! collectives share (`Auto` fits a program's choices into them
-//! together when the cheapest do not fit: `cost::auto::fit`).
+//! when any other collective differs, the CTRL SPAD slots and mesh
+//! events the program's collectives share (`Auto` fits a program's
+//! choices into them together when the cheapest do not fit, or leave
+//! written collectives after them too few events: `cost::auto::fit`).
 
 /// One side's `algorithm`, as far as `Auto` is concerned.
 enum Choice<'a> {
@@ -217,8 +218,8 @@ pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Els
         }
         if let Some(k) = elsewhere.other {
             program.push(format!(
-                "the CTRL SPAD slots the program's collectives share ({k}, and `Auto` fits a program's choices \
-                 into a TOP_SP's slots together when the cheapest do not fit)"
+                "the CTRL SPAD slots and mesh events the program's collectives share ({k}, and `Auto` fits a \
+                 program's choices into a TOP_SP's slots and events together when the cheapest do not fit)"
             ));
         }
         program.push(model.to_owned());

@@ -11,10 +11,11 @@
 //!
 //! [`fit`] runs after validation has made every choice. When the
 //! program's collectives fit (almost always) it changes nothing. When
-//! they do not, or when their mesh events (each collective's most,
-//! summed) exceed a TOP_SP's because of written collectives after an
-//! `Auto` one (validation holds an `Auto` collective to what the ones
-//! before it leave, not to what later written ones need), it chooses again for every `Auto` collective at once,
+//! they do not, or when written collectives after an `Auto` one need
+//! more of a TOP_SP's mesh events than the choices left them
+//! ([`events_over`]: validation holds an `Auto` collective to what the
+//! ones before it leave, not to what later written ones need), it
+//! chooses again for every `Auto` collective at once,
 //! among each one's legal alternatives: the choices whose predicted
 //! times sum the least over the program among those whose slots, with
 //! the written collectives', fit, and whose mesh events (each
@@ -27,10 +28,12 @@
 //! records the cheapest alternative it left and both one's slots and mesh
 //! events ([`Fitted`]), and every alternative's prediction (each was
 //! compared).
-//! A program that does not fit even so, or that holds no `Auto`
+//! A program whose slots do not fit even so, or that holds no `Auto`
 //! collective to move, is refused ([`Overflow`]: validation's
 //! `CtrlSpadFull`), naming the slots and the collectives taking the
-//! most, before anything is lowered.
+//! most, before anything is lowered; one whose slots fit but whose mesh
+//! events cannot is left to lowering, which names the rank that runs
+//! out.
 //!
 //! The choice now depends on the whole program, not only on the
 //! collectives before: `diagnose` says so when two ranks' choices differ.
@@ -189,27 +192,61 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     Ok(())
 }
 
-/// Whether `program`'s collectives take more mesh events than a TOP_SP's
-/// `max` (each one's most over its members, summed, as validation holds
-/// `Auto` to them) where choosing again could help: a written collective
-/// comes after an `Auto` one (validation holds each `Auto` collective to
-/// what the collectives before it leave, not to what written ones after
-/// it need: an `Auto` choice taking 16 events left a later written Mesh
+/// Whether `program`'s collectives need more mesh events than a TOP_SP's
+/// `max` where choosing again could help: a written collective comes
+/// after an `Auto` one (validation holds each `Auto` collective to what
+/// the collectives before it leave, not to what written ones after it
+/// need: an `Auto` choice taking 16 events left a later written Mesh
 /// all-gather 1 short at lowering), and the written ones alone fit.
+///
+/// When every collective has the same groups, a member is the same ranks
+/// in each, and its events are summed member by member (what lowering
+/// counts on TOP_SP 0, which hosts every collective): three rooted
+/// meshes, each busiest at its own root, do not add up at one member.
+/// Otherwise each collective's most is summed, the bound validation holds
+/// `Auto` to. Each distinct collective is built once.
 fn events_over(program: &ValidProgram, machine: Machine, max: u32) -> bool {
-    let Some(first_auto) = program.collectives.iter().position(|c| c.auto.is_some()) else { return false };
-    if !program.collectives.iter().skip(first_auto + 1).any(|c| c.auto.is_none()) {
+    let cs = &program.collectives;
+    let Some(first_auto) = cs.iter().position(|c| c.auto.is_some()) else { return false };
+    if !cs.iter().skip(first_auto + 1).any(|c| c.auto.is_none()) {
         return false;
     }
-    let (mut written, mut all) = (0u32, 0u32);
-    for c in &program.collectives {
-        let events = super::mesh_events(c, machine);
-        all = all.saturating_add(events);
+    let by_member = cs.windows(2).all(|w| w.first().map(|c| &c.groups) == w.get(1).map(|c| &c.groups));
+    // Each collective's events, member by member (or its most alone), an
+    // equal collective's taken again.
+    let mut found: Vec<(usize, Vec<u32>)> = Vec::new();
+    let (mut written, mut all): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    for (i, c) in cs.iter().enumerate() {
+        let equal =
+            found.iter().find(|(j, _)| cs.get(*j).is_some_and(|e| e.algorithm == c.algorithm && same_inputs(e, c)));
+        let events = match equal {
+            Some((_, events)) => events.clone(),
+            None => {
+                let events = match by_member {
+                    true => super::events_by_member(c, machine),
+                    false => vec![super::mesh_events(c, machine)],
+                };
+                found.push((i, events.clone()));
+                events
+            }
+        };
+        add(&mut all, &events);
         if c.auto.is_none() {
-            written = written.saturating_add(events);
+            add(&mut written, &events);
         }
     }
-    all > max && written <= max
+    let most = |v: &[u32]| v.iter().copied().max().unwrap_or(0);
+    most(&all) > max && most(&written) <= max
+}
+
+/// Adds `events` to `sum` member by member, `sum` growing to its length.
+fn add(sum: &mut Vec<u32>, events: &[u32]) {
+    if sum.len() < events.len() {
+        sum.resize(events.len(), 0);
+    }
+    for (s, &e) in sum.iter_mut().zip(events) {
+        *s = s.saturating_add(e);
+    }
 }
 
 /// The [`HEAVIEST`] collectives of `program` taking the most slots (most

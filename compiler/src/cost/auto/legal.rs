@@ -144,6 +144,20 @@ pub fn events_needed(shape: &Shape, phases: &[(&CollectivePlan, &Phase)]) -> u32
     most
 }
 
+/// The mesh events each member of the groups needs over `phases` (of one
+/// collective), by member: [`events_needed`] is their most.
+pub fn events_by_member(shape: &Shape, phases: &[(&CollectivePlan, &Phase)]) -> Vec<u32> {
+    let Some(&(first, _)) = phases.first() else { return Vec::new() };
+    let mut out = Vec::new();
+    (0..first.groups.size())
+        .map(|member| {
+            phases
+                .iter()
+                .fold(0u32, |n, &(plan, phase)| n.saturating_add(phase_events(shape, plan, phase, member, &mut out)))
+        })
+        .collect()
+}
+
 /// The fewest and the most mesh events a member needs in `phase`, from
 /// its pattern alone (equal when every member needs the same).
 fn bounds(plan: &CollectivePlan, phase: &Phase) -> Bounds {
