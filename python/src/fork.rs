@@ -7,13 +7,20 @@
 //! ([`after_fork_in_child`], registered with `os.register_at_fork` when
 //! the module loads), and from then on each call that would use the pool
 //! runs on a pool of its own ([`pooled`]), as many threads as the global
-//! one would have (`RAYON_NUM_THREADS`, else the cores), built for the
-//! call and dropped after it (tens of microseconds). The bytes are the
+//! one would have (`RAYON_NUM_THREADS`, else the cores), built on the
+//! process's first such call and kept for the others. The bytes are the
 //! same on any number of threads.
+//!
+//! A lock is copied as it stood: an `AutoCache` another thread was
+//! searching through when the process forked stays locked in the child,
+//! by a thread the child does not have. There, a compile takes the
+//! cache's lock only if it is free, and searches without the cache
+//! otherwise (the same result, by design), rather than wait forever.
 
 use crate::adapter::{ErrorClass, ErrorInfo, Failure};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Set in a process forked from this one's parent, whose rayon threads it
 /// does not have.
@@ -38,6 +45,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// Whether this process was forked from one that had loaded ccc.
+pub fn forked() -> bool {
+    FORKED.load(Ordering::Relaxed)
+}
+
 /// Runs `work`, which may use rayon's global pool: as it is, or, in a
 /// forked process, inside a pool of its own.
 ///
@@ -46,10 +58,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// `work`'s, or [`ErrorClass::Internal`] when a forked process cannot
 /// start the threads.
 pub fn pooled<T: Send>(work: impl FnOnce() -> Result<T, Failure> + Send) -> Result<T, Failure> {
-    if !FORKED.load(Ordering::Relaxed) {
+    if !forked() {
         return work();
     }
-    match rayon::ThreadPoolBuilder::new().thread_name(|i| format!("ccc-forked-{i}")).build() {
+    match pool() {
         Ok(pool) => pool.install(work),
         Err(e) => Err(ErrorInfo::new(
             ErrorClass::Internal,
@@ -58,3 +70,31 @@ pub fn pooled<T: Send>(work: impl FnOnce() -> Result<T, Failure> + Send) -> Resu
         )),
     }
 }
+
+/// This process's own pool, built on its first call and kept (a pool
+/// copied from a parent, whose threads a grandchild does not have, is
+/// left, never dropped: dropping it would signal threads that are not
+/// there). A call that finds the slot's lock taken (by a thread of the
+/// parent's, copied locked) builds a pool for itself alone.
+fn pool() -> Result<Arc<rayon::ThreadPool>, rayon::ThreadPoolBuildError> {
+    let build = || rayon::ThreadPoolBuilder::new().thread_name(|i| format!("ccc-forked-{i}")).build().map(Arc::new);
+    let pid = std::process::id();
+    let mut slot = match POOL.try_lock() {
+        Ok(slot) => slot,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return build(),
+    };
+    if let Some((owner, pool)) = slot.as_ref()
+        && *owner == pid
+    {
+        return Ok(Arc::clone(pool));
+    }
+    let pool = build()?;
+    if let Some(copied) = slot.replace((pid, Arc::clone(&pool))) {
+        std::mem::forget(copied);
+    }
+    Ok(pool)
+}
+
+/// The pool of the process whose id it holds ([`pool`]).
+static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);

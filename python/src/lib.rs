@@ -606,16 +606,18 @@ fn _time_rust_compile<'py>(
     let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: None };
     let times = py.detach(|| {
         errors::guard(|| {
-            (0..iterations)
-                .map(|_| {
-                    let t = Instant::now();
-                    adapter::compile(&spec, &request, None, None).map(|c| {
-                        let seconds = t.elapsed().as_secs_f64();
-                        drop(c);
-                        seconds
+            fork::pooled(|| {
+                (0..iterations)
+                    .map(|_| {
+                        let t = Instant::now();
+                        adapter::compile(&spec, &request, None, None).map(|c| {
+                            let seconds = t.elapsed().as_secs_f64();
+                            drop(c);
+                            seconds
+                        })
                     })
-                })
-                .collect::<Result<Vec<f64>, Failure>>()
+                    .collect::<Result<Vec<f64>, Failure>>()
+            })
         })
     });
     PyList::new(py, times.map_err(|e| errors::to_py(py, e))?)

@@ -187,3 +187,46 @@ def _fork_again(text):
     got = os.read(read, 64).decode()
     os.waitpid(child, 0)
     return got
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_fork_while_a_thread_holds_an_auto_cache_does_not_hang_the_child():
+    """A thread searching through an AutoCache holds its lock; a fork then
+    copies the lock held, by a thread the child does not have, and the
+    child's next call through that cache waited forever. It now searches
+    without the cache there (the same signature)."""
+    import os
+
+    # 60 distinct all-reduces on 1,024 ranks, each searched: about 20 ms a
+    # call holding the lock.
+    one = dict(ccc.parse((ROOT / "examples" / "allreduce_hier.ron").read_text()).to_dict(), algorithm="Auto")
+    one["topology"] = {"rank_n": 1024, "local_rank_n": 64}
+    auto = ccc.Program.from_dict({"collectives": [dict(one, count=4096 * (i + 1)) for i in range(60)]})
+    expected = ccc.sign(auto)
+    # Capacity 0 keeps nothing: every call searches, holding the lock.
+    cache = ccc.AutoCache(capacity=0)
+    stop = threading.Event()
+
+    def busy():
+        while not stop.is_set():
+            ccc.sign(auto, auto_cache=cache)
+
+    worker = threading.Thread(target=busy)
+    worker.start()
+    try:
+        for _ in range(5):
+            time.sleep(0.01)
+            read, write = os.pipe()
+            child = os.fork()
+            if child == 0:
+                signal.alarm(60)  # a hang ends the child, failing below
+                os.write(write, ccc.sign(auto, auto_cache=cache).encode())
+                os._exit(0)
+            os.close(write)
+            got = os.read(read, 64).decode()
+            _, status = os.waitpid(child, 0)
+            os.close(read)
+            assert (got, status) == (expected, 0)
+    finally:
+        stop.set()
+        worker.join()
