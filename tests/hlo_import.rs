@@ -2042,4 +2042,11 @@ fn an_unnamed_device_count_taken_from_the_target_is_said() {
     assert!(!String::from_utf8(out.stderr).unwrap().contains("device count"));
     let out = ccc(&["sign", grouped_path.to_str().unwrap(), "--target", target_path(64).to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "groups of 8 devices on 64 ranks leave devices out");
+    // A Shardy mesh of the target's size checks the count: nothing said.
+    assert!(import_module(&all, &target(8), None).unwrap().assumed_devices.is_some());
+    let lowered = std::fs::read_to_string(Path::new(ROOT).join("tests/hlo/ring_ppermute_8.lowered.hlo")).unwrap();
+    let header = lowered.lines().next().unwrap();
+    assert!(header.contains("#sdy.mesh<[\"ring\"=8]>"), "{header}");
+    let meshed = all.replacen("HloModule m", header, 1);
+    assert!(import_module(&meshed, &target(8), None).unwrap().assumed_devices.is_none());
 }

@@ -70,6 +70,9 @@ pub(super) struct Space {
     partitions: u64,
     /// The header named the counts (else every mode's ids are device ids).
     explicit: bool,
+    /// The device count was checked against the module: named by its
+    /// header, or by a Shardy mesh of `rank_n` devices.
+    checked: bool,
 }
 
 impl Space {
@@ -103,7 +106,8 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
         // a module for 8 devices read on a target of 64 ranks would be
         // read as 64 devices' (its permutes taken as they stand, its
         // groups refused as leaving devices out).
-        if let Some((at, devices)) = sdy_mesh_devices(module)
+        let mesh = sdy_mesh_devices(module);
+        if let Some((at, devices)) = mesh
             && devices != rank_n
         {
             return Err(HloError::at(
@@ -116,9 +120,10 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
                 format!("accepted: a target of topology.rank_n {devices}, the mesh's device count"),
             ));
         }
-        return Ok(Space { replicas: 1, partitions: rank_n, explicit: false });
+        return Ok(Space { replicas: 1, partitions: rank_n, explicit: false, checked: mesh.is_some() });
     }
-    let space = Space { replicas: replicas.unwrap_or(1), partitions: partitions.unwrap_or(1), explicit: true };
+    let space =
+        Space { replicas: replicas.unwrap_or(1), partitions: partitions.unwrap_or(1), explicit: true, checked: true };
     if space.devices() != rank_n {
         let at =
             module.header.iter().find(|a| a.key == "num_partitions" || a.key == "replica_count").map_or(0, |a| a.at);
@@ -653,7 +658,7 @@ impl<'a> Walker<'_, 'a> {
             ));
         }
         // All devices, where the header names no count: the target's.
-        if listed.is_none() && !s.explicit && self.assumed.is_none() {
+        if listed.is_none() && !s.checked && self.assumed.is_none() {
             self.assumed =
                 Some(Source { instruction: ins.name.to_owned(), line: self.line(ins.at), part: None, branch: None });
         }
