@@ -1550,6 +1550,11 @@ fn control_characters_of_a_module_never_reach_the_terminal() {
     // Tabs and CRLF line ends are text.
     let tabs = SMALL.replace("  ", "\t").replace('\n', "\r\n");
     assert!(import_module(&tabs, &target(8), None).is_ok());
+    // A quoted string (XLA prints a frontend attribute's value raw) and a
+    // comment may hold any character; an escaped quote does not end one.
+    let quoted = SMALL.replace("to_apply=%add", "to_apply=%add, metadata={op_name=\"a\\\"\u{c}\u{1b}b\"} // \u{1b}c");
+    assert_ne!(quoted, SMALL);
+    assert!(import_module(&quoted, &target(8), None).is_ok(), "{:?}", import_module(&quoted, &target(8), None));
 }
 
 /// PyTorch/XLA's `XLA_SAVE_TENSORS_FILE` wraps each graph's module in

@@ -387,22 +387,37 @@ const RECOVERY_TABLE: &str = ", origin_recovery_table=";
 ///
 /// # Errors
 ///
-/// An [`HloError`] at a control character XLA never prints (a NUL byte
-/// read as text ended a word where it stood, and the module was called
-/// truncated lines later), or at a `/*` that is never closed.
+/// An [`HloError`] at a `/*` that is never closed, or at a control
+/// character XLA never prints where a word is read (a NUL in a damaged
+/// file ended a word where it stood, and the module was called truncated
+/// lines later). Comments and quoted strings may hold any character
+/// (XLA prints a frontend attribute's value as it was given).
 pub fn prepare(src: &str) -> Result<String, HloError> {
-    if let Some((at, c)) = src.char_indices().find(|&(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
-        return Err(HloError::at(
-            at,
-            c.len_utf8(),
-            format!(
-                "a control character (U+{:04X}) where HLO text holds none: the file is damaged, or not text",
-                u32::from(c)
-            ),
-            "HLO text as XLA prints it: printable characters, tabs and line breaks",
-        ));
+    let clean = blank_comments(src)?;
+    let mut quoted = false;
+    let mut escaped = false;
+    for (at, c) in clean.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '\t' | '\n' | '\r' => {}
+            c if c.is_control() && !quoted => {
+                return Err(HloError::at(
+                    at,
+                    c.len_utf8(),
+                    format!(
+                        "a control character (U+{:04X}) where HLO text holds none: the file is damaged, or not text",
+                        u32::from(c)
+                    ),
+                    "HLO text as XLA prints it: printable characters, tabs and line breaks (any character in a \
+                     quoted string or a comment)",
+                ));
+            }
+            _ => {}
+        }
     }
-    blank_comments(src)
+    Ok(clean)
 }
 
 /// Reads a computation whose header line spans `start..end` (ending in `{`).
