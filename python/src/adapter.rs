@@ -332,9 +332,10 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     info
 }
 
-/// What serde calls an unsigned integer type (`u64`), as a whole number
-/// from 0 to its most; anything else as it is.
-fn whole_number(accepted: &str) -> String {
+/// What serde calls an unsigned integer type (`u64`), in words, as `parse`
+/// says it of RON (a field's own range is validation's to say); anything
+/// else as it is.
+pub(crate) fn whole_number(accepted: &str) -> String {
     let most = match accepted {
         "u8" => u64::from(u8::MAX),
         "u16" => u64::from(u16::MAX),
@@ -342,7 +343,7 @@ fn whole_number(accepted: &str) -> String {
         "u64" => u64::MAX,
         other => return other.to_owned(),
     };
-    format!("a whole number from 0 to {most}")
+    format!("a whole number of at most {most}")
 }
 
 /// `message`, and where it refuses RON's `Hier((...))` written as a

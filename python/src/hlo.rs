@@ -91,7 +91,7 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                     format!("{field}: {message}; a target reads {{\"arch\": \"Cayman\", \"topology\": {{\"rank_n\": 32, \"local_rank_n\": 16}}}} with optional channels, algorithm, algorithms, devices, barrier, send_credits, model"),
                 );
                 info.field = Some(field);
-                info.accepted = accepted;
+                info.accepted = accepted.map(|a| crate::adapter::whole_number(a.trim_end_matches('.')));
                 info
             })?;
             target.check_devices().map_err(|why| {

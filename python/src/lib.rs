@@ -116,8 +116,9 @@ fn whole(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<i128, String>>
 /// A `bool` argument (`verify`): an int or anything else is a `TypeError`
 /// naming it (`0` is not read as `False`).
 fn verify_flag(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    match value.cast::<pyo3::types::PyBool>() {
-        Ok(b) => Ok(b.is_true()),
+    // As PyO3 reads a `bool` (`numpy.bool_` too), with a message of ours.
+    match value.extract::<bool>() {
+        Ok(b) => Ok(b),
         Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
             "verify is {}, a value of type `{}`; accepted: True or False",
             value.repr()?,

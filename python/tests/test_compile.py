@@ -375,6 +375,10 @@ def test_an_argument_of_the_wrong_type_is_named():
         with pytest.raises(TypeError) as caught:
             call()
         assert str(caught.value).startswith(said), str(caught.value)
+    # numpy's bool reads as a bool, as PyO3 reads one (a stand-in type: the
+    # same module and name, without numpy installed).
+    numpy_bool = type("bool_", (), {"__bool__": lambda self: False, "__module__": "numpy"})
+    assert ccc.compile(text, ranks=[0], verify=numpy_bool()).proof is None
     compiled = ccc.compile(text, ranks=[0], verify=False, auto_cache=None)
     image = compiled.images[0][0].ctrl_spad
     assert ccc.decode(bytearray(image), "ctrl") == ccc.decode(image, "ctrl")

@@ -185,10 +185,10 @@ def test_from_dict_errors_name_the_field_path():
         assert from_dict.value.kind == from_ron.value.kind == kind, (value, from_dict.value, from_ron.value)
     with pytest.raises(ccc.ParseError) as caught:
         ccc.Program.from_dict(dict(good, count="many"))
-    assert caught.value.accepted == f"a whole number from 0 to {2**64 - 1}"
+    assert caught.value.accepted == f"a whole number of at most {2**64 - 1}"
     with pytest.raises(ccc.ParseError) as caught:
         ccc.Program.from_dict(dict(good, channels=-1))
-    assert caught.value.accepted == f"a whole number from 0 to {2**32 - 1}"
+    assert caught.value.accepted == f"a whole number of at most {2**32 - 1}"
 
     # RON's `Hier((...))` as a string: the message shows the dict form,
     # which then reads (as to_dict writes it); `accepted` stays the list.
