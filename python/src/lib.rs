@@ -360,7 +360,8 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
             && std::path::Path::new(&text).exists()
         {
             let value = e.value(py);
-            let help = format!("a str is read as RON text; to read the file or folder it names, pass pathlib.Path({text:?})");
+            let shown = item.repr().map_or_else(|_| format!("{text:?}"), |r| r.to_string());
+            let help = format!("a str is read as RON text; to read the file or folder it names, pass pathlib.Path({shown})");
             if let Ok(message) = value.getattr("message").and_then(|m| m.extract::<String>()) {
                 let told = format!("{message} ({help})");
                 let _ = value.setattr("message", &told).and_then(|()| value.setattr("args", (told,)));

@@ -99,7 +99,7 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
     ring = str(ROOT / "examples" / "allreduce_ring.ron")
     with pytest.raises(ccc.ParseError) as caught:
         ccc.diagnose([compiled, ring])
-    said = f"a str is read as RON text; to read the file or folder it names, pass pathlib.Path({ring!r})".replace("'", '"')
+    said = f"a str is read as RON text; to read the file or folder it names, pass pathlib.Path({ring!r})"
     assert caught.value.help == said
     assert str(caught.value).startswith("input 1: ") and str(caught.value).endswith(f"({said})")
     # Text naming nothing is told nothing of paths.
