@@ -352,17 +352,17 @@ def test_what_is_not_compiled_is_a_warning(cli):
 def test_a_device_count_taken_from_the_target_is_a_warning():
     """Lowered text naming no device count, with a collective over all
     devices: taken as the target's ranks, which `import_hlo` says."""
-    module = """HloModule m
+    module = """HloModule lowered_step
 
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %r = f32[] add(f32[] %x, f32[] %y)
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
 }
 
-ENTRY %main (p: f32[1024]) -> f32[1024] {
-  %p = f32[1024]{0} parameter(0)
-  ROOT %ar = f32[1024]{0} all-reduce(f32[1024]{0} %p), replica_groups={}, to_apply=%add
+ENTRY %step (g: f32[512]) -> f32[512] {
+  %g = f32[512]{0} parameter(0)
+  ROOT %grads = f32[512]{0} all-reduce(%g), replica_groups={}, to_apply=%sum
 }
 """
     with pytest.warns(UserWarning) as caught:
@@ -370,4 +370,4 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
     assert len(program) == 1 and program.collectives[0]["topology"]["rank_n"] == 16
     (said,) = [str(w.message) for w in caught]
     assert said.startswith("the module names no device count (no replica_count or num_partitions in its header)")
-    assert "`ar` (line 11) over all devices, taken as the target's 16 ranks" in said
+    assert "`grads` (line 11) over all devices, taken as the target's 16 ranks" in said
