@@ -13,7 +13,7 @@
 //! program's collectives fit (almost always) it changes nothing. When
 //! they do not, or when written collectives after an `Auto` one need
 //! more of a TOP_SP's mesh events than the choices left them
-//! ([`events_over`]: validation holds an `Auto` collective to what the
+//! (`events_over`: validation holds an `Auto` collective to what the
 //! ones before it leave, not to what later written ones need), it
 //! chooses again for every `Auto` collective at once,
 //! among each one's legal alternatives: the choices whose predicted
