@@ -27,6 +27,11 @@ fn capacity_of(capacity: &Bound<'_, PyAny>) -> PyResult<usize> {
     })
 }
 
+/// How long a forked process waits for an `AutoCache`'s lock before it
+/// takes the lock for one held at the fork ([`PyAutoCache::with`]): far
+/// longer than one search by a thread of its own takes in most programs.
+const FORKED_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Keeps `Auto`'s answers between calls: pass the same one as
 /// `auto_cache=` to `ccc.compile` and `ccc.sign`, and a collective equal to
 /// one seen before (the same op, sizes, groups, machine and `model:`)
@@ -52,9 +57,34 @@ impl PyAutoCache {
     }
 
     /// Runs `f` on the cache with the GIL released: the lock may be held
-    /// by another thread's compile for the whole of its search.
-    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut AutoCache) -> T + Send) -> T {
-        py.detach(|| f(&mut self.inner.lock().unwrap_or_else(PoisonError::into_inner)))
+    /// by another thread's compile for the whole of its search. In a
+    /// forked process it may be held for ever, by a thread of the parent's
+    /// the child does not have (`fork.rs`): there it is waited on for
+    /// [`FORKED_WAIT`] at most, then refused.
+    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut AutoCache) -> T + Send) -> PyResult<T> {
+        if !crate::fork::forked() {
+            return Ok(py.detach(|| f(&mut self.inner.lock().unwrap_or_else(PoisonError::into_inner))));
+        }
+        let started = std::time::Instant::now();
+        py.detach(|| {
+            loop {
+                match self.inner.try_lock() {
+                    Ok(mut cache) => return Some(f(&mut cache)),
+                    Err(std::sync::TryLockError::Poisoned(p)) => return Some(f(&mut p.into_inner())),
+                    Err(std::sync::TryLockError::WouldBlock) if started.elapsed() < FORKED_WAIT => {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    Err(std::sync::TryLockError::WouldBlock) => return None,
+                }
+            }
+        })
+        .ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "this AutoCache was in use when the process forked, by a thread this process does not have: it \
+                 cannot be read here (compiles through it search without it); make a new ccc.AutoCache in this \
+                 process",
+            )
+        })
     }
 }
 
@@ -75,17 +105,17 @@ impl PyAutoCache {
     }
 
     /// The distinct collectives whose `Auto` answers are kept.
-    fn __len__(&self, py: Python<'_>) -> usize {
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         self.with(py, |cache| cache.len())
     }
 
     /// Drops everything kept.
-    fn clear(&self, py: Python<'_>) {
-        self.with(py, AutoCache::clear);
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, AutoCache::clear)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!("AutoCache(capacity={}, collectives={})", self.capacity, self.__len__(py))
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("AutoCache(capacity={}, collectives={})", self.capacity, self.__len__(py)?))
     }
 
     /// Pickles (and copies) as an empty cache of the same capacity: what a
