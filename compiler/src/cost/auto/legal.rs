@@ -131,31 +131,28 @@ impl std::ops::Add for Bounds {
 /// `phases`, counted member by member where the phases' bounds do not
 /// settle it.
 pub fn events_needed(shape: &Shape, phases: &[(&CollectivePlan, &Phase)]) -> u32 {
-    let Some(&(first, _)) = phases.first() else { return 0 };
-    let mut out = Vec::new();
-    let mut most = 0;
-    for member in 0..first.groups.size() {
-        let mut n = 0u32;
-        for &(plan, phase) in phases {
-            n = n.saturating_add(phase_events(shape, plan, phase, member, &mut out));
-        }
-        most = most.max(n);
-    }
-    most
+    member_events(shape, phases).max().unwrap_or(0)
 }
 
 /// The mesh events each member of the groups needs over `phases` (of one
 /// collective), by member: [`events_needed`] is their most.
 pub fn events_by_member(shape: &Shape, phases: &[(&CollectivePlan, &Phase)]) -> Vec<u32> {
-    let Some(&(first, _)) = phases.first() else { return Vec::new() };
+    member_events(shape, phases).collect()
+}
+
+/// The mesh events each member of the groups needs over `phases`, member
+/// by member (none without a phase).
+fn member_events<'a>(
+    shape: &'a Shape,
+    phases: &'a [(&'a CollectivePlan, &'a Phase)],
+) -> impl Iterator<Item = u32> + 'a {
+    let members = phases.first().map_or(0, |&(first, _)| first.groups.size());
     let mut out = Vec::new();
-    (0..first.groups.size())
-        .map(|member| {
-            phases
-                .iter()
-                .fold(0u32, |n, &(plan, phase)| n.saturating_add(phase_events(shape, plan, phase, member, &mut out)))
-        })
-        .collect()
+    (0..members).map(move |member| {
+        phases
+            .iter()
+            .fold(0u32, |n, &(plan, phase)| n.saturating_add(phase_events(shape, plan, phase, member, &mut out)))
+    })
 }
 
 /// The fewest and the most mesh events a member needs in `phase`, from
