@@ -36,9 +36,10 @@ pub enum HeaderDevices {
 
 /// What the `HloModule` line of `src` says of its devices: a plain scan of
 /// the line, read before (or without) importing the module, by the
-/// importer's rule for a count (a whole number from 1 to `u32::MAX`).
+/// importer's rule for a count (a whole number from 1 to `u32::MAX`). A
+/// leading byte-order mark is skipped, as the importer skips it.
 pub fn header_devices(src: &str) -> HeaderDevices {
-    let Some(header) = src.lines().find(|l| l.trim_start().starts_with("HloModule")) else {
+    let Some(header) = crate::parse::strip_bom(src).lines().find(|l| l.trim_start().starts_with("HloModule")) else {
         return HeaderDevices::Unnamed;
     };
     let mut devices: Option<u64> = None;
@@ -422,5 +423,9 @@ mod tests {
         assert_eq!(devices("HloModule m, num_partitions=0"), HeaderDevices::Unreadable);
         assert_eq!(devices("HloModule m, num_partitions=99999999999999999999999"), HeaderDevices::Unreadable);
         assert!(is_lowered("HloModule m\n") && !is_lowered("HloModule m, replica_count=1\n"));
+        // A byte-order mark before the header: the header still read (a
+        // compiled module read as lowered text blamed different programs).
+        assert_eq!(devices("\u{feff}HloModule m, num_partitions=16"), HeaderDevices::Devices(16));
+        assert!(!is_lowered("\u{feff}HloModule m, replica_count=1\n"));
     }
 }

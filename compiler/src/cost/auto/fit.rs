@@ -13,7 +13,7 @@
 //! program's collectives fit (almost always) it changes nothing. When
 //! they do not, or when written collectives after an `Auto` one need
 //! more of a TOP_SP's mesh events than the choices left them
-//! (`events_over`: validation holds an `Auto` collective to what the
+//! (`written_short`: validation holds an `Auto` collective to what the
 //! ones before it leave, not to what later written ones need), it
 //! chooses again for every `Auto` collective at once,
 //! among each one's legal alternatives: the choices whose predicted
@@ -109,7 +109,7 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     let machine = Machine::of(program);
     let max_events = u32::from(program.arch().params().mesh_event_max);
     let slots_over = needed > capacity;
-    if !slots_over && !events_over(program, machine, max_events) {
+    if !slots_over && !written_short(program, machine, max_events) {
         return Ok(());
     }
     // Fitted for the mesh events alone, a program that cannot fit is left
@@ -205,7 +205,7 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
 /// meshes, each busiest at its own root, do not add up at one member.
 /// Otherwise each collective's most is summed, the bound validation holds
 /// `Auto` to. Each distinct collective is built once.
-fn events_over(program: &ValidProgram, machine: Machine, max: u32) -> bool {
+fn written_short(program: &ValidProgram, machine: Machine, max: u32) -> bool {
     let cs = &program.collectives;
     let Some(first_auto) = cs.iter().position(|c| c.auto.is_some()) else { return false };
     if !cs.iter().skip(first_auto + 1).any(|c| c.auto.is_none()) {
