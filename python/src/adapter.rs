@@ -439,10 +439,9 @@ fn validated(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<ValidProgr
     let valid = match cache {
         // In a forked process the lock may be held by a thread of the
         // parent's that the child does not have: taken only if free.
-        Some(cache) if crate::fork::forked() => match cache.try_lock() {
-            Ok(mut kept) => validate_cached(&spec.program, &mut kept),
-            Err(std::sync::TryLockError::Poisoned(p)) => validate_cached(&spec.program, &mut p.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => validate(&spec.program),
+        Some(cache) if crate::fork::forked() => match crate::fork::try_lock(cache) {
+            Some(mut kept) => validate_cached(&spec.program, &mut kept),
+            None => validate(&spec.program),
         },
         Some(cache) => validate_cached(&spec.program, &mut cache.lock().unwrap_or_else(PoisonError::into_inner)),
         None => validate(&spec.program),

@@ -68,13 +68,10 @@ impl PyAutoCache {
         let started = std::time::Instant::now();
         py.detach(|| {
             loop {
-                match self.inner.try_lock() {
-                    Ok(mut cache) => return Some(f(&mut cache)),
-                    Err(std::sync::TryLockError::Poisoned(p)) => return Some(f(&mut p.into_inner())),
-                    Err(std::sync::TryLockError::WouldBlock) if started.elapsed() < FORKED_WAIT => {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                    Err(std::sync::TryLockError::WouldBlock) => return None,
+                match crate::fork::try_lock(&self.inner) {
+                    Some(mut cache) => return Some(f(&mut cache)),
+                    None if started.elapsed() < FORKED_WAIT => std::thread::sleep(std::time::Duration::from_millis(1)),
+                    None => return None,
                 }
             }
         })

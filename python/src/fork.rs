@@ -20,7 +20,7 @@
 use crate::adapter::{ErrorClass, ErrorInfo, Failure};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 /// Set in a process forked from this one's parent, whose rayon threads it
 /// does not have.
@@ -48,6 +48,17 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Whether this process was forked from one that had loaded ccc.
 pub fn forked() -> bool {
     FORKED.load(Ordering::Relaxed)
+}
+
+/// `lock`'s guard if it is free (one a panicking call poisoned taken as
+/// it is), `None` if it is held: in a forked process, perhaps for ever,
+/// by a thread of the parent's the child does not have.
+pub fn try_lock<T>(lock: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match lock.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 /// Runs `work`, which may use rayon's global pool: as it is, or, in a
@@ -79,11 +90,7 @@ pub fn pooled<T: Send>(work: impl FnOnce() -> Result<T, Failure> + Send) -> Resu
 fn pool() -> Result<Arc<rayon::ThreadPool>, rayon::ThreadPoolBuildError> {
     let build = || rayon::ThreadPoolBuilder::new().thread_name(|i| format!("ccc-forked-{i}")).build().map(Arc::new);
     let pid = std::process::id();
-    let mut slot = match POOL.try_lock() {
-        Ok(slot) => slot,
-        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return build(),
-    };
+    let Some(mut slot) = try_lock(&POOL) else { return build() };
     if let Some((owner, pool)) = slot.as_ref()
         && *owner == pid
     {
