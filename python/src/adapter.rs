@@ -310,7 +310,7 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     } else {
         "Syntax"
     };
-    let accepted = accepted_in(&message).map(|a| whole_number(a.trim_end_matches('.')));
+    let (accepted, help) = integer_said(&message, &path);
     let message = with_hier_form(message);
     let field = if path == "." { None } else { Some(path) };
     // A missing field's path is where it belongs, not the struct lacking it.
@@ -327,23 +327,29 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
         },
     );
     info.accepted = accepted;
+    info.help = help;
     info.collective = field.as_deref().and_then(collective_of);
     info.field = field;
     info
 }
 
-/// What serde calls an unsigned integer type (`u64`), in words, as `parse`
-/// says it of RON (a field's own range is validation's to say); anything
-/// else as it is.
-pub(crate) fn whole_number(accepted: &str) -> String {
-    let most = match accepted {
-        "u8" => u64::from(u8::MAX),
-        "u16" => u64::from(u16::MAX),
-        "u32" => u64::from(u32::MAX),
-        "u64" => u64::MAX,
-        other => return other.to_owned(),
-    };
-    format!("a whole number of at most {most}")
+/// What a dict error's `accepted` and `help` say, from serde's `message`
+/// at `path`: where an integer field was refused (a negative number, a
+/// fraction, text, one past 2^64), what `parse` says of RON, the field's
+/// range in `help` by its name (`parse::whole_number_help`), not serde's
+/// type name (`u64`) in `accepted`.
+pub(crate) fn integer_said(message: &str, path: &str) -> (Option<String>, Option<String>) {
+    let accepted = accepted_in(message).map(|a| a.trim_end_matches('.').to_owned());
+    let integer = matches!(accepted.as_deref(), Some("u8" | "u16" | "u32" | "u64"))
+        || message.contains("is out of range: no field");
+    if !integer {
+        return (accepted, None);
+    }
+    // The field the path ends in, without its indices (`groups`).
+    let last = path.rsplit('.').next().map(|f| f.split('[').next().unwrap_or(f)).filter(|f| !f.is_empty());
+    let fraction = message.starts_with("invalid type: floating point");
+    let help = ccc_compiler::parse::whole_number_help(last);
+    (fraction.then(|| "a whole number".to_owned()), Some(help))
 }
 
 /// `message`, and where it refuses RON's `Hier((...))` written as a

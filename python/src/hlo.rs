@@ -2,7 +2,7 @@
 //! target (`ccc_compiler::hlo`), as the CLI's `--target` and `--algorithm`
 //! read them. `import_hlo` in `lib.rs` hands its result to Python.
 
-use crate::adapter::{ErrorClass, ErrorInfo, Failure, Spec, accepted_in};
+use crate::adapter::{ErrorClass, ErrorInfo, Failure, Spec};
 use crate::strict::Strict;
 use ccc_compiler::hlo::target::{TargetError, parse_algorithm};
 use ccc_compiler::hlo::{HloError, Target, import_module, parse_target};
@@ -74,7 +74,7 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                 let inner = e.inner().to_string();
                 // serde_json's "at line L column C" is of the dumped dict, not the user's text.
                 let message = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
-                let accepted = accepted_in(&message);
+                let (accepted, help) = crate::adapter::integer_said(&message, &path);
                 let message = crate::adapter::with_hier_form(message);
                 // A map's key that does not read is `?` in the path: the
                 // map is the field (the message names the key).
@@ -91,7 +91,8 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                     format!("{field}: {message}; a target reads {{\"arch\": \"Cayman\", \"topology\": {{\"rank_n\": 32, \"local_rank_n\": 16}}}} with optional channels, algorithm, algorithms, devices, barrier, send_credits, model"),
                 );
                 info.field = Some(field);
-                info.accepted = accepted.map(|a| crate::adapter::whole_number(a.trim_end_matches('.')));
+                info.accepted = accepted;
+                info.help = help;
                 info
             })?;
             target.check_devices().map_err(|why| {

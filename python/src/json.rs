@@ -51,9 +51,9 @@ pub fn dumps_checked(
         let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
         info.collective = crate::adapter::collective_of(&field).or(lone.then_some(0));
         info.field = Some(field);
-        info.accepted = match own {
-            Some(NOT_UTF8) => Some("text that encodes as UTF-8".to_owned()),
-            _ => crate::adapter::accepted_in(&why),
+        (info.accepted, info.help) = match own {
+            Some(NOT_UTF8) => (Some("text that encodes as UTF-8".to_owned()), None),
+            _ => crate::adapter::integer_said(&why, info.field.as_deref().unwrap_or_default()),
         };
         errors::to_py(py, info)
     })?;

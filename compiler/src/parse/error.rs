@@ -209,19 +209,7 @@ impl ParseError {
 
     /// A hint on how to fix it, where one is more useful than RON's message.
     pub fn help(&self) -> Option<String> {
-        let whole = |field: &Option<String>| {
-            let name = field.as_deref().map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
-            let max = field.as_deref().and_then(integer_max);
-            // A model override of at least 1 says so (0 is refused too).
-            let min = field.as_deref().filter(|f| is_override(f)).map_or(0, ccc_ir::model::override_min);
-            match (min, max) {
-                (0, None) => format!("{name} takes a whole number: not negative, no fraction"),
-                (0, Some(m)) => format!("{name} takes a whole number of at most {m}: not negative, no fraction"),
-                (min, max) => {
-                    format!("{name} takes a whole number from {min} to {}: no fraction", max.unwrap_or(u64::MAX))
-                }
-            }
-        };
+        let whole = |field: &Option<String>| whole_number_help(field.as_deref());
         // The field the path ends in, without its indices (`groups`).
         let last = self.path.as_deref().and_then(|p| p.rsplit('.').next()).map(|f| f.split('[').next().unwrap_or(f));
         match &self.kind {
@@ -411,6 +399,22 @@ fn field_before(src: &str, at: usize) -> Option<String> {
     let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
     let name = before.get(start..)?;
     (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then(|| name.to_owned())
+}
+
+/// What an integer field takes, by its name (`None`: unknown), as a
+/// parse error's help says it: `` `count` takes a whole number of at most
+/// 18446744073709551615: not negative, no fraction ``. The Python binding's
+/// dict errors say the same.
+pub fn whole_number_help(field: Option<&str>) -> String {
+    let name = field.map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
+    let max = field.and_then(integer_max);
+    // A model override of at least 1 says so (0 is refused too).
+    let min = field.filter(|f| is_override(f)).map_or(0, ccc_ir::model::override_min);
+    match (min, max) {
+        (0, None) => format!("{name} takes a whole number: not negative, no fraction"),
+        (0, Some(m)) => format!("{name} takes a whole number of at most {m}: not negative, no fraction"),
+        (min, max) => format!("{name} takes a whole number from {min} to {}: no fraction", max.unwrap_or(u64::MAX)),
+    }
 }
 
 /// The largest value a spec's integer field holds, by its name.
