@@ -574,7 +574,7 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
             info.accepted = Some(ways.iter().map(|w| w.describe()).collect::<Vec<_>>().join("; "));
             // The ways out this compile has, as the call's arguments say
             // them (`verify=False` only where skipping the proof would fit).
-            let mut help: Vec<&str> = ways
+            let help: Vec<&str> = ways
                 .iter()
                 .filter_map(|w| match w {
                     WayOut::EmitFewerRanks => Some("compile fewer ranks (ranks=[...])"),
@@ -583,11 +583,9 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
                     WayOut::Certificate => None,
                 })
                 .collect();
-            help.push("raise memory_budget");
-            let last = help.pop().unwrap_or_default();
             info.help = Some(match help.is_empty() {
-                true => last.to_owned(),
-                false => format!("{}, or {last}", help.join(", ")),
+                true => "raise memory_budget".to_owned(),
+                false => format!("{}, or raise memory_budget", help.join(", ")),
             });
             info
         }

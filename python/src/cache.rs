@@ -11,19 +11,14 @@ use std::sync::{Mutex, PoisonError};
 /// (`can't convert negative int to unsigned`) says nothing of what is
 /// accepted; the same exception class, saying it.
 fn capacity_of(capacity: &Bound<'_, PyAny>) -> PyResult<usize> {
-    // A bool is an int to Python, not a count (`True` read as 1).
-    if capacity.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "capacity is {capacity}, a bool; accepted: a number of collectives from 0 (keep nothing) to {}",
-            usize::MAX
-        )));
-    }
-    capacity.extract().map_err(|e: PyErr| match e.is_instance_of::<pyo3::exceptions::PyOverflowError>(capacity.py()) {
-        true => pyo3::exceptions::PyOverflowError::new_err(format!(
+    // An int, as every int argument is read (a bool or a float refused,
+    // naming it), then in range.
+    let fits = crate::whole(capacity, "capacity")?.ok().and_then(|n| usize::try_from(n).ok());
+    fits.ok_or_else(|| {
+        pyo3::exceptions::PyOverflowError::new_err(format!(
             "capacity {capacity} is out of range; accepted: a number of collectives from 0 (keep nothing) to {}",
             usize::MAX
-        )),
-        false => e,
+        ))
     })
 }
 

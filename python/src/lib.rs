@@ -143,19 +143,16 @@ fn cache_arg<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAut
     }
 }
 
-/// `decode`'s `data`: `bytes` or a `bytearray`; anything else a
-/// `TypeError` naming it.
-fn image_bytes(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    if let Ok(b) = value.cast::<pyo3::types::PyBytes>() {
-        return Ok(b.as_bytes().to_vec());
-    }
-    if let Ok(b) = value.cast::<pyo3::types::PyByteArray>() {
-        return Ok(b.to_vec());
-    }
-    Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "data is a value of type `{}`; accepted: an image's bytes (bytes or bytearray)",
-        value.get_type().name()?
-    )))
+/// `decode`'s `data`: `bytes` (borrowed, not copied: an image too large is
+/// refused unread) or a `bytearray` (copied); anything else a `TypeError`
+/// naming it.
+fn image_bytes(value: &Bound<'_, PyAny>) -> PyResult<pyo3::pybacked::PyBackedBytes> {
+    value.extract().map_err(|_| {
+        let kind = value.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "data is a value of type `{kind}`; accepted: an image's bytes (bytes or bytearray)"
+        ))
+    })
 }
 
 /// `memory_budget` in bytes: `None` for the default; a negative one is a
@@ -494,7 +491,7 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
 #[pyfunction]
 fn decode<'py>(
     py: Python<'py>,
-    #[pyo3(from_py_with = image_bytes)] data: Vec<u8>,
+    #[pyo3(from_py_with = image_bytes)] data: pyo3::pybacked::PyBackedBytes,
     region: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let region = program::text_arg(py, region, "region", "a region's name (str)")?;

@@ -369,7 +369,8 @@ def test_an_argument_of_the_wrong_type_is_named():
         (lambda: ccc.compile(text, auto_cache={}), "auto_cache is {}, a value of type `dict`; accepted: a ccc.AutoCache, or None"),
         (lambda: ccc.sign(text, auto_cache=5), "auto_cache is 5, a value of type `int`; accepted: a ccc.AutoCache, or None"),
         (lambda: ccc.decode(memoryview(b"\0" * 8), "ctrl"), "data is a value of type `memoryview`; accepted: an image's bytes"),
-        (lambda: ccc.AutoCache(True), "capacity is True, a bool; accepted: a number of collectives"),
+        (lambda: ccc.AutoCache(True), "capacity is True, a bool; accepted: an int"),
+        (lambda: ccc.AutoCache(2.5), "capacity: "),
     ]
     for call, said in cases:
         with pytest.raises(TypeError) as caught:

@@ -148,9 +148,10 @@ def test_the_stubs_name_what_the_native_module_has():
 
 
 def _compile_in_child(text):
-    """Run in a forked worker: a proven compile of every rank."""
+    """Run in a forked worker: a proven compile of every rank, and a
+    diagnose of two specs (it lowers their images on the pool too)."""
     compiled = ccc.compile(text)
-    return compiled.signature, compiled.proof is not None
+    return compiled.signature, compiled.proof is not None, ccc.diagnose([text, text])["all_match"]
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
@@ -167,9 +168,10 @@ def test_a_process_forked_after_a_compile_compiles():
     assert here.proof is not None
     fork = multiprocessing.get_context("fork")
     with fork.Pool(1) as pool:
-        signature, proven = pool.apply_async(_compile_in_child, (text,)).get(timeout=120)
-    assert (signature, proven) == (here.signature, True)
-    # The child forks in turn (its own pool was built for its call only).
+        signature, proven, matched = pool.apply_async(_compile_in_child, (text,)).get(timeout=120)
+    assert (signature, proven, matched) == (here.signature, True, True)
+    # The child forks in turn (its pool is its own pid's: the grandchild,
+    # which has none of its threads, builds another).
     with fork.Pool(1) as pool:
         assert pool.apply_async(_fork_again, (text,)).get(timeout=120) == here.signature
 
