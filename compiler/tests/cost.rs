@@ -260,6 +260,89 @@ fn peer_map_ops_never_beat_the_bound() {
     }
 }
 
+/// An inter leg runs on every member of a node at once, each on its own
+/// part of the buffer: its bound's cut counts all their bytes through the
+/// node's network. No inter leg is predicted under that cut, whatever its
+/// algorithm, and no single-port one under its whole bound. (Until stop 45
+/// the cut counted one member's part, and the `inter_all_reduce` of 1 GiB
+/// on 8 nodes of 16 came out at 16 times its bound.)
+#[test]
+fn inter_legs_never_beat_their_bound() {
+    use ccc_compiler::cost::auto::evaluate_choice;
+    use ccc_ir::model::ModelOverrides;
+    use ccc_ir::spec::Leg;
+    let single_port = |alg: AlgType| {
+        matches!(
+            alg,
+            AlgType::Ring | AlgType::Kangaring | AlgType::SingleCycleRing | AlgType::InterRdh | AlgType::IntraRdh
+        )
+    };
+    let mut checked = 0;
+    let mut tight = 0;
+    let shapes = cases().into_iter().filter(|c| c.topology.local_rank_n < c.topology.rank_n);
+    let shapes = shapes.chain(
+        [OpType::AllReduce, OpType::AllGather, OpType::ReduceScatter].map(|op| auto(op, 1, Arch::Cayman, 128, 16)),
+    );
+    for c in shapes {
+        for mbps in [None, Some(10_000), Some(50_000), Some(400_000)] {
+            let mut c = c.clone();
+            c.model = mbps.map(|m| ModelOverrides { node_inter_mbps: Some(m), ..ModelOverrides::default() });
+            for bytes in [8u64, 1 << 16, 1 << 24, 1 << 30] {
+                let c = sized(&c, bytes);
+                let v = valid(&c);
+                let vc = &v.collectives()[0];
+                let params = vc.model();
+                let (n, nodes) = (f64::from(c.topology.rank_n), f64::from(c.topology.rank_n / c.topology.local_rank_n));
+                // The op's buffer (nccom-test's size) and what of it must
+                // cross a node's boundary, written out here from §3.
+                let elems = c.count as f64 * if c.op == OpType::AllGather { n } else { 1.0 };
+                let size = elems * c.dtype.size() as f64;
+                let share = (nodes - 1.0) / nodes;
+                let crossing = if c.op == OpType::AllReduce { 2.0 * share * size } else { share * size };
+                let cut = crossing / params.node_inter * 1e9;
+                for alt in &every_alternative(&c) {
+                    let ResolvedAlgorithm::Hier(legs) = alt.algorithm else { continue };
+                    let (_, e) = evaluate_choice(vc, Machine::of(&v), params, &alt.algorithm).unwrap();
+                    for (leg_e, (leg, alg)) in e.legs.iter().zip(legs.iter()) {
+                        if !matches!(leg, Leg::InterAllReduce | Leg::InterReduceScatter | Leg::InterAllGather) {
+                            continue;
+                        }
+                        let what = format!("{c:?} at {bytes} B: {leg:?} {alg:?}");
+                        // Relative slack for the order of floating-point sums.
+                        let slack = 1.0 + 1e-9;
+                        assert!(
+                            leg_e.predicted_ns * slack >= cut,
+                            "{what}: predicted {} under the cut {cut}",
+                            leg_e.predicted_ns
+                        );
+                        assert!(
+                            leg_e.bound_ns * slack >= cut,
+                            "{what}: its bound {} is under the cut {cut}",
+                            leg_e.bound_ns
+                        );
+                        if single_port(*alg) {
+                            assert!(
+                                leg_e.predicted_ns * slack >= leg_e.bound_ns,
+                                "{what}: predicted {} under its bound {}",
+                                leg_e.predicted_ns,
+                                leg_e.bound_ns
+                            );
+                        }
+                        checked += 1;
+                        if leg_e.predicted_ns < 1.1 * leg_e.bound_ns {
+                            tight += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} inter legs checked");
+    // The bound is reached, not only held: inter legs of large buffers
+    // come within 10% of it.
+    assert!(tight > 10, "{tight} of {checked} inter legs within 10% of their bound");
+}
+
 #[test]
 fn single_port_schedules_never_beat_the_bound() {
     let single_port = |a: &ResolvedAlgorithm| match a {

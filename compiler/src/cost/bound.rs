@@ -18,7 +18,9 @@
 //!   with the node's whole network (its map may have one pair);
 //! - cut (members on several nodes): what must cross a node's boundary
 //!   over the node's network: `2(N−1)/N·n` for all-reduce, `(N−1)/N·n` for
-//!   reduce-scatter and all-gather, `(N−1)/N·n` for all-to-all.
+//!   reduce-scatter and all-gather, `(N−1)/N·n` for all-to-all (for an
+//!   inter leg, `n` is the node's: its `L` members' parts together, see
+//!   `leg_bound` in the parent module).
 //!
 //! The bound is the launch cost (with the multi-node one when the
 //! members span nodes) plus the largest of the three.
@@ -111,19 +113,25 @@ pub fn bound(input: BoundInput, params: &ModelParams, launch: bool) -> Bound {
         _ => share,
     };
     let bandwidth_ns = ModelParams::ns_at(factor * bytes, inject);
-    let cut_ns = if nodes > 1 {
-        let nf = f64::from(nodes);
-        let cut_share = (nf - 1.0) / nf;
-        let cut_factor = match op {
-            OpType::AllReduce => 2.0 * cut_share,
-            OpType::AllGather | OpType::ReduceScatter | OpType::AllToAll | OpType::AllToAllV => cut_share,
-            _ => 0.0,
-        };
-        ModelParams::ns_at(cut_factor * bytes, params.node_inter)
-    } else {
-        0.0
-    };
+    let cut_ns = cut_ns(op, nodes, bytes, params);
     Bound { launch_ns, latency_ns, bandwidth_ns, cut_ns }
+}
+
+/// The cut term of [`bound`]: what must cross a node's boundary when `op`
+/// runs on `bytes` (the whole node's, see the module doc) over `nodes`
+/// nodes, over the node's network, ns; 0 on one node.
+pub(crate) fn cut_ns(op: OpType, nodes: u32, bytes: f64, params: &ModelParams) -> f64 {
+    if nodes <= 1 {
+        return 0.0;
+    }
+    let nf = f64::from(nodes);
+    let cut_share = (nf - 1.0) / nf;
+    let cut_factor = match op {
+        OpType::AllReduce => 2.0 * cut_share,
+        OpType::AllGather | OpType::ReduceScatter | OpType::AllToAll | OpType::AllToAllV => cut_share,
+        _ => 0.0,
+    };
+    ModelParams::ns_at(cut_factor * bytes, params.node_inter)
 }
 
 /// nccom-test's bus-bandwidth factor of an op over `p` ranks: busbw =
