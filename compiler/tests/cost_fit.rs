@@ -298,3 +298,49 @@ fn an_auto_choice_leaves_the_mesh_events_later_written_collectives_need() {
         assert_eq!(*first.algorithm(), ResolvedAlgorithm::Flat(AlgType::LatencyOptMesh));
     }
 }
+
+/// An `Auto` all-reduce, a written Mesh all-gather, then an all-reduce
+/// partly left to `Auto` (Hier with its inter leg written Mesh: every
+/// choice takes 30 mesh events), on 64 ranks of 4 per node. Alone, the
+/// first takes LatencyOptMesh and leaves the third 27 events; until stop
+/// 45 validation refused the third, though writing the first InterRdh
+/// compiles. The third now chooses in what the written all-gather leaves,
+/// the first is fitted to make room, and the program compiles and is
+/// proven. Two such all-reduces do not fit whatever the first takes:
+/// both are refused, each naming the 27 events left before it, as before.
+#[test]
+fn a_collective_partly_left_to_auto_gets_the_events_an_earlier_auto_one_gives_up() {
+    let topology = Topology::new(64, 4);
+    let tiny = |op| Collective::new(op, ccc_ir::spec::DType::Bf16, 8, Arch::Cayman, topology).channels(1);
+    let reduce = |c: Collective| c.reduce(ccc_ir::spec::ReduceOp::Add);
+    let auto = reduce(tiny(OpType::AllReduce)).algorithm(Algorithm::Auto);
+    let mesh = tiny(OpType::AllGather).algorithm(Algorithm::flat(AlgType::Mesh).unwrap());
+    let legs = ccc_ir::spec::HierLegs::new()
+        .intra_reduce_scatter(ccc_ir::spec::LegAlgorithm::Auto)
+        .inter_all_reduce(AlgType::Mesh)
+        .intra_all_gather(ccc_ir::spec::LegAlgorithm::Auto);
+    let partly = reduce(tiny(OpType::AllReduce)).algorithm(Algorithm::Hier(legs));
+    let max = u32::from(Arch::Cayman.params().mesh_event_max);
+
+    let valid = validate(&Program { collectives: vec![auto.clone(), mesh.clone(), partly.clone()] })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let machine = Machine::of(&valid);
+    let events: Vec<u32> =
+        valid.collectives().iter().map(|c| ccc_compiler::cost::auto::mesh_events(c, machine)).collect();
+    assert_eq!(events[2], 30, "{events:?}");
+    assert!(events.iter().sum::<u32>() <= max, "{events:?}");
+    let a = valid.collectives()[0].auto().unwrap();
+    let f = a.fitted.unwrap_or_else(|| panic!("not fitted: {:?}", valid.collectives()[0].algorithm()));
+    assert_eq!(a.alternatives[f.cheapest].algorithm, ResolvedAlgorithm::Flat(AlgType::LatencyOptMesh));
+    assert!(f.cheapest_events + events[1] + events[2] > max, "{f:?} {events:?}");
+    let compiled = compile(&valid, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(compiled.proof.is_some());
+
+    let twice = Program { collectives: vec![auto, mesh, partly.clone(), partly] };
+    let errors = validate(&twice).map(drop).unwrap_err();
+    let [first, second] = &errors.0[..] else { panic!("{errors}") };
+    for (e, at) in [(first, 2), (second, 3)] {
+        assert_eq!((e.collective, e.field.as_str()), (Some(at), "algorithm"), "{e}");
+        let Problem::AutoNoneLowers { needed: 30, max: 108, spent: 81, .. } = &e.problem else { panic!("{e}") };
+    }
+}

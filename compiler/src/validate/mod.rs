@@ -183,6 +183,12 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
             // into the CTRL SPAD they share; a program that cannot fit is
             // refused here, before anything is lowered.
             match cost::auto::fit::fit(&mut program) {
+                // A collective chose in more mesh events than the `Auto`
+                // ones before it left, and choosing them again did not
+                // make room: its refusal stands.
+                Ok(()) if !autos.deferred.is_empty() && cost::auto::fit::events_over(&program) => {
+                    Err(ValidationErrors(std::mem::take(&mut autos.deferred)))
+                }
                 Ok(()) => Ok(program),
                 Err(o) => Err(ValidationErrors(vec![ValidationError {
                     collective: None,
@@ -229,7 +235,10 @@ fn shape_of(t: Topology) -> Option<Shape> {
 /// needs under its algorithm, written or chosen
 /// ([`cost::auto::mesh_events`]), and `Auto` holds its candidates to what
 /// is left ([`Machine::mesh_events_spent`]). Choices are thus made in
-/// program order, the earlier collectives' first. The sum of each
+/// program order, the earlier collectives' first; one that finds no
+/// choice in what the `Auto` ones before it left asks again in what the
+/// written ones leave, and the program is fitted afterwards
+/// ([`ProgramAuto::deferred`]). The sum of each
 /// collective's most is at least what any one rank needs over them, so
 /// what this accepts lowers; it can refuse a candidate that would lower
 /// only when different members are the busiest in different collectives
@@ -284,6 +293,18 @@ struct ProgramAuto {
     lists_within: bool,
     /// The mesh events per TOP_SP the collectives so far spend.
     mesh_events_spent: u32,
+    /// Of which the written collectives' (those with no `Auto` in their
+    /// algorithm): what is left when the `Auto` ones before are chosen
+    /// again ([`ProgramAuto::deferred`]).
+    written_spent: u32,
+    /// The refusals of collectives (partly left to `Auto`) that found no
+    /// choice in what the `Auto` collectives before them left, but one in
+    /// what the written ones leave: each took that choice, spending
+    /// nothing for the collectives after it, and the program's `Auto`
+    /// choices are fitted together afterwards ([`cost::auto::fit`]). If
+    /// the program's mesh events still pass a TOP_SP's then, these
+    /// refusals are the program's.
+    deferred: Vec<ValidationError>,
     /// The collectives before this index spend events an `Auto` one
     /// after them must leave room for: up to the last collective with
     /// `Auto` in its algorithm.
@@ -432,6 +453,8 @@ impl ProgramAuto {
             keep_all: false,
             lists_within,
             mesh_events_spent: 0,
+            written_spent: 0,
+            deferred: Vec::new(),
             counted_before,
             repeated,
             #[cfg(test)]
@@ -487,6 +510,9 @@ impl ProgramAuto {
             cost::auto::mesh_events(valid, machine)
         };
         self.mesh_events_spent = self.mesh_events_spent.saturating_add(events);
+        if valid.auto.is_none() {
+            self.written_spent = self.written_spent.saturating_add(events);
+        }
     }
 
     /// [`cost::auto::choose`]'s answer for `valid` over `candidates`: the
@@ -743,22 +769,42 @@ impl Checker {
             mesh_events_spent: autos.mesh_events_spent,
         };
         if let Some((candidates, auto_legs)) = self.auto.take() {
+            // What a retry asks again (below): kept only where one may be made.
+            let again =
+                (autos.written_spent < autos.mesh_events_spent).then(|| (candidates.clone(), auto_legs.clone()));
             let choice = match autos.choose(&valid, machine, candidates, auto_legs) {
                 Ok(choice) => choice,
-                Err(NoChoice::NonePlans) => {
-                    self.push("algorithm", Problem::AutoNoChoice { op: c.op });
-                    return None;
+                // No choice in what the `Auto` collectives before it left
+                // (a Hier with a written Mesh leg, whose every choice takes
+                // mesh events): it chooses in what the written ones leave,
+                // and the program's `Auto` choices are fitted together
+                // afterwards, this refusal kept in case they cannot be
+                // (`docs/cost-model.md` §4).
+                Err(no @ NoChoice::Limit { .. }) if again.is_some() => {
+                    let retried = again.and_then(|(candidates, auto_legs)| {
+                        let written = Machine { mesh_events_spent: autos.written_spent, ..machine };
+                        autos.choose(&valid, written, candidates, auto_legs).ok()
+                    });
+                    let mut refused = Checker::new(self.index);
+                    refused.refuse_auto(c.op, no);
+                    match retried {
+                        Some(choice) => {
+                            autos.deferred.append(&mut refused.errors);
+                            // It spends nothing for those after it: each
+                            // is held to what it would be held to were this
+                            // one refused, and says so if refused.
+                            valid.algorithm = choice.winner()?.algorithm;
+                            valid.auto = Some(choice);
+                            return Some(valid);
+                        }
+                        None => {
+                            self.errors.append(&mut refused.errors);
+                            return None;
+                        }
+                    }
                 }
-                Err(NoChoice::OutOfRange) => {
-                    // At `algorithm`: it is this collective's choice that
-                    // fails (its size with the model), not the model alone.
-                    self.push("algorithm", Problem::AutoOutOfRange { op: c.op });
-                    return None;
-                }
-                Err(NoChoice::Limit { limit, arch, needed, max, spent, fewest }) => {
-                    let fewest = cost::auto::display(&fewest);
-                    let problem = Problem::AutoNoneLowers { op: c.op, arch, limit, needed, max, spent, fewest };
-                    self.push("algorithm", problem);
+                Err(no) => {
+                    self.refuse_auto(c.op, no);
                     return None;
                 }
             };
@@ -767,6 +813,21 @@ impl Checker {
         }
         autos.spend(&valid, machine);
         Some(valid)
+    }
+
+    /// Reports why `Auto` found no choice for this collective of `op`.
+    fn refuse_auto(&mut self, op: OpType, no: NoChoice) {
+        let problem = match no {
+            NoChoice::NonePlans => Problem::AutoNoChoice { op },
+            // At `algorithm`: it is this collective's choice that fails
+            // (its size with the model), not the model alone.
+            NoChoice::OutOfRange => Problem::AutoOutOfRange { op },
+            NoChoice::Limit { limit, arch, needed, max, spent, fewest } => {
+                let fewest = cost::auto::display(&fewest);
+                Problem::AutoNoneLowers { op, arch, limit, needed, max, spent, fewest }
+            }
+        };
+        self.push("algorithm", problem);
     }
 
     /// The settings a program's collectives share, in the order

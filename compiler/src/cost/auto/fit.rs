@@ -14,7 +14,10 @@
 //! they do not, or when written collectives after an `Auto` one need
 //! more of a TOP_SP's mesh events than the choices left them
 //! (`written_short`: validation holds an `Auto` collective to what the
-//! ones before it leave, not to what later written ones need), it
+//! ones before it leave, not to what later written ones need; a
+//! collective partly left to `Auto` that found no choice in what the
+//! `Auto` ones before it left chose in what the written ones leave, and
+//! counts as a written one here), it
 //! chooses again for every `Auto` collective at once,
 //! among each one's legal alternatives: the choices whose predicted
 //! times sum the least over the program among those whose slots, with
@@ -205,12 +208,34 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
 /// meshes, each busiest at its own root, do not add up at one member.
 /// Otherwise each collective's most is summed, the bound validation holds
 /// `Auto` to. Each distinct collective is built once.
+///
+/// A collective partly left to `Auto` (a Hier with a written leg) after an
+/// `Auto` one counts as a written one here: validation may have let it
+/// choose in what the written collectives leave, past what the `Auto`
+/// ones before it left (`ProgramAuto::deferred` in `validate`).
 fn written_short(program: &ValidProgram, machine: Machine, max: u32) -> bool {
     let cs = &program.collectives;
     let Some(first_auto) = cs.iter().position(|c| c.auto.is_some()) else { return false };
-    if !cs.iter().skip(first_auto + 1).any(|c| c.auto.is_none()) {
+    let held_after = |c: &ValidCollective| c.auto.as_ref().is_none_or(|a| !a.auto_legs.is_empty());
+    if !cs.iter().skip(first_auto + 1).any(held_after) {
         return false;
     }
+    let (all, written) = most_events(program, machine);
+    all > max && written <= max
+}
+
+/// Whether `program`'s collectives need more mesh events than a TOP_SP
+/// has, counted as [`fit`] counts them (member by member when every
+/// collective has the same groups, else each one's most, summed).
+pub(crate) fn events_over(program: &ValidProgram) -> bool {
+    let max = u32::from(program.arch().params().mesh_event_max);
+    most_events(program, Machine::of(program)).0 > max
+}
+
+/// The most mesh events a TOP_SP needs over `program`'s collectives, and
+/// over its written ones alone (see [`written_short`]).
+fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
+    let cs = &program.collectives;
     let by_member = cs.windows(2).all(|w| w.first().map(|c| &c.groups) == w.get(1).map(|c| &c.groups));
     // Each collective's events, member by member (or its most alone), an
     // equal collective's taken again.
@@ -236,7 +261,7 @@ fn written_short(program: &ValidProgram, machine: Machine, max: u32) -> bool {
         }
     }
     let most = |v: &[u32]| v.iter().copied().max().unwrap_or(0);
-    most(&all) > max && most(&written) <= max
+    (most(&all), most(&written))
 }
 
 /// Adds `events` to `sum` member by member, `sum` growing to its length.

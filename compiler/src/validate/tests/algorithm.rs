@@ -490,6 +490,9 @@ struct Seen {
     replayed_refusing: usize,
     /// Of those, the ones with none left.
     replayed_none: usize,
+    /// Collectives refused in what the `Auto` ones before them left that
+    /// asked again in what the written ones leave.
+    retried: usize,
 }
 
 /// Validates `program` and checks every `Auto` answer its collectives
@@ -499,18 +502,23 @@ struct Seen {
 /// included, and so are the rooms over which it stands where it was
 /// chosen then. `picks[i]` names collective `i`'s kind (equal collectives
 /// share one), to tell a choice made from candidates kept for an earlier
-/// equal collective.
+/// equal collective. A collective refused in what the `Auto` ones before
+/// it left asks again in what the written ones leave (`deferred`), and
+/// spends nothing for those after it.
 fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -> Seen {
     let (_, log) = validate_logged(program);
     let autos = program.collectives.iter().filter(|c| c.algorithm.leaves_to_auto()).count();
-    assert_eq!(log.len(), autos, "{name}: one answer an Auto collective");
-    let mut seen = Seen::default();
+    let again = |k: usize| k > 0 && log[k - 1].collective.index == log[k].collective.index;
+    let retries = (0..log.len()).filter(|&k| again(k)).count();
+    assert_eq!(log.len() - retries, autos, "{name}: one answer an Auto collective, and its retry");
+    let mut seen = Seen { retried: retries, ..Seen::default() };
     // The events the collectives before spend, each built afresh under
-    // its choice (the program keeps what an equal one spent); one left
-    // without a choice is refused and spends none.
-    let mut spent = 0u32;
+    // its choice (the program keeps what an equal one spent), and of them
+    // the written ones'; one left without a choice is refused and spends
+    // none, nor does one chosen on its retry.
+    let (mut spent, mut written_spent) = (0u32, 0u32);
     let mut before = 0;
-    for logged in &log {
+    for (k, logged) in log.iter().enumerate() {
         let Logged { collective, machine, candidates, auto_legs, answer, chosen_now } = logged;
         let i = collective.index as usize;
         // The written collectives before it spend too, validated alone.
@@ -518,9 +526,19 @@ fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -
             let alone = validate(&Program::from(written.clone())).expect("a written collective validates alone");
             let fresh = cost::auto::mesh_events(&alone.collectives()[0], Machine { mesh_events_spent: 0, ..*machine });
             spent = spent.saturating_add(fresh);
+            written_spent = written_spent.saturating_add(fresh);
         }
         before = i + 1;
-        assert_eq!(machine.mesh_events_spent, spent, "{name}: the events spent before collective {i}");
+        let (retry, retried) = (again(k), log.get(k + 1).is_some_and(|n| n.collective.index == collective.index));
+        let expected = if retry { written_spent } else { spent };
+        assert_eq!(
+            machine.mesh_events_spent, expected,
+            "{name}: the events spent before collective {i} (retry: {retry})"
+        );
+        assert!(
+            !retried || matches!(answer, Err(NoChoice::Limit { .. })),
+            "{name}: collective {i} retried after {answer:?}"
+        );
         // The choices listed (perhaps kept from an equal listing before)
         // are the collective's listed alone.
         let (_, alone) = validate_logged(&Program::from(program.collectives[i].clone()));
@@ -529,7 +547,7 @@ fn assert_each_answer_is_fresh(name: &str, program: &Program, picks: &[usize]) -
             (&alone[0].candidates, &alone[0].auto_legs),
             "{name}: collective {i}'s list"
         );
-        if let Ok(choice) = answer {
+        if let (Ok(choice), false) = (answer, retry) {
             let mut chosen = collective.clone();
             chosen.algorithm = choice.alternatives[choice.chosen].algorithm;
             let fresh = cost::auto::mesh_events(&chosen, Machine { mesh_events_spent: 0, ..*machine });
@@ -606,7 +624,7 @@ fn a_repeat_with_no_room_left_refuses_as_a_fresh_search_would() {
     ];
     let picks = [0, 2, 3, 4, 0, 1, 2, 0, 3, 4, 0];
     let seen = assert_each_answer_is_fresh("no room", &program_of(&pool, &picks), &picks);
-    assert!(seen.replayed_none > 0, "{seen:?}");
+    assert!(seen.replayed_none > 0 && seen.retried > 0, "{seen:?}");
 }
 
 /// A `Candidates` kept across choices gives what a fresh search gives for
