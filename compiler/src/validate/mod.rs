@@ -197,7 +197,18 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
                 }])),
             }
         }
-        _ => Err(ValidationErrors(errors)),
+        // With the program refused for other problems, nothing says
+        // fitting it would make room: a collective that chose in more
+        // events than the `Auto` ones before it left is refused as well,
+        // in its place among the collectives.
+        _ => {
+            let mut deferred = std::mem::take(&mut autos.deferred);
+            if !deferred.is_empty() {
+                errors.append(&mut deferred);
+                errors.sort_by_key(|e| e.collective.map_or(u32::MAX, |i| i));
+            }
+            Err(ValidationErrors(errors))
+        }
     }
 }
 
