@@ -190,11 +190,17 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
                     Err(ValidationErrors(std::mem::take(&mut autos.deferred)))
                 }
                 Ok(()) => Ok(program),
-                Err(o) => Err(ValidationErrors(vec![ValidationError {
-                    collective: None,
-                    field: "collectives".to_owned(),
-                    problem: Problem::CtrlSpadFull(o),
-                }])),
+                Err(o) => {
+                    // Not fitted: each collective that chose in more events
+                    // than the `Auto` ones before it left is refused too.
+                    let mut errors = std::mem::take(&mut autos.deferred);
+                    errors.push(ValidationError {
+                        collective: None,
+                        field: "collectives".to_owned(),
+                        problem: Problem::CtrlSpadFull(o),
+                    });
+                    Err(ValidationErrors(errors))
+                }
             }
         }
         // With the program refused for other problems, nothing says
@@ -781,8 +787,11 @@ impl Checker {
         };
         if let Some((candidates, auto_legs)) = self.auto.take() {
             // What a retry asks again (below): kept only where one may be made.
-            let again =
-                (autos.written_spent < autos.mesh_events_spent).then(|| (candidates.clone(), auto_legs.clone()));
+            // (A whole `Auto` collective always has a choice of no mesh
+            // events, Ring: only one partly left to `Auto` retries.)
+            let partly = !auto_legs.is_empty();
+            let again = (partly && autos.written_spent < autos.mesh_events_spent)
+                .then(|| (candidates.clone(), auto_legs.clone()));
             let choice = match autos.choose(&valid, machine, candidates, auto_legs) {
                 Ok(choice) => choice,
                 // No choice in what the `Auto` collectives before it left

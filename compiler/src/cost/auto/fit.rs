@@ -17,7 +17,8 @@
 //! ones before it leave, not to what later written ones need; a
 //! collective partly left to `Auto` that found no choice in what the
 //! `Auto` ones before it left chose in what the written ones leave, and
-//! counts as a written one here), it
+//! its place after an `Auto` one calls for this check as a written one's
+//! does, though it is fitted as an `Auto` one), it
 //! chooses again for every `Auto` collective at once,
 //! among each one's legal alternatives: the choices whose predicted
 //! times sum the least over the program among those whose slots, with
@@ -210,9 +211,11 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
 /// `Auto` to. Each distinct collective is built once.
 ///
 /// A collective partly left to `Auto` (a Hier with a written leg) after an
-/// `Auto` one counts as a written one here: validation may have let it
-/// choose in what the written collectives leave, past what the `Auto`
-/// ones before it left (`ProgramAuto::deferred` in `validate`).
+/// `Auto` one calls for the count as a written one does (it is still
+/// fitted as an `Auto` one): validation may have let it choose in what
+/// the written collectives leave, past what the `Auto` ones before it
+/// left (`ProgramAuto::deferred` in `validate`). Without such a choice,
+/// each collective's most, summed, is within the limit and nothing moves.
 fn written_short(program: &ValidProgram, machine: Machine, max: u32) -> bool {
     let cs = &program.collectives;
     let Some(first_auto) = cs.iter().position(|c| c.auto.is_some()) else { return false };
