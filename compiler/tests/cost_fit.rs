@@ -351,3 +351,44 @@ fn a_collective_partly_left_to_auto_gets_the_events_an_earlier_auto_one_gives_up
     let at: Vec<(Option<u32>, &str)> = errors.0.iter().map(|e| (e.collective, e.field.as_str())).collect();
     assert_eq!(at, [(Some(2), "algorithm"), (Some(3), "channels")], "{errors}");
 }
+
+/// Three written Mesh reduces after an `Auto` all-reduce, each busiest at
+/// its root (31 events there), as in the test above, but with groups that
+/// differ: the world, then one group of the world in two other orders,
+/// so that the roots (member 0) are ranks 0, 1 and 2. No rank needs more
+/// than Cayman's 108: the all-reduce keeps its cheapest, and the program
+/// compiles. (Until stop 45 collectives whose groups differed had each
+/// one's most summed, 109, and the all-reduce was moved to InterRdh.)
+#[test]
+fn rooted_meshes_over_different_groups_do_not_add_up_at_one_rank() {
+    let topology = Topology::new(32, 16);
+    let tiny = |op| Collective::new(op, ccc_ir::spec::DType::Bf16, 8, Arch::Cayman, topology).channels(1);
+    let auto = tiny(OpType::AllReduce).reduce(ccc_ir::spec::ReduceOp::Add).algorithm(Algorithm::Auto);
+    let reduce = |shift: u32| {
+        let c = tiny(OpType::Reduce)
+            .reduce(ccc_ir::spec::ReduceOp::Add)
+            .root(0)
+            .algorithm(Algorithm::flat(AlgType::Mesh).unwrap());
+        // The world, rotated by `shift`, within each node: member 0 is rank `shift`.
+        let rotated = |node: u32| (0..16).map(move |i| node * 16 + (i + shift) % 16);
+        match shift {
+            0 => c,
+            _ => c.groups(vec![rotated(0).chain(rotated(1)).collect()]),
+        }
+    };
+    let program = Program { collectives: vec![auto, reduce(0), reduce(1), reduce(2)] };
+    let valid = validate(&program).unwrap_or_else(|e| panic!("{e}"));
+    let machine = Machine::of(&valid);
+    let most: Vec<u32> =
+        valid.collectives().iter().map(|c| ccc_compiler::cost::auto::mesh_events(c, machine)).collect();
+    let max = u32::from(Arch::Cayman.params().mesh_event_max);
+    let first = &valid.collectives()[0];
+    // The all-reduce's cheapest alone, whether or not it was moved.
+    let cheapest = first.auto().unwrap().fitted.map_or(most[0], |f| f.cheapest_events);
+    let summed = cheapest + most[1..].iter().sum::<u32>();
+    assert!(summed > max, "{cheapest} and {most:?}: the test needs the summed most past the limit");
+    assert!(first.auto().unwrap().fitted.is_none(), "moved: {:?}", first.algorithm());
+    assert_eq!(*first.algorithm(), ResolvedAlgorithm::Flat(AlgType::LatencyOptMesh));
+    let compiled = compile(&valid, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(compiled.proof.is_some());
+}

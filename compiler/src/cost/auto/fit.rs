@@ -203,12 +203,13 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
 /// need: an `Auto` choice taking 16 events left a later written Mesh
 /// all-gather 1 short at lowering), and the written ones alone fit.
 ///
-/// When every collective has the same groups, a member is the same ranks
-/// in each, and its events are summed member by member (what lowering
-/// counts on TOP_SP 0, which hosts every collective): three rooted
-/// meshes, each busiest at its own root, do not add up at one member.
-/// Otherwise each collective's most is summed, the bound validation holds
-/// `Auto` to. Each distinct collective is built once.
+/// The events are summed rank by rank (what lowering counts on TOP_SP 0,
+/// which hosts every collective): three rooted meshes, each busiest at
+/// its own root, do not add up at one rank, whatever groups each
+/// collective has (until stop 45, collectives whose groups differed had
+/// each one's most summed, the bound validation holds `Auto` to, and a
+/// program that lowered could be moved). Each distinct collective is
+/// built once.
 ///
 /// A collective partly left to `Auto` (a Hier with a written leg) after an
 /// `Auto` one calls for the count as a written one does (it is still
@@ -228,8 +229,8 @@ fn written_short(program: &ValidProgram, machine: Machine, max: u32) -> bool {
 }
 
 /// Whether `program`'s collectives need more mesh events than a TOP_SP
-/// has, counted as [`fit`] counts them (member by member when every
-/// collective has the same groups, else each one's most, summed).
+/// has, counted as lowering counts them: rank by rank, summed over the
+/// collectives.
 pub(crate) fn events_over(program: &ValidProgram) -> bool {
     let max = u32::from(program.arch().params().mesh_event_max);
     most_events(program, Machine::of(program)).0 > max
@@ -239,9 +240,8 @@ pub(crate) fn events_over(program: &ValidProgram) -> bool {
 /// over its written ones alone (see [`written_short`]).
 fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
     let cs = &program.collectives;
-    let by_member = cs.windows(2).all(|w| w.first().map(|c| &c.groups) == w.get(1).map(|c| &c.groups));
-    // Each collective's events, member by member (or its most alone), an
-    // equal collective's taken again.
+    // Each collective's events, rank by rank, an equal collective's taken
+    // again.
     let mut found: Vec<(usize, Vec<u32>)> = Vec::new();
     let (mut written, mut all): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     for (i, c) in cs.iter().enumerate() {
@@ -250,10 +250,7 @@ fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
         let events = match equal {
             Some((_, events)) => events.clone(),
             None => {
-                let events = match by_member {
-                    true => super::events_by_member(c, machine),
-                    false => vec![super::mesh_events(c, machine)],
-                };
+                let events = by_rank(c, &super::events_by_member(c, machine));
                 found.push((i, events.clone()));
                 events
             }
@@ -267,7 +264,27 @@ fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
     (most(&all), most(&written))
 }
 
-/// Adds `events` to `sum` member by member, `sum` growing to its length.
+/// A collective's events `by_member` (of a group, by index), rank by
+/// rank: member `i` of every group needs what member `i` of the one costed
+/// needs (the groups share the schedule's phases and scopes).
+fn by_rank(c: &ValidCollective, by_member: &[u32]) -> Vec<u32> {
+    if !c.groups.is_explicit() {
+        return by_member.to_vec();
+    }
+    // Every rank of the world is in one group.
+    let (group_n, size) = (c.groups.group_n(), c.groups.size());
+    let mut out = vec![0; group_n as usize * size as usize];
+    for (g, i) in (0..group_n).flat_map(|g| (0..size).map(move |i| (g, i))) {
+        if let (Some(r), Some(&e)) = (c.groups.member(g, i), by_member.get(i as usize))
+            && let Some(slot) = out.get_mut(r.0 as usize)
+        {
+            *slot = e;
+        }
+    }
+    out
+}
+
+/// Adds `events` to `sum` rank by rank, `sum` growing to its length.
 fn add(sum: &mut Vec<u32>, events: &[u32]) {
     if sum.len() < events.len() {
         sum.resize(events.len(), 0);
