@@ -336,6 +336,31 @@ fn check_marks_what_auto_chose() {
     assert!(!out.contains("Auto"), "{out}");
 }
 
+/// An all-reduce partly left to `Auto` (its inter leg written Mesh) that
+/// the `Auto` all-reduce before it would leave 27 of the 30 mesh events it
+/// needs: `check` accepts the program, fitting the first to InterRdh, and
+/// `compile` writes it, proven, saying why the first moved (until stop 45
+/// validation refused the third, exit 2).
+#[test]
+fn a_partly_auto_collective_is_fitted_with_the_auto_ones_before_it() {
+    let spec = "tests/fixtures/cost/program_partly_auto_after_auto.ron";
+    let (code, out, err) = ccc(&["check", spec]);
+    assert_eq!(code, 0, "{err}");
+    let moved = "collective 0: AllReduce Bf16 x 8, reduce Add, 1 group of 64, 1 channel, InterRdh, chosen by Auto \
+                 (not the cheapest alone: fitted with the program's other collectives into the CTRL SPAD and mesh events)";
+    assert!(out.contains(moved), "{out}");
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let (code, out, err) = ccc(&["compile", spec, "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let why = "collective 0: Auto chose InterRdh (2 slots, 0 mesh events) of 22 legal choices to fit the program \
+               into the CTRL SPAD (64 slots per TOP_SP) and the mesh events (108 per TOP_SP); the cheapest, \
+               LatencyOptMesh at 665.7 us, takes 1 slot and 18 mesh events";
+    assert!(out.contains(why), "{out}");
+    assert!(out.contains("proven: protocol of 64 chains"), "{out}");
+    assert!(out_dir.join("manifest.json").exists());
+}
+
 /// A program of 40 small all-reduces on 32 ranks: each at its cheapest
 /// alone, the CTRL SPAD (64 slots a TOP_SP) would not hold them. With
 /// `Auto`, `compile` fits them and says which moved and why, the
