@@ -302,13 +302,11 @@ fn a_compile_beyond_the_memory_budget_names_the_flags_that_help() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("\"lots\" is not a size"));
     // A negative size reaches the size parser, which says what is
     // accepted (clap called it an unexpected argument).
-    // So does one with a unit (clap took `-1KiB` for flags until stop 45).
-    for size in ["-1", "-1KiB"] {
-        let negative = run(&["--memory-budget", size]);
-        assert_eq!(negative.status.code(), Some(2));
-        let said = format!("\"{size}\" is negative; accepted: a whole number of bytes");
-        assert!(String::from_utf8_lossy(&negative.stderr).contains(&said), "{negative:?}");
-    }
+    let negative = run(&["--memory-budget", "-1"]);
+    assert_eq!(negative.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&negative.stderr).contains("\"-1\" is negative; accepted: a whole number of bytes")
+    );
     let ring = example("allreduce_ring.ron");
     let tiny = Command::new(BIN)
         .args(["verify".as_ref(), ring.as_os_str(), "--memory-budget".as_ref(), "1KiB".as_ref()])

@@ -152,7 +152,7 @@ pub struct VerifyArgs {
         long,
         value_name = "SIZE",
         default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET),
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
     pub memory_budget: Bytes,
 }
@@ -189,7 +189,7 @@ pub struct CompileArgs {
         long,
         value_name = "SIZE",
         default_value_t = Bytes(ccc_compiler::pipeline::DEFAULT_MEMORY_BUDGET),
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
     pub memory_budget: Bytes,
 }
