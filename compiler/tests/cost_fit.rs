@@ -347,9 +347,18 @@ fn a_collective_partly_left_to_auto_gets_the_events_an_earlier_auto_one_gives_up
     // makes room: the third is refused too, in its place (a probe found
     // it left out, to be met once the other problem was fixed).
     let bad = tiny(OpType::AllGather).channels(0).algorithm(Algorithm::flat(AlgType::Ring).unwrap());
-    let errors = validate(&Program { collectives: vec![auto, mesh, partly, bad] }).map(drop).unwrap_err();
+    let program = Program { collectives: vec![auto.clone(), mesh.clone(), partly.clone(), bad] };
+    let errors = validate(&program).map(drop).unwrap_err();
     let at: Vec<(Option<u32>, &str)> = errors.0.iter().map(|e| (e.collective, e.field.as_str())).collect();
     assert_eq!(at, [(Some(2), "algorithm"), (Some(3), "channels")], "{errors}");
+    // But not beside a CTRL SPAD refusal, whose way out (splitting the
+    // program, which `ccc import --split` does for a refusal of the slots
+    // alone) may make room: 67 collectives, one slot each at the fewest.
+    let mut collectives = vec![auto.clone(), mesh, partly];
+    collectives.extend(std::iter::repeat_n(auto, 64));
+    let errors = validate(&Program { collectives }).map(drop).unwrap_err();
+    let [e] = &errors.0[..] else { panic!("{errors}") };
+    assert!(matches!(e.problem, Problem::CtrlSpadFull(Overflow { by_count: true, .. })), "{e}");
 }
 
 /// Three written Mesh reduces after an `Auto` all-reduce, each busiest at

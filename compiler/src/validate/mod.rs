@@ -190,17 +190,16 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
                     Err(ValidationErrors(std::mem::take(&mut autos.deferred)))
                 }
                 Ok(()) => Ok(program),
-                Err(o) => {
-                    // Not fitted: each collective that chose in more events
-                    // than the `Auto` ones before it left is refused too.
-                    let mut errors = std::mem::take(&mut autos.deferred);
-                    errors.push(ValidationError {
-                        collective: None,
-                        field: "collectives".to_owned(),
-                        problem: Problem::CtrlSpadFull(o),
-                    });
-                    Err(ValidationErrors(errors))
-                }
+                // A collective that chose in more events than the `Auto`
+                // ones before it left is not refused beside it: the way
+                // out is splitting the program, after which it may fit
+                // (`ccc import --split` cuts a program refused for its
+                // slots alone).
+                Err(o) => Err(ValidationErrors(vec![ValidationError {
+                    collective: None,
+                    field: "collectives".to_owned(),
+                    problem: Problem::CtrlSpadFull(o),
+                }])),
             }
         }
         // With the program refused for other problems, nothing says
