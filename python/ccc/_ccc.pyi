@@ -135,12 +135,19 @@ def compile(
     verify: bool = True,
     memory_budget: Optional[int] = None,
     auto_cache: Optional[AutoCache] = None,
+    proven_by: Union[Compiled, Mapping[str, Any], str, "PathLike[str]", None] = None,
 ) -> Compiled:
     """Validates, builds, lowers, encodes, proves and signs a spec; emits
     images for ``ranks`` (all when ``None``; an empty list, or a rank below 0
     or past 2^32 - 1, is a ``ValueError``); ``Auto``'s answers kept in ``auto_cache``.
     ``memory_budget`` (bytes, default 2 GiB) counts the ``bytes`` and
-    objects the result keeps per TOP_SP besides ccc's own images. The GIL
+    objects the result keeps per TOP_SP besides ccc's own images.
+    ``proven_by``, an earlier verified compile of the same spec (a
+    ``Compiled``, its manifest as a dict or JSON text, or an ``os.PathLike``
+    naming its ``manifest.json`` or output folder), stands in for the
+    world's proof (``ccc compile --proven-by``): ``CertificateError`` when it
+    does not vouch for this schedule, ``InputError`` when it is no manifest,
+    ``ValueError`` with ``verify=False``. The GIL
     is released while ccc works. Raises a subclass of ``ccc.CccError``
     (``MemoryError`` if Python cannot allocate the images' ``bytes``)."""
 

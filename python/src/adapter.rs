@@ -405,6 +405,10 @@ pub struct Request {
     pub no_verify: bool,
     /// The memory budget in bytes; `None` for the library's default.
     pub memory_budget: Option<u64>,
+    /// The manifest of an earlier verified compile of the same schedule,
+    /// whose proof of the world this compile takes instead of proving it
+    /// again (`ccc compile --proven-by`).
+    pub certificate: Option<std::sync::Arc<Manifest>>,
 }
 
 /// Validates and compiles a spec.
@@ -423,6 +427,7 @@ pub fn compile(
         ranks: request.ranks.iter().flatten().copied().map(Rank).collect(),
         verify: !request.no_verify,
         memory_budget: request.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET),
+        certificate: request.certificate.clone(),
         // `Compiled` copies each image into a `bytes` and keeps a
         // `TopSpImages` and its map entry per TOP_SP: counted against the
         // budget as the compile's own memory.
@@ -568,19 +573,18 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
             info
         }
         CompileError::Memory(m) => {
-            // The binding takes no certificate: not a way out here.
-            let ways: Vec<WayOut> = m.ways_out().into_iter().filter(|&w| w != WayOut::Certificate).collect();
+            let ways = m.ways_out();
             let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", m.with_ways(&ways));
             info.accepted = Some(ways.iter().map(|w| w.describe()).collect::<Vec<_>>().join("; "));
             // The ways out this compile has, as the call's arguments say
             // them (`verify=False` only where skipping the proof would fit).
             let help: Vec<&str> = ways
                 .iter()
-                .filter_map(|w| match w {
-                    WayOut::EmitFewerRanks => Some("compile fewer ranks (ranks=[...])"),
-                    WayOut::SkipProof => Some("verify=False"),
-                    WayOut::FewerRanks => Some("a world of fewer ranks"),
-                    WayOut::Certificate => None,
+                .map(|w| match w {
+                    WayOut::EmitFewerRanks => "compile fewer ranks (ranks=[...])",
+                    WayOut::SkipProof => "verify=False",
+                    WayOut::FewerRanks => "a world of fewer ranks",
+                    WayOut::Certificate => "proven_by=<an earlier verified compile of this spec>",
                 })
                 .collect();
             info.help = Some(match help.is_empty() {
@@ -655,6 +659,34 @@ pub fn proof_json(compiled: &Compiled) -> serde_json::Value {
         "protocol_seconds": p.protocol_time.as_secs_f64(),
         "roundtrip_seconds": p.roundtrip_time.as_secs_f64(),
     })
+}
+
+/// A certificate (`compile`'s `proven_by`) from a manifest's JSON text.
+///
+/// # Errors
+///
+/// [`ErrorClass::Input`] of kind `NotAManifest` naming what does not read.
+pub fn certificate_json(json: &str) -> Result<Manifest, Failure> {
+    serde_json::from_str(json).map_err(|e| {
+        // serde_json's "at line L column C" is of the dumped dict when a
+        // dict was given; text that is no JSON at all says so.
+        let said = e.to_string();
+        let said = said.split(" at line ").next().unwrap_or_default();
+        let what = if e.is_syntax() || e.is_eof() { "is not JSON" } else { "is not a ccc manifest" };
+        let mut info = ErrorInfo::new(ErrorClass::Input, "NotAManifest", format!("proven_by {what}: {said}"));
+        info.field = Some("proven_by".to_owned());
+        info.accepted = Some(
+            "the manifest of an earlier verified compile of this spec: a ccc.Compiled, its manifest (dict or JSON \
+             text), or an os.PathLike naming its manifest.json or output folder"
+                .to_owned(),
+        );
+        info
+    })
+}
+
+/// A certificate from a compile this process made.
+pub fn certificate_of(compiled: &Compiled) -> Manifest {
+    Manifest::of(compiled)
 }
 
 /// The manifest a write of `compiled` puts in `manifest.json`, that very text.

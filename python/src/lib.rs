@@ -177,15 +177,22 @@ fn budget(memory_budget: Option<Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
 /// compile); `memory_budget` bounds, in bytes, what the compile may hold
 /// (2 GiB by default); `auto_cache`, a `ccc.AutoCache`, keeps `Auto`'s
 /// answers for the calls after (the same result, sooner for a collective
-/// seen before). The GIL is released while ccc works, so threads may
-/// compile in parallel.
+/// seen before); `proven_by`, the manifest of an earlier verified compile
+/// of the same spec (a `ccc.Compiled`, its manifest as a dict or JSON
+/// text, or an `os.PathLike` naming its `manifest.json` or output folder),
+/// takes the world's proof from it instead of proving the world again, as
+/// `ccc compile --proven-by` does: each rank compiled is still checked on
+/// its own, at its own cost. The GIL is released while ccc works, so
+/// threads may compile in parallel.
 ///
 /// Raises a subclass of `ccc.CccError`: `ParseError`, `ValidationError`
 /// (every problem, by field path), `BuildError`, `LowerError` (a rank that
 /// does not fit the device, or does not exist), `ImageError`, `ProofError`
-/// (a defect in ccc), `ProofTooLargeError`, `MemoryBudgetError`.
+/// (a defect in ccc), `ProofTooLargeError`, `MemoryBudgetError`,
+/// `CertificateError` (`proven_by` does not vouch for this schedule),
+/// `InputError` (`proven_by` is not a manifest, or cannot be read).
 #[pyfunction]
-#[pyo3(signature = (program_or_text, ranks=None, verify=true, memory_budget=None, auto_cache=None))]
+#[pyo3(signature = (program_or_text, ranks=None, verify=true, memory_budget=None, auto_cache=None, proven_by=None))]
 fn compile(
     py: Python<'_>,
     program_or_text: &Bound<'_, PyAny>,
@@ -193,9 +200,23 @@ fn compile(
     #[pyo3(from_py_with = verify_flag)] verify: bool,
     memory_budget: Option<Bound<'_, PyAny>>,
     #[pyo3(from_py_with = cache_arg)] auto_cache: Option<Bound<'_, PyAutoCache>>,
+    proven_by: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyCompiled> {
     let spec = spec_of(py, program_or_text)?;
-    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: budget(memory_budget)? };
+    let (ranks, memory_budget) = (some_ranks(ranks)?, budget(memory_budget)?);
+    let certificate = match proven_by {
+        // As the CLI's `--no-verify` and `--proven-by` conflict: a
+        // certificate stands in for a proof only where one is made.
+        Some(_) if !verify => {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "proven_by takes the world's proof from a certificate, but verify=False skips the proof; accepted: \
+                 one of the two",
+            ));
+        }
+        Some(item) => Some(std::sync::Arc::new(certificate_arg(py, &item)?)),
+        None => None,
+    };
+    let request = Request { ranks, no_verify: !verify, memory_budget, certificate };
     let cache = auto_cache.as_ref().map(|c| c.get().mutex());
     let run = |cancel| errors::guard(|| fork::pooled(|| adapter::compile(&spec, &request, cache, cancel)));
     // A short compile runs here (a thread of its own costs more than it
@@ -588,6 +609,33 @@ fn _panic_for_test(py: Python<'_>, message: &str) -> PyResult<()> {
     py.detach(|| errors::guard(|| -> Result<(), Failure> { panic!("{message}") })).map_err(|e| errors::to_py(py, e))
 }
 
+/// The certificate `proven_by` names: a `ccc.Compiled`'s manifest, a
+/// manifest dict or its JSON text, or the `manifest.json` an `os.PathLike`
+/// names (itself, or in the output folder it names).
+fn certificate_arg(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<ccc_compiler::manifest::Manifest> {
+    let failed = |e| errors::to_py(py, e);
+    if let Some(path) = path_of(item)? {
+        let file = if path.is_dir() { path.join("manifest.json") } else { path };
+        let text = py.detach(|| adapter::read_input_file(&file)).map_err(failed)?;
+        return adapter::certificate_json(&text).map_err(failed);
+    }
+    if let Ok(c) = item.cast::<PyCompiled>() {
+        return Ok(adapter::certificate_of(&c.get().compiled));
+    }
+    if item.cast::<PyDict>().is_ok() {
+        let json = json::dumps_checked(py, item, "", "proven_by", "Syntax")?;
+        return adapter::certificate_json(&json).map_err(failed);
+    }
+    if let Ok(text) = item.extract::<String>() {
+        return adapter::certificate_json(&text).map_err(failed);
+    }
+    let kind = item.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "proven_by takes a ccc.Compiled, a manifest (dict or JSON text), or an os.PathLike naming a manifest.json or \
+         output folder; a value of type `{kind}` is not one"
+    )))
+}
+
 /// Benchmark hook: the Rust call `compile` makes (validate and compile
 /// the spec, no Python objects), timed in Rust `iterations` times; the
 /// seconds of each call. `python/benches/overhead.py` sets it beside
@@ -602,7 +650,7 @@ fn _time_rust_compile<'py>(
     iterations: u32,
 ) -> PyResult<Bound<'py, PyList>> {
     let spec = spec_of(py, program)?;
-    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: None };
+    let request = Request { ranks: some_ranks(ranks)?, no_verify: !verify, memory_budget: None, certificate: None };
     let times = py.detach(|| {
         errors::guard(|| {
             fork::pooled(|| {

@@ -170,12 +170,15 @@ def test_a_budget_too_small_is_a_memory_budget_error():
     with pytest.raises(ccc.MemoryBudgetError) as caught:
         ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1)
     assert caught.value.accepted and caught.value.help
-    # The ways out are the binding's own: no certificate, which it does
-    # not take (the CLI's --proven-by).
+    # The ways out are the CLI's, a certificate among them (`proven_by`,
+    # the CLI's --proven-by).
     assert "without the proof" in caught.value.accepted
-    assert "certificate" not in caught.value.accepted and "certificate" not in str(caught.value)
+    assert "taking the proof from an earlier compile's certificate" in caught.value.accepted
     # `help` names the ways out this call has, as its arguments say them.
-    assert caught.value.help == "verify=False, a world of fewer ranks, or raise memory_budget"
+    assert caught.value.help == (
+        "verify=False, proven_by=<an earlier verified compile of this spec>, a world of fewer ranks, "
+        "or raise memory_budget"
+    )
     # Without the proof, skipping it is no way out (help offered it).
     with pytest.raises(ccc.MemoryBudgetError) as caught:
         ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1, verify=False)
@@ -384,3 +387,75 @@ def test_an_argument_of_the_wrong_type_is_named():
     image = compiled.images[0][0].ctrl_spad
     assert ccc.decode(bytearray(image), "ctrl") == ccc.decode(image, "ctrl")
     assert ccc.sign(text, auto_cache=ccc.AutoCache(capacity=1)) == compiled.signature
+
+
+def test_proven_by_takes_the_world_proof_from_an_earlier_compile(cli, tmp_path):
+    """`proven_by` is the CLI's `--proven-by`: one rank compiled under the
+    proof of an earlier verified compile gives the images a proven compile
+    of it gives, certified, from a `Compiled`, its manifest (dict or JSON
+    text) or its output folder or `manifest.json`; the CLI writes the same
+    bytes under the same certificate."""
+    text = (ROOT / "examples" / "allreduce_hier.ron").read_text()
+    world = ccc.compile(text, ranks=[0])
+    proven = ccc.compile(text, ranks=[5])
+    world.write(tmp_path / "world")
+    forms = {
+        "Compiled": world,
+        "dict": world.manifest,
+        "JSON text": world.manifest_json(),
+        "folder": tmp_path / "world",
+        "manifest.json": tmp_path / "world" / "manifest.json",
+    }
+    for form, certificate in forms.items():
+        one = ccc.compile(text, ranks=[5], proven_by=certificate)
+        assert one.proof["certified"] is True, form
+        assert not proven.proof["certified"]
+        assert one.signature == proven.signature, form
+        assert images_as_files(one) == images_as_files(proven), form
+    (tmp_path / "hier.ron").write_text(text)
+    args = ("compile", tmp_path / "hier.ron", "-o", tmp_path / "five", "-q", "--rank", "5")
+    cli(*args, "--proven-by", tmp_path / "world")
+    written = read_tree(tmp_path / "five")
+    assert {k: v for k, v in written.items() if k.endswith(".bin")} == images_as_files(one)
+
+
+def test_proven_by_refuses_what_does_not_vouch_for_the_schedule(tmp_path):
+    text = (ROOT / "examples" / "allreduce_hier.ron").read_text()
+    world = ccc.compile(text, ranks=[0])
+    other = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    with pytest.raises(ccc.CertificateError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=other)
+    assert caught.value.kind == "OtherSchedule"
+    assert f"the certificate proved the schedule signed {other.signature}" in str(caught.value)
+    unproven = ccc.compile(text, ranks=[0], verify=False)
+    with pytest.raises(ccc.CertificateError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=unproven)
+    assert caught.value.kind == "NotProven"
+    # A signed field edited: the signature is no longer its digest.
+    edited = world.manifest
+    count = next(f for f in edited["signature_fields"] if f["name"] == "collectives[0].count")
+    count["value"] = "8"
+    with pytest.raises(ccc.CertificateError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=edited)
+    assert caught.value.kind == "Corrupt"
+    # A figure of the proof section edited: not what a proof reports.
+    edited = world.manifest
+    edited["proof"]["protocol"]["signals"] += 1
+    with pytest.raises(ccc.CertificateError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=edited)
+    assert caught.value.kind == "ProofMismatch" and caught.value.field == "proof.protocol.signals"
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.compile(text, ranks=[5], proven_by={"signature": "0" * 32})
+    assert caught.value.kind == "NotAManifest" and caught.value.field == "proven_by"
+    assert "proven_by is not a ccc manifest: missing field" in str(caught.value)
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.compile(text, ranks=[5], proven_by="Collective(op: AllReduce)")
+    assert "proven_by is not JSON" in str(caught.value)
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=tmp_path / "nowhere" / "manifest.json")
+    assert caught.value.kind == "Io"
+    with pytest.raises(TypeError, match="proven_by takes a ccc.Compiled"):
+        ccc.compile(text, ranks=[5], proven_by=5)
+    # As the CLI's --no-verify and --proven-by conflict.
+    with pytest.raises(ValueError, match="verify=False skips the proof"):
+        ccc.compile(text, ranks=[5], verify=False, proven_by=world)

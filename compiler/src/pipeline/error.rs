@@ -144,9 +144,8 @@ impl MemoryError {
 
 impl MemoryError {
     /// The error in words, as its `Display` gives it, with the ways out a
-    /// front end offers: `ways` (a front end without certificates, such as
-    /// the Python binding, leaves [`WayOut::Certificate`] out of
-    /// [`ways_out`](Self::ways_out)).
+    /// front end offers: `ways` (a front end without certificates leaves
+    /// [`WayOut::Certificate`] out of [`ways_out`](Self::ways_out)).
     pub fn with_ways(&self, ways: &[WayOut]) -> String {
         struct With<'a>(&'a MemoryError, &'a [WayOut]);
         impl std::fmt::Display for With<'_> {
