@@ -602,6 +602,26 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
                 info.field = Some(field.clone());
                 info.accepted = Some(expected.clone());
             }
+            // What to do, as the CLI's `--proven-by` says it, in the
+            // call's terms.
+            info.help = Some(
+                match c {
+                    CertificateError::NotProven => {
+                        "its compile ran with verify=False; a compile without it makes a manifest that certifies"
+                    }
+                    CertificateError::OtherSchedule { .. } => {
+                        "ccc.diagnose([spec, proven_by]) says why the two schedules differ"
+                    }
+                    CertificateError::Schema { .. } | CertificateError::FormatVersion { .. } => {
+                        "a certificate is the manifest of a verified compile by this ccc: compile once without \
+                         proven_by to make one"
+                    }
+                    CertificateError::Corrupt { .. } | CertificateError::ProofMismatch { .. } => {
+                        "the manifest is not as ccc wrote it: use the manifest of a verified compile, unedited"
+                    }
+                }
+                .to_owned(),
+            );
             info
         }
     }
@@ -661,27 +681,78 @@ pub fn proof_json(compiled: &Compiled) -> serde_json::Value {
     })
 }
 
+/// Where a certificate's JSON came from (what its errors name).
+#[derive(Clone, Copy)]
+pub enum CertificateFrom<'a> {
+    /// A dict, dumped by the binding: a line and column in that text
+    /// point at nothing the caller wrote.
+    Dict,
+    /// Text the caller passed.
+    Text,
+    /// A file the caller named.
+    File(&'a Path),
+}
+
+/// What `proven_by` accepts, as an error's `accepted` says it.
+const CERTIFICATE_ACCEPTED: &str = "the manifest of an earlier verified compile of this spec: a ccc.Compiled, its \
+                                    manifest (dict or JSON text), or an os.PathLike naming its manifest.json or \
+                                    output folder";
+
+/// An [`ErrorClass::Input`] error about `proven_by`.
+fn certificate_input(kind: &str, message: String) -> Failure {
+    let mut info = ErrorInfo::new(ErrorClass::Input, kind, message);
+    info.field = Some("proven_by".to_owned());
+    info.accepted = Some(CERTIFICATE_ACCEPTED.to_owned());
+    info
+}
+
 /// A certificate (`compile`'s `proven_by`) from a manifest's JSON text.
 ///
 /// # Errors
 ///
-/// [`ErrorClass::Input`] of kind `NotAManifest` naming what does not read.
-pub fn certificate_json(json: &str) -> Result<Manifest, Failure> {
+/// [`ErrorClass::Input`] of kind `NotAManifest` naming what does not read
+/// (and, from text or a file, where).
+pub fn certificate_json(json: &str, from: CertificateFrom<'_>) -> Result<Manifest, Failure> {
     serde_json::from_str(json).map_err(|e| {
-        // serde_json's "at line L column C" is of the dumped dict when a
-        // dict was given; text that is no JSON at all says so.
         let said = e.to_string();
-        let said = said.split(" at line ").next().unwrap_or_default();
+        let said = match from {
+            CertificateFrom::Dict => said.split(" at line ").next().unwrap_or_default().to_owned(),
+            _ => said,
+        };
         let what = if e.is_syntax() || e.is_eof() { "is not JSON" } else { "is not a ccc manifest" };
-        let mut info = ErrorInfo::new(ErrorClass::Input, "NotAManifest", format!("proven_by {what}: {said}"));
-        info.field = Some("proven_by".to_owned());
-        info.accepted = Some(
-            "the manifest of an earlier verified compile of this spec: a ccc.Compiled, its manifest (dict or JSON \
-             text), or an os.PathLike naming its manifest.json or output folder"
-                .to_owned(),
-        );
-        info
+        let which = match from {
+            CertificateFrom::File(file) => format!("proven_by {}", file.display()),
+            _ => "proven_by".to_owned(),
+        };
+        certificate_input("NotAManifest", format!("{which} {what}: {said}"))
     })
+}
+
+/// A certificate read from the `manifest.json` `path` names (itself, or
+/// in the output folder it names), at most the manifest cap `ccc
+/// diagnose` reads.
+///
+/// # Errors
+///
+/// [`ErrorClass::Input`] of kind `Io`, `TooLarge`, `NotUtf8` or
+/// `NotAManifest`, naming the file.
+pub fn read_certificate(path: &Path) -> Result<Manifest, Failure> {
+    let file = if path.is_dir() { path.join("manifest.json") } else { path.to_path_buf() };
+    let cap = ccc_compiler::diagnose::MANIFEST_MAX_BYTES;
+    let mut data = Vec::new();
+    std::fs::File::open(&file)
+        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, cap + 1), &mut data))
+        .map_err(|e| certificate_input("Io", format!("proven_by: cannot read {}: {e}", file.display())))?;
+    if data.len() as u64 > cap {
+        let message = format!("proven_by {} is more than the {cap} bytes ccc reads of a manifest", file.display());
+        return Err(certificate_input("TooLarge", message));
+    }
+    let text = String::from_utf8(data).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let message = format!("proven_by {} is not UTF-8: the byte at offset {at} is not valid UTF-8", file.display());
+        certificate_input("NotUtf8", message)
+    })?;
+    certificate_json(&text, CertificateFrom::File(&file))
 }
 
 /// A certificate from a compile this process made.

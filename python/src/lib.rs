@@ -374,18 +374,9 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         // Text naming a file or folder: read as RON, as documented, but
         // say how to have it read as the path it looks like.
         if let Ok(text) = item.extract::<String>()
-            && !text.contains('\n')
-            && std::path::Path::new(&text).exists()
+            && names_a_path(&text)
         {
-            let value = e.value(py);
-            let shown = item.repr().map_or_else(|_| format!("{text:?}"), |r| r.to_string());
-            let help = format!("a str is read as RON text; to read the file or folder it names, pass pathlib.Path({shown})");
-            if let Ok(message) = value.getattr("message").and_then(|m| m.extract::<String>()) {
-                let told = format!("{message} ({help})");
-                let _ = value.setattr("message", &told).and_then(|()| value.setattr("args", (told,)));
-            }
-            let _ = value.setattr("help", help);
-            return e;
+            return with_path_hint(py, item, &text, "RON", e);
         }
         if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
             let kind = item.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
@@ -397,6 +388,27 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
             e
         }
     })
+}
+
+/// Whether `text` names a file or folder that exists (one line).
+fn names_a_path(text: &str) -> bool {
+    !text.contains('\n') && std::path::Path::new(text).exists()
+}
+
+/// `e`, raised for `text` (read as `read_as` text, as documented), with
+/// its message and `help` saying how to have `item` read as the path it
+/// names instead.
+fn with_path_hint(py: Python<'_>, item: &Bound<'_, PyAny>, text: &str, read_as: &str, e: PyErr) -> PyErr {
+    let value = e.value(py);
+    let shown = item.repr().map_or_else(|_| format!("{text:?}"), |r| r.to_string());
+    let help =
+        format!("a str is read as {read_as} text; to read the file or folder it names, pass pathlib.Path({shown})");
+    if let Ok(message) = value.getattr("message").and_then(|m| m.extract::<String>()) {
+        let told = format!("{message} ({help})");
+        let _ = value.setattr("message", &told).and_then(|()| value.setattr("args", (told,)));
+    }
+    let _ = value.setattr("help", help);
+    e
 }
 
 /// `e` with its message naming the `diagnose` input it is about
@@ -613,21 +625,23 @@ fn _panic_for_test(py: Python<'_>, message: &str) -> PyResult<()> {
 /// manifest dict or its JSON text, or the `manifest.json` an `os.PathLike`
 /// names (itself, or in the output folder it names).
 fn certificate_arg(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<ccc_compiler::manifest::Manifest> {
+    use adapter::CertificateFrom;
     let failed = |e| errors::to_py(py, e);
     if let Some(path) = path_of(item)? {
-        let file = if path.is_dir() { path.join("manifest.json") } else { path };
-        let text = py.detach(|| adapter::read_input_file(&file)).map_err(failed)?;
-        return adapter::certificate_json(&text).map_err(failed);
+        return py.detach(|| adapter::read_certificate(&path)).map_err(failed);
     }
     if let Ok(c) = item.cast::<PyCompiled>() {
         return Ok(adapter::certificate_of(&c.get().compiled));
     }
-    if item.cast::<PyDict>().is_ok() {
+    if item.cast::<pyo3::types::PyMapping>().is_ok() {
         let json = json::dumps_checked(py, item, "", "proven_by", "Syntax")?;
-        return adapter::certificate_json(&json).map_err(failed);
+        return adapter::certificate_json(&json, CertificateFrom::Dict).map_err(failed);
     }
     if let Ok(text) = item.extract::<String>() {
-        return adapter::certificate_json(&text).map_err(failed);
+        return adapter::certificate_json(&text, CertificateFrom::Text).map_err(|e| match names_a_path(&text) {
+            true => with_path_hint(py, item, &text, "JSON", failed(e)),
+            false => failed(e),
+        });
     }
     let kind = item.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
     Err(pyo3::exceptions::PyTypeError::new_err(format!(

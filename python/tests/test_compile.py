@@ -431,6 +431,7 @@ def test_proven_by_refuses_what_does_not_vouch_for_the_schedule(tmp_path):
     with pytest.raises(ccc.CertificateError) as caught:
         ccc.compile(text, ranks=[5], proven_by=unproven)
     assert caught.value.kind == "NotProven"
+    assert caught.value.help.startswith("its compile ran with verify=False")
     # A signed field edited: the signature is no longer its digest.
     edited = world.manifest
     count = next(f for f in edited["signature_fields"] if f["name"] == "collectives[0].count")
@@ -451,9 +452,25 @@ def test_proven_by_refuses_what_does_not_vouch_for_the_schedule(tmp_path):
     with pytest.raises(ccc.InputError) as caught:
         ccc.compile(text, ranks=[5], proven_by="Collective(op: AllReduce)")
     assert "proven_by is not JSON" in str(caught.value)
+    # A path's errors name the file and proven_by; a str naming one is
+    # read as JSON, as documented, and says how to read it as a path.
     with pytest.raises(ccc.InputError) as caught:
         ccc.compile(text, ranks=[5], proven_by=tmp_path / "nowhere" / "manifest.json")
-    assert caught.value.kind == "Io"
+    assert caught.value.kind == "Io" and caught.value.field == "proven_by"
+    assert f"proven_by: cannot read {tmp_path / 'nowhere' / 'manifest.json'}" in str(caught.value)
+    (tmp_path / "spec.ron").write_text(text)
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=tmp_path / "spec.ron")
+    assert f"proven_by {tmp_path / 'spec.ron'} is not JSON: expected value at line 1 column 1" in str(caught.value)
+    world.write(tmp_path / "world")
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=str(tmp_path / "world"))
+    assert "pass pathlib.Path(" in caught.value.help
+    # A mapping of another kind is read as its dict.
+    import types
+
+    one = ccc.compile(text, ranks=[5], proven_by=types.MappingProxyType(world.manifest))
+    assert one.proof["certified"] is True
     with pytest.raises(TypeError, match="proven_by takes a ccc.Compiled"):
         ccc.compile(text, ranks=[5], proven_by=5)
     # As the CLI's --no-verify and --proven-by conflict.
