@@ -303,7 +303,7 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
         "UnknownVariant"
     } else if message.starts_with("missing field") {
         "MissingField"
-    } else if message.starts_with("invalid value: integer") || message.contains("is out of range: no field") {
+    } else if message.starts_with("invalid value: integer") {
         "IntegerOutOfBounds"
     } else if message.starts_with("invalid type: floating point") {
         "Fraction"
@@ -574,7 +574,7 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
         }
         CompileError::Memory(m) => {
             let ways = m.ways_out();
-            let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", m.with_ways(&ways));
+            let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", m.to_string());
             info.accepted = Some(ways.iter().map(|w| w.describe()).collect::<Vec<_>>().join("; "));
             // The ways out this compile has, as the call's arguments say
             // them (`verify=False` only where skipping the proof would fit).
@@ -587,10 +587,8 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
                     WayOut::Certificate => "proven_by=<an earlier verified compile of this spec>",
                 })
                 .collect();
-            info.help = Some(match help.is_empty() {
-                true => "raise memory_budget".to_owned(),
-                false => format!("{}, or raise memory_budget", help.join(", ")),
-            });
+            // Never empty: a smaller world is always a way out.
+            info.help = Some(format!("{}, or raise memory_budget", help.join(", ")));
             info
         }
         // Set only when the caller was interrupted, which is what it
@@ -739,19 +737,7 @@ pub fn certificate_json(json: &str, from: CertificateFrom<'_>) -> Result<Manifes
 pub fn read_certificate(path: &Path) -> Result<Manifest, Failure> {
     let file = if path.is_dir() { path.join("manifest.json") } else { path.to_path_buf() };
     let cap = ccc_compiler::diagnose::MANIFEST_MAX_BYTES;
-    let mut data = Vec::new();
-    std::fs::File::open(&file)
-        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, cap + 1), &mut data))
-        .map_err(|e| certificate_input("Io", format!("proven_by: cannot read {}: {e}", file.display())))?;
-    if data.len() as u64 > cap {
-        let message = format!("proven_by {} is more than the {cap} bytes ccc reads of a manifest", file.display());
-        return Err(certificate_input("TooLarge", message));
-    }
-    let text = String::from_utf8(data).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let message = format!("proven_by {} is not UTF-8: the byte at offset {at} is not valid UTF-8", file.display());
-        certificate_input("NotUtf8", message)
-    })?;
+    let text = read_capped(&file, cap, "a manifest", "proven_by: ", certificate_input)?;
     certificate_json(&text, CertificateFrom::File(&file))
 }
 
@@ -902,30 +888,40 @@ fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
 /// `NotUtf8`.
 pub fn read_input_file(path: &Path) -> Result<String, Failure> {
     let ron = path.extension().is_some_and(|e| e == "ron");
-    let cap = if ron { ccc_compiler::parse::SPEC_MAX_BYTES } else { ccc_compiler::diagnose::MANIFEST_MAX_BYTES };
-    let failure = |kind: &str, message: String| {
+    let (cap, what) = match ron {
+        true => (ccc_compiler::parse::SPEC_MAX_BYTES, "a spec"),
+        false => (ccc_compiler::diagnose::MANIFEST_MAX_BYTES, "a manifest"),
+    };
+    read_capped(path, cap, what, "", |kind, message| {
         let mut info = ErrorInfo::new(ErrorClass::Input, kind, message);
         info.accepted = Some("a spec (.ron), a manifest.json, or a `ccc compile -o` output folder".to_owned());
         info
-    };
-    let io = |e: std::io::Error| failure("Io", format!("cannot read {}: {e}", path.display()));
+    })
+}
+
+/// The UTF-8 text of `path`, at most `cap` bytes (`what` it is, as a
+/// refusal names it), each refusal of kind `Io`, `TooLarge` or `NotUtf8`
+/// made by `failure` from its message (which starts with `said`).
+fn read_capped(
+    path: &Path,
+    cap: u64,
+    what: &str,
+    said: &str,
+    failure: impl Fn(&str, String) -> Failure,
+) -> Result<String, Failure> {
+    let io = |e: std::io::Error| failure("Io", format!("{said}cannot read {}: {e}", path.display()));
     let mut data = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, cap + 1), &mut data))
         .map_err(io)?;
     if data.len() as u64 > cap {
-        return Err(failure(
-            "TooLarge",
-            format!(
-                "{} is more than the {cap} bytes ccc reads of {}",
-                path.display(),
-                if ron { "a spec" } else { "a manifest" }
-            ),
-        ));
+        let message = format!("{said}{} is more than the {cap} bytes ccc reads of {what}", path.display());
+        return Err(failure("TooLarge", message));
     }
     String::from_utf8(data).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
-        failure("NotUtf8", format!("{} is not UTF-8: the byte at offset {at} is not valid UTF-8", path.display()))
+        let message = format!("{said}{} is not UTF-8: the byte at offset {at} is not valid UTF-8", path.display());
+        failure("NotUtf8", message)
     })
 }
 

@@ -106,8 +106,15 @@ impl PyAutoCache {
         self.with(py, AutoCache::clear)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("AutoCache(capacity={}, collectives={})", self.capacity, self.__len__(py)?))
+    fn __repr__(&self, py: Python<'_>) -> String {
+        // Printing never waits on a lock a forked process cannot take:
+        // its count is then unknown.
+        let len = match crate::fork::forked() {
+            false => self.__len__(py).ok(),
+            true => crate::fork::try_lock(&self.inner).map(|cache| cache.len()),
+        };
+        let len = len.map_or_else(|| "?".to_owned(), |n| n.to_string());
+        format!("AutoCache(capacity={}, collectives={len})", self.capacity)
     }
 
     /// Pickles (and copies) as an empty cache of the same capacity: what a

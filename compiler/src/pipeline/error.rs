@@ -143,9 +143,8 @@ impl MemoryError {
 }
 
 impl MemoryError {
-    /// The error in words, as its `Display` gives it, with the ways out a
-    /// front end offers: `ways` (a front end without certificates leaves
-    /// [`WayOut::Certificate`] out of [`ways_out`](Self::ways_out)).
+    /// The error in words with the ways out a front end offers, `ways`
+    /// (`Display` gives it with every one of [`ways_out`](Self::ways_out)).
     pub fn with_ways(&self, ways: &[WayOut]) -> String {
         struct With<'a>(&'a MemoryError, &'a [WayOut]);
         impl std::fmt::Display for With<'_> {
