@@ -353,10 +353,16 @@ fn a_partly_auto_collective_is_fitted_with_the_auto_ones_before_it() {
     let out_dir = dir.path().join("out");
     let (code, out, err) = ccc(&["compile", spec, "-o", out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    let why = "collective 0: Auto chose InterRdh (2 slots, 0 mesh events) of 22 legal choices to fit the program \
-               into the CTRL SPAD (64 slots per TOP_SP) and the mesh events (108 per TOP_SP); the cheapest, \
-               LatencyOptMesh at 665.7 us, takes 1 slot and 18 mesh events";
-    assert!(out.contains(why), "{out}");
+    // The cheapest alone takes the 18 events that left the third 27 of
+    // 108 beside the all-gather's 63 (the refusal before stop 45 said 27);
+    // its predicted time is the model's, not checked here.
+    let (chose, why) = (
+        "collective 0: Auto chose InterRdh (2 slots, 0 mesh events) of ",
+        " legal choices to fit the program into the CTRL SPAD (64 slots per TOP_SP) and the mesh events (108 per \
+         TOP_SP); the cheapest, LatencyOptMesh at ",
+    );
+    let said = [chose, why, " us, takes 1 slot and 18 mesh events\n"];
+    assert!(said.iter().all(|s| out.contains(s)), "{out}");
     assert!(out.contains("proven: protocol of 64 chains"), "{out}");
     assert!(out_dir.join("manifest.json").exists());
 }

@@ -112,9 +112,7 @@ pub(crate) fn leg_bound(
     // node's boundary is all of theirs, `local` times one leg's (until
     // stop 45 the cut counted one member's, and an inter all-reduce of 1 GiB
     // on 8 nodes of 16 came out at 16 times its bound).
-    if nodes > 1 {
-        b.cut_ns = cut_ns(leg.op(), nodes, bytes * f64::from(local.max(1)), params);
-    }
+    b.cut_ns = cut_ns(leg.op(), nodes, bytes * f64::from(local.max(1)), params);
     b
 }
 

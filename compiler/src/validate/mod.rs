@@ -217,6 +217,20 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
     }
 }
 
+/// Why `Auto` found no choice for a collective of `op`, reported at its
+/// `algorithm`: it is this collective's choice that fails (for
+/// `OutOfRange`, its size with the model), not the model alone.
+fn auto_problem(op: OpType, no: NoChoice) -> Problem {
+    match no {
+        NoChoice::NonePlans => Problem::AutoNoChoice { op },
+        NoChoice::OutOfRange => Problem::AutoOutOfRange { op },
+        NoChoice::Limit { limit, arch, needed, max, spent, fewest } => {
+            let fewest = cost::auto::display(&fewest);
+            Problem::AutoNoneLowers { op, arch, limit, needed, max, spent, fewest }
+        }
+    }
+}
+
 fn idx(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
 }
@@ -804,26 +818,22 @@ impl Checker {
                         let written = Machine { mesh_events_spent: autos.written_spent, ..machine };
                         autos.choose(&valid, written, candidates, auto_legs).ok()
                     });
-                    let mut refused = Checker::new(self.index);
-                    refused.refuse_auto(c.op, no);
-                    match retried {
-                        Some(choice) => {
-                            autos.deferred.append(&mut refused.errors);
-                            // It spends nothing for those after it: each
-                            // is held to what it would be held to were this
-                            // one refused, and says so if refused.
-                            valid.algorithm = choice.winner()?.algorithm;
-                            valid.auto = Some(choice);
-                            return Some(valid);
-                        }
-                        None => {
-                            self.errors.append(&mut refused.errors);
-                            return None;
-                        }
-                    }
+                    let problem = auto_problem(c.op, no);
+                    let Some(choice) = retried else {
+                        self.push("algorithm", problem);
+                        return None;
+                    };
+                    let field = "algorithm".to_owned();
+                    autos.deferred.push(ValidationError { collective: Some(self.index), field, problem });
+                    // It spends nothing for those after it: each is held
+                    // to what it would be held to were this one refused,
+                    // and says so if refused.
+                    valid.algorithm = choice.winner()?.algorithm;
+                    valid.auto = Some(choice);
+                    return Some(valid);
                 }
                 Err(no) => {
-                    self.refuse_auto(c.op, no);
+                    self.push("algorithm", auto_problem(c.op, no));
                     return None;
                 }
             };
@@ -832,21 +842,6 @@ impl Checker {
         }
         autos.spend(&valid, machine);
         Some(valid)
-    }
-
-    /// Reports why `Auto` found no choice for this collective of `op`.
-    fn refuse_auto(&mut self, op: OpType, no: NoChoice) {
-        let problem = match no {
-            NoChoice::NonePlans => Problem::AutoNoChoice { op },
-            // At `algorithm`: it is this collective's choice that fails
-            // (its size with the model), not the model alone.
-            NoChoice::OutOfRange => Problem::AutoOutOfRange { op },
-            NoChoice::Limit { limit, arch, needed, max, spent, fewest } => {
-                let fewest = cost::auto::display(&fewest);
-                Problem::AutoNoneLowers { op, arch, limit, needed, max, spent, fewest }
-            }
-        };
-        self.push("algorithm", problem);
     }
 
     /// The settings a program's collectives share, in the order
