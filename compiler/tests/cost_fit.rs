@@ -401,3 +401,34 @@ fn rooted_meshes_over_different_groups_do_not_add_up_at_one_rank() {
     let compiled = compile(&valid, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(compiled.proof.is_some());
 }
+
+/// Eight small `Auto` all-reduces, each taking a mesh while a TOP_SP's
+/// events last, then three written Mesh reduces rooted at ranks 0, 1 and
+/// 2 (each busiest at its root, 31 events there). The reduces need more
+/// than the all-reduces left, so the `Auto` ones are chosen again, within
+/// what the written ones leave at their busiest rank, not what their
+/// most, summed (93 of 108), would leave: they keep more than 15 events
+/// of meshes, and the program compiles and is proven. (Until stop 45 the
+/// written ones' most were summed, and the all-reduces kept 15 at most.)
+#[test]
+fn the_fit_leaves_auto_what_the_written_collectives_leave_at_their_busiest_rank() {
+    let topology = Topology::new(32, 16);
+    let reduce = |root| {
+        collective(OpType::Reduce, 2048, Arch::Cayman, topology)
+            .root(root)
+            .algorithm(Algorithm::flat(AlgType::Mesh).unwrap())
+    };
+    let mut collectives = small_all_reduces(8);
+    collectives.extend([reduce(0), reduce(1), reduce(2)]);
+    let valid = validate(&Program { collectives }).unwrap_or_else(|e| panic!("{e}"));
+    let machine = Machine::of(&valid);
+    let max = u32::from(Arch::Cayman.params().mesh_event_max);
+    let events: Vec<u32> =
+        valid.collectives().iter().map(|c| ccc_compiler::cost::auto::mesh_events(c, machine)).collect();
+    assert_eq!(events[8..], [31, 31, 31], "{events:?}");
+    let kept: u32 = events[..8].iter().sum();
+    assert!(valid.collectives()[..8].iter().any(|c| c.auto().unwrap().fitted.is_some()), "{events:?}");
+    assert!(kept > max - 93, "{events:?}: the all-reduces kept no more than the summed most left");
+    let compiled = compile(&valid, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(compiled.proof.is_some());
+}

@@ -13,7 +13,7 @@
 //! program's collectives fit (almost always) it changes nothing. When
 //! they do not, or when written collectives after an `Auto` one need
 //! more of a TOP_SP's mesh events than the choices left them
-//! (`written_short`: validation holds an `Auto` collective to what the
+//! (`held_after_auto`: validation holds an `Auto` collective to what the
 //! ones before it leave, not to what later written ones need; a
 //! collective partly left to `Auto` that found no choice in what the
 //! `Auto` ones before it left chose in what the written ones leave, and
@@ -25,7 +25,7 @@
 //! the written collectives', fit, and whose mesh events (each
 //! collective's most over its members, summed, the bound validation
 //! holds `Auto` collectives to) fit what the written ones leave of a
-//! TOP_SP's. The search is exact (a knapsack over the slots and events
+//! TOP_SP's at their busiest rank. The search is exact (a knapsack over the slots and events
 //! left, at most 64 and 108, in program order); **tie-break:** of equal
 //! sums, the earliest collective takes the alternative first in (its
 //! prediction, its tie-break order), then the next. A collective it moves
@@ -37,7 +37,8 @@
 //! `CtrlSpadFull`), naming the slots and the collectives taking the
 //! most, before anything is lowered; one whose slots fit but whose mesh
 //! events cannot is left to lowering, which names the rank that runs
-//! out.
+//! out, unless validation let a collective choose past what the `Auto`
+//! ones before it left: its refusal then stands (`events_over`).
 //!
 //! The choice now depends on the whole program, not only on the
 //! collectives before: `diagnose` says so when two ranks' choices differ.
@@ -113,7 +114,12 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     let machine = Machine::of(program);
     let max_events = u32::from(program.arch().params().mesh_event_max);
     let slots_over = needed > capacity;
-    if !slots_over && !written_short(program, machine, max_events) {
+    // The most mesh events a TOP_SP needs over the collectives, and over
+    // the written ones, rank by rank: counted only where choosing again
+    // could be needed for them.
+    let counted = held_after_auto(program).then(|| most_events(program, machine));
+    let events_short = counted.is_some_and(|(all, written)| all > max_events && written <= max_events);
+    if !slots_over && !events_short {
         return Ok(());
     }
     // Fitted for the mesh events alone, a program that cannot fit is left
@@ -135,14 +141,12 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     if at_least > capacity {
         return refused(overflow(Some(at_least)));
     }
-    let mut written_events = 0u32;
     let mut items: Vec<Item> = Vec::new();
     // Where an equal collective's options were found: by bucket, then
     // compared whole.
     let mut seen: BTreeMap<Bucket, Vec<(usize, usize)>> = BTreeMap::new();
     for (i, c) in program.collectives.iter().enumerate() {
         if c.auto.is_none() {
-            written_events = written_events.saturating_add(super::mesh_events(c, machine));
             continue;
         }
         let bucket = seen.entry((c.op, c.dtype, c.count, c.channels)).or_default();
@@ -162,10 +166,10 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     let least = |item: &Item| item.options.iter().map(|o| o.slots).min().unwrap_or(0);
     let fewest = items.iter().fold(fixed, |sum, item| sum.saturating_add(least(item)));
     // The mesh events the `Auto` collectives may take in all: what the
-    // written ones leave of a TOP_SP's. Each collective's most, summed,
-    // bounds what any rank needs over them (as validation holds each
-    // `Auto` collective to what the ones before it leave), so what fits
-    // here lowers.
+    // written ones leave of a TOP_SP's at their busiest rank. Each `Auto`
+    // collective's most, summed, bounds what any rank needs over them, so
+    // what fits here lowers.
+    let written_events = counted.unwrap_or_else(|| most_events(program, machine)).1;
     let events = max_events.saturating_sub(written_events);
     let Some(slots_left) = capacity.checked_sub(fixed) else { return refused(overflow(Some(fewest))) };
     let Some(picks) = knapsack(&items, Room { slots: slots_left, events }) else {
@@ -196,12 +200,14 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
     Ok(())
 }
 
-/// Whether `program`'s collectives need more mesh events than a TOP_SP's
-/// `max` where choosing again could help: a written collective comes
-/// after an `Auto` one (validation holds each `Auto` collective to what
-/// the collectives before it leave, not to what written ones after it
-/// need: an `Auto` choice taking 16 events left a later written Mesh
-/// all-gather 1 short at lowering), and the written ones alone fit.
+/// Whether a program's mesh events may need choosing again for: a
+/// written collective comes after an `Auto` one (validation holds each
+/// `Auto` collective to what the collectives before it leave, not to what
+/// written ones after it need: an `Auto` choice taking 16 events left a
+/// later written Mesh all-gather 1 short at lowering). [`fit_within`]
+/// then counts them ([`most_events`]) and chooses again when they pass a
+/// TOP_SP's and the written ones alone fit; the `Auto` ones may take what
+/// the written ones leave at their busiest rank.
 ///
 /// The events are summed rank by rank (what lowering counts on TOP_SP 0,
 /// which hosts every collective): three rooted meshes, each busiest at
@@ -217,15 +223,11 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
 /// the written collectives leave, past what the `Auto` ones before it
 /// left (`ProgramAuto::deferred` in `validate`). Without such a choice,
 /// each collective's most, summed, is within the limit and nothing moves.
-fn written_short(program: &ValidProgram, machine: Machine, max: u32) -> bool {
+fn held_after_auto(program: &ValidProgram) -> bool {
     let cs = &program.collectives;
     let Some(first_auto) = cs.iter().position(|c| c.auto.is_some()) else { return false };
     let held_after = |c: &ValidCollective| c.auto.as_ref().is_none_or(|a| !a.auto_legs.is_empty());
-    if !cs.iter().skip(first_auto + 1).any(held_after) {
-        return false;
-    }
-    let (all, written) = most_events(program, machine);
-    all > max && written <= max
+    cs.iter().skip(first_auto + 1).any(held_after)
 }
 
 /// Whether `program`'s collectives need more mesh events than a TOP_SP
@@ -237,7 +239,7 @@ pub(crate) fn events_over(program: &ValidProgram) -> bool {
 }
 
 /// The most mesh events a TOP_SP needs over `program`'s collectives, and
-/// over its written ones alone (see [`written_short`]).
+/// over its written ones alone (see [`held_after_auto`]).
 fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
     let cs = &program.collectives;
     // Each collective's events, rank by rank, an equal collective's taken
@@ -250,7 +252,7 @@ fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
         let events = match equal {
             Some((_, events)) => events.clone(),
             None => {
-                let events = by_rank(c, &super::events_by_member(c, machine));
+                let events = by_rank(c, super::events_by_member(c, machine));
                 found.push((i, events.clone()));
                 events
             }
@@ -267,9 +269,9 @@ fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
 /// A collective's events `by_member` (of a group, by index), rank by
 /// rank: member `i` of every group needs what member `i` of the one costed
 /// needs (the groups share the schedule's phases and scopes).
-fn by_rank(c: &ValidCollective, by_member: &[u32]) -> Vec<u32> {
+fn by_rank(c: &ValidCollective, by_member: Vec<u32>) -> Vec<u32> {
     if !c.groups.is_explicit() {
-        return by_member.to_vec();
+        return by_member;
     }
     // Every rank of the world is in one group.
     let (group_n, size) = (c.groups.group_n(), c.groups.size());
