@@ -726,6 +726,14 @@ pub fn certificate_json(json: &str, from: CertificateFrom<'_>) -> Result<Manifes
     })
 }
 
+/// The refusal of a manifest dict given as `proven_by` holding, at
+/// `path`, a value JSON cannot carry (`why`): of the kind
+/// [`certificate_json`] gives a dict that does not read.
+pub fn certificate_unheld(path: &str, why: &str) -> Failure {
+    let at = if path.is_empty() { String::new() } else { format!("{path}: ") };
+    certificate_input("NotAManifest", format!("proven_by is not a ccc manifest: {at}{why}"))
+}
+
 /// A certificate read from the `manifest.json` `path` names (itself, or
 /// in the output folder it names), at most the manifest cap `ccc
 /// diagnose` reads.

@@ -39,27 +39,55 @@ pub fn dumps_checked(
     whole: &str,
     kind: &str,
 ) -> PyResult<String> {
-    let mappings = plain(value, root, 0).map_err(|Bad { path, why, kind: own }| {
-        // A program's collective by its index; a lone collective is
-        // collective 0, as validation names it (a spec's: not a target's,
-        // nor a manifest's).
-        let lone = whole == "spec" && !path.is_empty() && value.get_item("collectives").is_err();
-        let field = if path.is_empty() { whole.to_owned() } else { path };
-        // A target's or manifest's refusals are all of their own kind but
-        // for text that is not UTF-8.
-        let own = own.filter(|&k| k == NOT_UTF8 || kind == "Syntax");
-        let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
-        info.collective = crate::adapter::collective_of(&field).or(lone.then_some(0));
-        info.field = Some(field);
-        (info.accepted, info.help) = match own {
-            Some(NOT_UTF8) => (Some("text that encodes as UTF-8".to_owned()), None),
-            _ => crate::adapter::integer_said(&why, info.field.as_deref().unwrap_or_default()),
-        };
-        errors::to_py(py, info)
-    })?;
+    let Bad { path, why, kind: own } = match checked(py, value, root, &format!("a {whole}"))? {
+        Ok(text) => return Ok(text),
+        Err(bad) => bad,
+    };
+    // A program's collective by its index; a lone collective is
+    // collective 0, as validation names it (a spec's: not a target's).
+    let lone = whole == "spec" && !path.is_empty() && value.get_item("collectives").is_err();
+    let field = if path.is_empty() { whole.to_owned() } else { path };
+    // A target's refusals are all of its own kind but for text that is
+    // not UTF-8.
+    let own = own.filter(|&k| k == NOT_UTF8 || kind == "Syntax");
+    let mut info = ErrorInfo::new(ErrorClass::Parse, own.unwrap_or(kind), format!("{field}: {why}"));
+    info.collective = crate::adapter::collective_of(&field).or(lone.then_some(0));
+    info.field = Some(field);
+    (info.accepted, info.help) = match own {
+        Some(NOT_UTF8) => (Some("text that encodes as UTF-8".to_owned()), None),
+        _ => crate::adapter::integer_said(&why, info.field.as_deref().unwrap_or_default()),
+    };
+    Err(errors::to_py(py, info))
+}
+
+/// `json.dumps(value)` of a manifest given as a dict (to `diagnose`),
+/// checked as a spec's dict is: a value JSON cannot carry raises
+/// `ccc.InputError` of kind `NotAManifest` naming its path, as a manifest
+/// that does not read does.
+pub fn dumps_manifest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let Bad { path, why, .. } = match checked(py, value, "", "a manifest")? {
+        Ok(text) => return Ok(text),
+        Err(bad) => bad,
+    };
+    let mut info = ErrorInfo::new(ErrorClass::Input, "NotAManifest", format!("{path}: {why}"));
+    // What the message accepts, without a spec field's range as help.
+    info.accepted = crate::adapter::integer_said(&why, &path).0;
+    info.field = Some(path);
+    Err(errors::to_py(py, info))
+}
+
+/// `json.dumps(value)` of a dict read under `root`, or the first value in
+/// it that `noun` (`a spec`, `a manifest`) cannot hold as JSON ([`Bad`]),
+/// for a caller that refuses it as its own kind of error. A mapping that is
+/// not a dict is read as the dict of its items.
+pub fn checked(py: Python<'_>, value: &Bound<'_, PyAny>, root: &str, noun: &str) -> PyResult<Result<String, Bad>> {
+    let mappings = match plain(value, root, 0, noun) {
+        Ok(mappings) => mappings,
+        Err(bad) => return Ok(Err(bad)),
+    };
     // `json.dumps` takes dicts and lists only: a mapping of another kind,
     // at any depth, is read as the dict of its items.
-    if mappings { dumps(py, &dictified(py, value)?) } else { dumps(py, value) }
+    Ok(Ok(if mappings { dumps(py, &dictified(py, value)?)? } else { dumps(py, value)? }))
 }
 
 /// `value` with every mapping in it (a dict, `types.MappingProxyType`,
@@ -99,9 +127,11 @@ fn plain_scalar(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
 
 /// A value [`plain`] refuses: its path, why, and the error kind when it
 /// is not the caller's.
-struct Bad {
-    path: String,
-    why: String,
+pub struct Bad {
+    /// Where it sits (`groups[1][0]`; empty: the whole value).
+    pub path: String,
+    /// Why it cannot be held.
+    pub why: String,
     kind: Option<&'static str>,
 }
 
@@ -124,19 +154,19 @@ const LONE_SURROGATE: &str = "holds a lone surrogate, which no UTF-8 text can";
 const MAX_DEPTH: usize = 64;
 
 /// The first value under `value` (at `path`, `depth` containers down) that
-/// a spec cannot hold as JSON: its path and why; else whether it holds a
+/// `noun` (`a spec`) cannot hold as JSON: its path and why; else whether it holds a
 /// mapping that is not a dict (`types.MappingProxyType`,
 /// `collections.UserDict`: read as the dict of its items) or an integer
 /// that is not an int (numpy's: read as its `operator.index`), which
 /// [`dictified`] rebuilds. The kinds a
 /// spec holds are tried first, each a type check; only a value of none of
 /// them is asked whether it is a mapping (Python's `isinstance`, slower).
-fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad> {
+fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Result<bool, Bad> {
     // A container one level deeper, refused past the most a spec nests.
     let deeper = || match depth >= MAX_DEPTH {
         true => Err(Bad::at(
             path,
-            format!("nested more than {MAX_DEPTH} deep (or holds itself); a spec nests a few levels"),
+            format!("nested more than {MAX_DEPTH} deep (or holds itself); {noun} nests a few levels"),
         )),
         false => Ok(()),
     };
@@ -145,21 +175,21 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         deeper()?;
         let mut keys = Keys::default();
         for (k, v) in dict.iter() {
-            let (under, rebuilt) = keys.add(path, &k)?;
-            mappings |= rebuilt | plain(&v, &under, depth + 1)?;
+            let (under, rebuilt) = keys.add(path, &k, noun)?;
+            mappings |= rebuilt | plain(&v, &under, depth + 1, noun)?;
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         deeper()?;
         for (i, v) in value.try_iter().map_err(|e| Bad::at(path, e.to_string()))?.enumerate() {
             let v = v.map_err(|e| Bad::at(path, e.to_string()))?;
-            mappings |= plain(&v, &format!("{path}[{i}]"), depth + 1)?;
+            mappings |= plain(&v, &format!("{path}[{i}]"), depth + 1, noun)?;
         }
     } else if value.is_instance_of::<PyInt>() {
         // A bool is an int here, 0 or 1: in range.
         if !whole_in_range(value) {
             return Err(Bad {
                 path: path.to_owned(),
-                why: format!("{value} is out of range: no field of a spec holds a whole number past 2^64 - 1"),
+                why: format!("{value} is out of range: no field of {noun} holds a whole number past 2^64 - 1"),
                 // As `parse` names it in RON text.
                 kind: Some("IntegerOutOfBounds"),
             });
@@ -183,7 +213,7 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         for item in items.iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
                 item.extract().map_err(|e: PyErr| Bad::at(path, e.to_string()))?;
-            plain(&v, &keys.add(path, &k)?.0, depth + 1)?;
+            plain(&v, &keys.add(path, &k, noun)?.0, depth + 1, noun)?;
         }
     } else if let Some(whole) = index_of(value) {
         // An integer of another type (numpy's `int64`): read as the int
@@ -191,7 +221,7 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         // is refused with what it raised.
         let whole = whole.map_err(|e| Bad::at(path, format!("its __index__ raised {e}")))?;
         mappings = true;
-        plain(&whole, path, depth)?;
+        plain(&whole, path, depth, noun)?;
     } else {
         // What `json.dumps` would refuse without a path (a set, a complex,
         // any object), named with its module where it is not a builtin
@@ -201,7 +231,7 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<bool, Bad
         return Err(Bad::at(
             path,
             format!(
-                "a value of type `{kind}` is not one a spec holds; accepted: text, a number (an int, a float, or \
+                "a value of type `{kind}` is not one {noun} holds; accepted: text, a number (an int, a float, or \
                  an integer of any type that has __index__), a bool, None, a list{array} or a dict"
             ),
         ));
@@ -227,8 +257,8 @@ struct Keys(std::collections::BTreeSet<String>);
 impl Keys {
     /// The path of the value under key `k` ([`key_text`]) and whether the
     /// key is rebuilt, refusing a key that JSON writes as one already met.
-    fn add(&mut self, path: &str, k: &Bound<'_, PyAny>) -> Result<(String, bool), Bad> {
-        let (key, rebuilt) = key_text(path, k)?;
+    fn add(&mut self, path: &str, k: &Bound<'_, PyAny>, noun: &str) -> Result<(String, bool), Bad> {
+        let (key, rebuilt) = key_text(path, k, noun)?;
         let under = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
         if !self.0.insert(key.clone()) {
             return Err(Bad::at(
@@ -253,7 +283,7 @@ fn whole_in_range(value: &Bound<'_, PyAny>) -> bool {
 /// number (`devices: {0: 7}`) as its digits, as a spec's RON map keys
 /// read; and whether it is an integer of another type (numpy's), which
 /// [`dictified`] makes an int.
-fn key_text(path: &str, k: &Bound<'_, PyAny>) -> Result<(String, bool), Bad> {
+fn key_text(path: &str, k: &Bound<'_, PyAny>, noun: &str) -> Result<(String, bool), Bad> {
     if let Ok(text) = k.cast::<PyString>() {
         let Ok(key) = text.to_cow() else {
             return Err(Bad { path: path.to_owned(), why: format!("a key {LONE_SURROGATE}"), kind: Some(NOT_UTF8) });
@@ -278,7 +308,7 @@ fn key_text(path: &str, k: &Bound<'_, PyAny>) -> Result<(String, bool), Bad> {
         },
     };
     if !whole_in_range(&whole) {
-        return Err(Bad::at(path, format!("the key {k} is out of range: no key of a spec is past 2^64 - 1")));
+        return Err(Bad::at(path, format!("the key {k} is out of range: no key of {noun} is past 2^64 - 1")));
     }
     Ok((whole.to_string(), rebuilt))
 }

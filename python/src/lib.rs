@@ -364,8 +364,8 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     }
     if item.cast::<PyDict>().is_ok() {
         // Checked as a spec's dict is: a value JSON cannot carry (bytes, a
-        // set) is a ParseError at its path, not json's bare TypeError.
-        return Ok(Owned::ManifestDict(json::dumps_checked(py, item, "", "manifest", "Syntax")?));
+        // set) is refused at its path, not with json's bare TypeError.
+        return Ok(Owned::ManifestDict(json::dumps_manifest(py, item)?));
     }
     if let Ok(text) = item.extract::<String>()
         && ccc_compiler::diagnose::is_manifest(None, &text)
@@ -636,8 +636,12 @@ fn certificate_arg(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<ccc_comp
         return Ok(adapter::certificate_of(&c.get().compiled));
     }
     if item.cast::<pyo3::types::PyMapping>().is_ok() {
-        let json = json::dumps_checked(py, item, "", "proven_by", "Syntax")?;
-        return adapter::certificate_json(&json, CertificateFrom::Dict).map_err(failed);
+        // A value JSON cannot carry is refused as any manifest that does
+        // not read is, not as a spec's.
+        return match json::checked(py, item, "", "a manifest")? {
+            Ok(json) => adapter::certificate_json(&json, CertificateFrom::Dict).map_err(failed),
+            Err(bad) => Err(failed(adapter::certificate_unheld(&bad.path, &bad.why))),
+        };
     }
     if let Ok(text) = item.extract::<String>() {
         return adapter::certificate_json(&text, CertificateFrom::Text).map_err(|e| match names_a_path(&text) {

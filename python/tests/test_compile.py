@@ -449,6 +449,13 @@ def test_proven_by_refuses_what_does_not_vouch_for_the_schedule(tmp_path):
         ccc.compile(text, ranks=[5], proven_by={"signature": "0" * 32})
     assert caught.value.kind == "NotAManifest" and caught.value.field == "proven_by"
     assert "proven_by is not a ccc manifest: missing field" in str(caught.value)
+    # A value JSON cannot carry is refused as any manifest that does not
+    # read is, naming where it sits.
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.compile(text, ranks=[5], proven_by=dict(world.manifest, proof={1, 2}))
+    assert caught.value.kind == "NotAManifest" and caught.value.field == "proven_by"
+    said = "proven_by is not a ccc manifest: proof: a value of type `set` is not one a manifest holds"
+    assert str(caught.value).startswith(said)
     with pytest.raises(ccc.InputError) as caught:
         ccc.compile(text, ranks=[5], proven_by="Collective(op: AllReduce)")
     assert "proven_by is not JSON" in str(caught.value)

@@ -349,7 +349,8 @@ def test_import_hlo_names_a_bad_target_value_by_its_path():
         (dict(target, arch=b"Cayman"), "target.arch", "bytes where text belongs"),
         (dict(target, channels=2**70), "target.channels", "out of range"),
         (dict(target, channels=float("nan")), "target.channels", "not a finite number"),
-        (dict(target, devices={0, 1}), "target.devices", "a value of type `set`"),
+        (dict(target, devices={0, 1}), "target.devices", "a value of type `set` is not one a target holds"),
+        (dict(target, channels=2**70), "target.channels", "no field of a target holds a whole number past"),
         # A field left out is named where it belongs; a key that does not
         # read names its map, and the message the key.
         ({"topology": target["topology"]}, "target.arch", "missing field `arch`"),

@@ -107,10 +107,11 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
         ccc.diagnose([compiled, ring + ".missing"])
     assert caught.value.help is None or "pathlib" not in caught.value.help
     # A manifest dict holding what JSON cannot carry is named at its path,
-    # under the input's name, not json's bare TypeError.
-    with pytest.raises(ccc.ParseError) as caught:
+    # under the input's name, not json's bare TypeError: refused as a
+    # manifest that does not read is.
+    with pytest.raises(ccc.InputError) as caught:
         ccc.diagnose({"mine": dict(compiled.manifest, signature=b"0" * 32), "other": compiled})
-    assert (caught.value.field, caught.value.collective) == ("signature", None)
+    assert (caught.value.kind, caught.value.field) == ("NotAManifest", "signature")
     assert str(caught.value).startswith("mine: ") and "bytes where text belongs" in str(caught.value)
     # An empty gather is not "every rank matches".
     for empty in ([], {}):
@@ -173,6 +174,11 @@ def test_diagnose_reads_output_folders_and_files_as_the_cli_does(cli, cli_json, 
         ccc.diagnose([{"x": 1}, spec])
     assert caught.value.kind == "NotAManifest" and "missing field `signature`" in str(caught.value)
     assert (caught.value.line, caught.value.column) == (None, None) and "at line" not in str(caught.value)
+    # One holding a value JSON cannot carry is named a manifest's, not a
+    # spec's.
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([{"x": 2**70}, spec])
+    assert "no field of a manifest holds a whole number past 2^64 - 1" in str(caught.value)
     with pytest.raises(ccc.InputError) as caught:
         ccc.diagnose(['{"x": 1}', spec])
     assert (caught.value.line, caught.value.column) == (1, 8)
