@@ -167,8 +167,9 @@ def test_a_schedule_that_does_not_fit_the_device_is_a_lower_error_located_by_ran
 
 
 def test_a_budget_too_small_is_a_memory_budget_error():
+    # 64 KiB: one rank's output fits (9 KiB), not with the proof (156 KiB).
     with pytest.raises(ccc.MemoryBudgetError) as caught:
-        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1)
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=64 << 10)
     assert caught.value.accepted and caught.value.help
     # The ways out are the CLI's, a certificate among them (`proven_by`,
     # the CLI's --proven-by).
@@ -181,8 +182,12 @@ def test_a_budget_too_small_is_a_memory_budget_error():
     )
     # Without the proof, skipping it is no way out (help offered it).
     with pytest.raises(ccc.MemoryBudgetError) as caught:
-        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1, verify=False)
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=64 << 10, verify=False)
     assert caught.value.help == "compile fewer ranks (ranks=[...]), a world of fewer ranks, or raise memory_budget"
+    # One rank's output alone over the budget: only a smaller world, or more.
+    with pytest.raises(ccc.MemoryBudgetError) as caught:
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=1, ranks=[0])
+    assert caught.value.help == "a world of fewer ranks, or raise memory_budget"
 
 
 def test_images_are_read_only_and_an_empty_rank_list_is_refused():
