@@ -468,6 +468,35 @@ fn import_refuses_what_check_refuses() {
     assert!(!out.exists());
 }
 
+/// A program that validates but whose choices lowering refuses
+/// (`--algorithm Mesh`: the second collective takes a TOP_SP past its 108
+/// mesh events) is written, as one too full for the CTRL SPAD is, with a
+/// note in the RON and on stderr; `check` refuses it, naming the rank and
+/// collective `compile` names.
+#[test]
+fn import_writes_a_program_lowering_refuses_with_a_note_and_check_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported.ron");
+    let (module, t) = ("tests/hlo/fsdp_gather_scatter_64.compiled.hlo", target_path(64));
+    let t = t.to_str().unwrap();
+    let import = ccc(&["import", module, "--target", t, "--algorithm", "Mesh", "-o", out.to_str().unwrap()]);
+    assert_eq!(import.status.code(), Some(0), "{}", String::from_utf8_lossy(&import.stderr));
+    let said = "does not compile: collective 1: mesh events per TOP_SP is at most 108 on Cayman; this choice needs \
+                126 (63 of them taken by the collectives before it)";
+    let ron = std::fs::read_to_string(&out).unwrap();
+    assert!(ron.contains(&format!("// Note: this program {said}")), "{ron}");
+    assert!(String::from_utf8_lossy(&import.stderr).contains(&format!("written, but it {said}")));
+    let check = ccc(&["check", out.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(2));
+    let check = String::from_utf8(check.stderr).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(check.contains("imported.ron: rank 0, collective 1: mesh events per TOP_SP is at most 108"), "{check}");
+    let compile = ccc(&["compile", out.to_str().unwrap(), "-o", dir.path().join("out").to_str().unwrap(), "-q"]);
+    assert_eq!(compile.status.code(), Some(2));
+    let compile = String::from_utf8(compile.stderr).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(compile.contains("rank 0, TOP_SP 0, collective 1, step 0: mesh events per TOP_SP"), "{compile}");
+    assert!(compile.contains("this schedule needs 126"), "{compile}");
+}
+
 /// `(file, text the error points at, words of the message)`.
 const INVALID: [(&str, &str, &str); 19] = [
     ("truncated.hlo", "\n", "dimensions"),

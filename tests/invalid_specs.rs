@@ -60,6 +60,7 @@ invalid_specs! {
     hier_wide_choice_without_opt_in,
     kangaring_across_nodes,
     local_rank_n_not_divisor,
+    mesh_events_over,
     missing_comma,
     missing_field,
     misspelt_field,

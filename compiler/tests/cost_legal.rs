@@ -47,15 +47,19 @@ fn written_candidates(c: &Collective) -> Vec<ResolvedAlgorithm> {
 
 /// `c` validated under `algorithm` (one of [`written_candidates`]) and built.
 pub fn built(c: &Collective, algorithm: &ResolvedAlgorithm) -> (ValidProgram, Schedule) {
-    let written = match algorithm {
+    let program = validate(&Program::from(c.clone().algorithm(written(algorithm)))).unwrap();
+    let schedule = build(&program).unwrap();
+    (program, schedule)
+}
+
+/// `algorithm` as a spec writes it.
+fn written(algorithm: &ResolvedAlgorithm) -> Algorithm {
+    match algorithm {
         ResolvedAlgorithm::Flat(a) => Algorithm::flat(*a).unwrap(),
         ResolvedAlgorithm::Hier(legs) => {
             Algorithm::Hier(legs.iter().fold(HierLegs::new(), |h, &(leg, a)| h.with(leg, a)))
         }
-    };
-    let program = validate(&Program::from(c.clone().algorithm(written))).unwrap();
-    let schedule = build(&program).unwrap();
-    (program, schedule)
+    }
 }
 
 fn mesh_events_error(kind: &LowerErrorKind) -> Option<u64> {
@@ -593,4 +597,102 @@ fn no_choice_left_under_the_descriptor_limit_is_a_validation_error() {
     let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap_err();
     let every = choose_exhaustive(vc, machine, vc.model(), all, Vec::new()).unwrap_err();
     assert_eq!(fast, every);
+}
+
+/// `legal::exceeded` (what `ccc check` refuses of a program that
+/// validates) against compiling every rank without the proof, over
+/// programs of one to three written collectives: it finds a limit exactly
+/// when lowering refuses one that depends on the algorithm, and for the
+/// mesh events names the rank and collective lowering names (the first
+/// rank that runs out), with the collective's own need and what the ones
+/// before it spent adding up to lowering's count. Programs are drawn from
+/// a fixed generator (an LCG), replica groups of a TOP_SP's mesh partners
+/// among them.
+#[test]
+fn check_refuses_what_lowering_refuses() {
+    use ccc_compiler::cost::auto::legal::exceeded;
+    use ccc_compiler::pipeline::CompileError;
+    use ccc_compiler::pipeline::compile;
+    let shapes = [
+        Topology::new(8, 8),
+        Topology::new(24, 24),
+        Topology::new(16, 4),
+        Topology::new(32, 16),
+        Topology::new(64, 64),
+        Topology::new(128, 128),
+        Topology::new(64, 8).pods(2),
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut draw = |n: usize| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize % n
+    };
+    let (mut programs, mut over, mut by_events, mut by_steps, mut reordered) = (0, 0, 0, 0, 0);
+    for _ in 0..240 {
+        let (topology, arch) = (shapes[draw(shapes.len())], [Arch::Sunda, Arch::Cayman][draw(2)]);
+        let bytes = [1 << 10, 64 << 10, 16 << 20, 1 << 38][draw(4)];
+        let mut collectives = Vec::new();
+        for _ in 0..=draw(3) {
+            let mut c = collective(OPS[draw(OPS.len())], bytes, arch, topology);
+            // Now and then over replica groups of half the world each.
+            if draw(4) == 0 && topology.rank_n % 2 == 0 && c.root.is_none() {
+                let half = topology.rank_n / 2;
+                c.groups = Some((0..2).map(|g| (0..half).map(|i| g * half + i).collect()).collect());
+                c.count = c.count.div_ceil(u64::from(half)) * u64::from(half);
+            }
+            let candidates = written_candidates(&c);
+            // Mostly the mesh choices, which are the ones that run out.
+            let meshes: Vec<_> = candidates
+                .iter()
+                .filter(|a| display(a).contains("Mesh") || display(a).contains("mesh"))
+                .copied()
+                .collect();
+            let pool = if !meshes.is_empty() && draw(4) != 0 { meshes } else { candidates };
+            if pool.is_empty() {
+                continue;
+            }
+            collectives.push(c.clone().algorithm(written(&pool[draw(pool.len())])));
+        }
+        let Ok(program) = validate(&Program { collectives }) else { continue };
+        programs += 1;
+        let found = exceeded(&program);
+        let options = Options { verify: false, ..Options::default() };
+        let name = format!("{:?}", program.collectives().iter().map(|c| display(c.algorithm())).collect::<Vec<_>>());
+        match compile(&program, &options) {
+            Ok(_) => assert_eq!(found, None, "{name} {topology:?} {arch}"),
+            Err(CompileError::Lower(e)) => {
+                let LowerErrorKind::Limit { limit, value, .. } = e.kind else { panic!("{name}: {e}") };
+                let x = found.unwrap_or_else(|| panic!("{name} {topology:?} {arch}: lowering refused: {e}"));
+                over += 1;
+                let at = e.collective.map(|c| c.0);
+                if limit == Limit::MeshEvents {
+                    // No rank before it fails at all, so it is the first
+                    // rank that runs out of events.
+                    by_events += 1;
+                    assert_eq!(
+                        (x.refusal.limit, x.rank, Some(x.collective)),
+                        (limit, Some(e.rank.0), at),
+                        "{name}: {e}"
+                    );
+                    assert_eq!(x.refusal.needed + u64::from(x.spent), value, "{name}: {e}");
+                } else if (x.refusal.limit, Some(x.collective)) == (limit, at) {
+                    // Lowering names the first step over the limit, this
+                    // the busiest.
+                    by_steps += 1;
+                    assert!(x.refusal.needed >= value, "{name}: {e}: {x:?}");
+                } else {
+                    // Lowering meets the limits rank by rank and step by
+                    // step; `exceeded` judges the events first, then each
+                    // collective's busiest member: another limit, or the
+                    // same at another collective, may come first.
+                    assert!(matches!(limit, Limit::MeshEventTarget | Limit::TpIncrement), "{name}: {e}");
+                    reordered += 1;
+                }
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+    let counts =
+        format!("{programs} programs: {over} refused, {by_events} for events, {by_steps} per step, {reordered}");
+    assert!(programs >= 150 && by_events >= 20 && by_steps >= 3 && over < programs, "{counts}");
 }

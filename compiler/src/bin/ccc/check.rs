@@ -2,11 +2,14 @@
 //!
 //! On success it prints one line for the machine and one per collective
 //! (op, dtype, count, groups, channels, the resolved algorithm) and exits 0;
-//! a bad spec exits 2 with the rendered report on stderr.
+//! a bad spec exits 2 with the rendered report on stderr, and so does one
+//! that validates but whose choices exceed a lowering limit that depends on
+//! the algorithm (`legal::exceeded`: what `compile` would refuse).
 
 use crate::Failure;
 use crate::args::SpecArg;
 use crate::load::load_spec;
+use ccc_compiler::cost::auto::legal::exceeded;
 use ccc_compiler::parse::SpecForm;
 use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective};
 use ccc_ir::noun::count;
@@ -16,6 +19,19 @@ use std::process::ExitCode;
 /// Runs `ccc check`.
 pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     let (parsed, program) = load_spec(&args.spec, &args.hlo)?;
+    // A choice that validates but that lowering would refuse (a written
+    // Mesh over more peers than a TOP_SP has mesh events): refused here
+    // as `compile` refuses it, so that a spec `check` passes compiles.
+    if let Some(x) = exceeded(&program) {
+        let rank = x.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
+        return Err(Failure::input(miette::miette!(
+            help = x.refusal.limit.advice(program.arch()),
+            "{}: {rank}collective {}: {} (compile and verify refuse it)",
+            args.spec.display(),
+            x.collective,
+            x.describe(program.arch()),
+        )));
+    }
     let shape = program.topology();
     let n = program.collectives().len();
     let what = match parsed.form {

@@ -7,6 +7,7 @@ use crate::Failure;
 use crate::args::ImportArgs;
 use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, note_imported, read_text};
 use ccc_compiler::cost::auto::fit::Overflow;
+use ccc_compiler::cost::auto::legal::exceeded;
 use ccc_compiler::hlo::compare::HloDifference;
 use ccc_compiler::hlo::{Imported, emit};
 use ccc_compiler::parse::strip_bom;
@@ -37,10 +38,14 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     // for the user to cut (docs/hlo.md), with a note saying so, rather
     // than refused.
     let name = args.module.display().to_string();
-    let overflow = match validate(&imported.program) {
-        Ok(_) => None,
+    // So is one whose choices exceed a lowering limit that depends on the
+    // algorithm (`--algorithm Mesh` over more peers than a TOP_SP has mesh
+    // events): `check` refuses it, as `compile` would, and splitting may
+    // be the way out (a TOP_SP's events add up over the program).
+    let (overflow, exceeded) = match validate(&imported.program) {
+        Ok(valid) => (None, exceeded(&valid).map(|x| (x, valid.arch()))),
         Err(e) => match &e.0[..] {
-            [ValidationError { problem: Problem::CtrlSpadFull(o), collective: None, .. }] => Some(o.clone()),
+            [ValidationError { problem: Problem::CtrlSpadFull(o), collective: None, .. }] => (Some(o.clone()), None),
             _ => return Err(Failure::input(hlo_validation_report(&name, &args.hlo, &imported.sources, e))),
         },
     };
@@ -48,7 +53,13 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     if let (true, Some(out)) = (args.split, &args.out) {
         return write_parts(&imported, &name, out);
     }
-    let notes: Vec<String> = overflow.iter().map(too_full_note).collect();
+    let mut notes: Vec<String> = overflow.iter().map(too_full_note).collect();
+    let does_not_lower = exceeded.map(|(x, arch)| format!("collective {}: {}", x.collective, x.describe(arch)));
+    notes.extend(
+        does_not_lower
+            .iter()
+            .map(|d| format!("Note: this program does not compile: {d} (`ccc check` says why and what to change).")),
+    );
     let ron = emit::to_ron_noted(&imported, &name, &notes)
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
     match &args.out {
@@ -60,6 +71,9 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
             "note: {name}: written, but it does not compile as one program: {}",
             Problem::CtrlSpadFull(o).to_string()
         );
+    }
+    if let Some(d) = does_not_lower {
+        note!("note: {name}: written, but it does not compile: {d} (`ccc check` says what to change)");
     }
     Ok(ExitCode::SUCCESS)
 }

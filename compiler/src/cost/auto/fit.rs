@@ -241,22 +241,8 @@ pub(crate) fn events_over(program: &ValidProgram) -> bool {
 /// The most mesh events a TOP_SP needs over `program`'s collectives, and
 /// over its written ones alone (see [`held_after_auto`]).
 fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
-    let cs = &program.collectives;
-    // Each collective's events, rank by rank, an equal collective's taken
-    // again.
-    let mut found: Vec<(usize, Vec<u32>)> = Vec::new();
     let (mut written, mut all): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    for (i, c) in cs.iter().enumerate() {
-        let equal =
-            found.iter().find(|(j, _)| cs.get(*j).is_some_and(|e| e.algorithm == c.algorithm && same_inputs(e, c)));
-        let events = match equal {
-            Some((_, events)) => events.clone(),
-            None => {
-                let events = by_rank(c, super::events_by_member(c, machine));
-                found.push((i, events.clone()));
-                events
-            }
-        };
+    for (c, events) in program.collectives.iter().zip(events_by_rank(program, machine)) {
         add(&mut all, &events);
         if c.auto.is_none() {
             add(&mut written, &events);
@@ -264,6 +250,23 @@ fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
     }
     let most = |v: &[u32]| v.iter().copied().max().unwrap_or(0);
     (most(&all), most(&written))
+}
+
+/// Each of `program`'s collectives' mesh events per TOP_SP, rank by rank
+/// (as lowering counts them), in program order; an equal collective's
+/// taken again rather than counted.
+pub(super) fn events_by_rank(program: &ValidProgram, machine: Machine) -> Vec<Vec<u32>> {
+    let cs = &program.collectives;
+    let mut found: Vec<Vec<u32>> = Vec::with_capacity(cs.len());
+    for (i, c) in cs.iter().enumerate() {
+        let equal = cs.iter().take(i).position(|e| e.algorithm == c.algorithm && same_inputs(e, c));
+        let events = match equal.and_then(|j| found.get(j)) {
+            Some(events) => events.clone(),
+            None => by_rank(c, super::events_by_member(c, machine)),
+        };
+        found.push(events);
+    }
+    found
 }
 
 /// A collective's events `by_member` (of a group, by index), rank by
@@ -287,7 +290,7 @@ fn by_rank(c: &ValidCollective, by_member: Vec<u32>) -> Vec<u32> {
 }
 
 /// Adds `events` to `sum` rank by rank, `sum` growing to its length.
-fn add(sum: &mut Vec<u32>, events: &[u32]) {
+pub(super) fn add(sum: &mut Vec<u32>, events: &[u32]) {
     if sum.len() < events.len() {
         sum.resize(events.len(), 0);
     }

@@ -48,13 +48,16 @@
 //! **A program.** A TOP_SP's table serves the whole program, so a candidate is held to
 //! what the program's collectives before it leave
 //! ([`Machine::mesh_event_room`](super::Machine::mesh_event_room); the
-//! sum is kept by validation's `ProgramAuto`).
+//! sum is kept by validation's `ProgramAuto`). A written algorithm is
+//! not dropped but left to lowering to refuse; [`exceeded`] judges a
+//! validated program's choices as lowering will, for `ccc check`.
 
+use super::Machine;
 use crate::algorithms::transfers;
 use crate::lower::Limit;
 use crate::placement::hosted_channels;
-use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, PhaseKind, RdhMode, Transfer};
-use crate::valid::Shape;
+use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, PhaseKind, RdhMode, Schedule, Transfer};
+use crate::valid::{Shape, ValidProgram};
 use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::DevicePattern;
 use ccc_ir::wire::tp::VAL_MASK;
@@ -258,6 +261,80 @@ pub fn refusal(shape: &Shape, params: &ArchParams, room: u32, phases: &[(&Collec
     let &(plan, _) = phases.first()?;
     let (limit, needed) = peaks(shape, params, Unit::of(params, plan), phases).over()?;
     Some(Refusal { limit, needed })
+}
+
+/// A limit of lowering that depends on the algorithm, exceeded by a
+/// program that validates ([`exceeded`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exceeded {
+    /// The collective at which it is exceeded, by index.
+    pub collective: u32,
+    /// For the mesh events, the first rank whose TOP_SPs need more than
+    /// the arch has (the rank `compile` names); `None` for the per-step
+    /// limits, whose count is a group's busiest member's.
+    pub rank: Option<u32>,
+    /// The limit, and what the collective needs of it (at that rank).
+    pub refusal: Refusal,
+    /// For the mesh events, those the collectives before it take at that
+    /// rank (0 for the other limits).
+    pub spent: u32,
+}
+
+impl Exceeded {
+    /// In words, as `explain` says a written choice's: `LIMIT is at most
+    /// MAX on ARCH; this choice needs N (S of them taken by the
+    /// collectives before it)`.
+    pub fn describe(self, arch: ccc_ir::arch::Arch) -> String {
+        self.refusal.describe(arch, self.spent)
+    }
+}
+
+/// The first limit of lowering that depends on the algorithm which
+/// `program`'s choices, as validation resolved them, exceed; `None` when
+/// lowering refuses none of them for it. Validation leaves these limits
+/// of a written algorithm to lowering (`explain` costs such a choice and
+/// says it does not lower), so `ccc check` asks this to refuse what
+/// `compile` would. Judged as lowering judges: the mesh events rank by
+/// rank, summed over the collectives (the first rank that runs out, at
+/// the collective where it does), then each collective's per-step needs,
+/// in program order. Cheap unless the phases' own bounds come near a
+/// limit: the events are counted rank by rank only when the most any
+/// member of each collective may need, summed, is over.
+pub fn exceeded(program: &ValidProgram) -> Option<Exceeded> {
+    let machine = Machine::of(program);
+    let params = program.arch().params();
+    let max = u32::from(params.mesh_event_max);
+    let built: Vec<Option<Schedule>> =
+        program.collectives.iter().map(|c| super::build_alone(c, machine, &c.algorithm)).collect();
+    fn phases_of(s: &Schedule) -> Vec<(&CollectivePlan, &Phase)> {
+        s.collectives.first().map(|plan| plan.phases.iter().map(|p| (plan, p)).collect()).unwrap_or_default()
+    }
+    let most = built.iter().flatten().fold(0u32, |sum, s| sum.saturating_add(Bounds::of(phases_of(s)).hi));
+    if most > max {
+        let events = super::fit::events_by_rank(program, machine);
+        let mut total = Vec::new();
+        for e in &events {
+            super::fit::add(&mut total, e);
+        }
+        if let Some(rank) = total.iter().position(|&t| t > max) {
+            let mut spent = 0u32;
+            for (i, e) in events.iter().enumerate() {
+                let needed = e.get(rank).copied().unwrap_or(0);
+                if spent.saturating_add(needed) > max {
+                    let refusal = Refusal { limit: Limit::MeshEvents, needed: u64::from(needed) };
+                    return Some(Exceeded { collective: i as u32, rank: Some(rank as u32), refusal, spent });
+                }
+                spent = spent.saturating_add(needed);
+            }
+        }
+    }
+    built.iter().enumerate().find_map(|(i, s)| {
+        let s = s.as_ref()?;
+        let phases = phases_of(s);
+        let &(plan, _) = phases.first()?;
+        let (limit, needed) = peaks(&s.shape, params, Unit::of(params, plan), &phases).over()?;
+        Some(Exceeded { collective: i as u32, rank: None, refusal: Refusal { limit, needed }, spent: 0 })
+    })
 }
 
 /// The most increments one mesh event counts: its target is a u16
