@@ -1,7 +1,7 @@
 """Type stubs of the native module ``ccc._ccc`` (re-exported by ``ccc``)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, SupportsIndex, Tuple, Union, final
 
 from ._types import Explained
 from ._types import ExplainedChoice
@@ -120,7 +120,7 @@ class AutoCache:
     recently used dropped first (``0`` keeps nothing between calls).
     Threads may share one: their validations through it take turns."""
 
-    def __new__(cls, capacity: int = 1024) -> AutoCache: ...
+    def __new__(cls, capacity: SupportsIndex = 1024) -> AutoCache: ...
     @property
     def capacity(self) -> int:
         """The most collectives kept."""
@@ -131,9 +131,9 @@ class AutoCache:
 
 def compile(
     program_or_text: Union[Program, str],
-    ranks: Optional[Sequence[int]] = None,
+    ranks: Optional[Iterable[SupportsIndex]] = None,
     verify: bool = True,
-    memory_budget: Optional[int] = None,
+    memory_budget: Optional[SupportsIndex] = None,
     auto_cache: Optional[AutoCache] = None,
     proven_by: Union[Compiled, Mapping[str, Any], str, "PathLike[str]", None] = None,
 ) -> Compiled:

@@ -241,7 +241,7 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
 
 /// The int `operator.index(value)` gives, when `value` has `__index__`
 /// (numpy's integers), or what it raised; `None` for anything else.
-fn index_of<'py>(value: &Bound<'py, PyAny>) -> Option<PyResult<Bound<'py, PyAny>>> {
+pub fn index_of<'py>(value: &Bound<'py, PyAny>) -> Option<PyResult<Bound<'py, PyAny>>> {
     if !value.hasattr("__index__").unwrap_or(false) {
         return None;
     }

@@ -40,7 +40,7 @@ use cache::PyAutoCache;
 use compiled::PyCompiled;
 use program::{PyProgram, spec_of};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyMapping};
+use pyo3::types::{PyList, PyMapping};
 use std::time::Instant;
 
 /// `ranks` as the adapter takes it: `None` for every rank. An empty list is
@@ -96,7 +96,14 @@ fn whole(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<i128, String>>
             value.repr()?
         )));
     }
-    match value.extract::<i128>() {
+    // An integer of another type (one with `__index__`, as numpy's) read
+    // as its int first: PyO3 reads an `i128` of the limited API by shifting
+    // the object itself, which such a type need not support.
+    let indexed = match value.is_instance_of::<pyo3::types::PyInt>() {
+        true => None,
+        false => json::index_of(value).transpose()?,
+    };
+    match indexed.as_ref().unwrap_or(value).extract::<i128>() {
         Ok(v) => Ok(Ok(v)),
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(value.py()) => {
             Ok(Err(value.str()?.to_string()))
@@ -362,8 +369,9 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     if let Ok(c) = item.cast::<PyCompiled>() {
         return Ok(Owned::Compiled(std::sync::Arc::clone(&c.get().compiled)));
     }
-    if item.cast::<PyDict>().is_ok() {
-        // Checked as a spec's dict is: a value JSON cannot carry (bytes, a
+    if item.cast::<PyMapping>().is_ok() {
+        // Any mapping (`types.MappingProxyType`, as the stub says), read as
+        // the dict of its items and checked as a spec's dict is: a value JSON cannot carry (bytes, a
         // set) is refused at its path, not with json's bare TypeError.
         return Ok(Owned::ManifestDict(json::dumps_manifest(py, item)?));
     }
@@ -635,7 +643,7 @@ fn certificate_arg(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<ccc_comp
     if let Ok(c) = item.cast::<PyCompiled>() {
         return Ok(adapter::certificate_of(&c.get().compiled));
     }
-    if item.cast::<pyo3::types::PyMapping>().is_ok() {
+    if item.cast::<PyMapping>().is_ok() {
         // A value JSON cannot carry is refused as any manifest that does
         // not read is, not as a spec's.
         return match json::checked(py, item, "", "a manifest")? {

@@ -250,6 +250,20 @@ def test_images_are_read_only_and_an_empty_rank_list_is_refused():
     with pytest.raises(ValueError, match="idx boom"):
         ccc.compile(text, ranks=[Broken()])
 
+    # An integer type with only __index__ (no arithmetic of its own) is
+    # read as its int, as from_dict reads one: a rank, a budget, a capacity.
+    class Whole:
+        def __init__(self, n):
+            self.n = n
+
+        def __index__(self):
+            return self.n
+
+    assert ccc.compile(text, ranks=[Whole(3)], memory_budget=Whole(1 << 30)).ranks == [3]
+    assert ccc.AutoCache(Whole(4)).capacity == 4
+    with pytest.raises(ValueError, match=r"ranks\[0\] is -1, not a rank"):
+        ccc.compile(text, ranks=[Whole(-1)])
+
 
 def test_compile_refuses_what_is_not_a_spec():
     with pytest.raises(TypeError):

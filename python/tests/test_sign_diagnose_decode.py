@@ -174,6 +174,14 @@ def test_diagnose_reads_output_folders_and_files_as_the_cli_does(cli, cli_json, 
         ccc.diagnose([{"x": 1}, spec])
     assert caught.value.kind == "NotAManifest" and "missing field `signature`" in str(caught.value)
     assert (caught.value.line, caught.value.column) == (None, None) and "at line" not in str(caught.value)
+    # A mapping of another kind is read as its dict, as the stub says.
+    import collections
+    import types
+
+    ring_text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    manifest = ccc.compile(ring_text, ranks=[0]).manifest
+    for kind in (types.MappingProxyType, collections.UserDict):
+        assert ccc.diagnose([kind(manifest), ring_text])["all_match"]
     # One holding a value JSON cannot carry is named a manifest's, not a
     # spec's.
     with pytest.raises(ccc.InputError) as caught:
