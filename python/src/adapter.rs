@@ -582,9 +582,9 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
                 .iter()
                 .map(|w| match w {
                     WayOut::EmitFewerRanks => "compile fewer ranks (ranks=[...])",
-                    WayOut::SkipProof => "verify=False",
+                    WayOut::SkipProof => "ranks=[...] with verify=False",
                     WayOut::FewerRanks => "a world of fewer ranks",
-                    WayOut::Certificate => "proven_by=<an earlier verified compile of this spec>",
+                    WayOut::Certificate => "ranks=[...] with proven_by=<an earlier verified compile of this spec>",
                 })
                 .collect();
             // Never empty: a smaller world is always a way out.

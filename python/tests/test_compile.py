@@ -173,12 +173,13 @@ def test_a_budget_too_small_is_a_memory_budget_error():
     assert caught.value.accepted and caught.value.help
     # The ways out are the CLI's, a certificate among them (`proven_by`,
     # the CLI's --proven-by).
-    assert "without the proof" in caught.value.accepted
+    assert "skipping the proof" in caught.value.accepted
     assert "taking the proof from an earlier compile's certificate" in caught.value.accepted
+    assert "compiling only the ranks needed" in caught.value.accepted
     # `help` names the ways out this call has, as its arguments say them.
     assert caught.value.help == (
-        "verify=False, proven_by=<an earlier verified compile of this spec>, a world of fewer ranks, "
-        "or raise memory_budget"
+        "ranks=[...] with verify=False, ranks=[...] with proven_by=<an earlier verified compile of this spec>, "
+        "a world of fewer ranks, or raise memory_budget"
     )
     # Without the proof, skipping it is no way out (help offered it).
     with pytest.raises(ccc.MemoryBudgetError) as caught:

@@ -21,6 +21,10 @@
 //! - **It removes** only what it wrote: the files the old manifest lists,
 //!   the old manifest, the links it made, and folders that end up empty.
 //!   Anything else found in the old tree is left where it is and reported.
+//! - **It lasts**: on Linux the new tree is on disk (one `syncfs`) before
+//!   the switch, and the folder holding `OUT` is synced after it, so a
+//!   machine that stops at any point finds the old output or the new one
+//!   whole (elsewhere, this holds against the process dying only).
 //! - **Readers see a switch, not a gap**: the finished sibling and `OUT` are
 //!   exchanged in one `renameat2(RENAME_EXCHANGE)` (Linux; `renamex_np`
 //!   with `RENAME_SWAP` on Apple systems). Where the file system refuses
@@ -378,6 +382,7 @@ fn write_in<'a>(
             Existing::Ours(_) | Existing::Empty => same_attributes(&place.out, &tmp),
             Existing::Absent => Ok(()),
         })
+        .and_then(|()| durable(&tmp))
         .and_then(|()| switch(place, &tmp, &existing));
     let old = match result {
         Ok(old) => old,
@@ -388,6 +393,13 @@ fn write_in<'a>(
             return Err(e);
         }
     };
+    // The switch itself on disk: the folder holding `OUT`, synced (a file
+    // system that cannot sync a folder has nothing more to do).
+    if let Some(parent) = place.out.parent().filter(|p| !p.as_os_str().is_empty())
+        && let Ok(folder) = fs::File::open(parent)
+    {
+        let _ = folder.sync_all();
+    }
     written.atomic = old.as_ref().is_none_or(|(_, atomic)| *atomic);
     if let (Existing::Ours(listing), Some((old, _))) = (&existing, &old) {
         written.replaced = true;
@@ -405,6 +417,28 @@ fn write_in<'a>(
         }
     }
     Ok(written)
+}
+
+/// Puts what `tmp` holds on disk before it takes `OUT`'s place, so that a
+/// machine that stops (power lost) after the switch finds the new output
+/// whole, not files cut short where the old ones were: one `syncfs` of the
+/// file system holding it (Linux: one call, not one per file). Elsewhere
+/// nothing is synced: the switch is whole against the process dying, not
+/// against the machine stopping.
+#[cfg(target_os = "linux")]
+fn durable(tmp: &Path) -> Result<(), OutputError> {
+    let folder =
+        fs::File::open(tmp).map_err(|source| OutputError::Io { action: "sync", path: tmp.to_path_buf(), source })?;
+    rustix::fs::syncfs(&folder).map_err(|e| OutputError::Io {
+        action: "sync",
+        path: tmp.to_path_buf(),
+        source: e.into(),
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn durable(_tmp: &Path) -> Result<(), OutputError> {
+    Ok(())
 }
 
 /// Whether the folder this process runs in is `out` or lies inside it.

@@ -116,8 +116,10 @@ impl WayOut {
         match self {
             WayOut::FewerRanks => "a world of fewer ranks",
             WayOut::EmitFewerRanks => "emitting fewer ranks per compile",
-            WayOut::SkipProof => "compiling the ranks named without the proof",
-            WayOut::Certificate => "taking the proof from an earlier compile's certificate",
+            WayOut::SkipProof => "compiling only the ranks needed and skipping the proof",
+            WayOut::Certificate => {
+                "compiling only the ranks needed and taking the proof from an earlier compile's certificate"
+            }
         }
     }
 }

@@ -218,7 +218,7 @@ fn certificate_failure(spec: &Path, manifest: &Path, error: &CertificateError) -
 fn way_out(way: WayOut) -> &'static str {
     match way {
         WayOut::EmitFewerRanks => "name fewer ranks to emit with --rank",
-        WayOut::SkipProof => "compile the ranks named (--rank) with --no-verify",
+        WayOut::SkipProof => "name the ranks needed (--rank R) and compile them with --no-verify",
         WayOut::Certificate => "compile them with --proven-by MANIFEST of an earlier verified compile",
         WayOut::FewerRanks => "use a spec with fewer ranks",
     }
