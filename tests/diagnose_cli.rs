@@ -331,6 +331,10 @@ fn a_folder_whose_files_changed_is_no_match() {
     assert!(run.stdout.starts_with("mismatch: all 2 inputs have signature "), "{}", run.stdout);
     assert!(run.stdout.contains("but 1 of 2 has files changed since ccc wrote them"), "{}", run.stdout);
     assert!(run.stdout.contains("rank-3/topsp-0/slot_spad.bin was edited since ccc wrote it"), "{}", run.stdout);
+    // Its advice is one that works: ccc does not replace that folder.
+    assert!(run.stdout.contains("(compile it again into a new folder: ccc does not replace one"), "{}", run.stdout);
+    assert_eq!(ccc_in(dir.path(), &["compile", &ring, "-o", "b", "-q"]).code, 2);
+    assert_eq!(ccc_in(dir.path(), &["compile", &ring, "-o", "c", "-q"]).code, 0);
     let json = ccc_in(dir.path(), &["diagnose", "a", "b", "--json"]);
     assert_eq!(json.code, 1);
     let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();

@@ -435,7 +435,8 @@ fn render_edited(out: &mut String, r: &Report) {
     for e in &r.edited {
         let _ = writeln!(
             out,
-            "  {}: {}; its ranks would not load the schedule its manifest signs (compile it again)",
+            "  {}: {}; its ranks would not load the schedule its manifest signs (compile it again into a new \
+             folder: ccc does not replace one whose files changed)",
             e.input, e.why
         );
     }
