@@ -416,3 +416,43 @@ fn a_stderr_that_cannot_be_written_keeps_the_exit_code() {
     assert!(folder.join("manifest.json").is_file());
     assert!(!dir.path().join(".o.ccc-tmp-99999999").exists(), "the dead compile's folder is removed");
 }
+
+/// A file name holding control characters is shown escaped, on stdout and
+/// on stderr, on a terminal too (where the report gives up its colour
+/// rather than print them): an ESC `]` in a name printed raw set the
+/// terminal's title.
+#[test]
+fn control_characters_in_a_path_do_not_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(example("allreduce_ring.ron")).unwrap();
+    let good = dir.path().join("ok\u{1b}[31m.ron");
+    std::fs::write(&good, &spec).unwrap();
+    let bad = dir.path().join("bad\u{1b}]0;TITLE\u{7}.ron");
+    let mesh = "Collective(op: AllGather, dtype: Bf16, count: 1048576, arch: Cayman,
+        topology: (rank_n: 128, local_rank_n: 128), channels: 1, algorithm: Mesh)";
+    std::fs::write(&bad, mesh).unwrap();
+    let raw = |bytes: &[u8]| bytes.iter().any(|&b| b == 0x1b || b == 0x07);
+    let out = Command::new(BIN).args([OsStr::new("check"), good.as_os_str()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(!raw(&out.stdout) && stdout.contains("ok\\u{1b}[31m.ron: a valid collective"), "{stdout}");
+    let out = Command::new(BIN).args([OsStr::new("check"), bad.as_os_str()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(!raw(&out.stderr) && stderr.contains("bad\\u{1b}]0;TITLE\\u{7}.ron"), "{stderr}");
+    let target = dir.path().join("out\u{1b}[2J");
+    let out = Command::new(BIN)
+        .args([OsStr::new("compile"), good.as_os_str(), OsStr::new("-o"), target.as_os_str(), OsStr::new("-q")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!raw(&out.stdout) && !raw(&out.stderr), "{}", String::from_utf8_lossy(&out.stdout));
+    // On a terminal: the report's colour goes, the escape stays escaped.
+    let drawn = Command::new("script")
+        .args(["-qec", &format!("{BIN} check '{}'", bad.display()), "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    let drawn = String::from_utf8_lossy(&drawn.stdout).into_owned();
+    assert!(drawn.contains("bad\\u{1b}]0;TITLE\\u{7}.ron") && !drawn.contains("\u{1b}]0;"), "{drawn:?}");
+}

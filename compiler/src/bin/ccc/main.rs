@@ -13,7 +13,8 @@
 macro_rules! note {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        // A path or name quoted from the input must not drive the terminal.
+        let _ = writeln!(std::io::stderr(), "{}", $crate::report::escape_controls(&format!($($arg)*)));
     }};
 }
 
@@ -69,7 +70,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(failure) => {
-            note!("{:?}", failure.report);
+            report::print(&failure.report);
             ExitCode::from(failure.code)
         }
     }

@@ -56,6 +56,22 @@ pub fn install_handler() {
     }));
 }
 
+/// Prints `report` on stderr as the installed handler renders it, unless
+/// it holds a control character (a path or name quoted from the input: an
+/// ESC `]` in a file name sets the terminal's title): then plainly, each
+/// such character escaped ([`escape_controls`]), colour given up.
+pub fn print(report: &miette::Report) {
+    use std::io::Write as _;
+    let mut plain = String::new();
+    let handler =
+        GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(PLAIN_WIDTH).with_links(false);
+    let shown = match handler.render_report(&mut plain, report.as_ref()) {
+        Ok(()) if escape_controls(&plain) != plain => escape_controls(&plain),
+        _ => format!("{report:?}"),
+    };
+    let _ = writeln!(std::io::stderr(), "{shown}");
+}
+
 // The Diagnostic impls are written out: the root package's miette has no
 // `derive` feature, and three small impls do not justify one.
 
