@@ -16,8 +16,11 @@
 //!   plain file) is refused before a byte is written.
 //! - **It keeps** every entry of a replaced output that it did not write (a
 //!   user's notes beside the images): each is carried into the new output by
-//!   a hard link, so it never leaves `OUT`. A user's file standing where the
-//!   new output puts one of its own is refused, not overwritten.
+//!   a hard link, so it never leaves `OUT`; one written into `OUT` while ccc
+//!   works (after it read the old tree) is moved into the new output after
+//!   the switch, where that holds nothing of its name. A user's file
+//!   standing where the new output puts one of its own is refused, not
+//!   overwritten.
 //! - **It removes** only what it wrote: the files the old manifest lists,
 //!   the old manifest, the links it made, and folders that end up empty.
 //!   Anything else found in the old tree is left where it is and reported.

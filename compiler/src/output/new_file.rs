@@ -76,7 +76,7 @@ fn sibling(path: &Path) -> PathBuf {
 }
 
 /// Gives `tmp` the name `path` unless `path` exists, in one step.
-fn place(tmp: &Path, path: &Path) -> io::Result<()> {
+pub(super) fn place(tmp: &Path, path: &Path) -> io::Result<()> {
     #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
     {
         use rustix::fs::{CWD, RenameFlags, renameat_with};

@@ -2,6 +2,7 @@
 
 use super::entries::{opened, sorted_entries, twins};
 use super::existing::{Existing, Listing};
+use super::new_file::place;
 use super::place::Place;
 use super::{MANIFEST_FILE, MANIFEST_PART, OLD_TAG, OutputError, Written, io_error};
 use std::fs;
@@ -160,7 +161,11 @@ fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
 
 /// Removes from the replaced tree at `old/rel` the files ccc wrote and the
 /// twins of the entries it carried over (still in `out`); folders left empty
-/// go too. Anything else is left and listed ([`Written::left`]); a file of
+/// go too. An entry of the user's made after [`carry_over`] read the tree
+/// (written into `OUT` while ccc worked) is moved into `out` at the same
+/// place where `out` has nothing of that name (a folder with what is left
+/// of it once ccc's files are gone), so it does not leave `OUT` ([`Written::kept`]).
+/// Anything else is left and listed ([`Written::left`]); a file of
 /// ccc's that cannot be removed (made immutable) is listed with the error
 /// ([`Written::unremoved`]).
 pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path, written: &mut Written) {
@@ -168,11 +173,20 @@ pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path,
         let r = rel.join(&name);
         let path = old.join(&r);
         if meta.is_dir() {
+            let before = (written.left.len(), written.unremoved.len());
             opened(&path, &meta, || remove_ours(old, out, listing, &r, written));
+            // What is left of it is the user's alone: it moves whole.
+            let users_alone = written.left.len() > before.0 && written.unremoved.len() == before.1;
+            if users_alone && place(&path, &out.join(&r)).is_ok() {
+                written.left.truncate(before.0);
+                written.kept.push(r);
+            }
         } else if listing.wrote(&r) || twins(&path, &meta, &out.join(&r)) {
             if let Err(e) = fs::remove_file(&path) {
                 written.unremoved.push((path, e.to_string()));
             }
+        } else if place(&path, &out.join(&r)).is_ok() {
+            written.kept.push(r);
         } else {
             written.left.push(path);
         }

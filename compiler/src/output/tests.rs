@@ -136,3 +136,35 @@ fn a_made_folder_another_compile_holds_stays() {
     assert!(!super::place::still_there(&held, &dir), "a new folder at the same path");
     fs::remove_dir(&dir).unwrap();
 }
+
+/// Entries of the user's written into `OUT` while ccc worked (after the
+/// old tree was read, so not carried over) move into the new output when
+/// the old tree is emptied, a new folder of theirs whole with what is
+/// left of it; one whose name the new output already holds stays in the
+/// old tree and is listed. They ended up beside `OUT`, in the old tree.
+#[test]
+fn entries_written_while_ccc_worked_stay_in_out() {
+    let dir = scratch("late");
+    let (old, out) = (dir.join("old"), dir.join("out"));
+    let ours = Path::new("rank-0/topsp-0/ctrl_spad.bin");
+    for tree in [&old, &out] {
+        fs::create_dir_all(tree.join(ours).parent().unwrap()).unwrap();
+        fs::write(tree.join(ours), b"image").unwrap();
+        fs::write(tree.join("taken.txt"), tree.display().to_string()).unwrap();
+    }
+    fs::write(old.join("late.txt"), b"mine").unwrap();
+    fs::create_dir_all(old.join("rank-0/ud")).unwrap();
+    fs::write(old.join("rank-0/ud/v.txt"), b"mine too").unwrap();
+    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None })]) };
+    let mut written = Written::default();
+    replace::remove_ours(&old, &out, &listing, Path::new(""), &mut written);
+    assert_eq!(fs::read(out.join("late.txt")).unwrap(), b"mine");
+    assert_eq!(fs::read(out.join("rank-0/ud/v.txt")).unwrap(), b"mine too");
+    assert_eq!(fs::read(out.join(ours)).unwrap(), b"image");
+    assert_eq!(written.kept, [PathBuf::from("late.txt"), PathBuf::from("rank-0/ud")]);
+    // The new output's own `taken.txt` stays; the old one is left, named.
+    assert_eq!(fs::read_to_string(out.join("taken.txt")).unwrap(), out.display().to_string());
+    assert_eq!(written.left, [old.join("taken.txt")]);
+    assert!(!old.join(ours).exists() && !old.join("late.txt").exists() && !old.join("rank-0").exists());
+    fs::remove_dir_all(&dir).unwrap();
+}
