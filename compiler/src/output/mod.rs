@@ -57,7 +57,7 @@ mod place;
 mod read;
 mod replace;
 
-pub use new_file::{NewFileError, write_new};
+pub use new_file::{NewFileError, write_new, write_new_all};
 pub use read::{OutputRead, ReadError, read_output};
 
 use crate::manifest::Manifest;

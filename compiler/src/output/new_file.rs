@@ -30,17 +30,70 @@ pub enum NewFileError {
 ///
 /// [`NewFileError`]; nothing is left behind.
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
-    // Refuse what stands at `path` before writing anything beside it.
-    if let Ok(meta) = fs::symlink_metadata(path) {
-        let what = if meta.is_dir() {
-            "a folder"
-        } else if meta.file_type().is_symlink() {
-            "a symbolic link"
-        } else {
-            "a file"
-        };
-        return Err(NewFileError::Create(io::Error::new(io::ErrorKind::AlreadyExists, format!("{what} is there"))));
+    write_new_all(&[(path, bytes)]).map_err(|(_, e)| e)
+}
+
+/// [`write_new`] of several files, all or none: every file is refused
+/// first if anything stands at its path, then each is written whole to its
+/// sibling work file, then each work file takes its name. On a failure
+/// the files placed so far and the work files go again, and nothing is
+/// left (a process killed while they take their names, a few renames,
+/// leaves those placed; killed before, only work files).
+///
+/// # Errors
+///
+/// The position of the file that failed and why ([`NewFileError`]);
+/// nothing is left behind.
+pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<(), (usize, NewFileError)> {
+    // Refuse what stands at any path before writing anything beside it.
+    for (i, &(path, _)) in files.iter().enumerate() {
+        if let Some(e) = standing(path) {
+            return Err((i, e));
+        }
     }
+    let mut tmps: Vec<PathBuf> = Vec::with_capacity(files.len());
+    let remove = |paths: &[PathBuf]| {
+        for p in paths {
+            let _ = fs::remove_file(p);
+        }
+    };
+    for (i, &(path, bytes)) in files.iter().enumerate() {
+        match write_work_file(path, bytes) {
+            Ok(tmp) => tmps.push(tmp),
+            Err(e) => {
+                remove(&tmps);
+                return Err((i, e));
+            }
+        }
+    }
+    for (i, (&(path, _), tmp)) in files.iter().zip(&tmps).enumerate() {
+        if let Err(e) = place(tmp, path) {
+            remove(tmps.get(i..).unwrap_or_default());
+            let placed: Vec<PathBuf> = files.iter().take(i).map(|&(p, _)| p.to_path_buf()).collect();
+            remove(&placed);
+            return Err((i, NewFileError::Create(e)));
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of what stands at `path` (a file, a folder, a symbolic
+/// link, even a dangling one), if anything does.
+fn standing(path: &Path) -> Option<NewFileError> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    let what = if meta.is_dir() {
+        "a folder"
+    } else if meta.file_type().is_symlink() {
+        "a symbolic link"
+    } else {
+        "a file"
+    };
+    Some(NewFileError::Create(io::Error::new(io::ErrorKind::AlreadyExists, format!("{what} is there"))))
+}
+
+/// Writes `bytes` whole and synced to `path`'s sibling work file
+/// ([`sibling`]), which it returns; on a failure removes it.
+fn write_work_file(path: &Path, bytes: &[u8]) -> Result<PathBuf, NewFileError> {
     let tmp = sibling(path);
     let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| {
         // The work file's name is taken (a dead process's of the same id):
@@ -51,11 +104,13 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
     })?;
     let written = file.write_all(bytes).and_then(|()| file.sync_all());
     drop(file);
-    let placed = written.map_err(NewFileError::Write).and_then(|()| place(&tmp, path).map_err(NewFileError::Create));
-    if placed.is_err() {
-        let _ = fs::remove_file(&tmp);
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(NewFileError::Write(e))
+        }
     }
-    placed
 }
 
 /// `.NAME.ccc-tmp-PID` beside `path`, or, when that would pass the 255
@@ -113,6 +168,27 @@ mod tests {
         write_new(&path, b"<svg/>").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"<svg/>");
         assert_eq!(names(dir.path()).len(), 1);
+    }
+
+    /// Several files, all or none: one that cannot be written (its folder
+    /// is missing) or whose name is taken leaves none of them, and no
+    /// work file.
+    #[test]
+    fn files_written_together_are_all_written_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("p.1.ron"), dir.path().join("p.2.ron"));
+        let missing = dir.path().join("gone").join("p.3.ron");
+        let three = [(a.as_path(), &b"one"[..]), (b.as_path(), &b"two"[..]), (missing.as_path(), &b"three"[..])];
+        let Err((2, NewFileError::Create(e))) = write_new_all(&three) else { panic!("written") };
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+        fs::write(&b, "mine").unwrap();
+        let Err((1, _)) = write_new_all(&three[..2]) else { panic!("written") };
+        assert_eq!(names(dir.path()), ["p.2.ron"]);
+        fs::remove_file(&b).unwrap();
+        write_new_all(&three[..2]).unwrap();
+        assert_eq!((fs::read(&a).unwrap(), fs::read(&b).unwrap()), (b"one".to_vec(), b"two".to_vec()));
+        assert_eq!(names(dir.path()), ["p.1.ron", "p.2.ron"]);
     }
 
     #[test]

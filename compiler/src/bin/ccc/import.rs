@@ -156,7 +156,7 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
         )));
     }
     let n = parts.len();
-    let mut written: Vec<&std::path::Path> = Vec::new();
+    let mut files: Vec<(std::path::PathBuf, String)> = Vec::with_capacity(n);
     for (k, range) in parts.iter().enumerate() {
         let sources = &imported.sources[range.clone()];
         // Collectives of called computations stand elsewhere in the text:
@@ -181,24 +181,13 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
             range.start,
             range.end - 1
         );
-        let written_one = emit::to_ron_noted(&part, name, &[note])
-            .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))
-            .and_then(|ron| crate::out::write_new(&paths[k], &ron));
-        if let Err(e) = written_one {
-            // Only the parts this call wrote go: all or nothing.
-            for p in &written {
-                let _ = std::fs::remove_file(p);
-            }
-            if !written.is_empty() {
-                note!(
-                    "note: parts 1 to {} were written and removed again: nothing of {name} is written",
-                    written.len()
-                );
-            }
-            return Err(e);
-        }
-        written.push(&paths[k]);
+        let ron = emit::to_ron_noted(&part, name, &[note])
+            .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
+        files.push((paths[k].clone(), ron));
     }
+    // All or nothing: each part whole in its work file first, then every
+    // one takes its name (a failure removes what was placed).
+    crate::out::write_new_all(&files)?;
     for (p, range) in paths.iter().zip(&parts) {
         note!("wrote {}: collectives {} to {}", p.display(), range.start, range.end - 1);
     }

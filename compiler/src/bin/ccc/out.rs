@@ -58,7 +58,26 @@ pub fn emit_after(text: &str, written: Option<&Path>) -> Result<(), Failure> {
 /// is a folder, its folder is missing or not writable, or the write failed
 /// (a full disk).
 pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
-    output::write_new(path, text.as_bytes()).map_err(|e| match e {
+    output::write_new(path, text.as_bytes()).map_err(|e| new_file_failure(path, text, e))
+}
+
+/// [`write_new`] of several files, all or none ([`output::write_new_all`]).
+///
+/// # Errors
+///
+/// [`write_new`]'s, for the file that failed; nothing is written.
+pub fn write_new_all(files: &[(std::path::PathBuf, String)]) -> Result<(), Failure> {
+    let borrowed: Vec<(&Path, &[u8])> = files.iter().map(|(p, t)| (p.as_path(), t.as_bytes())).collect();
+    output::write_new_all(&borrowed).map_err(|(i, e)| match files.get(i) {
+        Some((path, text)) => new_file_failure(path, text, e),
+        None => Failure::input(miette::miette!("{e}")),
+    })
+}
+
+/// The failure of writing `text` to a new file at `path`, with the way
+/// forward.
+fn new_file_failure(path: &Path, text: &str, e: NewFileError) -> Failure {
+    match e {
         NewFileError::Create(e) => {
             // A name like the file meant: an SVG's, or the RON `import` writes.
             let in_folder = if text.starts_with("<svg") || text.starts_with("<?xml") {
@@ -85,5 +104,5 @@ pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
             "cannot write {}: {e}",
             path.display()
         )),
-    })
+    }
 }
