@@ -918,6 +918,13 @@ fn read_capped(
     failure: impl Fn(&str, String) -> Failure,
 ) -> Result<String, Failure> {
     let io = |e: std::io::Error| failure("Io", format!("{said}cannot read {}: {e}", path.display()));
+    // A FIFO (or a device) would block the open, or the read, where a
+    // Ctrl-C cannot reach it: refused, as it is no file the binding reads.
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() && !meta.is_dir() {
+        let message = format!("{said}{} is not a regular file (a FIFO, socket or device)", path.display());
+        return Err(failure("Io", message));
+    }
     let mut data = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, cap + 1), &mut data))

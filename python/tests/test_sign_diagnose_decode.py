@@ -296,3 +296,34 @@ def test_a_folder_whose_files_changed_is_no_match(tmp_path):
     data[24] ^= 5
     image.write_bytes(bytes(data))
     assert ccc.diagnose({"a": tmp_path / "a", "b": tmp_path / "b"})["all_match"] is True
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    # Opening a FIFO for reading waits for a writer, where a Ctrl-C cannot
+    # reach the call: refused, as no file the binding reads.
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    calls = [lambda: ccc.compile(text, ranks=[0], proven_by=fifo), lambda: ccc.diagnose([fifo, text])]
+    for call in calls:
+        raised = []
+
+        def run():
+            try:
+                call()
+            except ccc.InputError as e:
+                raised.append(e)
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join(10)
+        if worker.is_alive():
+            with open(fifo, "w"):  # let the blocked open return
+                pass
+            worker.join()
+            pytest.fail("the call waited on the FIFO")
+        assert raised and raised[0].kind == "Io", raised
+        assert f"{fifo} is not a regular file (a FIFO, socket or device)" in str(raised[0])
