@@ -23,7 +23,7 @@ use ccc_compiler::build::{BuildError, build};
 use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, images_digest};
 use ccc_compiler::hlo::Source;
 use ccc_compiler::manifest::Manifest;
-use ccc_compiler::output::{self, OutputError};
+use ccc_compiler::output::{self, NotOurs, OutputError};
 use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
 use ccc_compiler::pipeline::{
     CallerHolds, Cancel, CertificateError, CompileError, DEFAULT_MEMORY_BUDGET, Options, WayOut, compile as run,
@@ -797,10 +797,51 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
                         .to_owned()
                 });
             }
-            OutputError::Io { path, .. } | OutputError::WorkFolderTaken { work: path, .. } => {
-                info.field = Some(path.display().to_string())
+            OutputError::Io { action, path, source } => {
+                info.field = Some(path.display().to_string());
+                // As `ccc compile -o` says it, in the binding's words.
+                let help = match *action {
+                    "create"
+                        if source.kind() == std::io::ErrorKind::AlreadyExists
+                            && std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) =>
+                    {
+                        "a file stands where a folder on the way to it must be: nothing was written; write to \
+                         another folder"
+                    }
+                    "carry over" => {
+                        "ccc keeps a user's file in a replaced output by linking it into the new one, and the file \
+                         system refused this one (an immutable file?): nothing was written; make it linkable \
+                         (chattr -i) or move it out of the folder"
+                    }
+                    _ => "nothing was written; the folder is as it was",
+                };
+                info.help = Some(help.to_owned());
             }
-            OutputError::NotOurs { reason, .. } => info.help = Some(reason.to_string()),
+            OutputError::WorkFolderTaken { work, .. } => {
+                info.field = Some(work.display().to_string());
+                info.help = Some("nothing was written; move what takes that name away, then write again".to_owned());
+            }
+            OutputError::NotOurs { reason, .. } => {
+                info.help = Some(
+                    match reason {
+                        NotOurs::NotAFolder => {
+                            "write names a folder to write (it need not exist yet); pass a path that is not a file"
+                        }
+                        NotOurs::Root => {
+                            "ccc writes a new folder beside the old one and switches them; pass a folder below the \
+                             root"
+                        }
+                        NotOurs::HoldsCurrentFolder => {
+                            "the process runs in that folder or below it (os.getcwd()): os.chdir out of it first"
+                        }
+                        _ => {
+                            "ccc replaces only a folder it wrote itself (its manifest.json and every file that \
+                             lists, unchanged); write to another folder, or move that folder's contents elsewhere"
+                        }
+                    }
+                    .to_owned(),
+                )
+            }
             OutputError::NameTooLong { max, .. } => {
                 info.accepted = Some(format!("a folder name of at most {max} bytes"))
             }

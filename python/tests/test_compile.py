@@ -307,8 +307,13 @@ def test_write_refuses_a_folder_that_is_not_ccc_output(tmp_path):
     with pytest.raises(ccc.OutputError) as caught:
         compiled.write(tmp_path / "project")
     assert caught.value.kind == "NotOurs"
-    assert "manifest.json" in caught.value.help
+    # The help says what to do, not the reason again.
+    assert caught.value.help.startswith("ccc replaces only a folder it wrote itself (its manifest.json")
+    assert caught.value.help.endswith("write to another folder, or move that folder's contents elsewhere")
     assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["main.py"]
+    with pytest.raises(ccc.OutputError) as caught:
+        compiled.write(tmp_path / "project" / "main.py")
+    assert caught.value.help == "write names a folder to write (it need not exist yet); pass a path that is not a file"
 
 
 def test_write_takes_a_path_as_open_does(tmp_path):
