@@ -394,7 +394,7 @@ fn same_choice(a: &ValidCollective, b: &ValidCollective) -> bool {
 
 /// Whether `a` and `b` are the same collective but their index and
 /// algorithm: all that planning reads but the algorithm, and the model.
-fn same_inputs(a: &ValidCollective, b: &ValidCollective) -> bool {
+pub(super) fn same_inputs(a: &ValidCollective, b: &ValidCollective) -> bool {
     let fields = |c: &ValidCollective| (c.op, c.dtype, c.reduce, c.count, c.channels, c.root, c.model);
     fields(a) == fields(b) && a.peers == b.peers && a.counts == b.counts && a.groups == b.groups
 }

@@ -304,12 +304,24 @@ pub fn exceeded(program: &ValidProgram) -> Option<Exceeded> {
     let machine = Machine::of(program);
     let params = program.arch().params();
     let max = u32::from(params.mesh_event_max);
-    let built: Vec<Option<Schedule>> =
-        program.collectives.iter().map(|c| super::build_alone(c, machine, &c.algorithm)).collect();
+    // Each collective built alone, an equal one's taken again (a program
+    // of repeats builds once: a permute of a million ranks takes a while).
+    let cs = &program.collectives;
+    let mut built: Vec<std::rc::Rc<Option<Schedule>>> = Vec::with_capacity(cs.len());
+    for (i, c) in cs.iter().enumerate() {
+        let equal = cs.iter().take(i).position(|e| e.algorithm == c.algorithm && super::fit::same_inputs(e, c));
+        built.push(match equal.and_then(|j| built.get(j)) {
+            Some(schedule) => std::rc::Rc::clone(schedule),
+            None => std::rc::Rc::new(super::build_alone(c, machine, &c.algorithm)),
+        });
+    }
     fn phases_of(s: &Schedule) -> Vec<(&CollectivePlan, &Phase)> {
         s.collectives.first().map(|plan| plan.phases.iter().map(|p| (plan, p)).collect()).unwrap_or_default()
     }
-    let most = built.iter().flatten().fold(0u32, |sum, s| sum.saturating_add(Bounds::of(phases_of(s)).hi));
+    let most = built
+        .iter()
+        .filter_map(|s| s.as_ref().as_ref())
+        .fold(0u32, |sum, s| sum.saturating_add(Bounds::of(phases_of(s)).hi));
     if most > max {
         let events = super::fit::events_by_rank(program, machine);
         let mut total = Vec::new();
@@ -329,7 +341,7 @@ pub fn exceeded(program: &ValidProgram) -> Option<Exceeded> {
         }
     }
     built.iter().enumerate().find_map(|(i, s)| {
-        let s = s.as_ref()?;
+        let s = s.as_ref().as_ref()?;
         let phases = phases_of(s);
         let &(plan, _) = phases.first()?;
         let (limit, needed) = peaks(&s.shape, params, Unit::of(params, plan), &phases).over()?;
