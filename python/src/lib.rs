@@ -445,7 +445,9 @@ fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
     if item.is_instance_of::<pyo3::types::PyString>() || !item.hasattr("__fspath__")? {
         return Ok(None);
     }
-    item.extract().map(Some)
+    // As `open()` reads one: `os.fsdecode` turns a `__fspath__` that gives
+    // bytes into the name the file system has.
+    item.py().import("os")?.call_method1("fsdecode", (item,))?.extract().map(Some)
 }
 
 /// Compares the signatures of specs, compiles or manifests and explains

@@ -334,6 +334,22 @@ def test_write_takes_a_path_as_open_does(tmp_path):
     with pytest.raises(RuntimeError, match="fspath boom"):
         compiled.write(Broken())
 
+    # One whose __fspath__ gives bytes names its file as open() reads it,
+    # for proven_by and diagnose too.
+    class BytesPath:
+        def __init__(self, path):
+            self.path = path
+
+        def __fspath__(self):
+            return bytes(self.path)
+
+    world = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text())
+    world.write(BytesPath(tmp_path / "world"))
+    assert (tmp_path / "world" / "manifest.json").is_file()
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    assert ccc.compile(text, ranks=[3], proven_by=BytesPath(tmp_path / "world")).ranks == [3]
+    assert ccc.diagnose([BytesPath(tmp_path / "world"), text])["all_match"]
+
 
 @pytest.mark.skipif(sys.platform != "linux", reason="symbolic links")
 def test_write_to_a_link_to_nothing_says_so(tmp_path):
