@@ -75,8 +75,15 @@ impl PyProgram {
         adapter::collective_n(&self.spec)
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyProgram>().is_ok_and(|o| adapter::same_collectives(&o.get().spec, &self.spec))
+    fn __eq__<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        match other.cast::<PyProgram>() {
+            Ok(o) => Ok(pyo3::types::PyBool::new(py, adapter::same_collectives(&o.get().spec, &self.spec))
+                .to_owned()
+                .into_any()),
+            // Another type is asked in turn (`unittest.mock.ANY == p`
+            // holds, so `p == ANY` must), as Python's own types do.
+            Err(_) => Ok(py.NotImplemented().into_bound(py)),
+        }
     }
 
     /// Equal programs hash alike (their collectives, as `collectives`

@@ -368,6 +368,10 @@ def test_program_equality_and_repr():
     a = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text())
     b = ccc.parse((ROOT / "examples" / "reduce_ring.ron").read_text())
     assert a != b and a == a and a != "text"
+    # Another type is asked in turn, as Python's own types do.
+    from unittest import mock
+
+    assert a == mock.ANY and mock.ANY == a and not (a != mock.ANY)
     assert "AllReduce" in repr(a)
 
 
