@@ -62,6 +62,21 @@ fn written(algorithm: &ResolvedAlgorithm) -> Algorithm {
     }
 }
 
+/// Shapes whose mesh choices need from a few mesh events to more than a
+/// TOP_SP has, on one node and across nodes and pods.
+fn mesh_shapes() -> Vec<Topology> {
+    vec![
+        Topology::new(8, 8),
+        // Not a power of two: RDH's prologue and epilogue reach some members only.
+        Topology::new(24, 24),
+        Topology::new(16, 4),
+        Topology::new(32, 16),
+        Topology::new(64, 64),
+        Topology::new(64, 8).pods(2),
+        Topology::new(128, 16).pods(2),
+    ]
+}
+
 fn mesh_events_error(kind: &LowerErrorKind) -> Option<u64> {
     match kind {
         LowerErrorKind::Limit { limit: Limit::MeshEvents, value, .. } => Some(*value),
@@ -147,16 +162,7 @@ fn every_auto_choice_lowers() {
 /// (and, against any limit, says so with the count).
 #[test]
 fn the_count_is_what_lowering_gives() {
-    let shapes = [
-        Topology::new(8, 8),
-        // Not a power of two: RDH's prologue and epilogue reach some members only.
-        Topology::new(24, 24),
-        Topology::new(16, 4),
-        Topology::new(32, 16),
-        Topology::new(64, 64),
-        Topology::new(64, 8).pods(2),
-        Topology::new(128, 16).pods(2),
-    ];
+    let shapes = mesh_shapes();
     let (mut candidates, mut refused, mut records) = (0, 0, 0);
     for &topology in &shapes {
         for &op in &OPS {
@@ -606,22 +612,16 @@ fn no_choice_left_under_the_descriptor_limit_is_a_validation_error() {
 /// mesh events names the rank and collective lowering names (the first
 /// rank that runs out), with the collective's own need and what the ones
 /// before it spent adding up to lowering's count. Programs are drawn from
-/// a fixed generator (an LCG), replica groups of a TOP_SP's mesh partners
-/// among them.
+/// a fixed generator (an LCG), some over two replica groups of half the
+/// world each.
 #[test]
 fn check_refuses_what_lowering_refuses() {
     use ccc_compiler::cost::auto::legal::exceeded;
     use ccc_compiler::pipeline::CompileError;
     use ccc_compiler::pipeline::compile;
-    let shapes = [
-        Topology::new(8, 8),
-        Topology::new(24, 24),
-        Topology::new(16, 4),
-        Topology::new(32, 16),
-        Topology::new(64, 64),
-        Topology::new(128, 128),
-        Topology::new(64, 8).pods(2),
-    ];
+    let mut shapes = mesh_shapes();
+    // A flat Mesh over all of one node: 127 events.
+    shapes.push(Topology::new(128, 128));
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut draw = |n: usize| {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
