@@ -435,7 +435,7 @@ fn control_characters_in_a_path_do_not_reach_the_terminal() {
     let out = Command::new(BIN).args([OsStr::new("check"), good.as_os_str()]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8(out.stdout.clone()).unwrap();
-    assert!(!raw(&out.stdout) && stdout.contains("ok\\u{1b}[31m.ron: a valid collective"), "{stdout}");
+    assert!(!raw(&out.stdout) && stdout.contains("ok\\u001b[31m.ron: a valid collective"), "{stdout}");
     let out = Command::new(BIN).args([OsStr::new("check"), bad.as_os_str()]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr.clone()).unwrap();
@@ -447,6 +447,20 @@ fn control_characters_in_a_path_do_not_reach_the_terminal() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(!raw(&out.stdout) && !raw(&out.stderr), "{}", String::from_utf8_lossy(&out.stdout));
+    // A `--json` output stays JSON that reads back the names as they are
+    // (JSON escapes C0 characters only; DEL and C1 were written `\u{7f}`).
+    let (del, c1) = (dir.path().join("a\u{7f}b.ron"), dir.path().join("c\u{85}d.ron"));
+    std::fs::write(&del, &spec).unwrap();
+    std::fs::write(&c1, &spec).unwrap();
+    let out = Command::new(BIN)
+        .args([OsStr::new("diagnose"), OsStr::new("--json"), del.as_os_str(), c1.as_os_str()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.stdout.contains(&0x7f) && !String::from_utf8_lossy(&out.stdout).contains('\u{85}'));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("a\u{7f}b.ron") && text.contains("c\u{85}d.ron"), "{text}");
     // On a terminal: the report's colour goes, the escape stays escaped.
     let drawn = Command::new("script")
         .args(["-qec", &format!("{BIN} check '{}'", bad.display()), "/dev/null"])

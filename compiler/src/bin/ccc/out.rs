@@ -21,7 +21,7 @@ use std::path::Path;
 /// reason but a closed reader (a broken pipe is a quiet success).
 pub fn emit(text: &str) -> Result<(), Failure> {
     // A path or name quoted from the input must not drive the terminal.
-    let text = crate::report::escape_controls(text);
+    let text = crate::report::escape_for_stdout(text);
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),

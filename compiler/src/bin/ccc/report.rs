@@ -180,6 +180,27 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// `text` for stdout: each control character (C0, DEL, C1) but a tab or
+/// a line break written as a JSON escape (`\u001b`), so that a file name
+/// an output quotes does not drive the terminal, and a `--json` output,
+/// whose strings may hold DEL and C1 characters raw (JSON escapes C0
+/// only), stays JSON that reads back the same.
+pub fn escape_for_stdout(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\t' && c != '\n';
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The lines of a file a parse report shows: the line before the error,
 /// the lines of its span (at most [`SNIPPET_SPAN_LINES`]) and the line
 /// after, each cut to [`SNIPPET_LINE_MAX_CHARS`]. miette is told the file's
