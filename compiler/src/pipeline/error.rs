@@ -127,15 +127,14 @@ impl WayOut {
 impl MemoryError {
     /// The ways out, the likeliest first: when the proof alone fits, emit
     /// fewer ranks; when it does not, skip it or take it from a
-    /// certificate (both compile only the ranks named), or use fewer ranks;
-    /// when one rank's output alone is over the budget, only fewer ranks.
+    /// certificate (both compile only the ranks named), or use fewer ranks.
+    /// (Fewer than `budget::PROBE_FROM` ranks compiled without a proof of
+    /// their own, skipped or from a certificate, are not estimated, so
+    /// naming them is a way out even where one rank's estimate is over.)
     pub fn ways_out(&self) -> Vec<WayOut> {
         let mut ways = Vec::new();
         let one_rank = self.emit / self.ranks.max(1);
-        // When one rank's output alone is over, neither naming fewer ranks
-        // nor doing without the proof gets under.
-        if one_rank > self.budget {
-        } else if self.proof.saturating_add(one_rank) <= self.budget || !self.proving {
+        if self.proof.saturating_add(one_rank) <= self.budget || !self.proving {
             if self.ranks > 1 && self.emitting {
                 ways.push(WayOut::EmitFewerRanks);
             }
