@@ -398,9 +398,8 @@ fn write_in<'a>(
     };
     // The switch itself on disk: the folder holding `OUT`, synced (a file
     // system that cannot sync a folder has nothing more to do).
-    if let Some(parent) = place.out.parent().filter(|p| !p.as_os_str().is_empty())
-        && let Ok(folder) = fs::File::open(parent)
-    {
+    // (`place.parent`, not `out.parent()`: `-o out/` has `.`, not ``.)
+    if let Ok(folder) = fs::File::open(&place.parent) {
         let _ = folder.sync_all();
     }
     written.atomic = old.as_ref().is_none_or(|(_, atomic)| *atomic);

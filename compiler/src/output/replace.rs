@@ -172,7 +172,11 @@ pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path,
     for (name, meta) in sorted_entries(&old.join(rel)) {
         let r = rel.join(&name);
         let path = old.join(&r);
-        if meta.is_dir() {
+        // A folder on the way to no file ccc wrote, and not carried over:
+        // the user's, made while ccc worked (empty, or not): it moves whole.
+        if meta.is_dir() && !listing.leads_to_ours(&r) && place(&path, &out.join(&r)).is_ok() {
+            written.kept.push(r);
+        } else if meta.is_dir() {
             let before = (written.left.len(), written.unremoved.len());
             opened(&path, &meta, || remove_ours(old, out, listing, &r, written));
             // What is left of it is the user's alone: it moves whole.

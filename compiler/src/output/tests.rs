@@ -155,13 +155,16 @@ fn entries_written_while_ccc_worked_stay_in_out() {
     fs::write(old.join("late.txt"), b"mine").unwrap();
     fs::create_dir_all(old.join("rank-0/ud")).unwrap();
     fs::write(old.join("rank-0/ud/v.txt"), b"mine too").unwrap();
+    fs::create_dir_all(old.join("empty/deeper")).unwrap();
     let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None })]) };
     let mut written = Written::default();
     replace::remove_ours(&old, &out, &listing, Path::new(""), &mut written);
     assert_eq!(fs::read(out.join("late.txt")).unwrap(), b"mine");
     assert_eq!(fs::read(out.join("rank-0/ud/v.txt")).unwrap(), b"mine too");
     assert_eq!(fs::read(out.join(ours)).unwrap(), b"image");
-    assert_eq!(written.kept, [PathBuf::from("late.txt"), PathBuf::from("rank-0/ud")]);
+    assert!(out.join("empty/deeper").is_dir(), "an empty folder of the user's is theirs too");
+    let kept = ["empty", "late.txt", "rank-0/ud"].map(PathBuf::from);
+    assert_eq!(written.kept, kept);
     // The new output's own `taken.txt` stays; the old one is left, named.
     assert_eq!(fs::read_to_string(out.join("taken.txt")).unwrap(), out.display().to_string());
     assert_eq!(written.left, [old.join("taken.txt")]);
