@@ -495,6 +495,14 @@ fn import_writes_a_program_lowering_refuses_with_a_note_and_check_refuses_it() {
     let compile = String::from_utf8(compile.stderr).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(compile.contains("rank 0, TOP_SP 0, collective 1, step 0: mesh events per TOP_SP"), "{compile}");
     assert!(compile.contains("this schedule needs 126"), "{compile}");
+    // Cut with `--split`, the part that does not compile says so too.
+    let split = dir.path().join("split.ron");
+    let args = ["import", module, "--target", t, "--algorithm", "Mesh", "--split", "-o", split.to_str().unwrap()];
+    let import = ccc(&args);
+    assert_eq!(import.status.code(), Some(0), "{}", String::from_utf8_lossy(&import.stderr));
+    let part = std::fs::read_to_string(dir.path().join("split.1.ron")).unwrap();
+    assert!(part.contains(&format!("// Note: this program {said}")), "{part}");
+    assert!(String::from_utf8_lossy(&import.stderr).contains(&format!("split.1.ron: written, but it {said}")));
 }
 
 /// `(file, text the error points at, words of the message)`.

@@ -55,11 +55,7 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     }
     let mut notes: Vec<String> = overflow.iter().map(too_full_note).collect();
     let does_not_lower = exceeded.map(|(x, arch)| format!("collective {}: {}", x.collective, x.describe(arch)));
-    notes.extend(
-        does_not_lower
-            .iter()
-            .map(|d| format!("Note: this program does not compile: {d} (`ccc check` says why and what to change).")),
-    );
+    notes.extend(does_not_lower.iter().map(|d| does_not_compile_note(d)));
     let ron = emit::to_ron_noted(&imported, &name, &notes)
         .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
     match &args.out {
@@ -157,6 +153,10 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
     }
     let n = parts.len();
     let mut files: Vec<(std::path::PathBuf, String)> = Vec::with_capacity(n);
+    // A part fits the CTRL SPAD, but its choices may still exceed a
+    // lowering limit (a TOP_SP's mesh events): said in it, as for a whole.
+    let mut cache = AutoCache::new();
+    let mut does_not_lower = Vec::new();
     for (k, range) in parts.iter().enumerate() {
         let sources = &imported.sources[range.clone()];
         // Collectives of called computations stand elsewhere in the text:
@@ -181,7 +181,14 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
             range.start,
             range.end - 1
         );
-        let ron = emit::to_ron_noted(&part, name, &[note])
+        let mut notes = vec![note];
+        let valid = validate_cached(&part.program, &mut cache).ok();
+        if let Some((x, v)) = valid.as_ref().and_then(|v| Some((exceeded(v)?, v))) {
+            let d = format!("collective {}: {}", x.collective, x.describe(v.arch()));
+            notes.push(does_not_compile_note(&d));
+            does_not_lower.push((k, d));
+        }
+        let ron = emit::to_ron_noted(&part, name, &notes)
             .map_err(|e| Failure::input(miette::miette!("cannot write the program as RON: {e}")))?;
         files.push((paths[k].clone(), ron));
     }
@@ -191,7 +198,17 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
     for (p, range) in paths.iter().zip(&parts) {
         note!("wrote {}: collectives {} to {}", p.display(), range.start, range.end - 1);
     }
+    for (k, d) in does_not_lower {
+        let part = paths[k].display();
+        note!("note: {part}: written, but it does not compile: {d} (`ccc check` says what to change)");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The note `ccc import` writes above a program whose choices exceed a
+/// lowering limit (`d`: the collective and the limit, in words).
+fn does_not_compile_note(d: &str) -> String {
+    format!("Note: this program does not compile: {d} (`ccc check` says why and what to change).")
 }
 
 /// The note `ccc import` writes above a program that does not fit one
