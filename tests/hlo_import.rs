@@ -471,8 +471,8 @@ fn import_refuses_what_check_refuses() {
 /// A program that validates but whose choices lowering refuses
 /// (`--algorithm Mesh`: the second collective takes a TOP_SP past its 108
 /// mesh events) is written, as one too full for the CTRL SPAD is, with a
-/// note in the RON and on stderr; `check` refuses it, naming the rank and
-/// collective `compile` names.
+/// note in the RON and on stderr (each part of `--split` too); `check`
+/// refuses it, naming the rank and collective `compile` names here.
 #[test]
 fn import_writes_a_program_lowering_refuses_with_a_note_and_check_refuses_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -62,6 +62,21 @@ fn written(algorithm: &ResolvedAlgorithm) -> Algorithm {
     }
 }
 
+/// Lowering `x.rank` alone runs out of mesh events at `x.collective`, by
+/// the count `x` says (its own need and what the ones before it spent).
+fn assert_runs_out(program: &ValidProgram, x: ccc_compiler::cost::auto::legal::Exceeded, name: &str) {
+    let alone = Options { verify: false, ranks: vec![Rank(x.rank.unwrap())], ..Options::default() };
+    let Err(ccc_compiler::pipeline::CompileError::Lower(e)) = ccc_compiler::pipeline::compile(program, &alone) else {
+        panic!("{name}: rank {:?} lowers", x.rank)
+    };
+    let LowerErrorKind::Limit { limit: Limit::MeshEvents, value, .. } = e.kind else { panic!("{name}: {e}") };
+    assert_eq!(
+        (value, e.collective.map(|c| c.0)),
+        (x.refusal.needed + u64::from(x.spent), Some(x.collective)),
+        "{name}"
+    );
+}
+
 /// Shapes whose mesh choices need from a few mesh events to more than a
 /// TOP_SP has, on one node and across nodes and pods.
 fn mesh_shapes() -> Vec<Topology> {
@@ -666,15 +681,12 @@ fn check_refuses_what_lowering_refuses() {
                 over += 1;
                 let at = e.collective.map(|c| c.0);
                 if limit == Limit::MeshEvents {
-                    // No rank before it fails at all, so it is the first
-                    // rank that runs out of events.
                     by_events += 1;
-                    assert_eq!(
-                        (x.refusal.limit, x.rank, Some(x.collective)),
-                        (limit, Some(e.rank.0), at),
-                        "{name}: {e}"
-                    );
-                    assert_eq!(x.refusal.needed + u64::from(x.spent), value, "{name}: {e}");
+                    assert_eq!(x.refusal.limit, limit, "{name}: {e}");
+                    assert_runs_out(&program, x, &name);
+                    // The first rank that runs out: lowering, which takes a
+                    // few sample ranks first, names it or one after it.
+                    assert!(x.rank.is_some_and(|r| r <= e.rank.0), "{name}: {e}: {x:?}");
                 } else if (x.refusal.limit, Some(x.collective)) == (limit, at) {
                     // Lowering names the first step over the limit, this
                     // the busiest.
@@ -692,6 +704,23 @@ fn check_refuses_what_lowering_refuses() {
             Err(e) => panic!("{name}: {e}"),
         }
     }
+    // Lowering names another rank than the first that runs out: a rooted
+    // Mesh reduce over two groups of 64 on Sunda, each rooted at its first
+    // member, ranks 10 and 64, each waiting on 63 peers (50 allowed).
+    // Lowering samples rank 64, the world's middle, first.
+    let mesh = Algorithm::flat(AlgType::Mesh).unwrap();
+    let mut c = collective(OpType::Reduce, 1 << 20, Arch::Sunda, Topology::new(128, 128)).algorithm(mesh);
+    let first = [10].into_iter().chain((0..64).filter(|&r| r != 10)).collect();
+    c.groups = Some(vec![first, (64..128).collect()]);
+    c.root = Some(0);
+    let program = validate(&Program::from(c)).unwrap();
+    let x = exceeded(&program).unwrap();
+    assert_eq!((x.rank, x.collective, x.refusal.needed), (Some(10), 0, 63));
+    assert_runs_out(&program, x, "two rooted groups");
+    let Err(CompileError::Lower(e)) = compile(&program, &Options { verify: false, ..Options::default() }) else {
+        panic!("compiled")
+    };
+    assert_eq!(e.rank, Rank(64));
     let counts =
         format!("{programs} programs: {over} refused, {by_events} for events, {by_steps} per step, {reordered}");
     assert!(programs >= 150 && by_events >= 20 && by_steps >= 3 && over < programs, "{counts}");

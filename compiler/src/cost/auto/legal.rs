@@ -269,9 +269,10 @@ pub fn refusal(shape: &Shape, params: &ArchParams, room: u32, phases: &[(&Collec
 pub struct Exceeded {
     /// The collective at which it is exceeded, by index.
     pub collective: u32,
-    /// For the mesh events, the first rank whose TOP_SPs need more than
-    /// the arch has (the rank `compile` names); `None` for the per-step
-    /// limits, whose count is a group's busiest member's.
+    /// For the mesh events, the first rank (in rank order) whose TOP_SPs
+    /// need more than the arch has (`compile`, which lowers a few sample
+    /// ranks first, may name a later one that does too); `None` for the
+    /// per-step limits, whose count is a group's busiest member's.
     pub rank: Option<u32>,
     /// The limit, and what the collective needs of it (at that rank).
     pub refusal: Refusal,
