@@ -29,6 +29,32 @@ pub(super) struct Listing {
 pub(super) struct Listed {
     pub(super) size: u64,
     pub(super) md5: Option<String>,
+    /// The file as [`recognise`] found it, once it checked it: a file
+    /// replaced or written to since (while ccc works) is no longer the one
+    /// ccc wrote, and is not removed as one.
+    pub(super) stamp: Option<Stamp>,
+}
+
+/// What tells one file from another, or from itself changed: its size, its
+/// modification time, and on Unix its device and inode.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    id: (u64, u64),
+}
+
+impl Stamp {
+    pub(super) fn of(meta: &fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        let id = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let id = (0, 0);
+        Stamp { len: meta.len(), modified: meta.modified().ok(), id }
+    }
 }
 
 impl Listing {
@@ -42,7 +68,8 @@ impl Listing {
                     (t.neff_configs_bytes, &t.neff_configs_md5),
                 ];
                 for (file, (size, md5)) in IMAGE_FILES.into_iter().zip(listed) {
-                    files.insert(image_path(rank.rank, t.topsp, file), Listed { size, md5: md5.clone() });
+                    let listed = Listed { size, md5: md5.clone(), stamp: None };
+                    files.insert(image_path(rank.rank, t.topsp, file), listed);
                 }
             }
         }
@@ -52,6 +79,15 @@ impl Listing {
     /// Whether ccc wrote the file at `rel`.
     pub(super) fn wrote(&self, rel: &Path) -> bool {
         rel == Path::new(MANIFEST_FILE) || self.files.contains_key(rel)
+    }
+
+    /// Whether the file at `rel` (found as `meta`) is the one ccc wrote
+    /// there as [`recognise`] found it: not replaced or written to since.
+    pub(super) fn unchanged(&self, rel: &Path, meta: &fs::Metadata) -> bool {
+        match self.files.get(rel).and_then(|l| l.stamp) {
+            Some(stamp) => stamp == Stamp::of(meta),
+            None => true,
+        }
     }
 
     /// Whether `rel` is a folder on the way to a file ccc wrote.
@@ -105,8 +141,12 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
             manifest.manifest_schema
         )));
     }
-    let listing = Listing::of(&manifest);
+    let mut listing = Listing::of(&manifest);
     check_listed(out, &listing)?;
+    // Each file as it was checked (a `stat` each, after the MD5s).
+    for (file, listed) in &mut listing.files {
+        listed.stamp = fs::symlink_metadata(out.join(file)).ok().map(|m| Stamp::of(&m));
+    }
     Ok(Existing::Ours(listing))
 }
 

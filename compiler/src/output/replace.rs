@@ -185,7 +185,7 @@ pub(super) fn remove_ours(old: &Path, out: &Path, listing: &Listing, rel: &Path,
                 written.left.truncate(before.0);
                 written.kept.push(r);
             }
-        } else if listing.wrote(&r) || twins(&path, &meta, &out.join(&r)) {
+        } else if (listing.wrote(&r) && listing.unchanged(&r, &meta)) || twins(&path, &meta, &out.join(&r)) {
             if let Err(e) = fs::remove_file(&path) {
                 written.unremoved.push((path, e.to_string()));
             }

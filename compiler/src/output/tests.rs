@@ -1,4 +1,4 @@
-use super::existing::{Listed, Listing};
+use super::existing::{self, Listed, Listing};
 use super::place::{Place, is_ccc_file};
 use super::*;
 use std::collections::BTreeMap;
@@ -61,8 +61,9 @@ fn ccc_files_are_the_manifest_and_the_images_in_their_folders() {
 /// (`rank-1` is not on the way to `rank-10/...`).
 #[test]
 fn folders_on_the_way_to_listed_files() {
-    let listing =
-        Listing { files: BTreeMap::from([(image_path(10, 0, IMAGE_FILES[0]), Listed { size: 8, md5: None })]) };
+    let listing = Listing {
+        files: BTreeMap::from([(image_path(10, 0, IMAGE_FILES[0]), Listed { size: 8, md5: None, stamp: None })]),
+    };
     assert!(listing.leads_to_ours(Path::new("rank-10")));
     assert!(listing.leads_to_ours(Path::new("rank-10/topsp-0")));
     assert!(!listing.leads_to_ours(Path::new("rank-1")));
@@ -156,7 +157,7 @@ fn entries_written_while_ccc_worked_stay_in_out() {
     fs::create_dir_all(old.join("rank-0/ud")).unwrap();
     fs::write(old.join("rank-0/ud/v.txt"), b"mine too").unwrap();
     fs::create_dir_all(old.join("empty/deeper")).unwrap();
-    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None })]) };
+    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None, stamp: None })]) };
     let mut written = Written::default();
     replace::remove_ours(&old, &out, &listing, Path::new(""), &mut written);
     assert_eq!(fs::read(out.join("late.txt")).unwrap(), b"mine");
@@ -169,5 +170,34 @@ fn entries_written_while_ccc_worked_stay_in_out() {
     assert_eq!(fs::read_to_string(out.join("taken.txt")).unwrap(), out.display().to_string());
     assert_eq!(written.left, [old.join("taken.txt")]);
     assert!(!old.join(ours).exists() && !old.join("late.txt").exists() && !old.join("rank-0").exists());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file at a path the old manifest lists, replaced while ccc worked
+/// (removed and written again), is the user's now: not removed as ccc's,
+/// but left and named where the new output holds that path. It was
+/// removed silently.
+#[test]
+fn a_listed_file_replaced_while_ccc_worked_is_not_removed() {
+    let dir = scratch("replaced");
+    let (old, out) = (dir.join("old"), dir.join("out"));
+    let ours = Path::new("rank-0/topsp-0/ctrl_spad.bin");
+    for tree in [&old, &out] {
+        fs::create_dir_all(tree.join(ours).parent().unwrap()).unwrap();
+        fs::write(tree.join(ours), b"image").unwrap();
+    }
+    let stamp = Some(existing::Stamp::of(&fs::symlink_metadata(old.join(ours)).unwrap()));
+    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None, stamp })]) };
+    fs::remove_file(old.join(ours)).unwrap();
+    fs::write(old.join(ours), b"MINE\n").unwrap();
+    let mut written = Written::default();
+    replace::remove_ours(&old, &out, &listing, Path::new(""), &mut written);
+    assert_eq!(fs::read(old.join(ours)).unwrap(), b"MINE\n");
+    assert_eq!(written.left, [old.join(ours)]);
+    // Unchanged, it is ccc's and goes.
+    let stamp = Some(existing::Stamp::of(&fs::symlink_metadata(old.join(ours)).unwrap()));
+    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None, stamp })]) };
+    replace::remove_ours(&old, &out, &listing, Path::new(""), &mut Written::default());
+    assert!(!old.join(ours).exists());
     fs::remove_dir_all(&dir).unwrap();
 }
