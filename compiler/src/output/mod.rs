@@ -21,7 +21,8 @@
 //!   the switch, where that holds nothing of its name. A user's file
 //!   standing where the new output puts one of its own is refused, not
 //!   overwritten.
-//! - **It removes** only what it wrote: the files the old manifest lists,
+//! - **It removes** only what it wrote: the files the old manifest lists
+//!   (each as it checked them: one replaced or written to since is left),
 //!   the old manifest, the links it made, and folders that end up empty.
 //!   Anything else found in the old tree is left where it is and reported.
 //! - **It lasts**: on Linux the new tree is on disk (one `syncfs`) before
