@@ -461,6 +461,14 @@ fn control_characters_in_a_path_do_not_reach_the_terminal() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = report.to_string();
     assert!(text.contains("a\u{7f}b.ron") && text.contains("c\u{85}d.ron"), "{text}");
+    // clap's own refusal, which echoes the argument raw on a terminal.
+    let drawn = Command::new("script")
+        .args(["-qec", &format!("{BIN} \"$(printf 'check\\033]0;TITLE\\007')\""), "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    let drawn = String::from_utf8_lossy(&drawn.stdout).into_owned();
+    assert!(drawn.contains("unrecognized subcommand") && !drawn.contains("\u{1b}]0;"), "{drawn:?}");
     // On a terminal: the report's colour goes, the escape stays escaped.
     let drawn = Command::new("script")
         .args(["-qec", &format!("{BIN} check '{}'", bad.display()), "/dev/null"])

@@ -34,7 +34,7 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Print the step graph in Graphviz DOT.
     Graph(GraphArgs),
-    /// Parse and validate a spec only; print what it resolves to.
+    /// Parse and validate a spec, refusing what lowering would; print what it resolves to.
     Check(SpecArg),
     /// Print the RON program equivalent to an XLA HLO module's collectives.
     Import(ImportArgs),

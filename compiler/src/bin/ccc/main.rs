@@ -52,8 +52,32 @@ impl Failure {
     }
 }
 
+/// clap's own refusal (or `--help`, `--version`), printed as clap prints
+/// it unless an argument holds a control character, which clap echoes
+/// raw on a terminal (a value holding ESC `]` set its title): then as
+/// plain text, which drops escape sequences, any other control character
+/// escaped.
+fn argument_error(e: &clap::Error) -> ExitCode {
+    use std::io::Write as _;
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    let controls = std::env::args_os().any(|a| a.to_string_lossy().chars().any(char::is_control));
+    if !controls {
+        let _ = e.print();
+        return ExitCode::from(code);
+    }
+    let plain = report::escape_controls(&e.render().to_string());
+    let _ = match e.use_stderr() {
+        true => write!(std::io::stderr(), "{plain}"),
+        false => write!(std::io::stdout(), "{plain}"),
+    };
+    ExitCode::from(code)
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(&e),
+    };
     report::install_handler();
     let result = match cli.command {
         Command::Check(a) => check::run(&a),
