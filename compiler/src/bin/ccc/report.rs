@@ -16,6 +16,7 @@ use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode,
     SourceSpan, SpanContents,
 };
+use std::borrow::Cow;
 use std::fmt::Display;
 use std::io::IsTerminal;
 
@@ -65,8 +66,9 @@ pub fn print(report: &miette::Report) {
     let mut plain = String::new();
     let handler =
         GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(PLAIN_WIDTH).with_links(false);
-    let shown = match handler.render_report(&mut plain, report.as_ref()) {
-        Ok(()) if escape_controls(&plain) != plain => escape_controls(&plain),
+    // Rendered plainly first: only a rendering that holds one is printed so.
+    let shown = match handler.render_report(&mut plain, report.as_ref()).map(|()| escaped(&plain, braced)) {
+        Ok(Cow::Owned(escaped)) => escaped,
         _ => format!("{report:?}"),
     };
     let _ = writeln!(std::io::stderr(), "{shown}");
@@ -169,15 +171,12 @@ pub fn located_report(
 /// must not drive the terminal it is printed on (an ESC `c` in a module
 /// resets it; some terminals read U+009B as ESC `[`).
 pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' | '\n' => out.push(c),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    out
+    escaped(text, braced).into_owned()
+}
+
+/// A control character as Rust writes it (`\u{1b}`).
+fn braced(c: char) -> String {
+    c.escape_unicode().to_string()
 }
 
 /// `text` for stdout: each control character (C0, DEL, C1) but a tab or
@@ -185,20 +184,18 @@ pub fn escape_controls(text: &str) -> String {
 /// an output quotes does not drive the terminal, and a `--json` output,
 /// whose strings may hold DEL and C1 characters raw (JSON escapes C0
 /// only), stays JSON that reads back the same.
-pub fn escape_for_stdout(text: &str) -> std::borrow::Cow<'_, str> {
-    let escaped = |c: char| c.is_control() && c != '\t' && c != '\n';
-    if !text.chars().any(escaped) {
-        return std::borrow::Cow::Borrowed(text);
+pub fn escape_for_stdout(text: &str) -> Cow<'_, str> {
+    escaped(text, |c| format!("\\u{:04x}", u32::from(c)))
+}
+
+/// `text` with each control character but a tab or a line break written
+/// as `escape` writes it; `text` itself when it holds none.
+fn escaped(text: &str, escape: impl Fn(char) -> String) -> Cow<'_, str> {
+    let control = |c: char| c.is_control() && c != '\t' && c != '\n';
+    if !text.chars().any(control) {
+        return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if escaped(c) {
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(text.chars().map(|c| if control(c) { escape(c) } else { c.to_string() }).collect())
 }
 
 /// The lines of a file a parse report shows: the line before the error,
