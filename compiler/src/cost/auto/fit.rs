@@ -255,7 +255,7 @@ fn most_events(program: &ValidProgram, machine: Machine) -> (u32, u32) {
 /// Each of `program`'s collectives' mesh events per TOP_SP, rank by rank
 /// (as lowering counts them), in program order; an equal collective's
 /// taken again rather than counted.
-pub(super) fn events_by_rank(program: &ValidProgram, machine: Machine) -> Vec<Vec<u32>> {
+fn events_by_rank(program: &ValidProgram, machine: Machine) -> Vec<Vec<u32>> {
     let cs = &program.collectives;
     let mut found: Vec<Vec<u32>> = Vec::with_capacity(cs.len());
     for (i, c) in cs.iter().enumerate() {
@@ -272,7 +272,7 @@ pub(super) fn events_by_rank(program: &ValidProgram, machine: Machine) -> Vec<Ve
 /// A collective's events `by_member` (of a group, by index), rank by
 /// rank: member `i` of every group needs what member `i` of the one costed
 /// needs (the groups share the schedule's phases and scopes).
-fn by_rank(c: &ValidCollective, by_member: Vec<u32>) -> Vec<u32> {
+pub(super) fn by_rank(c: &ValidCollective, by_member: Vec<u32>) -> Vec<u32> {
     if !c.groups.is_explicit() {
         return by_member;
     }

@@ -61,6 +61,7 @@ use crate::valid::{Shape, ValidProgram};
 use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::DevicePattern;
 use ccc_ir::wire::tp::VAL_MASK;
+use std::rc::Rc;
 
 /// The mesh events member `member` of a group of `plan` waits on in
 /// `phase`, on every TOP_SP the collective uses: one per peer that sends
@@ -308,12 +309,12 @@ pub fn exceeded(program: &ValidProgram) -> Option<Exceeded> {
     // Each collective built alone, an equal one's taken again (a program
     // of repeats builds once: a permute of a million ranks takes a while).
     let cs = &program.collectives;
-    let mut built: Vec<std::rc::Rc<Option<Schedule>>> = Vec::with_capacity(cs.len());
+    let mut built: Vec<Rc<Option<Schedule>>> = Vec::with_capacity(cs.len());
     for (i, c) in cs.iter().enumerate() {
         let equal = cs.iter().take(i).position(|e| e.algorithm == c.algorithm && super::fit::same_inputs(e, c));
         built.push(match equal.and_then(|j| built.get(j)) {
-            Some(schedule) => std::rc::Rc::clone(schedule),
-            None => std::rc::Rc::new(super::build_alone(c, machine, &c.algorithm)),
+            Some(schedule) => Rc::clone(schedule),
+            None => Rc::new(super::build_alone(c, machine, &c.algorithm)),
         });
     }
     fn phases_of(s: &Schedule) -> Vec<(&CollectivePlan, &Phase)> {
@@ -324,7 +325,20 @@ pub fn exceeded(program: &ValidProgram) -> Option<Exceeded> {
         .filter_map(|s| s.as_ref().as_ref())
         .fold(0u32, |sum, s| sum.saturating_add(Bounds::of(phases_of(s)).hi));
     if most > max {
-        let events = super::fit::events_by_rank(program, machine);
+        // Rank by rank, from the schedules built above: one count for each
+        // one built.
+        let mut events: Vec<Rc<Vec<u32>>> = Vec::with_capacity(cs.len());
+        for (i, (c, s)) in cs.iter().zip(&built).enumerate() {
+            let same = built.iter().take(i).position(|b| Rc::ptr_eq(b, s));
+            events.push(match same.and_then(|j| events.get(j)) {
+                Some(e) => Rc::clone(e),
+                None => Rc::new(
+                    s.as_ref()
+                        .as_ref()
+                        .map_or_else(Vec::new, |s| super::fit::by_rank(c, events_by_member(&s.shape, &phases_of(s)))),
+                ),
+            });
+        }
         let mut total = Vec::new();
         for e in &events {
             super::fit::add(&mut total, e);
