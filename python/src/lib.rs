@@ -371,8 +371,9 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     }
     if item.cast::<PyMapping>().is_ok() {
         // Any mapping (`types.MappingProxyType`, as the stub says), read as
-        // the dict of its items and checked as a spec's dict is: a value JSON cannot carry (bytes, a
-        // set) is refused at its path, not with json's bare TypeError.
+        // the dict of its items and checked as a spec's dict is: a value
+        // JSON cannot carry (bytes, a set) is refused at its path, not with
+        // json's bare TypeError.
         return Ok(Owned::ManifestDict(json::dumps_manifest(py, item)?));
     }
     if let Ok(text) = item.extract::<String>()

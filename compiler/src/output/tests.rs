@@ -138,6 +138,26 @@ fn a_made_folder_another_compile_holds_stays() {
     fs::remove_dir(&dir).unwrap();
 }
 
+/// An old tree and a new output under `scratch(name)`, each holding one
+/// image at `OURS`, five bytes: a replaced output and its replacement.
+fn old_and_new(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let (old, out) = (dir.join("old"), dir.join("out"));
+    for tree in [&old, &out] {
+        fs::create_dir_all(tree.join(OURS).parent().unwrap()).unwrap();
+        fs::write(tree.join(OURS), b"image").unwrap();
+    }
+    (dir, old, out)
+}
+
+/// The image [`old_and_new`] writes in both trees.
+const OURS: &str = "rank-0/topsp-0/ctrl_spad.bin";
+
+/// A listing of the image at [`OURS`] alone, found as `stamp`.
+fn listing_of_ours(stamp: Option<existing::Stamp>) -> Listing {
+    Listing { files: BTreeMap::from([(PathBuf::from(OURS), Listed { size: 5, md5: None, stamp })]) }
+}
+
 /// Entries of the user's written into `OUT` while ccc worked (after the
 /// old tree was read, so not carried over) move into the new output when
 /// the old tree is emptied, a new folder of theirs whole with what is
@@ -145,21 +165,17 @@ fn a_made_folder_another_compile_holds_stays() {
 /// old tree and is listed. They ended up beside `OUT`, in the old tree.
 #[test]
 fn entries_written_while_ccc_worked_stay_in_out() {
-    let dir = scratch("late");
-    let (old, out) = (dir.join("old"), dir.join("out"));
-    let ours = Path::new("rank-0/topsp-0/ctrl_spad.bin");
+    let (dir, old, out) = old_and_new("late");
+    let ours = Path::new(OURS);
     for tree in [&old, &out] {
-        fs::create_dir_all(tree.join(ours).parent().unwrap()).unwrap();
-        fs::write(tree.join(ours), b"image").unwrap();
         fs::write(tree.join("taken.txt"), tree.display().to_string()).unwrap();
     }
     fs::write(old.join("late.txt"), b"mine").unwrap();
     fs::create_dir_all(old.join("rank-0/ud")).unwrap();
     fs::write(old.join("rank-0/ud/v.txt"), b"mine too").unwrap();
     fs::create_dir_all(old.join("empty/deeper")).unwrap();
-    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None, stamp: None })]) };
     let mut written = Written::default();
-    replace::remove_ours(&old, &out, &listing, Path::new(""), &mut written);
+    replace::remove_ours(&old, &out, &listing_of_ours(None), Path::new(""), &mut written);
     assert_eq!(fs::read(out.join("late.txt")).unwrap(), b"mine");
     assert_eq!(fs::read(out.join("rank-0/ud/v.txt")).unwrap(), b"mine too");
     assert_eq!(fs::read(out.join(ours)).unwrap(), b"image");
@@ -179,15 +195,10 @@ fn entries_written_while_ccc_worked_stay_in_out() {
 /// removed silently.
 #[test]
 fn a_listed_file_replaced_while_ccc_worked_is_not_removed() {
-    let dir = scratch("replaced");
-    let (old, out) = (dir.join("old"), dir.join("out"));
-    let ours = Path::new("rank-0/topsp-0/ctrl_spad.bin");
-    for tree in [&old, &out] {
-        fs::create_dir_all(tree.join(ours).parent().unwrap()).unwrap();
-        fs::write(tree.join(ours), b"image").unwrap();
-    }
-    let stamp = Some(existing::Stamp::of(&fs::symlink_metadata(old.join(ours)).unwrap()));
-    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None, stamp })]) };
+    let (dir, old, out) = old_and_new("replaced");
+    let ours = Path::new(OURS);
+    let stamp = || Some(existing::Stamp::of(&fs::symlink_metadata(old.join(ours)).unwrap()));
+    let listing = listing_of_ours(stamp());
     fs::remove_file(old.join(ours)).unwrap();
     fs::write(old.join(ours), b"MINE\n").unwrap();
     let mut written = Written::default();
@@ -195,9 +206,7 @@ fn a_listed_file_replaced_while_ccc_worked_is_not_removed() {
     assert_eq!(fs::read(old.join(ours)).unwrap(), b"MINE\n");
     assert_eq!(written.left, [old.join(ours)]);
     // Unchanged, it is ccc's and goes.
-    let stamp = Some(existing::Stamp::of(&fs::symlink_metadata(old.join(ours)).unwrap()));
-    let listing = Listing { files: BTreeMap::from([(ours.to_path_buf(), Listed { size: 5, md5: None, stamp })]) };
-    replace::remove_ours(&old, &out, &listing, Path::new(""), &mut Written::default());
+    replace::remove_ours(&old, &out, &listing_of_ours(stamp()), Path::new(""), &mut Written::default());
     assert!(!old.join(ours).exists());
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -69,7 +69,7 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
         );
     }
     if let Some(d) = does_not_lower {
-        note!("note: {name}: written, but it does not compile: {d} (`ccc check` says what to change)");
+        note_does_not_compile(&name, &d);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -199,8 +199,7 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
         note!("wrote {}: collectives {} to {}", p.display(), range.start, range.end - 1);
     }
     for (k, d) in does_not_lower {
-        let part = paths[k].display();
-        note!("note: {part}: written, but it does not compile: {d} (`ccc check` says what to change)");
+        note_does_not_compile(paths[k].display(), &d);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -209,6 +208,12 @@ fn write_parts(imported: &Imported, name: &str, out: &std::path::Path) -> Result
 /// lowering limit (`d`: the collective and the limit, in words).
 fn does_not_compile_note(d: &str) -> String {
     format!("Note: this program does not compile: {d} (`ccc check` says why and what to change).")
+}
+
+/// The note `ccc import` says on stderr of `file`, written though its
+/// choices exceed a lowering limit (`d`, as for [`does_not_compile_note`]).
+fn note_does_not_compile(file: impl std::fmt::Display, d: &str) {
+    note!("note: {file}: written, but it does not compile: {d} (`ccc check` says what to change)");
 }
 
 /// The note `ccc import` writes above a program that does not fit one
