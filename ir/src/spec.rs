@@ -79,6 +79,14 @@ pub struct Collective {
     pub model: Option<ModelOverrides>,
 }
 
+/// The largest world ccc compiles (`topology.rank_n`), kept here so
+/// that `parse` can say it as validation refuses it.
+pub const MAX_RANK_N: u32 = 1_048_576;
+/// Ring channels accepted (`channels`).
+pub const CHANNELS: std::ops::RangeInclusive<u32> = 1..=32;
+/// Initial send credits accepted (`send_credits`).
+pub const SEND_CREDITS: std::ops::RangeInclusive<u32> = 1..=511;
+
 /// The machine shape the collective runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

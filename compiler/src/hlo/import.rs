@@ -94,7 +94,7 @@ pub(super) fn space(module: &Module<'_>, target: &Target) -> Result<Space, HloEr
                     a.at,
                     a.value.len(),
                     format!("`{key}={}` is not a device count", a.value),
-                    "a whole number from 1 to 4294967295",
+                    format!("a whole number from 1 to {}, the most ranks a world holds", crate::validate::MAX_RANK_N),
                 )
             })
         })

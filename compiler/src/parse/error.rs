@@ -403,30 +403,36 @@ fn field_before(src: &str, at: usize) -> Option<String> {
 
 /// What an integer field takes, by its name (`None`: unknown), as a
 /// parse error's help says it: `` `count` takes a whole number of at most
-/// 18446744073709551615: not negative, no fraction ``. The Python binding's
-/// dict errors say the same.
+/// 18446744073709551615: not negative, no fraction ``, `` `rank_n` takes a
+/// whole number from 1 to 1048576: no fraction `` (validation's range,
+/// where it holds the field to one). The Python binding's dict errors say
+/// the same.
 pub fn whole_number_help(field: Option<&str>) -> String {
     let name = field.map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
-    let max = field.and_then(integer_max);
-    // A model override of at least 1 says so (0 is refused too).
-    let min = field.filter(|f| is_override(f)).map_or(0, ccc_ir::model::override_min);
-    match (min, max) {
-        (0, None) => format!("{name} takes a whole number: not negative, no fraction"),
-        (0, Some(m)) => format!("{name} takes a whole number of at most {m}: not negative, no fraction"),
-        (min, max) => format!("{name} takes a whole number from {min} to {}: no fraction", max.unwrap_or(u64::MAX)),
+    match field.and_then(integer_range) {
+        None => format!("{name} takes a whole number: not negative, no fraction"),
+        Some((0, max)) => format!("{name} takes a whole number of at most {max}: not negative, no fraction"),
+        Some((min, max)) => format!("{name} takes a whole number from {min} to {max}: no fraction"),
     }
 }
 
-/// The largest value a spec's integer field holds, by its name.
-fn integer_max(field: &str) -> Option<u64> {
+/// The least and largest values a spec's integer field is accepted with,
+/// by its name: validation's range where it holds the field to one,
+/// else the field's type's.
+fn integer_range(field: &str) -> Option<(u64, u64)> {
+    use ccc_ir::spec::{CHANNELS, MAX_RANK_N, SEND_CREDITS};
+    let of = |r: std::ops::RangeInclusive<u32>| (u64::from(*r.start()), u64::from(*r.end()));
     match field {
-        "count" | "counts" => Some(u64::MAX),
-        "rank_n" | "local_rank_n" | "pod_n" | "root" | "peer" | "peers" | "groups" | "channels" | "send_credits" => {
-            Some(u64::from(u32::MAX))
-        }
+        "count" | "counts" => Some((0, u64::MAX)),
+        "rank_n" | "local_rank_n" | "pod_n" => Some(of(1..=MAX_RANK_N)),
+        // A rank: below `rank_n`.
+        "root" | "peer" | "peers" | "groups" => Some(of(0..=MAX_RANK_N - 1)),
+        "channels" => Some(of(CHANNELS)),
+        "send_credits" => Some(of(SEND_CREDITS)),
         // The cost model's overrides (`docs/cost-model.md` §2), which
-        // validation holds to `OVERRIDE_MAX`.
-        f if is_override(f) => Some(ccc_ir::model::OVERRIDE_MAX),
+        // validation holds to `OVERRIDE_MAX` (0 is refused where the
+        // least is 1).
+        f if is_override(f) => Some((ccc_ir::model::override_min(f), ccc_ir::model::OVERRIDE_MAX)),
         _ => None,
     }
 }

@@ -147,7 +147,13 @@ fn numbers_a_field_cannot_hold_name_the_field() {
     let e = err(&GOOD.replace("channels: 4,", "channels: -5,"));
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("channels".into()) });
     assert_eq!(e.label(), "out of range for `channels`");
-    assert_eq!(e.help().unwrap(), "`channels` takes a whole number of at most 4294967295: not negative, no fraction");
+    assert_eq!(e.help().unwrap(), "`channels` takes a whole number from 1 to 32: no fraction");
+    // Validation's range, not the type's: a world holds at most 1048576
+    // ranks, and a rank is below that.
+    let e = err(&GOOD.replace("rank_n: 32,", "rank_n: 99999999999,"));
+    assert_eq!(e.help().unwrap(), "`rank_n` takes a whole number from 1 to 1048576: no fraction");
+    let e = err(&GOOD.replace("channels: 4,", "channels: 4, root: -1,"));
+    assert_eq!(e.help().unwrap(), "`root` takes a whole number of at most 1048575: not negative, no fraction");
     let e = err(&GOOD.replace("count: 4194304,", "count:  99999999999999999999,"));
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("count".into()) });
     assert!(e.help().unwrap().contains("of at most 18446744073709551615"), "{:?}", e.help());

@@ -22,12 +22,9 @@ use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, Leg, LegChoi
 use std::collections::BTreeMap;
 use std::fmt::{self, Display};
 
-/// The largest world ccc compiles.
-pub const MAX_RANK_N: u32 = 1_048_576;
-/// Ring channels accepted.
-pub const CHANNELS: std::ops::RangeInclusive<u32> = 1..=32;
-/// Initial send credits accepted.
-pub const SEND_CREDITS: std::ops::RangeInclusive<u32> = 1..=511;
+/// The largest world ccc compiles, ring channels and initial send
+/// credits accepted: `ccc_ir`'s, where `parse` reads them too.
+pub use ccc_ir::spec::{CHANNELS, MAX_RANK_N, SEND_CREDITS};
 
 mod algorithm;
 mod cache;

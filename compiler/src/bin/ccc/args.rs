@@ -306,7 +306,7 @@ fn parse_rank(value: &str) -> Result<u32, String> {
         let why = if value.trim().parse::<i64>().is_ok_and(|n| n < 0) {
             "negative"
         } else if *e.kind() == std::num::IntErrorKind::PosOverflow {
-            "too large (ranks count to 4294967295 at most)"
+            "too large (a world holds at most 1048576 ranks)"
         } else {
             "not a whole number"
         };
