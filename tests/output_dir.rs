@@ -931,3 +931,102 @@ fn an_image_ccc_cannot_remove_is_named_with_the_error() {
     assert!(text(&last.stderr).contains(&format!("note: removed {}", debris.display())), "{}", text(&last.stderr));
     assert!(work_names(dir.path()).is_empty());
 }
+
+/// A tmpfs mounted at a folder while it lives (`mount -t tmpfs`),
+/// unmounted when dropped, even on a failed assertion.
+struct Mounted(PathBuf);
+
+impl Mounted {
+    /// `None` where `mount` cannot (not root, or no mount namespace of
+    /// one's own).
+    fn new(path: &Path) -> Option<Mounted> {
+        fs::create_dir_all(path).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "ccc-test"])
+            .arg(path)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Mounted(path.to_owned()))
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A mount point inside `OUT`, empty or not, at its top or deeper in a
+/// user's folder, is refused before anything is written: a link cannot
+/// carry a file across file systems (the help blamed an immutable file and
+/// suggested `chattr -i`), and an empty one was "kept" as a twin folder
+/// while the mount itself went into the old tree, left beside `OUT`.
+#[test]
+#[allow(clippy::print_stderr, reason = "a skip where mount cannot run is said, not silent")]
+fn a_mount_point_inside_out_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &["-q"]));
+    for (at, with_file) in [("data", false), ("data", true), ("mine/deeper", false)] {
+        let Some(mount) = Mounted::new(&out.join(at)) else {
+            eprintln!("skipped: mount -t tmpfs is not available here (needs root)");
+            return;
+        };
+        if with_file {
+            fs::write(mount.0.join("f"), b"kept").unwrap();
+        }
+        let before = tree(&out);
+        let refused = compile(&out, &["-q", "--rank", "0"]);
+        assert_refused(
+            &refused,
+            &format!("refusing to replace {}: {at} is a mount point (another file system) inside it", out.display()),
+        );
+        assert_refused(&refused, "help: nothing was written; unmount it");
+        assert_eq!(tree(&out), before, "{at}");
+        assert!(work_names(dir.path()).is_empty(), "{at}");
+        drop(mount);
+    }
+    // Unmounted, the folders are the user's own, kept.
+    let replaced = compile(&out, &["-q", "--rank", "0"]);
+    assert_ok(&replaced);
+    assert!(out.join("data").is_dir() && out.join("mine/deeper").is_dir());
+    assert!(work_names(dir.path()).is_empty());
+}
+
+/// Files written into a set-group-ID output folder take its group, as
+/// they would written in it directly: the new output was built beside it
+/// and its files took the parent folder's group, so a folder shared by a
+/// group lost it on every compile.
+#[test]
+#[allow(clippy::print_stderr, reason = "a skip where the group cannot be given is said, not silent")]
+fn a_set_group_id_folder_s_files_take_its_group() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &["-q"]));
+    let mine = fs::metadata(&out).unwrap().gid();
+    // Another group: any, for root; one of the user's own otherwise.
+    let other = mine.wrapping_add(4242);
+    if std::os::unix::fs::chown(&out, None, Some(other)).is_err() {
+        eprintln!("skipped: this user cannot give a folder another group");
+        return;
+    }
+    let mode = fs::metadata(&out).unwrap().mode();
+    fs::set_permissions(&out, fs::Permissions::from_mode(mode | 0o2000)).unwrap();
+    assert_ok(&compile(&out, &["-q"]));
+    let (mut files, mut folders) = (0, 0);
+    let mut stack = vec![out.clone()];
+    while let Some(at) = stack.pop() {
+        let meta = fs::symlink_metadata(&at).unwrap();
+        assert_eq!(meta.gid(), other, "{}", at.display());
+        if meta.is_dir() {
+            assert_ne!(meta.mode() & 0o2000, 0, "{}", at.display());
+            folders += 1;
+            stack.extend(fs::read_dir(&at).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            files += 1;
+        }
+    }
+    assert!(files > 1 && folders > 1, "{files} files, {folders} folders");
+}

@@ -817,6 +817,13 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
                 };
                 info.help = Some(help.to_owned());
             }
+            OutputError::MountInside { entry, .. } => {
+                info.field = Some(entry.display().to_string());
+                info.help = Some(
+                    "nothing was written; unmount it (or mount it outside the folder), or write to another folder"
+                        .to_owned(),
+                );
+            }
             OutputError::WorkFolderTaken { work, .. } => {
                 info.field = Some(work.display().to_string());
                 info.help = Some("nothing was written; move what takes that name away, then write again".to_owned());

@@ -296,6 +296,29 @@ def test_write_is_the_cli_output_and_keeps_user_files(cli, tmp_path):
     assert (out / "rank-1").read_text() == "mine too"
 
 
+def test_write_refuses_a_mount_point_inside_the_folder(tmp_path):
+    import subprocess
+
+    compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
+    out = tmp_path / "out"
+    compiled.write(out)
+    (out / "data").mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "ccc-test", str(out / "data")], capture_output=True)
+    if mount.returncode != 0:
+        pytest.skip("mount -t tmpfs is not available here (needs root)")
+    try:
+        (out / "data" / "f").write_text("mine")
+        before = read_tree(out)
+        with pytest.raises(ccc.OutputError) as caught:
+            compiled.write(out)
+        assert (caught.value.kind, caught.value.field) == ("MountInside", "data")
+        assert "data is a mount point (another file system) inside it" in str(caught.value)
+        assert caught.value.help.startswith("nothing was written; unmount it")
+        assert read_tree(out) == before
+    finally:
+        subprocess.run(["umount", str(out / "data")], check=True)
+
+
 def test_write_refuses_a_folder_that_is_not_ccc_output(tmp_path):
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "main.py").write_text("print()")

@@ -220,6 +220,21 @@ pub enum OutputError {
         /// The entry, relative to `OUT`.
         entry: PathBuf,
     },
+    /// A mount point (an entry on another file system) inside `OUT`: a
+    /// link cannot carry it into the new output, and switching the folders
+    /// would take it into the old tree.
+    #[error(
+        "refusing to replace {}: {} is a mount point (another file system) inside it, which ccc can neither \
+         carry into the new output nor leave in place",
+        out.display(),
+        entry.display()
+    )]
+    MountInside {
+        /// The folder.
+        out: PathBuf,
+        /// The mount point, relative to `OUT`.
+        entry: PathBuf,
+    },
     /// `OUT`'s name is too long for the work folder ccc writes beside it
     /// (`.NAME.ccc-tmp-PID`, which must fit a file name's 255 bytes).
     #[error(
@@ -373,6 +388,9 @@ fn write_in<'a>(
         }
         _ => OutputError::Io { action: "create", path: tmp.clone(), source },
     })?;
+    if matches!(existing, Existing::Ours(_) | Existing::Empty) {
+        same_group(&place.out, &tmp);
+    }
     let result = fill(&tmp, images, manifest, &mut written)
         .and_then(|()| match &existing {
             Existing::Ours(listing) => {
@@ -451,6 +469,32 @@ fn holds_current_folder(out: &Path) -> bool {
         _ => false,
     }
 }
+
+/// The set-group-ID bit of a folder's mode: what is made in it takes the
+/// folder's group.
+#[cfg(unix)]
+const SET_GROUP_ID: u32 = 0o2000;
+
+/// Gives `to`, before anything is written in it, the group of `from` and
+/// its set-group-ID bit where `from` has that bit, so that the files ccc
+/// writes take the group they would take written in `from` itself (a
+/// shared output folder stays shared; `same_attributes` gives the rest
+/// once they are written). Where the process may not give the group, the
+/// files keep the one they would have had.
+#[cfg(unix)]
+fn same_group(from: &Path, to: &Path) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(meta) = fs::metadata(from) else { return };
+    if meta.mode() & SET_GROUP_ID == 0 || std::os::unix::fs::chown(to, None, Some(meta.gid())).is_err() {
+        return;
+    }
+    if let Ok(made) = fs::metadata(to) {
+        let _ = fs::set_permissions(to, fs::Permissions::from_mode(made.mode() | SET_GROUP_ID));
+    }
+}
+
+#[cfg(not(unix))]
+fn same_group(_from: &Path, _to: &Path) {}
 
 /// Gives `to` the permissions of `from` and, on Unix, its owner and group
 /// where this process may (a user cannot give a folder away; then `to`

@@ -39,9 +39,11 @@ pub(super) fn fill<'a>(
     fs::rename(tmp.join(MANIFEST_PART), tmp.join(MANIFEST_FILE)).map_err(io_error("write", &tmp.join(MANIFEST_FILE)))
 }
 
-/// A carried-over entry in the way, before the output folder is known.
+/// A carried-over entry in the way, or a mount point, before the output
+/// folder is known.
 pub(super) enum CarryError {
     InTheWay(PathBuf),
+    Mount(PathBuf),
     Io(OutputError),
 }
 
@@ -49,13 +51,16 @@ impl CarryError {
     pub(super) fn at(self, out: &Path) -> OutputError {
         match self {
             CarryError::InTheWay(entry) => OutputError::InTheWay { out: out.to_path_buf(), entry },
+            CarryError::Mount(entry) => OutputError::MountInside { out: out.to_path_buf(), entry },
             CarryError::Io(e) => e,
         }
     }
 }
 
 /// Links every entry of the old output at `old/rel` that ccc did not write
-/// into the same place under `new`.
+/// into the same place under `new`. An entry on another file system than
+/// its folder (a mount point) is refused: a link cannot carry it over, and
+/// switching the folders would take it along into the old tree.
 pub(super) fn carry_over(
     old: &Path,
     new: &Path,
@@ -63,10 +68,15 @@ pub(super) fn carry_over(
     rel: &Path,
     kept: &mut Vec<PathBuf>,
 ) -> Result<(), CarryError> {
+    let folder =
+        fs::symlink_metadata(old.join(rel)).map_err(|e| CarryError::Io(io_error("inspect", &old.join(rel))(e)))?;
     for (name, meta) in sorted_entries(&old.join(rel)) {
         let r = rel.join(&name);
         if !meta.is_dir() && listing.wrote(&r) {
             continue;
+        }
+        if other_file_system(&folder, &meta) {
+            return Err(CarryError::Mount(r));
         }
         let there = fs::symlink_metadata(new.join(&r)).ok();
         match there {
@@ -74,7 +84,7 @@ pub(super) fn carry_over(
             Some(_) => return Err(CarryError::InTheWay(r)),
             None if meta.is_dir() && listing.leads_to_ours(&r) => carry_over(old, new, listing, &r, kept)?,
             None => {
-                link_tree(&old.join(&r), &new.join(&r)).map_err(CarryError::Io)?;
+                link_tree(old, new, &r)?;
                 kept.push(r);
             }
         }
@@ -82,18 +92,36 @@ pub(super) fn carry_over(
     Ok(())
 }
 
-/// Makes `to` a twin of `from`: a hard link for a file, the same target for
-/// a symbolic link, and for a folder the same permissions and times and a
-/// twin of every entry. Missing parent folders are created.
-fn link_tree(from: &Path, to: &Path) -> Result<(), OutputError> {
+/// Whether `entry`, an entry of `folder`, lies on another file system
+/// (a mount point, or a file bound onto it).
+#[cfg(unix)]
+fn other_file_system(folder: &fs::Metadata, entry: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    folder.dev() != entry.dev()
+}
+
+#[cfg(not(unix))]
+fn other_file_system(_folder: &fs::Metadata, _entry: &fs::Metadata) -> bool {
+    false
+}
+
+/// Makes `new/rel` a twin of `old/rel`: a hard link for a file, the same
+/// target for a symbolic link, and for a folder the same permissions and
+/// times and a twin of every entry, refusing a mount point among them.
+/// Missing parent folders are created.
+fn link_tree(old: &Path, new: &Path, rel: &Path) -> Result<(), CarryError> {
+    let (from, to) = (&old.join(rel), &new.join(rel));
     if let Some(dir) = to.parent() {
-        fs::create_dir_all(dir).map_err(io_error("create", dir))?;
+        fs::create_dir_all(dir).map_err(|e| CarryError::Io(io_error("create", dir)(e)))?;
     }
-    let meta = fs::symlink_metadata(from).map_err(io_error("inspect", from))?;
+    let meta = fs::symlink_metadata(from).map_err(|e| CarryError::Io(io_error("inspect", from)(e)))?;
     if meta.is_dir() {
-        fs::create_dir(to).map_err(io_error("create", to))?;
-        for (name, _) in sorted_entries(from) {
-            link_tree(&from.join(&name), &to.join(&name))?;
+        fs::create_dir(to).map_err(|e| CarryError::Io(io_error("create", to)(e)))?;
+        for (name, entry) in sorted_entries(from) {
+            if other_file_system(&meta, &entry) {
+                return Err(CarryError::Mount(rel.join(&name)));
+            }
+            link_tree(old, new, &rel.join(&name))?;
         }
         // Filling it made it newer: it keeps the old folder's times (a
         // file, hard-linked, keeps its own). Only the times: a failure
@@ -102,13 +130,13 @@ fn link_tree(from: &Path, to: &Path) -> Result<(), OutputError> {
             let _ = folder.set_times(fs::FileTimes::new().set_modified(modified).set_accessed(accessed));
         }
         // Last: a read-only folder's twin is filled before it is closed.
-        fs::set_permissions(to, meta.permissions()).map_err(io_error("set permissions of", to))
+        fs::set_permissions(to, meta.permissions()).map_err(|e| CarryError::Io(io_error("set permissions of", to)(e)))
     } else if meta.file_type().is_symlink() {
-        let target = fs::read_link(from).map_err(io_error("read", from))?;
-        symlink(&target, to).map_err(io_error("carry over", from))
+        let target = fs::read_link(from).map_err(|e| CarryError::Io(io_error("read", from)(e)))?;
+        symlink(&target, to).map_err(|e| CarryError::Io(io_error("carry over", from)(e)))
     } else {
         // Named by the user's file, not the work folder's twin of it.
-        fs::hard_link(from, to).map_err(io_error("carry over", from))
+        fs::hard_link(from, to).map_err(|e| CarryError::Io(io_error("carry over", from)(e)))
     }
 }
 

@@ -433,6 +433,9 @@ fn output_failure(error: OutputError) -> Failure {
         OutputError::WorkFolderTaken { .. } => {
             "nothing was written; move what takes that name away, then compile again"
         }
+        OutputError::MountInside { .. } => {
+            "nothing was written; unmount it (or mount it outside the folder), or choose another -o folder"
+        }
         OutputError::Io { action: "create", path, source }
             if source.kind() == std::io::ErrorKind::AlreadyExists
                 && std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) =>
