@@ -20,7 +20,7 @@
 
 use crate::strict::Strict;
 use ccc_compiler::build::{BuildError, build};
-use ccc_compiler::diagnose::{Input, InputError, diagnose as diagnose_inputs, images_digest};
+use ccc_compiler::diagnose::{Input, InputError, Unsigned, diagnose as diagnose_inputs, images_digest};
 use ccc_compiler::hlo::Source;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, NotOurs, OutputError};
@@ -932,7 +932,8 @@ fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
         .then(|| run(&valid, &Options { verify: false, ..Options::default() }).ok())
         .flatten()
         .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
-    Ok(Input { images, ..Input::from_signature(name, &signature) })
+    let unsigned = Some(Unsigned::of(&spec.program)).filter(|u| u.len() == valid.collectives().len());
+    Ok(Input { images, unsigned, ..Input::from_signature(name, &signature) })
 }
 
 /// A `diagnose` input file's text (`path`, not a folder): at most a

@@ -189,14 +189,41 @@ pub(super) struct Elsewhere {
     pub other: Option<String>,
 }
 
+/// Whether the two sides left the same legs of a `Hier((...))` to `Auto`
+/// and `Auto` chose the same for each: then what differs is a leg written
+/// differently, a selection, not `Auto`'s choice (a leg's phases cost the
+/// same whichever algorithms the other legs run).
+fn same_auto_choices(a: &Choice<'_>, b: &Choice<'_>) -> bool {
+    let (Choice::Legs(x), Choice::Legs(y)) = (a, b) else { return false };
+    let auto = |legs: &[(&str, &str, bool)]| -> Vec<(String, String)> {
+        legs.iter().filter(|l| l.2).map(|l| (l.0.to_owned(), l.1.to_owned())).collect()
+    };
+    auto(x) == auto(y)
+}
+
 /// When both sides' `algorithm` was chosen (at least in part) by `Auto`
-/// and the two differ: the sentence that says what each chose and which
-/// inputs to the choice differ. `others` are the collective's other
-/// differing fields (signed inputs); `elsewhere` the program's other
-/// collectives that differ.
-pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Elsewhere) -> Option<String> {
+/// and `Auto` chose differently: the sentence that says what each chose
+/// and which inputs to the choice differ. `others` are the collective's
+/// other differing fields (signed inputs); `elsewhere` the program's other
+/// collectives that differ; `unsigned` the unsigned inputs that differ
+/// ([`Unsigned::differences`](super::Unsigned::differences)) where both
+/// sides were read from specs (`None`: a side is a manifest, which does
+/// not record them, so they may differ too).
+pub(super) fn auto_note(
+    here: &str,
+    there: &str,
+    others: &[&str],
+    elsewhere: Elsewhere,
+    unsigned: Option<&[String]>,
+) -> Option<String> {
     let (a, b) = (Choice::of(here)?, Choice::of(there)?);
+    if same_auto_choices(&a, &b) {
+        return None;
+    }
     let mut inputs = leg_inputs(&a, &b);
+    // The algorithm given differently is a sure cause; another signed
+    // field that differs may not move the choice at all.
+    let given_alike = inputs.is_empty();
     inputs.extend(others.iter().map(|f| (*f).to_owned()));
     // `choices: Wide` widens `inter_all_reduce` when a `Hier((...))`
     // leaves it to `Auto` (the only leg it widens).
@@ -208,7 +235,8 @@ pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Els
     } else {
         "model (the `model:` overrides of the cost model, which the signature does not hold)"
     };
-    let inputs = if inputs.is_empty() {
+    // The program's other collectives, where this one's own inputs agree.
+    let program = |elsewhere: Elsewhere| {
         let mut program = Vec::new();
         if let Some(k) = elsewhere.earlier {
             program.push(format!(
@@ -222,10 +250,31 @@ pub(super) fn auto_note(here: &str, there: &str, others: &[&str], elsewhere: Els
                  program's choices into a TOP_SP's slots and events together when the cheapest do not fit)"
             ));
         }
-        program.push(model.to_owned());
-        program.join(", or ")
-    } else {
-        inputs.join(", ")
+        program
+    };
+    let inputs = match unsigned {
+        // Both sides read from specs: what they hold unsigned is known,
+        // and named with the signed inputs.
+        Some(unsigned) => {
+            inputs.extend(unsigned.iter().cloned());
+            let program = program(elsewhere);
+            match (inputs.is_empty(), program.is_empty()) {
+                (false, _) => inputs.join(", "),
+                (true, false) => program.join(", or "),
+                (true, true) => "none that either spec holds (were they validated by ccc builds of different \
+                                 cost models?)"
+                    .to_owned(),
+            }
+        }
+        None if inputs.is_empty() => {
+            let mut program = program(elsewhere);
+            program.push(model.to_owned());
+            program.join(", or ")
+        }
+        // A manifest does not record the unsigned inputs: where the
+        // algorithm was given alike, they may be what moved the choice.
+        None if given_alike => format!("{}, and perhaps {model}", inputs.join(", ")),
+        None => inputs.join(", "),
     };
     // A whole `Auto` by its choice; a Hier as signed, its chosen legs
     // marked `Auto(<choice>)`.

@@ -27,13 +27,18 @@ fn field_diffs<'a>(
 }
 
 /// The `Auto` sentence of a changed collective (see [`super::auto_note`]):
-/// both sides' `algorithm`, the other differing input fields, and the
-/// first collective before it that differs (`earlier`).
-fn auto_note(diffs: &[(&str, Option<&str>, Option<&str>)], elsewhere: Elsewhere) -> Option<String> {
+/// both sides' `algorithm`, the other differing input fields, the first
+/// collective before it that differs (`earlier`), and the unsigned inputs
+/// that differ where both sides know them.
+fn auto_note(
+    diffs: &[(&str, Option<&str>, Option<&str>)],
+    elsewhere: Elsewhere,
+    unsigned: Option<&[String]>,
+) -> Option<String> {
     let &(_, here, there) = diffs.iter().find(|(k, _, _)| *k == "algorithm")?;
     let others: Vec<&str> =
         diffs.iter().map(|(k, _, _)| *k).filter(|k| *k != "algorithm" && *k != "schedule").collect();
-    super::auto_note::auto_note(here?, there?, &others, elsewhere)
+    super::auto_note::auto_note(here?, there?, &others, elsewhere, unsigned)
 }
 
 /// Compares group `group`'s program `b` with the majority's `a`.
@@ -103,7 +108,14 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                     .iter()
                     .find(|(k, _, _)| *k == "algorithm")
                     .and_then(|&(_, here, there)| super::auto_note::how_chosen_note(here?, there?, alone));
-                let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere) };
+                // The unsigned inputs to an `Auto` choice, where both sides
+                // know them (both were read from specs).
+                let unsigned =
+                    match (a.unsigned.and_then(|u| u.get(i as usize)), b.unsigned.and_then(|u| u.get(j as usize))) {
+                        (Some(x), Some(y)) => Some(super::Unsigned::differences(x, y)),
+                        _ => None,
+                    };
+                let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere, unsigned.as_deref()) };
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| {

@@ -13,6 +13,9 @@ pub(super) struct Parsed<'a> {
     pub(super) program: Vec<(&'a str, &'a str)>,
     /// Per collective, in index order: `(field, value)`.
     pub(super) collectives: Vec<Coll<'a>>,
+    /// What each collective's `Auto` choice reads unsigned, where the
+    /// input knows it ([`Input::unsigned`](super::Input::unsigned)).
+    pub(super) unsigned: Option<&'a [super::Unsigned]>,
 }
 
 impl<'a> Parsed<'a> {
@@ -25,7 +28,7 @@ impl<'a> Parsed<'a> {
                 None => program.push((f.name.as_str(), f.value.as_str())),
             }
         }
-        Parsed { program, collectives: collectives.into_values().collect() }
+        Parsed { program, collectives: collectives.into_values().collect(), unsigned: None }
     }
 }
 

@@ -30,6 +30,56 @@ pub struct Input {
     /// ([`Report::edited`](super::Report::edited)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edited: Option<String>,
+    /// What each collective's `Auto` choice reads that the signature does
+    /// not hold ([`Unsigned`]), in program order, when the caller read the
+    /// spec (a spec, or a module imported with its target); `None` for a
+    /// manifest, which does not record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsigned: Option<Vec<Unsigned>>,
+}
+
+/// What a collective's `Auto` choice reads that the signature does not
+/// hold: the `model:` overrides and `choices: Wide` (`docs/signature.md`).
+/// Two sides whose `Auto` chose differently may differ here alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unsigned {
+    /// The `model:` overrides written, `(field, value)` in the block's
+    /// field order (empty: none).
+    pub model: Vec<(String, u64)>,
+    /// Whether its `Hier((...))` says `choices: Wide`.
+    pub wide: bool,
+}
+
+impl Unsigned {
+    /// Of every collective of `program`, in order.
+    pub fn of(program: &ccc_ir::spec::Program) -> Vec<Unsigned> {
+        use ccc_ir::spec::{Algorithm, LegChoices};
+        let one = |c: &ccc_ir::spec::Collective| Unsigned {
+            model: c.model.iter().flat_map(|m| m.fields()).filter_map(|(f, v)| Some((f.to_owned(), v?))).collect(),
+            wide: matches!(&c.algorithm, Algorithm::Hier(legs) if legs.choices == LegChoices::Wide),
+        };
+        program.collectives.iter().map(one).collect()
+    }
+
+    /// What differs between `a` (here) and `b` (there), in words: each
+    /// override set differently (`model.launch_ns (20000 here, not set
+    /// there)`), then `choices`.
+    pub(super) fn differences(a: &Unsigned, b: &Unsigned) -> Vec<String> {
+        let value = |u: &Unsigned, f: &str| u.model.iter().find(|(g, _)| g == f).map(|&(_, v)| v);
+        let said = |v: Option<u64>| v.map_or_else(|| "not set".to_owned(), |v| v.to_string());
+        let mut fields: Vec<&str> = a.model.iter().map(|(f, _)| f.as_str()).collect();
+        fields.extend(b.model.iter().map(|(f, _)| f.as_str()).filter(|f| value(a, f).is_none()));
+        let mut out: Vec<String> = fields
+            .into_iter()
+            .filter(|f| value(a, f) != value(b, f))
+            .map(|f| format!("model.{f} ({} here, {} there)", said(value(a, f)), said(value(b, f))))
+            .collect();
+        if a.wide != b.wide {
+            let said = |wide: bool| if wide { "Wide" } else { "the seed's sets" };
+            out.push(format!("choices ({} here, {} there)", said(a.wide), said(b.wide)));
+        }
+        out
+    }
 }
 
 /// An input that cannot be diagnosed.
@@ -131,7 +181,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
 impl Input {
     /// An input from raw fields.
     pub fn new(name: impl Into<String>, fields: Vec<Field>) -> Input {
-        Input { name: name.into(), fields, images: None, edited: None }
+        Input { name: name.into(), fields, images: None, edited: None, unsigned: None }
     }
 
     /// An input from a computed signature.
@@ -200,7 +250,7 @@ fn checked(name: String, format_version: Option<u32>, stated: &str, fields: Vec<
     if let Err((index, problem)) = check_fields(&fields, format_version == Some(FORMAT_VERSION)) {
         return Err(InputError::EditedFields { name, index, problem });
     }
-    Ok(Input { name, fields, images: None, edited: None })
+    Ok(Input { name, fields, images: None, edited: None, unsigned: None })
 }
 
 /// Checks that `fields` are fields ccc writes: no line break in a name or

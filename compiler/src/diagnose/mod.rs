@@ -32,7 +32,7 @@ pub use cause::Cause;
 /// grows by about 2.9 KiB a compiled rank on an 8-TOP_SP arch (its files'
 /// sizes and MD5s), so this holds ~90,000 ranks.
 pub const MANIFEST_MAX_BYTES: u64 = 256 << 20;
-pub use input::{Input, InputError, is_manifest};
+pub use input::{Input, InputError, Unsigned, is_manifest};
 
 use crate::encode::RankImages;
 use compare::compare;
@@ -202,7 +202,8 @@ pub fn diagnose(inputs: &[Input]) -> Report {
     let mut groups: Vec<(String, Vec<usize>)> = by_digest.into_iter().collect();
     groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
 
-    let parsed: Vec<Parsed<'_>> = inputs.iter().map(|i| Parsed::of(&i.fields)).collect();
+    let parsed: Vec<Parsed<'_>> =
+        inputs.iter().map(|i| Parsed { unsigned: i.unsigned.as_deref(), ..Parsed::of(&i.fields) }).collect();
     let name = |i: usize| inputs.get(i).map_or_else(String::new, |x| x.name.clone());
     let first_of = |members: &[usize]| members.first().and_then(|&i| parsed.get(i));
 

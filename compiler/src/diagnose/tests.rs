@@ -411,13 +411,14 @@ proptest::proptest! {
 
 /// Two sides that left different legs of a `Hier((...))` to `Auto`, with
 /// no other signed input different: the note names each leg given
-/// differently and what each side did with it, not the `model:` overrides.
+/// differently and what each side did with it, not the `model:` overrides
+/// (the algorithm given differently is a sure cause).
 #[test]
 fn auto_legs_left_differently_are_named_leg_by_leg() {
     let here =
         "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Kangaring))";
     let there = "Hier(intra_reduce_scatter=Kangaring, inter_all_reduce=Auto(Ring), intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note(here, there, &[], auto_note::Elsewhere::default()).unwrap_or_default();
+    let note = auto_note::auto_note(here, there, &[], auto_note::Elsewhere::default(), None).unwrap_or_default();
     assert_eq!(
         note,
         format!(
@@ -429,15 +430,27 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     // The same legs left to Auto on both sides and nothing else signed
     // differs: the unsigned `model:` overrides are what differ.
     let other = "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note(here, other, &[], auto_note::Elsewhere::default()).unwrap_or_default();
+    let note = auto_note::auto_note(here, other, &[], auto_note::Elsewhere::default(), None).unwrap_or_default();
     // (`choices: Wide` widens inter_all_reduce only, written here.)
     assert!(note.ends_with("the inputs to the choice differ: model (the `model:` overrides of the cost model, which the signature does not hold)"), "{note}");
     // Legs named first, then the other differing fields.
-    let note = auto_note::auto_note(here, there, &["count"], auto_note::Elsewhere::default()).unwrap_or_default();
+    let note = auto_note::auto_note(here, there, &["count"], auto_note::Elsewhere::default(), None).unwrap_or_default();
     assert!(note.ends_with("left to Auto (chose Ring) there), count"), "{note}");
+    // The algorithm given alike and another signed field different: from
+    // manifests, which do not hold the unsigned inputs, those may differ
+    // too, and are named as such (the signed field alone may not move the
+    // choice).
+    let note = auto_note::auto_note(here, other, &["count"], auto_note::Elsewhere::default(), None).unwrap_or_default();
+    assert!(
+        note.ends_with(
+            "differ: count, and perhaps model (the `model:` overrides of the cost model, which the signature does \
+             not hold)"
+        ),
+        "{note}"
+    );
     // A whole Auto against a per-leg one: the written legs differ.
     let whole = "Auto(Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring))";
-    let note = auto_note::auto_note(whole, here, &[], auto_note::Elsewhere::default()).unwrap_or_default();
+    let note = auto_note::auto_note(whole, here, &[], auto_note::Elsewhere::default(), None).unwrap_or_default();
     assert!(
         note.starts_with(
             "Auto chose Hier(intra_reduce_scatter=Ring, inter_all_reduce=Ring, intra_all_gather=Ring) here"
@@ -456,7 +469,7 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     // one may choose a flat algorithm, the other only that Hier's legs, so
     // the algorithm as written is what differs (not the `model:`).
     let every = "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=Auto(Mesh), intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note("Auto(LatencyOptMesh)", every, &[], auto_note::Elsewhere::default());
+    let note = auto_note::auto_note("Auto(LatencyOptMesh)", every, &[], auto_note::Elsewhere::default(), None);
     assert_eq!(
         note.unwrap_or_default(),
         format!(
@@ -468,10 +481,108 @@ fn auto_legs_left_differently_are_named_leg_by_leg() {
     // (unsigned) is named with the `model:` overrides.
     let wide =
         "Hier(intra_reduce_scatter=Auto(Ring), inter_all_reduce=Auto(SingleStepMesh), intra_all_gather=Auto(Ring))";
-    let note = auto_note::auto_note(every, wide, &[], auto_note::Elsewhere::default()).unwrap_or_default();
+    let note = auto_note::auto_note(every, wide, &[], auto_note::Elsewhere::default(), None).unwrap_or_default();
     assert!(note.ends_with("differ: model or choices (the `model:` overrides of the cost model, or `choices: Wide` in a `Hier((...))`, which widens the set its legs left to Auto choose from; the signature holds neither)"), "{note}");
     // A written algorithm on one side is no Auto choice.
-    assert_eq!(auto_note::auto_note("Ring", there, &[], auto_note::Elsewhere::default()), None);
+    assert_eq!(auto_note::auto_note("Ring", there, &[], auto_note::Elsewhere::default(), None), None);
+}
+
+/// Where both sides were read from specs, the unsigned inputs that differ
+/// are named with the signed ones, and are not guessed at when they agree;
+/// a Hier whose legs left to `Auto` chose alike on both sides differs by a
+/// written leg, which is no `Auto` choice.
+#[test]
+fn auto_notes_name_the_unsigned_inputs_specs_hold() {
+    let (here, there) = ("Auto(Ring)", "Auto(Mesh)");
+    let none = auto_note::Elsewhere::default;
+    let model = ["model.alpha_intra_ns (1000000 here, not set there)".to_owned()];
+    let note = auto_note::auto_note(here, there, &["barrier"], none(), Some(&model)).unwrap_or_default();
+    assert_eq!(
+        note,
+        "Auto chose Ring here and Mesh there: the inputs to the choice differ: barrier, model.alpha_intra_ns \
+         (1000000 here, not set there)"
+    );
+    // Known to agree: the signed field alone, nothing guessed.
+    let note = auto_note::auto_note(here, there, &["count"], none(), Some(&[])).unwrap_or_default();
+    assert!(note.ends_with("the inputs to the choice differ: count"), "{note}");
+    // Only the unsigned ones differ.
+    let note = auto_note::auto_note(here, there, &[], none(), Some(&model)).unwrap_or_default();
+    assert!(note.ends_with("differ: model.alpha_intra_ns (1000000 here, not set there)"), "{note}");
+    // Nothing either spec holds, and no other collective.
+    let note = auto_note::auto_note(here, there, &[], none(), Some(&[])).unwrap_or_default();
+    assert!(
+        note.ends_with(
+            "differ: none that either spec holds (were they validated by ccc builds of different cost models?)"
+        ),
+        "{note}"
+    );
+    // Another collective before it, with nothing of its own: that alone,
+    // not the model.
+    let earlier = auto_note::Elsewhere { earlier: Some("collective 0 differs".into()), other: None };
+    let note = auto_note::auto_note(here, there, &[], earlier, Some(&[])).unwrap_or_default();
+    assert!(note.ends_with("the mesh events the collectives before it take (collective 0 differs, and `Auto` holds each collective to what the ones before it leave of a TOP_SP's)"), "{note}");
+    // The legs left to Auto chose alike: a written leg differs.
+    let a = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=InterRdh, intra_all_gather=Auto(Kangaring))";
+    let b = "Hier(intra_reduce_scatter=Auto(Kangaring), inter_all_reduce=Ring, intra_all_gather=Auto(Kangaring))";
+    assert_eq!(auto_note::auto_note(a, b, &[], none(), None), None);
+    assert_eq!(auto_note::auto_note(a, b, &[], none(), Some(&[])), None);
+}
+
+/// End to end from specs: a side whose `model:` overrides flip `Auto`'s
+/// choice and whose `barrier` differs too (which alone would not) names
+/// both; the note named the barrier alone. A written leg that differs
+/// while the legs left to `Auto` chose alike is a selection.
+#[test]
+fn a_model_that_flips_auto_is_named_beside_a_signed_field() {
+    use crate::build::build;
+    use crate::sign::sign;
+    use crate::validate::validate;
+    use ccc_ir::arch::Arch;
+    use ccc_ir::enums::{AlgType, OpType};
+    use ccc_ir::model::ModelOverrides;
+    use ccc_ir::spec::{Algorithm, Barrier, Collective, DType, HierLegs, LegAlgorithm, Program, ReduceOp, Topology};
+    let input = |name: &str, c: Collective| {
+        let program = Program::from(c);
+        let valid = validate(&program).unwrap_or_else(|e| panic!("{e}"));
+        let schedule = build(&valid).unwrap_or_else(|e| panic!("{e}"));
+        Input { unsigned: Some(Unsigned::of(&program)), ..Input::new(name, sign(&valid, &schedule).fields) }
+    };
+    let c = Collective::new(OpType::AllReduce, DType::Bf16, 1 << 20, Arch::Cayman, Topology::new(32, 16))
+        .reduce(ReduceOp::Add)
+        .channels(4)
+        .algorithm(Algorithm::Auto);
+    let costly = ModelOverrides { alpha_intra_ns: Some(1_000_000), ..ModelOverrides::default() };
+    let other = Collective { model: Some(costly), barrier: Some(Barrier::Device), ..c.clone() };
+    let report = diagnose(&[input("a", c.clone()), input("b", other)]);
+    let fields = &report.differences[0].collectives[0].fields;
+    let algorithm = fields.iter().find(|f| f.field == "algorithm").unwrap_or_else(|| panic!("{fields:?}"));
+    assert_eq!(algorithm.cause, Cause::AutoChoice);
+    let note = algorithm.note.as_deref().unwrap_or_default();
+    assert!(
+        note.ends_with("the inputs to the choice differ: barrier, model.alpha_intra_ns (not set here, 1000000 there)"),
+        "{note}"
+    );
+    // The barrier alone does not move the choice (what makes the model
+    // the cause worth naming).
+    let barrier = Collective { barrier: Some(Barrier::Device), ..c.clone() };
+    let alone = diagnose(&[input("a", c), input("c", barrier)]);
+    let fields = &alone.differences[0].collectives[0].fields;
+    assert!(fields.iter().all(|f| f.field != "algorithm"), "{fields:?}");
+    // Legs left to Auto that chose alike, a written leg different.
+    let legs = |inter: AlgType| {
+        let h = HierLegs::new()
+            .intra_reduce_scatter(LegAlgorithm::Auto)
+            .inter_all_reduce(inter)
+            .intra_all_gather(LegAlgorithm::Auto);
+        Collective::new(OpType::AllReduce, DType::Bf16, 1 << 22, Arch::Cayman, Topology::new(32, 16))
+            .reduce(ReduceOp::Add)
+            .channels(4)
+            .algorithm(Algorithm::Hier(h))
+    };
+    let report = diagnose(&[input("a", legs(AlgType::InterRdh)), input("b", legs(AlgType::Ring))]);
+    let fields = &report.differences[0].collectives[0].fields;
+    let algorithm = fields.iter().find(|f| f.field == "algorithm").unwrap_or_else(|| panic!("{fields:?}"));
+    assert_eq!((algorithm.cause, algorithm.note.as_deref()), (Cause::of_field("algorithm"), None), "{algorithm:?}");
 }
 
 /// A program of one all-reduce whose signed `algorithm` is `alg`.

@@ -16,7 +16,8 @@ use crate::compile::compile_failure;
 use crate::load::{HLO_CAP, MANIFEST_CAP, SPEC_CAP, load_spec_text, read_text, validate_imported};
 use ccc_compiler::build::build;
 use ccc_compiler::diagnose::{
-    Cause, CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, diagnose, images_digest, is_manifest,
+    Cause, CollectiveDiff, DiffKind, Difference, FieldDiff, Input, Report, Unsigned, diagnose, images_digest,
+    is_manifest,
 };
 use ccc_compiler::hlo::Imported;
 use ccc_compiler::output::{ReadError, read_output};
@@ -26,6 +27,7 @@ use ccc_compiler::sign::sign;
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::AutoCache;
 use ccc_ir::noun::{count, noun};
+use ccc_ir::spec::Program;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
@@ -243,7 +245,7 @@ fn load(
         Read::Text(text) => text,
         Read::Module(imported) => {
             let valid = validate_imported(&path, &imported, hlo, cache)?;
-            return spec_input(file, name, &valid);
+            return spec_input(file, name, &imported.program, &valid);
         }
         Read::Folder => {
             // An output folder whose files are the ones its manifest lists
@@ -265,14 +267,15 @@ fn load(
         // for no file.
         Ok((Input { name, ..manifest_input(path, text)? }, Kind::Manifest))
     } else {
-        let (_, valid) = load_spec_text(file, text, hlo, cache)?;
-        spec_input(file, name, &valid)
+        let (spec, valid) = load_spec_text(file, text, hlo, cache)?;
+        spec_input(file, name, &spec.program, &valid)
     }
 }
 
-/// The input of a valid program read from `file`: its signature, and its
-/// images' digest where the world is small enough to compile.
-fn spec_input(file: &Path, name: String, valid: &ValidProgram) -> Result<(Input, Kind), Failure> {
+/// The input of a valid program read from `file` (`program` as written):
+/// its signature, what its `Auto` choices read unsigned, and its images'
+/// digest where the world is small enough to compile.
+fn spec_input(file: &Path, name: String, program: &Program, valid: &ValidProgram) -> Result<(Input, Kind), Failure> {
     let schedule = build(valid).map_err(|e| compile_failure(file, e.into()))?;
     let signature = sign(valid, &schedule);
     // The images too, so that a difference they do not carry is named as
@@ -281,7 +284,8 @@ fn spec_input(file: &Path, name: String, valid: &ValidProgram) -> Result<(Input,
         .then(|| compile(valid, &Options { verify: false, ..Options::default() }).ok())
         .flatten()
         .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
-    Ok((Input { images, ..Input::from_signature(name, &signature) }, Kind::Spec))
+    let unsigned = Some(Unsigned::of(program)).filter(|u| u.len() == valid.collectives().len());
+    Ok((Input { images, unsigned, ..Input::from_signature(name, &signature) }, Kind::Spec))
 }
 
 /// The input of a manifest's text, read from `path`.
