@@ -10,7 +10,9 @@ use crate::schedule::Schedule;
 use crate::verify::MEMO_BYTES;
 use crate::verify::postcondition;
 use crate::verify::protocol::CHAINS_BYTES;
-use crate::verify::symmetry::Seen;
+use crate::verify::protocol::Profile;
+use crate::verify::symmetry::{self, Seen};
+use crate::verify::transfers::AsBuilt;
 use ccc_ir::id::Rank;
 
 /// Ranks emitted from which a compile that does not prove first lowers a
@@ -164,8 +166,22 @@ fn estimate(
     let collected = size_of::<Option<Result<RankProgram, LowerError>>>() as u64;
     let in_flight = rank_n.min(chunk).saturating_mul(program.saturating_add(watch).saturating_add(collected));
     let watches = rank_n.saturating_mul(watch);
-    let buffers = schedule.collectives.iter().map(|plan| postcondition::bytes(schedule, plan, prover)).max();
-    let proof = watches.saturating_add(in_flight).saturating_add(buffers.unwrap_or(0)).saturating_add(tables);
+    // Per collective, its group 0's base orbit (made here once for both
+    // uses, and dropped before the next collective's is made): the
+    // postcondition proof's largest buffers, and what the prover's symmetry
+    // holds for the whole proof: every group's base orbit and its protocol
+    // profile (`Bases`, `Profiles`), each group's the size of group 0's (a
+    // collective's groups are of one size and run the same steps).
+    let (mut buffers, mut held) = (0u64, 0u64);
+    for plan in &schedule.collectives {
+        let base = prover.symmetry.then(|| symmetry::base(schedule, plan, 0, &AsBuilt)).flatten();
+        buffers = buffers.max(postcondition::bytes(schedule, plan, prover, base.as_ref()));
+        if let Some(base) = &base {
+            let one = base.footprint().saturating_add(Profile::bytes_at_most(schedule, plan, base));
+            held = held.saturating_add(one.saturating_mul(u64::from(plan.groups.group_n())));
+        }
+    }
+    let proof = watches.saturating_add(in_flight).saturating_add(buffers).saturating_add(held).saturating_add(tables);
     Estimate { proof, emit }
 }
 

@@ -14,7 +14,7 @@
 //! by member, on every core. A small group is always listed in full.
 
 use super::postcondition::{halves, moves};
-use super::symmetry::sampled;
+use super::symmetry::{sampled, walk_moved_by_phase};
 use super::transfers::{AsBuilt, walk};
 use crate::schedule::{CollectivePlan, Schedule, Transfer};
 use ccc_ir::enums::HalfChunk;
@@ -82,13 +82,21 @@ impl Counts {
 
 fn group_counts(schedule: &Schedule, plan: &CollectivePlan, group: u32, halves: &[HalfChunk]) -> Counts {
     let n = plan.groups.size();
-    if u64::from(n) * u64::from(plan.step_n) >= LIST_ALL_BELOW
-        && let Some(base) = sampled(schedule, plan, group)
-    {
+    let times_n =
+        |c: Counts| Counts { received: c.received.map(|r| r * u64::from(n)), increments: c.increments * u64::from(n) };
+    if u64::from(n) * u64::from(plan.step_n) >= LIST_ALL_BELOW {
+        // Member 0's transfers counted as they are walked where the phases
+        // show the group symmetric, not held (the same counts as the base
+        // `sampled` holds).
         let mut c = Counts::default();
-        c.count(0, base.transfers(), halves);
-        let n = u64::from(n);
-        return Counts { received: c.received.map(|r| r * n), increments: c.increments * n };
+        if walk_moved_by_phase(schedule, plan, group, |list| c.count(0, list, halves)) {
+            return times_n(c);
+        }
+        if let Some(base) = sampled(schedule, plan, group) {
+            let mut c = Counts::default();
+            c.count(0, base.transfers(), halves);
+            return times_n(c);
+        }
     }
     (0..n)
         .into_par_iter()

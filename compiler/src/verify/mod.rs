@@ -126,7 +126,7 @@ mod prover;
 mod roundtrip;
 mod sets;
 pub(crate) mod symmetry;
-mod transfers;
+pub(crate) mod transfers;
 
 pub use defect::{Defect, DefectKind, Defects, MAX_LISTED, RankList, SemaphoreWindow, VerifyError};
 pub use options::ProverOptions;

@@ -155,8 +155,18 @@ pub(crate) fn full_run_bytes(plan: &CollectivePlan) -> u64 {
 /// proven on member 0 alone (judged on the first group's sample, as
 /// [`check_cells`] judges every group's), or too large to run at all
 /// ([`check_cells`] refuses those).
-pub(crate) fn bytes(schedule: &Schedule, plan: &CollectivePlan, options: &ProverOptions) -> u64 {
-    let orbit = options.symmetry && invariant(plan) && super::symmetry::sampled(schedule, plan, 0).is_some();
+///
+/// `base` is group 0's [`symmetry::base`](super::symmetry::base), made by
+/// the caller (`None`: it has none, or the prover has no symmetry).
+pub(crate) fn bytes(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    options: &ProverOptions,
+    base: Option<&super::symmetry::Orbit>,
+) -> u64 {
+    let orbit = options.symmetry
+        && invariant(plan)
+        && base.is_some_and(|b| super::symmetry::samples_agree(schedule, plan, 0, b));
     if orbit || full_run_cells(plan) > MAX_PROOF_CELLS { 0 } else { full_run_bytes(plan) }
 }
 

@@ -28,6 +28,13 @@ pub(crate) struct Orbit {
 }
 
 impl Orbit {
+    /// The bytes it holds, its vectors' room included.
+    pub(crate) fn footprint(&self) -> u64 {
+        let room = self.transfers.capacity() * std::mem::size_of::<Transfer>()
+            + self.at.capacity() * std::mem::size_of::<usize>();
+        (std::mem::size_of::<Orbit>() + room) as u64
+    }
+
     /// Whether `transfers`, a member's at collective step `step`, are
     /// member 0's moved to `member`, in order (what a watch asks of each
     /// node).
@@ -123,18 +130,51 @@ const SAMPLES: u32 = 16;
 /// group is not symmetric; `Some` only says the sample did not show it.
 /// Where the phases decide (`by_phase`), no member past 0 is walked.
 pub(crate) fn sampled(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> Option<Orbit> {
-    let n = plan.groups.size();
     let base = base(schedule, plan, group, &AsBuilt)?;
-    if phases_move(plan, &base.action) {
-        return Some(base);
+    samples_agree(schedule, plan, group, &base).then_some(base)
+}
+
+/// Gives `each` member 0's transfers of `group`, step by step, as they are
+/// walked rather than held, where [`sampled`] would answer from the
+/// phases alone that every member's are member 0's moved (a million-rank
+/// ring's are hundreds of megabytes held). `false` where it would not
+/// (then `each` may have been given some steps: the caller drops what it
+/// made of them and asks [`sampled`]).
+pub(crate) fn walk_moved_by_phase(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    mut each: impl FnMut(&[Transfer]),
+) -> bool {
+    if !phases_move(plan, &Action::of(plan)) {
+        return false;
     }
+    // As [`base`] asks: steps 0..step_n, once each, in order.
+    let mut next = 0u32;
+    let ordered = walk(schedule, plan, group, 0, &AsBuilt, |step, list| {
+        if step != next {
+            return false;
+        }
+        each(list);
+        next += 1;
+        true
+    });
+    ordered && next == plan.step_n
+}
+
+/// Whether `base`, `group`'s member 0's transfers, is every member's moved
+/// as far as the sample shows ([`sampled`] with the base already made).
+pub(crate) fn samples_agree(schedule: &Schedule, plan: &CollectivePlan, group: u32, base: &Orbit) -> bool {
+    if phases_move(plan, &base.action) {
+        return true;
+    }
+    let n = plan.groups.size();
     let mut members: Vec<u32> =
         (0..SAMPLES).map(|i| 1 + (u64::from(n - 1) * u64::from(i) / u64::from(SAMPLES)) as u32).collect();
     members.push(n - 1);
     members.sort_unstable();
     members.dedup();
-    let same = members.iter().all(|&m| base.walks_moved(schedule, plan, group, m, &AsBuilt));
-    same.then_some(base)
+    members.iter().all(|&m| base.walks_moved(schedule, plan, group, m, &AsBuilt))
 }
 
 /// Member 0's transfers, step by step, for a group that can be invariant:
