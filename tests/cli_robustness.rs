@@ -218,6 +218,40 @@ fn graph_refuses_a_world_with_too_many_transfers() {
     assert_eq!(one.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&one.stderr));
 }
 
+/// A mesh broadcast's root lists a transfer per peer, the others one
+/// each: the estimate from the first and last rank drawn missed a root
+/// between them, and `--rank 0 --rank 5 --rank 10` drew a 77 MB graph
+/// that `--rank 5` alone was refused. Every rank drawn is counted.
+#[test]
+fn graph_counts_a_busy_rank_between_the_first_and_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("bcast.ron");
+    let text = "Collective(op: Broadcast, dtype: Bf16, count: 1048576, arch: Cayman, \
+                topology: (rank_n: 1048576, local_rank_n: 16), channels: 1, algorithm: Mesh, root: 5)";
+    std::fs::write(&spec, text).unwrap();
+    let rank = |r: &'static str| [OsStr::new("--rank"), OsStr::new(r)];
+    let alone = run_quiet(&[&[OsStr::new("graph"), spec.as_os_str()][..], &rank("5")].concat());
+    assert_eq!(
+        alone.status.code(),
+        Some(2),
+        "stderr:
+{}",
+        String::from_utf8_lossy(&alone.stderr)
+    );
+    let three = [&[OsStr::new("graph"), spec.as_os_str()][..], &rank("0"), &rank("5"), &rank("10")].concat();
+    let out = run_quiet(&three);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stdout: {} bytes\nstderr:\n{stderr}", out.stdout.len());
+    // (The report is wrapped to a width: compared without blanks and frames.)
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace() && *c != '│').collect::<String>();
+    let said =
+        "would draw more than 800000 transfers, the limit: the first 2 ranks draw 1048576 (rank 5 alone 1048575)";
+    assert!(squeeze(&stderr).contains(&squeeze(said)), "{stderr}");
+    // Two ranks either side of it are drawn.
+    let quiet = [&[OsStr::new("graph"), spec.as_os_str()][..], &rank("0"), &rank("6"), &rank("10")].concat();
+    assert_eq!(run_quiet(&quiet).status.code(), Some(0));
+}
+
 #[test]
 fn graph_of_one_rank_of_a_large_world_still_works() {
     let dir = tempfile::tempdir().unwrap();
@@ -290,11 +324,18 @@ fn a_compile_beyond_the_memory_budget_names_the_flags_that_help() {
             .expect("run ccc")
     };
     let refused = run(&["--rank", "0", "--memory-budget", "256MiB"]);
-    let stderr: String = String::from_utf8_lossy(&refused.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    let stderr = String::from_utf8_lossy(&refused.stderr).into_owned();
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    // (The report is wrapped to a width, even inside a flag's name:
+    // compared without blanks and frames.)
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace() && *c != '│').collect::<String>();
+    let said = squeeze(&stderr);
     for flag in ["--no-verify", "--proven-by", "--memory-budget"] {
-        assert!(stderr.contains(flag), "no {flag} in: {stderr}");
+        assert!(said.contains(flag), "no {flag} in: {stderr}");
     }
+    // The ranks are named already: not told to name them.
+    assert!(said.contains(&squeeze("compile the ranks named with --no-verify")), "{stderr}");
+    assert!(!said.contains(&squeeze("name the ranks needed (--rank R)")), "{stderr}");
     assert!(!out.exists(), "nothing is written");
 
     let bad = run(&["--memory-budget", "lots"]);

@@ -140,6 +140,18 @@ fn an_image_larger_than_its_region_is_refused() {
         let stderr = refused(&["decode".as_ref(), path.as_os_str(), "--region".as_ref(), region.as_ref()]);
         assert!(stderr.contains(&format!("{} bytes, more than {cap} bytes", cap + 8)), "{stderr}");
     }
+    // A SLOT SPAD image whose name says nothing is taken for a CTRL SPAD
+    // one, too large for it: the refusal says the region was a guess, and
+    // which flag takes another (it asked "is this the right file?").
+    let path = file(&dir, "tp0.slot", vec![0u8; 4816]);
+    let stderr = refused(&["decode".as_ref(), path.as_os_str()]);
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace() && *c != '│').collect::<String>();
+    for said in [
+        "not a valid CTRL SPAD image: 4816 bytes, more than any arch's CTRL SPAD (4096 bytes)",
+        "the region (CTRL SPAD) was taken from the file name; --region chooses another: ctrl, slot or neff",
+    ] {
+        assert!(squeeze(&stderr).contains(&squeeze(said)), "{stderr}");
+    }
 }
 
 #[test]

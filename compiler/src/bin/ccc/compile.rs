@@ -178,7 +178,9 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
             ),
         },
         CompileError::Memory(e) => {
-            let ways: Vec<&str> = e.ways_out().iter().map(|&w| way_out(w)).collect();
+            // Ranks already named (`--rank`): not told to name them.
+            let named = e.ranks < u64::from(e.rank_n);
+            let ways: Vec<&str> = e.ways_out().iter().map(|&w| way_out(w, named)).collect();
             Failure::input(miette::miette!(
                 help = format!("{}; or raise the budget with --memory-budget", ways.join("; ")),
                 "{name}: {e}"
@@ -214,10 +216,12 @@ fn certificate_failure(spec: &Path, manifest: &Path, error: &CertificateError) -
     Failure::input(miette::miette!(help = help, "{} does not certify {}: {error}", manifest.display(), spec.display()))
 }
 
-/// A way out of the memory budget, in the CLI's flags.
-fn way_out(way: WayOut) -> &'static str {
+/// A way out of the memory budget, in the CLI's flags (`named`: the
+/// compile emits ranks named with `--rank`).
+fn way_out(way: WayOut, named: bool) -> &'static str {
     match way {
         WayOut::EmitFewerRanks => "name fewer ranks to emit with --rank",
+        WayOut::SkipProof if named => "compile the ranks named with --no-verify",
         WayOut::SkipProof => "name the ranks needed (--rank R) and compile them with --no-verify",
         WayOut::Certificate => "compile them with --proven-by MANIFEST of an earlier verified compile",
         WayOut::FewerRanks => "use a spec with fewer ranks",

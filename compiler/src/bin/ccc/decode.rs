@@ -33,6 +33,13 @@ use std::process::ExitCode;
 /// Runs `ccc decode`.
 pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
     let region = args.region.unwrap_or_else(|| region_of(&args.file));
+    // Too large for the region the file name suggests: said as a guess
+    // (another region may take it), before anything is read.
+    let size = std::fs::metadata(&args.file).ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
+    if let Some(len) = size.filter(|&len| args.region.is_none() && len > image_cap(region)) {
+        let what = format!("{len} bytes, more than any arch's {} ({} bytes)", region_name(region), image_cap(region));
+        return Err(refusal(args, region, &what));
+    }
     let image = read_bounded(&args.file, image_cap(region), &format!("{} image", region_name(region)))?;
     // An empty CTRL image is a TOP_SP no collective has work on (ccc
     // writes one, `docs/wire-format.md` §2): no chain to decode. The other

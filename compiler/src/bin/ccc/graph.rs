@@ -9,7 +9,9 @@
 //! mesh all-to-all of 4,096 ranks has 4,096 nodes but 16 million
 //! transfers, gigabytes of DOT. Their number is estimated from the first
 //! and last rank drawn, built alone, before the whole graph is; above
-//! [`MAX_GRAPH_TRANSFERS`] the verb refuses too.
+//! [`MAX_GRAPH_TRANSFERS`] the verb refuses too, and so it does when the
+//! ranks drawn, each built alone and counted in turn, pass it (a rank
+//! between the first and last may be far busier: a rooted op's root).
 
 use crate::Failure;
 use crate::args::GraphArgs;
@@ -91,6 +93,26 @@ pub fn run(args: &GraphArgs) -> Result<ExitCode, Failure> {
             args.spec.display(),
             count(ranks.len(), "rank"),
         )));
+    }
+    // The estimate holds for the first and last rank; a rank between them
+    // may be far busier (a rooted op's root): every rank drawn is counted,
+    // each built alone, until the count passes the limit.
+    if ranks.len() > 2 {
+        let mut counted = 0u64;
+        for (k, r) in ranks.iter().enumerate() {
+            let own: u64 = alone(r).nodes().map(|n| n.transfers.len() as u64).sum();
+            counted = counted.saturating_add(own);
+            if counted > MAX_GRAPH_TRANSFERS {
+                return Err(Failure::input(miette::miette!(
+                    help = help,
+                    "{}: the step graph of {drawn} would draw more than {MAX_GRAPH_TRANSFERS} transfers, the \
+                     limit: the first {} draw {counted} (rank {} alone {own})",
+                    args.spec.display(),
+                    count(k + 1, "rank"),
+                    r.0,
+                )));
+            }
+        }
     }
     let graph = match first {
         Some(graph) if ranks.len() == 1 => graph,
