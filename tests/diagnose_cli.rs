@@ -746,3 +746,40 @@ fn pairs_over_renumbered_ranks_say_so() {
     assert_eq!(field["cause"], "renumbered");
     assert!(field["note"].as_str().unwrap().starts_with("the same pairs with ranks renumbered: 0 -> 1, 1 -> 0"));
 }
+
+/// A flag between the inputs is taken as a flag: `a --json b c` compared
+/// three inputs (clap took `--json` for the end of a run of two or more
+/// and refused "2 values required ... only 1 was provided"); one input
+/// is refused as such, exit 2.
+#[test]
+fn a_flag_may_stand_between_the_inputs() {
+    let (a, b) = (fixture("count_off_by_one/rank-0.ron"), fixture("count_off_by_one/rank-5.ron"));
+    for args in [[a.as_str(), "--json", b.as_str(), a.as_str()], [a.as_str(), b.as_str(), "--json", a.as_str()]] {
+        let run = diagnose(&args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        let report: ccc_compiler::diagnose::Report = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(report.input_n, 3, "{args:?}");
+    }
+    let one = diagnose(&[a.as_str(), "--json"]);
+    assert_eq!(one.code, 2, "{}", one.stdout);
+    assert!(one.stderr.contains("diagnose was given one input"), "{}", one.stderr);
+}
+
+/// `--target` (or `--algorithm`) with no HLO module among the inputs is
+/// refused whatever they are: it was refused for specs but ignored for
+/// manifests and output folders.
+#[test]
+fn a_target_without_a_module_is_refused_for_every_input_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    compile_into(dir.path(), "examples/allreduce_ring.ron", "a");
+    compile_into(dir.path(), "examples/allreduce_ring.ron", "b");
+    let ring = format!("{ROOT}/examples/allreduce_ring.ron");
+    let target = format!("{ROOT}/tests/hlo/targets/cayman_8.ron");
+    for inputs in [["a", "b"], ["a/manifest.json", "b"]] {
+        let run = ccc_in(dir.path(), &["diagnose", inputs[0], inputs[1], "--target", &target]);
+        assert_eq!(run.code, 2, "{inputs:?}: {}", run.stdout);
+        assert!(run.stderr.contains("none of the 2 inputs is an XLA HLO module"), "{}", run.stderr);
+    }
+    let run = ccc_in(dir.path(), &["diagnose", &ring, &ring, "--target", &target]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+}

@@ -247,7 +247,10 @@ pub struct DiagnoseArgs {
     /// (`manifest.json`), an output folder (`ccc compile -o`; one holding
     /// a file changed since ccc wrote it is no match) or an HLO module
     /// (with `--target`).
-    #[arg(required = true, num_args = 2..)]
+    ///
+    /// (Taken one or more at a time, so that a flag may stand between
+    /// them; `run` refuses fewer than two.)
+    #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
     /// Print the report as JSON instead of prose.
     #[arg(long)]

@@ -92,6 +92,13 @@ const IMAGES_RANK_CAP: u32 = 1024;
 
 /// Runs `ccc diagnose`.
 pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
+    if let [one] = &args.inputs[..] {
+        return Err(Failure::input(miette::miette!(
+            help = "name another rank's spec, manifest, output folder or HLO module: diagnose compares two or more",
+            "diagnose was given one input, {}: nothing to compare it with",
+            one.display()
+        )));
+    }
     let files: Vec<PathBuf> =
         args.inputs.iter().map(|p| if p.is_dir() { p.join("manifest.json") } else { p.clone() }).collect();
     // A manifest (a folder's, or one given) is named with its folder
@@ -128,6 +135,16 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     // `--algorithm` are the modules' (alone, they are refused for it).
     let is_module = |t: &str| ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t));
     let any_module = texts.iter().flatten().any(|t| is_module(t));
+    // Given for no module, they would be ignored for manifests and output
+    // folders (a spec refuses them): refused for every kind alike.
+    if !any_module && (args.hlo.target.is_some() || args.hlo.algorithm.is_some()) {
+        return Err(Failure::input(miette::miette!(
+            help = "--target and --algorithm are for XLA HLO modules (`as_text()`, `--xla_dump_to`); specs, \
+                    manifests and output folders name their own machine and algorithms: drop them",
+            "none of the {} inputs is an XLA HLO module, but --target or --algorithm was given",
+            args.inputs.len()
+        )));
+    }
     let spec_args = HloArgs { target: None, algorithm: None };
     // One cache for every spec: ranks' specs mostly repeat their
     // collectives, and `Auto` then searches each distinct one once.
