@@ -167,8 +167,28 @@ pub(crate) fn bytes(
     let orbit = options.symmetry
         && invariant(plan)
         && base.is_some_and(|b| super::symmetry::samples_agree(schedule, plan, 0, b));
-    if orbit || full_run_cells(plan) > MAX_PROOF_CELLS { 0 } else { full_run_bytes(plan) }
+    let full = if full_run_cells(plan) > MAX_PROOF_CELLS { 0 } else { full_run_bytes(plan) };
+    match () {
+        () if orbit => 0,
+        // A ring chain's path run, taken member-major, holds every
+        // member's runs and receives, whatever the cells; the full run
+        // stays its fallback.
+        () if options.symmetry && paths::member_major(plan) => {
+            full.max(u64::from(plan.groups.size()).saturating_mul(PATH_RUN_MEMBER_BYTES))
+        }
+        () => full,
+    }
 }
+
+/// The bytes a member-major path run holds per member, about: its runs,
+/// their transfers and the receives matched. Measured (resident, above
+/// the rest of the estimate): 1.0 to 1.1 KiB a member over ring
+/// broadcasts and reduces of 65,536 to 1,048,576 ranks on 1 and 32
+/// channels (a million ranks' broadcast held 1.37 GiB against an estimate
+/// of 87.5 MiB that counted none of it); a sixth more for what that
+/// sample missed, not more, so that the million-rank reduce on 32
+/// channels, 1.83 GiB resident, still fits the default budget.
+const PATH_RUN_MEMBER_BYTES: u64 = 1280;
 
 /// Whether the op's buffers start invariant under moving members (what
 /// the run on member 0 alone needs): an all-to-all's too, its chunks
