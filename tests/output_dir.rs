@@ -1006,7 +1006,8 @@ fn a_set_group_id_folder_s_files_take_its_group() {
     let out = dir.path().join("out");
     assert_ok(&compile(&out, &["-q"]));
     let mine = fs::metadata(&out).unwrap().gid();
-    // Another group: any, for root; one of the user's own otherwise.
+    // Another group: root may give any; another user is refused it (and
+    // the test says it skipped).
     let other = mine.wrapping_add(4242);
     if std::os::unix::fs::chown(&out, None, Some(other)).is_err() {
         eprintln!("skipped: this user cannot give a folder another group");
