@@ -424,6 +424,9 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
+    /// Every operator, in declaration order.
+    pub const ALL: [ReduceOp; 5] = [ReduceOp::Add, ReduceOp::Fma, ReduceOp::Max, ReduceOp::Min, ReduceOp::Average];
+
     /// The ccc spelling.
     pub const fn name(self) -> &'static str {
         match self {

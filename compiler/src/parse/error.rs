@@ -221,6 +221,14 @@ impl ParseError {
             {
                 Some(whole(&last.map(str::to_owned)))
             }
+            // `reduce: 1`, `dtype: "F32"`, `arch: (Cayman)`: a field that
+            // takes a name says which.
+            ParseErrorKind::Syntax
+                if (self.message.ends_with("where a name belongs") || &*self.message == "Expected identifier")
+                    && let Some(names) = last.and_then(names_of) =>
+            {
+                Some(format!("`{}` takes one of these names, written bare: {names}", last.unwrap_or_default()))
+            }
             // `topology: (8, 8)`: RON's advice (a raw identifier) is not a spec's.
             ParseErrorKind::Syntax if self.message.ends_with("where a name belongs") => Some(format!(
                 "{} fields are written by name, `(name: value, ...)`{}",
@@ -414,6 +422,27 @@ pub fn whole_number_help(field: Option<&str>) -> String {
         Some((0, max)) => format!("{name} takes a whole number of at most {max}: not negative, no fraction"),
         Some((min, max)) => format!("{name} takes a whole number from {min} to {max}: no fraction"),
     }
+}
+
+/// The names a spec's field that takes a name is accepted with, by the
+/// field's name, listed (`None`: the field takes no name).
+fn names_of(field: &str) -> Option<String> {
+    use ccc_ir::arch::Arch;
+    use ccc_ir::enums::{AlgType, OpType};
+    use ccc_ir::spec::{Algorithm, Barrier, DType, Leg, ReduceOp};
+    let list = |names: &mut dyn Iterator<Item = &'static str>| names.collect::<Vec<_>>().join(", ");
+    let algorithms = || list(&mut AlgType::ALL.iter().filter(|a| Algorithm::flat(**a).is_some()).map(|a| a.name()));
+    Some(match field {
+        "op" => list(&mut OpType::ALL.iter().map(|o| o.name())),
+        "dtype" => list(&mut DType::ALL.iter().map(|d| d.name())),
+        "reduce" => list(&mut ReduceOp::ALL.iter().map(|r| r.name())),
+        "arch" => list(&mut Arch::ALL.iter().map(|a| a.name())),
+        "barrier" => list(&mut [Barrier::Host, Barrier::Device].iter().map(|b| b.name())),
+        "choices" => "Seed, Wide".to_owned(),
+        "algorithm" => format!("{}, Hier((leg: algorithm, ...)), Auto", algorithms()),
+        leg if Leg::ALL.iter().any(|l| l.field() == leg) => format!("{}, Auto", algorithms()),
+        _ => return None,
+    })
 }
 
 /// The least and largest values a spec's integer field is accepted with,

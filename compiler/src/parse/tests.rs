@@ -384,6 +384,20 @@ fn errors_say_where_and_help_where_ron_misleads() {
     let e = err(&GOOD.replace("(rank_n: 32, local_rank_n: 16)", "(32, 16)"));
     assert_eq!(e.message.as_ref(), "Found `32` where a name belongs");
     assert!(e.help().is_some_and(|h| h.contains("fields are written by name")), "{:?}", e.help());
+    // A field that takes a name lists the names, given a number, a string
+    // or a parenthesized name (it said that `reduce`'s fields are written
+    // by name: an enum has none).
+    for (from, to, field) in [
+        ("reduce: Add,", "reduce: 1,", "reduce"),
+        ("dtype: Bf16,", "dtype: \"F32\",", "dtype"),
+        ("arch: Cayman,", "arch: (Cayman),", "arch"),
+        ("op: AllReduce,", "op: 3,", "op"),
+    ] {
+        let help = err(&GOOD.replace(from, to)).help().unwrap_or_default();
+        assert!(help.starts_with(&format!("`{field}` takes one of these names, written bare: ")), "{to}: {help}");
+    }
+    let help = err(&GOOD.replace("reduce: Add,", "reduce: 1,")).help().unwrap_or_default();
+    assert!(help.ends_with("Add, Fma, Max, Min, Average"), "{help}");
     // Nothing but comments: empty, not "expected `(`".
     for empty in ["", "  \n// only a comment\n", "\u{feff}"] {
         let e = err(empty);

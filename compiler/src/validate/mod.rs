@@ -924,12 +924,10 @@ impl Checker {
             }
             return;
         }
+        // (0 included: what is accepted is a divisor, not any number up to
+        // rank_n, which a range would have said.)
         if !t.rank_n.is_multiple_of(t.local_rank_n) {
-            let problem = if t.local_rank_n == 0 {
-                Problem::OutOfRange { value: 0, min: 1, max: u64::from(t.rank_n) }
-            } else {
-                Problem::LocalRankNNotDivisor { rank_n: t.rank_n, local_rank_n: t.local_rank_n }
-            };
+            let problem = Problem::LocalRankNNotDivisor { rank_n: t.rank_n, local_rank_n: t.local_rank_n };
             self.push("topology.local_rank_n", problem);
             if t.pod_n == 0 {
                 self.push("topology.pod_n", Problem::OutOfRange { value: 0, min: 1, max: u64::from(t.rank_n) });
@@ -937,9 +935,7 @@ impl Checker {
             return;
         }
         let node_n = t.rank_n / t.local_rank_n;
-        if t.pod_n == 0 {
-            self.push("topology.pod_n", Problem::OutOfRange { value: 0, min: 1, max: u64::from(node_n) });
-        } else if !node_n.is_multiple_of(t.pod_n) {
+        if !node_n.is_multiple_of(t.pod_n) {
             self.push("topology.pod_n", Problem::PodNNotDivisor { node_n, pod_n: t.pod_n });
         }
     }

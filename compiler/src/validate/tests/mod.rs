@@ -150,13 +150,16 @@ fn topology_rules() {
         c.topology.local_rank_n = 16;
     }));
     assert_eq!(e.0, "topology.rank_n");
+    // 0 is refused as any other number that does not divide: a range
+    // (`1..=32`) would accept 12, which is refused next.
     let e = one(with(|c| c.topology.local_rank_n = 0));
-    assert_eq!(e, ("topology.local_rank_n".into(), Problem::OutOfRange { value: 0, min: 1, max: 32 }));
+    assert_eq!(e, ("topology.local_rank_n".into(), Problem::LocalRankNNotDivisor { rank_n: 32, local_rank_n: 0 }));
+    assert!(e.1.to_string().contains("accepted: a divisor of 32 (1, 2, 4, 8, 16, 32)"), "{}", e.1);
     let e = one(with(|c| c.topology.local_rank_n = 12));
     assert_eq!(e.1, Problem::LocalRankNNotDivisor { rank_n: 32, local_rank_n: 12 });
     assert!(e.1.to_string().contains("a divisor of 32 (1, 2, 4, 8, 16, 32)"), "{}", e.1);
     let e = one(with(|c| c.topology.pod_n = 0));
-    assert_eq!(e, ("topology.pod_n".into(), Problem::OutOfRange { value: 0, min: 1, max: 2 }));
+    assert_eq!(e, ("topology.pod_n".into(), Problem::PodNNotDivisor { node_n: 2, pod_n: 0 }));
     let e = one(with(|c| c.topology.pod_n = 3));
     assert_eq!(e.1, Problem::PodNNotDivisor { node_n: 2, pod_n: 3 });
     ok(with(|c| c.topology = Topology { rank_n: 64, local_rank_n: 16, pod_n: 4 }));
