@@ -12,7 +12,6 @@ use crate::verify::postcondition;
 use crate::verify::protocol::CHAINS_BYTES;
 use crate::verify::protocol::Profile;
 use crate::verify::symmetry::{self, Seen};
-use crate::verify::transfers::AsBuilt;
 use ccc_ir::id::Rank;
 
 /// Ranks emitted from which a compile that does not prove first lowers a
@@ -166,17 +165,17 @@ fn estimate(
     let collected = size_of::<Option<Result<RankProgram, LowerError>>>() as u64;
     let in_flight = rank_n.min(chunk).saturating_mul(program.saturating_add(watch).saturating_add(collected));
     let watches = rank_n.saturating_mul(watch);
-    // Per collective, its group 0's base orbit (made here once for both
-    // uses, and dropped before the next collective's is made): the
+    // Per collective, the size of its group 0's base orbit (counted, not
+    // held: nothing world-sized is held before the refusal): the
     // postcondition proof's largest buffers, and what the prover's symmetry
     // holds for the whole proof: every group's base orbit and its protocol
     // profile (`Bases`, `Profiles`), each group's the size of group 0's (a
     // collective's groups are of one size and run the same steps).
     let (mut buffers, mut held) = (0u64, 0u64);
     for plan in &schedule.collectives {
-        let base = prover.symmetry.then(|| symmetry::base(schedule, plan, 0, &AsBuilt)).flatten();
-        buffers = buffers.max(postcondition::bytes(schedule, plan, prover, base.as_ref()));
-        if let Some(base) = &base {
+        let base = prover.symmetry.then(|| symmetry::base_size(schedule, plan, 0)).flatten();
+        buffers = buffers.max(postcondition::bytes(schedule, plan, prover, base.is_some()));
+        if let Some(base) = base {
             let one = base.footprint().saturating_add(Profile::bytes_at_most(schedule, plan, base));
             held = held.saturating_add(one.saturating_mul(u64::from(plan.groups.group_n())));
         }

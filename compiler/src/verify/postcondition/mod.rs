@@ -123,7 +123,7 @@ pub(crate) fn check_cells(schedule: &Schedule, options: &ProverOptions) -> Resul
             continue;
         }
         let orbit = options.symmetry && invariant(plan);
-        if (0..plan.groups.group_n()).any(|g| !orbit || super::symmetry::sampled(schedule, plan, g).is_none()) {
+        if (0..plan.groups.group_n()).any(|g| !orbit || !super::symmetry::sampled_holds(schedule, plan, g)) {
             return Err(VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS });
         }
     }
@@ -156,17 +156,10 @@ pub(crate) fn full_run_bytes(plan: &CollectivePlan) -> u64 {
 /// [`check_cells`] judges every group's), or too large to run at all
 /// ([`check_cells`] refuses those).
 ///
-/// `base` is group 0's [`symmetry::base`](super::symmetry::base), made by
-/// the caller (`None`: it has none, or the prover has no symmetry).
-pub(crate) fn bytes(
-    schedule: &Schedule,
-    plan: &CollectivePlan,
-    options: &ProverOptions,
-    base: Option<&super::symmetry::Orbit>,
-) -> u64 {
-    let orbit = options.symmetry
-        && invariant(plan)
-        && base.is_some_and(|b| super::symmetry::samples_agree(schedule, plan, 0, b));
+/// `base`: whether group 0 has a [`symmetry::base`](super::symmetry::base),
+/// as the caller found (`false` too where the prover has no symmetry).
+pub(crate) fn bytes(schedule: &Schedule, plan: &CollectivePlan, options: &ProverOptions, base: bool) -> u64 {
+    let orbit = options.symmetry && invariant(plan) && base && super::symmetry::sampled_holds(schedule, plan, 0);
     let full = if full_run_cells(plan) > MAX_PROOF_CELLS { 0 } else { full_run_bytes(plan) };
     match () {
         () if orbit => 0,

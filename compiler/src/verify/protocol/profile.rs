@@ -14,7 +14,7 @@ use super::found::hosted;
 use super::tracks::Tracks;
 use crate::placement::topsps_for;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Schedule, Transfer};
-use crate::verify::symmetry::Orbit;
+use crate::verify::symmetry::{BaseSize, Orbit};
 use ccc_ir::enums::DevicePattern;
 use ccc_ir::wire::tp::Folder;
 
@@ -72,17 +72,17 @@ pub(super) enum Counts {
 
 impl Profile {
     /// The most bytes [`Profile::new`] holds for the group whose member 0
-    /// moves as `orbit`: its counts, in the form it takes them (per step
+    /// moves as an orbit of size `base`: its counts, in the form it takes them (per step
     /// where every block costs the same, else per transfer for a small
     /// block and a big one), on every TOP_SP the collective uses. (Its
     /// exceptions and tracks, small beside them, are not counted.)
-    pub(crate) fn bytes_at_most(schedule: &Schedule, plan: &CollectivePlan, orbit: &Orbit) -> u64 {
+    pub(crate) fn bytes_at_most(schedule: &Schedule, plan: &CollectivePlan, base: BaseSize) -> u64 {
         let used = topsps_for(schedule.arch.params(), plan.channels);
         let same = (0..used).all(|t| DescTable::new(plan, &hosted(schedule, plan, t)).position_free());
         let counts = if same {
             u64::from(plan.step_n).saturating_mul(std::mem::size_of::<(u64, u64)>() as u64)
         } else {
-            (orbit.transfers().len() as u64).saturating_mul(std::mem::size_of::<[(u64, u64); 2]>() as u64)
+            (base.transfers as u64).saturating_mul(std::mem::size_of::<[(u64, u64); 2]>() as u64)
         };
         u64::from(used).saturating_mul(counts)
     }

@@ -28,7 +28,9 @@ pub(crate) struct Orbit {
 }
 
 impl Orbit {
-    /// The bytes it holds, its vectors' room included.
+    /// The bytes it holds, its vectors' room included: what
+    /// [`BaseSize::footprint`] counts without holding it.
+    #[cfg(test)]
     pub(crate) fn footprint(&self) -> u64 {
         let room = self.transfers.capacity() * std::mem::size_of::<Transfer>()
             + self.at.capacity() * std::mem::size_of::<usize>();
@@ -132,6 +134,67 @@ const SAMPLES: u32 = 16;
 pub(crate) fn sampled(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> Option<Orbit> {
     let base = base(schedule, plan, group, &AsBuilt)?;
     samples_agree(schedule, plan, group, &base).then_some(base)
+}
+
+/// What [`base`] would hold for a group, counted without holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BaseSize {
+    /// Member 0's transfers over every step.
+    pub(crate) transfers: usize,
+    /// The steps.
+    pub(crate) steps: usize,
+    /// The room its two vectors grow to, in items: the transfers', and
+    /// the step starts'.
+    room: (usize, usize),
+}
+
+impl BaseSize {
+    /// The bytes the base would hold, its vectors' room included.
+    pub(crate) fn footprint(self) -> u64 {
+        let (transfers, starts) = self.room;
+        let bytes = std::mem::size_of::<Orbit>()
+            .saturating_add(transfers.saturating_mul(std::mem::size_of::<Transfer>()))
+            .saturating_add(starts.saturating_mul(std::mem::size_of::<usize>()));
+        bytes as u64
+    }
+}
+
+/// The room a vector of `cap` items grows to when it must hold `len`, as
+/// `Vec` grows (twice its room, at least what it must hold, at least 4
+/// items): what a base's vectors reach, pushed a step at a time.
+fn grown(cap: usize, len: usize) -> usize {
+    if len <= cap { cap } else { cap.saturating_mul(2).max(len).max(4) }
+}
+
+/// [`base`]'s size for `group`, member 0's transfers counted as they are
+/// walked rather than held (a million-rank ring's are 150 MiB, which the
+/// memory budget's estimate must not spend before it refuses); `None`
+/// where [`base`] would make none.
+pub(crate) fn base_size(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> Option<BaseSize> {
+    if plan.groups.size() < 2 || !blocks_move(plan) {
+        return None;
+    }
+    // As `base` makes them: no transfers yet, and the first step's start.
+    let (mut transfers, mut next, mut room) = (0usize, 0u32, (0usize, 1usize));
+    let ordered = walk(schedule, plan, group, 0, &AsBuilt, |step, list| {
+        if step != next {
+            return false;
+        }
+        transfers += list.len();
+        next += 1;
+        room = (grown(room.0, transfers), grown(room.1, next as usize + 1));
+        true
+    });
+    (ordered && next == plan.step_n).then_some(BaseSize { transfers, steps: next as usize, room })
+}
+
+/// Whether [`sampled`] finds `group` symmetric, holding member 0's
+/// transfers only where the phases do not decide it.
+pub(crate) fn sampled_holds(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> bool {
+    if phases_move(plan, &Action::of(plan)) {
+        return walk_moved_by_phase(schedule, plan, group, |_| {});
+    }
+    sampled(schedule, plan, group).is_some()
 }
 
 /// Gives `each` member 0's transfers of `group`, step by step, as they are

@@ -280,3 +280,29 @@ fn denied_groups_change_no_reader_of_a_watch() {
     let [[denied, profiled, _], [denied_all, _, undecided]] = counts;
     assert!(denied > 20 && profiled > 1000 && denied_all > denied && undecided > 20, "{counts:?}");
 }
+
+/// What the memory budget counts of a base without holding it is what the
+/// base holds: member 0's transfers and steps, and the bytes of its
+/// vectors' room, over every flat pair and a two-level ring; and it counts
+/// one where `base` makes one, and only there; and `sampled_holds` says
+/// what `sampled` finds.
+#[test]
+fn a_base_counted_is_the_base_held() {
+    let mut cases: Vec<Case> = Case::flat_pairs().filter_map(|(op, alg)| Case::for_alg(op, alg, 24)).collect();
+    cases.push(two_level_ring());
+    let mut counted = 0;
+    for case in &cases {
+        let schedule = build(&case.valid()).unwrap();
+        for plan in &schedule.collectives {
+            let (held, size) = (base(&schedule, plan, 0, &AsBuilt), base_size(&schedule, plan, 0));
+            assert_eq!(held.is_some(), size.is_some(), "{case:?}");
+            if let (Some(held), Some(size)) = (held, size) {
+                assert_eq!((size.transfers, size.steps), (held.transfers().len(), plan.step_n as usize), "{case:?}");
+                assert_eq!(size.footprint(), held.footprint(), "{case:?}");
+                counted += 1;
+            }
+            assert_eq!(sampled_holds(&schedule, plan, 0), sampled(&schedule, plan, 0).is_some(), "{case:?}");
+        }
+    }
+    assert!(counted >= 10, "{counted}");
+}
