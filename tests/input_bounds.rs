@@ -303,3 +303,17 @@ fn a_slot_spad_of_the_wrong_length_says_the_length_expected() {
     let stderr = refused(&["decode".as_ref(), path.as_os_str()]);
     assert!(stderr.contains("image is 24 bytes, not the 32 its header says"), "{stderr}");
 }
+
+/// A written ring refused for VAL_MASK (a step's 64 KiB descriptors past
+/// the increment register) is told to shrink the count first, not to
+/// choose "a ring or Hier", which it is.
+#[test]
+fn a_ring_past_val_mask_is_told_a_smaller_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = example_text();
+    let count = text.lines().find_map(|l| l.trim().strip_prefix("count: ")).unwrap().trim_end_matches(',');
+    let spec = file(&dir, "huge.ron", text.replace(&format!("count: {count},"), "count: 4611686018427387903,"));
+    let stderr = refused(&["check".as_ref(), spec.as_os_str()]);
+    assert!(stderr.contains("(VAL_MASK)"), "{stderr}");
+    assert!(stderr.contains("than the increment register holds: a smaller count, more channels"), "{stderr}");
+}

@@ -43,10 +43,10 @@ impl Limit {
             // up to the arch's.
             Limit::TpIncrement => {
                 return format!(
-                    "one step posts more 64 KiB descriptors than the increment register holds: choose an \
-                     algorithm with fewer peers per step (a ring or Hier), more channels while the collective has \
-                     fewer than the {} TOP_SPs of {arch} (each TOP_SP posts its channels' share), or split the \
-                     collective",
+                    "one step posts more 64 KiB descriptors than the increment register holds: a smaller \
+                     count, more channels while the collective has fewer than the {} TOP_SPs of {arch} (each \
+                     TOP_SP posts its channels' share), an algorithm with fewer peers per step where this one \
+                     meshes (a ring or Hier), or splitting the collective",
                     arch.params().topsp_n
                 );
             }

@@ -55,7 +55,8 @@ impl Checker {
         };
         if !algorithms::supports(alg, op) {
             let gate = (alg == AlgType::SingleCycleRing).then_some(Gate::SingleCycleRingAllReduceOnly);
-            self.push("algorithm", Problem::AlgorithmDoesNotServe { alg, op, choices: serving(), gate });
+            let choices = self.accepted(op, structure).unwrap_or_else(serving);
+            self.push("algorithm", Problem::AlgorithmDoesNotServe { alg, op, choices, gate });
             return None;
         }
         let (shape, groups) = structure?;
@@ -76,6 +77,26 @@ impl Checker {
     /// are not run per candidate: what they check of a flat choice is two
     /// facts ([`Checker::flat_listed`]), and of a combination what
     /// [`Checker::list_hier`] decides once for all of them.
+    /// The algorithms a refusal names as accepted for `op`: those that
+    /// serve it and whose structure the shape and groups meet (what `Auto`
+    /// lists: a flat one by name, `Hier` once for every combination), where
+    /// both are valid and any is; `None` otherwise (the caller names those
+    /// that serve the op).
+    fn accepted(&mut self, op: OpType, structure: Option<(&Shape, &CheckedGroups)>) -> Option<Vec<AlgType>> {
+        let (shape, groups) = structure?;
+        let mut algs: Vec<AlgType> = Vec::new();
+        for candidate in self.auto_candidates(op, shape, groups) {
+            let alg = match candidate {
+                ResolvedAlgorithm::Flat(alg) => alg,
+                ResolvedAlgorithm::Hier(_) => AlgType::Hier,
+            };
+            if !algs.contains(&alg) {
+                algs.push(alg);
+            }
+        }
+        (!algs.is_empty()).then_some(algs)
+    }
+
     fn auto_candidates(&mut self, op: OpType, shape: &Shape, groups: &CheckedGroups) -> Vec<ResolvedAlgorithm> {
         let flats = AlgType::ALL.iter().copied().filter(|&a| a != AlgType::Hier && algorithms::supports(a, op));
         let hier = algorithms::hier_legs(op).filter(|_| algorithms::supports(AlgType::Hier, op));

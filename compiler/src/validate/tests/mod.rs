@@ -557,3 +557,20 @@ fn counts_of_one_read_in_the_singular() {
     let bytes = Problem::CountOverflow { count: u64::MAX, dtype: DType::F32 }.to_string();
     assert!(bytes.contains("elements of F32 (4 bytes each)"), "{bytes}");
 }
+
+/// An algorithm that does not serve the op names as accepted only what
+/// the shape and groups let run, each of which validates when written
+/// (it named Kangaring and IntraRdh for an all-gather over two nodes,
+/// which run inside a node only); `Hier` stands for its combinations.
+#[test]
+fn an_algorithm_that_does_not_serve_names_only_what_runs_here() {
+    let gather = |alg: Algorithm| Collective { op: OpType::AllGather, reduce: None, algorithm: alg, ..base() };
+    let (field, problem) = one(gather(Algorithm::SingleCycleRing));
+    assert_eq!(field, "algorithm");
+    let Problem::AlgorithmDoesNotServe { choices, .. } = problem else { panic!("{problem:?}") };
+    assert!(!choices.contains(&AlgType::Kangaring) && !choices.contains(&AlgType::IntraRdh), "{choices:?}");
+    assert!(choices.contains(&AlgType::Ring) && choices.contains(&AlgType::Hier), "{choices:?}");
+    for alg in choices.into_iter().filter_map(Algorithm::flat) {
+        ok(gather(alg));
+    }
+}
