@@ -2047,7 +2047,7 @@ fn diagnose_compares_a_module_with_a_spec() {
 
     let specs = ccc(&["diagnose", spec, edited, "--target", t]);
     assert_eq!(specs.status.code(), Some(2));
-    assert!(String::from_utf8(specs.stderr).unwrap().contains("is not an XLA HLO module"));
+    assert!(String::from_utf8(specs.stderr).unwrap().contains("none of the 2 inputs is an XLA HLO module"));
 }
 
 /// A module whose header names no device count (lowered text, as

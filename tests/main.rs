@@ -26,14 +26,17 @@ mod signature;
 mod timings;
 
 /// Every test file of every crate is a module of its crate's one test
-/// binary: with `autotests = false`, a file left out of its `main.rs`
-/// would silently never run.
+/// binary, or a test target of its own in the crate's `Cargo.toml` (one
+/// that needs a binary to itself: a global allocator): with `autotests =
+/// false`, a file left out of both would silently never run.
 #[test]
 fn every_test_file_is_a_module() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     for dir in ["tests", "ir/tests", "compiler/tests"] {
         let dir = root.join(dir);
         let main = std::fs::read_to_string(dir.join("main.rs")).unwrap_or_default();
+        let manifest = dir.parent().map(|c| c.join("Cargo.toml")).and_then(|m| std::fs::read_to_string(m).ok());
+        let manifest = manifest.unwrap_or_default();
         let mut stems: Vec<String> = std::fs::read_dir(&dir)
             .into_iter()
             .flatten()
@@ -48,9 +51,10 @@ fn every_test_file_is_a_module() {
         stems.sort();
         assert!(!stems.is_empty(), "{} has no test files", dir.display());
         for stem in stems {
+            let target = format!("\n[[test]]\nname = \"{stem}\"\npath = \"tests/{stem}.rs\"\n");
             assert!(
-                main.contains(&format!("\nmod {stem};\n")),
-                "{}/{stem} is not a module of its main.rs",
+                main.contains(&format!("\nmod {stem};\n")) || manifest.contains(&target),
+                "{}/{stem} is not a module of its main.rs, nor a test target of its own",
                 dir.display()
             );
         }

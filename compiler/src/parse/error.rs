@@ -267,6 +267,17 @@ impl ParseError {
     }
 }
 
+/// Whether `after`, the text from where RON wants a comma, is at most one
+/// token and closing brackets: the end of the text, not a missing comma.
+fn ends_here(after: &str) -> bool {
+    let rest = after.get(super::scan::token_at(after).len()..).unwrap_or("");
+    let mut rest = super::scan::skip_trivia(rest, false);
+    while let Some(after) = rest.strip_prefix([')', ']', '}']) {
+        rest = super::scan::skip_trivia(after, false);
+    }
+    rest.is_empty()
+}
+
 /// Whether RON's missing comma between `before` and `after` is
 /// `algorithm: Auto(Ring)`, copied from a signature or manifest: RON reads
 /// `Auto` and misses a comma at the `(` (comments between the two read as
@@ -317,6 +328,17 @@ pub(super) fn error_from_ron(
         }
         _ => ParseErrorKind::Syntax,
     };
+    // RON stops at the end of the text, wanting more (`Expected opening
+    // `(``): the text ends before a bracket closes.
+    let at_end = || {
+        super::scan::skip_trivia(src.get(byte_offset(src, to_line_col(e.span.start))..).unwrap_or(""), false).is_empty()
+    };
+    let kind = match kind {
+        ParseErrorKind::Syntax if at_end() && super::scan::unclosed_bracket(src).is_some() => {
+            ParseErrorKind::UnexpectedEof
+        }
+        other => other,
+    };
     // `count: 1.5`: RON reads `1` and misses a comma at `.5`.
     let kind = match kind {
         ParseErrorKind::MissingComma => {
@@ -328,6 +350,11 @@ pub(super) fn error_from_ron(
                 ParseErrorKind::Fraction { field: field_before(src, digits.len()) }
             } else if chosen_auto(before, after) {
                 ParseErrorKind::ChosenAuto
+            } else if ends_here(after) && super::scan::unclosed_bracket(src).is_some() {
+                // The last value, then nothing but the brackets it closes
+                // of its own: no comma is missing, the text ends (RON wants
+                // a `,` or the closing bracket).
+                ParseErrorKind::UnexpectedEof
             } else {
                 ParseErrorKind::MissingComma
             }
@@ -337,6 +364,10 @@ pub(super) fn error_from_ron(
     let path = field_path(path, &kind).map(String::into_boxed_str);
     let message = match kind {
         ParseErrorKind::Fraction { .. } => "expected a whole number, found a fraction".to_owned(),
+        // The bracket left open is what the reader must close.
+        ParseErrorKind::UnexpectedEof if let Some((at, opened)) = super::scan::unclosed_bracket(src) => {
+            format!("the text ends before `{opened}` at line {}, column {} is closed", at.line, at.col)
+        }
         ParseErrorKind::ChosenAuto => "`Auto` takes no choice in a spec".to_owned(),
         // RON's advice to write a raw identifier (`r#8`) is never a spec's:
         // a name was expected, and the help says how a struct reads.
@@ -351,6 +382,15 @@ pub(super) fn error_from_ron(
         && let Some(start) = unclosed_comment(src)
     {
         let end = LineCol { line: start.line, col: start.col + 2 };
+        return ParseError { message, kind, span: SourceSpan { start, end }, form, path };
+    }
+    // The text ends: mark where, past its last token (RON may point at
+    // that token, wanting a `,` after it).
+    if kind == ParseErrorKind::UnexpectedEof {
+        let text = super::scan::trim_trailing_trivia(src);
+        let last = text.char_indices().next_back().map_or(0, |(i, _)| i);
+        let start = advance(LineCol { line: 1, col: 1 }, text.get(..last).unwrap_or(""));
+        let end = advance(LineCol { line: 1, col: 1 }, text);
         return ParseError { message, kind, span: SourceSpan { start, end }, form, path };
     }
     // RON's span of a value error starts on the whitespace (or comment)

@@ -41,6 +41,54 @@ pub(super) fn unclosed_comment(src: &str) -> Option<LineCol> {
     }
 }
 
+/// Calls `each` with the byte offset and character of every bracket of
+/// `src` outside string literals and comments, in order, until it
+/// returns `false`.
+fn brackets(src: &str, mut each: impl FnMut(usize, char) -> bool) {
+    let mut rest = src;
+    while let Some(at) = rest.find(['"', '/', '(', '[', '{', ')', ']', '}']) {
+        let Some(here) = rest.get(at..) else { return };
+        let offset = src.len() - here.len();
+        rest = if here.starts_with("/*") {
+            skip_block_comment(here).unwrap_or("")
+        } else if let Some(after) = here.strip_prefix("//") {
+            after.find('\n').map_or("", |nl| after.get(nl..).unwrap_or(""))
+        } else if let Some(body) = here.strip_prefix('"') {
+            let token = token_at(here);
+            if token.is_empty() { body } else { here.get(token.len()..).unwrap_or("") }
+        } else {
+            match here.chars().next() {
+                Some(c) if "([{)]}".contains(c) && !each(offset, c) => return,
+                _ => {}
+            }
+            here.get(1..).unwrap_or("")
+        };
+    }
+}
+
+/// The innermost bracket (`(`, `[` or `{`) left open at the end of
+/// `src`: where it starts and how it reads, with the name written right
+/// before it (`Collective(`, or `(` alone), skipping string literals and
+/// comments; `None` when every bracket closes.
+pub(super) fn unclosed_bracket(src: &str) -> Option<(LineCol, &str)> {
+    let mut open: Vec<usize> = Vec::new();
+    brackets(src, |offset, c| {
+        if "([{".contains(c) {
+            open.push(offset);
+        } else {
+            open.pop();
+        }
+        true
+    });
+    let at = *open.last()?;
+    let name = src.get(..at)?.trim_end();
+    let start = name.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let name = name.get(start..).unwrap_or("");
+    // From the name, where there is one; else the bracket.
+    let from = if name.is_empty() { at } else { start };
+    Some((advance(LineCol { line: 1, col: 1 }, src.get(..from)?), src.get(from..=at)?))
+}
+
 pub(super) fn to_line_col(p: Position) -> LineCol {
     LineCol { line: p.line.max(1), col: p.col.max(1) }
 }

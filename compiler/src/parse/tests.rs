@@ -398,6 +398,25 @@ fn errors_say_where_and_help_where_ron_misleads() {
     }
     let help = err(&GOOD.replace("reduce: Add,", "reduce: 1,")).help().unwrap_or_default();
     assert!(help.ends_with("Add, Fma, Max, Min, Average"), "{help}");
+    // A spec that stops before its last `)`: the bracket left open is
+    // named where it starts, and the end is marked on the last character,
+    // with or without a comma after the last value (without one it said
+    // "a `,` is missing before this" at that value).
+    let cut = GOOD.trim_end().strip_suffix(')').unwrap().trim_end().to_owned();
+    for text in [cut.clone(), cut.trim_end_matches(',').to_owned(), format!("{}\n\n", cut.trim_end_matches(','))] {
+        let e = err(&text);
+        assert_eq!(e.kind, ParseErrorKind::UnexpectedEof, "{text:?}");
+        assert_eq!(e.message.as_ref(), "the text ends before `Collective(` at line 1, column 1 is closed");
+        let last_line = text.trim_end().lines().count();
+        let last_col = text.trim_end().lines().last().unwrap().chars().count();
+        assert_eq!((e.span.start, e.span.end), (lc(last_line, last_col), lc(last_line, last_col + 1)), "{text:?}");
+    }
+    // Inside a program: the innermost one.
+    let e = err("Program(collectives: [Collective(op: AllReduce");
+    assert_eq!(e.message.as_ref(), "the text ends before `Collective(` at line 1, column 23 is closed");
+    // A bracket in a comment is no bracket.
+    let e = err(&format!("Program(collectives: [\n{}, // ( a comment\n", GOOD.trim_end()));
+    assert_eq!(e.message.as_ref(), "the text ends before `[` at line 1, column 22 is closed");
     // Nothing but comments: empty, not "expected `(`".
     for empty in ["", "  \n// only a comment\n", "\u{feff}"] {
         let e = err(empty);
