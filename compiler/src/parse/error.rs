@@ -190,7 +190,7 @@ impl ParseError {
             ParseErrorKind::UnknownVariant { found } => format!("unknown variant {}", quote(found)),
             ParseErrorKind::MissingField { field, .. } => format!("closed here without `{field}`"),
             ParseErrorKind::DuplicateField { field } => format!("`{field}` given again here"),
-            ParseErrorKind::WrongStructName { expected, .. } => format!("expected `{expected}` here"),
+            ParseErrorKind::WrongStructName { expected, .. } => format!("expected `{}` here", spec_name(expected)),
             ParseErrorKind::TrailingCharacters => "unexpected text after the spec".to_owned(),
             ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
@@ -241,6 +241,16 @@ impl ParseError {
 
     /// [`ParseError::help`] where it does not depend on the input.
     fn fixed_help(&self) -> Option<&'static str> {
+        // A Hier's legs or a `model:` block, named by what the spec writes.
+        if self.message.contains("`Hier((...))`") || self.label().contains("`Hier((...))`") {
+            return Some(
+                "a Hier takes its legs by name in two parentheses: `Hier((intra_reduce_scatter: Ring, \
+                 inter_all_reduce: SingleCycleRing, intra_all_gather: Kangaring))`",
+            );
+        }
+        if self.message.contains("`model: (...)`") {
+            return Some("`model:` takes the cost model's overrides by name: `model: (launch_ns: 20000)`");
+        }
         match &self.kind {
             ParseErrorKind::WrongStructName { expected, .. }
                 if *expected == SpecForm::Collective.struct_name() || *expected == SpecForm::Program.struct_name() =>
@@ -276,6 +286,26 @@ fn ends_here(after: &str) -> bool {
         rest = super::scan::skip_trivia(after, false);
     }
     rest.is_empty()
+}
+
+/// The name a spec gives what serde calls by its Rust type: a Hier's
+/// legs (`HierLegs`) and a `model:` block (`ModelOverrides`).
+fn spec_name(rust: &str) -> &str {
+    match rust {
+        "HierLegs" => "Hier((...))",
+        "ModelOverrides" => "model: (...)",
+        other => other,
+    }
+}
+
+/// RON's `message` with the Rust type names a spec never writes in the
+/// spec's words (`struct `HierLegs`` → ``Hier((...))``).
+fn spec_words(message: &str) -> String {
+    message
+        .replace("struct `HierLegs`", "`Hier((...))`")
+        .replace("struct `ModelOverrides`", "`model: (...)`")
+        .replace("`HierLegs`", "`Hier((...))`")
+        .replace("`ModelOverrides`", "`model: (...)`")
 }
 
 /// Whether RON's missing comma between `before` and `after` is
@@ -374,7 +404,7 @@ pub(super) fn error_from_ron(
         _ if let RonError::SuggestRawIdentifier(found) = &e.code => {
             format!("Found {} where a name belongs", quote(found))
         }
-        _ => bound_message(&e.code.to_string()),
+        _ => spec_words(&bound_message(&e.code.to_string())),
     }
     .into_boxed_str();
     // RON points inside the comment: mark the `/*` that opens it instead.

@@ -398,6 +398,17 @@ fn errors_say_where_and_help_where_ron_misleads() {
     }
     let help = err(&GOOD.replace("reduce: Add,", "reduce: 1,")).help().unwrap_or_default();
     assert!(help.ends_with("Add, Fma, Max, Min, Average"), "{help}");
+    // A Hier's legs and a `model:` block are named as a spec writes them,
+    // not by their Rust types (`HierLegs`, `ModelOverrides`), and say how
+    // they are written.
+    let one_paren = GOOD.replace("Hier((", "Hier(").replace("Kangaring))", "Kangaring)");
+    let e = err(&one_paren);
+    assert_eq!(e.message.as_ref(), "Expected `Hier((...))` but found `intra_reduce_scatter`");
+    assert_eq!(e.label(), "expected `Hier((...))` here");
+    assert!(e.help().is_some_and(|h| h.starts_with("a Hier takes its legs by name in two parentheses")), "{e:?}");
+    let e = err(&GOOD.replace("    channels: 4,", "    channels: 4,\n    model: 5,"));
+    assert_eq!(e.message.as_ref(), "Expected opening `(` for `model: (...)`");
+    assert!(e.help().is_some_and(|h| h.contains("`model: (launch_ns: 20000)`")), "{e:?}");
     // A spec that stops before its last `)`: the bracket left open is
     // named where it starts, and the end is marked on the last character,
     // with or without a comma after the last value (without one it said
