@@ -124,8 +124,8 @@ pub enum Problem {
         },
         way = if .0.by_count {
             format!(
-                "a collective takes one slot at the fewest, so split the program into programs of at most {} \
-                 collectives",
+                "split the program into programs that fit: at most {} collectives each (a collective takes one \
+                 slot at the fewest), fewer where they take more",
                 .0.capacity
             )
         } else {

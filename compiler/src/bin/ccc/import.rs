@@ -220,7 +220,11 @@ fn note_does_not_compile(file: impl std::fmt::Display, d: &str) {
 /// TOP_SP's CTRL SPAD.
 fn too_full_note(o: &Overflow) -> String {
     let cut = if o.by_count {
-        format!("cut it into programs of at most {} collectives (`ccc import --split -o FILE` does)", o.capacity)
+        format!(
+            "cut it into programs that fit, at most {} collectives each, fewer where they take more slots (`ccc \
+             import --split -o FILE` does)",
+            o.capacity
+        )
     } else {
         "cut it into programs that fit (`ccc import --split -o FILE` does), or choose algorithms with fewer phases"
             .to_owned()
