@@ -89,7 +89,9 @@ def test_parse_error_of_a_missing_comma_and_of_text_that_ends_early():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse("Collective(op: AllReduce,\n")
     assert caught.value.kind == "UnexpectedEof"
-    assert caught.value.line == 2
+    # Marked at the text's last character, and the bracket left open named.
+    assert (caught.value.line, caught.value.column) == (1, 25)
+    assert "the text ends before `Collective(` at line 1, column 1 is closed" in str(caught.value)
 
 
 def test_a_number_its_field_cannot_hold_names_the_field():
