@@ -132,6 +132,12 @@ pub enum ParseErrorKind {
     /// written in a spec (RON reads `Auto` and then misses a comma at
     /// the `(`).
     ChosenAuto,
+    /// A name given a value in parentheses (`algorithm: Ring()`, `reduce:
+    /// Add(1)`): RON reads the name and then misses a comma at the `(`.
+    NameTakesNoValue {
+        /// The name.
+        name: String,
+    },
     /// A `/* */` comment that is never closed; the span marks its `/*`.
     UnclosedComment,
     /// A whole number too large for its field, or negative where the
@@ -195,6 +201,7 @@ impl ParseError {
             ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
             ParseErrorKind::ChosenAuto => "`Auto` takes no choice here".to_owned(),
+            ParseErrorKind::NameTakesNoValue { name } => format!("`{name}` takes nothing in parentheses"),
             ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
             ParseErrorKind::IntegerOutOfBounds { field: Some(field) } => format!("out of range for `{field}`"),
             ParseErrorKind::IntegerOutOfBounds { field: None } => "out of range".to_owned(),
@@ -215,6 +222,9 @@ impl ParseError {
         match &self.kind {
             ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),
             ParseErrorKind::ChosenAuto => Some(chosen_auto_help("spec")),
+            ParseErrorKind::NameTakesNoValue { name } => {
+                Some(format!("a name is written bare: `{name}`, without the parentheses"))
+            }
             // `root: "3"`, `count: 1e3`, `count: true`.
             ParseErrorKind::Syntax
                 if self.message.starts_with("Expected integer") || self.message.starts_with("Invalid digit") =>
@@ -251,7 +261,15 @@ impl ParseError {
         if self.message.contains("`model: (...)`") {
             return Some("`model:` takes the cost model's overrides by name: `model: (launch_ns: 20000)`");
         }
+        // `#` starts no comment in RON (RON reads an attribute, or nothing).
+        if self.message.starts_with("found `#`") {
+            return Some("RON's comments are `// ...` to the end of the line, or `/* ... */`; `#` starts none");
+        }
         match &self.kind {
+            // `(collectives: [...])`: a program needs its name.
+            ParseErrorKind::UnknownField { found } if found == "collectives" => Some(
+                "a program is written with its name, `Program(collectives: [...])`; a nameless `(...)` is read as a `Collective`",
+            ),
             ParseErrorKind::WrongStructName { expected, .. }
                 if *expected == SpecForm::Collective.struct_name() || *expected == SpecForm::Program.struct_name() =>
             {
@@ -306,6 +324,24 @@ fn spec_words(message: &str) -> String {
         .replace("struct `ModelOverrides`", "`model: (...)`")
         .replace("`HierLegs`", "`Hier((...))`")
         .replace("`ModelOverrides`", "`model: (...)`")
+}
+
+/// The name RON read before a missing comma at a `(`, when it is one a
+/// spec writes bare (`Ring()`, `Add(1)`, `F32()`: an algorithm, a reduce
+/// operator, a dtype, an op, an arch, a barrier); `None` otherwise (`Auto`
+/// is [`chosen_auto`]'s; `Hier` and structs take parentheses).
+fn bare_name_called<'s>(before: &'s str, after: &str) -> Option<&'s str> {
+    if !after.starts_with('(') {
+        return None;
+    }
+    let before = super::scan::trim_trailing_trivia(before);
+    let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+    let name = before.get(start..)?;
+    let bare = ["op", "dtype", "reduce", "arch", "barrier", "choices", "algorithm"]
+        .iter()
+        .filter_map(|f| names_of(f))
+        .any(|names| names.split(", ").any(|n| n == name));
+    (bare && name != "Auto").then_some(name)
 }
 
 /// Whether RON's missing comma between `before` and `after` is
@@ -380,6 +416,8 @@ pub(super) fn error_from_ron(
                 ParseErrorKind::Fraction { field: field_before(src, digits.len()) }
             } else if chosen_auto(before, after) {
                 ParseErrorKind::ChosenAuto
+            } else if let Some(name) = bare_name_called(before, after) {
+                ParseErrorKind::NameTakesNoValue { name: name.to_owned() }
             } else if ends_here(after) && super::scan::unclosed_bracket(src).is_some() {
                 // The last value, then nothing but the brackets it closes
                 // of its own: no comma is missing, the text ends (RON wants
@@ -399,6 +437,7 @@ pub(super) fn error_from_ron(
             format!("the text ends before `{opened}` at line {}, column {} is closed", at.line, at.col)
         }
         ParseErrorKind::ChosenAuto => "`Auto` takes no choice in a spec".to_owned(),
+        ParseErrorKind::NameTakesNoValue { ref name } => format!("`{name}` is a name, written without parentheses"),
         // RON's advice to write a raw identifier (`r#8`) is never a spec's:
         // a name was expected, and the help says how a struct reads.
         _ if let RonError::SuggestRawIdentifier(found) = &e.code => {
@@ -414,6 +453,15 @@ pub(super) fn error_from_ron(
         let end = LineCol { line: start.line, col: start.col + 2 };
         return ParseError { message, kind, span: SourceSpan { start, end }, form, path };
     }
+    // `# a comment`: RON wants a name there, or an attribute.
+    // (At the top, RON reads `#` as the start of an `#![enable(...)]`.)
+    let hash = src.get(byte_offset(src, skip_insignificant(src, e.span.start))..).is_some_and(|r| r.starts_with('#'));
+    let stray = message.contains("#![enable") && !super::scan::skip_trivia(src, false).starts_with("#!");
+    let message = if kind == ParseErrorKind::Syntax && (stray || hash && !message.contains("#![")) {
+        "found `#`, which starts no comment in RON".into()
+    } else {
+        message
+    };
     // The text ends: mark where, past its last token (RON may point at
     // that token, wanting a `,` after it).
     if kind == ParseErrorKind::UnexpectedEof {

@@ -398,6 +398,28 @@ fn errors_say_where_and_help_where_ron_misleads() {
     }
     let help = err(&GOOD.replace("reduce: Add,", "reduce: 1,")).help().unwrap_or_default();
     assert!(help.ends_with("Add, Fma, Max, Min, Average"), "{help}");
+    // A name given parentheses: no comma is missing, the name takes none.
+    for (from, to, name) in [
+        ("algorithm: Hier((intra_reduce_scatter: Ring", "algorithm: Hier((intra_reduce_scatter: Ring()", "Ring"),
+        ("reduce: Add,", "reduce: Add(1),", "Add"),
+        ("dtype: Bf16,", "dtype: Bf16(),", "Bf16"),
+    ] {
+        let e = err(&GOOD.replace(from, to));
+        assert_eq!(e.kind, ParseErrorKind::NameTakesNoValue { name: name.into() }, "{to}");
+        assert_eq!(e.label(), format!("`{name}` takes nothing in parentheses"));
+        assert_eq!(e.help().unwrap_or_default(), format!("a name is written bare: `{name}`, without the parentheses"));
+    }
+    // A real missing comma stays one.
+    assert_eq!(err(&GOOD.replace("reduce: Add,", "reduce: Add")).kind, ParseErrorKind::MissingComma);
+    // `#` is no comment in RON, at the top or inside; a nameless program
+    // is read as a collective, and says how a program is written.
+    for text in [format!("# a comment\n{GOOD}"), GOOD.replace("    channels: 4,", "    channels: 4, # four")] {
+        let e = err(&text);
+        assert_eq!(e.message.as_ref(), "found `#`, which starts no comment in RON", "{text}");
+        assert!(e.help().is_some_and(|h| h.starts_with("RON's comments are `// ...`")), "{e:?}");
+    }
+    let help = err("(collectives: [])").help().unwrap_or_default();
+    assert!(help.starts_with("a program is written with its name, `Program(collectives: [...])`"), "{help}");
     // A Hier's legs and a `model:` block are named as a spec writes them,
     // not by their Rust types (`HierLegs`, `ModelOverrides`), and say how
     // they are written.
