@@ -390,7 +390,7 @@ pub(super) fn error_from_ron(
         RonError::UnclosedBlockComment => ParseErrorKind::UnclosedComment,
         RonError::IntegerOutOfBounds => {
             let at = byte_offset(src, skip_insignificant(src, e.span.start));
-            ParseErrorKind::IntegerOutOfBounds { field: field_before(src, at) }
+            ParseErrorKind::IntegerOutOfBounds { field: field_before(src, at).or_else(|| list_field(src, at)) }
         }
         _ => ParseErrorKind::Syntax,
     };
@@ -413,7 +413,9 @@ pub(super) fn error_from_ron(
             let digits = before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
             let fraction = after.starts_with('.') && digits.len() < before.len();
             if fraction {
-                ParseErrorKind::Fraction { field: field_before(src, digits.len()) }
+                ParseErrorKind::Fraction {
+                    field: field_before(src, digits.len()).or_else(|| list_field(src, digits.len())),
+                }
             } else if chosen_auto(before, after) {
                 ParseErrorKind::ChosenAuto
             } else if let Some(name) = bare_name_called(before, after) {
@@ -513,6 +515,28 @@ fn field_path(read: Option<String>, kind: &ParseErrorKind) -> Option<String> {
         (true, Some(field)) => Some(join(field)),
         (true, None) => None,
     }
+}
+
+/// The field whose value holds the list element at byte `at` (`groups` in
+/// `groups: [[0, -1]]`, `peers` in `peers: [(0, -1)]`): the first field
+/// written before a bracket open around it, innermost first (comments and
+/// strings are not told apart: a guess for a help, never for a path).
+fn list_field(src: &str, at: usize) -> Option<String> {
+    let before = src.get(..at)?;
+    let mut depth = 0usize;
+    for (i, c) in before.char_indices().rev() {
+        match c {
+            ')' | ']' => depth += 1,
+            '(' | '[' if depth > 0 => depth -= 1,
+            '(' | '[' => {
+                if let Some(field) = field_before(src, i) {
+                    return Some(field);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The field whose value starts at byte `at` (`channels` in

@@ -398,6 +398,22 @@ fn errors_say_where_and_help_where_ron_misleads() {
     }
     let help = err(&GOOD.replace("reduce: Add,", "reduce: 1,")).help().unwrap_or_default();
     assert!(help.ends_with("Add, Fma, Max, Min, Average"), "{help}");
+    // A number in a list names the list's field and its range (it said
+    // "this field takes a whole number: not negative, no fraction", even
+    // for a number too large).
+    for (list, field) in [
+        ("groups: [[0, 1, 2, -3]],", "groups"),
+        ("groups: [[0, 99999999999]],", "groups"),
+        ("peers: [(0, -1)],", "peers"),
+    ] {
+        let e = err(&GOOD.replace("    channels: 4,", &format!("    channels: 4,\n    {list}")));
+        let help = e.help().unwrap_or_default();
+        assert_eq!(
+            help,
+            format!("`{field}` takes a whole number of at most 1048575: not negative, no fraction"),
+            "{list}"
+        );
+    }
     // A name given parentheses: no comma is missing, the name takes none.
     for (from, to, name) in [
         ("algorithm: Hier((intra_reduce_scatter: Ring", "algorithm: Hier((intra_reduce_scatter: Ring()", "Ring"),
