@@ -602,7 +602,10 @@ pub enum Problem {
         legs: &'static [Leg],
     },
     /// An illegal choice for a leg.
-    #[error("{} is not a legal choice for {leg}{}; accepted: {}", alg_name(*choice), gate_note(*gate), list(choices))]
+    #[error(
+        "{} is not a legal choice for {leg}{}; accepted: {}, or Auto (the cost model chooses among them)",
+        alg_name(*choice), gate_note(*gate), list(choices)
+    )]
     HierLegChoice {
         /// The leg.
         leg: Leg,
