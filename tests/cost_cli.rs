@@ -99,7 +99,10 @@ fn sweep_prints_a_row_per_size() {
     snapshot("sweep_trn1_allreduce_64", &out);
     let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "2GiB", "--to", "1GiB"]);
     assert_eq!(code, 2);
-    assert!(err.contains("accepted: 1 <= from <= to"), "{err}");
+    assert!(err.contains("--from is past --to; accepted: 1 <= from <= to"), "{err}");
+    let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--from is 0 bytes; accepted: 1 <= from <= to"), "{err}");
     // Every row's size is within the range asked: a count rounded to what
     // the op takes (3 bytes of Bf16 is 1 element, 2 bytes) is not printed.
     let (code, out, err) = ccc(&["sweep", "examples/allreduce_hier.ron", "--from", "3B", "--to", "8B"]);
@@ -145,7 +148,7 @@ fn sweep_prints_a_row_per_size() {
     // Zero is named in bytes, not in the largest unit that divides it.
     let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "0GiB"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--from 0B --to 1GiB: accepted"), "{err}");
+    assert!(err.contains("--from 0B --to 1GiB: --from is 0 bytes; accepted"), "{err}");
     // Past the sizes that lower on the device (one step's descriptors
     // outgrow a tp_inc_steps increment) the table stops, and says where
     // and why: the rows printed are sizes `verify` accepts, written or

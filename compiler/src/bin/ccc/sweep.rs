@@ -85,8 +85,10 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::input(miette::miette!("{}: no collective to sweep", args.spec.display())));
     };
     if args.from.0 == 0 || args.from.0 > args.to.0 {
+        // Say which bound is wrong.
+        let why = if args.from.0 == 0 { "--from is 0 bytes" } else { "--from is past --to" };
         return Err(Failure::input(miette::miette!(
-            "--from {} --to {}: accepted: 1 <= from <= to",
+            "--from {} --to {}: {why}; accepted: 1 <= from <= to",
             args.from,
             args.to
         )));
