@@ -475,8 +475,15 @@ pub(super) fn error_from_ron(
     }
     // RON's span of a value error starts on the whitespace (or comment)
     // before the token: advance it to the token itself.
-    let start = skip_insignificant(src, e.span.start);
+    let mut start = skip_insignificant(src, e.span.start);
     let mut end = if pos_le(e.span.end, start) { start } else { to_line_col(e.span.end) };
+    // RON points past a number's sign (`-5` at `5`): mark the sign too.
+    if matches!(kind, ParseErrorKind::IntegerOutOfBounds { .. })
+        && start.col > 1
+        && src.get(..byte_offset(src, start)).is_some_and(|b| b.ends_with('-'))
+    {
+        start.col -= 1;
+    }
     // A value of the wrong type gets an empty span at its start: mark the
     // whole token (`"4M"`, `-1`, `Ring`) instead of a caret.
     if kind == ParseErrorKind::Syntax && end == start {

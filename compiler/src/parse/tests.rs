@@ -148,6 +148,9 @@ fn numbers_a_field_cannot_hold_name_the_field() {
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("channels".into()) });
     assert_eq!(e.label(), "out of range for `channels`");
     assert_eq!(e.help().unwrap(), "`channels` takes a whole number from 1 to 32: no fraction");
+    // The mark starts at the sign, not the digit after it.
+    let at = GOOD.lines().position(|l| l.contains("channels: 4,")).unwrap() + 1;
+    assert_eq!(e.span.start, lc(at, "    channels: ".len() + 1), "{e:?}");
     // Validation's range, not the type's: a world holds at most 1048576
     // ranks, and a rank is below that.
     let e = err(&GOOD.replace("rank_n: 32,", "rank_n: 99999999999,"));
