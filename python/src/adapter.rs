@@ -577,13 +577,17 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
             let mut info = ErrorInfo::new(ErrorClass::Memory, "Memory", m.to_string());
             info.accepted = Some(ways.iter().map(|w| w.describe()).collect::<Vec<_>>().join("; "));
             // The ways out this compile has, as the call's arguments say
-            // them (`verify=False` only where skipping the proof would fit).
+            // them (`verify=False` only where skipping the proof would
+            // fit; ranks already named are not asked for again).
+            let named = m.ranks < u64::from(m.rank_n);
             let help: Vec<&str> = ways
                 .iter()
                 .map(|w| match w {
                     WayOut::EmitFewerRanks => "compile fewer ranks (ranks=[...])",
+                    WayOut::SkipProof if named => "verify=False",
                     WayOut::SkipProof => "ranks=[...] with verify=False",
                     WayOut::FewerRanks => "a world of fewer ranks",
+                    WayOut::Certificate if named => "proven_by=<an earlier verified compile of this spec>",
                     WayOut::Certificate => "ranks=[...] with proven_by=<an earlier verified compile of this spec>",
                 })
                 .collect();

@@ -181,6 +181,13 @@ def test_a_budget_too_small_is_a_memory_budget_error():
         "ranks=[...] with verify=False, ranks=[...] with proven_by=<an earlier verified compile of this spec>, "
         "a world of fewer ranks, or raise memory_budget"
     )
+    # Ranks named already are not asked for again.
+    with pytest.raises(ccc.MemoryBudgetError) as caught:
+        ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0], memory_budget=64 << 10)
+    assert caught.value.help == (
+        "verify=False, proven_by=<an earlier verified compile of this spec>, a world of fewer ranks, or raise "
+        "memory_budget"
+    )
     # Without the proof, skipping it is no way out (help offered it).
     with pytest.raises(ccc.MemoryBudgetError) as caught:
         ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), memory_budget=64 << 10, verify=False)
