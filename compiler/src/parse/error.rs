@@ -235,9 +235,10 @@ impl ParseError {
             // takes a name says which.
             ParseErrorKind::Syntax
                 if (self.message.ends_with("where a name belongs") || &*self.message == "Expected identifier")
-                    && let Some(names) = last.and_then(names_of) =>
+                    && let Some(field) = last
+                    && let Some(names) = names_of(field) =>
             {
-                Some(format!("`{}` takes one of these names, written bare: {names}", last.unwrap_or_default()))
+                Some(format!("`{field}` takes one of these names, written bare: {names}"))
             }
             // `topology: (8, 8)`: RON's advice (a raw identifier) is not a spec's.
             ParseErrorKind::Syntax if self.message.ends_with("where a name belongs") => Some(format!(

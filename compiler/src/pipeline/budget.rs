@@ -174,7 +174,7 @@ fn estimate(
     let (mut buffers, mut held) = (0u64, 0u64);
     for plan in &schedule.collectives {
         let base = prover.symmetry.then(|| symmetry::base_size(schedule, plan, 0)).flatten();
-        buffers = buffers.max(postcondition::bytes(schedule, plan, prover, base.is_some()));
+        buffers = buffers.max(postcondition::bytes(schedule, plan, prover, base));
         if let Some(base) = base {
             let one = base.footprint().saturating_add(Profile::bytes_at_most(schedule, plan, base));
             held = held.saturating_add(one.saturating_mul(u64::from(plan.groups.group_n())));

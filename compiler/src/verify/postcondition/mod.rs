@@ -156,10 +156,17 @@ pub(crate) fn full_run_bytes(plan: &CollectivePlan) -> u64 {
 /// [`check_cells`] judges every group's), or too large to run at all
 /// ([`check_cells`] refuses those).
 ///
-/// `base`: whether group 0 has a [`symmetry::base`](super::symmetry::base),
-/// as the caller found (`false` too where the prover has no symmetry).
-pub(crate) fn bytes(schedule: &Schedule, plan: &CollectivePlan, options: &ProverOptions, base: bool) -> u64 {
-    let orbit = options.symmetry && invariant(plan) && base && super::symmetry::sampled_holds(schedule, plan, 0);
+/// `base`: group 0's [`symmetry::base_size`](super::symmetry::base_size),
+/// as the caller found it (`None` too where the prover has no symmetry).
+pub(crate) fn bytes(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    options: &ProverOptions,
+    base: Option<super::symmetry::BaseSize>,
+) -> u64 {
+    let orbit = options.symmetry
+        && invariant(plan)
+        && base.is_some_and(|size| super::symmetry::sampled_holds_sized(schedule, plan, 0, size));
     let full = if full_run_cells(plan) > MAX_PROOF_CELLS { 0 } else { full_run_bytes(plan) };
     match () {
         () if orbit => 0,

@@ -73,7 +73,9 @@ mod tests;
 
 #[cfg(test)]
 pub(crate) use orbit::orbit;
-pub(crate) use orbit::{BaseSize, Orbit, base, base_size, sampled, sampled_holds, walk_moved_by_phase};
+pub(crate) use orbit::{
+    BaseSize, Orbit, base, base_size, sampled, sampled_holds, sampled_holds_sized, walk_moved_by_phase,
+};
 
 use super::by_phase::phases_move;
 use super::transfers::AsBuilt;

@@ -143,6 +143,10 @@ pub(crate) struct BaseSize {
     pub(crate) transfers: usize,
     /// The steps.
     pub(crate) steps: usize,
+    /// Whether the phases alone show every member's transfers are member
+    /// 0's moved (then [`sampled`] finds the group symmetric walking no
+    /// one else).
+    pub(crate) by_phase: bool,
     /// The room its two vectors grow to, in items: the transfers', and
     /// the step starts'.
     room: (usize, usize),
@@ -175,26 +179,26 @@ pub(crate) fn base_size(schedule: &Schedule, plan: &CollectivePlan, group: u32) 
         return None;
     }
     // As `base` makes them: no transfers yet, and the first step's start.
-    let (mut transfers, mut next, mut room) = (0usize, 0u32, (0usize, 1usize));
-    let ordered = walk(schedule, plan, group, 0, &AsBuilt, |step, list| {
-        if step != next {
-            return false;
-        }
+    let (mut transfers, mut steps, mut room) = (0usize, 0usize, (0usize, 1usize));
+    let ordered = walk_in_order(schedule, plan, group, &AsBuilt, |list| {
         transfers += list.len();
-        next += 1;
-        room = (grown(room.0, transfers), grown(room.1, next as usize + 1));
-        true
+        steps += 1;
+        room = (grown(room.0, transfers), grown(room.1, steps + 1));
     });
-    (ordered && next == plan.step_n).then_some(BaseSize { transfers, steps: next as usize, room })
+    let by_phase = phases_move(plan, &Action::of(plan));
+    ordered.then_some(BaseSize { transfers, steps, by_phase, room })
 }
 
 /// Whether [`sampled`] finds `group` symmetric, holding member 0's
 /// transfers only where the phases do not decide it.
 pub(crate) fn sampled_holds(schedule: &Schedule, plan: &CollectivePlan, group: u32) -> bool {
-    if phases_move(plan, &Action::of(plan)) {
-        return walk_moved_by_phase(schedule, plan, group, |_| {});
-    }
-    sampled(schedule, plan, group).is_some()
+    walk_moved_by_phase(schedule, plan, group, |_| {}) || sampled(schedule, plan, group).is_some()
+}
+
+/// [`sampled_holds`] of a group whose [`base_size`] is `size`: where the
+/// phases decide, nothing is walked again.
+pub(crate) fn sampled_holds_sized(schedule: &Schedule, plan: &CollectivePlan, group: u32, size: BaseSize) -> bool {
+    size.by_phase || sampled(schedule, plan, group).is_some()
 }
 
 /// Gives `each` member 0's transfers of `group`, step by step, as they are
@@ -209,12 +213,21 @@ pub(crate) fn walk_moved_by_phase(
     group: u32,
     mut each: impl FnMut(&[Transfer]),
 ) -> bool {
-    if !phases_move(plan, &Action::of(plan)) {
-        return false;
-    }
-    // As [`base`] asks: steps 0..step_n, once each, in order.
+    phases_move(plan, &Action::of(plan)) && walk_in_order(schedule, plan, group, &AsBuilt, |list| each(list))
+}
+
+/// Walks `group`'s member 0 step by step, giving `each` its transfers,
+/// while the phases run steps 0..step_n, once each, in order (what both
+/// the full run and the orbit run execute); whether they all did.
+fn walk_in_order<S: TransferSource + ?Sized>(
+    schedule: &Schedule,
+    plan: &CollectivePlan,
+    group: u32,
+    source: &S,
+    mut each: impl FnMut(&[Transfer]),
+) -> bool {
     let mut next = 0u32;
-    let ordered = walk(schedule, plan, group, 0, &AsBuilt, |step, list| {
+    let ordered = walk(schedule, plan, group, 0, source, |step, list| {
         if step != next {
             return false;
         }
@@ -227,7 +240,7 @@ pub(crate) fn walk_moved_by_phase(
 
 /// Whether `base`, `group`'s member 0's transfers, is every member's moved
 /// as far as the sample shows ([`sampled`] with the base already made).
-pub(crate) fn samples_agree(schedule: &Schedule, plan: &CollectivePlan, group: u32, base: &Orbit) -> bool {
+fn samples_agree(schedule: &Schedule, plan: &CollectivePlan, group: u32, base: &Orbit) -> bool {
     if phases_move(plan, &base.action) {
         return true;
     }
@@ -255,16 +268,10 @@ pub(crate) fn base<S: TransferSource + ?Sized>(
     if n < 2 || !blocks_move(plan) {
         return None;
     }
-    let mut base = Orbit { action: Action::of(plan), transfers: Vec::new(), at: vec![0] };
-    // The phases must run steps 0..step_n, once each, in order: what both
-    // the full run and the orbit run execute.
-    let ordered = walk(schedule, plan, group, 0, source, |step, list| {
-        if step as usize + 1 != base.at.len() {
-            return false;
-        }
-        base.transfers.extend_from_slice(list);
-        base.at.push(base.transfers.len());
-        true
+    let (mut transfers, mut at) = (Vec::new(), vec![0]);
+    let ordered = walk_in_order(schedule, plan, group, source, |list| {
+        transfers.extend_from_slice(list);
+        at.push(transfers.len());
     });
-    (ordered && base.at.len() == plan.step_n as usize + 1).then_some(base)
+    ordered.then(|| Orbit { action: Action::of(plan), transfers, at })
 }

@@ -284,13 +284,13 @@ fn denied_groups_change_no_reader_of_a_watch() {
 /// What the memory budget counts of a base without holding it is what the
 /// base holds: member 0's transfers and steps, and the bytes of its
 /// vectors' room, over every flat pair and a two-level ring; and it counts
-/// one where `base` makes one, and only there; and `sampled_holds` says
-/// what `sampled` finds.
+/// one where `base` makes one, and only there; and `sampled_holds` (and
+/// with a size counted, `sampled_holds_sized`) says what `sampled` finds.
 #[test]
 fn a_base_counted_is_the_base_held() {
     let mut cases: Vec<Case> = Case::flat_pairs().filter_map(|(op, alg)| Case::for_alg(op, alg, 24)).collect();
     cases.push(two_level_ring());
-    let mut counted = 0;
+    let (mut counted, mut decided) = (0, 0);
     for case in &cases {
         let schedule = build(&case.valid()).unwrap();
         for plan in &schedule.collectives {
@@ -299,10 +299,14 @@ fn a_base_counted_is_the_base_held() {
             if let (Some(held), Some(size)) = (held, size) {
                 assert_eq!((size.transfers, size.steps), (held.transfers().len(), plan.step_n as usize), "{case:?}");
                 assert_eq!(size.footprint(), held.footprint(), "{case:?}");
+                let found = sampled(&schedule, plan, 0).is_some();
+                assert_eq!(sampled_holds_sized(&schedule, plan, 0, size), found, "{case:?}");
+                decided += usize::from(size.by_phase);
                 counted += 1;
             }
             assert_eq!(sampled_holds(&schedule, plan, 0), sampled(&schedule, plan, 0).is_some(), "{case:?}");
         }
     }
-    assert!(counted >= 10, "{counted}");
+    // The phases decide some, and not all: both ways are asked.
+    assert!(counted >= 10 && decided > 0 && decided < counted, "{decided} of {counted}");
 }
