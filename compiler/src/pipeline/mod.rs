@@ -184,7 +184,7 @@ mod tests {
             panic!("two problems");
         };
         let each: Vec<Option<String>> = two.0.iter().map(|e| e.accepted()).collect();
-        assert_eq!(each, [Some("1..=32".to_owned()), Some("at least 1 element per rank".to_owned())]);
+        assert_eq!(each, [Some("1..=32".to_owned()), Some("1..=9223372036854775807".to_owned())]);
         assert_eq!(CompileError::Validate(two).accepted(), None);
         assert_eq!(CompileError::Cancelled.accepted(), None);
         // RON's wording for a variant: between `expected ` and ` instead`,

@@ -744,10 +744,6 @@ impl Checker {
         let shape = shape_of(c.topology);
         let rank_n = (1..=MAX_RANK_N).contains(&c.topology.rank_n).then_some(c.topology.rank_n);
 
-        let channels = self.channels(c);
-        self.count(c);
-        self.reduce(c);
-
         // The groups come first because the group size bounds everything
         // else; their problems are reported after the other fields, in the
         // order of the schema.
@@ -755,6 +751,9 @@ impl Checker {
         let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
         let n = groups.as_ref().map(|g| g.n);
 
+        let channels = self.channels(c);
+        self.count(c, n);
+        self.reduce(c);
         if let Some(n) = n {
             self.count_split(c, n);
         }
@@ -940,18 +939,19 @@ impl Checker {
         }
     }
 
-    fn count(&mut self, c: &Collective) {
+    /// `n`: the group size, when the groups are valid.
+    fn count(&mut self, c: &Collective, n: Option<u32>) {
         if c.count == 0 {
-            self.push("count", Problem::CountZero);
+            let split = n.filter(|_| splits_count(c.op)).map(|n| (c.op, n));
+            self.push("count", Problem::CountZero { dtype: c.dtype, split });
         } else if c.count.checked_mul(c.dtype.size()).is_none() {
             self.push("count", Problem::CountOverflow { count: c.count, dtype: c.dtype });
         }
     }
 
     fn count_split(&mut self, c: &Collective, n: u32) {
-        let splits = matches!(c.op, OpType::ReduceScatter | OpType::AllToAll);
-        if splits && c.count != 0 && !c.count.is_multiple_of(u64::from(n)) {
-            self.push("count", Problem::CountNotMultiple { op: c.op, count: c.count, n });
+        if splits_count(c.op) && c.count != 0 && !c.count.is_multiple_of(u64::from(n)) {
+            self.push("count", Problem::CountNotMultiple { op: c.op, count: c.count, n, dtype: c.dtype });
         }
     }
 
@@ -1132,4 +1132,10 @@ impl Checker {
         let members = groups.iter().enumerate().map(|(i, g)| (GroupRef::Explicit(idx(i)), g.clone())).collect();
         Some(CheckedGroups { groups: Groups::explicit(rank_n, groups.to_vec()), n: idx(expected), members })
     }
+}
+
+/// Whether `op` splits its count over the group: each member gets
+/// `count / n` elements, so the count must be a multiple of `n`.
+fn splits_count(op: OpType) -> bool {
+    matches!(op, OpType::ReduceScatter | OpType::AllToAll)
 }

@@ -214,12 +214,18 @@ pub enum Problem {
         pod_n: u32,
     },
     /// `count: 0`.
-    #[error("count is 0; accepted: at least 1 element per rank")]
-    CountZero,
+    #[error("{}", count_zero(*dtype, *split))]
+    CountZero {
+        /// The element type (its size bounds the count).
+        dtype: DType,
+        /// For an op that splits the count over the group (ReduceScatter,
+        /// AllToAll), the op and the group size, when the groups are valid.
+        split: Option<(OpType, u32)>,
+    },
     /// The buffer size in bytes does not fit in 64 bits.
     #[error(
         "{count} elements of {dtype} ({} each) overflow a 64-bit byte count; accepted: at most {}",
-        noun::count(dtype.size(), "byte"), u64::MAX / dtype.size()
+        noun::count(dtype.size(), "byte"), most_elements(*dtype)
     )]
     CountOverflow {
         /// As written.
@@ -231,7 +237,7 @@ pub enum Problem {
     #[error(
         "{op} gives each of the {n} group members count / {n} elements, but {count} is not a multiple of {n}; \
          accepted: a multiple of {n}{}",
-        multiples_near(*count, *n)
+        multiples_near(*count, *n, most_elements(*dtype))
     )]
     CountNotMultiple {
         /// The op.
@@ -240,6 +246,9 @@ pub enum Problem {
         count: u64,
         /// The group size.
         n: u32,
+        /// The element type: the multiples suggested stay within the
+        /// counts its size allows ([`Problem::CountOverflow`]).
+        dtype: DType,
     },
     /// A reducing op without `reduce`.
     #[error("{op} combines values and needs `reduce`; accepted: {}", list(&REDUCE_OPS))]

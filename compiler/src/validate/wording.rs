@@ -49,10 +49,35 @@ pub(super) fn topology(t: &Topology) -> String {
     format!("(rank_n: {}, local_rank_n: {}, pod_n: {})", t.rank_n, t.local_rank_n, t.pod_n)
 }
 
-pub(super) fn multiples_near(count: u64, n: u32) -> String {
+/// The most elements of `dtype` a 64-bit byte count holds.
+pub(super) fn most_elements(dtype: DType) -> u64 {
+    u64::MAX / dtype.size()
+}
+
+/// `count: 0`'s message: the range a count may take, or, for an op that
+/// splits it over `n` members, the multiples of `n` it may take.
+pub(super) fn count_zero(dtype: DType, split: Option<(OpType, u32)>) -> String {
+    let most = most_elements(dtype);
+    match split {
+        Some((op, n)) if n > 0 => {
+            let n64 = u64::from(n);
+            format!(
+                "0 leaves each of the {n} group members no element ({op} gives each count / {n}); \
+                 accepted: a multiple of {n} from {n} to {}",
+                most - most % n64
+            )
+        }
+        _ => format!("0 is out of range; accepted: 1..={most}"),
+    }
+}
+
+/// ", e.g. B or A": the multiples of `n` nearest `count` (below and
+/// above), none above `most` (the counts the element type allows).
+pub(super) fn multiples_near(count: u64, n: u32, most: u64) -> String {
     let n = u64::from(n);
+    let count = count.min(most);
     let below = count - count % n.max(1);
-    match (below > 0, below.checked_add(n)) {
+    match (below > 0, below.checked_add(n).filter(|&a| a <= most)) {
         (true, Some(above)) => format!(", e.g. {below} or {above}"),
         (false, Some(above)) => format!(", e.g. {above}"),
         (true, None) => format!(", e.g. {below}"),

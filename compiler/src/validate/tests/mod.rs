@@ -178,7 +178,11 @@ fn channels_range() {
 
 #[test]
 fn count_rules() {
-    assert_eq!(one(with(|c| c.count = 0)), ("count".into(), Problem::CountZero));
+    let zero = one(with(|c| c.count = 0));
+    assert_eq!(zero, ("count".into(), Problem::CountZero { dtype: DType::Bf16, split: None }));
+    // 2^64 bytes hold 2^63 Bf16 elements, less one for the byte count's
+    // own top value.
+    assert_eq!(zero.1.to_string(), "0 is out of range; accepted: 1..=9223372036854775807");
     let e = one(with(|c| c.count = u64::MAX / 2 + 1));
     assert_eq!(e.1, Problem::CountOverflow { count: u64::MAX / 2 + 1, dtype: DType::Bf16 });
     ok(with(|c| c.count = u64::MAX / 2));
@@ -188,8 +192,30 @@ fn count_rules() {
             c.reduce = op.is_reducing().then_some(ReduceOp::Add);
             c.count = 1000;
         }));
-        assert_eq!(e, ("count".into(), Problem::CountNotMultiple { op, count: 1000, n: 32 }));
+        assert_eq!(e, ("count".into(), Problem::CountNotMultiple { op, count: 1000, n: 32, dtype: DType::Bf16 }));
         assert!(e.1.to_string().contains("e.g. 992 or 1024"), "{}", e.1);
+        // 0 is a multiple of the group size, but leaves every member none.
+        let zero = one(with(|c| {
+            c.op = op;
+            c.reduce = op.is_reducing().then_some(ReduceOp::Add);
+            c.count = 0;
+        }));
+        assert_eq!(zero, ("count".into(), Problem::CountZero { dtype: DType::Bf16, split: Some((op, 32)) }));
+        // The largest multiple of 32 at most 2^63 - 1 is 2^63 - 32.
+        let said = zero.1.to_string();
+        assert!(said.ends_with("accepted: a multiple of 32 from 32 to 9223372036854775776"), "{said}");
+        // A count past what Bf16's byte count holds and not a multiple:
+        // both problems, and the multiples suggested are ones the first
+        // accepts (none above 2^63 - 1).
+        let both = with(|c| {
+            c.op = op;
+            c.reduce = op.is_reducing().then_some(ReduceOp::Add);
+            c.count = u64::MAX;
+        });
+        let said: Vec<String> = errs(both).iter().map(|e| e.1.to_string()).collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].ends_with("accepted: at most 9223372036854775807"), "{said:?}");
+        assert!(said[1].ends_with("accepted: a multiple of 32, e.g. 9223372036854775776"), "{said:?}");
     }
     // The group size counts, not rank_n.
     ok(with(|c| {
