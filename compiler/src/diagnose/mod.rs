@@ -177,6 +177,8 @@ pub struct FieldDiff {
     /// wording is not enough: for `algorithm`, what `Auto` chose on each
     /// side and which inputs to the choice differ; for `peers`, the ranks
     /// a renumbering moves to make the majority's pairs the other's.
+    /// Where it says "here" it means the majority's side (`majority`),
+    /// "there" the other's (`other`); `ccc diagnose` names them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }

@@ -607,7 +607,13 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         );
         return;
     }
-    let _ = writeln!(out, "{indent}every difference ({la} vs {lb}; collectives count from 0):");
+    // The `algorithm` notes say "here" for the majority's side and
+    // "there" for the other's (`FieldDiff::note`): named once, where one
+    // is printed.
+    let noted =
+        lines.iter().any(|l| matches!(l, Line::Field { diff, .. } if diff.field == "algorithm" && diff.note.is_some()));
+    let legend = if noted { format!("; in the notes, here is {la} and there is {lb}") } else { String::new() };
+    let _ = writeln!(out, "{indent}every difference ({la} vs {lb}; collectives count from 0{legend}):");
     for line in &lines {
         let (text, cause) = match line {
             Line::Program(f) => (format!("{}: {}", f.field, values(f, la, lb)), f.cause),
