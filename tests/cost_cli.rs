@@ -251,6 +251,13 @@ fn the_svgs_are_drawn_and_never_overwrite() {
         assert!(err.contains(help) && !err.contains("never overwrites"), "{err}");
     }
     assert!(!missing.exists());
+    // A folder that exists but makes no file there (Linux's /proc): not
+    // called missing.
+    if Path::new("/proc/self").is_dir() {
+        let (code, _, err) = ccc(&["explain", "examples/allreduce_hier.ron", "--svg", "/proc/ccc-plot.svg"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("its folder exists but makes no new file"), "{err}");
+    }
 }
 
 #[test]

@@ -91,6 +91,11 @@ fn new_file_failure(path: &Path, text: &str, e: NewFileError) -> Failure {
                     "a file of that name beside it is in the way: move it away, or choose another name"
                 }
                 ErrorKind::AlreadyExists => "ccc never overwrites a file: choose another name, or move that file away",
+                // The folder is there (`/proc`): it takes no new file.
+                ErrorKind::NotFound if path.parent().is_some_and(|p| p.as_os_str().is_empty() || p.is_dir()) => {
+                    "its folder exists but makes no new file (a system folder such as /proc?): name a file in a \
+                     folder you can write"
+                }
                 ErrorKind::NotFound => {
                     "its folder does not exist: create it first, or name a file in an existing folder"
                 }
