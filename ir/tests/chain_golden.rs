@@ -585,14 +585,32 @@ mod slot_spad {
         let mut img = three_records_image();
         img[0x0C] = 0x00;
         assert_bad_value_at(SlotSpad::decode(&img), 0x0C, "slot_spad first_entry", "record 1 first = 0");
-        // Record 2 claims three entries, one more than entry_n leaves.
+        // Each message gives the value the rest of the image calls for:
+        // record 0 holds entry 0 alone, so record 1 starts at 1.
+        let said = SlotSpad::decode(&img).unwrap_err().to_string();
+        assert_eq!(said, "slot_spad first_entry is 0, expected 1 (the end of record 0's entries) (at offset 0xc)");
+        // Record 0 starts anywhere but 0.
+        let mut img = three_records_image();
+        img[0x08] = 0x01;
+        let said = SlotSpad::decode(&img).unwrap_err().to_string();
+        assert_eq!(said, "slot_spad first_entry is 1, expected 0 (record 0's entries come first) (at offset 0x8)");
+        // Record 2 claims three entries from entry 1, one more than
+        // entry_n = 3 leaves: its count is wrong, at its count's offset.
         let mut img = three_records_image();
         img[0x12] = 0x03;
-        assert_bad_value_at(SlotSpad::decode(&img), 0x10, "slot_spad first_entry", "record 2 count = 3");
+        assert_bad_value_at(SlotSpad::decode(&img), 0x12, "slot_spad record entry_n", "record 2 count = 3");
+        let said = SlotSpad::decode(&img).unwrap_err().to_string();
+        assert_eq!(
+            said,
+            "slot_spad record entry_n is 3, expected at most 2 (the image's entry_n, 3, less first_entry 1) \
+             (at offset 0x12)"
+        );
         // The index covers two of the three entries.
         let mut img = three_records_image();
         img[0x12] = 0x01;
         assert_bad_value_at(SlotSpad::decode(&img), 0x04, "slot_spad entry_n", "entry 2 not indexed");
+        let said = SlotSpad::decode(&img).unwrap_err().to_string();
+        assert_eq!(said, "slot_spad entry_n is 3, expected 2, the sum of the records' entry counts (at offset 0x4)");
     }
 
     #[test]
@@ -606,6 +624,17 @@ mod slot_spad {
         odd.push(0);
         assert_bad_length(SlotSpad::decode(&odd), 49, "an extra byte");
         assert_bad_length(SlotSpad::decode(&good[..40]), 40, "an entry short");
+        // The message names the length the header calls for (24 bytes of
+        // header, index and padding, and 3 entries of 8), at the end of
+        // the shorter of the two.
+        let said = SlotSpad::decode(&good[..40]).unwrap_err().to_string();
+        assert_eq!(
+            said,
+            "image is 40 bytes, not the 48 bytes its header calls for (the header, the index of 3 records and 3 \
+             entries) (at offset 0x28)"
+        );
+        let said = SlotSpad::decode(&longer).unwrap_err().to_string();
+        assert!(said.ends_with("(at offset 0x30)"), "{said}");
         // entry_n says 4.
         let mut img = good.clone();
         img[0x04] = 0x04;

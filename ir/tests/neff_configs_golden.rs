@@ -407,7 +407,10 @@ fn wrong_lengths_are_refused() {
     }
     assert_eq!(
         NeffConfigs::decode(&[0u8; 8]),
-        Err(DecodeError { offset: 0, kind: DecodeErrorKind::BadLength { len: 8, expected: "exactly 3592 bytes" } })
+        Err(DecodeError {
+            offset: 0,
+            kind: DecodeErrorKind::BadLength { len: 8, expected: "exactly 3592 bytes".into() }
+        })
     );
 }
 

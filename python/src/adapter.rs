@@ -1090,10 +1090,10 @@ fn decode_error(e: &DecodeError) -> Failure {
     info.offset = Some(e.offset);
     if let ccc_ir::wire::DecodeErrorKind::BadValue { field, expected, .. } = &e.kind {
         info.field = Some((*field).to_owned());
-        info.accepted = Some((*expected).to_owned());
+        info.accepted = Some(expected.to_string());
     }
     if let ccc_ir::wire::DecodeErrorKind::BadLength { expected, .. } = &e.kind {
-        info.accepted = Some((*expected).to_owned());
+        info.accepted = Some(expected.to_string());
     }
     info
 }

@@ -5,6 +5,8 @@
 //! offsets computed from a plan, and a wrong plan must surface as an
 //! [`EncodeError`], not a crash.
 
+use std::borrow::Cow;
+
 /// What went wrong while decoding an image, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} (at offset {offset:#x})")]
@@ -24,7 +26,7 @@ pub enum DecodeErrorKind {
         /// The image's length.
         len: u64,
         /// What the format wants, in words.
-        expected: &'static str,
+        expected: Cow<'static, str>,
     },
     /// Reserved or padding bits are set.
     #[error("reserved bits set in {field}: {value:#04x} & {mask:#04x}")]
@@ -49,8 +51,9 @@ pub enum DecodeErrorKind {
         field: &'static str,
         /// The value read.
         value: u64,
-        /// What would be accepted.
-        expected: &'static str,
+        /// What would be accepted (with the values the image's own
+        /// fields call for, where they say).
+        expected: Cow<'static, str>,
     },
     /// The chain structure of a CTRL SPAD image is broken.
     #[error("{0}")]
@@ -310,8 +313,10 @@ mod tests {
 
     #[test]
     fn one_byte_is_one_byte() {
-        let one =
-            DecodeError { offset: 0, kind: DecodeErrorKind::BadLength { len: 1, expected: "a multiple of 8 bytes" } };
+        let one = DecodeError {
+            offset: 0,
+            kind: DecodeErrorKind::BadLength { len: 1, expected: "a multiple of 8 bytes".into() },
+        };
         assert_eq!(one.to_string(), "image is 1 byte, not a multiple of 8 bytes (at offset 0x0)");
         let past = DecodeErrorKind::Truncated { width: 1, len: 0 };
         assert_eq!(past.to_string(), "read of 1 byte runs past the end of the 0-byte image");

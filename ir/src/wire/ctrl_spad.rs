@@ -143,7 +143,10 @@ pub fn decode(image: &[u8]) -> Result<Vec<Segment>, DecodeError> {
     if !image.len().is_multiple_of(SLOT_BYTES) {
         return Err(DecodeError {
             offset: (image.len() - image.len() % SLOT_BYTES) as u64,
-            kind: DecodeErrorKind::BadLength { len: image.len() as u64, expected: "a whole number of 64-byte slots" },
+            kind: DecodeErrorKind::BadLength {
+                len: image.len() as u64,
+                expected: "a whole number of 64-byte slots".into(),
+            },
         });
     }
     let words = super::ctrl_word::decode_words(image)?;

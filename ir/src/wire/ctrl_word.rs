@@ -304,7 +304,7 @@ pub fn decode_words(image: &[u8]) -> Result<Vec<(u64, CtrlWord)>, DecodeError> {
     if !image.len().is_multiple_of(WORD_BYTES) {
         return Err(DecodeError {
             offset: (image.len() - image.len() % WORD_BYTES) as u64,
-            kind: DecodeErrorKind::BadLength { len: image.len() as u64, expected: "a multiple of 8 bytes" },
+            kind: DecodeErrorKind::BadLength { len: image.len() as u64, expected: "a multiple of 8 bytes".into() },
         });
     }
     image

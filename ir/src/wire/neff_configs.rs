@@ -404,13 +404,13 @@ impl NeffConfigs {
         if bytes.len() != NEFF_CONFIGS_BYTES {
             return Err(DecodeError {
                 offset: 0,
-                kind: DecodeErrorKind::BadLength { len: bytes.len() as u64, expected: "exactly 3592 bytes" },
+                kind: DecodeErrorKind::BadLength { len: bytes.len() as u64, expected: "exactly 3592 bytes".into() },
             });
         }
         let r = Reader::new(bytes, 0);
-        let bad = |offset: usize, field, value: u64, expected| DecodeError {
+        let bad = |offset: usize, field, value: u64, expected: &'static str| DecodeError {
             offset: offset as u64,
-            kind: DecodeErrorKind::BadValue { field, value, expected },
+            kind: DecodeErrorKind::BadValue { field, value, expected: expected.into() },
         };
         let mesh_event_n = usize::from(r.u8(MESH_EVENT_N)?);
         if mesh_event_n > MESH_EVENTS_N {

@@ -20,6 +20,9 @@ pub const ENTRY_N_OFFSET: usize = 4;
 pub const INDEX_OFFSET: usize = 8;
 /// Bytes per index row.
 pub const INDEX_ROW_BYTES: usize = 4;
+/// Offset in an index row of the record's `entry_n` (after its u16
+/// `first_entry`).
+pub const ROW_ENTRY_N_OFFSET: usize = 2;
 
 /// Each record's `tp_inc_steps`, in chain order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -71,7 +74,7 @@ impl SlotSpad {
         for (i, entries) in self.records.iter().enumerate() {
             let row = INDEX_OFFSET + INDEX_ROW_BYTES * i;
             w.u16(row, to_u16("slot_spad first_entry", first)?)?;
-            w.u16(row + 2, to_u16("slot_spad record entry_n", entries.len())?)?;
+            w.u16(row + ROW_ENTRY_N_OFFSET, to_u16("slot_spad record entry_n", entries.len())?)?;
             for (j, entry) in entries.iter().enumerate() {
                 w.put(start + (first + j) * ENTRY_BYTES, &entry.encode()?)?;
             }
@@ -102,16 +105,22 @@ impl SlotSpad {
                 kind: DecodeErrorKind::BadValue {
                     field: "record_n",
                     value: record_n as u64,
-                    expected: "a size that fits",
+                    expected: "a size that fits".into(),
                 },
             });
         };
         if end != image.len() {
+            // Where the image and what its header calls for part: the
+            // end of the shorter.
             return Err(DecodeError {
-                offset: 0,
+                offset: end.min(image.len()) as u64,
                 kind: DecodeErrorKind::BadLength {
                     len: image.len() as u64,
-                    expected: "exactly the header, the index and entry_n entries",
+                    expected: format!(
+                        "the {end} bytes its header calls for (the header, the index of {record_n} records and \
+                         {entry_n} entries)"
+                    )
+                    .into(),
                 },
             });
         }
@@ -122,14 +131,28 @@ impl SlotSpad {
         for i in 0..record_n {
             let row = INDEX_OFFSET + INDEX_ROW_BYTES * i;
             let first = usize::from(r.u16(row)?);
-            let n = usize::from(r.u16(row + 2)?);
-            if first != next || first + n > entry_n {
+            let n = usize::from(r.u16(row + ROW_ENTRY_N_OFFSET)?);
+            if first != next {
+                let expected = match i {
+                    0 => "0 (record 0's entries come first)".into(),
+                    _ => format!("{next} (the end of record {}'s entries)", i - 1).into(),
+                };
                 return Err(DecodeError {
                     offset: row as u64,
+                    kind: DecodeErrorKind::BadValue { field: "slot_spad first_entry", value: first as u64, expected },
+                });
+            }
+            if first + n > entry_n {
+                return Err(DecodeError {
+                    offset: (row + ROW_ENTRY_N_OFFSET) as u64,
                     kind: DecodeErrorKind::BadValue {
-                        field: "slot_spad first_entry",
-                        value: first as u64,
-                        expected: "the end of the previous record's entries, within entry_n",
+                        field: "slot_spad record entry_n",
+                        value: n as u64,
+                        expected: format!(
+                            "at most {} (the image's entry_n, {entry_n}, less first_entry {first})",
+                            entry_n - first
+                        )
+                        .into(),
                     },
                 });
             }
@@ -148,7 +171,7 @@ impl SlotSpad {
                 kind: DecodeErrorKind::BadValue {
                     field: "slot_spad entry_n",
                     value: entry_n as u64,
-                    expected: "the sum of the records' entry counts",
+                    expected: format!("{next}, the sum of the records' entry counts").into(),
                 },
             });
         }

@@ -72,7 +72,11 @@ impl TpIncStep {
         if repeat == 0 {
             return Err(DecodeError {
                 offset: offset + REPEAT_BYTE,
-                kind: DecodeErrorKind::BadValue { field: "tp_inc_steps repeat", value: 0, expected: "1..=65535" },
+                kind: DecodeErrorKind::BadValue {
+                    field: "tp_inc_steps repeat",
+                    value: 0,
+                    expected: "1..=65535".into(),
+                },
             });
         }
         Ok(TpIncStep { m2s: field(M2S_SHIFT), s2m: field(S2M_SHIFT), repeat })
