@@ -749,7 +749,11 @@ impl Checker {
         // order of the schema.
         let mut group_checker = Checker::new(self.index);
         let groups = rank_n.and_then(|rank_n| group_checker.groups(c.groups.as_deref(), rank_n));
-        let n = groups.as_ref().map(|g| g.n);
+        // The fields indexed by group member (root, peers, counts) are
+        // checked against the group size even where the groups have other
+        // problems, as long as their sizes agree: one round of fixes, not
+        // two.
+        let n = groups.as_ref().map(|g| g.n).or_else(|| agreed_size(c.groups.as_deref()));
 
         let channels = self.channels(c);
         self.count(c, n);
@@ -1138,4 +1142,12 @@ impl Checker {
 /// `count / n` elements, so the count must be a multiple of `n`.
 fn splits_count(op: OpType) -> bool {
     matches!(op, OpType::ReduceScatter | OpType::AllToAll)
+}
+
+/// The size every non-empty group of `groups` has, when they agree
+/// (`None`: no explicit groups, none non-empty, or sizes that differ).
+fn agreed_size(groups: Option<&[Vec<u32>]>) -> Option<u32> {
+    let mut sizes = groups?.iter().map(Vec::len).filter(|&l| l > 0);
+    let first = sizes.next()?;
+    sizes.all(|l| l == first).then(|| u32::try_from(first).ok()).flatten()
 }

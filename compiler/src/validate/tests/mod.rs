@@ -271,6 +271,32 @@ fn root_rules() {
         c.groups = groups;
     }));
     assert_eq!(v.root(), Some(3));
+    // Groups with another problem (rank 32 does not exist, rank 31 is in
+    // none) but of one size, 4: the root is still checked against it,
+    // in the same round.
+    let mut broken: Vec<Vec<u32>> = (0..8).map(|g| (4 * g..4 * g + 4).collect()).collect();
+    broken[7][3] = 32;
+    let e = errs(with(|c| {
+        bcast(c);
+        c.root = Some(4);
+        c.groups = Some(broken.clone());
+    }));
+    assert_eq!(
+        e,
+        vec![
+            ("root".into(), Problem::RootOutOfRange { root: 4, n: 4 }),
+            ("groups[7][3]".into(), Problem::GroupRankOutOfRange { rank: 32, rank_n: 32 }),
+            ("groups".into(), Problem::RanksInNoGroup { ranks: vec![31], rank_n: 32 }),
+        ]
+    );
+    // Sizes that differ give no size to check against: the root waits.
+    broken[7].pop();
+    let e = errs(with(|c| {
+        bcast(c);
+        c.root = Some(4);
+        c.groups = Some(broken);
+    }));
+    assert!(e.iter().all(|(f, _)| f != "root"), "{e:#?}");
 }
 
 fn send(c: &mut Collective) {
