@@ -208,6 +208,15 @@ fn sweep_prints_a_row_per_size() {
     assert!(said.contains("mesh events per TOP_SP is at most 50 on Sunda; this choice needs 254"), "{err}");
     assert!(said.contains("help: a smaller size needs as many mesh events, so no size lowers"), "{err}");
     assert!(said.contains("choose Ring or a Hier algorithm with no Mesh leg") && !said.contains("(--to)"), "{err}");
+    // `check` refuses it, and so do `sign` and `diagnose`: no rank could
+    // load it, so it has no signature to give or compare.
+    let m = mesh.to_str().unwrap();
+    for args in [&["check", m][..], &["sign", m], &["diagnose", m, "examples/allreduce_ring.ron"]] {
+        let (code, out, err) = ccc(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        let said = squeeze(&err);
+        assert!(said.contains("rank 0, collective 0: mesh events per TOP_SP is at most 50 on Sunda; this choice needs 254 (compile and verify refuse it)"), "{args:?}: {err}");
+    }
     for size in ["4TiB", "16TiB"] {
         let spec = dir.path().join(format!("ring_{size}.ron"));
         let count = if size == "4TiB" { "1099511627776" } else { "4398046511104" };

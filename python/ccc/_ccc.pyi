@@ -152,7 +152,9 @@ def compile(
     (``MemoryError`` if Python cannot allocate the images' ``bytes``)."""
 
 def sign(program_or_text: Union[Program, str], auto_cache: Optional[AutoCache] = None) -> str:
-    """The collective signature: 32 lower-case hex digits (``ccc sign``)."""
+    """The collective signature: 32 lower-case hex digits (``ccc sign``).
+    ``LowerError`` (kind ``Limit``) for a program whose choices exceed a
+    lowering limit, as ``compile`` refuses it: no rank could load it."""
 
 _DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any], "PathLike[str]"]
 

@@ -467,8 +467,30 @@ fn validated(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<ValidProgr
 /// Validation or build errors.
 pub fn sign(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<String, Failure> {
     let valid = validated(spec, cache)?;
+    refuse_unlowerable(&valid)?;
     let schedule = build(&valid).map_err(|e| build_error(&e))?;
     Ok(sign_schedule(&valid, &schedule).digest)
+}
+
+/// Refuses a program whose choices validate but exceed a lowering limit
+/// that depends on the algorithm (`legal::exceeded`: a written Mesh over
+/// more peers than a TOP_SP has mesh events), as `compile` does: `sign`
+/// and `diagnose` give no signature that no rank could load.
+///
+/// # Errors
+///
+/// `LowerError` of kind `Limit`, at the rank (for the mesh events) and
+/// collective, with the limit's advice.
+fn refuse_unlowerable(valid: &ValidProgram) -> Result<(), Failure> {
+    let Some(x) = ccc_compiler::cost::auto::legal::exceeded(valid) else { return Ok(()) };
+    let arch = valid.arch();
+    let rank = x.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
+    let message = format!("{rank}collective {}: {} (compile refuses it)", x.collective, x.describe(arch));
+    let mut info = ErrorInfo::new(ErrorClass::Lower, "Limit", message);
+    info.rank = x.rank.map(u64::from);
+    info.collective = Some(u64::from(x.collective));
+    info.help = Some(x.refusal.limit.advice(arch));
+    Err(info)
 }
 
 /// A validation failure: every problem, by field path as `spec` was
@@ -930,6 +952,9 @@ fn naming(name: &str, mut e: Failure) -> Failure {
 /// A spec's input, as `ccc diagnose` makes it (`compiler/src/bin/ccc/diagnose.rs`).
 fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
     let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec))?;
+    // No rank could load a program lowering refuses: no signature to
+    // compare.
+    refuse_unlowerable(&valid)?;
     let schedule = build(&valid).map_err(|e| build_error(&e))?;
     let signature = sign_schedule(&valid, &schedule);
     let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)

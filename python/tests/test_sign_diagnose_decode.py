@@ -17,6 +17,26 @@ def test_sign_is_the_cli_signature(path, cli):
     assert ccc.sign(path.read_text()) == cli("sign", path).stdout.strip()
 
 
+def test_sign_and_diagnose_refuse_what_compile_refuses():
+    # A Mesh over 128 ranks needs 254 mesh events per TOP_SP; Sunda has 50.
+    # No rank could load it: no signature to give or compare.
+    mesh = (
+        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1048576, arch: Sunda,"
+        " topology: (rank_n: 128, local_rank_n: 32), channels: 2, algorithm: Mesh)"
+    )
+    ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    for call in (lambda: ccc.sign(mesh), lambda: ccc.diagnose([mesh, ring])):
+        with pytest.raises(ccc.LowerError) as e:
+            call()
+        assert e.value.kind == "Limit"
+        assert (e.value.rank, e.value.collective) == (0, 0)
+        assert "mesh events per TOP_SP is at most 50 on Sunda; this choice needs 254" in str(e.value)
+        assert "choose Ring or a Hier algorithm with no Mesh leg" in e.value.help
+    with pytest.raises(ccc.LowerError) as e:
+        ccc.compile(mesh, ranks=[0], verify=False)
+    assert e.value.kind == "Limit"
+
+
 def test_diagnose_two_specs_is_the_cli_report(cli_json, tmp_path):
     ring = (ROOT / "examples" / "allreduce_ring.ron").read_text()
     other = ring.replace("count: 1048576", "count: 2097152").replace("reduce: Add", "reduce: Max")

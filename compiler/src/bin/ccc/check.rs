@@ -11,27 +11,38 @@ use crate::args::SpecArg;
 use crate::load::load_spec;
 use ccc_compiler::cost::auto::legal::exceeded;
 use ccc_compiler::parse::SpecForm;
-use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective};
+use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use ccc_ir::noun::count;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
+
+/// Refuses `program`, read from `spec`, when a choice validates but
+/// lowering would refuse it (a written Mesh over more peers than a TOP_SP
+/// has mesh events, `legal::exceeded`), as `compile` refuses it: so that a
+/// spec `check` passes compiles, and `sign` and `diagnose` give no
+/// signature that no rank could load.
+///
+/// # Errors
+///
+/// An input failure (exit 2) naming the rank, the collective and the
+/// limit, with the limit's advice.
+pub fn refuse_unlowerable(spec: &Path, program: &ValidProgram) -> Result<(), Failure> {
+    let Some(x) = exceeded(program) else { return Ok(()) };
+    let rank = x.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
+    Err(Failure::input(miette::miette!(
+        help = x.refusal.limit.advice(program.arch()),
+        "{}: {rank}collective {}: {} (compile and verify refuse it)",
+        spec.display(),
+        x.collective,
+        x.describe(program.arch()),
+    )))
+}
 
 /// Runs `ccc check`.
 pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     let (parsed, program) = load_spec(&args.spec, &args.hlo)?;
-    // A choice that validates but that lowering would refuse (a written
-    // Mesh over more peers than a TOP_SP has mesh events): refused here
-    // as `compile` refuses it, so that a spec `check` passes compiles.
-    if let Some(x) = exceeded(&program) {
-        let rank = x.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
-        return Err(Failure::input(miette::miette!(
-            help = x.refusal.limit.advice(program.arch()),
-            "{}: {rank}collective {}: {} (compile and verify refuse it)",
-            args.spec.display(),
-            x.collective,
-            x.describe(program.arch()),
-        )));
-    }
+    refuse_unlowerable(&args.spec, &program)?;
     let shape = program.topology();
     let n = program.collectives().len();
     let what = match parsed.form {

@@ -293,6 +293,9 @@ fn load(
 /// its signature, what its `Auto` choices read unsigned, and its images'
 /// digest where the world is small enough to compile.
 fn spec_input(file: &Path, name: String, program: &Program, valid: &ValidProgram) -> Result<(Input, Kind), Failure> {
+    // No rank could load a program lowering refuses: it has no signature
+    // to compare.
+    crate::check::refuse_unlowerable(file, valid)?;
     let schedule = build(valid).map_err(|e| compile_failure(file, e.into()))?;
     let signature = sign(valid, &schedule);
     // The images too, so that a difference they do not carry is named as
