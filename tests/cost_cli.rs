@@ -269,6 +269,42 @@ fn the_svgs_are_drawn_and_never_overwrite() {
     }
 }
 
+/// A ccc killed while writing a plot leaves its work file beside it; the
+/// next write of that name removes it and says so, but leaves one of a
+/// process still running and one that holds what ccc does not write.
+#[test]
+fn work_files_of_dead_writes_are_swept_beside_a_new_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let dead = |pid: &mut Vec<u32>| {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        pid.push(child.id());
+        child.wait().unwrap();
+    };
+    let mut pids = Vec::new();
+    dead(&mut pids);
+    dead(&mut pids);
+    let work = |pid: u32| dir.path().join(format!(".plot.svg.ccc-tmp-{pid}"));
+    // Cut short inside the opening, and cut short after it.
+    std::fs::write(work(pids[0]), "<sv").unwrap();
+    let theirs = work(pids[1]);
+    std::fs::write(&theirs, "my notes").unwrap();
+    // This test's own process runs: its file is not debris, whatever it holds.
+    let running = work(std::process::id());
+    std::fs::write(&running, "<svg partial").unwrap();
+    let plot = dir.path().join("plot.svg");
+    let (code, _, err) = ccc(&["explain", "examples/allreduce_hier.ron", "--svg", plot.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let said = err.clone();
+    let removed =
+        format!("note: removed {} (3 bytes), left by a ccc (process {}) that died", work(pids[0]).display(), pids[0]);
+    assert!(said.contains(&removed), "{err}");
+    assert_eq!(said.matches("note: removed").count(), 1, "{err}");
+    assert!(!work(pids[0]).exists());
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "my notes");
+    assert_eq!(std::fs::read_to_string(&running).unwrap(), "<svg partial");
+    assert!(std::fs::read_to_string(&plot).unwrap().starts_with("<svg"));
+}
+
 #[test]
 fn verify_prints_the_prediction_and_the_auto_choice() {
     let (code, out, err) = ccc(&["verify", "tests/fixtures/cost/ar_auto_268435456.ron"]);

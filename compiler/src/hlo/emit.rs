@@ -15,6 +15,11 @@ pub fn to_ron(imported: &Imported, origin: &str) -> Result<String, ron::Error> {
     to_ron_noted(imported, origin, &[])
 }
 
+/// How every program `ccc import` writes opens: a work file of a dead
+/// ccc that holds this (or part of it) is ccc's to remove
+/// (`output::OPENINGS`).
+pub const OPENING: &str = "// Imported by `ccc import` from ";
+
 /// [`to_ron`], with `notes` (one comment line each, without its `// `)
 /// after the header's own, above the program: what the caller found of
 /// it (`ccc import`: a program too full to compile as one).
@@ -33,11 +38,7 @@ pub fn to_ron_noted(imported: &Imported, origin: &str, notes: &[String]) -> Resu
     // A line break in a file name would end the comment it stands in.
     let origin = origin.replace('\n', "\\n").replace('\r', "\\r");
     let n = imported.program.collectives.len();
-    let _ = writeln!(
-        out,
-        "// Imported by `ccc import` from {origin} (HloModule {module}): {n} collective{}.",
-        if n == 1 { "" } else { "s" }
-    );
+    let _ = writeln!(out, "{OPENING}{origin} (HloModule {module}): {n} collective{}.", if n == 1 { "" } else { "s" });
     let _ = writeln!(out, "// Each collective is named by the HLO instruction it came from; a combined");
     let _ = writeln!(out, "// collective whose operands differ in dtype is one collective per dtype.");
     for source in &imported.moved_nothing {

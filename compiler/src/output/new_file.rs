@@ -17,6 +17,24 @@ pub enum NewFileError {
     Write(#[source] io::Error),
 }
 
+/// How the files ccc writes through [`write_new`] open: a plot (SVG) and
+/// a program `ccc import` wrote. A dead ccc's work file beside a new file
+/// that holds the start of one of them, or nothing (it was killed before
+/// writing), is ccc's to remove ([`SweptFile`]); any other is left.
+pub const OPENINGS: [&str; 2] = ["<svg", crate::hlo::emit::OPENING];
+
+/// A work file of a dead ccc removed beside a new file before it was
+/// written: a process killed between making it and placing it left it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweptFile {
+    /// The work file.
+    pub path: PathBuf,
+    /// The process that made it (named in its name), no longer running.
+    pub pid: u32,
+    /// Its size.
+    pub bytes: u64,
+}
+
 /// Writes `bytes` to a new file at `path`, whole or not at all.
 ///
 /// The bytes go to a sibling `.NAME.ccc-tmp-PID` first; once they are all
@@ -26,10 +44,14 @@ pub enum NewFileError {
 /// is removed and `path` is as it was: ccc never overwrites a file, and
 /// never leaves half of one.
 ///
+/// Before writing, the work files of this very name that a dead ccc left
+/// are removed, where they hold what ccc writes ([`OPENINGS`]), and
+/// returned: a process killed before placing its file leaves one.
+///
 /// # Errors
 ///
 /// [`NewFileError`]; nothing is left behind.
-pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<Vec<SweptFile>, NewFileError> {
     write_new_all(&[(path, bytes)]).map_err(|(_, e)| e)
 }
 
@@ -40,16 +62,23 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
 /// left (a process killed while they take their names, a few renames,
 /// leaves those placed; killed before, only work files).
 ///
+/// A dead ccc's work files beside them are swept first, as
+/// [`write_new`] sweeps them, and returned.
+///
 /// # Errors
 ///
 /// The position of the file that failed and why ([`NewFileError`]);
-/// nothing is left behind.
-pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<(), (usize, NewFileError)> {
+/// nothing is left behind (but the dead processes' work files swept).
+pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<Vec<SweptFile>, (usize, NewFileError)> {
     // Refuse what stands at any path before writing anything beside it.
     for (i, &(path, _)) in files.iter().enumerate() {
         if let Some(e) = standing(path) {
             return Err((i, e));
         }
+    }
+    let mut swept = Vec::new();
+    for &(path, _) in files {
+        sweep_beside(path, &mut swept);
     }
     let mut tmps: Vec<PathBuf> = Vec::with_capacity(files.len());
     let remove = |paths: &[PathBuf]| {
@@ -74,7 +103,80 @@ pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<(), (usize, NewFileErro
             return Err((i, NewFileError::Create(e)));
         }
     }
-    Ok(())
+    Ok(swept)
+}
+
+/// Removes the work files beside `path` that a dead ccc made for it
+/// ([`sibling`]'s names, of another process that no longer runs): plain
+/// files of one name that hold nothing or the start of what ccc writes
+/// ([`OPENINGS`]). Each removed is added to `out`; anything else is left.
+fn sweep_beside(path: &Path, out: &mut Vec<SweptFile>) {
+    let Some(name) = path.file_name() else { return };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut found: Vec<(PathBuf, u32)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let pid = work_pid(name, &e.file_name())?;
+            (pid != std::process::id() && !super::place::alive(pid)).then(|| (e.path(), pid))
+        })
+        .collect();
+    found.sort();
+    for (work, pid) in found {
+        let Ok(meta) = fs::symlink_metadata(&work) else { continue };
+        if !meta.is_file() || super::place::linked_elsewhere(&meta) || !opens_as_ccc_writes(&work, meta.len()) {
+            continue;
+        }
+        if fs::remove_file(&work).is_ok() {
+            out.push(SweptFile { path: work, pid, bytes: meta.len() });
+        }
+    }
+}
+
+/// The process id in `entry` when it is a work file name [`sibling`]
+/// gives a file named `name`: `.NAME.ccc-tmp-PID`, or `.ccc-tmp-PID-HASH`
+/// with HASH NAME's.
+fn work_pid(name: &std::ffi::OsStr, entry: &std::ffi::OsStr) -> Option<u32> {
+    let pid = |digits: &[u8]| {
+        let ok = !digits.is_empty() && digits.len() <= 10 && digits.iter().all(u8::is_ascii_digit);
+        std::str::from_utf8(digits).ok().filter(|_| ok)?.parse::<u32>().ok()
+    };
+    let entry = entry.as_encoded_bytes();
+    let mut long = b".".to_vec();
+    long.extend_from_slice(name.as_encoded_bytes());
+    long.extend_from_slice(format!(".{}-", super::TMP_TAG).as_bytes());
+    if let Some(digits) = entry.strip_prefix(long.as_slice()) {
+        return pid(digits);
+    }
+    let short = format!(".{}-", super::TMP_TAG);
+    let rest = entry.strip_prefix(short.as_bytes())?;
+    let hash = crate::sign::md5_hex(name.as_encoded_bytes());
+    let tail = format!("-{}", hash.get(..16).unwrap_or(&hash));
+    pid(rest.strip_suffix(tail.as_bytes())?)
+}
+
+/// Whether the file at `path`, `len` bytes, holds nothing or the start of
+/// a file ccc writes through [`write_new`] ([`OPENINGS`], or a part of
+/// one: it was cut short).
+fn opens_as_ccc_writes(path: &Path, len: u64) -> bool {
+    use std::io::Read;
+    let most = OPENINGS.iter().map(|o| o.len()).max().unwrap_or(0);
+    let mut head = Vec::with_capacity(most);
+    let Ok(file) = fs::File::open(path) else { return false };
+    if file.take(most as u64).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    if len == 0 {
+        return head.is_empty();
+    }
+    !head.is_empty()
+        && OPENINGS.iter().any(|o| {
+            let o = o.as_bytes();
+            head.starts_with(o) || (head.len() as u64 == len && o.starts_with(&head))
+        })
 }
 
 /// The refusal of what stands at `path` (a file, a folder, a symbolic
@@ -221,6 +323,54 @@ mod tests {
             expected.insert(0, "dangling".to_owned());
         }
         assert_eq!(names(dir.path()), expected, "no work file left beside them");
+    }
+
+    /// The work file names [`sibling`] gives, both forms, and no other.
+    #[test]
+    fn work_file_names_are_recognised_for_their_file_alone() {
+        let name = std::ffi::OsStr::new("step.1.ron");
+        let pid = |entry: &str| work_pid(name, std::ffi::OsStr::new(entry));
+        assert_eq!(pid(".step.1.ron.ccc-tmp-42"), Some(42));
+        assert_eq!(pid(".step.1.ron.ccc-tmp-4294967295"), Some(u32::MAX));
+        for other in [
+            ".step.1.ron.ccc-tmp-",
+            ".step.1.ron.ccc-tmp-+42",
+            ".step.1.ron.ccc-tmp-42x",
+            ".step.1.ron.ccc-tmp-4294967296",
+            ".step.2.ron.ccc-tmp-42",
+            "step.1.ron.ccc-tmp-42",
+            ".step.1.ron.ccc-old-42",
+        ] {
+            assert_eq!(pid(other), None, "{other}");
+        }
+        // The short form, for a name too long for the long one: its hash
+        // must be this name's.
+        let long = "p".repeat(250);
+        let path = Path::new("/tmp").join(&long);
+        let work = sibling(&path);
+        let entry = work.file_name().unwrap();
+        assert!(entry.to_str().unwrap().starts_with(".ccc-tmp-"), "{entry:?}");
+        assert_eq!(work_pid(std::ffi::OsStr::new(&long), entry), Some(std::process::id()));
+        assert_eq!(work_pid(std::ffi::OsStr::new(&"q".repeat(250)), entry), None);
+    }
+
+    /// What a work file may hold for ccc to remove it: nothing, or what
+    /// ccc writes from its start, cut short anywhere.
+    #[test]
+    fn only_the_openings_of_what_ccc_writes_are_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let holds = |text: &str| {
+            let path = dir.path().join("w");
+            fs::write(&path, text).unwrap();
+            opens_as_ccc_writes(&path, text.len() as u64)
+        };
+        for ours in ["", "<", "<svg", "<svg xmlns=...", "// Imported by `ccc", "// Imported by `ccc import` from m.hlo"]
+        {
+            assert!(holds(ours), "{ours:?}");
+        }
+        for theirs in ["x", "<sv x", "// Imported by hand", " <svg", "// my notes"] {
+            assert!(!holds(theirs), "{theirs:?}");
+        }
     }
 
     /// A file holding the work file's name (a dead process's of the same

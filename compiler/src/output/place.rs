@@ -289,7 +289,7 @@ pub(super) fn remove_made(dir: &Path) {
 /// whose parent has not yet reaped it) is not: it never runs again, its
 /// locks are released, and its id cannot be reused while it is one.
 #[cfg(unix)]
-fn alive(pid: u32) -> bool {
+pub(super) fn alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else { return true };
     match rustix::process::Pid::from_raw(raw) {
         Some(pid) => !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH)) && !exited(raw),
@@ -344,7 +344,7 @@ fn exited(_pid: i32) -> bool {
 }
 
 #[cfg(not(unix))]
-fn alive(_pid: u32) -> bool {
+pub(super) fn alive(_pid: u32) -> bool {
     true
 }
 
@@ -408,13 +408,13 @@ fn remove_debris(root: &Path, out: &Path, rel: &Path, bytes: &mut u64, written: 
 /// Whether the file `meta` describes has other names than this one (a
 /// hard link): never so for a file ccc wrote.
 #[cfg(unix)]
-fn linked_elsewhere(meta: &fs::Metadata) -> bool {
+pub(super) fn linked_elsewhere(meta: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     meta.is_file() && meta.nlink() > 1
 }
 
 #[cfg(not(unix))]
-fn linked_elsewhere(_meta: &fs::Metadata) -> bool {
+pub(super) fn linked_elsewhere(_meta: &fs::Metadata) -> bool {
     false
 }
 

@@ -58,7 +58,22 @@ pub fn emit_after(text: &str, written: Option<&Path>) -> Result<(), Failure> {
 /// is a folder, its folder is missing or not writable, or the write failed
 /// (a full disk).
 pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
-    output::write_new(path, text.as_bytes()).map_err(|e| new_file_failure(path, text, e))
+    let swept = output::write_new(path, text.as_bytes()).map_err(|e| new_file_failure(path, text, e))?;
+    report_swept(&swept);
+    Ok(())
+}
+
+/// Says on stderr which work files of dead ccc processes the write
+/// removed beside its files ([`output::SweptFile`]).
+fn report_swept(swept: &[output::SweptFile]) {
+    for s in swept {
+        note!(
+            "note: removed {} ({}), left by a ccc (process {}) that died while writing it",
+            s.path.display(),
+            ccc_ir::noun::count(s.bytes, "byte"),
+            s.pid
+        );
+    }
 }
 
 /// [`write_new`] of several files, all or none ([`output::write_new_all`]).
@@ -68,10 +83,12 @@ pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
 /// [`write_new`]'s, for the file that failed; nothing is written.
 pub fn write_new_all(files: &[(std::path::PathBuf, String)]) -> Result<(), Failure> {
     let borrowed: Vec<(&Path, &[u8])> = files.iter().map(|(p, t)| (p.as_path(), t.as_bytes())).collect();
-    output::write_new_all(&borrowed).map_err(|(i, e)| match files.get(i) {
+    let swept = output::write_new_all(&borrowed).map_err(|(i, e)| match files.get(i) {
         Some((path, text)) => new_file_failure(path, text, e),
         None => Failure::input(miette::miette!("{e}")),
-    })
+    })?;
+    report_swept(&swept);
+    Ok(())
 }
 
 /// The failure of writing `text` to a new file at `path`, with the way
