@@ -1149,9 +1149,49 @@ pub fn ops(spec: &Spec) -> Vec<String> {
     spec.program.collectives.iter().map(|c| c.op.to_string()).collect()
 }
 
-/// Whether two specs hold the same collectives (in whichever form written).
+/// Whether two specs hold the same collectives (in whichever form
+/// written): field by field, a field written with its default value
+/// (`barrier: Host`, `send_credits: 2`, an empty `model: ()`) the same as
+/// one left out ([`defaults_left_out`]).
 pub fn same_collectives(a: &Spec, b: &Spec) -> bool {
-    a.program == b.program
+    let (a, b) = (&a.program.collectives, &b.program.collectives);
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| defaults_left_out(x) == defaults_left_out(y))
+}
+
+/// `c` with every field that holds its default value left out, as
+/// equality compares and hashing hashes it: `barrier: Host`,
+/// `send_credits: 2` and an empty `model: ()` say what leaving them out
+/// says.
+fn defaults_left_out(c: &ccc_ir::spec::Collective) -> ccc_ir::spec::Collective {
+    let mut c = c.clone();
+    if c.barrier == Some(ccc_ir::spec::Barrier::default()) {
+        c.barrier = None;
+    }
+    if c.send_credits == Some(u32::from(ccc_compiler::valid::DEFAULT_SEND_CREDITS)) {
+        c.send_credits = None;
+    }
+    if c.model == Some(ccc_ir::model::ModelOverrides::default()) {
+        c.model = None;
+    }
+    c
+}
+
+/// Each collective of a spec as JSON of its serde form, its fields of
+/// default value left out ([`defaults_left_out`]): what equal programs
+/// share, to hash.
+///
+/// # Errors
+///
+/// As [`to_json`].
+pub fn collectives_hashed(spec: &Spec) -> Result<Vec<String>, Failure> {
+    spec.program
+        .collectives
+        .iter()
+        .map(|c| {
+            let one = defaults_left_out(c).into();
+            to_json(&Spec { program: one, form: SpecForm::Collective, sources: Vec::new() })
+        })
+        .collect()
 }
 
 /// The number of collectives.

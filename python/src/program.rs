@@ -87,11 +87,13 @@ impl PyProgram {
     }
 
     /// Equal programs hash alike (their collectives, as `collectives`
-    /// gives them), so a `Program` can key a dict or an `lru_cache`.
+    /// gives them, the fields written with their default value left out
+    /// as equality leaves them), so a `Program` can key a dict or an
+    /// `lru_cache`.
     fn __hash__(&self, py: Python<'_>) -> PyResult<u64> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        errors::run(py, || adapter::collectives_json(&self.spec))?.hash(&mut h);
+        errors::run(py, || adapter::collectives_hashed(&self.spec))?.hash(&mut h);
         Ok(h.finish())
     }
 

@@ -394,6 +394,21 @@ def test_a_program_pickles_copies_and_hashes_as_its_collectives():
     assert ccc.sign(pickle.loads(pickle.dumps(ring))) == ccc.sign(ring)
 
 
+def test_a_field_written_with_its_default_equals_it_left_out():
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    assert "send_credits" not in text and "barrier" not in text and "model" not in text
+    ring = ccc.parse(text)
+    for written in ("send_credits: 2", "barrier: Host", "model: ()", "send_credits: 2, barrier: Host, model: ()"):
+        spelt = ccc.parse(text.replace("algorithm: Ring,", f"algorithm: Ring, {written},"))
+        assert spelt.to_ron() != ring.to_ron(), written
+        assert spelt == ring and hash(spelt) == hash(ring), written
+        assert ccc.sign(spelt) == ccc.sign(ring), written
+        assert {ring: 1, spelt: 2} == {ring: 2}, written
+    # A value other than the default is another program.
+    for other in ("send_credits: 3", "barrier: Device", "model: (launch_ns: 1)"):
+        assert ccc.parse(text.replace("algorithm: Ring,", f"algorithm: Ring, {other},")) != ring, other
+
+
 def test_a_large_program_reads_back_from_its_ron_and_its_pickle():
     import copy
     import pickle
