@@ -933,27 +933,49 @@ fn an_image_ccc_cannot_remove_is_named_with_the_error() {
 }
 
 /// A tmpfs mounted at a folder while it lives (`mount -t tmpfs`),
-/// unmounted when dropped, even on a failed assertion.
-struct Mounted(PathBuf);
+/// unmounted when dropped, even on a failed assertion, wherever it has
+/// gone under the test's folder `root` (a compile that moved it into the
+/// old tree, as one without the refusal does, takes it along).
+struct Mounted(PathBuf, PathBuf);
+
+/// The device name the tests' tmpfs mounts take, to find them again.
+const TEST_MOUNT: &str = "ccc-test";
 
 impl Mounted {
     /// `None` where `mount` cannot (not root, or no mount namespace of
     /// one's own).
-    fn new(path: &Path) -> Option<Mounted> {
+    fn new(path: &Path, root: &Path) -> Option<Mounted> {
         fs::create_dir_all(path).unwrap();
         let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "ccc-test"])
+            .args(["-t", "tmpfs", TEST_MOUNT])
             .arg(path)
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-        ok.then(|| Mounted(path.to_owned()))
+        ok.then(|| Mounted(path.to_owned(), root.to_owned()))
     }
 }
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
+        // Every test mount under `root`, deepest first (`/proc/self/mounts`
+        // writes a space in a path as `\040`; the tests' paths have none).
+        let mounts = fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let mut under: Vec<&str> = mounts
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split(' ');
+                (f.next() == Some(TEST_MOUNT)).then(|| f.next()).flatten()
+            })
+            .filter(|p| Path::new(p).starts_with(&self.1))
+            .collect();
+        under.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        if under.is_empty() {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+        for p in under {
+            let _ = Command::new("umount").arg(p).status();
+        }
     }
 }
 
@@ -969,7 +991,7 @@ fn a_mount_point_inside_out_is_refused_untouched() {
     let out = dir.path().join("out");
     assert_ok(&compile(&out, &["-q"]));
     for (at, with_file) in [("data", false), ("data", true), ("mine/deeper", false)] {
-        let Some(mount) = Mounted::new(&out.join(at)) else {
+        let Some(mount) = Mounted::new(&out.join(at), dir.path()) else {
             eprintln!("skipped: mount -t tmpfs is not available here (needs root)");
             return;
         };

@@ -323,7 +323,12 @@ def test_write_refuses_a_mount_point_inside_the_folder(tmp_path):
         assert caught.value.help.startswith("nothing was written; unmount it")
         assert read_tree(out) == before
     finally:
-        subprocess.run(["umount", str(out / "data")], check=True)
+        # Every test mount under tmp_path, wherever a write that failed to
+        # refuse it moved it (into the old tree), deepest first.
+        with open("/proc/self/mounts") as mounts:
+            under = [f[1] for f in (line.split(" ") for line in mounts) if f[0] == "ccc-test" and f[1].startswith(str(tmp_path))]
+        for path in sorted(under, key=len, reverse=True):
+            subprocess.run(["umount", path], check=True)
 
 
 def test_write_refuses_a_folder_that_is_not_ccc_output(tmp_path):
