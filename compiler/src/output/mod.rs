@@ -84,6 +84,15 @@ pub const MANIFEST_PART: &str = "manifest.json.ccc-part";
 /// they are written.
 pub const IMAGE_FILES: [&str; 3] = ["ctrl_spad.bin", "slot_spad.bin", "neff_configs.bin"];
 
+/// The process id in a work name's `PID`, when it is written as ccc
+/// writes one (`format!` of a `u32`: decimal digits, no sign, no leading
+/// zero, and not 0, which names no process); `None` for any other text,
+/// so that a name ccc never writes is never taken for one of its own.
+pub(super) fn pid_written(digits: &[u8]) -> Option<u32> {
+    let pid: u32 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    (pid != 0 && pid.to_string().as_bytes() == digits).then_some(pid)
+}
+
 /// The tag of a work folder being written: `.OUT.ccc-tmp-PID`.
 const TMP_TAG: &str = "ccc-tmp";
 

@@ -140,10 +140,7 @@ fn sweep_beside(path: &Path, out: &mut Vec<SweptFile>) {
 /// gives a file named `name`: `.NAME.ccc-tmp-PID`, or `.ccc-tmp-PID-HASH`
 /// with HASH NAME's.
 fn work_pid(name: &std::ffi::OsStr, entry: &std::ffi::OsStr) -> Option<u32> {
-    let pid = |digits: &[u8]| {
-        let ok = !digits.is_empty() && digits.len() <= 10 && digits.iter().all(u8::is_ascii_digit);
-        std::str::from_utf8(digits).ok().filter(|_| ok)?.parse::<u32>().ok()
-    };
+    let pid = super::pid_written;
     let entry = entry.as_encoded_bytes();
     let mut long = b".".to_vec();
     long.extend_from_slice(name.as_encoded_bytes());
@@ -337,6 +334,9 @@ mod tests {
             ".step.1.ron.ccc-tmp-+42",
             ".step.1.ron.ccc-tmp-42x",
             ".step.1.ron.ccc-tmp-4294967296",
+            // ccc writes a process id as `format!` does: no leading zero.
+            ".step.1.ron.ccc-tmp-042",
+            ".step.1.ron.ccc-tmp-0",
             ".step.2.ron.ccc-tmp-42",
             "step.1.ron.ccc-tmp-42",
             ".step.1.ron.ccc-old-42",

@@ -75,7 +75,7 @@ impl Place {
         let rest = std::str::from_utf8(rest).ok()?;
         [TMP_TAG, OLD_TAG].into_iter().find_map(|tag| {
             let pid = rest.strip_prefix(tag)?.strip_prefix('-')?;
-            pid.bytes().all(|b| b.is_ascii_digit()).then(|| Some((tag, pid.parse().ok()?)))?
+            Some((tag, super::pid_written(pid.as_bytes())?))
         })
     }
 }

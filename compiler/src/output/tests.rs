@@ -24,6 +24,9 @@ fn work_folder_names_are_recognised_exactly() {
         ".outer.ccc-tmp-4",
         "out.ccc-tmp-4",
         ".out.ccc-new-4",
+        // A process id as ccc never writes one.
+        ".out.ccc-tmp-042",
+        ".out.ccc-tmp-0",
     ] {
         assert_eq!(pid(&out, other), None, "{other}");
     }
