@@ -260,6 +260,13 @@ fn the_svgs_are_drawn_and_never_overwrite() {
         assert!(err.contains(help) && !err.contains("never overwrites"), "{err}");
     }
     assert!(!missing.exists());
+    // A name ending in `/` is no file's, wherever it points.
+    for name in ["new.svg/", "no/such/new.svg/"] {
+        let target = format!("{}/{name}", dir.path().display());
+        let (code, _, err) = ccc(&["explain", "examples/allreduce_hier.ron", "--svg", &target]);
+        assert_eq!(code, 2);
+        assert!(err.contains("a file's name cannot end in `/`"), "{err}");
+    }
     // A folder that exists but makes no file there (Linux's /proc): not
     // called missing.
     if Path::new("/proc/self").is_dir() {

@@ -102,8 +102,11 @@ fn new_file_failure(path: &Path, text: &str, e: NewFileError) -> Failure {
             } else {
                 "that is a folder: name a file in it, e.g. FOLDER/program.ron"
             };
+            // `new.svg/` names a folder's contents, never a file.
+            let slash = path.as_os_str().as_encoded_bytes().ends_with(b"/");
             let help = match e.kind() {
                 _ if path.is_dir() => in_folder,
+                _ if slash => "a file's name cannot end in `/`: name the file without it",
                 ErrorKind::AlreadyExists if std::fs::symlink_metadata(path).is_err() => {
                     "a file of that name beside it is in the way: move it away, or choose another name"
                 }
