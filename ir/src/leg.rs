@@ -30,6 +30,23 @@ const NAMES: &[&str] = &[
     AUTO_NAME,
 ];
 
+/// The names a leg may run, as an unknown name's error lists them: every
+/// name of [`NAMES`] but `Hier` (which reads, for validation to say that
+/// a leg cannot itself be one).
+const LEG_NAMES: &[&str] = &[
+    "Ring",
+    "Mesh",
+    "Kangaring",
+    "SingleCycleRing",
+    "IntraRdh",
+    "SingleStepMesh",
+    "InterRdh",
+    "TwoStepPodMesh",
+    "LatencyOptMesh",
+    "BwOptMesh",
+    AUTO_NAME,
+];
+
 /// One leg's choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LegAlgorithm {
@@ -90,7 +107,7 @@ impl NameVisitor {
             .iter()
             .find(|a| a.name() == name)
             .map(|&a| LegAlgorithm::Fixed(a))
-            .ok_or_else(|| E::unknown_variant(name, NAMES))
+            .ok_or_else(|| E::unknown_variant(name, LEG_NAMES))
     }
 }
 
@@ -158,5 +175,7 @@ mod tests {
         assert!(ron::from_str::<LegAlgorithm>("Fastest").is_err());
         let names: Vec<&str> = AlgType::ALL.iter().map(|a| a.name()).chain([AUTO_NAME]).collect();
         assert_eq!(names, NAMES);
+        let legs: Vec<&str> = NAMES.iter().copied().filter(|&n| n != "Hier").collect();
+        assert_eq!(legs, LEG_NAMES);
     }
 }

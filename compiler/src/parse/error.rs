@@ -246,6 +246,14 @@ impl ParseError {
                 last.map_or_else(|| "a struct's".to_owned(), |f| format!("`{f}`'s")),
                 if last == Some("topology") { ": `topology: (rank_n: 8, local_rank_n: 8)`" } else { "" }
             )),
+            // `op: AllReduse`, `dtype: BF16`, `chanels: 4`: the name meant,
+            // where one accepted is near it, before any other help.
+            ParseErrorKind::UnknownVariant { found } | ParseErrorKind::UnknownField { found }
+                if let Some(near) = self.accepted().and_then(|a| nearest(found, &a).map(str::to_owned)) =>
+            {
+                let also = self.fixed_help().map_or_else(String::new, |h| format!(" ({h})"));
+                Some(format!("did you mean `{near}`?{also}"))
+            }
             _ => self.fixed_help().map(str::to_owned),
         }
     }
@@ -446,6 +454,19 @@ pub(super) fn error_from_ron(
         _ if let RonError::SuggestRawIdentifier(found) = &e.code => {
             format!("Found {} where a name belongs", quote(found))
         }
+        // `in enum `AlgType``: the field the name is for, in the spec's
+        // words (`for `algorithm.intra_reduce_scatter``), where known.
+        ParseErrorKind::UnknownVariant { .. }
+            if let RonError::NoSuchEnumVariant { outer: Some(outer), .. } = &e.code =>
+        {
+            let said = spec_words(&bound_message(&e.code.to_string()));
+            let field = path.as_deref().map_or_else(|| "this field".to_owned(), |p| format!("`{p}`"));
+            said.replacen("Unexpected variant named", "Unexpected name", 1).replacen(
+                &format!(" in enum `{outer}`"),
+                &format!(" for {field}"),
+                1,
+            )
+        }
         _ => spec_words(&bound_message(&e.code.to_string())),
     }
     .into_boxed_str();
@@ -492,6 +513,30 @@ pub(super) fn error_from_ron(
         end = advance(start, token_at(rest));
     }
     ParseError { message, kind, span: SourceSpan { start, end }, form, path }
+}
+
+/// The name among the `` `quoted` `` names of `accepted` (a message's
+/// `expected one of ...` list) that `found` most likely misspells: one
+/// equal to it but for case, else the closest by edit distance (a swap
+/// of two letters one edit), within a
+/// third of its length (at least 1, at most 3 edits); `None` when none is
+/// that near, or two are equally near.
+pub(super) fn nearest<'a>(found: &str, accepted: &'a str) -> Option<&'a str> {
+    let names: Vec<&str> = accepted.split('`').skip(1).step_by(2).collect();
+    if let Some(same) = names.iter().find(|n| n.eq_ignore_ascii_case(found)) {
+        return Some(same);
+    }
+    let most = (found.chars().count() / 3).clamp(1, 3);
+    let mut by: Vec<(usize, &str)> = names
+        .iter()
+        .map(|n| (strsim::osa_distance(&found.to_ascii_lowercase(), &n.to_ascii_lowercase()), *n))
+        .filter(|&(d, _)| d <= most)
+        .collect();
+    by.sort_unstable();
+    match by.as_slice() {
+        [(d, n), rest @ ..] if rest.first().is_none_or(|(e, _)| e > d) => Some(n),
+        _ => None,
+    }
 }
 
 /// The path of the field an error of `kind` is about, from the path RON

@@ -1,3 +1,4 @@
+use super::error::nearest;
 use super::scan::{token_at, unclosed_comment};
 use super::*;
 use ccc_ir::enums::{AlgType, OpType};
@@ -101,6 +102,29 @@ fn unknown_variant() {
     let e = err(&GOOD.replace("op: AllReduce", "op: AllReduc"));
     assert_eq!(e.kind, ParseErrorKind::UnknownVariant { found: "AllReduc".into() });
     assert_eq!(e.span, SourceSpan { start: lc(2, 9), end: lc(2, 17) });
+    // Named by the field it is for, and the name meant suggested.
+    assert!(e.message.starts_with("Unexpected name `AllReduc` for `op`, expected one of `AllGather`"), "{}", e.message);
+    assert_eq!(e.help().as_deref(), Some("did you mean `AllReduce`?"));
+    // Case alone, a swap of two letters.
+    assert_eq!(err(&GOOD.replace("dtype: Bf16", "dtype: BF16")).help().as_deref(), Some("did you mean `Bf16`?"));
+    let leg = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: SingleCylceRing"));
+    assert_eq!(leg.help().as_deref(), Some("did you mean `SingleCycleRing`?"));
+    // A leg lists what a leg may run: every algorithm but Hier, and Auto.
+    let leg = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: Rign"));
+    assert!(
+        leg.message.contains("for `algorithm.Hier.inter_all_reduce`, expected one of `Ring`, `Mesh`,"),
+        "{}",
+        leg.message
+    );
+    assert!(leg.message.ends_with(", or `Auto` instead") && !leg.message.contains("`Hier`"), "{}", leg.message);
+    assert_eq!(leg.help().as_deref(), Some("did you mean `Ring`?"));
+    // Nothing near, or two names equally near: no guess.
+    assert_eq!(err(&GOOD.replace("op: AllReduce", "op: Gather")).help(), None);
+    assert_eq!(nearest("Mash", "`Mesh`, `Mast`"), None);
+    assert_eq!(nearest("Mash", "`Mesh`, `Ring`"), Some("Mesh"));
+    // A misspelt field too.
+    let field = err(&GOOD.replace("channels: 4", "chanels: 4"));
+    assert!(field.help().is_some_and(|h| h.starts_with("did you mean `channels`?")), "{:?}", field.help());
 }
 
 #[test]
