@@ -154,7 +154,9 @@ def compile(
 def sign(program_or_text: Union[Program, str], auto_cache: Optional[AutoCache] = None) -> str:
     """The collective signature: 32 lower-case hex digits (``ccc sign``).
     ``LowerError`` (kind ``Limit``) for a program whose choices exceed a
-    lowering limit, as ``compile`` refuses it: no rank could load it."""
+    lowering limit at any rank, as ``ccc check`` and a compile of every
+    rank refuse it (one of some ranks with ``verify=False`` judges those
+    alone)."""
 
 _DiagnoseInput = Union[Program, str, Compiled, Mapping[str, Any], "PathLike[str]"]
 

@@ -22,6 +22,7 @@ use crate::strict::Strict;
 use ccc_compiler::build::{BuildError, build};
 use ccc_compiler::diagnose::{Input, InputError, Unsigned, diagnose as diagnose_inputs, images_digest};
 use ccc_compiler::hlo::Source;
+use ccc_compiler::lower::LowerErrorKind;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, NotOurs, OutputError};
 use ccc_compiler::parse::{ParseError, ParseErrorKind, SpecForm, parse as parse_ron};
@@ -485,7 +486,9 @@ fn refuse_unlowerable(valid: &ValidProgram) -> Result<(), Failure> {
     let Some(x) = ccc_compiler::cost::auto::legal::exceeded(valid) else { return Ok(()) };
     let arch = valid.arch();
     let rank = x.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
-    let message = format!("{rank}collective {}: {} (compile refuses it)", x.collective, x.describe(arch));
+    // As `ccc check` says it: a compile of every rank, and a verify,
+    // refuse it (one of some ranks without the proof judges those alone).
+    let message = format!("{rank}collective {}: {} (compile and verify refuse it)", x.collective, x.describe(arch));
     let mut info = ErrorInfo::new(ErrorClass::Lower, "Limit", message);
     info.rank = x.rank.map(u64::from);
     info.collective = Some(u64::from(x.collective));
@@ -568,6 +571,11 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
             info.collective = e.collective.map(|c| u64::from(c.0));
             info.step = e.step.map(|s| u64::from(s.0));
             info.accepted = said;
+            // A limit's advice in `help`, as `sign` gives it (the message
+            // ends with it too, as the CLI prints it).
+            if let LowerErrorKind::Limit { limit, arch, .. } = e.kind {
+                info.help = Some(limit.advice(arch));
+            }
             info
         }
         CompileError::Image(e) => {

@@ -32,9 +32,11 @@ def test_sign_and_diagnose_refuse_what_compile_refuses():
         assert (e.value.rank, e.value.collective) == (0, 0)
         assert "mesh events per TOP_SP is at most 50 on Sunda; this choice needs 254" in str(e.value)
         assert "choose Ring or a Hier algorithm with no Mesh leg" in e.value.help
-    with pytest.raises(ccc.LowerError) as e:
+    with pytest.raises(ccc.LowerError) as compiled:
         ccc.compile(mesh, ranks=[0], verify=False)
-    assert e.value.kind == "Limit"
+    assert compiled.value.kind == "Limit"
+    # The same advice, in `help` both ways.
+    assert compiled.value.help == e.value.help
 
 
 def test_diagnose_two_specs_is_the_cli_report(cli_json, tmp_path):
