@@ -475,7 +475,13 @@ impl Unmet {
                 local_rank_n: shape.local_rank_n,
                 also,
             },
-            Unmet::Aligned(level, fault) => Problem::NotAligned { alg, leg, level, group, fault, also },
+            Unmet::Aligned(level, fault) => {
+                let units = match level {
+                    Level::Node => shape.node_n,
+                    Level::Pod => shape.pod_n,
+                };
+                Problem::NotAligned { alg, leg, level, group, fault, also, units }
+            }
         }
     }
 }

@@ -567,6 +567,9 @@ pub enum Problem {
         fault: AlignFault,
         /// Further groups with a problem.
         also: usize,
+        /// How many of `level` the topology has: with one, no group can
+        /// span two, and the topology is what must change.
+        units: u32,
     },
     /// Replica groups of different node/pod shapes under an algorithm that
     /// composes its phases from one shape.

@@ -130,7 +130,7 @@ pub(super) fn more_groups(n: usize) -> String {
 }
 
 pub(super) fn not_aligned(p: &Problem) -> String {
-    let Problem::NotAligned { alg, leg, level, group, fault, also: more } = p else {
+    let Problem::NotAligned { alg, leg, level, group, fault, also: more, units } = p else {
         return String::new();
     };
     let (what, whose) = match leg {
@@ -148,9 +148,19 @@ pub(super) fn not_aligned(p: &Problem) -> String {
         }
         AlignFault::SingleUnit { unit } => format!("{group} lies entirely on {level} {unit}"),
     };
+    // A topology of one node or one pod: no group spans two.
+    let accepted = match (fault, level, units) {
+        (AlignFault::SingleUnit { .. }, Level::Pod, 1) => {
+            "a topology of at least two pods (`topology.pod_n` of 2 or more), or an algorithm without this need"
+        }
+        (AlignFault::SingleUnit { .. }, Level::Node, 1) => {
+            "a topology of at least two nodes (`rank_n` a multiple of `local_rank_n` of 2 or more), or an algorithm \
+             without this need"
+        }
+        _ => "groups with that structure, or an algorithm without this need",
+    };
     format!(
-        "{what} {whose}, the same number of {counted} on each {level}{span_two}, but {found}{}; accepted: groups \
-         with that structure, or an algorithm without this need",
+        "{what} {whose}, the same number of {counted} on each {level}{span_two}, but {found}{}; accepted: {accepted}",
         more_groups(*more)
     )
 }

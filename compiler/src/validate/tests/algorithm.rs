@@ -106,7 +106,8 @@ fn node_aligned_requirement() {
             level: Level::Node,
             group: GroupRef::Explicit(0),
             fault: AlignFault::Revisited { rank: 1, unit: 0 },
-            also: 0
+            also: 0,
+            units: 2
         }
     );
     // Uneven: 2 members on node 0, 1 on node 1 — groups of 3 cannot be even.
@@ -142,9 +143,13 @@ fn pod_aligned_requirement() {
             level: Level::Pod,
             group: GroupRef::World,
             fault: AlignFault::SingleUnit { unit: 0 },
-            also: 0
+            also: 0,
+            units: 1
         }
     );
+    // One pod: the topology, not the groups, is what must change.
+    let said = e.1.to_string();
+    assert!(said.ends_with("accepted: a topology of at least two pods (`topology.pod_n` of 2 or more), or an algorithm without this need"), "{said}");
     // As an inter leg (a wide choice, opted into): the group's nodes must
     // span two pods.
     let hier = |c: &mut Collective| {
@@ -165,6 +170,7 @@ fn pod_aligned_requirement() {
     assert!(matches!(e.1, Problem::NotAligned { leg: Some(Leg::InterAllReduce), level: Level::Pod, .. }), "{e:?}");
     let text = e.1.to_string();
     assert!(text.contains("the nodes of each group"), "{text}");
+    assert!(text.contains("accepted: a topology of at least two pods"), "{text}");
 }
 
 #[test]
