@@ -46,7 +46,7 @@ pub enum Cause {
 /// The cause table: each cause, the fields that point to it, and what to
 /// tell the user. The one place the wording lives.
 pub(super) const CAUSES: [(Cause, &[&str], &str); 15] = [
-    (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensor shapes"),
+    (Cause::TensorShapes, &["count", "dtype"], "the ranks traced different tensors (their shapes or element types)"),
     (
         Cause::Machine,
         &["arch", "topology"],
