@@ -124,7 +124,11 @@ fn collectives_issued_in_another_order() {
 fn count_off_by_one() {
     let run = diagnose(&[&fixture("count_off_by_one/rank-0.ron"), &fixture("count_off_by_one/rank-5.ron")]);
     assert!(run.stdout.contains("count: 16384 (rank-0.ron) vs 16385 (rank-5.ron), at collective 3"), "{}", run.stdout);
-    assert!(run.stdout.contains("likely cause: the ranks traced different tensors (their shapes or element types)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("likely cause: the ranks traced different tensors (their shapes or element types)"),
+        "{}",
+        run.stdout
+    );
     mismatch("count_off_by_one", &run);
 }
 

@@ -346,8 +346,11 @@ pub(crate) fn integer_said(message: &str, path: &str) -> (Option<String>, Option
     if !integer {
         return (accepted, None);
     }
-    // The field the path ends in, without its indices (`groups`).
-    let last = path.rsplit('.').next().map(|f| f.split('[').next().unwrap_or(f)).filter(|f| !f.is_empty());
+    // The field the path ends in, without its indices (`groups`); a map's
+    // key (`devices.9`, or `?` where the key itself is wrong) is not a
+    // field: the map's name is.
+    let field = |f: &&str| !f.is_empty() && *f != "?" && !f.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    let last = path.rsplit('.').map(|f| f.split('[').next().unwrap_or(f)).find(field);
     let fraction = message.starts_with("invalid type: floating point");
     let help = ccc_compiler::parse::whole_number_help(last);
     (fraction.then(|| "a whole number".to_owned()), Some(help))

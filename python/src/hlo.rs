@@ -76,6 +76,16 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                 let message = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
                 let (accepted, help) = crate::adapter::integer_said(&message, &path);
                 let message = crate::adapter::with_hier_form(message);
+                // A map key that does not read (`devices: {-1: 0}`): the
+                // dict's int key crossed as JSON's string, so serde says
+                // "string"; say what the user wrote, a key.
+                let key = message.strip_prefix("invalid type: string ").and_then(|m| m.split(", expected").next());
+                let message = match key {
+                    Some(k) if path.ends_with(".?") => {
+                        format!("key {} is not a device id (a whole number, not negative)", k.trim_matches('"'))
+                    }
+                    _ => message,
+                };
                 // A map's key that does not read is `?` in the path: the
                 // map is the field (the message names the key).
                 let path = path.strip_suffix(".?").unwrap_or(&path);

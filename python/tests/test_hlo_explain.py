@@ -257,6 +257,16 @@ def test_a_devices_map_takes_whole_number_keys_as_the_target_file_does():
         ccc.import_hlo(text, dict(as_ints, devices={2**70: 1}))
     assert (caught.value.kind, caught.value.field) == ("Target", "target.devices")
     assert "out of range" in str(caught.value)
+    # A negative key is named as a key (JSON carried it as text), and the
+    # help names the map, not a placeholder; so does a negative rank.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, dict(as_ints, devices={**as_ints["devices"], -1: 0}))
+    assert "target.devices: key -1 is not a device id" in str(caught.value)
+    assert caught.value.help == "`devices` takes a whole number: not negative, no fraction"
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, dict(as_ints, devices={**as_ints["devices"], 9: -1}))
+    assert caught.value.field == "target.devices.9"
+    assert caught.value.help == "`devices` takes a whole number: not negative, no fraction"
     # An int key and its digits as text are one key in JSON: given both,
     # the map is refused, not read with the last one kept; in a target
     # file, a key written twice is refused alike.
