@@ -82,7 +82,10 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
                 let key = message.strip_prefix("invalid type: string ").and_then(|m| m.split(", expected").next());
                 let message = match key {
                     Some(k) if path.ends_with(".?") => {
-                        format!("key {} is not a device id (a whole number, not negative)", k.trim_matches('"'))
+                        // An int key (`-1`) bare, a text one (`"00"`) quoted.
+                        let bare = k.trim_matches('"');
+                        let int = bare.parse::<i128>().is_ok_and(|n| n.to_string() == bare);
+                        format!("key {} is not a device id (a whole number, not negative)", if int { bare } else { k })
                     }
                     _ => message,
                 };
