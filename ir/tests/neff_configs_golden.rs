@@ -405,13 +405,15 @@ fn wrong_lengths_are_refused() {
     for len in [0usize, 1, 3591, 3593, 2 * 3592] {
         assert_bad_length(NeffConfigs::decode(&vec![0u8; len]), len, &format!("{len} bytes"));
     }
+    // At the end of the shorter: where the image and the block part.
     assert_eq!(
         NeffConfigs::decode(&[0u8; 8]),
         Err(DecodeError {
-            offset: 0,
+            offset: 8,
             kind: DecodeErrorKind::BadLength { len: 8, expected: "exactly 3592 bytes".into() }
         })
     );
+    assert!(matches!(NeffConfigs::decode(&[0u8; 3600]), Err(DecodeError { offset: 3592, .. })));
 }
 
 // ---------------------------------------------------------------------------

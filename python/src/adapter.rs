@@ -1131,6 +1131,14 @@ fn decode_error(e: &DecodeError) -> Failure {
     if let ccc_ir::wire::DecodeErrorKind::BadLength { expected, .. } = &e.kind {
         info.accepted = Some(expected.to_string());
     }
+    // Reserved bits are zero; a word is one of the four kinds.
+    if let ccc_ir::wire::DecodeErrorKind::ReservedBits { field, value, mask } = &e.kind {
+        info.field = Some((*field).to_owned());
+        info.accepted = Some(format!("{:#04x}: the reserved bits {mask:#04x} clear", value & !mask));
+    }
+    if let ccc_ir::wire::DecodeErrorKind::UnknownWord { .. } = &e.kind {
+        info.accepted = Some("an op entry, an END mark, a CONTINUE mark or an empty word".to_owned());
+    }
     info
 }
 

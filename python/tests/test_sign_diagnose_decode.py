@@ -237,7 +237,8 @@ def test_decode_errors_say_where_and_what_is_accepted():
     neff = compiled.images[0][0].neff_configs
     with pytest.raises(ccc.DecodeError) as caught:
         ccc.decode(neff[:-1], "neff")
-    assert caught.value.kind == "BadLength" and caught.value.offset is not None
+    # At the end of the shorter: where the image and the block part.
+    assert caught.value.kind == "BadLength" and caught.value.offset == 3591
     assert "3592" in caught.value.accepted
     # The message says what is wrong, as the CLI's does.
     assert "image is 3591 bytes, not exactly 3592 bytes" in str(caught.value)
@@ -262,6 +263,23 @@ def test_decode_errors_say_where_and_what_is_accepted():
         with pytest.raises(ccc.DecodeError) as caught:
             ccc.decode(b"", region)
         assert caught.value.kind == "Empty"
+
+    # Reserved bits set: the field, and the value with them clear.
+    flipped = bytearray(neff)
+    reserved = 140  # `reserved +140` of docs/wire-format.md: zero
+    flipped[reserved] = 0x80
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(bytes(flipped), "neff")
+    assert (caught.value.kind, caught.value.offset) == ("ReservedBits", reserved)
+    assert caught.value.field is not None
+    assert caught.value.accepted == "0x00: the reserved bits 0xff clear"
+    # A word of no kind names the four kinds.
+    word = bytearray(ctrl)
+    word[0:8] = b"\x00" * 7 + b"\x10"
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(bytes(word), "ctrl")
+    assert caught.value.kind == "UnknownWord"
+    assert caught.value.accepted == "an op entry, an END mark, a CONTINUE mark or an empty word"
 
 
 def test_an_empty_ctrl_spad_ccc_emits_decodes_as_no_chain(cli_json, tmp_path):

@@ -402,8 +402,9 @@ impl NeffConfigs {
     /// impossible count or barrier tag.
     pub fn decode(bytes: &[u8]) -> Result<NeffConfigs, DecodeError> {
         if bytes.len() != NEFF_CONFIGS_BYTES {
+            // Where the image and the block part: the end of the shorter.
             return Err(DecodeError {
-                offset: 0,
+                offset: bytes.len().min(NEFF_CONFIGS_BYTES) as u64,
                 kind: DecodeErrorKind::BadLength { len: bytes.len() as u64, expected: "exactly 3592 bytes".into() },
             });
         }
