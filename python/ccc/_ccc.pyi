@@ -76,6 +76,10 @@ class TopSpImages:
     @property
     def record_n(self) -> int:
         """Records in the chain."""
+    def __copy__(self) -> TopSpImages:
+        """Itself: immutable."""
+    def __deepcopy__(self, memo: Any, /) -> TopSpImages:
+        """Itself: immutable (it does not pickle)."""
 
 @final
 class Compiled:
@@ -105,6 +109,10 @@ class Compiled:
         """Writes the images and ``manifest.json`` into ``out_dir`` as
         ``ccc compile -o`` does: atomically, never losing a file ccc did not
         write. Raises ``ccc.OutputError`` (nothing written) when refused."""
+    def __copy__(self) -> Compiled:
+        """Itself: a ``Compiled`` is immutable."""
+    def __deepcopy__(self, memo: Any, /) -> Compiled:
+        """Itself: a ``Compiled`` is immutable (it does not pickle)."""
 
 def parse(text: str) -> Program:
     """Reads a spec from RON text. Raises ``ccc.ParseError`` with ``line``,

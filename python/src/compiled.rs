@@ -48,13 +48,22 @@ impl PyTopSpImages {
         )
     }
 
-    /// Does not pickle (nor copy): say what does, rather than Python's
-    /// bare refusal.
+    /// Does not pickle: say what does, rather than Python's bare refusal.
     fn __reduce__(&self) -> PyResult<()> {
         Err(pyo3::exceptions::PyTypeError::new_err(
             "a ccc.TopSpImages does not pickle: send its bytes (.ctrl_spad, .slot_spad, .neff_configs, which \
              pickle) with its .rank and .topsp",
         ))
+    }
+
+    /// Immutable: a copy is the object itself, as for a tuple.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Immutable: a deep copy is the object itself.
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 }
 
@@ -227,6 +236,17 @@ impl PyCompiled {
              where it is needed (the result is the same, byte for byte), or send what you need of it: \
              .signature, .manifest_json(), the images' bytes",
         ))
+    }
+
+    /// Immutable: a copy is the object itself, as for a tuple.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Immutable: a deep copy is the object itself (`copy.deepcopy` of a
+    /// structure holding one shares it).
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 
     fn __repr__(&self) -> String {

@@ -369,7 +369,16 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
     if let Ok(c) = item.cast::<PyCompiled>() {
         return Ok(Owned::Compiled(std::sync::Arc::clone(&c.get().compiled)));
     }
-    if item.cast::<PyMapping>().is_ok() {
+    if let Ok(mapping) = item.cast::<PyMapping>() {
+        // A spec's dict (`Program.to_dict`), not a manifest's: say how it
+        // is read, rather than that a manifest's `signature` is missing.
+        let has = |key: &str| mapping.contains(key).unwrap_or(false);
+        if !has("signature") && (has("op") || has("collectives")) {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "a dict of a spec's fields (Program.to_dict) is not a diagnose input: pass ccc.Program.from_dict(d); \
+                 a dict is read as a manifest (Compiled.manifest)",
+            ));
+        }
         // Any mapping (`types.MappingProxyType`, as the stub says), read as
         // the dict of its items and checked as a spec's dict is: a value
         // JSON cannot carry (bytes, a set) is refused at its path, not with
@@ -478,6 +487,13 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
         return Err(pyo3::exceptions::PyTypeError::new_err(
             "diagnose takes a list (or dict) of inputs to compare, not one string: diagnose([a, b])",
         ));
+    }
+    // Not a collection at all (`None`, a number): say what is taken.
+    if inputs.cast::<PyMapping>().is_err() && inputs.try_iter().is_err() {
+        let kind = inputs.get_type().name().map_or_else(|_| "value".to_owned(), |n| n.to_string());
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "diagnose takes a list (or dict) of inputs to compare, not a `{kind}`: diagnose([a, b])"
+        )));
     }
     if let Ok(mapping) = inputs.cast::<PyMapping>() {
         for item in mapping.items()?.iter() {

@@ -123,9 +123,14 @@ def test_an_auto_cache_pickles_empty_and_a_compiled_says_what_pickles():
     again = ccc.compile(pickle.loads(pickle.dumps(program)), ranks=[MY_RANK])
     assert again.manifest_json() == compiled.manifest_json()
     images = compiled.images[MY_RANK][0]
-    for attempt in (pickle.dumps, copy.copy):
-        with pytest.raises(TypeError, match="send its bytes"):
-            attempt(images)
+    with pytest.raises(TypeError, match="send its bytes"):
+        pickle.dumps(images)
+    # Immutable: a copy, shallow or deep, is the object itself (a structure
+    # holding one copies with it, as one holding a tuple does).
+    for value in (compiled, images):
+        assert copy.copy(value) is value and copy.deepcopy(value) is value
+    held = copy.deepcopy({"compiled": compiled, "images": [images]})
+    assert held["compiled"] is compiled and held["images"][0] is images
 
 
 def test_auto_cache_help_shows_its_default_capacity():

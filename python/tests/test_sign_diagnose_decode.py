@@ -107,6 +107,12 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
 
     with pytest.raises(TypeError, match="or an os.PathLike"):
         ccc.diagnose([1.5])
+    # Not a collection at all; a spec's dict, which a manifest's is not.
+    with pytest.raises(TypeError, match="diagnose takes a list \\(or dict\\) of inputs to compare, not a `NoneType`"):
+        ccc.diagnose(None)
+    spec = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text())
+    with pytest.raises(TypeError, match=r"pass ccc.Program.from_dict\(d\)"):
+        ccc.diagnose([spec.to_dict(), compiled])
     with pytest.raises(TypeError, match="a value of type `bytes` is not one"):
         ccc.diagnose([b"/tmp"])
     # Named by its type and its input (it said "bytes" of anything).
