@@ -313,6 +313,22 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     };
     let (accepted, help) = integer_said(&message, &path);
     let message = with_hier_form(message);
+    // `peers: [[0, 1, 2]]`: serde's "invalid length 3, expected fewer
+    // elements in array" says nothing of a pair.
+    let pair = path.rsplit('.').next().is_some_and(|f| f.starts_with("peers["))
+        && (message.starts_with("invalid length ") || message.ends_with("expected a tuple of size 2"));
+    let (message, accepted) = if pair {
+        let found = match message.strip_prefix("invalid length ").and_then(|m| m.split(',').next()) {
+            Some(n) => format!("this one has {} of them", n),
+            None => format!(
+                "found {}",
+                message.split(", expected").next().unwrap_or_default().replace("invalid type: ", "")
+            ),
+        };
+        (format!("a peer pair is two member indices, [source, target]; {found}"), Some("[source, target]".to_owned()))
+    } else {
+        (message, accepted)
+    };
     let field = if path == "." { None } else { Some(path) };
     // A missing field's path is where it belongs, not the struct lacking it.
     let field = match message.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {

@@ -315,7 +315,14 @@ def test_from_dict_refuses_a_struct_written_as_a_list():
     pairs = permute["peers"]
     with pytest.raises(ccc.ParseError) as caught:
         ccc.Program.from_dict(dict(permute, peers=[[*pairs[0], 7], *pairs[1:]]))
-    assert caught.value.field == "peers[0]" and "invalid length 3" in str(caught.value)
+    assert caught.value.field == "peers[0]"
+    assert "a peer pair is two member indices, [source, target]; this one has 3 of them" in str(caught.value)
+    assert caught.value.accepted == "[source, target]"
+    # Too few, or not a list: said as a pair, too.
+    for pair, said in (([pairs[0][0]], "this one has 1 of them"), (3, "found integer `3`")):
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(dict(permute, peers=[pair, *pairs[1:]]))
+        assert caught.value.field == "peers[0]" and said in str(caught.value), str(caught.value)
 
 
 def test_from_dict_reads_an_integer_of_any_type_as_its_int():
