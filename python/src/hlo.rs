@@ -125,7 +125,11 @@ fn located(e: &TargetError, kind: &str, field: &str) -> Failure {
     info.field = Some(field.to_owned());
     info.line = Some(e.start.line as u64);
     info.column = Some(e.start.col as u64);
-    info.accepted = e.message.split_once("; ").map(|(_, rest)| rest.trim_start_matches("accepted: ").to_owned());
+    // RON's own `expected one of ... instead` where it gives one (an
+    // unknown field or name), else ccc's `; accepted: ...`; never the
+    // sentence saying how a target reads.
+    let said = e.message.split("; a target reads").next().unwrap_or(&e.message);
+    info.accepted = crate::adapter::accepted_in(said);
     info
 }
 

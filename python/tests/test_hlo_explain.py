@@ -158,6 +158,12 @@ def test_a_bad_target_or_algorithm_raises_naming_it():
     assert caught.value.kind == "Target"
     assert caught.value.field == "target"
     assert caught.value.line == 2
+    # What is accepted is RON's list, as a dict target's is, not the
+    # sentence on how a target reads.
+    assert caught.value.accepted == "one of `rank_n`, `local_rank_n`, or `pod_n`", caught.value.accepted
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, "(arch: Caymen, topology: (rank_n: 8, local_rank_n: 8))")
+    assert caught.value.accepted == "one of `Sunda`, `Cayman`, `Mariana`, or `MarianaPlus`", caught.value.accepted
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, {"arch": "Cayman", "topology": {"rank_n": "eight", "local_rank_n": 8}})
     assert caught.value.kind == "Target"
