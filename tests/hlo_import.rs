@@ -506,7 +506,7 @@ fn import_writes_a_program_lowering_refuses_with_a_note_and_check_refuses_it() {
 }
 
 /// `(file, text the error points at, words of the message)`.
-const INVALID: [(&str, &str, &str); 19] = [
+const INVALID: [(&str, &str, &str); 22] = [
     ("truncated.hlo", "\n", "dimensions"),
     ("unknown_attribute_value.hlo", "maybe", "use_global_device_ids=maybe is not a boolean"),
     ("groups_unreadable.hlo", "{{0,1,2,3},{4,5,6,x}}", "is not understood"),
@@ -540,6 +540,15 @@ const INVALID: [(&str, &str, &str); 19] = [
         "(f32[3]{0}, f32[5]{0}) all-to-all",
         "operands of different shapes (f32[3] and f32[5])",
     ),
+    // Imported: the first read 5120 elements of one 1024-element operand,
+    // the second dropped its collective, the third took no dimension.
+    (
+        "result_arity.hlo",
+        "(f32[1024]{0}, f32[4096]{0})",
+        "its result (f32[1024], f32[4096]) holds 2 arrays, but its operands 1 array",
+    ),
+    ("opcode_no_dashes.hlo", "allreduce", "`allreduce` is not an XLA opcode, but names a collective (all-reduce)"),
+    ("reduce_scatter_no_dimensions.hlo", "reduce-scatter", "`rs` has no `dimensions`"),
 ];
 
 /// A module cut just before its ENTRY computation (its header still
@@ -575,7 +584,15 @@ fn invalid_modules() {
         let at = if file == "truncated.hlo" {
             src.len()
         } else {
-            let ops = [" all-reduce(", " collective-permute(", " all-to-all(", " all_reduce(", " all-gather("];
+            let ops = [
+                " all-reduce(",
+                " collective-permute(",
+                " all-to-all(",
+                " all_reduce(",
+                " all-gather(",
+                " allreduce(",
+                " reduce-scatter(",
+            ];
             let op = ops.iter().find_map(|op| src.find(op));
             let line_start = op.map(|i| src[..i].rfind('\n').unwrap() + 1).unwrap();
             line_start + src[line_start..].find(marked).unwrap()

@@ -238,10 +238,32 @@ fn near_collective(opcode: &str) -> Option<&'static str> {
     let names = |family: &str| {
         opcode.as_bytes().windows(family.len()).any(|w| w.iter().zip(family.bytes()).all(|(&a, f)| spelt(a) == f))
     };
-    let family = FAMILIES.iter().find(|f| names(f))?;
-    let exact = opcode.strip_prefix(family).is_some_and(|end| ["", "-start", "-update", "-done"].contains(&end))
-        || REFUSED.contains(&opcode);
-    (!exact).then_some(family)
+    let exact = |family: &str| {
+        opcode.strip_prefix(family).is_some_and(|end| ["", "-start", "-update", "-done"].contains(&end))
+            || REFUSED.contains(&opcode)
+    };
+    if let Some(family) = FAMILIES.iter().find(|f| names(f)) {
+        return (!exact(family)).then_some(family);
+    }
+    // Written without its dashes (`allreduce`, `AllGather`), or a letter or
+    // two off (`all-to-al`, `collective-permut`): XLA's parser refuses any
+    // opcode it does not know, and a dropped collective leaves the ranks
+    // mismatched. Only an opcode as long as a collective's, give or take
+    // two letters, is compared (the cheap test comes first).
+    let squeezed = |s: &str| -> String {
+        s.bytes().filter(|&b| b != b'-' && b != b'_').map(|b| char::from(b.to_ascii_lowercase())).collect()
+    };
+    if !(7..=28).contains(&opcode.len()) {
+        return None;
+    }
+    let mine = squeezed(opcode);
+    FAMILIES.iter().copied().find(|family| {
+        let theirs = squeezed(family);
+        ["", "start", "update", "done"].iter().any(|end| {
+            let named = format!("{theirs}{end}");
+            mine.contains(&theirs) || strsim::osa_distance(&mine, &named) <= 2
+        }) && !exact(family)
+    })
 }
 
 /// The one `*-done` of the async start `start` (`all-reduce-start`,
@@ -887,7 +909,9 @@ fn mode(ins: &Instruction<'_>, op: OpType) -> Result<Mode, HloError> {
 /// or permute; `n` times for an all-gather; `1/n` for a reduce-scatter),
 /// since the count is read from the result. An operand the computation
 /// does not define is refused (XLA's parser: "instruction does not
-/// exist"); leaves that do not pair up are not judged.
+/// exist"), and so is a result of another number of arrays than its
+/// operands (XLA's verifier pairs them one to one; ccc would read a
+/// count for arrays no operand sends, or drop an operand's).
 fn typed(
     computation: &Computation<'_>,
     ins: &Instruction<'_>,
@@ -911,7 +935,19 @@ fn typed(
     let operand_leaves: Vec<&Shape> = operands.into_iter().flat_map(Shape::leaves).collect();
     let result_leaves = result.leaves();
     if operand_leaves.len() != result_leaves.len() {
-        return Ok(());
+        let arrays = |n: usize| ccc_ir::noun::count(n, "array");
+        return Err(HloError::at(
+            ins.shape_at,
+            1,
+            format!(
+                "`{}`: its result {result} holds {}, but its operands {}",
+                ins.name,
+                arrays(result_leaves.len()),
+                arrays(operand_leaves.len())
+            ),
+            "one result array per operand array, in order, as XLA's verifier requires: a module hand-edited, or \
+             text a framework wrote that XLA has not compiled yet (its compile would fail here)",
+        ));
     }
     for (operand, leaf) in operand_leaves.into_iter().zip(result_leaves) {
         let (Shape::Array { elem: from, .. }, Shape::Array { elem: to, .. }) = (operand, leaf) else { continue };
@@ -964,8 +1000,12 @@ fn counts(
         return Err(HloError::at(
             ins.shape_at,
             1,
-            format!("`{}`: a tuple all-to-all over groups of {n} has {n} operands, not {}", ins.name, leaves.len()),
-            "one operand per group member",
+            format!(
+                "`{}`: a tuple all-to-all over groups of {n} has {n} result arrays, one per member, not {}",
+                ins.name,
+                leaves.len()
+            ),
+            "one operand and one result array per group member",
         ));
     }
     // Its operands are the blocks sent to each member: XLA's verifier
@@ -1003,9 +1043,12 @@ fn counts(
         }
         let elements = leaf.elements().ok_or_else(too_many)?;
         let split = matches!(op, OpType::AllGather | OpType::AllToAll) && !tuple_all_to_all;
-        if split {
+        // A reduce-scatter names its dimension too (XLA's parser requires
+        // `dimensions`): its result is the part, whatever its size.
+        let scatter = op == OpType::ReduceScatter;
+        if split || scatter {
             match &dimension {
-                Some((_, Ok(d))) if dims.get(*d).is_some_and(|&size| size % n == 0) => {}
+                Some((_, Ok(d))) if dims.get(*d).is_some_and(|&size| scatter || size % n == 0) => {}
                 Some((a, Ok(d))) if *d >= dims.len() => {
                     return Err(HloError::at(
                         a.at,
@@ -1048,7 +1091,7 @@ fn counts(
                         ins.opcode_at,
                         ins.opcode.len(),
                         format!("`{}` has no `dimensions`", ins.name),
-                        "an array all-gather or all-to-all names its dimension: `dimensions={0}`",
+                        "an array all-gather, all-to-all or reduce-scatter names its dimension: `dimensions={0}`",
                     ));
                 }
             }
@@ -1106,5 +1149,16 @@ mod tests {
         assert_eq!(near_collective("all-reduce-frobnicate"), Some("all-reduce"));
         assert_eq!(near_collective("collective_permute_start"), Some("collective-permute"));
         assert_eq!(near_collective("my-all-to-all"), Some("all-to-all"));
+        // Without its dashes, in another case, or a letter or two off.
+        assert_eq!(near_collective("allreduce"), Some("all-reduce"));
+        assert_eq!(near_collective("AllReduce"), Some("all-reduce"));
+        assert_eq!(near_collective("all-to-al"), Some("all-to-all"));
+        assert_eq!(near_collective("collective-permut"), Some("collective-permute"));
+        assert_eq!(near_collective("allgather-start"), Some("all-gather"));
+        assert_eq!(near_collective("reduce-scater"), Some("reduce-scatter"));
+        // XLA's other opcodes near them in letters stay theirs.
+        for opcode in ["gather", "scatter", "reduce-window", "reduce", "all", "custom-call", "parameter", "add"] {
+            assert_eq!(near_collective(opcode), None, "{opcode}");
+        }
     }
 }
