@@ -1911,6 +1911,12 @@ fn ill_typed_collectives_are_refused() {
     refused(&scatter("100"), "a reduce-scatter over 4 has 1/4 of its operand's elements");
     let ok = import_module(&with(&scatter("256")), &target(8), None).unwrap();
     assert_eq!(ok.program.collectives[0].count, 1024);
+    // The elements right but not the shape: XLA's verifier wants the
+    // operand's shape, or the operand's with the dimension named times
+    // (or over) the group size.
+    refused("ROOT %ar = f32[32,32]{1,0} all-reduce(f32[1024]{0} %p)", "it has its operand's shape, f32[1024]");
+    refused(&gather("32,128"), "an all-gather over 4 along dimension 0 makes f32[4096]");
+    refused(&scatter("16,16"), "a reduce-scatter over 4 along dimension 0 makes f32[256]");
 }
 
 /// A module of calls fanning out to `levels` deep, each level calling the

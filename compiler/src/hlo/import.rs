@@ -950,7 +950,10 @@ fn typed(
         ));
     }
     for (operand, leaf) in operand_leaves.into_iter().zip(result_leaves) {
-        let (Shape::Array { elem: from, .. }, Shape::Array { elem: to, .. }) = (operand, leaf) else { continue };
+        let (Shape::Array { elem: from, dims: from_dims }, Shape::Array { elem: to, dims: to_dims }) = (operand, leaf)
+        else {
+            continue;
+        };
         let fail = |why: String| {
             HloError::at(
                 ins.shape_at,
@@ -976,6 +979,32 @@ fn typed(
         };
         if expected != Some(b) {
             return Err(fail(what));
+        }
+        // With the elements right, dimension by dimension where the op
+        // names one (XLA's verifier: the result is the operand with
+        // dimension `d` times `n`, or over `n`), and the operand's own
+        // shape otherwise.
+        let along: Option<usize> =
+            ins.attr("dimensions").and_then(|a| a.value.trim_matches(|c| c == '{' || c == '}').trim().parse().ok());
+        let mut shaped = from_dims.clone();
+        let named = match (op, along) {
+            (OpType::AllGather, Some(d)) => shaped.get_mut(d).and_then(|x: &mut u64| x.checked_mul(n).map(|m| *x = m)),
+            (OpType::ReduceScatter, Some(d)) => {
+                shaped.get_mut(d).and_then(|x: &mut u64| (n > 0 && x.is_multiple_of(n)).then(|| *x /= n))
+            }
+            (OpType::AllGather | OpType::ReduceScatter, None) => None,
+            _ => Some(()),
+        };
+        if named.is_some() && shaped != *to_dims {
+            let expected = Shape::Array { elem: from.clone(), dims: shaped };
+            let why = match (op, along) {
+                (OpType::AllGather, Some(d)) => format!("an all-gather over {n} along dimension {d} makes {expected}"),
+                (OpType::ReduceScatter, Some(d)) => {
+                    format!("a reduce-scatter over {n} along dimension {d} makes {expected}")
+                }
+                _ => format!("it has its operand's shape, {expected}"),
+            };
+            return Err(fail(why));
         }
     }
     Ok(())
