@@ -103,6 +103,14 @@ fn sweep_prints_a_row_per_size() {
     let (code, _, err) = ccc(&["sweep", "docs/calibration/trn1_allreduce_64.ron", "--from", "0"]);
     assert_eq!(code, 2);
     assert!(err.contains("--from is 0 bytes; accepted: 1 <= from <= to"), "{err}");
+    // Explicit groups set busbw's factor (2(n-1)/n of the group's n = 8,
+    // 1.75, not 32 ranks' 1.9375): the headers name them.
+    let (code, out, err) = ccc(&["sweep", "examples/allreduce_tp_groups.ron", "--from", "1MiB", "--to", "1MiB"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("# AllReduce over 32 ranks (16 per node) in 4 groups of 8 on Cayman"), "{out}");
+    let (code, out, err) = ccc(&["explain", "examples/allreduce_tp_groups.ron"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("collective 0: AllReduce of 8388608 bytes in 4 groups of 8, algorithm"), "{out}");
     // Every row's size is within the range asked: a count rounded to what
     // the op takes (3 bytes of Bf16 is 1 element, 2 bytes) is not printed.
     let (code, out, err) = ccc(&["sweep", "examples/allreduce_hier.ron", "--from", "3B", "--to", "8B"]);

@@ -96,9 +96,17 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
         valid.arch()
     );
     for e in all {
+        // Explicit groups set the bus bandwidth's factor (by the group's
+        // size): named.
+        let grouped = valid
+            .collectives()
+            .get(e.index as usize)
+            .map(|c| c.groups())
+            .filter(|g| g.is_explicit() && g.group_n() > 1)
+            .map_or_else(String::new, |g| format!(" in {} of {}", count(g.group_n(), "group"), g.size()));
         let _ = writeln!(
             out,
-            "\ncollective {}: {} of {} bytes, algorithm {}{}: {}",
+            "\ncollective {}: {} of {} bytes{grouped}, algorithm {}{}: {}",
             e.index,
             e.op,
             e.bytes,

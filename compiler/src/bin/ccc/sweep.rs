@@ -317,9 +317,16 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
 
 fn table(c: &Collective, rows: &[Row]) -> String {
     let mut out = String::new();
+    // Explicit groups set the bus bandwidth's factor (nccom-test's, by the
+    // group's size), so the header names them.
+    let grouped = match c.groups.as_deref() {
+        Some(groups @ [first, _, ..]) => format!(" in {} of {}", count(groups.len(), "group"), first.len()),
+        _ => String::new(),
+    };
     let _ = writeln!(
         out,
-        "# {} over {} ({} per node) on {}, {}; predicted by the cost model (docs/cost-model.md); GB/s = 10^9 B/s",
+        "# {} over {} ({} per node){grouped} on {}, {}; predicted by the cost model (docs/cost-model.md); GB/s = \
+         10^9 B/s",
         c.op,
         count(c.topology.rank_n, "rank"),
         c.topology.local_rank_n,
