@@ -1917,6 +1917,15 @@ fn ill_typed_collectives_are_refused() {
     refused("ROOT %ar = f32[32,32]{1,0} all-reduce(f32[1024]{0} %p)", "it has its operand's shape, f32[1024]");
     refused(&gather("32,128"), "an all-gather over 4 along dimension 0 makes f32[4096]");
     refused(&scatter("16,16"), "a reduce-scatter over 4 along dimension 0 makes f32[256]");
+    // A dimension the operand does not have, though the result does.
+    refused(
+        &gather("4,1024").replace("dimensions={0}", "dimensions={1}"),
+        "dimensions={1} names dimension 1, but its operand has 1 dimension",
+    );
+    refused(
+        &scatter("2,128").replace("dimensions={0}", "dimensions={1}"),
+        "dimensions={1} names dimension 1, but its operand has 1 dimension",
+    );
 }
 
 /// A module of calls fanning out to `levels` deep, each level calling the

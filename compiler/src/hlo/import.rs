@@ -250,19 +250,25 @@ fn near_collective(opcode: &str) -> Option<&'static str> {
     // opcode it does not know, and a dropped collective leaves the ranks
     // mismatched. Only an opcode as long as a collective's, give or take
     // two letters, is compared (the cheap test comes first).
-    let squeezed = |s: &str| -> String {
-        s.bytes().filter(|&b| b != b'-' && b != b'_').map(|b| char::from(b.to_ascii_lowercase())).collect()
-    };
+    // The families squeezed (no dashes), by `FAMILIES`' order, and the
+    // endings an async form adds.
+    const SQUEEZED: [&str; 6] =
+        ["allreduce", "allgather", "reducescatter", "alltoall", "collectivepermute", "collectivebroadcast"];
+    const ENDINGS: [&str; 4] = ["", "start", "update", "done"];
     if !(7..=28).contains(&opcode.len()) {
         return None;
     }
-    let mine = squeezed(opcode);
-    FAMILIES.iter().copied().find(|family| {
-        let theirs = squeezed(family);
-        ["", "start", "update", "done"].iter().any(|end| {
-            let named = format!("{theirs}{end}");
-            mine.contains(&theirs) || strsim::osa_distance(&mine, &named) <= 2
-        }) && !exact(family)
+    let mine: String =
+        opcode.bytes().filter(|&b| b != b'-' && b != b'_').map(|b| char::from(b.to_ascii_lowercase())).collect();
+    FAMILIES.iter().zip(SQUEEZED).find_map(|(&family, theirs)| {
+        // Lengths more than two apart are more than two edits apart: most
+        // opcodes stop here, with no distance computed.
+        let near = mine.contains(theirs)
+            || ENDINGS.iter().any(|end| {
+                let len = theirs.len() + end.len();
+                mine.len().abs_diff(len) <= 2 && strsim::osa_distance(&mine, &format!("{theirs}{end}")) <= 2
+            });
+        (near && !exact(family)).then_some(family)
     })
 }
 
@@ -987,15 +993,22 @@ fn typed(
         let along: Option<usize> =
             ins.attr("dimensions").and_then(|a| a.value.trim_matches(|c| c == '{' || c == '}').trim().parse().ok());
         let mut shaped = from_dims.clone();
-        let named = match (op, along) {
-            (OpType::AllGather, Some(d)) => shaped.get_mut(d).and_then(|x: &mut u64| x.checked_mul(n).map(|m| *x = m)),
-            (OpType::ReduceScatter, Some(d)) => {
-                shaped.get_mut(d).and_then(|x: &mut u64| (n > 0 && x.is_multiple_of(n)).then(|| *x /= n))
+        let gathers = matches!(op, OpType::AllGather | OpType::ReduceScatter);
+        if let (true, Some(d)) = (gathers, along) {
+            let Some(x) = shaped.get_mut(d) else {
+                let dims = ccc_ir::noun::count(from_dims.len(), "dimension");
+                return Err(fail(format!("dimensions={{{d}}} names dimension {d}, but its operand has {dims}")));
+            };
+            *x = match op {
+                OpType::AllGather => x.checked_mul(n),
+                _ => (n > 0 && x.is_multiple_of(n)).then(|| *x / n),
             }
-            (OpType::AllGather | OpType::ReduceScatter, None) => None,
-            _ => Some(()),
-        };
-        if named.is_some() && shaped != *to_dims {
+            .ok_or_else(|| fail(format!("dimension {d} of its operand, {x}, does not split into {n} equal parts")))?;
+        }
+        // (An all-gather or reduce-scatter without `dimensions` is
+        // refused by `counts`.)
+        let named = !gathers || along.is_some();
+        if named && shaped != *to_dims {
             let expected = Shape::Array { elem: from.clone(), dims: shaped };
             let why = match (op, along) {
                 (OpType::AllGather, Some(d)) => format!("an all-gather over {n} along dimension {d} makes {expected}"),
