@@ -753,7 +753,7 @@ impl Checker {
         // checked against the group size even where the groups have other
         // problems, as long as their sizes agree: one round of fixes, not
         // two.
-        let n = groups.as_ref().map(|g| g.n).or_else(|| agreed_size(c.groups.as_deref()));
+        let n = groups.as_ref().map(|g| g.n).or_else(|| agreed_size(c.groups.as_deref(), rank_n));
 
         let channels = self.channels(c);
         self.count(c, n);
@@ -943,7 +943,8 @@ impl Checker {
         }
     }
 
-    /// `n`: the group size, when the groups are valid.
+    /// `n`: the group size, when the groups are valid or their sizes
+    /// agree on one that could be ([`agreed_size`]).
     fn count(&mut self, c: &Collective, n: Option<u32>) {
         if c.count == 0 {
             let split = n.filter(|_| splits_count(c.op)).map(|n| (c.op, n));
@@ -1144,10 +1145,13 @@ fn splits_count(op: OpType) -> bool {
     matches!(op, OpType::ReduceScatter | OpType::AllToAll)
 }
 
-/// The size every non-empty group of `groups` has, when they agree
-/// (`None`: no explicit groups, none non-empty, or sizes that differ).
-fn agreed_size(groups: Option<&[Vec<u32>]>) -> Option<u32> {
+/// The size every non-empty group of `groups` has, when they agree and
+/// it could be a valid group size of `rank_n` ranks (a divisor: groups of
+/// one size partition the ranks); `None`: no explicit groups, none
+/// non-empty, sizes that differ, or one no valid grouping has.
+fn agreed_size(groups: Option<&[Vec<u32>]>, rank_n: Option<u32>) -> Option<u32> {
     let mut sizes = groups?.iter().map(Vec::len).filter(|&l| l > 0);
     let first = sizes.next()?;
-    sizes.all(|l| l == first).then(|| u32::try_from(first).ok()).flatten()
+    let size = sizes.all(|l| l == first).then(|| u32::try_from(first).ok()).flatten()?;
+    rank_n.filter(|&r| r.is_multiple_of(size)).map(|_| size)
 }

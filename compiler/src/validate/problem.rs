@@ -219,7 +219,8 @@ pub enum Problem {
         /// The element type (its size bounds the count).
         dtype: DType,
         /// For an op that splits the count over the group (ReduceScatter,
-        /// AllToAll), the op and the group size, when the groups are valid.
+        /// AllToAll), the op and the group size, when the groups are valid
+        /// or their sizes agree on one that could be.
         split: Option<(OpType, u32)>,
     },
     /// The buffer size in bytes does not fit in 64 bits.

@@ -59,7 +59,8 @@ pub(super) fn most_elements(dtype: DType) -> u64 {
 pub(super) fn count_zero(dtype: DType, split: Option<(OpType, u32)>) -> String {
     let most = most_elements(dtype);
     match split {
-        Some((op, n)) if n > 0 => {
+        // Groups of one take the whole count each: the plain range.
+        Some((op, n)) if n > 1 => {
             let n64 = u64::from(n);
             format!(
                 "0 leaves each of the {n} group members no element ({op} gives each count / {n}); \
@@ -154,8 +155,8 @@ pub(super) fn not_aligned(p: &Problem) -> String {
             "a topology of at least two pods (`topology.pod_n` of 2 or more), or an algorithm without this need"
         }
         (AlignFault::SingleUnit { .. }, Level::Node, 1) => {
-            "a topology of at least two nodes (`rank_n` a multiple of `local_rank_n` of 2 or more), or an algorithm \
-             without this need"
+            "a topology of at least two nodes (`rank_n` at least twice `local_rank_n`), or an algorithm without this \
+             need"
         }
         _ => "groups with that structure, or an algorithm without this need",
     };

@@ -289,6 +289,15 @@ fn root_rules() {
             ("groups".into(), Problem::RanksInNoGroup { ranks: vec![31], rank_n: 32 }),
         ]
     );
+    // A size no valid grouping of 32 ranks has (12 does not divide 32)
+    // gives none either: the root waits for the groups.
+    let twelve: Vec<Vec<u32>> = vec![(0..12).collect(), (12..24).collect()];
+    let e = errs(with(|c| {
+        bcast(c);
+        c.root = Some(20);
+        c.groups = Some(twelve);
+    }));
+    assert!(e.iter().all(|(f, _)| f != "root"), "{e:#?}");
     // Sizes that differ give no size to check against: the root waits.
     broken[7].pop();
     let e = errs(with(|c| {
