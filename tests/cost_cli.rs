@@ -299,7 +299,7 @@ fn work_files_of_dead_writes_are_swept_beside_a_new_plot() {
     dead(&mut pids);
     dead(&mut pids);
     let work = |pid: u32| dir.path().join(format!(".plot.svg.ccc-tmp-{pid}"));
-    // Cut short inside the opening, and cut short after it.
+    // Cut short inside the opening; and one holding what ccc never writes.
     std::fs::write(work(pids[0]), "<sv").unwrap();
     let theirs = work(pids[1]);
     std::fs::write(&theirs, "my notes").unwrap();
@@ -318,6 +318,14 @@ fn work_files_of_dead_writes_are_swept_beside_a_new_plot() {
     assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "my notes");
     assert_eq!(std::fs::read_to_string(&running).unwrap(), "<svg partial");
     assert!(std::fs::read_to_string(&plot).unwrap().starts_with("<svg"));
+    // A write then refused (the plot is there now) still sweeps, and says so.
+    let mut more = Vec::new();
+    dead(&mut more);
+    std::fs::write(work(more[0]), "").unwrap();
+    let (code, _, err) = ccc(&["explain", "examples/allreduce_hier.ron", "--svg", plot.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("note: removed {} (0 bytes)", work(more[0]).display())), "{err}");
+    assert!(err.contains("never overwrites") && !work(more[0]).exists(), "{err}");
 }
 
 #[test]

@@ -58,7 +58,7 @@ mod place;
 mod read;
 mod replace;
 
-pub use new_file::{NewFileError, OPENINGS, SweptFile, write_new, write_new_all};
+pub use new_file::{NewFileError, OPENINGS, SweptFile, sweep_work_files, write_new, write_new_all};
 pub use read::{OutputRead, ReadError, read_output};
 
 use crate::manifest::Manifest;

@@ -44,15 +44,28 @@ pub struct SweptFile {
 /// is removed and `path` is as it was: ccc never overwrites a file, and
 /// never leaves half of one.
 ///
-/// Before writing, the work files of this very name that a dead ccc left
-/// are removed, where they hold what ccc writes ([`OPENINGS`]), and
-/// returned: a process killed before placing its file leaves one.
+/// A process killed before placing its file leaves its work file: a
+/// caller sweeps those first ([`sweep_work_files`]), and says what went.
 ///
 /// # Errors
 ///
 /// [`NewFileError`]; nothing is left behind.
-pub fn write_new(path: &Path, bytes: &[u8]) -> Result<Vec<SweptFile>, NewFileError> {
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), NewFileError> {
     write_new_all(&[(path, bytes)]).map_err(|(_, e)| e)
+}
+
+/// Removes the work files a dead ccc left beside each of `paths` for that
+/// name ([`SweptFile`]): `.NAME.ccc-tmp-PID` of another process that no
+/// longer runs, a plain file of one name holding nothing or the start of
+/// what ccc writes ([`OPENINGS`]); anything else is left. Returns what
+/// went, to be said. Called before [`write_new`] or [`write_new_all`],
+/// whether or not the write then succeeds.
+pub fn sweep_work_files(paths: &[&Path]) -> Vec<SweptFile> {
+    let mut swept = Vec::new();
+    for path in paths {
+        sweep_beside(path, &mut swept);
+    }
+    swept
 }
 
 /// [`write_new`] of several files, all or none: every file is refused
@@ -62,23 +75,16 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<Vec<SweptFile>, NewFileErr
 /// left (a process killed while they take their names, a few renames,
 /// leaves those placed; killed before, only work files).
 ///
-/// A dead ccc's work files beside them are swept first, as
-/// [`write_new`] sweeps them, and returned.
-///
 /// # Errors
 ///
 /// The position of the file that failed and why ([`NewFileError`]);
-/// nothing is left behind (but the dead processes' work files swept).
-pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<Vec<SweptFile>, (usize, NewFileError)> {
+/// nothing is left behind.
+pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<(), (usize, NewFileError)> {
     // Refuse what stands at any path before writing anything beside it.
     for (i, &(path, _)) in files.iter().enumerate() {
         if let Some(e) = standing(path) {
             return Err((i, e));
         }
-    }
-    let mut swept = Vec::new();
-    for &(path, _) in files {
-        sweep_beside(path, &mut swept);
     }
     let mut tmps: Vec<PathBuf> = Vec::with_capacity(files.len());
     let remove = |paths: &[PathBuf]| {
@@ -103,7 +109,7 @@ pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<Vec<SweptFile>, (usize,
             return Err((i, NewFileError::Create(e)));
         }
     }
-    Ok(swept)
+    Ok(())
 }
 
 /// Removes the work files beside `path` that a dead ccc made for it

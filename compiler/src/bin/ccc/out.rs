@@ -58,9 +58,10 @@ pub fn emit_after(text: &str, written: Option<&Path>) -> Result<(), Failure> {
 /// is a folder, its folder is missing or not writable, or the write failed
 /// (a full disk).
 pub fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
-    let swept = output::write_new(path, text.as_bytes()).map_err(|e| new_file_failure(path, text, e))?;
-    report_swept(&swept);
-    Ok(())
+    // A killed ccc's work files go first, said whether the write then
+    // succeeds or not.
+    report_swept(&output::sweep_work_files(&[path]));
+    output::write_new(path, text.as_bytes()).map_err(|e| new_file_failure(path, text, e))
 }
 
 /// Says on stderr which work files of dead ccc processes the write
@@ -83,12 +84,12 @@ fn report_swept(swept: &[output::SweptFile]) {
 /// [`write_new`]'s, for the file that failed; nothing is written.
 pub fn write_new_all(files: &[(std::path::PathBuf, String)]) -> Result<(), Failure> {
     let borrowed: Vec<(&Path, &[u8])> = files.iter().map(|(p, t)| (p.as_path(), t.as_bytes())).collect();
-    let swept = output::write_new_all(&borrowed).map_err(|(i, e)| match files.get(i) {
+    let paths: Vec<&Path> = borrowed.iter().map(|&(p, _)| p).collect();
+    report_swept(&output::sweep_work_files(&paths));
+    output::write_new_all(&borrowed).map_err(|(i, e)| match files.get(i) {
         Some((path, text)) => new_file_failure(path, text, e),
         None => Failure::input(miette::miette!("{e}")),
-    })?;
-    report_swept(&swept);
-    Ok(())
+    })
 }
 
 /// The failure of writing `text` to a new file at `path`, with the way
