@@ -373,7 +373,8 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
         // A spec's dict (`Program.to_dict`), not a manifest's: say how it
         // is read, rather than that a manifest's `signature` is missing.
         let has = |key: &str| mapping.contains(key).unwrap_or(false);
-        if !has("signature") && (has("op") || has("collectives")) {
+        let manifest = has("signature") || has("manifest_schema") || has("format_version");
+        if !manifest && (has("op") || has("collectives")) {
             return Err(pyo3::exceptions::PyTypeError::new_err(
                 "a dict of a spec's fields (Program.to_dict) is not a diagnose input: pass ccc.Program.from_dict(d); \
                  a dict is read as a manifest (Compiled.manifest)",
