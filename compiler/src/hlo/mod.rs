@@ -205,6 +205,7 @@ fn walk(
             "the file looks truncated before its ENTRY computation; dump the module again",
         ));
     }
+    import::refuse_misspelt(module)?;
     let space = import::space(module, target)?;
     let by_name: BTreeMap<&str, &text::Computation<'_>> = module.computations.iter().map(|c| (c.name, c)).collect();
     let own: usize = module.computations.iter().map(|c| c.instructions.len()).sum();
