@@ -568,6 +568,20 @@ fn a_module_cut_before_its_entry_is_refused() {
     assert_eq!(import_module(&by_hand, &target(8), None).unwrap().program.collectives.len(), 1);
 }
 
+/// A misspelt collective opcode is refused wherever it is written, in a
+/// computation nothing calls too, as XLA's parser refuses any opcode it
+/// does not know.
+#[test]
+fn a_misspelt_opcode_is_refused_in_an_uncalled_computation() {
+    let entry = SMALL.find("ENTRY").unwrap();
+    let uncalled = "%spare (q: f32[8]) -> f32[8] {\n  %q = f32[8]{0} parameter(0)\n  ROOT %z = f32[8]{0} \
+                    allreduce(f32[8]{0} %q), replica_groups={}, to_apply=%add\n}\n\n";
+    let module = format!("{}{uncalled}{}", &SMALL[..entry], &SMALL[entry..]);
+    let e = import_module(&module, &target(8), None).unwrap_err();
+    assert!(e.message.contains("`z`: `allreduce` is not an XLA opcode, but names a collective (all-reduce)"), "{e}");
+    assert!(import_module(SMALL, &target(8), None).is_ok());
+}
+
 #[test]
 fn invalid_modules() {
     let target = target(8);

@@ -113,6 +113,13 @@ def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
     spec = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text())
     with pytest.raises(TypeError, match=r"pass ccc.Program.from_dict\(d\)"):
         ccc.diagnose([spec.to_dict(), compiled])
+    # A manifest's dict that lost its signature is still a manifest's:
+    # refused as one, not taken for a spec's dict.
+    unsigned = compiled.manifest
+    del unsigned["signature"]
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.diagnose([unsigned, compiled])
+    assert caught.value.kind == "NotAManifest" and "signature" in str(caught.value)
     with pytest.raises(TypeError, match="a value of type `bytes` is not one"):
         ccc.diagnose([b"/tmp"])
     # Named by its type and its input (it said "bytes" of anything).
