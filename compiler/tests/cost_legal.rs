@@ -631,7 +631,7 @@ fn no_choice_left_under_the_descriptor_limit_is_a_validation_error() {
 /// world each.
 #[test]
 fn check_refuses_what_lowering_refuses() {
-    use ccc_compiler::cost::auto::legal::exceeded;
+    use ccc_compiler::cost::auto::legal::{exceeded, exceeded_built};
     use ccc_compiler::pipeline::CompileError;
     use ccc_compiler::pipeline::compile;
     let mut shapes = mesh_shapes();
@@ -671,6 +671,9 @@ fn check_refuses_what_lowering_refuses() {
         let Ok(program) = validate(&Program { collectives }) else { continue };
         programs += 1;
         let found = exceeded(&program);
+        // Judged on the program built whole (`sign`, `diagnose`), the same.
+        let schedule = build(&program).unwrap();
+        assert_eq!(exceeded_built(&program, &schedule), found);
         let options = Options { verify: false, ..Options::default() };
         let name = format!("{:?}", program.collectives().iter().map(|c| display(c.algorithm())).collect::<Vec<_>>());
         match compile(&program, &options) {
@@ -716,6 +719,8 @@ fn check_refuses_what_lowering_refuses() {
     let program = validate(&Program::from(c)).unwrap();
     let x = exceeded(&program).unwrap();
     assert_eq!((x.rank, x.collective, x.refusal.needed), (Some(10), 0, 63));
+    let built = exceeded_built(&program, &build(&program).unwrap());
+    assert_eq!(built, Some(x));
     assert_runs_out(&program, x, "two rooted groups");
     let Err(CompileError::Lower(e)) = compile(&program, &Options { verify: false, ..Options::default() }) else {
         panic!("compiled")

@@ -487,8 +487,8 @@ fn validated(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<ValidProgr
 /// Validation or build errors.
 pub fn sign(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<String, Failure> {
     let valid = validated(spec, cache)?;
-    refuse_unlowerable(&valid)?;
     let schedule = build(&valid).map_err(|e| build_error(&e))?;
+    refuse_unlowerable(&valid, &schedule)?;
     Ok(sign_schedule(&valid, &schedule).digest)
 }
 
@@ -501,14 +501,12 @@ pub fn sign(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<String, Fai
 ///
 /// `LowerError` of kind `Limit`, at the rank (for the mesh events) and
 /// collective, with the limit's advice.
-fn refuse_unlowerable(valid: &ValidProgram) -> Result<(), Failure> {
-    let Some(x) = ccc_compiler::cost::auto::legal::exceeded(valid) else { return Ok(()) };
+fn refuse_unlowerable(valid: &ValidProgram, schedule: &ccc_compiler::schedule::Schedule) -> Result<(), Failure> {
+    let Some(x) = ccc_compiler::cost::auto::legal::exceeded_built(valid, schedule) else { return Ok(()) };
     let arch = valid.arch();
-    let rank = x.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
     // As `ccc check` says it: a compile of every rank, and a verify,
     // refuse it (one of some ranks without the proof judges those alone).
-    let message = format!("{rank}collective {}: {} (compile and verify refuse it)", x.collective, x.describe(arch));
-    let mut info = ErrorInfo::new(ErrorClass::Lower, "Limit", message);
+    let mut info = ErrorInfo::new(ErrorClass::Lower, "Limit", x.refusal_text(arch));
     info.rank = x.rank.map(u64::from);
     info.collective = Some(u64::from(x.collective));
     info.help = Some(x.refusal.limit.advice(arch));
@@ -979,10 +977,10 @@ fn naming(name: &str, mut e: Failure) -> Failure {
 /// A spec's input, as `ccc diagnose` makes it (`compiler/src/bin/ccc/diagnose.rs`).
 fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
     let valid = validate(&spec.program).map_err(|e| validation_error(&e, spec))?;
+    let schedule = build(&valid).map_err(|e| build_error(&e))?;
     // No rank could load a program lowering refuses: no signature to
     // compare.
-    refuse_unlowerable(&valid)?;
-    let schedule = build(&valid).map_err(|e| build_error(&e))?;
+    refuse_unlowerable(&valid, &schedule)?;
     let signature = sign_schedule(&valid, &schedule);
     let images = (schedule.shape.rank_n <= IMAGES_RANK_CAP)
         .then(|| run(&valid, &Options { verify: false, ..Options::default() }).ok())

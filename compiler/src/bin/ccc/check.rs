@@ -9,8 +9,9 @@
 use crate::Failure;
 use crate::args::SpecArg;
 use crate::load::load_spec;
-use ccc_compiler::cost::auto::legal::exceeded;
+use ccc_compiler::cost::auto::legal::{exceeded, exceeded_built};
 use ccc_compiler::parse::SpecForm;
+use ccc_compiler::schedule::Schedule;
 use ccc_compiler::valid::{ResolvedAlgorithm, ValidCollective, ValidProgram};
 use ccc_ir::noun::count;
 use std::fmt::Write as _;
@@ -27,22 +28,27 @@ use std::process::ExitCode;
 ///
 /// An input failure (exit 2) naming the rank, the collective and the
 /// limit, with the limit's advice.
-pub fn refuse_unlowerable(spec: &Path, program: &ValidProgram) -> Result<(), Failure> {
-    let Some(x) = exceeded(program) else { return Ok(()) };
-    let rank = x.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
+/// `schedule`: the program built already, when it is (`sign`,
+/// `diagnose`), judged as it stands rather than built again.
+pub fn refuse_unlowerable(spec: &Path, program: &ValidProgram, schedule: Option<&Schedule>) -> Result<(), Failure> {
+    let found = match schedule {
+        Some(schedule) => exceeded_built(program, schedule),
+        None => exceeded(program),
+    };
+    let Some(x) = found else { return Ok(()) };
+    let arch = program.arch();
     Err(Failure::input(miette::miette!(
-        help = x.refusal.limit.advice(program.arch()),
-        "{}: {rank}collective {}: {} (compile and verify refuse it)",
+        help = x.refusal.limit.advice(arch),
+        "{}: {}",
         spec.display(),
-        x.collective,
-        x.describe(program.arch()),
+        x.refusal_text(arch)
     )))
 }
 
 /// Runs `ccc check`.
 pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     let (parsed, program) = load_spec(&args.spec, &args.hlo)?;
-    refuse_unlowerable(&args.spec, &program)?;
+    refuse_unlowerable(&args.spec, &program, None)?;
     let shape = program.topology();
     let n = program.collectives().len();
     let what = match parsed.form {

@@ -293,10 +293,10 @@ fn load(
 /// its signature, what its `Auto` choices read unsigned, and its images'
 /// digest where the world is small enough to compile.
 fn spec_input(file: &Path, name: String, program: &Program, valid: &ValidProgram) -> Result<(Input, Kind), Failure> {
+    let schedule = build(valid).map_err(|e| compile_failure(file, e.into()))?;
     // No rank could load a program lowering refuses: it has no signature
     // to compare.
-    crate::check::refuse_unlowerable(file, valid)?;
-    let schedule = build(valid).map_err(|e| compile_failure(file, e.into()))?;
+    crate::check::refuse_unlowerable(file, valid, Some(&schedule))?;
     let signature = sign(valid, &schedule);
     // The images too, so that a difference they do not carry is named as
     // such; a world too large to compile quickly is left unknown.

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 /// Runs `ccc sign`.
 pub fn run(args: &SpecArg) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec, &args.hlo)?;
-    crate::check::refuse_unlowerable(&args.spec, &valid)?;
     let schedule = build(&valid).map_err(|e| compile_failure(&args.spec, e.into()))?;
+    crate::check::refuse_unlowerable(&args.spec, &valid, Some(&schedule))?;
     crate::out::emit(&format!("{}\n", ccc_compiler::sign::sign(&valid, &schedule).digest))?;
     Ok(ExitCode::SUCCESS)
 }

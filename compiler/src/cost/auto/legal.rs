@@ -57,7 +57,7 @@ use crate::algorithms::transfers;
 use crate::lower::Limit;
 use crate::placement::hosted_channels;
 use crate::schedule::{BlockSet, CollectivePlan, DescTable, Halves, Phase, PhaseKind, RdhMode, Schedule, Transfer};
-use crate::valid::{Shape, ValidProgram};
+use crate::valid::{Shape, ValidCollective, ValidProgram};
 use ccc_ir::arch::ArchParams;
 use ccc_ir::enums::DevicePattern;
 use ccc_ir::wire::tp::VAL_MASK;
@@ -289,6 +289,14 @@ impl Exceeded {
     pub fn describe(self, arch: ccc_ir::arch::Arch) -> String {
         self.refusal.describe(arch, self.spent)
     }
+
+    /// The refusal `check`, `sign` and `diagnose` give (the CLI and the
+    /// Python binding alike): `rank R, collective C: ... (compile and
+    /// verify refuse it)`, the rank where the mesh events run out.
+    pub fn refusal_text(self, arch: ccc_ir::arch::Arch) -> String {
+        let rank = self.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
+        format!("{rank}collective {}: {} (compile and verify refuse it)", self.collective, self.describe(arch))
+    }
 }
 
 /// The first limit of lowering that depends on the algorithm which
@@ -304,39 +312,56 @@ impl Exceeded {
 /// member of each collective may need, summed, is over.
 pub fn exceeded(program: &ValidProgram) -> Option<Exceeded> {
     let machine = Machine::of(program);
-    let params = program.arch().params();
-    let max = u32::from(params.mesh_event_max);
     // Each collective built alone, an equal one's taken again (a program
     // of repeats builds once: a permute of a million ranks takes a while).
     let cs = &program.collectives;
     let mut built: Vec<Rc<Option<Schedule>>> = Vec::with_capacity(cs.len());
     for (i, c) in cs.iter().enumerate() {
-        let equal = cs.iter().take(i).position(|e| e.algorithm == c.algorithm && super::fit::same_inputs(e, c));
-        built.push(match equal.and_then(|j| built.get(j)) {
+        built.push(match equal_before(cs, i).and_then(|j| built.get(j)) {
             Some(schedule) => Rc::clone(schedule),
             None => Rc::new(super::build_alone(c, machine, &c.algorithm)),
         });
     }
-    fn phases_of(s: &Schedule) -> Vec<(&CollectivePlan, &Phase)> {
-        s.collectives.first().map(|plan| plan.phases.iter().map(|p| (plan, p)).collect()).unwrap_or_default()
+    let plans: Vec<Option<&CollectivePlan>> =
+        built.iter().map(|s| s.as_ref().as_ref().and_then(|s| s.collectives.first())).collect();
+    exceeded_in(program, &plans)
+}
+
+/// [`exceeded`], judged on `schedule`, `program` built already (`sign`,
+/// `diagnose`): each collective's plan is the one building it alone gives.
+pub fn exceeded_built(program: &ValidProgram, schedule: &Schedule) -> Option<Exceeded> {
+    let plans: Vec<Option<&CollectivePlan>> = schedule.collectives.iter().map(Some).collect();
+    exceeded_in(program, &plans)
+}
+
+/// The first collective before collective `i` of `cs` equal to it (the
+/// same algorithm and inputs): its plan, and so its needs, are the same.
+fn equal_before(cs: &[ValidCollective], i: usize) -> Option<usize> {
+    let c = cs.get(i)?;
+    cs.iter().take(i).position(|e| e.algorithm == c.algorithm && super::fit::same_inputs(e, c))
+}
+
+/// [`exceeded`] over each collective's plan (`None`: it does not plan).
+fn exceeded_in(program: &ValidProgram, plans: &[Option<&CollectivePlan>]) -> Option<Exceeded> {
+    let (shape, params) = (program.topology(), program.arch().params());
+    let max = u32::from(params.mesh_event_max);
+    let cs = &program.collectives;
+    fn phases_of(plan: &CollectivePlan) -> Vec<(&CollectivePlan, &Phase)> {
+        plan.phases.iter().map(|p| (plan, p)).collect()
     }
-    let most = built
-        .iter()
-        .filter_map(|s| s.as_ref().as_ref())
-        .fold(0u32, |sum, s| sum.saturating_add(Bounds::of(phases_of(s)).hi));
+    let most = plans.iter().flatten().fold(0u32, |sum, plan| sum.saturating_add(Bounds::of(phases_of(plan)).hi));
     if most > max {
-        // Rank by rank, from the schedules built above: one count for each
-        // one built.
+        // Rank by rank: one count for each collective not equal to one
+        // before it.
         let mut events: Vec<Rc<Vec<u32>>> = Vec::with_capacity(cs.len());
-        for (i, (c, s)) in cs.iter().zip(&built).enumerate() {
-            let same = built.iter().take(i).position(|b| Rc::ptr_eq(b, s));
-            events.push(match same.and_then(|j| events.get(j)) {
+        for (i, (c, plan)) in cs.iter().zip(plans).enumerate() {
+            events.push(match equal_before(cs, i).and_then(|j| events.get(j)) {
                 Some(e) => Rc::clone(e),
-                None => Rc::new(
-                    s.as_ref()
-                        .as_ref()
-                        .map_or_else(Vec::new, |s| super::fit::by_rank(c, events_by_member(&s.shape, &phases_of(s)))),
-                ),
+                None => {
+                    Rc::new(plan.map_or_else(Vec::new, |plan| {
+                        super::fit::by_rank(c, events_by_member(&shape, &phases_of(plan)))
+                    }))
+                }
             });
         }
         let mut total = Vec::new();
@@ -355,11 +380,11 @@ pub fn exceeded(program: &ValidProgram) -> Option<Exceeded> {
             }
         }
     }
-    built.iter().enumerate().find_map(|(i, s)| {
-        let s = s.as_ref().as_ref()?;
-        let phases = phases_of(s);
-        let &(plan, _) = phases.first()?;
-        let (limit, needed) = peaks(&s.shape, params, Unit::of(params, plan), &phases).over()?;
+    plans.iter().enumerate().find_map(|(i, plan)| {
+        let plan = (*plan)?;
+        let phases = phases_of(plan);
+        phases.first()?;
+        let (limit, needed) = peaks(&shape, params, Unit::of(params, plan), &phases).over()?;
         Some(Exceeded { collective: i as u32, rank: None, refusal: Refusal { limit, needed }, spent: 0 })
     })
 }
