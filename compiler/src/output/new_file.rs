@@ -123,10 +123,11 @@ fn sweep_beside(path: &Path, out: &mut Vec<SweptFile>) {
         _ => Path::new("."),
     };
     let Ok(entries) = fs::read_dir(dir) else { return };
+    let names = WorkNames::of(name);
     let mut found: Vec<(PathBuf, u32)> = entries
         .filter_map(|e| {
             let e = e.ok()?;
-            let pid = work_pid(name, &e.file_name())?;
+            let pid = names.pid(&e.file_name())?;
             (pid != std::process::id() && !super::place::alive(pid)).then(|| (e.path(), pid))
         })
         .collect();
@@ -142,23 +143,34 @@ fn sweep_beside(path: &Path, out: &mut Vec<SweptFile>) {
     }
 }
 
-/// The process id in `entry` when it is a work file name [`sibling`]
-/// gives a file named `name`: `.NAME.ccc-tmp-PID`, or `.ccc-tmp-PID-HASH`
-/// with HASH NAME's.
-fn work_pid(name: &std::ffi::OsStr, entry: &std::ffi::OsStr) -> Option<u32> {
-    let pid = super::pid_written;
-    let entry = entry.as_encoded_bytes();
-    let mut long = b".".to_vec();
-    long.extend_from_slice(name.as_encoded_bytes());
-    long.extend_from_slice(format!(".{}-", super::TMP_TAG).as_bytes());
-    if let Some(digits) = entry.strip_prefix(long.as_slice()) {
-        return pid(digits);
+/// The two forms of the work file names [`sibling`] gives a file named
+/// NAME, worked out once for a folder's entries: `.NAME.ccc-tmp-` before
+/// the PID, or `.ccc-tmp-` before it and `-HASH` after, HASH NAME's.
+struct WorkNames {
+    long: Vec<u8>,
+    short: String,
+    tail: String,
+}
+
+impl WorkNames {
+    fn of(name: &std::ffi::OsStr) -> WorkNames {
+        let short = format!(".{}-", super::TMP_TAG);
+        let mut long = b".".to_vec();
+        long.extend_from_slice(name.as_encoded_bytes());
+        long.extend_from_slice(short.as_bytes());
+        let hash = crate::sign::md5_hex(name.as_encoded_bytes());
+        WorkNames { long, short, tail: format!("-{}", hash.get(..16).unwrap_or(&hash)) }
     }
-    let short = format!(".{}-", super::TMP_TAG);
-    let rest = entry.strip_prefix(short.as_bytes())?;
-    let hash = crate::sign::md5_hex(name.as_encoded_bytes());
-    let tail = format!("-{}", hash.get(..16).unwrap_or(&hash));
-    pid(rest.strip_suffix(tail.as_bytes())?)
+
+    /// The process id in `entry` when it is one of the two names.
+    fn pid(&self, entry: &std::ffi::OsStr) -> Option<u32> {
+        let entry = entry.as_encoded_bytes();
+        if let Some(digits) = entry.strip_prefix(self.long.as_slice()) {
+            return super::pid_written(digits);
+        }
+        let rest = entry.strip_prefix(self.short.as_bytes())?;
+        super::pid_written(rest.strip_suffix(self.tail.as_bytes())?)
+    }
 }
 
 /// Whether the file at `path`, `len` bytes, holds nothing or the start of
@@ -332,7 +344,8 @@ mod tests {
     #[test]
     fn work_file_names_are_recognised_for_their_file_alone() {
         let name = std::ffi::OsStr::new("step.1.ron");
-        let pid = |entry: &str| work_pid(name, std::ffi::OsStr::new(entry));
+        let names = WorkNames::of(name);
+        let pid = |entry: &str| names.pid(std::ffi::OsStr::new(entry));
         assert_eq!(pid(".step.1.ron.ccc-tmp-42"), Some(42));
         assert_eq!(pid(".step.1.ron.ccc-tmp-4294967295"), Some(u32::MAX));
         for other in [
@@ -356,8 +369,8 @@ mod tests {
         let work = sibling(&path);
         let entry = work.file_name().unwrap();
         assert!(entry.to_str().unwrap().starts_with(".ccc-tmp-"), "{entry:?}");
-        assert_eq!(work_pid(std::ffi::OsStr::new(&long), entry), Some(std::process::id()));
-        assert_eq!(work_pid(std::ffi::OsStr::new(&"q".repeat(250)), entry), None);
+        assert_eq!(WorkNames::of(std::ffi::OsStr::new(&long)).pid(entry), Some(std::process::id()));
+        assert_eq!(WorkNames::of(std::ffi::OsStr::new(&"q".repeat(250))).pid(entry), None);
     }
 
     /// What a work file may hold for ccc to remove it: nothing, or what
