@@ -14,7 +14,7 @@ use super::error::HloError;
 use super::groups;
 use super::reduce::{Combiner, combiner};
 use super::target::{DEFAULT_CHANNELS, Target};
-use super::text::{Computation, Instruction, Module, Shape};
+use super::text::{Attr, Computation, Instruction, Module, Shape};
 use ccc_ir::enums::OpType;
 use ccc_ir::spec::{Algorithm, Collective, DType, ReduceOp};
 use std::collections::{BTreeMap, BTreeSet};
@@ -232,46 +232,30 @@ fn done_has_its_start(computation: &Computation<'_>, done: &Instruction<'_>, fam
 fn near_collective(opcode: &str) -> Option<&'static str> {
     const FAMILIES: [&str; 6] =
         ["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast"];
-    // Read with `_` as `-` and in any case, without allocating: this runs
-    // on every instruction of the module.
-    let spelt = |b: u8| if b == b'_' { b'-' } else { b.to_ascii_lowercase() };
-    let names = |family: &str| {
-        opcode.as_bytes().windows(family.len()).any(|w| w.iter().zip(family.bytes()).all(|(&a, f)| spelt(a) == f))
-    };
+    const ENDINGS: [&str; 4] = ["", "-start", "-update", "-done"];
     // A refused collective, in any async form, is refused as such in the
     // walk (`REFUSED`), not as a misspelling.
-    let refused = ["-start", "-update", "-done"].iter().find_map(|end| opcode.strip_suffix(end)).unwrap_or(opcode);
+    let refused = ENDINGS.iter().skip(1).find_map(|end| opcode.strip_suffix(end)).unwrap_or(opcode);
     let exact = |family: &str| {
-        opcode.strip_prefix(family).is_some_and(|end| ["", "-start", "-update", "-done"].contains(&end))
-            || REFUSED.contains(&refused)
+        opcode.strip_prefix(family).is_some_and(|end| ENDINGS.contains(&end)) || REFUSED.contains(&refused)
     };
-    if let Some(family) = FAMILIES.iter().find(|f| names(f)) {
-        return (!exact(family)).then_some(family);
-    }
-    // Written without its dashes (`allreduce`, `AllGather`), or a letter or
-    // two off (`all-to-al`, `collective-permut`): XLA's parser refuses any
-    // opcode it does not know, and a dropped collective leaves the ranks
-    // mismatched. Only an opcode as long as a collective's, give or take
-    // two letters, is compared (the cheap test comes first).
-    // The families squeezed (no dashes), by `FAMILIES`' order, and the
-    // endings an async form adds.
-    const SQUEEZED: [&str; 6] =
-        ["allreduce", "allgather", "reducescatter", "alltoall", "collectivepermute", "collectivebroadcast"];
-    const ENDINGS: [&str; 4] = ["", "start", "update", "done"];
-    if !(7..=28).contains(&opcode.len()) {
-        return None;
-    }
-    let mine: String =
-        opcode.bytes().filter(|&b| b != b'-' && b != b'_').map(|b| char::from(b.to_ascii_lowercase())).collect();
-    FAMILIES.iter().zip(SQUEEZED).find_map(|(&family, theirs)| {
-        // Lengths more than two apart are more than two edits apart: most
-        // opcodes stop here, with no distance computed.
-        let near = mine.contains(theirs)
-            || ENDINGS.iter().any(|end| {
-                let len = theirs.len() + end.len();
-                mine.len().abs_diff(len) <= 2 && strsim::osa_distance(&mine, &format!("{theirs}{end}")) <= 2
-            });
-        (near && !exact(family)).then_some(family)
+    // Read without dashes and underscores, in any case: a family inside
+    // it (`all_reduce`, `allreduce`, `my-all-to-all`), or one, or one of
+    // its async forms, two edits away (`all-to-al`, `collective-permut`).
+    // Lengths more than two apart are more than two edits apart: the
+    // distance is computed only for those that are not. (Judged once per
+    // distinct opcode of a module, [`refuse_misspelt`].)
+    let squeezed = |s: &str| -> String {
+        s.bytes().filter(|&b| b != b'-' && b != b'_').map(|b| char::from(b.to_ascii_lowercase())).collect()
+    };
+    let mine = squeezed(opcode);
+    FAMILIES.iter().copied().find(|&family| {
+        let near = ENDINGS.iter().any(|end| {
+            let theirs = squeezed(&format!("{family}{end}"));
+            mine.contains(&theirs)
+                || (mine.len().abs_diff(theirs.len()) <= 2 && strsim::osa_distance(&mine, &theirs) <= 2)
+        });
+        near && !exact(family)
     })
 }
 
@@ -1011,8 +995,7 @@ fn typed(
         // names one (XLA's verifier: the result is the operand with
         // dimension `d` times `n`, or over `n`), and the operand's own
         // shape otherwise.
-        let along: Option<usize> =
-            ins.attr("dimensions").and_then(|a| a.value.trim_matches(|c| c == '{' || c == '}').trim().parse().ok());
+        let along = dimension(ins).and_then(|(_, d)| d.ok());
         let mut shaped = from_dims.clone();
         let gathers = matches!(op, OpType::AllGather | OpType::ReduceScatter);
         if let (true, Some(d)) = (gathers, along) {
@@ -1042,6 +1025,12 @@ fn typed(
         }
     }
     Ok(())
+}
+
+/// The `dimensions={d}` attribute of `ins`, with the one dimension it
+/// names, when it reads as one.
+fn dimension<'i, 'a>(ins: &'i Instruction<'a>) -> Option<(&'i Attr<'a>, Result<usize, std::num::ParseIntError>)> {
+    ins.attr("dimensions").map(|a| (a, a.value.trim_matches(|c| c == '{' || c == '}').trim().parse::<usize>()))
 }
 
 /// One ccc collective's element type, reduce, count and the operands it carries.
@@ -1083,8 +1072,7 @@ fn counts(
             "its operands are the blocks sent to each member: one shape for them all, as XLA's verifier requires",
         ));
     }
-    let dimension =
-        ins.attr("dimensions").map(|a| (a, a.value.trim_matches(|c| c == '{' || c == '}').trim().parse::<usize>()));
+    let dimension = dimension(ins);
     let mut parts: Vec<(DType, Option<ReduceOp>, u64, Vec<usize>)> = Vec::new();
     for (i, leaf) in leaves.iter().enumerate() {
         let Shape::Array { elem, dims } = leaf else { continue };
