@@ -315,24 +315,21 @@ fn ends_here(after: &str) -> bool {
     rest.is_empty()
 }
 
-/// The name a spec gives what serde calls by its Rust type: a Hier's
-/// legs (`HierLegs`) and a `model:` block (`ModelOverrides`).
+/// The names a spec gives what serde calls by its Rust type: a Hier's
+/// legs and a `model:` block.
+const SPEC_NAMES: [(&str, &str); 2] = [("HierLegs", "Hier((...))"), ("ModelOverrides", "model: (...)")];
+
+/// The name a spec gives the Rust type `rust` ([`SPEC_NAMES`]), or `rust`.
 fn spec_name(rust: &str) -> &str {
-    match rust {
-        "HierLegs" => "Hier((...))",
-        "ModelOverrides" => "model: (...)",
-        other => other,
-    }
+    SPEC_NAMES.iter().find(|(r, _)| *r == rust).map_or(rust, |(_, spec)| spec)
 }
 
 /// RON's `message` with the Rust type names a spec never writes in the
 /// spec's words (`struct `HierLegs`` → ``Hier((...))``).
 fn spec_words(message: &str) -> String {
-    message
-        .replace("struct `HierLegs`", "`Hier((...))`")
-        .replace("struct `ModelOverrides`", "`model: (...)`")
-        .replace("`HierLegs`", "`Hier((...))`")
-        .replace("`ModelOverrides`", "`model: (...)`")
+    SPEC_NAMES.iter().fold(message.to_owned(), |m, (rust, spec)| {
+        m.replace(&format!("struct `{rust}`"), &format!("`{spec}`")).replace(&format!("`{rust}`"), &format!("`{spec}`"))
+    })
 }
 
 /// The name RON read before a missing comma at a `(`, when it is one a
