@@ -237,3 +237,46 @@ fn a_rooted_ring_beyond_the_cell_budget_is_proven_member_major() {
         assert_eq!(proof.postcondition[0].members, 16384, "{op}");
     }
 }
+
+/// Sixty Mesh permutes pair ranks 0 and 1, then one pairs ranks 2 and 3,
+/// on Sunda (50 mesh events per TOP_SP). Rank 2 needs one event and
+/// lowers; rank 0 needs 60. Compiled alone without the proof, rank 2's
+/// bytes were written, and the signature a world that cannot load the
+/// program would never match: the other ranks are judged on the schedule
+/// now, as `ccc check` judges them.
+#[test]
+fn named_ranks_without_the_proof_are_refused_when_another_rank_does_not_fit() {
+    let permute = |a: u32, b: u32| {
+        format!(
+            "Collective(op: PermuteReduce, dtype: F32, reduce: Add, count: 1024, arch: Sunda, \
+             topology: (rank_n: 8, local_rank_n: 8), channels: 1, algorithm: Mesh, peers: [({a}, {b}), ({b}, {a})])"
+        )
+    };
+    let mut collectives = vec![permute(0, 1); 60];
+    collectives.push(permute(2, 3));
+    let src = format!("Program(collectives: [{}])", collectives.join(", "));
+    let alone = |ranks: &[u32], verify: bool| {
+        let options = Options { ranks: ranks.iter().copied().map(Rank).collect(), verify, ..Options::default() };
+        compile_source(&src, &options).map(|_| ())
+    };
+    let Err(CompileError::Unlowered(u)) = alone(&[2], false) else { panic!("{:?}", alone(&[2], false)) };
+    assert_eq!((u.exceeded.rank, u.exceeded.collective), (Some(0), 50), "{u}");
+    assert_eq!((u.exceeded.refusal.limit, u.exceeded.refusal.needed, u.exceeded.spent), (Limit::MeshEvents, 1, 50));
+    let said = u.to_string();
+    assert!(
+        said.starts_with("rank 0, collective 50: mesh events per TOP_SP is at most 50 on Sunda; this choice needs 51"),
+        "{said}"
+    );
+    assert!(said.contains("but rank 0 does not (it was not compiled, and no proof lowered it)"), "{said}");
+    // Rank 0 named: its own lowering refuses it, at its TOP_SP and step.
+    let Err(CompileError::Lower(e)) = alone(&[0, 2], false) else { panic!("{:?}", alone(&[0, 2], false)) };
+    assert_eq!((e.rank, e.collective.map(|c| c.0)), (Rank(0), Some(50)), "{e}");
+    assert!(matches!(e.kind, LowerErrorKind::Limit { limit: Limit::MeshEvents, value: 51, max: 50, .. }), "{e}");
+    // With the proof, every rank is lowered, and rank 0 refuses it.
+    let Err(CompileError::Lower(e)) = alone(&[2], true) else { panic!("{:?}", alone(&[2], true)) };
+    assert_eq!(e.rank, Rank(0), "{e}");
+    // A program every rank fits still compiles rank 2 alone.
+    let fits = src.replacen(&format!("{}, ", permute(0, 1)), "", 20);
+    let options = Options { ranks: vec![Rank(2)], verify: false, ..Options::default() };
+    assert!(compile_source(&fits, &options).is_ok());
+}

@@ -607,6 +607,7 @@ fn acceptable(e: &CompileError) -> Result<String, String> {
         CompileError::Build(BuildError::UnevenGroups { .. }) => Ok("build: uneven groups".to_owned()),
         CompileError::Verify(VerifyError::TooLarge { .. }) => Ok("verify: too large to prove".to_owned()),
         CompileError::Memory(_) => Ok("memory: over budget".to_owned()),
+        CompileError::Unlowered(u) => Ok(format!("lower (a rank not compiled): {}", u.exceeded.refusal.limit)),
         CompileError::Verify(VerifyError::Defects(_)) => Err(format!("DEFECT: the prover refutes the schedule: {e}")),
         CompileError::Build(_) => Err(format!("build failed on a validated spec: {e}")),
         CompileError::Parse(_) | CompileError::Validate(_) => Err(format!("compile re-validated and refused: {e}")),

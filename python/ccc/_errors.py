@@ -127,7 +127,14 @@ class BuildError(CccError):
 
 
 class LowerError(CccError):
-    """A rank does not fit the device (``rank``, ``topsp``, ``step``), or does not exist."""
+    """A rank does not fit the device (``rank``, ``topsp``, ``step``), or does not exist.
+
+    Compiling some ``ranks`` with ``verify=False`` still judges the others
+    against the limits that depend on the algorithm: one that does not fit
+    is named by ``rank`` and ``collective`` (``topsp`` and ``step`` None);
+    ``rank`` is None too for a per-step limit, counted at a group's busiest
+    member.
+    """
 
 
 class ImageError(CccError):

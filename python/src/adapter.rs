@@ -504,8 +504,8 @@ pub fn sign(spec: &Spec, cache: Option<&Mutex<AutoCache>>) -> Result<String, Fai
 fn refuse_unlowerable(valid: &ValidProgram, schedule: &ccc_compiler::schedule::Schedule) -> Result<(), Failure> {
     let Some(x) = ccc_compiler::cost::auto::legal::exceeded_built(valid, schedule) else { return Ok(()) };
     let arch = valid.arch();
-    // As `ccc check` says it: a compile of every rank, and a verify,
-    // refuse it (one of some ranks without the proof judges those alone).
+    // As `ccc check` says it: a compile refuses it (one of some ranks
+    // without the proof judges the others on the schedule, as here).
     let mut info = ErrorInfo::new(ErrorClass::Lower, "Limit", x.refusal_text(arch));
     info.rank = x.rank.map(u64::from);
     info.collective = Some(u64::from(x.collective));
@@ -644,6 +644,16 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
         }
         // Set only when the caller was interrupted, which is what it
         // raises (`interruptible`): not seen by a user unless a defect.
+        CompileError::Unlowered(u) => {
+            // As `refuse_unlowerable` names it: at the rank (for the mesh
+            // events) and collective, the limit's advice in `help`.
+            let x = u.exceeded;
+            let mut info = ErrorInfo::new(ErrorClass::Lower, "Limit", message);
+            info.rank = x.rank.map(u64::from);
+            info.collective = Some(u64::from(x.collective));
+            info.help = Some(x.refusal.limit.advice(u.arch));
+            info
+        }
         CompileError::Cancelled => ErrorInfo::new(ErrorClass::Internal, "Cancelled", message),
         CompileError::Certificate(c) => {
             let mut info = ErrorInfo::new(ErrorClass::Certificate, variant(c), message);

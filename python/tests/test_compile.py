@@ -166,6 +166,36 @@ def test_a_schedule_that_does_not_fit_the_device_is_a_lower_error_located_by_ran
     assert "mesh events per TOP_SP is at most 108" in " ".join(done.stderr.split())
 
 
+def test_a_rank_compiled_alone_is_refused_when_another_rank_does_not_fit(cli, tmp_path):
+    # Sixty Mesh permutes pair ranks 0 and 1 on Sunda (50 mesh events per
+    # TOP_SP), one pairs ranks 2 and 3: rank 2 fits, rank 0 does not, and
+    # no world can load the program. Rank 2 alone without the proof was
+    # compiled and written; it is refused now, naming rank 0.
+    def permute(a, b):
+        return (
+            "Collective(op: PermuteReduce, dtype: F32, reduce: Add, count: 1024, arch: Sunda,"
+            " topology: (rank_n: 8, local_rank_n: 8), channels: 1, algorithm: Mesh,"
+            f" peers: [({a}, {b}), ({b}, {a})])"
+        )
+
+    spec = "Program(collectives: [" + ", ".join([permute(0, 1)] * 60 + [permute(2, 3)]) + "])"
+    with pytest.raises(ccc.LowerError) as caught:
+        ccc.compile(spec, ranks=[2], verify=False)
+    e = caught.value
+    assert (e.kind, e.rank, e.collective, e.topsp, e.step) == ("Limit", 0, 50, None, None)
+    assert "mesh events per TOP_SP is at most 50 on Sunda; this choice needs 51" in str(e)
+    assert e.help and "choose Ring" in e.help
+    (tmp_path / "permutes.ron").write_text(spec)
+    done = cli(
+        "compile", tmp_path / "permutes.ron", "-o", tmp_path / "out", "-q", "--no-verify", "--rank", "2", ok=False
+    )
+    assert done.returncode == 2
+    said = " ".join(done.stderr.replace("│", " ").split())
+    assert "rank 0, collective 50: mesh events per TOP_SP is at most 50 on Sunda" in said, said
+    assert "but rank 0 does not (it was not compiled, and no proof lowered it)" in said, said
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_budget_too_small_is_a_memory_budget_error():
     # 64 KiB: one rank's output fits (9 KiB), not with the proof (156 KiB).
     with pytest.raises(ccc.MemoryBudgetError) as caught:

@@ -37,6 +37,10 @@ pub enum CompileError {
     /// The compile would hold more memory than its budget.
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// A rank the compile did not lower exceeds a device limit: the ranks
+    /// named lower, but the world they belong to cannot load the program.
+    #[error(transparent)]
+    Unlowered(#[from] UnloweredError),
     /// The caller set [`Options::cancel`](super::Options::cancel) before
     /// the compile finished; nothing was returned.
     #[error("the compile was cancelled before it finished (its cancel flag was set); nothing was emitted")]
@@ -94,6 +98,29 @@ pub struct MemoryError {
     /// ([`Options::emit`](super::Options::emit); `verify` does not): only
     /// then is emitting fewer a way out.
     pub emitting: bool,
+}
+
+/// A device limit exceeded at a rank the compile did not lower: named
+/// ranks ([`Options::ranks`](super::Options::ranks)) compiled without the
+/// proof ([`Options::verify`](super::Options::verify) off) lower alone,
+/// but every rank of the world must load the program, and
+/// [`exceeded_built`](crate::cost::auto::legal::exceeded_built) finds one
+/// that cannot (the compile of every rank, and `ccc check`, refuse it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}collective {}: {}; the ranks compiled fit, but {} does not (it was not compiled, and no proof lowered \
+     it), and every rank must load the program; {}",
+    .exceeded.rank.map(|r| format!("rank {r}, ")).unwrap_or_default(),
+    .exceeded.collective,
+    .exceeded.describe(*.arch),
+    .exceeded.rank.map_or_else(|| "a rank".to_owned(), |r| format!("rank {r}")),
+    .exceeded.refusal.limit.advice(*.arch)
+)]
+pub struct UnloweredError {
+    /// The limit, the collective, and (for the mesh events) the rank.
+    pub exceeded: crate::cost::auto::legal::Exceeded,
+    /// The architecture.
+    pub arch: ccc_ir::arch::Arch,
 }
 
 /// A way to compile within the memory budget (see [`MemoryError::ways_out`]).

@@ -12,6 +12,7 @@
 
 use crate::build::build;
 pub use crate::compiled::Compiled;
+use crate::cost::auto::legal::exceeded_built;
 use crate::lower::{LowerError, LowerErrorKind};
 use crate::parse::{ParsedSpec, parse};
 use crate::schedule::Schedule;
@@ -30,7 +31,7 @@ mod stream;
 mod times;
 
 pub use crate::accepted::accepted_in;
-pub use error::{CertificateError, CompileError, MemoryError, WayOut};
+pub use error::{CertificateError, CompileError, MemoryError, UnloweredError, WayOut};
 pub use options::{CHUNK_CACHE_BYTES, DEFAULT_CHUNK_RANKS};
 pub use options::{CallerHolds, Cancel, DEFAULT_MEMORY_BUDGET, Options, PROGRESS_REPORTS, Progress, ProgressFn, Stage};
 use options::{ProofSource, Ticker};
@@ -46,8 +47,10 @@ use times::{Ledger, Part};
 /// (`budget.rs`); then the ranks asked for (every rank when proving) are
 /// streamed through lowering, encoding and the proof a chunk at a time
 /// (`stream.rs`), stopping at the first rank that fails, and kept when
-/// [`Options::emit`] asks. [`Compiled::times`] says where the wall time
-/// went.
+/// [`Options::emit`] asks. Named ranks compiled without a proof have the
+/// others judged on the schedule against the limits that depend on the
+/// algorithm ([`UnloweredError`]). [`Compiled::times`] says where the wall
+/// time went.
 ///
 /// # Errors
 ///
@@ -72,6 +75,14 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
     ledger.lap(Part::Build);
     let chunk_ranks = stream::chunk_ranks(options, probe_bytes);
     let streamed = stream::stream(&schedule, &wanted, source, options, chunk_ranks, &mut ledger)?;
+    if matches!(source, ProofSource::Skip) && wanted.len() < schedule.shape.rank_n as usize {
+        // The ranks named lowered; the others, which neither lowering nor
+        // a proof reached, are judged on the schedule as `ccc check`
+        // judges them (cheap unless the program comes near a limit).
+        if let Some(exceeded) = exceeded_built(valid, &schedule) {
+            return Err(UnloweredError { exceeded, arch: valid.arch() }.into());
+        }
+    }
     // A cancel set while the postcondition proof ran (it runs to its end)
     // is honoured once it ends: no result is returned after one.
     options.go_on()?;
