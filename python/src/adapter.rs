@@ -543,7 +543,9 @@ pub(crate) fn validation_error(errors: &ValidationErrors, spec: &Spec) -> Failur
         .collect();
     // Each problem by its path as the spec was written (`collectives[1].arch:
     // ...`, as the CLI lists them), or at its HLO instruction.
-    let n = problems.len();
+    // The problems found, those validation counted past the ones it lists
+    // among them (the last entry says how many).
+    let n = errors.count();
     let listed: String = problems.iter().map(|p| format!("\n  - {}", p.message)).collect();
     let what = if spec.sources.is_empty() { "spec" } else { "imported module" };
     let message = format!("{n} problem{} in the {what}:{listed}", if n == 1 { "" } else { "s" });

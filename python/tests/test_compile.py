@@ -137,6 +137,24 @@ def test_validation_error_lists_every_problem_by_field_path():
     assert problem.accepted and problem.accepted.startswith("Cayman")
 
 
+def test_problems_past_the_first_256_are_counted_not_listed():
+    # 4,096 copies of one pair: every copy after the first sends and
+    # receives again, two problems each.
+    pairs = ", ".join(["(0, 1)"] * 4096)
+    spec = (
+        "Collective(op: Permute, dtype: F32, count: 64, arch: Cayman,"
+        f" topology: (rank_n: 16, local_rank_n: 8), channels: 1, algorithm: Ring, peers: [{pairs}])"
+    )
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.sign(spec)
+    e = caught.value
+    assert str(e).startswith("8190 problems in the spec:")
+    assert len(e.problems) == 257
+    last = e.problems[-1]
+    assert (last.kind, last.field) == ("Unlisted", "...")
+    assert "7934 more problems, not listed (validation lists the first 256)" in last.message
+
+
 def test_a_rank_outside_the_world_is_a_lower_error():
     with pytest.raises(ccc.LowerError) as caught:
         ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[8])

@@ -231,11 +231,11 @@ impl Checker {
             // Nothing legal: the first combination's problems are the
             // written legs' own (or the topology's), reported as for a
             // written Hier; `AutoNoChoice` when there are none.
-            let before = self.errors.len();
+            let before = self.found();
             if let Some(legs) = combos().next() {
                 self.algorithm(op, &Algorithm::Hier(legs), structure);
             }
-            if self.errors.len() == before && structure.is_some() {
+            if self.found() == before && structure.is_some() {
                 self.push("algorithm", Problem::AutoNoChoice { op });
             }
             return None;
@@ -302,7 +302,7 @@ impl Checker {
             }
         };
         let chosen = self.hier_chosen(op, legs, given)?;
-        let before = self.errors.len();
+        let before = self.found();
         let (shape, groups) = structure?;
         // The composition itself: every group listed node by node.
         let req = algorithms::requirement(AlgType::Hier);
@@ -330,7 +330,7 @@ impl Checker {
                 self.push(format!("algorithm.{leg}"), u.problem(alg, Some(leg), group, more, shape));
             }
         }
-        if self.errors.len() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
+        if self.found() != before || !self.same_shapes(AlgType::Hier, shape, groups) {
             return None;
         }
         // `hier_legs` names each leg once (`algorithms::tests`), so this
@@ -348,7 +348,7 @@ impl Checker {
         legs: &'static [Leg],
         given: &HierLegs,
     ) -> Option<[Option<AlgType>; Leg::ALL.len()]> {
-        let before = self.errors.len();
+        let before = self.found();
         // Each leg's choice, in `Leg::ALL`'s order.
         let mut chosen: [Option<AlgType>; Leg::ALL.len()] = [None; Leg::ALL.len()];
         for (slot, leg) in chosen.iter_mut().zip(Leg::ALL) {
@@ -381,7 +381,7 @@ impl Checker {
                 }
             }
         }
-        (self.errors.len() == before).then_some(chosen)
+        (self.found() == before).then_some(chosen)
     }
 }
 

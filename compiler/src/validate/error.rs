@@ -49,9 +49,25 @@ impl std::error::Error for ValidationError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidationErrors(pub Vec<ValidationError>);
 
+impl ValidationErrors {
+    /// The problems found: those listed, and those counted past
+    /// [`PROBLEMS_LISTED`](super::PROBLEMS_LISTED) ([`Problem::Unlisted`]).
+    pub fn count(&self) -> u64 {
+        self.0.iter().fold(0u64, |n, e| match e.problem {
+            Problem::Unlisted { n: more } => n.saturating_add(more),
+            _ => n.saturating_add(1),
+        })
+    }
+
+    /// The problems listed, without the [`Problem::Unlisted`] count.
+    pub fn listed(&self) -> impl Iterator<Item = &ValidationError> {
+        self.0.iter().filter(|e| !matches!(e.problem, Problem::Unlisted { .. }))
+    }
+}
+
 impl Display for ValidationErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0.len();
+        let n = self.count();
         write!(f, "{n} problem{} in the spec:", if n == 1 { "" } else { "s" })?;
         for e in &self.0 {
             write!(f, "\n  - {e}")?;

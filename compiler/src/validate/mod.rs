@@ -68,7 +68,10 @@ pub fn validate_settings(c: &Collective) -> Result<(), ValidationErrors> {
     if cx.errors.is_empty() {
         return Ok(());
     }
-    Err(ValidationErrors(cx.errors.into_iter().map(|e| ValidationError { collective: None, ..e }).collect()))
+    let mut errors: Vec<ValidationError> =
+        cx.errors.into_iter().map(|e| ValidationError { collective: None, ..e }).collect();
+    push_unlisted(&mut errors, cx.unlisted);
+    Err(ValidationErrors(errors))
 }
 
 /// [`validate`], keeping what `Auto` finds in `cache` for the programs
@@ -124,6 +127,18 @@ fn validate_logged(program: &Program) -> (Result<ValidProgram, ValidationErrors>
     (valid, autos.log)
 }
 
+/// The most problems a [`ValidationErrors`] lists; past them they are
+/// counted ([`Problem::Unlisted`]), so that a spec of many bad entries
+/// costs no more memory and text than this many.
+pub const PROBLEMS_LISTED: usize = 256;
+
+/// Ends `errors` with the count of the problems not listed, if any.
+fn push_unlisted(errors: &mut Vec<ValidationError>, n: u64) {
+    if n > 0 {
+        errors.push(ValidationError { collective: None, field: "...".to_owned(), problem: Problem::Unlisted { n } });
+    }
+}
+
 /// [`validate`], `Auto` carrying what it found in `autos`.
 fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProgram, ValidationErrors> {
     let mut errors = Vec::new();
@@ -139,6 +154,7 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
     let first_credits = first.send_credits.unwrap_or(u32::from(DEFAULT_SEND_CREDITS));
 
     let mut valid = Vec::new();
+    let mut unlisted = 0u64;
     for (i, c) in program.collectives.iter().enumerate() {
         let mut cx = Checker::new(idx(i));
         let barrier = c.barrier.unwrap_or_default();
@@ -167,7 +183,10 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
         if let Some(v) = cx.collective(c, own, autos) {
             valid.push(v);
         }
-        errors.append(&mut cx.errors);
+        // At most PROBLEMS_LISTED over the program, the rest counted.
+        let room = PROBLEMS_LISTED.saturating_sub(errors.len()).min(cx.errors.len());
+        unlisted = unlisted.saturating_add(cx.unlisted).saturating_add((cx.errors.len() - room) as u64);
+        errors.extend(cx.errors.drain(..room));
     }
 
     let shape = shape_of(first.topology);
@@ -209,6 +228,7 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
                 errors.append(&mut deferred);
                 errors.sort_by_key(|e| e.collective.map_or(u32::MAX, |i| i));
             }
+            push_unlisted(&mut errors, unlisted);
             Err(ValidationErrors(errors))
         }
     }
@@ -661,7 +681,10 @@ struct CheckedGroups {
 /// Collects one collective's problems.
 struct Checker {
     index: u32,
+    /// The problems found, the first [`PROBLEMS_LISTED`] of them.
     errors: Vec<ValidationError>,
+    /// The problems found past those.
+    unlisted: u64,
     /// The legal choices of `algorithm: Auto` (or of a `Hier((...))` with
     /// `Auto` legs, which are listed second), once listed.
     auto: Option<(Vec<ResolvedAlgorithm>, Vec<Leg>)>,
@@ -715,13 +738,25 @@ impl Fact {
 
 impl Checker {
     fn new(index: u32) -> Self {
-        Checker { index, errors: Vec::new(), auto: None, facts: [None; Fact::SLOTS], listing: false }
+        Checker { index, errors: Vec::new(), unlisted: 0, auto: None, facts: [None; Fact::SLOTS], listing: false }
     }
 }
 
 impl Checker {
+    /// Records a problem: listed while fewer than [`PROBLEMS_LISTED`] are,
+    /// else counted.
     fn push(&mut self, field: impl Into<String>, problem: Problem) {
-        self.errors.push(ValidationError { collective: Some(self.index), field: field.into(), problem });
+        if self.errors.len() < PROBLEMS_LISTED {
+            self.errors.push(ValidationError { collective: Some(self.index), field: field.into(), problem });
+        } else {
+            self.unlisted = self.unlisted.saturating_add(1);
+        }
+    }
+
+    /// The problems found so far, listed or not: what a check compares
+    /// before and after to tell whether it found one.
+    fn found(&self) -> u64 {
+        (self.errors.len() as u64).saturating_add(self.unlisted)
     }
 
     fn range(&mut self, field: &str, value: u32, range: &std::ops::RangeInclusive<u32>) -> bool {
@@ -737,7 +772,7 @@ impl Checker {
     /// here; `autos` is what `Auto` carries from the collectives before
     /// it.
     fn collective(&mut self, c: &Collective, own: Own, autos: &mut ProgramAuto) -> Option<ValidCollective> {
-        let before = self.errors.len();
+        let before = self.found();
         if own.topology {
             self.topology(c.topology);
         }
@@ -764,7 +799,10 @@ impl Checker {
         let root = self.root(c, n);
         let peers = self.peers(c, n);
         self.counts(c, n);
-        self.errors.append(&mut group_checker.errors);
+        for e in group_checker.errors {
+            self.push(e.field, e.problem);
+        }
+        self.unlisted = self.unlisted.saturating_add(group_checker.unlisted);
         let structure = shape.as_ref().zip(groups.as_ref());
         let algorithm = match (&c.algorithm, structure) {
             (Algorithm::Auto, Some(structure)) if autos.lists() => self.auto_listed(c.op, structure, autos),
@@ -773,7 +811,7 @@ impl Checker {
         self.model(c);
         self.barrier_and_credits(c, own);
 
-        if self.errors.len() != before {
+        if self.found() != before {
             return None;
         }
         let mut valid = ValidCollective {
@@ -1031,7 +1069,7 @@ impl Checker {
                     self.push("peers", Problem::PeersEmpty);
                     return None;
                 }
-                let before = self.errors.len();
+                let before = self.found();
                 let mut sources = BTreeMap::new();
                 let mut targets = BTreeMap::new();
                 for (i, &(s, t)) in pairs.iter().enumerate() {
@@ -1057,7 +1095,7 @@ impl Checker {
                         targets.insert(t, i);
                     }
                 }
-                (self.errors.len() == before && n.is_some()).then(|| pairs.clone())
+                (self.found() == before && n.is_some()).then(|| pairs.clone())
             }
         }
     }
@@ -1103,7 +1141,7 @@ impl Checker {
             self.push("groups", Problem::GroupsEmpty);
             return None;
         }
-        let before = self.errors.len();
+        let before = self.found();
         let (expected_in, expected) =
             groups.iter().enumerate().find(|(_, g)| !g.is_empty()).map_or((0, 0), |(i, g)| (i, g.len()));
         let mut seen: Vec<Option<(usize, usize)>> = vec![None; rank_n as usize];
@@ -1131,7 +1169,7 @@ impl Checker {
         if !missing.is_empty() {
             self.push("groups", Problem::RanksInNoGroup { ranks: missing, rank_n });
         }
-        if self.errors.len() != before {
+        if self.found() != before {
             return None;
         }
         let members = groups.iter().enumerate().map(|(i, g)| (GroupRef::Explicit(idx(i)), g.clone())).collect();

@@ -106,6 +106,20 @@ pub enum Problem {
     /// `Program(collectives: [])`.
     #[error("the program has no collectives; accepted: at least one `Collective(...)` in `collectives: [...]`")]
     NoCollectives,
+    /// Problems found past the first [`PROBLEMS_LISTED`](super::PROBLEMS_LISTED)
+    /// of a spec, counted and not listed: the last entry of a
+    /// [`ValidationErrors`](super::ValidationErrors) that has them, at
+    /// field `...`. (A spec of a million bad entries made a million
+    /// problems: 237 MB of text from 8 MB of RON.)
+    #[error(
+        "{n} more {}, not listed (validation lists the first {}); fixing those may show the others",
+        ccc_ir::noun::noun(*n, "problem"),
+        super::PROBLEMS_LISTED
+    )]
+    Unlisted {
+        /// The problems found and not listed.
+        n: u64,
+    },
     /// The program's collectives take more slots of a TOP_SP's CTRL SPAD
     /// than it holds (`cost::auto::fit`).
     #[error(

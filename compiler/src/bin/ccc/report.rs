@@ -11,7 +11,7 @@
 //! around the token, and keeps the file's own line and column numbers.
 
 use ccc_compiler::parse::{ParseError, SpecForm};
-use ccc_compiler::validate::ValidationErrors;
+use ccc_compiler::validate::{ValidationError, ValidationErrors};
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode,
     SourceSpan, SpanContents,
@@ -341,7 +341,7 @@ pub struct ValidationReport {
     path: String,
     /// What the file is: `spec`, or `target` for an HLO target's own values.
     what: &'static str,
-    count: usize,
+    count: u64,
     plural: &'static str,
     #[source]
     problems: Option<Box<ProblemReport>>,
@@ -369,16 +369,17 @@ impl Diagnostic for ProblemReport {}
 /// At most [`MAX_LISTED`] are listed (a huge list helps nobody, and the
 /// chain is dropped recursively).
 pub fn validation_report(path: &str, form: SpecForm, errors: &ValidationErrors) -> ValidationReport {
-    let listed = errors.0.get(..MAX_LISTED).unwrap_or(&errors.0);
-    let rest = (errors.0.len() > listed.len()).then(|| {
-        let more = errors.0.len() - listed.len();
+    // Validation's own count of those it did not list is in `count`.
+    let listed: Vec<&ValidationError> = errors.listed().take(MAX_LISTED).collect();
+    let count = errors.count();
+    let rest = (count > listed.len() as u64).then(|| {
+        let more = count - listed.len() as u64;
         Box::new(ProblemReport { line: format!("... and {more} more problems"), next: None })
     });
     let problems = listed
         .iter()
         .rev()
         .fold(rest, |next, e| Some(Box::new(ProblemReport { line: format!("{}: {}", e.path(form), e.problem), next })));
-    let count = errors.0.len();
     ValidationReport { path: path.to_owned(), what: "spec", count, plural: if count == 1 { "" } else { "s" }, problems }
 }
 

@@ -635,3 +635,36 @@ fn an_algorithm_that_does_not_serve_names_only_what_runs_here() {
         ok(gather(alg));
     }
 }
+
+/// A spec of many bad entries lists the first [`PROBLEMS_LISTED`] problems
+/// and counts the rest: a million duplicated pairs (8 MB of RON) made two
+/// million problems and 237 MB of text.
+#[test]
+fn problems_past_those_listed_are_counted_not_kept() {
+    let pairs = 4096u32;
+    let topology = Topology { rank_n: 16, local_rank_n: 8, pod_n: 1 };
+    let c = Collective::new(OpType::Permute, DType::F32, 64, Arch::Cayman, topology)
+        .algorithm(AlgType::Ring)
+        .peers(vec![(0, 1); pairs as usize]);
+    let Err(e) = validate(&Program::from(c.clone())) else { panic!("accepted") };
+    // Every pair after the first sends from 0 and receives at 1 again.
+    assert_eq!(e.count(), 2 * u64::from(pairs - 1));
+    assert_eq!(e.0.len(), PROBLEMS_LISTED + 1);
+    assert_eq!(e.listed().count(), PROBLEMS_LISTED);
+    let last = e.0.last().unwrap();
+    assert_eq!((last.field.as_str(), &last.problem), ("...", &Problem::Unlisted { n: 2 * 4095 - 256 }));
+    let text = e.to_string();
+    assert!(text.starts_with("8190 problems in the spec:"), "{}", &text[..80]);
+    assert!(
+        text.ends_with(
+            "...: 7934 more problems, not listed (validation lists the first 256); fixing those may show the others"
+        ),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    // Over a program, too: 64 such collectives list 256 in all.
+    let p = Program { collectives: vec![c; 64] };
+    let Err(e) = validate(&p) else { panic!("accepted") };
+    assert_eq!((e.0.len(), e.count()), (PROBLEMS_LISTED + 1, 64 * 8190));
+    assert!(e.0[..PROBLEMS_LISTED].iter().all(|e| e.collective == Some(0)));
+}
