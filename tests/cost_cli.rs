@@ -648,3 +648,25 @@ fn a_negative_sweep_number_is_told_what_is_accepted() {
         assert!(err.contains(says) && !err.contains("tip:"), "{flag} {value}: {err}");
     }
 }
+
+/// Where `Auto`'s choices exceed different limits (the mesh choices the
+/// mesh events, the others the descriptors per step), the sweep's help
+/// follows the one a smaller size meets: it said no size lowers, as if
+/// every choice were out of mesh events.
+#[test]
+fn a_sweep_past_two_limits_is_told_to_sweep_smaller_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("u64.ron");
+    std::fs::write(
+        &spec,
+        "Collective(op: AllReduce, dtype: U64, reduce: Add, count: 1048576, arch: Cayman,\n\
+         topology: (rank_n: 64, local_rank_n: 16), channels: 1, algorithm: Auto)",
+    )
+    .unwrap();
+    let (code, out, err) = ccc(&["sweep", spec.to_str().unwrap(), "--from", "64TiB", "--to", "128TiB"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    let said = err.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    assert!(said.contains("each legal choice exceeds a limit, not all the same one"), "{err}");
+    assert!(said.contains("help: sweep smaller sizes (--to), or: one step posts more"), "{err}");
+    assert!(!said.contains("no size lowers"), "{err}");
+}

@@ -620,6 +620,39 @@ fn no_choice_left_under_the_descriptor_limit_is_a_validation_error() {
     assert_eq!(fast, every);
 }
 
+/// All-reduce of 2^44 U64 elements over 64 ranks of 16 a node on Cayman:
+/// the mesh choices need more mesh events than a TOP_SP has (the fewest,
+/// Mesh, 126), the others more descriptors in a step than `VAL_MASK`
+/// (Ring the fewest). The refusal said every legal choice needed too many
+/// mesh events, and that writing Ring would do: it names both limits now,
+/// with what lets the choices of each lower; the exhaustive reference
+/// gives the same reason.
+#[test]
+fn choices_refused_for_different_limits_are_named_by_each() {
+    use ccc_compiler::validate::AlsoNeeds;
+    let c = Collective::new(OpType::AllReduce, DType::U64, 1 << 44, Arch::Cayman, Topology::new(64, 16))
+        .reduce(ReduceOp::Add);
+    let errors = validate(&Program::from(c.clone().algorithm(Algorithm::Auto))).unwrap_err().0;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let Problem::AutoNoneLowers { limit, needed, ref fewest, ref also, .. } = errors[0].problem else {
+        panic!("{:?}", errors[0].problem)
+    };
+    assert_eq!((limit, needed, fewest.as_str()), (Limit::MeshEvents, 126, "Mesh"));
+    let ring =
+        AlsoNeeds { limit: Limit::TpIncrement, needed: 33_554_434, max: DESCRIPTORS_MAX, fewest: "Ring".to_owned() };
+    assert_eq!(also, &[ring]);
+    let text = errors[0].to_string();
+    assert!(!text.contains("every legal choice") && text.contains("not all the same one"), "{text}");
+    assert!(text.contains("(VAL_MASK; Ring needs 33554434)") && text.contains("or a smaller count"), "{text}");
+    let all = written_candidates(&c);
+    let (program, _) = built(&c, &all[0]);
+    let vc = &program.collectives()[0];
+    let machine = Machine::of(&program);
+    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap_err();
+    let every = choose_exhaustive(vc, machine, vc.model(), all, Vec::new()).unwrap_err();
+    assert_eq!(fast, every);
+}
+
 /// `legal::exceeded` (what `ccc check` refuses of a program that
 /// validates) against compiling every rank without the proof, over
 /// programs of one to three written collectives: it finds a limit exactly

@@ -64,19 +64,46 @@ pub enum NoChoice {
         /// the order they are judged, the one that needs the fewest (the
         /// first of equals).
         fewest: ResolvedAlgorithm,
+        /// The other limits candidates exceed, in the order they are
+        /// judged, each with its candidate named as `fewest` is: empty
+        /// when every candidate exceeds `limit`. (A choice that exceeds
+        /// none of `limit` may lower once one of these is met: a smaller
+        /// size takes Ring under its descriptors where Mesh needs the
+        /// same mesh events at any size.)
+        also: Vec<AlsoExceeded>,
     },
+}
+
+/// A limit some of `Auto`'s candidates exceed beside the one
+/// [`NoChoice::Limit`] names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlsoExceeded {
+    /// The limit.
+    pub limit: Limit,
+    /// What the named candidate needs of it.
+    pub needed: u64,
+    /// The most the limit allows.
+    pub max: u64,
+    /// The candidate named: the one that needs the fewest.
+    pub fewest: ResolvedAlgorithm,
 }
 
 impl NoChoice {
     /// Why nothing is left of the candidates on `machine`, the refused
     /// one to name (`None`: none planned).
-    fn of(machine: Machine, refused: Option<(legal::Refusal, ResolvedAlgorithm)>) -> NoChoice {
+    /// (`refused`: one per limit exceeded, in the order they are judged.)
+    fn of(machine: Machine, refused: Vec<(legal::Refusal, ResolvedAlgorithm)>) -> NoChoice {
         let Machine { arch, mesh_events_spent, .. } = machine;
-        match refused {
+        let mut refused = refused.into_iter();
+        match refused.next() {
             None => NoChoice::NonePlans,
             Some((r, fewest)) => {
                 let spent = if r.limit == Limit::MeshEvents { mesh_events_spent } else { 0 };
-                NoChoice::Limit { limit: r.limit, arch, needed: r.needed, max: r.max(arch.params()), spent, fewest }
+                let params = arch.params();
+                let also = refused
+                    .map(|(o, fewest)| AlsoExceeded { limit: o.limit, needed: o.needed, max: o.max(params), fewest })
+                    .collect();
+                NoChoice::Limit { limit: r.limit, arch, needed: r.needed, max: r.max(params), spent, fewest, also }
             }
         }
     }
@@ -231,15 +258,16 @@ pub fn choose_exhaustive(
     auto_legs: Vec<Leg>,
 ) -> Result<AutoChoice, NoChoice> {
     let mut alternatives = Vec::with_capacity(candidates.len());
-    let mut refused: Option<(legal::Refusal, ResolvedAlgorithm)> = None;
+    let mut refused: [Option<(legal::Refusal, ResolvedAlgorithm)>; legal::LIMITS_JUDGED] = [None; legal::LIMITS_JUDGED];
     let room = machine.mesh_event_room();
     for algorithm in candidates {
         let Some((schedule, e)) = evaluate_choice(collective, machine, params, &algorithm) else { continue };
         let Some(plan) = schedule.collectives.first() else { continue };
         let phases: Vec<_> = plan.phases.iter().map(|p| (plan, p)).collect();
         if let Some(r) = legal::refusal(&schedule.shape, machine.arch.params(), room, &phases) {
-            if refused.as_ref().is_none_or(|(named, _)| r.before(*named)) {
-                refused = Some((r, algorithm));
+            let named = &mut refused[r.order()];
+            if named.as_ref().is_none_or(|(n, _)| r.before(*n)) {
+                *named = Some((r, algorithm));
             }
             continue;
         }
@@ -252,7 +280,7 @@ pub fn choose_exhaustive(
     }
     // min_by_key keeps the first of equal keys: the documented tie-break.
     let Some(chosen) = alternatives.iter().enumerate().min_by_key(|(_, a)| a.predicted_ns).map(|(i, _)| i) else {
-        return Err(NoChoice::of(machine, refused));
+        return Err(NoChoice::of(machine, refused.into_iter().flatten().collect()));
     };
     Ok(AutoChoice { chosen, alternatives, auto_legs, fitted: None })
 }

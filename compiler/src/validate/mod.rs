@@ -241,9 +241,18 @@ fn auto_problem(op: OpType, no: NoChoice) -> Problem {
     match no {
         NoChoice::NonePlans => Problem::AutoNoChoice { op },
         NoChoice::OutOfRange => Problem::AutoOutOfRange { op },
-        NoChoice::Limit { limit, arch, needed, max, spent, fewest } => {
+        NoChoice::Limit { limit, arch, needed, max, spent, fewest, also } => {
             let fewest = cost::auto::display(&fewest);
-            Problem::AutoNoneLowers { op, arch, limit, needed, max, spent, fewest }
+            let also = also
+                .into_iter()
+                .map(|a| AlsoNeeds {
+                    limit: a.limit,
+                    needed: a.needed,
+                    max: a.max,
+                    fewest: cost::auto::display(&a.fewest),
+                })
+                .collect();
+            Problem::AutoNoneLowers { op, arch, limit, needed, max, spent, fewest, also }
         }
     }
 }

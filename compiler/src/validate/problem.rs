@@ -505,7 +505,7 @@ pub enum Problem {
     /// per step), so none would lower.
     #[error(
         "`Auto` found no algorithm for {op} that lowers on {arch}: {}",
-        none_lowers(*limit, *arch, *needed, *max, *spent, fewest)
+        none_lowers(*limit, *arch, *needed, *max, *spent, fewest, also)
     )]
     AutoNoneLowers {
         /// The op.
@@ -524,6 +524,9 @@ pub enum Problem {
         spent: u32,
         /// The choice named, as the signature writes it.
         fewest: String,
+        /// The other limits some choices exceed, in the order they are
+        /// judged: empty when every choice exceeds `limit`.
+        also: Vec<AlsoNeeds>,
     },
     /// A flat algorithm (or Hier) that does not serve the op.
     #[error(
@@ -654,10 +657,75 @@ pub enum Problem {
     },
 }
 
+/// Another limit some of `Auto`'s choices exceed
+/// ([`Problem::AutoNoneLowers`]), with the choice that needs the fewest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlsoNeeds {
+    /// The limit.
+    pub limit: crate::lower::Limit,
+    /// What the named choice needs of it.
+    pub needed: u64,
+    /// The most the limit allows.
+    pub max: u64,
+    /// The choice named, as the signature writes it.
+    pub fewest: String,
+}
+
 /// Why `Auto` has nothing left that lowers, for `limit`: what every legal
-/// choice exceeds, what the named one needs, and what would be accepted.
-fn none_lowers(limit: crate::lower::Limit, arch: Arch, needed: u64, max: u64, spent: u32, fewest: &str) -> String {
+/// choice exceeds, what the named one needs, and what would be accepted;
+/// when the choices exceed different limits (`also`), each limit with
+/// what some choices need, and what would let those lower.
+fn none_lowers(
+    limit: crate::lower::Limit,
+    arch: Arch,
+    needed: u64,
+    max: u64,
+    spent: u32,
+    fewest: &str,
+    also: &[AlsoNeeds],
+) -> String {
     use crate::lower::Limit;
+    if !also.is_empty() {
+        let first = AlsoNeeds { limit, needed, max, fewest: fewest.to_owned() };
+        let all = || std::iter::once(&first).chain(also);
+        let some = |a: &AlsoNeeds| match a.limit {
+            Limit::MeshEventTarget => format!(
+                "some count more increments in one mesh event than the {} its target holds ({} needs {})",
+                a.max, a.fewest, a.needed
+            ),
+            Limit::TpIncrement => format!(
+                "some post more descriptors in one step than the {} one tp_inc_steps increment holds (VAL_MASK; \
+                 {} needs {})",
+                a.max, a.fewest, a.needed
+            ),
+            _ => format!(
+                "some need more mesh events per TOP_SP than {} (the fewest, {}, needs {})",
+                super::wording::mesh_room(u32::try_from(a.max).unwrap_or(u32::MAX), spent, arch),
+                a.fewest,
+                a.needed
+            ),
+        };
+        let lets = |a: &AlsoNeeds| match a.limit {
+            Limit::MeshEventTarget => "fewer channels".to_owned(),
+            Limit::TpIncrement => format!(
+                "a smaller count, more channels while fewer than the {} TOP_SPs of {arch}, or the collective split \
+                 into smaller ones",
+                arch.params().topsp_n
+            ),
+            _ => format!(
+                "fewer ranks per mesh (fewer nodes, smaller groups){}",
+                if spent > 0 { " or fewer mesh events in the collectives before it" } else { "" }
+            ),
+        };
+        let said: Vec<String> = all().map(some).collect();
+        let ways: Vec<String> = all().map(lets).collect();
+        return format!(
+            "each legal choice exceeds a limit, not all the same one: {}; accepted: what lets the choices of one \
+             limit lower: {}",
+            said.join("; "),
+            ways.join("; or ")
+        );
+    }
     match limit {
         Limit::MeshEventTarget => format!(
             "every legal choice has a mesh event that counts more increments than the {max} its target \

@@ -249,8 +249,10 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         // `Auto` found nothing that lowers at this size: the sweep's end.
         Err(e) if e.0.iter().all(|p| matches!(p.problem, Problem::AutoNoneLowers { .. })) => {
             // The one collective swept's; none would be no refusal at all.
-            let limit = e.0.iter().find_map(|p| match p.problem {
-                Problem::AutoNoneLowers { limit, .. } => Some(limit),
+            // Of several limits, the last judged: a smaller size meets it
+            // (the mesh events are the same at any size).
+            let limit = e.0.iter().find_map(|p| match &p.problem {
+                Problem::AutoNoneLowers { limit, also, .. } => Some(also.last().map_or(*limit, |a| a.limit)),
                 _ => None,
             });
             if let Some(limit) = limit {

@@ -238,17 +238,24 @@ impl Refusal {
     /// increments per event, descriptors per step), then the fewest
     /// needed.
     pub fn before(self, other: Refusal) -> bool {
-        let order = |r: Refusal| {
-            let at = match r.limit {
-                Limit::MeshEvents => 0,
-                Limit::MeshEventTarget => 1,
-                _ => 2,
-            };
-            (at, r.needed)
-        };
-        order(self) < order(other)
+        (self.order(), self.needed) < (other.order(), other.needed)
+    }
+
+    /// Where its limit stands in the order the limits are judged (mesh
+    /// events 0, increments per event 1, descriptors per step 2): below
+    /// [`LIMITS_JUDGED`].
+    pub fn order(self) -> usize {
+        match self.limit {
+            Limit::MeshEvents => 0,
+            Limit::MeshEventTarget => 1,
+            _ => 2,
+        }
     }
 }
+
+/// The limits that depend on the choice: mesh events, increments per
+/// mesh event, descriptors per step ([`Refusal::order`]).
+pub const LIMITS_JUDGED: usize = 3;
 
 /// Why `phases` (each with its plan, the collective built alone on an
 /// arch of `params`) would not lower, judged as `Auto` judges a whole

@@ -40,7 +40,7 @@
 //! (an alternative's floor is the last value it asked of it), whatever
 //! else earlier choices found: the very choice a fresh store makes.
 
-use super::legal::{Bounds, Peaks, Refusal, Unit, events_needed, peaks, step_bounds};
+use super::legal::{Bounds, LIMITS_JUDGED, Peaks, Refusal, Unit, events_needed, peaks, step_bounds};
 use super::prefloor::{PhasePre, PreFloor};
 use super::{Machine, NoChoice, Stands, floor_ns, whole_ns};
 use crate::build::Planner;
@@ -188,8 +188,9 @@ pub(super) struct Store {
 struct Holding {
     held: Vec<usize>,
     /// The candidates that plan but exceed a lowering limit
-    /// (`legal.rs`): the one to name, and which ([`Refusal::before`]).
-    refused: Option<(Refusal, usize)>,
+    /// (`legal.rs`): for each limit ([`Refusal::order`]), the one to name
+    /// ([`Refusal::before`]: the fewest needed, the first of equals).
+    refused: [Option<(Refusal, usize)>; LIMITS_JUDGED],
     /// At least the most mesh events per TOP_SP a held candidate needs
     /// (its bounds' most where that settled it, else its count).
     held_need: u32,
@@ -319,8 +320,8 @@ impl Store {
     pub(super) fn choose(&mut self, machine: Machine) -> Result<Found, NoChoice> {
         let Holding { held, refused, held_need, events_refused } = self.hold(machine.mesh_event_room());
         if held.is_empty() {
-            let refused = refused.and_then(|(r, c)| Some((r, *self.algorithms.get(c)?)));
-            return Err(NoChoice::of(machine, refused));
+            let refused = refused.into_iter().flatten().filter_map(|(r, c)| Some((r, *self.algorithms.get(c)?)));
+            return Err(NoChoice::of(machine, refused.collect()));
         }
         let stands = Stands { from: held_need, below: events_refused };
         let found = self.search(held, stands).ok_or(NoChoice::NonePlans)?;
@@ -352,7 +353,12 @@ impl Store {
     /// when the bounds do not settle it, once for every choice.
     fn hold(&mut self, room: u32) -> Holding {
         let n = self.candidates.len();
-        let mut h = Holding { held: Vec::with_capacity(n), refused: None, held_need: 0, events_refused: u32::MAX };
+        let mut h = Holding {
+            held: Vec::with_capacity(n),
+            refused: [None; LIMITS_JUDGED],
+            held_need: 0,
+            events_refused: u32::MAX,
+        };
         for c in 0..n {
             let Some(&Candidate { needs: (events, steps), .. }) = self.candidates.get(c) else { continue };
             let needed = events.need(room, || self.count(c));
@@ -369,8 +375,12 @@ impl Store {
                     h.held_need = h.held_need.max(needed);
                     h.held.push(c);
                 }
-                Some(r) if h.refused.as_ref().is_none_or(|&(named, _)| r.before(named)) => h.refused = Some((r, c)),
-                _ => {}
+                Some(r) => {
+                    let named = &mut h.refused[r.order()];
+                    if named.is_none_or(|(n, _)| r.before(n)) {
+                        *named = Some((r, c));
+                    }
+                }
             }
         }
         h
