@@ -82,18 +82,37 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
     let mut manifest = String::new();
     // `take`: a file that grew since `metadata` is still read within the cap.
     File::open(&path).and_then(|f| f.take(MANIFEST_MAX_BYTES).read_to_string(&mut manifest)).map_err(io_error)?;
-    let ours = serde_json::from_str::<Manifest>(&manifest).ok().filter(|m| m.manifest_schema == MANIFEST_SCHEMA);
-    let (images, edited) = match ours {
-        Some(m) => {
+    let (images, edited) = match serde_json::from_str::<Manifest>(&manifest) {
+        Ok(m) if m.manifest_schema == MANIFEST_SCHEMA => {
             let listing = Listing::of(&m);
             match check_listed(dir, &listing) {
                 Ok(()) => (manifest_images_digest(&m), None),
                 Err(_) => (None, changed(dir, &listing)),
             }
         }
-        None => (None, None),
+        // Another schema's (another ccc's): its images are not checked.
+        Ok(_) => (None, None),
+        // One that claims this ccc's format and schema but is not as it
+        // writes them was edited: its images cannot be checked against
+        // it, and a folder whose images were edited too must not pass as
+        // one that matches.
+        Err(e) if claims_ours(&manifest) => {
+            let said = crate::parse::bound_message(&e.to_string());
+            (None, Some(format!("{MANIFEST_FILE} is not as ccc wrote it ({said}), so its images cannot be checked")))
+        }
+        Err(_) => (None, None),
     };
     Ok(OutputRead { manifest, images, edited })
+}
+
+/// Whether manifest text `json` states this ccc's `format_version` and
+/// either its `manifest_schema` or none that any ccc writes (missing, or
+/// not a whole number): so [`Manifest`] must read it.
+fn claims_ours(json: &str) -> bool {
+    let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(json) else { return false };
+    let format = m.get("format_version").and_then(serde_json::Value::as_u64);
+    let schema = m.get("manifest_schema").and_then(serde_json::Value::as_u64).and_then(|s| u32::try_from(s).ok());
+    format == Some(u64::from(ccc_ir::FORMAT_VERSION)) && schema.is_none_or(|s| s == MANIFEST_SCHEMA)
 }
 
 /// How many changed files [`changed`] names by path after the first.
@@ -117,13 +136,16 @@ fn changed(dir: &Path, listing: &Listing) -> Option<String> {
             by_content.entry((listed.size, md5.as_str())).or_insert(file.as_path());
         }
     }
+    // A file of a size no listed file has holds none of them: it is not
+    // read (a huge one costs its metadata only).
+    let sizes: std::collections::BTreeSet<u64> = listing.files.values().map(|l| l.size).collect();
     let mut found: Vec<(String, &Path, Option<&Path>)> = Vec::new();
     for (file, listed) in &listing.files {
         let path = dir.join(file);
         let Some(meta) = fs::metadata(&path).ok().filter(fs::Metadata::is_file) else { continue };
         // Hashed where the manifest lists MD5s (a manifest of an earlier
         // ccc may list sizes only: then nothing is compared but sizes).
-        let md5 = listed.md5.as_ref().and_then(|_| md5_of_file(&path).ok());
+        let md5 = listed.md5.as_ref().filter(|_| sizes.contains(&meta.len())).and_then(|_| md5_of_file(&path).ok());
         let holds = md5.as_deref().and_then(|m| by_content.get(&(meta.len(), m)).copied()).filter(|&o| o != file);
         let why = if meta.len() != listed.size {
             let (found, listed) = (meta.len(), listed.size);
