@@ -317,3 +317,63 @@ fn a_ring_past_val_mask_is_told_a_smaller_count() {
     assert!(stderr.contains("(VAL_MASK)"), "{stderr}");
     assert!(stderr.contains("than the increment register holds: a smaller count, more channels"), "{stderr}");
 }
+
+/// A named pipe that nothing writes to: opening it waited for a writer,
+/// for ever (`sign`, `decode`, `diagnose`, `--target`, `--proven-by`
+/// alike). It is read as it stands now and refused as empty, naming what
+/// is accepted; a pipe whose writer holds it open, as a shell's
+/// `<(command)` or `|` gives, still reads. (The child is killed after 60
+/// s, so a regression fails rather than hangs: not a timing bound.)
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_nothing_writes_to_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("spec.ron");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let run = |args: &[&std::ffi::OsStr]| {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        for _ in 0..600 {
+            if child.try_wait().unwrap().is_some() {
+                return child.wait_with_output().unwrap();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        child.kill().unwrap();
+        panic!("{args:?} still waits on a named pipe after 60 s");
+    };
+    let f = fifo.as_os_str();
+    let ring = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/allreduce_ring.ron");
+    for args in [
+        vec!["sign".as_ref(), f],
+        vec!["decode".as_ref(), f, "--region".as_ref(), "ctrl".as_ref()],
+        vec!["diagnose".as_ref(), f, ring.as_os_str()],
+    ] {
+        let out = run(&args);
+        let said = unwrapped(&String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains("spec.ron is a named pipe that nothing wrote to"), "{args:?}: {said}");
+        assert!(said.contains("or a pipe its writer holds open, as `<(command)` does"), "{args:?}: {said}");
+    }
+    // A pipe with its writer: read to its end.
+    let mut child = Command::new(BIN)
+        .args(["sign", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    std::io::Write::write_all(&mut stdin, example_text().as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim().len(), 32);
+}
