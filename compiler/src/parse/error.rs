@@ -183,8 +183,17 @@ impl ParseError {
     /// for a fraction where an integer goes; `None` when it says nothing
     /// of it.
     pub fn accepted(&self) -> Option<String> {
-        match self.kind {
+        match &self.kind {
             ParseErrorKind::Fraction { .. } => Some("a whole number".to_owned()),
+            // `channels: -1`, `count: 99999999999999999999`: the range.
+            ParseErrorKind::IntegerOutOfBounds { field } => Some(whole_number_accepted(field.as_deref())),
+            // `count: 1e6`, `channels: nan`.
+            ParseErrorKind::Syntax
+                if self.message.starts_with("Expected integer") || self.message.starts_with("Invalid digit") =>
+            {
+                let last = self.path.as_deref().and_then(|p| p.rsplit('.').next());
+                Some(whole_number_accepted(last.map(|f| f.split('[').next().unwrap_or(f))))
+            }
             _ => crate::accepted::accepted_in(&self.message),
         }
     }
@@ -613,6 +622,17 @@ pub fn whole_number_help(field: Option<&str>) -> String {
         None => format!("{name} takes a whole number: not negative, no fraction"),
         Some((0, max)) => format!("{name} takes a whole number of at most {max}: not negative, no fraction"),
         Some((min, max)) => format!("{name} takes a whole number from {min} to {max}: no fraction"),
+    }
+}
+
+/// What an integer field accepts, by its name, as [`ParseError::accepted`]
+/// says it: `a whole number from 1 to 32`, `a whole number of at most
+/// 18446744073709551615`, or `a whole number` (the name unknown).
+fn whole_number_accepted(field: Option<&str>) -> String {
+    match field.and_then(integer_range) {
+        None => "a whole number".to_owned(),
+        Some((0, max)) => format!("a whole number of at most {max}"),
+        Some((min, max)) => format!("a whole number from {min} to {max}"),
     }
 }
 

@@ -36,7 +36,12 @@ pub const CHUNK_CACHE_BYTES: u64 = 3 << 19;
 /// What to compile.
 #[derive(Clone)]
 pub struct Options {
-    /// The ranks to emit images for; empty means every rank.
+    /// The ranks to emit images for; empty means every rank. Taken as a
+    /// set: [`Compiled::images`](super::Compiled::images) holds each once,
+    /// in rank order, whatever the order or repeats here. Without a proof
+    /// ([`verify`](Self::verify) off), the ranks not named are still
+    /// judged against the limits that depend on the algorithm
+    /// ([`UnloweredError`](super::UnloweredError)).
     pub ranks: Vec<Rank>,
     /// Keep the emitted ranks' programs and images in the
     /// [`Compiled`](super::Compiled) (the default). Off, they are lowered,
@@ -62,7 +67,10 @@ pub struct Options {
     pub prover: ProverOptions,
     /// The most memory, in bytes, the compile may estimate it holds at
     /// once ([`DEFAULT_MEMORY_BUDGET`]); more is refused before any
-    /// world-sized work, with a [`MemoryError`](super::MemoryError).
+    /// world-sized work, with a [`MemoryError`](super::MemoryError). Not
+    /// estimated for fewer than 4 ranks compiled without a proof of their
+    /// own (skipped, or from a certificate): they are lowered directly,
+    /// which costs what probing them would.
     pub memory_budget: u64,
     /// Called as work counted in ranks advances (see [`Progress`]); `None`
     /// costs nothing.

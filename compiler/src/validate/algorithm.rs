@@ -296,7 +296,9 @@ impl Checker {
         let legs = match algorithms::hier_legs(op) {
             Some(legs) if algorithms::supports(AlgType::Hier, op) => legs,
             _ => {
-                let problem = Problem::AlgorithmDoesNotServe { alg: AlgType::Hier, op, choices: serving(), gate: None };
+                // What fits this topology, as for a flat algorithm.
+                let choices = self.accepted(op, structure).unwrap_or_else(serving);
+                let problem = Problem::AlgorithmDoesNotServe { alg: AlgType::Hier, op, choices, gate: None };
                 self.push("algorithm", problem);
                 return None;
             }

@@ -634,6 +634,21 @@ fn an_algorithm_that_does_not_serve_names_only_what_runs_here() {
     for alg in choices.into_iter().filter_map(Algorithm::flat) {
         ok(gather(alg));
     }
+    // So does a Hier written for an op Hier does not serve: a broadcast
+    // on two nodes of one rank listed IntraRdh, which a node of one rank
+    // refuses.
+    let topology = Topology { rank_n: 2, local_rank_n: 1, pod_n: 1 };
+    let legs = HierLegs { inter_all_gather: Some(AlgType::Ring.into()), ..HierLegs::default() };
+    let broadcast = Collective::new(OpType::Broadcast, DType::Bf16, 1024, Arch::Cayman, topology)
+        .root(0)
+        .algorithm(Algorithm::Hier(legs));
+    let (field, problem) = one(broadcast.clone());
+    assert_eq!(field, "algorithm");
+    let Problem::AlgorithmDoesNotServe { alg: AlgType::Hier, choices, .. } = problem else { panic!("{problem:?}") };
+    assert_eq!(choices, [AlgType::Ring, AlgType::Mesh, AlgType::InterRdh]);
+    for alg in choices.into_iter().filter_map(Algorithm::flat) {
+        ok(Collective { algorithm: alg, ..broadcast.clone() });
+    }
 }
 
 /// A spec of many bad entries lists the first [`PROBLEMS_LISTED`] problems
