@@ -764,6 +764,70 @@ fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
     }
 }
 
+/// A compile into `OUT/sub` (an earlier output there) that starts after
+/// a compile replacing `OUT` has switched, while it still empties the old
+/// tree: it waits for that one to finish. It did not (nothing locked the
+/// new `OUT`): it replaced `OUT/sub`, and the old tree's copy of the
+/// earlier `sub`, no longer the same files, was left beside `OUT` as the
+/// user's, named in a note by every later compile.
+#[cfg(unix)]
+#[test]
+fn a_compile_inside_out_waits_for_one_that_switched_out_to_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1,024 ranks: about 12,000 files in the old tree to empty.
+    let big = dir.path().join("big.ron");
+    let text =
+        fs::read_to_string(ring()).unwrap().replace("rank_n: 8, local_rank_n: 8", "rank_n: 1024, local_rank_n: 16");
+    fs::write(&big, &text).unwrap();
+    let big2 = dir.path().join("big2.ron");
+    fs::write(&big2, text.replace("count: 1048576", "count: 2097152")).unwrap();
+    let out = dir.path().join("out");
+    let sub = out.join("sub");
+    let quick = |spec: &Path, out: &Path| {
+        Command::new(BIN).arg("compile").arg(spec).arg("-o").arg(out).args(["--no-verify", "-q"]).output().unwrap()
+    };
+    assert_ok(&quick(&big, &out));
+    assert_ok(&compile(&sub, &[]));
+    let manifest = out.join("manifest.json");
+    let before = fs::read(&manifest).unwrap();
+    let outer = Command::new(BIN)
+        .arg("compile")
+        .arg(&big2)
+        .arg("-o")
+        .arg(&out)
+        .args(["--no-verify", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The switch: `OUT` holds the new manifest.
+    let mut switched = false;
+    for _ in 0..600_000 {
+        if fs::read(&manifest).is_ok_and(|m| m != before) {
+            switched = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    assert!(switched, "the compile replacing OUT never switched");
+    let other = dir.path().join("other.ron");
+    fs::write(&other, fs::read_to_string(ring()).unwrap().replace("count: 1048576", "count: 2097152")).unwrap();
+    let inner = quick(&other, &sub);
+    let outer = outer.wait_with_output().unwrap();
+    assert_ok(&inner);
+    assert_ok(&outer);
+    let said = String::from_utf8_lossy(&outer.stderr);
+    assert!(!said.contains("ccc did not write it"), "{said}");
+    assert_eq!(files(&sub), listed(&sub));
+    let debris: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".ccc-"))
+        .collect();
+    assert!(debris.is_empty(), "{debris:?}");
+}
+
 /// A compile killed between the two renames of the fallback switch leaves
 /// the replaced output moved aside as `.OUT.ccc-old-PID` and `OUT` missing:
 /// the next compile puts it back (the user's file in it with it) before it

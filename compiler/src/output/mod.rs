@@ -36,7 +36,8 @@
 //!   for the instant between them ([`Written::atomic`] says which ran).
 //! - **Writers take turns**: each holds an exclusive `flock` on `OUT`
 //!   (made empty when it is missing) from the first look at it to the last
-//!   removal, so two compiles into the same place both succeed and the
+//!   removal, and one on its work folder, the new `OUT` once switched,
+//!   as long, so two compiles into the same place both succeed and the
 //!   later one wins; and a shared one on every folder above it, each made
 //!   under its parent's lock, so a compile replacing `OUT` waits for one
 //!   writing into `OUT/sub` (or deeper), and the other way round, while
@@ -397,6 +398,19 @@ fn write_in<'a>(
         }
         _ => OutputError::Io { action: "create", path: tmp.clone(), source },
     })?;
+    // Locked as `OUT` is, for as long: it takes `OUT`'s place at the
+    // switch, and a compile into a folder inside it waits until the old
+    // tree is emptied. (One that did not wait replaced such a folder
+    // while the old tree still held its earlier files, which then no
+    // longer matched it and were left there as the user's.)
+    #[cfg(unix)]
+    let _new_out = match place::lock_as(&tmp, rustix::fs::FlockOperation::LockExclusive) {
+        Ok(lock) => lock,
+        Err(e) => {
+            remove_tree(&tmp);
+            return Err(e);
+        }
+    };
     if matches!(existing, Existing::Ours(_) | Existing::Empty) {
         same_group(&place.out, &tmp);
     }
