@@ -835,3 +835,44 @@ fn a_target_without_a_module_is_refused_for_every_input_kind() {
     let run = ccc_in(dir.path(), &["diagnose", &ring, &ring, "--target", &target]);
     assert_eq!(run.code, 2, "{}", run.stdout);
 }
+
+/// A folder whose `manifest.json` is not a file, or not UTF-8, and a
+/// manifest given where a spec goes: each refusal says what is wrong.
+/// (They said "a folder without a manifest.json"; "cannot read ...: stream
+/// did not contain valid UTF-8" with no offset; and a RON error at 1:1.)
+#[test]
+fn a_folder_manifest_that_is_not_one_is_named_for_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = format!("{ROOT}/examples/allreduce_ring.ron");
+    for out in ["a", "b"] {
+        assert_eq!(ccc_in(dir.path(), &["compile", &ring, "-o", out, "-q"]).code, 0);
+    }
+    let squeeze = |t: &str| t.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+    let run = ccc_in(dir.path(), &["sign", "a/manifest.json"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        squeeze(&run.stderr).contains("help: this looks like JSON (a manifest.json?), not a spec"),
+        "{}",
+        run.stderr
+    );
+    let manifest = dir.path().join("b/manifest.json");
+    std::fs::write(&manifest, b"{\"manifest_schema\": \"\xff\"}").unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert_eq!(run.code, 2);
+    let said = squeeze(&run.stderr);
+    assert!(said.contains("b/manifest.json is not UTF-8: byte 0xff at offset 21 (line 1, column 22)"), "{said}");
+    std::fs::remove_file(&manifest).unwrap();
+    std::fs::create_dir(&manifest).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert_eq!(run.code, 2);
+    let said = squeeze(&run.stderr);
+    assert!(said.contains("b/manifest.json is a folder, not a file;"), "{said}");
+    #[cfg(unix)]
+    {
+        std::fs::remove_dir(&manifest).unwrap();
+        assert!(Command::new("mkfifo").arg(&manifest).status().unwrap().success());
+        let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+        assert_eq!(run.code, 2);
+        assert!(squeeze(&run.stderr).contains("b/manifest.json is a named pipe, not a file;"), "{}", run.stderr);
+    }
+}

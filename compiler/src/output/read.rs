@@ -40,6 +40,18 @@ pub enum ReadError {
         /// The folder.
         dir: PathBuf,
     },
+    /// The folder's `manifest.json` is not a file (nor a link to one).
+    #[error(
+        "{} is {what}, not a file; a `ccc compile -o` output folder holds manifest.json as a file",
+        path.display()
+    )]
+    NotAFile {
+        /// The manifest's path.
+        path: PathBuf,
+        /// What it is instead: `a folder`, `a named pipe`, `a device`,
+        /// `a socket`.
+        what: &'static str,
+    },
     /// The manifest is larger than any ccc reads ([`MANIFEST_MAX_BYTES`]).
     #[error("{} is {size} bytes, more than the {cap} bytes of any manifest ccc reads", path.display())]
     TooLarge {
@@ -72,7 +84,9 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
     let io_error = |source| ReadError::Io { path: path.clone(), source };
     let size = match fs::metadata(&path) {
         Ok(m) if m.is_file() => m.len(),
-        Ok(_) => return Err(ReadError::NoManifest { dir: dir.to_path_buf() }),
+        // Not opened: a named pipe would wait for a writer, a device
+        // (`/dev/zero`) never end.
+        Ok(m) => return Err(ReadError::NotAFile { path, what: not_a_file(&m) }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::NoManifest { dir: dir.to_path_buf() }),
         Err(e) => return Err(io_error(e)),
     };
@@ -103,6 +117,25 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
         Err(_) => (None, None),
     };
     Ok(OutputRead { manifest, images, edited })
+}
+
+/// What an entry that is not a file is, in words.
+fn not_a_file(meta: &fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a named pipe";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if meta.is_dir() { "a folder" } else { "not a file" }
 }
 
 /// Whether manifest text `json` states this ccc's `format_version` and

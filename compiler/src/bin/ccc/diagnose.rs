@@ -273,7 +273,17 @@ fn load(
                     "{} is a folder without a manifest.json",
                     given.display()
                 )),
-                e => Failure::input(miette::miette!("{e}")),
+                // Not UTF-8, or too large: said as a manifest named alone
+                // says it (the offset, line and column; the cap).
+                e @ (ReadError::Io { .. } | ReadError::TooLarge { .. }) => {
+                    read_text(&given.join("manifest.json"), MANIFEST_CAP, "manifest")
+                        .err()
+                        .unwrap_or_else(|| Failure::input(miette::miette!("{e}")))
+                }
+                e => Failure::input(miette::miette!(
+                    help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
+                    "{e}"
+                )),
             })?;
             let input = manifest_input(path, &read.manifest)?;
             return Ok((Input { name, images: read.images, edited: read.edited, ..input }, Kind::Manifest));

@@ -145,7 +145,17 @@ impl Diagnostic for ParseReport {
 /// the command line) whose text is `src`.
 pub fn parse_report(path: &str, src: &str, error: &ParseError) -> ParseReport {
     let range = error.span.byte_range(src);
-    let (message, help) = (lower_first(&error.message), error.help());
+    let (message, mut help) = (lower_first(&error.message), error.help());
+    // JSON where RON goes, refused at its first token: a manifest given to
+    // a verb that reads a spec (`ccc sign out/manifest.json`).
+    let first = src.len() - src.trim_start_matches('\u{feff}').trim_start().len();
+    if range.start <= first && ccc_compiler::diagnose::is_manifest(None, src) {
+        help = Some(
+            "this looks like JSON (a manifest.json?), not a spec: a spec is RON, `Collective(...)` or \
+             `Program(...)`; `ccc diagnose` compares manifests"
+                .to_owned(),
+        );
+    }
     located_report(InputKind::Spec, path, src, range, &message, error.label(), help)
 }
 
