@@ -280,3 +280,35 @@ fn named_ranks_without_the_proof_are_refused_when_another_rank_does_not_fit() {
     let options = Options { ranks: vec![Rank(2)], verify: false, ..Options::default() };
     assert!(compile_source(&fits, &options).is_ok());
 }
+
+/// A broadcast over 16,384 ranks: `Auto` chooses InterRdh, whose proof
+/// needs more symbolic cells than the prover holds, so a default compile
+/// is refused before any rank is lowered. The refusal said only to skip
+/// the proof; it names Ring now, the cheapest of `Auto`'s other choices
+/// that the prover holds, and Ring written compiles proven. A written
+/// InterRdh names nothing: no choice was weighed.
+#[test]
+fn a_choice_too_large_to_prove_names_one_auto_weighed_that_is_not() {
+    let src = |alg: &str| {
+        format!(
+            "Collective(op: Broadcast, dtype: Bf16, count: 1048576, arch: Cayman, \
+             topology: (rank_n: 16384, local_rank_n: 16), channels: 1, algorithm: {alg}, root: 0)"
+        )
+    };
+    let (result, progress) = compile_watched(&src("Auto"), Options::default());
+    let Err(CompileError::Verify(VerifyError::TooLarge { collective: 0, provable, .. })) = &result else {
+        panic!("{result:?}")
+    };
+    assert_eq!(provable.as_deref(), Some("Ring"));
+    let said = result.unwrap_err().to_string();
+    assert!(
+        said.ends_with(", or choose Ring, the cheapest of the other choices `Auto` weighed that the prover holds"),
+        "{said}"
+    );
+    assert_eq!(progress, [], "no stage may start");
+    let options = Options { emit: false, ..Options::default() };
+    let ring = compile_source(&src("Ring"), &options).map(|(_, _, c)| c.proof.is_some());
+    assert!(matches!(ring, Ok(true)), "{ring:?}");
+    let (written, _) = compile_watched(&src("InterRdh"), Options::default());
+    assert!(matches!(written, Err(CompileError::Verify(VerifyError::TooLarge { provable: None, .. }))), "{written:?}");
+}

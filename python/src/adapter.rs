@@ -615,10 +615,11 @@ fn compile_error(e: &CompileError, spec: &Spec) -> Failure {
             info.step = d.step.map(|s| u64::from(s.0));
             info
         }
-        CompileError::Verify(e @ VerifyError::TooLarge { collective, .. }) => {
+        CompileError::Verify(e @ VerifyError::TooLarge { collective, provable, .. }) => {
             let mut info = ErrorInfo::new(ErrorClass::ProofTooLarge, variant(e), message);
             info.collective = Some(u64::from(*collective));
-            info.accepted = Some("a smaller world, or verify=False with the ranks you need".to_owned());
+            let write = provable.as_ref().map_or_else(String::new, |a| format!("{a} as its algorithm, "));
+            info.accepted = Some(format!("{write}a smaller world, or verify=False with the ranks you need"));
             info
         }
         CompileError::Memory(m) => {

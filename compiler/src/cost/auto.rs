@@ -356,7 +356,11 @@ pub fn evaluate_choice(
 }
 
 /// Builds `collective` alone under `algorithm` on `machine`.
-fn build_alone(collective: &ValidCollective, machine: Machine, algorithm: &ResolvedAlgorithm) -> Option<Schedule> {
+pub(crate) fn build_alone(
+    collective: &ValidCollective,
+    machine: Machine,
+    algorithm: &ResolvedAlgorithm,
+) -> Option<Schedule> {
     let mut c = collective.clone();
     c.algorithm = *algorithm;
     c.index = 0;

@@ -70,11 +70,12 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
         certificate::check_vouches(certificate, &schedule, &signature)?;
     }
     let wanted = wanted_ranks(&schedule, &options.ranks)?;
-    let probe_bytes = budget::check(&schedule, &wanted, source, options)?;
+    let probe_bytes = budget::check(&schedule, &wanted, source, options).map_err(|e| provable(valid, options, e))?;
     options.go_on()?;
     ledger.lap(Part::Build);
     let chunk_ranks = stream::chunk_ranks(options, probe_bytes);
-    let streamed = stream::stream(&schedule, &wanted, source, options, chunk_ranks, &mut ledger)?;
+    let streamed = stream::stream(&schedule, &wanted, source, options, chunk_ranks, &mut ledger)
+        .map_err(|e| provable(valid, options, e))?;
     if matches!(source, ProofSource::Skip) && wanted.len() < schedule.shape.rank_n as usize {
         // The ranks named lowered; the others, which neither lowering nor
         // a proof reached, are judged on the schedule as `ccc check`
@@ -102,6 +103,30 @@ pub fn compile_source(src: &str, options: &Options) -> Result<(ParsedSpec, Valid
     let valid = validate(&parsed.program)?;
     let compiled = compile(&valid, options)?;
     Ok((parsed, valid, compiled))
+}
+
+/// `e`, and when it is a collective too large to prove whose algorithm
+/// `Auto` chose, with the cheapest of its other choices the prover holds
+/// (by prediction, then floor, in the tie-break order): a default compile
+/// of a large world can then be proven by writing that choice, where
+/// skipping the proof was the only way out it was told.
+fn provable(valid: &ValidProgram, options: &Options, e: CompileError) -> CompileError {
+    use crate::cost::auto::{Machine, build_alone, display};
+    use crate::verify::VerifyError;
+    let CompileError::Verify(VerifyError::TooLarge { collective, cells, limit, provable: None }) = e else { return e };
+    let Some(c) = valid.collectives.get(collective as usize) else { return e };
+    let Some(choice) = c.auto() else { return e };
+    let machine = Machine::of(valid);
+    let mut others: Vec<_> = choice.alternatives.iter().filter(|a| a.algorithm != c.algorithm).collect();
+    others.sort_by_key(|a| (a.predicted_ns.unwrap_or(u64::MAX), a.floor_ns));
+    let provable = others
+        .into_iter()
+        .find(|a| {
+            build_alone(c, machine, &a.algorithm)
+                .is_some_and(|s| crate::verify::postcondition::check_cells(&s, &options.prover).is_ok())
+        })
+        .map(|a| display(&a.algorithm));
+    VerifyError::TooLarge { collective, cells, limit, provable }.into()
 }
 
 /// The ranks to emit, ascending and once each (every rank when none is

@@ -16,7 +16,10 @@ pub enum VerifyError {
     #[error(
         "collective {collective}: proving it needs {cells} symbolic buffer cells, more than the {limit} the prover \
          holds; skip the proof (a certificate vouches only for a schedule some compile proved, which this one no \
-         compile can in full)"
+         compile can in full){}",
+        provable.as_ref().map_or_else(String::new, |a| format!(
+            ", or choose {a}, the cheapest of the other choices `Auto` weighed that the prover holds"
+        ))
     )]
     TooLarge {
         /// The collective.
@@ -25,6 +28,10 @@ pub enum VerifyError {
         cells: u64,
         /// The limit.
         limit: u64,
+        /// For a collective whose algorithm `Auto` chose, the cheapest of
+        /// its other choices that the prover holds, as the signature
+        /// writes it (`Ring`); `None` otherwise, or when none does.
+        provable: Option<String>,
     },
 }
 

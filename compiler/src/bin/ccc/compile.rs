@@ -186,10 +186,16 @@ pub fn compile_failure(spec: &Path, error: CompileError) -> Failure {
                 "{name}: {e}"
             ))
         }
-        CompileError::Verify(e @ VerifyError::TooLarge { .. }) => Failure::input(miette::miette!(
-            help = "prove a smaller world; or compile the ranks you need (--rank) with --no-verify",
-            "{name}: {e}"
-        )),
+        CompileError::Verify(e @ VerifyError::TooLarge { .. }) => {
+            let write = match &e {
+                VerifyError::TooLarge { provable: Some(a), .. } => format!("write {a} as its algorithm; or "),
+                _ => String::new(),
+            };
+            Failure::input(miette::miette!(
+                help = format!("{write}prove a smaller world; or compile the ranks you need (--rank) with --no-verify"),
+                "{name}: {e}"
+            ))
+        }
         other => Failure::input(miette::miette!("{name}: {other}")),
     }
 }

@@ -124,7 +124,12 @@ pub(crate) fn check_cells(schedule: &Schedule, options: &ProverOptions) -> Resul
         }
         let orbit = options.symmetry && invariant(plan);
         if (0..plan.groups.group_n()).any(|g| !orbit || !super::symmetry::sampled_holds(schedule, plan, g)) {
-            return Err(VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS });
+            return Err(VerifyError::TooLarge {
+                collective: plan.index,
+                cells,
+                limit: MAX_PROOF_CELLS,
+                provable: None,
+            });
         }
     }
     Ok(())
@@ -213,7 +218,7 @@ fn prove_collective(
     let n = plan.groups.size();
     // Only a full run holds every member's buffer.
     let cells = full_run_cells(plan);
-    let too_large = VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS };
+    let too_large = VerifyError::TooLarge { collective: plan.index, cells, limit: MAX_PROOF_CELLS, provable: None };
     let halves = halves(plan);
     let mut transfers = 0u64;
     // Their buffers start symmetric.
