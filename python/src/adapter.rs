@@ -369,7 +369,10 @@ pub(crate) fn integer_said(message: &str, path: &str) -> (Option<String>, Option
     let last = path.rsplit('.').map(|f| f.split('[').next().unwrap_or(f)).find(field);
     let fraction = message.starts_with("invalid type: floating point");
     let help = ccc_compiler::parse::whole_number_help(last);
-    (fraction.then(|| "a whole number".to_owned()), Some(help))
+    // As `ParseError::accepted` says it of the same value in RON.
+    let accepted =
+        if fraction { "a whole number".to_owned() } else { ccc_compiler::parse::whole_number_accepted(last) };
+    (Some(accepted), Some(help))
 }
 
 /// `message`, and where it refuses RON's `Hier((...))` written as a

@@ -627,8 +627,9 @@ pub fn whole_number_help(field: Option<&str>) -> String {
 
 /// What an integer field accepts, by its name, as [`ParseError::accepted`]
 /// says it: `a whole number from 1 to 32`, `a whole number of at most
-/// 18446744073709551615`, or `a whole number` (the name unknown).
-fn whole_number_accepted(field: Option<&str>) -> String {
+/// 18446744073709551615`, or `a whole number` (the name unknown). The
+/// Python binding's dict errors say the same.
+pub fn whole_number_accepted(field: Option<&str>) -> String {
     match field.and_then(integer_range) {
         None => "a whole number".to_owned(),
         Some((0, max)) => format!("a whole number of at most {max}"),
