@@ -828,6 +828,63 @@ fn a_compile_inside_out_waits_for_one_that_switched_out_to_finish() {
     assert!(debris.is_empty(), "{debris:?}");
 }
 
+/// Ctrl-C while the new output is written: the compile stops before it
+/// takes `OUT`'s place, removes its work folder and exits 130; `OUT` is
+/// as it was, the user's file in it too. (The signal ended it, leaving a
+/// work folder of every rank's images until the next compile.) SIGTERM
+/// the same, exit 143.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_compile_leaves_out_as_it_was_and_no_work_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4,096 ranks: about 49,000 files to write.
+    let big = dir.path().join("big.ron");
+    let text =
+        fs::read_to_string(ring()).unwrap().replace("rank_n: 8, local_rank_n: 8", "rank_n: 4096, local_rank_n: 16");
+    fs::write(&big, text).unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &[]));
+    fs::write(out.join("notes.txt"), "mine").unwrap();
+    let before = files(&out);
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let child = Command::new(BIN)
+            .arg("compile")
+            .arg(&big)
+            .arg("-o")
+            .arg(&out)
+            .args(["--no-verify", "-q"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Its work folder: the write is under way.
+        let mut writing = false;
+        for _ in 0..600_000 {
+            let found = fs::read_dir(dir.path()).unwrap().flatten();
+            if found.into_iter().any(|e| e.file_name().to_string_lossy().starts_with(".out.ccc-tmp-")) {
+                writing = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        assert!(writing, "no work folder appeared");
+        assert!(Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap().success());
+        let run = child.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(code), "{signal}: {said}");
+        assert!(said.contains("interrupted: nothing was written (the output folder is as it was)"), "{said}");
+        assert_eq!(files(&out), before, "{signal}");
+        assert_eq!(fs::read(out.join("notes.txt")).unwrap(), b"mine");
+        let debris: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".ccc-"))
+            .collect();
+        assert!(debris.is_empty(), "{signal}: {debris:?}");
+    }
+}
+
 /// A compile killed between the two renames of the fallback switch leaves
 /// the replaced output moved aside as `.OUT.ccc-old-PID` and `OUT` missing:
 /// the next compile puts it back (the user's file in it with it) before it

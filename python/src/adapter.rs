@@ -884,6 +884,8 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
                 };
                 info.help = Some(help.to_owned());
             }
+            // `write` takes no cancel flag.
+            OutputError::Cancelled { .. } => {}
             OutputError::MountInside { entry, .. } => {
                 info.field = Some(entry.display().to_string());
                 info.help = Some(

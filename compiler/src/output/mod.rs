@@ -42,7 +42,9 @@
 //!   under its parent's lock, so a compile replacing `OUT` waits for one
 //!   writing into `OUT/sub` (or deeper), and the other way round, while
 //!   compiles into sibling folders go on side by side (`place::hold`).
-//! - **Debris is swept**: a compile killed while writing leaves its
+//! - **Debris is swept**: a compile killed while writing (by a signal it
+//!   cannot handle; `ccc compile` stops on Ctrl-C through
+//!   [`write_cancellable`] and removes its own) leaves its
 //!   `.OUT.ccc-tmp-PID` (or, after an interrupted two-rename switch,
 //!   `.OUT.ccc-old-PID`). The next compile into the same place removes those
 //!   whose process is gone, by the same rule (only files ccc writes, each
@@ -63,7 +65,7 @@ pub use new_file::{NewFileError, OPENINGS, SweptFile, sweep_work_files, write_ne
 pub use read::{OutputRead, ReadError, read_output};
 
 use crate::manifest::Manifest;
-use crate::pipeline::Compiled;
+use crate::pipeline::{Cancel, Compiled};
 use entries::{opened, remove_tree};
 use existing::{Existing, recognise};
 use place::{Held, Place, hold, remove_made, sweep};
@@ -213,6 +215,14 @@ pub enum NotOurs {
 /// switch, could not finish removing the old tree).
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
+    /// The caller's [`Cancel`] was set while the
+    /// new output was being filled ([`write_cancellable`]): the work folder
+    /// was removed, `OUT` is as it was.
+    #[error("the write into {} was cancelled before the output took its place: nothing was written", out.display())]
+    Cancelled {
+        /// The folder.
+        out: PathBuf,
+    },
     /// `OUT` exists and is not ccc's to replace.
     #[error("refusing to replace {}: {reason}", out.display())]
     NotOurs {
@@ -320,6 +330,19 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) 
 /// [`OutputError::Io`] when the file system refuses a step (the work folder
 /// is removed, `out` is as it was).
 pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, OutputError> {
+    write_cancellable(out, compiled, None)
+}
+
+/// [`write()`], stopping while the new output is filled once `cancel` is
+/// set ([`OutputError::Cancelled`]: the work folder removed, `OUT` as it
+/// was). Once the new output has taken `OUT`'s place, the old tree is
+/// emptied whatever `cancel` says: a write that stopped there would leave
+/// it behind.
+///
+/// # Errors
+///
+/// As [`write()`], and [`OutputError::Cancelled`].
+pub fn write_cancellable(out: &Path, compiled: &Compiled, cancel: Option<&Cancel>) -> Result<Written, OutputError> {
     let manifest = Manifest::of(compiled).to_json().map_err(|e| OutputError::Io {
         action: "write",
         path: out.join(MANIFEST_FILE),
@@ -333,7 +356,7 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, OutputError> {
                 .map(move |(data, file)| (image_path(rank.rank.0, t.topsp.0, file), data))
         })
     });
-    write_files(out, images, manifest.as_bytes())
+    write_files(out, images, manifest.as_bytes(), cancel)
 }
 
 /// [`write()`] over any list of image files (relative path, bytes) and the
@@ -342,11 +365,13 @@ fn write_files<'a>(
     out: &Path,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
+    cancel: Option<&Cancel>,
 ) -> Result<Written, OutputError> {
     let place = Place::of(out)?;
     // `OUT` too: a missing one is made (empty) to be locked.
     let created = missing_folders(&place.out);
-    let result = hold(&place, |dir| fs::create_dir_all(dir)).and_then(|held| write_in(&place, held, images, manifest));
+    let result =
+        hold(&place, |dir| fs::create_dir_all(dir)).and_then(|held| write_in(&place, held, images, manifest, cancel));
     // The folders made on the way go again where they hold nothing: all of
     // them when nothing was written, and after a write those that are not
     // on the way to `OUT` (`-o new/../out` makes `new`). Deepest first;
@@ -377,6 +402,7 @@ fn write_in<'a>(
     mut held: Held,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
+    cancel: Option<&Cancel>,
 ) -> Result<Written, OutputError> {
     let mut written = Written::default();
     written.swept.extend(held.restored.take());
@@ -414,7 +440,8 @@ fn write_in<'a>(
     if matches!(existing, Existing::Ours(_) | Existing::Empty) {
         same_group(&place.out, &tmp);
     }
-    let result = fill(&tmp, images, manifest, &mut written)
+    let stopped = || OutputError::Cancelled { out: place.out.clone() };
+    let result = fill(&tmp, images, manifest, &mut written, cancel.map(|c| (c, &stopped as &dyn Fn() -> OutputError)))
         .and_then(|()| match &existing {
             Existing::Ours(listing) => {
                 carry_over(&place.out, &tmp, listing, Path::new(""), &mut written.kept).map_err(|e| e.at(&place.out))

@@ -5,22 +5,30 @@ use super::existing::{Existing, Listing};
 use super::new_file::place;
 use super::place::Place;
 use super::{MANIFEST_FILE, MANIFEST_PART, OLD_TAG, OutputError, Written, io_error};
+use crate::pipeline::Cancel;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 /// Writes the images and the manifest (last) into `tmp`, a folder this
-/// process has just made.
+/// process has just made; once `cancel`'s flag is set, stops before the
+/// next file with its error.
 pub(super) fn fill<'a>(
     tmp: &Path,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
     written: &mut Written,
+    cancel: Option<(&Cancel, &dyn Fn() -> OutputError)>,
 ) -> Result<(), OutputError> {
     // A TOP_SP's three images share a folder: it is made once, for the
     // first of them (the files come folder by folder).
     let mut made: PathBuf = tmp.to_path_buf();
     let mut put = |rel: &Path, data: &[u8]| {
+        if let Some((flag, stopped)) = cancel
+            && flag.is_cancelled()
+        {
+            return Err(stopped());
+        }
         let path = tmp.join(rel);
         if let Some(dir) = path.parent().filter(|dir| *dir != made) {
             fs::create_dir_all(dir).map_err(io_error("create", dir))?;

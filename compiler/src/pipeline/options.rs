@@ -117,6 +117,12 @@ impl Cancel {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// The flag itself, shared: for a signal handler to set (`ccc
+    /// compile` stops on Ctrl-C through it).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
 }
 
 /// What a caller holds per emitted TOP_SP beside the compile's own images

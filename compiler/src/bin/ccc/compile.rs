@@ -23,21 +23,25 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     let (_, valid) = load_spec(&args.spec, &args.hlo)?;
     wall.lap_load();
     let certificate = args.proven_by.as_deref().map(read_certificate).transpose()?;
+    // Ctrl-C stops the compile, and the write before it replaces OUT.
+    let cancel = crate::interrupt::install();
     let options = Options {
         ranks: args.ranks.iter().copied().map(Rank).collect(),
         verify: !args.no_verify,
         certificate: certificate.map(Arc::new),
         memory_budget: args.memory_budget.0,
+        cancel: cancel.clone(),
         ..Options::default()
     };
     let (bar, options) = Bar::attach(args.quiet, options);
     let compiled = compile(&valid, &options).map_err(|e| match (e, &args.proven_by) {
+        (CompileError::Cancelled, _) => interrupted(),
         (CompileError::Certificate(e), Some(manifest)) => certificate_failure(&args.spec, manifest, &e),
         (e, _) => compile_failure(&args.spec, e),
     })?;
     drop(bar);
     wall.lap_compile();
-    let written = output::write(&args.out, &compiled).map_err(output_failure)?;
+    let written = output::write_cancellable(&args.out, &compiled, cancel.as_ref()).map_err(output_failure)?;
     report_debris(&written);
     wall.lap_write();
     let mut out = summary(&args.spec, &compiled);
@@ -401,9 +405,19 @@ fn report_debris(written: &Written) {
     }
 }
 
+/// A compile Ctrl-C (or SIGTERM) stopped: nothing written, `OUT` as it
+/// was; exit 128 + the signal's number.
+fn interrupted() -> Failure {
+    Failure {
+        code: crate::interrupt::exit_code(),
+        report: miette::miette!("interrupted: nothing was written (the output folder is as it was)"),
+    }
+}
+
 /// Maps a refused or failed write to exit 2, with the way forward.
 fn output_failure(error: OutputError) -> Failure {
     let help = match &error {
+        OutputError::Cancelled { .. } => return interrupted(),
         OutputError::NotOurs { reason: NotOurs::NotAFolder, .. } => {
             "-o names a folder to write (it need not exist yet); choose a path that is not a file"
         }

@@ -26,6 +26,7 @@ mod diagnose;
 mod explain;
 mod graph;
 mod import;
+mod interrupt;
 mod load;
 mod out;
 mod progress;
