@@ -229,6 +229,10 @@ impl std::fmt::Display for Bytes {
         if self.0 < 1024 {
             return write!(f, "{}", ccc_ir::noun::count(self.0, "byte"));
         }
+        // The estimates saturate: past a u64 of bytes, not a figure.
+        if self.0 == u64::MAX {
+            return f.write_str("more than 16 EiB (the estimate passes what 64 bits count)");
+        }
         let (mut value, mut unit) = (self.0 as f64 / 1024.0, 0);
         while value >= 1024.0 && unit + 1 < UNITS.len() {
             value /= 1024.0;
@@ -307,4 +311,17 @@ pub enum CertificateError {
         /// This spec's.
         ours: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    /// A saturated estimate is not said as a figure (it read `16777216.0
+    /// TiB`).
+    #[test]
+    fn bytes_are_said_in_units_and_a_saturated_count_as_such() {
+        assert_eq!(super::Bytes(1).to_string(), "1 byte");
+        assert_eq!(super::Bytes(3 << 29).to_string(), "1.5 GiB");
+        assert_eq!(super::Bytes(u64::MAX - 1).to_string(), "16777216.0 TiB");
+        assert_eq!(super::Bytes(u64::MAX).to_string(), "more than 16 EiB (the estimate passes what 64 bits count)");
+    }
 }
