@@ -93,6 +93,56 @@ fn files(out: &Path) -> BTreeSet<PathBuf> {
     tree(out).into_iter().filter(|(_, c)| c != b"<dir>").map(|(p, _)| p).collect()
 }
 
+/// The ring example over `rank_n` ranks of 16 a node, written to
+/// `dir/name`: a write of many files, long enough to act on while it runs.
+fn big_ring(dir: &Path, name: &str, rank_n: u32) -> PathBuf {
+    let text = fs::read_to_string(ring())
+        .unwrap()
+        .replace("rank_n: 8, local_rank_n: 8", &format!("rank_n: {rank_n}, local_rank_n: 16"));
+    assert!(text.contains(&format!("rank_n: {rank_n},")));
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// Starts `ccc compile SPEC -o OUT --no-verify -q`, its output piped.
+fn spawn_compile(spec: &Path, out: &Path) -> std::process::Child {
+    Command::new(BIN)
+        .arg("compile")
+        .arg(spec)
+        .arg("-o")
+        .arg(out)
+        .args(["--no-verify", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until a work folder `.NAME.ccc-tmp-*` is in `dir`: the compile
+/// writing `NAME` is under way (and holds its locks).
+fn wait_for_work_folder(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.ccc-tmp-");
+    for _ in 0..600_000 {
+        let found = fs::read_dir(dir).into_iter().flatten().flatten();
+        if found.into_iter().any(|e| e.file_name().to_string_lossy().starts_with(&prefix)) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    panic!("no work folder for {name} appeared in {}", dir.display());
+}
+
+/// The work folders and files of ccc (`.NAME.ccc-...`) in `dir`.
+fn debris(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".ccc-"))
+        .collect()
+}
+
 /// The case: a web-extension folder that happens to hold a
 /// `manifest.json` was deleted whole. It must be refused, untouched.
 #[test]
@@ -692,37 +742,8 @@ fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
     let dir = tempfile::tempdir().unwrap();
     // 1,024 ranks: about 12,000 files, long enough a write to start the
     // other compile while it runs.
-    let big = dir.path().join("big.ron");
-    let text =
-        fs::read_to_string(ring()).unwrap().replace("rank_n: 8, local_rank_n: 8", "rank_n: 1024, local_rank_n: 16");
-    assert!(text.contains("rank_n: 1024"));
-    fs::write(&big, text).unwrap();
-    let start = |spec: &Path, out: &Path| {
-        Command::new(BIN)
-            .arg("compile")
-            .arg(spec)
-            .arg("-o")
-            .arg(out)
-            .args(["--no-verify", "-q"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    // Waits until a work folder named `.NAME.ccc-tmp-*` is in `dir`: the
-    // compile writing `NAME` is under way (and holds its locks).
-    let writing = |dir: &Path, name: &str| {
-        let prefix = format!(".{name}.ccc-tmp-");
-        for _ in 0..200_000 {
-            let found = fs::read_dir(dir).into_iter().flatten().flatten();
-            if found.into_iter().any(|e| e.file_name().to_string_lossy().starts_with(&prefix)) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
-        panic!("no work folder for {name} appeared in {}", dir.display());
-    };
+    let big = big_ring(dir.path(), "big.ron", 1024);
+    let (start, writing) = (spawn_compile, wait_for_work_folder);
     let out = dir.path().join("nst");
     // Two folders down: one folder down, a compile that made it on the way
     // made it empty, which a switch onto it replaces.
@@ -754,12 +775,7 @@ fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
         let outer_files: BTreeSet<PathBuf> = files(&out).into_iter().filter(|p| !p.starts_with("sub")).collect();
         assert_eq!(outer_files, listed(&out), "{case}");
         for d in [dir.path(), out.as_path()] {
-            let debris: Vec<_> = fs::read_dir(d)
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains(".ccc-"))
-                .collect();
-            assert!(debris.is_empty(), "{case}: {debris:?} in {}", d.display());
+            assert_eq!(debris(d), Vec::<String>::new(), "{case}: in {}", d.display());
         }
     }
 }
@@ -775,12 +791,9 @@ fn a_compile_into_a_folder_inside_out_and_one_replacing_out_take_turns() {
 fn a_compile_inside_out_waits_for_one_that_switched_out_to_finish() {
     let dir = tempfile::tempdir().unwrap();
     // 1,024 ranks: about 12,000 files in the old tree to empty.
-    let big = dir.path().join("big.ron");
-    let text =
-        fs::read_to_string(ring()).unwrap().replace("rank_n: 8, local_rank_n: 8", "rank_n: 1024, local_rank_n: 16");
-    fs::write(&big, &text).unwrap();
+    let big = big_ring(dir.path(), "big.ron", 1024);
     let big2 = dir.path().join("big2.ron");
-    fs::write(&big2, text.replace("count: 1048576", "count: 2097152")).unwrap();
+    fs::write(&big2, fs::read_to_string(&big).unwrap().replace("count: 1048576", "count: 2097152")).unwrap();
     let out = dir.path().join("out");
     let sub = out.join("sub");
     let quick = |spec: &Path, out: &Path| {
@@ -790,17 +803,7 @@ fn a_compile_inside_out_waits_for_one_that_switched_out_to_finish() {
     assert_ok(&compile(&sub, &[]));
     let manifest = out.join("manifest.json");
     let before = fs::read(&manifest).unwrap();
-    let outer = Command::new(BIN)
-        .arg("compile")
-        .arg(&big2)
-        .arg("-o")
-        .arg(&out)
-        .args(["--no-verify", "-q"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let outer = spawn_compile(&big2, &out);
     // The switch: `OUT` holds the new manifest.
     let mut switched = false;
     for _ in 0..600_000 {
@@ -820,12 +823,7 @@ fn a_compile_inside_out_waits_for_one_that_switched_out_to_finish() {
     let said = String::from_utf8_lossy(&outer.stderr);
     assert!(!said.contains("ccc did not write it"), "{said}");
     assert_eq!(files(&sub), listed(&sub));
-    let debris: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".ccc-"))
-        .collect();
-    assert!(debris.is_empty(), "{debris:?}");
+    assert_eq!(debris(dir.path()), Vec::<String>::new());
 }
 
 /// Ctrl-C while the new output is written: the compile stops before it
@@ -838,37 +836,14 @@ fn a_compile_inside_out_waits_for_one_that_switched_out_to_finish() {
 fn an_interrupted_compile_leaves_out_as_it_was_and_no_work_folder() {
     let dir = tempfile::tempdir().unwrap();
     // 4,096 ranks: about 49,000 files to write.
-    let big = dir.path().join("big.ron");
-    let text =
-        fs::read_to_string(ring()).unwrap().replace("rank_n: 8, local_rank_n: 8", "rank_n: 4096, local_rank_n: 16");
-    fs::write(&big, text).unwrap();
+    let big = big_ring(dir.path(), "big.ron", 4096);
     let out = dir.path().join("out");
     assert_ok(&compile(&out, &[]));
     fs::write(out.join("notes.txt"), "mine").unwrap();
     let before = files(&out);
     for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
-        let child = Command::new(BIN)
-            .arg("compile")
-            .arg(&big)
-            .arg("-o")
-            .arg(&out)
-            .args(["--no-verify", "-q"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Its work folder: the write is under way.
-        let mut writing = false;
-        for _ in 0..600_000 {
-            let found = fs::read_dir(dir.path()).unwrap().flatten();
-            if found.into_iter().any(|e| e.file_name().to_string_lossy().starts_with(".out.ccc-tmp-")) {
-                writing = true;
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
-        assert!(writing, "no work folder appeared");
+        let child = spawn_compile(&big, &out);
+        wait_for_work_folder(dir.path(), "out");
         assert!(Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap().success());
         let run = child.wait_with_output().unwrap();
         let said = String::from_utf8_lossy(&run.stderr);
@@ -876,12 +851,7 @@ fn an_interrupted_compile_leaves_out_as_it_was_and_no_work_folder() {
         assert!(said.contains("interrupted: nothing was written (the output folder is as it was)"), "{said}");
         assert_eq!(files(&out), before, "{signal}");
         assert_eq!(fs::read(out.join("notes.txt")).unwrap(), b"mine");
-        let debris: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains(".ccc-"))
-            .collect();
-        assert!(debris.is_empty(), "{signal}: {debris:?}");
+        assert_eq!(debris(dir.path()), Vec::<String>::new(), "{signal}");
     }
 }
 

@@ -611,13 +611,24 @@ fn no_choice_left_under_the_descriptor_limit_is_a_validation_error() {
     assert_eq!((limit, needed, max, fewest.as_str()), (Limit::TpIncrement, 33_554_436, DESCRIPTORS_MAX, "Ring"));
     let text = errors[0].to_string();
     assert!(text.contains("descriptors in one step") && text.contains("accepted:"), "{text}");
-    let all = written_candidates(&c);
-    let (program, _) = built(&c, &all[0]);
+    assert_eq!(refused_by_search(&c), refused_by_exhaustive(&c));
+}
+
+/// Why the search refuses every written candidate of `c` (built on the
+/// first one's machine).
+fn refused_by_search(c: &Collective) -> NoChoice {
+    let all = written_candidates(c);
+    let (program, _) = built(c, &all[0]);
     let vc = &program.collectives()[0];
-    let machine = Machine::of(&program);
-    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap_err();
-    let every = choose_exhaustive(vc, machine, vc.model(), all, Vec::new()).unwrap_err();
-    assert_eq!(fast, every);
+    choose(vc, Machine::of(&program), vc.model(), all.clone(), Vec::new()).unwrap_err()
+}
+
+/// [`refused_by_search`], by the exhaustive reference.
+fn refused_by_exhaustive(c: &Collective) -> NoChoice {
+    let all = written_candidates(c);
+    let (program, _) = built(c, &all[0]);
+    let vc = &program.collectives()[0];
+    choose_exhaustive(vc, Machine::of(&program), vc.model(), all.clone(), Vec::new()).unwrap_err()
 }
 
 /// All-reduce of 2^44 U64 elements over 64 ranks of 16 a node on Cayman:
@@ -644,13 +655,7 @@ fn choices_refused_for_different_limits_are_named_by_each() {
     let text = errors[0].to_string();
     assert!(!text.contains("every legal choice") && text.contains("not all the same one"), "{text}");
     assert!(text.contains("(VAL_MASK; Ring needs 33554434)") && text.contains("or a smaller count"), "{text}");
-    let all = written_candidates(&c);
-    let (program, _) = built(&c, &all[0]);
-    let vc = &program.collectives()[0];
-    let machine = Machine::of(&program);
-    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap_err();
-    let every = choose_exhaustive(vc, machine, vc.model(), all, Vec::new()).unwrap_err();
-    assert_eq!(fast, every);
+    assert_eq!(refused_by_search(&c), refused_by_exhaustive(&c));
 }
 
 /// `legal::exceeded` (what `ccc check` refuses of a program that
