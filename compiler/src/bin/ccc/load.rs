@@ -236,10 +236,9 @@ pub fn read_bounded(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Failur
             None => Failure::input(miette::miette!("cannot read {name}: {e}")),
         }
     };
-    let file = open_to_read(path).map_err(cannot)?;
-    let meta = file.metadata().ok();
+    let file = std::fs::File::open(path).map_err(cannot)?;
     // A regular file says its size: refuse a large one without reading it.
-    let known = meta.as_ref().filter(|m| m.is_file()).map(std::fs::Metadata::len);
+    let known = file.metadata().ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
     let mut data = Vec::new();
     if known.is_none_or(|len| len <= cap) {
         file.take(cap.saturating_add(1)).read_to_end(&mut data).map_err(cannot)?;
@@ -248,49 +247,7 @@ pub fn read_bounded(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Failur
     if known.is_some_and(|len| len > cap) || len > cap {
         return Err(too_large(path, known, cap, what));
     }
-    if data.is_empty() && meta.as_ref().is_some_and(is_pipe) {
-        return Err(Failure::input(miette::miette!(
-            help = format!(
-                "ccc reads a named pipe as it stands, without waiting for a writer; accepted: {} in a file, or a \
-                 pipe its writer holds open, as `<(command)` does",
-                a(what)
-            ),
-            "{name} is a named pipe that nothing wrote to"
-        )));
-    }
     Ok(data)
-}
-
-/// Opens `path` to read without waiting for a writer: `open` of a named
-/// pipe that nothing writes to blocks until something does, for ever if
-/// nothing will (it reads as empty now). A pipe whose writer holds it
-/// open (`<(command)`) reads as before: only the open does not wait.
-#[cfg(unix)]
-fn open_to_read(path: &Path) -> std::io::Result<std::fs::File> {
-    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
-    use std::os::unix::fs::OpenOptionsExt;
-    let nonblock = i32::try_from(OFlags::NONBLOCK.bits()).unwrap_or(0);
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(nonblock).open(path)?;
-    // Reads wait for the writer again.
-    fcntl_setfl(&file, fcntl_getfl(&file)? - OFlags::NONBLOCK)?;
-    Ok(file)
-}
-
-#[cfg(not(unix))]
-fn open_to_read(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
-}
-
-/// Whether `meta` is a pipe's (a named one, or `<(command)`'s).
-#[cfg(unix)]
-fn is_pipe(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    meta.file_type().is_fifo()
-}
-
-#[cfg(not(unix))]
-fn is_pipe(_meta: &std::fs::Metadata) -> bool {
-    false
 }
 
 /// The refusal of a `what` file at `path` larger than `cap` bytes (of
