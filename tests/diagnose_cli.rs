@@ -402,11 +402,13 @@ fn a_folder_whose_files_changed_is_no_match() {
     assert_eq!(run.code, 0, "{}", run.stdout);
 }
 
-/// A folder whose manifest claims this ccc's format but was edited where
-/// the signature does not reach (its `proof`, a rank's number, an MD5)
-/// cannot have its images checked: it said `match`, exit 0, though an
-/// image was edited too. It is a folder whose files changed now, naming
-/// the manifest; one of another schema is still compared by signature.
+/// A folder whose manifest this ccc cannot read whole (edited where the
+/// signature does not reach: its `proof`, its schema number; or an
+/// earlier ccc's, lacking fields added since) still has its images
+/// checked against the files its `ranks` list: an edited image beside it
+/// passed as `match`, exit 0. One whose listing does not read either
+/// (a rank as a string), claiming this ccc's format, is named as edited.
+/// Untouched images under such a manifest match.
 #[test]
 fn a_folder_whose_manifest_was_edited_is_no_match() {
     let dir = tempfile::tempdir().unwrap();
@@ -415,10 +417,6 @@ fn a_folder_whose_manifest_was_edited_is_no_match() {
         let run = ccc_in(dir.path(), &["compile", &ring, "-o", out, "-q"]);
         assert_eq!(run.code, 0, "{}", run.stderr);
     }
-    let image = dir.path().join("b/rank-0/topsp-0/ctrl_spad.bin");
-    let mut bytes = std::fs::read(&image).unwrap();
-    bytes[3] ^= 1;
-    std::fs::write(&image, &bytes).unwrap();
     let path = dir.path().join("b/manifest.json");
     let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let edit = |f: &dyn Fn(&mut serde_json::Value)| {
@@ -427,27 +425,37 @@ fn a_folder_whose_manifest_was_edited_is_no_match() {
         std::fs::write(&path, m.to_string()).unwrap();
         ccc_in(dir.path(), &["diagnose", "a", "b"])
     };
-    for (what, change) in [
-        ("proof", &(|m: &mut serde_json::Value| m["proof"] = "yes".into()) as &dyn Fn(&mut serde_json::Value)),
-        ("schema missing", &|m: &mut serde_json::Value| drop(m.as_object_mut().unwrap().remove("manifest_schema"))),
-        ("schema a string", &|m: &mut serde_json::Value| m["manifest_schema"] = "1".into()),
-    ] {
+    type Edit = dyn Fn(&mut serde_json::Value);
+    let edits: [(&str, &Edit); 3] = [
+        ("proof", &|m| m["proof"] = "yes".into()),
+        ("schema missing", &|m| drop(m.as_object_mut().unwrap().remove("manifest_schema"))),
+        ("an earlier ccc's", &|m| drop(m.as_object_mut().unwrap().remove("collectives"))),
+    ];
+    // Images untouched: a match.
+    for (what, change) in edits {
+        let run = edit(change);
+        assert_eq!(run.code, 0, "{what}: {}", run.stdout);
+    }
+    // An image edited: named, whatever the manifest reads as.
+    let image = dir.path().join("b/rank-0/topsp-0/ctrl_spad.bin");
+    let mut bytes = std::fs::read(&image).unwrap();
+    bytes[3] ^= 1;
+    std::fs::write(&image, &bytes).unwrap();
+    let as_written: &Edit = &|_| {};
+    for (what, change) in edits.into_iter().chain([("as written", as_written)]) {
         let run = edit(change);
         assert_eq!(run.code, 1, "{what}: {}", run.stdout);
         assert!(run.stdout.contains("but 1 of 2 has files changed since ccc wrote them"), "{what}: {}", run.stdout);
         assert!(
-            run.stdout.contains("b/manifest.json: manifest.json is not as ccc wrote it ("),
+            run.stdout.contains("rank-0/topsp-0/ctrl_spad.bin was edited since ccc wrote it"),
             "{what}: {}",
             run.stdout
         );
     }
-    // Another schema's manifest: not this ccc's to check.
-    let other = edit(&|m: &mut serde_json::Value| m["manifest_schema"] = 99.into());
-    assert_eq!(other.code, 0, "{}", other.stdout);
-    // As written, the edited image is named.
-    let run = edit(&|_: &mut serde_json::Value| {});
+    // A listing that does not read: the manifest is named.
+    let run = edit(&|m| m["ranks"][1]["rank"] = "1".into());
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains("rank-0/topsp-0/ctrl_spad.bin was edited since ccc wrote it"), "{}", run.stdout);
+    assert!(run.stdout.contains("b/manifest.json: manifest.json is not as ccc wrote it ("), "{}", run.stdout);
 }
 
 /// A spec beside a manifest: the report calls them inputs, not specs or

@@ -59,8 +59,13 @@ impl Stamp {
 
 impl Listing {
     pub(super) fn of(manifest: &Manifest) -> Listing {
+        Listing::of_ranks(&manifest.ranks)
+    }
+
+    /// The files a manifest's `ranks` list.
+    pub(super) fn of_ranks(ranks: &[crate::manifest::ManifestRank]) -> Listing {
         let mut files = BTreeMap::new();
-        for rank in &manifest.ranks {
+        for rank in ranks {
             for t in &rank.topsps {
                 let listed = [
                     (t.ctrl_spad_bytes, &t.ctrl_spad_md5),

@@ -106,15 +106,24 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
         }
         // Another schema's (another ccc's): its images are not checked.
         Ok(_) => (None, None),
-        // One that claims this ccc's format and schema but is not as it
-        // writes them was edited: its images cannot be checked against
-        // it, and a folder whose images were edited too must not pass as
-        // one that matches.
-        Err(e) if claims_ours(&manifest) => {
-            let said = crate::parse::bound_message(&e.to_string());
-            (None, Some(format!("{MANIFEST_FILE} is not as ccc wrote it ({said}), so its images cannot be checked")))
-        }
-        Err(_) => (None, None),
+        // Not one this ccc reads whole (an earlier ccc's of the same
+        // schema lacks fields added since; or one edited by hand): its
+        // images are checked against the files its `ranks` list, which
+        // is all a check needs, so that an edited image beside it does
+        // not pass as a match. One whose listing does not read either,
+        // claiming this ccc's format and schema, was edited: its images
+        // cannot be checked.
+        Err(e) => match serde_json::from_str::<RanksOnly>(&manifest) {
+            Ok(r) => (None, changed(dir, &Listing::of_ranks(&r.ranks))),
+            Err(_) if claims_ours(&manifest) => {
+                let said = crate::parse::bound_message(&e.to_string());
+                (
+                    None,
+                    Some(format!("{MANIFEST_FILE} is not as ccc wrote it ({said}), so its images cannot be checked")),
+                )
+            }
+            Err(_) => (None, None),
+        },
     };
     Ok(OutputRead { manifest, images, edited })
 }
@@ -136,6 +145,13 @@ fn not_a_file(meta: &fs::Metadata) -> &'static str {
         }
     }
     if meta.is_dir() { "a folder" } else { "not a file" }
+}
+
+/// The part of a manifest that lists its files (its other fields are not
+/// read).
+#[derive(serde::Deserialize)]
+struct RanksOnly {
+    ranks: Vec<crate::manifest::ManifestRank>,
 }
 
 /// Whether manifest text `json` states this ccc's `format_version` and
