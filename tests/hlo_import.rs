@@ -2144,3 +2144,34 @@ fn an_unnamed_device_count_taken_from_the_target_is_said() {
     let meshed = all.replacen("HloModule m", header, 1);
     assert!(import_module(&meshed, &target(8), None).unwrap().assumed_devices.is_none());
 }
+
+/// A module of 300 all-reduces for a target of `channels: 99`: every
+/// collective has the target's problem, more than validation lists
+/// (`PROBLEMS_LISTED`). The report is the target's, once, as for a small
+/// module; it read "not a valid spec: 45 problems ... and 44 more", the
+/// count of repeats past those listed.
+#[test]
+fn a_bad_target_of_a_module_of_many_collectives_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut hlo = String::from(
+        "HloModule many\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT a = f32[] add(x, y)\n}\n\n\
+         ENTRY main {\n  p = f32[8]{0} parameter(0)\n",
+    );
+    let mut prev = "p".to_owned();
+    for i in 0..300 {
+        hlo.push_str(&format!("  ar{i} = f32[8]{{0}} all-reduce({prev}), replica_groups={{}}, to_apply=add\n"));
+        prev = format!("ar{i}");
+    }
+    hlo.push_str(&format!("  ROOT r = f32[8]{{0}} copy({prev})\n}}\n"));
+    let module = dir.path().join("many.hlo");
+    std::fs::write(&module, hlo).unwrap();
+    let target = dir.path().join("target.ron");
+    std::fs::write(&target, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), channels: 99)\n").unwrap();
+    let out = ccc(&["sign", module.to_str().unwrap(), "--target", target.to_str().unwrap()]);
+    let said = flat(&String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("(the target of "), "{said}");
+    assert!(said.contains("is not a valid target: 1 problem"), "{said}");
+    assert!(said.contains("channels: 99 is out of range; accepted: 1..=32"), "{said}");
+    assert!(!said.contains("more problems"), "{said}");
+}

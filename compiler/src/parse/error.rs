@@ -627,9 +627,14 @@ pub fn whole_number_help(field: Option<&str>) -> String {
 
 /// What an integer field accepts, by its name, as [`ParseError::accepted`]
 /// says it: `a whole number from 1 to 32`, `a whole number of at most
-/// 18446744073709551615`, or `a whole number` (the name unknown). The
+/// 18446744073709551615`, or `a whole number` (the name unknown); a
+/// `count`'s upper end is its dtype's, which parsing does not know. The
 /// Python binding's dict errors say the same.
 pub fn whole_number_accepted(field: Option<&str>) -> String {
+    // Validation holds a count to 1 and the bytes its dtype allows.
+    if field == Some("count") {
+        return "a whole number from 1, of at most 2^64 - 1 bytes of its dtype".to_owned();
+    }
     match field.and_then(integer_range) {
         None => "a whole number".to_owned(),
         Some((0, max)) => format!("a whole number of at most {max}"),

@@ -227,6 +227,9 @@ fn validate_with(program: &Program, autos: &mut ProgramAuto) -> Result<ValidProg
             if !deferred.is_empty() {
                 errors.append(&mut deferred);
                 errors.sort_by_key(|e| e.collective.map_or(u32::MAX, |i| i));
+                // Still the first PROBLEMS_LISTED, the rest counted.
+                unlisted = unlisted.saturating_add(errors.len().saturating_sub(PROBLEMS_LISTED) as u64);
+                errors.truncate(PROBLEMS_LISTED);
             }
             push_unlisted(&mut errors, unlisted);
             Err(ValidationErrors(errors))

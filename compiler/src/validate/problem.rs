@@ -706,24 +706,24 @@ fn none_lowers(
             ),
         };
         let lets = |a: &AlsoNeeds| match a.limit {
-            Limit::MeshEventTarget => "fewer channels".to_owned(),
+            Limit::MeshEventTarget => "the increments per mesh event need fewer channels".to_owned(),
             Limit::TpIncrement => format!(
-                "a smaller count, more channels while fewer than the {} TOP_SPs of {arch}, or the collective split \
-                 into smaller ones",
+                "the descriptors need a smaller count, more channels while fewer than the {} TOP_SPs of {arch}, or \
+                 the collective split into smaller ones",
                 arch.params().topsp_n
             ),
             _ => format!(
-                "fewer ranks per mesh (fewer nodes, smaller groups){}",
+                "the mesh events need fewer ranks per mesh (fewer nodes, smaller groups){}",
                 if spent > 0 { " or fewer mesh events in the collectives before it" } else { "" }
             ),
         };
         let said: Vec<String> = all().map(some).collect();
         let ways: Vec<String> = all().map(lets).collect();
         return format!(
-            "each legal choice exceeds a limit, not all the same one: {}; accepted: what lets the choices of one \
-             limit lower: {}",
+            "each legal choice exceeds a limit, not all the same one (each is named by the first it exceeds, and \
+             may exceed others): {}; accepted: a choice within every limit: {}",
             said.join("; "),
-            ways.join("; or ")
+            ways.join("; ")
         );
     }
     match limit {

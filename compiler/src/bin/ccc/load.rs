@@ -12,7 +12,7 @@ use crate::report::{InputKind, ValidationReport, located_report, parse_report, t
 use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
 use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
-use ccc_compiler::validate::{AutoCache, ValidationError, ValidationErrors, validate_cached};
+use ccc_compiler::validate::{AutoCache, Problem, ValidationError, ValidationErrors, validate_cached};
 use ccc_ir::spec::Algorithm;
 use std::io::Read;
 use std::path::Path;
@@ -175,6 +175,18 @@ pub fn hlo_validation_report(
             .iter()
             .any(|f| e.field.strip_prefix(f).is_some_and(|rest| rest.is_empty() || rest.starts_with('.')))
     };
+    // Past the problems validation lists, it counts the rest
+    // (`Problem::Unlisted`), repeats of the target's among them: the
+    // target's own, validated alone, are then its whole story.
+    let unlisted = errors.0.iter().any(|e| matches!(e.problem, Problem::Unlisted { .. }));
+    if unlisted
+        && errors.0.iter().any(from_target)
+        && let Some(path) = hlo.target.as_ref()
+        && let Ok(target) = read_target(path)
+        && let Err(own) = target.validate()
+    {
+        return target_report(&format!("{} (the target of {name})", path.display()), &own);
+    }
     let (target, rest): (Vec<_>, Vec<_>) = errors.0.into_iter().partition(from_target);
     // The collectives' own problems, at their HLO instruction.
     let own = rest.into_iter().map(|e| {
