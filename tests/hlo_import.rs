@@ -636,6 +636,22 @@ const HOSTILE: [(&str, &str, &str); 5] = [
     ("call_fan_out_30.hlo", " = f32[8] ", "more than 262144 instructions beyond its own"),
 ];
 
+/// A fuzzer's find: a 6,920-byte module whose error quoted the rest of a
+/// line, 6,744 bytes, where a message must not grow with its input
+/// (`MESSAGE_PER_INPUT_BYTE` is 0). HLO errors are bounded as a spec's
+/// parse errors are: long tokens cut to an excerpt, the whole after
+/// `MESSAGE_MAX_BYTES`.
+#[test]
+fn an_import_error_does_not_quote_the_module_at_length() {
+    let rel = "tests/hlo/regressions/long_unexpected_text.hlo";
+    let src = std::fs::read_to_string(Path::new(ROOT).join(rel)).unwrap();
+    let e = import_module(&src, &target(8), None).unwrap_err();
+    let said = e.to_string();
+    assert!(said.contains("unexpected"), "{said}");
+    assert!(e.message.len() <= ccc_compiler::parse::MESSAGE_MAX_BYTES + 64, "{} bytes", e.message.len());
+    assert!(said.len() <= ccc_backends::fuzz::MESSAGE_BASE_MAX, "{} bytes", said.len());
+}
+
 /// An import error's offset and its line and column are of the text
 /// given, whatever byte-order marks lead it: one is stripped, and a
 /// caller that stripped one already (the CLI, Python, the fuzz target)

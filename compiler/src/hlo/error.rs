@@ -1,7 +1,7 @@
 //! [`HloError`]: what was wrong in an HLO module, where (line and column of
 //! the text), and what would be accepted.
 
-use crate::parse::LineCol;
+use crate::parse::{LineCol, bound_message};
 use std::ops::Range;
 
 /// A module ccc cannot import: not HLO as XLA prints it, or a collective
@@ -23,9 +23,15 @@ pub struct HloError {
 }
 
 impl HloError {
-    /// An error at byte `offset`, `len` bytes long (located later).
+    /// An error at byte `offset`, `len` bytes long (located later). The
+    /// message and help are bounded as a spec's parse errors are
+    /// ([`bound_message`]: a long token cut to an excerpt, the whole cut
+    /// after 1 KiB): they quote the module's text, which a message must
+    /// never amplify (an `unexpected ...` quoting the rest of a line was
+    /// 6,744 bytes of a 6,920-byte module).
     pub fn at(offset: usize, len: usize, message: impl Into<String>, help: impl Into<String>) -> Self {
-        HloError { message: message.into(), help: help.into(), offset, len, start: LineCol { line: 1, col: 1 } }
+        let (message, help) = (bound_message(&message.into()), bound_message(&help.into()));
+        HloError { message, help, offset, len, start: LineCol { line: 1, col: 1 } }
     }
 
     /// The error `by` bytes further on: at its place in a text that has
