@@ -611,24 +611,19 @@ fn no_choice_left_under_the_descriptor_limit_is_a_validation_error() {
     assert_eq!((limit, needed, max, fewest.as_str()), (Limit::TpIncrement, 33_554_436, DESCRIPTORS_MAX, "Ring"));
     let text = errors[0].to_string();
     assert!(text.contains("descriptors in one step") && text.contains("accepted:"), "{text}");
-    assert_eq!(refused_by_search(&c), refused_by_exhaustive(&c));
+    let (fast, every) = refused_by_both(&c);
+    assert_eq!(fast, every);
 }
 
-/// Why the search refuses every written candidate of `c` (built on the
-/// first one's machine).
-fn refused_by_search(c: &Collective) -> NoChoice {
+/// Why the search and the exhaustive reference refuse every written
+/// candidate of `c` (built on the first one's machine), in that order.
+fn refused_by_both(c: &Collective) -> (NoChoice, NoChoice) {
     let all = written_candidates(c);
     let (program, _) = built(c, &all[0]);
     let vc = &program.collectives()[0];
-    choose(vc, Machine::of(&program), vc.model(), all.clone(), Vec::new()).unwrap_err()
-}
-
-/// [`refused_by_search`], by the exhaustive reference.
-fn refused_by_exhaustive(c: &Collective) -> NoChoice {
-    let all = written_candidates(c);
-    let (program, _) = built(c, &all[0]);
-    let vc = &program.collectives()[0];
-    choose_exhaustive(vc, Machine::of(&program), vc.model(), all.clone(), Vec::new()).unwrap_err()
+    let machine = Machine::of(&program);
+    let fast = choose(vc, machine, vc.model(), all.clone(), Vec::new()).unwrap_err();
+    (fast, choose_exhaustive(vc, machine, vc.model(), all, Vec::new()).unwrap_err())
 }
 
 /// All-reduce of 2^44 U64 elements over 64 ranks of 16 a node on Cayman:
@@ -661,7 +656,8 @@ fn choices_refused_for_different_limits_are_named_by_each() {
         "{text}"
     );
     assert!(text.contains("; the descriptors need a smaller count"), "{text}");
-    assert_eq!(refused_by_search(&c), refused_by_exhaustive(&c));
+    let (fast, every) = refused_by_both(&c);
+    assert_eq!(fast, every);
 }
 
 /// `legal::exceeded` (what `ccc check` refuses of a program that

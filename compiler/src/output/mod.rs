@@ -440,8 +440,7 @@ fn write_in<'a>(
     if matches!(existing, Existing::Ours(_) | Existing::Empty) {
         same_group(&place.out, &tmp);
     }
-    let stopped = || OutputError::Cancelled { out: place.out.clone() };
-    let result = fill(&tmp, images, manifest, &mut written, cancel.map(|c| (c, &stopped as &dyn Fn() -> OutputError)))
+    let result = fill(&tmp, &place.out, images, manifest, &mut written, cancel)
         .and_then(|()| match &existing {
             Existing::Ours(listing) => {
                 carry_over(&place.out, &tmp, listing, Path::new(""), &mut written.kept).map_err(|e| e.at(&place.out))

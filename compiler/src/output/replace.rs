@@ -11,23 +11,22 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Writes the images and the manifest (last) into `tmp`, a folder this
-/// process has just made; once `cancel`'s flag is set, stops before the
-/// next file with its error.
+/// process has just made to take `out`'s place; once `cancel` is set,
+/// stops before the next file ([`OutputError::Cancelled`]).
 pub(super) fn fill<'a>(
     tmp: &Path,
+    out: &Path,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
     written: &mut Written,
-    cancel: Option<(&Cancel, &dyn Fn() -> OutputError)>,
+    cancel: Option<&Cancel>,
 ) -> Result<(), OutputError> {
     // A TOP_SP's three images share a folder: it is made once, for the
     // first of them (the files come folder by folder).
     let mut made: PathBuf = tmp.to_path_buf();
     let mut put = |rel: &Path, data: &[u8]| {
-        if let Some((flag, stopped)) = cancel
-            && flag.is_cancelled()
-        {
-            return Err(stopped());
+        if cancel.is_some_and(Cancel::is_cancelled) {
+            return Err(OutputError::Cancelled { out: out.to_path_buf() });
         }
         let path = tmp.join(rel);
         if let Some(dir) = path.parent().filter(|dir| *dir != made) {
