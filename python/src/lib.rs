@@ -476,7 +476,9 @@ fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
 /// the ones its manifest lists, as `ccc diagnose OUT` does, or a file
 /// read as `ccc diagnose FILE` reads it (a `.json` or text starting with
 /// `{` is a manifest, else a spec). An unreadable path raises
-/// `ccc.InputError` of `kind` `NoManifest`, `Io`, `TooLarge` or `NotUtf8`;
+/// `ccc.InputError` of `kind` `NoManifest`, `NotAFile`, `Io`, `TooLarge`,
+/// `NotUtf8` or `Replaced` (another compile put a new output in the
+/// folder's place each time it was read);
 /// a spec that does not parse or validate raises its `ccc.ParseError` or
 /// `ccc.ValidationError`, the message starting with the input's name
 /// (`rank 5: ...`).

@@ -62,6 +62,18 @@ pub enum ReadError {
         /// The most ccc reads.
         cap: u64,
     },
+    /// Another compile put a new output in the folder's place while it
+    /// was read, every time it was read.
+    #[error(
+        "{} was replaced while it was read, {attempts} times: another `ccc compile -o` into it is running; run again once it has ended",
+        dir.display()
+    )]
+    Replaced {
+        /// The folder.
+        dir: PathBuf,
+        /// How many times it was read.
+        attempts: usize,
+    },
     /// The file system refused to read the manifest (or it is not UTF-8).
     #[error("cannot read {}: {source}", path.display())]
     Io {
@@ -80,6 +92,52 @@ pub enum ReadError {
 /// [`ReadError`] when `dir/manifest.json` is missing, not a file, larger
 /// than [`MANIFEST_MAX_BYTES`] or unreadable.
 pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
+    read_output_between(dir, &mut || ())
+}
+
+/// How many times [`read_output`] reads a folder that another compile
+/// replaces while it reads it before it gives up ([`ReadError::Replaced`]).
+const READ_ATTEMPTS: usize = 3;
+
+/// [`read_output`], calling `between` once per attempt after the manifest
+/// is read and before its images are (tests replace the folder there).
+///
+/// A compile into `dir` puts its new output in `dir`'s place in one step
+/// (`replace::switch`), so a reader may read the manifest of one output
+/// and the images of the next: they do not match, and the folder would be
+/// said to be edited when it is not. The folder and its manifest are
+/// therefore looked at before and after each attempt; one that changed
+/// under the reader is read again.
+pub(super) fn read_output_between(dir: &Path, between: &mut dyn FnMut()) -> Result<OutputRead, ReadError> {
+    for _ in 0..READ_ATTEMPTS {
+        let before = identity(dir);
+        let read = read_once(dir, between);
+        if identity(dir) == before {
+            return read;
+        }
+    }
+    Err(ReadError::Replaced { dir: dir.to_path_buf(), attempts: READ_ATTEMPTS })
+}
+
+/// What tells one output in folder `dir` from the next one put in its
+/// place: the folder's and its manifest's file identities, and the
+/// manifest's modification time (`None` for what cannot be looked at).
+#[cfg(unix)]
+fn identity(dir: &Path) -> [Option<(u64, u64, i64, i64)>; 2] {
+    use std::os::unix::fs::MetadataExt;
+    let of = |p: &Path| fs::metadata(p).ok().map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec()));
+    [of(dir), of(&dir.join(MANIFEST_FILE))]
+}
+
+/// What tells one output in folder `dir` from the next one put in its
+/// place: the manifest's modification time and size.
+#[cfg(not(unix))]
+fn identity(dir: &Path) -> Option<(std::time::SystemTime, u64)> {
+    fs::metadata(dir.join(MANIFEST_FILE)).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
+}
+
+/// One reading of `dir` ([`read_output_between`]).
+fn read_once(dir: &Path, between: &mut dyn FnMut()) -> Result<OutputRead, ReadError> {
     let path = dir.join(MANIFEST_FILE);
     let io_error = |source| ReadError::Io { path: path.clone(), source };
     let size = match fs::metadata(&path) {
@@ -96,6 +154,7 @@ pub fn read_output(dir: &Path) -> Result<OutputRead, ReadError> {
     let mut manifest = String::new();
     // `take`: a file that grew since `metadata` is still read within the cap.
     File::open(&path).and_then(|f| f.take(MANIFEST_MAX_BYTES).read_to_string(&mut manifest)).map_err(io_error)?;
+    between();
     let (images, edited) = match serde_json::from_str::<Manifest>(&manifest) {
         Ok(m) if m.manifest_schema == MANIFEST_SCHEMA => {
             let listing = Listing::of(&m);

@@ -184,13 +184,13 @@ pub(super) fn switch(place: &Place, tmp: &Path, existing: &Existing) -> Result<O
 
 /// Exchanges two folders in one step.
 #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
-fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+pub(super) fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     use rustix::fs::{CWD, RenameFlags, renameat_with};
     renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(io::Error::from)
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
-fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
+pub(super) fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
     Err(io::ErrorKind::Unsupported.into())
 }
 

@@ -213,3 +213,39 @@ fn a_listed_file_replaced_while_ccc_worked_is_not_removed() {
     assert!(!old.join(ours).exists());
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Another compile putting its output in `OUT`'s place after a reader of
+/// `OUT` has read the manifest and before it reads the images: the reader
+/// reads the folder again and reports the new output whole, not the old
+/// manifest over the new images (which it called edited); replaced every
+/// time, it says so.
+#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+#[test]
+fn a_folder_replaced_while_it_is_read_is_read_again() {
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+    let root = scratch("replaced-while-read");
+    let (out, next) = (root.join("out"), root.join("next"));
+    let options = crate::pipeline::Options::default();
+    for (dir, rank_n) in [(&out, 4), (&next, 8)] {
+        let valid = Case::flat(OpType::AllReduce, AlgType::Ring, rank_n, 1).valid();
+        write(dir, &crate::pipeline::compile(&valid, &options).unwrap()).unwrap();
+    }
+    let alone = read::read_output(&next).unwrap();
+    assert!(alone.edited.is_none() && alone.images.is_some(), "{alone:?}");
+
+    let mut switched = false;
+    let read = read::read_output_between(&out, &mut || {
+        if !std::mem::replace(&mut switched, true) {
+            replace::exchange(&out, &next).unwrap();
+        }
+    })
+    .unwrap();
+    assert!(switched);
+    assert_eq!(read, alone, "the output now in OUT's place, read whole");
+
+    let error = read::read_output_between(&out, &mut || replace::exchange(&out, &next).unwrap()).unwrap_err();
+    assert!(matches!(error, ReadError::Replaced { attempts: 3, .. }), "{error:?}");
+    assert!(error.to_string().contains("was replaced while it was read, 3 times"), "{error}");
+    fs::remove_dir_all(&root).unwrap();
+}

@@ -280,6 +280,9 @@ fn load(
                         .err()
                         .unwrap_or_else(|| Failure::input(miette::miette!("{e}")))
                 }
+                // Nothing is wrong with what was given: it was read at
+                // the wrong time.
+                e @ ReadError::Replaced { .. } => Failure::input(miette::miette!("{e}")),
                 e => Failure::input(miette::miette!(
                     help = "accepted: a spec (.ron), a manifest.json, or a `ccc compile` output folder",
                     "{e}"
