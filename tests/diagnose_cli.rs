@@ -536,6 +536,24 @@ fn bad_spec() {
     bad_input("bad_spec", &run);
 }
 
+/// Several inputs refused: each is said, in input order, and a last line
+/// counts them, so that fixing many ranks' inputs takes one run; a read
+/// refused (a file missing) and a spec refused are said alike.
+#[test]
+fn every_refused_input_is_said() {
+    let (terse, typo) = (fixture("written/terse.ron"), fixture("bad/typo.ron"));
+    let run = diagnose(&[&typo, &terse, &typo]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("cannot parse tests/fixtures/diagnose/bad/typo.ron").count(), 2, "{}", run.stderr);
+    assert!(run.stderr.contains("2 of the 3 inputs were refused, each as said above"), "{}", run.stderr);
+    bad_input("every_refused_input", &run);
+
+    let run = diagnose(&[&terse, "no-such-rank.ron", "no-such-rank-either.ron"]);
+    let (first, second) = (run.stderr.find("no-such-rank.ron"), run.stderr.find("no-such-rank-either.ron"));
+    assert!(first.is_some() && first < second, "both, in input order: {}", run.stderr);
+    assert!(run.stderr.contains("2 of the 3 inputs were refused"), "{}", run.stderr);
+}
+
 #[test]
 fn bad_manifests() {
     let dir = tempfile::tempdir().unwrap();

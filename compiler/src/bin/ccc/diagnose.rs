@@ -108,12 +108,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     let names = display_names(&files, &least);
     // Each input is read once (a pipe cannot be read twice): its text, or
     // `None` for an output folder.
-    let texts = args
-        .inputs
-        .iter()
-        .zip(&files)
-        .map(|(given, file)| read_input(given, file, &args.hlo))
-        .collect::<Result<Vec<Option<String>>, Failure>>()?;
+    let texts = every_input(args.inputs.iter().zip(&files).map(|(given, file)| read_input(given, file, &args.hlo)))?;
     // Compiled modules whose headers name different device counts cannot
     // share the one target: that difference is the report (it was a
     // refusal, "the module runs on 16 devices but the target has 8").
@@ -149,13 +144,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     // One cache for every spec: ranks' specs mostly repeat their
     // collectives, and `Auto` then searches each distinct one once.
     let mut cache = AutoCache::new();
-    let inputs = args
-        .inputs
-        .iter()
-        .zip(&files)
-        .zip(names)
-        .zip(&texts)
-        .map(|(((given, file), name), text)| {
+    let inputs =
+        every_input(args.inputs.iter().zip(&files).zip(names).zip(&texts).map(|(((given, file), name), text)| {
             let read = match modules.as_mut().and_then(Iterator::next) {
                 Some(module) => Read::Module(Box::new(module)),
                 None => text.as_deref().map_or(Read::Folder, Read::Text),
@@ -165,8 +155,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
                 _ => &args.hlo,
             };
             load(given, file, name, read, hlo, &mut cache)
-        })
-        .collect::<Result<Vec<(Input, Kind)>, Failure>>()?;
+        }))?;
     let kinds = Kind::plural(inputs.iter().map(|(_, kind)| *kind));
     let inputs: Vec<Input> = inputs.into_iter().map(|(input, _)| input).collect();
     let report = diagnose(&inputs);
@@ -192,6 +181,41 @@ struct WithHlo<'a> {
     report: &'a Report,
     #[serde(skip_serializing_if = "Option::is_none")]
     hlo: Option<serde_json::Value>,
+}
+
+/// Every input's value, or, when some cannot be compared, every one's
+/// refusal, in input order: one alone is returned as it is; several are
+/// printed and a closing line says how many there were, so that a user
+/// fixing the inputs of many ranks sees them all at once. The exit code
+/// is the highest of theirs (a bad input, 2, before a proof's defect).
+///
+/// # Errors
+///
+/// The refusal, or the closing line.
+fn every_input<T>(results: impl Iterator<Item = Result<T, Failure>>) -> Result<Vec<T>, Failure> {
+    let (mut values, mut failures) = (Vec::new(), Vec::new());
+    let mut given = 0;
+    for result in results {
+        given += 1;
+        match result {
+            Ok(value) => values.push(value),
+            Err(failure) => failures.push(failure),
+        }
+    }
+    if failures.len() < 2 {
+        return failures.pop().map_or(Ok(values), Err);
+    }
+    let code = failures.iter().map(|f| f.code).max().unwrap_or(2);
+    for failure in &failures {
+        crate::report::print(&failure.report);
+    }
+    Err(Failure {
+        code,
+        report: miette::miette!(
+            "{} of the {given} inputs were refused, each as said above; diagnose compares them once all read",
+            failures.len()
+        ),
+    })
 }
 
 /// What an input was read as.
