@@ -613,6 +613,34 @@ mod slot_spad {
         assert_eq!(said, "slot_spad entry_n is 3, expected 2, the sum of the records' entry counts (at offset 0x4)");
     }
 
+    /// Records whose entries run past what a 16-bit `first_entry` can
+    /// name: the message says the value it calls for cannot be written
+    /// there, rather than asking for it.
+    #[test]
+    fn a_first_entry_past_sixteen_bits_is_said_to_be_unwritable() {
+        // Records 0 and 1 hold 65535 entries each; record 2 would start at
+        // entry 131070, and its index row (u16) says 65534 (131070 wrapped).
+        let entries = 2 * 0xFFFF;
+        let mut img = [
+            &[0x03, 0x00, 0x00, 0x00][..], // record_n = 3
+            &(entries as u32).to_le_bytes(),
+            &[0x00, 0x00, 0xFF, 0xFF], // record 0: first 0, count 65535
+            &[0xFF, 0xFF, 0xFF, 0xFF], // record 1: first 65535, count 65535
+            &[0xFE, 0xFF, 0x00, 0x00], // record 2: first 65534, count 0
+            &[0x00, 0x00, 0x00, 0x00], // padding to 24
+        ]
+        .concat();
+        for _ in 0..entries {
+            img.extend_from_slice(&[0x03, 0x00, 0x00, 0x05, 0x00, 0x00, 0x01, 0x00]); // m2s 3, s2m 5, repeat 1
+        }
+        let said = SlotSpad::decode(&img).unwrap_err().to_string();
+        assert_eq!(
+            said,
+            "slot_spad first_entry is 65534, expected 131070 (the end of record 1's entries), which the index's 16 \
+             bits cannot hold: records 2..3 start past the last entry an index row can name (at offset 0x10)"
+        );
+    }
+
     #[test]
     fn lengths_that_disagree_with_the_header_are_refused() {
         let good = three_records_image();

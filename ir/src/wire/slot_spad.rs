@@ -135,6 +135,13 @@ impl SlotSpad {
             if first != next {
                 let expected = match i {
                     0 => "0 (record 0's entries come first)".into(),
+                    _ if next > usize::from(u16::MAX) => format!(
+                        "{next} (the end of record {}'s entries), which the index's 16 bits cannot hold: \
+                         records {}..{record_n} start past the last entry an index row can name",
+                        i - 1,
+                        i
+                    )
+                    .into(),
                     _ => format!("{next} (the end of record {}'s entries)", i - 1).into(),
                 };
                 return Err(DecodeError {
