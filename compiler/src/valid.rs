@@ -196,6 +196,25 @@ pub enum ResolvedAlgorithm {
     Hier(LegAlgorithms),
 }
 
+impl ResolvedAlgorithm {
+    /// The algorithm as a spec writes it, text that `algorithm:` reads
+    /// back as this choice: `Ring`, or `Hier((intra_reduce_scatter:
+    /// Kangaring, inter_all_reduce: InterRdh, intra_all_gather: Ring))`
+    /// (the legs in run order). Where a message tells a user to write a
+    /// choice, it gives this (the signature's form,
+    /// `Hier(intra_reduce_scatter=Kangaring, ...)`, does not parse).
+    pub fn spec_text(&self) -> String {
+        match self {
+            ResolvedAlgorithm::Flat(alg) => alg.name().to_owned(),
+            ResolvedAlgorithm::Hier(legs) => {
+                let parts: Vec<String> =
+                    legs.iter().map(|(leg, alg)| format!("{}: {}", leg.field(), alg.name())).collect();
+                format!("Hier(({}))", parts.join(", "))
+            }
+        }
+    }
+}
+
 /// A hierarchical algorithm's choices: one algorithm per leg, in the
 /// order the legs run, no leg twice (so at most [`Leg::ALL`]'s five).
 /// Held inline, so that a [`ResolvedAlgorithm`] is `Copy`: `Auto` lists,
@@ -663,6 +682,42 @@ mod tests {
         let at = explicit.locate(Rank(1)).unwrap();
         assert_eq!((at.rank(), at.group(), at.index()), (Rank(1), 0, 1));
         assert_eq!(explicit.locate(Rank(4)), None);
+    }
+
+    /// What a message tells a user to write reads back as the choice it
+    /// names: every flat algorithm, and every hierarchical choice of
+    /// every op, through the spec parser.
+    #[test]
+    fn a_choice_as_a_spec_writes_it_parses_back() {
+        use ccc_ir::spec::{Algorithm, HierLegs};
+        let flat = crate::testing::Case::flat_pairs().map(|(_, alg)| ResolvedAlgorithm::Flat(alg));
+        let hier = crate::testing::Case::hier_choices()
+            .into_iter()
+            .map(|(_, pairs)| ResolvedAlgorithm::Hier(LegAlgorithms::new(&pairs).unwrap()));
+        let mut seen = 0;
+        for choice in flat.chain(hier) {
+            let text = choice.spec_text();
+            let spec = format!(
+                "Collective(op: AllReduce, dtype: Bf16, count: 8, arch: Cayman, topology: (rank_n: 8, \
+                 local_rank_n: 4), channels: 2, algorithm: {text})"
+            );
+            let parsed = crate::parse::parse(&spec).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let expected = match choice {
+                ResolvedAlgorithm::Flat(alg) => Algorithm::flat(alg).unwrap(),
+                ResolvedAlgorithm::Hier(legs) => {
+                    Algorithm::Hier(legs.iter().fold(HierLegs::default(), |h, &(leg, alg)| h.with(leg, alg)))
+                }
+            };
+            assert_eq!(parsed.program.collectives[0].algorithm, expected, "{text}");
+            seen += 1;
+        }
+        assert!(seen > 30, "{seen} choices");
+        let legs =
+            LegAlgorithms::new(&[(Leg::IntraReduceScatter, AlgType::Kangaring), (Leg::IntraAllGather, AlgType::Ring)]);
+        assert_eq!(
+            ResolvedAlgorithm::Hier(legs.unwrap()).spec_text(),
+            "Hier((intra_reduce_scatter: Kangaring, intra_all_gather: Ring))"
+        );
     }
 
     /// A hierarchical choice holds its pairs in order, at most one per

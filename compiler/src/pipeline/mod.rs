@@ -111,7 +111,7 @@ pub fn compile_source(src: &str, options: &Options) -> Result<(ParsedSpec, Valid
 /// of a large world can then be proven by writing that choice, where
 /// skipping the proof was the only way out it was told.
 fn provable(valid: &ValidProgram, options: &Options, e: CompileError) -> CompileError {
-    use crate::cost::auto::{Machine, build_alone, display};
+    use crate::cost::auto::{Machine, build_alone};
     use crate::verify::VerifyError;
     let CompileError::Verify(VerifyError::TooLarge { collective, cells, limit, provable: None }) = e else { return e };
     let Some(c) = valid.collectives.get(collective as usize) else { return e };
@@ -125,7 +125,7 @@ fn provable(valid: &ValidProgram, options: &Options, e: CompileError) -> Compile
             build_alone(c, machine, &a.algorithm)
                 .is_some_and(|s| crate::verify::postcondition::check_cells(&s, &options.prover).is_ok())
         })
-        .map(|a| display(&a.algorithm));
+        .map(|a| a.algorithm.spec_text());
     VerifyError::TooLarge { collective, cells, limit, provable }.into()
 }
 

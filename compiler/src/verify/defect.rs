@@ -29,8 +29,10 @@ pub enum VerifyError {
         /// The limit.
         limit: u64,
         /// For a collective whose algorithm `Auto` chose, the cheapest of
-        /// its other choices that the prover holds, as the signature
-        /// writes it (`Ring`); `None` otherwise, or when none does.
+        /// its other choices that the prover holds, as a spec writes it
+        /// ([`ResolvedAlgorithm::spec_text`](crate::valid::ResolvedAlgorithm::spec_text):
+        /// `Ring`, `Hier((intra_reduce_scatter: Kangaring, ...))`); `None`
+        /// otherwise, or when none does.
         provable: Option<String>,
     },
 }
