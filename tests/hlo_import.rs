@@ -44,9 +44,11 @@ fn fixtures() -> Vec<PathBuf> {
     out
 }
 
-/// The auto-sharded matmul before partitioning: no collectives yet.
+/// The auto-sharded matmul before partitioning: no collectives yet; and
+/// the partly manual shard_map before partitioning, which ccc refuses
+/// (`a_partly_manual_shard_map_is_imported_compiled`).
 fn is_unpartitioned(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == "gspmd_matmul_8.lowered.hlo")
+    path.file_name().is_some_and(|n| n == "gspmd_matmul_8.lowered.hlo" || n == "partly_manual_8.lowered.hlo")
 }
 
 /// The device count a fixture's name ends with (`..._16.compiled.hlo`).
@@ -818,6 +820,32 @@ fn unpartitioned_module_says_what_to_import() {
     let e = import_module(&src, &target(8), None).unwrap_err();
     assert!(e.message.contains("has no collectives"), "{e}");
     assert!(e.help.contains("Compiled.as_text()"), "{e:?}");
+}
+
+/// A shard_map manual over `x` of a mesh of `x` and `y`: its lowered
+/// text gives the permute `f32[4,16]`, four devices' data along `y`
+/// (ccc read count 64 and said nothing), so it is refused, at the
+/// attribute that says so, pointing to the compiled text; the compiled
+/// module gives each device's `f32[4,4]`, 16 elements.
+#[test]
+fn a_partly_manual_shard_map_is_imported_compiled() {
+    let rel = "tests/hlo/partly_manual_8.lowered.hlo";
+    let src = std::fs::read_to_string(Path::new(ROOT).join(rel)).unwrap();
+    let e = import_module(&src, &target(8), None).unwrap_err();
+    assert!(e.message.contains("a shard_map manual over `x` but not over mesh axis `y`"), "{e}");
+    assert!(e.message.contains("counts are not one device's"), "{e}");
+    assert!(e.help.contains("compiled module"), "{e:?}");
+    let attr = src.find("manual_axes{").unwrap();
+    let line = src[..attr].matches('\n').count() + 1;
+    assert_eq!(e.start.line, line, "{e}");
+    let out = ccc(&["check", rel, "--target", target_path(8).to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let (_, compiled) = import(&Path::new(ROOT).join("tests/hlo/partly_manual_8.compiled.hlo"));
+    let permute = compiled.program.collectives.iter().find(|c| c.op == OpType::Permute).unwrap();
+    assert_eq!(permute.count, 16, "f32[4,4] on each device");
+    let reduce = compiled.program.collectives.iter().find(|c| c.op == OpType::AllReduce).unwrap();
+    assert_eq!(reduce.count, 16);
 }
 
 #[test]

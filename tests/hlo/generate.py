@@ -41,6 +41,7 @@ MODULES = {
     "group_shapes_64": (64, ("lowered", "compiled")),
     "auto_sharded_grad_16": (16, ("compiled",)),
     "reshard_2d_32": (32, ("compiled",)),
+    "partly_manual_8": (8, ("lowered", "compiled")),
 }
 
 
@@ -248,6 +249,24 @@ def build(name):
         m = mesh(("x", 4), ("y", 8))
         x = sharded(m, (256, 512), jnp.bfloat16, P("x", "y"))
         return jax.jit(jnp.sin, out_shardings=NamedSharding(m, P("y", "x"))), (x,)
+
+    if name == "partly_manual_8":
+        # A shard_map manual over one axis of a 2 x 4 mesh (`axis_names`):
+        # in the lowered text, shapes inside it are per device along `x`
+        # only (`f32[4,16]`, each device holding `f32[4,4]`) and its
+        # reductions' roots are wrapped in `Sharding` calls; ccc refuses
+        # that text and imports the compiled one, whose shapes are per
+        # device.
+        m = mesh(("x", 2), ("y", 4))
+        x = sharded(m, (8, 16), jnp.float32, P("x", "y"))
+
+        def inner(v):
+            gathered = jax.lax.all_gather(v, "x", tiled=True)
+            return jax.lax.psum(v, "x"), gathered, jax.lax.ppermute(v, "x", [(0, 1), (1, 0)])
+
+        f = jax.shard_map(inner, mesh=m, in_specs=P("x"), out_specs=(P("x"), P(), P("x")), axis_names={"x"},
+                          check_vma=False)
+        return jax.jit(f), (x,)
 
     raise SystemExit(f"unknown module {name}")
 

@@ -173,6 +173,77 @@ fn sdy_mesh_devices(module: &Module<'_>) -> Option<(usize, u64)> {
     found
 }
 
+/// What names the axes a `shard_map` is manual over, in the
+/// `frontend_attributes` of JAX's `xla.sdy.GlobalToLocalShape` call
+/// (`xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"`).
+const SDY_MANUAL_AXES: &str = "manual_axes{";
+
+/// Refuses lowered text (no device count in its header) holding a
+/// `shard_map` that is manual over some of its Shardy mesh's axes and not
+/// all (`axis_names={"x"}` on a mesh of `x` and `y`): inside it, shapes
+/// are per device along the manual axes only, and still global along the
+/// others, so the collectives' counts there would be read as several
+/// devices' (a permute of `f32[4,16]` where each device moves
+/// `f32[4,4]`), and their reductions are wrapped in `Sharding` calls. The
+/// compiled module has the per-device shapes. Axes of one device do not
+/// count: they change no shape.
+pub(super) fn refuse_partly_manual(module: &Module<'_>) -> Result<(), HloError> {
+    let lowered = !module.header.iter().any(|a| a.key == "replica_count" || a.key == "num_partitions");
+    let Some(mesh) = lowered.then(|| sdy_mesh_axes(module)).flatten() else { return Ok(()) };
+    let wide: Vec<&str> = mesh.iter().filter(|(_, size)| *size > 1).map(|(name, _)| *name).collect();
+    for instruction in module.computations.iter().flat_map(|c| &c.instructions) {
+        let Some(attrs) = instruction.attr("frontend_attributes") else { continue };
+        let Some(start) = attrs.value.find(SDY_MANUAL_AXES) else { continue };
+        let listed = &attrs.value[start + SDY_MANUAL_AXES.len()..];
+        let Some(listed) = listed.get(..listed.find('}').unwrap_or(listed.len())) else { continue };
+        let manual: Vec<&str> = listed.split(',').map(|a| a.trim().trim_matches(|c| c == '\\' || c == '"')).collect();
+        let auto: Vec<&str> = wide.iter().copied().filter(|axis| !manual.contains(axis)).collect();
+        if auto.is_empty() {
+            continue;
+        }
+        let quoted = |axes: &[&str]| axes.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
+        return Err(HloError::at(
+            attrs.at + start,
+            SDY_MANUAL_AXES.len() + listed.len() + 1,
+            format!(
+                "`{}`: a shard_map manual over {} but not over mesh {} {}: in lowered text its shapes are still \
+                 global along {}, so its collectives' counts are not one device's",
+                instruction.name,
+                quoted(&manual),
+                if auto.len() == 1 { "axis" } else { "axes" },
+                quoted(&auto),
+                if auto.len() == 1 { "it" } else { "them" },
+            ),
+            "import the compiled module instead (`jax.jit(f).lower(...).compile().as_text()`, or `--xla_dump_to`), \
+             whose shapes are per device; or make the shard_map manual over every mesh axis",
+        ));
+    }
+    Ok(())
+}
+
+/// The axes (name and size) of the one Shardy mesh a lowered module's
+/// header declares (`#sdy.mesh<["x"=2, "y"=4]>`); `None` when it declares
+/// none, several, or one it cannot read.
+fn sdy_mesh_axes<'a>(module: &Module<'a>) -> Option<Vec<(&'a str, u64)>> {
+    let attrs = module.header.iter().find(|a| a.key == "frontend_attributes")?;
+    let mut meshes = attrs.value.match_indices(SDY_MESH);
+    let (i, _) = meshes.next()?;
+    if meshes.next().is_some() {
+        return None;
+    }
+    let axes = attrs.value.get(i + SDY_MESH.len()..)?;
+    let axes = axes.get(..axes.find(']')?)?;
+    if axes.trim().is_empty() {
+        return None;
+    }
+    axes.split(',')
+        .map(|axis| {
+            let (name, size) = axis.rsplit_once('=')?;
+            Some((name.trim().trim_matches('"'), size.trim().parse::<u64>().ok()?))
+        })
+        .collect()
+}
+
 /// Whether `opcode` (or its async start) is all-reduce, all-gather or
 /// reduce-scatter: the ops that take `use_global_device_ids`.
 fn family(opcode: &str) -> bool {

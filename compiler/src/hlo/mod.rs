@@ -207,6 +207,7 @@ fn walk(
     }
     import::refuse_misspelt(module)?;
     let space = import::space(module, target)?;
+    import::refuse_partly_manual(module)?;
     let by_name: BTreeMap<&str, &text::Computation<'_>> = module.computations.iter().map(|c| (c.name, c)).collect();
     let own: usize = module.computations.iter().map(|c| c.instructions.len()).sum();
     let budget = own.saturating_add(import::MAX_REPEATED_INSTRUCTIONS);
