@@ -839,8 +839,8 @@ pub fn manifest_json(compiled: &Compiled) -> Result<String, Failure> {
 ///
 /// [`ErrorClass::Output`]: a folder that is not ccc's to replace, a file in
 /// the way, or a file-system failure.
-pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
-    output::write(out, compiled).map_err(|e| {
+pub fn write(out: &Path, compiled: &Compiled, cancel: Option<&Cancel>) -> Result<Written, Failure> {
+    output::write_cancellable(out, compiled, cancel).map_err(|e| {
         let mut info = ErrorInfo::new(ErrorClass::Output, variant(&e), e.to_string());
         match &e {
             OutputError::InTheWay { entry, .. } => {
@@ -884,7 +884,8 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, Failure> {
                 };
                 info.help = Some(help.to_owned());
             }
-            // `write` takes no cancel flag.
+            // Only set by Ctrl-C, whose `KeyboardInterrupt` is raised
+            // instead (`interruptible`).
             OutputError::Cancelled { .. } => {}
             OutputError::MountInside { entry, .. } => {
                 info.field = Some(entry.display().to_string());

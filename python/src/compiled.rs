@@ -185,7 +185,9 @@ impl PyCompiled {
     /// (debris of killed compiles removed), `atomic`.
     ///
     /// Raises `ccc.OutputError` (nothing written) for a folder ccc may not
-    /// replace or a file of yours where ccc writes one.
+    /// replace or a file of yours where ccc writes one. Ctrl-C stops it
+    /// (`KeyboardInterrupt`) before the new output takes the folder's
+    /// place: the folder is then as it was, and no work folder is left.
     fn write<'py>(&self, py: Python<'py>, out_dir: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         // A path as `open()` takes one: `str`, `bytes` or `os.PathLike`
         // (`os.fsdecode` reads each as the file system names it).
@@ -210,7 +212,11 @@ impl PyCompiled {
             ));
         }
         let compiled = Arc::clone(&self.compiled);
-        let written = py.detach(|| errors::guard(|| adapter::write(&out_dir, &compiled)));
+        // Ctrl-C stops it before the new output takes the folder's place
+        // (the folder then as it was, nothing left beside it), as it stops
+        // `ccc compile -o`; once it has, the old tree is emptied first.
+        let written =
+            crate::interruptible(py, |cancel| errors::guard(|| adapter::write(&out_dir, &compiled, cancel.as_ref())))?;
         let written = written.map_err(|e| errors::to_py(py, e))?;
         let dict = PyDict::new(py);
         dict.set_item("files", written.files)?;

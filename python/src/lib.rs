@@ -267,7 +267,7 @@ fn may_take_long(spec: &Spec, request: &Request) -> bool {
 /// the handler's exception is raised. (Only the main thread runs signal
 /// handlers: from another, this waits for the work.) Where no thread can
 /// be started, the work runs here, uninterruptible.
-fn interruptible<T: Send>(
+pub(crate) fn interruptible<T: Send>(
     py: Python<'_>,
     work: impl FnOnce(Option<ccc_compiler::pipeline::Cancel>) -> T + Send,
 ) -> PyResult<T> {

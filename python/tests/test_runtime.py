@@ -93,6 +93,37 @@ def test_ctrl_c_stops_a_compile_under_way():
     assert [t.ctrl_spad for t in again.images[0].values()] == [t.ctrl_spad for t in whole.images[0].values()]
 
 
+def test_ctrl_c_stops_a_write_before_it_replaces_the_folder(tmp_path):
+    """A SIGINT raised while `Compiled.write` fills its new output is a
+    KeyboardInterrupt before that output takes the folder's place: the
+    folder still holds the output it held, whole, and nothing is left
+    beside it. (Before, the write ran to its end, the folder replaced, and
+    the interrupt came after, its result lost.) A write after it works."""
+    world = """Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: {count}, arch: Cayman,
+        topology: (rank_n: 4096, local_rank_n: 16), channels: 1, algorithm: Ring)"""
+    old = ccc.compile(world.format(count=1 << 20), verify=False)
+    new = ccc.compile(world.format(count=1 << 21), verify=False)
+    out = tmp_path / "out"
+    old.write(out)
+    start = time.perf_counter()
+    new.write(tmp_path / "timed")
+    full = time.perf_counter() - start
+    assert full > 0.2, "the write was too quick to interrupt"
+    timer = threading.Timer(full / 20, lambda: signal.raise_signal(signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        new.write(out)
+    interrupted = time.perf_counter() - start
+    timer.join()
+    assert interrupted < full / 2, (interrupted, full)
+    assert (out / "manifest.json").read_text() == old.manifest_json()
+    assert ccc.diagnose([out, old])["all_match"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "timed"]
+    assert new.write(out)["replaced"]
+    assert (out / "manifest.json").read_text() == new.manifest_json()
+
+
 def test_concurrent_compiles_agree_with_serial_ones():
     text = (ROOT / "examples" / "allreduce_hier.ron").read_text()
     program = ccc.parse(text)
