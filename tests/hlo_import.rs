@@ -1363,6 +1363,42 @@ fn an_empty_or_cut_module_is_said_to_be_one() {
     }
 }
 
+/// StableHLO, what JAX 0.10.2's `Lowered.as_text()` prints by default
+/// (here of `jax.jit(lambda x: x + 1)`, and with `debug_info=True`, which
+/// puts `#loc` lines first), is said to be StableHLO, and the help names
+/// the calls that give HLO text: it was "not an XLA HLO module" with a
+/// help naming `as_text()`, the call that made it.
+#[test]
+fn stablehlo_text_is_said_to_be_one() {
+    let body = "module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xf32>) -> (tensor<3xf32> {jax.result_info = \"result\"}) {
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %1 = stablehlo.add %arg0, %0 : tensor<3xf32>
+    return %1 : tensor<3xf32>
+  }
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let t = target_path(8);
+    for text in [body.to_owned(), format!("#loc1 = loc(\"x\")\n{body}")] {
+        let e = import_module(&text, &target(8), None).unwrap_err();
+        assert!(e.message.contains("is StableHLO (MLIR) text, not an XLA HLO module"), "{e}");
+        assert!(e.help.contains("Lowered.as_text(dialect=\"hlo\")"), "{e:?}");
+        assert_eq!(e.start.line, text.lines().position(|l| l.starts_with("module")).unwrap() + 1);
+        let path = dir.path().join("f.mlir");
+        std::fs::write(&path, &text).unwrap();
+        for verb in ["import", "check"] {
+            let out = ccc(&[verb, path.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+            let stderr = flat(&String::from_utf8(out.stderr).unwrap());
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains("f.mlir is StableHLO (MLIR) text"), "{verb}: {stderr}");
+            assert!(stderr.contains("Lowered.as_text(dialect=\"hlo\")"), "{verb}: {stderr}");
+            assert!(!stderr.contains("a RON spec?"), "{verb}: {stderr}");
+        }
+    }
+}
+
 /// A small module: one all-reduce over two groups of 4 of 8 devices.
 const SMALL: &str = "HloModule m, replica_count=1, num_partitions=8
 

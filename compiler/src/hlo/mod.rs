@@ -125,6 +125,24 @@ impl Imported {
 /// Python module refuses longer text.
 pub const MODULE_MAX_BYTES: u64 = 256 << 20;
 
+/// Where HLO text comes from, as a message names it.
+pub const HLO_SOURCES: &str = "`Compiled.as_text()` (of `jax.jit(f).lower(...).compile()`), `Lowered.as_text(dialect=\"hlo\")`, or a \
+     `--xla_dump_to` dump";
+
+/// What ccc says of MLIR text (StableHLO, what JAX's `Lowered.as_text()`
+/// gives by default), which it does not read.
+pub const MLIR_TEXT: &str = "is StableHLO (MLIR) text, not an XLA HLO module: JAX's `Lowered.as_text()` gives \
+                             StableHLO unless asked for HLO";
+
+/// Does `src` look like MLIR text (`module @jit_f attributes {...} {`,
+/// after any `#loc` lines): StableHLO or MHLO, as JAX's
+/// `Lowered.as_text()` prints it by default, not HLO text.
+pub fn looks_like_mlir(src: &str) -> bool {
+    let src = crate::parse::strip_bom(src);
+    let first = src.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with("#loc"));
+    first.is_some_and(|l| l.starts_with("module @") || l.starts_with("module {") || l.starts_with("module attributes"))
+}
+
 /// Does `src` look like HLO text (rather than a RON spec)? True when its
 /// first significant line starts with `HloModule`, or it has an `ENTRY`
 /// computation line. Used to recognise an input by content.
@@ -162,6 +180,15 @@ pub fn import_module(given: &str, target: &Target, algorithm: Option<&Algorithm>
     // starting with another gets offsets into what it holds.
     let skip = given.len() - src.len();
     let place = |e: HloError| e.shifted(skip).locate(given);
+    if looks_like_mlir(src) {
+        let at = src.find("module").unwrap_or(0);
+        return Err(place(HloError::at(
+            at,
+            "module".len(),
+            format!("the text {MLIR_TEXT}"),
+            format!("import HLO text: {HLO_SOURCES}"),
+        )));
+    }
     let clean = text::prepare(src).map_err(place)?;
     let module = text::parse_module(&clean).map_err(place)?;
     walk(&module, src, target, algorithm).map_err(place)

@@ -356,7 +356,7 @@ pub fn parse_module(clean: &str) -> Result<Module<'_>, HloError> {
                              --xla_dump_hlo_as_text\" (DIR/*SyncTensorsGraph*after_optimizations.txt), or cut one \
                              graph's module out (from `HloModule` to its last `}`)"
                     }
-                    false => "is this an HLO module as XLA prints it (`as_text()`, `--xla_dump_to`)?",
+                    false => "is this an HLO module as XLA prints it (`Compiled.as_text()`, `--xla_dump_to`)?",
                 },
             ));
         }

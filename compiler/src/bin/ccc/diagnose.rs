@@ -134,8 +134,11 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     // folders (a spec refuses them): refused for every kind alike.
     if !any_module && (args.hlo.target.is_some() || args.hlo.algorithm.is_some()) {
         return Err(Failure::input(miette::miette!(
-            help = "--target and --algorithm are for XLA HLO modules (`as_text()`, `--xla_dump_to`); specs, \
-                    manifests and output folders name their own machine and algorithms: drop them",
+            help = format!(
+                "--target and --algorithm are for XLA HLO modules ({}); specs, manifests and output folders name \
+                 their own machine and algorithms: drop them",
+                ccc_compiler::hlo::HLO_SOURCES
+            ),
             "none of the {} inputs is an XLA HLO module, but --target or --algorithm was given",
             args.inputs.len()
         )));

@@ -21,9 +21,11 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     let text = read_text(&args.module, HLO_CAP, "HLO module")?;
     let src = strip_bom(&text);
     if !ccc_compiler::hlo::looks_like_hlo(src) {
+        use ccc_compiler::hlo::{HLO_SOURCES, MLIR_TEXT, looks_like_mlir};
+        let what = if looks_like_mlir(src) { MLIR_TEXT } else { "is not an XLA HLO module" };
         return Err(Failure::input(miette::miette!(
-            help = "an HLO module starts `HloModule NAME` (`as_text()`, `--xla_dump_to`)",
-            "{} is not an XLA HLO module",
+            help = format!("an HLO module starts `HloModule NAME`: {HLO_SOURCES}"),
+            "{} {what}",
             args.module.display()
         )));
     }

@@ -113,16 +113,22 @@ fn load_text(
     if hlo.target.is_some() || hlo.algorithm.is_some() {
         let what = if src.trim().is_empty() {
             "is empty, not an XLA HLO module"
+        } else if ccc_compiler::hlo::looks_like_mlir(src) {
+            ccc_compiler::hlo::MLIR_TEXT
         } else if src.trim_start().starts_with("HloModule") {
             "is not an XLA HLO module: its first line is not `HloModule NAME`"
         } else {
             "is not an XLA HLO module (its first line is not `HloModule NAME`): a RON spec?"
         };
-        return Err(Failure::input(miette::miette!(
-            help = "--target and --algorithm are for an XLA HLO module (`as_text()`, `--xla_dump_to`); a RON spec \
-                    names its own machine and algorithms: drop them for a spec",
-            "{name} {what}"
-        )));
+        let help = match ccc_compiler::hlo::looks_like_mlir(src) {
+            true => format!("give HLO text: {}", ccc_compiler::hlo::HLO_SOURCES),
+            false => format!(
+                "--target and --algorithm are for an XLA HLO module ({}); a RON spec names its own machine and \
+                 algorithms: drop them for a spec",
+                ccc_compiler::hlo::HLO_SOURCES
+            ),
+        };
+        return Err(Failure::input(miette::miette!(help = help, "{name} {what}")));
     }
     if text.len() as u64 > SPEC_CAP {
         return Err(too_large(path, Some(text.len() as u64), SPEC_CAP, "spec"));
