@@ -848,6 +848,36 @@ fn a_partly_manual_shard_map_is_imported_compiled() {
     assert_eq!(reduce.count, 16);
 }
 
+/// Two modules of one program whose collective `y` changed its element
+/// type alone: `y` is paired by name and its types said to differ (it was
+/// paired by name and type, so it read as one missing and one extra).
+#[test]
+fn diagnose_pairs_a_collective_whose_type_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = |y_type: &str| {
+        let (p, add) = if y_type == "s32" { ("%q", "%addi") } else { ("%p", "%add") };
+        format!(
+            "HloModule m, num_partitions=8\n\n%add (a: f32[], b: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n  \
+             %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}}\n\n%addi (c: s32[], d: s32[]) -> s32[] {{\n  \
+             %c = s32[] parameter(0)\n  %d = s32[] parameter(1)\n  ROOT %t = s32[] add(%c, %d)\n}}\n\n\
+             ENTRY %main (p: f32[16], q: s32[16]) -> f32[16] {{\n  %p = f32[16]{{0}} parameter(0)\n  \
+             %q = s32[16]{{0}} parameter(1)\n  \
+             %x = f32[16]{{0}} all-reduce(%p), channel_id=1, replica_groups={{{{0,1,2,3}},{{4,5,6,7}}}}, use_global_device_ids=true, to_apply=%add\n  \
+             %y = {y_type}[16]{{0}} all-reduce({p}), channel_id=2, replica_groups={{{{0,1}},{{2,3}},{{4,5}},{{6,7}}}}, use_global_device_ids=true, to_apply={add}\n  \
+             ROOT %z = f32[16]{{0}} all-reduce(%p), channel_id=3, replica_groups={{{{0,1,2,3,4,5,6,7}}}}, use_global_device_ids=true, to_apply=%add\n}}\n"
+        )
+    };
+    let (a, b) = (dir.path().join("f32.hlo"), dir.path().join("s32.hlo"));
+    std::fs::write(&a, module("f32")).unwrap();
+    std::fs::write(&b, module("s32")).unwrap();
+    let t = target_path(8);
+    let out = ccc(&["diagnose", a.to_str().unwrap(), b.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("  ")).collect();
+    assert_eq!(lines, ["y: element types differ (F32 against I32)"], "{stdout}");
+}
+
 #[test]
 fn diagnose_names_the_differing_instruction() {
     let dir = tempfile::tempdir().unwrap();

@@ -158,19 +158,39 @@ fn by_name(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> 
     if names_a.len() != na || names_b.len() != nb {
         return None;
     }
-    let common = names_a.keys().filter(|k| names_b.contains_key(*k)).count();
+    // Paired by name and dtype; then a name left unpaired once in each
+    // module is one collective whose dtype changed, paired by name (it
+    // read as one missing and one extra).
+    let mut pair_of_a: Vec<Option<usize>> = vec![None; na];
+    let mut paired_b = vec![false; nb];
+    for (i, (s, c)) in a.sources.iter().zip(&a.program.collectives).enumerate() {
+        if let Some(&j) = names_b.get(&(s.instruction.clone(), c.dtype)) {
+            pair_of_a[i] = Some(j);
+            paired_b[j] = true;
+        }
+    }
+    let lone = |m: &Imported, unpaired: &dyn Fn(usize) -> bool| {
+        let mut once: BTreeMap<String, Option<usize>> = BTreeMap::new();
+        for (i, s) in m.sources.iter().enumerate().filter(|&(i, _)| unpaired(i)) {
+            once.entry(s.instruction.clone()).and_modify(|at| *at = None).or_insert(Some(i));
+        }
+        once
+    };
+    let lone_b = lone(b, &|j| !paired_b[j]);
+    for (name, i) in lone(a, &|i| pair_of_a[i].is_none()) {
+        if let (Some(i), Some(&Some(j))) = (i, lone_b.get(&name)) {
+            pair_of_a[i] = Some(j);
+            paired_b[j] = true;
+        }
+    }
+    // Pairs in a's order, and the longest run of them kept in order.
+    let pairs: Vec<(usize, usize)> = pair_of_a.iter().enumerate().filter_map(|(i, j)| j.map(|j| (i, j))).collect();
+    let common = pairs.len();
     if common == 0 || 2 * common < na.max(nb) {
         return None;
     }
     let (ca, cb) = (as_coll(ka), as_coll(kb));
     let counts = format!("{} against {nb}", ccc_ir::noun::count(na as u64, "collective"));
-    // Pairs in a's order, and the longest run of them kept in order.
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
-    for (i, (s, c)) in a.sources.iter().zip(&a.program.collectives).enumerate() {
-        if let Some(&j) = names_b.get(&(s.instruction.clone(), c.dtype)) {
-            pairs.push((i, j));
-        }
-    }
     // Ranks of the pairs' positions in b, a permutation of 0..pairs.
     let mut by_b: Vec<usize> = (0..pairs.len()).collect();
     by_b.sort_by_key(|&p| pairs[p].1);
@@ -208,8 +228,8 @@ fn by_name(a: &Imported, b: &Imported, ka: &[Attributes], kb: &[Attributes]) -> 
         }
         next += 1;
     }
-    for (j, (s, c)) in b.sources.iter().zip(&b.program.collectives).enumerate() {
-        if !names_a.contains_key(&(s.instruction.clone(), c.dtype)) {
+    for (j, s) in b.sources.iter().enumerate() {
+        if !paired_b[j] {
             let what = format!(
                 "only the second module has this collective ({}), its {} ({counts})",
                 summary(&cb[j]),
