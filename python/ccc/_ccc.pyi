@@ -176,7 +176,8 @@ def diagnose(inputs: Union[Sequence[_DiagnoseInput], Mapping[str, _DiagnoseInput
     holding a file changed since ccc wrote it is listed under ``edited``, a
     key present only then, and is no match) or a spec or manifest file. A
     list names its inputs ``input 0``, ... (a path by itself); a dict by its
-    keys."""
+    keys. Of the inputs refused, the first in input order is raised, its
+    message naming it and the others refused."""
 
 def decode(data: Union[bytes, bytearray], region: str) -> Union[List[Any], Dict[str, Any]]:
     """Decodes an image of ``region`` (``ctrl``, ``slot``, ``neff``) into

@@ -950,47 +950,52 @@ pub enum DiagnoseInput<'a> {
 ///
 /// The input that cannot be read: a spec's validation or build error, or
 /// [`ErrorClass::Input`] for text that is not a manifest.
-pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Failure> {
+pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Vec<(usize, Failure)>> {
     let mut read = Vec::with_capacity(inputs.len());
-    for (name, input) in inputs {
-        read.push(match input {
-            DiagnoseInput::Spec(spec) => spec_input(name, spec).map_err(|e| naming(name, e))?,
-            DiagnoseInput::ManifestJson(json) => Input::from_manifest_json(name.clone(), json).map_err(input_error)?,
-            // The JSON is ccc's own text of the caller's dict: a line and
-            // column in it point at nothing the caller wrote.
-            DiagnoseInput::ManifestDict(json) => Input::from_manifest_json(name.clone(), json).map_err(|e| {
-                let mut info = match e {
-                    InputError::NotAManifest { name, message, .. } => {
-                        let mut info = input_error(InputError::NotAManifest { name, message, line: 0, column: 0 });
-                        info.message = info.message.split(" (at line ").next().unwrap_or_default().to_owned();
-                        info
-                    }
-                    e => input_error(e),
-                };
-                (info.line, info.column) = (None, None);
-                info
-            })?,
-            DiagnoseInput::Compiled(c) => {
-                // Its images are at hand: compared by them, as a spec's are.
-                let input = Input::from_manifest(name.clone(), &Manifest::of(c)).map_err(input_error)?;
-                Input { images: images_digest(&c.images, c.schedule.shape.rank_n), ..input }
-            }
-            DiagnoseInput::Folder(dir) => {
-                let read = output::read_output(dir).map_err(read_error).map_err(|e| naming(name, e))?;
-                let input = Input::from_manifest_json(name.clone(), &read.manifest).map_err(input_error)?;
-                Input { images: read.images, edited: read.edited, ..input }
-            }
-        });
+    let mut refused = Vec::new();
+    for (i, (name, input)) in inputs.iter().enumerate() {
+        match diagnose_input(name, input) {
+            Ok(input) => read.push(input),
+            Err(e) => refused.push((i, e)),
+        }
+    }
+    if !refused.is_empty() {
+        return Err(refused);
     }
     serde_json::to_string(&diagnose_inputs(&read))
-        .map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the report: {e}")))
+        .map_err(|e| vec![(0, ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the report: {e}")))])
 }
 
-/// `e` with its message naming the `diagnose` input it is about
-/// (`rank 5: ...`): a spec's line or field says nothing without it.
-fn naming(name: &str, mut e: Failure) -> Failure {
-    e.message = format!("{name}: {}", e.message);
-    e
+/// One `diagnose` input read ([`diagnose`]).
+fn diagnose_input(name: &str, input: &DiagnoseInput<'_>) -> Result<Input, Failure> {
+    Ok(match input {
+        DiagnoseInput::Spec(spec) => spec_input(name, spec)?,
+        DiagnoseInput::ManifestJson(json) => Input::from_manifest_json(name.to_owned(), json).map_err(input_error)?,
+        // The JSON is ccc's own text of the caller's dict: a line and
+        // column in it point at nothing the caller wrote.
+        DiagnoseInput::ManifestDict(json) => Input::from_manifest_json(name.to_owned(), json).map_err(|e| {
+            let mut info = match e {
+                InputError::NotAManifest { name, message, .. } => {
+                    let mut info = input_error(InputError::NotAManifest { name, message, line: 0, column: 0 });
+                    info.message = info.message.split(" (at line ").next().unwrap_or_default().to_owned();
+                    info
+                }
+                e => input_error(e),
+            };
+            (info.line, info.column) = (None, None);
+            info
+        })?,
+        DiagnoseInput::Compiled(c) => {
+            // Its images are at hand: compared by them, as a spec's are.
+            let input = Input::from_manifest(name.to_owned(), &Manifest::of(c)).map_err(input_error)?;
+            Input { images: images_digest(&c.images, c.schedule.shape.rank_n), ..input }
+        }
+        DiagnoseInput::Folder(dir) => {
+            let read = output::read_output(dir).map_err(read_error)?;
+            let input = Input::from_manifest_json(name.to_owned(), &read.manifest).map_err(input_error)?;
+            Input { images: read.images, edited: read.edited, ..input }
+        }
+    })
 }
 
 /// A spec's input, as `ccc diagnose` makes it (`compiler/src/bin/ccc/diagnose.rs`).

@@ -481,7 +481,10 @@ fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
 /// folder's place each time it was read);
 /// a spec that does not parse or validate raises its `ccc.ParseError` or
 /// `ccc.ValidationError`, the message starting with the input's name
-/// (`rank 5: ...`).
+/// (`rank 5: ...`). Every input is read: of those refused, the first in
+/// input order is raised, its name followed by how many others were
+/// refused and which (`rank 0 (and 2 other inputs refused too: rank 1,
+/// rank 3): ...`).
 #[pyfunction]
 fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let mut named: Vec<(String, Owned)> = Vec::new();
@@ -498,12 +501,18 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
             "diagnose takes a list (or dict) of inputs to compare, not a `{kind}`: diagnose([a, b])"
         )));
     }
+    // Every input is read, and every one refused is counted: the first
+    // refused, in input order (refused reading it, or reading its spec),
+    // is raised, saying how many others were ([`refused`]).
+    let mut refused: Vec<(usize, String, PyErr)> = Vec::new();
     if let Ok(mapping) = inputs.cast::<PyMapping>() {
-        for item in mapping.items()?.iter() {
+        for (i, item) in mapping.items()?.iter().enumerate() {
             let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
             let name = program::text_arg(py, &key, "a diagnose key", "an input's name (str)")?;
-            let input = diagnose_input(py, &value).map_err(|e| naming(py, &name, e))?;
-            named.push((name, input));
+            match diagnose_input(py, &value) {
+                Ok(input) => named.push((name, input)),
+                Err(e) => refused.push((i, name, e)),
+            }
         }
     } else {
         for (i, item) in inputs.try_iter()?.enumerate() {
@@ -515,16 +524,23 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
                 Some(path) => path.display().to_string(),
                 None => format!("input {i}"),
             };
-            let input = diagnose_input(py, &item).map_err(|e| naming(py, &name, e))?;
-            named.push((name, input));
+            match diagnose_input(py, &item) {
+                Ok(input) => named.push((name, input)),
+                Err(e) => refused.push((i, name, e)),
+            }
         }
     }
     // An empty gather is no evidence that ranks match.
-    if named.is_empty() {
+    if named.is_empty() && refused.is_empty() {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "diagnose was given no inputs; accepted: a list or dict of at least one (ccc diagnose takes two or more)",
         ));
     }
+    // Where each input read sits among all of them.
+    let positions: Vec<usize> = {
+        let gone: std::collections::BTreeSet<usize> = refused.iter().map(|(i, _, _)| *i).collect();
+        (0..named.len() + refused.len()).filter(|i| !gone.contains(i)).collect()
+    };
     let report = py.detach(|| {
         errors::guard(|| {
             let borrowed: Vec<(String, DiagnoseInput<'_>)> = named
@@ -540,11 +556,57 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
                     (name.clone(), input)
                 })
                 .collect();
-            fork::pooled(|| adapter::diagnose(&borrowed))
+            fork::pooled(|| Ok(adapter::diagnose(&borrowed)))
         })
     });
-    json::loads(py, &report.map_err(|e| errors::to_py(py, e))?)
+    let report = match report {
+        Ok(Ok(report)) if refused.is_empty() => report,
+        Ok(Ok(_)) => return Err(first_refused(py, refused)),
+        Ok(Err(failures)) => {
+            for (at, failure) in failures {
+                let i = positions.get(at).copied().unwrap_or(at);
+                let name = named.get(at).map_or_else(String::new, |(n, _)| n.clone());
+                refused.push((i, name, errors::to_py(py, failure)));
+            }
+            return Err(first_refused(py, refused));
+        }
+        Err(e) => return Err(errors::to_py(py, e)),
+    };
+    json::loads(py, &report)
 }
+
+/// The first of the inputs `diagnose` refused, in input order, its
+/// message naming it (`rank 5: ...`) and, when others were refused too,
+/// how many and which (`ccc diagnose` says each, then how many).
+fn first_refused(py: Python<'_>, mut refused: Vec<(usize, String, PyErr)>) -> PyErr {
+    refused.sort_by_key(|(i, _, _)| *i);
+    let others: Vec<String> = refused.iter().skip(1).map(|(_, name, _)| name.clone()).collect();
+    let Some((_, name, e)) = refused.into_iter().next() else {
+        return pyo3::exceptions::PyRuntimeError::new_err("diagnose refused no input (a defect in ccc)");
+    };
+    // A manifest's error names its input already (`rank 5 is not a ccc
+    // manifest`).
+    let said = e.value(py).getattr("message").and_then(|m| m.extract::<String>()).unwrap_or_default();
+    let named = if others.is_empty() {
+        if said.starts_with(&format!("{name} ")) {
+            return e;
+        }
+        name
+    } else {
+        let shown: Vec<&str> = others.iter().take(REFUSED_NAMED).map(String::as_str).collect();
+        let more = others.len().saturating_sub(REFUSED_NAMED);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        format!(
+            "{name} (and {} refused too: {}{more})",
+            ccc_ir::noun::count(others.len() as u64, "other input"),
+            shown.join(", ")
+        )
+    };
+    naming(py, &named, e)
+}
+
+/// How many other refused inputs [`first_refused`] names.
+const REFUSED_NAMED: usize = 4;
 
 /// Decodes an image into what `ccc decode --format json` prints for it, as
 /// Python values: for `ctrl` a list of words, for `slot` a dict of

@@ -81,6 +81,29 @@ def test_diagnose_names_list_inputs_and_reads_compiles_and_manifests(tmp_path):
     assert report["groups"][0]["digest"] == compiled.signature
 
 
+def test_diagnose_raises_the_first_refused_input_and_counts_the_others():
+    """Inputs refused reading them (a spec that does not parse) and
+    refused later (one that does not validate) are weighed alike: the
+    first in input order is raised, naming how many others were refused,
+    as `ccc diagnose` says each, then how many. (A parse error was raised
+    before any validation one, whatever came first, and alone.)"""
+    good = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    wide = good.replace("channels: 2", "channels: 33")
+    typo = good.replace("dtype: F32", "dtype: F33")
+    assert wide != good != typo
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.diagnose({"rank 0": wide, "rank 1": typo, "rank 2": good, "rank 3": typo})
+    assert str(caught.value).startswith("rank 0 (and 2 other inputs refused too: rank 1, rank 3): ")
+    assert caught.value.field == "channels"
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.diagnose([good, typo, wide])
+    assert str(caught.value).startswith("input 1 (and 1 other input refused too: input 2): ")
+    # One refused: named alone, as before.
+    with pytest.raises(ccc.ValidationError) as caught:
+        ccc.diagnose([good, wide])
+    assert str(caught.value).startswith("input 1: 1 problem")
+
+
 def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
     compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
     manifest = compiled.manifest
