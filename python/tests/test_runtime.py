@@ -69,6 +69,21 @@ HUGE = """Collective(op: AllReduce, dtype: F32, reduce: Add, count: 67108864, ar
     algorithm: Hier((intra_reduce_scatter: Ring, inter_all_reduce: InterRdh, intra_all_gather: Ring)))"""
 
 
+def interrupted_well_before(full, call):
+    """Runs `call`, which runs to its end in `full` seconds, with a SIGINT
+    raised a twentieth of the way in: it must raise KeyboardInterrupt in
+    well under half that time."""
+    assert full > 0.2, "the call was too quick to interrupt"
+    timer = threading.Timer(full / 20, lambda: signal.raise_signal(signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        call()
+    interrupted = time.perf_counter() - start
+    timer.join()
+    assert interrupted < full / 2, (interrupted, full)
+
+
 def test_ctrl_c_stops_a_compile_under_way():
     """A SIGINT raised while a compile runs is a KeyboardInterrupt as soon
     as the compile reaches its next chunk of ranks, not once it is done:
@@ -78,16 +93,7 @@ def test_ctrl_c_stops_a_compile_under_way():
     program = ccc.parse(HUGE)
     start = time.perf_counter()
     whole = ccc.compile(program, ranks=[0])
-    full = time.perf_counter() - start
-    assert full > 0.2, "the compile was too quick to interrupt"
-    timer = threading.Timer(full / 20, lambda: signal.raise_signal(signal.SIGINT))
-    start = time.perf_counter()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        ccc.compile(program, ranks=[0])
-    interrupted = time.perf_counter() - start
-    timer.join()
-    assert interrupted < full / 2, (interrupted, full)
+    interrupted_well_before(time.perf_counter() - start, lambda: ccc.compile(program, ranks=[0]))
     again = ccc.compile(program, ranks=[0])
     assert again.signature == whole.signature
     assert [t.ctrl_spad for t in again.images[0].values()] == [t.ctrl_spad for t in whole.images[0].values()]
@@ -107,16 +113,7 @@ def test_ctrl_c_stops_a_write_before_it_replaces_the_folder(tmp_path):
     old.write(out)
     start = time.perf_counter()
     new.write(tmp_path / "timed")
-    full = time.perf_counter() - start
-    assert full > 0.2, "the write was too quick to interrupt"
-    timer = threading.Timer(full / 20, lambda: signal.raise_signal(signal.SIGINT))
-    start = time.perf_counter()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        new.write(out)
-    interrupted = time.perf_counter() - start
-    timer.join()
-    assert interrupted < full / 2, (interrupted, full)
+    interrupted_well_before(time.perf_counter() - start, lambda: new.write(out))
     assert (out / "manifest.json").read_text() == old.manifest_json()
     assert ccc.diagnose([out, old])["all_match"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "timed"]
