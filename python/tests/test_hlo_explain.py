@@ -13,9 +13,24 @@ from conftest import ROOT
 
 HLO = ROOT / "tests" / "hlo"
 TARGETS = HLO / "targets"
-# Every XLA-printed fixture that has collectives (gspmd_matmul_8.lowered.hlo
-# is lowered but not partitioned: it has none).
-FIXTURES = sorted(p for p in HLO.glob("*.hlo") if p.name != "gspmd_matmul_8.lowered.hlo")
+# Every XLA-printed fixture that has collectives and imports
+# (gspmd_matmul_8.lowered.hlo is lowered but not partitioned: it has none;
+# partly_manual_8.lowered.hlo is refused, test below).
+REFUSED = "partly_manual_8.lowered.hlo"
+FIXTURES = sorted(p for p in HLO.glob("*.hlo") if p.name not in ("gspmd_matmul_8.lowered.hlo", REFUSED))
+
+
+def test_a_partly_manual_shard_map_is_refused_in_lowered_text(cli):
+    """As `ccc import` refuses it: at the attribute naming its manual axes,
+    pointing to the compiled module (whose counts are each device's)."""
+    text = (HLO / REFUSED).read_text()
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.import_hlo(text, (TARGETS / "cayman_8.ron").read_text())
+    assert caught.value.kind == "Hlo"
+    assert "manual over `x` but not over mesh axis `y`" in str(caught.value)
+    assert "compiled module" in caught.value.help
+    assert caught.value.line == text[: text.index("manual_axes{")].count("\n") + 1
+    assert cli("check", HLO / REFUSED, "--target", TARGETS / "cayman_8.ron", ok=False).returncode == 2
 
 
 def target_of(path: Path) -> Path:
