@@ -45,10 +45,12 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 /// The auto-sharded matmul before partitioning: no collectives yet; and
-/// the partly manual shard_map before partitioning, which ccc refuses
+/// the partly manual shard_maps before partitioning, which ccc refuses
 /// (`a_partly_manual_shard_map_is_imported_compiled`).
 fn is_unpartitioned(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == "gspmd_matmul_8.lowered.hlo" || n == "partly_manual_8.lowered.hlo")
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n == "gspmd_matmul_8.lowered.hlo" || (n.starts_with("partly_manual") && n.ends_with(".lowered.hlo"))
+    })
 }
 
 /// The device count a fixture's name ends with (`..._16.compiled.hlo`).
@@ -840,6 +842,17 @@ fn a_partly_manual_shard_map_is_imported_compiled() {
     assert_eq!(e.start.line, line, "{e}");
     let out = ccc(&["check", rel, "--target", target_path(8).to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+
+    // GSPMD's form of it (Shardy off): a subgroup of the
+    // `SPMDFullToShardShape` call's sharding is manual, the rest
+    // replicated.
+    let rel = "tests/hlo/partly_manual_gspmd_8.lowered.hlo";
+    let src = std::fs::read_to_string(Path::new(ROOT).join(rel)).unwrap();
+    let e = import_module(&src, &target(8), None).unwrap_err();
+    assert!(e.message.contains("a shard_map manual over some mesh axes and not all"), "{e}");
+    assert!(e.message.contains("last_tile_dims={manual, replicated}"), "{e}");
+    let call = src.find("SPMDFullToShardShape").unwrap();
+    assert_eq!(e.start.line, src[..call].matches('\n').count() + 1, "{e}");
 
     let (_, compiled) = import(&Path::new(ROOT).join("tests/hlo/partly_manual_8.compiled.hlo"));
     let permute = compiled.program.collectives.iter().find(|c| c.op == OpType::Permute).unwrap();

@@ -42,6 +42,7 @@ MODULES = {
     "auto_sharded_grad_16": (16, ("compiled",)),
     "reshard_2d_32": (32, ("compiled",)),
     "partly_manual_8": (8, ("lowered", "compiled")),
+    "partly_manual_gspmd_8": (8, ("lowered",)),
 }
 
 
@@ -266,6 +267,21 @@ def build(name):
 
         f = jax.shard_map(inner, mesh=m, in_specs=P("x"), out_specs=(P("x"), P(), P("x")), axis_names={"x"},
                           check_vma=False)
+        return jax.jit(f), (x,)
+
+    if name == "partly_manual_gspmd_8":
+        # The same shard_map's permute lowered with Shardy off (GSPMD):
+        # the manual axis is a subgroup of `SPMDFullToShardShape`'s
+        # sharding (`last_tile_dims={manual, replicated}`), the permute
+        # `f32[4,16]` where each device moves `f32[4,4]`.
+        jax.config.update("jax_use_shardy_partitioner", False)
+        m = mesh(("x", 2), ("y", 4))
+        x = sharded(m, (8, 16), jnp.float32, P("x", "y"))
+
+        def inner(v):
+            return (jax.lax.ppermute(v, "x", [(0, 1), (1, 0)]),)
+
+        f = jax.shard_map(inner, mesh=m, in_specs=P("x"), out_specs=(P("x"),), axis_names={"x"}, check_vma=False)
         return jax.jit(f), (x,)
 
     raise SystemExit(f"unknown module {name}")

@@ -187,9 +187,34 @@ const SDY_MANUAL_AXES: &str = "manual_axes{";
 /// `f32[4,4]`), and their reductions are wrapped in `Sharding` calls. The
 /// compiled module has the per-device shapes. Axes of one device do not
 /// count: they change no shape.
+///
+/// GSPMD's form (JAX with Shardy off) is refused too: an
+/// `SPMDFullToShardShape` call whose sharding is manual over a subgroup
+/// of the devices and tiles or replicates over others
+/// (`{devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}`), not
+/// `{manual}`.
 pub(super) fn refuse_partly_manual(module: &Module<'_>) -> Result<(), HloError> {
     let lowered = !module.header.iter().any(|a| a.key == "replica_count" || a.key == "num_partitions");
-    let Some(mesh) = lowered.then(|| sdy_mesh_axes(module)).flatten() else { return Ok(()) };
+    if !lowered {
+        return Ok(());
+    }
+    for instruction in module.computations.iter().flat_map(|c| &c.instructions) {
+        if let Some(partly) = gspmd_partly_manual(instruction) {
+            let sharding = partly.value;
+            return Err(HloError::at(
+                partly.at,
+                sharding.len(),
+                format!(
+                    "`{}`: a shard_map manual over some mesh axes and not all (`SPMDFullToShardShape` with sharding \
+                     `{sharding}`): in lowered text its shapes are still global along the others, so its \
+                     collectives' counts are not one device's",
+                    instruction.name
+                ),
+                PARTLY_MANUAL_HELP,
+            ));
+        }
+    }
+    let Some(mesh) = sdy_mesh_axes(module) else { return Ok(()) };
     let wide: Vec<&str> = mesh.iter().filter(|(_, size)| *size > 1).map(|(name, _)| *name).collect();
     for instruction in module.computations.iter().flat_map(|c| &c.instructions) {
         let Some(attrs) = instruction.attr("frontend_attributes") else { continue };
@@ -214,11 +239,39 @@ pub(super) fn refuse_partly_manual(module: &Module<'_>) -> Result<(), HloError> 
                 quoted(&auto),
                 if auto.len() == 1 { "it" } else { "them" },
             ),
-            "import the compiled module instead (`jax.jit(f).lower(...).compile().as_text()`, or `--xla_dump_to`), \
-             whose shapes are per device; or make the shard_map manual over every mesh axis",
+            PARTLY_MANUAL_HELP,
         ));
     }
     Ok(())
+}
+
+/// What [`refuse_partly_manual`] says to do instead.
+const PARTLY_MANUAL_HELP: &str = "import the compiled module instead (`jax.jit(f).lower(...).compile().as_text()`, \
+                                  or `--xla_dump_to`), whose shapes are per device; or make the shard_map manual \
+                                  over every mesh axis";
+
+/// The `sharding` of `instruction` when it is GSPMD's
+/// `SPMDFullToShardShape` manual over some devices' subgroup and tiled
+/// or replicated over more than one device besides
+/// (`{devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}`);
+/// `None` for any other instruction, a sharding of `{manual}` alone, or
+/// one it cannot read.
+fn gspmd_partly_manual<'a>(instruction: &Instruction<'a>) -> Option<Attr<'a>> {
+    if instruction.opcode != "custom-call"
+        || instruction.attr("custom_call_target").map(|a| a.value.trim_matches('"')) != Some("SPMDFullToShardShape")
+    {
+        return None;
+    }
+    let sharding = *instruction.attr("sharding")?;
+    let value = sharding.value;
+    let dims = value.get(value.find("devices=[")? + "devices=[".len()..)?;
+    let dims: Vec<u64> =
+        dims.get(..dims.find(']')?)?.split(',').map(|d| d.trim().parse().ok()).collect::<Option<_>>()?;
+    let last = value.get(value.find("last_tile_dims={")? + "last_tile_dims={".len()..)?;
+    let last: Vec<&str> = last.get(..last.find('}')?)?.split(',').map(str::trim).collect();
+    let manual = dims.len().checked_sub(last.len())? + last.iter().position(|&d| d == "manual")?;
+    let others: u64 = dims.iter().enumerate().filter(|&(i, _)| i != manual).map(|(_, &d)| d).product();
+    (others > 1).then_some(sharding)
 }
 
 /// The axes (name and size) of the one Shardy mesh a lowered module's
