@@ -45,7 +45,10 @@ class Program:
         as ``{"Hier": {...}}``, tuples as lists. Raises ``ccc.ParseError``
         naming the field path."""
     def to_ron(self) -> str:
-        """The spec as RON text; ``ccc.parse(p.to_ron()) == p``."""
+        """The spec as RON text; ``ccc.parse(p.to_ron()) == p`` while the text
+        is within the 16 MiB that ``parse`` and the CLI read (a program built
+        with ``from_dict``, which has no such cap, may write more: its
+        ``to_dict`` round-trips whatever its size)."""
     def to_dict(self) -> Dict[str, Any]:
         """The spec as a dict, in the form ``from_dict`` reads."""
     @property

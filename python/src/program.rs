@@ -47,7 +47,9 @@ impl PyProgram {
         Ok(PyProgram { spec })
     }
 
-    /// The spec as RON text; `ccc.parse(p.to_ron()) == p`.
+    /// The spec as RON text; `ccc.parse(p.to_ron()) == p` while the text is
+    /// within the 16 MiB `parse` reads (a program `from_dict` built may
+    /// write more).
     fn to_ron(&self, py: Python<'_>) -> PyResult<String> {
         errors::run(py, || adapter::to_ron(&self.spec))
     }
