@@ -854,6 +854,16 @@ fn a_partly_manual_shard_map_is_imported_compiled() {
     let call = src.find("SPMDFullToShardShape").unwrap();
     assert_eq!(e.start.line, src[..call].matches('\n').count() + 1, "{e}");
 
+    // Tile counts past u64 are refused as partly manual, not multiplied
+    // into an overflow.
+    let huge = src.replace(
+        "devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}",
+        "devices=[18446744073709551615,3,2]<=[8] last_tile_dims={manual}",
+    );
+    assert_ne!(huge, src);
+    let e = import_module(&huge, &target(8), None).unwrap_err();
+    assert!(e.message.contains("a shard_map manual over some mesh axes and not all"), "{e}");
+
     let (_, compiled) = import(&Path::new(ROOT).join("tests/hlo/partly_manual_8.compiled.hlo"));
     let permute = compiled.program.collectives.iter().find(|c| c.op == OpType::Permute).unwrap();
     assert_eq!(permute.count, 16, "f32[4,4] on each device");

@@ -270,7 +270,7 @@ fn gspmd_partly_manual<'a>(instruction: &Instruction<'a>) -> Option<Attr<'a>> {
     let last = value.get(value.find("last_tile_dims={")? + "last_tile_dims={".len()..)?;
     let last: Vec<&str> = last.get(..last.find('}')?)?.split(',').map(str::trim).collect();
     let manual = dims.len().checked_sub(last.len())? + last.iter().position(|&d| d == "manual")?;
-    let others: u64 = dims.iter().enumerate().filter(|&(i, _)| i != manual).map(|(_, &d)| d).product();
+    let others = dims.iter().enumerate().filter(|&(i, _)| i != manual).fold(1u64, |n, (_, &d)| n.saturating_mul(d));
     (others > 1).then_some(sharding)
 }
 
