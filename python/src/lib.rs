@@ -412,7 +412,7 @@ fn diagnose_input(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Owned> {
 }
 
 /// Whether `text` names a file or folder that exists (one line).
-fn names_a_path(text: &str) -> bool {
+pub(crate) fn names_a_path(text: &str) -> bool {
     !text.contains('\n') && std::path::Path::new(text).exists()
 }
 
@@ -420,10 +420,15 @@ fn names_a_path(text: &str) -> bool {
 /// its message and `help` saying how to have `item` read as the path it
 /// names instead.
 fn with_path_hint(py: Python<'_>, item: &Bound<'_, PyAny>, text: &str, read_as: &str, e: PyErr) -> PyErr {
-    let value = e.value(py);
     let shown = item.repr().map_or_else(|_| format!("{text:?}"), |r| r.to_string());
     let help =
         format!("a str is read as {read_as} text; to read the file or folder it names, pass pathlib.Path({shown})");
+    with_help(py, e, help)
+}
+
+/// `e` with `help` set and added to its message in parentheses.
+pub(crate) fn with_help(py: Python<'_>, e: PyErr, help: String) -> PyErr {
+    let value = e.value(py);
     if let Ok(message) = value.getattr("message").and_then(|m| m.extract::<String>()) {
         let told = format!("{message} ({help})");
         let _ = value.setattr("message", &told).and_then(|()| value.setattr("args", (told,)));
@@ -506,6 +511,25 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
     // is raised, saying how many others were ([`refused`]).
     let mut refused: Vec<(usize, String, PyErr)> = Vec::new();
     if let Ok(mapping) = inputs.cast::<PyMapping>() {
+        // One manifest (or a spec's dict) given alone, its keys read as
+        // inputs' names: a value no input is (a number, a list) under a
+        // key a manifest, a program's or a collective's dict has.
+        let shapes = [
+            ("manifest_schema", "one manifest"),
+            ("collectives", "one program's dict"),
+            ("count", "one collective's dict"),
+        ];
+        for (key, what) in shapes {
+            let value = mapping.get_item(key).ok();
+            let not_an_input = value
+                .is_some_and(|v| v.is_instance_of::<pyo3::types::PyInt>() || v.is_instance_of::<pyo3::types::PyList>());
+            if not_an_input {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "diagnose takes a list (or a {{name: input}} dict) of inputs to compare, and this dict is {what} \
+                     (its `{key}` is no input): diagnose([a, b])"
+                )));
+            }
+        }
         for (i, item) in mapping.items()?.iter().enumerate() {
             let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
             let name = program::text_arg(py, &key, "a diagnose key", "an input's name (str)")?;

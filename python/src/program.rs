@@ -183,10 +183,26 @@ pub fn spec_of(py: Python<'_>, program_or_text: &Bound<'_, PyAny>) -> PyResult<S
         return Ok(p.get().spec.clone());
     }
     if let Some(text) = text_of(py, program_or_text)? {
-        return parse_released(py, &text);
+        // Text that names a spec file (it exists, or is one line ending
+        // `.ron`) is read as RON, as documented: the error says how to
+        // have the file read.
+        let file_like = !text.contains('\n') && text.trim_end().ends_with(".ron");
+        return parse_released(py, &text).map_err(|e| match crate::names_a_path(&text) || file_like {
+            true => crate::with_help(
+                py,
+                e,
+                format!("a str is read as RON text; to compile the file it names, pass its text: pathlib.Path({text:?}).read_text()"),
+            ),
+            false => e,
+        });
     }
+    // A path: its text is what is wanted.
+    let read = match program_or_text.hasattr("__fspath__")? {
+        true => ": to compile the spec file it names, pass its text (`path.read_text()`)",
+        false => "",
+    };
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
-        "expected a ccc.Program or RON text (str), got {}",
+        "expected a ccc.Program or RON text (str), got {}{read}",
         program_or_text.get_type().name()?
     )))
 }

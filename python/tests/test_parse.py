@@ -445,3 +445,23 @@ def test_text_no_utf8_can_hold_is_a_parse_error():
         assert "lone surrogate" in str(caught.value)
     with pytest.raises(TypeError, match="parse reads RON text"):
         ccc.parse(42)
+
+
+def test_a_file_name_given_as_text_says_how_to_read_the_file():
+    """A str is RON text, as documented; one naming a spec file (there, or
+    one line ending `.ron`) is refused saying how to pass the file's text,
+    and a pathlib.Path says so too (it said "found `examples`", and a bare
+    TypeError)."""
+    for name in [str(ROOT / "examples" / "allreduce_ring.ron"), "no_such_spec.ron"]:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.compile(name)
+        assert caught.value.help == (
+            f'a str is read as RON text; to compile the file it names, pass its text: pathlib.Path("{name}").read_text()'
+        )
+        assert caught.value.help in str(caught.value)
+    with pytest.raises(TypeError, match=r"got PosixPath: to compile the spec file it names, pass its text"):
+        ccc.sign(ROOT / "examples" / "allreduce_ring.ron")
+    # Text that is not a file name says nothing of files.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.compile("Collective(op: X)")
+    assert caught.value.help is None or "pathlib" not in caught.value.help

@@ -104,6 +104,19 @@ def test_diagnose_raises_the_first_refused_input_and_counts_the_others():
     assert str(caught.value).startswith("input 1: 1 problem")
 
 
+def test_diagnose_given_one_manifest_or_spec_dict_says_so():
+    """One manifest (or a spec's dict) passed where a dict of inputs is
+    taken is said to be one (it was read as inputs named by its keys: "a
+    value of type int is not one"); a dict of inputs whose names are
+    such keys is still read."""
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    compiled = ccc.compile(text)
+    for given, what in [(compiled.manifest, "one manifest"), (ccc.parse(text).to_dict(), "one collective's dict")]:
+        with pytest.raises(TypeError, match=f"this dict is {what} .*: diagnose\\(\\[a, b\\]\\)"):
+            ccc.diagnose(given)
+    assert ccc.diagnose({"count": compiled, "collectives": text})["all_match"]
+
+
 def test_diagnose_refuses_an_edited_manifest_and_what_is_not_an_input():
     compiled = ccc.compile((ROOT / "examples" / "allreduce_ring.ron").read_text(), ranks=[0])
     manifest = compiled.manifest
