@@ -120,7 +120,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     let modules = crate::import::import_modules(args, &texts)?;
     let lowered: Vec<bool> =
         texts.iter().map(|t| t.as_deref().is_some_and(ccc_compiler::hlo::compare::is_lowered)).collect();
-    let hlo = modules.as_deref().and_then(|m| crate::import::compare_modules(&args.inputs, m, &lowered));
+    let given: Vec<String> = args.inputs.iter().map(|p| p.display().to_string()).collect();
+    let hlo = modules.as_deref().and_then(|m| ccc_compiler::hlo::compare::compare_modules(&given, m, &lowered));
     if let Some(hlo) = hlo.as_ref().filter(|_| !args.json) {
         crate::out::emit(&hlo.render())?;
         return Ok(ExitCode::from(1));

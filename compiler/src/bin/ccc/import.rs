@@ -8,12 +8,9 @@ use crate::args::ImportArgs;
 use crate::load::{HLO_CAP, TargetValues, hlo_validation_report, import_file, note_imported, read_text};
 use ccc_compiler::cost::auto::fit::Overflow;
 use ccc_compiler::cost::auto::legal::exceeded;
-use ccc_compiler::hlo::compare::HloDifference;
 use ccc_compiler::hlo::{Imported, emit};
 use ccc_compiler::parse::strip_bom;
 use ccc_compiler::validate::{AutoCache, Problem, ValidationError, validate, validate_cached};
-use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
 use std::process::ExitCode;
 
 /// Runs `ccc import`.
@@ -238,21 +235,6 @@ fn too_full_note(o: &Overflow) -> String {
     )
 }
 
-/// What `ccc diagnose` finds of HLO modules' collectives: the groups of
-/// modules whose collectives agree, the reference (the largest group, the
-/// earliest of equal ones), and each other group's differences from it.
-pub struct ModulesReport {
-    /// Every module, as given.
-    paths: Vec<String>,
-    /// The groups, by position in `paths`, in the order first met.
-    groups: Vec<Vec<usize>>,
-    /// Which group is the reference.
-    reference: usize,
-    /// Each other group (by position in `groups`), its differences and
-    /// their likely cause.
-    compared: Vec<(usize, Vec<HloDifference>, &'static str)>,
-}
-
 /// The HLO modules of `ccc diagnose`, imported once (for the
 /// instruction-level comparison and the signatures alike) from the
 /// `texts` it read once (`None` for an output folder): `None` unless
@@ -279,130 +261,6 @@ pub fn import_modules(
         modules.push(imported);
     }
     Ok(Some(modules))
-}
-
-/// `ccc diagnose` on HLO `modules` (from [`import_modules`], `paths` as
-/// given): groups the modules whose collectives agree and compares each
-/// other group with the largest (the earliest of equal ones). `None` when
-/// their collectives agree (the signature comparison then runs as for
-/// specs).
-pub fn compare_modules(paths: &[std::path::PathBuf], modules: &[Imported], lowered: &[bool]) -> Option<ModulesReport> {
-    // Modules whose collectives agree form a group (by one key each, in
-    // the order first met); the largest (the earliest of equal ones) is
-    // the reference the others are told apart from, so that one odd rank
-    // among many is the one named.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, module) in modules.iter().enumerate() {
-        match by_key.entry(ccc_compiler::hlo::compare::key(module)) {
-            Entry::Occupied(g) => groups[*g.get()].push(i),
-            Entry::Vacant(g) => {
-                g.insert(groups.len());
-                groups.push(vec![i]);
-            }
-        }
-    }
-    if groups.len() < 2 {
-        return None;
-    }
-    let most = groups.iter().map(Vec::len).max().unwrap_or(0);
-    let reference = groups.iter().position(|g| g.len() == most).unwrap_or(0);
-    let compared = (0..groups.len())
-        .filter(|&g| g != reference)
-        .map(|g| {
-            let differences =
-                ccc_compiler::hlo::compare::compare(&modules[groups[reference][0]], &modules[groups[g][0]]);
-            // Lowered text against compiled: the passes between explain
-            // what differs, not the ranks.
-            let stage = |g: usize| groups[g].first().and_then(|&i| lowered.get(i)).copied();
-            let cause = match stage(reference) != stage(g) {
-                true => ccc_compiler::hlo::compare::STAGES,
-                false => ccc_compiler::hlo::compare::cause(&differences),
-            };
-            (g, differences, cause)
-        })
-        .collect();
-    let paths = paths.iter().map(|p| p.display().to_string()).collect();
-    Some(ModulesReport { paths, groups, reference, compared })
-}
-
-impl ModulesReport {
-    /// The modules of group `g`, as given, joined by `, `.
-    fn names(&self, g: &[usize]) -> String {
-        g.iter().filter_map(|&i| self.paths.get(i).cloned()).collect::<Vec<_>>().join(", ")
-    }
-
-    /// The first module of group `g`.
-    fn first(&self, g: usize) -> &str {
-        self.groups.get(g).and_then(|g| g.first()).and_then(|&i| self.paths.get(i)).map_or("", String::as_str)
-    }
-
-    /// The report in prose, as `ccc diagnose` prints it.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let most = self.groups.get(self.reference).map_or(0, Vec::len);
-        if self.paths.len() > 2 {
-            let tied = self.groups.iter().filter(|g| g.len() == most).count();
-            let majority = self.names(self.groups.get(self.reference).map_or(&[][..], Vec::as_slice));
-            out.push_str(&if most == 1 {
-                format!("no two of the {} modules agree; each is compared with the first\n", self.paths.len())
-            } else if tied > 1 {
-                format!("no majority: {tied} groups of {most} modules agree among themselves; compared with the first: {majority}\n")
-            } else {
-                format!("{most} of {} modules agree: {majority}\n", self.paths.len())
-            });
-        }
-        // One cause every group shares is said once, at the end; causes
-        // that differ are said group by group.
-        let shared =
-            self.compared.first().map(|&(_, _, c)| c).filter(|&c| self.compared.iter().all(|&(_, _, d)| d == c));
-        for (g, differences, cause) in &self.compared {
-            let also = self.groups.get(*g).and_then(|g| g.get(1..)).unwrap_or_default();
-            let with = if also.is_empty() { String::new() } else { format!(" (as do {})", self.names(also)) };
-            out.push_str(&format!(
-                "{} and {}{with} differ in their HLO collectives:\n",
-                self.first(self.reference),
-                self.first(*g)
-            ));
-            for d in differences {
-                out.push_str(&format!("  {d}\n"));
-            }
-            if shared.is_none() {
-                out.push_str(&format!("likely cause: {cause}\n"));
-            }
-        }
-        if let Some(cause) = shared {
-            out.push_str(&format!("likely cause: {cause}\n"));
-        }
-        out
-    }
-
-    /// The report as data, for `diagnose --json`'s `hlo` key: the
-    /// reference modules, and each other group's modules, its differences
-    /// (`instruction`, `what`, `moved`) and likely cause.
-    pub fn json(&self) -> serde_json::Value {
-        let modules = |g: usize| -> Vec<&str> {
-            self.groups
-                .get(g)
-                .map_or(&[][..], Vec::as_slice)
-                .iter()
-                .filter_map(|&i| self.paths.get(i))
-                .map(String::as_str)
-                .collect()
-        };
-        let groups: Vec<serde_json::Value> = self
-            .compared
-            .iter()
-            .map(|(g, differences, cause)| {
-                let differences: Vec<serde_json::Value> = differences
-                    .iter()
-                    .map(|d| serde_json::json!({ "instruction": d.instruction, "what": d.what, "moved": d.moved }))
-                    .collect();
-                serde_json::json!({ "modules": modules(*g), "differences": differences, "cause": cause })
-            })
-            .collect();
-        serde_json::json!({ "reference": modules(self.reference), "groups": groups })
-    }
 }
 
 #[cfg(test)]
