@@ -180,7 +180,9 @@ def diagnose(inputs: Union[Sequence[_DiagnoseInput], Mapping[str, _DiagnoseInput
     key present only then, and is no match) or a spec or manifest file. A
     list names its inputs ``input 0``, ... (a path by itself); a dict by its
     keys. Of the inputs refused, the first in input order is raised, its
-    message naming it and the others refused."""
+    message naming it and the others refused. Programs ``import_hlo`` made
+    are compared instruction by instruction too (the ``hlo`` key, as
+    ``ccc diagnose A.hlo B.hlo --target T --json`` gives it)."""
 
 def decode(data: Union[bytes, bytearray], region: str) -> Union[List[Any], Dict[str, Any]]:
     """Decodes an image of ``region`` (``ctrl``, ``slot``, ``neff``) into

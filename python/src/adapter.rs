@@ -21,7 +21,7 @@
 use crate::strict::Strict;
 use ccc_compiler::build::{BuildError, build};
 use ccc_compiler::diagnose::{Input, InputError, Unsigned, diagnose as diagnose_inputs, images_digest};
-use ccc_compiler::hlo::Source;
+use ccc_compiler::hlo::{Imported, Source};
 use ccc_compiler::lower::LowerErrorKind;
 use ccc_compiler::manifest::Manifest;
 use ccc_compiler::output::{self, NotOurs, OutputError};
@@ -64,6 +64,10 @@ pub struct Spec {
     /// collective came from, by position (empty otherwise): a validation
     /// problem names it and its line, as the CLI does.
     pub sources: Vec<Source>,
+    /// For a program `import_hlo` made, whether its module was lowered
+    /// text (`hlo::compare::is_lowered`); `None` otherwise. `diagnose`
+    /// of such programs compares their modules' collectives too.
+    pub lowered: Option<bool>,
 }
 
 /// Which family of error a failure is; each is one Python exception class.
@@ -218,7 +222,7 @@ pub fn parse(text: &str) -> Result<Spec, Failure> {
     }
     too_large(text, "spec", ccc_compiler::parse::SPEC_MAX_BYTES)?;
     let parsed = parse_ron(text).map_err(|e| parse_error(&e))?;
-    Ok(Spec { program: parsed.program, form: parsed.form, sources: Vec::new() })
+    Ok(Spec { program: parsed.program, form: parsed.form, sources: Vec::new(), lowered: None })
 }
 
 /// Refuses `text` longer than `max` bytes, as the CLI refuses such a file
@@ -288,7 +292,7 @@ pub fn from_json(json: &str) -> Result<Spec, Failure> {
         })?;
         (Program::from(collective), SpecForm::Collective)
     };
-    Ok(Spec { program, form, sources: Vec::new() })
+    Ok(Spec { program, form, sources: Vec::new(), lowered: None })
 }
 
 fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
@@ -962,8 +966,46 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Vec<(u
     if !refused.is_empty() {
         return Err(refused);
     }
-    serde_json::to_string(&diagnose_inputs(&read))
+    let report = diagnose_inputs(&read);
+    let hlo = modules_report(inputs).map(|r| r.json());
+    serde_json::to_string(&WithHlo { report: &report, hlo })
         .map_err(|e| vec![(0, ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the report: {e}")))])
+}
+
+/// `diagnose`'s report, with what HLO modules' collectives show (`hlo`,
+/// only for modules whose collectives differ), as `ccc diagnose --json`
+/// writes it.
+#[derive(serde::Serialize)]
+struct WithHlo<'a> {
+    #[serde(flatten)]
+    report: &'a ccc_compiler::diagnose::Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hlo: Option<serde_json::Value>,
+}
+
+/// When every input is a program `import_hlo` made (two or more), their
+/// modules' collectives compared instruction by instruction, as `ccc
+/// diagnose MODULE.hlo ... --target T` compares them
+/// (`hlo::compare::compare_modules`); `None` otherwise, or when their
+/// collectives agree.
+fn modules_report(inputs: &[(String, DiagnoseInput<'_>)]) -> Option<ccc_compiler::hlo::compare::ModulesReport> {
+    let mut modules = Vec::with_capacity(inputs.len());
+    let mut lowered = Vec::with_capacity(inputs.len());
+    for (_, input) in inputs {
+        let DiagnoseInput::Spec(spec) = input else { return None };
+        let is_lowered = spec.lowered.filter(|_| spec.sources.len() == spec.program.collectives.len())?;
+        modules.push(Imported {
+            module: None,
+            program: spec.program.clone(),
+            sources: spec.sources.clone(),
+            moved_nothing: Vec::new(),
+            transfers: Vec::new(),
+            assumed_devices: None,
+        });
+        lowered.push(is_lowered);
+    }
+    let names: Vec<String> = inputs.iter().map(|(name, _)| name.clone()).collect();
+    (modules.len() >= 2).then(|| ccc_compiler::hlo::compare::compare_modules(&names, &modules, &lowered)).flatten()
 }
 
 /// One `diagnose` input read ([`diagnose`]).
@@ -1197,7 +1239,9 @@ pub fn collectives_json(spec: &Spec) -> Result<Vec<String>, Failure> {
     spec.program
         .collectives
         .iter()
-        .map(|c| to_json(&Spec { program: c.clone().into(), form: SpecForm::Collective, sources: Vec::new() }))
+        .map(|c| {
+            to_json(&Spec { program: c.clone().into(), form: SpecForm::Collective, sources: Vec::new(), lowered: None })
+        })
         .collect()
 }
 
@@ -1246,7 +1290,7 @@ pub fn collectives_hashed(spec: &Spec) -> Result<Vec<String>, Failure> {
         .iter()
         .map(|c| {
             let one = defaults_left_out(c).into();
-            to_json(&Spec { program: one, form: SpecForm::Collective, sources: Vec::new() })
+            to_json(&Spec { program: one, form: SpecForm::Collective, sources: Vec::new(), lowered: None })
         })
         .collect()
 }

@@ -42,7 +42,8 @@ pub fn import_hlo(
     let text = ccc_compiler::parse::strip_bom(text);
     let imported = import_module(text, &target, algorithm.as_ref()).map_err(|e| hlo_error(&e))?;
     let notes = imported.notes();
-    Ok((Spec { program: imported.program, form: SpecForm::Program, sources: imported.sources }, notes))
+    let lowered = Some(ccc_compiler::hlo::compare::is_lowered(text));
+    Ok((Spec { program: imported.program, form: SpecForm::Program, sources: imported.sources, lowered }, notes))
 }
 
 fn read_target(target: &TargetText<'_>) -> Result<Target, Failure> {

@@ -490,6 +490,13 @@ fn path_of(item: &Bound<'_, PyAny>) -> PyResult<Option<std::path::PathBuf>> {
 /// input order is raised, its name followed by how many others were
 /// refused and which (`rank 0 (and 2 other inputs refused too: rank 1,
 /// rank 3): ...`).
+///
+/// When every input is a `Program` that `import_hlo` made (two or more),
+/// their modules' collectives are compared instruction by instruction
+/// too, as `ccc diagnose A.hlo B.hlo --target T --json` compares the
+/// modules: where they differ, the report's `hlo` names the instructions
+/// (`reference`, and each other group's `modules`, `differences` and
+/// `cause`), the modules named as the inputs are.
 #[pyfunction]
 fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let mut named: Vec<(String, Owned)> = Vec::new();

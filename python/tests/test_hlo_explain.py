@@ -406,3 +406,30 @@ ENTRY %step (g: f32[512]) -> f32[512] {
     (said,) = [str(w.message) for w in caught]
     assert said.startswith("the module names no device count (no replica_count or num_partitions in its header)")
     assert "`grads` (line 11) over all devices, taken as the target's 16 ranks" in said
+
+
+def test_diagnose_of_imported_modules_names_the_differing_instructions(cli_json, tmp_path):
+    """Programs `import_hlo` made are compared instruction by instruction
+    too, as `ccc diagnose A.hlo B.hlo --target T --json` compares the
+    modules: the same `hlo` section, the modules named as the inputs are
+    (it was missing: a caller learnt which fields differed, not which
+    instructions)."""
+    source = HLO / "mixed_dtypes_8.lowered.hlo"
+    text = source.read_text()
+    edited = tmp_path / "rank1.hlo"
+    edited.write_text(text.replace("replica_groups={{0,1,2,3,4,5,6,7}}", "replica_groups={{0,1,2,3},{4,5,6,7}}", 1))
+    target = TARGETS / "cayman_8.ron"
+    a = ccc.import_hlo(text, target.read_text())
+    b = ccc.import_hlo(edited.read_text(), target.read_text())
+    report = ccc.diagnose({"rank 0": a, "rank 1": b})
+    expected = cli_json("diagnose", source, edited, "--target", target, "--json")
+    assert report["hlo"]["reference"] == ["rank 0"]
+    assert [g["modules"] for g in report["hlo"]["groups"]] == [["rank 1"]]
+    strip = lambda hlo: [{k: v for k, v in g.items() if k != "modules"} for g in hlo["groups"]]
+    assert strip(report["hlo"]) == strip(expected["hlo"])
+    assert report["hlo"]["groups"][0]["differences"][0]["instruction"] == "psum.20"
+    assert report["all_match"] is False
+    # Modules that agree, or an input that is no imported module: no
+    # `hlo` key, as the CLI writes none.
+    assert "hlo" not in ccc.diagnose([a, a])
+    assert "hlo" not in ccc.diagnose([a, ccc.parse(a.to_ron())])

@@ -494,8 +494,7 @@ pub fn compare_modules(names: &[String], modules: &[Imported], lowered: &[bool])
     let compared = (0..groups.len())
         .filter(|&g| g != reference)
         .map(|g| {
-            let differences =
-                compare(&modules[groups[reference][0]], &modules[groups[g][0]]);
+            let differences = compare(&modules[groups[reference][0]], &modules[groups[g][0]]);
             // Lowered text against compiled: the passes between explain
             // what differs, not the ranks.
             let stage = |g: usize| groups[g].first().and_then(|&i| lowered.get(i)).copied();
