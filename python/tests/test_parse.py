@@ -465,3 +465,17 @@ def test_a_file_name_given_as_text_says_how_to_read_the_file():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.compile("Collective(op: X)")
     assert caught.value.help is None or "pathlib" not in caught.value.help
+
+
+def test_a_name_given_parentheses_names_its_field():
+    """`op: Permute()` names its field and collective, as its sibling
+    mistakes do (both were None: RON had finished the field's value)."""
+    base = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    assert "algorithm: Ring" in base
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.parse(f"Program(collectives: [{base}, {base.replace('algorithm: Ring', 'algorithm: Ring()')}])")
+    assert (caught.value.kind, caught.value.field, caught.value.collective) == (
+        "NameTakesNoValue",
+        "collectives[1].algorithm",
+        1,
+    )

@@ -137,6 +137,9 @@ pub enum ParseErrorKind {
     NameTakesNoValue {
         /// The name.
         name: String,
+        /// The field it is the value of, when it directly follows
+        /// `field:`.
+        field: Option<String>,
     },
     /// A `/* */` comment that is never closed; the span marks its `/*`.
     UnclosedComment,
@@ -210,7 +213,7 @@ impl ParseError {
             ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
             ParseErrorKind::ChosenAuto => "`Auto` takes no choice here".to_owned(),
-            ParseErrorKind::NameTakesNoValue { name } => format!("`{name}` takes nothing in parentheses"),
+            ParseErrorKind::NameTakesNoValue { name, .. } => format!("`{name}` takes nothing in parentheses"),
             ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
             ParseErrorKind::IntegerOutOfBounds { field: Some(field) } => format!("out of range for `{field}`"),
             ParseErrorKind::IntegerOutOfBounds { field: None } => "out of range".to_owned(),
@@ -231,7 +234,7 @@ impl ParseError {
         match &self.kind {
             ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),
             ParseErrorKind::ChosenAuto => Some(chosen_auto_help("spec")),
-            ParseErrorKind::NameTakesNoValue { name } => {
+            ParseErrorKind::NameTakesNoValue { name, .. } => {
                 Some(format!("a name is written bare: `{name}`, without the parentheses"))
             }
             // `root: "3"`, `count: 1e3`, `count: true`.
@@ -434,7 +437,8 @@ pub(super) fn error_from_ron(
             } else if chosen_auto(before, after) {
                 ParseErrorKind::ChosenAuto
             } else if let Some(name) = bare_name_called(before, after) {
-                ParseErrorKind::NameTakesNoValue { name: name.to_owned() }
+                let start = super::scan::trim_trailing_trivia(before).len() - name.len();
+                ParseErrorKind::NameTakesNoValue { name: name.to_owned(), field: field_before(src, start) }
             } else if ends_here(after) && super::scan::unclosed_bracket(src).is_some() {
                 // The last value, then nothing but the brackets it closes
                 // of its own: no comma is missing, the text ends (RON wants
@@ -454,7 +458,7 @@ pub(super) fn error_from_ron(
             format!("the text ends before `{opened}` at line {}, column {} is closed", at.line, at.col)
         }
         ParseErrorKind::ChosenAuto => "`Auto` takes no choice in a spec".to_owned(),
-        ParseErrorKind::NameTakesNoValue { ref name } => format!("`{name}` is a name, written without parentheses"),
+        ParseErrorKind::NameTakesNoValue { ref name, .. } => format!("`{name}` is a name, written without parentheses"),
         // RON's advice to write a raw identifier (`r#8`) is never a spec's:
         // a name was expected, and the help says how a struct reads.
         _ if let RonError::SuggestRawIdentifier(found) = &e.code => {
@@ -559,7 +563,9 @@ fn field_path(read: Option<String>, kind: &ParseErrorKind) -> Option<String> {
         ParseErrorKind::MissingField { field, .. } | ParseErrorKind::DuplicateField { field } => {
             return Some(read.map_or_else(|| (*field).to_owned(), |p| format!("{p}.{field}")));
         }
-        ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => field.as_deref(),
+        ParseErrorKind::IntegerOutOfBounds { field }
+        | ParseErrorKind::Fraction { field }
+        | ParseErrorKind::NameTakesNoValue { field, .. } => field.as_deref(),
         ParseErrorKind::UnknownField { found } => Some(found.as_str()),
         _ => None,
     };

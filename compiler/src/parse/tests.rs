@@ -442,13 +442,20 @@ fn errors_say_where_and_help_where_ron_misleads() {
         );
     }
     // A name given parentheses: no comma is missing, the name takes none.
-    for (from, to, name) in [
-        ("algorithm: Hier((intra_reduce_scatter: Ring", "algorithm: Hier((intra_reduce_scatter: Ring()", "Ring"),
-        ("reduce: Add,", "reduce: Add(1),", "Add"),
-        ("dtype: Bf16,", "dtype: Bf16(),", "Bf16"),
+    // Its field is named (it was none: RON finished the field's value).
+    for (from, to, name, field) in [
+        (
+            "algorithm: Hier((intra_reduce_scatter: Ring",
+            "algorithm: Hier((intra_reduce_scatter: Ring()",
+            "Ring",
+            "intra_reduce_scatter",
+        ),
+        ("reduce: Add,", "reduce: Add(1),", "Add", "reduce"),
+        ("dtype: Bf16,", "dtype: Bf16(),", "Bf16", "dtype"),
     ] {
         let e = err(&GOOD.replace(from, to));
-        assert_eq!(e.kind, ParseErrorKind::NameTakesNoValue { name: name.into() }, "{to}");
+        assert_eq!(e.kind, ParseErrorKind::NameTakesNoValue { name: name.into(), field: Some(field.into()) }, "{to}");
+        assert!(e.path.as_deref().is_some_and(|p| p.ends_with(field)), "{to}: {:?}", e.path);
         assert_eq!(e.label(), format!("`{name}` takes nothing in parentheses"));
         assert_eq!(e.help().unwrap_or_default(), format!("a name is written bare: `{name}`, without the parentheses"));
     }
