@@ -630,6 +630,33 @@ fn sweep_validates_only_the_collective_it_sweeps() {
     assert!(err.contains("collectives[0]"), "{err}");
 }
 
+/// A spec whose written count `Auto` cannot serve (a `model:` under which
+/// its predictions pass 2^64 ns; descriptors past an increment) sweeps
+/// the sizes asked, which it can: the written count is never run (the
+/// sweep was refused whole); where the sizes asked cannot be served
+/// either, the written count's refusal stands.
+#[test]
+fn a_written_count_auto_cannot_serve_does_not_stop_the_sweep() {
+    let slow = format!("{ROOT}/examples/invalid/model_auto_out_of_range.ron");
+    let (code, _, err) = ccc(&["check", &slow]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = ccc(&["sweep", &slow, "--from", "4B", "--to", "16B"]);
+    assert_eq!((code, out.lines().count()), (0, 2 + 3), "{out}{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.ron");
+    let text = std::fs::read_to_string(format!("{ROOT}/tests/fixtures/cost/ar_auto_8.ron")).unwrap();
+    let written = text.lines().find(|l| l.contains("count:")).unwrap().to_owned();
+    let count = written.split("count:").nth(1).unwrap().split(',').next().unwrap().to_owned();
+    std::fs::write(&big, text.replacen(&format!("count:{count}"), "count: 2251799813685248", 1)).unwrap();
+    let (code, _, err) = ccc(&["check", big.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = ccc(&["sweep", big.to_str().unwrap(), "--from", "8B", "--to", "64B"]);
+    assert_eq!((code, out.lines().count()), (0, 2 + 4), "{out}{err}");
+    let (code, _, err) = ccc(&["sweep", big.to_str().unwrap(), "--from", "1024TiB", "--to", "1024TiB"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("big.ron is not a valid spec"), "{err}");
+}
+
 /// A negative `--factor`, `--from` or `--to` is told what is accepted,
 /// not how to pass a value that starts with `-` (which clap says, and
 /// which fails again when followed).

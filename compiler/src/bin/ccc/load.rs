@@ -13,7 +13,7 @@ use ccc_compiler::hlo::{Imported, Target, import_module, parse_target};
 use ccc_compiler::parse::{ParsedSpec, SpecForm, parse, strip_bom};
 use ccc_compiler::valid::ValidProgram;
 use ccc_compiler::validate::{AutoCache, Problem, ValidationError, ValidationErrors, validate_cached};
-use ccc_ir::spec::Algorithm;
+use ccc_ir::spec::{Algorithm, Collective};
 use std::io::Read;
 use std::path::Path;
 
@@ -37,7 +37,7 @@ pub const HLO_CAP: u64 = ccc_compiler::hlo::MODULE_MAX_BYTES;
 /// snippet with the token marked), or breaks a rule (every problem, by field
 /// path).
 pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
-    load_file(path, hlo, Whole::Program)
+    load_file(path, hlo, Whole::Program, None)
 }
 
 /// [`load_spec`] of the first collective alone (`sweep`, which sizes only
@@ -49,15 +49,47 @@ pub fn load_spec(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram
 ///
 /// As [`load_spec`], for the first collective.
 pub fn load_first(path: &Path, hlo: &HloArgs) -> Result<(ParsedSpec, ValidProgram), Failure> {
-    load_file(path, hlo, Whole::First)
+    load_file(path, hlo, Whole::First, None)
+}
+
+/// [`load_first`], its collective validated at the count `recount` gives
+/// it rather than its written one (an AllToAllV's stays: its sizes are its
+/// `counts`): `sweep` never runs the written count, and one that `Auto`
+/// cannot serve refused the whole sweep.
+///
+/// # Errors
+///
+/// As [`load_first`].
+pub fn load_first_recounted(
+    path: &Path,
+    hlo: &HloArgs,
+    recount: &dyn Fn(&Collective) -> u64,
+) -> Result<(ParsedSpec, ValidProgram), Failure> {
+    load_file(path, hlo, Whole::First, Some(recount))
+}
+
+/// A collective's count for [`load_first_recounted`].
+type Recount<'a> = Option<&'a dyn Fn(&Collective) -> u64>;
+
+/// `collectives` with their counts as `recount` gives them.
+fn recounted(collectives: &mut [Collective], recount: Recount<'_>) {
+    let Some(recount) = recount else { return };
+    for c in collectives.iter_mut().filter(|c| c.op != ccc_ir::enums::OpType::AllToAllV) {
+        c.count = recount(c);
+    }
 }
 
 /// Reads the spec or module at `path` under its cap, then [`load_text`].
-fn load_file(path: &Path, hlo: &HloArgs, whole: Whole) -> Result<(ParsedSpec, ValidProgram), Failure> {
+fn load_file(
+    path: &Path,
+    hlo: &HloArgs,
+    whole: Whole,
+    recount: Recount<'_>,
+) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let cap = spec_cap(path, hlo);
     let what = if cap == HLO_CAP { "HLO module" } else { "spec" };
     let text = read_text(path, cap, what)?;
-    load_text(path, &text, hlo, &mut AutoCache::new(), whole)
+    load_text(path, &text, hlo, &mut AutoCache::new(), whole, recount)
 }
 
 /// What of a spec [`load_text`] validates and keeps.
@@ -84,7 +116,7 @@ pub fn load_spec_text(
     hlo: &HloArgs,
     cache: &mut AutoCache,
 ) -> Result<(ParsedSpec, ValidProgram), Failure> {
-    load_text(path, text, hlo, cache, Whole::Program)
+    load_text(path, text, hlo, cache, Whole::Program, None)
 }
 
 /// [`load_spec_text`] of the program or of its first collective alone.
@@ -94,6 +126,7 @@ fn load_text(
     hlo: &HloArgs,
     cache: &mut AutoCache,
     whole: Whole,
+    recount: Recount<'_>,
 ) -> Result<(ParsedSpec, ValidProgram), Failure> {
     let name = path.display().to_string();
     // A leading byte-order mark is skipped here and by `parse` alike, so the
@@ -106,6 +139,7 @@ fn load_text(
             imported.program.collectives.truncate(1);
             imported.sources.truncate(1);
         }
+        recounted(&mut imported.program.collectives, recount);
         let valid = validate_imported(&name, &imported, hlo, cache)?;
         let parsed = ParsedSpec { program: imported.program, form: SpecForm::Program };
         return Ok((parsed, valid));
@@ -137,6 +171,7 @@ fn load_text(
     if whole == Whole::First {
         parsed.program.collectives.truncate(1);
     }
+    recounted(&mut parsed.program.collectives, recount);
     let valid = validate_cached(&parsed.program, cache)
         .map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))

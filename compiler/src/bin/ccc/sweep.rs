@@ -6,7 +6,7 @@
 
 use crate::Failure;
 use crate::args::SweepArgs;
-use crate::load::load_first;
+use crate::load::{load_first, load_first_recounted};
 use crate::out::write_new;
 use ccc_backends::plot::{Crossover, Curve, size_label, sweep_svg};
 use ccc_compiler::cost::auto::{Machine, display, evaluate_choice, legal};
@@ -79,8 +79,16 @@ fn count_at_least(c: &Collective, size: u64) -> Option<u64> {
 
 /// Runs `ccc sweep`.
 pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
-    // Only the first collective is swept: only it is validated.
-    let (parsed, _) = load_first(&args.spec, &args.hlo)?;
+    // Only the first collective is swept: only it is validated. Its
+    // written count is never run: where that count is refused (`Auto`
+    // serves no choice there), the first size asked is judged instead,
+    // and the written count's refusal stands only if that is refused too.
+    let (parsed, _) = match load_first(&args.spec, &args.hlo) {
+        Ok(loaded) => loaded,
+        Err(written) => {
+            load_first_recounted(&args.spec, &args.hlo, &|c| count_for(c, args.from.0)).map_err(|_| written)?
+        }
+    };
     let Some(first) = parsed.program.collectives.first() else {
         return Err(Failure::input(miette::miette!("{}: no collective to sweep", args.spec.display())));
     };
@@ -370,10 +378,10 @@ fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, 
         })
         .collect();
     let title = format!(
-        "{}: {} over {} ranks on {}, {} to {}",
+        "{}: {} over {} on {}, {} to {}",
         spec.display(),
         c.op,
-        c.topology.rank_n,
+        ccc_ir::noun::count(u64::from(c.topology.rank_n), "rank"),
         c.arch,
         size_label(rows.first().map_or(0.0, |r| r.size as f64)),
         size_label(rows.last().map_or(0.0, |r| r.size as f64))
