@@ -657,6 +657,37 @@ fn a_written_count_auto_cannot_serve_does_not_stop_the_sweep() {
     assert!(err.contains("big.ron is not a valid spec"), "{err}");
 }
 
+/// `explain` of a written algorithm under a `model:` so slow that `Auto`
+/// cannot order the choices (its own error advises writing one) lists
+/// every other legal choice still, as it does for a size `Auto` serves
+/// (it listed the written one alone: "1 legal choice").
+#[test]
+fn explain_lists_every_legal_choice_where_auto_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = std::fs::read_to_string(format!("{ROOT}/examples/invalid/model_auto_out_of_range.ron")).unwrap();
+    let ring = dir.path().join("ring.ron");
+    std::fs::write(&ring, slow.replace("algorithm: Auto", "algorithm: Ring")).unwrap();
+    let (code, out, err) = ccc(&["explain", ring.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> =
+        json[0]["choices"].as_array().unwrap().iter().map(|c| c["algorithm"].as_str().unwrap()).collect();
+    assert!(
+        names.len() > 10 && names.contains(&"InterRdh") && names.iter().any(|n| n.starts_with("Hier(")),
+        "{names:?}"
+    );
+    // Each the choice `Auto` lists at a size it serves, but those that do
+    // not lower at this one.
+    let small = dir.path().join("small.ron");
+    std::fs::write(&small, slow.replace("count: 1099511627776,", "count: 1,")).unwrap();
+    let (code, out, err) = ccc(&["explain", small.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let served: Vec<&str> =
+        json[0]["choices"].as_array().unwrap().iter().map(|c| c["algorithm"].as_str().unwrap()).collect();
+    assert!(names.iter().all(|n| served.contains(n)), "{names:?} {served:?}");
+}
+
 /// A negative `--factor`, `--from` or `--to` is told what is accepted,
 /// not how to pass a value that starts with `-` (which clap says, and
 /// which fails again when followed).

@@ -90,12 +90,59 @@ pub struct Explained {
 
 /// The legal choices of collective `c` as `Auto` sees them; for a
 /// `Hier((...))` with `Auto` legs, the combinations its fixed legs allow.
+///
+/// Where `Auto` itself is refused (under a `model:` that predicts every
+/// choice past 2^64 ns, or where no choice lowers), the choices that
+/// validate when written out, in the order `Auto` lists them (flat in
+/// `AlgType::ALL`'s order, then the hierarchical combinations): `Auto`
+/// lists exactly those (`validate/tests/algorithm.rs`), so that a written
+/// algorithm is still shown with every other legal one.
 pub fn legal_choices(c: &Collective) -> Option<Vec<ResolvedAlgorithm>> {
     let leg_auto = matches!(&c.algorithm, Algorithm::Hier(legs) if legs.has_auto_leg());
     let auto = if leg_auto { c.clone() } else { Collective { algorithm: Algorithm::Auto, ..c.clone() } };
-    let valid = validate(&Program::from(auto)).ok()?;
-    let choice = valid.collectives().first()?.auto()?.clone();
-    Some(choice.alternatives.into_iter().map(|a| a.algorithm).collect())
+    match validate(&Program::from(auto)) {
+        Ok(valid) => {
+            let choice = valid.collectives().first()?.auto()?.clone();
+            Some(choice.alternatives.into_iter().map(|a| a.algorithm).collect())
+        }
+        Err(_) => Some(written_out(c)).filter(|legal| !legal.is_empty()),
+    }
+}
+
+/// The choices of `c`'s `Auto` (or of its `Auto` legs) that validate when
+/// written out ([`legal_choices`] where `Auto` is refused).
+fn written_out(c: &Collective) -> Vec<ResolvedAlgorithm> {
+    use crate::algorithms::{hier_legs, leg_choices_in};
+    use ccc_ir::enums::AlgType;
+    use ccc_ir::spec::HierLegs;
+    let resolved = |algorithm: Algorithm| {
+        let valid = validate(&Program::from(Collective { algorithm, ..c.clone() })).ok()?;
+        valid.collectives().first().map(|vc| *vc.algorithm())
+    };
+    let written = match &c.algorithm {
+        Algorithm::Hier(legs) if legs.has_auto_leg() => Some(legs.clone()),
+        _ => None,
+    };
+    let mut out: Vec<ResolvedAlgorithm> = Vec::new();
+    if written.is_none() {
+        let flat = AlgType::ALL.iter().filter(|&&a| a != AlgType::Hier).filter_map(|&a| Algorithm::flat(a));
+        out.extend(flat.filter_map(resolved));
+    }
+    let Some(legs) = hier_legs(c.op) else { return out };
+    let base = written.unwrap_or_default();
+    // Every combination of the legs left to choose, the others as written.
+    let mut combinations = vec![base.clone()];
+    for &leg in legs {
+        if base.get(leg).is_some_and(|a| a != LegAlgorithm::Auto) {
+            continue;
+        }
+        combinations = combinations
+            .iter()
+            .flat_map(|h| leg_choices_in(leg, base.choices).iter().map(move |&a| h.clone().with(leg, a)))
+            .collect();
+    }
+    out.extend(combinations.into_iter().filter_map(|h: HierLegs| resolved(Algorithm::Hier(h))));
+    out
 }
 
 /// The dominant term of a prediction, for "why it lost".
