@@ -181,7 +181,9 @@ fn explicit(value: &str) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// The reduce of `to_apply=NAME`: the opcode of NAME's ROOT line.
+/// The reduce of `to_apply=NAME`: the opcode of NAME's ROOT line (or,
+/// where JAX wraps the root in a `Sharding` annotation, of the line it
+/// wraps).
 fn reduce_of(src: &str, name: &str) -> ReduceOp {
     let name = name.trim_start_matches('%');
     let mut lines = src.lines().skip_while(|l| {
@@ -189,8 +191,18 @@ fn reduce_of(src: &str, name: &str) -> ReduceOp {
         !(l.starts_with(&format!("{name} ")) && l.trim_end().ends_with('{'))
     });
     lines.next().unwrap();
-    let root = lines.find(|l| l.trim_start().starts_with("ROOT ")).unwrap();
-    let opcode = root.split(" = ").nth(1).unwrap().split('(').next().unwrap().rsplit(' ').next().unwrap();
+    let body: Vec<&str> = lines.take_while(|l| l.trim() != "}").collect();
+    let mut root = *body.iter().find(|l| l.trim_start().starts_with("ROOT ")).unwrap();
+    let opcode_of = |line: &str| {
+        line.split(" = ").nth(1).unwrap().split('(').next().unwrap().rsplit(' ').next().unwrap().to_owned()
+    };
+    if opcode_of(root) == "custom-call" && root.contains("custom_call_target=\"Sharding\"") {
+        let operand = root.split("custom-call(").nth(1).unwrap().split(')').next().unwrap().trim_start_matches('%');
+        root =
+            body.iter().find(|l| l.trim_start().trim_start_matches('%').starts_with(&format!("{operand} = "))).unwrap();
+    }
+    let opcode = opcode_of(root);
+    let opcode = opcode.as_str();
     match opcode {
         "add" => ReduceOp::Add,
         "maximum" => ReduceOp::Max,
@@ -826,34 +838,57 @@ fn unpartitioned_module_says_what_to_import() {
 
 /// A shard_map manual over `x` of a mesh of `x` and `y`: its lowered
 /// text gives the permute `f32[4,16]`, four devices' data along `y`
-/// (ccc read count 64 and said nothing), so it is refused, at the
-/// attribute that says so, pointing to the compiled text; the compiled
-/// module gives each device's `f32[4,4]`, 16 elements.
+/// (ccc read count 64 and said nothing), so a collective in it is
+/// refused, at the collective, pointing to the compiled text; the
+/// compiled module gives each device's `f32[4,4]`, 16 elements. So is
+/// GSPMD's form, and a dump before optimizations, whose header names the
+/// device count; a second (maximal) mesh in the header, as
+/// `jax.debug.callback` adds, does not hide it. Regions that are manual
+/// over every axis of more than one device import: nested shard_maps
+/// (outer `x`, inner `y`), a partly manual one holding no collective, an
+/// axis of one device left out (its reduction wrapped in a `Sharding`
+/// annotation, once refused as no reduction).
 #[test]
 fn a_partly_manual_shard_map_is_imported_compiled() {
+    // The line of the first collective walked, and the refusal there.
+    let refused = |rel: &str, first: &str, says: &str| {
+        let src = std::fs::read_to_string(Path::new(ROOT).join(rel)).unwrap();
+        let e = import_module(&src, &target(8), None).unwrap_err();
+        assert!(e.message.contains(says), "{rel}: {e}");
+        assert!(e.message.contains("its shape is still global along the others"), "{rel}: {e}");
+        assert!(e.help.contains("compiled module"), "{rel}: {e:?}");
+        let at = src.find(&format!(" {first} = ")).unwrap();
+        assert_eq!(e.start.line, src[..at].matches('\n').count() + 1, "{rel}: {e}");
+        src
+    };
     let rel = "tests/hlo/partly_manual_8.lowered.hlo";
-    let src = std::fs::read_to_string(Path::new(ROOT).join(rel)).unwrap();
-    let e = import_module(&src, &target(8), None).unwrap_err();
-    assert!(e.message.contains("a shard_map manual over `x` but not over mesh axis `y`"), "{e}");
-    assert!(e.message.contains("counts are not one device's"), "{e}");
-    assert!(e.help.contains("compiled module"), "{e:?}");
-    let attr = src.find("manual_axes{").unwrap();
-    let line = src[..attr].matches('\n').count() + 1;
-    assert_eq!(e.start.line, line, "{e}");
+    let src = refused(
+        rel,
+        "psum.5",
+        "`psum.5` runs in a shard_map (`shard_map.11`) manual over `x` but not over mesh axis `y`",
+    );
     let out = ccc(&["check", rel, "--target", target_path(8).to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+    // A dump before optimizations names the device count: refused alike.
+    let dumped = src.replacen("HloModule jit_inner, ", "HloModule jit_inner, num_partitions=8, ", 1);
+    assert_ne!(dumped, src);
+    let e = import_module(&dumped, &target(8), None).unwrap_err();
+    assert!(e.message.contains("manual over `x` but not over mesh axis `y`"), "{e}");
+    refused(
+        "tests/hlo/partly_manual_callback_8.lowered.hlo",
+        "ppermute.1",
+        "manual over `x` but not over mesh axis `y`",
+    );
 
     // GSPMD's form of it (Shardy off): a subgroup of the
     // `SPMDFullToShardShape` call's sharding is manual, the rest
     // replicated.
-    let rel = "tests/hlo/partly_manual_gspmd_8.lowered.hlo";
-    let src = std::fs::read_to_string(Path::new(ROOT).join(rel)).unwrap();
-    let e = import_module(&src, &target(8), None).unwrap_err();
-    assert!(e.message.contains("a shard_map manual over some mesh axes and not all"), "{e}");
-    assert!(e.message.contains("last_tile_dims={manual, replicated}"), "{e}");
-    let call = src.find("SPMDFullToShardShape").unwrap();
-    assert_eq!(e.start.line, src[..call].matches('\n').count() + 1, "{e}");
-
+    let src = refused(
+        "tests/hlo/partly_manual_gspmd_8.lowered.hlo",
+        "ppermute.1",
+        "manual over some mesh axes and not all (`SPMDFullToShardShape` with sharding `{devices=[1,1,2,4]<=[8] \
+         last_tile_dims={manual, replicated}}`)",
+    );
     // Tile counts past u64 are refused as partly manual, not multiplied
     // into an overflow.
     let huge = src.replace(
@@ -862,13 +897,20 @@ fn a_partly_manual_shard_map_is_imported_compiled() {
     );
     assert_ne!(huge, src);
     let e = import_module(&huge, &target(8), None).unwrap_err();
-    assert!(e.message.contains("a shard_map manual over some mesh axes and not all"), "{e}");
+    assert!(e.message.contains("manual over some mesh axes and not all"), "{e}");
 
-    let (_, compiled) = import(&Path::new(ROOT).join("tests/hlo/partly_manual_8.compiled.hlo"));
-    let permute = compiled.program.collectives.iter().find(|c| c.op == OpType::Permute).unwrap();
-    assert_eq!(permute.count, 16, "f32[4,4] on each device");
-    let reduce = compiled.program.collectives.iter().find(|c| c.op == OpType::AllReduce).unwrap();
-    assert_eq!(reduce.count, 16);
+    for (rel, op) in [
+        ("partly_manual_8.compiled.hlo", OpType::Permute),
+        ("partly_manual_8.compiled.hlo", OpType::AllReduce),
+        ("nested_manual_8.lowered.hlo", OpType::AllReduce),
+        ("nested_manual_gspmd_8.lowered.hlo", OpType::AllReduce),
+        ("manual_then_partly_8.lowered.hlo", OpType::AllReduce),
+        ("manual_size_one_axis_8.lowered.hlo", OpType::AllReduce),
+    ] {
+        let (_, imported) = import(&Path::new(ROOT).join("tests/hlo").join(rel));
+        let c = imported.program.collectives.iter().find(|c| c.op == op).unwrap();
+        assert_eq!(c.count, 16, "{rel}: one device's f32[4,4] (f32[1,16] on 8 x 1)");
+    }
 }
 
 /// Two modules of one program whose collective `y` changed its element

@@ -25,15 +25,15 @@ FIXTURES = sorted(
 
 
 def test_a_partly_manual_shard_map_is_refused_in_lowered_text(cli):
-    """As `ccc import` refuses it: at the attribute naming its manual axes,
-    pointing to the compiled module (whose counts are each device's)."""
+    """As `ccc import` refuses it: at its first collective, pointing to the
+    compiled module (whose counts are each device's)."""
     text = (HLO / REFUSED).read_text()
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, (TARGETS / "cayman_8.ron").read_text())
     assert caught.value.kind == "Hlo"
     assert "manual over `x` but not over mesh axis `y`" in str(caught.value)
     assert "compiled module" in caught.value.help
-    assert caught.value.line == text[: text.index("manual_axes{")].count("\n") + 1
+    assert caught.value.line == text[: text.index(" psum.5 = ")].count("\n") + 1
     assert cli("check", HLO / REFUSED, "--target", TARGETS / "cayman_8.ron", ok=False).returncode == 2
 
 

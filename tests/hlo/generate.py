@@ -43,6 +43,11 @@ MODULES = {
     "reshard_2d_32": (32, ("compiled",)),
     "partly_manual_8": (8, ("lowered", "compiled")),
     "partly_manual_gspmd_8": (8, ("lowered",)),
+    "partly_manual_callback_8": (8, ("lowered",)),
+    "nested_manual_8": (8, ("lowered",)),
+    "nested_manual_gspmd_8": (8, ("lowered",)),
+    "manual_then_partly_8": (8, ("lowered",)),
+    "manual_size_one_axis_8": (8, ("lowered",)),
 }
 
 
@@ -282,6 +287,62 @@ def build(name):
             return (jax.lax.ppermute(v, "x", [(0, 1), (1, 0)]),)
 
         f = jax.shard_map(inner, mesh=m, in_specs=P("x"), out_specs=(P("x"),), axis_names={"x"}, check_vma=False)
+        return jax.jit(f), (x,)
+
+    if name == "partly_manual_callback_8":
+        # The permute of partly_manual_gspmd_8 beside a `jax.debug.callback`,
+        # which adds a maximal mesh (no axes) to the header's meshes.
+        m = mesh(("x", 2), ("y", 4))
+        x = sharded(m, (8, 16), jnp.float32, P("x", "y"))
+
+        def inner(v):
+            jax.debug.callback(lambda z: None, v)
+            return jax.lax.ppermute(v, "x", [(0, 1), (1, 0)])
+
+        f = jax.shard_map(inner, mesh=m, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}, check_vma=False)
+        return jax.jit(f), (x,)
+
+    if name in ("nested_manual_8", "nested_manual_gspmd_8"):
+        # A shard_map manual over `x` holding one manual over `y`: inside
+        # the inner one every axis is manual, and its psum's shape is one
+        # device's (`f32[4,4]`).
+        if name == "nested_manual_gspmd_8":
+            jax.config.update("jax_use_shardy_partitioner", False)
+        m = mesh(("x", 2), ("y", 4))
+        x = sharded(m, (8, 16), jnp.float32, P("x", "y"))
+
+        def outer(v):
+            inner = jax.shard_map(
+                lambda w: jax.lax.psum(w, "y"), in_specs=P(None, "y"), out_specs=P(None, "y"), axis_names={"y"},
+                check_vma=False,
+            )
+            return inner(v)
+
+        f = jax.shard_map(outer, mesh=m, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}, check_vma=False)
+        return jax.jit(f), (x,)
+
+    if name == "manual_then_partly_8":
+        # A fully manual psum, then a shard_map manual over `x` alone that
+        # holds no collective.
+        m = mesh(("x", 2), ("y", 4))
+        x = sharded(m, (8, 16), jnp.float32, P("x", "y"))
+
+        def step(v):
+            v = jax.shard_map(lambda w: jax.lax.psum(w, ("x", "y")), mesh=m, in_specs=P("x", "y"),
+                              out_specs=P("x", "y"), check_vma=False)(v)
+            return jax.shard_map(lambda w: w * 2, mesh=m, in_specs=P("x"), out_specs=P("x"), axis_names={"x"},
+                                 check_vma=False)(v)
+
+        return jax.jit(step), (x,)
+
+    if name == "manual_size_one_axis_8":
+        # Manual over `x` of an 8 x 1 mesh: the axis left out holds one
+        # device, so shapes are one device's; the psum's reduction root is
+        # still wrapped in a `Sharding` annotation.
+        m = mesh(("x", 8), ("y", 1))
+        x = sharded(m, (8, 16), jnp.float32, P("x"))
+        f = jax.shard_map(lambda v: jax.lax.psum(v, "x"), mesh=m, in_specs=P("x"), out_specs=P("x"),
+                          axis_names={"x"}, check_vma=False)
         return jax.jit(f), (x,)
 
     raise SystemExit(f"unknown module {name}")

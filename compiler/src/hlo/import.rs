@@ -152,20 +152,11 @@ const SDY_MESH: &str = "#sdy.mesh<[";
 /// maximal mesh, one device), meshes of different sizes, or sizes it
 /// cannot read.
 fn sdy_mesh_devices(module: &Module<'_>) -> Option<(usize, u64)> {
-    let attrs = module.header.iter().find(|a| a.key == "frontend_attributes")?;
     let mut found: Option<(usize, u64)> = None;
-    for (i, _) in attrs.value.match_indices(SDY_MESH) {
-        let axes = attrs.value.get(i + SDY_MESH.len()..)?;
-        let axes = axes.get(..axes.find(']')?)?;
-        if axes.trim().is_empty() {
-            continue;
-        }
-        let devices = axes.split(',').try_fold(1u64, |n, axis| {
-            let size = axis.rsplit_once('=')?.1.trim().parse::<u64>().ok()?;
-            n.checked_mul(size)
-        })?;
+    for mesh in sdy_meshes(module)? {
+        let devices = mesh.axes.iter().try_fold(1u64, |n, &(_, size)| n.checked_mul(size))?;
         match found {
-            None => found = Some((attrs.at + i, devices)),
+            None => found = Some((mesh.at, devices)),
             Some((_, d)) if d == devices => {}
             Some(_) => return None,
         }
@@ -173,79 +164,66 @@ fn sdy_mesh_devices(module: &Module<'_>) -> Option<(usize, u64)> {
     found
 }
 
+/// A Shardy mesh of a module's header: its name, the byte offset of its
+/// `#sdy.mesh<[`, and its axes (name and size), in order.
+pub(super) struct SdyMesh<'a> {
+    name: &'a str,
+    at: usize,
+    axes: Vec<(&'a str, u64)>,
+}
+
+/// The Shardy meshes of axes a module's header declares
+/// (`xla.sdy.meshes={maximal_mesh_0 = #sdy.mesh<[], device_ids=[0]>, mesh
+/// = #sdy.mesh<["x"=2, "y"=4]>}`), in order, a mesh of no axes (maximal,
+/// one device) left out; `None` when one cannot be read.
+pub(super) fn sdy_meshes<'a>(module: &Module<'a>) -> Option<Vec<SdyMesh<'a>>> {
+    let Some(attrs) = module.header.iter().find(|a| a.key == "frontend_attributes") else { return Some(Vec::new()) };
+    let mut meshes = Vec::new();
+    for (i, _) in attrs.value.match_indices(SDY_MESH) {
+        let before = attrs.value.get(..i)?.trim_end().strip_suffix('=').unwrap_or_default().trim_end();
+        let name = before.get(before.rfind(['{', ',', ' ']).map_or(0, |j| j + 1)..)?;
+        let axes = attrs.value.get(i + SDY_MESH.len()..)?;
+        let axes = axes.get(..axes.find(']')?)?;
+        if axes.trim().is_empty() {
+            continue;
+        }
+        let axes = axes
+            .split(',')
+            .map(|axis| {
+                let (name, size) = axis.rsplit_once('=')?;
+                Some((name.trim().trim_matches('"'), size.trim().parse::<u64>().ok()?))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        meshes.push(SdyMesh { name, at: attrs.at + i, axes });
+    }
+    Some(meshes)
+}
+
+/// The manual region a walk is in: a `shard_map`'s body, called with its
+/// operands made local (`xla.sdy.GlobalToLocalShape`, or GSPMD's
+/// `SPMDFullToShardShape`), within any it is nested in.
+#[derive(Clone, Debug)]
+pub(super) struct Manual {
+    /// The Shardy mesh axes it and the regions around it are manual over.
+    axes: BTreeSet<String>,
+    /// Manual over every axis of more than one device: shapes in it are
+    /// one device's.
+    full: bool,
+    /// The innermost region that is not, as a message names it, when
+    /// `full` is false.
+    said: String,
+}
+
 /// What names the axes a `shard_map` is manual over, in the
 /// `frontend_attributes` of JAX's `xla.sdy.GlobalToLocalShape` call
 /// (`xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"`).
 const SDY_MANUAL_AXES: &str = "manual_axes{";
 
-/// Refuses lowered text (no device count in its header) holding a
-/// `shard_map` that is manual over some of its Shardy mesh's axes and not
-/// all (`axis_names={"x"}` on a mesh of `x` and `y`): inside it, shapes
-/// are per device along the manual axes only, and still global along the
-/// others, so the collectives' counts there would be read as several
-/// devices' (a permute of `f32[4,16]` where each device moves
-/// `f32[4,4]`), and their reductions are wrapped in `Sharding` calls. The
-/// compiled module has the per-device shapes. Axes of one device do not
-/// count: they change no shape.
-///
-/// GSPMD's form (JAX with Shardy off) is refused too: an
-/// `SPMDFullToShardShape` call whose sharding is manual over a subgroup
-/// of the devices and tiles or replicates over others
-/// (`{devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}`), not
-/// `{manual}`.
-pub(super) fn refuse_partly_manual(module: &Module<'_>) -> Result<(), HloError> {
-    let lowered = !module.header.iter().any(|a| a.key == "replica_count" || a.key == "num_partitions");
-    if !lowered {
-        return Ok(());
-    }
-    for instruction in module.computations.iter().flat_map(|c| &c.instructions) {
-        if let Some(partly) = gspmd_partly_manual(instruction) {
-            let sharding = partly.value;
-            return Err(HloError::at(
-                partly.at,
-                sharding.len(),
-                format!(
-                    "`{}`: a shard_map manual over some mesh axes and not all (`SPMDFullToShardShape` with sharding \
-                     `{sharding}`): in lowered text its shapes are still global along the others, so its \
-                     collectives' counts are not one device's",
-                    instruction.name
-                ),
-                PARTLY_MANUAL_HELP,
-            ));
-        }
-    }
-    let Some(mesh) = sdy_mesh_axes(module) else { return Ok(()) };
-    let wide: Vec<&str> = mesh.iter().filter(|(_, size)| *size > 1).map(|(name, _)| *name).collect();
-    for instruction in module.computations.iter().flat_map(|c| &c.instructions) {
-        let Some(attrs) = instruction.attr("frontend_attributes") else { continue };
-        let Some(start) = attrs.value.find(SDY_MANUAL_AXES) else { continue };
-        let listed = &attrs.value[start + SDY_MANUAL_AXES.len()..];
-        let Some(listed) = listed.get(..listed.find('}').unwrap_or(listed.len())) else { continue };
-        let manual: Vec<&str> = listed.split(',').map(|a| a.trim().trim_matches(|c| c == '\\' || c == '"')).collect();
-        let auto: Vec<&str> = wide.iter().copied().filter(|axis| !manual.contains(axis)).collect();
-        if auto.is_empty() {
-            continue;
-        }
-        let quoted = |axes: &[&str]| axes.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
-        return Err(HloError::at(
-            attrs.at + start,
-            SDY_MANUAL_AXES.len() + listed.len() + 1,
-            format!(
-                "`{}`: a shard_map manual over {} but not over mesh {} {}: in lowered text its shapes are still \
-                 global along {}, so its collectives' counts are not one device's",
-                instruction.name,
-                quoted(&manual),
-                if auto.len() == 1 { "axis" } else { "axes" },
-                quoted(&auto),
-                if auto.len() == 1 { "it" } else { "them" },
-            ),
-            PARTLY_MANUAL_HELP,
-        ));
-    }
-    Ok(())
-}
+/// What names the mesh a Shardy sharding is over (`<@mesh, [...]>`).
+const SDY_MESH_REF: &str = "<@";
 
-/// What [`refuse_partly_manual`] says to do instead.
+/// What a collective in a partly manual shard_map is told to do instead
+/// ([`Walker::manual_region`]).
 const PARTLY_MANUAL_HELP: &str = "import the compiled module instead (`jax.jit(f).lower(...).compile().as_text()`, \
                                   or `--xla_dump_to`), whose shapes are per device; or make the shard_map manual \
                                   over every mesh axis";
@@ -272,29 +250,6 @@ fn gspmd_partly_manual<'a>(instruction: &Instruction<'a>) -> Option<Attr<'a>> {
     let manual = dims.len().checked_sub(last.len())? + last.iter().position(|&d| d == "manual")?;
     let others = dims.iter().enumerate().filter(|&(i, _)| i != manual).fold(1u64, |n, (_, &d)| n.saturating_mul(d));
     (others > 1).then_some(sharding)
-}
-
-/// The axes (name and size) of the one Shardy mesh a lowered module's
-/// header declares (`#sdy.mesh<["x"=2, "y"=4]>`); `None` when it declares
-/// none, several, or one it cannot read.
-fn sdy_mesh_axes<'a>(module: &Module<'a>) -> Option<Vec<(&'a str, u64)>> {
-    let attrs = module.header.iter().find(|a| a.key == "frontend_attributes")?;
-    let mut meshes = attrs.value.match_indices(SDY_MESH);
-    let (i, _) = meshes.next()?;
-    if meshes.next().is_some() {
-        return None;
-    }
-    let axes = attrs.value.get(i + SDY_MESH.len()..)?;
-    let axes = axes.get(..axes.find(']')?)?;
-    if axes.trim().is_empty() {
-        return None;
-    }
-    axes.split(',')
-        .map(|axis| {
-            let (name, size) = axis.rsplit_once('=')?;
-            Some((name.trim().trim_matches('"'), size.trim().parse::<u64>().ok()?))
-        })
-        .collect()
 }
 
 /// Whether `opcode` (or its async start) is all-reduce, all-gather or
@@ -526,6 +481,10 @@ pub(super) struct Walker<'m, 'a> {
     pub(super) newlines: Vec<usize>,
     /// The `conditional` branches being walked, outermost first.
     pub(super) branches: Vec<Branch>,
+    /// The Shardy meshes of the header ([`sdy_meshes`]).
+    pub(super) meshes: Vec<SdyMesh<'a>>,
+    /// The manual regions being walked, outermost first ([`Manual`]).
+    pub(super) manual: Vec<Manual>,
 }
 
 /// The most collectives a module may import: a program's most
@@ -597,6 +556,22 @@ impl<'a> Walker<'_, 'a> {
                 ));
             }
             if let Some(op) = op_of(ins.opcode) {
+                // Text before SPMD partitioning (lowered, or a dump before
+                // optimizations) holds a partly manual shard_map's shapes
+                // global along the axes it is not manual over: its count
+                // would be several devices'.
+                if let Some(m) = self.manual.last().filter(|m| !m.full) {
+                    return Err(HloError::at(
+                        ins.at,
+                        ins.name.len(),
+                        format!(
+                            "`{}` runs in {}: in this text its shape is still global along the others, so its count \
+                             is not one device's",
+                            ins.name, m.said
+                        ),
+                        PARTLY_MANUAL_HELP,
+                    ));
+                }
                 self.collective(computation, ins, op)?;
             }
             // An `async-start` (whatever it wraps) is completed once, as
@@ -645,7 +620,13 @@ impl<'a> Walker<'_, 'a> {
                     self.branches.push(Branch { conditional: ins.name.to_owned(), line, index });
                 }
                 let (found, transfers) = (self.found.len(), self.transfers.len());
+                let region = (ins.opcode == "call").then(|| self.manual_region(computation, ins)).flatten();
+                let entered = region.is_some();
+                self.manual.extend(region);
                 let walked = self.walk(callee);
+                if entered {
+                    self.manual.pop();
+                }
                 if branch.is_some() {
                     self.branches.pop();
                 }
@@ -671,6 +652,70 @@ impl<'a> Walker<'_, 'a> {
             }
         }
         Ok(())
+    }
+
+    /// The manual region `call` enters, when an operand of it is a
+    /// shard_map's operand made local: Shardy's `xla.sdy.GlobalToLocalShape`
+    /// (its `manual_axes`, over the mesh its sharding names, or the
+    /// module's one mesh), or GSPMD's `SPMDFullToShardShape` (its
+    /// `sharding` manual over a subgroup, [`gspmd_partly_manual`], or
+    /// `{manual}`); within the region walked now.
+    fn manual_region(&self, computation: &Computation<'a>, call: &Instruction<'a>) -> Option<Manual> {
+        let outer = self.manual.last();
+        let (mut axes, outer_full) = outer.map_or((BTreeSet::new(), false), |m| (m.axes.clone(), m.full));
+        for operand in &call.operands {
+            let Some(made) = computation.get(operand).filter(|i| i.opcode == "custom-call") else { continue };
+            let target = made.attr("custom_call_target").map(|a| a.value.trim_matches('"'));
+            match target {
+                Some("xla.sdy.GlobalToLocalShape") => {
+                    let attrs = made.attr("frontend_attributes").map_or("", |a| a.value);
+                    let start = attrs.find(SDY_MANUAL_AXES)? + SDY_MANUAL_AXES.len();
+                    let listed = attrs.get(start..)?;
+                    let listed = listed.get(..listed.find('}')?)?;
+                    let own: Vec<&str> =
+                        listed.split(',').map(|a| a.trim().trim_matches(|c| c == '\\' || c == '"')).collect();
+                    axes.extend(own.iter().filter(|a| !a.is_empty()).map(|a| (*a).to_owned()));
+                    // The mesh its sharding names, else the module's one.
+                    let named = attrs.find(SDY_MESH_REF).and_then(|i| {
+                        let rest = attrs.get(i + SDY_MESH_REF.len()..)?;
+                        rest.get(..rest.find([',', '>'])?)
+                    });
+                    let mesh = match named {
+                        Some(name) => self.meshes.iter().find(|m| m.name == name),
+                        None if self.meshes.len() == 1 => self.meshes.first(),
+                        None => None,
+                    };
+                    // A mesh it cannot tell is taken as served: refused
+                    // only where the text says so.
+                    let missing: Vec<&str> = mesh.map_or_else(Vec::new, |m| {
+                        m.axes.iter().filter(|&&(a, size)| size > 1 && !axes.contains(a)).map(|&(a, _)| a).collect()
+                    });
+                    let quoted = |list: &[&str]| list.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
+                    let manual: Vec<&str> = axes.iter().map(String::as_str).collect();
+                    let said = format!(
+                        "a shard_map (`{}`) manual over {} but not over mesh {} {}",
+                        made.name,
+                        quoted(&manual),
+                        if missing.len() == 1 { "axis" } else { "axes" },
+                        quoted(&missing)
+                    );
+                    return Some(Manual { full: outer_full || missing.is_empty(), axes, said });
+                }
+                Some("SPMDFullToShardShape") => {
+                    let partly = gspmd_partly_manual(made);
+                    let said = partly.map_or_else(String::new, |sharding| {
+                        format!(
+                            "a shard_map (`{}`) manual over some mesh axes and not all (`SPMDFullToShardShape` with \
+                             sharding `{}`)",
+                            made.name, sharding.value
+                        )
+                    });
+                    return Some(Manual { full: outer_full || partly.is_none(), axes, said });
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The 1-based line of byte offset `at` in the module.

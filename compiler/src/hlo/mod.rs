@@ -234,7 +234,6 @@ fn walk(
     }
     import::refuse_misspelt(module)?;
     let space = import::space(module, target)?;
-    import::refuse_partly_manual(module)?;
     let by_name: BTreeMap<&str, &text::Computation<'_>> = module.computations.iter().map(|c| (c.name, c)).collect();
     let own: usize = module.computations.iter().map(|c| c.instructions.len()).sum();
     let budget = own.saturating_add(import::MAX_REPEATED_INSTRUCTIONS);
@@ -254,6 +253,8 @@ fn walk(
         imported: BTreeMap::new(),
         newlines: src.match_indices('\n').map(|(at, _)| at).collect(),
         branches: Vec::new(),
+        meshes: import::sdy_meshes(module).unwrap_or_default(),
+        manual: Vec::new(),
     };
     walker.walk(entry)?;
     if let (true, Some(first)) = (walker.found.is_empty(), walker.moved_nothing.first()) {

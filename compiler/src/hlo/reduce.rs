@@ -73,12 +73,21 @@ pub fn combiner<'a>(
     })
 }
 
+/// Whether `ins` is JAX's `Sharding` annotation
+/// (`custom-call(x), custom_call_target="Sharding"`), which passes its one
+/// operand through unchanged.
+fn is_sharding_annotation(ins: &Instruction<'_>) -> bool {
+    ins.opcode == "custom-call"
+        && ins.attr("custom_call_target").is_some_and(|a| a.value.trim_matches('"') == "Sharding")
+}
+
 /// The reduction `root` applies to `computation`'s two parameters: a
 /// recognised opcode of the two ([`ROOTS`]), or `select(compare(x, y,
 /// direction), x, y)`, a maximum (`GT`, `GE`) or minimum (`LT`, `LE`), as
 /// XLA writes one where a backend has no such opcode; seen through value
 /// conversions (`convert`, `copy`), as a reduction of bf16 carried out in
-/// f32 is written (`convert(add(convert(x), convert(y)))`).
+/// f32 is written (`convert(add(convert(x), convert(y)))`), and at the
+/// root through JAX's `Sharding` annotation.
 fn recognise(computation: &Computation<'_>, root: &Instruction<'_>) -> Option<Combiner> {
     let params: Vec<&str> =
         computation.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| i.name).collect();
@@ -112,8 +121,14 @@ fn recognise(computation: &Computation<'_>, root: &Instruction<'_>) -> Option<Co
     };
     // The root may convert the result back to the parameters' type from
     // one that holds it (a bf16 sum carried out in f32, rounded once).
+    // It may also be wrapped in JAX's `Sharding` annotation (a custom call
+    // that passes its operand through), as a shard_map's reduction is in
+    // text before SPMD partitioning.
     let mut root = root;
-    while let ("convert" | "copy", [operand]) = (root.opcode, root.operands.as_slice()) {
+    while let ("convert" | "copy" | "custom-call", [operand]) = (root.opcode, root.operands.as_slice()) {
+        if root.opcode == "custom-call" && !is_sharding_annotation(root) {
+            break;
+        }
         let from = computation.get(operand)?;
         if root.opcode == "convert" && !widens(elem(root)?, elem(from)?) {
             return None;
