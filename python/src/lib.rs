@@ -542,6 +542,9 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
             let name = program::text_arg(py, &key, "a diagnose key", "an input's name (str)")?;
             match diagnose_input(py, &value) {
                 Ok(input) => named.push((name, input)),
+                // Ctrl-C, or an exit, while an input was read: not a
+                // refusal of it.
+                Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(py) => return Err(e),
                 Err(e) => refused.push((i, name, e)),
             }
         }
@@ -557,6 +560,7 @@ fn diagnose<'py>(py: Python<'py>, inputs: &Bound<'py, PyAny>) -> PyResult<Bound<
             };
             match diagnose_input(py, &item) {
                 Ok(input) => named.push((name, input)),
+                Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(py) => return Err(e),
                 Err(e) => refused.push((i, name, e)),
             }
         }

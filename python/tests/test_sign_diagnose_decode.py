@@ -98,6 +98,25 @@ def test_diagnose_raises_the_first_refused_input_and_counts_the_others():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.diagnose([good, typo, wide])
     assert str(caught.value).startswith("input 1 (and 1 other input refused too: input 2): ")
+    # Refused reading and refused later, interleaved: in input order.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.diagnose([typo, typo, wide, good, typo])
+    assert str(caught.value).startswith("input 0 (and 3 other inputs refused too: input 1, input 2, input 4): ")
+    # Ctrl-C while an input is read is no refusal of it: it is raised.
+
+    class Interrupted(dict):
+        def __getitem__(self, key):
+            raise KeyboardInterrupt
+
+        def keys(self):
+            raise KeyboardInterrupt
+
+        def items(self):
+            raise KeyboardInterrupt
+
+    for inputs in (["junk", Interrupted(a=1)], [Interrupted(a=1), "junk"]):
+        with pytest.raises(KeyboardInterrupt):
+            ccc.diagnose(inputs)
     # One refused: named alone, as before.
     with pytest.raises(ccc.ValidationError) as caught:
         ccc.diagnose([good, wide])

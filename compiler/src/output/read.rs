@@ -120,14 +120,21 @@ pub(super) fn read_output_between(dir: &Path, between: &mut dyn FnMut()) -> Resu
 }
 
 /// What tells one output in folder `dir` from the next one put in its
-/// place: the folder's and its manifest's file identities, and the
-/// manifest's modification time (`None` for what cannot be looked at).
+/// place: the folder's file identity, and its manifest's with its
+/// modification time (`None` for what cannot be looked at). Not the
+/// folder's modification time: a file made in it (a compile into
+/// `OUT/sub` makes its work folder there) changes no output.
 #[cfg(unix)]
-fn identity(dir: &Path) -> [Option<(u64, u64, i64, i64)>; 2] {
+fn identity(dir: &Path) -> (Option<FileId>, Option<(FileId, i64, i64)>) {
     use std::os::unix::fs::MetadataExt;
-    let of = |p: &Path| fs::metadata(p).ok().map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec()));
-    [of(dir), of(&dir.join(MANIFEST_FILE))]
+    let folder = fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()));
+    let manifest = fs::metadata(dir.join(MANIFEST_FILE)).ok().map(|m| ((m.dev(), m.ino()), m.mtime(), m.mtime_nsec()));
+    (folder, manifest)
 }
+
+/// A file's device and inode.
+#[cfg(unix)]
+type FileId = (u64, u64);
 
 /// What tells one output in folder `dir` from the next one put in its
 /// place: the manifest's modification time and size.

@@ -244,6 +244,15 @@ fn a_folder_replaced_while_it_is_read_is_read_again() {
     assert!(switched);
     assert_eq!(read, alone, "the output now in OUT's place, read whole");
 
+    // Entries made in it while it is read (a compile into `OUT/sub`
+    // makes its work folder there) change no output: read once.
+    let mut made = 0;
+    let read = read::read_output_between(&out, &mut || {
+        made += 1;
+        fs::create_dir(out.join(format!(".sub.ccc-tmp-{made}"))).unwrap();
+    })
+    .unwrap();
+    assert_eq!((made, &read), (1, &alone));
     let error = read::read_output_between(&out, &mut || replace::exchange(&out, &next).unwrap()).unwrap_err();
     assert!(matches!(error, ReadError::Replaced { attempts: 3, .. }), "{error:?}");
     assert!(error.to_string().contains("was replaced while it was read, 3 times"), "{error}");
