@@ -552,6 +552,18 @@ fn every_refused_input_is_said() {
     let (first, second) = (run.stderr.find("no-such-rank.ron"), run.stderr.find("no-such-rank-either.ron"));
     assert!(first.is_some() && first < second, "both, in input order: {}", run.stderr);
     assert!(run.stderr.contains("2 of the 3 inputs were refused"), "{}", run.stderr);
+    // One unreadable and one that does not parse, in either order: both
+    // (it said the unreadable one alone).
+    for inputs in
+        [["no-such-rank.ron", typo.as_str(), terse.as_str()], [typo.as_str(), "no-such-rank.ron", terse.as_str()]]
+    {
+        let run = diagnose(&inputs);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        let (missing, bad) = (run.stderr.find("cannot read no-such-rank.ron"), run.stderr.find("cannot parse "));
+        assert!(missing.is_some() && bad.is_some(), "{}", run.stderr);
+        assert_eq!(missing < bad, inputs[0] == "no-such-rank.ron", "in input order: {}", run.stderr);
+        assert!(run.stderr.contains("2 of the 3 inputs were refused"), "{}", run.stderr);
+    }
 }
 
 #[test]

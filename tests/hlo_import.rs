@@ -911,6 +911,19 @@ fn a_partly_manual_shard_map_is_imported_compiled() {
         let c = imported.program.collectives.iter().find(|c| c.op == op).unwrap();
         assert_eq!(c.count, 16, "{rel}: one device's f32[4,4] (f32[1,16] on 8 x 1)");
     }
+
+    // `diagnose` of modules refused on import says each, then how many
+    // (it stopped at the first).
+    let t = target_path(8);
+    let (a, b) = ("tests/hlo/partly_manual_8.lowered.hlo", "tests/hlo/partly_manual_gspmd_8.lowered.hlo");
+    let out = ccc(&["diagnose", a, b, "--target", t.to_str().unwrap()]);
+    let stderr = flat(&String::from_utf8(out.stderr).unwrap());
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot import {a}")) && stderr.contains(&format!("cannot import {b}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 of the 2 inputs were refused"), "{stderr}");
 }
 
 /// Two modules of one program whose collective `y` changed its element

@@ -108,7 +108,12 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     let names = display_names(&files, &least);
     // Each input is read once (a pipe cannot be read twice): its text, or
     // `None` for an output folder.
-    let texts = every_input(args.inputs.iter().zip(&files).map(|(given, file)| read_input(given, file, &args.hlo)))?;
+    let texts: Vec<Result<Option<String>, Failure>> =
+        args.inputs.iter().zip(&files).map(|(given, file)| read_input(given, file, &args.hlo)).collect();
+    if texts.iter().any(Result::is_err) {
+        return Err(refused_reading(args, &files, names, texts));
+    }
+    let texts: Vec<Option<String>> = texts.into_iter().flatten().collect();
     // Compiled modules whose headers name different device counts cannot
     // share the one target: that difference is the report (it was a
     // refusal, "the module runs on 16 devices but the target has 8").
@@ -187,6 +192,37 @@ struct WithHlo<'a> {
     hlo: Option<serde_json::Value>,
 }
 
+/// What `diagnose` says when some inputs cannot be read (`texts`, from
+/// [`read_input`]): each that can is loaded as it is, alone (a spec, a
+/// manifest, an output folder, an HLO module imported by itself), so that
+/// every refused input is said in input order ([`every_input`]), not the
+/// unreadable ones alone.
+fn refused_reading(
+    args: &DiagnoseArgs,
+    files: &[PathBuf],
+    names: Vec<String>,
+    texts: Vec<Result<Option<String>, Failure>>,
+) -> Failure {
+    let mut cache = AutoCache::new();
+    let spec_args = HloArgs { target: None, algorithm: None };
+    let is_module = |t: &str| ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t));
+    let loaded =
+        texts.into_iter().zip(args.inputs.iter().zip(files).zip(names)).map(|(text, ((given, file), name))| {
+            let text = text?;
+            let read = text.as_deref().map_or(Read::Folder, Read::Text);
+            let hlo = match read {
+                Read::Text(t) if !is_module(t) => &spec_args,
+                _ => &args.hlo,
+            };
+            load(given, file, name, read, hlo, &mut cache).map(|_| ())
+        });
+    match every_input(loaded) {
+        Err(failure) => failure,
+        // Not reached: an input was refused reading it.
+        Ok(_) => Failure::input(miette::miette!("an input could not be read")),
+    }
+}
+
 /// Every input's value, or, when some cannot be compared, every one's
 /// refusal, in input order: one alone is returned as it is; several are
 /// printed and a closing line says how many there were, so that a user
@@ -196,7 +232,7 @@ struct WithHlo<'a> {
 /// # Errors
 ///
 /// The refusal, or the closing line.
-fn every_input<T>(results: impl Iterator<Item = Result<T, Failure>>) -> Result<Vec<T>, Failure> {
+pub(crate) fn every_input<T>(results: impl Iterator<Item = Result<T, Failure>>) -> Result<Vec<T>, Failure> {
     let (mut values, mut failures) = (Vec::new(), Vec::new());
     let mut given = 0;
     for result in results {

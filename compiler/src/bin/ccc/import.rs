@@ -254,13 +254,13 @@ pub fn import_modules(
     else {
         return Ok(None);
     };
-    let mut modules = Vec::with_capacity(srcs.len());
-    for (path, src) in args.inputs.iter().zip(srcs) {
+    // Every module refused is said, in input order (`every_input`).
+    let modules = args.inputs.iter().zip(srcs).map(|(path, src)| {
         let imported = import_file(path, src, &args.hlo, TargetValues::Checked)?;
         note_imported(&path.display().to_string(), &imported);
-        modules.push(imported);
-    }
-    Ok(Some(modules))
+        Ok(imported)
+    });
+    crate::diagnose::every_input(modules).map(Some)
 }
 
 #[cfg(test)]
