@@ -1489,15 +1489,19 @@ fn stablehlo_text_is_said_to_be_one() {
 ";
     let dir = tempfile::tempdir().unwrap();
     let t = target_path(8);
-    for text in [body.to_owned(), format!("#loc1 = loc(\"x\")\n{body}")] {
+    // A `#loc` line naming a file whose name holds `module` is no module line.
+    for text in [body.to_owned(), format!("#loc1 = loc(\"my_module.py\":3:7)\n{body}")] {
         let e = import_module(&text, &target(8), None).unwrap_err();
         assert!(e.message.contains("is StableHLO (MLIR) text, not an XLA HLO module"), "{e}");
         assert!(e.help.contains("Lowered.as_text(dialect=\"hlo\")"), "{e:?}");
         assert_eq!(e.start.line, text.lines().position(|l| l.starts_with("module")).unwrap() + 1);
         let path = dir.path().join("f.mlir");
         std::fs::write(&path, &text).unwrap();
-        for verb in ["import", "check"] {
-            let out = ccc(&[verb, path.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+        assert_eq!(e.start.col, 1, "{e}");
+        for verb in ["import", "check", "diagnose"] {
+            let p = path.to_str().unwrap();
+            let args: Vec<&str> = if verb == "diagnose" { vec![verb, p, p] } else { vec![verb, p] };
+            let out = ccc(&[&args[..], &["--target", t.to_str().unwrap()]].concat());
             let stderr = flat(&String::from_utf8(out.stderr).unwrap());
             assert_eq!(out.status.code(), Some(2), "{stderr}");
             assert!(stderr.contains("f.mlir is StableHLO (MLIR) text"), "{verb}: {stderr}");

@@ -181,7 +181,17 @@ pub fn import_module(given: &str, target: &Target, algorithm: Option<&Algorithm>
     let skip = given.len() - src.len();
     let place = |e: HloError| e.shifted(skip).locate(given);
     if looks_like_mlir(src) {
-        let at = src.find("module").unwrap_or(0);
+        // The `module` line, after any `#loc` lines (whose text may say
+        // `module` too).
+        let mut offset = 0;
+        let mut at = 0;
+        for line in src.split_inclusive('\n') {
+            if line.trim_start().starts_with("module") {
+                at = offset + (line.len() - line.trim_start().len());
+                break;
+            }
+            offset += line.len();
+        }
         return Err(place(HloError::at(
             at,
             "module".len(),

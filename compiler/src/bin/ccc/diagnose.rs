@@ -139,6 +139,16 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     // Given for no module, they would be ignored for manifests and output
     // folders (a spec refuses them): refused for every kind alike.
     if !any_module && (args.hlo.target.is_some() || args.hlo.algorithm.is_some()) {
+        let mlir =
+            args.inputs.iter().zip(&texts).find(|(_, t)| t.as_deref().is_some_and(ccc_compiler::hlo::looks_like_mlir));
+        if let Some((path, _)) = mlir {
+            return Err(Failure::input(miette::miette!(
+                help = format!("give HLO text: {}", ccc_compiler::hlo::HLO_SOURCES),
+                "{} {}",
+                path.display(),
+                ccc_compiler::hlo::MLIR_TEXT
+            )));
+        }
         return Err(Failure::input(miette::miette!(
             help = format!(
                 "--target and --algorithm are for XLA HLO modules ({}); specs, manifests and output folders name \
