@@ -968,19 +968,8 @@ pub fn diagnose(inputs: &[(String, DiagnoseInput<'_>)]) -> Result<String, Vec<(u
     }
     let report = diagnose_inputs(&read);
     let hlo = modules_report(inputs).map(|r| r.json());
-    serde_json::to_string(&WithHlo { report: &report, hlo })
+    serde_json::to_string(&ccc_compiler::diagnose::WithHlo { report: &report, hlo })
         .map_err(|e| vec![(0, ErrorInfo::new(ErrorClass::Internal, "Json", format!("cannot write the report: {e}")))])
-}
-
-/// `diagnose`'s report, with what HLO modules' collectives show (`hlo`,
-/// only for modules whose collectives differ), as `ccc diagnose --json`
-/// writes it.
-#[derive(serde::Serialize)]
-struct WithHlo<'a> {
-    #[serde(flatten)]
-    report: &'a ccc_compiler::diagnose::Report,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hlo: Option<serde_json::Value>,
 }
 
 /// When every input is a program `import_hlo` made (two or more), their

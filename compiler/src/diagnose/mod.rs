@@ -40,6 +40,21 @@ use fields::Parsed;
 use indexmap::IndexMap;
 use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
+
+/// `diagnose --json`'s report, with what HLO modules' collectives show
+/// (`hlo`: [`ModulesReport::json`](crate::hlo::compare::ModulesReport::json),
+/// only for modules whose collectives differ), after the report's own
+/// fields: what the CLI prints and the Python binding returns.
+#[derive(Serialize)]
+pub struct WithHlo<'a> {
+    /// The report.
+    #[serde(flatten)]
+    pub report: &'a Report,
+    /// The modules' differences, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hlo: Option<serde_json::Value>,
+}
+
 /// The diagnosis of a set of inputs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {

@@ -183,23 +183,13 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         // `hlo` (what the prose report says of them), after the report's
         // own fields.
         let hlo = hlo.map(|h| h.json());
-        let json = serde_json::to_string_pretty(&WithHlo { report: &report, hlo })
+        let json = serde_json::to_string_pretty(&ccc_compiler::diagnose::WithHlo { report: &report, hlo })
             .map_err(|e| Failure::input(miette::miette!("cannot write the report as JSON: {e}")))?;
         crate::out::emit(&format!("{json}\n"))?;
     } else {
         crate::out::emit(&render(&report, kinds))?;
     }
     Ok(if report.all_match { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// `diagnose --json`'s report, with what HLO modules' collectives show
-/// (`hlo`, only for modules whose collectives differ).
-#[derive(serde::Serialize)]
-struct WithHlo<'a> {
-    #[serde(flatten)]
-    report: &'a Report,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hlo: Option<serde_json::Value>,
 }
 
 /// What `diagnose` says when some inputs cannot be read (`texts`, from
