@@ -665,26 +665,23 @@ fn a_written_count_auto_cannot_serve_does_not_stop_the_sweep() {
 fn explain_lists_every_legal_choice_where_auto_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let slow = std::fs::read_to_string(format!("{ROOT}/examples/invalid/model_auto_out_of_range.ron")).unwrap();
-    let ring = dir.path().join("ring.ron");
-    std::fs::write(&ring, slow.replace("algorithm: Auto", "algorithm: Ring")).unwrap();
-    let (code, out, err) = ccc(&["explain", ring.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let names: Vec<&str> =
-        json[0]["choices"].as_array().unwrap().iter().map(|c| c["algorithm"].as_str().unwrap()).collect();
+    // The choices `explain --json` lists for the spec `text`.
+    let choices = |name: &str, text: String| -> Vec<String> {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, out, err) = ccc(&["explain", path.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        json[0]["choices"].as_array().unwrap().iter().map(|c| c["algorithm"].as_str().unwrap().to_owned()).collect()
+    };
+    let names = choices("ring.ron", slow.replace("algorithm: Auto", "algorithm: Ring"));
     assert!(
-        names.len() > 10 && names.contains(&"InterRdh") && names.iter().any(|n| n.starts_with("Hier(")),
+        names.len() > 10 && names.iter().any(|n| n == "InterRdh") && names.iter().any(|n| n.starts_with("Hier(")),
         "{names:?}"
     );
     // Each the choice `Auto` lists at a size it serves, but those that do
     // not lower at this one.
-    let small = dir.path().join("small.ron");
-    std::fs::write(&small, slow.replace("count: 1099511627776,", "count: 1,")).unwrap();
-    let (code, out, err) = ccc(&["explain", small.to_str().unwrap(), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let served: Vec<&str> =
-        json[0]["choices"].as_array().unwrap().iter().map(|c| c["algorithm"].as_str().unwrap()).collect();
+    let served = choices("small.ron", slow.replace("count: 1099511627776,", "count: 1,"));
     assert!(names.iter().all(|n| served.contains(n)), "{names:?} {served:?}");
 }
 
