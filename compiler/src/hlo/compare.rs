@@ -430,26 +430,6 @@ fn peers(c: &Collective) -> String {
     format!("{pairs:?}")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_header_names_its_devices_none_or_a_count_the_importer_refuses() {
-        let devices = |header: &str| header_devices(&format!("{header}\n\nENTRY e {{\n}}\n"));
-        assert_eq!(devices("HloModule m, replica_count=2, num_partitions=4"), HeaderDevices::Devices(8));
-        assert_eq!(devices("HloModule m, num_partitions=16"), HeaderDevices::Devices(16));
-        assert_eq!(devices("HloModule m, entry_computation_layout={()->f32[]}"), HeaderDevices::Unnamed);
-        assert_eq!(devices("HloModule m, num_partitions=0"), HeaderDevices::Unreadable);
-        assert_eq!(devices("HloModule m, num_partitions=99999999999999999999999"), HeaderDevices::Unreadable);
-        assert!(is_lowered("HloModule m\n") && !is_lowered("HloModule m, replica_count=1\n"));
-        // A byte-order mark before the header: the header still read (a
-        // compiled module read as lowered text blamed different programs).
-        assert_eq!(devices("\u{feff}HloModule m, num_partitions=16"), HeaderDevices::Devices(16));
-        assert!(!is_lowered("\u{feff}HloModule m, replica_count=1\n"));
-    }
-}
-
 /// What `ccc diagnose` finds of HLO modules' collectives: the groups of
 /// modules whose collectives agree, the reference (the largest group, the
 /// earliest of equal ones), and each other group's differences from it.
@@ -584,5 +564,25 @@ impl ModulesReport {
             })
             .collect();
         serde_json::json!({ "reference": modules(self.reference), "groups": groups })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_names_its_devices_none_or_a_count_the_importer_refuses() {
+        let devices = |header: &str| header_devices(&format!("{header}\n\nENTRY e {{\n}}\n"));
+        assert_eq!(devices("HloModule m, replica_count=2, num_partitions=4"), HeaderDevices::Devices(8));
+        assert_eq!(devices("HloModule m, num_partitions=16"), HeaderDevices::Devices(16));
+        assert_eq!(devices("HloModule m, entry_computation_layout={()->f32[]}"), HeaderDevices::Unnamed);
+        assert_eq!(devices("HloModule m, num_partitions=0"), HeaderDevices::Unreadable);
+        assert_eq!(devices("HloModule m, num_partitions=99999999999999999999999"), HeaderDevices::Unreadable);
+        assert!(is_lowered("HloModule m\n") && !is_lowered("HloModule m, replica_count=1\n"));
+        // A byte-order mark before the header: the header still read (a
+        // compiled module read as lowered text blamed different programs).
+        assert_eq!(devices("\u{feff}HloModule m, num_partitions=16"), HeaderDevices::Devices(16));
+        assert!(!is_lowered("\u{feff}HloModule m, replica_count=1\n"));
     }
 }
