@@ -163,8 +163,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     // One cache for every spec: ranks' specs mostly repeat their
     // collectives, and `Auto` then searches each distinct one once.
     let mut cache = AutoCache::new();
-    let inputs =
-        every_input(args.inputs.iter().zip(&files).zip(names).zip(&texts).map(|(((given, file), name), text)| {
+    let inputs = crate::report::every_input(args.inputs.iter().zip(&files).zip(names).zip(&texts).map(
+        |(((given, file), name), text)| {
             let read = match modules.as_mut().and_then(Iterator::next) {
                 Some(module) => Read::Module(Box::new(module)),
                 None => text.as_deref().map_or(Read::Folder, Read::Text),
@@ -174,7 +174,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
                 _ => &args.hlo,
             };
             load(given, file, name, read, hlo, &mut cache)
-        }))?;
+        },
+    ))?;
     let kinds = Kind::plural(inputs.iter().map(|(_, kind)| *kind));
     let inputs: Vec<Input> = inputs.into_iter().map(|(input, _)| input).collect();
     let report = diagnose(&inputs);
@@ -195,7 +196,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
 /// What `diagnose` says when some inputs cannot be read (`texts`, from
 /// [`read_input`]): each that can is loaded as it is, alone (a spec, a
 /// manifest, an output folder, an HLO module imported by itself), so that
-/// every refused input is said in input order ([`every_input`]), not the
+/// every refused input is said in input order
+/// ([`every_input`](crate::report::every_input)), not the
 /// unreadable ones alone.
 fn refused_reading(
     args: &DiagnoseArgs,
@@ -216,46 +218,11 @@ fn refused_reading(
             };
             load(given, file, name, read, hlo, &mut cache).map(|_| ())
         });
-    match every_input(loaded) {
+    match crate::report::every_input(loaded) {
         Err(failure) => failure,
         // Not reached: an input was refused reading it.
         Ok(_) => Failure::input(miette::miette!("an input could not be read")),
     }
-}
-
-/// Every input's value, or, when some cannot be compared, every one's
-/// refusal, in input order: one alone is returned as it is; several are
-/// printed and a closing line says how many there were, so that a user
-/// fixing the inputs of many ranks sees them all at once. The exit code
-/// is the highest of theirs (a bad input, 2, before a proof's defect).
-///
-/// # Errors
-///
-/// The refusal, or the closing line.
-pub(crate) fn every_input<T>(results: impl Iterator<Item = Result<T, Failure>>) -> Result<Vec<T>, Failure> {
-    let (mut values, mut failures) = (Vec::new(), Vec::new());
-    let mut given = 0;
-    for result in results {
-        given += 1;
-        match result {
-            Ok(value) => values.push(value),
-            Err(failure) => failures.push(failure),
-        }
-    }
-    if failures.len() < 2 {
-        return failures.pop().map_or(Ok(values), Err);
-    }
-    let code = failures.iter().map(|f| f.code).max().unwrap_or(2);
-    for failure in &failures {
-        crate::report::print(&failure.report);
-    }
-    Err(Failure {
-        code,
-        report: miette::miette!(
-            "{} of the {given} inputs were refused, each as said above; diagnose compares them once all read",
-            failures.len()
-        ),
-    })
 }
 
 /// What an input was read as.

@@ -260,7 +260,7 @@ pub fn import_modules(
         note_imported(&path.display().to_string(), &imported);
         Ok(imported)
     });
-    crate::diagnose::every_input(modules).map(Some)
+    crate::report::every_input(modules).map(Some)
 }
 
 #[cfg(test)]

@@ -398,3 +398,38 @@ pub fn validation_report(path: &str, form: SpecForm, errors: &ValidationErrors) 
 pub fn target_report(path: &str, errors: &ValidationErrors) -> ValidationReport {
     ValidationReport { what: "target", ..validation_report(path, SpecForm::Collective, errors) }
 }
+
+/// Every input's value, or, when some cannot be compared, every one's
+/// refusal, in input order: one alone is returned as it is; several are
+/// printed and a closing line says how many there were, so that a user
+/// fixing the inputs of many ranks sees them all at once. The exit code
+/// is the highest of theirs (a bad input, 2, before a proof's defect).
+///
+/// # Errors
+///
+/// The refusal, or the closing line.
+pub fn every_input<T>(results: impl Iterator<Item = Result<T, crate::Failure>>) -> Result<Vec<T>, crate::Failure> {
+    let (mut values, mut failures) = (Vec::new(), Vec::new());
+    let mut given = 0;
+    for result in results {
+        given += 1;
+        match result {
+            Ok(value) => values.push(value),
+            Err(failure) => failures.push(failure),
+        }
+    }
+    if failures.len() < 2 {
+        return failures.pop().map_or(Ok(values), Err);
+    }
+    let code = failures.iter().map(|f| f.code).max().unwrap_or(2);
+    for failure in &failures {
+        print(&failure.report);
+    }
+    Err(crate::Failure {
+        code,
+        report: miette::miette!(
+            "{} of the {given} inputs were refused, each as said above; diagnose compares them once all read",
+            failures.len()
+        ),
+    })
+}
