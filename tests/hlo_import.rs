@@ -1511,6 +1511,19 @@ fn stablehlo_text_is_said_to_be_one() {
     }
 }
 
+/// Text whose lines end with CR alone is refused at its first CR, saying
+/// so (it read as one line: "the module has no computations"); CRLF
+/// line ends read as LF ones.
+#[test]
+fn cr_line_ends_are_said_to_be_what_they_are() {
+    let cr = SMALL.replace('\n', "\r");
+    let e = import_module(&cr, &target(8), None).unwrap_err();
+    assert!(e.message.contains("lines end with a carriage return alone"), "{e}");
+    assert_eq!((e.start.line, e.start.col), (1, SMALL.find('\n').unwrap() + 1), "{e}");
+    let crlf = import_module(&SMALL.replace('\n', "\r\n"), &target(8), None).unwrap();
+    assert_eq!(crlf.program, import_module(SMALL, &target(8), None).unwrap().program);
+}
+
 /// A small module: one all-reduce over two groups of 4 of 8 devices.
 const SMALL: &str = "HloModule m, replica_count=1, num_partitions=8
 

@@ -387,12 +387,25 @@ const RECOVERY_TABLE: &str = ", origin_recovery_table=";
 ///
 /// # Errors
 ///
-/// An [`HloError`] at a `/*` that is never closed, or at a control
+/// An [`HloError`] at the first carriage return of text whose lines end
+/// with one alone, at a `/*` that is never closed, or at a control
 /// character XLA never prints where a word is read (a NUL in a damaged
 /// file ended a word where it stood, and the module was called truncated
 /// lines later). Comments and quoted strings may hold any character
 /// (XLA prints a frontend attribute's value as it was given).
 pub fn prepare(src: &str) -> Result<String, HloError> {
+    // Lines ended by a carriage return alone (as classic Mac OS wrote
+    // text; XLA never does): read as one line, the module had "no
+    // computations".
+    if let Some(at) = src.find('\r').filter(|_| !src.contains('\n')) {
+        return Err(HloError::at(
+            at,
+            1,
+            "the module's lines end with a carriage return alone (CR, U+000D), which ccc does not read as a line \
+             break",
+            "HLO text with LF (or CRLF) line breaks, as XLA prints it: convert the CRs (`tr '\\r' '\\n'`)",
+        ));
+    }
     let clean = blank_comments(src)?;
     let mut quoted = false;
     let mut escaped = false;
