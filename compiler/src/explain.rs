@@ -112,36 +112,26 @@ pub fn legal_choices(c: &Collective) -> Option<Vec<ResolvedAlgorithm>> {
 /// The choices of `c`'s `Auto` (or of its `Auto` legs) that validate when
 /// written out ([`legal_choices`] where `Auto` is refused).
 fn written_out(c: &Collective) -> Vec<ResolvedAlgorithm> {
-    use crate::algorithms::{hier_legs, leg_choices_in};
+    use crate::validate::{auto_legs, combinations};
     use ccc_ir::enums::AlgType;
     use ccc_ir::spec::HierLegs;
     let resolved = |algorithm: Algorithm| {
         let valid = validate(&Program::from(Collective { algorithm, ..c.clone() })).ok()?;
         valid.collectives().first().map(|vc| *vc.algorithm())
     };
-    let written = match &c.algorithm {
-        Algorithm::Hier(legs) if legs.has_auto_leg() => Some(legs.clone()),
-        _ => None,
-    };
+    // The legs left to choose over what is written: every leg for a whole
+    // `Auto`, with the flat algorithms before them.
     let mut out: Vec<ResolvedAlgorithm> = Vec::new();
-    if written.is_none() {
-        let flat = AlgType::ALL.iter().filter(|&&a| a != AlgType::Hier).filter_map(|&a| Algorithm::flat(a));
-        out.extend(flat.filter_map(resolved));
-    }
-    let Some(legs) = hier_legs(c.op) else { return out };
-    let base = written.unwrap_or_default();
-    // Every combination of the legs left to choose, the others as written.
-    let mut combinations = vec![base.clone()];
-    for &leg in legs {
-        if base.get(leg).is_some_and(|a| a != LegAlgorithm::Auto) {
-            continue;
+    let (base, legs) = match &c.algorithm {
+        Algorithm::Hier(written) if written.has_auto_leg() => (written.clone(), auto_legs(c.op, written).collect()),
+        _ => {
+            let flat = AlgType::ALL.iter().filter(|&&a| a != AlgType::Hier).filter_map(|&a| Algorithm::flat(a));
+            out.extend(flat.filter_map(resolved));
+            let Some(legs) = crate::algorithms::hier_legs(c.op) else { return out };
+            (HierLegs::default(), legs.to_vec())
         }
-        combinations = combinations
-            .iter()
-            .flat_map(|h| leg_choices_in(leg, base.choices).iter().map(move |&a| h.clone().with(leg, a)))
-            .collect();
-    }
-    out.extend(combinations.into_iter().filter_map(|h: HierLegs| resolved(Algorithm::Hier(h))));
+    };
+    out.extend(combinations(&base, &legs, base.choices).filter_map(|h| resolved(Algorithm::Hier(h))));
     out
 }
 

@@ -235,9 +235,7 @@ const PARTLY_MANUAL_HELP: &str = "import the compiled module instead (`jax.jit(f
 /// `None` for any other instruction, a sharding of `{manual}` alone, or
 /// one it cannot read.
 fn gspmd_partly_manual<'a>(instruction: &Instruction<'a>) -> Option<Attr<'a>> {
-    if instruction.opcode != "custom-call"
-        || instruction.attr("custom_call_target").map(|a| a.value.trim_matches('"')) != Some("SPMDFullToShardShape")
-    {
+    if instruction.custom_call_target() != Some("SPMDFullToShardShape") {
         return None;
     }
     let sharding = *instruction.attr("sharding")?;
@@ -664,9 +662,8 @@ impl<'a> Walker<'_, 'a> {
         let outer = self.manual.last();
         let (mut axes, outer_full) = outer.map_or((BTreeSet::new(), false), |m| (m.axes.clone(), m.full));
         for operand in &call.operands {
-            let Some(made) = computation.get(operand).filter(|i| i.opcode == "custom-call") else { continue };
-            let target = made.attr("custom_call_target").map(|a| a.value.trim_matches('"'));
-            match target {
+            let Some(made) = computation.get(operand) else { continue };
+            match made.custom_call_target() {
                 Some("xla.sdy.GlobalToLocalShape") => {
                     let attrs = made.attr("frontend_attributes").map_or("", |a| a.value);
                     let start = attrs.find(SDY_MANUAL_AXES)? + SDY_MANUAL_AXES.len();

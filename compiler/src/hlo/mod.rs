@@ -138,9 +138,23 @@ pub const MLIR_TEXT: &str = "is StableHLO (MLIR) text, not an XLA HLO module: JA
 /// after any `#loc` lines): StableHLO or MHLO, as JAX's
 /// `Lowered.as_text()` prints it by default, not HLO text.
 pub fn looks_like_mlir(src: &str) -> bool {
-    let src = crate::parse::strip_bom(src);
-    let first = src.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with("#loc"));
-    first.is_some_and(|l| l.starts_with("module @") || l.starts_with("module {") || l.starts_with("module attributes"))
+    mlir_module_at(crate::parse::strip_bom(src)).is_some()
+}
+
+/// The byte offset of MLIR text's `module` line ([`looks_like_mlir`]):
+/// its first significant line (not blank, a `//` comment or a `#loc`
+/// line), when that opens a module.
+fn mlir_module_at(src: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in src.split_inclusive('\n') {
+        let text = line.trim();
+        if !text.is_empty() && !text.starts_with("//") && !text.starts_with("#loc") {
+            let opens = ["module @", "module {", "module attributes"].iter().any(|m| text.starts_with(m));
+            return opens.then(|| offset + (line.len() - line.trim_start().len()));
+        }
+        offset += line.len();
+    }
+    None
 }
 
 /// Does `src` look like HLO text (rather than a RON spec)? True when its
@@ -180,18 +194,9 @@ pub fn import_module(given: &str, target: &Target, algorithm: Option<&Algorithm>
     // starting with another gets offsets into what it holds.
     let skip = given.len() - src.len();
     let place = |e: HloError| e.shifted(skip).locate(given);
-    if looks_like_mlir(src) {
-        // The `module` line, after any `#loc` lines (whose text may say
-        // `module` too).
-        let mut offset = 0;
-        let mut at = 0;
-        for line in src.split_inclusive('\n') {
-            if line.trim_start().starts_with("module") {
-                at = offset + (line.len() - line.trim_start().len());
-                break;
-            }
-            offset += line.len();
-        }
+    // Placed at the `module` line, after any `#loc` lines (whose text may
+    // say `module` too).
+    if let Some(at) = mlir_module_at(src) {
         return Err(place(HloError::at(
             at,
             "module".len(),

@@ -73,14 +73,6 @@ pub fn combiner<'a>(
     })
 }
 
-/// Whether `ins` is JAX's `Sharding` annotation
-/// (`custom-call(x), custom_call_target="Sharding"`), which passes its one
-/// operand through unchanged.
-fn is_sharding_annotation(ins: &Instruction<'_>) -> bool {
-    ins.opcode == "custom-call"
-        && ins.attr("custom_call_target").is_some_and(|a| a.value.trim_matches('"') == "Sharding")
-}
-
 /// The reduction `root` applies to `computation`'s two parameters: a
 /// recognised opcode of the two ([`ROOTS`]), or `select(compare(x, y,
 /// direction), x, y)`, a maximum (`GT`, `GE`) or minimum (`LT`, `LE`), as
@@ -126,7 +118,7 @@ fn recognise(computation: &Computation<'_>, root: &Instruction<'_>) -> Option<Co
     // text before SPMD partitioning.
     let mut root = root;
     while let ("convert" | "copy" | "custom-call", [operand]) = (root.opcode, root.operands.as_slice()) {
-        if root.opcode == "custom-call" && !is_sharding_annotation(root) {
+        if root.opcode == "custom-call" && root.custom_call_target() != Some("Sharding") {
             break;
         }
         let from = computation.get(operand)?;

@@ -125,6 +125,13 @@ impl<'a> Instruction<'a> {
     pub fn attr(&self, key: &str) -> Option<&Attr<'a>> {
         self.attrs.iter().find(|a| a.key == key)
     }
+
+    /// A `custom-call`'s target, unquoted (`Sharding`,
+    /// `SPMDFullToShardShape`); `None` for any other instruction.
+    pub fn custom_call_target(&self) -> Option<&'a str> {
+        let target = self.attr("custom_call_target").filter(|_| self.opcode == "custom-call")?;
+        Some(target.value.trim_matches('"'))
+    }
 }
 
 /// One `key=value` attribute; the value is raw text.

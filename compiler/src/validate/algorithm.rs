@@ -535,7 +535,7 @@ pub(super) fn aligned(members: &[u32], unit: impl Fn(u32) -> u32) -> Result<usiz
 }
 
 /// The legs of `op` that `legs` leaves to the model (`leg: Auto`), in run order.
-fn auto_legs(op: OpType, legs: &HierLegs) -> impl Iterator<Item = Leg> + '_ {
+pub(crate) fn auto_legs(op: OpType, legs: &HierLegs) -> impl Iterator<Item = Leg> + '_ {
     let used = algorithms::hier_legs(op).unwrap_or(&[]);
     used.iter().copied().filter(|&leg| legs.get(leg) == Some(ccc_ir::spec::LegAlgorithm::Auto))
 }
@@ -544,7 +544,7 @@ fn auto_legs(op: OpType, legs: &HierLegs) -> impl Iterator<Item = Leg> + '_ {
 /// legs as `base` has them): the first leg outermost, each leg's choices
 /// in its set's order; `base` alone when `legs` is empty. Named one by
 /// one from the combination's index, without listing them first.
-fn combinations(base: &HierLegs, legs: &[Leg], set: LegChoices) -> impl Iterator<Item = HierLegs> {
+pub(crate) fn combinations(base: &HierLegs, legs: &[Leg], set: LegChoices) -> impl Iterator<Item = HierLegs> {
     let sets: Vec<(Leg, &'static [AlgType])> =
         legs.iter().map(|&leg| (leg, algorithms::leg_choices_in(leg, set))).collect();
     let n: usize = sets.iter().map(|(_, choices)| choices.len()).product();

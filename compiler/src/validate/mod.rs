@@ -27,6 +27,7 @@ use std::fmt::{self, Display};
 pub use ccc_ir::spec::{CHANNELS, MAX_RANK_N, SEND_CREDITS};
 
 mod algorithm;
+pub(crate) use algorithm::{auto_legs, combinations};
 mod cache;
 mod error;
 mod problem;

@@ -142,12 +142,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
         let mlir =
             args.inputs.iter().zip(&texts).find(|(_, t)| t.as_deref().is_some_and(ccc_compiler::hlo::looks_like_mlir));
         if let Some((path, _)) = mlir {
-            return Err(Failure::input(miette::miette!(
-                help = format!("give HLO text: {}", ccc_compiler::hlo::HLO_SOURCES),
-                "{} {}",
-                path.display(),
-                ccc_compiler::hlo::MLIR_TEXT
-            )));
+            return Err(crate::load::mlir_refusal(&path.display().to_string()));
         }
         return Err(Failure::input(miette::miette!(
             help = format!(

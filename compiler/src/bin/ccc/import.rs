@@ -17,12 +17,13 @@ use std::process::ExitCode;
 pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     let text = read_text(&args.module, HLO_CAP, "HLO module")?;
     let src = strip_bom(&text);
+    if ccc_compiler::hlo::looks_like_mlir(src) {
+        return Err(crate::load::mlir_refusal(&args.module.display().to_string()));
+    }
     if !ccc_compiler::hlo::looks_like_hlo(src) {
-        use ccc_compiler::hlo::{HLO_SOURCES, MLIR_TEXT, looks_like_mlir};
-        let what = if looks_like_mlir(src) { MLIR_TEXT } else { "is not an XLA HLO module" };
         return Err(Failure::input(miette::miette!(
-            help = format!("an HLO module starts `HloModule NAME`: {HLO_SOURCES}"),
-            "{} {what}",
+            help = format!("an HLO module starts `HloModule NAME`: {}", ccc_compiler::hlo::HLO_SOURCES),
+            "{} is not an XLA HLO module",
             args.module.display()
         )));
     }

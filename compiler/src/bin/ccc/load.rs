@@ -145,24 +145,24 @@ fn load_text(
         return Ok((parsed, valid));
     }
     if hlo.target.is_some() || hlo.algorithm.is_some() {
+        if ccc_compiler::hlo::looks_like_mlir(src) {
+            return Err(mlir_refusal(&name));
+        }
         let what = if src.trim().is_empty() {
             "is empty, not an XLA HLO module"
-        } else if ccc_compiler::hlo::looks_like_mlir(src) {
-            ccc_compiler::hlo::MLIR_TEXT
         } else if src.trim_start().starts_with("HloModule") {
             "is not an XLA HLO module: its first line is not `HloModule NAME`"
         } else {
             "is not an XLA HLO module (its first line is not `HloModule NAME`): a RON spec?"
         };
-        let help = match ccc_compiler::hlo::looks_like_mlir(src) {
-            true => format!("give HLO text: {}", ccc_compiler::hlo::HLO_SOURCES),
-            false => format!(
+        return Err(Failure::input(miette::miette!(
+            help = format!(
                 "--target and --algorithm are for an XLA HLO module ({}); a RON spec names its own machine and \
                  algorithms: drop them for a spec",
                 ccc_compiler::hlo::HLO_SOURCES
             ),
-        };
-        return Err(Failure::input(miette::miette!(help = help, "{name} {what}")));
+            "{name} {what}"
+        )));
     }
     if text.len() as u64 > SPEC_CAP {
         return Err(too_large(path, Some(text.len() as u64), SPEC_CAP, "spec"));
@@ -175,6 +175,17 @@ fn load_text(
     let valid = validate_cached(&parsed.program, cache)
         .map_err(|e| Failure::input(validation_report(&name, parsed.form, &e)))?;
     Ok((parsed, valid))
+}
+
+/// The refusal of input `name`, MLIR text
+/// ([`looks_like_mlir`](ccc_compiler::hlo::looks_like_mlir)) where an HLO
+/// module is wanted: it says what the text is and how to get HLO text.
+pub fn mlir_refusal(name: &str) -> Failure {
+    Failure::input(miette::miette!(
+        help = format!("give HLO text: {}", ccc_compiler::hlo::HLO_SOURCES),
+        "{name} {}",
+        ccc_compiler::hlo::MLIR_TEXT
+    ))
 }
 
 /// Validates the program imported from the HLO module `name` for
