@@ -199,11 +199,12 @@ impl MetaringType {
 wire_enum! {
     /// `enc_alg_mesh_type`: the sub-type of a MESH record.
     MeshType, "enc_alg_mesh_type" {
-        /// All members inside one node (Sunda, Cayman).
+        /// All members inside one node (Sunda, Mariana, MarianaPlus).
         FullMesh = 0 => "ENC_ALG_FULL_MESH",
         /// Members on several nodes of one pod.
         GroupedMesh = 1 => "ENC_ALG_GROUPED_MESH",
-        /// All members inside one node (Mariana, MarianaPlus).
+        /// All members inside one node (Cayman, whose NeuronCore-v3 is
+        /// Trainium2's core).
         MeshTrn2 = 2 => "ENC_ALG_MESH_TRN2",
         /// Members on several pods, through the switch.
         MeshSwitch = 3 => "ENC_ALG_MESH_SWITCH",
@@ -283,6 +284,28 @@ impl OpType {
                 | OpType::PermuteImplicit
                 | OpType::PermuteReduceImplicit
         )
+    }
+}
+
+wire_enum! {
+    /// `SDMA_CCETYPE`: the reduce arithmetic. It rides the DMA engine's
+    /// CCE descriptor, which the runtime builds, never the op entry: ccc
+    /// writes no field of this type, and names it so that its values are
+    /// the contract's ([`ReduceOp::cce_type`](crate::spec::ReduceOp::cce_type)
+    /// says which a reduction asks for).
+    CceType, "SDMA_CCETYPE" {
+        /// Add.
+        Add = 0 => "SDMA_CCETYPE_ADD",
+        /// Fused multiply-add.
+        Fma = 1 => "SDMA_CCETYPE_FMA",
+        /// Maximum.
+        Max = 2 => "SDMA_CCETYPE_MAX",
+        /// Minimum.
+        Min = 3 => "SDMA_CCETYPE_MIN",
+        /// Extension.
+        Ext = 4 => "SDMA_CCETYPE_EXT",
+        /// GCE.
+        Gce = 5 => "SDMA_CCETYPE_GCE",
     }
 }
 
@@ -422,6 +445,14 @@ mod tests {
         assert!(DevicePattern::try_from(2u8).is_err());
         let mesh = [MeshType::FullMesh, MeshType::GroupedMesh, MeshType::MeshTrn2, MeshType::MeshSwitch];
         assert_eq!(mesh.map(MeshType::raw), [0, 1, 2, 3]);
+        let cce = [CceType::Add, CceType::Fma, CceType::Max, CceType::Min, CceType::Ext, CceType::Gce];
+        assert_eq!(cce.map(CceType::raw), [0, 1, 2, 3, 4, 5]);
+        assert!(CceType::try_from(6u8).is_err());
+        assert!(MeshType::try_from(MeshType::INVALID_RAW).is_err());
+        // A reduction's arithmetic, by hand from the contract's values.
+        let ops = crate::spec::ReduceOp::ALL.map(|op| op.cce_type().raw());
+        assert_eq!(ops, [0, 1, 2, 3, 0]);
+        assert_eq!(CceType::Gce.c_name(), "SDMA_CCETYPE_GCE");
         let red = [ReductionType::Ring2R1W, ReductionType::Ring2R2W, ReductionType::KangaringNR1W];
         assert_eq!(red.map(ReductionType::raw), [0, 1, 2]);
         let neigh = [

@@ -437,6 +437,19 @@ impl ReduceOp {
             ReduceOp::Average => "Average",
         }
     }
+
+    /// The DMA engine's arithmetic for this reduction (`SDMA_CCETYPE`,
+    /// wire-contract §2): a mean folds as a sum (its 1/n scale is applied
+    /// after the last fold, not by the engine).
+    pub const fn cce_type(self) -> crate::enums::CceType {
+        use crate::enums::CceType;
+        match self {
+            ReduceOp::Add | ReduceOp::Average => CceType::Add,
+            ReduceOp::Fma => CceType::Fma,
+            ReduceOp::Max => CceType::Max,
+            ReduceOp::Min => CceType::Min,
+        }
+    }
 }
 
 impl std::fmt::Display for ReduceOp {

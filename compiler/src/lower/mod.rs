@@ -406,7 +406,10 @@ impl Lowerer<'_> {
                     r.op.ring_wait_complete = i > 0;
                     r.op.ring_send_complete = i + 1 < n;
                     r.op.reporter = t == 0;
-                    if r.op.algo_type == DevicePattern::Mesh.raw() {
+                    // Mesh or ring view of the union, from the phase's
+                    // algorithm, not from the packed `algo_type` (whose
+                    // meaning is the one [resolved] line, `AlgType::pattern`).
+                    if plan_phase_is_mesh(plan, r.phase) {
                         let shift = events_used[t];
                         let event_n = r.events.len() as u32;
                         let max = u32::from(params.mesh_event_max);
@@ -437,9 +440,12 @@ impl Lowerer<'_> {
                     // collective, not only up to the record that first goes
                     // past the limit: what `Auto`'s legality counts
                     // (`cost/auto/legal.rs`).
-                    let mesh = DevicePattern::Mesh.raw();
-                    let later: usize =
-                        recs.iter().skip(i + 1).filter(|l| l.op.algo_type == mesh).map(|l| l.events.len()).sum();
+                    let later: usize = recs
+                        .iter()
+                        .skip(i + 1)
+                        .filter(|l| plan_phase_is_mesh(plan, l.phase))
+                        .map(|l| l.events.len())
+                        .sum();
                     let needed = u64::from(through) + later as u64;
                     let max = u64::from(params.mesh_event_max);
                     return Err(err(Some(topsp), Some(plan.index), Some(step), limit(Limit::MeshEvents, needed, max)));
