@@ -837,6 +837,45 @@ fn pairs_over_renumbered_ranks_say_so() {
     assert!(field["note"].as_str().unwrap().starts_with("the same pairs with ranks renumbered: 0 -> 1, 1 -> 0"));
 }
 
+/// Two ranks whose permutes shift by different offsets (`peer: 1`
+/// against `peer: 3` and `peer: 7`, a pipeline's stage ahead against
+/// another) are told they send at different offsets, a diverged program;
+/// every two 8-cycles are one renumbering apart, which the report said
+/// instead, blaming the launcher's rank order.
+#[test]
+fn permutes_shifted_by_different_offsets_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in [1, 3, 7] {
+        let spec = format!(
+            "Collective(op: Permute, dtype: Bf16, count: 4194304, arch: Cayman, topology: (rank_n: 8, \
+             local_rank_n: 4), channels: 2, algorithm: Ring, peer: {k})"
+        );
+        std::fs::write(dir.path().join(format!("p{k}.ron")), spec).unwrap();
+    }
+    let run = ccc_in(dir.path(), &["diagnose", "p1.ron", "p3.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            ": each of the 8 ranks sends to the next rank on the first side (a shift by 1) and to the rank 3 ahead \
+             on the second (a shift by 3), mod 8: the two sides send at different offsets"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("likely cause: a different collective was traced (the program diverged)"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("renumbered"), "{}", run.stdout);
+    let run = ccc_in(dir.path(), &["diagnose", "p1.ron", "p7.ron", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let field = &report["differences"][0]["collectives"][0]["fields"][0];
+    assert_eq!(field["field"], "peers");
+    assert_eq!(field["cause"], "program_diverged");
+    assert!(field["note"].as_str().unwrap().contains("to the rank before it on the second (a shift by 7)"));
+}
+
 /// A flag between the inputs is taken as a flag: `a --json b c` compared
 /// three inputs (clap took `--json` for the end of a run of two or more
 /// and refused "2 values required ... only 1 was provided"); one input

@@ -119,13 +119,19 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| {
-                        let renumbered = match (key, va, vb) {
-                            ("peers", Some(va), Some(vb)) => super::renumber::note(va, vb),
-                            _ => None,
+                        // Two shifts by different offsets are said as such
+                        // (the program diverged); other pairs of one shape,
+                        // as a renumbering of ranks.
+                        let (shifted, renumbered) = match (key, va, vb) {
+                            ("peers", Some(va), Some(vb)) => match super::renumber::shift_note(va, vb) {
+                                Some(shifted) => (Some(shifted), None),
+                                None => (None, super::renumber::note(va, vb)),
+                            },
+                            _ => (None, None),
                         };
-                        (key, va, vb, renumbered)
+                        (key, va, vb, renumbered, shifted)
                     })
-                    .map(|(key, va, vb, renumbered)| FieldDiff {
+                    .map(|(key, va, vb, renumbered, shifted)| FieldDiff {
                         field: key.to_owned(),
                         majority: va.map(str::to_owned),
                         other: vb.map(str::to_owned),
@@ -140,7 +146,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                         },
                         note: match key {
                             "algorithm" => how_chosen.clone().or_else(|| auto.clone()),
-                            _ => renumbered,
+                            _ => renumbered.or(shifted),
                         },
                     })
                     .collect();

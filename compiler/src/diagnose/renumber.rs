@@ -140,6 +140,49 @@ fn renumbering(a: &str, b: &str) -> Option<Vec<(u32, u32)>> {
     (!moves.is_empty()).then_some(moves)
 }
 
+/// The shift a list of pairs makes, as `(k, n)`: its senders are the
+/// ranks `0..n`, its receivers the same, and each rank `r` sends to
+/// `(r + k) % n` (a world-wide `peer: k`, a pipeline's send to the next
+/// stage); `None` for any other list, or `k = 0`.
+fn shift(pairs: &[(u32, u32)]) -> Option<(u32, u32)> {
+    let n = u32::try_from(pairs.len()).ok()?;
+    let &(a, b) = pairs.first()?;
+    let k = (u64::from(b) + u64::from(n) - u64::from(a) % u64::from(n)) % u64::from(n);
+    let mut senders: Vec<u32> = pairs.iter().map(|&(a, _)| a).collect();
+    senders.sort_unstable();
+    let every = senders.iter().enumerate().all(|(i, &r)| u32::try_from(i) == Ok(r));
+    let shifted =
+        pairs.iter().all(|&(a, b)| u64::from(a) < u64::from(n) && (u64::from(a) + k) % u64::from(n) == u64::from(b));
+    let k = u32::try_from(k).ok()?;
+    (k != 0 && every && shifted).then_some((k, n))
+}
+
+/// The sentence for two `peers` values that each shift every rank by
+/// its own offset over the same ranks (`peer: 1` against `peer: 3`):
+/// which offset each side sends at. A renumbering could make one such
+/// shift the other when their cycles are alike, but two ranks of one
+/// program that send at different offsets (a pipeline's stage ahead
+/// against the one behind) are far likelier than a launcher that
+/// numbered every rank in a rotated order, so this is said instead
+/// (`None` unless both are such shifts, over as many ranks).
+pub(super) fn shift_note(here: &str, there: &str) -> Option<String> {
+    let ((k, n), (j, m)) = (shift(&pairs(here)?)?, shift(&pairs(there)?)?);
+    if n != m || k == j {
+        return None;
+    }
+    let ahead = |k: u32| match (k, n - k) {
+        (1, _) => "the next rank".to_owned(),
+        (_, 1) => "the rank before it".to_owned(),
+        (k, _) => format!("the rank {k} ahead"),
+    };
+    Some(format!(
+        "each of the {n} ranks sends to {} on the first side (a shift by {k}) and to {} on the second (a shift by \
+         {j}), mod {n}: the two sides send at different offsets",
+        ahead(k),
+        ahead(j)
+    ))
+}
+
 /// The sentence for two `peers` values that one renumbering of ranks
 /// makes one of the other: which ranks it moves, from the first value's
 /// numbers to the second's (`None` when there is none).
@@ -220,6 +263,30 @@ mod tests {
         // 0 -> 1 -> 2 -> 3 against 0 -> 3 -> 2 -> 1: the best rotation
         // keeps two ranks (0 and 2) and exchanges 1 and 3.
         assert_eq!(renumbering(&text(&plus), &text(&minus)), Some(vec![(1, 3), (3, 1)]));
+    }
+
+    /// Two world-wide shifts by different offsets are said as shifts,
+    /// whatever renumbering would also match them (8 ranks shifted by 1,
+    /// 3 and 7 are each one 8-cycle).
+    #[test]
+    fn two_shifts_by_different_offsets_are_said_as_shifts() {
+        let by = |k: u32| text(&(0..8).map(|r| (r, (r + k) % 8)).collect::<Vec<_>>());
+        assert_eq!(
+            shift_note(&by(1), &by(3)).as_deref(),
+            Some(
+                "each of the 8 ranks sends to the next rank on the first side (a shift by 1) and to the rank 3 \
+                 ahead on the second (a shift by 3), mod 8: the two sides send at different offsets"
+            )
+        );
+        assert!(shift_note(&by(1), &by(7)).unwrap().contains("to the rank before it on the second (a shift by 7)"));
+        // The same shift, shifts over different rank counts, and lists
+        // that are not shifts say nothing here.
+        assert_eq!(shift_note(&by(2), &by(2)), None);
+        assert_eq!(shift_note(&by(1), &text(&(0..4).map(|r| (r, (r + 1) % 4)).collect::<Vec<_>>())), None);
+        assert_eq!(shift_note(&by(1), "[(0, 2), (1, 0), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 1)]"), None);
+        // Senders not 0..n: 1 -> 2 -> 3 -> 1 is no shift of ranks 0..3.
+        assert_eq!(shift(&[(1, 2), (2, 3), (3, 1)]), None);
+        assert_eq!(shift(&[(0, 1), (1, 0)]), Some((1, 2)));
     }
 
     #[test]
