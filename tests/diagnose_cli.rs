@@ -317,7 +317,9 @@ fn manifests_tell_identical_images_by_their_md5s() {
 /// signs the same: its ranks would not load what the signature names. The
 /// report names the folder and the file; a folder put back as written
 /// matches again, as do one whose image is a link to the same bytes and
-/// ones holding only some of the files. (It once said `match`, exit 0.)
+/// ones holding only some ranks' files; one missing a file of a rank
+/// whose other files are there is no match. (It once said `match`, exit
+/// 0, for each.)
 #[test]
 fn a_folder_whose_files_changed_is_no_match() {
     let dir = tempfile::tempdir().unwrap();
@@ -387,9 +389,26 @@ fn a_folder_whose_files_changed_is_no_match() {
         let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
         assert_eq!(run.code, 0, "{}", run.stdout);
     }
-    // Files missing claim nothing: a folder of some ranks' files (as a
-    // launcher ships each node its own), or its manifest alone (as one
-    // gathers each rank's), is compared by signature.
+    // One image missing where its rank's other files are there is a
+    // change: that rank cannot load (it said `match`, exit 0).
+    let aside = dir.path().join("aside.bin");
+    let one = dir.path().join("b/rank-5/topsp-0/ctrl_spad.bin");
+    std::fs::rename(&one, &aside).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a", "b"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "rank-5/topsp-0/ctrl_spad.bin is missing, while other files of rank-5 are there: that rank cannot load \
+             its images"
+        ),
+        "{}",
+        run.stdout
+    );
+    std::fs::rename(&aside, &one).unwrap();
+    // Files missing claim nothing otherwise: a folder of some ranks'
+    // whole files (as a launcher ships each node its own), or its
+    // manifest alone (as one gathers each rank's), is compared by
+    // signature.
     for r in 0..4 {
         std::fs::remove_dir_all(dir.path().join(format!("b/rank-{r}"))).unwrap();
     }

@@ -239,10 +239,22 @@ const CHANGED_NAMED: usize = 3;
 /// how many others are changed, the first [`CHANGED_NAMED`] by path; and
 /// for a changed file that holds what the listing lists for another (its
 /// size and MD5), which one: files swapped or copied between ranks. A
-/// file missing claims nothing (a folder may hold some ranks' files only,
-/// as a launcher ships each node its own, or the manifest alone), nor
-/// does one that cannot be read: `None` when no file is changed.
+/// rank's files all missing claim nothing (a folder may hold some ranks'
+/// files only, as a launcher ships each node its own, or the manifest
+/// alone), nor does a file that cannot be read; a file missing where
+/// other files of its rank are there is a change: that rank cannot load
+/// its images. `None` when no file is changed.
 fn changed(dir: &Path, listing: &Listing) -> Option<String> {
+    // The ranks (a listed path's first part, `rank-5`) with a file there.
+    fn rank_of(file: &Path) -> Option<std::path::Component<'_>> {
+        file.components().next().filter(|_| file.components().count() > 1)
+    }
+    let there: std::collections::BTreeSet<_> = listing
+        .files
+        .keys()
+        .filter(|file| fs::metadata(dir.join(file)).is_ok_and(|m| m.is_file()))
+        .filter_map(|file| rank_of(file))
+        .collect();
     // What each listed content is, by size and MD5, to tell a file that
     // holds another's (the first listed of equal ones).
     let mut by_content: std::collections::BTreeMap<(u64, &str), &Path> = std::collections::BTreeMap::new();
@@ -257,7 +269,20 @@ fn changed(dir: &Path, listing: &Listing) -> Option<String> {
     let mut found: Vec<(String, &Path, Option<&Path>)> = Vec::new();
     for (file, listed) in &listing.files {
         let path = dir.join(file);
-        let Some(meta) = fs::metadata(&path).ok().filter(fs::Metadata::is_file) else { continue };
+        let meta = match fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => meta,
+            // Missing while its rank's other files are there.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && rank_of(file).is_some_and(|r| there.contains(&r)) => {
+                let rank = rank_of(file).map(|r| r.as_os_str().to_string_lossy().into_owned()).unwrap_or_default();
+                let why = format!(
+                    "{} is missing, while other files of {rank} are there: that rank cannot load its images",
+                    file.display()
+                );
+                found.push((why, file, None));
+                continue;
+            }
+            _ => continue,
+        };
         // Hashed where the manifest lists MD5s (a manifest of an earlier
         // ccc may list sizes only: then nothing is compared but sizes).
         let md5 = listed.md5.as_ref().filter(|_| sizes.contains(&meta.len())).and_then(|_| md5_of_file(&path).ok());
