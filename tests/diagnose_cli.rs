@@ -895,6 +895,35 @@ fn permutes_shifted_by_different_offsets_say_so() {
     assert!(field["note"].as_str().unwrap().contains("to the rank before it on the second (a shift by 7)"));
 }
 
+/// Two specs whose groups differ over more ranks than the signature
+/// writes out (it holds their count and MD5) are told where: the first
+/// group and member that differ. (Only the two MD5s were shown.)
+#[test]
+fn long_groups_read_from_specs_say_where_they_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut groups: Vec<Vec<u32>> = (0..16).map(|g| (g * 32..g * 32 + 32).collect()).collect();
+    let spec = |groups: &[Vec<u32>]| {
+        format!(
+            "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1048576, arch: Cayman, topology: (rank_n: \
+             512, local_rank_n: 32), channels: 2, algorithm: Ring, groups: {groups:?})"
+        )
+    };
+    std::fs::write(dir.path().join("a.ron"), spec(&groups)).unwrap();
+    groups[9].swap(3, 4);
+    std::fs::write(dir.path().join("b.ron"), spec(&groups)).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.contains("- groups: 16 groups of 32, md5 "), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            ": the first group that differs is group 9 of 16 (from rank 288): member 3 is rank 291 on the first side \
+             and 292 on the second (2 of its 32 members differ); 1 differs"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
 /// A flag between the inputs is taken as a flag: `a --json b c` compared
 /// three inputs (clap took `--json` for the end of a run of two or more
 /// and refused "2 values required ... only 1 was provided"); one input

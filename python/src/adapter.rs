@@ -1041,7 +1041,7 @@ fn spec_input(name: &str, spec: &Spec) -> Result<Input, Failure> {
         .then(|| run(&valid, &Options { verify: false, ..Options::default() }).ok())
         .flatten()
         .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
-    let unsigned = Some(Unsigned::of(&spec.program)).filter(|u| u.len() == valid.collectives().len());
+    let unsigned = Unsigned::of(&spec.program, &valid);
     Ok(Input { images, unsigned, ..Input::from_signature(name, &signature) })
 }
 

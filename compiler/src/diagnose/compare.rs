@@ -110,11 +110,28 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                     .and_then(|&(_, here, there)| super::auto_note::how_chosen_note(here?, there?, alone));
                 // The unsigned inputs to an `Auto` choice, where both sides
                 // know them (both were read from specs).
-                let unsigned =
+                let both =
                     match (a.unsigned.and_then(|u| u.get(i as usize)), b.unsigned.and_then(|u| u.get(j as usize))) {
-                        (Some(x), Some(y)) => Some(super::Unsigned::differences(x, y)),
+                        (Some(x), Some(y)) => Some((x, y)),
                         _ => None,
                     };
+                let unsigned = both.map(|(x, y)| super::Unsigned::differences(x, y));
+                // Where two lists the signature holds as digests differ,
+                // where both sides kept them (read from specs).
+                let listed = |key: &str| match (key, both) {
+                    ("groups", Some((x, y))) if !x.groups.is_empty() || !y.groups.is_empty() => {
+                        super::lists::groups_note(&x.groups, &y.groups)
+                    }
+                    _ => None,
+                };
+                // The same for pairs, and whether a renumbering of ranks
+                // makes one side's the other's.
+                let listed_pairs = |key: &str| match (key, both) {
+                    ("peers", Some((x, y))) if !x.pairs.is_empty() || !y.pairs.is_empty() => {
+                        super::lists::peers_note(&x.pairs, &y.pairs)
+                    }
+                    _ => None,
+                };
                 let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere, unsigned.as_deref()) };
                 let fields = diffs
                     .into_iter()
@@ -122,12 +139,20 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                         // Two shifts by different offsets are said as such
                         // (the program diverged); other pairs of one shape,
                         // as a renumbering of ranks.
-                        let (shifted, renumbered) = match (key, va, vb) {
-                            ("peers", Some(va), Some(vb)) => match super::renumber::shift_note(va, vb) {
+                        // Lists held as digests, from the lists kept.
+                        let text = va.zip(vb);
+                        let (shifted, renumbered) = match key {
+                            "peers" => match text.and_then(|(va, vb)| super::renumber::shift_note(va, vb)) {
                                 Some(shifted) => (Some(shifted), None),
-                                None => (None, super::renumber::note(va, vb)),
+                                None => match text.and_then(|(va, vb)| super::renumber::note(va, vb)) {
+                                    Some(renumbered) => (None, Some(renumbered)),
+                                    None => match listed_pairs(key) {
+                                        Some((note, true)) => (None, Some(note)),
+                                        other => (other.map(|(note, _)| note), None),
+                                    },
+                                },
                             },
-                            _ => (None, None),
+                            _ => (listed(key), None),
                         };
                         (key, va, vb, renumbered, shifted)
                     })

@@ -38,9 +38,13 @@ pub struct Input {
     pub unsigned: Option<Vec<Unsigned>>,
 }
 
-/// What a collective's `Auto` choice reads that the signature does not
-/// hold: the `model:` overrides and `choices: Wide` (`docs/signature.md`).
-/// Two sides whose `Auto` chose differently may differ here alone.
+/// What the signature does not hold of a collective, for the report to
+/// say: what its `Auto` choice reads, the `model:` overrides and
+/// `choices: Wide` (`docs/signature.md`; two sides whose `Auto` chose
+/// differently may differ here alone), and its groups and pairs where the
+/// signature holds only their count and MD5 (more than
+/// [`LITERAL_GROUPS_MAX`](crate::sign::LITERAL_GROUPS_MAX) entries), so
+/// that the report can say where two such lists differ.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unsigned {
     /// The `model:` overrides written, `(field, value)` in the block's
@@ -48,17 +52,44 @@ pub struct Unsigned {
     pub model: Vec<(String, u64)>,
     /// Whether its `Hier((...))` says `choices: Wide`.
     pub wide: bool,
+    /// Its explicit groups, sorted as the signature sorts them, where the
+    /// signature holds their digest (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<Vec<u32>>,
+    /// Its pairs, sorted, where the signature holds their digest (empty
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<(u32, u32)>,
 }
 
 impl Unsigned {
-    /// Of every collective of `program`, in order.
-    pub fn of(program: &ccc_ir::spec::Program) -> Vec<Unsigned> {
+    /// Of every collective of `program`, in order, as validation made it
+    /// `valid` (`None` when the two do not hold as many collectives).
+    pub fn of(program: &ccc_ir::spec::Program, valid: &crate::valid::ValidProgram) -> Option<Vec<Unsigned>> {
+        use crate::sign::LITERAL_GROUPS_MAX;
         use ccc_ir::spec::{Algorithm, LegChoices};
-        let one = |c: &ccc_ir::spec::Collective| Unsigned {
-            model: c.model.iter().flat_map(|m| m.fields()).filter_map(|(f, v)| Some((f.to_owned(), v?))).collect(),
-            wide: matches!(&c.algorithm, Algorithm::Hier(legs) if legs.choices == LegChoices::Wide),
+        if program.collectives.len() != valid.collectives().len() {
+            return None;
+        }
+        let one = |(c, v): (&ccc_ir::spec::Collective, &crate::valid::ValidCollective)| {
+            let mut groups: Vec<Vec<u32>> = v.groups().as_explicit().map(<[_]>::to_vec).unwrap_or_default();
+            groups.sort_unstable();
+            if groups.iter().map(Vec::len).sum::<usize>() <= LITERAL_GROUPS_MAX {
+                groups.clear();
+            }
+            let mut pairs = v.peers().to_vec();
+            pairs.sort_unstable();
+            if pairs.len() <= LITERAL_GROUPS_MAX {
+                pairs.clear();
+            }
+            Unsigned {
+                model: c.model.iter().flat_map(|m| m.fields()).filter_map(|(f, v)| Some((f.to_owned(), v?))).collect(),
+                wide: matches!(&c.algorithm, Algorithm::Hier(legs) if legs.choices == LegChoices::Wide),
+                groups,
+                pairs,
+            }
         };
-        program.collectives.iter().map(one).collect()
+        Some(program.collectives.iter().zip(valid.collectives()).map(one).collect())
     }
 
     /// What differs between `a` (here) and `b` (there), in words: each

@@ -24,6 +24,7 @@ mod cause;
 mod compare;
 pub(crate) mod fields;
 mod input;
+mod lists;
 mod renumber;
 
 pub use cause::Cause;

@@ -95,8 +95,14 @@ fn components(pairs: &[(u32, u32)]) -> Option<Vec<Component>> {
 /// `(rank in a, rank in b)` by `a`'s rank; `None` when no renumbering
 /// makes one the other (or either is not a list of pairs), or when the
 /// two are the same pairs.
+#[cfg(test)]
 fn renumbering(a: &str, b: &str) -> Option<Vec<(u32, u32)>> {
-    let (mut ca, mut cb) = (components(&pairs(a)?)?, components(&pairs(b)?)?);
+    renumbering_of(&pairs(a)?, &pairs(b)?)
+}
+
+/// [`renumbering`] of two lists of pairs.
+fn renumbering_of(a: &[(u32, u32)], b: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
+    let (mut ca, mut cb) = (components(a)?, components(b)?);
     // The same chains and cycles by length on both sides, or no match.
     let shape = |c: &[Component]| {
         let mut s: Vec<(bool, usize)> = c.iter().map(|c| (c.cycle, c.ranks.len())).collect();
@@ -166,7 +172,12 @@ fn shift(pairs: &[(u32, u32)]) -> Option<(u32, u32)> {
 /// numbered every rank in a rotated order, so this is said instead
 /// (`None` unless both are such shifts, over as many ranks).
 pub(super) fn shift_note(here: &str, there: &str) -> Option<String> {
-    let ((k, n), (j, m)) = (shift(&pairs(here)?)?, shift(&pairs(there)?)?);
+    shift_note_of(&pairs(here)?, &pairs(there)?)
+}
+
+/// [`shift_note`] of two lists of pairs.
+pub(super) fn shift_note_of(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<String> {
+    let ((k, n), (j, m)) = (shift(here)?, shift(there)?);
     if n != m || k == j {
         return None;
     }
@@ -187,8 +198,13 @@ pub(super) fn shift_note(here: &str, there: &str) -> Option<String> {
 /// makes one of the other: which ranks it moves, from the first value's
 /// numbers to the second's (`None` when there is none).
 pub(super) fn note(here: &str, there: &str) -> Option<String> {
-    let moves = renumbering(here, there)?;
-    let ranks: BTreeSet<u32> = pairs(here)?.iter().flat_map(|&(a, b)| [a, b]).collect();
+    note_of(&pairs(here)?, &pairs(there)?)
+}
+
+/// [`note`] of two lists of pairs.
+pub(super) fn note_of(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<String> {
+    let moves = renumbering_of(here, there)?;
+    let ranks: BTreeSet<u32> = here.iter().flat_map(|&(a, b)| [a, b]).collect();
     let named: Vec<String> = moves.iter().take(MOVES_NAMED).map(|(a, b)| format!("{a} -> {b}")).collect();
     let more = match moves.len().saturating_sub(MOVES_NAMED) {
         0 => String::new(),

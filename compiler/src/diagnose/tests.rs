@@ -545,7 +545,7 @@ fn a_model_that_flips_auto_is_named_beside_a_signed_field() {
         let program = Program::from(c);
         let valid = validate(&program).unwrap_or_else(|e| panic!("{e}"));
         let schedule = build(&valid).unwrap_or_else(|e| panic!("{e}"));
-        Input { unsigned: Some(Unsigned::of(&program)), ..Input::new(name, sign(&valid, &schedule).fields) }
+        Input { unsigned: Unsigned::of(&program, &valid), ..Input::new(name, sign(&valid, &schedule).fields) }
     };
     let c = Collective::new(OpType::AllReduce, DType::Bf16, 1 << 20, Arch::Cayman, Topology::new(32, 16))
         .reduce(ReduceOp::Add)

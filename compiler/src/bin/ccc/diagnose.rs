@@ -343,7 +343,7 @@ fn spec_input(file: &Path, name: String, program: &Program, valid: &ValidProgram
         .then(|| compile(valid, &Options { verify: false, ..Options::default() }).ok())
         .flatten()
         .and_then(|c| images_digest(&c.images, c.schedule.shape.rank_n));
-    let unsigned = Some(Unsigned::of(program)).filter(|u| u.len() == valid.collectives().len());
+    let unsigned = Unsigned::of(program, valid);
     Ok((Input { images, unsigned, ..Input::from_signature(name, &signature) }, Kind::Spec))
 }
 
