@@ -924,6 +924,29 @@ fn long_groups_read_from_specs_say_where_they_differ() {
     );
 }
 
+/// Byte-identical images under another architecture are put down to the
+/// instance or the launcher, not to "descriptors the runtime builds",
+/// which it said of every field.
+#[test]
+fn identical_images_on_another_arch_blame_the_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = std::fs::read_to_string(format!("{ROOT}/examples/allreduce_ring.ron")).unwrap();
+    assert!(ring.contains("arch: Cayman"));
+    std::fs::write(dir.path().join("cayman.ron"), &ring).unwrap();
+    std::fs::write(dir.path().join("mariana.ron"), ring.replace("arch: Cayman", "arch: Mariana")).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "cayman.ron", "mariana.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "the images are identical; the ranks differ in arch, which the instance type or the launcher sets, not \
+             these images"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("descriptors"), "{}", run.stdout);
+}
+
 /// A flag between the inputs is taken as a flag: `a --json b c` compared
 /// three inputs (clap took `--json` for the end of a run of two or more
 /// and refused "2 values required ... only 1 was provided"); one input

@@ -598,12 +598,21 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         } else {
             ""
         };
-        let rest = image_free_fields(d);
-        let rest = if rest.is_empty() {
-            String::new()
-        } else {
-            format!("the ranks differ in {rest}, which the runtime puts in descriptors it builds, not in these images")
-        };
+        // Each differing field said with where it lives, since it is not
+        // in these images.
+        let kinds = [
+            (ImageFree::Descriptors, "which the runtime puts in descriptors it builds, not in these images"),
+            (ImageFree::Machine, "which the instance type or the launcher sets, not these images"),
+            (ImageFree::Build, "which ccc records of itself: a different ccc build or version made these same images"),
+        ];
+        let rest: Vec<String> = kinds
+            .iter()
+            .filter_map(|&(kind, lives)| {
+                let names = image_free_fields(d, kind);
+                (!names.is_empty()).then(|| format!("the ranks differ in {names}, {lives}"))
+            })
+            .collect();
+        let rest = rest.join("; ");
         let both = if how.is_empty() || rest.is_empty() { "" } else { "; " };
         if how.is_empty() && rest.is_empty() {
             // Collectives missing, extra or in another order: the images
@@ -703,12 +712,35 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
     }
 }
 
-/// The differing fields of `d` that are not consequences of others,
-/// each once, in order: `reduce`, `reduce and dtype`, `groups, reduce and dtype`.
-fn image_free_fields(d: &Difference) -> String {
+/// Where a field that differs between byte-identical images lives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ImageFree {
+    /// In what the runtime builds (dtype, reduce op, groups, ...).
+    Descriptors,
+    /// In the machine: the architecture, the topology.
+    Machine,
+    /// In ccc itself: its format version, its lowering (`schedule`).
+    Build,
+}
+
+impl ImageFree {
+    fn of(cause: Cause) -> ImageFree {
+        match cause {
+            Cause::Machine => ImageFree::Machine,
+            Cause::Versions | Cause::Builds => ImageFree::Build,
+            _ => ImageFree::Descriptors,
+        }
+    }
+}
+
+/// The differing fields of `d` of `kind` that are not consequences of
+/// others, each once, in order: `reduce`, `reduce and dtype`, `groups,
+/// reduce and dtype`.
+fn image_free_fields(d: &Difference, kind: ImageFree) -> String {
     let mut names: Vec<&str> = Vec::new();
     let fields = d.fields.iter().chain(d.collectives.iter().flat_map(|c| &c.fields));
-    for f in fields.filter(|f| !matches!(f.cause, Cause::FollowsFromInputs | Cause::HowChosen)) {
+    let free = |f: &&FieldDiff| !matches!(f.cause, Cause::FollowsFromInputs | Cause::HowChosen);
+    for f in fields.filter(free).filter(|f| ImageFree::of(f.cause) == kind) {
         if !names.contains(&f.field.as_str()) {
             names.push(&f.field);
         }
