@@ -947,6 +947,24 @@ fn identical_images_on_another_arch_blame_the_machine() {
     assert!(!run.stdout.contains("descriptors"), "{}", run.stdout);
 }
 
+/// The largest group of four inputs that holds two is not called a
+/// majority (it was: `majority: 2 of 4`); three of four is.
+#[test]
+fn a_largest_group_of_half_the_inputs_is_no_majority() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = std::fs::read_to_string(format!("{ROOT}/examples/allreduce_ring.ron")).unwrap();
+    for (name, count) in [("a.ron", "1048576"), ("b.ron", "1048576"), ("x.ron", "1048577"), ("y.ron", "2048")] {
+        std::fs::write(dir.path().join(name), ring.replace("count: 1048576", &format!("count: {count}"))).unwrap();
+    }
+    let run = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron", "x.ron", "y.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.contains("\nlargest group: 2 of 4, signature "), "{}", run.stdout);
+    assert!(run.stdout.contains("what sets x.ron apart from the largest group:"), "{}", run.stdout);
+    assert!(!run.stdout.contains("majority"), "{}", run.stdout);
+    let run = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron", "a.ron", "y.ron"]);
+    assert!(run.stdout.contains("\nmajority: 3 of 4, signature "), "{}", run.stdout);
+}
+
 /// A flag between the inputs is taken as a flag: `a --json b c` compared
 /// three inputs (clap took `--json` for the end of a run of two or more
 /// and refused "2 values required ... only 1 was provided"); one input

@@ -430,10 +430,13 @@ fn render(r: &Report, kinds: &str) -> String {
         render_edited(&mut out, r);
         return out;
     }
+    // The largest group is a majority only when it holds more than half
+    // the inputs (2 of 4 alike, the others apart, is not).
+    let lead = if majority.members.len() as u64 * 2 > u64::from(r.input_n) { "majority" } else { "largest group" };
     let label = |g: usize| -> String {
         match r.groups.get(g) {
             Some(group) if group.members.len() == 1 => group.members.first().cloned().unwrap_or_default(),
-            _ if g == 0 && !r.majority_tied => "majority".into(),
+            _ if g == 0 && !r.majority_tied => lead.into(),
             _ => format!("group {}", g + 1),
         }
     };
@@ -455,7 +458,7 @@ fn render(r: &Report, kinds: &str) -> String {
         }
         for (i, g) in r.groups.iter().enumerate() {
             let head = if i == 0 && !r.majority_tied {
-                format!("majority: {} of {}", g.members.len(), r.input_n)
+                format!("{lead}: {} of {}", g.members.len(), r.input_n)
             } else {
                 format!("group {}: {}", i + 1, inputs(g.members.len()))
             };
@@ -475,7 +478,11 @@ fn render(r: &Report, kinds: &str) -> String {
         let (la, lb) = (label(0), label(g));
         let indent = if two { "" } else { "  " };
         if !two {
-            let _ = writeln!(out, "what sets {lb} apart from {}:", if la == "majority" { "the majority" } else { &la });
+            let _ = writeln!(
+                out,
+                "what sets {lb} apart from {}:",
+                if la == lead { format!("the {lead}") } else { la.clone() }
+            );
         }
         render_difference(&mut out, d, &la, &lb, indent, kinds);
     }
