@@ -855,6 +855,63 @@ fn an_interrupted_compile_leaves_out_as_it_was_and_no_work_folder() {
     }
 }
 
+/// A process holding a lock on a folder (`flock --no-fork -x DIR sleep`: the
+/// holder is the process killed) while it
+/// lives, killed when dropped.
+struct Locker(std::process::Child);
+
+impl Drop for Locker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A compile that finds another holding `OUT`'s lock says it waits, and a
+/// Ctrl-C while it waits stops it (exit 130, nothing written): it waited
+/// silently, and a Ctrl-C took effect only once the other let go.
+#[cfg(unix)]
+#[test]
+fn a_compile_waiting_for_a_lock_says_so_and_stops_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_ok(&compile(&out, &["-q"]));
+    let before = files(&out);
+    let _locker =
+        Locker(Command::new("flock").args(["--no-fork", "-x"]).arg(&out).args(["sleep", "600"]).spawn().unwrap());
+    // Until the locker holds it (a compile of its own could not take it).
+    let probe = || Command::new("flock").args(["-n", "-x"]).arg(&out).arg("true").status().unwrap().success();
+    while probe() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut child = spawn_compile(&ring(), &out);
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("note: waiting for another compile writing into") {
+        assert_ne!(stderr.read_line(&mut said).unwrap(), 0, "ended without saying it waits: {said}");
+    }
+    assert!(said.contains(&format!("into {} to finish (Ctrl-C stops)", out.display())), "{said}");
+    assert!(Command::new("kill").arg("-INT").arg(child.id().to_string()).status().unwrap().success());
+    let status = child.wait().unwrap();
+    stderr.read_to_string_into(&mut said);
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(said.contains("interrupted: nothing was written (the output folder is as it was)"), "{said}");
+    assert_eq!(files(&out), before);
+    assert_eq!(debris(dir.path()), Vec::<String>::new());
+}
+
+/// Reads what is left into `into`.
+trait ReadRest {
+    fn read_to_string_into(&mut self, into: &mut String);
+}
+
+impl<R: std::io::Read> ReadRest for R {
+    fn read_to_string_into(&mut self, into: &mut String) {
+        let _ = self.read_to_string(into);
+    }
+}
+
 /// A compile killed between the two renames of the fallback switch leaves
 /// the replaced output moved aside as `.OUT.ccc-old-PID` and `OUT` missing:
 /// the next compile puts it back (the user's file in it with it) before it
@@ -1023,43 +1080,118 @@ fn an_image_ccc_cannot_remove_is_named_with_the_error() {
     assert!(work_names(dir.path()).is_empty());
 }
 
-/// A tmpfs mounted at a folder while it lives (`mount -t tmpfs`),
+/// Whether `ccc` runs as `nobody` (where this user is root, through
+/// `setpriv`, `dir` given to `nobody` so that it may write there: `None`
+/// where that cannot be arranged) or as this user (not root, whose folder
+/// of mode 000 it may not list), to meet what this user may read and it
+/// may not.
+fn unprivileged(dir: &Path) -> Option<bool> {
+    use std::os::unix::fs::MetadataExt;
+    if !fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        return Some(false);
+    }
+    let chown = Command::new("chown").args(["-R", "65534:65534"]).arg(dir).status();
+    let setpriv = Command::new("setpriv").arg("--version").stdout(Stdio::null()).status();
+    (chown.is_ok_and(|s| s.success()) && setpriv.is_ok_and(|s| s.success())).then_some(true)
+}
+
+/// `ccc compile RING -o OUT extra...`, as `nobody` or not ([`unprivileged`]).
+fn compile_as(as_nobody: bool, out: &Path, extra: &[&str]) -> Output {
+    let mut command = match as_nobody {
+        true => {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+            c
+        }
+        false => Command::new(BIN),
+    };
+    command.arg("compile").arg(ring()).arg("-o").arg(out).args(extra).stdin(Stdio::null()).output().expect("run ccc")
+}
+
+/// A folder in a replaced output that ccc may not list (a colleague's
+/// private one, or one of mode 000) is refused before anything is
+/// written: it was read as empty, carried over as an empty twin, and what
+/// it held left in the old tree beside `OUT` (exit 0, "kept"). A file of
+/// another user's that the kernel will not let ccc link is refused too,
+/// its help naming `fs.protected_hardlinks` where it blamed an immutable
+/// file.
+#[test]
+#[allow(clippy::print_stderr, reason = "a skip where no user lacks the rights is said, not silent")]
+fn an_entry_ccc_may_not_carry_over_is_refused_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let Some(as_nobody) = unprivileged(dir.path()) else {
+        eprintln!("skipped: no way to run ccc without this user's rights here (setpriv)");
+        return;
+    };
+    assert_ok(&compile_as(as_nobody, &out, &["-q"]));
+    let private = out.join("colleague");
+    fs::create_dir(&private).unwrap();
+    fs::write(private.join("data.txt"), b"work").unwrap();
+    // Root's folder, private, where ccc runs as nobody; else one of mode
+    // 000, which its owner may not list either.
+    fs::set_permissions(&private, fs::Permissions::from_mode(if as_nobody { 0o700 } else { 0o000 })).unwrap();
+    let before = work_names(dir.path());
+    let refused = compile_as(as_nobody, &out, &["-q"]);
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o700)).unwrap();
+    assert_refused(&refused, &format!("cannot carry over {}", private.display()));
+    assert_refused(&refused, "and may not list this one (not readable or not searchable by this user)");
+    assert_eq!(fs::read(private.join("data.txt")).unwrap(), b"work");
+    assert_eq!(work_names(dir.path()), before, "nothing left beside OUT");
+    fs::remove_dir_all(&private).unwrap();
+    // Root's file, where the kernel protects hard links.
+    let protected = fs::read_to_string("/proc/sys/fs/protected_hardlinks").is_ok_and(|v| v.trim() == "1");
+    if as_nobody && protected {
+        let note = out.join("note.txt");
+        fs::write(&note, b"mine").unwrap();
+        std::os::unix::fs::chown(&note, Some(0), Some(0)).unwrap();
+        let refused = compile_as(as_nobody, &out, &["-q"]);
+        assert_refused(&refused, &format!("cannot carry over {}", note.display()));
+        assert_refused(&refused, "the kernel refuses a link to a file of another user's (fs.protected_hardlinks)");
+        assert_eq!(fs::read(&note).unwrap(), b"mine");
+    }
+}
+
+/// A tmpfs mounted at a folder while it lives (`mount -t tmpfs`), or a
+/// folder of the same file system bound there (`mount --bind`),
 /// unmounted when dropped, even on a failed assertion, wherever it has
 /// gone under the test's folder `root` (a compile that moved it into the
 /// old tree, as one without the refusal does, takes it along).
 struct Mounted(PathBuf, PathBuf);
 
-/// The device name the tests' tmpfs mounts take, to find them again.
+/// The device name the tests' tmpfs mounts take.
 const TEST_MOUNT: &str = "ccc-test";
 
 impl Mounted {
     /// `None` where `mount` cannot (not root, or no mount namespace of
     /// one's own).
     fn new(path: &Path, root: &Path) -> Option<Mounted> {
+        Mounted::with(&["-t", "tmpfs", TEST_MOUNT], path, root)
+    }
+
+    /// The folder `source` bound at `path` (the same file system: the same
+    /// device number on both sides).
+    fn bind(source: &Path, path: &Path, root: &Path) -> Option<Mounted> {
+        let source = source.to_str().unwrap_or_default();
+        Mounted::with(&["--bind", source], path, root)
+    }
+
+    fn with(args: &[&str], path: &Path, root: &Path) -> Option<Mounted> {
         fs::create_dir_all(path).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", TEST_MOUNT])
-            .arg(path)
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
+        let ok = Command::new("mount").args(args).arg(path).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
         ok.then(|| Mounted(path.to_owned(), root.to_owned()))
     }
 }
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        // Every test mount under `root`, deepest first (`/proc/self/mounts`
-        // writes a space in a path as `\040`; the tests' paths have none).
-        let mounts = fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-        let mut under: Vec<&str> = mounts
-            .lines()
-            .filter_map(|l| {
-                let mut f = l.split(' ');
-                (f.next() == Some(TEST_MOUNT)).then(|| f.next()).flatten()
-            })
-            .filter(|p| Path::new(p).starts_with(&self.1))
-            .collect();
+        // Every mount under `root`, deepest first (`/proc/self/mountinfo`'s
+        // fifth field; it writes a space in a path as `\040`, and the tests'
+        // paths have none).
+        let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mut under: Vec<&str> =
+            mounts.lines().filter_map(|l| l.split(' ').nth(4)).filter(|p| Path::new(p).starts_with(&self.1)).collect();
         under.sort_by_key(|p| std::cmp::Reverse(p.len()));
         if under.is_empty() {
             let _ = Command::new("umount").arg(&self.0).status();
@@ -1081,9 +1213,20 @@ fn a_mount_point_inside_out_is_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     assert_ok(&compile(&out, &["-q"]));
-    for (at, with_file) in [("data", false), ("data", true), ("mine/deeper", false)] {
-        let Some(mount) = Mounted::new(&out.join(at), dir.path()) else {
-            eprintln!("skipped: mount -t tmpfs is not available here (needs root)");
+    // A folder of the same file system bound there (a container's
+    // volume) has the folder's device number: it was carried over as an
+    // empty twin, the mount left in the old tree beside `OUT`.
+    let shared = dir.path().join("shared");
+    fs::create_dir_all(shared.join("sub")).unwrap();
+    for (at, with_file, bound) in
+        [("data", false, false), ("data", true, false), ("mine/deeper", false, false), ("data", false, true)]
+    {
+        let mounted = match bound {
+            true => Mounted::bind(&shared, &out.join(at), dir.path()),
+            false => Mounted::new(&out.join(at), dir.path()),
+        };
+        let Some(mount) = mounted else {
+            eprintln!("skipped: mount is not available here (needs root)");
             return;
         };
         if with_file {
@@ -1093,7 +1236,11 @@ fn a_mount_point_inside_out_is_refused_untouched() {
         let refused = compile(&out, &["-q", "--rank", "0"]);
         assert_refused(
             &refused,
-            &format!("refusing to replace {}: {at} is a mount point (another file system) inside it", out.display()),
+            &format!(
+                "refusing to replace {}: {at} is a mount point (another file system, or a folder bound there) inside \
+                 it",
+                out.display()
+            ),
         );
         assert_refused(&refused, "help: nothing was written; unmount it");
         assert_eq!(tree(&out), before, "{at}");

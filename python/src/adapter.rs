@@ -879,10 +879,10 @@ pub fn write(out: &Path, compiled: &Compiled, cancel: Option<&Cancel>) -> Result
                         "a file stands where a folder on the way to it must be: nothing was written; write to \
                          another folder"
                     }
-                    "carry over" => {
-                        "ccc keeps a user's file in a replaced output by linking it into the new one, and the file \
-                         system refused this one (an immutable file?): nothing was written; make it linkable \
-                         (chattr -i) or move it out of the folder"
+                    "carry over" => &output::carry_over_help(path, source),
+                    _ if source.kind() == std::io::ErrorKind::ResourceBusy => {
+                        "the folder is a mount point (or in use as one), which ccc cannot switch with the new \
+                         folder it writes beside it: nothing was written; write into a folder inside it"
                     }
                     _ => "nothing was written; the folder is as it was",
                 };
@@ -914,6 +914,10 @@ pub fn write(out: &Path, compiled: &Compiled, cancel: Option<&Cancel>) -> Result
                         }
                         NotOurs::HoldsCurrentFolder => {
                             "the process runs in that folder or below it (os.getcwd()): os.chdir out of it first"
+                        }
+                        NotOurs::Replaced => {
+                            "nothing was written, and what stands there now was left as it was found; write again \
+                             once nothing else moves that folder"
                         }
                         _ => {
                             "ccc replaces only a folder it wrote itself (its manifest.json and every file that \

@@ -367,7 +367,7 @@ def test_write_refuses_a_mount_point_inside_the_folder(tmp_path):
         with pytest.raises(ccc.OutputError) as caught:
             compiled.write(out)
         assert (caught.value.kind, caught.value.field) == ("MountInside", "data")
-        assert "data is a mount point (another file system) inside it" in str(caught.value)
+        assert "data is a mount point (another file system, or a folder bound there) inside it" in str(caught.value)
         assert caught.value.help.startswith("nothing was written; unmount it")
         assert read_tree(out) == before
     finally:

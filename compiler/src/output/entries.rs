@@ -18,6 +18,21 @@ pub(super) fn sorted_entries(dir: &Path) -> Vec<(std::ffi::OsString, fs::Metadat
     entries
 }
 
+/// A folder's entries with their metadata (not following links), sorted by
+/// name, or why they cannot all be read: for the trees ccc carries into a
+/// new output, where a folder read as empty would be carried over empty
+/// and its contents left behind.
+pub(super) fn every_entry(dir: &Path) -> std::io::Result<Vec<(std::ffi::OsString, fs::Metadata)>> {
+    let mut entries = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        let meta = e.metadata()?;
+        entries.push((e.file_name(), meta));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
 /// Whether `b` is the twin `replace::link_tree` made of `a`: another link to the
 /// same file, or a symbolic link to the same target.
 pub(super) fn twins(a: &Path, meta: &fs::Metadata, b: &Path) -> bool {

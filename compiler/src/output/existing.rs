@@ -21,6 +21,9 @@ pub(super) enum Existing {
 /// the file), and every folder on the way to one.
 pub(super) struct Listing {
     pub(super) files: BTreeMap<PathBuf, Listed>,
+    /// The manifest as [`recognise`] read it: one replaced or written to
+    /// since (while ccc works) is the user's, and is not removed as ccc's.
+    pub(super) manifest: Option<Stamp>,
 }
 
 /// What a manifest lists of one file: its size, and its MD5 (hex) when the
@@ -78,7 +81,7 @@ impl Listing {
                 }
             }
         }
-        Listing { files }
+        Listing { files, manifest: None }
     }
 
     /// Whether ccc wrote the file at `rel`.
@@ -89,7 +92,11 @@ impl Listing {
     /// Whether the file at `rel` (found as `meta`) is the one ccc wrote
     /// there as [`recognise`] found it: not replaced or written to since.
     pub(super) fn unchanged(&self, rel: &Path, meta: &fs::Metadata) -> bool {
-        match self.files.get(rel).and_then(|l| l.stamp) {
+        let stamp = match rel == Path::new(MANIFEST_FILE) {
+            true => self.manifest,
+            false => self.files.get(rel).and_then(|l| l.stamp),
+        };
+        match stamp {
             Some(stamp) => stamp == Stamp::of(meta),
             None => true,
         }
@@ -128,14 +135,19 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
         Err(_) => return not_ours(NotOurs::NoManifest),
     }
     let mut text = String::new();
-    File::open(&path).and_then(|f| f.take(MANIFEST_READ_CAP).read_to_string(&mut text)).map_err(|e| {
-        match e.kind() {
+    // The manifest as read: the file opened is the one stamped.
+    let mut stamp = None;
+    File::open(&path)
+        .and_then(|f| {
+            stamp = f.metadata().ok().map(|m| Stamp::of(&m));
+            f.take(MANIFEST_READ_CAP).read_to_string(&mut text)
+        })
+        .map_err(|e| match e.kind() {
             io::ErrorKind::InvalidData => {
                 OutputError::NotOurs { out: out.to_path_buf(), reason: NotOurs::ForeignManifest("not UTF-8".into()) }
             }
             _ => io_error("read", &path)(e),
-        }
-    })?;
+        })?;
     let manifest: Manifest = match serde_json::from_str(&text) {
         Ok(m) => m,
         Err(e) => return not_ours(NotOurs::ForeignManifest(e.to_string())),
@@ -146,7 +158,7 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
             manifest.manifest_schema
         )));
     }
-    let mut listing = Listing::of(&manifest);
+    let mut listing = Listing { manifest: stamp, ..Listing::of(&manifest) };
     check_listed(out, &listing)?;
     // Each file as it was checked (a `stat` each, after the MD5s).
     for (file, listed) in &mut listing.files {

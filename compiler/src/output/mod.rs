@@ -68,7 +68,7 @@ use crate::manifest::Manifest;
 use crate::pipeline::{Cancel, Compiled};
 use entries::{opened, remove_tree};
 use existing::{Existing, recognise};
-use place::{Held, Place, hold, remove_made, sweep};
+use place::{Held, Place, Waiting, hold, remove_made, sweep};
 use replace::{carry_over, fill, remove_ours, switch};
 use std::fs;
 use std::io;
@@ -199,6 +199,12 @@ pub enum NotOurs {
         /// The size the manifest lists.
         listed: u64,
     },
+    /// `OUT` was moved away, or another folder or link put in its place,
+    /// while ccc worked: it is no longer the folder ccc locked and read,
+    /// and ccc replaces only that one (what stands there now is put back
+    /// as it was found).
+    #[error("it was moved or replaced while ccc worked: it is no longer the folder ccc read")]
+    Replaced,
     /// A file the manifest lists has its listed size but other contents.
     #[error("{} was edited since ccc wrote it: its MD5 is {found}, where its manifest.json says {listed}", file.display())]
     Edited {
@@ -240,11 +246,13 @@ pub enum OutputError {
         /// The entry, relative to `OUT`.
         entry: PathBuf,
     },
-    /// A mount point (an entry on another file system) inside `OUT`: a
+    /// A mount point (an entry on another file system, or a folder of the
+    /// same one bound there) inside `OUT`: a
     /// link cannot carry it into the new output, and switching the folders
     /// would take it into the old tree.
     #[error(
-        "refusing to replace {}: {} is a mount point (another file system) inside it, which ccc can neither \
+        "refusing to replace {}: {} is a mount point (another file system, or a folder bound there) inside it, \
+         which ccc can neither \
          carry into the new output nor leave in place",
         out.display(),
         entry.display()
@@ -343,6 +351,24 @@ pub fn write(out: &Path, compiled: &Compiled) -> Result<Written, OutputError> {
 ///
 /// As [`write()`], and [`OutputError::Cancelled`].
 pub fn write_cancellable(out: &Path, compiled: &Compiled, cancel: Option<&Cancel>) -> Result<Written, OutputError> {
+    write_telling(out, compiled, cancel, &|_| {})
+}
+
+/// [`write_cancellable`], calling `waiting` with the folder when another
+/// compile holds a lock the write needs (one writing into the same place,
+/// or replacing a folder around it), before it waits: a caller may say
+/// so (`ccc compile` does, on stderr). A `cancel` set meanwhile stops the
+/// wait.
+///
+/// # Errors
+///
+/// As [`write_cancellable`].
+pub fn write_telling(
+    out: &Path,
+    compiled: &Compiled,
+    cancel: Option<&Cancel>,
+    waiting: &dyn Fn(&Path),
+) -> Result<Written, OutputError> {
     let manifest = Manifest::of(compiled).to_json().map_err(|e| OutputError::Io {
         action: "write",
         path: out.join(MANIFEST_FILE),
@@ -356,7 +382,7 @@ pub fn write_cancellable(out: &Path, compiled: &Compiled, cancel: Option<&Cancel
                 .map(move |(data, file)| (image_path(rank.rank.0, t.topsp.0, file), data))
         })
     });
-    write_files(out, images, manifest.as_bytes(), cancel)
+    write_files(out, images, manifest.as_bytes(), Waiting { cancel, told: waiting })
 }
 
 /// [`write()`] over any list of image files (relative path, bytes) and the
@@ -365,13 +391,13 @@ fn write_files<'a>(
     out: &Path,
     images: impl Iterator<Item = (PathBuf, &'a [u8])>,
     manifest: &[u8],
-    cancel: Option<&Cancel>,
+    waiting: Waiting<'_>,
 ) -> Result<Written, OutputError> {
     let place = Place::of(out)?;
     // `OUT` too: a missing one is made (empty) to be locked.
     let created = missing_folders(&place.out);
-    let result =
-        hold(&place, |dir| fs::create_dir_all(dir)).and_then(|held| write_in(&place, held, images, manifest, cancel));
+    let result = hold(&place, |dir| fs::create_dir_all(dir), waiting)
+        .and_then(|held| write_in(&place, held, images, manifest, waiting.cancel));
     // The folders made on the way go again where they hold nothing: all of
     // them when nothing was written, and after a write those that are not
     // on the way to `OUT` (`-o new/../out` makes `new`). Deepest first;
@@ -408,6 +434,8 @@ fn write_in<'a>(
     written.swept.extend(held.restored.take());
     sweep(place, &mut written)?;
     let existing = recognise(&place.out)?;
+    // The folder read, to switch with it and nothing else put in its place.
+    let out_id = folder_id(&place.out);
     if holds_current_folder(&place.out) {
         return Err(OutputError::NotOurs { out: place.out.clone(), reason: NotOurs::HoldsCurrentFolder });
     }
@@ -424,6 +452,8 @@ fn write_in<'a>(
         }
         _ => OutputError::Io { action: "create", path: tmp.clone(), source },
     })?;
+    // The folder made, to remove on failure only while it is the one there.
+    let tmp_id = folder_id(&tmp);
     // Locked as `OUT` is, for as long: it takes `OUT`'s place at the
     // switch, and a compile into a folder inside it waits until the old
     // tree is emptied. (One that did not wait replaced such a folder
@@ -454,13 +484,17 @@ fn write_in<'a>(
             Existing::Absent => Ok(()),
         })
         .and_then(|()| durable(&tmp))
-        .and_then(|()| switch(place, &tmp, &existing));
+        .and_then(|()| switch(place, &tmp, &existing, out_id));
     let old = match result {
         Ok(old) => old,
         Err(e) => {
             // Only ccc's own files and links to the user's are in `tmp`
-            // (read-only folders among them: opened to be emptied).
-            remove_tree(&tmp);
+            // (read-only folders among them: opened to be emptied), while
+            // it is the folder made: what a failed switch could not put
+            // back is not removed.
+            if folder_id(&tmp) == tmp_id {
+                remove_tree(&tmp);
+            }
             return Err(e);
         }
     };
@@ -509,6 +543,59 @@ fn durable(tmp: &Path) -> Result<(), OutputError> {
 #[cfg(not(target_os = "linux"))]
 fn durable(_tmp: &Path) -> Result<(), OutputError> {
     Ok(())
+}
+
+/// Why ccc could not carry a user's entry (at `path`) over into the new
+/// output, and what to do, by what the file system said: a folder it may
+/// not list, a file of another user's it may not link (the kernel's
+/// `fs.protected_hardlinks`), or one made immutable. For the help of an
+/// [`OutputError::Io`] of action `carry over`.
+pub fn carry_over_help(path: &Path, source: &io::Error) -> String {
+    let meta = fs::symlink_metadata(path).ok();
+    let folder = meta.as_ref().is_some_and(fs::Metadata::is_dir);
+    let denied = source.kind() == io::ErrorKind::PermissionDenied;
+    #[cfg(unix)]
+    let others = {
+        use std::os::unix::fs::MetadataExt;
+        meta.as_ref().is_some_and(|m| m.uid() != rustix::process::geteuid().as_raw())
+    };
+    #[cfg(not(unix))]
+    let others = false;
+    let (what, why, way) = match (folder, denied, others) {
+        (true, true, _) => (
+            "folder",
+            "may not list this one (not readable or not searchable by this user)",
+            "make it readable to this user, or move it out of the folder",
+        ),
+        (true, false, _) => ("folder", "could not list this one", "move it out of the folder"),
+        (false, true, true) => (
+            "file",
+            "the kernel refuses a link to a file of another user's (fs.protected_hardlinks)",
+            "move it out of the folder, or have its owner do so",
+        ),
+        (false, _, _) => (
+            "file",
+            "the file system refused this one (an immutable file?)",
+            "make it linkable (chattr -i) or move it out of the folder",
+        ),
+    };
+    format!(
+        "ccc keeps a user's {what} in a replaced output by linking it into the new one, and {why}: nothing was written; {way}"
+    )
+}
+
+/// What tells the folder at `path` from another put in its place (its
+/// device and inode, not following a link; a link has its own): `None`
+/// where nothing stands there, or off Unix, where nothing is compared.
+#[cfg(unix)]
+fn folder_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn folder_id(_path: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 /// Whether the folder this process runs in is `out` or lies inside it.

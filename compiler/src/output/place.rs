@@ -80,6 +80,63 @@ impl Place {
     }
 }
 
+/// How often a lock another compile holds is tried again while ccc
+/// waits for it, so that a Ctrl-C meanwhile stops the wait.
+#[cfg(unix)]
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What a write does while it waits for another compile's lock: what it
+/// may be told then, and what may stop it.
+#[derive(Clone, Copy)]
+pub(super) struct Waiting<'a> {
+    /// Set (a Ctrl-C): stop waiting ([`OutputError::Cancelled`]).
+    pub(super) cancel: Option<&'a crate::pipeline::Cancel>,
+    /// Called once, with the folder, when a lock is found taken.
+    pub(super) told: &'a dyn Fn(&Path),
+}
+
+/// [`lock_as`], telling `waiting` when another compile holds the lock,
+/// then waiting for it in turns of [`LOCK_RETRY`] and stopping once its
+/// `cancel` is set ([`OutputError::Cancelled`], for `out`): a Ctrl-C
+/// while ccc waits for another compile into the same place stops it then,
+/// not once the other is done. Without `cancel`, it waits as [`lock_as`]
+/// does.
+#[cfg(unix)]
+fn lock_until(
+    dir: &Path,
+    how: rustix::fs::FlockOperation,
+    waiting: Waiting<'_>,
+    out: &Path,
+) -> Result<File, OutputError> {
+    use rustix::fs::FlockOperation::{LockExclusive, LockShared, NonBlockingLockExclusive, NonBlockingLockShared};
+    let try_how = match how {
+        LockExclusive => NonBlockingLockExclusive,
+        LockShared => NonBlockingLockShared,
+        other => other,
+    };
+    let failed = |e: rustix::io::Errno| OutputError::Io { action: "lock", path: dir.to_path_buf(), source: e.into() };
+    let held = File::open(dir).map_err(io_error("open", dir))?;
+    let mut told = false;
+    loop {
+        match rustix::fs::flock(&held, try_how) {
+            Ok(()) => return Ok(held),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {}
+            Err(e) => return Err(failed(e)),
+        }
+        if !std::mem::replace(&mut told, true) {
+            (waiting.told)(dir);
+        }
+        let Some(cancel) = waiting.cancel else {
+            rustix::fs::flock(&held, how).map_err(failed)?;
+            return Ok(held);
+        };
+        if cancel.is_cancelled() {
+            return Err(OutputError::Cancelled { out: out.to_path_buf() });
+        }
+        std::thread::sleep(LOCK_RETRY);
+    }
+}
+
 /// A lock of kind `how` on folder `dir`, released when dropped (and by the
 /// kernel when the process dies).
 #[cfg(unix)]
@@ -124,14 +181,18 @@ pub(super) struct Held {
 /// finding) a folder and locking it, every lock is taken again, up to
 /// [`LOCK_ATTEMPTS`] times.
 #[cfg(unix)]
-pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Held, OutputError> {
+pub(super) fn hold(
+    place: &Place,
+    mut make: impl FnMut(&Path) -> std::io::Result<()>,
+    waiting: Waiting<'_>,
+) -> Result<Held, OutputError> {
     // Absolute, as the path reads (`..` and links kept): a compile that
     // runs elsewhere names the same folders from the root.
     let out = std::path::absolute(&place.out).map_err(io_error("resolve", &place.out))?;
     let mut restored = None;
     let mut attempt = 1;
     loop {
-        if let Some(files) = try_hold(place, &out, &mut make, &mut restored)? {
+        if let Some(files) = try_hold(place, &out, &mut make, &mut restored, waiting)? {
             return Ok(Held { files, restored });
         }
         if attempt == LOCK_ATTEMPTS {
@@ -166,6 +227,7 @@ fn try_hold(
     out: &Path,
     make: &mut impl FnMut(&Path) -> std::io::Result<()>,
     restored: &mut Option<Swept>,
+    waiting: Waiting<'_>,
 ) -> Result<Option<Vec<File>>, OutputError> {
     use rustix::fs::FlockOperation::{LockExclusive, LockShared};
     let mut held: Vec<File> = Vec::new();
@@ -202,7 +264,7 @@ fn try_hold(
         if held.iter().any(|f| still_there(f, dir)) {
             continue;
         }
-        let file = match lock_as(dir, if is_out { LockExclusive } else { LockShared }) {
+        let file = match lock_until(dir, if is_out { LockExclusive } else { LockShared }, waiting, &place.out) {
             Ok(file) => file,
             Err(OutputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             // A folder above `OUT` this user may not open is not locked: a
@@ -219,7 +281,11 @@ fn try_hold(
 }
 
 #[cfg(not(unix))]
-pub(super) fn hold(place: &Place, mut make: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Held, OutputError> {
+pub(super) fn hold(
+    place: &Place,
+    mut make: impl FnMut(&Path) -> std::io::Result<()>,
+    _waiting: Waiting<'_>,
+) -> Result<Held, OutputError> {
     make(&place.parent).map_err(io_error("create", &place.parent))?;
     let restored = if fs::symlink_metadata(&place.out).is_err() { restore(place) } else { None };
     Ok(Held { restored })

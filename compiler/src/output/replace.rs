@@ -1,10 +1,10 @@
 //! Building the new output beside `OUT` and putting it in place: fill, carry the user's entries over by links, switch, remove what ccc wrote from the old tree.
 
-use super::entries::{opened, sorted_entries, twins};
+use super::entries::{every_entry, opened, sorted_entries, twins};
 use super::existing::{Existing, Listing};
 use super::new_file::place;
 use super::place::Place;
-use super::{MANIFEST_FILE, MANIFEST_PART, OLD_TAG, OutputError, Written, io_error};
+use super::{MANIFEST_FILE, MANIFEST_PART, NotOurs, OLD_TAG, OutputError, Written, io_error};
 use crate::pipeline::Cancel;
 use std::fs;
 use std::io;
@@ -77,12 +77,12 @@ pub(super) fn carry_over(
 ) -> Result<(), CarryError> {
     let folder =
         fs::symlink_metadata(old.join(rel)).map_err(|e| CarryError::Io(io_error("inspect", &old.join(rel))(e)))?;
-    for (name, meta) in sorted_entries(&old.join(rel)) {
+    for (name, meta) in entries_to_carry(old, rel)? {
         let r = rel.join(&name);
         if !meta.is_dir() && listing.wrote(&r) {
             continue;
         }
-        if other_file_system(&folder, &meta) {
+        if other_file_system(&old.join(rel), &folder, &old.join(&r), &meta) {
             return Err(CarryError::Mount(r));
         }
         let there = fs::symlink_metadata(new.join(&r)).ok();
@@ -99,16 +99,47 @@ pub(super) fn carry_over(
     Ok(())
 }
 
-/// Whether `entry`, an entry of `folder`, lies on another file system
-/// (a mount point, or a file bound onto it).
+/// The entries of the folder `old/rel`, every one read, or the refusal
+/// to carry it over: a folder ccc cannot list (not readable, or not
+/// searchable, by this user) would be carried over empty, and what it
+/// holds left in the old tree, out of `OUT`.
+fn entries_to_carry(old: &Path, rel: &Path) -> Result<Vec<(std::ffi::OsString, fs::Metadata)>, CarryError> {
+    let dir = old.join(rel);
+    every_entry(&dir).map_err(|e| CarryError::Io(io_error("carry over", &dir)(e)))
+}
+
+/// Whether `entry` (at `entry_path`), an entry of `folder` (at
+/// `folder_path`), is a mount point: on another file system (a mount, or
+/// a file bound onto it), or, on Linux, on another mount of the same one
+/// (a bind mount of a folder of the same disk, whose device is the
+/// folder's: `statx`'s mount id tells them apart).
 #[cfg(unix)]
-fn other_file_system(folder: &fs::Metadata, entry: &fs::Metadata) -> bool {
+fn other_file_system(folder_path: &Path, folder: &fs::Metadata, entry_path: &Path, entry: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    folder.dev() != entry.dev()
+    folder.dev() != entry.dev() || other_mount(folder_path, entry_path)
 }
 
 #[cfg(not(unix))]
-fn other_file_system(_folder: &fs::Metadata, _entry: &fs::Metadata) -> bool {
+fn other_file_system(_folder_path: &Path, _folder: &fs::Metadata, _entry_path: &Path, _entry: &fs::Metadata) -> bool {
+    false
+}
+
+/// Whether `b` sits on another mount than `a` by their mount ids (Linux's
+/// `statx`, not following a link); `false` where the kernel does not say.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn other_mount(a: &Path, b: &Path) -> bool {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let id = |p: &Path| {
+        statx(CWD, p, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::MNT_ID)
+            .ok()
+            .filter(|x| StatxFlags::from_bits_retain(x.stx_mask).contains(StatxFlags::MNT_ID))
+            .map(|x| x.stx_mnt_id)
+    };
+    matches!((id(a), id(b)), (Some(x), Some(y)) if x != y)
+}
+
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
+fn other_mount(_a: &Path, _b: &Path) -> bool {
     false
 }
 
@@ -123,9 +154,10 @@ fn link_tree(old: &Path, new: &Path, rel: &Path) -> Result<(), CarryError> {
     }
     let meta = fs::symlink_metadata(from).map_err(|e| CarryError::Io(io_error("inspect", from)(e)))?;
     if meta.is_dir() {
+        let entries = entries_to_carry(old, rel)?;
         fs::create_dir(to).map_err(|e| CarryError::Io(io_error("create", to)(e)))?;
-        for (name, entry) in sorted_entries(from) {
-            if other_file_system(&meta, &entry) {
+        for (name, entry) in entries {
+            if other_file_system(from, &meta, &from.join(&name), &entry) {
                 return Err(CarryError::Mount(rel.join(&name)));
             }
             link_tree(old, new, &rel.join(&name))?;
@@ -142,8 +174,13 @@ fn link_tree(old: &Path, new: &Path, rel: &Path) -> Result<(), CarryError> {
         let target = fs::read_link(from).map_err(|e| CarryError::Io(io_error("read", from)(e)))?;
         symlink(&target, to).map_err(|e| CarryError::Io(io_error("carry over", from)(e)))
     } else {
-        // Named by the user's file, not the work folder's twin of it.
-        fs::hard_link(from, to).map_err(|e| CarryError::Io(io_error("carry over", from)(e)))
+        // Named by the user's file, not the work folder's twin of it. A
+        // link across devices is a file bound onto this place (a mount
+        // point the checks above could not see).
+        fs::hard_link(from, to).map_err(|e| match e.kind() {
+            io::ErrorKind::CrossesDevices => CarryError::Mount(rel.to_path_buf()),
+            _ => CarryError::Io(io_error("carry over", from)(e)),
+        })
     }
 }
 
@@ -157,21 +194,52 @@ fn symlink(target: &Path, at: &Path) -> io::Result<()> {
     fs::copy(target, at).map(|_| ())
 }
 
-/// Puts `tmp` in the place of `out`. Returns where the replaced output now
-/// is, if there was one, and whether the switch was one atomic step.
-pub(super) fn switch(place: &Place, tmp: &Path, existing: &Existing) -> Result<Option<(PathBuf, bool)>, OutputError> {
+/// Puts `tmp` in the place of `out`, the folder whose id
+/// ([`super::folder_id`]) was `out_id` when ccc read it. Returns where the
+/// replaced output now is, if there was one, and whether the switch was
+/// one atomic step.
+///
+/// What stands at `out` is switched only while it is that folder: one
+/// moved away and another folder or a link put in its place while ccc
+/// worked is not the user's output ccc read, and the switch would carry
+/// it into the old tree, which ccc then empties (through a link, the
+/// folder it leads to). It is checked before the switch and, since it may
+/// change in between, what the switch moved aside is checked after it:
+/// not that folder, it is switched back ([`NotOurs::Replaced`]).
+pub(super) fn switch(
+    place: &Place,
+    tmp: &Path,
+    existing: &Existing,
+    out_id: Option<(u64, u64)>,
+) -> Result<Option<(PathBuf, bool)>, OutputError> {
     let out = &place.out;
+    let replaced = || OutputError::NotOurs { out: out.clone(), reason: NotOurs::Replaced };
+    let is_read = |path: &Path| super::folder_id(path) == out_id;
+    if !matches!(existing, Existing::Absent) && !is_read(out) {
+        return Err(replaced());
+    }
     match existing {
-        // rename(2) onto an absent name or an empty folder is one step.
+        // rename(2) onto an absent name or an empty folder is one step
+        // (onto a folder that is not empty, or a link, it fails).
         Existing::Absent | Existing::Empty => {
             fs::rename(tmp, out).map_err(io_error("rename into place", out))?;
             Ok(None)
         }
         Existing::Ours(_) => match exchange(tmp, out) {
-            Ok(()) => Ok(Some((tmp.to_path_buf(), true))),
+            Ok(()) if is_read(tmp) => Ok(Some((tmp.to_path_buf(), true))),
+            Ok(()) => {
+                // Put back what was switched: the new output is in `tmp`
+                // again, to be removed.
+                exchange(tmp, out).map_err(io_error("switch back", out))?;
+                Err(replaced())
+            }
             Err(_) => {
                 let old = place.sibling(OLD_TAG, std::process::id());
                 fs::rename(out, &old).map_err(io_error("move aside", out))?;
+                if !is_read(&old) {
+                    fs::rename(&old, out).map_err(io_error("move back", out))?;
+                    return Err(replaced());
+                }
                 if let Err(e) = fs::rename(tmp, out) {
                     let _ = fs::rename(&old, out);
                     return Err(io_error("rename into place", out)(e));

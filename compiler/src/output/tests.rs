@@ -66,6 +66,7 @@ fn ccc_files_are_the_manifest_and_the_images_in_their_folders() {
 fn folders_on_the_way_to_listed_files() {
     let listing = Listing {
         files: BTreeMap::from([(image_path(10, 0, IMAGE_FILES[0]), Listed { size: 8, md5: None, stamp: None })]),
+        manifest: None,
     };
     assert!(listing.leads_to_ours(Path::new("rank-10")));
     assert!(listing.leads_to_ours(Path::new("rank-10/topsp-0")));
@@ -94,22 +95,30 @@ fn a_parent_removed_before_it_is_locked_is_made_again() {
     fs::create_dir_all(dir.parent().unwrap()).unwrap();
     let place = super::place::Place::of(&dir.join("out")).unwrap();
     let mut calls = 0;
-    let held = super::place::hold(&place, |d| {
-        calls += 1;
-        fs::create_dir_all(d)?;
-        if calls == 1 { fs::remove_dir(d) } else { Ok(()) }
-    });
+    let held = super::place::hold(
+        &place,
+        |d| {
+            calls += 1;
+            fs::create_dir_all(d)?;
+            if calls == 1 { fs::remove_dir(d) } else { Ok(()) }
+        },
+        super::place::Waiting { cancel: None, told: &|_| {} },
+    );
     assert!(held.is_ok() && dir.is_dir(), "{held:?}");
     // The parent made, removed, made again; then `OUT`, made to be locked.
     assert_eq!(calls, 3);
     drop(held);
     fs::remove_dir_all(&dir).unwrap();
     let mut calls = 0;
-    let refused = super::place::hold(&place, |d| {
-        calls += 1;
-        fs::create_dir_all(d)?;
-        fs::remove_dir(d)
-    });
+    let refused = super::place::hold(
+        &place,
+        |d| {
+            calls += 1;
+            fs::create_dir_all(d)?;
+            fs::remove_dir(d)
+        },
+        super::place::Waiting { cancel: None, told: &|_| {} },
+    );
     assert!(matches!(&refused, Err(OutputError::Io { action: "lock", .. })), "{refused:?}");
     // One making of the parent per attempt, every attempt made.
     assert_eq!(calls, super::place::LOCK_ATTEMPTS, "{calls}");
@@ -158,7 +167,7 @@ const OURS: &str = "rank-0/topsp-0/ctrl_spad.bin";
 
 /// A listing of the image at [`OURS`] alone, found as `stamp`.
 fn listing_of_ours(stamp: Option<existing::Stamp>) -> Listing {
-    Listing { files: BTreeMap::from([(PathBuf::from(OURS), Listed { size: 5, md5: None, stamp })]) }
+    Listing { files: BTreeMap::from([(PathBuf::from(OURS), Listed { size: 5, md5: None, stamp })]), manifest: None }
 }
 
 /// Entries of the user's written into `OUT` while ccc worked (after the
@@ -257,4 +266,66 @@ fn a_folder_replaced_while_it_is_read_is_read_again() {
     assert!(matches!(error, ReadError::Replaced { attempts: 3, .. }), "{error:?}");
     assert!(error.to_string().contains("was replaced while it was read, 3 times"), "{error}");
     fs::remove_dir_all(&root).unwrap();
+}
+
+/// The old manifest, replaced while ccc worked (removed and written
+/// again by the user), is theirs now: left and named, not removed as
+/// ccc's. It was removed silently (its stamp was never taken).
+#[test]
+fn a_manifest_replaced_while_ccc_worked_is_not_removed() {
+    let (dir, old, out) = old_and_new("manifest-replaced");
+    let manifest = Path::new(MANIFEST_FILE);
+    fs::write(old.join(manifest), b"{}").unwrap();
+    let stamp = || Some(existing::Stamp::of(&fs::symlink_metadata(old.join(manifest)).unwrap()));
+    let listing = Listing { manifest: stamp(), ..listing_of_ours(None) };
+    fs::remove_file(old.join(manifest)).unwrap();
+    fs::write(old.join(manifest), b"my notes\n").unwrap();
+    fs::write(out.join(manifest), b"{}").unwrap();
+    let mut written = Written::default();
+    replace::remove_ours(&old, &out, &listing, Path::new(""), &mut written);
+    assert_eq!(fs::read(old.join(manifest)).unwrap(), b"my notes\n");
+    assert_eq!(written.left, [old.join(manifest)]);
+    // As read, it is ccc's and goes.
+    let listing = Listing { manifest: stamp(), ..listing_of_ours(None) };
+    replace::remove_ours(&old, &out, &listing, Path::new(""), &mut Written::default());
+    assert!(!old.join(manifest).exists());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `OUT` moved away and a link to another folder put in its place while
+/// ccc worked is not switched: the link stays, the folder it leads to
+/// keeps what it holds (the switch took the link into the old tree, and
+/// emptying that moved the folder's files into the new output), and the
+/// new output stays where it was built, for the caller to remove.
+#[cfg(unix)]
+#[test]
+fn an_out_replaced_by_a_link_while_ccc_worked_is_not_switched() {
+    let dir = scratch("switch-replaced");
+    let (read, proj, tmp) = (dir.join("out"), dir.join("proj"), dir.join(".out.ccc-tmp-1"));
+    for folder in [&read, &proj, &tmp] {
+        fs::create_dir_all(folder).unwrap();
+    }
+    fs::write(proj.join("main.c"), b"code").unwrap();
+    fs::write(tmp.join(MANIFEST_FILE), b"{}").unwrap();
+    let place = Place::of(&read).unwrap();
+    let id = super::folder_id(&read);
+    fs::rename(&read, dir.join("out.old")).unwrap();
+    std::os::unix::fs::symlink(&proj, &read).unwrap();
+    let existing = existing::Existing::Ours(listing_of_ours(None));
+    let error = replace::switch(&place, &tmp, &existing, id).unwrap_err();
+    assert!(matches!(error, OutputError::NotOurs { reason: NotOurs::Replaced, .. }), "{error:?}");
+    assert!(fs::symlink_metadata(&read).unwrap().file_type().is_symlink());
+    assert_eq!(fs::read(proj.join("main.c")).unwrap(), b"code");
+    assert!(tmp.join(MANIFEST_FILE).is_file());
+    // Another folder in its place is refused the same way; the folder
+    // read, put back, is switched.
+    fs::remove_file(&read).unwrap();
+    fs::create_dir(&read).unwrap();
+    let error = replace::switch(&place, &tmp, &existing, id).unwrap_err();
+    assert!(matches!(error, OutputError::NotOurs { reason: NotOurs::Replaced, .. }), "{error:?}");
+    fs::remove_dir(&read).unwrap();
+    fs::rename(dir.join("out.old"), &read).unwrap();
+    let (old, _) = replace::switch(&place, &tmp, &existing, id).unwrap().unwrap();
+    assert!(read.join(MANIFEST_FILE).is_file() && super::folder_id(&old) == id);
+    fs::remove_dir_all(&dir).unwrap();
 }

@@ -41,20 +41,28 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     })?;
     drop(bar);
     wall.lap_compile();
-    let written = output::write_cancellable(&args.out, &compiled, cancel.as_ref()).map_err(output_failure)?;
+    // Said while it waits for another compile writing there (Ctrl-C stops
+    // the wait).
+    let waiting = |dir: &std::path::Path| {
+        note!(
+            "note: waiting for another compile writing into {} to finish (Ctrl-C stops)",
+            crate::report::one_line(&dir.display())
+        );
+    };
+    let written = output::write_telling(&args.out, &compiled, cancel.as_ref(), &waiting).map_err(output_failure)?;
     report_debris(&written);
     wall.lap_write();
     let mut out = summary(&args.spec, &compiled);
     let _ = writeln!(
         out,
         "wrote {}: {}, {}, {}",
-        args.out.display(),
+        crate::report::one_line(&args.out.display()),
         count(compiled.images.len(), "rank"),
         count(written.files, "file"),
         count(written.bytes, "byte")
     );
     if !written.kept.is_empty() {
-        let shown: Vec<String> = written.kept.iter().take(5).map(|p| p.display().to_string()).collect();
+        let shown: Vec<String> = written.kept.iter().take(5).map(|p| crate::report::one_line(&p.display())).collect();
         let more = written.kept.len().saturating_sub(shown.len());
         let _ = writeln!(
             out,
@@ -427,6 +435,10 @@ fn output_failure(error: OutputError) -> Failure {
         OutputError::NotOurs { reason: NotOurs::HoldsCurrentFolder, .. } => {
             "run ccc from outside the folder it writes (cd to its parent and name the folder there)"
         }
+        OutputError::NotOurs { reason: NotOurs::Replaced, .. } => {
+            "nothing was written, and what stands there now was left as it was found; compile again once nothing \
+             else moves that folder"
+        }
         OutputError::NotOurs { .. } => {
             "ccc replaces only a folder it wrote itself (its manifest.json and every file that lists, unchanged); choose another -o folder, or move that folder's contents elsewhere"
         }
@@ -466,10 +478,10 @@ fn output_failure(error: OutputError) -> Failure {
         {
             "a file stands where a folder on the way to -o must be: nothing was written; choose another -o path"
         }
-        OutputError::Io { action: "carry over", .. } => {
-            "ccc keeps a user's file in a replaced output by linking it into the new one, and the file system \
-             refused this one (an immutable file?): nothing was written; make it linkable (chattr -i) or move it \
-             out of the folder"
+        OutputError::Io { action: "carry over", path, source } => &ccc_compiler::output::carry_over_help(path, source),
+        OutputError::Io { source, .. } if source.kind() == std::io::ErrorKind::ResourceBusy => {
+            "the output folder is a mount point (or in use as one), which ccc cannot switch with the new folder it \
+             writes beside it: nothing was written; write into a folder inside it (-o mnt/out)"
         }
         OutputError::Io { .. } => "nothing was written; the folder is as it was",
     };

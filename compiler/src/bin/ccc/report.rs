@@ -184,6 +184,14 @@ pub fn escape_controls(text: &str) -> String {
     escaped(text, braced).into_owned()
 }
 
+/// A name quoted on a line of its own (a file or folder name in a
+/// summary line): every control character written as an escape, a line
+/// break and a tab too, so that a name holding one cannot start a line
+/// that reads as ccc's (`-o $'n\nwrote fake'`).
+pub fn one_line(name: &impl std::fmt::Display) -> String {
+    name.to_string().chars().map(|c| if c.is_control() { braced(c) } else { c.to_string() }).collect()
+}
+
 /// A control character as Rust writes it (`\u{1b}`).
 fn braced(c: char) -> String {
     c.escape_unicode().to_string()
