@@ -106,7 +106,13 @@ pub fn write_new_all(files: &[(&Path, &[u8])]) -> Result<(), (usize, NewFileErro
             remove(tmps.get(i..).unwrap_or_default());
             let placed: Vec<PathBuf> = files.iter().take(i).map(|&(p, _)| p.to_path_buf()).collect();
             remove(&placed);
-            return Err((i, NewFileError::Create(e)));
+            // Another writer took the name since it was looked at: said as
+            // what stands there now, as when it stood there before.
+            let e = match e.kind() {
+                io::ErrorKind::AlreadyExists => standing(path).unwrap_or(NewFileError::Create(e)),
+                _ => NewFileError::Create(e),
+            };
+            return Err((i, e));
         }
     }
     Ok(())
