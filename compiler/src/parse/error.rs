@@ -141,6 +141,13 @@ pub enum ParseErrorKind {
         /// `field:`.
         field: Option<String>,
     },
+    /// `Hier((...))` written as a leg's choice (`inter_all_reduce:
+    /// Hier(())`): a leg cannot itself be Hier (RON reads `Hier`, a name of
+    /// a leg's choices, and then misses a comma at the `(`).
+    HierInLeg {
+        /// The leg's field (`inter_all_reduce`).
+        leg: String,
+    },
     /// A `/* */` comment that is never closed; the span marks its `/*`.
     UnclosedComment,
     /// A whole number too large for its field, or negative where the
@@ -214,6 +221,7 @@ impl ParseError {
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
             ParseErrorKind::ChosenAuto => "`Auto` takes no choice here".to_owned(),
             ParseErrorKind::NameTakesNoValue { name, .. } => format!("`{name}` takes nothing in parentheses"),
+            ParseErrorKind::HierInLeg { .. } => "a leg's choice cannot be `Hier`".to_owned(),
             ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
             ParseErrorKind::IntegerOutOfBounds { field: Some(field) } => format!("out of range for `{field}`"),
             ParseErrorKind::IntegerOutOfBounds { field: None } => "out of range".to_owned(),
@@ -237,6 +245,11 @@ impl ParseError {
             ParseErrorKind::NameTakesNoValue { name, .. } => {
                 Some(format!("a name is written bare: `{name}`, without the parentheses"))
             }
+            ParseErrorKind::HierInLeg { leg } => Some(format!(
+                "`{leg}` takes one of these names, written bare: {}; `Hier((...))` is written only as the whole \
+                 `algorithm`",
+                names_of(leg).unwrap_or_default()
+            )),
             // `root: "3"`, `count: 1e3`, `count: true`.
             ParseErrorKind::Syntax
                 if self.message.starts_with("Expected integer") || self.message.starts_with("Invalid digit") =>
@@ -281,6 +294,12 @@ impl ParseError {
         }
         if self.message.contains("`model: (...)`") {
             return Some("`model:` takes the cost model's overrides by name: `model: (launch_ns: 20000)`");
+        }
+        if self.message.starts_with("found the control character") {
+            return Some(
+                "delete it (an editor may show it as a space, or not at all): a spec holds printable text, \
+                 spaces, tabs and line breaks",
+            );
         }
         // `#` starts no comment in RON (RON reads an attribute, or nothing).
         if self.message.starts_with("found `#`") {
@@ -362,6 +381,23 @@ fn bare_name_called<'s>(before: &'s str, after: &str) -> Option<&'s str> {
     (bare && name != "Auto").then_some(name)
 }
 
+/// A character no spec holds but invisibly: a control character (C0,
+/// DEL, C1) other than a tab or a line break.
+fn is_stray_control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
+}
+
+/// The leg whose choice is written `Hier(...)` where RON misses a comma
+/// between `before` and `after` (the `(` after `leg: Hier`), if that is
+/// what it is.
+fn hier_in_leg(src: &str, before: &str, after: &str) -> Option<String> {
+    let trimmed = super::scan::trim_trailing_trivia(before);
+    let start = trimmed.strip_suffix("Hier")?.len();
+    let whole = !trimmed.get(..start)?.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+    let leg = field_before(src, start)?;
+    (after.starts_with('(') && whole && ccc_ir::spec::Leg::ALL.iter().any(|l| l.field() == leg)).then_some(leg)
+}
+
 /// Whether RON's missing comma between `before` and `after` is
 /// `algorithm: Auto(Ring)`, copied from a signature or manifest: RON reads
 /// `Auto` and misses a comma at the `(` (comments between the two read as
@@ -436,6 +472,8 @@ pub(super) fn error_from_ron(
                 }
             } else if chosen_auto(before, after) {
                 ParseErrorKind::ChosenAuto
+            } else if let Some(leg) = hier_in_leg(src, before, after) {
+                ParseErrorKind::HierInLeg { leg }
             } else if let Some(name) = bare_name_called(before, after) {
                 let start = super::scan::trim_trailing_trivia(before).len() - name.len();
                 ParseErrorKind::NameTakesNoValue { name: name.to_owned(), field: field_before(src, start) }
@@ -450,8 +488,42 @@ pub(super) fn error_from_ron(
         }
         other => other,
     };
+    // An invisible control character where RON stopped (a NUL in a
+    // number, a C1 character before one): named, whatever RON wanted
+    // there (it said `expected comma` at what looks like a space).
+    let control = {
+        let at = byte_offset(src, to_line_col(e.span.start));
+        src.get(at..).and_then(|rest| rest.trim_start_matches(' ').chars().next()).filter(|&c| is_stray_control(c))
+    };
+    let kind = if control.is_some() { ParseErrorKind::Syntax } else { kind };
     let path = field_path(path, &kind).map(String::into_boxed_str);
+    // A list of lists left open (`groups: [[0, 1], [2, 3],` then the
+    // collective's `)`): RON wanted another element's `[` there.
+    // What stands there: the `)` closing the collective, or the next
+    // field's name (`algorithm:`).
+    let unclosed_list = match e.code {
+        RonError::ExpectedArray if path.as_deref().is_some_and(|p| p.ends_with(']')) => {
+            let at = byte_offset(src, to_line_col(e.span.start));
+            let rest = src.get(at..).unwrap_or("");
+            let word = rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+            let field = !word.is_empty() && rest.get(word.len()..).is_some_and(|r| r.trim_start().starts_with(':'));
+            match (rest.starts_with(')'), field) {
+                (true, _) => Some(")".to_owned()),
+                (false, true) => Some(format!("{word}:")),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
     let message = match kind {
+        _ if let Some(c) = control => {
+            format!("found the control character `{}`, invisible in most editors", c.escape_unicode())
+        }
+        _ if let Some(found) = &unclosed_list => {
+            // `groups[2]`: the list is `groups`.
+            let list = path.as_deref().and_then(|p| p.rsplit_once('[')).map_or("the list", |(l, _)| l);
+            format!("found `{found}` where `{list}` goes on: a `]` is missing before it, closing the list")
+        }
         ParseErrorKind::Fraction { .. } => "expected a whole number, found a fraction".to_owned(),
         // The bracket left open is what the reader must close.
         ParseErrorKind::UnexpectedEof if let Some((at, opened)) = super::scan::unclosed_bracket(src) => {
@@ -459,6 +531,7 @@ pub(super) fn error_from_ron(
         }
         ParseErrorKind::ChosenAuto => "`Auto` takes no choice in a spec".to_owned(),
         ParseErrorKind::NameTakesNoValue { ref name, .. } => format!("`{name}` is a name, written without parentheses"),
+        ParseErrorKind::HierInLeg { ref leg } => format!("`{leg}: Hier(...)`: a leg cannot itself be Hier"),
         // RON's advice to write a raw identifier (`r#8`) is never a spec's:
         // a name was expected, and the help says how a struct reads.
         _ if let RonError::SuggestRawIdentifier(found) = &e.code => {
@@ -566,6 +639,7 @@ fn field_path(read: Option<String>, kind: &ParseErrorKind) -> Option<String> {
         ParseErrorKind::IntegerOutOfBounds { field }
         | ParseErrorKind::Fraction { field }
         | ParseErrorKind::NameTakesNoValue { field, .. } => field.as_deref(),
+        ParseErrorKind::HierInLeg { leg } => Some(leg.as_str()),
         ParseErrorKind::UnknownField { found } => Some(found.as_str()),
         _ => None,
     };

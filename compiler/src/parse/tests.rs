@@ -461,6 +461,36 @@ fn errors_say_where_and_help_where_ron_misleads() {
     }
     // A real missing comma stays one.
     assert_eq!(err(&GOOD.replace("reduce: Add,", "reduce: Add")).kind, ParseErrorKind::MissingComma);
+    // A control character, invisible, is named where RON stopped at it
+    // (a NUL in a number read as a missing comma; a C1 character before
+    // one as a missing integer, shown as a space).
+    for (to, c) in [("count: 41\u{0}94304,", "\\u{0}"), ("count: \u{9b}4194304,", "\\u{9b}")] {
+        let e = err(&GOOD.replace("count: 4194304,", to));
+        assert_eq!(e.message.as_ref(), format!("found the control character `{c}`, invisible in most editors"));
+        assert!(e.help().is_some_and(|h| h.starts_with("delete it")), "{e:?}");
+    }
+    // A list of lists left open: its `]` is missing (it said `expected
+    // opening `[``, at the collective's `)`).
+    let e = err(&GOOD.replace("    channels: 4,", "    channels: 4,\n    groups: [[0, 1], [2, 3],\n"));
+    assert!(e.message.ends_with("a `]` is missing before it, closing the list"), "{e:?}");
+    assert_eq!(
+        e.message.as_ref(),
+        "found `algorithm:` where `groups` goes on: a `]` is missing before it, closing the list"
+    );
+    let e = err(&GOOD.replace("    algorithm: Hier((intra_reduce_scatter: Ring, inter_all_reduce: SingleCycleRing, intra_all_gather: Kangaring)),\n", "    groups: [[0, 1], [2, 3],\n"));
+    assert_eq!(e.message.as_ref(), "found `)` where `groups` goes on: a `]` is missing before it, closing the list");
+    // `Hier((...))` as a leg's choice: not a missing comma (it said so,
+    // pointing at the `(`), a leg that cannot itself be Hier.
+    let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: Hier(())"));
+    assert_eq!(e.kind, ParseErrorKind::HierInLeg { leg: "inter_all_reduce".into() });
+    assert_eq!(e.message.as_ref(), "`inter_all_reduce: Hier(...)`: a leg cannot itself be Hier");
+    assert!(e.path.as_deref().is_some_and(|p| p.ends_with("inter_all_reduce")), "{:?}", e.path);
+    assert!(
+        e.help().is_some_and(|h| h.starts_with("`inter_all_reduce` takes one of these names, written bare: Ring,"))
+    );
+    // A leg's own name ending in `Hier` (none does) is no such case, nor
+    // is the whole algorithm's `Hier((...))`.
+    assert_eq!(err(&GOOD.replace("reduce: Add,", "reduce: Add")).kind, ParseErrorKind::MissingComma);
     // `#` is no comment in RON, at the top or inside; a nameless program
     // is read as a collective, and says how a program is written.
     for text in [format!("# a comment\n{GOOD}"), GOOD.replace("    channels: 4,", "    channels: 4, # four")] {
