@@ -253,12 +253,28 @@ impl Checker {
         if self.listing {
             return false;
         }
-        let mut shapes = groups.members.iter().map(|(g, m)| (*g, algorithms::group_shape(m, shape)));
-        let Some((_, expected)) = shapes.next() else { return true };
-        match shapes.find(|(_, found)| *found != expected) {
+        let shapes: Vec<(GroupRef, [u32; 3])> =
+            groups.members.iter().map(|(g, m)| (*g, algorithms::group_shape(m, shape))).collect();
+        // The usual shape: most groups', the first's of equal counts (the
+        // odd one out is named, not the groups that agree).
+        let mut counts: std::collections::BTreeMap<[u32; 3], (u32, usize)> = std::collections::BTreeMap::new();
+        for (i, (_, s)) in shapes.iter().enumerate() {
+            counts.entry(*s).or_insert((0, i)).0 += 1;
+        }
+        let Some((&expected, &(usual, first))) =
+            counts.iter().max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first)))
+        else {
+            return true;
+        };
+        let mut odd = shapes.iter().filter(|(_, s)| *s != expected);
+        match odd.next() {
             None => true,
-            Some((group, found)) => {
-                self.push("groups", Problem::UnevenGroupShapes { alg, group, found, expected });
+            Some(&(group, found)) => {
+                let reference = shapes.get(first).map_or(GroupRef::World, |(g, _)| *g);
+                let (total, others) = (shapes.len() as u32, odd.count() as u32);
+                let problem =
+                    Problem::UnevenGroupShapes { alg, group, found, expected, reference, usual, total, others };
+                self.push("groups", problem);
                 false
             }
         }
@@ -360,7 +376,7 @@ impl Checker {
             // A used leg's `Auto` never reaches here (`leg_auto` expands it);
             // an unused one is refused as unused whatever it says.
             match (legs.contains(&leg), given.get(leg).map(|c| c.fixed().unwrap_or(AlgType::Hier))) {
-                (true, None) => self.push(field(), Problem::HierLegMissing { op, leg, legs }),
+                (true, None) => self.push(field(), Problem::HierLegMissing { op, leg, legs, choices: given.choices }),
                 (false, Some(_)) => self.push(field(), Problem::HierLegUnused { op, leg, legs }),
                 (false, None) => {}
                 (true, Some(choice)) => {

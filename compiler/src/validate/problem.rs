@@ -61,6 +61,17 @@ pub enum GroupRef {
     Explicit(u32),
 }
 
+/// A group's shape as a message says it: `2 members per node, 1 node per
+/// pod and 1 pod`.
+fn group_shape(shape: &[u32; 3]) -> String {
+    format!(
+        "{} per node, {} per pod and {}",
+        noun::count(shape[0], "member"),
+        noun::count(shape[1], "node"),
+        noun::count(shape[2], "pod")
+    )
+}
+
 impl Display for GroupRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -592,32 +603,42 @@ pub enum Problem {
     /// Replica groups of different node/pod shapes under an algorithm that
     /// composes its phases from one shape.
     #[error(
-        "{group} has {} per node, {} per pod and {}, but groups[0] has {}, {} and {}; \
-         {} composes its phases from one group shape; accepted: groups that all list the same number of \
-         members on each node and of nodes on each pod",
-        noun::count(found[0], "member"), noun::count(found[1], "node"), noun::count(found[2], "pod"),
-        expected[0], expected[1], expected[2], alg_name(*alg)
+        "{group} has {}, where {} of the {total} groups ({reference} first) have {}{}; {} composes its phases \
+         from one group shape; accepted: groups that all list the same number of members on each node and of \
+         nodes on each pod",
+        group_shape(found), usual, group_shape(expected), super::wording::more_differ(*others), alg_name(*alg)
     )]
     UnevenGroupShapes {
         /// The algorithm that needs one shape.
         alg: AlgType,
-        /// The first group whose shape differs from group 0's.
+        /// The first group whose shape is not the usual one.
         group: GroupRef,
         /// Its (members per node, nodes per pod, pods).
         found: [u32; 3],
-        /// Group 0's.
+        /// The usual shape: the one most groups have (of equal counts, the
+        /// first group's).
         expected: [u32; 3],
+        /// The first group of the usual shape.
+        reference: GroupRef,
+        /// How many groups have the usual shape.
+        usual: u32,
+        /// How many groups there are.
+        total: u32,
+        /// How many groups after `group` are not of the usual shape either.
+        others: u32,
     },
     /// A leg the op uses, not given.
     #[error(
         "Hier for {op} needs a choice for {leg}; accepted: {}, or Auto to let the cost model choose ({op} uses {})",
-        list(algorithms::leg_choices(*leg)), list(legs)
+        list(algorithms::leg_choices_in(*leg, *choices)), list(legs)
     )]
     HierLegMissing {
         /// The op.
         op: OpType,
         /// The missing leg.
         leg: Leg,
+        /// The choices the spec's `Hier` allows (`choices: Wide` or not).
+        choices: ccc_ir::spec::LegChoices,
         /// The legs the op uses.
         legs: &'static [Leg],
     },

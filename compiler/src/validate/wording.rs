@@ -122,6 +122,15 @@ pub(super) fn leg_prefix(leg: Option<Leg>) -> String {
     leg.map_or_else(String::new, |l| format!("{l}: "))
 }
 
+/// ` (and 2 more groups differ too)`, or nothing.
+pub(super) fn more_differ(n: u32) -> String {
+    match n {
+        0 => String::new(),
+        1 => " (and 1 more group differs too)".to_owned(),
+        n => format!(" (and {n} more groups differ too)"),
+    }
+}
+
 pub(super) fn more_groups(n: usize) -> String {
     match n {
         0 => String::new(),

@@ -183,6 +183,20 @@ fn hier_legs() {
     }));
     assert_eq!(e.0, "algorithm.inter_all_reduce");
     assert!(matches!(e.1, Problem::HierLegMissing { leg: Leg::InterAllReduce, .. }));
+    assert!(e.1.to_string().contains("accepted: Ring, InterRdh, SingleCycleRing, Mesh, or Auto"), "{}", e.1);
+    // Under `choices: Wide`, the accepted list is Wide's (it was the
+    // seed's, while a wrong choice's said Wide's).
+    let e = one(legs(HierLegs {
+        intra_reduce_scatter: Some(AlgType::Ring.into()),
+        intra_all_gather: Some(AlgType::Ring.into()),
+        choices: LegChoices::Wide,
+        ..HierLegs::default()
+    }));
+    let text = e.1.to_string();
+    assert!(
+        text.contains("accepted: Ring, InterRdh, SingleCycleRing, Mesh, SingleStepMesh, TwoStepPodMesh, or Auto"),
+        "{text}"
+    );
     let e = one(with(|c| {
         c.op = OpType::AllGather;
         c.reduce = None;
@@ -815,4 +829,34 @@ proptest::proptest! {
             assert_eq!(format!("{got:?}"), format!("{:?}", validate(&program)), "call {n}");
         }
     }
+}
+
+/// Groups of uneven shapes name the odd one against the shape most
+/// groups have, and count the others (it named groups[6] against
+/// groups[0], as if groups[0] were wrong, and never groups[7]).
+#[test]
+fn the_odd_group_shape_is_named_against_the_usual_one() {
+    let e = one(with(|c| {
+        c.topology = Topology { rank_n: 16, local_rank_n: 2, pod_n: 2 };
+        c.algorithm = Algorithm::flat(AlgType::BwOptMesh).unwrap();
+        c.groups = Some(vec![
+            vec![0, 2],
+            vec![1, 3],
+            vec![4, 6],
+            vec![5, 7],
+            vec![8, 10],
+            vec![9, 11],
+            vec![12, 13],
+            vec![14, 15],
+        ]);
+    }));
+    assert_eq!(e.0, "groups");
+    let text = e.1.to_string();
+    assert!(
+        text.starts_with(
+            "groups[6] has 2 members per node, 1 node per pod and 1 pod, where 6 of the 8 groups (groups[0] first) \
+             have 1 member per node, 2 nodes per pod and 1 pod (and 1 more group differs too);"
+        ),
+        "{text}"
+    );
 }
