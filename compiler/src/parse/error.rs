@@ -271,6 +271,12 @@ impl ParseError {
                 last.map_or_else(|| "a struct's".to_owned(), |f| format!("`{f}`'s")),
                 if last == Some("topology") { ": `topology: (rank_n: 8, local_rank_n: 8)`" } else { "" }
             )),
+            // `(AllReduce, F32, ...)`: a value where a field's name belongs
+            // (RON read a positional struct's first value as a field name):
+            // not a misspelt field, whatever name is near it.
+            ParseErrorKind::UnknownField { found } if let Some(field) = field_taking(found) => Some(format!(
+                "`{found}` is a value of `{field}`: a spec's fields are written by name, `{field}: {found}`"
+            )),
             // `op: AllReduse`, `dtype: BF16`, `chanels: 4`: the name meant,
             // where one accepted is near it, before any other help.
             ParseErrorKind::UnknownVariant { found } | ParseErrorKind::UnknownField { found }
@@ -604,6 +610,14 @@ pub(super) fn error_from_ron(
 /// of two letters one edit), within a
 /// third of its length (at least 1, at most 3 edits); `None` when none is
 /// that near, or two are equally near.
+/// The field whose values include the name `found` (`AllReduce`: `op`),
+/// if one does.
+fn field_taking(found: &str) -> Option<&'static str> {
+    ["op", "dtype", "reduce", "arch", "barrier", "algorithm"]
+        .into_iter()
+        .find(|f| names_of(f).is_some_and(|names| names.split(", ").any(|n| n == found)))
+}
+
 pub(super) fn nearest<'a>(found: &str, accepted: &'a str) -> Option<&'a str> {
     let names: Vec<&str> = accepted.split('`').skip(1).step_by(2).collect();
     if let Some(same) = names.iter().find(|n| n.eq_ignore_ascii_case(found)) {
@@ -698,6 +712,11 @@ fn field_before(src: &str, at: usize) -> Option<String> {
 /// the same.
 pub fn whole_number_help(field: Option<&str>) -> String {
     let name = field.map_or_else(|| "this field".to_owned(), |f| format!("`{f}`"));
+    // Validation holds a count to the bytes its dtype allows, which
+    // parsing does not know (`accepted` says the same).
+    if field == Some("count") {
+        return format!("{name} takes a whole number from 1, of at most 2^64 - 1 bytes of its dtype: no fraction");
+    }
     match field.and_then(integer_range) {
         None => format!("{name} takes a whole number: not negative, no fraction"),
         Some((0, max)) => format!("{name} takes a whole number of at most {max}: not negative, no fraction"),

@@ -183,7 +183,8 @@ fn numbers_a_field_cannot_hold_name_the_field() {
     assert_eq!(e.help().unwrap(), "`root` takes a whole number of at most 1048575: not negative, no fraction");
     let e = err(&GOOD.replace("count: 4194304,", "count:  99999999999999999999,"));
     assert_eq!(e.kind, ParseErrorKind::IntegerOutOfBounds { field: Some("count".into()) });
-    assert!(e.help().unwrap().contains("of at most 18446744073709551615"), "{:?}", e.help());
+    // The bytes of its dtype bound a count (validation says the number).
+    assert!(e.help().unwrap().contains("of at most 2^64 - 1 bytes of its dtype"), "{:?}", e.help());
     let e = err(&GOOD.replace("count: 4194304,", "count: 4194304.5,"));
     assert_eq!(e.kind, ParseErrorKind::Fraction { field: Some("count".into()) });
     assert_eq!(&*e.message, "expected a whole number, found a fraction");
@@ -394,7 +395,7 @@ fn errors_say_where_and_help_where_ron_misleads() {
     assert_eq!(e.to_string(), "Expected integer at line 5, column 12, in `count`");
     assert_eq!(
         e.help().as_deref(),
-        Some("`count` takes a whole number of at most 18446744073709551615: not negative, no fraction")
+        Some("`count` takes a whole number from 1, of at most 2^64 - 1 bytes of its dtype: no fraction")
     );
     // A model override that must be at least 1 says so (it said "not
     // negative", and 0 was then refused by validation).
@@ -479,6 +480,13 @@ fn errors_say_where_and_help_where_ron_misleads() {
     );
     let e = err(&GOOD.replace("    algorithm: Hier((intra_reduce_scatter: Ring, inter_all_reduce: SingleCycleRing, intra_all_gather: Kangaring)),\n", "    groups: [[0, 1], [2, 3],\n"));
     assert_eq!(e.message.as_ref(), "found `)` where `groups` goes on: a `]` is missing before it, closing the list");
+    // A positional spec: its first value is read as a field name, and is
+    // said to be a value (it was "did you mean `reduce`?").
+    let e = err("(AllReduce, F32, Add, 1048576)");
+    assert_eq!(
+        e.help().as_deref(),
+        Some("`AllReduce` is a value of `op`: a spec's fields are written by name, `op: AllReduce`")
+    );
     // `Hier((...))` as a leg's choice: not a missing comma (it said so,
     // pointing at the `(`), a leg that cannot itself be Hier.
     let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: Hier(())"));
