@@ -163,6 +163,25 @@ fn a_full_stdout_is_reported() {
     assert!(dir.path().join("out/manifest.json").is_file());
 }
 
+/// `--help` and `--version` into a full stdout fail as every verb's
+/// output does, exit 2 naming stdout (they exited 0, nothing written).
+#[cfg(target_os = "linux")]
+#[test]
+fn help_and_version_into_a_full_stdout_are_reported() {
+    for args in [&["--help"][..], &["--version"], &["compile", "--help"]] {
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            return;
+        };
+        let out = Command::new(BIN).args(args).stdout(full).stderr(Stdio::piped()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("cannot write to stdout"), "{args:?}: {stderr}");
+    }
+    // Into a stdout that takes it: exit 0, as before.
+    let out = Command::new(BIN).arg("--version").output().unwrap();
+    assert_eq!((out.status.code(), out.stdout.starts_with(b"ccc ")), (Some(0), true));
+}
+
 /// A 65,536-rank ring: drawn whole it would have billions of nodes.
 fn big_ring(dir: &Path) -> PathBuf {
     let spec = dir.join("ring_65536.ron");
@@ -502,6 +521,13 @@ fn control_characters_in_a_path_do_not_reach_the_terminal() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = report.to_string();
     assert!(text.contains("a\u{7f}b.ron") && text.contains("c\u{85}d.ron"), "{text}");
+    // A bidirectional override (U+202E) reorders what follows it on a
+    // terminal, so that a name reads as another: escaped too (it was
+    // printed raw).
+    let bidi = dir.path().join("x\u{202e}nor.ron");
+    let out = Command::new(BIN).args([OsStr::new("check"), bidi.as_os_str()]).output().unwrap();
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(!stderr.contains('\u{202e}') && stderr.contains("x\\u{202e}nor.ron"), "{stderr}");
     // clap's own refusal, which echoes the argument raw on a terminal.
     let drawn = Command::new("script")
         .args(["-qec", &format!("{BIN} \"$(printf 'check\\033]0;TITLE\\007')\""), "/dev/null"])

@@ -61,17 +61,28 @@ impl Failure {
 fn argument_error(e: &clap::Error) -> ExitCode {
     use std::io::Write as _;
     let code = u8::try_from(e.exit_code()).unwrap_or(2);
-    let controls = std::env::args_os().any(|a| a.to_string_lossy().chars().any(char::is_control));
-    if !controls {
-        let _ = e.print();
-        return ExitCode::from(code);
-    }
-    let plain = report::escape_controls(&e.render().to_string());
-    let _ = match e.use_stderr() {
-        true => write!(std::io::stderr(), "{plain}"),
-        false => write!(std::io::stdout(), "{plain}"),
+    let controls = std::env::args_os().any(|a| a.to_string_lossy().chars().any(report::drives_terminal));
+    let printed = match controls {
+        false => e.print(),
+        true => {
+            let plain = report::escape_controls(&e.render().to_string());
+            match e.use_stderr() {
+                true => write!(std::io::stderr(), "{plain}"),
+                false => write!(std::io::stdout(), "{plain}").and_then(|()| std::io::stdout().flush()),
+            }
+        }
     };
-    ExitCode::from(code)
+    // `--help` or `--version` into a stdout that cannot take it (a full
+    // disk, `> /dev/full`) fails as every verb's output does: exit 2, said
+    // on stderr (it exited 0, nothing written). A reader that stopped
+    // early (a broken pipe) is no failure.
+    match printed {
+        Err(err) if !e.use_stderr() && err.kind() != std::io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(std::io::stderr(), "  × cannot write to stdout: {err}");
+            ExitCode::from(2)
+        }
+        _ => ExitCode::from(code),
+    }
 }
 
 fn main() -> ExitCode {

@@ -189,7 +189,17 @@ pub fn escape_controls(text: &str) -> String {
 /// break and a tab too, so that a name holding one cannot start a line
 /// that reads as ccc's (`-o $'n\nwrote fake'`).
 pub fn one_line(name: &impl std::fmt::Display) -> String {
-    name.to_string().chars().map(|c| if c.is_control() { braced(c) } else { c.to_string() }).collect()
+    name.to_string().chars().map(|c| if drives_terminal(c) { braced(c) } else { c.to_string() }).collect()
+}
+
+/// Whether `c`, printed raw, changes how a terminal shows what follows:
+/// a control character (C0, DEL, C1: an ESC sequence sets the title or
+/// clears the screen), or a bidirectional formatting character (U+202E
+/// and its kin reorder the text after it, so that a name or value shown
+/// reads as another: "Trojan Source").
+pub fn drives_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// A control character as Rust writes it (`\u{1b}`).
@@ -209,7 +219,7 @@ pub fn escape_for_stdout(text: &str) -> Cow<'_, str> {
 /// `text` with each control character but a tab or a line break written
 /// as `escape` writes it; `text` itself when it holds none.
 fn escaped(text: &str, escape: impl Fn(char) -> String) -> Cow<'_, str> {
-    let control = |c: char| c.is_control() && c != '\t' && c != '\n';
+    let control = |c: char| drives_terminal(c) && c != '\t' && c != '\n';
     if !text.chars().any(control) {
         return Cow::Borrowed(text);
     }
@@ -282,7 +292,7 @@ impl Snippet {
             // drive the terminal (an ESC `c` resets it), as many spaces
             // as it has bytes (a C1 control has two).
             for c in kept.get(..kept_bytes).unwrap_or("").chars() {
-                match c.is_control() && c != '\t' {
+                match drives_terminal(c) && c != '\t' {
                     true => text.extend(std::iter::repeat_n(' ', c.len_utf8())),
                     false => text.push(c),
                 }
