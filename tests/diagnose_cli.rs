@@ -948,7 +948,9 @@ fn identical_images_on_another_arch_blame_the_machine() {
 }
 
 /// The largest group of four inputs that holds two is not called a
-/// majority (it was: `majority: 2 of 4`); three of four is.
+/// majority (it was: `majority: 2 of 4`); three of four is. A file given
+/// more than once is said to be, on stderr (it was silent, though each
+/// time counts).
 #[test]
 fn a_largest_group_of_half_the_inputs_is_no_majority() {
     let dir = tempfile::tempdir().unwrap();
@@ -963,6 +965,16 @@ fn a_largest_group_of_half_the_inputs_is_no_majority() {
     assert!(!run.stdout.contains("majority"), "{}", run.stdout);
     let run = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron", "a.ron", "y.ron"]);
     assert!(run.stdout.contains("\nmajority: 3 of 4, signature "), "{}", run.stdout);
+    // One file given twice (by two spellings of its path) is said to be.
+    assert!(
+        run.stderr.contains("note: a.ron is given twice (inputs 1, 3): each counts as an input of its own"),
+        "{}",
+        run.stderr
+    );
+    let run = ccc_in(dir.path(), &["diagnose", "a.ron", "./a.ron"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("note: a.ron is given twice (inputs 1, 2)"), "{}", run.stderr);
+    assert!(!ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron"]).stderr.contains("given twice"));
 }
 
 /// A flag between the inputs is taken as a flag: `a --json b c` compared

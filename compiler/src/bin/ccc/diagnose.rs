@@ -90,6 +90,31 @@ const VALUE_MAX: usize = 100;
 /// their images; larger worlds are compared by signature only.
 const IMAGES_RANK_CAP: u32 = 1024;
 
+/// Says on stderr which inputs name one file or folder more than once
+/// (`a.ron` given twice counts twice: its signature is in two inputs'
+/// places, and a majority may rest on it), each with its positions.
+fn note_repeated(inputs: &[PathBuf]) {
+    let mut seen: std::collections::BTreeMap<PathBuf, Vec<usize>> = std::collections::BTreeMap::new();
+    for (i, p) in inputs.iter().enumerate() {
+        // A path that cannot be resolved (it will be refused as such) is
+        // compared as written.
+        let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        seen.entry(key).or_default().push(i + 1);
+    }
+    let mut repeated: Vec<&Vec<usize>> = seen.values().filter(|at| at.len() > 1).collect();
+    repeated.sort();
+    for at in repeated {
+        let first = at.first().and_then(|&i| inputs.get(i - 1));
+        let places: Vec<String> = at.iter().map(usize::to_string).collect();
+        let times = if at.len() == 2 { "twice".to_owned() } else { format!("{} times", at.len()) };
+        note!(
+            "note: {} is given {times} (inputs {}): each counts as an input of its own",
+            first.map_or_else(String::new, |p| p.display().to_string()),
+            places.join(", ")
+        );
+    }
+}
+
 /// Runs `ccc diagnose`.
 pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     if let [one] = &args.inputs[..] {
@@ -101,6 +126,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     }
     let files: Vec<PathBuf> =
         args.inputs.iter().map(|p| if p.is_dir() { p.join("manifest.json") } else { p.clone() }).collect();
+    note_repeated(&args.inputs);
     // A manifest (a folder's, or one given) is named with its folder
     // (`out/manifest.json`), never by the name every manifest has.
     let least: Vec<usize> =
