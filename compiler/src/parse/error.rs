@@ -327,6 +327,20 @@ impl ParseError {
                 "the text ends before the spec does: a spec holds one `Collective(...)` (the name may be left out) or \
                  a `Program(collectives: [...])`, every bracket closed",
             ),
+            // Two collectives one after the other.
+            ParseErrorKind::TrailingCharacters => Some(
+                "a spec file holds one `Collective(...)` or one `Program(...)`; several collectives are one \
+                 program: `Program(collectives: [Collective(...), Collective(...)])`",
+            ),
+            // `[Collective(...), ...]`: a list of collectives, nameless.
+            ParseErrorKind::Syntax
+                if self.path.is_none() && &*self.message == "Expected opening `(` for struct `Collective`" =>
+            {
+                Some(
+                    "a spec file holds one `Collective(...)`; a list of collectives is a program: \
+                     `Program(collectives: [Collective(...), ...])`",
+                )
+            }
             ParseErrorKind::UnclosedComment => {
                 Some("close it with `*/`; block comments nest, so each `/*` inside it needs its own `*/` too")
             }

@@ -487,6 +487,13 @@ fn errors_say_where_and_help_where_ron_misleads() {
         e.help().as_deref(),
         Some("`AllReduce` is a value of `op`: a spec's fields are written by name, `op: AllReduce`")
     );
+    // Two collectives one after the other, or a bare list of them: each
+    // is pointed to a program (neither had any help).
+    let e = err(&format!("{GOOD}{GOOD}"));
+    assert_eq!(e.kind, ParseErrorKind::TrailingCharacters);
+    assert!(e.help().is_some_and(|h| h.contains("several collectives are one program")), "{e:?}");
+    let e = err(&format!("[{}]", GOOD.trim_end()));
+    assert!(e.help().is_some_and(|h| h.contains("a list of collectives is a program")), "{e:?}");
     // `Hier((...))` as a leg's choice: not a missing comma (it said so,
     // pointing at the `(`), a leg that cannot itself be Hier.
     let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: Hier(())"));
