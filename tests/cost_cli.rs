@@ -51,6 +51,27 @@ fn explain_lists_every_legal_choice_and_marks_the_winner() {
     assert!(leg["time_us"].as_f64().unwrap() < 2.0 * leg_bound, "{leg}");
 }
 
+/// Choices that tie `Auto`'s winner to the nanosecond (the inter leg of
+/// two nodes runs alike under four algorithms) lost to the tie-break
+/// order, and `explain` says so: it said "+0.0 us (+0%) over the
+/// winner", and, for one a fraction of a nanosecond under it, "faster
+/// than the written choice" of a spec that wrote none.
+#[test]
+fn explain_says_a_tie_lost_to_the_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let hier = std::fs::read_to_string("examples/allreduce_hier.ron").unwrap();
+    let at = hier.find("algorithm: Hier").unwrap();
+    let spec = dir.path().join("auto.ron");
+    std::fs::write(&spec, format!("{}algorithm: Auto,\n)\n", &hier[..at])).unwrap();
+    let (code, out, err) = ccc(&["explain", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let why = out.split("why the others lost:").nth(1).unwrap_or_default();
+    let ties: Vec<&str> = why.lines().filter(|l| l.contains(": ties the winner to the nanosecond; ")).collect();
+    assert_eq!(ties.len(), 3, "{out}");
+    assert!(ties.iter().all(|l| l.contains("not chosen: Auto takes the first of equal choices in its order")), "{out}");
+    assert!(!why.contains("+0.0 us") && !why.contains("faster than the written choice"), "{out}");
+}
+
 /// A written choice that lowering will refuse (one mesh step of an
 /// all-to-all posting more descriptors than the increment holds) is
 /// still explained, and explain says it does not lower, as verify will.

@@ -230,7 +230,23 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
             continue;
         }
         let t = ch.evaluation.prediction.total_ns;
+        // `Auto` compares whole nanoseconds, a tie going to the first in
+        // the order of the legal choices: a choice a fraction of a
+        // nanosecond under the winner ties it (it was said "faster than
+        // the written choice", of a spec that wrote none).
+        let tie = best.is_some_and(|w| whole_ns(t) == whole_ns(w));
         ch.why = match best {
+            Some(_) if tie && vc.auto().is_some() => format!(
+                "ties the winner to the nanosecond; not chosen: Auto takes the first of equal choices in its \
+                 order (docs/cost-model.md §4); {}",
+                dominant(&ch.evaluation)
+            ),
+            Some(_) if tie => {
+                format!(
+                    "ties the written choice; not chosen: the spec names its algorithm; {}",
+                    dominant(&ch.evaluation)
+                )
+            }
             Some(w) if t >= w => {
                 format!(
                     "+{:.1} us ({:+.0}%) over the winner; {}",
