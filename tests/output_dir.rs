@@ -1153,6 +1153,31 @@ fn an_entry_ccc_may_not_carry_over_is_refused_untouched() {
     }
 }
 
+/// A write-only folder around `OUT` (a drop folder, mode 0311) is refused
+/// saying why ccc must read it (to sweep killed compiles' leftovers): the
+/// help said only that nothing was written.
+#[test]
+#[allow(clippy::print_stderr, reason = "a skip where no user lacks the rights is said, not silent")]
+fn a_folder_around_out_that_cannot_be_read_says_why_it_must_be() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(as_nobody) = unprivileged(dir.path()) else {
+        eprintln!("skipped: no way to run ccc without this user's rights here (setpriv)");
+        return;
+    };
+    let drop_folder = dir.path().join("drop");
+    fs::create_dir(&drop_folder).unwrap();
+    if as_nobody {
+        std::os::unix::fs::chown(&drop_folder, Some(65534), Some(65534)).unwrap();
+    }
+    fs::set_permissions(&drop_folder, fs::Permissions::from_mode(0o311)).unwrap();
+    let refused = compile_as(as_nobody, &drop_folder.join("out"), &["-q"]);
+    fs::set_permissions(&drop_folder, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_refused(&refused, &format!("cannot read {}", drop_folder.display()));
+    assert_refused(&refused, "ccc lists the folder holding -o's folder (to clear what killed compiles left there");
+    assert!(fs::read_dir(&drop_folder).unwrap().next().is_none(), "nothing written");
+}
+
 /// A tmpfs mounted at a folder while it lives (`mount -t tmpfs`), or a
 /// folder of the same file system bound there (`mount --bind`),
 /// unmounted when dropped, even on a failed assertion, wherever it has

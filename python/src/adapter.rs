@@ -880,6 +880,11 @@ pub fn write(out: &Path, compiled: &Compiled, cancel: Option<&Cancel>) -> Result
                          another folder"
                     }
                     "carry over" => &output::carry_over_help(path, source),
+                    "read" if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                        "ccc lists the folder holding the output folder (to clear what killed compiles left there, \
+                         `.NAME.ccc-tmp-PID`) and the output folder itself, so this user must be able to read \
+                         both: nothing was written; make it readable, or write to another folder"
+                    }
                     _ if source.kind() == std::io::ErrorKind::ResourceBusy => {
                         "the folder is a mount point (or in use as one), which ccc cannot switch with the new \
                          folder it writes beside it: nothing was written; write into a folder inside it"

@@ -479,6 +479,12 @@ fn output_failure(error: OutputError) -> Failure {
             "a file stands where a folder on the way to -o must be: nothing was written; choose another -o path"
         }
         OutputError::Io { action: "carry over", path, source } => &ccc_compiler::output::carry_over_help(path, source),
+        // A write-only drop folder (mode 0311) around `OUT`.
+        OutputError::Io { action: "read", source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+            "ccc lists the folder holding -o's folder (to clear what killed compiles left there, \
+             `.NAME.ccc-tmp-PID`) and -o's folder itself, so this user must be able to read both: nothing was \
+             written; make it readable, or choose another -o folder"
+        }
         OutputError::Io { source, .. } if source.kind() == std::io::ErrorKind::ResourceBusy => {
             "the output folder is a mount point (or in use as one), which ccc cannot switch with the new folder it \
              writes beside it: nothing was written; write into a folder inside it (-o mnt/out)"
