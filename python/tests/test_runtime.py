@@ -104,19 +104,38 @@ def test_ctrl_c_stops_a_write_before_it_replaces_the_folder(tmp_path):
     KeyboardInterrupt before that output takes the folder's place: the
     folder still holds the output it held, whole, and nothing is left
     beside it. (Before, the write ran to its end, the folder replaced, and
-    the interrupt came after, its result lost.) A write after it works."""
+    the interrupt came after, its result lost.) A write after it works.
+
+    The signal is raised once the write's work folder appears beside the
+    folder (the write is filling it), not at a time: a write that ran to
+    its end would have replaced the folder, which the checks below see,
+    whatever the machine's speed."""
     world = """Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: {count}, arch: Cayman,
-        topology: (rank_n: 4096, local_rank_n: 16), channels: 1, algorithm: Ring)"""
+        topology: (rank_n: 8192, local_rank_n: 16), channels: 1, algorithm: Ring)"""
     old = ccc.compile(world.format(count=1 << 20), verify=False)
     new = ccc.compile(world.format(count=1 << 21), verify=False)
     out = tmp_path / "out"
     old.write(out)
-    start = time.perf_counter()
-    new.write(tmp_path / "timed")
-    interrupted_well_before(time.perf_counter() - start, lambda: new.write(out))
+    stop = threading.Event()
+
+    def interrupt_once_filling():
+        while not stop.is_set():
+            if any(p.name.startswith(".out.ccc-tmp-") for p in tmp_path.iterdir()):
+                signal.raise_signal(signal.SIGINT)
+                return
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=interrupt_once_filling)
+    watcher.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            new.write(out)
+    finally:
+        stop.set()
+        watcher.join()
     assert (out / "manifest.json").read_text() == old.manifest_json()
     assert ccc.diagnose([out, old])["all_match"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "timed"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert new.write(out)["replaced"]
     assert (out / "manifest.json").read_text() == new.manifest_json()
 
