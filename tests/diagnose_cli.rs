@@ -922,6 +922,13 @@ fn long_groups_read_from_specs_say_where_they_differ() {
         "{}",
         run.stdout
     );
+    // One side short enough to be written out keeps no list: no note (it
+    // said the other side had "no such group", of "group 0 of 0").
+    let short: Vec<Vec<u32>> = (0..8).map(|g| (g * 32..g * 32 + 32).collect()).collect();
+    std::fs::write(dir.path().join("c.ron"), spec(&short).replace("rank_n: 512", "rank_n: 256")).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "c.ron", "b.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(!run.stdout.contains("the first group that differs"), "{}", run.stdout);
 }
 
 /// Byte-identical images under another architecture are put down to the

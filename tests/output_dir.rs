@@ -1279,6 +1279,36 @@ fn a_mount_point_inside_out_is_refused_untouched() {
     assert!(work_names(dir.path()).is_empty());
 }
 
+/// An `OUT` that is itself a mount point (an output folder bound there,
+/// a user's file in it; or an empty tmpfs) is refused as one, before
+/// anything is written: the first said a file of the user's was "a
+/// mount point inside it" (its link across devices failed), the second
+/// "cannot rename into place: Device or resource busy".
+#[test]
+#[allow(clippy::print_stderr, reason = "a skip where mount cannot run is said, not silent")]
+fn an_out_that_is_a_mount_point_is_refused_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shown, out) = (dir.path().join("shown"), dir.path().join("out"));
+    assert_ok(&compile(&shown, &["-q"]));
+    fs::write(shown.join("notes.txt"), "mine").unwrap();
+    let Some(mount) = Mounted::bind(&shown, &out, dir.path()) else {
+        eprintln!("skipped: mount is not available here (needs root)");
+        return;
+    };
+    let before = tree(&out);
+    let refused = compile(&out, &["-q", "--rank", "0"]);
+    assert_refused(&refused, &format!("refusing to replace {}: it is a mount point", out.display()));
+    assert_refused(&refused, "write into a folder inside it");
+    assert_eq!(tree(&out), before);
+    assert!(work_names(dir.path()).is_empty());
+    drop(mount);
+    let empty = dir.path().join("empty");
+    let Some(mount) = Mounted::new(&empty, dir.path()) else { return };
+    assert_refused(&compile(&empty, &["-q"]), "it is a mount point");
+    assert!(fs::read_dir(&empty).unwrap().next().is_none());
+    drop(mount);
+}
+
 /// Files written into a set-group-ID output folder take its group, as
 /// they would written in it directly: the new output was built beside it
 /// and its files took the parent folder's group, so a folder shared by a

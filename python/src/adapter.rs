@@ -920,6 +920,7 @@ pub fn write(out: &Path, compiled: &Compiled, cancel: Option<&Cancel>) -> Result
                         NotOurs::HoldsCurrentFolder => {
                             "the process runs in that folder or below it (os.getcwd()): os.chdir out of it first"
                         }
+                        NotOurs::MountPoint => "nothing was written; write into a folder inside it",
                         NotOurs::Replaced => {
                             "nothing was written, and what stands there now was left as it was found; write again \
                              once nothing else moves that folder"

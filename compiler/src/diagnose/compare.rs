@@ -119,7 +119,8 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 // Where two lists the signature holds as digests differ,
                 // where both sides kept them (read from specs).
                 let listed = |key: &str| match (key, both) {
-                    ("groups", Some((x, y))) if !x.groups.is_empty() || !y.groups.is_empty() => {
+                    // Both kept (a side written out in full kept none).
+                    ("groups", Some((x, y))) if !x.groups.is_empty() && !y.groups.is_empty() => {
                         super::lists::groups_note(&x.groups, &y.groups)
                     }
                     _ => None,
@@ -127,7 +128,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 // The same for pairs, and whether a renumbering of ranks
                 // makes one side's the other's.
                 let listed_pairs = |key: &str| match (key, both) {
-                    ("peers", Some((x, y))) if !x.pairs.is_empty() || !y.pairs.is_empty() => {
+                    ("peers", Some((x, y))) if !x.pairs.is_empty() && !y.pairs.is_empty() => {
                         super::lists::peers_note(&x.pairs, &y.pairs)
                     }
                     _ => None,

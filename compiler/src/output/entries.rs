@@ -19,14 +19,20 @@ pub(super) fn sorted_entries(dir: &Path) -> Vec<(std::ffi::OsString, fs::Metadat
 }
 
 /// A folder's entries with their metadata (not following links), sorted by
-/// name, or why they cannot all be read: for the trees ccc carries into a
+/// name (one removed meanwhile left out), or why they cannot all be read:
+/// for the trees ccc carries into a
 /// new output, where a folder read as empty would be carried over empty
 /// and its contents left behind.
 pub(super) fn every_entry(dir: &Path) -> std::io::Result<Vec<(std::ffi::OsString, fs::Metadata)>> {
     let mut entries = Vec::new();
     for e in fs::read_dir(dir)? {
         let e = e?;
-        let meta = e.metadata()?;
+        // One removed since the folder was listed (by the user, while ccc
+        // works) is no longer there to carry.
+        let meta = match e.metadata() {
+            Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => continue,
+            meta => meta?,
+        };
         entries.push((e.file_name(), meta));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));

@@ -199,6 +199,10 @@ pub enum NotOurs {
         /// The size the manifest lists.
         listed: u64,
     },
+    /// `OUT` is a mount point: the new output is built beside it and
+    /// switched with it, which a mount point refuses.
+    #[error("it is a mount point, which ccc cannot switch with the new output it builds beside it")]
+    MountPoint,
     /// `OUT` was moved away, or another folder or link put in its place,
     /// while ccc worked: it is no longer the folder ccc locked and read,
     /// and ccc replaces only that one (what stands there now is put back
@@ -433,11 +437,19 @@ fn write_in<'a>(
     let mut written = Written::default();
     written.swept.extend(held.restored.take());
     sweep(place, &mut written)?;
+    // The folder locked, to switch with it and nothing else put in its
+    // place (taken from the lock: by path, a link put there since would
+    // pass for it).
+    let out_id = held.out_id;
     let existing = recognise(&place.out)?;
-    // The folder read, to switch with it and nothing else put in its place.
-    let out_id = folder_id(&place.out);
     if holds_current_folder(&place.out) {
         return Err(OutputError::NotOurs { out: place.out.clone(), reason: NotOurs::HoldsCurrentFolder });
+    }
+    // A mount point (a tmpfs, a folder bound there) cannot take the new
+    // output's place, nor its files be linked into it: said as such (its
+    // files' links failing across devices read as a mount inside it).
+    if !matches!(existing, Existing::Absent) && replace::is_mount_point(&place.parent, &place.out) {
+        return Err(OutputError::NotOurs { out: place.out.clone(), reason: NotOurs::MountPoint });
     }
     let tmp = place.sibling(TMP_TAG, std::process::id());
     // Made here, apart from filling it: only a folder this process made is

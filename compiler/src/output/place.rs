@@ -170,6 +170,12 @@ pub(super) struct Held {
     /// aside, put back as the missing `OUT` before it was locked
     /// ([`restore`]).
     pub(super) restored: Option<Swept>,
+    /// The device and inode of the folder locked as `OUT`, from its lock
+    /// (`fstat`, not the path, which may name another folder or a link by
+    /// the time ccc switches): the only folder the write may switch
+    /// (`replace::switch`). `None` off Unix, where nothing is compared, or
+    /// where `OUT` is no folder (the write refuses it).
+    pub(super) out_id: Option<(u64, u64)>,
 }
 
 /// Makes the folders on the way to `place.out` and `OUT` itself when they
@@ -193,7 +199,12 @@ pub(super) fn hold(
     let mut attempt = 1;
     loop {
         if let Some(files) = try_hold(place, &out, &mut make, &mut restored, waiting)? {
-            return Ok(Held { files, restored });
+            use std::os::unix::fs::MetadataExt;
+            // Checked at `OUT` when locked; gone since, nothing may be
+            // switched (a `None` the switch refuses).
+            let locked = files.iter().rev().find(|f| still_there(f, &out));
+            let out_id = locked.and_then(|f| f.metadata().ok()).map(|m| (m.dev(), m.ino()));
+            return Ok(Held { files, restored, out_id });
         }
         if attempt == LOCK_ATTEMPTS {
             // A link on the way that leads nowhere (or round a loop of
@@ -288,7 +299,7 @@ pub(super) fn hold(
 ) -> Result<Held, OutputError> {
     make(&place.parent).map_err(io_error("create", &place.parent))?;
     let restored = if fs::symlink_metadata(&place.out).is_err() { restore(place) } else { None };
-    Ok(Held { restored })
+    Ok(Held { restored, out_id: None })
 }
 
 /// Puts back as the missing `OUT` a replaced output that a two-rename

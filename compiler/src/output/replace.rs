@@ -124,6 +124,16 @@ fn other_file_system(_folder_path: &Path, _folder: &fs::Metadata, _entry_path: &
     false
 }
 
+/// Whether the folder `dir`, in `parent`, is a mount point (see
+/// [`other_file_system`]): `OUT` that is one cannot be switched with the
+/// new output built beside it, nor its files linked there.
+pub(super) fn is_mount_point(parent: &Path, dir: &Path) -> bool {
+    match (fs::metadata(parent), fs::symlink_metadata(dir)) {
+        (Ok(p), Ok(d)) => other_file_system(parent, &p, dir, &d),
+        _ => false,
+    }
+}
+
 /// Whether `b` sits on another mount than `a` by their mount ids (Linux's
 /// `statx`, not following a link); `false` where the kernel does not say.
 #[cfg(any(target_os = "linux", target_os = "android"))]

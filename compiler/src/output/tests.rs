@@ -329,3 +329,37 @@ fn an_out_replaced_by_a_link_while_ccc_worked_is_not_switched() {
     assert!(read.join(MANIFEST_FILE).is_file() && super::folder_id(&old) == id);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The folder a write may switch is the one it locked, known by its lock,
+/// not by its path after it read it: `OUT` moved away once locked and a
+/// copy of it put in its place (which reads as ccc's output) is refused
+/// at the switch, the copy and the moved folder untouched. (The id was
+/// taken by path after reading `OUT`, so a link or folder put there
+/// before that passed for the folder locked; through a link, emptying
+/// the old tree emptied the folder it led to.)
+#[cfg(unix)]
+#[test]
+fn the_folder_switched_is_the_one_locked() {
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+    let root = scratch("switch-locked");
+    let (out, moved) = (root.join("out"), root.join("out.moved"));
+    let valid = Case::flat(OpType::AllReduce, AlgType::Ring, 4, 1).valid();
+    let compiled = crate::pipeline::compile(&valid, &crate::pipeline::Options::default()).unwrap();
+    write(&out, &compiled).unwrap();
+    let before = read::read_output(&out).unwrap();
+    let place = Place::of(&out).unwrap();
+    let held =
+        super::place::hold(&place, |d| fs::create_dir_all(d), place::Waiting { cancel: None, told: &|_| {} }).unwrap();
+    fs::rename(&out, &moved).unwrap();
+    let copied = std::process::Command::new("cp").arg("-a").arg(&moved).arg(&out).status().unwrap();
+    assert!(copied.success());
+    let images = [(PathBuf::from("rank-0/topsp-0/ctrl_spad.bin"), &b"new"[..])];
+    let error = write_in(&place, held, images.into_iter(), b"{}", None).unwrap_err();
+    assert!(matches!(error, OutputError::NotOurs { reason: NotOurs::Replaced, .. }), "{error:?}");
+    assert_eq!(read::read_output(&out).unwrap(), before, "the copy in OUT's place, untouched");
+    assert_eq!(read::read_output(&moved).unwrap(), before, "the folder locked, untouched");
+    let left: Vec<_> = fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 2, "no work folder left: {left:?}");
+    fs::remove_dir_all(&root).unwrap();
+}

@@ -274,9 +274,14 @@ impl ParseError {
             // `(AllReduce, F32, ...)`: a value where a field's name belongs
             // (RON read a positional struct's first value as a field name):
             // not a misspelt field, whatever name is near it.
-            ParseErrorKind::UnknownField { found } if let Some(field) = field_taking(found) => Some(format!(
-                "`{found}` is a value of `{field}`: a spec's fields are written by name, `{field}: {found}`"
-            )),
+            ParseErrorKind::UnknownField { found }
+                if in_a_collective(self.path.as_deref())
+                    && let Some(field) = field_taking(found) =>
+            {
+                Some(format!(
+                    "`{found}` is a value of `{field}`: a spec's fields are written by name, `{field}: {found}`"
+                ))
+            }
             // `op: AllReduse`, `dtype: BF16`, `chanels: 4`: the name meant,
             // where one accepted is near it, before any other help.
             ParseErrorKind::UnknownVariant { found } | ParseErrorKind::UnknownField { found }
@@ -618,12 +623,6 @@ pub(super) fn error_from_ron(
     ParseError { message, kind, span: SourceSpan { start, end }, form, path }
 }
 
-/// The name among the `` `quoted` `` names of `accepted` (a message's
-/// `expected one of ...` list) that `found` most likely misspells: one
-/// equal to it but for case, else the closest by edit distance (a swap
-/// of two letters one edit), within a
-/// third of its length (at least 1, at most 3 edits); `None` when none is
-/// that near, or two are equally near.
 /// The field whose values include the name `found` (`AllReduce`: `op`),
 /// if one does.
 fn field_taking(found: &str) -> Option<&'static str> {
@@ -632,6 +631,26 @@ fn field_taking(found: &str) -> Option<&'static str> {
         .find(|f| names_of(f).is_some_and(|names| names.split(", ").any(|n| n == found)))
 }
 
+/// Whether a field at `path` is one of a collective's own (`AllReduce`,
+/// or `collectives[2].AllReduce` in a program), not one inside a nested
+/// struct (`topology.Cayman`, `algorithm.Hier.Ring`).
+fn in_a_collective(path: Option<&str>) -> bool {
+    let Some(path) = path else { return true };
+    match path.rsplit_once('.') {
+        None => true,
+        Some((parent, _)) => parent
+            .strip_prefix("collectives[")
+            .and_then(|i| i.strip_suffix(']'))
+            .is_some_and(|i| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit())),
+    }
+}
+
+/// The name among the `` `quoted` `` names of `accepted` (a message's
+/// `expected one of ...` list) that `found` most likely misspells: one
+/// equal to it but for case, else the closest by edit distance (a swap
+/// of two letters one edit), within a
+/// third of its length (at least 1, at most 3 edits); `None` when none is
+/// that near, or two are equally near.
 pub(super) fn nearest<'a>(found: &str, accepted: &'a str) -> Option<&'a str> {
     let names: Vec<&str> = accepted.split('`').skip(1).step_by(2).collect();
     if let Some(same) = names.iter().find(|n| n.eq_ignore_ascii_case(found)) {

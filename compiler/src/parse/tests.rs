@@ -487,6 +487,18 @@ fn errors_say_where_and_help_where_ron_misleads() {
         e.help().as_deref(),
         Some("`AllReduce` is a value of `op`: a spec's fields are written by name, `op: AllReduce`")
     );
+    // In a program's collective too; not inside a nested struct, whose
+    // fields are not the collective's (`topology: (Cayman, 16)` is no
+    // `arch: Cayman`).
+    let e = err("Program(collectives: [(AllReduce, F32)])");
+    assert!(e.help().is_some_and(|h| h.starts_with("`AllReduce` is a value of `op`")), "{e:?}");
+    for (from, to) in [
+        ("topology: (rank_n: 32, local_rank_n: 16)", "topology: (Cayman, 16)"),
+        ("channels: 4,", "channels: 4, model: (Max, 3),"),
+    ] {
+        let e = err(&GOOD.replace(from, to));
+        assert!(!e.help().unwrap_or_default().contains("is a value of"), "{to}: {e:?}");
+    }
     // Two collectives one after the other, or a bare list of them: each
     // is pointed to a program (neither had any help).
     let e = err(&format!("{GOOD}{GOOD}"));

@@ -435,6 +435,9 @@ fn output_failure(error: OutputError) -> Failure {
         OutputError::NotOurs { reason: NotOurs::HoldsCurrentFolder, .. } => {
             "run ccc from outside the folder it writes (cd to its parent and name the folder there)"
         }
+        OutputError::NotOurs { reason: NotOurs::MountPoint, .. } => {
+            "nothing was written; write into a folder inside it (-o MOUNT/out)"
+        }
         OutputError::NotOurs { reason: NotOurs::Replaced, .. } => {
             "nothing was written, and what stands there now was left as it was found; compile again once nothing \
              else moves that folder"
