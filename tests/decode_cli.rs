@@ -378,6 +378,20 @@ fn a_partial_word_is_refused() {
     assert!(msg.contains("image is 12 bytes, not a multiple of 8 bytes (at offset 0x8)"), "{msg}");
 }
 
+/// A text file given to decode (a spec) is said to read as text, and
+/// decode's input named; an image that fails is not (it said only that
+/// 335 bytes are no multiple of 8).
+#[test]
+fn a_text_file_is_said_to_be_text() {
+    let spec = format!("{}/examples/allreduce_ring.ron", env!("CARGO_MANIFEST_DIR"));
+    let out = ccc_decode(&[&spec]);
+    assert_eq!(out.status.code(), Some(2));
+    let msg = unwrapped(&String::from_utf8(out.stderr).unwrap());
+    assert!(msg.contains("this file reads as text (a spec, a manifest, a module?): decode takes an image"), "{msg}");
+    let msg = unwrapped(&refuses("ctrl_bad_length.err", &["ctrl_bad_length.bin"]));
+    assert!(!msg.contains("reads as text"), "{msg}");
+}
+
 #[test]
 fn an_unreadable_file_is_refused_with_its_path() {
     let msg = unwrapped(&refuses("missing.err", &["missing.bin"]));

@@ -1471,6 +1471,26 @@ fn an_empty_or_cut_module_is_said_to_be_one() {
     }
 }
 
+/// A RON spec given to `ccc import` is said to be one, needing no
+/// import: it was "not an XLA HLO module", with a help on how HLO text
+/// starts. A text that is neither is still not HLO.
+#[test]
+fn a_spec_given_to_import_is_said_to_be_one() {
+    let t = target_path(8);
+    let out = ccc(&["import", "examples/allreduce_ring.ron", "--target", t.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let said = flat(&stderr);
+    assert!(said.contains("examples/allreduce_ring.ron is a RON spec, not an XLA HLO module"), "{stderr}");
+    assert!(said.contains("every verb reads a RON spec as it is"), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("notes.txt");
+    std::fs::write(&other, "just words\n").unwrap();
+    let out = ccc(&["import", other.to_str().unwrap(), "--target", t.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(flat(&stderr).contains("is not an XLA HLO module"), "{stderr}");
+}
+
 /// StableHLO, what JAX 0.10.2's `Lowered.as_text()` prints by default
 /// (here of `jax.jit(lambda x: x + 1)`, and with `debug_info=True`, which
 /// puts `#loc` lines first), is said to be StableHLO, and the help names

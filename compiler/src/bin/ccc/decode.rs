@@ -166,6 +166,14 @@ fn decode_failure(args: &DecodeArgs, region: Region, image: &[u8], err: &DecodeE
     refusal(args, region, &what)
 }
 
+/// Whether `bytes` read as text: not empty, UTF-8, with no control
+/// character but tabs and line breaks (an emitted image's words always
+/// hold zero bytes).
+fn reads_as_text(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes)
+        .is_ok_and(|t| !t.trim().is_empty() && t.chars().all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r')))
+}
+
 /// A SLOT SPAD image's `record_n`, `entry_n`, and the length they call
 /// for; `None` when the header is cut short or the length overflows.
 fn slot_spad_len(image: &[u8]) -> Option<(u32, u32, u64)> {
@@ -180,6 +188,14 @@ fn slot_spad_len(image: &[u8]) -> Option<(u32, u32, u64)> {
 fn refusal(args: &DecodeArgs, region: Region, what: &str) -> Failure {
     let path = args.file.display();
     let mut help = format!("{}; see docs/wire-format.md", region_help(region));
+    // A spec, a manifest or a module given where an image belongs: an
+    // image's words hold zero bytes; text holds none.
+    if std::fs::read(&args.file).is_ok_and(|b| reads_as_text(&b)) {
+        help.push_str(
+            "\nthis file reads as text (a spec, a manifest, a module?): decode takes an image ccc emitted, \
+             OUT/rank-R/topsp-T/{ctrl_spad,slot_spad,neff_configs}.bin",
+        );
+    }
     if args.region.is_none() {
         help.push_str(&format!(
             "\nthe region ({}) was taken from the file name; --region chooses another: ctrl, slot or neff",
