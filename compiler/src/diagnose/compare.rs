@@ -108,61 +108,29 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                     .iter()
                     .find(|(k, _, _)| *k == "algorithm")
                     .and_then(|&(_, here, there)| super::auto_note::how_chosen_note(here?, there?, alone));
-                // The unsigned inputs to an `Auto` choice, where both sides
-                // know them (both were read from specs).
+                // What both sides hold unsigned (an `Auto` choice's inputs,
+                // long lists), where both were read from specs.
                 let both =
                     match (a.unsigned.and_then(|u| u.get(i as usize)), b.unsigned.and_then(|u| u.get(j as usize))) {
                         (Some(x), Some(y)) => Some((x, y)),
                         _ => None,
                     };
                 let unsigned = both.map(|(x, y)| super::Unsigned::differences(x, y));
-                // Where two lists the signature holds as digests differ,
-                // where both sides kept them (read from specs).
-                let listed = |key: &str| match (key, both) {
-                    // Both kept (a side written out in full kept none).
-                    ("groups", Some((x, y))) if !x.groups.is_empty() && !y.groups.is_empty() => {
-                        super::lists::groups_note(&x.groups, &y.groups)
-                    }
-                    _ => None,
-                };
-                // The same for pairs, and whether a renumbering of ranks
-                // makes one side's the other's.
-                let listed_pairs = |key: &str| match (key, both) {
-                    ("peers", Some((x, y))) if !x.pairs.is_empty() && !y.pairs.is_empty() => {
-                        super::lists::peers_note(&x.pairs, &y.pairs)
-                    }
-                    _ => None,
-                };
                 let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere, unsigned.as_deref()) };
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| {
-                        // Two shifts by different offsets are said as such
-                        // (the program diverged); other pairs of one shape,
-                        // as a renumbering of ranks.
-                        // Lists held as digests, from the lists kept.
-                        let text = va.zip(vb);
-                        let (shifted, renumbered) = match key {
-                            "peers" => match text.and_then(|(va, vb)| super::renumber::shift_note(va, vb)) {
-                                Some(shifted) => (Some(shifted), None),
-                                None => match text.and_then(|(va, vb)| super::renumber::note(va, vb)) {
-                                    Some(renumbered) => (None, Some(renumbered)),
-                                    None => match listed_pairs(key) {
-                                        Some((note, true)) => (None, Some(note)),
-                                        other => (other.map(|(note, _)| note), None),
-                                    },
-                                },
-                            },
-                            _ => (listed(key), None),
-                        };
-                        (key, va, vb, renumbered, shifted)
+                        // Groups and pairs: where they differ, and whether
+                        // ranks renumbered explain it.
+                        let (note, renumbered) = super::lists::note(key, va.zip(vb), both).unzip();
+                        (key, va, vb, note, renumbered == Some(true))
                     })
-                    .map(|(key, va, vb, renumbered, shifted)| FieldDiff {
+                    .map(|(key, va, vb, listed, renumbered)| FieldDiff {
                         field: key.to_owned(),
                         majority: va.map(str::to_owned),
                         other: vb.map(str::to_owned),
                         cause: match key {
-                            "peers" if renumbered.is_some() => Cause::Renumbered,
+                            "peers" if renumbered => Cause::Renumbered,
                             "schedule" if inputs_differ => Cause::FollowsFromInputs,
                             "schedule" if versions_differ => Cause::Versions,
                             "schedule" => Cause::Builds,
@@ -172,7 +140,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                         },
                         note: match key {
                             "algorithm" => how_chosen.clone().or_else(|| auto.clone()),
-                            _ => renumbered.or(shifted),
+                            _ => listed,
                         },
                     })
                     .collect();

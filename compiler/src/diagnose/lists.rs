@@ -1,16 +1,52 @@
-//! Where two long `groups` or `peers` values differ, for a report whose
-//! inputs were read from specs: the signature holds a list of more than
+//! Where two `groups` or `peers` values differ, beyond both values: two
+//! lists of pairs that shift every rank by different offsets, or that one
+//! renumbering of ranks makes one of the other ([`super::renumber`]). The
+//! signature holds a list of more than
 //! [`LITERAL_GROUPS_MAX`](crate::sign::LITERAL_GROUPS_MAX) entries as its
 //! count and MD5 only (`16 groups of 32, md5 ...`), which says that the
-//! lists differ but not where. A spec's lists are kept beside its
-//! signature ([`Unsigned`](super::Unsigned)), so the first difference is
-//! named: the group and member, or the sender.
+//! lists differ but not where; a spec's lists are kept beside its
+//! signature ([`Unsigned`](super::Unsigned)), so for two such the first
+//! difference is named too: the group and member, or the sender.
 
+use super::Unsigned;
+use super::renumber;
 use std::collections::BTreeMap;
+
+/// The note on field `key` (`groups`, `peers`) whose signed values are
+/// `values` (where both sides have one), and `kept` the lists both sides
+/// kept unsigned (both read from specs), if there is one to make; with
+/// whether it says the ranks were renumbered (the likely cause then).
+pub(super) fn note(
+    key: &str,
+    values: Option<(&str, &str)>,
+    kept: Option<(&Unsigned, &Unsigned)>,
+) -> Option<(String, bool)> {
+    // Both kept (a side written out in full keeps none).
+    let kept = |of: fn(&Unsigned) -> bool| kept.filter(|(x, y)| of(x) && of(y));
+    match key {
+        // Written out, read from the values; else the lists kept.
+        "peers" => match values.and_then(|(a, b)| Some((renumber::pairs(a)?, renumber::pairs(b)?))) {
+            Some((a, b)) => shift_or_renumbering(&a, &b),
+            None => kept(|u| !u.pairs.is_empty()).and_then(|(x, y)| peers_note(&x.pairs, &y.pairs)),
+        },
+        "groups" => {
+            kept(|u| !u.groups.is_empty()).and_then(|(x, y)| groups_note(&x.groups, &y.groups)).map(|n| (n, false))
+        }
+        _ => None,
+    }
+}
+
+/// Two lists of pairs as shifts by different offsets, or as one
+/// renumbering of ranks (`true`), where they are.
+fn shift_or_renumbering(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<(String, bool)> {
+    renumber::shift_note(here, there)
+        .map(|note| (note, false))
+        .or_else(|| renumber::note(here, there).map(|note| (note, true)))
+}
 
 /// The first group that differs between `here` and `there` (each sorted
 /// as the signature sorts them), the member where, and how many differ.
-pub(super) fn groups_note(here: &[Vec<u32>], there: &[Vec<u32>]) -> Option<String> {
+fn groups_note(here: &[Vec<u32>], there: &[Vec<u32>]) -> Option<String> {
     let differ = |i: usize| here.get(i) != there.get(i);
     let n = here.len().max(there.len());
     let first = (0..n).find(|&i| differ(i))?;
@@ -37,15 +73,11 @@ pub(super) fn groups_note(here: &[Vec<u32>], there: &[Vec<u32>]) -> Option<Strin
 }
 
 /// Where two long lists of pairs differ, and whether one renumbering of
-/// ranks makes one the other: as shifts by different offsets or as that
-/// renumbering where they are ([`super::renumber`]), else the first
+/// ranks makes one the other ([`shift_or_renumbering`]), else the first
 /// sender whose pair differs and how many do.
-pub(super) fn peers_note(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<(String, bool)> {
-    if let Some(note) = super::renumber::shift_note_of(here, there) {
-        return Some((note, false));
-    }
-    if let Some(note) = super::renumber::note_of(here, there) {
-        return Some((note, true));
+fn peers_note(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<(String, bool)> {
+    if let Some(said) = shift_or_renumbering(here, there) {
+        return Some(said);
     }
     let (a, b): (BTreeMap<u32, u32>, BTreeMap<u32, u32>) =
         (here.iter().copied().collect(), there.iter().copied().collect());

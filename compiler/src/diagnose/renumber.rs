@@ -36,7 +36,7 @@ struct Component {
 /// The pairs of a `peers` value as a signature writes it
 /// (`[(0, 1), (1, 2)]`); `None` for anything else (`-`, a digest of a
 /// long list).
-fn pairs(value: &str) -> Option<Vec<(u32, u32)>> {
+pub(super) fn pairs(value: &str) -> Option<Vec<(u32, u32)>> {
     let inner = value.trim().strip_prefix('[')?.strip_suffix(']')?.trim();
     if inner.is_empty() {
         return Some(Vec::new());
@@ -95,13 +95,7 @@ fn components(pairs: &[(u32, u32)]) -> Option<Vec<Component>> {
 /// `(rank in a, rank in b)` by `a`'s rank; `None` when no renumbering
 /// makes one the other (or either is not a list of pairs), or when the
 /// two are the same pairs.
-#[cfg(test)]
-fn renumbering(a: &str, b: &str) -> Option<Vec<(u32, u32)>> {
-    renumbering_of(&pairs(a)?, &pairs(b)?)
-}
-
-/// [`renumbering`] of two lists of pairs.
-fn renumbering_of(a: &[(u32, u32)], b: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
+fn renumbering(a: &[(u32, u32)], b: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
     let (mut ca, mut cb) = (components(a)?, components(b)?);
     // The same chains and cycles by length on both sides, or no match.
     let shape = |c: &[Component]| {
@@ -171,12 +165,7 @@ fn shift(pairs: &[(u32, u32)]) -> Option<(u32, u32)> {
 /// against the one behind) are far likelier than a launcher that
 /// numbered every rank in a rotated order, so this is said instead
 /// (`None` unless both are such shifts, over as many ranks).
-pub(super) fn shift_note(here: &str, there: &str) -> Option<String> {
-    shift_note_of(&pairs(here)?, &pairs(there)?)
-}
-
-/// [`shift_note`] of two lists of pairs.
-pub(super) fn shift_note_of(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<String> {
+pub(super) fn shift_note(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<String> {
     let ((k, n), (j, m)) = (shift(here)?, shift(there)?);
     if n != m || k == j {
         return None;
@@ -197,13 +186,8 @@ pub(super) fn shift_note_of(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option
 /// The sentence for two `peers` values that one renumbering of ranks
 /// makes one of the other: which ranks it moves, from the first value's
 /// numbers to the second's (`None` when there is none).
-pub(super) fn note(here: &str, there: &str) -> Option<String> {
-    note_of(&pairs(here)?, &pairs(there)?)
-}
-
-/// [`note`] of two lists of pairs.
-pub(super) fn note_of(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<String> {
-    let moves = renumbering_of(here, there)?;
+pub(super) fn note(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<String> {
+    let moves = renumbering(here, there)?;
     let ranks: BTreeSet<u32> = here.iter().flat_map(|&(a, b)| [a, b]).collect();
     let named: Vec<String> = moves.iter().take(MOVES_NAMED).map(|(a, b)| format!("{a} -> {b}")).collect();
     let more = match moves.len().saturating_sub(MOVES_NAMED) {
@@ -222,6 +206,17 @@ pub(super) fn note_of(here: &[(u32, u32)], there: &[(u32, u32)]) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The functions over `peers` values as a signature writes them.
+    fn renumbering(a: &str, b: &str) -> Option<Vec<(u32, u32)>> {
+        super::renumbering(&pairs(a)?, &pairs(b)?)
+    }
+    fn note(a: &str, b: &str) -> Option<String> {
+        super::note(&pairs(a)?, &pairs(b)?)
+    }
+    fn shift_note(a: &str, b: &str) -> Option<String> {
+        super::shift_note(&pairs(a)?, &pairs(b)?)
+    }
 
     /// Writes pairs as a signature does.
     fn text(pairs: &[(u32, u32)]) -> String {
