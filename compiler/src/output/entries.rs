@@ -39,6 +39,17 @@ pub(super) fn every_entry(dir: &Path) -> std::io::Result<Vec<(std::ffi::OsString
     Ok(entries)
 }
 
+/// A file's device and inode: what tells it from another put at its path.
+#[cfg(unix)]
+pub(super) type FileId = (u64, u64);
+
+/// The [`FileId`] of the file `meta` describes.
+#[cfg(unix)]
+pub(super) fn id_of(meta: &fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
 /// Whether `b` is the twin `replace::link_tree` made of `a`: another link to the
 /// same file, or a symbolic link to the same target.
 pub(super) fn twins(a: &Path, meta: &fs::Metadata, b: &Path) -> bool {
@@ -50,8 +61,7 @@ pub(super) fn twins(a: &Path, meta: &fs::Metadata, b: &Path) -> bool {
 
 #[cfg(unix)]
 fn same_file(_a: &Path, a: &fs::Metadata, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::symlink_metadata(b).is_ok_and(|b| b.dev() == a.dev() && b.ino() == a.ino())
+    fs::symlink_metadata(b).is_ok_and(|b| id_of(&b) == id_of(a))
 }
 
 #[cfg(not(unix))]

@@ -50,10 +50,7 @@ pub(super) struct Stamp {
 impl Stamp {
     pub(super) fn of(meta: &fs::Metadata) -> Stamp {
         #[cfg(unix)]
-        let id = {
-            use std::os::unix::fs::MetadataExt;
-            (meta.dev(), meta.ino())
-        };
+        let id = super::entries::id_of(meta);
         #[cfg(not(unix))]
         let id = (0, 0);
         Stamp { len: meta.len(), modified: meta.modified().ok(), id }

@@ -601,8 +601,7 @@ pub fn carry_over_help(path: &Path, source: &io::Error) -> String {
 /// where nothing stands there, or off Unix, where nothing is compared.
 #[cfg(unix)]
 fn folder_id(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    fs::symlink_metadata(path).ok().map(|m| entries::id_of(&m))
 }
 
 #[cfg(not(unix))]

@@ -199,11 +199,10 @@ pub(super) fn hold(
     let mut attempt = 1;
     loop {
         if let Some(files) = try_hold(place, &out, &mut make, &mut restored, waiting)? {
-            use std::os::unix::fs::MetadataExt;
             // Checked at `OUT` when locked; gone since, nothing may be
             // switched (a `None` the switch refuses).
             let locked = files.iter().rev().find(|f| still_there(f, &out));
-            let out_id = locked.and_then(|f| f.metadata().ok()).map(|m| (m.dev(), m.ino()));
+            let out_id = locked.and_then(|f| f.metadata().ok()).map(|m| super::entries::id_of(&m));
             return Ok(Held { files, restored, out_id });
         }
         if attempt == LOCK_ATTEMPTS {
@@ -335,9 +334,8 @@ pub(super) const LOCK_ATTEMPTS: u32 = 1024;
 /// Whether the folder `held` locks is still the one at `dir`.
 #[cfg(unix)]
 pub(super) fn still_there(held: &File, dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
     match (held.metadata(), fs::metadata(dir)) {
-        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        (Ok(a), Ok(b)) => super::entries::id_of(&a) == super::entries::id_of(&b),
         _ => false,
     }
 }

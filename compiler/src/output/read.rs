@@ -1,6 +1,8 @@
 //! Reading an output folder back: what `ccc diagnose OUT` (and Python's
 //! `ccc.diagnose` given a folder) compares it by.
 
+#[cfg(unix)]
+use super::entries::{FileId, id_of};
 use super::existing::{Listing, check_listed, md5_of_file};
 use super::{MANIFEST_FILE, NotOurs};
 use crate::diagnose::{MANIFEST_MAX_BYTES, manifest_images_digest};
@@ -127,14 +129,10 @@ pub(super) fn read_output_between(dir: &Path, between: &mut dyn FnMut()) -> Resu
 #[cfg(unix)]
 fn identity(dir: &Path) -> (Option<FileId>, Option<(FileId, i64, i64)>) {
     use std::os::unix::fs::MetadataExt;
-    let folder = fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()));
-    let manifest = fs::metadata(dir.join(MANIFEST_FILE)).ok().map(|m| ((m.dev(), m.ino()), m.mtime(), m.mtime_nsec()));
+    let folder = fs::metadata(dir).ok().map(|m| id_of(&m));
+    let manifest = fs::metadata(dir.join(MANIFEST_FILE)).ok().map(|m| (id_of(&m), m.mtime(), m.mtime_nsec()));
     (folder, manifest)
 }
-
-/// A file's device and inode.
-#[cfg(unix)]
-type FileId = (u64, u64);
 
 /// What tells one output in folder `dir` from the next one put in its
 /// place: the manifest's modification time and size.

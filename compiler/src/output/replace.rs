@@ -204,14 +204,14 @@ fn symlink(target: &Path, at: &Path) -> io::Result<()> {
     fs::copy(target, at).map(|_| ())
 }
 
-/// Puts `tmp` in the place of `out`, the folder whose id
-/// ([`super::folder_id`]) was `out_id` when ccc read it. Returns where the
+/// Puts `tmp` in the place of `out`, the folder ccc locked, whose id
+/// ([`super::folder_id`]) is `out_id` (`Held::out_id`). Returns where the
 /// replaced output now is, if there was one, and whether the switch was
 /// one atomic step.
 ///
 /// What stands at `out` is switched only while it is that folder: one
 /// moved away and another folder or a link put in its place while ccc
-/// worked is not the user's output ccc read, and the switch would carry
+/// worked is not the user's output ccc locked, and the switch would carry
 /// it into the old tree, which ccc then empties (through a link, the
 /// folder it leads to). It is checked before the switch and, since it may
 /// change in between, what the switch moved aside is checked after it:
