@@ -399,10 +399,7 @@ fn bare_name_called<'s>(before: &'s str, after: &str) -> Option<&'s str> {
     let before = super::scan::trim_trailing_trivia(before);
     let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
     let name = before.get(start..)?;
-    let bare = ["op", "dtype", "reduce", "arch", "barrier", "choices", "algorithm"]
-        .iter()
-        .filter_map(|f| names_of(f))
-        .any(|names| names.split(", ").any(|n| n == name));
+    let bare = field_taking(name).is_some() || names_of("choices").is_some_and(|n| n.split(", ").any(|n| n == name));
     (bare && name != "Auto").then_some(name)
 }
 
@@ -455,6 +452,8 @@ pub(super) fn error_from_ron(
         let (kind, span) = (ParseErrorKind::UnexpectedEof, SourceSpan { start: at, end: at });
         return ParseError { message: "the spec is empty".into(), kind, span, form, path: None };
     }
+    // Where RON stopped, as a byte offset into `src`.
+    let stopped = byte_offset(src, to_line_col(e.span.start));
     let kind = match &e.code {
         RonError::NoSuchStructField { found, .. } => ParseErrorKind::UnknownField { found: found.clone() },
         RonError::NoSuchEnumVariant { found, .. } => ParseErrorKind::UnknownVariant { found: found.clone() },
@@ -487,8 +486,7 @@ pub(super) fn error_from_ron(
     // `count: 1.5`: RON reads `1` and misses a comma at `.5`.
     let kind = match kind {
         ParseErrorKind::MissingComma => {
-            let at = byte_offset(src, to_line_col(e.span.start));
-            let (before, after) = (src.get(..at).unwrap_or(""), src.get(at..).unwrap_or(""));
+            let (before, after) = (src.get(..stopped).unwrap_or(""), src.get(stopped..).unwrap_or(""));
             let digits = before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
             let fraction = after.starts_with('.') && digits.len() < before.len();
             if fraction {
@@ -516,20 +514,18 @@ pub(super) fn error_from_ron(
     // An invisible control character where RON stopped (a NUL in a
     // number, a C1 character before one): named, whatever RON wanted
     // there (it said `expected comma` at what looks like a space).
-    let control = {
-        let at = byte_offset(src, to_line_col(e.span.start));
-        src.get(at..).and_then(|rest| rest.trim_start_matches(' ').chars().next()).filter(|&c| is_stray_control(c))
-    };
+    let control = src
+        .get(stopped..)
+        .and_then(|rest| rest.trim_start_matches(' ').chars().next())
+        .filter(|&c| is_stray_control(c));
     let kind = if control.is_some() { ParseErrorKind::Syntax } else { kind };
     let path = field_path(path, &kind).map(String::into_boxed_str);
     // A list of lists left open (`groups: [[0, 1], [2, 3],` then the
-    // collective's `)`): RON wanted another element's `[` there.
-    // What stands there: the `)` closing the collective, or the next
-    // field's name (`algorithm:`).
+    // collective's `)` or the next field's name, `algorithm:`): RON wanted
+    // another element's `[` there. What stands there, to say.
     let unclosed_list = match e.code {
         RonError::ExpectedArray if path.as_deref().is_some_and(|p| p.ends_with(']')) => {
-            let at = byte_offset(src, to_line_col(e.span.start));
-            let rest = src.get(at..).unwrap_or("");
+            let rest = src.get(stopped..).unwrap_or("");
             let word = rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
             let field = !word.is_empty() && rest.get(word.len()..).is_some_and(|r| r.trim_start().starts_with(':'));
             match (rest.starts_with(')'), field) {
@@ -748,7 +744,7 @@ pub fn whole_number_help(field: Option<&str>) -> String {
     // Validation holds a count to the bytes its dtype allows, which
     // parsing does not know (`accepted` says the same).
     if field == Some("count") {
-        return format!("{name} takes a whole number from 1, of at most 2^64 - 1 bytes of its dtype: no fraction");
+        return format!("{name} takes {}: no fraction", whole_number_accepted(field));
     }
     match field.and_then(integer_range) {
         None => format!("{name} takes a whole number: not negative, no fraction"),
