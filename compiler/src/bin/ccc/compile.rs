@@ -490,7 +490,7 @@ fn output_failure(error: OutputError) -> Failure {
         }
         OutputError::Io { source, .. } if source.kind() == std::io::ErrorKind::ResourceBusy => {
             "the output folder is a mount point (or in use as one), which ccc cannot switch with the new folder it \
-             writes beside it: nothing was written; write into a folder inside it (-o mnt/out)"
+             writes beside it: nothing was written; write into a folder inside it (-o MOUNT/out)"
         }
         OutputError::Io { .. } => "nothing was written; the folder is as it was",
     };

@@ -38,14 +38,14 @@ pub fn run(args: &DecodeArgs) -> Result<ExitCode, Failure> {
     let size = std::fs::metadata(&args.file).ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
     if let Some(len) = size.filter(|&len| args.region.is_none() && len > image_cap(region)) {
         let what = format!("{len} bytes, more than any arch's {} ({} bytes)", region_name(region), image_cap(region));
-        return Err(refusal(args, region, &what));
+        return Err(refusal(args, region, None, &what));
     }
     let image = read_bounded(&args.file, image_cap(region), &format!("{} image", region_name(region)))?;
     // An empty CTRL image is a TOP_SP no collective has work on (ccc
     // writes one, `docs/wire-format.md` §2): no chain to decode. The other
     // regions always have a header.
     if image.is_empty() && region != Region::Ctrl {
-        return Err(refusal(args, region, "empty image (0 bytes)"));
+        return Err(refusal(args, region, Some(&image), "empty image (0 bytes)"));
     }
     let arch = naming_arch();
     let text = match region {
@@ -163,7 +163,7 @@ fn decode_failure(args: &DecodeArgs, region: Region, image: &[u8], err: &DecodeE
         ),
         _ => err.to_string(),
     };
-    refusal(args, region, &what)
+    refusal(args, region, Some(image), &what)
 }
 
 /// Whether `bytes` read as text: not empty, UTF-8, with no control
@@ -184,13 +184,15 @@ fn slot_spad_len(image: &[u8]) -> Option<(u32, u32, u64)> {
     Some((record_n, entry_n, len))
 }
 
-/// The report for an image that is not one of `region`: `what` says why.
-fn refusal(args: &DecodeArgs, region: Region, what: &str) -> Failure {
+/// The report for an image that is not one of `region`: `what` says why;
+/// `image` its bytes, where they were read.
+fn refusal(args: &DecodeArgs, region: Region, image: Option<&[u8]>, what: &str) -> Failure {
     let path = args.file.display();
     let mut help = format!("{}; see docs/wire-format.md", region_help(region));
     // A spec, a manifest or a module given where an image belongs: an
-    // image's words hold zero bytes; text holds none.
-    if std::fs::read(&args.file).is_ok_and(|b| reads_as_text(&b)) {
+    // image's words hold zero bytes; text holds none. (Judged on the bytes
+    // read, never by reading a file too large to decode.)
+    if image.is_some_and(reads_as_text) {
         help.push_str(
             "\nthis file reads as text (a spec, a manifest, a module?): decode takes an image ccc emitted, \
              OUT/rank-R/topsp-T/{ctrl_spad,slot_spad,neff_configs}.bin",

@@ -633,12 +633,12 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
         };
         // Each differing field said with where it lives, since it is not
         // in these images.
-        let kinds = [
+        let homes = [
             (ImageFree::Descriptors, "which the runtime puts in descriptors it builds, not in these images"),
             (ImageFree::Machine, "which the instance type or the launcher sets, not these images"),
             (ImageFree::Build, "which ccc records of itself: a different ccc build or version made these same images"),
         ];
-        let rest: Vec<String> = kinds
+        let rest: Vec<String> = homes
             .iter()
             .filter_map(|&(kind, lives)| {
                 let names = image_free_fields(d, kind);

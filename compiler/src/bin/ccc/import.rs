@@ -20,16 +20,17 @@ pub fn run(args: &ImportArgs) -> Result<ExitCode, Failure> {
     if ccc_compiler::hlo::looks_like_mlir(src) {
         return Err(crate::load::mlir_refusal(&args.module.display().to_string()));
     }
-    // A RON spec given to import: it needs no import (every verb reads it).
-    if !ccc_compiler::hlo::looks_like_hlo(src) && ccc_compiler::parse::parse(src).is_ok() {
-        return Err(Failure::input(miette::miette!(
-            help = "every verb reads a RON spec as it is: `ccc check SPEC`, `ccc compile SPEC -o OUT`; `ccc import` \
-                    turns an XLA HLO module into one",
-            "{} is a RON spec, not an XLA HLO module",
-            args.module.display()
-        )));
-    }
     if !ccc_compiler::hlo::looks_like_hlo(src) {
+        // A RON spec given to import: it needs no import (every verb reads
+        // it).
+        if ccc_compiler::parse::parse(src).is_ok() {
+            return Err(Failure::input(miette::miette!(
+                help = "every verb reads a RON spec as it is: `ccc check SPEC`, `ccc compile SPEC -o OUT`; `ccc \
+                        import` turns an XLA HLO module into one",
+                "{} is a RON spec, not an XLA HLO module",
+                args.module.display()
+            )));
+        }
         return Err(Failure::input(miette::miette!(
             help = format!("an HLO module starts `HloModule NAME`: {}", ccc_compiler::hlo::HLO_SOURCES),
             "{} is not an XLA HLO module",
