@@ -266,14 +266,12 @@ impl Checker {
         else {
             return true;
         };
-        let mut odd = shapes.iter().filter(|(_, s)| *s != expected);
-        match odd.next() {
+        match shapes.iter().find(|(_, s)| *s != expected) {
             None => true,
             Some(&(group, found)) => {
                 let reference = shapes.get(first).map_or(GroupRef::World, |(g, _)| *g);
-                let (total, others) = (shapes.len() as u32, odd.count() as u32);
-                let problem =
-                    Problem::UnevenGroupShapes { alg, group, found, expected, reference, usual, total, others };
+                let total = shapes.len() as u32;
+                let problem = Problem::UnevenGroupShapes { alg, group, found, expected, reference, usual, total };
                 self.push("groups", problem);
                 false
             }

@@ -606,7 +606,8 @@ pub enum Problem {
         "{group} has {}, where {} of the {total} groups ({reference} first) have {}{}; {} composes its phases \
          from one group shape; accepted: groups that all list the same number of members on each node and of \
          nodes on each pod",
-        group_shape(found), usual, group_shape(expected), super::wording::more_differ(*others), alg_name(*alg)
+        group_shape(found), usual, group_shape(expected), super::wording::more_differ(total - usual - 1),
+        alg_name(*alg)
     )]
     UnevenGroupShapes {
         /// The algorithm that needs one shape.
@@ -622,10 +623,9 @@ pub enum Problem {
         reference: GroupRef,
         /// How many groups have the usual shape.
         usual: u32,
-        /// How many groups there are.
+        /// How many groups there are (those of another shape than the
+        /// usual one but `group`: `total - usual - 1`).
         total: u32,
-        /// How many groups after `group` are not of the usual shape either.
-        others: u32,
     },
     /// A leg the op uses, not given.
     #[error(
