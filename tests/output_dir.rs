@@ -855,9 +855,9 @@ fn an_interrupted_compile_leaves_out_as_it_was_and_no_work_folder() {
     }
 }
 
-/// A process holding a lock on a folder (`flock --no-fork -x DIR sleep`: the
-/// holder is the process killed) while it
-/// lives, killed when dropped.
+/// A process holding a lock on a folder while it lives, killed when
+/// dropped (`flock --no-fork -x DIR sleep`: the holder is the process
+/// killed).
 struct Locker(std::process::Child);
 
 impl Drop for Locker {
@@ -873,7 +873,7 @@ impl Drop for Locker {
 #[cfg(unix)]
 #[test]
 fn a_compile_waiting_for_a_lock_says_so_and_stops_on_ctrl_c() {
-    use std::io::{BufRead, BufReader};
+    use std::io::{BufRead, BufReader, Read};
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     assert_ok(&compile(&out, &["-q"]));
@@ -894,22 +894,11 @@ fn a_compile_waiting_for_a_lock_says_so_and_stops_on_ctrl_c() {
     assert!(said.contains(&format!("into {} to finish (Ctrl-C stops)", out.display())), "{said}");
     assert!(Command::new("kill").arg("-INT").arg(child.id().to_string()).status().unwrap().success());
     let status = child.wait().unwrap();
-    stderr.read_to_string_into(&mut said);
+    let _ = stderr.read_to_string(&mut said);
     assert_eq!(status.code(), Some(130), "{said}");
     assert!(said.contains("interrupted: nothing was written (the output folder is as it was)"), "{said}");
     assert_eq!(files(&out), before);
     assert_eq!(debris(dir.path()), Vec::<String>::new());
-}
-
-/// Reads what is left into `into`.
-trait ReadRest {
-    fn read_to_string_into(&mut self, into: &mut String);
-}
-
-impl<R: std::io::Read> ReadRest for R {
-    fn read_to_string_into(&mut self, into: &mut String) {
-        let _ = self.read_to_string(into);
-    }
 }
 
 /// A compile killed between the two renames of the fallback switch leaves
