@@ -20,6 +20,13 @@
 //! columns are the whole program's: Auto's cost over the program against
 //! lowering (and compiling) rank 0 of the whole program.
 //!
+//! The `predict chosen` column is what predicting the chosen schedule
+//! alone costs (`cost::predict` of its plan, as `evaluate` and the
+//! manifest predict it; for a program, each distinct collective's once): what even a search told its winner beforehand
+//! would pay to predict it by walking the schedule ccc builds, the least
+//! `Auto` can add while it predicts from that schedule (issue 13, item 1).
+//! Its ratio is to lowering one rank.
+//!
 //! The `warm` columns validate through an [`AutoCache`] that already holds
 //! the case (`validate_cached`, what a lowering pass that compiles one
 //! collective at a time pays when it meets a collective again): what
@@ -44,7 +51,9 @@
 
 use ccc_bench::{human, median};
 use ccc_compiler::build::build;
+use ccc_compiler::cost::predict;
 use ccc_compiler::pipeline::{Options, compile, lower_ranks};
+use ccc_compiler::schedule::{CollectivePlan, Schedule};
 use ccc_compiler::valid::ResolvedAlgorithm;
 use ccc_compiler::validate::{AutoCache, validate, validate_cached};
 use ccc_ir::arch::Arch;
@@ -106,6 +115,13 @@ fn written_validation(program: &Program) {
     drop(std::hint::black_box(validate(program).unwrap()));
 }
 
+/// Predicting the chosen schedule's `plans`, each alone
+/// (`--toggle-collect=*chosen_prediction*`).
+#[inline(never)]
+fn chosen_prediction(schedule: &Schedule, plans: &[&CollectivePlan]) -> f64 {
+    plans.iter().map(|p| std::hint::black_box(predict(schedule, p, &p.model).total_ns)).sum()
+}
+
 /// [`auto_validation`] through `cache`, which holds the program's answers
 /// already: what a repeat costs (`--toggle-collect=*cached_validation*`).
 #[inline(never)]
@@ -132,13 +148,15 @@ fn main() {
         Case { name: "32 all-reduces, 8 sizes (32 ranks, 16/node)", collectives: training_step() },
     ];
     println!(
-        "{:<44} {:>8} {:>10} {:>12} {:>14} {:>11} {:>16} {:>13} {:>11} {:>11} {:>12} {:>8}",
+        "{:<44} {:>8} {:>10} {:>12} {:>14} {:>11} {:>15} {:>13} {:>16} {:>13} {:>11} {:>11} {:>12} {:>8}",
         "case",
         "choices",
         "predicted",
         "Auto adds",
         "lower 1 rank",
         "Auto/lower",
+        "predict chosen",
+        "predict/lower",
         "compile 1 rank",
         "Auto/compile",
         "warm adds",
@@ -177,6 +195,13 @@ fn main() {
         let valid_fixed = validate(&fixed).unwrap();
         let schedule = build(&valid).unwrap();
         let (t_lower, _) = median(budget, || lower_ranks(&schedule, &[Rank(0)]).unwrap());
+        // Each distinct collective's once: a program's repeats take
+        // their first's answer (`ProgramAuto`).
+        let firsts: Vec<&CollectivePlan> = (schedule.collectives.iter().enumerate())
+            .filter(|&(i, _)| !case.collectives[..i].contains(&case.collectives[i]))
+            .map(|(_, p)| p)
+            .collect();
+        let (t_predict, _) = median(budget, || chosen_prediction(&schedule, &firsts));
         let rank0 = Options { ranks: vec![Rank(0)], verify: false, ..Options::default() };
         let (t_compile, _) = median(budget, || compile(&valid_fixed, &rank0).unwrap());
         let mut cache = AutoCache::new();
@@ -189,13 +214,15 @@ fn main() {
         // printed as `< 0`.
         let warm = t_warm.saturating_sub(t_fixed);
         println!(
-            "{:<44} {:>8} {:>10} {:>12} {:>14} {:>10.2}x {:>16} {:>12.2}x {:>11} {:>10.2}x {:>12} {:>8}",
+            "{:<44} {:>8} {:>10} {:>12} {:>14} {:>10.2}x {:>15} {:>12.2}x {:>16} {:>12.2}x {:>11} {:>10.2}x {:>12} {:>8}",
             case.name,
             choices,
             predicted,
             human(adds),
             human(t_lower),
             adds.as_secs_f64() / t_lower.as_secs_f64(),
+            human(t_predict),
+            t_predict.as_secs_f64() / t_lower.as_secs_f64(),
             human(t_compile),
             adds.as_secs_f64() / t_compile.as_secs_f64(),
             if t_warm < t_fixed { "< 0".to_owned() } else { human(warm) },
