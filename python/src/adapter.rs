@@ -312,10 +312,18 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
         "IntegerOutOfBounds"
     } else if message.starts_with("invalid type: floating point") {
         "Fraction"
+    } else if message.contains("` is a name, written as the text") {
+        // `{"Mesh": None}`, as `parse` names `Mesh()` in RON.
+        "NameTakesNoValue"
+    } else if message.starts_with("a leg cannot itself be Hier") {
+        "HierInLeg"
     } else {
         "Syntax"
     };
     let (accepted, help) = integer_said(&message, &path);
+    // `chanels`, `AllReduse`, `lunch_ns`: the name meant, as `parse` says
+    // it of the same mistake in RON.
+    let help = help.or_else(|| misspelt(&message));
     let message = with_hier_form(message);
     // `peers: [[0, 1, 2]]`: serde's "invalid length 3, expected fewer
     // elements in array" says nothing of a pair.
@@ -332,6 +340,12 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
         (format!("a peer pair is two member indices, [source, target]; {found}"), Some("[source, target]".to_owned()))
     } else {
         (message, accepted)
+    };
+    // A name written as a dict (`{"Mesh": None}`) is refused inside
+    // its variant: the field is the one holding it (`algorithm`).
+    let path = match kind {
+        "NameTakesNoValue" | "HierInLeg" => path.rsplit_once('.').map_or(path.clone(), |(field, _)| field.to_owned()),
+        _ => path,
     };
     let field = if path == "." { None } else { Some(path) };
     // A missing field's path is where it belongs, not the struct lacking it.
@@ -352,6 +366,15 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     info.collective = field.as_deref().and_then(collective_of);
     info.field = field;
     info
+}
+
+/// serde's refusal of an unknown field or name (`` unknown field `chanels`,
+/// expected one of `op`, ... ``) as `parse`'s help says it: the accepted
+/// name it most likely misspells.
+fn misspelt(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))?;
+    let (found, accepted) = rest.split_once('`')?;
+    ccc_compiler::parse::nearest(found, accepted).map(|near| format!("did you mean `{near}`?"))
 }
 
 /// What a dict error's `accepted` and `help` say, from serde's `message`

@@ -39,7 +39,7 @@ pub fn dumps_checked(
     whole: &str,
     kind: &str,
 ) -> PyResult<String> {
-    let Bad { path, why, kind: own } = match checked(py, value, root, &format!("a {whole}"))? {
+    let Bad { path, why, kind: own, cause } = match checked(py, value, root, &format!("a {whole}"))? {
         Ok(text) => return Ok(text),
         Err(bad) => bad,
     };
@@ -57,7 +57,17 @@ pub fn dumps_checked(
         Some(NOT_UTF8) => (Some("text that encodes as UTF-8".to_owned()), None),
         _ => crate::adapter::integer_said(&why, info.field.as_deref().unwrap_or_default()),
     };
-    Err(errors::to_py(py, info))
+    Err(caused(py, errors::to_py(py, info), cause))
+}
+
+/// `err`, with what the caller's own object raised (`cause`) as its
+/// `__cause__`, so that a traceback shows that error and where it came
+/// from.
+fn caused(py: Python<'_>, err: PyErr, cause: Option<PyErr>) -> PyErr {
+    if cause.is_some() {
+        err.set_cause(py, cause);
+    }
+    err
 }
 
 /// `json.dumps(value)` of a manifest given as a dict (to `diagnose`),
@@ -65,7 +75,7 @@ pub fn dumps_checked(
 /// `ccc.InputError` of kind `NotAManifest` naming its path, as a manifest
 /// that does not read does.
 pub fn dumps_manifest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    let Bad { path, why, .. } = match checked(py, value, "", "a manifest")? {
+    let Bad { path, why, cause, .. } = match checked(py, value, "", "a manifest")? {
         Ok(text) => return Ok(text),
         Err(bad) => bad,
     };
@@ -73,7 +83,7 @@ pub fn dumps_manifest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Stri
     // What the message accepts, without a spec field's range as help.
     info.accepted = crate::adapter::integer_said(&why, &path).0;
     info.field = Some(path);
-    Err(errors::to_py(py, info))
+    Err(caused(py, errors::to_py(py, info), cause))
 }
 
 /// `json.dumps(value)` of a dict read under `root`, or the first value in
@@ -133,11 +143,25 @@ pub struct Bad {
     /// Why it cannot be held.
     pub why: String,
     kind: Option<&'static str>,
+    /// What the caller's object raised when read (a mapping's `items`,
+    /// an `__index__`), kept as the refusal's `__cause__`.
+    cause: Option<PyErr>,
 }
 
 impl Bad {
     fn at(path: &str, why: String) -> Bad {
-        Bad { path: path.to_owned(), why, kind: None }
+        Bad { path: path.to_owned(), why, kind: None, cause: None }
+    }
+
+    /// The refusal of a value whose reading raised `e`: said as `why`
+    /// (given the error's text), with `e` its cause.
+    fn raised(path: &str, e: PyErr, why: impl FnOnce(&PyErr) -> String) -> Bad {
+        Bad { cause: None, ..Bad::at(path, why(&e)) }.caused_by(e)
+    }
+
+    fn caused_by(mut self, e: PyErr) -> Bad {
+        self.cause = Some(e);
+        self
     }
 }
 
@@ -180,14 +204,15 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
         }
     } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         deeper()?;
-        for (i, v) in value.try_iter().map_err(|e| Bad::at(path, e.to_string()))?.enumerate() {
-            let v = v.map_err(|e| Bad::at(path, e.to_string()))?;
+        for (i, v) in value.try_iter().map_err(|e| Bad::raised(path, e, PyErr::to_string))?.enumerate() {
+            let v = v.map_err(|e| Bad::raised(path, e, PyErr::to_string))?;
             mappings |= plain(&v, &format!("{path}[{i}]"), depth + 1, noun)?;
         }
     } else if value.is_instance_of::<PyInt>() {
         // A bool is an int here, 0 or 1: in range.
         if !whole_in_range(value) {
             return Err(Bad {
+                cause: None,
                 path: path.to_owned(),
                 why: format!("{value} is out of range: no field of {noun} holds a whole number past 2^64 - 1"),
                 // As `parse` names it in RON text.
@@ -200,7 +225,7 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
         }
     } else if let Ok(text) = value.cast::<PyString>() {
         if text.to_cow().is_err() {
-            return Err(Bad { path: path.to_owned(), why: format!("the text {LONE_SURROGATE}"), kind: Some(NOT_UTF8) });
+            return Err(Bad { kind: Some(NOT_UTF8), ..Bad::at(path, format!("the text {LONE_SURROGATE}")) });
         }
     } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
         return Err(Bad::at(path, "bytes where text belongs; decode it to str".to_owned()));
@@ -208,18 +233,18 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
     } else if let Ok(m) = value.cast::<PyMapping>() {
         deeper()?;
         mappings = true;
-        let items = m.items().map_err(|e| Bad::at(path, e.to_string()))?;
+        let items = m.items().map_err(|e| Bad::raised(path, e, PyErr::to_string))?;
         let mut keys = Keys::default();
         for item in items.iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-                item.extract().map_err(|e: PyErr| Bad::at(path, e.to_string()))?;
+                item.extract().map_err(|e: PyErr| Bad::raised(path, e, PyErr::to_string))?;
             plain(&v, &keys.add(path, &k, noun)?.0, depth + 1, noun)?;
         }
     } else if let Some(whole) = index_of(value) {
         // An integer of another type (numpy's `int64`): read as the int
         // `operator.index` gives, so rebuilt; one whose `__index__` raised
         // is refused with what it raised.
-        let whole = whole.map_err(|e| Bad::at(path, format!("its __index__ raised {e}")))?;
+        let whole = whole.map_err(|e| Bad::raised(path, e, |e| format!("its __index__ raised {e}")))?;
         mappings = true;
         plain(&whole, path, depth, noun)?;
     } else {
@@ -286,7 +311,7 @@ fn whole_in_range(value: &Bound<'_, PyAny>) -> bool {
 fn key_text(path: &str, k: &Bound<'_, PyAny>, noun: &str) -> Result<(String, bool), Bad> {
     if let Ok(text) = k.cast::<PyString>() {
         let Ok(key) = text.to_cow() else {
-            return Err(Bad { path: path.to_owned(), why: format!("a key {LONE_SURROGATE}"), kind: Some(NOT_UTF8) });
+            return Err(Bad { kind: Some(NOT_UTF8), ..Bad::at(path, format!("a key {LONE_SURROGATE}")) });
         };
         return Ok((key.into_owned(), false));
     }
@@ -298,7 +323,7 @@ fn key_text(path: &str, k: &Bound<'_, PyAny>, noun: &str) -> Result<(String, boo
         true => (k.clone(), false),
         false => match index_of(k) {
             Some(Ok(whole)) => (whole, true),
-            Some(Err(e)) => return Err(Bad::at(path, format!("the key {k}: its __index__ raised {e}"))),
+            Some(Err(e)) => return Err(Bad::raised(path, e, |e| format!("the key {k}: its __index__ raised {e}"))),
             None => {
                 return Err(Bad::at(
                     path,

@@ -148,46 +148,44 @@ struct Variant {
 
 impl<'de> EnumAccess<'de> for Variant {
     type Error = Error;
-    type Variant = Strict;
+    type Variant = Variant;
 
-    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Strict), Error> {
-        let name: StringDeserializer<Error> = self.variant.into_deserializer();
-        Ok((seed.deserialize(name)?, Strict(self.value)))
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Variant), Error> {
+        let name: StringDeserializer<Error> = self.variant.clone().into_deserializer();
+        Ok((seed.deserialize(name)?, self))
     }
 }
 
-impl<'de> VariantAccess<'de> for Strict {
+impl<'de> VariantAccess<'de> for Variant {
     type Error = Error;
 
+    /// A name written as a one-entry dict (`{"Mesh": None}`) is refused,
+    /// as RON refuses `Mesh(())`: a name is its text alone.
     fn unit_variant(self) -> Result<(), Error> {
-        match self.0 {
-            Value::Null => Ok(()),
-            other => Err(Error::invalid_type(unexpected(&other), &"a variant without a value")),
+        let name = self.variant;
+        // Only a leg's choice has `Hier` as a bare name (the algorithm's
+        // `Hier` holds its legs): a leg of a leg, as RON's
+        // `intra_reduce_scatter: Hier((...))` is refused.
+        if name == "Hier" {
+            return Err(Error::custom(
+                "a leg cannot itself be Hier; accepted: a leg's algorithm as text (\"Ring\", \"Kangaring\", \"Auto\", ...)",
+            ));
         }
+        Err(Error::custom(format!(
+            "`{name}` is a name, written as the text \"{name}\", not as a dict; accepted: \"{name}\""
+        )))
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
-        seed.deserialize(self)
+        seed.deserialize(Strict(self.value))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_seq(visitor)
+        Strict(self.value).deserialize_seq(visitor)
     }
 
     fn struct_variant<V: Visitor<'de>>(self, fields: &'static [&'static str], visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_struct("the variant", fields, visitor)
-    }
-}
-
-/// How serde names a JSON value in an "invalid type" refusal.
-fn unexpected(value: &Value) -> Unexpected<'_> {
-    match value {
-        Value::Null => Unexpected::Unit,
-        Value::Bool(b) => Unexpected::Bool(*b),
-        Value::Number(_) => Unexpected::Other("a number"),
-        Value::String(s) => Unexpected::Str(s),
-        Value::Array(_) => Unexpected::Seq,
-        Value::Object(_) => Unexpected::Map,
+        Strict(self.value).deserialize_struct("the variant", fields, visitor)
     }
 }
 

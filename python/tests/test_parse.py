@@ -5,6 +5,8 @@ by field path (dict)."""
 
 from __future__ import annotations
 
+import collections.abc
+
 import pytest
 
 import ccc
@@ -479,3 +481,73 @@ def test_a_name_given_parentheses_names_its_field():
         "collectives[1].algorithm",
         1,
     )
+
+
+def test_from_dict_refuses_a_name_written_as_a_dict():
+    """`{"Mesh": None}` is refused as RON refuses `Mesh()`: a name is its
+    text alone (it was read as `"Mesh"`). A leg written `{"Hier": ...}`
+    says a leg cannot be Hier, as RON does."""
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+    for field, name in [("algorithm", "Mesh"), ("algorithm", "Auto"), ("dtype", "F32"), ("op", "AllReduce")]:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(dict(good, **{field: {name: None}}))
+        e = caught.value
+        assert (e.kind, e.field) == ("NameTakesNoValue", field), str(e)
+        assert f'`{name}` is a name, written as the text "{name}"' in str(e)
+        assert e.accepted == f'"{name}"'
+    legs = {"intra_reduce_scatter": {"Hier": {}}, "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, algorithm={"Hier": legs}))
+    e = caught.value
+    assert (e.kind, e.field) == ("HierInLeg", "algorithm.Hier.intra_reduce_scatter"), str(e)
+    assert "a leg cannot itself be Hier" in str(e)
+    # The text forms still read.
+    assert ccc.Program.from_dict(dict(good, algorithm="Mesh")).to_dict()["algorithm"] == "Mesh"
+
+
+def test_from_dict_names_the_name_a_misspelling_means():
+    """A dict's misspelt field or name gets `parse`'s "did you mean" help."""
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+    misspelt = dict(good, chanels=good["channels"])
+    del misspelt["channels"]
+    for spec, field, meant in [
+        (misspelt, "chanels", "channels"),
+        (dict(good, op="AllReduse"), "op", "AllReduce"),
+        (dict(good, model={"lunch_ns": 1}), "model.lunch_ns", "launch_ns"),
+    ]:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(spec)
+        assert (caught.value.field, caught.value.help) == (field, f"did you mean `{meant}`?"), str(caught.value)
+    # Nothing near: no guess.
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.Program.from_dict(dict(good, op="Gather"))
+    assert caught.value.help is None
+
+
+def test_what_a_callers_object_raised_is_the_refusals_cause():
+    """A mapping or an integer type of the caller's that raises while read
+    is refused naming its path, with what it raised as `__cause__`."""
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+
+    class Raising(collections.abc.Mapping):
+        def __getitem__(self, key):
+            raise RuntimeError("mapping boom")
+
+        def __iter__(self):
+            return iter(["launch_ns"])
+
+        def __len__(self):
+            return 1
+
+    class Broken:
+        def __index__(self):
+            raise ValueError("idx boom")
+
+    for spec, field, raised in [
+        (dict(good, model=Raising()), "model", RuntimeError),
+        (dict(good, count=Broken()), "count", ValueError),
+    ]:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(spec)
+        assert caught.value.field == field
+        assert isinstance(caught.value.__cause__, raised), repr(caught.value.__cause__)

@@ -647,7 +647,7 @@ fn in_a_collective(path: Option<&str>) -> bool {
 /// of two letters one edit), within a
 /// third of its length (at least 1, at most 3 edits); `None` when none is
 /// that near, or two are equally near.
-pub(super) fn nearest<'a>(found: &str, accepted: &'a str) -> Option<&'a str> {
+pub fn nearest<'a>(found: &str, accepted: &'a str) -> Option<&'a str> {
     let names: Vec<&str> = accepted.split('`').skip(1).step_by(2).collect();
     if let Some(same) = names.iter().find(|n| n.eq_ignore_ascii_case(found)) {
         return Some(same);
