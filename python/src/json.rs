@@ -63,9 +63,9 @@ pub fn dumps_checked(
 /// `err`, with what the caller's own object raised (`cause`) as its
 /// `__cause__`, so that a traceback shows that error and where it came
 /// from.
-fn caused(py: Python<'_>, err: PyErr, cause: Option<PyErr>) -> PyErr {
-    if cause.is_some() {
-        err.set_cause(py, cause);
+fn caused(py: Python<'_>, err: PyErr, cause: Option<Box<PyErr>>) -> PyErr {
+    if let Some(cause) = cause {
+        err.set_cause(py, Some(*cause));
     }
     err
 }
@@ -145,7 +145,7 @@ pub struct Bad {
     kind: Option<&'static str>,
     /// What the caller's object raised when read (a mapping's `items`,
     /// an `__index__`), kept as the refusal's `__cause__`.
-    cause: Option<PyErr>,
+    cause: Option<Box<PyErr>>,
 }
 
 impl Bad {
@@ -160,7 +160,7 @@ impl Bad {
     }
 
     fn caused_by(mut self, e: PyErr) -> Bad {
-        self.cause = Some(e);
+        self.cause = Some(Box::new(e));
         self
     }
 }
