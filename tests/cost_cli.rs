@@ -72,6 +72,31 @@ fn explain_says_a_tie_lost_to_the_order() {
     assert!(!why.contains("+0.0 us") && !why.contains("faster than the written choice"), "{out}");
 }
 
+/// A written spec's slower choices are measured from the written choice,
+/// not from "the winner" (which read as if the written one were the
+/// cheapest), and a difference under 1% is not rounded to `+0%`.
+#[test]
+fn explain_measures_a_written_spec_from_the_written_choice() {
+    let (code, out, err) = ccc(&["explain", "examples/allreduce_hier.ron"]);
+    assert_eq!(code, 0, "{err}");
+    let why = out.split("why the others lost:").nth(1).unwrap_or_default();
+    assert!(why.contains("+48.6 us (+6%) over the written choice;"), "{out}");
+    assert!(!why.contains("over the winner"), "{out}");
+    let (code, out, err) = ccc(&["explain", "tests/fixtures/cost/ar_auto_8.ron"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("SingleStepMesh: +2.5 us (+0.4%) over the winner;"), "{out}");
+    assert!(!out.contains("(+0%)"), "{out}");
+}
+
+/// `spec` (a file written `algorithm: BwOptMesh`) with `algorithm: Auto`,
+/// written into `dir`: its path.
+fn text_with_auto(spec: &str, dir: &Path) -> String {
+    let text = std::fs::read_to_string(spec).unwrap();
+    let auto = dir.join("auto.ron");
+    std::fs::write(&auto, text.replace("algorithm: BwOptMesh", "algorithm: Auto")).unwrap();
+    auto.to_str().unwrap().to_owned()
+}
+
 /// A written choice that lowering will refuse (one mesh step of an
 /// all-to-all posting more descriptors than the increment holds) is
 /// still explained, and explain says it does not lower, as verify will.
@@ -86,6 +111,28 @@ fn explain_says_when_the_written_choice_does_not_lower() {
     let (code, out, err) = ccc(&["explain", spec]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("! the written choice does not lower: descriptors per tp_inc_steps increment"), "{out}");
+    // Not called a choice the spec compiles to, nor counted among the
+    // legal ones (it was "the choice this spec compiles to", of a spec
+    // compile refuses).
+    assert!(out.contains("(* the written choice, which does not lower; its legs:)"), "{out}");
+    assert!(!out.contains("the choice this spec compiles to"), "{out}");
+    // (No choice of this size lowers: `Auto` refuses it.)
+    assert!(out.contains("algorithm Mesh: 0 legal choices and the written one"), "{out}");
+    // A 256-rank BwOptMesh on Sunda needs 132 mesh events of 50: it is
+    // the 20th beside the 19 `Auto` lists.
+    let mesh = dir.path().join("mesh.ron");
+    std::fs::write(
+        &mesh,
+        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 1024, arch: Sunda, \
+         topology: (rank_n: 256, local_rank_n: 64), channels: 2, algorithm: BwOptMesh)",
+    )
+    .unwrap();
+    let mesh = mesh.to_str().unwrap();
+    let (_, out, _) = ccc(&["explain", mesh]);
+    let (_, auto, _) = ccc(&["explain", &text_with_auto(mesh, dir.path())]);
+    assert!(out.contains("needs 132"), "{out}");
+    assert!(out.contains("algorithm BwOptMesh: 19 legal choices and the written one"), "{out}");
+    assert!(auto.contains("algorithm Auto: 19 legal choices"), "{auto}");
     let (_, json, _) = ccc(&["explain", "--json", spec]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let won = v[0]["choices"].as_array().unwrap().iter().find(|c| c["winner"] == true).unwrap().clone();

@@ -247,11 +247,15 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
                     dominant(&ch.evaluation)
                 )
             }
+            // Measured from the choice the spec compiles to: `Auto`'s
+            // winner, or the written choice (which may not be the
+            // cheapest: calling it the winner read as if it were).
             Some(w) if t >= w => {
                 format!(
-                    "+{:.1} us ({:+.0}%) over the winner; {}",
+                    "+{:.1} us ({}) over the {}; {}",
                     us(t - w),
-                    (t / w - 1.0) * 100.0,
+                    percent_over(t / w - 1.0),
+                    if vc.auto().is_some() { "winner" } else { "written choice" },
                     dominant(&ch.evaluation)
                 )
             }
@@ -282,6 +286,18 @@ pub fn explain_collective(c: &Collective, vc: &ValidCollective, machine: Machine
         written: written(c).unwrap_or_else(|| display(vc.algorithm())),
         chosen: display(vc.algorithm()),
         choices,
+    }
+}
+
+/// `fraction` (0.25) as a percentage to read: whole percents from 1%
+/// up, a tenth of one below (`+0.3%`), and `<0.1%` below that, so that
+/// a real difference never reads `+0%`.
+fn percent_over(fraction: f64) -> String {
+    let pct = fraction * 100.0;
+    match pct {
+        p if p >= 1.0 => format!("{p:+.0}%"),
+        p if p >= 0.1 => format!("{p:+.1}%"),
+        _ => "+<0.1%".to_owned(),
     }
 }
 

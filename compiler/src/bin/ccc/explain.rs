@@ -114,7 +114,12 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
             // A Hier with legs left to the model: what it chose, beside
             // what was written (a whole Auto's choice is the starred row).
             if e.written.contains("=Auto") { format!(" (chose {})", e.chosen) } else { String::new() },
-            count(e.choices.len(), "legal choice")
+            // A written choice that does not lower is shown, but is not
+            // one of the legal choices `Auto` would list.
+            match e.choices.iter().any(|ch| ch.winner && ch.does_not_lower.is_some()) {
+                true => format!("{} and the written one", count(e.choices.len().saturating_sub(1), "legal choice")),
+                false => count(e.choices.len(), "legal choice").to_string(),
+            }
         );
         // The algorithm last, as `sweep` puts it: a Hier's name is long,
         // and the numbers line up ahead of it.
@@ -140,7 +145,12 @@ fn render(spec: &Path, valid: &ValidProgram, all: &[Explained]) -> String {
             let _ = writeln!(out, "  ! the written choice does not lower: {why} (verify and compile refuse it)");
         }
         if let Some(w) = e.choices.iter().find(|ch| ch.winner) {
-            let _ = writeln!(out, "  (* the choice this spec compiles to; its legs:)");
+            let legend = match w.does_not_lower {
+                // Refused by compile: not a choice it compiles to.
+                Some(_) => "  (* the written choice, which does not lower; its legs:)",
+                None => "  (* the choice this spec compiles to; its legs:)",
+            };
+            let _ = writeln!(out, "{legend}");
             for l in &w.legs {
                 let _ = writeln!(
                     out,
