@@ -1383,6 +1383,16 @@ fn a_target_that_does_not_parse_is_shown_where() {
         assert!(stderr.contains("╰── here"), "a snippet: {stderr}");
         assert!(stderr.contains("help:"), "{stderr}");
     }
+    // A `model:` block's misspelt field is named in the target's words,
+    // not by the Rust type `ModelOverrides`.
+    let t = dir.path().join("t.ron");
+    std::fs::write(&t, "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), model: (lunch_ns: 1))").unwrap();
+    let out = ccc(&["check", module, "--target", t.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let said = stderr.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(said.contains("unexpected field named `lunch_ns` in `model: (...)`"), "{stderr}");
+    assert!(!said.contains("ModelOverrides"), "{stderr}");
 }
 
 /// `import` refuses a target value no collective could take, before

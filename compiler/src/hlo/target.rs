@@ -206,7 +206,9 @@ pub fn parse_target(src: &str) -> Result<Target, TargetError> {
         message: format!(
             "{}; a target reads `(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16))` with optional \
              channels, algorithm, algorithms, devices, barrier, send_credits, model",
-            e.code
+            // In a spec's words: `model: (...)`, not the Rust type
+            // `ModelOverrides`.
+            crate::parse::spec_words(&e.code.to_string())
         ),
         start: LineCol { line: e.span.start.line, col: e.span.start.col },
     })?;
@@ -254,7 +256,7 @@ pub fn parse_algorithm(text: &str) -> Result<Algorithm, TargetError> {
         message: format!(
             "{}; accepted: Ring, Mesh, Kangaring, SingleCycleRing, IntraRdh, SingleStepMesh, InterRdh, \
              TwoStepPodMesh, LatencyOptMesh, BwOptMesh, Hier((...)), Auto",
-            e.code
+            crate::parse::spec_words(&e.code.to_string())
         ),
         start: LineCol { line: e.span.start.line, col: e.span.start.col },
     })

@@ -382,7 +382,7 @@ fn spec_name(rust: &str) -> &str {
 
 /// RON's `message` with the Rust type names a spec never writes in the
 /// spec's words (`struct `HierLegs`` → ``Hier((...))``).
-fn spec_words(message: &str) -> String {
+pub(crate) fn spec_words(message: &str) -> String {
     SPEC_NAMES.iter().fold(message.to_owned(), |m, (rust, spec)| {
         m.replace(&format!("struct `{rust}`"), &format!("`{spec}`")).replace(&format!("`{rust}`"), &format!("`{spec}`"))
     })

@@ -23,6 +23,7 @@
 mod error;
 mod scan;
 
+pub(crate) use error::spec_words;
 pub use error::{
     MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, chosen_auto,
     chosen_auto_help, nearest, quote, whole_number_accepted, whole_number_help,
