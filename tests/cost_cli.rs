@@ -216,6 +216,15 @@ fn sweep_prints_a_row_per_size() {
     let (code, _, err) = ccc(&["sweep", "examples/allgather_mesh.ron", "--from", "8B", "--to", "16B"]);
     assert_eq!(code, 2);
     assert!(err.contains("no size in this range") && err.contains("the nearest size this op takes is"), "{err}");
+    // Every size of the sequence rounding out of the range (3 B of a
+    // Bf16 all-reduce is 2 B; 3000 B is past `--to`): the smallest size
+    // at least `from` the op takes, 4 B, is printed, as documented.
+    let (code, out, err) =
+        ccc(&["sweep", "examples/allreduce_hier.ron", "--from", "3", "--to", "100", "--factor", "1000", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let sizes: Vec<u64> = rows.as_array().unwrap().iter().map(|r| r["size"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [4], "{out}");
     // An AllToAllV's sizes are its counts matrix: refused, not a
     // validation error at every count.
     let (code, _, err) = ccc(&["sweep", "examples/alltoallv_mesh.ron"]);
