@@ -878,8 +878,12 @@ fn a_compile_waiting_for_a_lock_says_so_and_stops_on_ctrl_c() {
     let out = dir.path().join("out");
     assert_ok(&compile(&out, &["-q"]));
     let before = files(&out);
+    // Held for a minute, not for good: a compile that regressed to
+    // waiting silently, or past its Ctrl-C, then takes the lock and ends
+    // without the note or with 0, and the test fails within that minute
+    // rather than hanging until the holder's sleep ends.
     let _locker =
-        Locker(Command::new("flock").args(["--no-fork", "-x"]).arg(&out).args(["sleep", "600"]).spawn().unwrap());
+        Locker(Command::new("flock").args(["--no-fork", "-x"]).arg(&out).args(["sleep", "60"]).spawn().unwrap());
     // Until the locker holds it (a compile of its own could not take it).
     let probe = || Command::new("flock").args(["-n", "-x"]).arg(&out).arg("true").status().unwrap().success();
     while probe() {
