@@ -59,18 +59,24 @@ pub struct ImageError {
 /// # Errors
 ///
 /// [`ImageError`] when an image exceeds its region (CTRL SPAD, SLOT SPAD)
-/// or a field its width, naming the rank and TOP_SP.
+/// or a field its width, naming the rank and TOP_SP; or when a TOP_SP is
+/// past the ones `arch` has (the rank was lowered for another arch: a
+/// Cayman rank's eight TOP_SPs encoded for Sunda's four).
 pub fn encode(program: &RankProgram, arch: ccc_ir::arch::Arch) -> Result<RankImages, ImageError> {
     let params = arch.params();
     let topsps = program
         .topsps
         .iter()
         .map(|tp| {
-            encode_topsp(tp, params.ctrl_spad_size, params.slot_spad_size).map_err(|source| ImageError {
-                rank: program.rank,
-                topsp: tp.topsp,
-                source,
-            })
+            let image = match tp.topsp.0 < params.topsp_n {
+                true => encode_topsp(tp, params.ctrl_spad_size, params.slot_spad_size),
+                false => Err(EncodeError::BadValue {
+                    field: "topsp",
+                    value: u64::from(tp.topsp.0),
+                    expected: "past the TOP_SPs of the arch encoded for (the rank was lowered for another arch)",
+                }),
+            };
+            image.map_err(|source| ImageError { rank: program.rank, topsp: tp.topsp, source })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(RankImages { rank: program.rank, topsps })
@@ -168,6 +174,7 @@ mod tests {
     use crate::build::build;
     use crate::lower::lower;
     use crate::testing::Case;
+    use ccc_ir::arch::Arch;
     use ccc_ir::enums::{AlgType, OpType};
 
     /// Encoding each distinct program once answers as encoding every rank
@@ -191,5 +198,21 @@ mod tests {
             assert_eq!(encoded.check(p), expected, "rank {}", p.rank.0);
             assert_eq!(expected.is_err(), [a, b].contains(&(p.rank.0 as usize)), "rank {}", p.rank.0);
         }
+    }
+
+    /// A rank lowered for Cayman (eight TOP_SPs) encoded for Sunda (four)
+    /// is refused at its first TOP_SP past Sunda's, not encoded into
+    /// images for TOP_SPs Sunda does not have.
+    #[test]
+    fn a_topsp_past_the_arch_is_refused() {
+        let mut case = Case::flat(OpType::AllReduce, AlgType::Ring, 8, 4);
+        case.channels = 8;
+        let schedule = build(&case.valid()).unwrap();
+        let program = lower(&schedule, Rank(0)).unwrap();
+        assert_eq!(program.topsps.len(), 8);
+        assert_eq!(encode(&program, Arch::Cayman).map(|i| i.topsps.len()), Ok(8));
+        let refused = encode(&program, Arch::Sunda).unwrap_err();
+        assert_eq!((refused.rank, refused.topsp), (Rank(0), TopSp(4)));
+        assert!(refused.to_string().contains("past the TOP_SPs of the arch encoded for"), "{refused}");
     }
 }

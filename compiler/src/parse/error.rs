@@ -204,6 +204,14 @@ impl ParseError {
                 let last = self.path.as_deref().and_then(|p| p.rsplit('.').next());
                 Some(whole_number_accepted(last.map(|f| f.split('[').next().unwrap_or(f))))
             }
+            // `op: "AllReduce"`, `reduce: 1`: a field that takes a name
+            // accepts its names, as a misspelt one's refusal lists them.
+            ParseErrorKind::Syntax
+                if (self.message.ends_with("where a name belongs") || &*self.message == "Expected identifier")
+                    && let Some(names) = self.path.as_deref().and_then(|p| p.rsplit('.').next()).and_then(names_of) =>
+            {
+                Some(format!("one of {names}, written bare"))
+            }
             _ => crate::accepted::accepted_in(&self.message),
         }
     }

@@ -564,3 +564,19 @@ fn errors_say_where_and_help_where_ron_misleads() {
         assert!(e.help().is_some_and(|h| h.contains("`Collective(...)`")));
     }
 }
+
+/// A value that is not a name where a name belongs (`op: "AllReduce"`,
+/// text as generated code writes it; `reduce: 1`) accepts the field's
+/// names, as a misspelt name's refusal lists them (it accepted nothing).
+#[test]
+fn a_value_where_a_name_belongs_accepts_the_fields_names() {
+    let quoted = err(&GOOD.replace("op: AllReduce", "op: \"AllReduce\""));
+    assert_eq!(quoted.path.as_deref(), Some("op"));
+    let accepted = quoted.accepted().unwrap_or_default();
+    assert!(
+        accepted.starts_with("one of AllGather, AllReduce, ") && accepted.ends_with(", written bare"),
+        "{accepted}"
+    );
+    let number = err(&GOOD.replace("reduce: Add", "reduce: 1"));
+    assert_eq!(number.accepted().as_deref(), Some("one of Add, Fma, Max, Min, Average, written bare"));
+}

@@ -15,7 +15,6 @@ pub use crate::compiled::Compiled;
 use crate::cost::auto::legal::exceeded_built;
 use crate::lower::{LowerError, LowerErrorKind};
 use crate::parse::{ParsedSpec, parse};
-use crate::schedule::Schedule;
 use crate::sign::sign;
 use crate::valid::ValidProgram;
 use crate::validate::validate;
@@ -63,13 +62,15 @@ pub fn compile(valid: &ValidProgram, options: &Options) -> Result<Compiled, Comp
         certificate::check_intact(certificate)?;
     }
     options.go_on()?;
+    // A rank the world does not have is refused before the schedule is
+    // built (a framework's mistake costs nothing, whatever the world).
+    let wanted = wanted_ranks(valid.topology().rank_n, &options.ranks)?;
     let schedule = build(valid)?;
     options.go_on()?;
     let signature = sign(valid, &schedule);
     if let ProofSource::Certificate(certificate) = source {
         certificate::check_vouches(certificate, &schedule, &signature)?;
     }
-    let wanted = wanted_ranks(&schedule, &options.ranks)?;
     let probe_bytes = budget::check(&schedule, &wanted, source, options).map_err(|e| provable(valid, options, e))?;
     options.go_on()?;
     ledger.lap(Part::Build);
@@ -131,8 +132,7 @@ fn provable(valid: &ValidProgram, options: &Options, e: CompileError) -> Compile
 
 /// The ranks to emit, ascending and once each (every rank when none is
 /// named).
-fn wanted_ranks(schedule: &Schedule, ranks: &[Rank]) -> Result<Vec<Rank>, LowerError> {
-    let rank_n = schedule.shape.rank_n;
+fn wanted_ranks(rank_n: u32, ranks: &[Rank]) -> Result<Vec<Rank>, LowerError> {
     let mut wanted: Vec<Rank> = if ranks.is_empty() { (0..rank_n).map(Rank).collect() } else { ranks.to_vec() };
     wanted.sort_unstable();
     wanted.dedup();
