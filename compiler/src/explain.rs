@@ -329,6 +329,9 @@ pub fn written(c: &Collective) -> Option<String> {
 /// spend (as validation holds an `Auto` collective to what they leave:
 /// each collective's most, [`cost::auto::mesh_events`]).
 ///
+/// `valid` is `validate(program)`'s: the two are read side by side, and
+/// a collective of one without its like in the other is not explained.
+///
 /// [`cost::auto::mesh_events`]: crate::cost::auto::mesh_events
 pub fn explain(program: &Program, valid: &ValidProgram) -> Vec<Explained> {
     let machine = Machine::of(valid);

@@ -118,6 +118,11 @@ fn int(n: impl itoa::Integer) -> String {
 }
 
 /// Signs a program.
+///
+/// `schedule` is `build(valid)`'s: the two are read side by side,
+/// collective by collective, and a schedule built from another program
+/// signs neither (the collectives one holds past the other's are left
+/// out).
 pub fn sign(valid: &ValidProgram, schedule: &Schedule) -> Signature {
     let mut fields = Vec::with_capacity(PROGRAM_FIELDS.len() + COLLECTIVE_FIELDS.len() * valid.collectives().len());
     fields.push(Field { name: "format_version".into(), value: int(FORMAT_VERSION) });
