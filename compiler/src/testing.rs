@@ -160,6 +160,7 @@ impl Case {
             counts: counts.map(std::sync::Arc::from),
             model: ccc_ir::model::ModelParams::of(self.arch),
             auto: None,
+            listed: None,
         };
         ValidProgram {
             collectives: vec![collective],

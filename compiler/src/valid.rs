@@ -130,6 +130,11 @@ pub struct ValidCollective {
     /// What `algorithm: Auto` chose and from what (`None`: the algorithm
     /// was written in the spec).
     pub(crate) auto: Option<AutoChoice>,
+    /// Every candidate `Auto` listed, kept where the collectives before it
+    /// had spent mesh events (so that its alternatives may lack choices
+    /// that lower alone): fitting the program chooses again among those
+    /// that lower within a whole TOP_SP's events (`cost::auto::fit`).
+    pub(crate) listed: Option<std::sync::Arc<[ResolvedAlgorithm]>>,
 }
 
 impl ValidCollective {

@@ -437,3 +437,60 @@ fn the_fit_leaves_auto_what_the_written_collectives_leave_at_their_busiest_rank(
     let compiled = compile(&valid, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(compiled.proof.is_some());
 }
+
+/// A mesh an earlier `Auto` collective's choice crowded out is weighed
+/// against that choice when the program is fitted. Two written BwOptMesh
+/// all-reduces after `Auto` ones call for the fit; the second small
+/// all-reduce (collective 6), held in program order to the events the
+/// collectives before it left, had no mesh among its alternatives, and
+/// the fit kept collective 0's LatencyOptMesh and gave it InterRdh: 2.3 us
+/// more in all than the reverse, which fits as well (a helper's probe).
+#[test]
+fn the_fit_weighs_a_mesh_an_earlier_choice_crowded_out() {
+    use ccc_compiler::cost::evaluate;
+    use ccc_ir::spec::{DType, ReduceOp};
+    let c = |count: u64, algorithm: Algorithm| {
+        Collective::new(OpType::AllReduce, DType::Bf16, count, Arch::Cayman, Topology::new(32, 16))
+            .reduce(ReduceOp::Add)
+            .channels(1)
+            .algorithm(algorithm)
+    };
+    let flat = |a| Algorithm::flat(a).unwrap();
+    let (auto, bw) = (Algorithm::Auto, flat(AlgType::BwOptMesh));
+    let counts = [1024, 1024, 1024, 8, 1024, 1024, 8, 1024, 1024];
+    let written = [1, 4];
+    let spec = |i: usize, alg: Algorithm| c(counts[i], if written.contains(&i) { bw.clone() } else { alg });
+    let program = Program { collectives: (0..counts.len()).map(|i| spec(i, auto.clone())).collect() };
+    let valid = validate(&program).unwrap();
+    let chosen: Vec<ResolvedAlgorithm> = valid.collectives().iter().map(|c| *c.algorithm()).collect();
+    let (mesh, rdh) = (ResolvedAlgorithm::Flat(AlgType::LatencyOptMesh), ResolvedAlgorithm::Flat(AlgType::InterRdh));
+    assert_eq!((chosen[0], chosen[3], chosen[6]), (rdh, mesh, mesh), "{chosen:?}");
+    // Collective 6 was held to no mesh; fitted, its alternatives are those
+    // it holds alone, and it records the one it left.
+    let six = valid.collectives()[6].auto().unwrap();
+    let fitted = six.fitted.expect("collective 6 was moved by the fit");
+    assert_eq!(six.alternatives[fitted.cheapest].algorithm, rdh);
+    assert!(six.alternatives.iter().any(|a| a.algorithm == mesh));
+    // Less in all than the choices the fit made before, which fit too.
+    let total = |p: &Program| -> u64 {
+        let v = validate(p).unwrap();
+        let s = build(&v).unwrap();
+        s.collectives.iter().map(|plan| whole_ns(evaluate(&s, plan, &plan.model).prediction.total_ns)).sum()
+    };
+    let written_as = |choices: &[ResolvedAlgorithm]| Program {
+        collectives: (0..counts.len()).map(|i| spec(i, written_out(&choices[i]))).collect(),
+    };
+    let mut before = chosen.clone();
+    (before[0], before[6]) = (mesh, rdh);
+    assert!(total(&written_as(&chosen)) < total(&written_as(&before)));
+}
+
+/// The written form of a resolved algorithm.
+fn written_out(r: &ResolvedAlgorithm) -> Algorithm {
+    match r {
+        ResolvedAlgorithm::Flat(a) => Algorithm::flat(*a).unwrap(),
+        ResolvedAlgorithm::Hier(legs) => {
+            Algorithm::Hier(legs.iter().fold(ccc_ir::spec::HierLegs::default(), |h, &(leg, alg)| h.with(leg, alg)))
+        }
+    }
+}

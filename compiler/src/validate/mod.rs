@@ -841,6 +841,7 @@ impl Checker {
             counts: c.counts.clone().map(std::sync::Arc::from),
             model: ModelParams::with(c.arch, c.model.as_ref()),
             auto: None,
+            listed: None,
         };
         let machine = Machine {
             arch: c.arch,
@@ -850,6 +851,12 @@ impl Checker {
             mesh_events_spent: autos.mesh_events_spent,
         };
         if let Some((candidates, auto_legs)) = self.auto.take() {
+            // Held to what the collectives before it leave, it may hold
+            // fewer than it would alone: the program's fit may choose
+            // among the others (`cost::auto::fit`).
+            if machine.mesh_events_spent > 0 {
+                valid.listed = Some(std::sync::Arc::from(candidates.as_slice()));
+            }
             // What a retry asks again (below): kept only where one may be made.
             // (A whole `Auto` collective always has a choice of no mesh
             // events, Ring: only one partly left to `Auto` retries.)

@@ -20,7 +20,9 @@
 //! its place after an `Auto` one calls for this check as a written one's
 //! does, though it is fitted as an `Auto` one), it
 //! chooses again for every `Auto` collective at once,
-//! among each one's legal alternatives: the choices whose predicted
+//! among each one's legal alternatives (every choice that lowers on its
+//! own within a whole TOP_SP's mesh events, not only those the
+//! collectives before it left it; `options`): the choices whose predicted
 //! times sum the least over the program among those whose slots, with
 //! the written collectives', fit, and whose mesh events (each
 //! collective's most over its members, summed, the bound validation
@@ -45,7 +47,7 @@
 
 use super::{Machine, display, evaluate_choice, events_of, whole_ns};
 use crate::build::plan_as;
-use crate::valid::{Fitted, ValidCollective, ValidProgram};
+use crate::valid::{Alternative, Fitted, ValidCollective, ValidProgram};
 use ccc_ir::enums::OpType;
 use ccc_ir::noun;
 use ccc_ir::spec::DType;
@@ -151,8 +153,8 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         }
         let bucket = seen.entry((c.op, c.dtype, c.count, c.channels)).or_default();
         let equal = bucket.iter().find(|&&(j, _)| program.collectives.get(j).is_some_and(|e| same_choice(e, c)));
-        let options = match equal.and_then(|&(_, k)| items.get(k)) {
-            Some(item) => item.options.clone(),
+        let (options, widened) = match equal.and_then(|&(_, k)| items.get(k)) {
+            Some(item) => (item.options.clone(), item.widened.clone()),
             None => {
                 bucket.push((i, items.len()));
                 options(c, machine)
@@ -161,7 +163,7 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         if options.is_empty() {
             return refused(overflow(None));
         }
-        items.push(Item { collective: i, options });
+        items.push(Item { collective: i, options, widened });
     }
     let least = |item: &Item| item.options.iter().map(|o| o.slots).min().unwrap_or(0);
     let fewest = items.iter().fold(fixed, |sum, item| sum.saturating_add(least(item)));
@@ -179,12 +181,20 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         let Some(c) = program.collectives.get_mut(item.collective) else { continue };
         let Some(auto) = &mut c.auto else { continue };
         let Some(chosen) = item.options.get(pick).map(|o| o.alternative) else { continue };
-        if chosen == auto.chosen {
+        // The options index the widened alternatives where there are
+        // some (a superset, in the same order), else the collective's own.
+        let among = item.widened.as_deref().unwrap_or(&auto.alternatives);
+        let algorithm_of = |alts: &[Alternative], i: usize| alts.get(i).map(|a| a.algorithm);
+        let was = algorithm_of(&auto.alternatives, auto.chosen);
+        if algorithm_of(among, chosen) == was {
             continue;
+        }
+        let Some(cheapest) = among.iter().position(|a| Some(a.algorithm) == was) else { continue };
+        if let Some(widened) = &item.widened {
+            auto.alternatives.clone_from(widened);
         }
         let of =
             |alt: usize| item.options.iter().find(|o| o.alternative == alt).map_or((0, 0), |o| (o.slots, o.events));
-        let cheapest = auto.chosen;
         let ((slots, events), (cheapest_slots, cheapest_events)) = (of(chosen), of(cheapest));
         auto.fitted = Some(Fitted { cheapest, slots, cheapest_slots, capacity, events, cheapest_events, max_events });
         for o in &item.options {
@@ -362,6 +372,10 @@ struct Item {
     /// Every alternative it may take, in preference order: prediction,
     /// then the alternatives' tie-break order.
     options: Vec<Choice>,
+    /// The alternatives the options index when they are not the
+    /// collective's own: those it holds with a whole TOP_SP's mesh events,
+    /// where the collectives before it had left it fewer ([`options`]).
+    widened: Option<Vec<Alternative>>,
 }
 
 /// One alternative a collective may take.
@@ -402,11 +416,27 @@ pub(super) fn same_inputs(a: &ValidCollective, b: &ValidCollective) -> bool {
 /// The alternatives of `c`, each built and predicted, in preference
 /// order (prediction, then the alternatives' order). Empty when one does
 /// not build.
-fn options(c: &ValidCollective, machine: Machine) -> Vec<Choice> {
-    let none = Vec::new();
+///
+/// Validation held `c` to the mesh events the collectives before it
+/// left; choosing the program's `Auto` collectives again at once, each
+/// may take any choice that lowers on its own within a whole TOP_SP's
+/// events (the knapsack holds their sum to what the written collectives
+/// leave): where `c` was held to fewer ([`ValidCollective::listed`]),
+/// its candidates are held again with none spent, and when that holds
+/// more of them, those are its alternatives here (returned beside the
+/// options, which index them). A mesh that an earlier collective's
+/// choice crowded out is then weighed against that choice.
+fn options(c: &ValidCollective, machine: Machine) -> (Vec<Choice>, Option<Vec<Alternative>>) {
+    let none = (Vec::new(), None);
     let Some(auto) = &c.auto else { return none };
-    let mut options = Vec::with_capacity(auto.alternatives.len());
-    for (i, alt) in auto.alternatives.iter().enumerate() {
+    let widened = c.listed.as_ref().and_then(|listed| {
+        let whole = Machine { mesh_events_spent: 0, ..machine };
+        let alone = super::choose(c, whole, &c.model, listed.to_vec(), auto.auto_legs.clone()).ok()?;
+        (alone.alternatives.len() > auto.alternatives.len()).then_some(alone.alternatives)
+    });
+    let alternatives = widened.as_deref().unwrap_or(&auto.alternatives);
+    let mut options = Vec::with_capacity(alternatives.len());
+    for (i, alt) in alternatives.iter().enumerate() {
         let Some((schedule, e)) = evaluate_choice(c, machine, &c.model, &alt.algorithm) else { return none };
         let Some(plan) = schedule.collectives.first() else { return none };
         let predicted_ns = whole_ns(e.prediction.total_ns);
@@ -418,7 +448,7 @@ fn options(c: &ValidCollective, machine: Machine) -> Vec<Choice> {
         });
     }
     options.sort_by_key(|o| (o.predicted_ns, o.alternative));
-    options
+    (options, widened)
 }
 
 /// For each item, the option to take (an index into its options): the
@@ -540,7 +570,7 @@ mod tests {
             .collectives
             .iter()
             .enumerate()
-            .map(|(i, c)| Item { collective: i, options: options(c, machine) })
+            .map(|(i, c)| Item { collective: i, options: options(c, machine).0, widened: None })
             .collect();
         // Several slot counts and mesh events to choose between, or
         // nothing is tested.
@@ -572,7 +602,7 @@ mod tests {
         assert!(fitted > 0 && fitted < tried, "{fitted} of {tried} rooms fit");
         // Two equal items and a room for one to take its first option:
         // the earlier takes it.
-        let twin = |collective| Item { collective, options: items[0].options.clone() };
+        let twin = |collective| Item { collective, options: items[0].options.clone(), widened: None };
         let pair = [twin(0), twin(1)];
         let first = &items[0].options[0];
         let fewer =
@@ -593,7 +623,8 @@ mod tests {
         let machine = Machine::of(&valid);
         for c in &valid.collectives {
             let auto = c.auto.as_ref().unwrap();
-            let options = options(c, machine);
+            let (options, widened) = options(c, machine);
+            assert!(widened.is_none(), "held to a whole TOP_SP's events, nothing to widen");
             assert_eq!(options.len(), auto.alternatives.len());
             for o in options {
                 let alt = &auto.alternatives[o.alternative];
@@ -639,7 +670,9 @@ mod tests {
                 continue;
             };
             moved += 1;
-            assert_eq!(f.cheapest, was.auto.as_ref().unwrap().chosen);
+            // The alternative it left, in its alternatives now (widened
+            // where validation had held it to fewer events).
+            assert_eq!(auto.alternatives[f.cheapest].algorithm, was.algorithm);
             assert!(f.slots < f.cheapest_slots, "{f:?}");
             assert_eq!(c.algorithm, auto.alternatives[auto.chosen].algorithm);
             assert!(auto.alternatives.iter().all(|a| a.predicted_ns.is_some()));
