@@ -1061,3 +1061,36 @@ fn a_folder_manifest_that_is_not_one_is_named_for_what_it_is() {
         assert!(squeeze(&run.stderr).contains("b/manifest.json is a named pipe, not a file;"), "{}", run.stderr);
     }
 }
+
+/// Forty equal `Auto` all-reduces, the last one resized on one side: the
+/// fit moves earlier choices, and the report leads with the resized
+/// collective, said with its own sizes (it was named by the first moved
+/// one's summary, "x 1024 on both sides").
+#[test]
+fn a_resized_collective_leads_over_the_choices_it_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = |count: u32| {
+        format!(
+            "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: {count}, arch: Cayman, \
+             topology: (rank_n: 32, local_rank_n: 16), channels: 1, algorithm: Auto)"
+        )
+    };
+    let program = |last: u32| {
+        let mut cs: Vec<String> = (0..39).map(|_| one(1024)).collect();
+        cs.push(one(last));
+        format!("Program(collectives: [{}])", cs.join(",\n"))
+    };
+    std::fs::write(dir.path().join("a.ron"), program(1024)).unwrap();
+    std::fs::write(dir.path().join("b.ron"), program(8)).unwrap();
+    let run = ccc_in(dir.path(), &["diagnose", "a.ron", "b.ron"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let lead = run.stdout.lines().find(|l| l.starts_with("the specs disagree at")).unwrap_or_default();
+    assert_eq!(
+        lead,
+        "the specs disagree at collective 39 of 40 (a.ron) vs 39 of 40 (b.ron): AllReduce Bf16 x 1024 (a.ron) vs \
+         AllReduce Bf16 x 8 (b.ron)",
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("missing") && !run.stdout.contains("extra"), "{}", run.stdout);
+}

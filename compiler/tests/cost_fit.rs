@@ -494,3 +494,40 @@ fn written_out(r: &ResolvedAlgorithm) -> Algorithm {
         }
     }
 }
+
+/// Forty equal `Auto` all-reduces on one side; on the other the last is
+/// 8 elements, not 1,024: the fit takes a mesh for it and moves two
+/// earlier choices. `diagnose` pairs every collective where it stands
+/// (it read the first moved one as missing and the resized one as extra:
+/// two gaps cost less than two moved choices and a change) and leads with
+/// the collective whose own input differs, not with a choice that moved
+/// because of it (a helper's probe).
+#[test]
+fn diagnose_leads_with_the_collective_whose_inputs_differ() {
+    use ccc_compiler::diagnose::Unsigned;
+    use ccc_ir::spec::{DType, ReduceOp};
+    let c = |count: u64| {
+        Collective::new(OpType::AllReduce, DType::Bf16, count, Arch::Cayman, Topology::new(32, 16))
+            .reduce(ReduceOp::Add)
+            .channels(1)
+            .algorithm(Algorithm::Auto)
+    };
+    // As `ccc diagnose` reads two specs: with what they hold unsigned.
+    let input = |name: &str, collectives: Vec<Collective>| {
+        let program = Program { collectives };
+        let valid = validate(&program).unwrap();
+        let schedule = build(&valid).unwrap();
+        Input { unsigned: Unsigned::of(&program, &valid), ..Input::from_signature(name, &sign(&valid, &schedule)) }
+    };
+    let a = vec![c(1024); 40];
+    let mut b = a.clone();
+    b[39] = c(8);
+    let report = diagnose(&[input("a", a), input("b", b)]);
+    let d = &report.differences[0];
+    let at: Vec<(DiffKind, u32, u32)> =
+        d.collectives.iter().map(|c| (c.kind, c.majority_index, c.other_index)).collect();
+    assert!(at.len() > 1, "no earlier choice moved: the test needs one; {at:?}");
+    assert!(at.iter().all(|&(k, i, j)| k == DiffKind::Changed && i == j), "{at:?}");
+    let first = d.first.unwrap();
+    assert_eq!((first.majority_index, first.other_index), (39, 39), "{at:?}");
+}

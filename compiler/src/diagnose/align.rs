@@ -32,11 +32,15 @@ const STRUCTURE_SHIFT: u32 = 32;
 const COST_GAP: u64 = 2;
 /// Cost of pairing two collectives that differ only in what `Auto` chose
 /// (and so in their schedule): an `Auto` choice moved by the program
-/// around it (the CTRL SPAD slots or mesh events the collectives share),
-/// cheaper than any other change, so that a repeated collective whose
-/// choice moved reads as changed where it stands, not as the program
-/// shifted by one (a missing and an extra one of equal collectives).
-const COST_AUTO_MOVED: u64 = 1;
+/// around it (the CTRL SPAD slots or mesh events the collectives share)
+/// is no structural change at all (the fields it differs in still break
+/// ties), so that a repeated collective whose choice moved reads as
+/// changed where it stands, not as the program shifted by one (a missing
+/// and an extra one of equal collectives), however many moved: at 1, a
+/// later collective's size that moved two earlier choices read as the
+/// first of them missing and the resized one extra (2 + 2 against
+/// 1 + 1 + 3).
+const COST_AUTO_MOVED: u64 = 0;
 /// Cost of pairing two different collectives of the same op: less than a
 /// missing plus an extra one (one changed collective reads as changed),
 /// more than one gap (two shifted runs read as one missing, one extra).

@@ -108,7 +108,10 @@ pub struct Group {
 pub struct Difference {
     /// The group (an index into [`Report::groups`], at least 1).
     pub group: u32,
-    /// The first collective that differs, if any does.
+    /// The first collective that differs, if any does: in its own right
+    /// where that is known (both sides specs: one whose `Auto` choice
+    /// alone moved, because another collective differs, is passed over),
+    /// so not always the first of [`Difference::collectives`].
     pub first: Option<Position>,
     /// Differing program-wide fields (`format_version`).
     pub fields: Vec<FieldDiff>,

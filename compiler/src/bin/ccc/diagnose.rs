@@ -573,7 +573,12 @@ fn render_difference(out: &mut String, d: &Difference, la: &str, lb: &str, inden
             values(v, la, lb)
         );
     }
-    if let (Some(p), Some(c)) = (d.first, d.collectives.first()) {
+    // The collective `first` names: not always the first listed (one
+    // whose `Auto` choice a difference elsewhere moved is passed over).
+    let at = |p: &ccc_compiler::diagnose::Position| {
+        d.collectives.iter().find(|c| (c.majority_index, c.other_index) == (p.majority_index, p.other_index))
+    };
+    if let Some((p, c)) = d.first.and_then(|p| Some((p, at(&p).or(d.collectives.first())?))) {
         let what = match c.kind {
             DiffKind::Changed => {
                 let (a, b) = (c.majority.as_deref().unwrap_or("?"), c.other.as_deref().unwrap_or("?"));
