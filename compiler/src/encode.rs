@@ -70,10 +70,11 @@ pub fn encode(program: &RankProgram, arch: ccc_ir::arch::Arch) -> Result<RankIma
         .map(|tp| {
             let image = match tp.topsp.0 < params.topsp_n {
                 true => encode_topsp(tp, params.ctrl_spad_size, params.slot_spad_size),
-                false => Err(EncodeError::BadValue {
+                // The rank was lowered for an arch with more TOP_SPs.
+                false => Err(EncodeError::FieldOverflow {
                     field: "topsp",
                     value: u64::from(tp.topsp.0),
-                    expected: "past the TOP_SPs of the arch encoded for (the rank was lowered for another arch)",
+                    max: u64::from(params.topsp_n.saturating_sub(1)),
                 }),
             };
             image.map_err(|source| ImageError { rank: program.rank, topsp: tp.topsp, source })
@@ -213,6 +214,6 @@ mod tests {
         assert_eq!(encode(&program, Arch::Cayman).map(|i| i.topsps.len()), Ok(8));
         let refused = encode(&program, Arch::Sunda).unwrap_err();
         assert_eq!((refused.rank, refused.topsp), (Rank(0), TopSp(4)));
-        assert!(refused.to_string().contains("past the TOP_SPs of the arch encoded for"), "{refused}");
+        assert!(refused.to_string().ends_with("topsp is 4, which does not fit (maximum 3)"), "{refused}");
     }
 }

@@ -466,11 +466,17 @@ fn the_fit_weighs_a_mesh_an_earlier_choice_crowded_out() {
     let (mesh, rdh) = (ResolvedAlgorithm::Flat(AlgType::LatencyOptMesh), ResolvedAlgorithm::Flat(AlgType::InterRdh));
     assert_eq!((chosen[0], chosen[3], chosen[6]), (rdh, mesh, mesh), "{chosen:?}");
     // Collective 6 was held to no mesh; fitted, its alternatives are those
-    // it holds alone, and it records the one it left.
+    // it holds alone, and it runs the cheapest of them: no move off the
+    // cheapest is recorded (it named InterRdh, slower, as the cheapest).
     let six = valid.collectives()[6].auto().unwrap();
-    let fitted = six.fitted.expect("collective 6 was moved by the fit");
-    assert_eq!(six.alternatives[fitted.cheapest].algorithm, rdh);
     assert!(six.alternatives.iter().any(|a| a.algorithm == mesh));
+    assert_eq!(six.fitted, None);
+    let cheapest_alone = six.alternatives.iter().filter_map(|a| a.predicted_ns).min();
+    assert_eq!(six.alternatives[six.chosen].predicted_ns, cheapest_alone);
+    // Collective 0 left the mesh for it, and says so.
+    let zero = valid.collectives()[0].auto().unwrap();
+    let fitted = zero.fitted.expect("collective 0 was moved by the fit");
+    assert_eq!(zero.alternatives[fitted.cheapest].algorithm, mesh);
     // Less in all than the choices the fit made before, which fit too.
     let total = |p: &Program| -> u64 {
         let v = validate(p).unwrap();

@@ -63,7 +63,7 @@ pub fn dumps_checked(
 /// `err`, with what the caller's own object raised (`cause`) as its
 /// `__cause__`, so that a traceback shows that error and where it came
 /// from.
-fn caused(py: Python<'_>, err: PyErr, cause: Option<Box<PyErr>>) -> PyErr {
+pub fn caused(py: Python<'_>, err: PyErr, cause: Option<Box<PyErr>>) -> PyErr {
     if let Some(cause) = cause {
         err.set_cause(py, Some(*cause));
     }
@@ -145,7 +145,7 @@ pub struct Bad {
     kind: Option<&'static str>,
     /// What the caller's object raised when read (a mapping's `items`,
     /// an `__index__`), kept as the refusal's `__cause__`.
-    cause: Option<Box<PyErr>>,
+    pub cause: Option<Box<PyErr>>,
 }
 
 impl Bad {

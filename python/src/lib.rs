@@ -767,7 +767,10 @@ fn certificate_arg(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<ccc_comp
         // not read is, not as a spec's.
         return match json::checked(py, item, "", "a manifest")? {
             Ok(json) => adapter::certificate_json(&json, CertificateFrom::Dict).map_err(failed),
-            Err(bad) => Err(failed(adapter::certificate_unheld(&bad.path, &bad.why))),
+            Err(bad) => {
+                let refused = failed(adapter::certificate_unheld(&bad.path, &bad.why));
+                Err(json::caused(py, refused, bad.cause))
+            }
         };
     }
     if let Ok(text) = item.extract::<String>() {

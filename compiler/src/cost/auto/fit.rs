@@ -189,14 +189,28 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         if algorithm_of(among, chosen) == was {
             continue;
         }
+        // What validation chose, the cheapest it could take one
+        // collective at a time, where it sits among the options' alternatives.
         let Some(cheapest) = among.iter().position(|a| Some(a.algorithm) == was) else { continue };
         if let Some(widened) = &item.widened {
             auto.alternatives.clone_from(widened);
         }
-        let of =
-            |alt: usize| item.options.iter().find(|o| o.alternative == alt).map_or((0, 0), |o| (o.slots, o.events));
+        let option = |alt: usize| item.options.iter().find(|o| o.alternative == alt);
+        let of = |alt: usize| option(alt).map_or((0, 0), |o| (o.slots, o.events));
         let ((slots, events), (cheapest_slots, cheapest_events)) = (of(chosen), of(cheapest));
-        auto.fitted = Some(Fitted { cheapest, slots, cheapest_slots, capacity, events, cheapest_events, max_events });
+        // Moved to a faster choice (a mesh an earlier collective's choice
+        // had crowded out, weighed again), it is not off its cheapest:
+        // nothing is recorded of a move.
+        let faster = option(chosen).zip(option(cheapest)).is_some_and(|(c, w)| c.predicted_ns < w.predicted_ns);
+        auto.fitted = (!faster).then_some(Fitted {
+            cheapest,
+            slots,
+            cheapest_slots,
+            capacity,
+            events,
+            cheapest_events,
+            max_events,
+        });
         for o in &item.options {
             if let Some(a) = auto.alternatives.get_mut(o.alternative) {
                 a.predicted_ns = Some(o.predicted_ns);
