@@ -551,3 +551,9 @@ def test_what_a_callers_object_raised_is_the_refusals_cause():
             ccc.Program.from_dict(spec)
         assert caught.value.field == field
         assert isinstance(caught.value.__cause__, raised), repr(caught.value.__cause__)
+    # A `proven_by` manifest given as such a mapping: the same.
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    with pytest.raises(ccc.InputError) as caught:
+        ccc.compile(text, proven_by=Raising())
+    assert "mapping boom" in str(caught.value)
+    assert isinstance(caught.value.__cause__, RuntimeError), repr(caught.value.__cause__)
