@@ -703,6 +703,9 @@ fn field_path(read: Option<String>, kind: &ParseErrorKind) -> Option<String> {
     match (last.starts_with('?'), named) {
         (false, _) => Some(read.clone()),
         (true, Some(field)) => Some(join(field)),
+        // Inside a struct before any field of it read (`topology: (8, 4)`,
+        // a value where a field's name belongs): the struct's field.
+        (true, None) if !parent.is_empty() && matches!(kind, ParseErrorKind::Syntax) => Some(parent.to_owned()),
         (true, None) => None,
     }
 }

@@ -412,6 +412,8 @@ fn errors_say_where_and_help_where_ron_misleads() {
     let e = err(&GOOD.replace("(rank_n: 32, local_rank_n: 16)", "(32, 16)"));
     assert_eq!(e.message.as_ref(), "Found `32` where a name belongs");
     assert!(e.help().is_some_and(|h| h.contains("fields are written by name")), "{:?}", e.help());
+    // At the struct written by position (it had no path).
+    assert_eq!(e.path.as_deref(), Some("topology"));
     // A field that takes a name lists the names, given a number, a string
     // or a parenthesized name (it said that `reduce`'s fields are written
     // by name: an enum has none).
