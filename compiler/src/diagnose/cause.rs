@@ -70,7 +70,7 @@ pub(super) const CAUSES: [(Cause, &[&str], &str); 15] = [
     (
         Cause::AutoChoice,
         &[],
-        "Auto chose differently: the cost model was given different inputs (the fields named, or `model:` overrides, or `choices: Wide`)",
+        "Auto chose differently: the cost model was given different inputs (those its note names)",
     ),
     (
         Cause::HowChosen,
