@@ -190,25 +190,24 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
             continue;
         }
         // What validation chose, the cheapest it could take one
-        // collective at a time, where it sits among the options' alternatives.
-        let Some(cheapest) = among.iter().position(|a| Some(a.algorithm) == was) else { continue };
+        // collective at a time, where it sits among the options'
+        // alternatives (always there: the widened ones hold it).
+        let cheapest = among.iter().position(|a| Some(a.algorithm) == was);
         if let Some(widened) = &item.widened {
             auto.alternatives.clone_from(widened);
         }
         let option = |alt: usize| item.options.iter().find(|o| o.alternative == alt);
-        let of = |alt: usize| option(alt).map_or((0, 0), |o| (o.slots, o.events));
-        let ((slots, events), (cheapest_slots, cheapest_events)) = (of(chosen), of(cheapest));
         // Moved to a faster choice (a mesh an earlier collective's choice
         // had crowded out, weighed again), it is not off its cheapest:
         // nothing is recorded of a move.
-        let faster = option(chosen).zip(option(cheapest)).is_some_and(|(c, w)| c.predicted_ns < w.predicted_ns);
-        auto.fitted = (!faster).then_some(Fitted {
+        let off = cheapest.and_then(|w| Some((w, option(w)?, option(chosen)?)));
+        auto.fitted = off.filter(|(_, w, c)| c.predicted_ns >= w.predicted_ns).map(|(cheapest, w, c)| Fitted {
             cheapest,
-            slots,
-            cheapest_slots,
+            slots: c.slots,
+            cheapest_slots: w.slots,
             capacity,
-            events,
-            cheapest_events,
+            events: c.events,
+            cheapest_events: w.events,
             max_events,
         });
         for o in &item.options {
