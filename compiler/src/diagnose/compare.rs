@@ -62,9 +62,9 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
     let versions_differ = fields.iter().any(|f| f.field == "format_version");
 
     let mut collectives: Vec<CollectiveDiff> = Vec::new();
-    // Whether each of `collectives` differs only by an `Auto` choice that
-    // follows from a difference elsewhere (see `first` below).
-    let mut follows: Vec<bool> = Vec::new();
+    // Where in `collectives` the first that differs in its own right is
+    // (see `first` below).
+    let mut own_first: Option<usize> = None;
     let edits = align(&a.collectives, &b.collectives);
     // Each move is reported once, at its end that comes first.
     let moves = moves(&edits, &a.collectives, &b.collectives);
@@ -119,15 +119,12 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                         _ => None,
                     };
                 let unsigned = both.map(|(x, y)| super::Unsigned::differences(x, y));
+                let other_differs = elsewhere.other.is_some();
+                let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere, unsigned.as_deref()) };
                 // Only its `Auto` choice differs, both specs' unsigned inputs
                 // agree, and another collective differs: the program's
                 // fit (or the events before it) moved it.
-                let knock_on = alone
-                    && how_chosen.is_none()
-                    && unsigned.as_ref().is_some_and(Vec::is_empty)
-                    && elsewhere.other.is_some();
-                let auto = if how_chosen.is_some() { None } else { auto_note(&diffs, elsewhere, unsigned.as_deref()) };
-                let knock_on = knock_on && auto.is_some();
+                let knock_on = alone && auto.is_some() && unsigned.as_ref().is_some_and(Vec::is_empty) && other_differs;
                 let fields = diffs
                     .into_iter()
                     .map(|(key, va, vb)| {
@@ -155,7 +152,9 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                         },
                     })
                     .collect();
-                follows.push(knock_on);
+                if !knock_on {
+                    own_first = own_first.or(Some(collectives.len()));
+                }
                 collectives.push(CollectiveDiff {
                     kind: DiffKind::Changed,
                     majority_index: i,
@@ -191,7 +190,7 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
                 cause: Some(Cause::ProgramDiverged),
             },
         };
-        follows.push(false);
+        own_first = own_first.or(Some(collectives.len()));
         collectives.push(diff);
     }
     // The same collectives in an order no single move explains read above
@@ -200,15 +199,14 @@ pub(super) fn compare(group: u32, a: &Parsed<'_>, b: &Parsed<'_>) -> Difference 
         && let Some(moves) = reordering(&a.collectives, &b.collectives, None)
     {
         collectives = moves.into_iter().map(|(i, j)| moved(i, j)).collect();
-        follows.clear();
+        own_first = None;
     }
 
     // The first collective that differs in its own right: one whose
     // `Auto` choice alone moved, because another collective differs
     // (a later one's size moved the program's fit), is not where the
     // programs part (it is still listed, in its place).
-    let own = collectives.iter().zip(follows.iter().chain(std::iter::repeat(&false))).find(|(_, f)| !**f);
-    let first = own.map(|(d, _)| d).or(collectives.first()).map(|d| Position {
+    let first = own_first.and_then(|k| collectives.get(k)).or(collectives.first()).map(|d| Position {
         majority_index: d.majority_index,
         majority_n: idx(a.collectives.len()),
         other_index: d.other_index,
