@@ -201,15 +201,11 @@ impl ParseError {
             ParseErrorKind::Syntax
                 if self.message.starts_with("Expected integer") || self.message.starts_with("Invalid digit") =>
             {
-                let last = self.path.as_deref().and_then(|p| p.rsplit('.').next());
-                Some(whole_number_accepted(last.map(|f| f.split('[').next().unwrap_or(f))))
+                Some(whole_number_accepted(self.last_field()))
             }
             // `op: "AllReduce"`, `reduce: 1`: a field that takes a name
             // accepts its names, as a misspelt one's refusal lists them.
-            ParseErrorKind::Syntax
-                if (self.message.ends_with("where a name belongs") || &*self.message == "Expected identifier")
-                    && let Some(names) = self.path.as_deref().and_then(|p| p.rsplit('.').next()).and_then(names_of) =>
-            {
+            ParseErrorKind::Syntax if let Some((_, names)) = self.names_taken() => {
                 Some(format!("one of {names}, written bare"))
             }
             _ => crate::accepted::accepted_in(&self.message),
@@ -242,11 +238,24 @@ impl ParseError {
         }
     }
 
+    /// The field the path ends in, without its indices (`groups`).
+    fn last_field(&self) -> Option<&str> {
+        self.path.as_deref().and_then(|p| p.rsplit('.').next()).map(|f| f.split('[').next().unwrap_or(f))
+    }
+
+    /// Where RON found a value that is not a name (`reduce: 1`, `dtype:
+    /// "F32"`, `arch: (Cayman)`) in a field that takes one: the field and
+    /// its names.
+    fn names_taken(&self) -> Option<(&str, String)> {
+        let not_a_name = self.message.ends_with("where a name belongs") || &*self.message == "Expected identifier";
+        let field = self.last_field().filter(|_| not_a_name)?;
+        Some((field, names_of(field)?))
+    }
+
     /// A hint on how to fix it, where one is more useful than RON's message.
     pub fn help(&self) -> Option<String> {
         let whole = |field: &Option<String>| whole_number_help(field.as_deref());
-        // The field the path ends in, without its indices (`groups`).
-        let last = self.path.as_deref().and_then(|p| p.rsplit('.').next()).map(|f| f.split('[').next().unwrap_or(f));
+        let last = self.last_field();
         match &self.kind {
             ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),
             ParseErrorKind::ChosenAuto => Some(chosen_auto_help("spec")),
@@ -266,11 +275,7 @@ impl ParseError {
             }
             // `reduce: 1`, `dtype: "F32"`, `arch: (Cayman)`: a field that
             // takes a name says which.
-            ParseErrorKind::Syntax
-                if (self.message.ends_with("where a name belongs") || &*self.message == "Expected identifier")
-                    && let Some(field) = last
-                    && let Some(names) = names_of(field) =>
-            {
+            ParseErrorKind::Syntax if let Some((field, names)) = self.names_taken() => {
                 Some(format!("`{field}` takes one of these names, written bare: {names}"))
             }
             // `topology: (8, 8)`: RON's advice (a raw identifier) is not a spec's.
