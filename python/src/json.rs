@@ -156,12 +156,8 @@ impl Bad {
     /// The refusal of a value whose reading raised `e`: said as `why`
     /// (given the error's text), with `e` its cause.
     fn raised(path: &str, e: PyErr, why: impl FnOnce(&PyErr) -> String) -> Bad {
-        Bad { cause: None, ..Bad::at(path, why(&e)) }.caused_by(e)
-    }
-
-    fn caused_by(mut self, e: PyErr) -> Bad {
-        self.cause = Some(Box::new(e));
-        self
+        let why = why(&e);
+        Bad { cause: Some(Box::new(e)), ..Bad::at(path, why) }
     }
 }
 
@@ -211,13 +207,9 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
     } else if value.is_instance_of::<PyInt>() {
         // A bool is an int here, 0 or 1: in range.
         if !whole_in_range(value) {
-            return Err(Bad {
-                cause: None,
-                path: path.to_owned(),
-                why: format!("{value} is out of range: no field of {noun} holds a whole number past 2^64 - 1"),
-                // As `parse` names it in RON text.
-                kind: Some("IntegerOutOfBounds"),
-            });
+            let why = format!("{value} is out of range: no field of {noun} holds a whole number past 2^64 - 1");
+            // As `parse` names it in RON text.
+            return Err(Bad { kind: Some("IntegerOutOfBounds"), ..Bad::at(path, why) });
         }
     } else if let Ok(f) = value.cast::<PyFloat>() {
         if !f.value().is_finite() {

@@ -6,7 +6,7 @@
 //! order, where `ccc.parse` refuses the same spec ("a struct's fields are
 //! written by name").
 
-use serde::de::value::StringDeserializer;
+use serde::de::value::StrDeserializer;
 use serde::de::{
     DeserializeSeed, Deserializer, EnumAccess, Error as _, IntoDeserializer, MapAccess, SeqAccess, Unexpected,
     VariantAccess, Visitor,
@@ -151,7 +151,7 @@ impl<'de> EnumAccess<'de> for Variant {
     type Variant = Variant;
 
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Variant), Error> {
-        let name: StringDeserializer<Error> = self.variant.clone().into_deserializer();
+        let name: StrDeserializer<'_, Error> = self.variant.as_str().into_deserializer();
         Ok((seed.deserialize(name)?, self))
     }
 }
