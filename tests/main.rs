@@ -19,6 +19,7 @@ mod fuzz_smoke;
 mod hlo_import;
 mod input_bounds;
 mod invalid_specs;
+mod json_errors;
 mod output_dir;
 mod plurals;
 mod readme;

@@ -46,6 +46,26 @@ pub enum Command {
     Sweep(SweepArgs),
 }
 
+impl Command {
+    /// Whether the verb prints JSON (`--json`, `decode --format json`):
+    /// then a failure is also printed on stdout as JSON
+    /// ([`crate::report::json`]), for the tool reading it.
+    pub fn prints_json(&self) -> bool {
+        match self {
+            Command::Diagnose(a) => a.json,
+            Command::Explain(a) => a.json,
+            Command::Sweep(a) => a.json,
+            Command::Decode(a) => a.format == DecodeFormat::Json,
+            Command::Compile(_)
+            | Command::Sign(_)
+            | Command::Verify(_)
+            | Command::Graph(_)
+            | Command::Check(_)
+            | Command::Import(_) => false,
+        }
+    }
+}
+
 /// How an XLA HLO module given in place of a spec is read (`docs/hlo.md`).
 /// An input is HLO by its content, not its extension.
 #[derive(Debug, Default, clap::Args)]

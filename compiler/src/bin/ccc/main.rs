@@ -39,6 +39,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 /// A verb's failure: the report to print on stderr and the exit code.
+#[derive(Debug)]
 pub struct Failure {
     /// The exit code (1 or 2).
     pub code: u8,
@@ -91,6 +92,7 @@ fn main() -> ExitCode {
         Err(e) => return argument_error(&e),
     };
     report::install_handler();
+    let json = cli.command.prints_json();
     let result = match cli.command {
         Command::Check(a) => check::run(&a),
         Command::Decode(a) => decode::run(&a),
@@ -107,6 +109,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(failure) => {
             report::print(&failure.report);
+            if json {
+                report::print_json(&failure);
+            }
             ExitCode::from(failure.code)
         }
     }

@@ -88,6 +88,11 @@ pub struct ParseReport {
     span: SourceSpan,
     label: String,
     help: Option<String>,
+    /// Where the problem starts in the file: line and column, from 1
+    /// (a column counts chars), for `--json` ([`json`]).
+    at: (usize, usize),
+    /// The field it is about, as the spec writes it, where known.
+    field: Option<String>,
 }
 
 /// What kind of input a [`ParseReport`] could not read: the verb of its
@@ -156,7 +161,9 @@ pub fn parse_report(path: &str, src: &str, error: &ParseError) -> ParseReport {
                 .to_owned(),
         );
     }
-    located_report(InputKind::Spec, path, src, range, &message, error.label(), help)
+    let mut report = located_report(InputKind::Spec, path, src, range, &message, error.label(), help);
+    report.field = error.path.as_deref().map(escape_controls);
+    report
 }
 
 /// A report of a problem at byte `range` of the `kind` file `path` whose
@@ -171,9 +178,21 @@ pub fn located_report(
     label: String,
     help: Option<String>,
 ) -> ParseReport {
+    let at = line_column(src, range.start);
     let (snippet, span) = Snippet::around(path, src, range);
     let (message, label, help) = (escape_controls(message), escape_controls(&label), help.map(|h| escape_controls(&h)));
-    ParseReport { kind, path: path.to_owned(), message, src: snippet, span, label, help }
+    ParseReport { kind, path: path.to_owned(), message, src: snippet, span, label, help, at, field: None }
+}
+
+/// The line and column (from 1; a column counts chars, a leading byte
+/// order mark none) of byte `offset` of `src`, as the report's header
+/// gives them.
+fn line_column(src: &str, offset: usize) -> (usize, usize) {
+    let before = src.get(..offset).unwrap_or(src);
+    let line_start = before.rfind('\n').map_or(0, |nl| nl + 1);
+    let line = before.get(line_start..).unwrap_or("");
+    let column = line.strip_prefix('\u{feff}').unwrap_or(line).chars().count();
+    (before.bytes().filter(|&b| b == b'\n').count() + 1, column + 1)
 }
 
 /// `text` with each control character (C0, DEL, C1) but a tab or a line
@@ -373,6 +392,9 @@ pub struct ValidationReport {
     plural: &'static str,
     #[source]
     problems: Option<Box<ProblemReport>>,
+    /// The problems listed, each its field path and message, for
+    /// `--json` ([`json`]).
+    listed: Vec<(String, String)>,
 }
 
 impl Diagnostic for ValidationReport {
@@ -404,11 +426,13 @@ pub fn validation_report(path: &str, form: SpecForm, errors: &ValidationErrors) 
         let more = count - listed.len() as u64;
         Box::new(ProblemReport { line: format!("... and {more} more problems"), next: None })
     });
+    let listed: Vec<(String, String)> = listed.iter().map(|e| (e.path(form), e.problem.to_string())).collect();
     let problems = listed
         .iter()
         .rev()
-        .fold(rest, |next, e| Some(Box::new(ProblemReport { line: format!("{}: {}", e.path(form), e.problem), next })));
-    ValidationReport { path: path.to_owned(), what: "spec", count, plural: if count == 1 { "" } else { "s" }, problems }
+        .fold(rest, |next, (at, problem)| Some(Box::new(ProblemReport { line: format!("{at}: {problem}"), next })));
+    let plural = if count == 1 { "" } else { "s" };
+    ValidationReport { path: path.to_owned(), what: "spec", count, plural, problems, listed }
 }
 
 /// [`validation_report`] of an HLO target's own values (`path` names the
@@ -443,11 +467,73 @@ pub fn every_input<T>(results: impl Iterator<Item = Result<T, crate::Failure>>) 
     for failure in &failures {
         print(&failure.report);
     }
-    Err(crate::Failure {
-        code,
-        report: miette::miette!(
-            "{} of the {given} inputs were refused, each as said above; diagnose compares them once all read",
-            failures.len()
-        ),
-    })
+    Err(crate::Failure { code, report: Refusals { given, each: failures }.into() })
+}
+
+/// The closing line of several inputs refused ([`every_input`]), which
+/// keeps each refusal for `--json` ([`json`]: its `inputs`).
+#[derive(Debug, thiserror::Error)]
+#[error("{} of the {given} inputs were refused, each as said above; diagnose compares them once all read", .each.len())]
+pub struct Refusals {
+    given: usize,
+    each: Vec<crate::Failure>,
+}
+
+impl Diagnostic for Refusals {}
+
+/// `failure` as `--json` prints it on stdout (interface.md, "Errors under
+/// `--json`"): `{"error": {...}}` with the exit code, the diagnostic
+/// code, the message and help as the prose report gives them, and what
+/// the report knows besides: a parse error's `file`, `line`, `column`,
+/// `label` and `field`; a validation error's `problems` (each `path` and
+/// `message`) and their `count`; several refused inputs' `inputs`, each
+/// such an object; any other report's `causes`.
+pub fn json(failure: &crate::Failure) -> serde_json::Value {
+    serde_json::json!({ "error": error_json(failure) })
+}
+
+/// The object under `"error"` of [`json`].
+fn error_json(failure: &crate::Failure) -> serde_json::Value {
+    use serde_json::{Value, json};
+    let report = &failure.report;
+    let text = |d: Option<Box<dyn Display + '_>>| d.map_or(Value::Null, |d| Value::String(d.to_string()));
+    let mut error = json!({
+        "exit_code": failure.code,
+        "code": text(report.code()),
+        "message": report.to_string(),
+        "help": text(report.help()),
+    });
+    let mut add = |key: &str, value: Value| {
+        if let Some(object) = error.as_object_mut() {
+            object.insert(key.to_owned(), value);
+        }
+    };
+    if let Some(parse) = report.downcast_ref::<ParseReport>() {
+        add("file", json!(parse.path));
+        add("line", json!(parse.at.0));
+        add("column", json!(parse.at.1));
+        add("label", json!(parse.label));
+        add("field", json!(parse.field));
+    } else if let Some(invalid) = report.downcast_ref::<ValidationReport>() {
+        let problems: Vec<Value> =
+            invalid.listed.iter().map(|(path, message)| json!({ "path": path, "message": message })).collect();
+        add("problems", Value::Array(problems));
+        add("count", json!(invalid.count));
+    } else if let Some(refusals) = report.downcast_ref::<Refusals>() {
+        add("inputs", refusals.each.iter().map(error_json).collect());
+    } else {
+        let causes: Vec<String> = report.chain().skip(1).map(ToString::to_string).collect();
+        add("causes", json!(causes));
+    }
+    error
+}
+
+/// Prints [`json`] of `failure` on stdout, its control characters escaped
+/// ([`escape_for_stdout`]); a stdout that cannot take it loses it (the
+/// prose report on stderr and the exit code still say what failed).
+pub fn print_json(failure: &crate::Failure) {
+    use std::io::Write as _;
+    let text = serde_json::to_string_pretty(&json(failure)).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", escape_for_stdout(&text)).and_then(|()| out.flush());
 }
