@@ -252,6 +252,13 @@ impl ParseError {
         Some((field, names_of(field)?))
     }
 
+    /// The text of the string found where a name belongs (`op:
+    /// "AllReduce"` gives `AllReduce`), when the message names one.
+    fn quoted_name(&self) -> Option<&str> {
+        let quoted = self.message.strip_prefix("Found the string `\"")?;
+        quoted.strip_suffix("\"` where a name belongs")
+    }
+
     /// A hint on how to fix it, where one is more useful than RON's message.
     pub fn help(&self) -> Option<String> {
         let whole = |field: &Option<String>| whole_number_help(field.as_deref());
@@ -272,6 +279,19 @@ impl ParseError {
                 if self.message.starts_with("Expected integer") || self.message.starts_with("Invalid digit") =>
             {
                 Some(whole(&last.map(str::to_owned)))
+            }
+            // `op: "AllReduce"`: a name in quotes, written bare (`op:
+            // "allreduse"`: the name it is nearest).
+            ParseErrorKind::Syntax
+                if let Some((field, names)) = self.names_taken()
+                    && let Some(found) = self.quoted_name()
+                    && let quoted = names.split(", ").map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    && let Some(name) = nearest(found, &quoted) =>
+            {
+                Some(match name == found {
+                    true => format!("a name is written bare, without quotes: `{field}: {name}`"),
+                    false => format!("a name is written bare, without quotes; did you mean `{field}: {name}`?"),
+                })
             }
             // `reduce: 1`, `dtype: "F32"`, `arch: (Cayman)`: a field that
             // takes a name says which.
@@ -570,6 +590,14 @@ pub(super) fn error_from_ron(
         // a name was expected, and the help says how a struct reads.
         _ if let RonError::SuggestRawIdentifier(found) = &e.code => {
             format!("Found {} where a name belongs", quote(found))
+        }
+        // `op: "AllReduce"`: RON says only `Expected identifier`; the
+        // string it found is named (`help` says to write it bare).
+        _ if matches!(e.code, RonError::ExpectedIdentifier)
+            && let found = super::scan::token_at(src.get(stopped..).unwrap_or(""))
+            && found.starts_with('"') =>
+        {
+            format!("Found the string {} where a name belongs", quote(found))
         }
         // `in enum `AlgType``: the field the name is for, in the spec's
         // words (`for `algorithm.intra_reduce_scatter``), where known.

@@ -419,7 +419,7 @@ fn errors_say_where_and_help_where_ron_misleads() {
     // by name: an enum has none).
     for (from, to, field) in [
         ("reduce: Add,", "reduce: 1,", "reduce"),
-        ("dtype: Bf16,", "dtype: \"F32\",", "dtype"),
+        ("dtype: Bf16,", "dtype: \"Float32\",", "dtype"),
         ("arch: Cayman,", "arch: (Cayman),", "arch"),
         ("op: AllReduce,", "op: 3,", "op"),
     ] {
@@ -428,6 +428,32 @@ fn errors_say_where_and_help_where_ron_misleads() {
     }
     let help = err(&GOOD.replace("reduce: Add,", "reduce: 1,")).help().unwrap_or_default();
     assert!(help.ends_with("Add, Fma, Max, Min, Average"), "{help}");
+    // A name in quotes: the string named (RON said `Expected identifier`),
+    // the name to write bare, or the one it is nearest.
+    for (from, to, message, help) in [
+        (
+            "dtype: Bf16,",
+            "dtype: \"F32\",",
+            "Found the string `\"F32\"` where a name belongs",
+            "a name is written bare, without quotes: `dtype: F32`",
+        ),
+        (
+            "op: AllReduce,",
+            "op: \"allreduse\",",
+            "Found the string `\"allreduse\"` where a name belongs",
+            "a name is written bare, without quotes; did you mean `op: AllReduce`?",
+        ),
+        (
+            "inter_all_reduce: SingleCycleRing",
+            "inter_all_reduce: \"Ring\"",
+            "Found the string `\"Ring\"` where a name belongs",
+            "a name is written bare, without quotes: `inter_all_reduce: Ring`",
+        ),
+    ] {
+        let e = err(&GOOD.replace(from, to));
+        assert_eq!((e.message.as_ref(), e.help().unwrap_or_default().as_str()), (message, help), "{to}");
+        assert_eq!(e.label(), format!("f{}", &message[1..]), "{to}");
+    }
     // A number in a list names the list's field and its range (it said
     // "this field takes a whole number: not negative, no fraction", even
     // for a number too large).
