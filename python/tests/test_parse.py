@@ -87,6 +87,7 @@ def test_parse_error_of_a_missing_comma_and_of_text_that_ends_early():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse(text)
     assert caught.value.kind == "ChosenAuto"
+    assert caught.value.field == "algorithm"
     assert "a spec writes `Auto`" in caught.value.help
     with pytest.raises(ccc.ParseError) as caught:
         ccc.parse("Collective(op: AllReduce,\n")

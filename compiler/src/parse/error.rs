@@ -131,7 +131,11 @@ pub enum ParseErrorKind {
     /// `Auto(Ring)`: how a signature or manifest shows what `Auto` chose,
     /// written in a spec (RON reads `Auto` and then misses a comma at
     /// the `(`).
-    ChosenAuto,
+    ChosenAuto {
+        /// The field it is the value of (`algorithm`,
+        /// `inter_all_reduce`), when it directly follows `field:`.
+        field: Option<String>,
+    },
     /// A name given a value in parentheses (`algorithm: Ring()`, `reduce:
     /// Add(1)`): RON reads the name and then misses a comma at the `(`.
     NameTakesNoValue {
@@ -223,7 +227,7 @@ impl ParseError {
             ParseErrorKind::TrailingCharacters => "unexpected text after the spec".to_owned(),
             ParseErrorKind::UnexpectedEof => "the file ends here".to_owned(),
             ParseErrorKind::MissingComma => "a `,` is missing before this".to_owned(),
-            ParseErrorKind::ChosenAuto => "`Auto` takes no choice here".to_owned(),
+            ParseErrorKind::ChosenAuto { .. } => "`Auto` takes no choice here".to_owned(),
             ParseErrorKind::NameTakesNoValue { name, .. } => format!("`{name}` takes nothing in parentheses"),
             ParseErrorKind::HierInLeg { .. } => "a leg's choice cannot be `Hier`".to_owned(),
             ParseErrorKind::UnclosedComment => "this comment is never closed".to_owned(),
@@ -265,7 +269,7 @@ impl ParseError {
         let last = self.last_field();
         match &self.kind {
             ParseErrorKind::IntegerOutOfBounds { field } | ParseErrorKind::Fraction { field } => Some(whole(field)),
-            ParseErrorKind::ChosenAuto => Some(chosen_auto_help("spec")),
+            ParseErrorKind::ChosenAuto { .. } => Some(chosen_auto_help("spec")),
             ParseErrorKind::NameTakesNoValue { name, .. } => {
                 Some(format!("a name is written bare: `{name}`, without the parentheses"))
             }
@@ -527,7 +531,8 @@ pub(super) fn error_from_ron(
                     field: field_before(src, digits.len()).or_else(|| list_field(src, digits.len())),
                 }
             } else if chosen_auto(before, after) {
-                ParseErrorKind::ChosenAuto
+                let start = super::scan::trim_trailing_trivia(before).len() - "Auto".len();
+                ParseErrorKind::ChosenAuto { field: field_before(src, start) }
             } else if let Some(leg) = hier_in_leg(src, before, after) {
                 ParseErrorKind::HierInLeg { leg }
             } else if let Some(name) = bare_name_called(before, after) {
@@ -583,7 +588,7 @@ pub(super) fn error_from_ron(
         ParseErrorKind::UnexpectedEof if let Some((at, opened)) = super::scan::unclosed_bracket(src) => {
             format!("the text ends before `{opened}` at line {}, column {} is closed", at.line, at.col)
         }
-        ParseErrorKind::ChosenAuto => "`Auto` takes no choice in a spec".to_owned(),
+        ParseErrorKind::ChosenAuto { .. } => "`Auto` takes no choice in a spec".to_owned(),
         ParseErrorKind::NameTakesNoValue { ref name, .. } => format!("`{name}` is a name, written without parentheses"),
         ParseErrorKind::HierInLeg { ref leg } => format!("`{leg}: Hier(...)`: a leg cannot itself be Hier"),
         // RON's advice to write a raw identifier (`r#8`) is never a spec's:
@@ -722,7 +727,8 @@ fn field_path(read: Option<String>, kind: &ParseErrorKind) -> Option<String> {
         }
         ParseErrorKind::IntegerOutOfBounds { field }
         | ParseErrorKind::Fraction { field }
-        | ParseErrorKind::NameTakesNoValue { field, .. } => field.as_deref(),
+        | ParseErrorKind::NameTakesNoValue { field, .. }
+        | ParseErrorKind::ChosenAuto { field } => field.as_deref(),
         ParseErrorKind::HierInLeg { leg } => Some(leg.as_str()),
         ParseErrorKind::UnknownField { found } => Some(found.as_str()),
         _ => None,

@@ -202,18 +202,23 @@ fn numbers_a_field_cannot_hold_name_the_field() {
 #[test]
 fn an_auto_with_its_choice_says_how_a_spec_writes_it() {
     let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: Auto(SingleCycleRing)"));
-    assert_eq!(e.kind, ParseErrorKind::ChosenAuto);
+    assert_eq!(e.kind, ParseErrorKind::ChosenAuto { field: Some("inter_all_reduce".into()) });
+    // Its field is named (it was none: RON finished the field's value).
+    assert_eq!(e.path.as_deref(), Some("algorithm.Hier.inter_all_reduce"));
+    let e = err(&GOOD.replace("algorithm: Hier((", "algorithm: Auto(Hier((").replace(")),\n)", "))),\n)"));
+    assert_eq!(e.kind, ParseErrorKind::ChosenAuto { field: Some("algorithm".into()) });
+    assert_eq!(e.path.as_deref(), Some("algorithm"));
     assert_eq!(&*e.message, "`Auto` takes no choice in a spec");
     assert!(e.help().unwrap().contains("a spec writes `Auto` (the cost model chooses) or the algorithm itself"));
     let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: NotAuto(Ring)"));
-    assert_ne!(e.kind, ParseErrorKind::ChosenAuto);
+    assert!(!matches!(e.kind, ParseErrorKind::ChosenAuto { .. }), "{e:?}");
     // With a comment before the choice, of either kind, nested too.
     for written in ["Auto /* the model */ (Ring)", "Auto // the model\n (Ring)", "Auto /* a /* b */ */(Ring)"] {
         let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", &format!("inter_all_reduce: {written}")));
-        assert_eq!(e.kind, ParseErrorKind::ChosenAuto, "{written}");
+        assert_eq!(e.kind, ParseErrorKind::ChosenAuto { field: Some("inter_all_reduce".into()) }, "{written}");
     }
     let e = err(&GOOD.replace("inter_all_reduce: SingleCycleRing", "inter_all_reduce: NotAuto /* x */ (Ring)"));
-    assert_ne!(e.kind, ParseErrorKind::ChosenAuto);
+    assert!(!matches!(e.kind, ParseErrorKind::ChosenAuto { .. }), "{e:?}");
 }
 
 /// What RON skips at the end of a text is trimmed: whitespace, a line
