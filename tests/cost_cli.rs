@@ -361,6 +361,33 @@ fn the_svgs_are_drawn_and_never_overwrite() {
     }
 }
 
+/// One rank moves nothing over the bus: busbw is 0 at every size, which
+/// a log axis cannot show (the plot had no curve and no tick on it), so
+/// the sweep plots algbw, and its axis and title say so.
+#[test]
+fn a_one_rank_sweep_plots_algbw() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("one.ron");
+    std::fs::write(
+        &spec,
+        "Collective(op: AllReduce, dtype: Bf16, reduce: Add, count: 8, arch: Cayman,
+          topology: (rank_n: 1, local_rank_n: 1), channels: 1, algorithm: Auto)",
+    )
+    .unwrap();
+    let svg = dir.path().join("one.svg");
+    let args = ["sweep", spec.to_str().unwrap(), "--to", "1MiB", "--svg", svg.to_str().unwrap(), "--json"];
+    let (code, json, err) = ccc(&args);
+    assert_eq!(code, 0, "{err}");
+    // The rows still say busbw is 0; only the plot shows algbw.
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(rows.as_array().unwrap().iter().all(|r| r["busbw_gbps"] == 0.0), "{json}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("predicted algbw (GB/s, log)") && !svg.contains("predicted busbw"), "{svg}");
+    assert!(svg.contains("(algbw: busbw is 0 for a group of one rank)"), "{svg}");
+    // Ticks on the value axis, which had none.
+    assert!(svg.contains("\n1.00\n") && svg.contains("\n0.10\n"), "{svg}");
+}
+
 /// A ccc killed while writing a plot leaves its work file beside it; the
 /// next write of that name removes it and says so, but leaves one of a
 /// process still running and one that holds what ccc does not write.
@@ -648,6 +675,31 @@ fn sizes_past_2_to_the_53_are_exact() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v[0]["size"].as_u64(), Some((1 << 53) + 1), "{json}");
     assert_eq!(v[0]["count"].as_u64(), Some((1 << 53) + 1), "{json}");
+}
+
+/// The table's columns stay aligned however wide a value grows: a size
+/// of 13 digits (1 TiB and up) widens its column, header included (it
+/// pushed its rows one place right of the header).
+#[test]
+fn sweep_columns_stay_aligned_past_their_widths() {
+    let (code, text, err) = ccc(&["sweep", "examples/allreduce_ring.ron", "--from", "1TiB", "--to", "16TiB"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(lines.len() >= 3 && lines[1].starts_with("1099511627776 "), "{text}");
+    // Where each of the six right-aligned columns ends, on every line.
+    let ends = |line: &str| -> Vec<usize> {
+        let mut ends = Vec::new();
+        for (i, c) in line.char_indices() {
+            if c != ' ' && line[i + 1..].starts_with(' ') {
+                ends.push(i + 1);
+            }
+        }
+        ends.truncate(6);
+        ends
+    };
+    for line in &lines[1..] {
+        assert_eq!(ends(line), ends(lines[0]), "\n{}\n{line}", lines[0]);
+    }
 }
 
 /// A range whose sampled sizes all round out of it (9 bytes of F32 is

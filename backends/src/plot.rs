@@ -160,6 +160,8 @@ fn colour(i: usize) -> RGBColor {
 
 /// Predicted busbw against size: every curve thin, the chosen path thick
 /// and black, each crossover a dashed vertical line with its new choice.
+/// `measure` names what the curves' values are (`busbw`; `algbw` where
+/// busbw is 0 throughout: a group of one rank), for the axis.
 ///
 /// # Errors
 ///
@@ -167,6 +169,7 @@ fn colour(i: usize) -> RGBColor {
 /// value is not a finite number.
 pub fn sweep_svg(
     title: &str,
+    measure: &str,
     curves: &[Curve],
     chosen: &[(f64, f64)],
     crossovers: &[Crossover],
@@ -174,7 +177,7 @@ pub fn sweep_svg(
     let all = curves.iter().flat_map(|c| c.points.iter()).chain(chosen);
     // The busbw axis runs to twice the largest value.
     finite("a size of", 1.0, all.clone().map(|&(x, _)| x).chain(crossovers.iter().map(|c| c.size)))?;
-    finite("a busbw of", 2.0, all.clone().map(|&(_, y)| y))?;
+    finite(&format!("a {measure} of"), 2.0, all.clone().map(|&(_, y)| y))?;
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, 0.0f64, 0.0f64);
     for &(x, y) in all {
         x0 = x0.min(x);
@@ -196,7 +199,7 @@ pub fn sweep_svg(
     let y0 = if y0.is_finite() { y0 / 2.0 } else { 1e-6 };
     let y1 = if y1 > y0 { y1 * 2.0 } else { y0 * 10.0 };
     log_span("the sizes", x0, x1)?;
-    log_span("the busbw values", y0, y1)?;
+    log_span(&format!("the {measure} values"), y0, y1)?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SWEEP_SIZE).into_drawing_area();
@@ -208,7 +211,7 @@ pub fn sweep_svg(
         chart
             .configure_mesh()
             .x_desc("size (bytes, nccom-test's size; kB = 1000 B)")
-            .y_desc("predicted busbw (GB/s, log)")
+            .y_desc(format!("predicted {measure} (GB/s, log)"))
             .y_label_formatter(&|y| tick(*y))
             .x_label_formatter(&|x| size_tick(*x))
             .draw()
@@ -405,7 +408,7 @@ mod tests {
             vec![(1.0, f64::MAX), (2.0, 1e-300)],
             vec![(1.0, f64::NAN), (2.0, 1.0)],
         ] {
-            let e = sweep_svg("t", &curve(points.clone()), &[], &[]).unwrap_err();
+            let e = sweep_svg("t", "busbw", &curve(points.clone()), &[], &[]).unwrap_err();
             assert!(e.to_string().contains("is not a finite number"), "{points:?}: {e}");
         }
         // Finite values whose log axis spans more than a double holds
@@ -413,17 +416,17 @@ mod tests {
         for points in
             [vec![(1.0, 1e300), (2.0, 1e-300)], vec![(1.0, 1e160), (2.0, 1e-160)], vec![(5e-324, 1.0), (2.0, 1.0)]]
         {
-            let e = sweep_svg("t", &curve(points.clone()), &[], &[]).unwrap_err();
+            let e = sweep_svg("t", "busbw", &curve(points.clone()), &[], &[]).unwrap_err();
             assert!(e.to_string().contains("more orders of magnitude than an axis can hold"), "{points:?}: {e}");
         }
         // Wide but finite spans draw.
-        assert!(sweep_svg("t", &curve(vec![(1.0, 1e-100), (1e100, 1e100)]), &[], &[]).is_ok());
+        assert!(sweep_svg("t", "busbw", &curve(vec![(1.0, 1e-100), (1e100, 1e100)]), &[], &[]).is_ok());
         for end in [f64::INFINITY, f64::MAX, f64::NAN] {
             let e = timeline_svg("t", &["a".into()], &[bar(end)]).unwrap_err();
             assert!(e.to_string().contains("a bar's time of"), "{end}: {e}");
         }
         // Finite values draw.
-        assert!(sweep_svg("t", &curve(vec![(1.0, 1.0), (2.0, 3.0)]), &[], &[]).is_ok());
+        assert!(sweep_svg("t", "busbw", &curve(vec![(1.0, 1.0), (2.0, 3.0)]), &[], &[]).is_ok());
         assert!(timeline_svg("t", &["a".into()], &[bar(5.0)]).is_ok());
     }
 
@@ -452,7 +455,7 @@ mod tests {
         let long = |size: f64, to: &str| Crossover { size, to: to.to_owned() };
         let crossovers =
             [long(3e4, "Hier(iRS=Ring, xAR=Ring, iAG=Ring)"), long(1e5, "Hier(iRS=Kangaring)"), long(9e8, "Ring")];
-        let svg = sweep_svg("t", &curves, &points, &crossovers).unwrap();
+        let svg = sweep_svg("t", "busbw", &curves, &points, &crossovers).unwrap();
         let (first, second) = (texts(&svg, "iRS=Ring"), texts(&svg, "iRS=Kangaring"));
         assert_eq!((first.len(), second.len()), (1, 1), "{svg}");
         assert_ne!(first[0].0, second[0].0, "two labels on one baseline");

@@ -43,6 +43,10 @@ pub struct Row {
     /// Every legal choice's predicted busbw, GB/s (for `--svg`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub alternatives: Vec<(String, f64)>,
+    /// Each of `alternatives`' algbw, GB/s, in its order: what `--svg`
+    /// plots where busbw is 0 at every size (a group of one rank).
+    #[serde(skip)]
+    pub alternatives_algbw: Vec<f64>,
 }
 
 /// The members of each of `c`'s groups (every rank without `groups`), at
@@ -304,11 +308,12 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         .into_iter()
         .flatten()
         .collect();
-    let mut alternatives = Vec::new();
+    let (mut alternatives, mut alternatives_algbw) = (Vec::new(), Vec::new());
     if all {
         for alg in legal_choices(&sized).unwrap_or_default() {
             if let Some((_, e)) = evaluate_choice(vc, machine, vc.model(), &alg) {
                 alternatives.push((display(&alg), e.busbw() / 1e9));
+                alternatives_algbw.push(e.algbw() / 1e9);
             }
         }
     }
@@ -322,6 +327,7 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
         algorithm: display(vc.algorithm()),
         legs,
         alternatives,
+        alternatives_algbw,
     }))
 }
 
@@ -343,33 +349,59 @@ fn table(c: &Collective, rows: &[Row]) -> String {
         c.arch,
         count(c.channels, "channel")
     );
-    let _ = writeln!(
-        out,
-        "{:>12} {:>14} {:>7} {:>12} {:>12} {:>12}  algorithm",
-        "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)"
-    );
-    for r in rows {
-        let _ = writeln!(
-            out,
-            "{:>12} {:>14} {:>7} {:>12.2} {:>12.2} {:>12.2}  {}",
-            r.size, r.count, r.dtype, r.time_us, r.algbw_gbps, r.busbw_gbps, r.algorithm
-        );
+    // Each column as wide as its widest cell, at least nccom-test's
+    // (a size past 10^12 B or a time past 10^9 us widens its column, so
+    // that the columns stay aligned).
+    let header = ["size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)"];
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            let f = |v: f64| format!("{v:.2}");
+            [
+                r.size.to_string(),
+                r.count.to_string(),
+                r.dtype.to_string(),
+                f(r.time_us),
+                f(r.algbw_gbps),
+                f(r.busbw_gbps),
+            ]
+        })
+        .collect();
+    let mut widths = [12, 14, 7, 12, 12, 12];
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |out: &mut String, row: &[&str], last: &str| {
+        let padded: Vec<String> = row.iter().zip(widths).map(|(cell, width)| format!("{cell:>width$}")).collect();
+        let _ = writeln!(out, "{}  {last}", padded.join(" "));
+    };
+    line(&mut out, &header, "algorithm");
+    for (r, row) in rows.iter().zip(&cells) {
+        line(&mut out, &row.each_ref().map(String::as_str), &r.algorithm);
     }
     out
 }
 
 fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, Failure> {
+    // busbw is algbw times nccom-test's factor, which is 0 for a group of
+    // one rank: then every value is 0, which a log axis cannot show, and
+    // the plot is of algbw, as its axis and title say.
+    let by_algbw = rows.iter().all(|r| r.busbw_gbps == 0.0) && rows.iter().any(|r| r.algbw_gbps > 0.0);
     let mut curves: Vec<Curve> = Vec::new();
     for r in rows {
-        for (name, busbw) in &r.alternatives {
+        for (i, (name, busbw)) in r.alternatives.iter().enumerate() {
+            let value = if by_algbw { r.alternatives_algbw.get(i).copied().unwrap_or(0.0) } else { *busbw };
             let name = short(name);
             match curves.iter_mut().find(|cv| cv.name == name) {
-                Some(cv) => cv.points.push((r.size as f64, *busbw)),
-                None => curves.push(Curve { name, points: vec![(r.size as f64, *busbw)] }),
+                Some(cv) => cv.points.push((r.size as f64, value)),
+                None => curves.push(Curve { name, points: vec![(r.size as f64, value)] }),
             }
         }
     }
-    let chosen: Vec<(f64, f64)> = rows.iter().map(|r| (r.size as f64, r.busbw_gbps)).collect();
+    let chosen: Vec<(f64, f64)> =
+        rows.iter().map(|r| (r.size as f64, if by_algbw { r.algbw_gbps } else { r.busbw_gbps })).collect();
     let crossovers: Vec<Crossover> = rows
         .windows(2)
         .filter_map(|w| match w {
@@ -378,15 +410,17 @@ fn plot(spec: &std::path::Path, c: &Collective, rows: &[Row]) -> Result<String, 
         })
         .collect();
     let title = format!(
-        "{}: {} over {} on {}, {} to {}",
+        "{}: {} over {} on {}, {} to {}{}",
         spec.display(),
         c.op,
         ccc_ir::noun::count(u64::from(c.topology.rank_n), "rank"),
         c.arch,
         size_label(rows.first().map_or(0.0, |r| r.size as f64)),
-        size_label(rows.last().map_or(0.0, |r| r.size as f64))
+        size_label(rows.last().map_or(0.0, |r| r.size as f64)),
+        if by_algbw { " (algbw: busbw is 0 for a group of one rank)" } else { "" }
     );
-    sweep_svg(&title, &curves, &chosen, &crossovers).map_err(|e| Failure::input(miette::miette!("{e}")))
+    let measure = if by_algbw { "algbw" } else { "busbw" };
+    sweep_svg(&title, measure, &curves, &chosen, &crossovers).map_err(|e| Failure::input(miette::miette!("{e}")))
 }
 
 /// A choice's name for a legend: the legs abbreviated (`intra_` → `i`,
