@@ -189,19 +189,21 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         if algorithm_of(among, chosen) == was {
             continue;
         }
-        // What validation chose, the cheapest it could take one
-        // collective at a time, where it sits among the options'
-        // alternatives (always there: the widened ones hold it).
-        let cheapest = among.iter().position(|a| Some(a.algorithm) == was);
         if let Some(widened) = &item.widened {
             auto.alternatives.clone_from(widened);
         }
         let option = |alt: usize| item.options.iter().find(|o| o.alternative == alt);
-        // Moved to a faster choice (a mesh an earlier collective's choice
-        // had crowded out, weighed again), it is not off its cheapest:
-        // nothing is recorded of a move.
-        let off = cheapest.and_then(|w| Some((w, option(w)?, option(chosen)?)));
-        auto.fitted = off.filter(|(_, w, c)| c.predicted_ns >= w.predicted_ns).map(|(cheapest, w, c)| Fitted {
+        // The move is recorded against the cheapest of the alternatives
+        // listed (the options come cheapest first), not against what
+        // validation chose one collective at a time: where the widened
+        // alternatives hold a mesh an earlier collective's choice had
+        // crowded out, the fit may move to a faster choice that is still
+        // not the cheapest listed (it recorded nothing then, and the
+        // collective read as the cheapest of its choices with a faster
+        // one listed beside it). Moved to the cheapest, nothing is.
+        let cheapest = item.options.first().filter(|w| w.alternative != chosen);
+        let off = cheapest.and_then(|w| Some((w.alternative, w, option(chosen)?)));
+        auto.fitted = off.map(|(cheapest, w, c)| Fitted {
             cheapest,
             slots: c.slots,
             cheapest_slots: w.slots,
@@ -691,5 +693,41 @@ mod tests {
             assert!(auto.alternatives.iter().all(|a| a.predicted_ns.is_some()));
         }
         assert!(moved > 0);
+    }
+
+    /// A fitted collective that is not the cheapest of the alternatives
+    /// it lists records the move, against the cheapest of them, even
+    /// where the fit moved it to a faster choice than validation's (a
+    /// mesh the earlier collectives had crowded out, weighed again): 6
+    /// tiny all-reduces take the mesh events first, then 30 larger ones
+    /// must fit. It recorded nothing there, and `verify` called such a
+    /// choice "the cheapest" with a faster one named "next".
+    #[test]
+    fn every_choice_off_the_cheapest_listed_records_the_move() {
+        let c = |count| {
+            Collective::new(OpType::AllReduce, DType::Bf16, count, Arch::Cayman, Topology::new(64, 16))
+                .reduce(ReduceOp::Add)
+                .channels(1)
+                .algorithm(Algorithm::Auto)
+        };
+        let program = Program { collectives: [1; 6].into_iter().chain([2048; 30]).map(c).collect() };
+        let valid = validate(&program).unwrap();
+        let mut recorded = 0;
+        for (i, c) in valid.collectives.iter().enumerate() {
+            let auto = c.auto.as_ref().unwrap();
+            // One not predicted could not win: its floor is at least the
+            // runner-up's prediction.
+            let predicted = |k: usize| auto.alternatives[k].predicted_ns.unwrap_or(auto.alternatives[k].floor_ns);
+            let cheapest = (0..auto.alternatives.len()).min_by_key(|&k| (predicted(k), k)).unwrap();
+            match auto.fitted {
+                None => assert_eq!(auto.chosen, cheapest, "collective {i} is off its cheapest, unrecorded"),
+                Some(f) => {
+                    assert_eq!(f.cheapest, cheapest, "collective {i}");
+                    assert_ne!(auto.chosen, cheapest, "collective {i}");
+                    recorded += 1;
+                }
+            }
+        }
+        assert!(recorded > 6, "the larger collectives move too: {recorded}");
     }
 }
