@@ -4,8 +4,9 @@
 
 use crate::adapter::{ErrorClass, ErrorInfo};
 use crate::errors;
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// `json.loads(text)`.
 pub fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -93,6 +94,10 @@ pub fn dumps_manifest(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Stri
 pub fn checked(py: Python<'_>, value: &Bound<'_, PyAny>, root: &str, noun: &str) -> PyResult<Result<String, Bad>> {
     let mappings = match plain(value, root, 0, noun) {
         Ok(mappings) => mappings,
+        // What is no refusal of the value goes on as it was raised: Ctrl-C
+        // (`KeyboardInterrupt`) or an exit (`SystemExit`) while an
+        // `__index__` or a mapping's `items` ran, not an `Exception`.
+        Err(Bad { cause: Some(cause), .. }) if !cause.is_instance_of::<PyException>(py) => return Err(*cause),
         Err(bad) => return Ok(Err(bad)),
     };
     // `json.dumps` takes dicts and lists only: a mapping of another kind,
@@ -105,11 +110,10 @@ pub fn checked(py: Python<'_>, value: &Bound<'_, PyAny>, root: &str, noun: &str)
 /// integer of another type an int, at every depth ([`plain`] has checked
 /// it).
 fn dictified<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(m) = value.cast::<PyMapping>() {
+    if value.is_instance_of::<PyDict>() || is_mapping(value)? {
         let dict = PyDict::new(py);
-        for item in m.items()?.iter() {
-            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-            dict.set_item(plain_scalar(k), dictified(py, &v)?)?;
+        for (k, v) in items(value)? {
+            dict.set_item(plain_scalar(k)?, dictified(py, &v)?)?;
         }
         return Ok(dict.into_any());
     }
@@ -120,19 +124,17 @@ fn dictified<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<
         }
         return Ok(list.into_any());
     }
-    Ok(plain_scalar(value.clone()))
+    plain_scalar(value.clone())
 }
 
 /// `value`, or the int `operator.index` gives of an integer of another
 /// type (numpy's): an int, float or str is itself, asked nothing more.
-fn plain_scalar(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
+/// What the `__index__` raised is raised (Ctrl-C, say).
+fn plain_scalar(value: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
     if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyString>() {
-        return value;
+        return Ok(value);
     }
-    match index_of(&value) {
-        Some(Ok(whole)) => whole,
-        _ => value,
-    }
+    index_of(&value).unwrap_or(Ok(value))
 }
 
 /// A value [`plain`] refuses: its path, why, and the error kind when it
@@ -191,10 +193,12 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
         false => Ok(()),
     };
     let mut mappings = false;
-    if let Ok(dict) = value.cast::<PyDict>() {
+    if value.is_instance_of::<PyDict>() {
         deeper()?;
         let mut keys = Keys::default();
-        for (k, v) in dict.iter() {
+        // Its items as they stand (a list): an `__index__` met below may
+        // change the dict, which its own iterator would not survive.
+        for (k, v) in items(value).map_err(|e| Bad::raised(path, e, PyErr::to_string))? {
             let (under, rebuilt) = keys.add(path, &k, noun)?;
             mappings |= rebuilt | plain(&v, &under, depth + 1, noun)?;
         }
@@ -222,14 +226,11 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
     } else if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
         return Err(Bad::at(path, "bytes where text belongs; decode it to str".to_owned()));
     } else if value.is_none() {
-    } else if let Ok(m) = value.cast::<PyMapping>() {
+    } else if is_mapping(value).map_err(|e| Bad::raised(path, e, PyErr::to_string))? {
         deeper()?;
         mappings = true;
-        let items = m.items().map_err(|e| Bad::raised(path, e, PyErr::to_string))?;
         let mut keys = Keys::default();
-        for item in items.iter() {
-            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-                item.extract().map_err(|e: PyErr| Bad::raised(path, e, PyErr::to_string))?;
+        for (k, v) in items(value).map_err(|e| Bad::raised(path, e, PyErr::to_string))? {
             plain(&v, &keys.add(path, &k, noun)?.0, depth + 1, noun)?;
         }
     } else if let Some(whole) = index_of(value) {
@@ -254,6 +255,26 @@ fn plain(value: &Bound<'_, PyAny>, path: &str, depth: usize, noun: &str) -> Resu
         ));
     }
     Ok(mappings)
+}
+
+/// Whether `value` is a mapping (`isinstance(value,
+/// collections.abc.Mapping)`), or what asking raised: a Ctrl-C that
+/// lands while the check runs is raised, where PyO3's own check would
+/// print it as ignored and call the value no mapping.
+fn is_mapping(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    value.is_instance(&value.py().import("collections.abc")?.getattr("Mapping")?)
+}
+
+/// A mapping's items (`value.items()`), each key and value, taken whole
+/// before any is read.
+fn items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let items = match value.cast::<PyDict>() {
+        Ok(dict) => dict.items(),
+        Err(_) => {
+            value.py().import("builtins")?.getattr("list")?.call1((value.call_method0("items")?,))?.cast_into()?
+        }
+    };
+    items.iter().map(|item| item.extract()).collect()
 }
 
 /// The int `operator.index(value)` gives, when `value` has `__index__`

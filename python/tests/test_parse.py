@@ -558,3 +558,51 @@ def test_what_a_callers_object_raised_is_the_refusals_cause():
         ccc.compile(text, proven_by=Raising())
     assert "mapping boom" in str(caught.value)
     assert isinstance(caught.value.__cause__, RuntimeError), repr(caught.value.__cause__)
+
+
+def test_ctrl_c_and_exit_raised_while_a_dict_is_read_go_on_as_raised():
+    """A `KeyboardInterrupt` or `SystemExit` raised by the caller's object
+    while ccc reads it (an `__index__`, a mapping's `items`) is no refusal
+    of the value: it is raised as it was, not turned into a `ParseError`
+    or `InputError` (`except Exception` would have swallowed Ctrl-C)."""
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+
+    for raised in (KeyboardInterrupt, SystemExit):
+
+        class Index:
+            def __index__(self):
+                raise raised()
+
+        class Items(collections.abc.Mapping):
+            def __getitem__(self, key):
+                raise raised()
+
+            def __iter__(self):
+                return iter(["launch_ns"])
+
+            def __len__(self):
+                return 1
+
+        with pytest.raises(raised):
+            ccc.Program.from_dict(dict(good, count=Index()))
+        with pytest.raises(raised):
+            ccc.Program.from_dict(dict(good, model=Items()))
+        with pytest.raises(raised):
+            ccc.compile(text, proven_by=Items())
+
+
+def test_a_dict_changed_while_it_is_read_is_no_panic():
+    """An `__index__` that changes the dict being read (a key added) once
+    made PyO3's dict iterator panic (`PanicException`, which `except
+    Exception` misses): the dict's items are taken whole first."""
+    spec = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+
+    class Grow:
+        def __index__(self):
+            spec["barrier"] = "Host"
+            return 2
+
+    spec["channels"] = Grow()
+    program = ccc.Program.from_dict(spec)
+    assert program.to_dict()["channels"] == 2
