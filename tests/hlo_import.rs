@@ -1298,6 +1298,29 @@ fn algorithm_flag_takes_hier_as_a_spec_writes_it() {
     let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("intra_reduce_scatter Ring") && stdout.contains("intra_all_gather Kangaring"), "{stdout}");
+    // One it cannot read is said as a spec's `algorithm` is: the name
+    // meant, the leg's path, `Auto(X)` named (it said RON's `Non-whitespace
+    // trailing characters`, and Rust's type names).
+    for (given, says, help) in [
+        ("ring", "unexpected name `ring`", "did you mean `Ring`?"),
+        (
+            "Hier((inter_all_reduce: Rnig))",
+            "unexpected name `Rnig` for `Hier.inter_all_reduce`",
+            "did you mean `Ring`?",
+        ),
+        ("Auto(Ring)", "`Auto` takes no choice in --algorithm", "`Auto(X)` is how a signature or manifest shows"),
+        ("Ring Mesh", "non-whitespace trailing characters", "accepted: Ring, Mesh, Kangaring,"),
+    ] {
+        let out = ccc(&["explain", module, "--target", t, "--algorithm", given, "--json"]);
+        assert_eq!(out.status.code(), Some(2), "{given}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let error = &json["error"];
+        let message = error["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("--algorithm {given}: {says}")), "{given}: {error}");
+        assert!(error["help"].as_str().unwrap().contains(help), "{given}: {error}");
+        assert!(!message.contains("AlgType") && !message.contains("enum"), "{given}: {error}");
+        assert_eq!(error["code"], "ccc::algorithm", "{given}: {error}");
+    }
 }
 
 /// A bad field of the target file, copied into every imported collective,
@@ -1353,12 +1376,12 @@ fn a_target_that_does_not_parse_is_shown_where() {
         ),
         (
             "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), algorithm: Auto(Mesh))",
-            "`Auto` takes no choice in a target",
+            "`Auto` takes no choice in the target",
             "1:72",
         ),
         (
             "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), algorithm: Auto /* x */ (Mesh))",
-            "`Auto` takes no choice in a target",
+            "`Auto` takes no choice in the target",
             "1:81",
         ),
         // A key written twice is refused, not the last one kept.
@@ -1380,8 +1403,43 @@ fn a_target_that_does_not_parse_is_shown_where() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(&format!("cannot parse target {}: {says}", t.display())), "{stderr}");
         assert!(stderr.contains(&format!("t.ron:{at}]")), "{stderr}");
-        assert!(stderr.contains("╰── here"), "a snippet: {stderr}");
+        assert!(stderr.contains("╰── "), "a snippet: {stderr}");
         assert!(stderr.contains("help:"), "{stderr}");
+    }
+    // Said as a spec's field is (it said RON's words alone, `integer is
+    // out of bounds`, `expected comma`, with the label `here` and, as
+    // help, how a target reads): the field, its range, the name meant.
+    for (text, label, help, field) in [
+        ("channels: -1", "out of range for `channels`", "`channels` takes a whole number from 1 to 32", "channels"),
+        ("channels: 1.5", "a fraction where a whole number belongs", "`channels` takes a whole number", "channels"),
+        (
+            "model: (launch_ns: -1)",
+            "out of range for `launch_ns`",
+            "`launch_ns` takes a whole number",
+            "model.launch_ns",
+        ),
+        ("chanels: 2", "unknown field `chanels`", "did you mean `channels`?", "chanels"),
+        ("algorithm: ring", "unknown variant `ring`", "did you mean `Ring`?", "algorithm"),
+        ("arch: \"Cayman\"", "where a name belongs", "a name is written bare, without quotes: `arch: Cayman`", "arch"),
+    ] {
+        let t = dir.path().join("t.ron");
+        std::fs::write(
+            &t,
+            format!("(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), {text})").replace(
+                "(arch: Cayman, topology: (rank_n: 16, local_rank_n: 8), arch: \"Cayman\")",
+                "(arch: \"Cayman\", topology: (rank_n: 16, local_rank_n: 8))",
+            ),
+        )
+        .unwrap();
+        let out = ccc(&["explain", module, "--target", t.to_str().unwrap(), "--json"]);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let error = &json["error"];
+        assert!(error["label"].as_str().unwrap().contains(label), "{text}: {error}");
+        assert!(error["help"].as_str().unwrap().starts_with(help), "{text}: {error}");
+        assert_eq!(error["field"], field, "{text}: {error}");
+        assert_eq!(error["code"], "ccc::target", "{text}: {error}");
     }
     // A `model:` block's misspelt field is named in the target's words,
     // not by the Rust type `ModelOverrides`.

@@ -120,17 +120,19 @@ fn parse_either(target: &TargetText<'_>) -> Result<Target, Failure> {
     }
 }
 
-/// A target or algorithm error: RON's message at its line and column.
+/// A target or algorithm error at its line and column, with its field
+/// under `field` (`target.channels`), what is accepted there and how to
+/// fix it, as the CLI says them.
 fn located(e: &TargetError, kind: &str, field: &str) -> Failure {
-    let mut info = ErrorInfo::new(ErrorClass::Parse, kind, format!("{field}: {}", e.message));
-    info.field = Some(field.to_owned());
+    let path = e.field.as_deref().map_or_else(|| field.to_owned(), |f| format!("{field}.{f}"));
+    let mut info = ErrorInfo::new(ErrorClass::Parse, kind, format!("{path}: {}", e.message));
+    info.field = Some(path);
     info.line = Some(e.start.line as u64);
     info.column = Some(e.start.col as u64);
-    // RON's own `expected one of ... instead` where it gives one (an
-    // unknown field or name), else ccc's `; accepted: ...`; never the
-    // sentence saying how a target reads.
-    let said = e.message.split("; a target reads").next().unwrap_or(&e.message);
-    info.accepted = crate::adapter::accepted_in(said);
+    info.end_line = Some(e.end.line as u64);
+    info.end_column = Some(e.end.col as u64);
+    info.accepted = e.accepted.as_deref().map(str::to_owned);
+    info.help = e.help.as_deref().map(str::to_owned);
     info
 }
 

@@ -175,7 +175,10 @@ def test_a_bad_target_or_algorithm_raises_naming_it():
     with pytest.raises(ccc.ParseError) as caught:
         ccc.import_hlo(text, "(arch: Cayman,\n topology: (rank_n: 8, local_rank_x: 8))")
     assert caught.value.kind == "Target"
-    assert caught.value.field == "target"
+    # The field's path, as a dict target's is (it was `target` alone), and
+    # the name meant.
+    assert caught.value.field == "target.topology.local_rank_x"
+    assert caught.value.help == "did you mean `local_rank_n`?"
     assert caught.value.line == 2
     # What is accepted is RON's list, as a dict target's is, not the
     # sentence on how a target reads.
@@ -191,6 +194,8 @@ def test_a_bad_target_or_algorithm_raises_naming_it():
         ccc.import_hlo(text, "(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8))", algorithm="Rign")
     assert caught.value.kind == "Algorithm"
     assert "Ring" in caught.value.accepted
+    assert caught.value.help == "did you mean `Ring`?"
+    assert caught.value.field == "algorithm"
     with pytest.raises(TypeError):
         ccc.import_hlo(text, 8)
     # A devices map that is not one to one is the target's, in either form,

@@ -17,7 +17,7 @@
 //! Without `devices`, device d is rank d. `barrier`, `send_credits` and
 //! `model` are taken as a spec takes them.
 
-use crate::parse::{LineCol, strip_bom};
+use crate::parse::{LineCol, ParseError, chosen_auto_help, strip_bom};
 use ccc_ir::arch::Arch;
 use ccc_ir::enums::OpType;
 use ccc_ir::model::ModelOverrides;
@@ -185,14 +185,63 @@ where
     d.deserialize_option(Once(PhantomData))
 }
 
-/// A target file that is not RON of the target schema.
+/// A target file that is not RON of the target schema, or a
+/// `--algorithm` that is not an algorithm: what is wrong and where, said
+/// as a spec's parse error says it ([`ParseError`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{start}: {message}")]
 pub struct TargetError {
-    /// RON's description of the problem.
-    pub message: String,
-    /// Where it is.
+    /// What is wrong, in a spec's words.
+    pub message: Box<str>,
+    /// Where it starts.
     pub start: LineCol,
+    /// One past where it ends.
+    pub end: LineCol,
+    /// A short label for the offending token.
+    pub label: Box<str>,
+    /// The field it is about (`channels`, `model.launch_ns`), where known.
+    pub field: Option<Box<str>>,
+    /// What would be accepted there, where the error says.
+    pub accepted: Option<Box<str>>,
+    /// How to fix it (for a target, at least how a target reads).
+    pub help: Option<Box<str>>,
+}
+
+/// How a target file reads: the help of a problem with no better one.
+pub const TARGET_READS: &str = "a target reads `(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16))` with \
+                                optional channels, algorithm, algorithms, devices, barrier, send_credits, model";
+
+impl TargetError {
+    /// `e`, a spec parse error of the text read as `file` (`the target`,
+    /// `--algorithm`), with `whole` (how that text reads) the help where
+    /// a spec's would speak of a spec file (its end, text after it, its
+    /// name, a field missing from it, a value not of its schema) or there
+    /// is none.
+    fn of(e: &ParseError, file: &str, whole: &str) -> TargetError {
+        use crate::parse::ParseErrorKind as K;
+        let at_root = e.path.as_deref().is_none_or(|p| !p.contains('.'));
+        let of_the_whole = match e.kind {
+            K::UnexpectedEof | K::TrailingCharacters | K::WrongStructName { .. } | K::MissingField { .. } => at_root,
+            K::Syntax => e.path.is_none(),
+            _ => false,
+        };
+        let (message, help) = match &e.kind {
+            // `algorithm: Auto(Ring)`, copied from a signature or manifest.
+            K::ChosenAuto { .. } => (format!("`Auto` takes no choice in {file}"), Some(chosen_auto_help("spec"))),
+            K::UnexpectedEof if &*e.message == "the spec is empty" => (format!("{file} is empty"), Some(whole.into())),
+            _ if of_the_whole => (e.message.to_string(), Some(whole.to_owned())),
+            _ => (e.message.to_string(), e.help().or_else(|| Some(whole.to_owned()))),
+        };
+        TargetError {
+            message: message.into(),
+            start: e.span.start,
+            end: e.span.end,
+            label: e.label().into(),
+            field: e.path.clone(),
+            accepted: e.accepted().map(Into::into),
+            help: help.map(Into::into),
+        }
+    }
 }
 
 /// Parses a target file's text (`implicit_some` on, as for specs).
@@ -201,24 +250,21 @@ pub struct TargetError {
 ///
 /// [`TargetError`] with the line and column of the first problem.
 pub fn parse_target(src: &str) -> Result<Target, TargetError> {
-    let opts = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-    let target = opts.from_str::<Target>(strip_bom(src)).map_err(|e| TargetError {
-        message: format!(
-            "{}; a target reads `(arch: Cayman, topology: (rank_n: 32, local_rank_n: 16))` with optional \
-             channels, algorithm, algorithms, devices, barrier, send_credits, model",
-            // In a spec's words: `model: (...)`, not the Rust type
-            // `ModelOverrides`.
-            crate::parse::spec_words(&e.code.to_string())
-        ),
-        start: LineCol { line: e.span.start.line, col: e.span.start.col },
-    })?;
+    let target =
+        crate::parse::parse_part::<Target>(src).map_err(|e| TargetError::of(&e, "the target", TARGET_READS))?;
     // A `devices` map that is not one to one is the target's problem, at
     // its `devices` field.
     target.check_devices().map_err(|why| {
         let (line, col) = field_at(strip_bom(src), "devices").unwrap_or((1, 1));
+        let start = LineCol { line, col };
         TargetError {
-            message: format!("devices: {why}; accepted: {}", Target::DEVICES_ACCEPTED),
-            start: LineCol { line, col },
+            message: format!("devices: {why}").into(),
+            start,
+            end: LineCol { line, col: col + "devices".len() },
+            label: "here".into(),
+            field: Some("devices".into()),
+            accepted: Some(Target::DEVICES_ACCEPTED.into()),
+            help: Some(format!("accepted: {}", Target::DEVICES_ACCEPTED).into()),
         }
     })?;
     Ok(target)
@@ -249,15 +295,20 @@ fn field_at(src: &str, name: &str) -> Option<(usize, usize)> {
 ///
 /// # Errors
 ///
-/// [`TargetError`] with RON's message and the column of the problem.
+/// [`TargetError`] with the column of the problem, said as a spec's
+/// `algorithm` would be.
 pub fn parse_algorithm(text: &str) -> Result<Algorithm, TargetError> {
-    let opts = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-    opts.from_str::<Algorithm>(text).map_err(|e| TargetError {
-        message: format!(
-            "{}; accepted: Ring, Mesh, Kangaring, SingleCycleRing, IntraRdh, SingleStepMesh, InterRdh, \
-             TwoStepPodMesh, LatencyOptMesh, BwOptMesh, Hier((...)), Auto",
-            crate::parse::spec_words(&e.code.to_string())
-        ),
-        start: LineCol { line: e.span.start.line, col: e.span.start.col },
+    crate::parse::parse_part::<Algorithm>(text).map_err(|e| {
+        let mut e = TargetError::of(&e, "--algorithm", ALGORITHM_READS);
+        e.accepted = e.accepted.or_else(|| Some(ALGORITHMS_ACCEPTED.into()));
+        e
     })
 }
+
+/// What `--algorithm` takes, where its error names nothing.
+const ALGORITHMS_ACCEPTED: &str = "Ring, Mesh, Kangaring, SingleCycleRing, IntraRdh, SingleStepMesh, InterRdh, \
+                                   TwoStepPodMesh, LatencyOptMesh, BwOptMesh, Hier((...)), Auto";
+
+/// How `--algorithm` reads: the help of a problem with no better one.
+const ALGORITHM_READS: &str = "--algorithm takes one algorithm as a spec's `algorithm:` writes it: a name (`Ring`, \
+                               `Auto`) or `Hier((intra_reduce_scatter: Ring, ...))`";

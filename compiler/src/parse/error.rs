@@ -419,7 +419,7 @@ fn spec_name(rust: &str) -> &str {
 
 /// RON's `message` with the Rust type names a spec never writes in the
 /// spec's words (`struct `HierLegs`` → ``Hier((...))``).
-pub(crate) fn spec_words(message: &str) -> String {
+fn spec_words(message: &str) -> String {
     SPEC_NAMES.iter().fold(message.to_owned(), |m, (rust, spec)| {
         m.replace(&format!("struct `{rust}`"), &format!("`{spec}`")).replace(&format!("`{rust}`"), &format!("`{spec}`"))
     })
@@ -498,6 +498,13 @@ pub(super) fn error_from_ron(
         RonError::DuplicateStructField { field, .. } => ParseErrorKind::DuplicateField { field },
         RonError::ExpectedDifferentStructName { expected, found } => {
             ParseErrorKind::WrongStructName { expected, found: found.clone() }
+        }
+        // `Auto(Ring)` as the whole text (a `--algorithm`): RON reads
+        // `Auto`, then text after it.
+        RonError::TrailingCharacters
+            if chosen_auto(src.get(..stopped).unwrap_or(""), src.get(stopped..).unwrap_or("")) =>
+        {
+            ParseErrorKind::ChosenAuto { field: None }
         }
         RonError::TrailingCharacters => ParseErrorKind::TrailingCharacters,
         RonError::Eof => ParseErrorKind::UnexpectedEof,

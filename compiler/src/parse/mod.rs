@@ -23,7 +23,6 @@
 mod error;
 mod scan;
 
-pub(crate) use error::spec_words;
 pub use error::{
     MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, chosen_auto,
     chosen_auto_help, nearest, quote, whole_number_accepted, whole_number_help,
@@ -101,6 +100,21 @@ pub fn parse(src: &str) -> Result<ParsedSpec, ParseError> {
         error_from_ron(src, form, e, path)
     })?;
     Ok(ParsedSpec { program, form })
+}
+
+/// `src` read as a `T` written in a spec's RON (an HLO target, the
+/// command line's `--algorithm`): a problem is said as [`parse`] says one
+/// of a collective's fields, its path from `T`'s root (`model.launch_ns`).
+///
+/// # Errors
+///
+/// [`ParseError`], as [`parse`]'s.
+pub fn parse_part<T: serde::de::DeserializeOwned>(src: &str) -> Result<T, ParseError> {
+    let src = strip_bom(src);
+    read::<T>(src).map_err(|e| {
+        let (e, path) = *e;
+        error_from_ron(src, SpecForm::Collective, e, path)
+    })
 }
 
 /// `src` as a `T`, as [`ron::Options::from_str`] reads it, tracking the

@@ -480,41 +480,28 @@ pub fn note_imported(name: &str, imported: &Imported) {
 fn read_target(path: &Path) -> Result<Target, Failure> {
     let text = read_text(path, SPEC_CAP, "target")?;
     parse_target(&text).map_err(|e| {
-        // RON's message, then what a target reads (or accepts): the help.
-        let (message, help) = match e.message.split_once("; ") {
-            Some((m, h)) => (m, Some(h.to_owned())),
-            None => (e.message.as_str(), None),
-        };
-        let start = ccc_compiler::parse::SourceSpan { start: e.start, end: e.start }.byte_range(&text).start;
+        let span = ccc_compiler::parse::SourceSpan { start: e.start, end: e.end }.byte_range(&text);
         // Shown, and counted, without a byte-order mark, as a spec is.
         let body = strip_bom(&text);
-        let start = start.saturating_sub(text.len() - body.len());
-        let text = body;
-        // The word or number there, or its one character.
-        let rest = text.get(start..).unwrap_or("");
-        let word = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let len = if word > 0 { word } else { rest.chars().next().map_or(0, char::len_utf8) };
-        let (name, mut message) = (path.display().to_string(), crate::report::lower_first(message));
-        let mut help = help;
-        // `algorithm: Auto(Ring)`, copied from a signature or manifest.
-        if ccc_compiler::parse::chosen_auto(text.get(..start).unwrap_or(""), rest) {
-            message = "`Auto` takes no choice in a target".to_owned();
-            help = Some(ccc_compiler::parse::chosen_auto_help("target"));
-        }
-        Failure::input(located_report(
-            InputKind::Target,
-            &name,
-            text,
-            start..start + len,
-            &message,
-            "here".into(),
-            help,
-        ))
+        let skipped = text.len() - body.len();
+        let range = span.start.saturating_sub(skipped)..span.end.saturating_sub(skipped);
+        let (name, message) = (path.display().to_string(), crate::report::lower_first(&e.message));
+        let help = e.help.as_deref().map(str::to_owned);
+        let mut report = located_report(InputKind::Target, &name, body, range, &message, e.label.to_string(), help);
+        report.field = e.field.as_deref().map(str::to_owned);
+        Failure::input(report)
     })
 }
 
 /// `--algorithm NAME`: an algorithm as a spec writes it.
 fn parse_algorithm(text: &str) -> Result<Algorithm, Failure> {
-    ccc_compiler::hlo::target::parse_algorithm(text)
-        .map_err(|e| Failure::input(miette::miette!("--algorithm {text}: {}", e.message)))
+    ccc_compiler::hlo::target::parse_algorithm(text).map_err(|e| {
+        let message = crate::report::lower_first(&e.message);
+        // The help (how `--algorithm` reads, at least); what is accepted
+        // where the message does not list it already.
+        let listed = e.message.contains("expected one of");
+        let accepted = e.accepted.filter(|_| !listed).map(|a| format!("accepted: {a}"));
+        let help = [accepted, e.help.map(String::from)].into_iter().flatten().collect::<Vec<_>>().join("\n");
+        Failure::input(miette::miette!(code = "ccc::algorithm", help = help, "--algorithm {text}: {message}"))
+    })
 }

@@ -92,7 +92,7 @@ pub struct ParseReport {
     /// (a column counts chars), for `--json` ([`json`]).
     at: (usize, usize),
     /// The field it is about, as the spec writes it, where known.
-    field: Option<String>,
+    pub field: Option<String>,
 }
 
 /// What kind of input a [`ParseReport`] could not read: the verb of its
