@@ -1359,6 +1359,33 @@ fn a_target_problem_is_named_once_in_the_target() {
     assert!(stderr.contains(&format!("{moe} is not a valid spec: 2 problems")) && stderr.contains(&at), "{stderr}");
 }
 
+/// `diagnose` of several modules says a problem of their one target once,
+/// not once a module (it said it for each, then "2 of the 2 inputs were
+/// refused"), whether the target does not parse or holds a value no
+/// collective takes, and whether a spec stands beside the modules.
+#[test]
+fn diagnose_says_a_target_problem_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = ("tests/hlo/dp_train_step_8.compiled.hlo", "tests/hlo/gspmd_matmul_8.compiled.hlo");
+    let spec = dir.path().join("dp8.ron");
+    let good = target_path(8);
+    let out = ccc(&["import", a, "--target", good.to_str().unwrap(), "-o", spec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for (text, says) in
+        [("channels: 99", "channels: 99 is out of range"), ("chanels: 2", "unexpected field named `chanels`")]
+    {
+        let t = dir.path().join("t.ron");
+        std::fs::write(&t, format!("(arch: Cayman, topology: (rank_n: 8, local_rank_n: 8), {text})")).unwrap();
+        for inputs in [&[a, b][..], &[a, b, spec.to_str().unwrap()]] {
+            let out = ccc(&[&["diagnose"][..], inputs, &["--target", t.to_str().unwrap()]].concat());
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert_eq!(stderr.matches(says).count(), 1, "{text}, {} inputs: {stderr}", inputs.len());
+            assert!(!stderr.contains("inputs were refused"), "{stderr}");
+        }
+    }
+}
+
 /// A target file that is not RON of the target schema is shown in a
 /// snippet at its line and column, as a spec is, with what a target reads
 /// as the help; `Auto(X)` copied from a signature is named as such.

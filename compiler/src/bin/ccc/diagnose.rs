@@ -146,6 +146,13 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     if let Some(code) = device_counts(args, &texts)? {
         return Ok(code);
     }
+    let is_module = |t: &str| ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t));
+    let any_module = texts.iter().flatten().any(|t| is_module(t));
+    // The target's own problem (a value no collective takes, a field it
+    // does not have) is said once, not once a module.
+    if any_module {
+        crate::load::check_target(&args.hlo)?;
+    }
     // HLO modules (every input one, `--target` given) are imported once:
     // their collectives compared instruction by instruction, then signed.
     let modules = crate::import::import_modules(args, &texts)?;
@@ -160,8 +167,6 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode, Failure> {
     let mut modules = modules.map(Vec::into_iter);
     // Beside HLO modules, a RON spec is read as it is: `--target` and
     // `--algorithm` are the modules' (alone, they are refused for it).
-    let is_module = |t: &str| ccc_compiler::hlo::looks_like_hlo(ccc_compiler::parse::strip_bom(t));
-    let any_module = texts.iter().flatten().any(|t| is_module(t));
     // Given for no module, they would be ignored for manifests and output
     // folders (a spec refuses them): refused for every kind alike.
     if !any_module && (args.hlo.target.is_some() || args.hlo.algorithm.is_some()) {

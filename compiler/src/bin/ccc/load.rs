@@ -465,6 +465,22 @@ pub fn import_file(path: &Path, src: &str, hlo: &HloArgs, checked: TargetValues)
     Ok(imported)
 }
 
+/// Reads the target and `--algorithm` of `hlo`, when a target is given,
+/// and checks the target's values, as [`import_file`] does for each
+/// module: for a verb reading several modules (`diagnose`), so that a
+/// problem of theirs is said once, not once a module.
+///
+/// # Errors
+///
+/// The target's or `--algorithm`'s refusal.
+pub fn check_target(hlo: &HloArgs) -> Result<(), Failure> {
+    let Some(target_path) = &hlo.target else { return Ok(()) };
+    let target = read_target(target_path)?;
+    target.validate().map_err(|e| Failure::input(target_report(&target_path.display().to_string(), &e)))?;
+    hlo.algorithm.as_deref().map(parse_algorithm).transpose()?;
+    Ok(())
+}
+
 /// Says on stderr what of the module `name` is not compiled as it runs
 /// (`import` marks it in the RON it writes; the verbs that compile say so
 /// here): collectives in branches of a `conditional` (ccc compiles every
