@@ -68,6 +68,20 @@ fn column_counts_characters() {
     assert_eq!((error["line"].as_u64(), error["column"].as_u64()), (Some(2), Some(25)), "{error}");
 }
 
+/// A file that is not UTF-8: where its first bad byte is, as the message
+/// says it (it was only in the message).
+#[test]
+fn a_file_not_utf8_is_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("latin1.ron");
+    std::fs::write(&spec, b"// caf\xe9\nCollective(op: \xff)").unwrap();
+    let error = error_of(&ccc(&["sweep", "--json", spec.to_str().unwrap()]));
+    assert_eq!(error["code"], "ccc::not_utf8");
+    let at = ["line", "column", "offset"].map(|k| error[k].as_u64());
+    assert_eq!(at, [Some(1), Some(7), Some(6)], "the é of line 1: {error}");
+    assert_eq!(error["file"], spec.to_str().unwrap());
+}
+
 /// A spec that parses but breaks rules: every problem with its field path.
 #[test]
 fn validation_problems_are_listed() {

@@ -379,15 +379,14 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
         } else {
             format!("{} is UTF-8 text; re-save the file as UTF-8", a(what))
         };
-        Failure::input(miette::miette!(
-            code = "ccc::not_utf8",
-            help = help,
-            "{} is not UTF-8: {} {} at offset {at} (line {line}, column {column}) {} not valid UTF-8",
-            path.display(),
+        let file = path.display().to_string();
+        let message = format!(
+            "{file} is not UTF-8: {} {} at offset {at} (line {line}, column {column}) {} not valid UTF-8",
             if bad.len() == 1 { "byte" } else { "bytes" },
             bad.join(" "),
             if bad.len() == 1 { "is" } else { "are" },
-        ))
+        );
+        Failure::input(crate::report::NotUtf8Report { message, help, file, line, column, offset: at })
     })
 }
 

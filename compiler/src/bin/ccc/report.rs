@@ -470,6 +470,35 @@ pub fn every_input<T>(results: impl Iterator<Item = Result<T, crate::Failure>>) 
     Err(crate::Failure { code, report: Refusals { given, each: failures }.into() })
 }
 
+/// A file that is not UTF-8: where its first bad byte is, for `--json`
+/// ([`json`]) as well as the message.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct NotUtf8Report {
+    /// The whole message (the file, the bytes, the offset, line and column).
+    pub message: String,
+    /// How to fix it.
+    pub help: String,
+    /// The file, as given.
+    pub file: String,
+    /// The line of the first bad byte, from 1.
+    pub line: usize,
+    /// Its column, from 1, in characters.
+    pub column: usize,
+    /// Its byte offset.
+    pub offset: usize,
+}
+
+impl Diagnostic for NotUtf8Report {
+    fn code<'a>(&'a self) -> Option<Box<dyn Display + 'a>> {
+        Some(Box::new("ccc::not_utf8"))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn Display + 'a>> {
+        Some(Box::new(&self.help))
+    }
+}
+
 /// The closing line of several inputs refused ([`every_input`]), which
 /// keeps each refusal for `--json` ([`json`]: its `inputs`).
 #[derive(Debug, thiserror::Error)]
@@ -485,7 +514,8 @@ impl Diagnostic for Refusals {}
 /// `--json`"): `{"error": {...}}` with the exit code, the diagnostic
 /// code, the message and help as the prose report gives them, and what
 /// the report knows besides: a parse error's `file`, `line`, `column`,
-/// `label` and `field`; a validation error's `problems` (each `path` and
+/// `label` and `field`; a file not UTF-8's `file`, `line`, `column` and
+/// `offset`; a validation error's `problems` (each `path` and
 /// `message`) and their `count`; several refused inputs' `inputs`, each
 /// such an object; any other report's `causes`.
 pub fn json(failure: &crate::Failure) -> serde_json::Value {
@@ -519,6 +549,11 @@ fn error_json(failure: &crate::Failure) -> serde_json::Value {
             invalid.listed.iter().map(|(path, message)| json!({ "path": path, "message": message })).collect();
         add("problems", Value::Array(problems));
         add("count", json!(invalid.count));
+    } else if let Some(bad) = report.downcast_ref::<NotUtf8Report>() {
+        add("file", json!(bad.file));
+        add("line", json!(bad.line));
+        add("column", json!(bad.column));
+        add("offset", json!(bad.offset));
     } else if let Some(refusals) = report.downcast_ref::<Refusals>() {
         add("inputs", refusals.each.iter().map(error_json).collect());
     } else {
