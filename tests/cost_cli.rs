@@ -244,7 +244,9 @@ fn sweep_prints_a_row_per_size() {
     assert_eq!(code, 0, "{err}");
     let sizes: Vec<&str> = out.lines().skip(2).filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(sizes, ["1099511627776", "4398046511104"], "{out}");
-    assert!(err.contains("note: the sweep stops at count 4398046511104, where nothing lowers: descriptors per tp_inc_steps increment (VAL_MASK)"), "{err}");
+    // The written choice is what does not lower (it said "nothing lowers",
+    // though another choice might).
+    assert!(err.contains("note: the sweep stops at count 4398046511104, where the written choice, Ring, does not lower: descriptors per tp_inc_steps increment (VAL_MASK)"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let auto = dir.path().join("auto.ron");
     let text = std::fs::read_to_string(format!("{ROOT}/examples/allreduce_ring.ron")).unwrap();
@@ -278,6 +280,16 @@ fn sweep_prints_a_row_per_size() {
         squeeze(&err).contains("more channels while the collective has fewer than the 8 TOP_SPs of Cayman"),
         "{err}"
     );
+    // A written Mesh past the mesh events: at no size, said of the written
+    // choice (other choices lower).
+    let (code, _, err) = ccc(&["sweep", "examples/invalid/mesh_events_over.ron", "--from", "1KiB", "--to", "1MiB"]);
+    assert_eq!(code, 2, "{err}");
+    let err = squeeze(&err);
+    assert!(
+        err.contains("at count 4, the first size asked, the written choice, Mesh, does not lower: mesh events"),
+        "{err}"
+    );
+    assert!(err.contains("so the written choice lowers at no size:"), "{err}");
     // Mesh events do not: no size lowers a choice that needs too many,
     // and the help says what does.
     let mesh = dir.path().join("mesh.ron");
@@ -291,7 +303,10 @@ fn sweep_prints_a_row_per_size() {
     assert_eq!(code, 2, "{err}");
     let said = squeeze(&err);
     assert!(said.contains("mesh events per TOP_SP is at most 50 on Sunda; this choice needs 254"), "{err}");
-    assert!(said.contains("help: a smaller size needs as many mesh events, so no size lowers"), "{err}");
+    assert!(
+        said.contains("help: a smaller size needs as many mesh events, so the written choice lowers at no size"),
+        "{err}"
+    );
     assert!(said.contains("choose Ring or a Hier algorithm with no Mesh leg") && !said.contains("(--to)"), "{err}");
     // `check` refuses it, and so do `sign` and `diagnose`: no rank could
     // load it, so it has no signature to give or compare.

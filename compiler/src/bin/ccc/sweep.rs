@@ -220,6 +220,9 @@ enum Sized {
 struct NotLowered {
     said: String,
     limit: Option<Limit>,
+    /// The written algorithm, when it is the one that does not lower
+    /// (other choices may): `None` for `Auto`, which found none that does.
+    written: Option<String>,
 }
 
 impl NotLowered {
@@ -229,10 +232,9 @@ impl NotLowered {
     fn help(&self, arch: Arch) -> String {
         match self.limit {
             Some(Limit::MeshEvents) => {
-                format!(
-                    "a smaller size needs as many mesh events, so no size lowers: {}",
-                    Limit::MeshEvents.advice(arch)
-                )
+                let which =
+                    if self.written.is_some() { "the written choice lowers at no size" } else { "no size lowers" };
+                format!("a smaller size needs as many mesh events, so {which}: {}", Limit::MeshEvents.advice(arch))
             }
             Some(limit) => format!("sweep smaller sizes (--to), or: {}", limit.advice(arch)),
             None => "sweep smaller sizes (--to), or give `model:` faster rates and smaller latencies".to_owned(),
@@ -240,10 +242,11 @@ impl NotLowered {
     }
 
     /// What happens at the size, after "where".
-    fn what(&self) -> &'static str {
-        match self.limit {
-            Some(_) => "nothing lowers",
-            None => "the predictions pass 2^64 ns",
+    fn what(&self) -> String {
+        match (self.limit, &self.written) {
+            (Some(_), Some(written)) => format!("the written choice, {written}, does not lower"),
+            (Some(_), None) => "nothing lowers".to_owned(),
+            (None, _) => "the predictions pass 2^64 ns".to_owned(),
         }
     }
 }
@@ -269,14 +272,14 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
             });
             if let Some(limit) = limit {
                 let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
-                return Ok(Sized::DoesNotLower(NotLowered { said, limit: Some(limit) }));
+                return Ok(Sized::DoesNotLower(NotLowered { said, limit: Some(limit), written: None }));
             }
             return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display())));
         }
         // Predicted past 2^64 ns: so is every larger size.
         Err(e) if e.0.iter().all(|p| matches!(p.problem, Problem::AutoOutOfRange { .. })) => {
             let said = e.0.iter().map(|p| p.problem.to_string()).collect::<Vec<_>>().join("; ");
-            return Ok(Sized::DoesNotLower(NotLowered { said, limit: None }));
+            return Ok(Sized::DoesNotLower(NotLowered { said, limit: None, written: None }));
         }
         Err(e) => return Err(Failure::input(miette::miette!("{}: at count {count}: {e}", spec.display()))),
     };
@@ -295,7 +298,10 @@ fn row(spec: &std::path::Path, c: &Collective, count: u64, all: bool) -> Result<
     let phases: Vec<_> = schedule.collectives.iter().flat_map(|p| p.phases.iter().map(move |ph| (p, ph))).collect();
     if let Some(r) = legal::refusal(&schedule.shape, machine.arch.params(), machine.mesh_event_room(), &phases) {
         let said = r.describe(machine.arch, machine.mesh_events_spent);
-        return Ok(Sized::DoesNotLower(NotLowered { said, limit: Some(r.limit) }));
+        // `Auto` drops a choice that does not lower before it chooses: this
+        // is the written one.
+        let written = vc.auto().is_none().then(|| display(vc.algorithm()));
+        return Ok(Sized::DoesNotLower(NotLowered { said, limit: Some(r.limit), written }));
     }
     let legs = schedule
         .collectives
