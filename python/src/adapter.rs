@@ -321,9 +321,29 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
         "Syntax"
     };
     let (accepted, help) = integer_said(&message, &path);
+    // serde's words for a type (`string or map`, `struct Topology`, `a
+    // sequence`) in a dict's: what the field takes, as `parse` says it.
+    let said = accepted.clone();
+    let accepted = accepted.map(|a| in_dict_words(a, &path));
+    // ... and so is the message (`expected string or map`).
+    let message = match (&said, &accepted) {
+        // `"algorithm": "Hier"`: the name alone, where serde speaks of
+        // variants.
+        (Some(said), Some(words)) if said == "newtype variant" => format!("`Hier` given no legs; expected {words}"),
+        (Some(said), Some(words)) if said != words => {
+            message.replacen(&format!("expected {said}"), &format!("expected {words}"), 1)
+        }
+        _ => message,
+    };
+    // What was found, in Python's words (serde's `sequence`, `map`, `null`).
+    let found = [("sequence", "a list"), ("map", "a dict"), ("null", "None")];
+    let message = found.iter().fold(message, |m, (serde, python)| {
+        m.replacen(&format!("invalid type: {serde},"), &format!("invalid type: {python},"), 1)
+    });
     // `chanels`, `AllReduse`, `lunch_ns`: the name meant, as `parse` says
     // it of the same mistake in RON.
     let help = help.or_else(|| misspelt(&message));
+
     let message = with_hier_form(message);
     // `peers: [[0, 1, 2]]`: serde's "invalid length 3, expected fewer
     // elements in array" says nothing of a pair.
@@ -366,6 +386,36 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     info.collective = field.as_deref().and_then(collective_of);
     info.field = field;
     info
+}
+
+/// What serde's `expected` says a value at `path` takes (`accepted`), in
+/// a dict's words: a field that takes a name lists its names (serde says
+/// `string or map`), a struct is a dict of its fields (`struct
+/// Topology`), a sequence a list; anything else as serde says it.
+fn in_dict_words(accepted: String, path: &str) -> String {
+    // The field the path ends in, without its indices (`groups`).
+    let last = path.rsplit('.').next().map_or("", |f| f.split('[').next().unwrap_or(f));
+    match accepted.as_str() {
+        "string or map" | "unit variant" | "string" if last == "algorithm" => {
+            let names = ccc_compiler::parse::names_of("inter_all_reduce").unwrap_or_default();
+            format!("a name as text ({names}), or {HIER_DICT}")
+        }
+        "string or map" | "unit variant" | "string" => match ccc_compiler::parse::names_of(last) {
+            Some(names) => format!("one of {names}, as text"),
+            None => accepted,
+        },
+        "newtype variant" => HIER_DICT.to_owned(),
+        "map with a single key" => format!("a name as text, or a dict of one key: {HIER_DICT}"),
+        "a sequence" => "a list".to_owned(),
+        _ => match accepted.strip_prefix("struct ") {
+            Some("Topology") => r#"a dict: {"rank_n": 32, "local_rank_n": 16} (and "pod_n")"#.to_owned(),
+            Some("HierLegs") => format!("a dict of legs, {HIER_LEGS}"),
+            Some("ModelOverrides") => r#"a dict of the cost model's overrides: {"launch_ns": 20000}"#.to_owned(),
+            Some(_) if !last.is_empty() => format!("a dict of `{last}`'s fields"),
+            Some(_) => "a dict of a collective's fields, or {\"collectives\": [...]}".to_owned(),
+            None => accepted,
+        },
+    }
 }
 
 /// serde's refusal of an unknown field or name (`` unknown field `chanels`,
@@ -414,6 +464,9 @@ pub(crate) fn with_hier_form(message: String) -> String {
 /// A Hier algorithm as a dict writes it.
 const HIER_DICT: &str =
     r#"{"Hier": {"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}}"#;
+
+/// A Hier's legs as a dict writes them.
+const HIER_LEGS: &str = r#"{"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}"#;
 
 /// The spec as RON text that [`parse`] reads back to the same spec.
 ///

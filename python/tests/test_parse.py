@@ -606,3 +606,28 @@ def test_a_dict_changed_while_it_is_read_is_no_panic():
     spec["channels"] = Grow()
     program = ccc.Program.from_dict(spec)
     assert program.to_dict()["channels"] == 2
+
+
+def test_from_dict_says_what_a_field_takes_in_a_dicts_words():
+    """A value of the wrong type is refused with what its field takes, as a
+    dict writes it: a name's field lists its names, a struct is a dict of
+    its fields, a Hier a dict of legs (serde said `string or map`,
+    `struct Topology`, `newtype variant`, `a sequence`)."""
+    good = ccc.parse((ROOT / "examples" / "allreduce_ring.ron").read_text()).to_dict()
+    hier = '{"Hier": {"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}}'
+    for field, value, accepted in [
+        ("op", 5, "one of AllGather, AllReduce, "),
+        ("reduce", [1], "one of Add, Fma, Max, Min, Average, as text"),
+        ("algorithm", 5, "a name as text (Ring, Mesh, "),
+        ("algorithm", "Hier", hier),
+        ("algorithm", {"Hier": 5}, 'a dict of legs, {"intra_reduce_scatter": "Ring", '),
+        ("topology", None, 'a dict: {"rank_n": 32, "local_rank_n": 16}'),
+        ("model", 5, "a dict of the cost model's overrides"),
+        ("groups", 5, "a list"),
+    ]:
+        with pytest.raises(ccc.ParseError) as caught:
+            ccc.Program.from_dict(dict(good, **{field: value}))
+        e = caught.value
+        assert e.accepted.startswith(accepted), (field, value, e.accepted)
+        for jargon in ("string or map", "struct ", "variant", "sequence"):
+            assert jargon not in str(e) and jargon not in e.accepted, (field, value, str(e))

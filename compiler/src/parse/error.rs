@@ -829,7 +829,7 @@ pub fn whole_number_accepted(field: Option<&str>) -> String {
 
 /// The names a spec's field that takes a name is accepted with, by the
 /// field's name, listed (`None`: the field takes no name).
-fn names_of(field: &str) -> Option<String> {
+pub fn names_of(field: &str) -> Option<String> {
     use ccc_ir::arch::Arch;
     use ccc_ir::enums::{AlgType, OpType};
     use ccc_ir::spec::{Algorithm, Barrier, DType, Leg, ReduceOp};

@@ -25,7 +25,7 @@ mod scan;
 
 pub use error::{
     MESSAGE_MAX_BYTES, ParseError, ParseErrorKind, QUOTE_MAX_CHARS, SourceSpan, bound_message, chosen_auto,
-    chosen_auto_help, nearest, quote, whole_number_accepted, whole_number_help,
+    chosen_auto_help, names_of, nearest, quote, whole_number_accepted, whole_number_help,
 };
 pub use scan::LineCol;
 
