@@ -1266,10 +1266,21 @@ pub fn decode(data: &[u8], region: Region) -> Result<String, Failure> {
         info.accepted = Some(format!("at most {cap} bytes"));
         return Err(info);
     }
+    // What the region's image is, as `ccc decode`'s help says it.
+    let shape = match region {
+        Region::Ctrl => ctrl_word::IMAGE_SHAPE,
+        Region::Slot => ccc_ir::wire::slot_spad::IMAGE_SHAPE,
+        Region::Neff => ccc_ir::wire::neff_configs::IMAGE_SHAPE,
+    };
+    let refused = |e: DecodeError| {
+        let mut info = decode_error(&e);
+        info.help = Some(format!("{shape}; see docs/wire-format.md"));
+        info
+    };
     let json = match region {
-        Region::Ctrl => ccc_backends::json::ctrl(&ctrl_word::decode_words(data).map_err(|e| decode_error(&e))?),
-        Region::Slot => ccc_backends::json::slot(&SlotSpad::decode(data).map_err(|e| decode_error(&e))?),
-        Region::Neff => ccc_backends::json::neff(&NeffConfigs::decode(data).map_err(|e| decode_error(&e))?),
+        Region::Ctrl => ccc_backends::json::ctrl(&ctrl_word::decode_words(data).map_err(refused)?),
+        Region::Slot => ccc_backends::json::slot(&SlotSpad::decode(data).map_err(refused)?),
+        Region::Neff => ccc_backends::json::neff(&NeffConfigs::decode(data).map_err(refused)?),
     };
     json.map_err(|e| ErrorInfo::new(ErrorClass::Internal, "Json", e.to_string()))
 }

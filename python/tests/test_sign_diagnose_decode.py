@@ -435,3 +435,16 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path):
             pytest.fail("the call waited on the FIFO")
         assert raised and raised[0].kind == "Io", raised
         assert f"{fifo} is not a regular file (a FIFO, socket or device)" in str(raised[0])
+
+
+def test_a_decode_error_helps_as_the_clis_does(cli, tmp_path):
+    """`DecodeError.help` says what the region's image is, as the first
+    line of `ccc decode`'s help does (it was None)."""
+    for region, data in [("ctrl", b"\x00" * 7), ("slot", b"\x00" * 5), ("neff", b"\x00" * 3591)]:
+        with pytest.raises(ccc.DecodeError) as caught:
+            ccc.decode(data, region)
+        image = tmp_path / f"{region}.bin"
+        image.write_bytes(data)
+        done = cli("decode", image, "--region", region, "--format", "json", ok=False)
+        assert done.returncode == 2, done.stderr
+        assert caught.value.help == json.loads(done.stdout)["error"]["help"], (region, caught.value.help)

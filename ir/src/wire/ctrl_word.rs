@@ -21,6 +21,9 @@ use super::bytes::{DecodeError, DecodeErrorKind, EncodeError};
 /// Bytes per CTRL SPAD word.
 pub const WORD_BYTES: usize = 8;
 
+/// What a CTRL SPAD image is, as a refusal's help says it.
+pub const IMAGE_SHAPE: &str = "a CTRL SPAD image is 8-byte words: op entries, END and CONTINUE marks, empty words";
+
 // Byte 0: the container header.
 /// Byte 0: `header.cc_op`, the op-enable bit.
 pub const HEADER_CC_OP: u8 = 1 << 0;

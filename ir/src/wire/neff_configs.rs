@@ -24,6 +24,9 @@ use super::bytes::{DecodeError, DecodeErrorKind, EncodeError, Reader, Writer};
 /// The block's size \[seed\].
 pub const NEFF_CONFIGS_BYTES: usize = 3592;
 
+/// What a `neff_configs` block is, as a refusal's help says it.
+pub const IMAGE_SHAPE: &str = "a neff_configs block is exactly 3592 bytes with every reserved byte zero";
+
 /// `trigger` semaphore handle.
 pub const TRIGGER: usize = 0;
 /// `trigger_next` semaphore handle.

@@ -14,6 +14,10 @@ use super::tp::{ENTRY_BYTES, TpIncStep};
 
 /// Offset of `record_n`.
 pub const RECORD_N_OFFSET: usize = 0;
+
+/// What a SLOT SPAD image is, as a refusal's help says it.
+pub const IMAGE_SHAPE: &str =
+    "a SLOT SPAD image is record_n, entry_n, the per-record index, then the tp_inc_steps entries";
 /// Offset of `entry_n`.
 pub const ENTRY_N_OFFSET: usize = 4;
 /// Offset of the per-record index.

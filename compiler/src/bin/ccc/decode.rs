@@ -140,9 +140,9 @@ fn region_name(region: Region) -> &'static str {
 
 fn region_help(region: Region) -> &'static str {
     match region {
-        Region::Ctrl => "a CTRL SPAD image is 8-byte words: op entries, END and CONTINUE marks, empty words",
-        Region::Slot => "a SLOT SPAD image is record_n, entry_n, the per-record index, then the tp_inc_steps entries",
-        Region::Neff => "a neff_configs block is exactly 3592 bytes with every reserved byte zero",
+        Region::Ctrl => ccc_ir::wire::ctrl_word::IMAGE_SHAPE,
+        Region::Slot => ccc_ir::wire::slot_spad::IMAGE_SHAPE,
+        Region::Neff => ccc_ir::wire::neff_configs::IMAGE_SHAPE,
     }
 }
 
