@@ -656,6 +656,14 @@ fn decode<'py>(
     #[pyo3(from_py_with = image_bytes)] data: pyo3::pybacked::PyBackedBytes,
     region: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // A name no region has, a lone surrogate's included, is the decoder's
+    // refusal (`DecodeError`), as an unknown name is.
+    if region.cast::<pyo3::types::PyString>().is_ok_and(|s| s.to_cow().is_err()) {
+        let mut info =
+            ErrorInfo::new(ErrorClass::Decode, "UnknownRegion", "unknown region: the name holds a lone surrogate");
+        info.accepted = Some(Region::ACCEPTED.to_owned());
+        return Err(errors::to_py(py, info));
+    }
     let region = program::text_arg(py, region, "region", "a region's name (str)")?;
     let region = region.as_str();
     let Some(region) = Region::of(region) else {
@@ -773,7 +781,9 @@ fn certificate_arg(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<ccc_comp
             }
         };
     }
-    if let Ok(text) = item.extract::<String>() {
+    // Text holding a lone surrogate is refused as other text is
+    // (`ParseError` of kind `NotUtf8`), not as no text at all.
+    if let Some(text) = program::text_at(py, item, Some("proven_by"))? {
         return adapter::certificate_json(&text, CertificateFrom::Text).map_err(|e| match names_a_path(&text) {
             true => with_path_hint(py, item, &text, "JSON", failed(e)),
             false => failed(e),

@@ -448,3 +448,18 @@ def test_a_decode_error_helps_as_the_clis_does(cli, tmp_path):
         done = cli("decode", image, "--region", region, "--format", "json", ok=False)
         assert done.returncode == 2, done.stderr
         assert caught.value.help == json.loads(done.stdout)["error"]["help"], (region, caught.value.help)
+
+
+def test_a_lone_surrogate_is_refused_as_its_argument_refuses_bad_text():
+    """Text holding a lone surrogate is refused as the argument refuses
+    other bad text: a `proven_by` manifest's as `ParseError` `NotUtf8`
+    (it was a TypeError saying text is not text), a region's name as an
+    unknown region (`DecodeError`, which it escaped as a `ParseError`)."""
+    text = (ROOT / "examples" / "allreduce_ring.ron").read_text()
+    with pytest.raises(ccc.ParseError) as caught:
+        ccc.compile(text, proven_by="\ud800")
+    assert (caught.value.kind, caught.value.field) == ("NotUtf8", "proven_by"), str(caught.value)
+    with pytest.raises(ccc.DecodeError) as caught:
+        ccc.decode(b"", "ctrl\ud800")
+    assert caught.value.kind == "UnknownRegion", str(caught.value)
+    assert caught.value.accepted == "ctrl, slot or neff (or ctrl_spad, slot_spad, neff_configs)"
