@@ -656,14 +656,6 @@ fn decode<'py>(
     #[pyo3(from_py_with = image_bytes)] data: pyo3::pybacked::PyBackedBytes,
     region: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    // A name no region has, a lone surrogate's included, is the decoder's
-    // refusal (`DecodeError`), as an unknown name is.
-    if region.cast::<pyo3::types::PyString>().is_ok_and(|s| s.to_cow().is_err()) {
-        let mut info =
-            ErrorInfo::new(ErrorClass::Decode, "UnknownRegion", "unknown region: the name holds a lone surrogate");
-        info.accepted = Some(Region::ACCEPTED.to_owned());
-        return Err(errors::to_py(py, info));
-    }
     let region = program::text_arg(py, region, "region", "a region's name (str)")?;
     let region = region.as_str();
     let Some(region) = Region::of(region) else {
