@@ -545,3 +545,66 @@ fn control_characters_in_a_path_do_not_reach_the_terminal() {
     let drawn = String::from_utf8_lossy(&drawn.stdout).into_owned();
     assert!(drawn.contains("bad\\u{1b}]0;TITLE\\u{7}.ron") && !drawn.contains("\u{1b}]0;"), "{drawn:?}");
 }
+
+/// Runs `ccc args` with `input` on its stdin (written from a thread, so
+/// that a ccc that stops reading early does not block the test; a write
+/// it refuses by closing its end is ignored).
+fn run_with_stdin(args: &[&str], input: Vec<u8>) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ccc");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for ccc");
+    writer.join().unwrap();
+    out
+}
+
+/// `-` names standard input wherever a verb reads a file: a spec, an HLO
+/// module (with `--target`), an image, so that `ccc import ... | ccc
+/// compile - -o out` needs no file between them; each gives what the
+/// file gives. An input past its cap is refused after reading one byte
+/// more than the cap, as a file of unknown size is; an empty one is an
+/// empty spec.
+#[test]
+fn a_dash_reads_standard_input() {
+    let ring = std::fs::read(example("allreduce_ring.ron")).unwrap();
+    let of = |out: &Output| (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned());
+    let file = run_with_stdin(&["sign", "examples/allreduce_ring.ron"], Vec::new());
+    assert_eq!(of(&run_with_stdin(&["sign", "-"], ring.clone())), of(&file));
+    assert_eq!(file.status.code(), Some(0));
+    // An HLO module, and the program `import` prints of it: one signature.
+    let module = "tests/hlo/dp_train_step_8.compiled.hlo";
+    let target = "tests/hlo/targets/cayman_8.ron";
+    let text = std::fs::read(module).unwrap();
+    let signed = run_with_stdin(&["sign", "-", "--target", target], text);
+    let imported = run_with_stdin(&["import", module, "--target", target], Vec::new());
+    assert_eq!(imported.status.code(), Some(0));
+    assert_eq!(of(&run_with_stdin(&["sign", "-"], imported.stdout)), of(&signed));
+    assert_eq!(signed.status.code(), Some(0), "{}", String::from_utf8_lossy(&signed.stderr));
+    // compile -o from a pipe, and decode of an image from one.
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let compiled = run_with_stdin(&["compile", "-", "-o", out_dir.to_str().unwrap(), "-q"], ring.clone());
+    assert_eq!(compiled.status.code(), Some(0), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let image = out_dir.join("rank-0/topsp-0/ctrl_spad.bin");
+    let decoded = run_with_stdin(&["decode", image.to_str().unwrap()], Vec::new());
+    assert_eq!(of(&run_with_stdin(&["decode", "-", "--region", "ctrl"], std::fs::read(&image).unwrap())), of(&decoded));
+    // Past the spec's 16 MiB: refused, ccc having stopped reading.
+    let large = run_with_stdin(&["check", "-"], vec![b' '; (16 << 20) + 1]);
+    let stderr = String::from_utf8_lossy(&large.stderr);
+    assert_eq!(large.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("- is too large for a spec: more than 16777216 bytes"), "{stderr}");
+    let empty = run_with_stdin(&["check", "-"], Vec::new());
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("cannot parse -: the spec is empty"));
+}

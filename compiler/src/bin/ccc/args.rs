@@ -84,7 +84,7 @@ pub struct HloArgs {
 /// `ccc import`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The HLO module (`as_text()`, `--xla_dump_to`).
+    /// The HLO module (`as_text()`, `--xla_dump_to`); `-`: standard input.
     pub module: PathBuf,
     /// Write the RON here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -102,7 +102,7 @@ pub struct ImportArgs {
 /// `ccc explain`.
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
-    /// The collective spec (`.ron`) or an HLO module (with `--target`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`); `-`: standard input.
     pub spec: PathBuf,
     /// Print the tables as JSON.
     #[arg(long)]
@@ -120,7 +120,7 @@ pub struct ExplainArgs {
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
     /// The collective spec (`.ron`) or an HLO module (with `--target`): its
-    /// first collective is swept.
+    /// first collective is swept; `-`: standard input.
     pub spec: PathBuf,
     /// The smallest size (nccom-test's size: the output of an all-gather,
     /// the input of the others), bytes or with KiB/MiB/GiB/TiB.
@@ -147,7 +147,7 @@ pub struct SweepArgs {
 /// A verb that takes one spec.
 #[derive(Debug, clap::Args)]
 pub struct SpecArg {
-    /// The collective spec (`.ron`) or an HLO module (with `--target`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`); `-`: standard input.
     pub spec: PathBuf,
     /// How an HLO module is read.
     #[command(flatten)]
@@ -157,7 +157,7 @@ pub struct SpecArg {
 /// `ccc verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// The collective spec (`.ron`) or an HLO module (with `--target`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`); `-`: standard input.
     pub spec: PathBuf,
     /// How an HLO module is read.
     #[command(flatten)]
@@ -180,7 +180,7 @@ pub struct VerifyArgs {
 /// `ccc compile`.
 #[derive(Debug, clap::Args)]
 pub struct CompileArgs {
-    /// The collective spec (`.ron`) or an HLO module (with `--target`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`); `-`: standard input.
     pub spec: PathBuf,
     /// How an HLO module is read.
     #[command(flatten)]
@@ -217,7 +217,7 @@ pub struct CompileArgs {
 /// `ccc decode`.
 #[derive(Debug, clap::Args)]
 pub struct DecodeArgs {
-    /// The image: any multiple of 8 bytes for a CTRL SPAD image.
+    /// The image: any multiple of 8 bytes for a CTRL SPAD image; `-`: standard input.
     pub file: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value_t = DecodeFormat::Text)]
@@ -283,7 +283,7 @@ pub struct DiagnoseArgs {
 /// `ccc graph`.
 #[derive(Debug, clap::Args)]
 pub struct GraphArgs {
-    /// The collective spec (`.ron`) or an HLO module (with `--target`).
+    /// The collective spec (`.ron`) or an HLO module (with `--target`); `-`: standard input.
     pub spec: PathBuf,
     /// How an HLO module is read.
     #[command(flatten)]

@@ -20,6 +20,11 @@ use std::path::Path;
 /// The largest spec read ([`ccc_compiler::parse::SPEC_MAX_BYTES`]).
 pub const SPEC_CAP: u64 = ccc_compiler::parse::SPEC_MAX_BYTES;
 
+/// The path that names standard input: `ccc check -`, `ccc import
+/// model.hlo --target t.ron | ccc compile - -o out` (a file named `-` is
+/// `./-`).
+pub const STDIN: &str = "-";
+
 /// The largest manifest read ([`ccc_compiler::diagnose::MANIFEST_MAX_BYTES`]).
 pub const MANIFEST_CAP: u64 = ccc_compiler::diagnose::MANIFEST_MAX_BYTES;
 
@@ -286,6 +291,17 @@ fn spec_cap(path: &Path, hlo: &HloArgs) -> u64 {
 /// the file system knows it).
 pub fn read_bounded(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Failure> {
     let name = path.display();
+    // `-`: standard input, read to its end (a pipe says no size: at most
+    // `cap + 1` bytes are read, as of a file whose size is unknown).
+    if path == Path::new(STDIN) {
+        let mut data = Vec::new();
+        let read = std::io::stdin().lock().take(cap.saturating_add(1)).read_to_end(&mut data);
+        read.map_err(|e| Failure::input(miette::miette!("cannot read the {what} from standard input (-): {e}")))?;
+        if data.len() as u64 > cap {
+            return Err(too_large(path, None, cap, what));
+        }
+        return Ok(data);
+    }
     let cannot = |e: std::io::Error| {
         let help = match e.kind() {
             std::io::ErrorKind::NotFound => {
