@@ -232,6 +232,8 @@ impl TargetError {
             _ if of_the_whole => (e.message.to_string(), Some(whole.to_owned())),
             _ => (e.message.to_string(), e.help().or_else(|| Some(whole.to_owned()))),
         };
+        // A name refused at the root (`--algorithm ring`) is the text's.
+        let message = message.replacen(" for this field", &format!(" for {file}"), 1);
         TargetError {
             message: message.into(),
             start: e.span.start,
