@@ -343,7 +343,6 @@ fn dict_error(e: &serde_path_to_error::Error<serde_json::Error>) -> Failure {
     // `chanels`, `AllReduse`, `lunch_ns`: the name meant, as `parse` says
     // it of the same mistake in RON.
     let help = help.or_else(|| misspelt(&message));
-
     let message = with_hier_form(message);
     // `peers: [[0, 1, 2]]`: serde's "invalid length 3, expected fewer
     // elements in array" says nothing of a pair.
@@ -461,12 +460,19 @@ pub(crate) fn with_hier_form(message: String) -> String {
     format!("{message}; in a dict a Hier algorithm is {HIER_DICT} (the form Program.to_dict gives)")
 }
 
-/// A Hier algorithm as a dict writes it.
-const HIER_DICT: &str =
-    r#"{"Hier": {"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}}"#;
+/// A Hier's legs as a dict writes them (a macro, so that [`HIER_DICT`]
+/// is built of the same text).
+macro_rules! hier_legs {
+    () => {
+        r#"{"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}"#
+    };
+}
 
 /// A Hier's legs as a dict writes them.
-const HIER_LEGS: &str = r#"{"intra_reduce_scatter": "Ring", "inter_all_reduce": "Ring", "intra_all_gather": "Ring"}"#;
+const HIER_LEGS: &str = hier_legs!();
+
+/// A Hier algorithm as a dict writes it.
+const HIER_DICT: &str = concat!(r#"{"Hier": "#, hier_legs!(), "}");
 
 /// The spec as RON text that [`parse`] reads back to the same spec.
 ///
