@@ -1082,19 +1082,28 @@ fn diagnose_names_the_differing_instruction() {
     assert_eq!(moved.len(), 1, "{json}");
     assert!(moved[0]["what"].as_str().unwrap().starts_with("moved and changed: collective"), "{json}");
 
-    // The report of `diagnose` on two fixtures (exit 1).
-    let mismatch = |a: &str, b: &str| {
-        let out = ccc(&["diagnose", a, b, "--target", t.to_str().unwrap()]);
+    // The report of `diagnose` on fixtures (exit 1).
+    let mismatch_with = |inputs: &[&str]| {
+        let out = ccc(&[&["diagnose"][..], inputs, &["--target", t.to_str().unwrap()]].concat());
         let stdout = String::from_utf8(out.stdout).unwrap();
-        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
         stdout
     };
+    let mismatch = |a: &str, b: &str| mismatch_with(&[a, b]);
     // Modules compiled for different device counts cannot share the one
     // target: that is the report (exit 1), not a refusal of the second.
     let (dp, tp) = ("tests/hlo/dp_train_step_8.compiled.hlo", "tests/hlo/tp_train_step_16.compiled.hlo");
     let stdout = mismatch(dp, tp);
     assert!(stdout.contains(&format!("{dp}: 8 devices\n{tp}: 16 devices\n").replace("tests/", "  tests/")), "{stdout}");
     assert!(stdout.contains(&format!("likely cause: {}", compare::DEVICE_COUNTS)), "{stdout}");
+    // The same beside a spec, the modules named alone (it was a refusal
+    // telling the user to give the one target the second's device count).
+    let spec = dir.path().join("dp8.ron");
+    let out = ccc(&["import", dp, "--target", t.to_str().unwrap(), "-o", spec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = mismatch_with(&[dp, tp, spec.to_str().unwrap()]);
+    assert!(stdout.contains(&format!("{dp}: 8 devices\n{tp}: 16 devices\n").replace("tests/", "  tests/")), "{stdout}");
+    assert!(!stdout.contains("dp8.ron"), "{stdout}");
     // Lowered text against compiled text of one program: the passes
     // between explain what differs (it was blamed on different programs).
     let stdout = mismatch("tests/hlo/mixed_dtypes_8.lowered.hlo", "tests/hlo/mixed_dtypes_8.compiled.hlo");

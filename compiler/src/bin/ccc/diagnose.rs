@@ -32,18 +32,24 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
-/// When every input is an HLO module and their headers name more than one
-/// device count, the report of that (exit 1); `None` otherwise.
+/// When the HLO modules among the inputs (every input, or some beside
+/// specs) name more than one device count in their headers, the report
+/// of that (exit 1), naming the modules alone; `None` otherwise. (No one
+/// target serves both: beside a spec, it was a refusal whose help told
+/// the user to give the target the device count of one of them.)
 ///
 /// # Errors
 ///
 /// A [`Failure`] when the report cannot be written.
 fn device_counts(args: &DiagnoseArgs, texts: &[Option<String>]) -> Result<Option<ExitCode>, Failure> {
     use ccc_compiler::hlo::compare::{DEVICE_COUNTS, HeaderDevices, header_devices};
-    let srcs: Option<Vec<&str>> = texts.iter().map(|t| t.as_deref().map(ccc_compiler::parse::strip_bom)).collect();
-    let Some(srcs) = srcs.filter(|s| s.iter().all(|s| ccc_compiler::hlo::looks_like_hlo(s))) else {
-        return Ok(None);
-    };
+    let (inputs, srcs): (Vec<&PathBuf>, Vec<&str>) = args
+        .inputs
+        .iter()
+        .zip(texts)
+        .filter_map(|(p, t)| Some((p, t.as_deref().map(ccc_compiler::parse::strip_bom)?)))
+        .filter(|(_, s)| ccc_compiler::hlo::looks_like_hlo(s))
+        .unzip();
     let read: Vec<HeaderDevices> = srcs.iter().map(|s| header_devices(s)).collect();
     // A count the importer would refuse is its to refuse, with its message.
     if read.contains(&HeaderDevices::Unreadable) {
@@ -59,8 +65,7 @@ fn device_counts(args: &DiagnoseArgs, texts: &[Option<String>]) -> Result<Option
         c.map_or_else(|| "no device count (lowered text)".to_owned(), |n| count(n, "device").to_string())
     };
     if args.json {
-        let modules: Vec<serde_json::Value> = args
-            .inputs
+        let modules: Vec<serde_json::Value> = inputs
             .iter()
             .zip(&counts)
             .map(|(p, c)| serde_json::json!({ "module": p.display().to_string(), "devices": c }))
@@ -71,7 +76,7 @@ fn device_counts(args: &DiagnoseArgs, texts: &[Option<String>]) -> Result<Option
         crate::out::emit(&format!("{text}\n"))?;
     } else {
         let mut out = String::from("the modules run on different device counts:\n");
-        for (p, c) in args.inputs.iter().zip(&counts) {
+        for (p, c) in inputs.iter().zip(&counts) {
             let _ = writeln!(out, "  {}: {}", p.display(), said(*c));
         }
         let _ = writeln!(out, "likely cause: {DEVICE_COUNTS}");
