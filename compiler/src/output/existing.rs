@@ -107,6 +107,12 @@ impl Listing {
 
 /// Recognises what stands at `out`.
 pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
+    recognise_between(out, &mut || {})
+}
+
+/// [`recognise`], calling `checked` once the listed files are checked
+/// (a test writes to one there, as a user may while ccc works).
+pub(super) fn recognise_between(out: &Path, checked: &mut dyn FnMut()) -> Result<Existing, OutputError> {
     let not_ours = |reason| Err(OutputError::NotOurs { out: out.to_path_buf(), reason });
     let meta = match fs::symlink_metadata(out) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Absent),
@@ -156,11 +162,16 @@ pub(super) fn recognise(out: &Path) -> Result<Existing, OutputError> {
         )));
     }
     let mut listing = Listing { manifest: stamp, ..Listing::of(&manifest) };
-    check_listed(out, &listing)?;
-    // Each file as it was checked (a `stat` each, after the MD5s).
+    // Each file as it stands before it is checked (a `stat` each, before
+    // the MD5s): one written to or replaced from then on (while ccc
+    // works) no longer has this stamp, and is the user's. Stamped after
+    // the MD5s, a file rewritten between its own check and its stamp was
+    // taken for ccc's, and removed with the old output.
     for (file, listed) in &mut listing.files {
         listed.stamp = fs::symlink_metadata(out.join(file)).ok().map(|m| Stamp::of(&m));
     }
+    check_listed(out, &listing)?;
+    checked();
     Ok(Existing::Ours(listing))
 }
 

@@ -268,6 +268,39 @@ fn a_folder_replaced_while_it_is_read_is_read_again() {
     fs::remove_dir_all(&root).unwrap();
 }
 
+/// A listed image written to after ccc checked it (its MD5 matched) is
+/// the user's: its stamp is the file as it stood before the check, so the
+/// written file no longer has it. Stamped after the checks, a file
+/// rewritten between its own check and its stamp was taken for ccc's,
+/// and a replacing compile removed it (a helper's probe lost two images
+/// rewritten 0.7 s into a compile replacing 16,384 ranks' output).
+#[test]
+fn a_listed_file_written_after_its_check_is_the_users() {
+    use crate::testing::Case;
+    use ccc_ir::enums::{AlgType, OpType};
+    let root = scratch("written-after-check");
+    let out = root.join("out");
+    let valid = Case::flat(OpType::AllReduce, AlgType::Ring, 4, 1).valid();
+    write(&out, &crate::pipeline::compile(&valid, &crate::pipeline::Options::default()).unwrap()).unwrap();
+    let rel = Path::new("rank-1/topsp-0/ctrl_spad.bin");
+    let image = out.join(rel);
+    let existing = existing::recognise_between(&out, &mut || {
+        // The same bytes written again, an hour later by its clock: the
+        // file a user wrote, whatever it holds.
+        let bytes = fs::read(&image).unwrap();
+        fs::write(&image, &bytes).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+        fs::File::options().write(true).open(&image).unwrap().set_modified(later).unwrap();
+    })
+    .unwrap();
+    let Existing::Ours(listing) = existing else { panic!("ccc's output, recognised") };
+    assert!(listing.wrote(rel));
+    assert!(!listing.unchanged(rel, &fs::symlink_metadata(&image).unwrap()), "written after its check: the user's");
+    let other = Path::new("rank-2/topsp-0/ctrl_spad.bin");
+    assert!(listing.unchanged(other, &fs::symlink_metadata(out.join(other)).unwrap()), "untouched: ccc's");
+    fs::remove_dir_all(&root).unwrap();
+}
+
 /// The old manifest, replaced while ccc worked (removed and written
 /// again by the user), is theirs now: left and named, not removed as
 /// ccc's. It was removed silently (its stamp was never taken).
