@@ -607,4 +607,31 @@ fn a_dash_reads_standard_input() {
     let empty = run_with_stdin(&["check", "-"], Vec::new());
     assert_eq!(empty.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&empty.stderr).contains("cannot parse -: the spec is empty"));
+    // An image from a pipe has no name to take its region from.
+    let text = run_with_stdin(&["decode", "-"], b"abc".to_vec());
+    let stderr = String::from_utf8_lossy(&text.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(stderr.contains("the region (CTRL SPAD) is the default for standard input"), "{stderr}");
+}
+
+/// `-` as an output is refused, not taken for a file or folder named `-`
+/// (which `diagnose -` would then not read: `-` is standard input there).
+#[test]
+fn a_dash_is_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = example("allreduce_ring.ron");
+    let ring = ring.to_str().unwrap();
+    let module = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hlo/dp_train_step_8.compiled.hlo");
+    let target = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hlo/targets/cayman_8.ron");
+    for args in [
+        &["compile", ring, "-o", "-"][..],
+        &["import", module, "--target", target, "-o", "-"],
+        &["explain", ring, "--svg", "-"],
+        &["sweep", ring, "--svg", "-"],
+    ] {
+        let out = Command::new(BIN).args(args).current_dir(dir.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("`-` names standard input, for what ccc reads"), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
 }

@@ -199,8 +199,13 @@ fn refusal(args: &DecodeArgs, region: Region, image: Option<&[u8]>, what: &str) 
         );
     }
     if args.region.is_none() {
+        // Standard input has no name to take it from: CTRL SPAD, the default.
+        let from = match args.file == Path::new(crate::load::STDIN) {
+            true => "is the default for standard input",
+            false => "was taken from the file name",
+        };
         help.push_str(&format!(
-            "\nthe region ({}) was taken from the file name; --region chooses another: ctrl, slot or neff",
+            "\nthe region ({}) {from}; --region chooses another: ctrl, slot or neff",
             region_name(region)
         ));
     }
