@@ -2,6 +2,7 @@
 //! `docs/interface.md` (ccc's copy of the interface, kept current: every
 //! verb and flag here is documented there); `check` is ccc's own addition.
 
+use clap::builder::TypedValueParser;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -87,7 +88,7 @@ pub struct ImportArgs {
     /// The HLO module (`as_text()`, `--xla_dump_to`); `-`: standard input.
     pub module: PathBuf,
     /// Write the RON here instead of stdout.
-    #[arg(short, long, value_name = "FILE", value_parser = parse_import_output)]
+    #[arg(short, long, value_name = "FILE", value_parser = parse_import_output())]
     pub out: Option<PathBuf>,
     /// Write the module's collectives as programs that each fit a TOP_SP's
     /// CTRL SPAD, in order, as many to a program as fit: `-o step.ron`
@@ -109,7 +110,7 @@ pub struct ExplainArgs {
     pub json: bool,
     /// Also draw rank 0's records per TOP_SP on the predicted time axis
     /// into this SVG file (it must not exist yet).
-    #[arg(long, value_name = "FILE", value_parser = parse_output)]
+    #[arg(long, value_name = "FILE", value_parser = parse_output())]
     pub svg: Option<PathBuf>,
     /// For an HLO module: the target and algorithm choice.
     #[command(flatten)]
@@ -137,7 +138,7 @@ pub struct SweepArgs {
     pub json: bool,
     /// Also plot predicted busbw against size for every legal choice into
     /// this SVG file (it must not exist yet).
-    #[arg(long, value_name = "FILE", value_parser = parse_output)]
+    #[arg(long, value_name = "FILE", value_parser = parse_output())]
     pub svg: Option<PathBuf>,
     /// For an HLO module: the target and algorithm choice.
     #[command(flatten)]
@@ -186,7 +187,7 @@ pub struct CompileArgs {
     #[command(flatten)]
     pub hlo: HloArgs,
     /// The output folder (written atomically: complete or not at all).
-    #[arg(short, long, value_parser = parse_output)]
+    #[arg(short, long, value_parser = parse_output())]
     pub out: PathBuf,
     /// Compile only this rank (repeatable); default: every rank.
     #[arg(long = "rank", value_name = "R", allow_negative_numbers = true, value_parser = parse_rank)]
@@ -303,19 +304,26 @@ fn parse_index(value: &str) -> Result<u32, String> {
 /// An output's path: anything but `-`, which names standard input where
 /// ccc reads a file, and would here be a file or folder named `-` (`./-`
 /// names one).
-fn parse_output(value: &str) -> Result<PathBuf, String> {
-    match value {
-        "-" => {
-            Err("`-` names standard input, for what ccc reads; an output is a path (`./-` for one named `-`)".into())
-        }
-        _ => Ok(PathBuf::from(value)),
-    }
+/// (Read as an `OsString`: an output's name need not be UTF-8.)
+fn parse_output() -> impl TypedValueParser<Value = PathBuf> {
+    clap::builder::OsStringValueParser::new().try_map(|value| refuse_dash(value, ""))
 }
 
 /// `import -o`: as [`parse_output`], saying that without it the program
 /// goes to stdout.
-fn parse_import_output(value: &str) -> Result<PathBuf, String> {
-    parse_output(value).map_err(|e| format!("{e}; without -o, import prints the program on stdout"))
+fn parse_import_output() -> impl TypedValueParser<Value = PathBuf> {
+    clap::builder::OsStringValueParser::new()
+        .try_map(|value| refuse_dash(value, "; without -o, import prints the program on stdout"))
+}
+
+/// `value` as a path, or the refusal of `-`, `also` after it.
+fn refuse_dash(value: std::ffi::OsString, also: &str) -> Result<PathBuf, String> {
+    match value == "-" {
+        true => Err(format!(
+            "`-` names standard input, for what ccc reads; an output is a path (`./-` for one named `-`){also}"
+        )),
+        false => Ok(PathBuf::from(value)),
+    }
 }
 
 /// A `--factor` value: a whole number, at least 2. Negative numbers reach
