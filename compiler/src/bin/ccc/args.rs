@@ -303,8 +303,7 @@ fn parse_index(value: &str) -> Result<u32, String> {
 
 /// An output's path: anything but `-`, which names standard input where
 /// ccc reads a file, and would here be a file or folder named `-` (`./-`
-/// names one).
-/// (Read as an `OsString`: an output's name need not be UTF-8.)
+/// names one). Read as an `OsString`: an output's name need not be UTF-8.
 fn parse_output() -> impl TypedValueParser<Value = PathBuf> {
     clap::builder::OsStringValueParser::new().try_map(|value| refuse_dash(value, ""))
 }
