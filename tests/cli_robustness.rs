@@ -142,9 +142,13 @@ fn a_full_stdout_is_reported() {
     // reading as "nothing was written" (`explain` and `sweep` said only
     // "cannot write to stdout").
     let dir = tempfile::tempdir().unwrap();
-    for (verb, flag, written) in
-        [("compile", "-o", "out"), ("explain", "--svg", "explain.svg"), ("sweep", "--svg", "sweep.svg")]
-    {
+    // Each says what it lost: the summary, the tables, the rows (both
+    // said "this summary", the JSON tables too).
+    for (verb, flag, written, lost) in [
+        ("compile", "-o", "out", "this summary"),
+        ("explain", "--svg", "explain.svg", "the tables"),
+        ("sweep", "--svg", "sweep.svg", "the rows"),
+    ] {
         let written = dir.path().join(written);
         let out = Command::new(BIN)
             .args([OsStr::new(verb), example("allreduce_ring.ron").as_os_str(), OsStr::new(flag)])
@@ -156,7 +160,7 @@ fn a_full_stdout_is_reported() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{verb}: {stderr}");
         let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
-        let said = format!("{} was written whole; only this summary was lost", written.display());
+        let said = format!("{} was written whole; only {lost} was lost", written.display());
         assert!(words.contains(&said), "{verb}: {stderr}");
         assert!(written.exists(), "{verb}");
     }

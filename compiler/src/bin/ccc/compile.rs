@@ -75,7 +75,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode, Failure> {
     wall.write_line(&mut out, &compiled);
     // The output is in place by now: a failure to print the summary must
     // not read as "nothing was written".
-    crate::out::emit_after(&out, Some(&args.out))?;
+    crate::out::emit_after(&out, "this summary", Some(&args.out))?;
     Ok(ExitCode::SUCCESS)
 }
 

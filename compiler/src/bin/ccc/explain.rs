@@ -79,7 +79,7 @@ pub fn run(args: &ExplainArgs) -> Result<ExitCode, Failure> {
         render(&args.spec, &valid, &all)
     };
     // The SVG is whole by now: a summary that cannot be printed says so.
-    crate::out::emit_after(&text, args.svg.as_deref())?;
+    crate::out::emit_after(&text, "the tables", args.svg.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -30,17 +30,18 @@ pub fn emit(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// [`emit`], after this run wrote `written` whole (a compile's folder, an
-/// `--svg` file), if anything: a failure to print then says so, so that
-/// it does not read as "nothing was written".
+/// [`emit`] of `text` (`what`: what it is, `this summary`, `the tables`),
+/// after this run wrote `written` whole (a compile's folder, an `--svg`
+/// file), if anything: a failure to print then says so, so that it does
+/// not read as "nothing was written".
 ///
 /// # Errors
 ///
 /// [`emit`]'s, with that help.
-pub fn emit_after(text: &str, written: Option<&Path>) -> Result<(), Failure> {
+pub fn emit_after(text: &str, what: &str, written: Option<&Path>) -> Result<(), Failure> {
     emit(text).map_err(|f| match written {
         Some(path) => Failure::input(miette::miette!(
-            help = format!("{} was written whole; only this summary was lost", path.display()),
+            help = format!("{} was written whole; only {what} was lost", path.display()),
             "{}",
             f.report
         )),

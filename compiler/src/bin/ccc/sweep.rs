@@ -202,7 +202,7 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode, Failure> {
         table(first, &rows)
     };
     // The SVG is whole by now: a summary that cannot be printed says so.
-    crate::out::emit_after(&text, args.svg.as_deref())?;
+    crate::out::emit_after(&text, "the rows", args.svg.as_deref())?;
     if let Some((count, why)) = stopped {
         note!("note: the sweep stops at count {count}, where {}: {why}", why.what());
     }
