@@ -192,19 +192,15 @@ pub(crate) fn fit_within(program: &mut ValidProgram, capacity: u32) -> Result<()
         if let Some(widened) = &item.widened {
             auto.alternatives.clone_from(widened);
         }
-        let option = |alt: usize| item.options.iter().find(|o| o.alternative == alt);
         // The move is recorded against the cheapest of the alternatives
         // listed (the options come cheapest first), not against what
-        // validation chose one collective at a time: where the widened
-        // alternatives hold a mesh an earlier collective's choice had
-        // crowded out, the fit may move to a faster choice that is still
-        // not the cheapest listed (it recorded nothing then, and the
-        // collective read as the cheapest of its choices with a faster
-        // one listed beside it). Moved to the cheapest, nothing is.
+        // validation chose one collective at a time: with the widened
+        // alternatives the fit may move to a faster choice that is still
+        // not the cheapest listed. Moved to the cheapest, nothing is.
         let cheapest = item.options.first().filter(|w| w.alternative != chosen);
-        let off = cheapest.and_then(|w| Some((w.alternative, w, option(chosen)?)));
-        auto.fitted = off.map(|(cheapest, w, c)| Fitted {
-            cheapest,
+        let taken = item.options.iter().find(|o| o.alternative == chosen);
+        auto.fitted = cheapest.zip(taken).map(|(w, c)| Fitted {
+            cheapest: w.alternative,
             slots: c.slots,
             cheapest_slots: w.slots,
             capacity,
@@ -685,8 +681,8 @@ mod tests {
                 continue;
             };
             moved += 1;
-            // The alternative it left, in its alternatives now (widened
-            // where validation had held it to fewer events).
+            // The cheapest of its alternatives: here the one it left
+            // (held to a whole TOP_SP's events, nothing was widened).
             assert_eq!(auto.alternatives[f.cheapest].algorithm, was.algorithm);
             assert!(f.slots < f.cheapest_slots, "{f:?}");
             assert_eq!(c.algorithm, auto.alternatives[auto.chosen].algorithm);
