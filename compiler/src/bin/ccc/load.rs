@@ -371,10 +371,8 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Failure> {
         let bad: Vec<String> = bytes.iter().skip(at).take(bad_len).map(|b| format!("{b:#04x}")).collect();
         // The prefix is valid UTF-8 by construction.
         let prefix = std::str::from_utf8(bytes.get(..at).unwrap_or(&[])).unwrap_or("");
-        let line_start = prefix.rfind('\n').map_or(0, |nl| nl + 1);
-        let line = prefix.bytes().filter(|&b| b == b'\n').count() + 1;
         // Columns count chars, after a leading byte-order mark, as the parser does.
-        let column = strip_bom(prefix.get(line_start..).unwrap_or("")).chars().count() + 1;
+        let (line, column) = crate::report::line_column(prefix, prefix.len());
         // A NUL in the first few KiB, or an image's name: a binary file
         // (an image given where text goes), not text saved wrongly.
         let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| IMAGE_NAMES.contains(&n));

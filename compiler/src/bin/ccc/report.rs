@@ -187,7 +187,7 @@ pub fn located_report(
 /// The line and column (from 1; a column counts chars, a leading byte
 /// order mark none) of byte `offset` of `src`, as the report's header
 /// gives them.
-fn line_column(src: &str, offset: usize) -> (usize, usize) {
+pub fn line_column(src: &str, offset: usize) -> (usize, usize) {
     let before = src.get(..offset).unwrap_or(src);
     let line_start = before.rfind('\n').map_or(0, |nl| nl + 1);
     let line = before.get(line_start..).unwrap_or("");
@@ -527,17 +527,14 @@ fn error_json(failure: &crate::Failure) -> serde_json::Value {
     use serde_json::{Value, json};
     let report = &failure.report;
     let text = |d: Option<Box<dyn Display + '_>>| d.map_or(Value::Null, |d| Value::String(d.to_string()));
-    let mut error = json!({
-        "exit_code": failure.code,
-        "code": text(report.code()),
-        "message": report.to_string(),
-        "help": text(report.help()),
-    });
+    let mut error = serde_json::Map::new();
     let mut add = |key: &str, value: Value| {
-        if let Some(object) = error.as_object_mut() {
-            object.insert(key.to_owned(), value);
-        }
+        error.insert(key.to_owned(), value);
     };
+    add("exit_code", json!(failure.code));
+    add("code", text(report.code()));
+    add("message", json!(report.to_string()));
+    add("help", text(report.help()));
     if let Some(parse) = report.downcast_ref::<ParseReport>() {
         add("file", json!(parse.path));
         add("line", json!(parse.at.0));
@@ -560,7 +557,7 @@ fn error_json(failure: &crate::Failure) -> serde_json::Value {
         let causes: Vec<String> = report.chain().skip(1).map(ToString::to_string).collect();
         add("causes", json!(causes));
     }
-    error
+    Value::Object(error)
 }
 
 /// Prints [`json`] of `failure` on stdout, its control characters escaped
