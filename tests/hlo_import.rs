@@ -1311,7 +1311,8 @@ fn algorithm_flag_takes_hier_as_a_spec_writes_it() {
     // meant, the leg's path, `Auto(X)` named (it said RON's `Non-whitespace
     // trailing characters`, and Rust's type names).
     for (given, says, help) in [
-        ("ring", "unexpected name `ring`", "did you mean `Ring`?"),
+        ("ring", "unexpected name `ring` for --algorithm,", "did you mean `Ring`?"),
+        ("", "--algorithm is empty", "--algorithm takes one algorithm as a spec's `algorithm:` writes it"),
         (
             "Hier((inter_all_reduce: Rnig))",
             "unexpected name `Rnig` for `Hier.inter_all_reduce`",

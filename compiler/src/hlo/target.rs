@@ -228,12 +228,9 @@ impl TargetError {
         let (message, help) = match &e.kind {
             // `algorithm: Auto(Ring)`, copied from a signature or manifest.
             K::ChosenAuto { .. } => (format!("`Auto` takes no choice in {file}"), Some(chosen_auto_help("spec"))),
-            K::UnexpectedEof if &*e.message == "the spec is empty" => (format!("{file} is empty"), Some(whole.into())),
             _ if of_the_whole => (e.message.to_string(), Some(whole.to_owned())),
             _ => (e.message.to_string(), e.help().or_else(|| Some(whole.to_owned()))),
         };
-        // A name refused at the root (`--algorithm ring`) is the text's.
-        let message = message.replacen(" for this field", &format!(" for {file}"), 1);
         TargetError {
             message: message.into(),
             start: e.span.start,
@@ -252,8 +249,8 @@ impl TargetError {
 ///
 /// [`TargetError`] with the line and column of the first problem.
 pub fn parse_target(src: &str) -> Result<Target, TargetError> {
-    let target =
-        crate::parse::parse_part::<Target>(src).map_err(|e| TargetError::of(&e, "the target", TARGET_READS))?;
+    let target = crate::parse::parse_part::<Target>(src, "the target")
+        .map_err(|e| TargetError::of(&e, "the target", TARGET_READS))?;
     // A `devices` map that is not one to one is the target's problem, at
     // its `devices` field.
     target.check_devices().map_err(|why| {
@@ -300,7 +297,7 @@ fn field_at(src: &str, name: &str) -> Option<(usize, usize)> {
 /// [`TargetError`] with the column of the problem, said as a spec's
 /// `algorithm` would be.
 pub fn parse_algorithm(text: &str) -> Result<Algorithm, TargetError> {
-    crate::parse::parse_part::<Algorithm>(text).map_err(|e| {
+    crate::parse::parse_part::<Algorithm>(text, "--algorithm").map_err(|e| {
         let mut e = TargetError::of(&e, "--algorithm", ALGORITHM_READS);
         e.accepted = e.accepted.or_else(|| Some(ALGORITHMS_ACCEPTED.into()));
         e

@@ -476,18 +476,22 @@ pub fn chosen_auto_help(file: &str) -> String {
     )
 }
 
+/// RON's error `e` at `path` of `src`, read as `form`, in a spec's words;
+/// `text` names the whole (`the spec`; `the target`, `--algorithm` for
+/// [`super::parse_part`]) where the error is of it.
 pub(super) fn error_from_ron(
     src: &str,
     form: SpecForm,
+    text: &str,
     e: ron::error::SpannedError,
     path: Option<String>,
 ) -> ParseError {
     // Nothing but whitespace and comments: RON expects the first `(`;
-    // say the spec is empty.
+    // say the text is empty.
     if super::scan::skip_trivia(src, true).is_empty() {
         let at = to_line_col(e.span.start);
         let (kind, span) = (ParseErrorKind::UnexpectedEof, SourceSpan { start: at, end: at });
-        return ParseError { message: "the spec is empty".into(), kind, span, form, path: None };
+        return ParseError { message: format!("{text} is empty").into(), kind, span, form, path: None };
     }
     // Where RON stopped, as a byte offset into `src`.
     let stopped = byte_offset(src, to_line_col(e.span.start));
@@ -617,7 +621,8 @@ pub(super) fn error_from_ron(
             if let RonError::NoSuchEnumVariant { outer: Some(outer), .. } = &e.code =>
         {
             let said = spec_words(&bound_message(&e.code.to_string()));
-            let field = path.as_deref().map_or_else(|| "this field".to_owned(), |p| format!("`{p}`"));
+            // At the root (`--algorithm ring`): the text itself.
+            let field = path.as_deref().map_or_else(|| text.to_owned(), |p| format!("`{p}`"));
             said.replacen("Unexpected variant named", "Unexpected name", 1).replacen(
                 &format!(" in enum `{outer}`"),
                 &format!(" for {field}"),

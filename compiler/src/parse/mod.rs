@@ -97,23 +97,24 @@ pub fn parse(src: &str) -> Result<ParsedSpec, ParseError> {
     }
     .map_err(|e| {
         let (e, path) = *e;
-        error_from_ron(src, form, e, path)
+        error_from_ron(src, form, "the spec", e, path)
     })?;
     Ok(ParsedSpec { program, form })
 }
 
 /// `src` read as a `T` written in a spec's RON (an HLO target, the
 /// command line's `--algorithm`): a problem is said as [`parse`] says one
-/// of a collective's fields, its path from `T`'s root (`model.launch_ns`).
+/// of a collective's fields, its path from `T`'s root (`model.launch_ns`),
+/// and the whole named `text` (`the target`: `the target is empty`).
 ///
 /// # Errors
 ///
 /// [`ParseError`], as [`parse`]'s.
-pub fn parse_part<T: serde::de::DeserializeOwned>(src: &str) -> Result<T, ParseError> {
+pub fn parse_part<T: serde::de::DeserializeOwned>(src: &str, text: &str) -> Result<T, ParseError> {
     let src = strip_bom(src);
     read::<T>(src).map_err(|e| {
         let (e, path) = *e;
-        error_from_ron(src, SpecForm::Collective, e, path)
+        error_from_ron(src, SpecForm::Collective, text, e, path)
     })
 }
 
